@@ -1,0 +1,62 @@
+# ScalWS top-level Makefile (committed; configure never writes it).
+#
+# The real build is $(B)/Makefile, written by ./configure; every target here
+# delegates to it. If the tree is not configured yet, the missing Debian
+# packages are installed first (as root; otherwise the apt-get line is
+# printed), then ./configure runs with its defaults. When configure or a
+# module manifest changes, configure re-runs with the arguments it had
+# ($(B)/reconfigure).
+#
+#   make                   build objs/scalwsd and objs/modules/*.so
+#   make run               build and run in the foreground on conf/scalws.conf
+#   make test              unit tests, then integration tests
+#   make test-unit         unit tests only (tests/unit, Check)
+#   make test-integration  integration tests only (tests/integration, pytest)
+#   make test-sanitize     the tests on an ASan + UBSan build in objs-san
+#   make install           install under the prefix (DESTDIR=... to stage)
+#   make bench             run bench/run against the build
+#   make clean             remove what the build made; distclean: objs too
+#
+# Another build directory: make B=DIR (after ./configure --builddir=DIR).
+
+B ?= objs
+# B is ours: the generated Makefile has a B of its own (absolute), which a
+# command-line B=... passed down would override.
+MAKEOVERRIDES := $(filter-out B=%,$(MAKEOVERRIDES))
+
+# modules/ itself: its time changes when a module directory comes or goes.
+CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
+                   $(wildcard modules/. modules/*/config)
+
+BUILD_TARGETS = all modules tests run install bench
+TEST_TARGETS  = test test-unit test-integration test-sanitize
+
+.PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help
+.DEFAULT_GOAL := all
+
+$(BUILD_TARGETS): $(B)/Makefile
+	@$(MAKE) --no-print-directory -f $(B)/Makefile $@
+
+# The test packages are checked on every run (it is quick): a test needs
+# more than the build does (Check, pytest, pycurl, curl).
+$(TEST_TARGETS):
+	@sh auto/deps test
+	@$(MAKE) --no-print-directory -s $(B)/Makefile
+	@$(MAKE) --no-print-directory -f $(B)/Makefile $@
+
+$(B)/Makefile: $(CONFIGURE_INPUTS)
+	@if [ -f $(B)/reconfigure ]; then \
+	    echo "configure inputs changed: running configure again ($(B)/reconfigure)"; \
+	    sh $(B)/reconfigure; \
+	else \
+	    sh auto/deps build && ./configure $(if $(filter-out objs,$(B)),--builddir=$(B)); \
+	fi
+
+clean:
+	@if [ -f $(B)/Makefile ]; then $(MAKE) --no-print-directory -f $(B)/Makefile clean; fi
+
+distclean:
+	@if [ -f $(B)/Makefile ]; then $(MAKE) --no-print-directory -f $(B)/Makefile distclean; fi
+
+help:
+	@sed -n 's/^#   make/make/p' Makefile

@@ -1,0 +1,21 @@
+/* The ScalWS module SDK: the only header a module needs. */
+#ifndef SCALWS_H
+#define SCALWS_H
+
+#include <scalws/sws_types.h>
+#include <scalws/sws_pool.h>
+#include <scalws/sws_buf.h>
+#include <scalws/sws_string.h>
+#include <scalws/sws_array.h>
+#include <scalws/sws_queue.h>
+#include <scalws/sws_rbtree.h>
+#include <scalws/sws_hash.h>
+#include <scalws/sws_time.h>
+#include <scalws/sws_log.h>
+#include <scalws/sws_conf.h>
+#include <scalws/sws_module.h>
+#include <scalws/sws_http.h>
+
+#define SCALWS_VERSION "0.1.0"
+
+#endif

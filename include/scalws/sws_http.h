@@ -1,0 +1,257 @@
+/*
+ * The HTTP request as modules see it. The same request object serves
+ * HTTP/1.1, HTTP/2 and HTTP/3: phases, modules and filters never ask which
+ * protocol carries it. The request is opaque; accessors keep the ABI stable.
+ */
+#ifndef SWS_HTTP_H
+#define SWS_HTTP_H
+
+#include <time.h>
+#include <scalws/sws_types.h>
+#include <scalws/sws_buf.h>
+#include <scalws/sws_array.h>
+
+/* Methods (bit flags, so a module can keep a set of allowed methods). */
+#define SWS_HTTP_UNKNOWN   0x0001
+#define SWS_HTTP_GET       0x0002
+#define SWS_HTTP_HEAD      0x0004
+#define SWS_HTTP_POST      0x0008
+#define SWS_HTTP_PUT       0x0010
+#define SWS_HTTP_DELETE    0x0020
+#define SWS_HTTP_OPTIONS   0x0040
+#define SWS_HTTP_PATCH     0x0080
+#define SWS_HTTP_TRACE     0x0100
+#define SWS_HTTP_CONNECT   0x0200
+
+#define SWS_HTTP_VERSION_10  1000
+#define SWS_HTTP_VERSION_11  1001
+#define SWS_HTTP_VERSION_20  2000
+#define SWS_HTTP_VERSION_30  3000
+
+/* Status codes used by the core. */
+#define SWS_HTTP_CONTINUE                100
+#define SWS_HTTP_SWITCHING_PROTOCOLS     101
+#define SWS_HTTP_OK                      200
+#define SWS_HTTP_CREATED                 201
+#define SWS_HTTP_NO_CONTENT              204
+#define SWS_HTTP_PARTIAL_CONTENT         206
+#define SWS_HTTP_MOVED_PERMANENTLY       301
+#define SWS_HTTP_MOVED_TEMPORARILY       302
+#define SWS_HTTP_SEE_OTHER               303
+#define SWS_HTTP_NOT_MODIFIED            304
+#define SWS_HTTP_TEMPORARY_REDIRECT      307
+#define SWS_HTTP_PERMANENT_REDIRECT      308
+#define SWS_HTTP_BAD_REQUEST             400
+#define SWS_HTTP_FORBIDDEN               403
+#define SWS_HTTP_NOT_FOUND               404
+#define SWS_HTTP_NOT_ALLOWED             405
+#define SWS_HTTP_REQUEST_TIME_OUT        408
+#define SWS_HTTP_CONFLICT                409
+#define SWS_HTTP_LENGTH_REQUIRED         411
+#define SWS_HTTP_PRECONDITION_FAILED     412
+#define SWS_HTTP_REQUEST_ENTITY_TOO_LARGE 413
+#define SWS_HTTP_REQUEST_URI_TOO_LARGE   414
+#define SWS_HTTP_RANGE_NOT_SATISFIABLE   416
+#define SWS_HTTP_EXPECTATION_FAILED      417
+#define SWS_HTTP_HEADERS_TOO_LARGE       431
+#define SWS_HTTP_CLOSE                   444  /* close without a response */
+#define SWS_HTTP_CLIENT_CLOSED_REQUEST   499
+#define SWS_HTTP_INTERNAL_SERVER_ERROR   500
+#define SWS_HTTP_NOT_IMPLEMENTED         501
+#define SWS_HTTP_BAD_GATEWAY             502
+#define SWS_HTTP_SERVICE_UNAVAILABLE     503
+#define SWS_HTTP_GATEWAY_TIME_OUT        504
+#define SWS_HTTP_VERSION_NOT_SUPPORTED   505
+
+/* A header: the name as received (request names are lower-cased once, on
+ * arrival), the value with surrounding whitespace removed. */
+typedef struct {
+    sws_str_t   name;
+    sws_str_t   value;
+    uint32_t    hash;     /* sws_hash_key of the lower-case name; 0 = deleted */
+} sws_http_header_t;
+
+/* ---- phases ---------------------------------------------------------- */
+
+typedef enum {
+    SWS_HTTP_POST_READ_PHASE = 0,
+    SWS_HTTP_SERVER_REWRITE_PHASE,
+    SWS_HTTP_FIND_LOCATION_PHASE,   /* core only */
+    SWS_HTTP_REWRITE_PHASE,
+    SWS_HTTP_ACCESS_PHASE,
+    SWS_HTTP_PRE_CONTENT_PHASE,
+    SWS_HTTP_CONTENT_PHASE,
+    SWS_HTTP_LOG_PHASE,
+    SWS_HTTP_PHASE_COUNT
+} sws_http_phase_t;
+
+/*
+ * A phase handler returns:
+ *   SWS_DECLINED  not mine: the next handler of the same phase runs;
+ *   SWS_OK        this phase is done: the next phase runs;
+ *   SWS_AGAIN / SWS_DONE  the module took over (it will call
+ *                 sws_http_finalize or sws_http_run_phases later);
+ *   an HTTP status (>= 100) or SWS_ERROR: the request is finalised with it.
+ * A content handler's return value goes to sws_http_finalize.
+ */
+typedef sws_int_t (*sws_http_handler_pt)(sws_http_request_t *r);
+typedef sws_int_t (*sws_http_header_filter_pt)(sws_http_request_t *r);
+typedef sws_int_t (*sws_http_body_filter_pt)(sws_http_request_t *r, sws_chain_t *in);
+typedef void      (*sws_http_event_handler_pt)(sws_http_request_t *r);
+
+/* Registration, from a module's postconfiguration hook. */
+sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
+    sws_http_handler_pt handler);
+/* From a location-level directive: this location's content handler. A second
+ * content handler in one location is a configuration error. */
+sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,
+    const char *owner);
+/* Filters: insert at the top of the chain; returns the filter to call next. */
+sws_http_header_filter_pt sws_http_insert_header_filter(sws_http_header_filter_pt f);
+sws_http_body_filter_pt   sws_http_insert_body_filter(sws_http_body_filter_pt f);
+
+/* ---- the request ----------------------------------------------------- */
+
+sws_pool_t  *sws_http_pool(sws_http_request_t *r);
+sws_log_t   *sws_http_log(sws_http_request_t *r);
+sws_connection_t *sws_http_connection(sws_http_request_t *r);
+
+sws_uint_t       sws_http_method(sws_http_request_t *r);
+const sws_str_t *sws_http_method_name(sws_http_request_t *r);
+sws_uint_t       sws_http_version(sws_http_request_t *r);
+/* The decoded, normalised path (no dot segments, no query). */
+const sws_str_t *sws_http_uri(sws_http_request_t *r);
+/* The query string without '?', empty if none. */
+const sws_str_t *sws_http_args(sws_http_request_t *r);
+/* The request target as received. */
+const sws_str_t *sws_http_unparsed_uri(sws_http_request_t *r);
+/* The extension of the last path segment ("html"), empty if none. */
+const sws_str_t *sws_http_exten(sws_http_request_t *r);
+/* Host without port, lower-cased; empty if none. */
+const sws_str_t *sws_http_host(sws_http_request_t *r);
+/* "http" or "https". */
+const sws_str_t *sws_http_scheme(sws_http_request_t *r);
+/* The request id (empty unless request_id is on). */
+const sws_str_t *sws_http_request_id(sws_http_request_t *r);
+/* The client address as text. */
+const sws_str_t *sws_http_remote_addr(sws_http_request_t *r);
+/* 1 if the request is internal (after a redirect, for try_files/index). */
+int              sws_http_is_internal(sws_http_request_t *r);
+
+/* Request headers, in arrival order; names lower-case. */
+const sws_array_t *sws_http_headers_in(sws_http_request_t *r);
+/* The value of the first header with this lower-case name, or NULL. */
+const sws_str_t   *sws_http_header_in(sws_http_request_t *r, const char *lcname, size_t len);
+/* -1 if the request has no body length (no body, or chunked). */
+off_t              sws_http_content_length_in(sws_http_request_t *r);
+int                sws_http_has_body(sws_http_request_t *r);
+
+/* Per-module, per-request context. */
+void *sws_http_get_ctx(sws_http_request_t *r, const sws_module_t *m);
+void  sws_http_set_ctx(sws_http_request_t *r, const sws_module_t *m, void *ctx);
+
+/* The module's configuration for this request's server and location. */
+void *sws_http_main_conf(sws_http_request_t *r, const sws_module_t *m);
+void *sws_http_srv_conf(sws_http_request_t *r, const sws_module_t *m);
+void *sws_http_loc_conf(sws_http_request_t *r, const sws_module_t *m);
+
+/* ---- locations and files --------------------------------------------- */
+
+/*
+ * Map the request URI to a file path using the location's root or alias.
+ * path is NUL-terminated (len excludes the NUL); root_len is the length of
+ * the document root part. reserve: extra bytes to allocate after the path.
+ */
+sws_int_t sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path,
+    size_t *root_len, size_t reserve);
+/* The MIME type for an extension from the location's types; default_type
+ * if unknown. */
+const sws_str_t *sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exten);
+/* Restart location matching with a new URI (and args, may be NULL);
+ * the request becomes internal. Returns SWS_DONE; the caller returns that. */
+sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri,
+    const sws_str_t *args);
+/* 1 if the location's sendfile is on. */
+int       sws_http_sendfile_enabled(sws_http_request_t *r);
+
+/* ---- the response ---------------------------------------------------- */
+
+void      sws_http_set_status(sws_http_request_t *r, sws_uint_t status);
+sws_uint_t sws_http_status(sws_http_request_t *r);
+/* Add a response header; name and value must live as long as the request
+ * (pool memory or static). Returns the header for later changes, or NULL. */
+sws_http_header_t *sws_http_header_out_add(sws_http_request_t *r,
+    const sws_str_t *name, const sws_str_t *value);
+/* Remove every response header with this name (case-insensitive). */
+void      sws_http_header_out_remove(sws_http_request_t *r, const char *name, size_t len);
+/* The first response header with this name, or NULL. */
+sws_http_header_t *sws_http_header_out(sws_http_request_t *r, const char *name, size_t len);
+const sws_array_t *sws_http_headers_out(sws_http_request_t *r);
+/* Well-known response fields kept apart (the core formats them). */
+void      sws_http_set_content_length(sws_http_request_t *r, off_t n);  /* -1: unknown */
+off_t     sws_http_content_length(sws_http_request_t *r);
+void      sws_http_set_content_type(sws_http_request_t *r, const sws_str_t *type);
+const sws_str_t *sws_http_content_type(sws_http_request_t *r);
+void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: none */
+time_t    sws_http_last_modified(sws_http_request_t *r);
+void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
+const sws_str_t *sws_http_etag(sws_http_request_t *r);
+/* Location for redirects: a relative one is made absolute from the request. */
+void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);
+/* Clear everything set so far, e.g. before an error page. */
+void      sws_http_clear_response(sws_http_request_t *r);
+/* Ask the filters to honour Range for this response (static files). */
+void      sws_http_allow_ranges(sws_http_request_t *r, int on);
+int       sws_http_ranges_allowed(sws_http_request_t *r);
+
+/* Run the header filters and queue the head. Returns SWS_OK, or SWS_ERROR
+ * (connection failed). After it, check sws_http_header_only(): for HEAD and
+ * bodiless statuses (1xx, 204, 304) no body may follow; send nothing more
+ * and finalize with SWS_OK. A filter may change the status (304, 206, 416)
+ * and the body it expects (a 416/304 has none). */
+sws_int_t sws_http_send_header(sws_http_request_t *r);
+/* Run the body filters over in. SWS_OK or SWS_AGAIN (buffered: the core
+ * finishes sending on its own), SWS_ERROR on a failed connection. */
+sws_int_t sws_http_output(sws_http_request_t *r, sws_chain_t *in);
+/* Send only a flag (last_buf or flush). */
+sws_int_t sws_http_send_special(sws_http_request_t *r, int last);
+/* Whether the header was already sent (then an error can only close). */
+int       sws_http_header_sent(sws_http_request_t *r);
+/* Whether the response must carry no body (HEAD, 204, 304). */
+int       sws_http_header_only(sws_http_request_t *r);
+
+/* Finish the request: rc is SWS_OK / SWS_DONE (the handler sent the
+ * response), SWS_AGAIN (output still buffered), an HTTP status to answer
+ * with a generated error page, SWS_ERROR (close). */
+void      sws_http_finalize(sws_http_request_t *r, sws_int_t rc);
+/* Resume the phase engine after a handler returned SWS_AGAIN. */
+void      sws_http_run_phases(sws_http_request_t *r);
+
+/* Convenience: a whole response with a memory body (copied into the pool).
+ * Returns what the content handler should return. */
+sws_int_t sws_http_send_response(sws_http_request_t *r, sws_uint_t status,
+    const sws_str_t *content_type, const sws_str_t *body);
+
+/*
+ * Fixed responses: status, type and body known at configuration time. The
+ * core preformats what it can, and answers HTTP/1.x requests with one write
+ * and without building header structures when nothing (no third-party
+ * header filter) needs them. content_type NULL: none; location: for 3xx.
+ */
+typedef struct sws_http_fixed_s sws_http_fixed_t;
+sws_http_fixed_t *sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status,
+    const sws_str_t *content_type, const sws_str_t *body, const sws_str_t *location);
+/* Send it; returns what the content handler should return. */
+sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
+
+/* ---- the request body ------------------------------------------------ */
+
+/* Read the whole body (dechunked) into memory/temp file, then call done.
+ * Returns SWS_OK or an HTTP status (413...). The body chain is then
+ * available from sws_http_request_body. */
+sws_int_t    sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done);
+sws_chain_t *sws_http_request_body(sws_http_request_t *r);
+/* Read and drop the body (so that keep-alive can go on). */
+sws_int_t    sws_http_discard_body(sws_http_request_t *r);
+
+#endif

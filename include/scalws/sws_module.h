@@ -1,0 +1,57 @@
+/*
+ * The module descriptor. Every module (.so) exports exactly one symbol,
+ * `sws_module`, of this type. Its layout is part of the ABI: fields are only
+ * ever appended (taking from `reserved`) with a minor ABI bump.
+ */
+#ifndef SWS_MODULE_H
+#define SWS_MODULE_H
+
+#include <scalws/sws_types.h>
+
+#define SWS_ABI_MAJOR  1
+#define SWS_ABI_MINOR  0
+
+/* Put this first in a module's descriptor initialiser; the fields after it
+ * may be given in order, or better by name (.name = "x", .commands = ...). */
+#define SWS_MODULE_ABI  .abi_major = SWS_ABI_MAJOR, .abi_minor = SWS_ABI_MINOR
+
+#define SWS_MODULE_SYMBOL "sws_module"
+
+struct sws_module_s {
+    uint32_t              abi_major;
+    uint32_t              abi_minor;
+    const char           *name;
+    /* Names of modules that must be loaded (and are initialised) first;
+     * NULL-terminated, or NULL. */
+    const char *const    *requires;
+    /* Directives; the array ends with an entry whose name is NULL. */
+    const sws_command_t  *commands;
+
+    /* Configuration hooks. create_* return a new conf struct (pool memory)
+     * with every field unset; merge_* fill unset child fields from parent.
+     * They return NULL (SWS_CONF_OK) or an error message. */
+    void       *(*create_main_conf)(sws_conf_t *cf);
+    char       *(*init_main_conf)(sws_conf_t *cf, void *conf);
+    void       *(*create_srv_conf)(sws_conf_t *cf);
+    char       *(*merge_srv_conf)(sws_conf_t *cf, void *parent, void *child);
+    void       *(*create_loc_conf)(sws_conf_t *cf);
+    char       *(*merge_loc_conf)(sws_conf_t *cf, void *parent, void *child);
+
+    /* After the whole configuration is read: register phase handlers and
+     * filters (sws_http.h). */
+    sws_int_t   (*postconfiguration)(sws_conf_t *cf);
+    sws_int_t   (*init_master)(sws_cycle_t *cycle);
+    sws_int_t   (*init_worker)(sws_cycle_t *cycle);
+    void        (*exit_worker)(sws_cycle_t *cycle);
+
+    void        *reserved[8];
+
+    /* Set by the core at load time; modules never write these. */
+    sws_uint_t   index;          /* position among all loaded modules */
+    sws_uint_t   ctx_index;      /* position among modules with http confs */
+};
+
+/* Loaded modules, for other modules that want to look one up. */
+sws_module_t *sws_module_find(sws_cycle_t *cycle, const char *name);
+
+#endif

@@ -1,0 +1,484 @@
+/*
+ * The "core" built-in module: the top-level directives of the process
+ * model (daemon, workers, user, pid file, error log, module loading).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <scalws/scalws.h>
+#include "sws_core_module.h"
+#include "sws_cycle.h"
+#include "sws_log_internal.h"
+
+/* The generated configure header defines the install paths. */
+#if defined(__has_include)
+#if __has_include("sws_auto_config.h")
+#include "sws_auto_config.h"
+#endif
+#endif
+
+#ifndef SWS_MODULES_PATH
+#define SWS_MODULES_PATH  "modules"
+#endif
+
+#define SWS_CORE_MAX_WORKERS  1024
+#define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
+
+static void *sws_core_create_conf(sws_conf_t *cf);
+static char *sws_core_init_conf(sws_conf_t *cf, void *conf);
+static char *sws_core_set_workers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_affinity(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_user(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_nofile(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_load_module(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+#define SWS_CORE_DIRECTIVE(name, args, set, field) \
+    { name, SWS_MAIN_CONF | (args), set, SWS_CONF_MAIN_OFFSET, \
+      offsetof(sws_core_conf_t, field), NULL }
+
+static const sws_command_t  sws_core_commands[] = {
+    SWS_CORE_DIRECTIVE("daemon", SWS_CONF_FLAG, sws_conf_set_flag_slot, daemon),
+    SWS_CORE_DIRECTIVE("master_process", SWS_CONF_FLAG, sws_conf_set_flag_slot, master),
+    SWS_CORE_DIRECTIVE("worker_processes", SWS_CONF_TAKE1, sws_core_set_workers,
+                       worker_processes),
+    SWS_CORE_DIRECTIVE("worker_cpu_affinity", SWS_CONF_1MORE, sws_core_set_affinity,
+                       cpu_affinity),
+    SWS_CORE_DIRECTIVE("pid", SWS_CONF_TAKE1, sws_conf_set_path_slot, pid),
+    SWS_CORE_DIRECTIVE("user", SWS_CONF_TAKE12, sws_core_set_user, user),
+    SWS_CORE_DIRECTIVE("worker_rlimit_nofile", SWS_CONF_TAKE1, sws_core_set_nofile,
+                       rlimit_nofile),
+    SWS_CORE_DIRECTIVE("worker_shutdown_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+                       shutdown_timeout),
+    SWS_CORE_DIRECTIVE("error_log", SWS_CONF_TAKE12, sws_core_set_error_log, error_log),
+    /* Both are read by the cycle before dispatch; the setters record them. */
+    SWS_CORE_DIRECTIVE("modules_dir", SWS_CONF_TAKE1, sws_conf_set_path_slot, modules_dir),
+    SWS_CORE_DIRECTIVE("load_module", SWS_CONF_TAKE1, sws_core_set_load_module,
+                       load_modules),
+    sws_null_command
+};
+
+sws_module_t  sws_core_module = {
+    SWS_MODULE_ABI,
+    .name = "core",
+    .commands = sws_core_commands,
+    .create_main_conf = sws_core_create_conf,
+    .init_main_conf = sws_core_init_conf,
+};
+
+
+/* A message for the core to report, formatted into the configuration pool. */
+static char *
+sws_core_msg(sws_conf_t *cf, const char *fmt, ...) SWS_PRINTF(2, 3);
+
+static char *
+sws_core_msg(sws_conf_t *cf, const char *fmt, ...)
+{
+    va_list  args;
+    u_char  *buf, *p;
+    size_t   size = 512;
+
+    buf = sws_pnalloc(sws_conf_pool(cf), size);
+    if (buf == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    va_start(args, fmt);
+    p = sws_vslprintf(buf, buf + size - 1, fmt, args);
+    va_end(args);
+    *p = '\0';
+    return (char *) buf;
+}
+
+
+/* A built-in path under the built-in prefix becomes relative to the prefix,
+ * so that "scalwsd -p DIR" moves it too. */
+static void
+sws_core_strip_prefix(sws_str_t *path)
+{
+#ifdef SWS_PREFIX
+    size_t  len = sizeof(SWS_PREFIX) - 1;
+
+    if (len > 1 && path->len > len && strncmp((char *) path->data, SWS_PREFIX, len) == 0
+        && (SWS_PREFIX[len - 1] == '/' || path->data[len] == '/'))
+    {
+        path->data += len;
+        path->len -= len;
+        while (path->len > 0 && path->data[0] == '/') {
+            path->data++;
+            path->len--;
+        }
+    }
+#else
+    (void) path;
+#endif
+}
+
+
+static void *
+sws_core_create_conf(sws_conf_t *cf)
+{
+    sws_core_conf_t  *ccf;
+
+    ccf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_core_conf_t));
+    if (ccf == NULL) {
+        return NULL;
+    }
+    /* strings, arrays and error_log: zeroed = unset */
+    ccf->daemon = SWS_UNSET;
+    ccf->master = SWS_UNSET;
+    ccf->worker_processes = SWS_UNSET;
+    ccf->cpu_affinity_auto = SWS_UNSET;
+    ccf->uid = (uid_t) -1;
+    ccf->gid = (gid_t) -1;
+    ccf->rlimit_nofile = SWS_UNSET;
+    ccf->shutdown_timeout = SWS_UNSET_MSEC;
+    return ccf;
+}
+
+
+/* Open an error log (path already absolute, or "stderr") and register it
+ * for reopening on USR1. NULL with errno set on failure. */
+static sws_log_t *
+sws_core_open_log(sws_conf_t *cf, const char *path, sws_uint_t level)
+{
+    sws_cycle_t  *cycle = sws_conf_cycle(cf);
+    sws_log_t    *log, **slot;
+
+    log = sws_log_open(sws_conf_pool(cf), path, level);
+    if (log == NULL) {
+        return NULL;
+    }
+    slot = sws_array_push(&cycle->open_logs);
+    if (slot == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    *slot = log;
+    return log;
+}
+
+
+/* Resolve user/group to ids (group: the user's primary group unless
+ * given). Returns a message for "\"user\" directive ..." naming what is
+ * missing. */
+static char *
+sws_core_resolve_user(sws_conf_t *cf, sws_core_conf_t *ccf)
+{
+    struct passwd  *pw;
+    struct group   *gr;
+    char           *name;
+
+    /* NUL-terminated copies: initgroups() needs the name in the worker. */
+    name = sws_pstrdup_cstr(sws_conf_pool(cf), &ccf->user);
+    if (name == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ccf->user.data = (u_char *) name;
+
+    errno = 0;
+    pw = getpwnam(name);
+    if (pw == NULL) {
+        return sws_core_msg(cf, "has unknown user \"%s\"%s%s", name,
+                            errno ? ": " : "", errno ? strerror(errno) : "");
+    }
+    ccf->uid = pw->pw_uid;
+    ccf->gid = pw->pw_gid;
+
+    if (ccf->group.data != NULL) {
+        name = sws_pstrdup_cstr(sws_conf_pool(cf), &ccf->group);
+        if (name == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        ccf->group.data = (u_char *) name;
+
+        errno = 0;
+        gr = getgrnam(name);
+        if (gr == NULL) {
+            return sws_core_msg(cf, "has unknown group \"%s\"%s%s", name,
+                                errno ? ": " : "", errno ? strerror(errno) : "");
+        }
+        ccf->gid = gr->gr_gid;
+    }
+    return SWS_CONF_OK;
+}
+
+
+static char *
+sws_core_init_conf(sws_conf_t *cf, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t         name;
+    long              ncpu;
+    char             *rv;
+
+    if (ccf->daemon == SWS_UNSET) {
+        ccf->daemon = 1;
+    }
+    if (ccf->master == SWS_UNSET) {
+        ccf->master = 1;
+    }
+    if (ccf->worker_processes == SWS_UNSET) {
+        ccf->worker_processes = 1;
+    }
+    if (ccf->cpu_affinity_auto == SWS_UNSET) {
+        ccf->cpu_affinity_auto = 0;
+    }
+    if (ccf->shutdown_timeout == SWS_UNSET_MSEC) {
+        ccf->shutdown_timeout = 0;
+    }
+
+    if (ccf->worker_processes == 0) {            /* auto */
+        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        ccf->worker_processes = ncpu > 0 ? sws_min(ncpu, SWS_CORE_MAX_WORKERS) : 1;
+    }
+
+    if (ccf->cpu_affinity != NULL
+        && ccf->cpu_affinity->nelts != (sws_uint_t) ccf->worker_processes)
+    {
+        sws_log_error(SWS_LOG_WARN, sws_conf_log(cf), 0,
+                      "worker_cpu_affinity has %lu masks for %ld workers%s",
+                      (unsigned long) ccf->cpu_affinity->nelts,
+                      (long) ccf->worker_processes,
+                      ccf->cpu_affinity->nelts < (sws_uint_t) ccf->worker_processes
+                      ? ": the last mask is used for the others" : "");
+    }
+
+    if (ccf->pid.data == NULL) {
+        sws_str_set(&name, "logs/scalws.pid");
+        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+            return SWS_CONF_ERROR;
+        }
+        ccf->pid = name;
+    }
+
+    if (ccf->modules_dir.data == NULL) {
+        /* under the built-in prefix: relative, so that -p moves it too */
+        sws_str_set(&name, SWS_MODULES_PATH);
+        sws_core_strip_prefix(&name);
+        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+            return SWS_CONF_ERROR;
+        }
+        ccf->modules_dir = name;
+    }
+
+    /* Workers change user only when the master runs as root. */
+    if (geteuid() == 0 && ccf->user.data == NULL) {
+        sws_str_set(&ccf->user, "nobody");
+        rv = sws_core_resolve_user(cf, ccf);
+        if (rv != SWS_CONF_OK) {
+            return rv == SWS_CONF_ERROR ? rv
+                   : "the default user \"nobody\" does not exist: "
+                     "set one with the \"user\" directive";
+        }
+    }
+
+    if (ccf->error_log == NULL) {
+        sws_str_set(&name, "logs/error.log");
+        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+            return SWS_CONF_ERROR;
+        }
+        ccf->error_log = sws_core_open_log(cf, (char *) name.data, SWS_LOG_ERR);
+        if (ccf->error_log == NULL) {
+            return sws_core_msg(cf, "cannot open error log \"%s\": %s",
+                                (char *) name.data, strerror(errno));
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+
+static char *
+sws_core_set_workers(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t        *value = sws_conf_arg(cf, 1);
+    sws_int_t         n;
+
+    (void) cmd;
+    if (ccf->worker_processes != SWS_UNSET) {
+        return "is duplicate";
+    }
+    if (sws_str_eq_cstr(value, "auto")) {
+        ccf->worker_processes = 0;
+        return SWS_CONF_OK;
+    }
+    n = sws_atoi(value->data, value->len);
+    if (n < 1 || n > SWS_CORE_MAX_WORKERS) {
+        return sws_core_msg(cf, "has invalid value \"%.*s\": "
+                            "expected \"auto\" or a number from 1 to %d",
+                            (int) value->len, value->data, SWS_CORE_MAX_WORKERS);
+    }
+    ccf->worker_processes = n;
+    return SWS_CONF_OK;
+}
+
+
+/* "auto", or one binary mask per worker: the rightmost digit is CPU 0. */
+static char *
+sws_core_set_affinity(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t        *value;
+    sws_uint_t        i, nargs = sws_conf_nargs(cf);
+    uint64_t         *mask;
+    size_t            j;
+
+    (void) cmd;
+    if (ccf->cpu_affinity != NULL || ccf->cpu_affinity_auto != SWS_UNSET) {
+        return "is duplicate";
+    }
+
+    if (sws_str_eq_cstr(sws_conf_arg(cf, 1), "auto")) {
+        if (nargs != 2) {
+            return "takes no masks after \"auto\"";
+        }
+        ccf->cpu_affinity_auto = 1;
+        return SWS_CONF_OK;
+    }
+
+    ccf->cpu_affinity = sws_array_create(sws_conf_pool(cf), nargs - 1, sizeof(uint64_t));
+    if (ccf->cpu_affinity == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ccf->cpu_affinity_auto = 0;
+
+    for (i = 1; i < nargs; i++) {
+        value = sws_conf_arg(cf, i);
+        if (value->len == 0 || value->len > SWS_CORE_MAX_CPUS) {
+            return sws_core_msg(cf, "has invalid CPU mask \"%.*s\": "
+                                "expected 1 to %d binary digits",
+                                (int) value->len, value->data, SWS_CORE_MAX_CPUS);
+        }
+        mask = sws_array_push(ccf->cpu_affinity);
+        if (mask == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        *mask = 0;
+        for (j = 0; j < value->len; j++) {
+            if (value->data[j] != '0' && value->data[j] != '1') {
+                return sws_core_msg(cf, "has invalid CPU mask \"%.*s\": "
+                                    "only 0 and 1 are allowed",
+                                    (int) value->len, value->data);
+            }
+            *mask = (*mask << 1) | (uint64_t) (value->data[j] - '0');
+        }
+        if (*mask == 0) {
+            return sws_core_msg(cf, "has CPU mask \"%.*s\" "
+                                "that selects no CPU", (int) value->len, value->data);
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+
+static char *
+sws_core_set_user(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+
+    (void) cmd;
+    if (ccf->user.data != NULL) {
+        return "is duplicate";
+    }
+    ccf->user = *sws_conf_arg(cf, 1);
+    if (sws_conf_nargs(cf) > 2) {
+        ccf->group = *sws_conf_arg(cf, 2);
+    }
+    if (ccf->user.len == 0 || (ccf->group.data != NULL && ccf->group.len == 0)) {
+        ccf->user.data = NULL;
+        return "has an empty name";
+    }
+    if (geteuid() != 0) {
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the \"user\" directive has effect only "
+                           "when scalwsd is started as root, ignored");
+        return SWS_CONF_OK;
+    }
+    return sws_core_resolve_user(cf, ccf);
+}
+
+
+static char *
+sws_core_set_nofile(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    char             *rv;
+
+    rv = sws_conf_set_num_slot(cf, cmd, conf);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    if (ccf->rlimit_nofile < 1) {
+        return "must be at least 1";
+    }
+    return SWS_CONF_OK;
+}
+
+
+static char *
+sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t         name, *level;
+    sws_int_t         lv = SWS_LOG_ERR;
+
+    (void) cmd;
+    if (ccf->error_log != NULL) {
+        return "is duplicate";
+    }
+
+    if (sws_conf_nargs(cf) > 2) {
+        level = sws_conf_arg(cf, 2);
+        lv = sws_log_parse_level(level);
+        if (lv == SWS_ERROR) {
+            return sws_core_msg(cf, "has unknown log level \"%.*s\": "
+                                "expected debug, info, notice, warn, error, crit, "
+                                "alert or emerg", (int) level->len, level->data);
+        }
+    }
+
+    name = *sws_conf_arg(cf, 1);
+    if (name.len == 0) {
+        return "has an empty file name";
+    }
+    if (sws_str_eq_cstr(&name, "stderr")) {
+        sws_str_set(&name, "stderr");
+    } else if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+
+    ccf->error_log = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
+    if (ccf->error_log == NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "cannot open error log \"%s\"",
+                           (char *) name.data);
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
+
+static char *
+sws_core_set_load_module(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t        *path;
+
+    (void) cmd;
+    if (ccf->load_modules == NULL) {
+        ccf->load_modules = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_str_t));
+        if (ccf->load_modules == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    path = sws_array_push(ccf->load_modules);
+    if (path == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    *path = *sws_conf_arg(cf, 1);
+    if (path->len == 0) {
+        return "has an empty path";
+    }
+    return SWS_CONF_OK;
+}

@@ -1,0 +1,31 @@
+/* The "core" built-in module: top-level directives of the process model. */
+#ifndef SWS_CORE_MODULE_H
+#define SWS_CORE_MODULE_H
+
+#include <scalws/scalws.h>
+#include <sys/types.h>
+
+typedef struct {
+    sws_int_t     daemon;            /* daemon on|off (default on) */
+    sws_int_t     master;            /* master_process on|off (default on) */
+    sws_int_t     worker_processes;  /* N, or 0 for auto (= online CPUs) */
+    sws_int_t     cpu_affinity_auto; /* worker_cpu_affinity auto */
+    sws_array_t  *cpu_affinity;      /* uint64_t masks, one per worker */
+    sws_str_t     pid;               /* absolute path (default logs/scalws.pid) */
+    sws_str_t     user;              /* user USER [GROUP] (default nobody) */
+    sws_str_t     group;
+    uid_t         uid;
+    gid_t         gid;
+    sws_int_t     rlimit_nofile;     /* worker_rlimit_nofile */
+    sws_msec_t    shutdown_timeout;  /* worker_shutdown_timeout (default 0: none) */
+    sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default logs/error.log error) */
+    sws_str_t     modules_dir;       /* modules_dir DIR (default from configure) */
+    sws_array_t  *load_modules;      /* load_module PATH; (sws_str_t) */
+} sws_core_conf_t;
+
+extern sws_module_t sws_core_module;
+
+#define sws_core_conf(cycle) \
+    ((sws_core_conf_t *) (cycle)->conf_ctx[sws_core_module.index])
+
+#endif

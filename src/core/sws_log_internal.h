@@ -1,0 +1,29 @@
+/* The error log object and the core-only functions that open and manage it. */
+#ifndef SWS_LOG_INTERNAL_H
+#define SWS_LOG_INTERNAL_H
+
+#include <sys/types.h>
+#include <scalws/sws_log.h>
+#include <scalws/sws_pool.h>
+#include <scalws/sws_types.h>
+
+struct sws_log_s {
+    int          fd;
+    sws_uint_t   level;      /* messages above this level are dropped */
+    char        *path;       /* NULL for stderr */
+};
+
+/* A static log on fd 2 at level notice, for use before configuration. */
+sws_log_t *sws_log_stderr(void);
+/* Open path for appending ("stderr" means fd 2). The fd is closed by a pool
+ * cleanup. NULL on failure with errno kept. */
+sws_log_t *sws_log_open(sws_pool_t *pool, const char *path, sws_uint_t level);
+/* Reopen the log's path and put it in place of the old fd (SIGUSR1);
+ * SWS_ERROR with errno kept on failure, the old file stays in use. */
+sws_int_t  sws_log_reopen(sws_log_t *log);
+/* "debug".."emerg" -> SWS_LOG_*; SWS_ERROR if unknown. */
+sws_int_t  sws_log_parse_level(const sws_str_t *name);
+/* The pid printed in log lines (getpid() until set). */
+void       sws_log_set_pid(pid_t pid);
+
+#endif

@@ -1,0 +1,525 @@
+/*
+ * The master process: starts the workers, sleeps in sigsuspend() and acts
+ * on signals. It never accepts connections.
+ *
+ * Workers are kept in a small table of children. A reload starts a new
+ * generation of workers and tells the older ones to quit; only a worker of
+ * the current generation that died without being told to is respawned.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include "sws_process.h"
+#include "sws_process_internal.h"
+#include "sws_core_module.h"
+#include "sws_log_internal.h"
+#include "sws_pidfile.h"
+
+#define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
+#define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
+
+enum {
+    SWS_CHILD_FREE = 0,
+    SWS_CHILD_RUNNING,
+    SWS_CHILD_QUITTING,     /* told to stop: never respawned */
+    SWS_CHILD_PENDING       /* to be respawned at `at` */
+};
+
+enum {
+    SWS_MASTER_RUNNING = 0,
+    SWS_MASTER_QUITTING,
+    SWS_MASTER_TERMINATING
+};
+
+typedef struct {
+    pid_t       pid;
+    int         state;
+    sws_uint_t  generation;
+    sws_uint_t  worker;
+    sws_msec_t  at;          /* started (RUNNING), due (PENDING) */
+} sws_child_t;
+
+static sws_child_t  *sws_children;
+static sws_uint_t    sws_children_n;
+static sws_uint_t    sws_generation;
+static int           sws_master_state;
+static int           sws_workers_stopped;   /* after WINCH, until HUP */
+static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
+static pid_t         sws_master_pid;
+static char          sws_pid_path[PATH_MAX];
+
+
+static sws_msec_t
+sws_master_now(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
+static sws_child_t *
+sws_child_slot(sws_log_t *log)
+{
+    sws_child_t  *c;
+    sws_uint_t    i, n;
+
+    for (i = 0; i < sws_children_n; i++) {
+        if (sws_children[i].state == SWS_CHILD_FREE) {
+            return &sws_children[i];
+        }
+    }
+    n = sws_children_n ? sws_children_n * 2 : 8;
+    c = realloc(sws_children, n * sizeof(sws_child_t));
+    if (c == NULL) {
+        sws_log_error(SWS_LOG_ALERT, log, errno, "cannot grow the table of workers");
+        return NULL;
+    }
+    memset(c + sws_children_n, 0, (n - sws_children_n) * sizeof(sws_child_t));
+    sws_children = c;
+    i = sws_children_n;
+    sws_children_n = n;
+    return &sws_children[i];
+}
+
+
+/* May move the table: callers must not keep slot pointers across it. */
+static void
+sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
+{
+    sws_child_t  *c;
+    pid_t         pid;
+
+    c = sws_child_slot(cycle->log);
+    if (c == NULL) {
+        return;
+    }
+
+    pid = fork();
+    if (pid == 0) {
+        sws_worker_process(cycle, worker, sws_master_pid);
+    }
+
+    c->generation = sws_generation;
+    c->worker = worker;
+
+    if (pid == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
+                      "fork() failed for worker %lu, retrying in 1 s", (unsigned long) worker);
+        c->pid = 0;
+        c->state = SWS_CHILD_PENDING;
+        c->at = sws_master_now() + SWS_RESPAWN_DELAY;
+        return;
+    }
+
+    c->pid = pid;
+    c->state = SWS_CHILD_RUNNING;
+    c->at = sws_master_now();
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started worker process %ld (worker %lu)",
+                  (long) pid, (unsigned long) worker);
+}
+
+
+static void
+sws_start_workers(sws_cycle_t *cycle)
+{
+    sws_int_t  i, n = sws_core_conf(cycle)->worker_processes;
+
+    for (i = 0; i < n; i++) {
+        sws_spawn_worker(cycle, (sws_uint_t) i);
+    }
+}
+
+
+static void
+sws_signal_child(sws_cycle_t *cycle, sws_child_t *c, int signo)
+{
+    if (kill(c->pid, signo) == -1 && errno != ESRCH) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "kill(%ld, %d) failed",
+                      (long) c->pid, signo);
+    }
+}
+
+
+/* Tell children to stop (QUIT: graceful, TERM: now). Only those of a
+ * generation older than `below` (the current one + 1 for all). */
+static void
+sws_stop_children(sws_cycle_t *cycle, int signo, sws_uint_t below)
+{
+    sws_uint_t    i;
+    sws_child_t  *c;
+
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->generation >= below) {
+            continue;
+        }
+        if (c->state == SWS_CHILD_PENDING) {
+            c->state = SWS_CHILD_FREE;
+        } else if (c->state == SWS_CHILD_RUNNING || c->state == SWS_CHILD_QUITTING) {
+            sws_signal_child(cycle, c, signo);
+            c->state = SWS_CHILD_QUITTING;
+        }
+    }
+}
+
+
+static sws_uint_t
+sws_live_children(void)
+{
+    sws_uint_t  i, n = 0;
+
+    for (i = 0; i < sws_children_n; i++) {
+        n += sws_children[i].state == SWS_CHILD_RUNNING
+             || sws_children[i].state == SWS_CHILD_QUITTING;
+    }
+    return n;
+}
+
+
+static void
+sws_log_exit(sws_cycle_t *cycle, sws_child_t *c, int status, int expected)
+{
+    sws_uint_t  level = expected ? SWS_LOG_NOTICE : SWS_LOG_ALERT;
+
+    if (WIFSIGNALED(status)) {
+        sws_log_error(level, cycle->log, 0,
+                      "worker process %ld (worker %lu) exited on signal %d (%s)%s",
+                      (long) c->pid, (unsigned long) c->worker, WTERMSIG(status),
+                      strsignal(WTERMSIG(status)),
+                      WCOREDUMP(status) ? ", core dumped" : "");
+    } else {
+        sws_log_error(WEXITSTATUS(status) ? SWS_LOG_ALERT : level, cycle->log, 0,
+                      "worker process %ld (worker %lu) exited with code %d",
+                      (long) c->pid, (unsigned long) c->worker, WEXITSTATUS(status));
+    }
+}
+
+
+/* Reap every exited child; respawn the workers that died unexpectedly. */
+static void
+sws_reap_children(sws_cycle_t *cycle)
+{
+    sws_child_t  *c;
+    sws_uint_t    i, worker;
+    sws_msec_t    now;
+    pid_t         pid;
+    int           status;
+
+    for ( ;; ) {
+        pid = waitpid(-1, &status, WNOHANG);
+        if (pid == 0) {
+            return;
+        }
+        if (pid == -1) {
+            if (errno == EINTR) {
+                continue;
+            }
+            if (errno != ECHILD) {
+                sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "waitpid() failed");
+            }
+            return;
+        }
+
+        for (i = 0, c = NULL; i < sws_children_n; i++) {
+            if (sws_children[i].pid == pid && sws_children[i].state != SWS_CHILD_FREE
+                && sws_children[i].state != SWS_CHILD_PENDING)
+            {
+                c = &sws_children[i];
+                break;
+            }
+        }
+        if (c == NULL) {
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                          "child process %ld exited (status %d)", (long) pid, status);
+            continue;
+        }
+
+        sws_log_exit(cycle, c, status, c->state == SWS_CHILD_QUITTING);
+
+        if (c->state != SWS_CHILD_RUNNING || sws_master_state != SWS_MASTER_RUNNING
+            || c->generation != sws_generation || sws_workers_stopped)
+        {
+            c->state = SWS_CHILD_FREE;
+            continue;
+        }
+
+        /* Respawn; but not more than once a second, so that a worker that
+         * cannot start does not make the master fork in a loop. */
+        now = sws_master_now();
+        if (now - c->at < SWS_RESPAWN_DELAY) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "worker %lu %s; respawning it in %ld ms",
+                          (unsigned long) c->worker,
+                          WIFEXITED(status) && WEXITSTATUS(status) == SWS_WORKER_EXIT_FATAL
+                          ? "could not start" : "died right after its start",
+                          (long) (c->at + SWS_RESPAWN_DELAY - now));
+            c->pid = 0;
+            c->state = SWS_CHILD_PENDING;
+            c->at += SWS_RESPAWN_DELAY;
+            continue;
+        }
+        worker = c->worker;
+        c->state = SWS_CHILD_FREE;
+        sws_spawn_worker(cycle, worker);
+    }
+}
+
+
+/* The TERM deadline and the delayed respawns. */
+static void
+sws_run_timers(sws_cycle_t *cycle)
+{
+    sws_uint_t  i, worker;
+    sws_msec_t  now = sws_master_now();
+
+    if (sws_kill_at != 0 && now >= sws_kill_at) {
+        sws_kill_at = 0;
+        for (i = 0; i < sws_children_n; i++) {
+            if (sws_children[i].state == SWS_CHILD_QUITTING) {
+                sws_log_error(SWS_LOG_WARN, cycle->log, 0,
+                              "worker process %ld did not exit in time: killing it",
+                              (long) sws_children[i].pid);
+                sws_signal_child(cycle, &sws_children[i], SIGKILL);
+            }
+        }
+    }
+
+    for (i = 0; i < sws_children_n; i++) {
+        if (sws_children[i].state == SWS_CHILD_PENDING && now >= sws_children[i].at) {
+            worker = sws_children[i].worker;
+            sws_children[i].state = SWS_CHILD_FREE;
+            sws_spawn_worker(cycle, worker);     /* may move the table */
+        }
+    }
+}
+
+
+/* One-shot ALRM at the earliest deadline; it only wakes sigsuspend(). */
+static void
+sws_arm_timer(sws_cycle_t *cycle)
+{
+    struct itimerval  itv;
+    sws_msec_t        next = sws_kill_at, delay;
+    sws_uint_t        i;
+
+    for (i = 0; i < sws_children_n; i++) {
+        if (sws_children[i].state == SWS_CHILD_PENDING
+            && (next == 0 || sws_children[i].at < next))
+        {
+            next = sws_children[i].at;
+        }
+    }
+
+    memset(&itv, 0, sizeof(itv));
+    if (next != 0) {
+        delay = sws_max(next - sws_master_now(), 1);
+        itv.it_value.tv_sec = delay / 1000;
+        itv.it_value.tv_usec = (delay % 1000) * 1000;
+    }
+    if (setitimer(ITIMER_REAL, &itv, NULL) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setitimer() failed");
+    }
+}
+
+
+static void
+sws_master_stop(sws_cycle_t *cycle, int signo)
+{
+    if (signo == SIGQUIT) {
+        if (sws_master_state != SWS_MASTER_RUNNING) {
+            return;
+        }
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
+        sws_master_state = SWS_MASTER_QUITTING;
+    } else {
+        if (sws_master_state == SWS_MASTER_TERMINATING) {
+            return;
+        }
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
+        sws_master_state = SWS_MASTER_TERMINATING;
+        sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
+    }
+    sws_stop_children(cycle, signo, sws_generation + 1);
+}
+
+
+static void
+sws_master_exit(sws_cycle_t *cycle)
+{
+    (void) sws_pidfile_delete(sws_pid_path, cycle->log);
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "exit");
+    sws_cycle_destroy(cycle);
+    free(sws_children);
+    exit(0);
+}
+
+
+/* USR1: the master reopens the files first (as root they are created
+ * owned by root: hand them to the workers' user so they can reopen too). */
+static void
+sws_master_reopen(sws_cycle_t *cycle)
+{
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_log_t       **logs = cycle->open_logs.elts;
+    sws_uint_t        i;
+
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reopening logs");
+
+    for (i = 0; i < cycle->open_logs.nelts; i++) {
+        if (logs[i]->path == NULL) {
+            continue;
+        }
+        if (sws_log_reopen(logs[i]) != SWS_OK) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "cannot reopen log \"%s\"",
+                          logs[i]->path);
+            continue;
+        }
+        if (geteuid() == 0 && ccf->uid != (uid_t) -1
+            && fchown(logs[i]->fd, ccf->uid, (gid_t) -1) == -1)
+        {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "fchown(\"%s\") failed",
+                          logs[i]->path);
+        }
+    }
+
+    for (i = 0; i < sws_children_n; i++) {
+        if (sws_children[i].state == SWS_CHILD_RUNNING
+            || sws_children[i].state == SWS_CHILD_QUITTING)
+        {
+            sws_signal_child(cycle, &sws_children[i], SIGUSR1);
+        }
+    }
+}
+
+
+static void
+sws_set_pid_path(sws_cycle_t *cycle)
+{
+    sws_str_t  *pid = &sws_core_conf(cycle)->pid;
+
+    snprintf(sws_pid_path, sizeof(sws_pid_path), "%.*s", (int) pid->len, pid->data);
+}
+
+
+/* HUP: a new cycle, a new generation of workers; the old ones finish what
+ * they serve and exit. Returns the cycle now in use. */
+static sws_cycle_t *
+sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
+{
+    sws_cycle_t  *new;
+    char          old_pid[PATH_MAX];
+
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reloading the configuration");
+
+    new = sws_cycle_init(cycle, args);
+    if (new == NULL) {
+        sws_log_error(SWS_LOG_ERR, cycle->log, 0,
+                      "reload failed, the old configuration keeps serving");
+        return cycle;
+    }
+    /* The new cycle already owns the listening sockets it took over from
+     * the old one, and destroying it would close them: so a failed
+     * init_master does not stop the switch. */
+    if (sws_init_master_modules(new) != SWS_OK) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, 0,
+                      "init_master failed for the new configuration, switching anyway");
+    }
+
+    sws_generation++;
+    sws_workers_stopped = 0;
+    sws_start_workers(new);
+    sws_stop_children(new, SIGQUIT, sws_generation);
+
+    memcpy(old_pid, sws_pid_path, sizeof(old_pid));
+    sws_set_pid_path(new);
+    if (strcmp(old_pid, sws_pid_path) != 0) {
+        if (sws_pidfile_write(sws_pid_path, sws_master_pid, new->log) == SWS_OK) {
+            (void) sws_pidfile_delete(old_pid, new->log);
+        } else {
+            memcpy(sws_pid_path, old_pid, sizeof(old_pid));
+        }
+    }
+
+    sws_cycle_destroy(cycle);
+    new->old_cycle = NULL;
+    sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
+                  (unsigned long) sws_generation);
+    return new;
+}
+
+
+void
+sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
+{
+    sws_process = SWS_PROCESS_MASTER;
+    sws_master_pid = getpid();
+    sws_pid = sws_master_pid;
+    sws_set_pid_path(cycle);
+
+    if (sws_init_master_modules(cycle) != SWS_OK) {
+        (void) sws_pidfile_delete(sws_pid_path, cycle->log);
+        exit(1);
+    }
+
+    sws_generation = 1;
+    sws_start_workers(cycle);
+
+    for ( ;; ) {
+        if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {
+            sws_master_exit(cycle);
+        }
+
+        sws_arm_timer(cycle);
+        sigsuspend(&sws_wait_sigmask);
+        sws_time_update();
+
+        if (sws_child_exited) {
+            sws_child_exited = 0;
+            sws_reap_children(cycle);
+        }
+        if (sws_terminate) {
+            sws_terminate = 0;
+            sws_master_stop(cycle, SIGTERM);
+        }
+        if (sws_quit) {
+            sws_quit = 0;
+            sws_master_stop(cycle, SIGQUIT);
+        }
+        sws_alarm = 0;
+        sws_run_timers(cycle);
+
+        if (sws_reopen) {
+            sws_reopen = 0;
+            sws_master_reopen(cycle);
+        }
+
+        if (sws_master_state != SWS_MASTER_RUNNING) {
+            sws_reconfigure = sws_noaccept = sws_upgrade = 0;
+            continue;
+        }
+
+        if (sws_reconfigure) {
+            sws_reconfigure = 0;
+            cycle = sws_master_reload(cycle, args);
+        }
+        if (sws_noaccept) {
+            sws_noaccept = 0;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                          "stopping the workers gracefully (WINCH); HUP starts them again");
+            sws_workers_stopped = 1;
+            sws_stop_children(cycle, SIGQUIT, sws_generation + 1);
+        }
+        if (sws_upgrade) {
+            sws_upgrade = 0;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                          "binary upgrade (USR2) is not supported, ignored");
+        }
+    }
+}

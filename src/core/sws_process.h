@@ -1,0 +1,43 @@
+/*
+ * The process model: master and workers, signals, pid file, privileges.
+ * src/core/sws_process.c (master) and src/core/scalwsd.c (main).
+ */
+#ifndef SWS_PROCESS_H
+#define SWS_PROCESS_H
+
+#include <signal.h>
+#include <scalws/scalws.h>
+#include "sws_cycle.h"
+
+#define SWS_PROCESS_SINGLE  0
+#define SWS_PROCESS_MASTER  1
+#define SWS_PROCESS_WORKER  2
+
+extern int   sws_process;     /* SWS_PROCESS_* of this process */
+extern pid_t sws_pid;         /* this process */
+extern sws_uint_t sws_worker; /* index of this worker */
+
+/* Set by signal handlers, read by the loops. */
+extern volatile sig_atomic_t sws_quit;        /* QUIT: graceful stop */
+extern volatile sig_atomic_t sws_terminate;   /* TERM/INT: stop now */
+extern volatile sig_atomic_t sws_reopen;      /* USR1: reopen logs */
+extern volatile sig_atomic_t sws_reconfigure; /* HUP (master) */
+extern volatile sig_atomic_t sws_child_exited;/* CHLD (master) */
+
+/* Install the handlers; the handled signals stay blocked outside the
+ * event loop's wait (src/event uses epoll_pwait with sws_wait_sigmask). */
+sws_int_t sws_init_signals(sws_log_t *log);
+extern sigset_t sws_wait_sigmask;
+
+void sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args);
+void sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args);
+
+/*
+ * The worker's event loop (src/event/sws_event_loop.c): initialises the
+ * worker (events, init_worker hooks), serves until sws_terminate, or until
+ * sws_quit and every connection has finished (or worker_shutdown_timeout),
+ * runs exit_worker hooks, and returns. sws_reopen is handled inside.
+ */
+void sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker);
+
+#endif

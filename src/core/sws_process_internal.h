@@ -1,0 +1,24 @@
+/* Shared by sws_process.c (signals, worker setup) and sws_master.c. */
+#ifndef SWS_PROCESS_INTERNAL_H
+#define SWS_PROCESS_INTERNAL_H
+
+#include <signal.h>
+#include "sws_process.h"
+
+/* A worker exits with this code when it cannot start (privileges, init):
+ * the master then respawns it at most once a second. */
+#define SWS_WORKER_EXIT_FATAL  2
+
+extern volatile sig_atomic_t sws_noaccept;  /* WINCH: stop workers, keep master */
+extern volatile sig_atomic_t sws_upgrade;   /* USR2: binary upgrade (unsupported) */
+extern volatile sig_atomic_t sws_alarm;     /* ALRM: the master's timer */
+
+/* Run every module's init_master hook; logs which one failed. */
+sws_int_t sws_init_master_modules(sws_cycle_t *cycle);
+
+/* In a freshly forked child: become worker `worker` and run it; never
+ * returns. master is the parent's pid (to notice it dying early). */
+void sws_worker_process(sws_cycle_t *cycle, sws_uint_t worker, pid_t master)
+    __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,46 @@
+/* Word-at-a-time helpers (SIMD within a register) for string hashing and
+ * case-insensitive comparison. Core-private. */
+#ifndef SWS_SWAR_H
+#define SWS_SWAR_H
+
+#include <stdint.h>
+#include <string.h>
+#include <sys/types.h>
+
+#define SWS_SWAR_ONES  0x0101010101010101ULL
+
+static inline uint64_t
+sws_load64(const u_char *p)
+{
+    uint64_t  w;
+
+    memcpy(&w, p, 8);
+    return w;
+}
+
+
+static inline uint32_t
+sws_load32(const u_char *p)
+{
+    uint32_t  w;
+
+    memcpy(&w, p, 4);
+    return w;
+}
+
+
+/* ASCII 'A'..'Z' -> 'a'..'z' in each byte; other bytes (including >= 0x80)
+ * unchanged. Bit 7 of each lane flags "is upper" without carries between
+ * lanes: low 7 bits plus a bias stay below 0x100. */
+static inline uint64_t
+sws_swar_lower(uint64_t w)
+{
+    uint64_t  low7 = w & (0x7f * SWS_SWAR_ONES);
+    uint64_t  ge_a = low7 + (0x80 - 'A') * SWS_SWAR_ONES;
+    uint64_t  gt_z = low7 + (0x7f - 'Z') * SWS_SWAR_ONES;
+    uint64_t  upper = (ge_a ^ gt_z) & ~w & (0x80 * SWS_SWAR_ONES);
+
+    return w | (upper >> 2);
+}
+
+#endif

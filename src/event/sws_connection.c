@@ -1,0 +1,163 @@
+/* The worker's connection table: preallocated connections and events, a
+ * free list, and the queue of idle keep-alive connections that may be
+ * closed when the table runs out. */
+#include <unistd.h>
+#include "sws_event.h"
+
+static sws_connection_t *connections;
+static sws_event_t      *read_events, *write_events;
+static sws_connection_t *free_connections;
+static sws_uint_t        connection_n, free_connection_n;
+static sws_queue_t       reusable_queue;
+static uint64_t          connection_counter;
+
+sws_int_t
+sws_connections_init(sws_cycle_t *cycle, sws_uint_t n)
+{
+    sws_uint_t i;
+
+    connections = sws_calloc(sizeof(sws_connection_t) * n, cycle->log);
+    read_events = sws_calloc(sizeof(sws_event_t) * n, cycle->log);
+    write_events = sws_calloc(sizeof(sws_event_t) * n, cycle->log);
+    if (connections == NULL || read_events == NULL || write_events == NULL) {
+        return SWS_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+        connections[i].fd = -1;
+        connections[i].data = (i + 1 < n) ? &connections[i + 1] : NULL;
+        connections[i].read = &read_events[i];
+        connections[i].write = &write_events[i];
+        read_events[i].closed = 1;
+        write_events[i].closed = 1;
+        read_events[i].instance = 1;
+    }
+    free_connections = &connections[0];
+    connection_n = n;
+    free_connection_n = n;
+    sws_queue_init(&reusable_queue);
+    return SWS_OK;
+}
+
+sws_connection_t *
+sws_get_connection(int fd, sws_log_t *log)
+{
+    sws_connection_t *c;
+    sws_event_t      *rev, *wev;
+    unsigned          instance;
+
+    c = free_connections;
+    if (c == NULL) {
+        sws_close_idle_connections(0);
+        c = free_connections;
+    }
+    if (c == NULL) {
+        sws_log_error(SWS_LOG_ALERT, log, 0,
+                      "%lu worker_connections are not enough",
+                      (unsigned long) connection_n);
+        return NULL;
+    }
+    free_connections = c->data;
+    free_connection_n--;
+
+    rev = c->read;
+    wev = c->write;
+    instance = rev->instance;
+
+    sws_memzero(c, sizeof(sws_connection_t));
+    sws_memzero(rev, sizeof(sws_event_t));
+    sws_memzero(wev, sizeof(sws_event_t));
+
+    c->read = rev;
+    c->write = wev;
+    c->fd = fd;
+    c->log = log;
+    c->number = ++connection_counter;
+    c->recv = sws_unix_recv;
+    c->send_chain = sws_unix_send_chain;
+
+    rev->instance = !instance;
+    wev->instance = !instance;
+    rev->data = c;
+    wev->data = c;
+    wev->write = 1;
+    return c;
+}
+
+void
+sws_free_connection(sws_connection_t *c)
+{
+    c->data = free_connections;
+    free_connections = c;
+    free_connection_n++;
+}
+
+void
+sws_close_connection(sws_connection_t *c)
+{
+    int fd;
+
+    if (c->fd == -1) {
+        return;
+    }
+    sws_del_timer(c->read);
+    sws_del_timer(c->write);
+    sws_delete_posted_event(c->read);
+    sws_delete_posted_event(c->write);
+    sws_reusable_connection(c, 0);
+
+    c->read->closed = 1;
+    c->write->closed = 1;
+    c->read->active = 0;
+    c->write->active = 0;
+    c->destroyed = 1;
+
+    fd = c->fd;
+    c->fd = -1;
+    sws_free_connection(c);
+    if (close(fd) == -1) {
+        sws_log_error(SWS_LOG_ALERT, c->log, errno, "close() socket %d failed", fd);
+    }
+}
+
+void
+sws_reusable_connection(sws_connection_t *c, int reusable)
+{
+    if (c->reusable) {
+        sws_queue_remove(&c->queue);
+    }
+    c->reusable = reusable ? 1 : 0;
+    if (reusable) {
+        sws_queue_insert_head(&reusable_queue, &c->queue);
+    }
+}
+
+/* Close idle keep-alive connections, oldest first: their read handler sees
+ * `close` and ends them. A batch when connections run out; all of them at
+ * graceful shutdown. */
+void
+sws_close_idle_connections(int all)
+{
+    sws_uint_t        i;
+    sws_queue_t      *q;
+    sws_connection_t *c;
+
+    for (i = 0; (all || i < 32) && !sws_queue_empty(&reusable_queue); i++) {
+        q = sws_queue_last(&reusable_queue);
+        c = sws_queue_data(q, sws_connection_t, queue);
+        sws_reusable_connection(c, 0);
+        c->close = 1;
+        c->read->handler(c->read);
+    }
+}
+
+sws_uint_t
+sws_active_connections(void)
+{
+    return connection_n - free_connection_n;
+}
+
+sws_uint_t
+sws_connections_free(void)
+{
+    return free_connection_n;
+}

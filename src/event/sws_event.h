@@ -1,0 +1,150 @@
+/*
+ * Events, timers and connections of a worker's event loop (epoll).
+ * Connections are registered edge-triggered for both directions once, at
+ * accept: handlers read/write until EAGAIN, and `ready` remembers the state.
+ */
+#ifndef SWS_EVENT_H
+#define SWS_EVENT_H
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <scalws/scalws.h>
+#include "sws_cycle.h"
+
+typedef void (*sws_event_handler_pt)(sws_event_t *ev);
+
+struct sws_event_s {
+    void                 *data;          /* the connection */
+    sws_event_handler_pt  handler;
+    sws_rbtree_node_t     timer;
+    sws_queue_t           queue;         /* posted events */
+    unsigned              write:1;
+    unsigned              accept:1;
+    unsigned              active:1;      /* registered with epoll */
+    unsigned              ready:1;       /* may read/write without EAGAIN */
+    unsigned              eof:1;         /* peer closed (read side) */
+    unsigned              error:1;
+    unsigned              timedout:1;
+    unsigned              timer_set:1;
+    unsigned              posted:1;
+    unsigned              closed:1;
+    unsigned              delayed:1;
+    unsigned              instance:1;    /* detects stale epoll events */
+};
+
+typedef ssize_t (*sws_recv_pt)(sws_connection_t *c, u_char *buf, size_t size);
+/* Send as much of in as possible, at most limit bytes (0: no limit); returns
+ * the first unsent link (NULL when all sent), or SWS_CHAIN_ERROR. */
+typedef sws_chain_t *(*sws_send_chain_pt)(sws_connection_t *c, sws_chain_t *in, off_t limit);
+#define SWS_CHAIN_ERROR  ((sws_chain_t *) SWS_ERROR)
+
+struct sws_listening_s {
+    int                   fd;
+    int                  *worker_fds;    /* reuseport: one socket per worker */
+    sws_uint_t            worker_fds_n;
+    sws_uint_t            inherited_n;   /* worker_fds taken from the old cycle */
+    struct sockaddr_storage sockaddr;
+    socklen_t             socklen;
+    sws_str_t             addr_text;     /* "127.0.0.1:8080", "[::1]:80", "unix:/p" */
+    int                   backlog;
+    unsigned              reuseport:1;
+    unsigned              ipv6only:1;
+    unsigned              unix_socket:1;
+    unsigned              inherited:1;   /* taken over from the old cycle */
+    unsigned              handed_over:1; /* given to the new cycle: don't close */
+    unsigned              ssl:1;
+    void                (*handler)(sws_connection_t *c);  /* new connection */
+    void                 *servers;       /* protocol data: virtual hosts */
+    size_t                pool_size;
+    sws_event_t          *event;         /* worker: the accept event */
+    sws_connection_t     *connection;    /* worker: pseudo connection */
+};
+
+struct sws_connection_s {
+    void                 *data;
+    sws_event_t          *read;
+    sws_event_t          *write;
+    int                   fd;
+    sws_recv_pt           recv;
+    sws_send_chain_pt     send_chain;
+    sws_listening_t      *listening;
+    sws_pool_t           *pool;
+    sws_log_t            *log;
+    struct sockaddr_storage sockaddr;
+    socklen_t             socklen;
+    sws_str_t             addr_text;
+    off_t                 sent;
+    sws_buf_t            *buffer;
+    sws_queue_t           queue;         /* reusable (idle keep-alive) */
+    uint64_t              number;
+    sws_uint_t            requests;
+    unsigned              reusable:1;
+    unsigned              idle:1;
+    unsigned              close:1;
+    unsigned              destroyed:1;
+    unsigned              error:1;
+    unsigned              timedout:1;
+    unsigned              unix_socket:1;
+    unsigned              tcp_nodelay_set:1;
+    unsigned              shared:1;
+    unsigned              sendfile:1;    /* send file buffers with sendfile() */
+};
+
+/* ---- timers (sws_event_timer.c) ---- */
+void       sws_event_timer_init(void);
+void       sws_add_timer(sws_event_t *ev, sws_msec_t ms);
+void       sws_del_timer(sws_event_t *ev);
+/* Milliseconds until the next timer (-1: none). */
+sws_msec_t sws_event_find_timer(void);
+void       sws_event_expire_timers(void);
+/* 1 if only timers marked cancelable remain (for graceful exit). */
+
+/* ---- posted events ---- */
+void       sws_post_event(sws_event_t *ev);
+void       sws_delete_posted_event(sws_event_t *ev);
+void       sws_event_process_posted(void);
+
+/* ---- epoll (sws_epoll.c) ---- */
+sws_int_t  sws_epoll_init(sws_cycle_t *cycle, sws_uint_t nevents);
+void       sws_epoll_done(void);
+sws_int_t  sws_epoll_add_connection(sws_connection_t *c);
+sws_int_t  sws_epoll_add_listening(sws_connection_t *c, int exclusive);
+sws_int_t  sws_epoll_del_connection(sws_connection_t *c);
+/* Wait up to timer ms (-1 forever) and call the handlers of ready events. */
+sws_int_t  sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer);
+
+/* ---- connections (sws_connection.c) ---- */
+sws_int_t         sws_connections_init(sws_cycle_t *cycle, sws_uint_t n);
+sws_connection_t *sws_get_connection(int fd, sws_log_t *log);
+void              sws_free_connection(sws_connection_t *c);
+void              sws_close_connection(sws_connection_t *c);
+/* Idle keep-alive connections may be closed when connections run out. */
+void              sws_reusable_connection(sws_connection_t *c, int reusable);
+void              sws_close_idle_connections(int all);
+sws_uint_t        sws_active_connections(void);
+sws_uint_t        sws_connections_free(void);
+
+ssize_t      sws_unix_recv(sws_connection_t *c, u_char *buf, size_t size);
+sws_chain_t *sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
+
+/* ---- listening sockets (sws_listening.c) ---- */
+sws_listening_t *sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa,
+    socklen_t len, const sws_str_t *text);
+/* Parse "8080", "127.0.0.1:80", "*:80", "[::1]:80", "unix:/path". */
+sws_int_t sws_parse_listen_addr(sws_pool_t *pool, const sws_str_t *text,
+    struct sockaddr_storage *ss, socklen_t *len, sws_str_t *normalized);
+/* Open (or inherit from old) every listening socket of cycle. */
+sws_int_t sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers);
+void      sws_listening_close(sws_cycle_t *cycle, int unlink_unix);
+/* A new cycle that will not be used: close only what it opened itself. */
+void      sws_listening_abandon(sws_cycle_t *cycle);
+/* Worker: register the accept events of this worker's sockets. */
+sws_int_t sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker);
+/* Worker: stop accepting (graceful shutdown). */
+void      sws_listening_disable(sws_cycle_t *cycle);
+
+/* ---- the worker loop (sws_event_loop.c) ---- */
+extern sws_uint_t sws_worker_connections;
+extern volatile int sws_exiting;
+
+#endif

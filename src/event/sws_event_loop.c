@@ -1,0 +1,120 @@
+/* A worker's life: initialise, serve events and timers, shut down. */
+#include <stdlib.h>
+#include <unistd.h>
+#include "sws_event.h"
+#include "sws_process.h"
+#include "sws_events_module.h"
+#include "sws_core_module.h"
+#include "../core/sws_log_internal.h"
+
+volatile int sws_exiting;
+
+static void
+sws_worker_reopen_logs(sws_cycle_t *cycle)
+{
+    sws_uint_t   i;
+    sws_log_t  **logs = cycle->open_logs.elts;
+
+    for (i = 0; i < cycle->open_logs.nelts; i++) {
+        sws_log_reopen(logs[i]);
+    }
+}
+
+static void
+sws_worker_init(sws_cycle_t *cycle, sws_uint_t worker)
+{
+    sws_events_conf_t *ecf = sws_events_conf(cycle);
+    sws_uint_t         i;
+
+    sws_time_update();
+    sws_event_timer_init();
+
+    if (sws_epoll_init(cycle, 512) != SWS_OK
+        || sws_connections_init(cycle, ecf->worker_connections) != SWS_OK
+        || sws_listening_enable(cycle, worker) != SWS_OK)
+    {
+        exit(2);
+    }
+
+    for (i = 0; i < cycle->modules_n; i++) {
+        if (cycle->modules[i]->init_worker
+            && cycle->modules[i]->init_worker(cycle) != SWS_OK)
+        {
+            sws_log_error(SWS_LOG_EMERG, cycle->log, 0,
+                          "module \"%s\" failed to initialise the worker",
+                          cycle->modules[i]->name);
+            exit(2);
+        }
+    }
+}
+
+static void
+sws_worker_exit(sws_cycle_t *cycle)
+{
+    sws_uint_t i;
+
+    for (i = cycle->modules_n; i-- > 0; ) {
+        if (cycle->modules[i]->exit_worker) {
+            cycle->modules[i]->exit_worker(cycle);
+        }
+    }
+    sws_epoll_done();
+}
+
+void
+sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
+{
+    sws_core_conf_t *ccf = sws_core_conf(cycle);
+    sws_msec_t       timer, deadline = 0;
+
+    sws_worker_init(cycle, worker);
+
+    for ( ;; ) {
+        if (sws_terminate) {
+            break;
+        }
+
+        if (sws_quit && !sws_exiting) {
+            sws_exiting = 1;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
+            sws_listening_disable(cycle);
+            sws_close_idle_connections(1);
+            if (ccf->shutdown_timeout > 0) {
+                deadline = sws_current_msec() + ccf->shutdown_timeout;
+            }
+        }
+
+        if (sws_exiting) {
+            sws_close_idle_connections(1);
+            if (sws_active_connections() == 0) {
+                break;
+            }
+            if (deadline && sws_current_msec() >= deadline) {
+                sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                              "worker_shutdown_timeout: closing %lu connections",
+                              (unsigned long) sws_active_connections());
+                break;
+            }
+        }
+
+        if (sws_reopen) {
+            sws_reopen = 0;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reopening logs");
+            sws_worker_reopen_logs(cycle);
+        }
+
+        timer = sws_event_find_timer();
+        if (sws_exiting && (timer == -1 || timer > 500)) {
+            timer = 500;   /* re-check the shutdown state */
+        }
+
+        if (sws_epoll_process_events(cycle, timer) == SWS_ERROR) {
+            break;
+        }
+        sws_event_expire_timers();
+        sws_event_process_posted();
+    }
+
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "exiting");
+    sws_worker_exit(cycle);
+}

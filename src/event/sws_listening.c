@@ -1,0 +1,405 @@
+/* Listening sockets: parsing listen addresses, opening them in the master
+ * (inheriting the old cycle's on reload), and accepting in the workers. */
+#define _GNU_SOURCE 1
+#include <unistd.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include "sws_event.h"
+
+sws_listening_t *
+sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
+    const sws_str_t *text)
+{
+    sws_listening_t *ls, **lsp;
+
+    ls = sws_pcalloc(cycle->pool, sizeof(sws_listening_t));
+    lsp = sws_array_push(&cycle->listening);
+    if (ls == NULL || lsp == NULL) {
+        return NULL;
+    }
+    *lsp = ls;
+    ls->fd = -1;
+    sws_memcpy(&ls->sockaddr, sa, len);
+    ls->socklen = len;
+    ls->addr_text = *text;
+    ls->backlog = 511;
+    ls->unix_socket = (sa->sa_family == AF_UNIX);
+    ls->pool_size = 512;
+    return ls;
+}
+
+static sws_int_t
+sws_parse_port(const u_char *p, size_t len)
+{
+    sws_int_t port = sws_atoi(p, len);
+    return (port < 1 || port > 65535) ? SWS_ERROR : port;
+}
+
+sws_int_t
+sws_parse_listen_addr(sws_pool_t *pool, const sws_str_t *text,
+    struct sockaddr_storage *ss, socklen_t *len, sws_str_t *normalized)
+{
+    u_char              *p = text->data, *last = text->data + text->len, *colon;
+    char                 host[INET6_ADDRSTRLEN + 1];
+    sws_int_t            port;
+    struct sockaddr_in  *sin;
+    struct sockaddr_in6 *sin6;
+    struct sockaddr_un  *sun;
+    u_char               buf[INET6_ADDRSTRLEN + 16], *end;
+
+    sws_memzero(ss, sizeof(*ss));
+
+    if (text->len > 5 && sws_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
+        sun = (struct sockaddr_un *) ss;
+        if (text->len - 5 >= sizeof(sun->sun_path) || text->len == 5) {
+            return SWS_ERROR;
+        }
+        sun->sun_family = AF_UNIX;
+        sws_memcpy(sun->sun_path, p + 5, text->len - 5);
+        *len = sizeof(struct sockaddr_un);
+        normalized->data = sws_pstrdup(pool, text);
+        normalized->len = text->len;
+        return normalized->data ? SWS_OK : SWS_ERROR;
+    }
+
+    if (p < last && *p == '[') {
+        u_char *rb = memchr(p, ']', text->len);
+        if (rb == NULL || (size_t) (rb - p - 1) > INET6_ADDRSTRLEN || rb + 2 > last || rb[1] != ':') {
+            return SWS_ERROR;
+        }
+        port = sws_parse_port(rb + 2, last - rb - 2);
+        if (port == SWS_ERROR) {
+            return SWS_ERROR;
+        }
+        sws_memcpy(host, p + 1, rb - p - 1);
+        host[rb - p - 1] = '\0';
+        sin6 = (struct sockaddr_in6 *) ss;
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons((uint16_t) port);
+        if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1) {
+            return SWS_ERROR;
+        }
+        *len = sizeof(struct sockaddr_in6);
+        end = sws_slprintf(buf, buf + sizeof(buf), "[%s]:%d", host, (int) port);
+
+    } else {
+        sin = (struct sockaddr_in *) ss;
+        sin->sin_family = AF_INET;
+        colon = memchr(p, ':', text->len);
+        if (colon == NULL) {
+            /* "8080" alone is a port on every address */
+            port = sws_parse_port(p, text->len);
+            sin->sin_addr.s_addr = htonl(INADDR_ANY);
+        } else {
+            port = sws_parse_port(colon + 1, last - colon - 1);
+            if ((size_t) (colon - p) > INET6_ADDRSTRLEN) {
+                return SWS_ERROR;
+            }
+            if (colon - p == 1 && *p == '*') {
+                sin->sin_addr.s_addr = htonl(INADDR_ANY);
+            } else {
+                sws_memcpy(host, p, colon - p);
+                host[colon - p] = '\0';
+                if (strcmp(host, "localhost") == 0) {
+                    sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                } else if (inet_pton(AF_INET, host, &sin->sin_addr) != 1) {
+                    return SWS_ERROR;
+                }
+            }
+        }
+        if (port == SWS_ERROR) {
+            return SWS_ERROR;
+        }
+        sin->sin_port = htons((uint16_t) port);
+        *len = sizeof(struct sockaddr_in);
+        inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+        end = sws_slprintf(buf, buf + sizeof(buf), "%s:%d", host, (int) port);
+    }
+
+    normalized->len = end - buf;
+    normalized->data = sws_pnalloc(pool, normalized->len + 1);
+    if (normalized->data == NULL) {
+        return SWS_ERROR;
+    }
+    sws_memcpy(normalized->data, buf, normalized->len);
+    normalized->data[normalized->len] = '\0';
+    return SWS_OK;
+}
+
+static int
+sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
+{
+    int                 fd, on = 1;
+    struct sockaddr_un *sun;
+    struct stat         st;
+
+    fd = socket(ls->sockaddr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        sws_log_error(SWS_LOG_EMERG, cycle->log, errno, "socket() %s failed",
+                      (char *) ls->addr_text.data);
+        return -1;
+    }
+    if (!ls->unix_socket) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+        if (ls->reuseport) {
+            setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+        }
+        if (ls->sockaddr.ss_family == AF_INET6) {
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+        }
+    } else {
+        /* A stale socket file from an earlier run: remove it, but never a
+         * file that is not a socket. */
+        sun = (struct sockaddr_un *) &ls->sockaddr;
+        if (stat(sun->sun_path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+            unlink(sun->sun_path);
+        }
+    }
+    if (bind(fd, (struct sockaddr *) &ls->sockaddr, ls->socklen) == -1) {
+        sws_log_error(SWS_LOG_EMERG, cycle->log, errno, "bind() to %s failed",
+                      (char *) ls->addr_text.data);
+        close(fd);
+        return -1;
+    }
+    if (ls->unix_socket) {
+        sun = (struct sockaddr_un *) &ls->sockaddr;
+        chmod(sun->sun_path, 0666);
+    }
+    if (listen(fd, ls->backlog) == -1) {
+        sws_log_error(SWS_LOG_EMERG, cycle->log, errno, "listen() to %s failed",
+                      (char *) ls->addr_text.data);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static sws_listening_t *
+sws_find_old_listening(sws_cycle_t *old, sws_listening_t *ls)
+{
+    sws_uint_t        i;
+    sws_listening_t **olds;
+
+    if (old == NULL) {
+        return NULL;
+    }
+    olds = old->listening.elts;
+    for (i = 0; i < old->listening.nelts; i++) {
+        if (olds[i]->socklen == ls->socklen && !olds[i]->handed_over
+            && olds[i]->reuseport == ls->reuseport
+            && memcmp(&olds[i]->sockaddr, &ls->sockaddr, ls->socklen) == 0)
+        {
+            return olds[i];
+        }
+    }
+    return NULL;
+}
+
+sws_int_t
+sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
+{
+    sws_uint_t        i, w;
+    sws_listening_t **lss = cycle->listening.elts, *ls, *old;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        old = sws_find_old_listening(cycle->old_cycle, ls);
+
+        if (ls->reuseport) {
+            ls->worker_fds = sws_palloc(cycle->pool, sizeof(int) * workers);
+            if (ls->worker_fds == NULL) {
+                return SWS_ERROR;
+            }
+            ls->worker_fds_n = workers;
+            for (w = 0; w < workers; w++) {
+                ls->worker_fds[w] = -1;
+            }
+            for (w = 0; w < workers; w++) {
+                if (old && w < old->worker_fds_n) {
+                    ls->worker_fds[w] = old->worker_fds[w];
+                    ls->inherited_n = w + 1;
+                    continue;
+                }
+                ls->worker_fds[w] = sws_open_socket(cycle, ls);
+                if (ls->worker_fds[w] == -1) {
+                    return SWS_ERROR;
+                }
+            }
+            if (old) {
+                old->handed_over = 1;
+                old->inherited_n = ls->inherited_n;   /* how many it gave */
+                ls->inherited = 1;
+            }
+            ls->fd = ls->worker_fds[0];
+            continue;
+        }
+
+        if (old) {
+            ls->fd = old->fd;
+            ls->inherited = 1;
+            old->handed_over = 1;
+            continue;
+        }
+        ls->fd = sws_open_socket(cycle, ls);
+        if (ls->fd == -1) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
+void
+sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
+{
+    sws_uint_t        i, w;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (ls->handed_over) {
+            /* The new cycle owns the sockets; close only the extra
+             * reuseport sockets it did not take. */
+            for (w = ls->inherited_n; w < ls->worker_fds_n; w++) {
+                close(ls->worker_fds[w]);
+            }
+            continue;
+        }
+        if (ls->worker_fds_n) {
+            for (w = 0; w < ls->worker_fds_n; w++) {
+                if (ls->worker_fds[w] != -1) {
+                    close(ls->worker_fds[w]);
+                }
+            }
+        } else if (ls->fd != -1) {
+            close(ls->fd);
+        }
+        if (unlink_unix && ls->unix_socket) {
+            unlink(((struct sockaddr_un *) &ls->sockaddr)->sun_path);
+        }
+        ls->fd = -1;
+    }
+}
+
+void
+sws_listening_abandon(sws_cycle_t *cycle)
+{
+    sws_uint_t        i, w;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (ls->worker_fds_n) {
+            for (w = ls->inherited ? ls->inherited_n : 0; w < ls->worker_fds_n; w++) {
+                if (ls->worker_fds[w] != -1) {
+                    close(ls->worker_fds[w]);
+                }
+            }
+        } else if (!ls->inherited && ls->fd != -1) {
+            close(ls->fd);
+        }
+        ls->fd = -1;
+    }
+}
+
+/* ---- worker side ---- */
+
+#define SWS_ACCEPT_BATCH 64
+
+static void
+sws_event_accept(sws_event_t *ev)
+{
+    sws_connection_t *lc = ev->data, *c;
+    sws_listening_t  *ls = lc->listening;
+    struct sockaddr_storage sa;
+    socklen_t         len;
+    sws_uint_t        i;
+    int               fd, err;
+
+    for (i = 0; i < SWS_ACCEPT_BATCH; i++) {
+        len = sizeof(sa);
+        fd = accept4(lc->fd, (struct sockaddr *) &sa, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) {
+            err = errno;
+            if (err == EAGAIN || err == ECONNABORTED || err == EINTR) {
+                return;
+            }
+            sws_log_error((err == EMFILE || err == ENFILE) ? SWS_LOG_CRIT : SWS_LOG_ALERT,
+                          lc->log, err, "accept4() failed");
+            return;
+        }
+
+        c = sws_get_connection(fd, lc->log);
+        if (c == NULL) {
+            close(fd);
+            return;
+        }
+        c->pool = sws_pool_create(ls->pool_size, lc->log);
+        if (c->pool == NULL) {
+            sws_close_connection(c);
+            return;
+        }
+        sws_memcpy(&c->sockaddr, &sa, len);
+        c->socklen = len;
+        c->listening = ls;
+        c->unix_socket = ls->unix_socket;
+        if (sws_epoll_add_connection(c) != SWS_OK) {
+            sws_pool_destroy(c->pool);
+            sws_close_connection(c);
+            continue;
+        }
+        ls->handler(c);
+    }
+}
+
+sws_int_t
+sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
+{
+    sws_uint_t        i;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+    sws_connection_t *c;
+    int               fd;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
+        c = sws_get_connection(fd, cycle->log);
+        if (c == NULL) {
+            return SWS_ERROR;
+        }
+        c->listening = ls;
+        c->log = cycle->log;
+        c->read->handler = sws_event_accept;
+        c->read->accept = 1;
+        ls->connection = c;
+        if (sws_epoll_add_listening(c, ls->worker_fds_n == 0) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
+void
+sws_listening_disable(sws_cycle_t *cycle)
+{
+    sws_uint_t        i;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+    sws_connection_t *c;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        c = ls->connection;
+        if (c == NULL) {
+            continue;
+        }
+        /* Close this worker's copy: the master keeps the socket open for the
+         * other (and the next) workers. */
+        sws_epoll_del_connection(c);
+        sws_close_connection(c);
+        ls->connection = NULL;
+    }
+}

@@ -1,0 +1,151 @@
+/* Plain socket I/O: recv, and sending a chain with writev and sendfile. */
+#include <unistd.h>
+#include <sys/sendfile.h>
+#include "sws_event.h"
+
+#define SWS_IOVS      64
+#define SWS_SEND_MAX  (2 * 1024 * 1024)   /* per call, so others get a turn */
+
+ssize_t
+sws_unix_recv(sws_connection_t *c, u_char *buf, size_t size)
+{
+    ssize_t n;
+    int     err;
+
+    for ( ;; ) {
+        n = recv(c->fd, buf, size, 0);
+        if (n > 0) {
+            if ((size_t) n < size && !c->read->eof) {
+                c->read->ready = 0;   /* edge-triggered: the socket is drained */
+            }
+            return n;
+        }
+        if (n == 0) {
+            c->read->ready = 0;
+            c->read->eof = 1;
+            return 0;
+        }
+        err = errno;
+        if (err == EINTR) {
+            continue;
+        }
+        c->read->ready = 0;
+        if (err == EAGAIN) {
+            return SWS_AGAIN;
+        }
+        c->read->error = 1;
+        sws_log_error(err == ECONNRESET ? SWS_LOG_INFO : SWS_LOG_ERR, c->log, err,
+                      "recv() failed");
+        return SWS_ERROR;
+    }
+}
+
+/* A shared scratch buffer for sending file data without sendfile. */
+static u_char sws_file_scratch[65536];
+
+static ssize_t
+sws_send_file_buf(sws_connection_t *c, sws_buf_t *b, off_t limit)
+{
+    off_t    size = b->file_last - b->file_pos;
+    ssize_t  n;
+
+    if (size > limit) {
+        size = limit;
+    }
+    if (c->sendfile) {
+        off_t offset = b->file_pos;
+        n = sendfile(c->fd, b->fd, &offset, (size_t) size);
+        return n;
+    }
+    if (size > (off_t) sizeof(sws_file_scratch)) {
+        size = sizeof(sws_file_scratch);
+    }
+    n = pread(b->fd, sws_file_scratch, (size_t) size, b->file_pos);
+    if (n <= 0) {
+        if (n == 0) {
+            sws_log_error(SWS_LOG_CRIT, c->log, 0, "file was truncated while sending");
+            errno = EIO;
+        }
+        return -1;
+    }
+    return send(c->fd, sws_file_scratch, (size_t) n, MSG_NOSIGNAL);
+}
+
+sws_chain_t *
+sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    struct iovec   iov[SWS_IOVS];
+    struct msghdr  msg;
+    sws_chain_t   *cl;
+    sws_buf_t     *b;
+    sws_uint_t     niov;
+    off_t          total, size, sent_total = 0;
+    ssize_t        n;
+    int            err;
+
+    if (limit == 0 || limit > SWS_SEND_MAX) {
+        limit = SWS_SEND_MAX;
+    }
+
+    while (in && sent_total < limit) {
+        /* Gather memory buffers up to the first file buffer. */
+        niov = 0;
+        total = 0;
+        for (cl = in; cl && niov < SWS_IOVS && sent_total + total < limit; cl = cl->next) {
+            b = cl->buf;
+            if (sws_buf_special(b)) {
+                continue;
+            }
+            if (!sws_buf_in_memory(b)) {
+                break;
+            }
+            size = b->last - b->pos;
+            if (size == 0) {
+                continue;
+            }
+            if (sent_total + total + size > limit) {
+                size = limit - sent_total - total;
+            }
+            iov[niov].iov_base = b->pos;
+            iov[niov].iov_len = (size_t) size;
+            niov++;
+            total += size;
+        }
+
+        if (niov) {
+            sws_memzero(&msg, sizeof(msg));
+            msg.msg_iov = iov;
+            msg.msg_iovlen = niov;
+            /* A head followed by file data: tell TCP more is coming so the
+             * head and the first file bytes share segments. */
+            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | ((cl && !sws_buf_special(cl->buf)) ? MSG_MORE : 0));
+        } else if (cl && cl->buf->in_file) {
+            n = sws_send_file_buf(c, cl->buf, limit - sent_total);
+            total = n;
+        } else {
+            return NULL;    /* only special (flag) buffers left */
+        }
+
+        if (n == -1) {
+            err = errno;
+            if (err == EAGAIN || err == EINTR) {
+                c->write->ready = 0;
+                return in;
+            }
+            c->write->error = 1;
+            sws_log_error((err == EPIPE || err == ECONNRESET) ? SWS_LOG_INFO : SWS_LOG_ERR,
+                          c->log, err, "send to client failed");
+            return SWS_CHAIN_ERROR;
+        }
+
+        c->sent += n;
+        sent_total += n;
+        in = sws_chain_update_sent(in, n);
+
+        if (n < total) {
+            c->write->ready = 0;
+            return in;
+        }
+    }
+    return in;
+}

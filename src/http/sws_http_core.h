@@ -1,0 +1,278 @@
+/*
+ * The HTTP core's private structures: configuration of the http, server and
+ * location levels, virtual hosts per address, and the request object. Only
+ * the core includes this; modules use the accessors of <scalws/sws_http.h>.
+ */
+#ifndef SWS_HTTP_CORE_H
+#define SWS_HTTP_CORE_H
+
+#include <scalws/scalws.h>
+#include "sws_cycle.h"
+#include "sws_conf_internal.h"
+#include "sws_event.h"
+#include "sws_http_parse.h"
+#include "sws_http_location_match.h"
+
+typedef struct sws_http_core_srv_conf_s sws_http_core_srv_conf_t;
+typedef struct sws_http_core_loc_conf_s sws_http_core_loc_conf_t;
+typedef struct sws_http_conn_s          sws_http_conn_t;
+
+/* ---- configuration ---- */
+
+typedef struct {
+    sws_http_handler_pt  *handlers;     /* the flat phase engine, NULL-ended */
+    sws_uint_t           *next;         /* index of the next phase's first handler */
+    sws_http_phase_t     *phase_of;     /* phase of each handler */
+    sws_uint_t            server_rewrite_index; /* where internal redirects restart */
+    sws_uint_t            content_index;/* first CONTENT handler */
+    sws_uint_t            log_index;    /* first LOG handler */
+} sws_http_phase_engine_t;
+
+typedef struct {
+    sws_array_t              servers;    /* sws_http_core_srv_conf_t * */
+    sws_array_t              phases[SWS_HTTP_PHASE_COUNT]; /* sws_http_handler_pt */
+    sws_http_phase_engine_t  engine;
+    sws_array_t              addrs;      /* sws_http_addr_t * */
+    sws_uint_t               nmodules;
+} sws_http_core_main_conf_t;
+
+typedef struct {
+    sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix */
+    unsigned   wildcard:1;
+    sws_http_core_srv_conf_t *server;
+} sws_http_server_name_t;
+
+typedef struct {
+    struct sockaddr_storage   sockaddr;
+    socklen_t                 socklen;
+    sws_str_t                 addr_text;
+    int                       backlog;
+    unsigned                  default_server:1;
+    unsigned                  reuseport:1;
+    unsigned                  ssl:1;
+    unsigned                  http2:1;
+    const char               *file;
+    sws_uint_t                line;
+} sws_http_listen_t;
+
+/* The virtual hosts of one listening address. */
+typedef struct {
+    sws_listening_t           *listening;
+    sws_http_core_srv_conf_t  *default_server;
+    sws_array_t                names;    /* sws_http_server_name_t */
+    unsigned                   explicit_default:1;
+    unsigned                   ssl:1;
+} sws_http_addr_t;
+
+struct sws_http_core_srv_conf_s {
+    sws_http_conf_ctx_t       *ctx;
+    sws_http_loc_matcher_t    *locations;
+    sws_array_t                server_names;   /* sws_str_t as written */
+    sws_str_t                  server_name;    /* the first one */
+    size_t                     client_header_buffer_size;
+    size_t                     large_client_header_buffer_size;
+    sws_uint_t                 large_client_header_buffers;
+    sws_msec_t                 client_header_timeout;
+    sws_int_t                  merge_slashes;
+    sws_int_t                  underscores_in_headers;
+    sws_array_t                location_list;  /* sws_http_core_loc_conf_t * while parsing */
+    sws_array_t                listens;        /* sws_http_listen_t */
+    unsigned                   listen:1;
+    const char                *file;
+    sws_uint_t                 line;
+};
+
+typedef struct {
+    sws_uint_t  status;
+    sws_str_t   uri;          /* "/50x.html" or "@name" not supported */
+    sws_int_t   overwrite;    /* =CODE, -1 if none */
+} sws_http_error_page_t;
+
+struct sws_http_core_loc_conf_s {
+    sws_str_t               name;          /* the location pattern */
+    void                  **loc_conf;      /* this level's confs */
+    sws_http_handler_pt     handler;       /* content handler, or NULL */
+    const char             *handler_owner;
+    unsigned                exact:1;
+    unsigned                regex:1;
+    unsigned                noregex:1;
+    unsigned                caseless:1;
+    unsigned                alias:1;
+
+    sws_str_t               root;          /* root or alias, no trailing slash for root */
+    sws_hash_t             *types;         /* extension -> sws_str_t * */
+    sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
+    sws_str_t               default_type;
+    sws_int_t               sendfile;
+    sws_int_t               tcp_nopush;
+    sws_int_t               tcp_nodelay;
+    sws_int_t               server_tokens;
+    sws_int_t               request_id;
+    sws_int_t               chunked_transfer_encoding;
+    sws_msec_t              keepalive_timeout;
+    sws_uint_t              keepalive_requests;
+    sws_msec_t              send_timeout;
+    sws_msec_t              client_body_timeout;
+    size_t                  client_max_body_size;  /* 0: unlimited */
+    size_t                  client_body_buffer_size;
+    sws_msec_t              lingering_timeout;
+    sws_msec_t              lingering_time;
+    sws_array_t            *error_pages;   /* sws_http_error_page_t */
+};
+
+extern sws_module_t sws_http_module;
+extern sws_module_t sws_http_core_module;
+
+#define sws_http_core_main(r) \
+    ((sws_http_core_main_conf_t *) (r)->main_conf[sws_http_core_module.index])
+#define sws_http_core_srv(r) \
+    ((sws_http_core_srv_conf_t *) (r)->srv_conf[sws_http_core_module.index])
+#define sws_http_core_loc(r) \
+    ((sws_http_core_loc_conf_t *) (r)->loc_conf[sws_http_core_module.index])
+
+/* ---- the protocol behind a request ---- */
+
+typedef struct {
+    const char *name;
+    /* Queue the response head built from r's response fields. */
+    sws_int_t (*send_header)(sws_http_request_t *r);
+    /* Queue and send body data (NULL: just flush what is queued). Returns
+     * SWS_OK (all sent), SWS_AGAIN (rest pending), SWS_ERROR. */
+    sws_int_t (*send_body)(sws_http_request_t *r, sws_chain_t *in);
+    /* The request is complete (response sent or failed): log and either
+     * keep the connection or close it. */
+    void      (*finish)(sws_http_request_t *r, sws_int_t rc);
+    /* Start reading the body: h1 reads from the connection. */
+    sws_int_t (*read_body)(sws_http_request_t *r);
+} sws_http_proto_t;
+
+extern const sws_http_proto_t sws_http1_proto;
+
+/* ---- the request ---- */
+
+typedef struct {
+    sws_chain_t                 *bufs;       /* the body read so far */
+    sws_chain_t                **last;
+    off_t                        rest;       /* content-length bytes left, -1 chunked */
+    off_t                        received;
+    sws_http_chunked_t           chunked;
+    sws_http_event_handler_pt    done;
+    sws_buf_t                   *buf;        /* current buffer being filled */
+    unsigned                     discard:1;
+    unsigned                     finished:1;
+} sws_http_request_body_t;
+
+struct sws_http_request_s {
+    sws_connection_t          *connection;
+    sws_http_conn_t           *hc;
+    sws_pool_t                *pool;
+    sws_log_t                 *log;
+    const sws_http_proto_t    *proto;
+
+    void                     **main_conf;
+    void                     **srv_conf;
+    void                     **loc_conf;
+    void                     **ctx;
+
+    /* request line */
+    sws_uint_t                 method;
+    sws_str_t                  method_name;
+    sws_uint_t                 http_version;
+    sws_str_t                  request_line;
+    sws_str_t                  unparsed_uri;
+    sws_str_t                  raw_path;       /* the target's path, still encoded */
+    sws_str_t                  uri;
+    sws_str_t                  args;
+    sws_str_t                  exten;
+    sws_str_t                  host;           /* lower-case, no port */
+    sws_str_t                  schema;
+
+    /* request headers; names lower-case */
+    sws_array_t                headers_in;
+    sws_str_t                 *h_host;
+    sws_str_t                 *h_connection;
+    sws_str_t                 *h_content_length;
+    sws_str_t                 *h_transfer_encoding;
+    sws_str_t                 *h_expect;
+    sws_str_t                 *h_request_id;
+    off_t                      content_length_n;   /* -1 none */
+    unsigned                   chunked_in:1;
+
+    /* response */
+    sws_uint_t                 status;
+    sws_array_t                headers_out;
+    off_t                      out_content_length; /* -1 unknown */
+    sws_str_t                  content_type;
+    time_t                     last_modified;
+    sws_str_t                  etag;
+    sws_str_t                  location;
+    sws_str_t                  request_id;
+    u_char                     request_id_buf[32];
+    size_t                     header_size;        /* bytes of the response head */
+
+    sws_http_request_body_t   *body;
+    sws_chain_t               *out;                /* queued, not yet sent */
+
+    sws_uint_t                 phase_handler;
+    sws_uint_t                 uri_changes;
+    sws_msec_t                 start_msec;
+    time_t                     start_sec;
+    off_t                      sent_start;         /* c->sent at request start */
+
+    unsigned                   complex_uri:1;
+    unsigned                   asterisk:1;     /* OPTIONS * */
+    unsigned                   authority_form:1; /* CONNECT host:port */
+    unsigned                   internal:1;
+    unsigned                   header_sent:1;
+    unsigned                   header_only:1;
+    unsigned                   allow_ranges:1;
+    unsigned                   chunked_out:1;
+    unsigned                   keepalive:1;
+    unsigned                   expect_continue:1;
+    unsigned                   continue_sent:1;
+    unsigned                   lingering_close:1;
+    unsigned                   done:1;
+    unsigned                   logged:1;
+    unsigned                   error_page:1;
+    unsigned                   last_sent:1;
+    unsigned                   reading_body:1;
+    unsigned                   filter_finalize:1;
+};
+
+/* ---- core functions shared between the http files ---- */
+
+/* sws_http_h1.c: new connections and the HTTP/1 request life */
+void      sws_http_init_connection(sws_connection_t *c);
+/* sws_http_phases.c */
+void      sws_http_core_run_phases(sws_http_request_t *r);
+void      sws_http_log_request(sws_http_request_t *r);
+sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
+/* sws_http_request.c: after the head is parsed (any protocol) */
+sws_int_t sws_http_process_request_headers(sws_http_request_t *r);
+sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);
+sws_int_t sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw_path, int complex);
+/* Validate a Host (or absolute-form authority): lower-cased, port removed. */
+sws_int_t sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out);
+void      sws_http_handler(sws_http_request_t *r);
+sws_int_t sws_http_update_location(sws_http_request_t *r);
+/* sws_http_special.c: generated error responses */
+sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
+const sws_str_t *sws_http_status_line(sws_uint_t status);
+/* sws_http_header_filter.c: the last header filter and the writer */
+sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
+extern sws_http_header_filter_pt sws_http_top_header_filter;
+extern sws_http_body_filter_pt   sws_http_top_body_filter;
+/* sws_http_h1_head.c: the HTTP/1 response head */
+sws_buf_t *sws_http1_build_head(sws_http_request_t *r);
+/* Whether the connection stays open after this response (sets r->keepalive). */
+void       sws_http1_decide_keepalive(sws_http_request_t *r);
+/* sws_http_h1.c: the preformatted fast path of fixed responses */
+sws_int_t sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
+    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
+extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
+extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+/* sws_http_request_id.c */
+void      sws_http_request_id_init(sws_http_request_t *r);
+/* sws_http_variables.c (access log) */
+
+#endif

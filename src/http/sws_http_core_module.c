@@ -1,0 +1,647 @@
+/* The "http_core" module: server, location, listen and the directives every
+ * request depends on (root, types, timeouts, limits, keep-alive). */
+#include <unistd.h>
+#include "sws_http_core.h"
+
+sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
+
+static void *sws_http_core_create_main_conf(sws_conf_t *cf);
+static void *sws_http_core_create_srv_conf(sws_conf_t *cf);
+static char *sws_http_core_merge_srv_conf(sws_conf_t *cf, void *parent, void *child);
+static void *sws_http_core_create_loc_conf(sws_conf_t *cf);
+static char *sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+static char *sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+#define HTTP_ALL   (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
+#define HTTP_MS    (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
+#define LOC_SLOT(name, args, set, field) \
+    { name, HTTP_ALL | (args), set, SWS_HTTP_LOC_CONF_OFFSET, \
+      offsetof(sws_http_core_loc_conf_t, field), NULL }
+#define SRV_SLOT(name, args, set, field) \
+    { name, HTTP_MS | (args), set, SWS_HTTP_SRV_CONF_OFFSET, \
+      offsetof(sws_http_core_srv_conf_t, field), NULL }
+
+static const sws_command_t sws_http_core_commands[] = {
+    { "server", SWS_HTTP_MAIN_CONF | SWS_CONF_BLOCK | SWS_CONF_NOARGS,
+      sws_http_core_server, 0, 0, NULL },
+    { "location", SWS_HTTP_SRV_CONF | SWS_CONF_BLOCK | SWS_CONF_TAKE12,
+      sws_http_core_location, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "listen", SWS_HTTP_SRV_CONF | SWS_CONF_1MORE, sws_http_core_listen,
+      SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "server_name", SWS_HTTP_SRV_CONF | SWS_CONF_1MORE, sws_http_core_server_name,
+      SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "root", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_root, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "alias", SWS_HTTP_LOC_CONF | SWS_CONF_TAKE1, sws_http_core_root,
+      SWS_HTTP_LOC_CONF_OFFSET, 1, NULL },
+    { "types", HTTP_ALL | SWS_CONF_BLOCK | SWS_CONF_NOARGS, sws_http_core_types,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
+    LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
+    LOC_SLOT("tcp_nopush", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nopush),
+    LOC_SLOT("tcp_nodelay", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nodelay),
+    LOC_SLOT("server_tokens", SWS_CONF_FLAG, sws_conf_set_flag_slot, server_tokens),
+    LOC_SLOT("request_id", SWS_CONF_FLAG, sws_conf_set_flag_slot, request_id),
+    LOC_SLOT("chunked_transfer_encoding", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             chunked_transfer_encoding),
+    LOC_SLOT("keepalive_timeout", SWS_CONF_TAKE12, sws_http_core_keepalive, keepalive_timeout),
+    LOC_SLOT("keepalive_requests", SWS_CONF_TAKE1, sws_conf_set_num_slot, keepalive_requests),
+    LOC_SLOT("send_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, send_timeout),
+    LOC_SLOT("client_body_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, client_body_timeout),
+    LOC_SLOT("client_max_body_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
+             client_max_body_size),
+    LOC_SLOT("client_body_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
+             client_body_buffer_size),
+    LOC_SLOT("lingering_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, lingering_timeout),
+    LOC_SLOT("lingering_time", SWS_CONF_TAKE1, sws_conf_set_msec_slot, lingering_time),
+    { "error_page", HTTP_ALL | SWS_CONF_2MORE, sws_http_core_error_page,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    SRV_SLOT("client_header_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
+             client_header_buffer_size),
+    SRV_SLOT("large_client_header_buffers", SWS_CONF_TAKE2, sws_http_core_large_buffers,
+             large_client_header_buffers),
+    SRV_SLOT("client_header_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+             client_header_timeout),
+    SRV_SLOT("merge_slashes", SWS_CONF_FLAG, sws_conf_set_flag_slot, merge_slashes),
+    SRV_SLOT("underscores_in_headers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             underscores_in_headers),
+    sws_null_command
+};
+
+sws_module_t sws_http_core_module = {
+    SWS_MODULE_ABI, "http_core", NULL, sws_http_core_commands,
+    sws_http_core_create_main_conf, NULL,
+    sws_http_core_create_srv_conf, sws_http_core_merge_srv_conf,
+    sws_http_core_create_loc_conf, sws_http_core_merge_loc_conf,
+    NULL, NULL, NULL, NULL, { NULL }, 0, 0
+};
+
+static void *
+sws_http_core_create_main_conf(sws_conf_t *cf)
+{
+    sws_http_core_main_conf_t *cmcf;
+    sws_uint_t                 i;
+
+    cmcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_core_main_conf_t));
+    if (cmcf == NULL
+        || sws_array_init(&cmcf->servers, sws_conf_pool(cf), 4,
+                          sizeof(sws_http_core_srv_conf_t *)) != SWS_OK)
+    {
+        return NULL;
+    }
+    for (i = 0; i < SWS_HTTP_PHASE_COUNT; i++) {
+        if (sws_array_init(&cmcf->phases[i], sws_conf_pool(cf), 2,
+                           sizeof(sws_http_handler_pt)) != SWS_OK)
+        {
+            return NULL;
+        }
+    }
+    return cmcf;
+}
+
+static void *
+sws_http_core_create_srv_conf(sws_conf_t *cf)
+{
+    sws_http_core_srv_conf_t *cscf;
+    sws_pool_t               *pool = sws_conf_pool(cf);
+
+    cscf = sws_pcalloc(pool, sizeof(sws_http_core_srv_conf_t));
+    if (cscf == NULL
+        || sws_array_init(&cscf->server_names, pool, 2, sizeof(sws_str_t)) != SWS_OK
+        || sws_array_init(&cscf->location_list, pool, 8, sizeof(void *)) != SWS_OK
+        || sws_array_init(&cscf->listens, pool, 2, sizeof(sws_http_listen_t)) != SWS_OK)
+    {
+        return NULL;
+    }
+    cscf->client_header_buffer_size = SWS_UNSET_SIZE;
+    cscf->large_client_header_buffer_size = SWS_UNSET_SIZE;
+    cscf->large_client_header_buffers = SWS_UNSET_UINT;
+    cscf->client_header_timeout = SWS_UNSET_MSEC;
+    cscf->merge_slashes = SWS_UNSET;
+    cscf->underscores_in_headers = SWS_UNSET;
+    cscf->file = sws_conf_file(cf);
+    cscf->line = sws_conf_line(cf);
+    return cscf;
+}
+
+static char *
+sws_http_core_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_core_srv_conf_t *prev = parent, *conf = child;
+
+    sws_conf_merge_size_value(conf->client_header_buffer_size,
+                              prev->client_header_buffer_size, 1024);
+    sws_conf_merge_size_value(conf->large_client_header_buffer_size,
+                              prev->large_client_header_buffer_size, 8192);
+    sws_conf_merge_uint_value(conf->large_client_header_buffers,
+                              prev->large_client_header_buffers, 4);
+    sws_conf_merge_msec_value(conf->client_header_timeout, prev->client_header_timeout, 60000);
+    sws_conf_merge_value(conf->merge_slashes, prev->merge_slashes, 1);
+    sws_conf_merge_value(conf->underscores_in_headers, prev->underscores_in_headers, 0);
+
+    if (conf->client_header_buffer_size < 128) {
+        return "client_header_buffer_size must be at least 128 bytes";
+    }
+    if (conf->large_client_header_buffer_size < conf->client_header_buffer_size) {
+        return "large_client_header_buffers size must not be less than "
+               "client_header_buffer_size";
+    }
+
+    if (conf->listens.nelts == 0 && conf->ctx != NULL) {
+        /* No listen: port 80 as root, 8000 otherwise, like nginx. */
+        sws_http_listen_t *lsn = sws_array_push(&conf->listens);
+        sws_str_t text = geteuid() == 0 ? (sws_str_t) sws_string("*:80")
+                                        : (sws_str_t) sws_string("*:8000");
+        if (lsn == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_memzero(lsn, sizeof(*lsn));
+        if (sws_parse_listen_addr(sws_conf_pool(cf), &text, &lsn->sockaddr, &lsn->socklen,
+                                  &lsn->addr_text) != SWS_OK)
+        {
+            return SWS_CONF_ERROR;
+        }
+        lsn->backlog = 511;
+        lsn->file = conf->file;
+        lsn->line = conf->line;
+    }
+    if (conf->server_names.nelts == 0) {
+        sws_str_t *n = sws_array_push(&conf->server_names);
+        if (n == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        n->len = 0;
+        n->data = (u_char *) "";
+    }
+    conf->server_name = ((sws_str_t *) conf->server_names.elts)[0];
+    return SWS_CONF_OK;
+}
+
+static void *
+sws_http_core_create_loc_conf(sws_conf_t *cf)
+{
+    sws_http_core_loc_conf_t *clcf;
+
+    clcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_core_loc_conf_t));
+    if (clcf == NULL) {
+        return NULL;
+    }
+    clcf->sendfile = SWS_UNSET;
+    clcf->tcp_nopush = SWS_UNSET;
+    clcf->tcp_nodelay = SWS_UNSET;
+    clcf->server_tokens = SWS_UNSET;
+    clcf->request_id = SWS_UNSET;
+    clcf->chunked_transfer_encoding = SWS_UNSET;
+    clcf->keepalive_timeout = SWS_UNSET_MSEC;
+    clcf->keepalive_requests = SWS_UNSET_UINT;
+    clcf->send_timeout = SWS_UNSET_MSEC;
+    clcf->client_body_timeout = SWS_UNSET_MSEC;
+    clcf->client_max_body_size = SWS_UNSET_SIZE;
+    clcf->client_body_buffer_size = SWS_UNSET_SIZE;
+    clcf->lingering_timeout = SWS_UNSET_MSEC;
+    clcf->lingering_time = SWS_UNSET_MSEC;
+    return clcf;
+}
+
+static char *
+sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_core_loc_conf_t *prev = parent, *conf = child;
+    sws_str_t                *pair;
+    sws_uint_t                i;
+
+    if (conf->root.data == NULL) {
+        conf->alias = prev->alias;
+        conf->root = prev->root;
+        if (conf->root.data == NULL) {
+            sws_str_t html = sws_string("html");
+            conf->root = html;
+            if (sws_conf_full_name(cf, &conf->root, 0) != SWS_OK) {
+                return SWS_CONF_ERROR;
+            }
+        }
+    }
+    if (conf->types_list == NULL) {
+        conf->types = prev->types;
+        conf->types_list = prev->types_list;
+    }
+    if (conf->types == NULL && conf->types_list) {
+        conf->types = sws_hash_create(sws_conf_pool(cf), conf->types_list->nelts / 2 + 1, 1);
+        if (conf->types == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        pair = conf->types_list->elts;
+        for (i = 0; i + 1 < conf->types_list->nelts; i += 2) {
+            /* A later duplicate extension keeps the first type, like nginx
+             * warns and ignores. */
+            if (sws_hash_add(conf->types, &pair[i], &pair[i + 1]) == SWS_ERROR) {
+                return SWS_CONF_ERROR;
+            }
+        }
+    }
+    if (conf->handler == NULL) {
+        conf->handler = prev->handler;
+        conf->handler_owner = prev->handler_owner;
+    }
+    if (conf->error_pages == NULL) {
+        conf->error_pages = prev->error_pages;
+    }
+    sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
+    sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
+    sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);
+    sws_conf_merge_value(conf->tcp_nodelay, prev->tcp_nodelay, 1);
+    sws_conf_merge_value(conf->server_tokens, prev->server_tokens, 1);
+    sws_conf_merge_value(conf->request_id, prev->request_id, 0);
+    sws_conf_merge_value(conf->chunked_transfer_encoding, prev->chunked_transfer_encoding, 1);
+    sws_conf_merge_msec_value(conf->keepalive_timeout, prev->keepalive_timeout, 75000);
+    sws_conf_merge_uint_value(conf->keepalive_requests, prev->keepalive_requests, 1000);
+    sws_conf_merge_msec_value(conf->send_timeout, prev->send_timeout, 60000);
+    sws_conf_merge_msec_value(conf->client_body_timeout, prev->client_body_timeout, 60000);
+    sws_conf_merge_size_value(conf->client_max_body_size, prev->client_max_body_size,
+                              1024 * 1024);
+    sws_conf_merge_size_value(conf->client_body_buffer_size, prev->client_body_buffer_size,
+                              16384);
+    sws_conf_merge_msec_value(conf->lingering_timeout, prev->lingering_timeout, 5000);
+    sws_conf_merge_msec_value(conf->lingering_time, prev->lingering_time, 30000);
+    if (conf->client_body_buffer_size < 1024) {
+        conf->client_body_buffer_size = 1024;
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_conf_ctx_t        *http = cf->ctx, *ctx;
+    sws_http_core_srv_conf_t   *cscf, **sp;
+    sws_http_core_main_conf_t  *cmcf;
+    sws_http_core_loc_conf_t   *clcf;
+
+    ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
+    if (ctx == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ctx->main_conf = http->main_conf;
+    if (sws_http_create_confs(cf, &ctx->srv_conf, 1) != SWS_OK
+        || sws_http_create_confs(cf, &ctx->loc_conf, 2) != SWS_OK)
+    {
+        return SWS_CONF_ERROR;
+    }
+    cscf = ctx->srv_conf[sws_http_core_module.index];
+    cscf->ctx = ctx;
+    clcf = ctx->loc_conf[sws_http_core_module.index];
+    clcf->loc_conf = ctx->loc_conf;
+
+    cmcf = ctx->main_conf[sws_http_core_module.index];
+    sp = sws_array_push(&cmcf->servers);
+    if (sp == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    *sp = cscf;
+    return sws_conf_parse_block(cf, ctx, SWS_HTTP_SRV_CONF);
+}
+
+static char *
+sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_conf_ctx_t       *parent = cf->ctx, *ctx;
+    sws_http_core_srv_conf_t  *cscf = conf;
+    sws_http_core_loc_conf_t  *clcf, **lp;
+    sws_str_t                 *mod, *name, stripped;
+    sws_uint_t                 n = sws_conf_nargs(cf);
+
+    ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
+    if (ctx == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ctx->main_conf = parent->main_conf;
+    ctx->srv_conf = parent->srv_conf;
+    if (sws_http_create_confs(cf, &ctx->loc_conf, 2) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    clcf = ctx->loc_conf[sws_http_core_module.index];
+    clcf->loc_conf = ctx->loc_conf;
+
+    if (n == 3) {
+        mod = sws_conf_arg(cf, 1);
+        name = sws_conf_arg(cf, 2);
+        if (sws_str_eq_cstr(mod, "=")) {
+            clcf->exact = 1;
+        } else if (sws_str_eq_cstr(mod, "^~")) {
+            clcf->noregex = 1;
+        } else if (sws_str_eq_cstr(mod, "~")) {
+            clcf->regex = 1;
+        } else if (sws_str_eq_cstr(mod, "~*")) {
+            clcf->regex = 1;
+            clcf->caseless = 1;
+        } else {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid location modifier \"%.*s\"",
+                               (int) mod->len, mod->data);
+            return SWS_CONF_ERROR;
+        }
+    } else {
+        name = sws_conf_arg(cf, 1);
+        if (name->len > 1 && name->data[0] == '=') {
+            clcf->exact = 1;               /* "=/path" written without a space */
+            stripped.len = name->len - 1;
+            stripped.data = name->data + 1;
+            name = &stripped;
+        }
+    }
+    if (name->len == 0) {
+        return "has an empty location";
+    }
+    clcf->name = *name;
+    if (!clcf->regex && clcf->name.data[0] != '/') {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
+                           "location \"%.*s\" must start with \"/\" (named locations are "
+                           "not supported)", (int) name->len, name->data);
+        return SWS_CONF_ERROR;
+    }
+
+    lp = sws_array_push(&cscf->location_list);
+    if (lp == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    *lp = clcf;
+    return sws_conf_parse_block(cf, ctx, SWS_HTTP_LOC_CONF);
+}
+
+static char *
+sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_srv_conf_t *cscf = conf;
+    sws_http_listen_t        *lsn;
+    sws_str_t                *arg;
+    sws_uint_t                i, n = sws_conf_nargs(cf);
+
+    lsn = sws_array_push(&cscf->listens);
+    if (lsn == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    sws_memzero(lsn, sizeof(*lsn));
+    lsn->backlog = 511;
+    lsn->file = sws_conf_file(cf);
+    lsn->line = sws_conf_line(cf);
+
+    arg = sws_conf_arg(cf, 1);
+    if (sws_parse_listen_addr(cf->pool, arg, &lsn->sockaddr, &lsn->socklen, &lsn->addr_text)
+        != SWS_OK)
+    {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid address \"%.*s\" in \"listen\"",
+                           (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    for (i = 2; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        if (sws_str_eq_cstr(arg, "default_server") || sws_str_eq_cstr(arg, "default")) {
+            lsn->default_server = 1;
+        } else if (sws_str_eq_cstr(arg, "reuseport")) {
+            lsn->reuseport = 1;
+        } else if (arg->len > 8 && memcmp(arg->data, "backlog=", 8) == 0) {
+            sws_int_t b = sws_atoi(arg->data + 8, arg->len - 8);
+            if (b <= 0) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid backlog \"%.*s\"",
+                                   (int) arg->len - 8, arg->data + 8);
+                return SWS_CONF_ERROR;
+            }
+            lsn->backlog = (int) b;
+        } else {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_srv_conf_t *cscf = conf;
+    sws_str_t                *arg, *name;
+    sws_uint_t                i, n = sws_conf_nargs(cf);
+
+    for (i = 1; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        if (arg->len && arg->data[0] == '~') {
+            return "regular expression server names are not supported";
+        }
+        if (arg->len && memchr(arg->data + 1, '*', arg->len - 1)) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid server name \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        name = sws_array_push(&cscf->server_names);
+        if (name == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        name->len = arg->len;
+        name->data = sws_pnalloc(cf->pool, arg->len + 1);
+        if (name->data == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_strlow(name->data, arg->data, arg->len);
+        name->data[arg->len] = '\0';
+    }
+    return SWS_CONF_OK;
+}
+
+/* root PATH / alias PATH (cmd->offset 1 marks alias) */
+static char *
+sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_str_t                 path = *sws_conf_arg(cf, 1);
+    int                       alias = cmd->offset == 1;
+
+    if (clcf->root.data) {
+        return (clcf->alias == alias) ? "is duplicate"
+                                      : "cannot be used together with the other of root/alias";
+    }
+    if (sws_conf_full_name(cf, &path, 0) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    /* root: no trailing slash (the URI brings it); alias: kept as written. */
+    if (!alias) {
+        while (path.len > 1 && path.data[path.len - 1] == '/') {
+            path.len--;
+        }
+    }
+    clcf->root = path;
+    clcf->alias = alias;
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_conf_node_t          *nodes;
+    sws_str_t                *args, *pair;
+    sws_uint_t                i, j;
+
+    if (clcf->types_list) {
+        return "is duplicate";
+    }
+    clcf->types_list = sws_array_create(cf->pool, 256, sizeof(sws_str_t));
+    if (clcf->types_list == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    nodes = cf->node->children->elts;
+    for (i = 0; i < cf->node->children->nelts; i++) {
+        args = nodes[i].args.elts;
+        if (nodes[i].children || nodes[i].args.nelts < 2) {
+            sws_log_error(SWS_LOG_EMERG, cf->log, 0,
+                          "invalid types entry \"%.*s\" in %s:%lu", (int) args[0].len,
+                          args[0].data, nodes[i].file, (unsigned long) nodes[i].line);
+            return SWS_CONF_ERROR;
+        }
+        for (j = 1; j < nodes[i].args.nelts; j++) {
+            pair = sws_array_push_n(clcf->types_list, 2);
+            if (pair == NULL) {
+                return SWS_CONF_ERROR;
+            }
+            pair[0] = args[j];
+            pair[1] = args[0];
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_msec_t                ms;
+
+    if (clcf->keepalive_timeout != SWS_UNSET_MSEC) {
+        return "is duplicate";
+    }
+    ms = sws_parse_time_ms(sws_conf_arg(cf, 1));
+    if (ms == SWS_ERROR) {
+        return "has an invalid value";
+    }
+    /* The second (header_timeout) argument of nginx is accepted and unused. */
+    clcf->keepalive_timeout = ms;
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_srv_conf_t *cscf = conf;
+    sws_int_t                 n;
+    ssize_t                   size;
+
+    if (cscf->large_client_header_buffers != SWS_UNSET_UINT) {
+        return "is duplicate";
+    }
+    n = sws_atoi(sws_conf_arg(cf, 1)->data, sws_conf_arg(cf, 1)->len);
+    size = sws_parse_size(sws_conf_arg(cf, 2));
+    if (n <= 0 || size <= 0) {
+        return "has an invalid value";
+    }
+    if (size < 128) {
+        return "buffer size must be at least 128 bytes";
+    }
+    cscf->large_client_header_buffers = (sws_uint_t) n;
+    cscf->large_client_header_buffer_size = (size_t) size;
+    return SWS_CONF_OK;
+}
+
+/* error_page CODE... [=RESPONSE] URI */
+static char *
+sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_http_error_page_t    *ep;
+    sws_str_t                *uri, *arg;
+    sws_uint_t                i, n = sws_conf_nargs(cf), last = n - 1;
+    sws_int_t                 overwrite = -1, code;
+
+    if (clcf->error_pages == NULL) {
+        clcf->error_pages = sws_array_create(cf->pool, 4, sizeof(sws_http_error_page_t));
+        if (clcf->error_pages == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    uri = sws_conf_arg(cf, last);
+    if (uri->len == 0 || uri->data[0] != '/') {
+        return "URI must start with \"/\"";
+    }
+    arg = sws_conf_arg(cf, last - 1);
+    if (arg->len && arg->data[0] == '=') {
+        last--;
+        overwrite = arg->len > 1 ? sws_atoi(arg->data + 1, arg->len - 1) : 0;
+        if (overwrite < 0 || (overwrite && (overwrite < 200 || overwrite > 599))) {
+            return "has an invalid response code";
+        }
+    }
+    if (last < 2) {
+        return "needs at least one status code";
+    }
+    for (i = 1; i < last; i++) {
+        arg = sws_conf_arg(cf, i);
+        code = sws_atoi(arg->data, arg->len);
+        if (code < 300 || code > 599) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "value \"%.*s\" must be between 300 and 599",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        ep = sws_array_push(clcf->error_pages);
+        if (ep == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        ep->status = (sws_uint_t) code;
+        ep->uri = *uri;
+        ep->overwrite = overwrite;
+    }
+    return SWS_CONF_OK;
+}
+
+/* ---- SDK functions bound to configuration ---- */
+
+sws_int_t
+sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase, sws_http_handler_pt handler)
+{
+    sws_http_core_main_conf_t *cmcf;
+    sws_http_handler_pt       *h;
+
+    cmcf = sws_conf_http_main_conf(cf, &sws_http_core_module);
+    if (cmcf == NULL || phase >= SWS_HTTP_PHASE_COUNT || phase == SWS_HTTP_FIND_LOCATION_PHASE) {
+        return SWS_ERROR;
+    }
+    h = sws_array_push(&cmcf->phases[phase]);
+    if (h == NULL) {
+        return SWS_ERROR;
+    }
+    *h = handler;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler, const char *owner)
+{
+    sws_http_core_loc_conf_t *clcf = sws_conf_http_loc_conf(cf, &sws_http_core_module);
+
+    if (clcf == NULL) {
+        return SWS_ERROR;
+    }
+    if (clcf->handler && clcf->handler != handler) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
+                           "\"%s\" conflicts with \"%s\": a location has at most one "
+                           "content handler", owner, clcf->handler_owner);
+        return SWS_ERROR;
+    }
+    clcf->handler = handler;
+    clcf->handler_owner = owner;
+    return SWS_OK;
+}

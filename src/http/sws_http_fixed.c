@@ -1,0 +1,134 @@
+/*
+ * Fixed responses (respond, return): everything but Date, Connection and
+ * the request id is formatted at configuration time. Over HTTP/1.x, when no
+ * third-party filter has to see the response, it is written as one buffer
+ * without header structures; otherwise it takes the ordinary path.
+ */
+#include "sws_http_core.h"
+
+struct sws_http_fixed_s {
+    sws_uint_t  status;
+    sws_str_t   content_type;
+    sws_str_t   body;
+    sws_str_t   location;
+    /* "HTTP/1.1 200 OK\r\n" */
+    sws_str_t   status_line;
+    /* "Content-Type: ...\r\nContent-Length: N\r\n[Location: ...\r\n]" */
+    sws_str_t   fields;
+    unsigned    fast:1;      /* the preformatted path may be used */
+};
+
+/* Set once the built-in modules have registered their filters: when the
+ * tops are still these, no third-party filter wants to see responses. */
+sws_http_header_filter_pt sws_http_builtin_top_header_filter;
+sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+
+sws_http_fixed_t *
+sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status, const sws_str_t *content_type,
+    const sws_str_t *body, const sws_str_t *location)
+{
+    sws_pool_t       *pool = sws_conf_pool(cf);
+    sws_http_fixed_t *f;
+    const sws_str_t  *line;
+    u_char           *p;
+    size_t            len;
+    int               has_body = !(status < 200 || status == 204 || status == 304);
+
+    f = sws_pcalloc(pool, sizeof(sws_http_fixed_t));
+    if (f == NULL) {
+        return NULL;
+    }
+    f->status = status;
+    if (content_type) {
+        f->content_type = *content_type;
+    }
+    if (body) {
+        f->body = *body;
+    }
+    if (location) {
+        f->location = *location;
+    }
+
+    line = sws_http_status_line(status);
+    f->status_line.data = sws_pnalloc(pool, sizeof("HTTP/1.1 \r\n") + line->len);
+    if (f->status_line.data == NULL) {
+        return NULL;
+    }
+    p = sws_cpymem(f->status_line.data, "HTTP/1.1 ", 9);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "\r\n", 2);
+    f->status_line.len = p - f->status_line.data;
+
+    len = sizeof("Content-Type: \r\nContent-Length: 18446744073709551615\r\nLocation: \r\n")
+          + f->content_type.len + f->location.len;
+    f->fields.data = sws_pnalloc(pool, len);
+    if (f->fields.data == NULL) {
+        return NULL;
+    }
+    p = f->fields.data;
+    if (f->content_type.len && has_body) {
+        p = sws_cpymem(p, "Content-Type: ", 14);
+        p = sws_cpymem(p, f->content_type.data, f->content_type.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (has_body) {
+        p = sws_cpymem(p, "Content-Length: ", 16);
+        p = sws_sprint_uint(p, f->body.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (f->location.len) {
+        p = sws_cpymem(p, "Location: ", 10);
+        p = sws_cpymem(p, f->location.data, f->location.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    f->fields.len = p - f->fields.data;
+    f->fast = 1;
+    return f;
+}
+
+static sws_int_t
+sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
+{
+    sws_buf_t   *b;
+    sws_chain_t  out;
+    sws_int_t    rc;
+
+    r->status = f->status;
+    if (f->content_type.len) {
+        sws_http_set_content_type(r, &f->content_type);
+    }
+    if (f->location.len) {
+        sws_http_set_location(r, &f->location);
+    }
+    sws_http_set_content_length(r, (off_t) f->body.len);
+    rc = sws_http_send_header(r);
+    if (rc != SWS_OK) {
+        return rc;
+    }
+    if (r->header_only || f->body.len == 0) {
+        return sws_http_send_special(r, 1);
+    }
+    b = sws_calloc_buf(r->pool);
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    b->pos = b->start = f->body.data;
+    b->last = b->end = f->body.data + f->body.len;
+    b->memory = 1;
+    b->last_buf = 1;
+    out.buf = b;
+    out.next = NULL;
+    return sws_http_output(r, &out);
+}
+
+sws_int_t
+sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
+{
+    if (!f->fast || r->proto != &sws_http1_proto
+        || sws_http_top_header_filter != sws_http_builtin_top_header_filter
+        || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
+    {
+        return sws_http_send_fixed_slow(r, f);
+    }
+    return sws_http1_send_fixed(r, &f->status_line, &f->fields, &f->body, f->status);
+}

@@ -1,0 +1,956 @@
+/*
+ * HTTP/1.x connections: reading request heads line by line (in any number
+ * of pieces, pipelined or not), keep-alive, finishing requests, closing.
+ */
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <sys/un.h>
+#include "sws_http_h1.h"
+
+static void sws_http1_read_head_handler(sws_event_t *rev);
+
+static void sws_http1_writer(sws_event_t *wev);
+static void sws_http1_lingering_handler(sws_event_t *rev);
+static void sws_http1_empty_handler(sws_event_t *ev);
+static sws_int_t sws_http1_send_header(sws_http_request_t *r);
+static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
+
+const sws_http_proto_t sws_http1_proto = {
+    "HTTP/1.1",
+    sws_http1_send_header,
+    sws_http1_send_body,
+    sws_http1_finish,
+    sws_http1_read_body,
+};
+
+static sws_int_t
+sws_http1_addr_text(sws_connection_t *c)
+{
+    char  text[INET6_ADDRSTRLEN + 8];
+    const char *p = text;
+
+    switch (c->sockaddr.ss_family) {
+    case AF_INET:
+        inet_ntop(AF_INET, &((struct sockaddr_in *) &c->sockaddr)->sin_addr, text, sizeof(text));
+        break;
+    case AF_INET6:
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &c->sockaddr)->sin6_addr, text,
+                  sizeof(text));
+        break;
+    default:
+        p = "unix:";
+    }
+    return sws_str_from_cstr(c->pool, &c->addr_text, p);
+}
+
+void
+sws_http_init_connection(sws_connection_t *c)
+{
+    sws_http_conn_t *hc;
+    sws_http_addr_t *addr = c->listening->servers;
+    int              on = 1;
+
+    hc = sws_pcalloc(c->pool, sizeof(sws_http_conn_t));
+    if (hc == NULL || sws_http1_addr_text(c) != SWS_OK) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    hc->addr = addr;
+    hc->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
+    c->data = hc;
+    c->write->ready = 1;        /* a new socket has room to write */
+    c->read->handler = sws_http1_read_head_handler;
+    c->write->handler = sws_http1_empty_handler;
+
+    if (!c->unix_socket) {
+        /* Responses are written whole; Nagle would only delay pipelined
+         * and keep-alive answers. */
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    }
+    sws_add_timer(c->read, hc->cscf->client_header_timeout);
+}
+
+void
+sws_http1_close_connection(sws_connection_t *c)
+{
+    sws_http_conn_t *hc = c->data;
+    sws_pool_t      *pool = c->pool;
+
+    if (hc && hc->rpool) {
+        sws_pool_destroy(hc->rpool);
+        hc->rpool = NULL;
+    }
+    c->pool = NULL;
+    sws_close_connection(c);
+    if (pool) {
+        sws_pool_destroy(pool);
+    }
+}
+
+static void
+sws_http1_empty_handler(sws_event_t *ev)
+{
+}
+
+/* ---- reading the head ---- */
+
+static sws_http_request_t *
+sws_http1_create_request(sws_connection_t *c)
+{
+    sws_http_conn_t           *hc = c->data;
+    sws_http_request_t        *r;
+    sws_http_core_main_conf_t *cmcf;
+
+    if (hc->rpool == NULL) {
+        hc->rpool = sws_pool_create(4096, c->log);
+        if (hc->rpool == NULL) {
+            return NULL;
+        }
+    }
+    r = sws_pcalloc(hc->rpool, sizeof(sws_http_request_t));
+    if (r == NULL) {
+        return NULL;
+    }
+    r->connection = c;
+    r->hc = hc;
+    r->pool = hc->rpool;
+    r->log = c->log;
+    r->proto = &sws_http1_proto;
+    r->main_conf = hc->cscf->ctx->main_conf;
+    r->srv_conf = hc->cscf->ctx->srv_conf;
+    r->loc_conf = hc->cscf->ctx->loc_conf;
+    cmcf = sws_http_core_main(r);
+    r->ctx = sws_pcalloc(r->pool, sizeof(void *) * cmcf->nmodules);
+    if (r->ctx == NULL
+        || sws_array_init(&r->headers_in, r->pool, 16, sizeof(sws_http_header_t)) != SWS_OK
+        || sws_array_init(&r->headers_out, r->pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
+    {
+        return NULL;
+    }
+    r->content_length_n = -1;
+    r->out_content_length = -1;
+    r->last_modified = -1;
+    r->start_msec = sws_current_msec();
+    r->start_sec = sws_time_sec();
+    r->sent_start = c->sent;
+    sws_str_set(&r->schema, "http");
+    c->requests++;
+    hc->r = r;
+    hc->request_line_done = 0;
+    hc->empty_lines = 0;
+    hc->nlarge = 0;
+    return r;
+}
+
+/* Move the unfinished line to a large buffer. */
+static sws_int_t
+sws_http1_grow_buffer(sws_http_request_t *r)
+{
+    sws_http_conn_t          *hc = r->hc;
+    sws_http_core_srv_conf_t *cscf = hc->cscf;
+    sws_buf_t                *b = hc->buf, *nb;
+    size_t                    have = b->last - b->pos;
+    sws_uint_t                status = hc->request_line_done ? SWS_HTTP_HEADERS_TOO_LARGE
+                                                             : SWS_HTTP_REQUEST_URI_TOO_LARGE;
+
+    if (b->pos > b->start && !hc->request_line_done) {
+        /* Nothing of this request points into the buffer yet: make room. */
+        memmove(b->start, b->pos, have);
+        b->pos = b->start;
+        b->last = b->start + have;
+        if (b->last < b->end) {
+            return SWS_OK;
+        }
+    }
+    if (hc->nlarge >= cscf->large_client_header_buffers
+        || have >= cscf->large_client_header_buffer_size)
+    {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent too long %s",
+                      hc->request_line_done ? "header line" : "URI");
+        return status;
+    }
+    nb = sws_create_temp_buf(r->pool, cscf->large_client_header_buffer_size);
+    if (nb == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    nb->last = sws_cpymem(nb->pos, b->pos, have);
+    b->pos = b->last;
+    hc->buf = nb;
+    hc->nlarge++;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http1_header(sws_http_request_t *r, sws_http_header_t *h)
+{
+    sws_str_t **slot = NULL;
+
+    switch (h->name.len) {
+    case 4:
+        if (memcmp(h->name.data, "host", 4) == 0) {
+            slot = &r->h_host;
+        }
+        break;
+    case 6:
+        if (memcmp(h->name.data, "expect", 6) == 0) {
+            slot = &r->h_expect;
+        }
+        break;
+    case 10:
+        if (memcmp(h->name.data, "connection", 10) == 0) {
+            slot = &r->h_connection;
+        }
+        break;
+    case 12:
+        if (memcmp(h->name.data, "x-request-id", 12) == 0) {
+            slot = &r->h_request_id;
+        }
+        break;
+    case 14:
+        if (memcmp(h->name.data, "content-length", 14) == 0) {
+            if (r->h_content_length
+                && (r->h_content_length->len != h->value.len
+                    || memcmp(r->h_content_length->data, h->value.data, h->value.len) != 0))
+            {
+                sws_log_error(SWS_LOG_INFO, r->log, 0,
+                              "client sent differing \"Content-Length\" headers");
+                return SWS_HTTP_BAD_REQUEST;
+            }
+            r->h_content_length = &h->value;
+            return SWS_OK;
+        }
+        break;
+    case 17:
+        if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
+            slot = &r->h_transfer_encoding;
+        }
+        break;
+    }
+    if (slot) {
+        if (*slot && slot != &r->h_connection) {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
+                          (int) h->name.len, h->name.data);
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        if (*slot == NULL) {
+            *slot = &h->value;
+        }
+    }
+    return SWS_OK;
+}
+
+/* Parse complete lines in hc->buf. SWS_OK: head complete; SWS_AGAIN: need
+ * more; else an HTTP status. */
+static sws_int_t
+sws_http1_parse_head(sws_http_request_t *r)
+{
+    sws_http_conn_t        *hc = r->hc;
+    sws_buf_t              *b;
+    u_char                 *nl, *end;
+    sws_http_request_line_t rl;
+    sws_http_header_t      *h;
+    sws_int_t               rc;
+
+    for ( ;; ) {
+        b = hc->buf;
+        nl = memchr(b->pos, '\n', b->last - b->pos);
+        if (nl == NULL) {
+            if (b->last == b->end) {
+                rc = sws_http1_grow_buffer(r);
+                if (rc != SWS_OK) {
+                    return rc;
+                }
+            }
+            return SWS_AGAIN;
+        }
+        end = (nl > b->pos && nl[-1] == '\r') ? nl - 1 : nl;
+
+        if (!hc->request_line_done) {
+            if (end == b->pos) {
+                /* Empty lines before a request are ignored (RFC 9112 2.2). */
+                if (++hc->empty_lines > 8) {
+                    return SWS_HTTP_BAD_REQUEST;
+                }
+                b->pos = nl + 1;
+                continue;
+            }
+            rc = sws_http_parse_request_line(&rl, b->pos, end);
+            if (rc != SWS_OK) {
+                /* Still say which version the error is in where we can. */
+                r->http_version = SWS_HTTP_VERSION_11;
+                r->request_line.data = b->pos;
+                r->request_line.len = end - b->pos;
+                return rc;
+            }
+            r->method = rl.method;
+            r->method_name = rl.method_name;
+            r->http_version = rl.version;
+            r->request_line.data = b->pos;
+            r->request_line.len = end - b->pos;
+            r->unparsed_uri = rl.target;
+            r->args = rl.args;
+            if (rl.host.len) {
+                r->host = rl.host;           /* validated later */
+                r->schema = rl.schema;
+            }
+            r->raw_path = rl.path;
+            r->complex_uri = rl.complex_path;
+            r->asterisk = rl.asterisk;
+            r->authority_form = rl.authority;
+            hc->request_line_done = 1;
+            b->pos = nl + 1;
+            continue;
+        }
+
+        if (end == b->pos) {
+            b->pos = nl + 1;
+            return SWS_OK;               /* the empty line: head complete */
+        }
+
+        h = sws_array_push(&r->headers_in);
+        if (h == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        rc = sws_http_parse_header_line(h, b->pos, b->pos, end);
+        if (rc != SWS_OK) {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid header line: \"%.*s\"",
+                          (int) sws_min(end - b->pos, 64), b->pos);
+            return rc;
+        }
+        if (r->headers_in.nelts > 100) {
+            return SWS_HTTP_HEADERS_TOO_LARGE;
+        }
+        rc = sws_http1_header(r, h);
+        if (rc != SWS_OK) {
+            return rc;
+        }
+        b->pos = nl + 1;
+    }
+}
+
+/* Does the comma-separated list v contain token (case-insensitive)? */
+static int
+sws_http1_has_token(const sws_str_t *v, const char *token, size_t len)
+{
+    u_char *p = v->data, *last = v->data + v->len, *s, *e;
+
+    while (p < last) {
+        while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
+            p++;
+        }
+        s = p;
+        while (p < last && *p != ',') {
+            p++;
+        }
+        e = p;
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t')) {
+            e--;
+        }
+        if ((size_t) (e - s) == len && sws_strncasecmp(s, (const u_char *) token, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Transfer-Encoding: only "chunked" is implemented. RFC 9112 6.3: chunked
+ * must be the final coding of a request (else 400); other codings -> 501. */
+static sws_int_t
+sws_http1_transfer_encoding(sws_http_request_t *r)
+{
+    sws_str_t *v = r->h_transfer_encoding;
+    u_char    *last = v->data + v->len, *p = last;
+    sws_str_t  final;
+
+    while (p > v->data && p[-1] != ',') {
+        p--;
+    }
+    final.data = p;
+    final.len = last - p;
+    while (final.len && (*final.data == ' ' || *final.data == '\t')) {
+        final.data++;
+        final.len--;
+    }
+    if (!sws_str_caseeq_cstr(&final, "chunked")) {
+        return sws_http1_has_token(v, "chunked", 7) ? SWS_HTTP_BAD_REQUEST
+               : (final.len ? SWS_HTTP_NOT_IMPLEMENTED : SWS_HTTP_BAD_REQUEST);
+    }
+    if (p != v->data) {
+        /* "gzip, chunked": a coding before chunked that we can't decode */
+        return SWS_HTTP_NOT_IMPLEMENTED;
+    }
+    r->chunked_in = 1;
+    return SWS_OK;
+}
+
+/* The head is complete: check framing, pick the server, start the phases. */
+static sws_int_t
+sws_http1_process_head(sws_http_request_t *r)
+{
+    sws_str_t host;
+    sws_int_t rc;
+
+    if (r->host.len == 0 && r->h_host) {
+        host = *r->h_host;
+    } else {
+        host = r->host;           /* absolute-form wins over Host */
+    }
+    if (r->http_version >= SWS_HTTP_VERSION_11 && r->h_host == NULL) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent HTTP/1.1 request without \"Host\"");
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    r->host.len = 0;
+    if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
+                      (int) sws_min(host.len, 64), host.data);
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    sws_http_find_virtual_server(r, r->hc->addr);
+
+    if (r->h_transfer_encoding) {
+        if (r->h_content_length) {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent \"Content-Length\" and "
+                          "\"Transfer-Encoding\" headers at the same time");
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        if (r->http_version < SWS_HTTP_VERSION_11) {
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        rc = sws_http1_transfer_encoding(r);
+        if (rc != SWS_OK) {
+            return rc;
+        }
+    } else if (r->h_content_length) {
+        r->content_length_n = sws_http_parse_content_length(r->h_content_length->data,
+                                                            r->h_content_length->len);
+        if (r->content_length_n == -1) {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid \"Content-Length\"");
+            return SWS_HTTP_BAD_REQUEST;
+        }
+    }
+
+    if (r->http_version >= SWS_HTTP_VERSION_11) {
+        r->keepalive = !(r->h_connection && sws_http1_has_token(r->h_connection, "close", 5));
+    } else {
+        r->keepalive = r->h_connection && sws_http1_has_token(r->h_connection, "keep-alive", 10);
+    }
+
+    if (r->h_expect) {
+        if (sws_str_caseeq_cstr(r->h_expect, "100-continue")) {
+            r->expect_continue = r->http_version >= SWS_HTTP_VERSION_11;
+        } else {
+            return SWS_HTTP_EXPECTATION_FAILED;
+        }
+    }
+
+    if (r->authority_form) {
+        return SWS_HTTP_NOT_ALLOWED;      /* CONNECT: this is not a proxy */
+    }
+    if (r->asterisk) {
+        r->uri = r->raw_path;
+        return SWS_DONE;                  /* answered by the caller */
+    }
+    return sws_http_set_uri(r, &r->raw_path, r->complex_uri);
+}
+
+static void
+sws_http1_start_request(sws_http_request_t *r)
+{
+    static const sws_str_t allow = sws_string("Allow");
+    static const sws_str_t methods = sws_string("GET, HEAD, POST, OPTIONS");
+    sws_int_t              rc;
+
+    rc = sws_http1_process_head(r);
+    if (rc == SWS_OK) {
+        sws_http_handler(r);
+        return;
+    }
+    if (rc == SWS_DONE) {
+        /* OPTIONS *: about the server as a whole. */
+        sws_http_header_out_add(r, &allow, &methods);
+        rc = sws_http_send_response(r, SWS_HTTP_OK, NULL, NULL);
+        sws_http_finalize(r, rc == SWS_ERROR ? SWS_ERROR : SWS_OK);
+        return;
+    }
+    if (rc == SWS_HTTP_NOT_ALLOWED) {
+        sws_http_header_out_add(r, &allow, &methods);
+    }
+    r->keepalive = 0;
+    sws_http_finalize(r, rc);
+}
+
+static void
+sws_http1_read_head_handler(sws_event_t *rev)
+{
+    sws_connection_t   *c = rev->data;
+    sws_http_conn_t    *hc = c->data;
+    sws_http_request_t *r = hc->r;
+    sws_buf_t          *b;
+    ssize_t             n;
+    sws_int_t           rc;
+
+    if (rev->timedout) {
+        if (r && (hc->buf->last > hc->buf->start || hc->request_line_done)) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out sending the request head");
+            r->keepalive = 0;
+            sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
+            return;
+        }
+        sws_http1_close_connection(c);
+        return;
+    }
+    if (c->close) {
+        sws_http1_close_connection(c);
+        return;
+    }
+
+    if (hc->small == NULL) {
+        hc->small = sws_create_temp_buf(c->pool, hc->cscf->client_header_buffer_size);
+        if (hc->small == NULL) {
+            sws_http1_close_connection(c);
+            return;
+        }
+        hc->buf = hc->small;
+    }
+
+    for ( ;; ) {
+        b = hc->buf;
+
+        if (r == NULL && b->pos < b->last) {
+            /* Pipelined data from the last request: a new request. */
+            r = sws_http1_create_request(c);
+            if (r == NULL) {
+                sws_http1_close_connection(c);
+                return;
+            }
+            c->idle = 0;
+            sws_reusable_connection(c, 0);
+        }
+
+        if (r) {
+            rc = sws_http1_parse_head(r);
+            if (rc == SWS_OK) {
+                sws_del_timer(rev);
+                rev->handler = sws_http1_block_reading_handler;
+                sws_http1_start_request(r);
+                return;
+            }
+            if (rc != SWS_AGAIN) {
+                sws_del_timer(rev);
+                rev->handler = sws_http1_block_reading_handler;
+                r->keepalive = 0;
+                sws_http_finalize(r, rc);
+                return;
+            }
+            b = hc->buf;     /* parsing may have moved to a large buffer */
+        }
+
+        if (b->last == b->end) {
+            /* Only possible with no request yet and a full buffer. */
+            b->pos = b->last = b->start;
+        }
+        n = c->recv(c, b->last, b->end - b->last);
+        if (n == SWS_AGAIN) {
+            if (!rev->timer_set) {
+                sws_add_timer(rev, hc->cscf->client_header_timeout);
+            }
+            if (r == NULL && b->pos == b->last) {
+                b->pos = b->last = b->start;
+            }
+            return;
+        }
+        if (n == 0 || n == SWS_ERROR) {
+            if (r) {
+                sws_log_error(SWS_LOG_INFO, c->log, 0,
+                              "client closed the connection while sending the request head");
+                r->status = SWS_HTTP_BAD_REQUEST;
+                r->keepalive = 0;
+                sws_http_log_request(r);
+            }
+            sws_http1_close_connection(c);
+            return;
+        }
+        b->last += n;
+        if (r == NULL) {
+            r = sws_http1_create_request(c);
+            if (r == NULL) {
+                sws_http1_close_connection(c);
+                return;
+            }
+            c->idle = 0;
+            sws_reusable_connection(c, 0);
+        }
+    }
+}
+
+/* While a response is being produced, input waits in the socket (pipelined
+ * requests, or the body for a handler that reads it later). */
+void
+sws_http1_block_reading_handler(sws_event_t *rev)
+{
+}
+
+/* ---- the response ---- */
+
+static sws_int_t
+sws_http1_send_header(sws_http_request_t *r)
+{
+    sws_buf_t   *b;
+    sws_chain_t *cl;
+
+    b = sws_http1_build_head(r);
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    r->header_size = b->last - b->pos;
+    cl = sws_alloc_chain_link(r->pool);
+    if (cl == NULL) {
+        return SWS_ERROR;
+    }
+    cl->buf = b;
+    cl->next = NULL;
+    r->out = cl;          /* sent with the first body data, in one write */
+    return SWS_OK;
+}
+
+/* Frame body data as chunks: "size\r\n" data "\r\n", and "0\r\n\r\n" last. */
+static sws_chain_t *
+sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
+{
+    sws_chain_t *out = NULL, **ll = &out, *cl;
+    sws_buf_t   *b;
+    off_t        size = 0;
+    int          last = 0;
+    u_char      *p;
+
+    for (cl = in; cl; cl = cl->next) {
+        if (!sws_buf_special(cl->buf)) {
+            size += sws_buf_size(cl->buf);
+        }
+        if (cl->buf->last_buf) {
+            last = 1;
+        }
+    }
+    if (size) {
+        b = sws_create_temp_buf(r->pool, 20);
+        cl = sws_alloc_chain_link(r->pool);
+        if (b == NULL || cl == NULL) {
+            return SWS_CHAIN_ERROR;
+        }
+        b->last = sws_slprintf(b->last, b->end, "%llx\r\n", (unsigned long long) size);
+        cl->buf = b;
+        *ll = cl;
+        ll = &cl->next;
+    }
+    for (; in; in = in->next) {
+        cl = sws_alloc_chain_link(r->pool);
+        if (cl == NULL) {
+            return SWS_CHAIN_ERROR;
+        }
+        cl->buf = in->buf;
+        *ll = cl;
+        ll = &cl->next;
+    }
+    if (size || last) {
+        b = sws_calloc_buf(r->pool);
+        cl = sws_alloc_chain_link(r->pool);
+        if (b == NULL || cl == NULL) {
+            return SWS_CHAIN_ERROR;
+        }
+        p = (u_char *) (last ? (size ? "\r\n0\r\n\r\n" : "0\r\n\r\n") : "\r\n");
+        b->pos = b->start = p;
+        b->last = b->end = p + strlen((char *) p);
+        b->memory = 1;
+        cl->buf = b;
+        *ll = cl;
+        ll = &cl->next;
+    }
+    *ll = NULL;
+    *tail = ll;
+    return out;
+}
+
+sws_int_t
+sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
+{
+    sws_connection_t *c = r->connection;
+    sws_chain_t     **ll, *cl, *add;
+    sws_http_core_loc_conf_t *clcf;
+
+    /* Append in to the queue (links copied: the caller owns its chain). */
+    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* find the tail */ }
+    if (in) {
+        if (r->chunked_out) {
+            sws_chain_t **tail;
+            add = sws_http1_chunk(r, in, &tail);
+            if (add == SWS_CHAIN_ERROR) {
+                return SWS_ERROR;
+            }
+            *ll = add;
+        } else {
+            for (; in; in = in->next) {
+                cl = sws_alloc_chain_link(r->pool);
+                if (cl == NULL) {
+                    return SWS_ERROR;
+                }
+                cl->buf = in->buf;
+                cl->next = NULL;
+                *ll = cl;
+                ll = &cl->next;
+            }
+        }
+    }
+
+    if (r->out == NULL) {
+        return SWS_OK;
+    }
+    if (c->write->ready) {
+        cl = c->send_chain(c, r->out, 0);
+        if (cl == SWS_CHAIN_ERROR) {
+            c->error = 1;
+            return SWS_ERROR;
+        }
+        r->out = cl;
+        if (cl == NULL) {
+            if (c->write->timer_set) {
+                sws_del_timer(c->write);
+            }
+            return SWS_OK;
+        }
+    }
+    /* The rest goes when the socket has room: the write handler carries on. */
+    clcf = sws_http_core_loc(r);
+    c->write->handler = sws_http1_writer;
+    sws_add_timer(c->write, clcf->send_timeout);
+    if (c->write->ready) {
+        /* Sent as much as one call may: go on after others had a turn. */
+        sws_post_event(c->write);
+    }
+    return SWS_AGAIN;
+}
+
+static void
+sws_http1_writer(sws_event_t *wev)
+{
+    sws_connection_t   *c = wev->data;
+    sws_http_conn_t    *hc = c->data;
+    sws_http_request_t *r = hc->r;
+    sws_int_t           rc;
+
+    if (r == NULL) {
+        return;
+    }
+    if (wev->timedout) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out reading the response");
+        wev->timedout = 0;
+        r->keepalive = 0;
+        sws_http1_finish(r, SWS_ERROR);
+        return;
+    }
+    rc = sws_http1_send_body(r, NULL);
+    if (rc == SWS_ERROR) {
+        r->keepalive = 0;
+        sws_http1_finish(r, SWS_ERROR);
+        return;
+    }
+    if (rc == SWS_OK && r->done) {
+        c->write->handler = sws_http1_empty_handler;
+        sws_http1_request_done(r);
+    }
+}
+
+static void
+sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
+{
+    sws_connection_t *c = r->connection;
+
+    if (rc == SWS_ERROR) {
+        r->done = 1;
+        sws_http_log_request(r);
+        sws_http1_close_connection(c);
+        return;
+    }
+    r->done = 1;
+    rc = sws_http1_send_body(r, NULL);
+    if (rc == SWS_ERROR) {
+        sws_http_log_request(r);
+        sws_http1_close_connection(c);
+        return;
+    }
+    if (rc == SWS_AGAIN) {
+        return;          /* sws_http1_writer finishes */
+    }
+    sws_http1_request_done(r);
+}
+
+/* ---- after the response ---- */
+
+static void
+sws_http1_lingering_close(sws_connection_t *c)
+{
+    sws_http_conn_t          *hc = c->data;
+    sws_http_core_loc_conf_t *clcf = hc->r ? sws_http_core_loc(hc->r) : NULL;
+    sws_msec_t                timeout = clcf ? clcf->lingering_timeout : 5000;
+    sws_msec_t                total = clcf ? clcf->lingering_time : 30000;
+
+    /* Unread input would make close() send a reset that can destroy the
+     * response in flight: stop writing, then drain for a while. */
+    if (shutdown(c->fd, SHUT_WR) == -1) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    hc->lingering = 1;
+    hc->lingering_deadline = sws_current_msec() + total;
+    c->read->handler = sws_http1_lingering_handler;
+    sws_add_timer(c->read, timeout);
+    sws_http1_lingering_handler(c->read);
+}
+
+static void
+sws_http1_lingering_handler(sws_event_t *rev)
+{
+    static u_char     drain[4096];
+    sws_connection_t *c = rev->data;
+    sws_http_conn_t  *hc = c->data;
+    ssize_t           n;
+
+    if (rev->timedout || c->close || sws_current_msec() >= hc->lingering_deadline) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    do {
+        n = c->recv(c, drain, sizeof(drain));
+        if (n == 0 || n == SWS_ERROR) {
+            sws_http1_close_connection(c);
+            return;
+        }
+    } while (n > 0);
+}
+
+void
+sws_http1_request_done(sws_http_request_t *r)
+{
+    sws_connection_t         *c = r->connection;
+    sws_http_conn_t          *hc = r->hc;
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_buf_t                *b = hc->buf;
+    size_t                    left;
+    int                       linger = 0;
+
+    sws_http_log_request(r);
+
+    /* A body nobody read: drop what is here; if more is on its way, the
+     * connection can't be reused. */
+    if ((r->content_length_n > 0 || r->chunked_in) && !(r->body && r->body->finished)) {
+        if (sws_http1_discard_some(r) != SWS_OK) {
+            r->keepalive = 0;
+            linger = 1;
+        }
+    }
+
+    if (!r->keepalive || c->close || c->error || sws_exiting) {
+        hc->r = NULL;
+        if (linger && !c->error) {
+            sws_http1_lingering_close(c);
+            return;
+        }
+        sws_http1_close_connection(c);
+        return;
+    }
+
+    /* Keep-alive: keep any pipelined bytes, free the request. */
+    left = b->last - b->pos;
+    if (b != hc->small) {
+        if (left > (size_t) (hc->small->end - hc->small->start)) {
+            sws_buf_t *nb = sws_create_temp_buf(c->pool, left);
+            if (nb == NULL) {
+                sws_http1_close_connection(c);
+                return;
+            }
+            hc->small = nb;
+        }
+        hc->small->pos = hc->small->start;
+        hc->small->last = sws_cpymem(hc->small->start, b->pos, left);
+        hc->buf = hc->small;
+    } else if (left == 0) {
+        b->pos = b->last = b->start;
+    }
+    hc->r = NULL;
+    sws_pool_reset(hc->rpool);
+
+    c->read->handler = sws_http1_read_head_handler;
+    c->write->handler = sws_http1_empty_handler;
+    if (left || c->read->ready) {
+        sws_add_timer(c->read, hc->cscf->client_header_timeout);
+        sws_post_event(c->read);
+        return;
+    }
+    c->idle = 1;
+    sws_reusable_connection(c, 1);
+    sws_add_timer(c->read, clcf->keepalive_timeout);
+}
+
+/* ---- fixed responses: one buffer, no header structures ---- */
+
+sws_int_t
+sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
+    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    const sws_str_t          *date = sws_cached_http_time();
+    sws_buf_t                *b;
+    sws_chain_t              *cl;
+    size_t                    len;
+    u_char                   *p;
+    int                       head = r->method == SWS_HTTP_HEAD || status < 200
+                                     || status == 204 || status == 304;
+
+    r->status = status;
+    r->header_sent = 1;
+    r->header_only = head;
+    sws_http1_decide_keepalive(r);
+
+    len = status_line->len + sizeof("Server: scalws/" SCALWS_VERSION "\r\nDate: \r\n") - 1
+          + date->len + fields->len + sizeof("Connection: keep-alive\r\n") - 1
+          + (r->request_id.len ? sizeof("X-Request-Id: \r\n") - 1 + r->request_id.len : 0)
+          + 2 + (head ? 0 : body->len);
+    b = sws_create_temp_buf(r->pool, len);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_cpymem(b->last, status_line->data, status_line->len);
+    if (clcf->server_tokens) {
+        p = sws_cpymem(p, "Server: scalws/" SCALWS_VERSION "\r\nDate: ",
+                       sizeof("Server: scalws/" SCALWS_VERSION "\r\nDate: ") - 1);
+    } else {
+        p = sws_cpymem(p, "Server: scalws\r\nDate: ", sizeof("Server: scalws\r\nDate: ") - 1);
+    }
+    p = sws_cpymem(p, date->data, date->len);
+    p = sws_cpymem(p, "\r\n", 2);
+    p = sws_cpymem(p, fields->data, fields->len);
+    if (!r->keepalive) {
+        p = sws_cpymem(p, "Connection: close\r\n", 19);
+    } else if (r->http_version == SWS_HTTP_VERSION_10) {
+        p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
+    }
+    if (r->request_id.len) {
+        p = sws_cpymem(p, "X-Request-Id: ", 14);
+        p = sws_cpymem(p, r->request_id.data, r->request_id.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    p = sws_cpymem(p, "\r\n", 2);
+    r->header_size = p - b->last;
+    if (!head) {
+        p = sws_cpymem(p, body->data, body->len);
+    }
+    b->last = p;
+    b->last_buf = 1;
+    r->out_content_length = (off_t) body->len;
+    cl->buf = b;
+    cl->next = NULL;
+    r->out = cl;
+    return SWS_OK;
+}

@@ -1,0 +1,300 @@
+/*
+ * Request bodies over HTTP/1.1: Content-Length or chunked, read through the
+ * connection buffer (so bytes after the body stay there for the next
+ * pipelined request), kept in memory buffers or dropped when discarded.
+ */
+#include "sws_http_h1.h"
+
+static const char sws_continue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+static sws_int_t
+sws_http1_body_store(sws_http_request_t *r, const u_char *p, size_t n)
+{
+    sws_http_request_body_t *rb = r->body;
+    size_t                   room, size;
+    sws_chain_t             *cl;
+
+    while (n) {
+        if (rb->buf == NULL || rb->buf->last == rb->buf->end) {
+            size = sws_http_core_loc(r)->client_body_buffer_size;
+            if (rb->rest > 0 && (off_t) size > rb->rest) {
+                size = (size_t) rb->rest;
+            }
+            if (size < n && rb->rest > 0) {
+                size = n;
+            }
+            rb->buf = sws_create_temp_buf(r->pool, size);
+            cl = sws_alloc_chain_link(r->pool);
+            if (rb->buf == NULL || cl == NULL) {
+                return SWS_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            cl->buf = rb->buf;
+            cl->next = NULL;
+            *rb->last = cl;
+            rb->last = &cl->next;
+        }
+        room = rb->buf->end - rb->buf->last;
+        if (room > n) {
+            room = n;
+        }
+        rb->buf->last = sws_cpymem(rb->buf->last, p, room);
+        p += room;
+        n -= room;
+    }
+    return SWS_OK;
+}
+
+/* Take body bytes from [pos, last); *used says how many were body. */
+static sws_int_t
+sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t *used)
+{
+    sws_http_request_body_t *rb = r->body;
+    size_t                   max = sws_http_core_loc(r)->client_max_body_size;
+    u_char                  *start = pos;
+    size_t                   n;
+    sws_int_t                rc;
+
+    if (!r->chunked_in) {
+        n = sws_min((off_t) (last - pos), rb->rest);
+        if (!rb->discard && n && (rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
+            return rc;
+        }
+        rb->rest -= n;
+        rb->received += n;
+        pos += n;
+        if (rb->rest == 0) {
+            rb->finished = 1;
+        }
+        *used = pos - start;
+        return SWS_OK;
+    }
+
+    while (pos < last && !rb->finished) {
+        rc = sws_http_parse_chunked(&rb->chunked, &pos, last);
+        if (rc == SWS_OK) {
+            n = sws_min((off_t) (last - pos), rb->chunked.size);
+            if (!rb->discard) {
+                if (max && (size_t) (rb->received + n) > max) {
+                    sws_log_error(SWS_LOG_ERR, r->log, 0,
+                                  "client intended to send too large chunked body");
+                    return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
+                }
+                if ((rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
+                    return rc;
+                }
+            }
+            pos += n;
+            rb->chunked.size -= n;
+            rb->received += n;
+            continue;
+        }
+        if (rc == SWS_DONE) {
+            rb->finished = 1;
+            break;
+        }
+        if (rc == SWS_AGAIN) {
+            break;
+        }
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid chunked body");
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    *used = pos - start;
+    return SWS_OK;
+}
+
+/* Read from the connection until the body is complete or the socket is
+ * empty. SWS_OK (finished), SWS_AGAIN, or an HTTP status / SWS_ERROR. */
+static sws_int_t
+sws_http1_body_read(sws_http_request_t *r)
+{
+    sws_connection_t *c = r->connection;
+    sws_http_conn_t  *hc = r->hc;
+    sws_buf_t        *b = hc->buf;
+    ssize_t           n;
+    size_t            used;
+    sws_int_t         rc;
+
+    while (!r->body->finished) {
+        if (b->pos < b->last) {
+            rc = sws_http1_body_consume(r, b->pos, b->last, &used);
+            if (rc != SWS_OK) {
+                return rc;
+            }
+            b->pos += used;
+            continue;
+        }
+        b->pos = b->last = b->start;
+        n = c->recv(c, b->last, b->end - b->last);
+        if (n == SWS_AGAIN) {
+            return SWS_AGAIN;
+        }
+        if (n == 0) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client closed the connection while "
+                          "sending the request body");
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        if (n == SWS_ERROR) {
+            return SWS_ERROR;
+        }
+        b->last += n;
+    }
+    return SWS_OK;
+}
+
+static void
+sws_http1_body_handler(sws_event_t *rev)
+{
+    sws_connection_t        *c = rev->data;
+    sws_http_conn_t         *hc = c->data;
+    sws_http_request_t      *r = hc->r;
+    sws_http_request_body_t *rb = r->body;
+    sws_int_t                rc;
+
+    if (rev->timedout) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out sending the request body");
+        r->keepalive = 0;
+        rev->handler = sws_http1_block_reading_handler;
+        sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
+        return;
+    }
+    rc = sws_http1_body_read(r);
+    if (rc == SWS_AGAIN) {
+        sws_add_timer(rev, sws_http_core_loc(r)->client_body_timeout);
+        return;
+    }
+    sws_del_timer(rev);
+    rev->handler = sws_http1_block_reading_handler;
+    if (rc != SWS_OK) {
+        r->keepalive = 0;
+        sws_http_finalize(r, rc);
+        return;
+    }
+    rb->done(r);
+}
+
+static void
+sws_http1_send_continue(sws_http_request_t *r)
+{
+    sws_http_conn_t *hc = r->hc;
+
+    if (!r->expect_continue || r->continue_sent || hc->buf->pos < hc->buf->last) {
+        return;
+    }
+    r->continue_sent = 1;
+    /* 25 bytes on a socket with nothing queued: sent at once or not at all
+     * (then the client goes ahead after its own timeout). */
+    (void) send(r->connection->fd, sws_continue, sizeof(sws_continue) - 1, MSG_NOSIGNAL);
+}
+
+sws_int_t
+sws_http1_read_body(sws_http_request_t *r)
+{
+    sws_connection_t *c = r->connection;
+    sws_int_t         rc;
+
+    sws_http1_send_continue(r);
+    rc = sws_http1_body_read(r);
+    if (rc == SWS_OK) {
+        r->body->done(r);
+        return SWS_OK;
+    }
+    if (rc == SWS_AGAIN) {
+        c->read->handler = sws_http1_body_handler;
+        sws_add_timer(c->read, sws_http_core_loc(r)->client_body_timeout);
+        return SWS_OK;
+    }
+    r->keepalive = 0;
+    return rc;
+}
+
+sws_int_t
+sws_http1_discard_some(sws_http_request_t *r)
+{
+    sws_int_t rc;
+
+    if (r->body == NULL) {
+        if (sws_http_discard_body(r) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    if (r->body->finished) {
+        return SWS_OK;
+    }
+    if (r->expect_continue && !r->continue_sent) {
+        return SWS_AGAIN;        /* the client waits: it will not send it */
+    }
+    r->body->discard = 1;
+    rc = sws_http1_body_read(r);
+    return rc == SWS_OK ? SWS_OK : (rc == SWS_AGAIN ? SWS_AGAIN : SWS_ERROR);
+}
+
+/* ---- the SDK side ---- */
+
+static sws_http_request_body_t *
+sws_http_body_create(sws_http_request_t *r)
+{
+    sws_http_request_body_t *rb = sws_pcalloc(r->pool, sizeof(sws_http_request_body_t));
+
+    if (rb) {
+        rb->last = &rb->bufs;
+        rb->rest = r->chunked_in ? -1 : (r->content_length_n > 0 ? r->content_length_n : 0);
+        rb->finished = !sws_http_has_body(r);
+        r->body = rb;
+    }
+    return rb;
+}
+
+sws_int_t
+sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done)
+{
+    sws_http_request_body_t *rb = r->body;
+
+    if (rb && rb->discard) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;   /* discarded already */
+    }
+    if (rb == NULL) {
+        rb = sws_http_body_create(r);
+        if (rb == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    rb->done = done;
+    if (rb->finished) {
+        done(r);
+        return SWS_OK;
+    }
+    return r->proto->read_body(r);
+}
+
+sws_chain_t *
+sws_http_request_body(sws_http_request_t *r)
+{
+    return r->body ? r->body->bufs : NULL;
+}
+
+sws_int_t
+sws_http_discard_body(sws_http_request_t *r)
+{
+    sws_http_conn_t *hc = r->hc;
+    size_t           used;
+    sws_int_t        rc;
+
+    if (r->body) {
+        return SWS_OK;
+    }
+    if (sws_http_body_create(r) == NULL) {
+        return SWS_ERROR;
+    }
+    r->body->discard = 1;
+    if (r->body->finished || hc == NULL) {
+        return SWS_OK;
+    }
+    /* What already arrived goes now; the rest after the response. */
+    rc = sws_http1_body_consume(r, hc->buf->pos, hc->buf->last, &used);
+    if (rc != SWS_OK) {
+        r->keepalive = 0;
+        return SWS_OK;
+    }
+    hc->buf->pos += used;
+    return SWS_OK;
+}

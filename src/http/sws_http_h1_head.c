@@ -1,0 +1,142 @@
+/* The HTTP/1.1 response head, built in one buffer from the response fields. */
+#include "sws_http_h1.h"
+
+void
+sws_http1_decide_keepalive(sws_http_request_t *r)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+
+    if (r->keepalive
+        && (clcf->keepalive_timeout == 0
+            || r->connection->requests >= clcf->keepalive_requests
+            || sws_exiting || r->connection->close))
+    {
+        r->keepalive = 0;
+    }
+}
+
+#define SWS_HEAD_FIELD(name)  (sizeof(name ": \r\n") - 1)
+
+sws_buf_t *
+sws_http1_build_head(sws_http_request_t *r)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    const sws_str_t          *line = sws_http_status_line(r->status);
+    const sws_str_t          *date = sws_cached_http_time();
+    sws_http_header_t        *h = r->headers_out.elts;
+    sws_buf_t                *b;
+    sws_uint_t                i;
+    size_t                    len;
+    u_char                   *p;
+    int                       body_allowed = !(r->status < 200 || r->status == 204
+                                               || r->status == 304);
+
+    /* Body length: known, chunked (1.1), or until close (1.0). */
+    r->chunked_out = 0;
+    if (r->out_content_length < 0 && body_allowed && !r->header_only) {
+        if (r->http_version >= SWS_HTTP_VERSION_11 && clcf->chunked_transfer_encoding) {
+            r->chunked_out = 1;
+        } else {
+            r->keepalive = 0;
+        }
+    }
+    sws_http1_decide_keepalive(r);
+
+    len = sizeof("HTTP/1.1 \r\n") - 1 + line->len
+          + SWS_HEAD_FIELD("Server") + sizeof("scalws/" SCALWS_VERSION) - 1
+          + SWS_HEAD_FIELD("Date") + date->len
+          + sizeof("Connection: keep-alive\r\n") - 1
+          + 2;
+    if (r->content_type.len) {
+        len += SWS_HEAD_FIELD("Content-Type") + r->content_type.len;
+    }
+    if (r->out_content_length >= 0 && (body_allowed || r->status == 304)) {
+        len += SWS_HEAD_FIELD("Content-Length") + 20;
+    }
+    if (r->chunked_out) {
+        len += sizeof("Transfer-Encoding: chunked\r\n") - 1;
+    }
+    if (r->last_modified >= 0) {
+        len += SWS_HEAD_FIELD("Last-Modified") + 29;
+    }
+    if (r->etag.len) {
+        len += SWS_HEAD_FIELD("ETag") + r->etag.len;
+    }
+    if (r->location.len) {
+        len += SWS_HEAD_FIELD("Location") + r->location.len;
+    }
+    if (r->request_id.len && clcf->request_id) {
+        len += SWS_HEAD_FIELD("X-Request-Id") + r->request_id.len;
+    }
+    for (i = 0; i < r->headers_out.nelts; i++) {
+        len += h[i].name.len + 2 + h[i].value.len + 2;
+    }
+
+    b = sws_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return NULL;
+    }
+    p = sws_cpymem(b->last, "HTTP/1.1 ", 9);
+    p = sws_cpymem(p, line->data, line->len);
+    if (clcf->server_tokens) {
+        p = sws_cpymem(p, "\r\nServer: scalws/" SCALWS_VERSION "\r\nDate: ",
+                       sizeof("\r\nServer: scalws/" SCALWS_VERSION "\r\nDate: ") - 1);
+    } else {
+        p = sws_cpymem(p, "\r\nServer: scalws\r\nDate: ", sizeof("\r\nServer: scalws\r\nDate: ") - 1);
+    }
+    p = sws_cpymem(p, date->data, date->len);
+    p = sws_cpymem(p, "\r\n", 2);
+    if (r->content_type.len) {
+        p = sws_cpymem(p, "Content-Type: ", 14);
+        p = sws_cpymem(p, r->content_type.data, r->content_type.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (r->out_content_length >= 0 && (body_allowed || r->status == 304)) {
+        p = sws_cpymem(p, "Content-Length: ", 16);
+        p = sws_sprint_uint(p, (uint64_t) r->out_content_length);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (r->chunked_out) {
+        p = sws_cpymem(p, "Transfer-Encoding: chunked\r\n", 28);
+    }
+    if (r->last_modified >= 0) {
+        p = sws_cpymem(p, "Last-Modified: ", 15);
+        p = sws_http_time(p, r->last_modified);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (r->etag.len) {
+        p = sws_cpymem(p, "ETag: ", 6);
+        p = sws_cpymem(p, r->etag.data, r->etag.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (r->location.len) {
+        p = sws_cpymem(p, "Location: ", 10);
+        p = sws_cpymem(p, r->location.data, r->location.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    if (!r->keepalive) {
+        p = sws_cpymem(p, "Connection: close\r\n", 19);
+    } else if (r->http_version == SWS_HTTP_VERSION_10) {
+        p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
+    }
+    if (r->request_id.len && clcf->request_id) {
+        p = sws_cpymem(p, "X-Request-Id: ", 14);
+        p = sws_cpymem(p, r->request_id.data, r->request_id.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    for (i = 0; i < r->headers_out.nelts; i++) {
+        if (h[i].hash == 0) {
+            continue;
+        }
+        p = sws_cpymem(p, h[i].name.data, h[i].name.len);
+        *p++ = ':';
+        *p++ = ' ';
+        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    b->last = p;
+    return b;
+}

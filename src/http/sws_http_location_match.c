@@ -1,0 +1,426 @@
+/*
+ * Location matching. Built once at configuration time, then read-only:
+ *
+ *  - exact locations: a sorted array, binary search;
+ *  - prefix locations (plain and ^~): one sorted array where each entry
+ *    knows its parent, the longest other prefix location that is a prefix
+ *    of it. The longest prefix of a URI is found by a binary search for the
+ *    greatest entry <= URI, then by walking up the parents to the first one
+ *    no longer than the common prefix of that entry and the URI (every
+ *    location that is a prefix of the URI sorts between itself and the URI,
+ *    so it is an ancestor of that entry). O(log n * len + depth);
+ *  - regexes: PCRE2 (JIT when available), tried in configuration order with
+ *    one preallocated match data block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "sws_http_location_match.h"
+
+typedef struct sws_loc_item_s sws_loc_item_t;
+struct sws_loc_item_s {
+    sws_str_t        name;
+    void            *data;
+    sws_int_t        parent;     /* index into the prefix array, or -1 */
+    unsigned         exact:1;
+    unsigned         noregex:1;
+    sws_loc_item_t  *next;       /* collection list, until finalize */
+};
+
+typedef struct sws_loc_regex_s sws_loc_regex_t;
+struct sws_loc_regex_s {
+    pcre2_code       *code;
+    void             *data;
+    int               jit;
+    sws_loc_regex_t  *next;
+};
+
+struct sws_http_loc_matcher_s {
+    sws_pool_t        *pool;
+
+    sws_loc_item_t    *items;        /* exact and prefix, as added */
+    sws_uint_t         nexact;
+    sws_uint_t         nprefix;
+
+    sws_loc_item_t    *exact;        /* sorted arrays, after finalize */
+    sws_loc_item_t    *prefix;
+
+    sws_loc_regex_t   *regex;        /* in configuration order */
+    sws_loc_regex_t  **regex_last;
+    sws_uint_t         nregex;
+    uint32_t           ovector_pairs;
+
+    pcre2_match_data  *match_data;
+    unsigned           finalized:1;
+};
+
+
+static void
+sws_http_loc_matcher_cleanup(void *data)
+{
+    sws_http_loc_matcher_t  *m = data;
+    sws_loc_regex_t         *re;
+
+    for (re = m->regex; re; re = re->next) {
+        pcre2_code_free(re->code);
+        re->code = NULL;
+    }
+    if (m->match_data) {
+        pcre2_match_data_free(m->match_data);
+        m->match_data = NULL;
+    }
+}
+
+
+sws_http_loc_matcher_t *
+sws_http_loc_matcher_create(sws_pool_t *pool)
+{
+    sws_http_loc_matcher_t  *m;
+
+    m = sws_pcalloc(pool, sizeof(sws_http_loc_matcher_t));
+    if (m == NULL) {
+        return NULL;
+    }
+
+    m->pool = pool;
+    m->regex_last = &m->regex;
+
+    if (sws_pool_cleanup_add(pool, sws_http_loc_matcher_cleanup, m) != SWS_OK) {
+        return NULL;
+    }
+
+    return m;
+}
+
+
+static const char *
+sws_http_loc_errf(sws_pool_t *pool, const char *fmt, ...) SWS_PRINTF(2, 3);
+
+static const char *
+sws_http_loc_errf(sws_pool_t *pool, const char *fmt, ...)
+{
+    va_list  args;
+    int      n;
+    char    *s;
+
+    va_start(args, fmt);
+    n = vsnprintf(NULL, 0, fmt, args);
+    va_end(args);
+
+    if (n < 0 || (s = sws_pnalloc(pool, n + 1)) == NULL) {
+        return "out of memory";
+    }
+
+    va_start(args, fmt);
+    vsnprintf(s, n + 1, fmt, args);
+    va_end(args);
+
+    return s;
+}
+
+
+static sws_int_t
+sws_http_loc_add_regex(sws_http_loc_matcher_t *m, sws_http_loc_kind_t kind,
+    const sws_str_t *pattern, void *data, const char **err)
+{
+    int               rc;
+    uint32_t          captures;
+    PCRE2_SIZE        off;
+    PCRE2_UCHAR       msg[256];
+    pcre2_code       *code;
+    sws_loc_regex_t  *re;
+
+    code = pcre2_compile((PCRE2_SPTR) (pattern->data ? pattern->data : (u_char *) ""),
+                         pattern->len,
+                         kind == SWS_LOC_REGEX_CASELESS ? PCRE2_CASELESS : 0,
+                         &rc, &off, NULL);
+    if (code == NULL) {
+        pcre2_get_error_message(rc, msg, sizeof(msg));
+        *err = sws_http_loc_errf(m->pool,
+                   "pcre2_compile() failed: %s in \"%.*s\" at offset %zu",
+                   (char *) msg, (int) pattern->len, (char *) pattern->data,
+                   (size_t) off);
+        return SWS_ERROR;
+    }
+
+    re = sws_palloc(m->pool, sizeof(sws_loc_regex_t));
+    if (re == NULL) {
+        pcre2_code_free(code);
+        *err = "out of memory";
+        return SWS_ERROR;
+    }
+
+    re->code = code;
+    re->data = data;
+    re->jit = (pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0);
+    re->next = NULL;
+
+    /* linked before anything else can fail, so the cleanup frees it */
+    *m->regex_last = re;
+    m->regex_last = &re->next;
+    m->nregex++;
+
+    if (pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &captures) == 0
+        && captures + 1 > m->ovector_pairs)
+    {
+        m->ovector_pairs = captures + 1;
+    }
+
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_http_loc_matcher_add(sws_http_loc_matcher_t *m, sws_http_loc_kind_t kind,
+    const sws_str_t *pattern, void *data, const char **err)
+{
+    int              exact;
+    sws_loc_item_t  *it;
+
+    switch (kind) {
+    case SWS_LOC_REGEX:
+    case SWS_LOC_REGEX_CASELESS:
+        m->finalized = 0;
+        return sws_http_loc_add_regex(m, kind, pattern, data, err);
+    case SWS_LOC_EXACT:
+    case SWS_LOC_PREFIX:
+    case SWS_LOC_PREFIX_NOREGEX:
+        break;
+    default:
+        *err = "invalid location kind";
+        return SWS_ERROR;
+    }
+
+    exact = (kind == SWS_LOC_EXACT);
+
+    /* plain and ^~ prefixes share one namespace; exact ones have their own */
+    for (it = m->items; it; it = it->next) {
+        if ((int) it->exact == exact && it->name.len == pattern->len
+            && (pattern->len == 0
+                || memcmp(it->name.data, pattern->data, pattern->len) == 0))
+        {
+            *err = sws_http_loc_errf(m->pool, "duplicate location \"%.*s\"",
+                                     (int) pattern->len, (char *) pattern->data);
+            return SWS_ERROR;
+        }
+    }
+
+    it = sws_palloc(m->pool, sizeof(sws_loc_item_t));
+    if (it == NULL) {
+        *err = "out of memory";
+        return SWS_ERROR;
+    }
+
+    it->name.len = pattern->len;
+    it->name.data = sws_pnalloc(m->pool, pattern->len + 1);
+    if (it->name.data == NULL) {
+        *err = "out of memory";
+        return SWS_ERROR;
+    }
+    if (pattern->len) {
+        memcpy(it->name.data, pattern->data, pattern->len);
+    }
+    it->name.data[pattern->len] = '\0';
+
+    it->data = data;
+    it->parent = -1;
+    it->exact = exact;
+    it->noregex = (kind == SWS_LOC_PREFIX_NOREGEX);
+    it->next = m->items;
+    m->items = it;
+
+    if (exact) {
+        m->nexact++;
+    } else {
+        m->nprefix++;
+    }
+    m->finalized = 0;
+
+    return SWS_OK;
+}
+
+
+/* Byte order, a prefix before its extensions. */
+static int
+sws_http_loc_cmp(const u_char *a, size_t alen, const u_char *b, size_t blen)
+{
+    int     rc;
+    size_t  n = sws_min(alen, blen);
+
+    rc = n ? memcmp(a, b, n) : 0;
+    if (rc != 0) {
+        return rc;
+    }
+    return (alen > blen) - (alen < blen);
+}
+
+
+static int
+sws_http_loc_qsort_cmp(const void *one, const void *two)
+{
+    const sws_loc_item_t  *a = one, *b = two;
+
+    return sws_http_loc_cmp(a->name.data, a->name.len, b->name.data, b->name.len);
+}
+
+
+sws_int_t
+sws_http_loc_matcher_finalize(sws_http_loc_matcher_t *m)
+{
+    sws_uint_t       ie, ip, i, depth;
+    sws_int_t       *stack;
+    sws_loc_item_t  *it, *e;
+
+    m->exact = NULL;
+    m->prefix = NULL;
+
+    if (m->nexact) {
+        m->exact = sws_palloc(m->pool, m->nexact * sizeof(sws_loc_item_t));
+        if (m->exact == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    if (m->nprefix) {
+        m->prefix = sws_palloc(m->pool, m->nprefix * sizeof(sws_loc_item_t));
+        stack = sws_palloc(m->pool, m->nprefix * sizeof(sws_int_t));
+        if (m->prefix == NULL || stack == NULL) {
+            return SWS_ERROR;
+        }
+    } else {
+        stack = NULL;
+    }
+
+    ie = 0;
+    ip = 0;
+    for (it = m->items; it; it = it->next) {
+        if (it->exact) {
+            m->exact[ie++] = *it;
+        } else {
+            m->prefix[ip++] = *it;
+        }
+    }
+
+    if (ie > 1) {
+        qsort(m->exact, ie, sizeof(sws_loc_item_t), sws_http_loc_qsort_cmp);
+    }
+    if (ip > 1) {
+        qsort(m->prefix, ip, sizeof(sws_loc_item_t), sws_http_loc_qsort_cmp);
+    }
+
+    /* parents: a stack of the chain of prefixes of the current entry */
+    depth = 0;
+    for (i = 0; i < ip; i++) {
+        e = &m->prefix[i];
+        while (depth) {
+            it = &m->prefix[stack[depth - 1]];
+            if (it->name.len < e->name.len
+                && memcmp(it->name.data, e->name.data, it->name.len) == 0)
+            {
+                break;
+            }
+            depth--;
+        }
+        e->parent = depth ? stack[depth - 1] : -1;
+        stack[depth++] = i;
+    }
+
+    if (m->match_data) {
+        pcre2_match_data_free(m->match_data);
+        m->match_data = NULL;
+    }
+    if (m->nregex) {
+        m->match_data = pcre2_match_data_create(m->ovector_pairs ? m->ovector_pairs : 1,
+                                                NULL);
+        if (m->match_data == NULL) {
+            return SWS_ERROR;
+        }
+    }
+
+    m->finalized = 1;
+    return SWS_OK;
+}
+
+
+void *
+sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t len)
+{
+    int               rc;
+    size_t            lcp, n;
+    sws_uint_t        lo, hi, mid;
+    sws_loc_item_t   *e, *best;
+    sws_loc_regex_t  *re;
+
+    if (sws_unlikely(!m->finalized)) {
+        return NULL;
+    }
+
+    /* exact */
+    lo = 0;
+    hi = m->nexact;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        e = &m->exact[mid];
+        rc = sws_http_loc_cmp(e->name.data, e->name.len, uri, len);
+        if (rc == 0) {
+            return e->data;
+        }
+        if (rc < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+
+    /* longest prefix: the last entry <= uri, then up its parents */
+    best = NULL;
+    lo = 0;
+    hi = m->nprefix;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        e = &m->prefix[mid];
+        if (sws_http_loc_cmp(e->name.data, e->name.len, uri, len) <= 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+
+    if (lo > 0) {
+        e = &m->prefix[lo - 1];
+        n = sws_min(e->name.len, len);
+        for (lcp = 0; lcp < n && e->name.data[lcp] == uri[lcp]; lcp++) { /* void */ }
+
+        for ( ;; ) {
+            if (e->name.len <= lcp) {
+                best = e;
+                break;
+            }
+            if (e->parent < 0) {
+                break;
+            }
+            e = &m->prefix[e->parent];
+        }
+    }
+
+    if (best && best->noregex) {
+        return best->data;
+    }
+
+    for (re = m->regex; re; re = re->next) {
+        if (re->jit) {
+            rc = pcre2_jit_match(re->code, uri, len, 0, 0, m->match_data, NULL);
+        } else {
+            rc = pcre2_match(re->code, uri, len, 0, 0, m->match_data, NULL);
+        }
+        if (rc >= 0) {
+            return re->data;
+        }
+        /* PCRE2_ERROR_NOMATCH, or a match error (limits): try the next */
+    }
+
+    return best ? best->data : NULL;
+}

@@ -1,0 +1,34 @@
+/*
+ * Location matching as nginx does it: exact (=) first; then the longest
+ * matching prefix; if that prefix is ^~ it wins, otherwise regexes (~, ~*)
+ * are tried in configuration order and the first match wins; else the
+ * longest prefix. Regexes use PCRE2, compiled once at configuration time.
+ */
+#ifndef SWS_HTTP_LOCATION_MATCH_H
+#define SWS_HTTP_LOCATION_MATCH_H
+
+#include <scalws/scalws.h>
+
+typedef enum {
+    SWS_LOC_EXACT,          /* = /path */
+    SWS_LOC_PREFIX,         /* /path */
+    SWS_LOC_PREFIX_NOREGEX, /* ^~ /path */
+    SWS_LOC_REGEX,          /* ~ re */
+    SWS_LOC_REGEX_CASELESS  /* ~* re */
+} sws_http_loc_kind_t;
+
+typedef struct sws_http_loc_matcher_s sws_http_loc_matcher_t;
+
+sws_http_loc_matcher_t *sws_http_loc_matcher_create(sws_pool_t *pool);
+/* data: the caller's location. On error returns SWS_ERROR and sets *err to
+ * a message in pool memory (regex compile error with offset; duplicate
+ * location "X"). */
+sws_int_t sws_http_loc_matcher_add(sws_http_loc_matcher_t *m, sws_http_loc_kind_t kind,
+    const sws_str_t *pattern, void *data, const char **err);
+/* Build the lookup structures (sorted prefixes etc.). */
+sws_int_t sws_http_loc_matcher_finalize(sws_http_loc_matcher_t *m);
+/* The matching location's data, or NULL if none matches. The lookup does
+ * not allocate (regex match data is preallocated per matcher). */
+void *sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t len);
+
+#endif

@@ -1,0 +1,357 @@
+/*
+ * Conditional requests (RFC 9110 section 13): If-Match, If-Unmodified-Since,
+ * If-None-Match and If-Modified-Since, evaluated in the order of 13.2.2 on
+ * 200 responses to GET and HEAD. A failed If-Match/If-Unmodified-Since turns
+ * the response into a 412 without a body; a matching If-None-Match or an
+ * unmodified If-Modified-Since into a 304.
+ *
+ *   if_modified_since off|exact|before;   (default exact)
+ *
+ * This header filter must run before the range filter (be inserted after
+ * it): a 304 or 412 is then no longer a 200 that ranges could apply to.
+ */
+#include <scalws/scalws.h>
+
+#define SWS_HTTP_IMS_OFF     0
+#define SWS_HTTP_IMS_EXACT   1
+#define SWS_HTTP_IMS_BEFORE  2
+
+typedef struct {
+    sws_uint_t  if_modified_since;
+} sws_http_not_modified_loc_conf_t;
+
+
+static void *sws_http_not_modified_create_loc_conf(sws_conf_t *cf);
+static char *sws_http_not_modified_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+static sws_int_t sws_http_not_modified_init(sws_conf_t *cf);
+
+static const sws_conf_enum_t  sws_http_ims_values[] = {
+    { sws_string("off"), SWS_HTTP_IMS_OFF },
+    { sws_string("exact"), SWS_HTTP_IMS_EXACT },
+    { sws_string("before"), SWS_HTTP_IMS_BEFORE },
+    { sws_null_string, 0 }
+};
+
+static const sws_command_t  sws_http_not_modified_commands[] = {
+    { "if_modified_since",
+      SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_enum_slot, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_not_modified_loc_conf_t, if_modified_since), sws_http_ims_values },
+    sws_null_command
+};
+
+sws_module_t  sws_http_not_modified_filter_module = {
+    SWS_MODULE_ABI,
+    .name = "not_modified_filter",
+    .commands = sws_http_not_modified_commands,
+    .create_loc_conf = sws_http_not_modified_create_loc_conf,
+    .merge_loc_conf = sws_http_not_modified_merge_loc_conf,
+    .postconfiguration = sws_http_not_modified_init,
+};
+
+static sws_http_header_filter_pt  sws_http_next_header_filter;
+static sws_http_body_filter_pt    sws_http_next_body_filter;
+
+/* The request context of a 412: its body is dropped. */
+static int        sws_http_not_modified_drop;
+
+static sws_str_t  sws_http_not_modified_no_type = { 0, (u_char *) "" };
+
+
+/*
+ * 1 if an entity-tag of the list (one header line) matches etag: by strong
+ * comparison (both strong, same opaque-tag) or weak (same opaque-tag).
+ * "*" matches any current representation. Malformed members are skipped.
+ */
+static int
+sws_http_etag_list_match(const sws_str_t *list, const sws_str_t *etag, int weak)
+{
+    u_char       *p, *end, *q;
+    int           tag_weak, etag_weak;
+    size_t        olen;
+    const u_char *opaque;
+
+    etag_weak = etag != NULL && etag->len > 2 && etag->data[0] == 'W' && etag->data[1] == '/';
+    if (etag != NULL) {
+        opaque = etag->data + (etag_weak ? 2 : 0);
+        olen = etag->len - (etag_weak ? 2 : 0);
+    } else {
+        opaque = NULL;
+        olen = 0;
+    }
+
+    p = list->data;
+    end = p + list->len;
+
+    while (p < end) {
+        if (*p == ' ' || *p == '\t' || *p == ',') {
+            p++;
+            continue;
+        }
+
+        if (*p == '*') {
+            return 1;
+        }
+
+        tag_weak = 0;
+        if (end - p > 2 && p[0] == 'W' && p[1] == '/') {
+            tag_weak = 1;
+            p += 2;
+        }
+
+        if (*p != '"') {
+            while (p < end && *p != ',') {
+                p++;
+            }
+            continue;
+        }
+
+        for (q = p + 1; q < end && *q != '"'; q++) { /* void */ }
+        if (q == end) {
+            return 0;               /* unterminated */
+        }
+        q++;                        /* [p, q) is the opaque-tag with its quotes */
+
+        if (opaque != NULL && (size_t) (q - p) == olen && memcmp(p, opaque, olen) == 0
+            && (weak || (!tag_weak && !etag_weak)))
+        {
+            return 1;
+        }
+
+        p = q;
+        while (p < end && *p != ',') {
+            p++;
+        }
+    }
+
+    return 0;
+}
+
+
+/* Any of the header lines named like h (from h on) matches. */
+static int
+sws_http_etag_match(const sws_http_header_t *h, const sws_http_header_t *end,
+    const sws_str_t *etag, int weak)
+{
+    const sws_str_t  *name = &h->name;
+
+    for ( ; h < end; h++) {
+        if (h->hash != 0 && sws_str_eq(&h->name, name)
+            && sws_http_etag_list_match(&h->value, etag, weak))
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
+static sws_int_t
+sws_http_not_modified(sws_http_request_t *r)
+{
+    sws_http_set_status(r, SWS_HTTP_NOT_MODIFIED);
+    sws_http_set_content_length(r, -1);
+    sws_http_set_content_type(r, &sws_http_not_modified_no_type);
+    sws_http_allow_ranges(r, 0);
+    sws_http_header_out_remove(r, "content-encoding", sizeof("content-encoding") - 1);
+
+    /* ETag, Last-Modified, Cache-Control, Expires, Vary stay (RFC 9110 15.4.5) */
+    return sws_http_next_header_filter(r);
+}
+
+
+static sws_int_t
+sws_http_precondition_failed(sws_http_request_t *r)
+{
+    sws_http_set_status(r, SWS_HTTP_PRECONDITION_FAILED);
+    sws_http_set_content_length(r, 0);
+    sws_http_set_content_type(r, &sws_http_not_modified_no_type);
+    sws_http_set_etag(r, NULL);
+    sws_http_set_last_modified(r, -1);
+    sws_http_allow_ranges(r, 0);
+    sws_http_header_out_remove(r, "content-encoding", sizeof("content-encoding") - 1);
+
+    sws_http_set_ctx(r, &sws_http_not_modified_filter_module, &sws_http_not_modified_drop);
+
+    return sws_http_next_header_filter(r);
+}
+
+
+static int
+sws_http_is_name(const sws_http_header_t *h, const char *name, size_t len)
+{
+    return h->name.len == len && memcmp(h->name.data, name, len) == 0 && h->hash != 0;
+}
+
+
+static sws_int_t
+sws_http_not_modified_header_filter(sws_http_request_t *r)
+{
+    time_t                             t, lm;
+    sws_uint_t                         i, n;
+    const sws_str_t                   *etag;
+    const sws_array_t                 *headers;
+    const sws_http_header_t           *h, *end, *im, *inm, *ius, *ims;
+    sws_http_not_modified_loc_conf_t  *lcf;
+
+    if (sws_http_status(r) != SWS_HTTP_OK
+        || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD)))
+    {
+        return sws_http_next_header_filter(r);
+    }
+
+    /* one pass over the request headers for the four "if-*" names */
+    headers = sws_http_headers_in(r);
+    h = headers->elts;
+    n = headers->nelts;
+    end = h + n;
+    im = inm = ius = ims = NULL;
+
+    for (i = 0; i < n; i++) {
+        if (h[i].name.len < 8 || h[i].name.data[0] != 'i' || h[i].name.data[1] != 'f'
+            || h[i].name.data[2] != '-')
+        {
+            continue;
+        }
+
+        if (im == NULL && sws_http_is_name(&h[i], "if-match", 8)) {
+            im = &h[i];
+        } else if (inm == NULL && sws_http_is_name(&h[i], "if-none-match", 13)) {
+            inm = &h[i];
+        } else if (ims == NULL && sws_http_is_name(&h[i], "if-modified-since", 17)) {
+            ims = &h[i];
+        } else if (ius == NULL && sws_http_is_name(&h[i], "if-unmodified-since", 19)) {
+            ius = &h[i];
+        }
+    }
+
+    if (im == NULL && inm == NULL && ius == NULL && ims == NULL) {
+        return sws_http_next_header_filter(r);
+    }
+
+    etag = sws_http_etag(r);
+    if (etag != NULL && etag->len == 0) {
+        etag = NULL;
+    }
+    lm = sws_http_last_modified(r);
+
+    /* 1. If-Match; 2. If-Unmodified-Since only without If-Match */
+    if (im != NULL) {
+        if (!sws_http_etag_match(im, end, etag, 0)) {
+            return sws_http_precondition_failed(r);
+        }
+
+    } else if (ius != NULL) {
+        /* an invalid date is ignored; without Last-Modified nothing to compare */
+        t = sws_parse_http_time(ius->value.data, ius->value.len);
+        if (t != -1 && lm != -1 && lm > t) {
+            return sws_http_precondition_failed(r);
+        }
+    }
+
+    /* 3. If-None-Match; 4. If-Modified-Since only without If-None-Match */
+    if (inm != NULL) {
+        if (sws_http_etag_match(inm, end, etag, 1)) {
+            return sws_http_not_modified(r);
+        }
+
+    } else if (ims != NULL && lm != -1) {
+        lcf = sws_http_loc_conf(r, &sws_http_not_modified_filter_module);
+
+        if (lcf->if_modified_since != SWS_HTTP_IMS_OFF) {
+            t = sws_parse_http_time(ims->value.data, ims->value.len);
+
+            if (t != -1
+                && (lm == t
+                    || (lcf->if_modified_since == SWS_HTTP_IMS_BEFORE && lm < t
+                        && t <= sws_time_sec())))  /* a future date is invalid */
+            {
+                return sws_http_not_modified(r);
+            }
+        }
+    }
+
+    return sws_http_next_header_filter(r);
+}
+
+
+/* After a 412: drop the body, pass on only its end. */
+static sws_int_t
+sws_http_not_modified_body_filter(sws_http_request_t *r, sws_chain_t *in)
+{
+    int           last = 0;
+    sws_buf_t    *b;
+    sws_pool_t   *pool;
+    sws_chain_t  *cl;
+
+    if (sws_likely(sws_http_get_ctx(r, &sws_http_not_modified_filter_module) == NULL)) {
+        return sws_http_next_body_filter(r, in);
+    }
+
+    for (cl = in; cl != NULL; cl = cl->next) {
+        b = cl->buf;
+        last |= b->last_buf;
+        b->pos = b->last;           /* consumed, for producers that reuse buffers */
+        b->file_pos = b->file_last;
+    }
+
+    if (!last) {
+        return SWS_OK;
+    }
+
+    pool = sws_http_pool(r);
+    b = sws_calloc_buf(pool);
+    cl = sws_alloc_chain_link(pool);
+    if (b == NULL || cl == NULL) {
+        return SWS_ERROR;
+    }
+    b->last_buf = 1;
+    b->last_in_chain = 1;
+    cl->buf = b;
+    cl->next = NULL;
+
+    return sws_http_next_body_filter(r, cl);
+}
+
+
+static void *
+sws_http_not_modified_create_loc_conf(sws_conf_t *cf)
+{
+    sws_http_not_modified_loc_conf_t  *lcf;
+
+    lcf = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_not_modified_loc_conf_t));
+    if (lcf == NULL) {
+        return NULL;
+    }
+    lcf->if_modified_since = SWS_UNSET_UINT;
+
+    return lcf;
+}
+
+
+static char *
+sws_http_not_modified_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_not_modified_loc_conf_t  *prev = parent;
+    sws_http_not_modified_loc_conf_t  *conf = child;
+
+    (void) cf;
+
+    sws_conf_merge_uint_value(conf->if_modified_since, prev->if_modified_since,
+                              SWS_HTTP_IMS_EXACT);
+
+    return SWS_CONF_OK;
+}
+
+
+static sws_int_t
+sws_http_not_modified_init(sws_conf_t *cf)
+{
+    (void) cf;
+
+    sws_http_next_header_filter = sws_http_insert_header_filter(
+                                      sws_http_not_modified_header_filter);
+    sws_http_next_body_filter = sws_http_insert_body_filter(sws_http_not_modified_body_filter);
+
+    return SWS_OK;
+}

@@ -1,0 +1,586 @@
+/*
+ * HTTP/1.1 request line, header field lines, Content-Length and Range
+ * (RFC 9110, RFC 9112). Every function is a single pass over caller memory
+ * driven by 256-entry character tables; nothing allocates.
+ *
+ * Strictness choices (where the RFCs leave room):
+ *  - request-target bytes are those of RFC 3986 (pchar, '/', '?', '%');
+ *    CTLs, SP, DEL, obs-text, '"' '<' '>' '\' '^' '`' '{' '|' '}' and '#'
+ *    are rejected everywhere; '[' and ']' are tolerated in the query only
+ *    (common "a[]=1" forms), never in the path;
+ *  - absolute-form accepts only the http and https schemes, no userinfo,
+ *    a non-empty host, a port of at most 65535; IPvFuture is rejected;
+ *  - Content-Length lists must hold identical values, no empty elements;
+ *  - Range: more satisfiable ranges than the caller's max makes the header
+ *    ignored (-1 -> full 200 response) rather than silently truncated.
+ */
+#include <string.h>
+#include "sws_http_parse.h"
+
+#define C_TCHAR  0x01   /* token char (RFC 9110 5.6.2) */
+#define C_PCHAR  0x02   /* path byte needing no attention (not '/' or '%') */
+#define C_QUERY  0x04   /* query byte */
+#define C_HOST   0x08   /* reg-name byte: unreserved / sub-delims */
+#define C_FIELD  0x10   /* field value byte: VCHAR, SP, HTAB, obs-text */
+#define C_DIGIT  0x20
+
+#define T_ C_TCHAR
+#define P_ C_PCHAR
+#define Q_ C_QUERY
+#define H_ C_HOST
+#define F_ C_FIELD
+
+static const uint8_t sws_http_cls[256] = {
+    ['\t'] = F_,
+    [' '] = F_,
+    ['!'] = T_|P_|Q_|H_|F_,
+    ['"'] = F_,
+    ['#'] = T_|F_,
+    ['$'] = T_|P_|Q_|H_|F_,
+    ['%'] = T_|Q_|F_,
+    ['&'] = T_|P_|Q_|H_|F_,
+    ['\''] = T_|P_|Q_|H_|F_,
+    ['('] = P_|Q_|H_|F_,
+    [')'] = P_|Q_|H_|F_,
+    ['*'] = T_|P_|Q_|H_|F_,
+    ['+'] = T_|P_|Q_|H_|F_,
+    [','] = P_|Q_|H_|F_,
+    ['-'] = T_|P_|Q_|H_|F_,
+    ['.'] = T_|P_|Q_|H_|F_,
+    ['/'] = Q_|F_,
+    ['0' ... '9'] = T_|P_|Q_|H_|F_|C_DIGIT,
+    [':'] = P_|Q_|F_,
+    [';'] = P_|Q_|H_|F_,
+    ['<'] = F_,
+    ['='] = P_|Q_|H_|F_,
+    ['>'] = F_,
+    ['?'] = Q_|F_,
+    ['@'] = P_|Q_|F_,
+    ['A' ... 'Z'] = T_|P_|Q_|H_|F_,
+    ['['] = Q_|F_,
+    ['\\'] = F_,
+    [']'] = Q_|F_,
+    ['^'] = T_|F_,
+    ['_'] = T_|P_|Q_|H_|F_,
+    ['`'] = T_|F_,
+    ['a' ... 'z'] = T_|P_|Q_|H_|F_,
+    ['{'] = F_,
+    ['|'] = T_|F_,
+    ['}'] = F_,
+    ['~'] = T_|P_|Q_|H_|F_,
+    [0x80 ... 0xff] = F_,
+};
+
+/* Token chars lower-cased; 0 for anything that is not a tchar. */
+static const u_char sws_http_name_lc[256] = {
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x21, 0x00, 0x23, 0x24, 0x25, 0x26, 0x27, 0x00, 0x00, 0x2a, 0x2b, 0x00, 0x2d, 0x2e, 0x00,
+    0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x6f,
+    0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x79, 0x7a, 0x00, 0x00, 0x00, 0x5e, 0x5f,
+    0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68, 0x69, 0x6a, 0x6b, 0x6c, 0x6d, 0x6e, 0x6f,
+    0x70, 0x71, 0x72, 0x73, 0x74, 0x75, 0x76, 0x77, 0x78, 0x79, 0x7a, 0x00, 0x7c, 0x00, 0x7e, 0x00,
+    /* 0x80 - 0xff: none */
+};
+
+static u_char sws_http_slash[] = "/";
+static u_char sws_http_schema_http[] = "http";
+static u_char sws_http_schema_https[] = "https";
+
+#define sws_http_bad  SWS_HTTP_BAD_REQUEST
+
+/*
+ * 8 field-value bytes at once: 0 if any is a CTL (HTAB included, which the
+ * byte loop then handles) or DEL. Exact, no false negatives: a byte < 0x20
+ * or == 0x7f always sets its high bit in one of the two masks.
+ */
+#define SWS_ONES8   0x0101010101010101ULL
+#define SWS_HIGHS8  0x8080808080808080ULL
+
+static inline int
+sws_http_field_word_ok(uint64_t w)
+{
+    uint64_t  ctl, del;
+
+    ctl = (w - SWS_ONES8 * 0x20) & ~w & SWS_HIGHS8;
+    del = w ^ (SWS_ONES8 * 0x7f);
+    del = (del - SWS_ONES8) & ~del & SWS_HIGHS8;
+
+    return (ctl | del) == 0;
+}
+
+#define SWS_HTTP_OFF_MAX  ((off_t) 1 << 62)
+
+
+static sws_uint_t
+sws_http_method_id(const u_char *m, size_t len)
+{
+    switch (len) {
+    case 3:
+        if (memcmp(m, "GET", 3) == 0) return SWS_HTTP_GET;
+        if (memcmp(m, "PUT", 3) == 0) return SWS_HTTP_PUT;
+        break;
+    case 4:
+        if (memcmp(m, "HEAD", 4) == 0) return SWS_HTTP_HEAD;
+        if (memcmp(m, "POST", 4) == 0) return SWS_HTTP_POST;
+        break;
+    case 5:
+        if (memcmp(m, "PATCH", 5) == 0) return SWS_HTTP_PATCH;
+        if (memcmp(m, "TRACE", 5) == 0) return SWS_HTTP_TRACE;
+        break;
+    case 6:
+        if (memcmp(m, "DELETE", 6) == 0) return SWS_HTTP_DELETE;
+        break;
+    case 7:
+        if (memcmp(m, "OPTIONS", 7) == 0) return SWS_HTTP_OPTIONS;
+        if (memcmp(m, "CONNECT", 7) == 0) return SWS_HTTP_CONNECT;
+        break;
+    }
+    return SWS_HTTP_UNKNOWN;
+}
+
+
+/*
+ * authority = host [ ":" port ] (no userinfo) from p; stops at the first byte
+ * that cannot continue it. Returns that position, or NULL if the host is
+ * empty or malformed, or the port is not a number up to 65535. need_port:
+ * the port must be present and non-empty (CONNECT).
+ */
+static u_char *
+sws_http_parse_authority(u_char *p, u_char *end, int need_port)
+{
+    u_char     *h;
+    sws_uint_t  port, ndigits, colon;
+
+    if (p < end && *p == '[') {
+        /* IP-literal: IPv6 (hex, ':' and '.' for an embedded IPv4) */
+        colon = 0;
+        for (h = ++p; p < end && *p != ']'; p++) {
+            if (*p == ':') {
+                colon = 1;
+            } else if (!((*p >= '0' && *p <= '9') || *p == '.'
+                         || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')))
+            {
+                return NULL;
+            }
+        }
+        if (p == end || p - h < 2 || !colon) {
+            return NULL;
+        }
+        p++;
+
+    } else {
+        for (h = p; p < end && (sws_http_cls[*p] & C_HOST); p++) { /* void */ }
+        if (p == h) {
+            return NULL;
+        }
+    }
+
+    if (p < end && *p == ':') {
+        port = 0;
+        ndigits = 0;
+        for (p++; p < end && (sws_http_cls[*p] & C_DIGIT); p++) {
+            port = port * 10 + (*p - '0');
+            if (++ndigits > 5) {
+                return NULL;
+            }
+        }
+        if (port > 65535 || (need_port && ndigits == 0)) {
+            return NULL;
+        }
+
+    } else if (need_port) {
+        return NULL;
+    }
+
+    return p;
+}
+
+
+/*
+ * path-abempty from p (at '/') to tend or '?': sets rl->path and
+ * rl->complex_path; returns the stop position or NULL on a bad byte.
+ */
+static u_char *
+sws_http_parse_path(sws_http_request_line_t *rl, u_char *p, u_char *tend)
+{
+    u_char     *seg, c;
+    size_t      n;
+    unsigned    complex = 0;
+
+    rl->path.data = p;
+
+    for (seg = p++; p < tend; p++) {
+        c = *p;
+        if (sws_likely(sws_http_cls[c] & C_PCHAR)) {
+            continue;
+        }
+        if (c == '/') {
+            /* the segment that ends here: "", "." or ".." */
+            n = p - seg - 1;
+            if (n == 0 || (n <= 2 && seg[1] == '.' && (n == 1 || seg[2] == '.'))) {
+                complex = 1;
+            }
+            seg = p;
+            continue;
+        }
+        if (c == '%') {
+            complex = 1;
+            continue;
+        }
+        if (c == '?') {
+            break;
+        }
+        return NULL;
+    }
+
+    n = p - seg - 1;
+    if (n != 0 && n <= 2 && seg[1] == '.' && (n == 1 || seg[2] == '.')) {
+        complex = 1;
+    }
+
+    rl->path.len = p - rl->path.data;
+    rl->complex_path = complex;
+    return p;
+}
+
+
+sws_int_t
+sws_http_parse_request_line(sws_http_request_line_t *rl, u_char *start, u_char *end)
+{
+    u_char  *p, *t, *tend, *v;
+
+    rl->schema.len = 0;
+    rl->schema.data = NULL;
+    rl->host.len = 0;
+    rl->host.data = NULL;
+    rl->complex_path = 0;
+    rl->asterisk = 0;
+    rl->authority = 0;
+
+    /* method SP */
+    for (p = start; p < end && (sws_http_cls[*p] & C_TCHAR); p++) { /* void */ }
+
+    if (p == start || p == end || *p != ' ') {
+        return sws_http_bad;
+    }
+
+    rl->method_name.data = start;
+    rl->method_name.len = p - start;
+    rl->method = sws_http_method_id(start, p - start);
+
+    /* the version is the last 8 bytes, after exactly one SP */
+    t = p + 1;
+    if (end - t < 10) {         /* 1 target byte, SP, "HTTP/x.y" */
+        return sws_http_bad;
+    }
+    v = end - 8;
+    tend = v - 1;
+
+    rl->target.data = t;
+    rl->target.len = tend - t;
+    rl->args.len = 0;
+    rl->args.data = tend;
+
+    p = t;
+
+    if (rl->method == SWS_HTTP_CONNECT) {
+        /* authority-form only */
+        p = sws_http_parse_authority(p, tend, 1);
+        if (p == NULL || p != tend) {
+            return sws_http_bad;
+        }
+        rl->host = rl->target;
+        rl->path.data = tend;
+        rl->path.len = 0;
+        rl->authority = 1;
+        goto version;
+    }
+
+    if (*p == '/') {
+        p = sws_http_parse_path(rl, p, tend);
+        if (p == NULL) {
+            return sws_http_bad;
+        }
+
+    } else if (*p == '*') {
+        if (tend - p != 1 || rl->method != SWS_HTTP_OPTIONS) {
+            return sws_http_bad;
+        }
+        rl->path = rl->target;
+        rl->asterisk = 1;
+        goto version;
+
+    } else {
+        /* absolute-form: http:// or https://, scheme case-insensitive */
+        if (tend - p >= 8
+            && (p[0] | 0x20) == 'h' && (p[1] | 0x20) == 't'
+            && (p[2] | 0x20) == 't' && (p[3] | 0x20) == 'p')
+        {
+            if (p[4] == ':') {
+                rl->schema.data = sws_http_schema_http;
+                rl->schema.len = 4;
+                p += 5;
+            } else if ((p[4] | 0x20) == 's' && p[5] == ':') {
+                rl->schema.data = sws_http_schema_https;
+                rl->schema.len = 5;
+                p += 6;
+            } else {
+                return sws_http_bad;
+            }
+        } else {
+            return sws_http_bad;
+        }
+
+        if (tend - p < 2 || p[0] != '/' || p[1] != '/') {
+            return sws_http_bad;
+        }
+        p += 2;
+
+        rl->host.data = p;
+        p = sws_http_parse_authority(p, tend, 0);
+        if (p == NULL) {
+            return sws_http_bad;
+        }
+        rl->host.len = p - rl->host.data;
+
+        if (p < tend && *p == '/') {
+            p = sws_http_parse_path(rl, p, tend);
+            if (p == NULL) {
+                return sws_http_bad;
+            }
+
+        } else if (p == tend || *p == '?') {
+            rl->path.data = sws_http_slash;
+            rl->path.len = 1;
+
+        } else {
+            return sws_http_bad;      /* '@' (userinfo), '#', ... */
+        }
+    }
+
+    if (p < tend) {
+        /* p is at '?' */
+        for (t = ++p; p < tend && (sws_http_cls[*p] & C_QUERY); p++) { /* void */ }
+        if (p != tend) {
+            return sws_http_bad;
+        }
+        rl->args.data = t;
+        rl->args.len = tend - t;
+    }
+
+version:
+
+    if (*tend != ' ' || memcmp(v, "HTTP/", 5) != 0
+        || !(sws_http_cls[v[5]] & C_DIGIT) || v[6] != '.'
+        || !(sws_http_cls[v[7]] & C_DIGIT))
+    {
+        return sws_http_bad;
+    }
+
+    if (v[5] != '1') {
+        return SWS_HTTP_VERSION_NOT_SUPPORTED;
+    }
+
+    rl->version = (v[7] == '0') ? SWS_HTTP_VERSION_10 : SWS_HTTP_VERSION_11;
+
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end)
+{
+    u_char  *p, *l, *v, c;
+
+    /* field-name ":" -- no whitespace before the colon, no obs-fold */
+    for (p = start, l = lc; p < end; p++) {
+        c = sws_http_name_lc[*p];
+        if (c == 0) {
+            break;
+        }
+        *l++ = c;
+    }
+
+    if (p == start || p == end || *p != ':') {
+        return sws_http_bad;
+    }
+
+    h->name.data = lc;
+    h->name.len = p - start;
+    /* from the source: reading lc right after its byte stores would stall
+     * store-to-load forwarding; sws_hash_key_lc(s) == sws_hash_key(lc) */
+    h->hash = sws_hash_key_lc(start, p - start);
+
+    /* OWS field-value OWS */
+    for (p++; p < end && (*p == ' ' || *p == '\t'); p++) { /* void */ }
+
+    v = p;
+
+    while (end - p >= 8) {
+        uint64_t  w;
+
+        memcpy(&w, p, 8);
+        if (!sws_http_field_word_ok(w)) {
+            break;
+        }
+        p += 8;
+    }
+
+    for ( /* void */ ; p < end && (sws_http_cls[*p] & C_FIELD); p++) { /* void */ }
+
+    if (p != end) {
+        return sws_http_bad;
+    }
+
+    while (p > v && (p[-1] == ' ' || p[-1] == '\t')) {
+        p--;
+    }
+
+    h->value.data = v;
+    h->value.len = p - v;
+
+    return SWS_OK;
+}
+
+
+/* 1*DIGIT at *pp, saturating at SWS_HTTP_OFF_MAX + 1; -1 if no digit. */
+static off_t
+sws_http_parse_pos(const u_char **pp, const u_char *end)
+{
+    const u_char  *p = *pp;
+    off_t          n = 0;
+
+    if (p == end || !(sws_http_cls[*p] & C_DIGIT)) {
+        return -1;
+    }
+
+    for (; p < end && (sws_http_cls[*p] & C_DIGIT); p++) {
+        if (n <= SWS_HTTP_OFF_MAX / 10) {
+            n = n * 10 + (*p - '0');
+        } else {
+            n = SWS_HTTP_OFF_MAX + 1;
+        }
+    }
+
+    *pp = p;
+    return sws_min(n, SWS_HTTP_OFF_MAX + 1);
+}
+
+
+off_t
+sws_http_parse_content_length(const u_char *p, size_t len)
+{
+    const u_char  *end = p + len;
+    off_t          n, first = -1;
+
+    for ( ;; ) {
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+
+        n = sws_http_parse_pos(&p, end);
+        if (n < 0 || n > SWS_HTTP_OFF_MAX || (first >= 0 && n != first)) {
+            return -1;
+        }
+        first = n;
+
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+
+        if (p == end) {
+            return n;
+        }
+        if (*p++ != ',') {
+            return -1;
+        }
+    }
+}
+
+
+sws_int_t
+sws_http_parse_range(const u_char *p, size_t len, off_t size,
+    sws_http_range_t *ranges, sws_uint_t max)
+{
+    const u_char  *end = p + len;
+    off_t          a, b;
+    sws_uint_t     n = 0, specs = 0;
+    int            too_many = 0;
+
+    if (len < 6 || (p[0] | 0x20) != 'b' || (p[1] | 0x20) != 'y'
+        || (p[2] | 0x20) != 't' || (p[3] | 0x20) != 'e'
+        || (p[4] | 0x20) != 's' || p[5] != '=')
+    {
+        return -1;
+    }
+    p += 6;
+
+    /* 1#range-spec; empty list elements are ignored (RFC 9110 5.6.1.2) */
+    for ( ;; ) {
+        if (p < end && *p != ',') {
+            if (*p == '-') {
+                /* suffix-range */
+                p++;
+                b = sws_http_parse_pos(&p, end);
+                if (b < 0) {
+                    return -1;
+                }
+                if (b == 0 || size <= 0) {
+                    goto next;      /* unsatisfiable */
+                }
+                a = (b >= size) ? 0 : size - b;
+                b = size;
+
+            } else {
+                a = sws_http_parse_pos(&p, end);
+                if (a < 0 || p == end || *p++ != '-') {
+                    return -1;
+                }
+                if (p < end && (sws_http_cls[*p] & C_DIGIT)) {
+                    b = sws_http_parse_pos(&p, end);
+                    if (a > b) {
+                        return -1;  /* invalid int-range */
+                    }
+                } else {
+                    b = SWS_HTTP_OFF_MAX;
+                }
+                if (a >= size) {
+                    goto next;      /* unsatisfiable */
+                }
+                b = (b >= size) ? size : b + 1;
+            }
+
+            if (n < max) {
+                ranges[n].start = a;
+                ranges[n].end = b;
+                n++;
+            } else {
+                too_many = 1;
+            }
+
+        next:
+            specs++;
+        }
+
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+        if (p == end) {
+            break;
+        }
+        if (*p++ != ',') {
+            return -1;
+        }
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+    }
+
+    if (specs == 0 || too_many) {
+        return -1;
+    }
+
+    return n;
+}

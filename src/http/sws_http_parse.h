@@ -1,0 +1,97 @@
+/*
+ * HTTP/1.1 message parsing (RFC 9112), one complete line at a time: the
+ * connection code finds the end of a line and hands it over, so a request
+ * may arrive in any number of pieces. Pure functions over caller memory.
+ */
+#ifndef SWS_HTTP_PARSE_H
+#define SWS_HTTP_PARSE_H
+
+#include <scalws/scalws.h>
+
+/* The request line, pointers into the caller's buffer. */
+typedef struct {
+    sws_str_t   method_name;
+    sws_uint_t  method;        /* SWS_HTTP_GET ... or SWS_HTTP_UNKNOWN */
+    sws_str_t   target;        /* as received */
+    sws_str_t   schema;        /* absolute-form only: "http" */
+    sws_str_t   host;          /* absolute-form only: host[:port] */
+    sws_str_t   path;          /* origin-form path (raw, still encoded), or "*" */
+    sws_str_t   args;          /* query without '?', empty if none */
+    sws_uint_t  version;       /* 1000 or 1001 (1.x with x > 1 -> 1001) */
+    unsigned    complex_path:1;  /* has %, /./, /../, // or trailing /. */
+    unsigned    asterisk:1;      /* OPTIONS * */
+    unsigned    authority:1;     /* CONNECT host:port */
+} sws_http_request_line_t;
+
+/*
+ * Parse [start, end): the request line without its line terminator (the
+ * caller strips "\n" and one "\r" before it). Returns SWS_OK, or:
+ *   SWS_HTTP_BAD_REQUEST         malformed (bad method token, not exactly
+ *                                one SP between parts, bad target chars,
+ *                                CTL/NUL, bad version syntax, HTTP/0.9)
+ *   SWS_HTTP_VERSION_NOT_SUPPORTED  well-formed HTTP/M.m with M != 1
+ */
+sws_int_t sws_http_parse_request_line(sws_http_request_line_t *rl,
+    u_char *start, u_char *end);
+
+/*
+ * Parse one header field line [start, end) (terminator stripped as above).
+ * The name is lower-cased into lc (at least end - start bytes) and
+ * name points there; value is trimmed of leading/trailing SP/HTAB.
+ * Returns SWS_OK or SWS_HTTP_BAD_REQUEST for: empty name, a non-token name
+ * char, whitespace before ':', no ':', CR/LF/NUL/other CTL (except HTAB) in
+ * the value, a line starting with SP/HTAB (obs-fold).
+ */
+sws_int_t sws_http_parse_header_line(sws_http_header_t *h, u_char *lc,
+    u_char *start, u_char *end);
+
+/* Chunked transfer coding decoder state (RFC 9112 7.1), byte-incremental. */
+typedef struct {
+    sws_uint_t  state;
+    off_t       size;       /* bytes of chunk data left in the current chunk */
+    off_t       total;      /* decoded bytes so far */
+    sws_uint_t  ext_len;    /* bytes of extensions/trailer line so far */
+} sws_http_chunked_t;
+
+/*
+ * Decode from *pos up to last. Returns:
+ *   SWS_OK     chunk data is at *pos: ctx->size bytes remain in this chunk,
+ *              of which min(ctx->size, last - *pos) are available; the caller
+ *              consumes n of them, advancing *pos and decreasing ctx->size,
+ *              then calls again;
+ *   SWS_AGAIN  all input used (*pos == last), need more;
+ *   SWS_DONE   last-chunk and trailer section complete; *pos after them;
+ *   SWS_ERROR  malformed (bad hex, size overflow > 2^62, missing CRLF after
+ *              data, bad extension/trailer bytes, lines over 4096 bytes).
+ * Trailer fields are skipped (validated as header lines only loosely).
+ */
+sws_int_t sws_http_parse_chunked(sws_http_chunked_t *ctx, u_char **pos, u_char *last);
+
+/*
+ * Percent-decode src (a raw path starting with '/') and resolve "." and
+ * ".." segments into dst (room for len bytes). Merges repeated slashes when
+ * merge_slashes. Returns SWS_OK with *dst_len set, or SWS_HTTP_BAD_REQUEST
+ * for a bad %-escape, a decoded NUL, or ".." above the root. Decoded "%2F"
+ * is a '/' (so it is subject to dot resolution too).
+ */
+sws_int_t sws_http_normalize_path(const u_char *src, size_t len, u_char *dst,
+    size_t *dst_len, int merge_slashes);
+
+/* The extension of the last segment of a normalised path ("" if none). */
+void sws_http_path_exten(const sws_str_t *path, sws_str_t *exten);
+
+/* Parse a Content-Length value: digits only, no sign, no overflow;
+ * a list of identical values "5, 5" is accepted. -1 if invalid. */
+off_t sws_http_parse_content_length(const u_char *p, size_t len);
+
+/*
+ * Range header ("bytes=a-b, c-, -n") for a representation of size bytes.
+ * Fills up to max ranges into (start, end-exclusive) pairs. Returns the
+ * count (>= 1), 0 if no range is satisfiable (-> 416), or -1 if the header
+ * is malformed or not "bytes" (-> ignore it, send 200).
+ */
+typedef struct { off_t start; off_t end; } sws_http_range_t;
+sws_int_t sws_http_parse_range(const u_char *p, size_t len, off_t size,
+    sws_http_range_t *ranges, sws_uint_t max);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * What happens to a request once its head is known, whatever the protocol:
+ * virtual server, URI normalisation, location, phases, internal redirects,
+ * finalisation; and the request accessors of the SDK.
+ */
+#include "sws_http_core.h"
+
+#define SWS_HTTP_MAX_URI_CHANGES  10
+
+/* ---- virtual servers ---- */
+
+/* Validate and lower-case a Host value; strip the port and a trailing dot.
+ * SWS_ERROR if it is not a valid host. */
+sws_int_t
+sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
+{
+    u_char  *p = in->data, *last = in->data + in->len, *dst, c;
+    size_t   len = in->len;
+    int      in_brackets = 0, dot = 0;
+
+    if (len && p[0] == '[') {
+        u_char *rb = memchr(p, ']', len);
+        if (rb == NULL) {
+            return SWS_ERROR;
+        }
+        in_brackets = 1;
+        len = rb - p + 1;
+        if (rb + 1 < last && (rb[1] != ':' || rb + 2 == last)) {
+            return SWS_ERROR;
+        }
+    }
+    for (size_t i = in_brackets ? len : 0; i < in->len; i++) {
+        /* port digits after ':' */
+        if (p[i] == ':') {
+            if (i + 1 == in->len) {
+                return SWS_ERROR;
+            }
+            for (size_t j = i + 1; j < in->len; j++) {
+                if (p[j] < '0' || p[j] > '9') {
+                    return SWS_ERROR;
+                }
+            }
+            len = i;
+            break;
+        }
+    }
+
+    dst = sws_pnalloc(r->pool, len + 1);
+    if (dst == NULL) {
+        return SWS_ERROR;
+    }
+    for (size_t i = 0; i < len; i++) {
+        c = p[i];
+        if (c == '.') {
+            if (dot && !in_brackets) {
+                return SWS_ERROR;          /* ".." */
+            }
+            dot = 1;
+        } else {
+            dot = 0;
+        }
+        if (in_brackets) {
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+                  || c == ':' || c == '.' || c == '[' || c == ']'))
+            {
+                return SWS_ERROR;
+            }
+        } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+                     || c == '-' || c == '.' || c == '_' || c == '~'))
+        {
+            return SWS_ERROR;
+        }
+        dst[i] = sws_tolower(c);
+    }
+    if (len && dst[len - 1] == '.' && !in_brackets) {
+        len--;
+    }
+    dst[len] = '\0';
+    out->data = dst;
+    out->len = len;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
+{
+    sws_http_server_name_t   *sn = addr->names.elts;
+    sws_http_core_srv_conf_t *found = NULL;
+    sws_uint_t                i;
+    size_t                    best = 0;
+    sws_str_t                *host = &r->host;
+
+    if (host->len) {
+        for (i = 0; i < addr->names.nelts; i++) {
+            if (!sn[i].wildcard) {
+                if (sn[i].name.len == host->len
+                    && memcmp(sn[i].name.data, host->data, host->len) == 0)
+                {
+                    found = sn[i].server;
+                    break;
+                }
+                continue;
+            }
+            /* ".x.com" matches "a.x.com"; written as ".x.com" it matches
+             * "x.com" too. The longest wildcard wins. */
+            if (host->len > sn[i].name.len
+                && memcmp(host->data + host->len - sn[i].name.len, sn[i].name.data,
+                          sn[i].name.len) == 0)
+            {
+                if (sn[i].name.len > best) {
+                    best = sn[i].name.len;
+                    found = sn[i].server;
+                }
+            } else if (host->len + 1 == sn[i].name.len
+                       && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
+                       && best == 0)
+            {
+                found = sn[i].server;
+            }
+        }
+    }
+    if (found == NULL) {
+        found = addr->default_server;
+    }
+    r->srv_conf = found->ctx->srv_conf;
+    r->loc_conf = found->ctx->loc_conf;
+    return SWS_OK;
+}
+
+/* ---- URI and location ---- */
+
+sws_int_t
+sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
+{
+    sws_http_core_srv_conf_t *cscf = sws_http_core_srv(r);
+    size_t                    len;
+
+    if (!complex) {
+        r->uri = *raw;
+    } else {
+        r->uri.data = sws_pnalloc(r->pool, raw->len + 1);
+        if (r->uri.data == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (sws_http_normalize_path(raw->data, raw->len, r->uri.data, &len,
+                                    (int) cscf->merge_slashes) != SWS_OK)
+        {
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        r->uri.len = len;
+    }
+    sws_http_path_exten(&r->uri, &r->exten);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_update_location(sws_http_request_t *r)
+{
+    sws_http_core_srv_conf_t *cscf = sws_http_core_srv(r);
+    sws_http_core_loc_conf_t *clcf;
+
+    clcf = sws_http_loc_matcher_find(cscf->locations, r->uri.data, r->uri.len);
+    if (clcf) {
+        r->loc_conf = clcf->loc_conf;
+    } else {
+        r->loc_conf = cscf->ctx->loc_conf;
+    }
+    clcf = sws_http_core_loc(r);
+    r->connection->sendfile = clcf->sendfile ? 1 : 0;
+    if (clcf->request_id && r->request_id.len == 0) {
+        sws_http_request_id_init(r);
+    }
+
+    if (clcf->client_max_body_size && r->content_length_n > 0
+        && (size_t) r->content_length_n > clcf->client_max_body_size)
+    {
+        sws_log_error(SWS_LOG_ERR, r->log, 0,
+                      "client intended to send too large body: %lld bytes",
+                      (long long) r->content_length_n);
+        r->keepalive = 0;
+        return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    return SWS_OK;
+}
+
+/* Start the phases for a request whose head is complete. */
+void
+sws_http_handler(sws_http_request_t *r)
+{
+    r->phase_handler = 0;
+    sws_http_core_run_phases(r);
+}
+
+sws_int_t
+sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sws_str_t *args)
+{
+    sws_uint_t i;
+
+    if (++r->uri_changes > SWS_HTTP_MAX_URI_CHANGES) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "rewrite or internal redirection cycle "
+                      "while internally redirecting to \"%.*s\"", (int) uri->len, uri->data);
+        sws_http_finalize(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+        return SWS_DONE;
+    }
+    r->uri = *uri;
+    if (args) {
+        r->args = *args;
+    }
+    sws_http_path_exten(&r->uri, &r->exten);
+    r->internal = 1;
+    /* Modules start afresh in the new location. */
+    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
+        r->ctx[i] = NULL;
+    }
+    sws_http_clear_response(r);
+    r->loc_conf = ((sws_http_core_srv_conf_t *) sws_http_core_srv(r))->ctx->loc_conf;
+    r->phase_handler = sws_http_core_main(r)->engine.server_rewrite_index;
+    sws_http_core_run_phases(r);
+    return SWS_DONE;
+}
+
+/* ---- finalisation ---- */
+
+void
+sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
+{
+    if (rc == SWS_DONE || r->done) {
+        return;
+    }
+
+    if (rc == SWS_ERROR || rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
+        if (rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
+            r->status = (sws_uint_t) rc;
+        } else if (r->status == 0) {
+            r->status = SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        r->keepalive = 0;
+        r->proto->finish(r, SWS_ERROR);
+        return;
+    }
+
+    if (rc >= 100) {
+        if (r->header_sent) {
+            /* Too late for an error page: cut the response. */
+            r->keepalive = 0;
+            r->proto->finish(r, SWS_ERROR);
+            return;
+        }
+        rc = sws_http_special_response(r, (sws_uint_t) rc);
+        if (rc == SWS_DONE) {
+            return;     /* an error_page redirect took over */
+        }
+        if (rc == SWS_ERROR) {
+            r->proto->finish(r, SWS_ERROR);
+            return;
+        }
+    } else if (!r->header_sent) {
+        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a handler finished without a response");
+        rc = sws_http_special_response(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+        if (rc == SWS_ERROR || rc == SWS_DONE) {
+            if (rc == SWS_ERROR) {
+                r->proto->finish(r, SWS_ERROR);
+            }
+            return;
+        }
+    }
+
+    r->proto->finish(r, SWS_OK);
+}
+
+/* ---- SDK accessors ---- */
+
+sws_pool_t *sws_http_pool(sws_http_request_t *r) { return r->pool; }
+sws_log_t *sws_http_log(sws_http_request_t *r) { return r->log; }
+sws_connection_t *sws_http_connection(sws_http_request_t *r) { return r->connection; }
+sws_uint_t sws_http_method(sws_http_request_t *r) { return r->method; }
+const sws_str_t *sws_http_method_name(sws_http_request_t *r) { return &r->method_name; }
+sws_uint_t sws_http_version(sws_http_request_t *r) { return r->http_version; }
+const sws_str_t *sws_http_uri(sws_http_request_t *r) { return &r->uri; }
+const sws_str_t *sws_http_args(sws_http_request_t *r) { return &r->args; }
+const sws_str_t *sws_http_unparsed_uri(sws_http_request_t *r) { return &r->unparsed_uri; }
+const sws_str_t *sws_http_exten(sws_http_request_t *r) { return &r->exten; }
+const sws_str_t *sws_http_host(sws_http_request_t *r) { return &r->host; }
+const sws_str_t *sws_http_scheme(sws_http_request_t *r) { return &r->schema; }
+const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request_id; }
+const sws_str_t *sws_http_remote_addr(sws_http_request_t *r) { return &r->connection->addr_text; }
+int sws_http_is_internal(sws_http_request_t *r) { return r->internal; }
+const sws_array_t *sws_http_headers_in(sws_http_request_t *r) { return &r->headers_in; }
+off_t sws_http_content_length_in(sws_http_request_t *r) { return r->content_length_n; }
+int sws_http_has_body(sws_http_request_t *r) { return r->content_length_n > 0 || r->chunked_in; }
+
+const sws_str_t *
+sws_http_header_in(sws_http_request_t *r, const char *lcname, size_t len)
+{
+    sws_http_header_t *h = r->headers_in.elts;
+    sws_uint_t         i;
+
+    for (i = 0; i < r->headers_in.nelts; i++) {
+        if (h[i].name.len == len && memcmp(h[i].name.data, lcname, len) == 0) {
+            return &h[i].value;
+        }
+    }
+    return NULL;
+}
+
+void *
+sws_http_get_ctx(sws_http_request_t *r, const sws_module_t *m)
+{
+    return r->ctx[m->index];
+}
+
+void
+sws_http_set_ctx(sws_http_request_t *r, const sws_module_t *m, void *ctx)
+{
+    r->ctx[m->index] = ctx;
+}
+
+void *sws_http_main_conf(sws_http_request_t *r, const sws_module_t *m) { return r->main_conf[m->index]; }
+void *sws_http_srv_conf(sws_http_request_t *r, const sws_module_t *m) { return r->srv_conf[m->index]; }
+void *sws_http_loc_conf(sws_http_request_t *r, const sws_module_t *m) { return r->loc_conf[m->index]; }
+
+int
+sws_http_sendfile_enabled(sws_http_request_t *r)
+{
+    return sws_http_core_loc(r)->sendfile ? 1 : 0;
+}
+
+sws_int_t
+sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_len,
+    size_t reserve)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    const u_char             *rest = r->uri.data;
+    size_t                    rest_len = r->uri.len;
+    u_char                   *p;
+
+    if (clcf->alias && !clcf->regex) {
+        /* alias replaces the location's prefix; an exact location's whole
+         * URI. */
+        size_t skip = clcf->exact ? r->uri.len : sws_min(clcf->name.len, r->uri.len);
+        rest += skip;
+        rest_len -= skip;
+    }
+    path->len = clcf->root.len + rest_len;
+    path->data = sws_pnalloc(r->pool, path->len + reserve + 1);
+    if (path->data == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
+    p = sws_cpymem(p, rest, rest_len);
+    *p = '\0';
+    if (root_len) {
+        *root_len = clcf->root.len;
+    }
+    return SWS_OK;
+}
+
+const sws_str_t *
+sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exten)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_str_t                *type;
+
+    if (exten->len && clcf->types) {
+        type = sws_hash_find(clcf->types, exten->data, exten->len);
+        if (type) {
+            return type;
+        }
+    }
+    return &clcf->default_type;
+}

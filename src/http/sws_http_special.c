@@ -1,0 +1,203 @@
+/* Status lines and the generated responses for errors and bodiless codes. */
+#include "sws_http_core.h"
+
+typedef struct {
+    sws_uint_t  code;
+    sws_str_t   line;     /* "404 Not Found" */
+} sws_http_status_t;
+
+#define S(code, text) { code, sws_string(#code " " text) }
+
+static const sws_http_status_t sws_http_statuses[] = {
+    S(100, "Continue"), S(101, "Switching Protocols"), S(103, "Early Hints"),
+    S(200, "OK"), S(201, "Created"), S(202, "Accepted"),
+    S(203, "Non-Authoritative Information"), S(204, "No Content"), S(205, "Reset Content"),
+    S(206, "Partial Content"),
+    S(300, "Multiple Choices"), S(301, "Moved Permanently"), S(302, "Found"),
+    S(303, "See Other"), S(304, "Not Modified"), S(307, "Temporary Redirect"),
+    S(308, "Permanent Redirect"),
+    S(400, "Bad Request"), S(401, "Unauthorized"), S(402, "Payment Required"),
+    S(403, "Forbidden"), S(404, "Not Found"), S(405, "Method Not Allowed"),
+    S(406, "Not Acceptable"), S(407, "Proxy Authentication Required"),
+    S(408, "Request Timeout"), S(409, "Conflict"), S(410, "Gone"),
+    S(411, "Length Required"), S(412, "Precondition Failed"), S(413, "Content Too Large"),
+    S(414, "URI Too Long"), S(415, "Unsupported Media Type"), S(416, "Range Not Satisfiable"),
+    S(417, "Expectation Failed"), S(421, "Misdirected Request"),
+    S(422, "Unprocessable Content"), S(425, "Too Early"), S(426, "Upgrade Required"),
+    S(428, "Precondition Required"), S(429, "Too Many Requests"),
+    S(431, "Request Header Fields Too Large"), S(451, "Unavailable For Legal Reasons"),
+    S(500, "Internal Server Error"), S(501, "Not Implemented"), S(502, "Bad Gateway"),
+    S(503, "Service Unavailable"), S(504, "Gateway Timeout"),
+    S(505, "HTTP Version Not Supported"), S(507, "Insufficient Storage"),
+};
+
+#undef S
+
+const sws_str_t *
+sws_http_status_line(sws_uint_t status)
+{
+    static u_char     buf[8][5];
+    static sws_str_t  unknown[8];
+    static sws_uint_t next;
+    sws_uint_t        lo = 0, hi = sws_nelems(sws_http_statuses), mid;
+    sws_str_t        *s;
+
+    while (lo < hi) {
+        mid = (lo + hi) / 2;
+        if (sws_http_statuses[mid].code == status) {
+            return &sws_http_statuses[mid].line;
+        }
+        if (sws_http_statuses[mid].code < status) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    /* An unregistered code: "NNN " with an empty reason phrase is valid. */
+    s = &unknown[next];
+    u_char *p = buf[next];
+    next = (next + 1) % 8;
+    p[0] = (u_char) ('0' + status / 100 % 10);
+    p[1] = (u_char) ('0' + status / 10 % 10);
+    p[2] = (u_char) ('0' + status % 10);
+    p[3] = ' ';
+    s->data = p;
+    s->len = 4;
+    return s;
+}
+
+static int
+sws_http_status_has_body(sws_uint_t status)
+{
+    return !(status < 200 || status == 204 || status == 304);
+}
+
+static sws_int_t
+sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_http_error_page_t    *ep;
+    sws_uint_t                i;
+    sws_str_t                 uri, args = sws_null_string;
+    u_char                   *q;
+
+    if (clcf->error_pages == NULL || r->error_page) {
+        return SWS_DECLINED;
+    }
+    ep = clcf->error_pages->elts;
+    for (i = 0; i < clcf->error_pages->nelts; i++) {
+        if (ep[i].status != status) {
+            continue;
+        }
+        r->error_page = 1;
+        uri = ep[i].uri;
+        q = memchr(uri.data, '?', uri.len);
+        if (q) {
+            args.data = q + 1;
+            args.len = uri.data + uri.len - q - 1;
+            uri.len = q - uri.data;
+        }
+        if (r->method != SWS_HTTP_HEAD) {
+            r->method = SWS_HTTP_GET;
+            sws_str_set(&r->method_name, "GET");
+        }
+        sws_http_internal_redirect(r, &uri, &args);
+        /* The page is served with the original status unless "=CODE". */
+        if (!r->header_sent) {
+            r->status = ep[i].overwrite > 0 ? (sws_uint_t) ep[i].overwrite : status;
+        }
+        return SWS_DONE;
+    }
+    return SWS_DECLINED;
+}
+
+sws_int_t
+sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
+{
+    sws_http_core_loc_conf_t *clcf;
+    const sws_str_t          *line;
+    sws_http_header_t        *allow;
+    sws_str_t                 allow_value = sws_null_string, location;
+    sws_buf_t                *b;
+    sws_chain_t               out;
+    size_t                    len;
+    u_char                   *p;
+    sws_int_t                 rc;
+    static const sws_str_t    html = sws_string("text/html");
+
+    if (status >= 400 && r->loc_conf) {
+        rc = sws_http_try_error_page(r, status);
+        if (rc == SWS_DONE) {
+            return SWS_DONE;
+        }
+    }
+
+    /* Keep an Allow header a handler set for 405; drop everything else. */
+    allow = sws_http_header_out(r, "allow", 5);
+    if (allow) {
+        allow_value = allow->value;
+    }
+    location = r->location;
+    sws_http_clear_response(r);
+    if (status >= 300 && status < 400) {
+        r->location = location;        /* a redirect keeps its target */
+    }
+    if (status == SWS_HTTP_NOT_ALLOWED && allow_value.len) {
+        static const sws_str_t allow_name = sws_string("Allow");
+        sws_http_header_out_add(r, &allow_name, &allow_value);
+    }
+
+    if (status >= 400 && status != SWS_HTTP_NOT_FOUND && status != SWS_HTTP_FORBIDDEN
+        && status != SWS_HTTP_NOT_ALLOWED && status != SWS_HTTP_RANGE_NOT_SATISFIABLE
+        && status != SWS_HTTP_PRECONDITION_FAILED && status != SWS_HTTP_GATEWAY_TIME_OUT
+        && status != SWS_HTTP_BAD_GATEWAY && status != SWS_HTTP_SERVICE_UNAVAILABLE
+        && status != SWS_HTTP_INTERNAL_SERVER_ERROR)
+    {
+        /* Framing and limit errors: the rest of the input can't be trusted. */
+        r->keepalive = 0;
+    }
+    r->status = status;
+
+    if (!sws_http_status_has_body(status)) {
+        sws_http_set_content_length(r, -1);
+        if (sws_http_send_header(r) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        return sws_http_send_special(r, 1);
+    }
+
+    clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
+    line = sws_http_status_line(status);
+    len = sizeof("<!DOCTYPE html>\n<html><head><title></title></head>\n<body><h1></h1>\n"
+                 "<hr><p>scalws</p></body></html>\n") - 1 + 2 * line->len
+          + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
+    b = sws_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    p = b->last;
+    p = sws_cpymem(p, "<!DOCTYPE html>\n<html><head><title>", 35);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</title></head>\n<body><h1>", 26);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</h1>\n<hr><p>scalws", 19);
+    if (clcf == NULL || clcf->server_tokens) {
+        p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
+    }
+    p = sws_cpymem(p, "</p></body></html>\n", 19);
+    b->last = p;
+    b->last_buf = 1;
+
+    sws_http_set_content_type(r, &html);
+    sws_http_set_content_length(r, b->last - b->pos);
+    if (sws_http_send_header(r) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (r->header_only) {
+        return sws_http_send_special(r, 1);
+    }
+    out.buf = b;
+    out.next = NULL;
+    rc = sws_http_output(r, &out);
+    return rc == SWS_ERROR ? SWS_ERROR : SWS_OK;
+}

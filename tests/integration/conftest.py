@@ -1,0 +1,59 @@
+"""pytest fixtures for the ScalWS integration tests (see swsharness.py)."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import swsharness as h  # noqa: E402
+
+
+@pytest.fixture
+def sws(tmp_path):
+    """Factory: sws(locations/server/http/main blocks..., files={...}) starts a
+    server in tmp_path (the first one) or tmp_path/sN (the next ones)."""
+    started = []
+
+    def start(**kw):
+        d = tmp_path if not started else tmp_path / ("s%d" % len(started))
+        d.mkdir(parents=True, exist_ok=True)
+        try:
+            srv = h.launch(d, **kw)
+        except h.StartError as e:
+            pytest.fail(str(e), pytrace=False)
+        started.append(srv)
+        return srv
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def sws_module(tmp_path_factory):
+    """Like sws, but servers live for the whole test module."""
+    started = []
+
+    def start(**kw):
+        d = tmp_path_factory.mktemp("srv")
+        try:
+            srv = h.launch(d, **kw)
+        except h.StartError as e:
+            pytest.fail(str(e), pytrace=False)
+        started.append(srv)
+        return srv
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call" and rep.failed:
+        for srv in list(h.RUNNING):
+            rep.sections.append(("scalwsd %s (pid %s)" % (srv.tmp, srv.proc.pid),
+                                 srv.diagnostics(3000)))
