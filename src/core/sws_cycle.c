@@ -175,6 +175,12 @@ sws_cycle_load_modules(sws_cycle_t *cycle)
             if (sws_conf_full_name(&cf, &p, 0) != SWS_OK) {
                 return SWS_ERROR;
             }
+            if (access((char *) p.data, R_OK) != 0) {
+                sws_log_error(SWS_LOG_EMERG, cycle->log, errno,
+                              "load_module \"%s\" failed in %s:%lu", (char *) p.data,
+                              nodes[i].file, (unsigned long) nodes[i].line);
+                return SWS_ERROR;
+            }
             path = sws_array_push(extra);
             if (path == NULL) {
                 return SWS_ERROR;

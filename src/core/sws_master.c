@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include "sws_process.h"
 #include "sws_process_internal.h"
+#include "../event/sws_event.h"
 #include "sws_core_module.h"
 #include "sws_log_internal.h"
 #include "sws_pidfile.h"
@@ -347,6 +348,8 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
     }
     sws_stop_children(cycle, signo, sws_generation + 1);
+    /* No new connections from now on: the workers finish what they have. */
+    sws_listening_close(cycle, 1);
 }
 
 

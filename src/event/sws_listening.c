@@ -273,10 +273,13 @@ sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
             for (w = 0; w < ls->worker_fds_n; w++) {
                 if (ls->worker_fds[w] != -1) {
                     close(ls->worker_fds[w]);
+                    ls->worker_fds[w] = -1;
                 }
             }
         } else if (ls->fd != -1) {
             close(ls->fd);
+        } else {
+            continue;          /* closed already */
         }
         if (unlink_unix && ls->unix_socket) {
             unlink(((struct sockaddr_un *) &ls->sockaddr)->sun_path);

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix */
     unsigned   wildcard:1;
+    unsigned   bare:1;        /* written ".x.com": matches "x.com" too */
     sws_http_core_srv_conf_t *server;
 } sws_http_server_name_t;
 
@@ -93,6 +94,8 @@ struct sws_http_core_loc_conf_s {
     void                  **loc_conf;      /* this level's confs */
     sws_http_handler_pt     handler;       /* content handler, or NULL */
     const char             *handler_owner;
+    const char             *file;          /* where the location is */
+    sws_uint_t              line;
     unsigned                exact:1;
     unsigned                regex:1;
     unsigned                noregex:1;

@@ -328,6 +328,8 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     clcf = ctx->loc_conf[sws_http_core_module.index];
     clcf->loc_conf = ctx->loc_conf;
+    clcf->file = sws_conf_file(cf);
+    clcf->line = sws_conf_line(cf);
 
     if (n == 3) {
         mod = sws_conf_arg(cf, 1);

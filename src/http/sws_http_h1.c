@@ -829,6 +829,33 @@ sws_http1_lingering_handler(sws_event_t *rev)
     } while (n > 0);
 }
 
+/* Dropping the rest of an unread body after the response was sent. */
+static void
+sws_http1_discard_handler(sws_event_t *rev)
+{
+    sws_connection_t   *c = rev->data;
+    sws_http_conn_t    *hc = c->data;
+    sws_http_request_t *r = hc->r;
+    sws_int_t           rc;
+
+    if (rev->timedout || c->close) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    rc = sws_http1_discard_some(r);
+    if (rc == SWS_AGAIN) {
+        sws_add_timer(rev, sws_http_core_loc(r)->client_body_timeout);
+        return;
+    }
+    sws_del_timer(rev);
+    if (rc != SWS_OK) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    rev->handler = sws_http1_block_reading_handler;
+    sws_http1_request_done(r);
+}
+
 void
 sws_http1_request_done(sws_http_request_t *r)
 {
@@ -841,12 +868,20 @@ sws_http1_request_done(sws_http_request_t *r)
 
     sws_http_log_request(r);
 
-    /* A body nobody read: drop what is here; if more is on its way, the
-     * connection can't be reused. */
+    /* A body nobody read: drop it. What has not arrived yet is read and
+     * dropped in the background; the connection is reused after it. */
     if ((r->content_length_n > 0 || r->chunked_in) && !(r->body && r->body->finished)) {
-        if (sws_http1_discard_some(r) != SWS_OK) {
+        sws_int_t rc = sws_http1_discard_some(r);
+        if (rc == SWS_AGAIN && r->keepalive && (r->continue_sent || !r->expect_continue)
+            && !c->close && !sws_exiting)
+        {
+            c->read->handler = sws_http1_discard_handler;
+            sws_add_timer(c->read, clcf->client_body_timeout);
+            return;
+        }
+        if (rc != SWS_OK) {
             r->keepalive = 0;
-            linger = 1;
+            linger = rc == SWS_AGAIN;
         }
     }
 

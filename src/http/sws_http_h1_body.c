@@ -73,15 +73,13 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
         rc = sws_http_parse_chunked(&rb->chunked, &pos, last);
         if (rc == SWS_OK) {
             n = sws_min((off_t) (last - pos), rb->chunked.size);
-            if (!rb->discard) {
-                if (max && (size_t) (rb->received + n) > max) {
-                    sws_log_error(SWS_LOG_ERR, r->log, 0,
-                                  "client intended to send too large chunked body");
-                    return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
-                }
-                if ((rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
-                    return rc;
-                }
+            if (max && (size_t) (rb->received + n) > max) {
+                sws_log_error(SWS_LOG_ERR, r->log, 0,
+                              "client intended to send too large chunked body");
+                return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
+            }
+            if (!rb->discard && (rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
+                return rc;
             }
             pos += n;
             rb->chunked.size -= n;
@@ -289,11 +287,12 @@ sws_http_discard_body(sws_http_request_t *r)
     if (r->body->finished || hc == NULL) {
         return SWS_OK;
     }
-    /* What already arrived goes now; the rest after the response. */
+    /* What already arrived goes now; the rest after the response. A body
+     * that is already malformed or too large is answered as such. */
     rc = sws_http1_body_consume(r, hc->buf->pos, hc->buf->last, &used);
     if (rc != SWS_OK) {
         r->keepalive = 0;
-        return SWS_OK;
+        return rc;
     }
     hc->buf->pos += used;
     return SWS_OK;

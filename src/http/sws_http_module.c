@@ -132,8 +132,8 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
             if (sws_http_loc_matcher_add(cscf->locations, kind, &clcf->name, clcf, &err)
                 != SWS_OK)
             {
-                sws_log_error(SWS_LOG_EMERG, cf->log, 0, "%s in %s:%lu", err, cscf->file,
-                              (unsigned long) cscf->line);
+                sws_log_error(SWS_LOG_EMERG, cf->log, 0, "%s in %s:%lu", err, clcf->file,
+                              (unsigned long) clcf->line);
                 return SWS_ERROR;
             }
         }
@@ -232,6 +232,7 @@ sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
                     sn->name.len--;
                 } else if (names[n].data[0] == '.') {
                     sn->wildcard = 1;          /* ".x.com": x.com and its subdomains */
+                    sn->bare = 1;
                 }
             }
         }

@@ -111,7 +111,7 @@ sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
                     best = sn[i].name.len;
                     found = sn[i].server;
                 }
-            } else if (host->len + 1 == sn[i].name.len
+            } else if (sn[i].bare && host->len + 1 == sn[i].name.len
                        && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
                        && best == 0)
             {
