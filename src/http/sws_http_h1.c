@@ -519,14 +519,19 @@ sws_http1_read_head_handler(sws_event_t *rev)
         b = hc->buf;
 
         if (r == NULL && b->pos < b->last) {
-            /* Pipelined data from the last request: a new request. */
+            /* The first bytes of a request (maybe pipelined after the last
+             * one): from now on the head must arrive within the header
+             * timeout, not the keep-alive one. */
             r = sws_http1_create_request(c);
             if (r == NULL) {
                 sws_http1_close_connection(c);
                 return;
             }
-            c->idle = 0;
-            sws_reusable_connection(c, 0);
+            if (c->idle) {
+                c->idle = 0;
+                sws_reusable_connection(c, 0);
+                sws_add_timer(rev, hc->cscf->client_header_timeout);
+            }
         }
 
         if (r) {
@@ -573,15 +578,6 @@ sws_http1_read_head_handler(sws_event_t *rev)
             return;
         }
         b->last += n;
-        if (r == NULL) {
-            r = sws_http1_create_request(c);
-            if (r == NULL) {
-                sws_http1_close_connection(c);
-                return;
-            }
-            c->idle = 0;
-            sws_reusable_connection(c, 0);
-        }
     }
 }
 
@@ -925,67 +921,4 @@ sws_http1_request_done(sws_http_request_t *r)
     c->idle = 1;
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);
-}
-
-/* ---- fixed responses: one buffer, no header structures ---- */
-
-sws_int_t
-sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
-    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status)
-{
-    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    const sws_str_t          *date = sws_cached_http_time();
-    sws_buf_t                *b;
-    sws_chain_t              *cl;
-    size_t                    len;
-    u_char                   *p;
-    int                       head = r->method == SWS_HTTP_HEAD || status < 200
-                                     || status == 204 || status == 304;
-
-    r->status = status;
-    r->header_sent = 1;
-    r->header_only = head;
-    sws_http1_decide_keepalive(r);
-
-    len = status_line->len + sizeof("Server: scalws/" SCALWS_VERSION "\r\nDate: \r\n") - 1
-          + date->len + fields->len + sizeof("Connection: keep-alive\r\n") - 1
-          + (r->request_id.len ? sizeof("X-Request-Id: \r\n") - 1 + r->request_id.len : 0)
-          + 2 + (head ? 0 : body->len);
-    b = sws_create_temp_buf(r->pool, len);
-    cl = sws_alloc_chain_link(r->pool);
-    if (b == NULL || cl == NULL) {
-        return SWS_ERROR;
-    }
-    p = sws_cpymem(b->last, status_line->data, status_line->len);
-    if (clcf->server_tokens) {
-        p = sws_cpymem(p, "Server: scalws/" SCALWS_VERSION "\r\nDate: ",
-                       sizeof("Server: scalws/" SCALWS_VERSION "\r\nDate: ") - 1);
-    } else {
-        p = sws_cpymem(p, "Server: scalws\r\nDate: ", sizeof("Server: scalws\r\nDate: ") - 1);
-    }
-    p = sws_cpymem(p, date->data, date->len);
-    p = sws_cpymem(p, "\r\n", 2);
-    p = sws_cpymem(p, fields->data, fields->len);
-    if (!r->keepalive) {
-        p = sws_cpymem(p, "Connection: close\r\n", 19);
-    } else if (r->http_version == SWS_HTTP_VERSION_10) {
-        p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
-    }
-    if (r->request_id.len) {
-        p = sws_cpymem(p, "X-Request-Id: ", 14);
-        p = sws_cpymem(p, r->request_id.data, r->request_id.len);
-        p = sws_cpymem(p, "\r\n", 2);
-    }
-    p = sws_cpymem(p, "\r\n", 2);
-    r->header_size = p - b->last;
-    if (!head) {
-        p = sws_cpymem(p, body->data, body->len);
-    }
-    b->last = p;
-    b->last_buf = 1;
-    r->out_content_length = (off_t) body->len;
-    cl->buf = b;
-    cl->next = NULL;
-    r->out = cl;
-    return SWS_OK;
 }

@@ -17,12 +17,55 @@ sws_http1_decide_keepalive(sws_http_request_t *r)
 
 #define SWS_HEAD_FIELD(name)  (sizeof(name ": \r\n") - 1)
 
+#define SWS_SERVER_FULL  "Server: scalws/" SCALWS_VERSION "\r\nDate: "
+#define SWS_SERVER_BARE  "Server: scalws\r\nDate: "
+
+/* Room for the fields every response has (Server, Date, Connection,
+ * X-Request-Id) and the empty line. */
+static size_t
+sws_http1_common_len(sws_http_request_t *r)
+{
+    return sizeof(SWS_SERVER_FULL "\r\n") - 1 + sws_cached_http_time()->len
+           + sizeof("Connection: keep-alive\r\n") - 1
+           + SWS_HEAD_FIELD("X-Request-Id") + r->request_id.len + 2;
+}
+
+static u_char *
+sws_http1_server_date(sws_http_request_t *r, u_char *p)
+{
+    const sws_str_t *date = sws_cached_http_time();
+
+    if (sws_http_core_loc(r)->server_tokens) {
+        p = sws_cpymem(p, SWS_SERVER_FULL, sizeof(SWS_SERVER_FULL) - 1);
+    } else {
+        p = sws_cpymem(p, SWS_SERVER_BARE, sizeof(SWS_SERVER_BARE) - 1);
+    }
+    p = sws_cpymem(p, date->data, date->len);
+    return sws_cpymem(p, "\r\n", 2);
+}
+
+/* Connection, X-Request-Id and the empty line that ends the head. */
+static u_char *
+sws_http1_head_end(sws_http_request_t *r, u_char *p)
+{
+    if (!r->keepalive) {
+        p = sws_cpymem(p, "Connection: close\r\n", 19);
+    } else if (r->http_version == SWS_HTTP_VERSION_10) {
+        p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
+    }
+    if (r->request_id.len && sws_http_core_loc(r)->request_id) {
+        p = sws_cpymem(p, "X-Request-Id: ", 14);
+        p = sws_cpymem(p, r->request_id.data, r->request_id.len);
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    return sws_cpymem(p, "\r\n", 2);
+}
+
 sws_buf_t *
 sws_http1_build_head(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const sws_str_t          *line = sws_http_status_line(r->status);
-    const sws_str_t          *date = sws_cached_http_time();
     sws_http_header_t        *h = r->headers_out.elts;
     sws_buf_t                *b;
     sws_uint_t                i;
@@ -42,11 +85,7 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     sws_http1_decide_keepalive(r);
 
-    len = sizeof("HTTP/1.1 \r\n") - 1 + line->len
-          + SWS_HEAD_FIELD("Server") + sizeof("scalws/" SCALWS_VERSION) - 1
-          + SWS_HEAD_FIELD("Date") + date->len
-          + sizeof("Connection: keep-alive\r\n") - 1
-          + 2;
+    len = sizeof("HTTP/1.1 \r\n") - 1 + line->len + sws_http1_common_len(r);
     if (r->content_type.len) {
         len += SWS_HEAD_FIELD("Content-Type") + r->content_type.len;
     }
@@ -65,9 +104,6 @@ sws_http1_build_head(sws_http_request_t *r)
     if (r->location.len) {
         len += SWS_HEAD_FIELD("Location") + r->location.len;
     }
-    if (r->request_id.len && clcf->request_id) {
-        len += SWS_HEAD_FIELD("X-Request-Id") + r->request_id.len;
-    }
     for (i = 0; i < r->headers_out.nelts; i++) {
         len += h[i].name.len + 2 + h[i].value.len + 2;
     }
@@ -78,14 +114,8 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     p = sws_cpymem(b->last, "HTTP/1.1 ", 9);
     p = sws_cpymem(p, line->data, line->len);
-    if (clcf->server_tokens) {
-        p = sws_cpymem(p, "\r\nServer: scalws/" SCALWS_VERSION "\r\nDate: ",
-                       sizeof("\r\nServer: scalws/" SCALWS_VERSION "\r\nDate: ") - 1);
-    } else {
-        p = sws_cpymem(p, "\r\nServer: scalws\r\nDate: ", sizeof("\r\nServer: scalws\r\nDate: ") - 1);
-    }
-    p = sws_cpymem(p, date->data, date->len);
     p = sws_cpymem(p, "\r\n", 2);
+    p = sws_http1_server_date(r, p);
     if (r->content_type.len) {
         p = sws_cpymem(p, "Content-Type: ", 14);
         p = sws_cpymem(p, r->content_type.data, r->content_type.len);
@@ -114,16 +144,6 @@ sws_http1_build_head(sws_http_request_t *r)
         p = sws_cpymem(p, r->location.data, r->location.len);
         p = sws_cpymem(p, "\r\n", 2);
     }
-    if (!r->keepalive) {
-        p = sws_cpymem(p, "Connection: close\r\n", 19);
-    } else if (r->http_version == SWS_HTTP_VERSION_10) {
-        p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
-    }
-    if (r->request_id.len && clcf->request_id) {
-        p = sws_cpymem(p, "X-Request-Id: ", 14);
-        p = sws_cpymem(p, r->request_id.data, r->request_id.len);
-        p = sws_cpymem(p, "\r\n", 2);
-    }
     for (i = 0; i < r->headers_out.nelts; i++) {
         if (h[i].hash == 0) {
             continue;
@@ -135,8 +155,46 @@ sws_http1_build_head(sws_http_request_t *r)
         *p++ = '\r';
         *p++ = '\n';
     }
-    *p++ = '\r';
-    *p++ = '\n';
-    b->last = p;
+    b->last = sws_http1_head_end(r, p);
     return b;
+}
+
+/* ---- fixed responses: one buffer, no header structures ---- */
+
+sws_int_t
+sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
+    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status)
+{
+    sws_buf_t   *b;
+    sws_chain_t *cl;
+    u_char      *p;
+    int          head = r->method == SWS_HTTP_HEAD || status < 200
+                        || status == 204 || status == 304;
+
+    r->status = status;
+    r->header_sent = 1;
+    r->header_only = head;
+    sws_http1_decide_keepalive(r);
+
+    b = sws_create_temp_buf(r->pool, status_line->len + fields->len + sws_http1_common_len(r)
+                                     + (head ? 0 : body->len));
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_cpymem(b->last, status_line->data, status_line->len);
+    p = sws_http1_server_date(r, p);
+    p = sws_cpymem(p, fields->data, fields->len);
+    p = sws_http1_head_end(r, p);
+    r->header_size = p - b->last;
+    if (!head && body->len) {
+        p = sws_cpymem(p, body->data, body->len);
+    }
+    b->last = p;
+    b->last_buf = 1;
+    r->out_content_length = (off_t) body->len;
+    cl->buf = b;
+    cl->next = NULL;
+    r->out = cl;
+    return SWS_OK;
 }

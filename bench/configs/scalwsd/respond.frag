@@ -1,0 +1,4 @@
+        location = /respond {
+            default_type text/plain;
+            return 200 "Hello, world!";
+        }
