@@ -1,6 +1,7 @@
 """Configuration: -t / -T, errors naming FILE:LINE (nginx syntax and YAML),
 the repository's configuration files, YAML equivalence."""
 import os
+import shutil
 import re
 from pathlib import Path
 
@@ -116,16 +117,22 @@ def test_T_nginx_and_yaml_templates_identical(tmp_path):
     assert strip_file_banners(ra.stdout.decode()) == strip_file_banners(rb.stdout.decode())
 
 
-def test_T_repo_conf_and_yaml_identical():
+def test_T_repo_conf_and_yaml_identical(tmp_path):
     repo = Path(h.SRC)
-    conf = repo / "conf" / "scalws.conf"
-    yaml = repo / "conf" / "scalws.yaml"
-    assert conf.exists() and yaml.exists(), "conf/scalws.conf and conf/scalws.yaml must exist"
+    assert (repo / "conf" / "scalws.conf").exists() and (repo / "conf" / "scalws.yaml").exists(), \
+        "conf/scalws.conf and conf/scalws.yaml must exist"
+    # A prefix of our own (a fresh clone has no logs/ for the error log):
+    # the repo's conf/ and html/ under it.
+    shutil.copytree(repo / "conf", tmp_path / "conf")
+    shutil.copytree(repo / "html", tmp_path / "html")
+    (tmp_path / "logs").mkdir()
+    conf = tmp_path / "conf" / "scalws.conf"
+    yaml = tmp_path / "conf" / "scalws.yaml"
     # the repo's files name no modules_dir (the installed one is the
     # default): point them at the build's modules with -g
     g = ["-g", "modules_dir %s;" % h.MODULES]
-    ra = h.run_scalwsd(["-T", "-p", str(repo) + "/", "-c", str(conf)] + g)
-    rb = h.run_scalwsd(["-T", "-p", str(repo) + "/", "-c", str(yaml)] + g)
+    ra = h.run_scalwsd(["-T", "-p", str(tmp_path) + "/", "-c", str(conf)] + g)
+    rb = h.run_scalwsd(["-T", "-p", str(tmp_path) + "/", "-c", str(yaml)] + g)
     assert ra.returncode == 0, ra.stderr.decode()
     assert rb.returncode == 0, rb.stderr.decode()
     da = strip_file_banners(ra.stdout.decode())
