@@ -1,5 +1,6 @@
 """HTTP/1.1 connection management and protocol features (raw sockets)."""
 import email.utils
+import os
 import time
 
 import pytest
@@ -212,3 +213,54 @@ def test_many_keepalive_requests_one_connection(srv):
             c.send(h.request("GET", "/respond" if i % 2 else "/hello.txt"))
             r = c.read_response()
             assert r is not None and r.status == 200, (i, r)
+
+
+def test_hundred_pipelined_requests(srv):
+    with h.Conn(srv.port) as c:
+        c.send(b"".join(h.request("GET", "/respond?n=%d" % i) for i in range(100)))
+        for i in range(100):
+            r = c.read_response()
+            assert r is not None and r.status == 200 and r.body == b"Hello, world!", (i, r)
+
+
+def test_concurrent_connections(srv):
+    conns = [h.Conn(srv.port) for _ in range(200)]
+    try:
+        for c in conns:
+            c.send(h.request("GET", "/hello.txt"))
+        for i, c in enumerate(conns):
+            r = c.read_response()
+            assert r is not None and r.status == 200 and r.body == b"hello file\n", (i, r)
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_transfer_encoding_case_insensitive(srv):
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/respond", headers=[("Transfer-Encoding", "Chunked")],
+                         body=b"3\r\nabc\r\n0\r\n\r\n") + h.request("GET", "/respond"))
+        for _ in range(2):
+            r = c.read_response()
+            assert r is not None and r.status == 200 and r.body == b"Hello, world!", r
+
+
+def test_content_length_identical_list_accepted(srv):
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/respond", headers=[("Content-Length", "3, 3")],
+                         body=b"abc") + h.request("GET", "/respond"))
+        for _ in range(2):
+            r = c.read_response()
+            assert r is not None and r.status == 200 and r.body == b"Hello, world!", r
+
+
+def test_large_body_discarded_keepalive(srv):
+    body = os.urandom(512 * 1024)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/respond", headers=[("Content-Length", str(len(body)))],
+                         body=body))
+        r = c.read_response()
+        assert r is not None and r.status == 200 and r.body == b"Hello, world!", r
+        c.send(h.request("GET", "/hello.txt"))
+        r = c.read_response()
+        assert r is not None and r.status == 200 and r.body == b"hello file\n", r

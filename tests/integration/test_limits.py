@@ -233,3 +233,38 @@ def test_keepalive_requests_limit_pipelined(sws):
         assert r1.status == 200 and r2.status == 200
         assert (r2.header("Connection") or "").lower() == "close", r2
         assert c.closed_within(3.0), "a third request was answered"
+
+
+def test_413_readable_while_client_still_sends(srv):
+    """Lingering close: the client gets the 413 even though it keeps sending
+    the body it announced (no reset that destroys the response)."""
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/small", headers=[("Content-Length", str(4 << 20))]))
+        chunk = b"z" * 65536
+        try:
+            for _ in range(16):
+                c.sock.sendall(chunk)
+        except OSError:
+            pass
+        r = c.read_response()
+        assert r is not None and r.status == 413, r
+
+
+def test_send_timeout_closes_stalled_reader(sws):
+    import os
+    s = sws(files={"html/big.bin": os.urandom(16 << 20)}, http="    send_timeout 1s;\n")
+    with h.Conn(s.port, rcvbuf=16384, timeout=10) as c:
+        c.send(h.request("GET", "/big.bin"))
+        time.sleep(3.5)
+        total = 0
+        t0 = time.monotonic()
+        while True:
+            assert time.monotonic() - t0 < 10, "still sending after 10 s"
+            try:
+                d = c.sock.recv(1 << 20)
+            except ConnectionResetError:
+                break
+            if not d:
+                break
+            total += len(d)
+        assert total < (16 << 20), "the whole file arrived although the reader stalled"

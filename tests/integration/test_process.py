@@ -301,3 +301,21 @@ def test_second_instance_same_port_fails(sws, tmp_path):
     assert rc not in (None, 0), out
     assert "in use" in out.lower() or "bind" in out.lower(), out
     assert h.curl(s.url("/respond")).status == 200
+
+
+def test_worker_processes_auto(sws):
+    s = sws(workers="auto")
+    n = os.cpu_count()
+    kids = s.wait_children(n)
+    assert len(kids) == n, "worker_processes auto: %d children, %d CPUs" % (len(kids), n)
+    ok_requests(s, 5)
+
+
+def test_many_reloads_no_leak_of_workers(sws):
+    s = sws(workers=1, server=V1)
+    for i in range(5):
+        s.signal(signal.SIGHUP)
+        time.sleep(0.3)
+    kids = s.wait_children(1, timeout=5)
+    assert len(kids) == 1, "after 5 reloads the master has children %r" % kids
+    ok_requests(s, 3, path="/ver", body=b"v1")

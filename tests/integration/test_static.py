@@ -473,3 +473,94 @@ def test_large_file_slow_reader(sws, tmp_path, which):
     n, digest = slow_download(s.port, "/large.bin", len(data))
     assert n == len(data)
     assert digest == hashlib.sha256(data).hexdigest()
+
+
+# ---------------------------------------------------------------- more paths
+
+@pytest.fixture(scope="module")
+def misc(sws_module):
+    return sws_module(files={
+        "html/with space.txt": b"spaced\n",
+        "html/empty.txt": b"",
+        "html/UPPER.HTML": b"<p>upper</p>\n",
+        "html/hello.txt": b"hello\n",
+    })
+
+
+def test_encoded_space_in_name(misc):
+    r = h.curl(misc.url("/with%20space.txt"))
+    assert r.status == 200 and r.body == b"spaced\n", r
+
+
+def test_empty_file(misc):
+    r = h.exchange(misc.port, h.request("GET", "/empty.txt"))
+    assert r.status == 200 and r.body == b"", r
+    assert r.header("Content-Length") == "0", r
+
+
+def test_extension_case_insensitive_type(misc):
+    r = h.curl(misc.url("/UPPER.HTML"))
+    assert r.status == 200
+    assert (r.header("Content-Type") or "").startswith("text/html"), r
+
+
+def test_file_with_trailing_slash_404(misc):
+    r = h.curl(misc.url("/hello.txt/"))
+    assert r.status == 404, r
+
+
+def test_encoded_nul_400(misc):
+    r = h.exchange(misc.port, h.request("GET", "/hello.txt%00.html"))
+    assert r is not None and r.status in (400, 404), r
+
+
+def test_bad_percent_escape_400(misc):
+    r = h.exchange(misc.port, h.request("GET", "/hello%zz.txt"))
+    assert r is not None and r.status == 400, r
+
+
+def test_head_404_has_no_body(misc):
+    with h.Conn(misc.port) as c:
+        c.send(h.request("HEAD", "/missing") + h.request("GET", "/hello.txt"))
+        r1 = c.read_response("HEAD")
+        assert r1.status == 404, r1
+        r2 = c.read_response()
+        assert r2 is not None and r2.status == 200 and r2.body == b"hello\n", r2
+
+
+def test_get_with_body_keepalive(misc):
+    with h.Conn(misc.port) as c:
+        c.send(h.request("GET", "/hello.txt", headers=[("Content-Length", "4")], body=b"abcd")
+               + h.request("GET", "/hello.txt"))
+        for _ in range(2):
+            r = c.read_response()
+            assert r is not None and r.status == 200 and r.body == b"hello\n", r
+
+
+def test_modified_file_served_fresh(sws):
+    s = sws(files={"html/changing.txt": b"version one\n"})
+    r1 = h.curl(s.url("/changing.txt"))
+    assert r1.body == b"version one\n"
+    p = s.tmp / "html" / "changing.txt"
+    p.write_bytes(b"version two, longer\n")
+    os.utime(p, (time.time() + 5, time.time() + 5))
+    r2 = h.wait_for(lambda: (lambda r: r if r.body == b"version two, longer\n" else None)(
+        h.curl(s.url("/changing.txt"))), 3)
+    assert r2, "changed file not served within 3 s"
+    assert r2.header("Content-Length") == "20", r2
+    assert r2.header("ETag") != r1.header("ETag"), (r1, r2)
+    p.unlink()
+    assert h.wait_for(lambda: h.curl(s.url("/changing.txt")).status == 404, 3), \
+        "deleted file still served after 3 s"
+
+
+def test_client_abort_mid_download_server_healthy(sws):
+    s = sws(files={"html/big.bin": os.urandom(8 << 20)})
+    for _ in range(3):
+        c = h.Conn(s.port, rcvbuf=16384)
+        c.send(h.request("GET", "/big.bin"))
+        c._fill()
+        c.close()
+    r = h.curl(s.url("/respond"))
+    assert r.status == 200 and r.body == b"Hello, world!", r
+    assert s.alive()
