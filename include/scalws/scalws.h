@@ -14,6 +14,7 @@
 #include <scalws/sws_log.h>
 #include <scalws/sws_conf.h>
 #include <scalws/sws_module.h>
+#include <scalws/sws_shm.h>
 #include <scalws/sws_http.h>
 
 #define SCALWS_VERSION "0.1.0"

@@ -60,6 +60,8 @@ struct sws_listening_s {
     sws_connection_t     *connection;    /* worker: pseudo connection */
 };
 
+typedef struct sws_ssl_connection_s sws_ssl_connection_t;   /* sws_ssl.h */
+
 struct sws_connection_s {
     void                 *data;
     sws_event_t          *read;
@@ -75,6 +77,7 @@ struct sws_connection_s {
     sws_str_t             addr_text;
     off_t                 sent;
     sws_buf_t            *buffer;
+    sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
     sws_queue_t           queue;         /* reusable (idle keep-alive) */
     uint64_t              number;
     sws_uint_t            requests;

@@ -135,6 +135,11 @@ extern sws_module_t sws_http_core_module;
 
 /* ---- the protocol behind a request ---- */
 
+/*
+ * What a protocol (HTTP/1.x connection, HTTP/2 stream, later HTTP/3 stream)
+ * does for the request it carries. Phases, modules and filters only ever go
+ * through these, so they never ask which protocol they are on.
+ */
 typedef struct {
     const char *name;
     /* Queue the response head built from r's response fields. */
@@ -143,10 +148,18 @@ typedef struct {
      * SWS_OK (all sent), SWS_AGAIN (rest pending), SWS_ERROR. */
     sws_int_t (*send_body)(sws_http_request_t *r, sws_chain_t *in);
     /* The request is complete (response sent or failed): log and either
-     * keep the connection or close it. */
+     * keep the connection or close it (h1), or end the stream (h2). */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
-    /* Start reading the body: h1 reads from the connection. */
+    /* Read the rest of the body into r->body (created, not finished), then
+     * call r->body->done. SWS_OK (done called now or later) or an HTTP
+     * status / SWS_ERROR. */
     sws_int_t (*read_body)(sws_http_request_t *r);
+    /* Drop the body (r->body created with discard set, not finished): what
+     * arrived now, the rest as it comes. SWS_OK, or an HTTP status when the
+     * body is already known to be malformed or too large. */
+    sws_int_t (*discard_body)(sws_http_request_t *r);
+    /* Bytes of the response sent so far, head included ($bytes_sent). */
+    off_t     (*bytes_sent)(sws_http_request_t *r);
 } sws_http_proto_t;
 
 extern const sws_http_proto_t sws_http1_proto;
@@ -167,7 +180,8 @@ typedef struct {
 
 struct sws_http_request_s {
     sws_connection_t          *connection;
-    sws_http_conn_t           *hc;
+    sws_http_conn_t           *hc;             /* HTTP/1.x only */
+    void                      *stream;         /* HTTP/2: the stream */
     sws_pool_t                *pool;
     sws_log_t                 *log;
     const sws_http_proto_t    *proto;
@@ -188,7 +202,7 @@ struct sws_http_request_s {
     sws_str_t                  args;
     sws_str_t                  exten;
     sws_str_t                  host;           /* lower-case, no port */
-    sws_str_t                  schema;
+    sws_str_t                  schema;         /* "http" or "https" */
 
     /* request headers; names lower-case */
     sws_array_t                headers_in;
@@ -199,6 +213,8 @@ struct sws_http_request_s {
     sws_str_t                 *h_expect;
     sws_str_t                 *h_request_id;
     off_t                      content_length_n;   /* -1 none */
+    /* A body of unknown length follows: chunked (h1), or DATA frames
+     * without content-length (h2). */
     unsigned                   chunked_in:1;
 
     /* response */
@@ -250,6 +266,15 @@ void      sws_http_init_connection(sws_connection_t *c);
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
+/* sws_http_request.c: a new request on c, served (until the Host is known)
+ * by the server cscf, allocated in pool (which the caller owns). */
+sws_http_request_t *sws_http_create_request(sws_connection_t *c, sws_pool_t *pool,
+    sws_http_core_srv_conf_t *cscf);
+/* sws_http_request_body.c: the protocol-independent side of bodies. */
+sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
+/* Append n body bytes to r->body's buffers (client_body_buffer_size each);
+ * SWS_OK or SWS_HTTP_INTERNAL_SERVER_ERROR. */
+sws_int_t sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n);
 /* sws_http_request.c: after the head is parsed (any protocol) */
 sws_int_t sws_http_process_request_headers(sws_http_request_t *r);
 sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);

@@ -17,12 +17,20 @@ static void sws_http1_empty_handler(sws_event_t *ev);
 static sws_int_t sws_http1_send_header(sws_http_request_t *r);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
 
+static off_t
+sws_http1_bytes_sent(sws_http_request_t *r)
+{
+    return r->connection->sent - r->sent_start;
+}
+
 const sws_http_proto_t sws_http1_proto = {
     "HTTP/1.1",
     sws_http1_send_header,
     sws_http1_send_body,
     sws_http1_finish,
     sws_http1_read_body,
+    sws_http1_discard_body,
+    sws_http1_bytes_sent,
 };
 
 static sws_int_t
@@ -99,9 +107,8 @@ sws_http1_empty_handler(sws_event_t *ev)
 static sws_http_request_t *
 sws_http1_create_request(sws_connection_t *c)
 {
-    sws_http_conn_t           *hc = c->data;
-    sws_http_request_t        *r;
-    sws_http_core_main_conf_t *cmcf;
+    sws_http_conn_t    *hc = c->data;
+    sws_http_request_t *r;
 
     if (hc->rpool == NULL) {
         hc->rpool = sws_pool_create(4096, c->log);
@@ -109,34 +116,12 @@ sws_http1_create_request(sws_connection_t *c)
             return NULL;
         }
     }
-    r = sws_pcalloc(hc->rpool, sizeof(sws_http_request_t));
+    r = sws_http_create_request(c, hc->rpool, hc->cscf);
     if (r == NULL) {
         return NULL;
     }
-    r->connection = c;
     r->hc = hc;
-    r->pool = hc->rpool;
-    r->log = c->log;
     r->proto = &sws_http1_proto;
-    r->main_conf = hc->cscf->ctx->main_conf;
-    r->srv_conf = hc->cscf->ctx->srv_conf;
-    r->loc_conf = hc->cscf->ctx->loc_conf;
-    cmcf = sws_http_core_main(r);
-    r->ctx = sws_pcalloc(r->pool, sizeof(void *) * cmcf->nmodules);
-    if (r->ctx == NULL
-        || sws_array_init(&r->headers_in, r->pool, 16, sizeof(sws_http_header_t)) != SWS_OK
-        || sws_array_init(&r->headers_out, r->pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
-    {
-        return NULL;
-    }
-    r->content_length_n = -1;
-    r->out_content_length = -1;
-    r->last_modified = -1;
-    r->start_msec = sws_current_msec();
-    r->start_sec = sws_time_sec();
-    r->sent_start = c->sent;
-    sws_str_set(&r->schema, "http");
-    c->requests++;
     hc->r = r;
     hc->request_line_done = 0;
     hc->empty_lines = 0;

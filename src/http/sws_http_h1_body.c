@@ -1,48 +1,12 @@
 /*
  * Request bodies over HTTP/1.1: Content-Length or chunked, read through the
  * connection buffer (so bytes after the body stay there for the next
- * pipelined request), kept in memory buffers or dropped when discarded.
+ * pipelined request), kept in memory buffers (sws_http_request_body.c) or
+ * dropped when discarded.
  */
 #include "sws_http_h1.h"
 
 static const char sws_continue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-
-static sws_int_t
-sws_http1_body_store(sws_http_request_t *r, const u_char *p, size_t n)
-{
-    sws_http_request_body_t *rb = r->body;
-    size_t                   room, size;
-    sws_chain_t             *cl;
-
-    while (n) {
-        if (rb->buf == NULL || rb->buf->last == rb->buf->end) {
-            size = sws_http_core_loc(r)->client_body_buffer_size;
-            if (rb->rest > 0 && (off_t) size > rb->rest) {
-                size = (size_t) rb->rest;
-            }
-            if (size < n && rb->rest > 0) {
-                size = n;
-            }
-            rb->buf = sws_create_temp_buf(r->pool, size);
-            cl = sws_alloc_chain_link(r->pool);
-            if (rb->buf == NULL || cl == NULL) {
-                return SWS_HTTP_INTERNAL_SERVER_ERROR;
-            }
-            cl->buf = rb->buf;
-            cl->next = NULL;
-            *rb->last = cl;
-            rb->last = &cl->next;
-        }
-        room = rb->buf->end - rb->buf->last;
-        if (room > n) {
-            room = n;
-        }
-        rb->buf->last = sws_cpymem(rb->buf->last, p, room);
-        p += room;
-        n -= room;
-    }
-    return SWS_OK;
-}
 
 /* Take body bytes from [pos, last); *used says how many were body. */
 static sws_int_t
@@ -56,7 +20,7 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
 
     if (!r->chunked_in) {
         n = sws_min((off_t) (last - pos), rb->rest);
-        if (!rb->discard && n && (rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
+        if (!rb->discard && n && (rc = sws_http_body_store(r, pos, n)) != SWS_OK) {
             return rc;
         }
         rb->rest -= n;
@@ -78,7 +42,7 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
                               "client intended to send too large chunked body");
                 return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
             }
-            if (!rb->discard && (rc = sws_http1_body_store(r, pos, n)) != SWS_OK) {
+            if (!rb->discard && (rc = sws_http_body_store(r, pos, n)) != SWS_OK) {
                 return rc;
             }
             pos += n;
@@ -226,67 +190,13 @@ sws_http1_discard_some(sws_http_request_t *r)
     return rc == SWS_OK ? SWS_OK : (rc == SWS_AGAIN ? SWS_AGAIN : SWS_ERROR);
 }
 
-/* ---- the SDK side ---- */
-
-static sws_http_request_body_t *
-sws_http_body_create(sws_http_request_t *r)
-{
-    sws_http_request_body_t *rb = sws_pcalloc(r->pool, sizeof(sws_http_request_body_t));
-
-    if (rb) {
-        rb->last = &rb->bufs;
-        rb->rest = r->chunked_in ? -1 : (r->content_length_n > 0 ? r->content_length_n : 0);
-        rb->finished = !sws_http_has_body(r);
-        r->body = rb;
-    }
-    return rb;
-}
-
 sws_int_t
-sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done)
-{
-    sws_http_request_body_t *rb = r->body;
-
-    if (rb && rb->discard) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;   /* discarded already */
-    }
-    if (rb == NULL) {
-        rb = sws_http_body_create(r);
-        if (rb == NULL) {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    rb->done = done;
-    if (rb->finished) {
-        done(r);
-        return SWS_OK;
-    }
-    return r->proto->read_body(r);
-}
-
-sws_chain_t *
-sws_http_request_body(sws_http_request_t *r)
-{
-    return r->body ? r->body->bufs : NULL;
-}
-
-sws_int_t
-sws_http_discard_body(sws_http_request_t *r)
+sws_http1_discard_body(sws_http_request_t *r)
 {
     sws_http_conn_t *hc = r->hc;
     size_t           used;
     sws_int_t        rc;
 
-    if (r->body) {
-        return SWS_OK;
-    }
-    if (sws_http_body_create(r) == NULL) {
-        return SWS_ERROR;
-    }
-    r->body->discard = 1;
-    if (r->body->finished || hc == NULL) {
-        return SWS_OK;
-    }
     /* What already arrived goes now; the rest after the response. A body
      * that is already malformed or too large is answered as such. */
     rc = sws_http1_body_consume(r, hc->buf->pos, hc->buf->last, &used);

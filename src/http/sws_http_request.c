@@ -7,6 +7,47 @@
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
+/* ---- creation ---- */
+
+sws_http_request_t *
+sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv_conf_t *cscf)
+{
+    sws_http_request_t        *r;
+    sws_http_core_main_conf_t *cmcf;
+
+    r = sws_pcalloc(pool, sizeof(sws_http_request_t));
+    if (r == NULL) {
+        return NULL;
+    }
+    r->connection = c;
+    r->pool = pool;
+    r->log = c->log;
+    r->main_conf = cscf->ctx->main_conf;
+    r->srv_conf = cscf->ctx->srv_conf;
+    r->loc_conf = cscf->ctx->loc_conf;
+    cmcf = sws_http_core_main(r);
+    r->ctx = sws_pcalloc(pool, sizeof(void *) * cmcf->nmodules);
+    if (r->ctx == NULL
+        || sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
+        || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
+    {
+        return NULL;
+    }
+    r->content_length_n = -1;
+    r->out_content_length = -1;
+    r->last_modified = -1;
+    r->start_msec = sws_current_msec();
+    r->start_sec = sws_time_sec();
+    r->sent_start = c->sent;
+    if (c->ssl) {
+        sws_str_set(&r->schema, "https");
+    } else {
+        sws_str_set(&r->schema, "http");
+    }
+    c->requests++;
+    return r;
+}
+
 /* ---- virtual servers ---- */
 
 /* Validate and lower-case a Host value; strip the port and a trailing dot.

@@ -239,7 +239,10 @@ sws_http_var_sent(sws_http_request_t *r)
     if (r->connection == NULL) {
         return 0;
     }
-    n = r->connection->sent - r->sent_start;
+    /* HTTP/1: the connection's count since the request began; a stream
+     * of a multiplexed connection keeps its own. */
+    n = (r->proto && r->proto->bytes_sent) ? r->proto->bytes_sent(r)
+                                           : r->connection->sent - r->sent_start;
     return n > 0 ? n : 0;
 }
 
