@@ -7,6 +7,8 @@ extern sws_module_t sws_core_module;
 extern sws_module_t sws_events_module;
 extern sws_module_t sws_http_module;
 extern sws_module_t sws_http_core_module;
+extern sws_module_t sws_http_ssl_module;
+extern sws_module_t sws_http_v2_module;
 extern sws_module_t sws_http_log_module;
 extern sws_module_t sws_http_range_filter_module;
 extern sws_module_t sws_http_not_modified_filter_module;
@@ -16,6 +18,8 @@ sws_module_t *sws_builtin_modules[] = {
     &sws_events_module,
     &sws_http_module,
     &sws_http_core_module,
+    &sws_http_ssl_module,
+    &sws_http_v2_module,
     &sws_http_log_module,
     &sws_http_range_filter_module,
     &sws_http_not_modified_filter_module,

@@ -2,7 +2,7 @@
  * free list, and the queue of idle keep-alive connections that may be
  * closed when the table runs out. */
 #include <unistd.h>
-#include "sws_event.h"
+#include "sws_ssl.h"
 
 static sws_connection_t *connections;
 static sws_event_t      *read_events, *write_events;
@@ -98,6 +98,9 @@ sws_close_connection(sws_connection_t *c)
 
     if (c->fd == -1) {
         return;
+    }
+    if (c->ssl) {
+        sws_ssl_close(c);
     }
     sws_del_timer(c->read);
     sws_del_timer(c->write);

@@ -62,7 +62,8 @@ typedef struct {
     sws_http_core_srv_conf_t  *default_server;
     sws_array_t                names;    /* sws_http_server_name_t */
     unsigned                   explicit_default:1;
-    unsigned                   ssl:1;
+    unsigned                   ssl:1;      /* a "listen ... ssl" */
+    unsigned                   http2:1;    /* a "listen ... http2" */
 } sws_http_addr_t;
 
 struct sws_http_core_srv_conf_s {
@@ -278,6 +279,8 @@ sws_int_t sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n);
 /* sws_http_request.c: after the head is parsed (any protocol) */
 sws_int_t sws_http_process_request_headers(sws_http_request_t *r);
 sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);
+/* The server for a lower-case host name on addr (default if none). */
+sws_http_core_srv_conf_t *sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host);
 sws_int_t sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw_path, int complex);
 /* Validate a Host (or absolute-form authority): lower-cased, port removed. */
 sws_int_t sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out);

@@ -407,6 +407,10 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             lsn->default_server = 1;
         } else if (sws_str_eq_cstr(arg, "reuseport")) {
             lsn->reuseport = 1;
+        } else if (sws_str_eq_cstr(arg, "ssl")) {
+            lsn->ssl = 1;
+        } else if (sws_str_eq_cstr(arg, "http2")) {
+            lsn->http2 = 1;
         } else if (arg->len > 8 && memcmp(arg->data, "backlog=", 8) == 0) {
             sws_int_t b = sws_atoi(arg->data + 8, arg->len - 8);
             if (b <= 0) {

@@ -8,6 +8,8 @@
 #include <arpa/inet.h>
 #include <sys/un.h>
 #include "sws_http_h1.h"
+#include "sws_http_ssl.h"
+#include "v2/sws_http_v2.h"
 
 static void sws_http1_read_head_handler(sws_event_t *rev);
 
@@ -69,15 +71,46 @@ sws_http_init_connection(sws_connection_t *c)
     hc->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
     c->data = hc;
     c->write->ready = 1;        /* a new socket has room to write */
-    c->read->handler = sws_http1_read_head_handler;
-    c->write->handler = sws_http1_empty_handler;
 
     if (!c->unix_socket) {
         /* Responses are written whole; Nagle would only delay pipelined
          * and keep-alive answers. */
         setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     }
+    if (addr->ssl) {
+        sws_http_ssl_init_connection(c);
+        return;
+    }
+    hc->h2_allowed = sws_http_v2_enabled(addr, hc->cscf);
+    c->read->handler = sws_http1_read_head_handler;
+    c->write->handler = sws_http1_empty_handler;
     sws_add_timer(c->read, hc->cscf->client_header_timeout);
+}
+
+void
+sws_http1_start(sws_connection_t *c)
+{
+    sws_http_conn_t *hc = c->data;
+
+    c->read->handler = sws_http1_read_head_handler;
+    c->write->handler = sws_http1_empty_handler;
+    sws_add_timer(c->read, hc->cscf->client_header_timeout);
+    /* Bytes may wait already (in the TLS layer, or read while peeking). */
+    sws_http1_read_head_handler(c->read);
+}
+
+/* Is b the start of the HTTP/2 connection preface (prior knowledge)?
+ * 1 yes (all of it there), 0 no, SWS_AGAIN: so far yes, need more. */
+static sws_int_t
+sws_http1_h2_preface(sws_buf_t *b)
+{
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    size_t            n = sws_min((size_t) (b->last - b->pos), sizeof(preface) - 1);
+
+    if (memcmp(b->pos, preface, n) != 0) {
+        return 0;
+    }
+    return n == sizeof(preface) - 1 ? 1 : SWS_AGAIN;
 }
 
 void
@@ -448,6 +481,12 @@ sws_http1_start_request(sws_http_request_t *r)
     sws_int_t              rc;
 
     rc = sws_http1_process_head(r);
+    if (r->hc->plain_on_tls) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent a plain HTTP request to a TLS port");
+        r->keepalive = 0;
+        sws_http_finalize(r, rc == SWS_OK || rc == SWS_DONE ? SWS_HTTP_BAD_REQUEST : rc);
+        return;
+    }
     if (rc == SWS_OK) {
         sws_http_handler(r);
         return;
@@ -503,7 +542,19 @@ sws_http1_read_head_handler(sws_event_t *rev)
     for ( ;; ) {
         b = hc->buf;
 
-        if (r == NULL && b->pos < b->last) {
+        if (r == NULL && b->pos < b->last && hc->h2_allowed && c->requests == 0) {
+            rc = sws_http1_h2_preface(b);
+            if (rc == 1) {
+                sws_del_timer(rev);
+                sws_http_v2_init(c, b->pos, b->last - b->pos);
+                return;
+            }
+            if (rc == 0) {
+                hc->h2_allowed = 0;
+            }
+        }
+
+        if (r == NULL && b->pos < b->last && !hc->h2_allowed) {
             /* The first bytes of a request (maybe pipelined after the last
              * one): from now on the head must arrive within the header
              * timeout, not the keep-alive one. */

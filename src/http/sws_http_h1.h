@@ -15,10 +15,15 @@ struct sws_http_conn_s {
     sws_uint_t                 empty_lines;
     unsigned                   request_line_done:1;
     unsigned                   lingering:1;
+    unsigned                   plain_on_tls:1;  /* plain HTTP sent to a TLS port */
+    unsigned                   h2_allowed:1;    /* an HTTP/2 preface may come */
     sws_msec_t                 lingering_deadline;
 };
 
 void      sws_http1_close_connection(sws_connection_t *c);
+/* Start reading request heads on a connection set up by
+ * sws_http_init_connection (after the TLS handshake, if any). */
+void      sws_http1_start(sws_connection_t *c);
 void      sws_http1_block_reading_handler(sws_event_t *rev);
 void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);

@@ -196,6 +196,10 @@ sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
             if (addr == NULL) {
                 return SWS_ERROR;
             }
+            /* "ssl" and "http2" on any listen of an address apply to it. */
+            addr->ssl |= lsn[l].ssl;
+            addr->http2 |= lsn[l].http2;
+            addr->listening->ssl = addr->ssl;
             if (lsn[l].default_server) {
                 if (addr->explicit_default) {
                     sws_log_error(SWS_LOG_EMERG, cf->log, 0,

@@ -122,14 +122,13 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
     return SWS_OK;
 }
 
-sws_int_t
-sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
+sws_http_core_srv_conf_t *
+sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host)
 {
     sws_http_server_name_t   *sn = addr->names.elts;
     sws_http_core_srv_conf_t *found = NULL;
     sws_uint_t                i;
     size_t                    best = 0;
-    sws_str_t                *host = &r->host;
 
     if (host->len) {
         for (i = 0; i < addr->names.nelts; i++) {
@@ -160,9 +159,14 @@ sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
             }
         }
     }
-    if (found == NULL) {
-        found = addr->default_server;
-    }
+    return found ? found : addr->default_server;
+}
+
+sws_int_t
+sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
+{
+    sws_http_core_srv_conf_t *found = sws_http_find_server(addr, &r->host);
+
     r->srv_conf = found->ctx->srv_conf;
     r->loc_conf = found->ctx->loc_conf;
     return SWS_OK;

@@ -1,0 +1,754 @@
+/*
+ * TLS connections over OpenSSL 3: contexts with ScalWS's defaults, the
+ * handshake driven by the event loop, reading and sending through SSL_read
+ * and SSL_write (or SSL_sendfile when kernel TLS took over the socket).
+ */
+#include <limits.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include "sws_ssl.h"
+
+#ifndef TCP_ULP
+#define TCP_ULP  31
+#endif
+
+#define SWS_SSL_SEND_MAX  (2 * 1024 * 1024)   /* per call, so others get a turn */
+
+static int sws_ssl_conn_index = -1;
+
+static void sws_ssl_handshake_handler(sws_event_t *ev);
+
+sws_int_t
+sws_ssl_init(sws_log_t *log)
+{
+    if (sws_ssl_conn_index != -1) {
+        return SWS_OK;
+    }
+    if (OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL) == 0) {
+        sws_ssl_error(SWS_LOG_EMERG, log, 0, "OPENSSL_init_ssl() failed");
+        return SWS_ERROR;
+    }
+    sws_ssl_conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+    if (sws_ssl_conn_index == -1) {
+        sws_ssl_error(SWS_LOG_EMERG, log, 0, "SSL_get_ex_new_index() failed");
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+void
+sws_ssl_error(sws_uint_t level, sws_log_t *log, int err, const char *fmt, ...)
+{
+    char           text[1024], *last = text + sizeof(text) - 1;
+    char          *p = text;
+    const char    *data;
+    unsigned long  e;
+    int            flags, n;
+    va_list        args;
+
+    va_start(args, fmt);
+    n = vsnprintf(p, last - p, fmt, args);
+    va_end(args);
+    p += (n < 0) ? 0 : sws_min(n, last - p);
+
+    /* The whole queue, oldest first: the first error says why. */
+    while ((e = ERR_get_error_all(NULL, NULL, NULL, &data, &flags)) != 0) {
+        if (last - p < 16) {
+            continue;                   /* no room: just empty the queue */
+        }
+        p = (char *) sws_cpymem(p, " (SSL: ", 7);
+        ERR_error_string_n(e, p, last - p);
+        p += strlen(p);
+        if ((flags & ERR_TXT_STRING) && data && *data && last - p > 2) {
+            n = snprintf(p, last - p, ":%s", data);
+            p += (n < 0) ? 0 : sws_min(n, last - p);
+        }
+        if (last - p > 0) {
+            *p++ = ')';
+        }
+    }
+    *p = '\0';
+    sws_log_error(level, log, err, "%s", text);
+}
+
+static void
+sws_ssl_ctx_cleanup(void *data)
+{
+    sws_ssl_t *ssl = data;
+
+    SSL_CTX_free(ssl->ctx);
+    ssl->ctx = NULL;
+}
+
+sws_int_t
+sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
+{
+    if (sws_ssl_init(log) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    ssl->log = log;
+    ssl->buffer_size = 16384;
+    ssl->ctx = SSL_CTX_new(TLS_server_method());
+    if (ssl->ctx == NULL) {
+        sws_ssl_error(SWS_LOG_EMERG, log, 0, "SSL_CTX_new() failed");
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(pool, sws_ssl_ctx_cleanup, ssl) != SWS_OK) {
+        SSL_CTX_free(ssl->ctx);
+        ssl->ctx = NULL;
+        return SWS_ERROR;
+    }
+    SSL_CTX_set_ex_data(ssl->ctx, 0, ssl);
+    SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION
+                                  | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_SINGLE_ECDH_USE);
+    /* Partial writes and a moving buffer: send_chain offers the same bytes
+     * again after a WANT_WRITE, not necessarily from the same address. */
+    SSL_CTX_set_mode(ssl->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE
+                               | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+                               | SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_min_proto_version(ssl->ctx, TLS1_2_VERSION);
+    SSL_CTX_set_max_proto_version(ssl->ctx, 0);
+    SSL_CTX_set_read_ahead(ssl->ctx, 0);
+    /* No 0-RTT unless asked for (replayable). */
+    SSL_CTX_set_max_early_data(ssl->ctx, 0);
+    SSL_CTX_set_recv_max_early_data(ssl->ctx, 0);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key)
+{
+    if (SSL_CTX_use_certificate_chain_file(ssl->ctx, cert) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate \"%s\": "
+                      "SSL_CTX_use_certificate_chain_file() failed", cert);
+        return SWS_ERROR;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ssl->ctx, key, SSL_FILETYPE_PEM) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
+                      "cannot load certificate key \"%s\": "
+                      "SSL_CTX_use_PrivateKey_file() failed", key);
+        return SWS_ERROR;
+    }
+    if (SSL_CTX_check_private_key(ssl->ctx) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
+                      "certificate \"%s\" and key \"%s\" do not match", cert, key);
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols)
+{
+    static const struct { sws_uint_t bit; int version; } v[] = {
+        { SWS_SSL_TLSv1, TLS1_VERSION }, { SWS_SSL_TLSv1_1, TLS1_1_VERSION },
+        { SWS_SSL_TLSv1_2, TLS1_2_VERSION }, { SWS_SSL_TLSv1_3, TLS1_3_VERSION },
+    };
+    int        min = 0, max = 0;
+    sws_uint_t i;
+
+    for (i = 0; i < sws_nelems(v); i++) {
+        if (protocols & v[i].bit) {
+            if (min == 0) {
+                min = v[i].version;
+            }
+            max = v[i].version;
+        }
+    }
+    if (min == 0) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, 0, "no TLS protocol enabled");
+        return SWS_ERROR;
+    }
+    /* A gap ("TLSv1 TLSv1.2") cannot be expressed with min/max: the
+     * versions between are refused through options. */
+    SSL_CTX_set_min_proto_version(ssl->ctx, min);
+    SSL_CTX_set_max_proto_version(ssl->ctx, max);
+    if (!(protocols & SWS_SSL_TLSv1_1)) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_TLSv1_1);
+    }
+    if (!(protocols & SWS_SSL_TLSv1_2)) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_TLSv1_2);
+    }
+    if (protocols & (SWS_SSL_TLSv1 | SWS_SSL_TLSv1_1)) {
+        /* OpenSSL 3's default security level refuses SHA-1 signatures,
+         * which these versions need. */
+        SSL_CTX_set_security_level(ssl->ctx, 0);
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server)
+{
+    char buf[1024];
+
+    if (ciphers->len >= sizeof(buf)) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, 0, "ssl_ciphers is too long");
+        return SWS_ERROR;
+    }
+    memcpy(buf, ciphers->data, ciphers->len);
+    buf[ciphers->len] = '\0';
+    /* TLS 1.2 and below; TLS 1.3 suites keep OpenSSL's defaults. */
+    if (SSL_CTX_set_cipher_list(ssl->ctx, buf) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set_cipher_list(\"%s\") failed",
+                      buf);
+        return SWS_ERROR;
+    }
+    if (prefer_server) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    } else {
+        SSL_CTX_clear_options(ssl->ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves)
+{
+    char buf[256];
+
+    if (curves->len == 0 || (curves->len == 4 && memcmp(curves->data, "auto", 4) == 0)) {
+        return SWS_OK;
+    }
+    if (curves->len >= sizeof(buf)) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, 0, "ssl_ecdh_curve is too long");
+        return SWS_ERROR;
+    }
+    memcpy(buf, curves->data, curves->len);
+    buf[curves->len] = '\0';
+    if (SSL_CTX_set1_groups_list(ssl->ctx, buf) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set1_groups_list(\"%s\") failed",
+                      buf);
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_early_data(sws_ssl_t *ssl, size_t max)
+{
+    if (SSL_CTX_set_max_early_data(ssl->ctx, (uint32_t) max) != 1
+        || SSL_CTX_set_recv_max_early_data(ssl->ctx, (uint32_t) max) != 1)
+    {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set_max_early_data() failed");
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+/* ---- kernel TLS ---- */
+
+/* -1 not probed, 0 missing, 1 there */
+static int sws_ssl_ktls_state = -1;
+
+int
+sws_ssl_ktls_available(sws_log_t *log)
+{
+    int fd, err;
+
+    if (sws_ssl_ktls_state != -1) {
+        return sws_ssl_ktls_state;
+    }
+    /* The "tls" upper layer protocol refuses an unconnected socket with
+     * ENOTCONN when the kernel has it, and ENOENT when the module is
+     * missing (and cannot be loaded). */
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd == -1) {
+        return 0;
+    }
+    err = setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls")) == 0 ? 0 : errno;
+    close(fd);
+    sws_ssl_ktls_state = (err == 0 || err == ENOTCONN || err == EISCONN) ? 1 : 0;
+    if (!sws_ssl_ktls_state) {
+        sws_log_error(SWS_LOG_NOTICE, log, err, "kernel TLS is not available (no \"tls\" "
+                      "module in the kernel): ssl_ktls falls back to user-space TLS");
+    }
+    return sws_ssl_ktls_state;
+}
+
+void
+sws_ssl_ktls(sws_ssl_t *ssl, int on)
+{
+    ssl->ktls = on ? 1 : 0;
+    if (on && sws_ssl_ktls_available(ssl->log)) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
+    } else {
+        SSL_CTX_clear_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
+    }
+}
+
+/* ---- connections ---- */
+
+sws_int_t
+sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc;
+
+    sc = sws_pcalloc(c->pool, sizeof(sws_ssl_connection_t));
+    if (sc == NULL) {
+        return SWS_ERROR;
+    }
+    sc->ssl = ssl;
+    sc->connection = SSL_new(ssl->ctx);
+    if (sc->connection == NULL) {
+        sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "SSL_new() failed");
+        return SWS_ERROR;
+    }
+    if (SSL_set_fd(sc->connection, c->fd) != 1
+        || SSL_set_ex_data(sc->connection, sws_ssl_conn_index, c) != 1)
+    {
+        sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "SSL_set_fd() failed");
+        SSL_free(sc->connection);
+        return SWS_ERROR;
+    }
+    SSL_set_accept_state(sc->connection);
+    c->ssl = sc;
+    return SWS_OK;
+}
+
+sws_connection_t *
+sws_ssl_get_connection(const SSL *ssl)
+{
+    return SSL_get_ex_data(ssl, sws_ssl_conn_index);
+}
+
+void
+sws_ssl_alpn(sws_connection_t *c, sws_str_t *proto)
+{
+    const unsigned char *data = NULL;
+    unsigned int         len = 0;
+
+    if (c->ssl) {
+        SSL_get0_alpn_selected(c->ssl->connection, &data, &len);
+    }
+    proto->data = (u_char *) data;
+    proto->len = data ? len : 0;
+}
+
+/* Why a handshake failed: the client's doing (info) or ours (err). */
+static void
+sws_ssl_handshake_error(sws_connection_t *c, int sslerr, int err)
+{
+    unsigned long e;
+
+    if (sslerr == SSL_ERROR_SYSCALL) {
+        if (ERR_peek_error() == 0) {
+            if (err == 0 || err == ECONNRESET || err == EPIPE || err == ETIMEDOUT) {
+                sws_log_error(SWS_LOG_INFO, c->log, err,
+                              "client closed the connection in the TLS handshake");
+            } else {
+                sws_log_error(SWS_LOG_ERR, c->log, err, "TLS handshake failed");
+            }
+            return;
+        }
+    }
+    if (sslerr == SSL_ERROR_ZERO_RETURN) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0,
+                      "client closed the connection in the TLS handshake");
+        return;
+    }
+    e = ERR_peek_error();
+    /* A malformed, truncated or unacceptable ClientHello (or any protocol
+     * error of the client) is not a server problem. Resource failures
+     * are. */
+    if (ERR_GET_LIB(e) == ERR_LIB_SSL || ERR_GET_LIB(e) == 0) {
+        sws_ssl_error(SWS_LOG_INFO, c->log, 0, "TLS handshake failed with %s",
+                      (char *) c->addr_text.data ? (char *) c->addr_text.data : "client");
+    } else {
+        sws_ssl_error(SWS_LOG_ERR, c->log, 0, "TLS handshake failed");
+    }
+}
+
+/* TLS 1.3 early data: read it before the handshake goes on (OpenSSL wants
+ * SSL_read_early_data first); it is handed out by recv before anything
+ * else. SWS_OK when done, SWS_AGAIN, SWS_ERROR. */
+static sws_int_t
+sws_ssl_read_early(sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    size_t                max = SSL_CTX_get_max_early_data(sc->ssl->ctx), n;
+    int                   rc, sslerr;
+
+    if (sc->early == NULL) {
+        sc->early = sws_palloc(c->pool, max);
+        if (sc->early == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    for ( ;; ) {
+        if (sc->early_len == max) {
+            /* OpenSSL refuses more than max: this is not reached. */
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent too much early data");
+            return SWS_ERROR;
+        }
+        n = 0;
+        rc = SSL_read_early_data(sc->connection, sc->early + sc->early_len,
+                                 max - sc->early_len, &n);
+        if (rc == SSL_READ_EARLY_DATA_SUCCESS) {
+            sc->early_len += n;
+            continue;
+        }
+        if (rc == SSL_READ_EARLY_DATA_FINISH) {
+            sc->early_data = SSL_get_early_data_status(sc->connection)
+                             == SSL_EARLY_DATA_ACCEPTED;
+            return SWS_OK;
+        }
+        sslerr = SSL_get_error(sc->connection, rc);
+        if (sslerr == SSL_ERROR_WANT_READ) {
+            c->read->ready = 0;
+            return SWS_AGAIN;
+        }
+        if (sslerr == SSL_ERROR_WANT_WRITE) {
+            c->write->ready = 0;
+            return SWS_AGAIN;
+        }
+        sws_ssl_handshake_error(c, sslerr, errno);
+        return SWS_ERROR;
+    }
+}
+
+static void
+sws_ssl_handshake_done(sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    BIO                  *wbio, *rbio;
+
+    sc->handshaked = 1;
+    c->recv = sws_ssl_recv;
+    c->send_chain = sws_ssl_send_chain;
+    wbio = SSL_get_wbio(sc->connection);
+    rbio = SSL_get_rbio(sc->connection);
+    sc->ktls_send = wbio && BIO_get_ktls_send(wbio) ? 1 : 0;
+    sc->ktls_recv = rbio && BIO_get_ktls_recv(rbio) ? 1 : 0;
+    if (sc->ssl->ktls && (SSL_CTX_get_options(sc->ssl->ctx) & SSL_OP_ENABLE_KTLS)
+        && !sc->ktls_send)
+    {
+        sws_log_debug(c->log, "kernel TLS not used for %s (cipher %s)",
+                      SSL_get_version(sc->connection), SSL_get_cipher_name(sc->connection));
+    }
+}
+
+sws_int_t
+sws_ssl_handshake(sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    int                   n, sslerr, err;
+    sws_int_t             rc;
+
+    if (!sc->early_done && SSL_CTX_get_max_early_data(sc->ssl->ctx) > 0) {
+        rc = sws_ssl_read_early(c);
+        if (rc == SWS_AGAIN) {
+            goto again;
+        }
+        if (rc == SWS_ERROR) {
+            sc->no_shutdown = 1;
+            return SWS_ERROR;
+        }
+        sc->early_done = 1;
+    }
+
+    ERR_clear_error();
+    n = SSL_do_handshake(sc->connection);
+    if (n == 1) {
+        sws_ssl_handshake_done(c);
+        return SWS_OK;
+    }
+    err = errno;
+    sslerr = SSL_get_error(sc->connection, n);
+    if (sslerr == SSL_ERROR_WANT_READ) {
+        c->read->ready = 0;
+        goto again;
+    }
+    if (sslerr == SSL_ERROR_WANT_WRITE) {
+        c->write->ready = 0;
+        goto again;
+    }
+    c->read->error = 1;
+    sc->no_shutdown = 1;
+    sws_ssl_handshake_error(c, sslerr, err);
+    return SWS_ERROR;
+
+again:
+    c->read->handler = sws_ssl_handshake_handler;
+    c->write->handler = sws_ssl_handshake_handler;
+    return SWS_AGAIN;
+}
+
+static void
+sws_ssl_handshake_handler(sws_event_t *ev)
+{
+    sws_connection_t *c = ev->data;
+
+    if (ev->timedout) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out in the TLS handshake");
+        c->timedout = 1;
+        c->ssl->no_shutdown = 1;
+        c->ssl->handler(c);
+        return;
+    }
+    if (c->close) {
+        c->ssl->no_shutdown = 1;
+        c->ssl->handler(c);
+        return;
+    }
+    if (sws_ssl_handshake(c) == SWS_AGAIN) {
+        return;
+    }
+    c->ssl->handler(c);
+}
+
+/* ---- I/O ---- */
+
+ssize_t
+sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    int                   n, sslerr, err;
+    size_t                left;
+
+    if (sc->early_pos < sc->early_len) {
+        /* Early data first: it came before anything else. */
+        left = sc->early_len - sc->early_pos;
+        n = (int) sws_min(left, size);
+        memcpy(buf, sc->early + sc->early_pos, (size_t) n);
+        sc->early_pos += n;
+        return n;
+    }
+
+    ERR_clear_error();
+    n = SSL_read(sc->connection, buf, (int) sws_min(size, (size_t) INT_MAX));
+    if (n > 0) {
+        /* OpenSSL may hold more than it returned (a record is read whole):
+         * ready stays set until a read says WANT_READ. */
+        return n;
+    }
+    err = errno;
+    sslerr = SSL_get_error(sc->connection, n);
+    switch (sslerr) {
+    case SSL_ERROR_WANT_READ:
+        c->read->ready = 0;
+        return SWS_AGAIN;
+    case SSL_ERROR_WANT_WRITE:
+        /* A post-handshake message wants a reply and the socket is full:
+         * the next write flushes it. */
+        c->read->ready = 0;
+        c->write->ready = 0;
+        return SWS_AGAIN;
+    case SSL_ERROR_ZERO_RETURN:
+        c->read->ready = 0;
+        c->read->eof = 1;
+        return 0;
+    case SSL_ERROR_SYSCALL:
+        if (ERR_peek_error() == 0 && err == 0) {
+            c->read->ready = 0;
+            c->read->eof = 1;
+            return 0;
+        }
+        /* fall through */
+    default:
+        c->read->ready = 0;
+        c->read->error = 1;
+        sc->no_shutdown = 1;
+        if (sslerr == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+            sws_log_error((err == ECONNRESET || err == EPIPE) ? SWS_LOG_INFO : SWS_LOG_ERR,
+                          c->log, err, "SSL_read() failed");
+        } else {
+            sws_ssl_error(SWS_LOG_INFO, c->log, 0, "SSL_read() failed");
+        }
+        return SWS_ERROR;
+    }
+}
+
+/* SSL_write / SSL_sendfile outcome: bytes, SWS_AGAIN or SWS_ERROR. */
+static ssize_t
+sws_ssl_write_result(sws_connection_t *c, ssize_t n, const char *what)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    int                   err = errno, sslerr;
+
+    if (n > 0) {
+        sc->last_len = 0;
+        return n;
+    }
+    sslerr = SSL_get_error(sc->connection, (int) n);
+    if (sslerr == SSL_ERROR_WANT_WRITE || sslerr == SSL_ERROR_WANT_READ) {
+        c->write->ready = 0;
+        return SWS_AGAIN;
+    }
+    c->write->error = 1;
+    sc->no_shutdown = 1;
+    if (sslerr == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+        sws_log_error((err == EPIPE || err == ECONNRESET) ? SWS_LOG_INFO : SWS_LOG_ERR,
+                      c->log, err, "%s to client failed", what);
+    } else {
+        sws_ssl_error(SWS_LOG_INFO, c->log, 0, "%s to client failed", what);
+    }
+    return SWS_ERROR;
+}
+
+static ssize_t
+sws_ssl_write(sws_connection_t *c, const u_char *data, size_t size)
+{
+    ssize_t n;
+
+    ERR_clear_error();
+    n = SSL_write(c->ssl->connection, data, (int) size);
+    n = sws_ssl_write_result(c, n, "SSL_write()");
+    if (n == SWS_AGAIN) {
+        /* OpenSSL wants at least these bytes again. */
+        c->ssl->last_len = size;
+    }
+    return n;
+}
+
+/* Gather up to size bytes of memory buffers from in into sc->buf. */
+static size_t
+sws_ssl_coalesce(sws_connection_t *c, sws_chain_t *in, size_t size)
+{
+    u_char    *p = c->ssl->buf;
+    size_t     n, have = 0;
+    sws_buf_t *b;
+
+    for (; in && have < size; in = in->next) {
+        b = in->buf;
+        if (sws_buf_special(b)) {
+            continue;
+        }
+        if (!sws_buf_in_memory(b)) {
+            break;
+        }
+        n = sws_min((size_t) (b->last - b->pos), size - have);
+        memcpy(p + have, b->pos, n);
+        have += n;
+    }
+    return have;
+}
+
+/* One write from the front of in (at most max bytes): bytes sent, or
+ * SWS_AGAIN / SWS_ERROR. */
+static ssize_t
+sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    sws_buf_t            *b = in->buf;
+    size_t                bsize = sc->ssl->buffer_size, size;
+    off_t                 fsize;
+    ssize_t               n;
+
+    /* After a WANT_WRITE, OpenSSL needs at least as much again. */
+    if (sc->last_len > (size_t) max) {
+        max = (off_t) sc->last_len;
+    }
+
+    if (sws_buf_in_memory(b)) {
+        size = b->last - b->pos;
+        if (size >= bsize || in->next == NULL) {
+            /* Large enough for full records (or all there is): no copy. */
+            return sws_ssl_write(c, b->pos, (size_t) sws_min((off_t) size, max));
+        }
+        if (sc->buf == NULL) {
+            sc->buf = sws_palloc(c->pool, bsize);
+            if (sc->buf == NULL) {
+                return SWS_ERROR;
+            }
+        }
+        size = sws_ssl_coalesce(c, in, (size_t) sws_min((off_t) bsize, max));
+        return sws_ssl_write(c, sc->buf, size);
+    }
+
+    fsize = sws_min(b->file_last - b->file_pos, max);
+    if (sc->ktls_send && c->sendfile) {
+        ERR_clear_error();
+        n = SSL_sendfile(sc->connection, b->fd, b->file_pos, (size_t) fsize, 0);
+        return sws_ssl_write_result(c, n, "SSL_sendfile()");
+    }
+    if (sc->buf == NULL) {
+        sc->buf = sws_palloc(c->pool, bsize);
+        if (sc->buf == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    size = (size_t) sws_min(fsize, (off_t) bsize);
+    n = pread(b->fd, sc->buf, size, b->file_pos);
+    if (n <= 0) {
+        if (n == 0) {
+            sws_log_error(SWS_LOG_CRIT, c->log, 0, "file was truncated while sending");
+        } else {
+            sws_log_error(SWS_LOG_CRIT, c->log, errno, "pread() failed");
+        }
+        c->write->error = 1;
+        return SWS_ERROR;
+    }
+    return sws_ssl_write(c, sc->buf, (size_t) n);
+}
+
+sws_chain_t *
+sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    off_t    sent_total = 0;
+    ssize_t  n;
+
+    if (limit == 0 || limit > SWS_SSL_SEND_MAX) {
+        limit = SWS_SSL_SEND_MAX;
+    }
+    while (sent_total < limit) {
+        /* Flag-only and empty buffers at the front count as sent. */
+        while (in && (sws_buf_special(in->buf) || sws_buf_size(in->buf) == 0)) {
+            in = in->next;
+        }
+        if (in == NULL) {
+            return NULL;
+        }
+        n = sws_ssl_send_front(c, in, limit - sent_total);
+        if (n == SWS_AGAIN) {
+            return in;
+        }
+        if (n == SWS_ERROR) {
+            return SWS_CHAIN_ERROR;
+        }
+        c->sent += n;
+        sent_total += n;
+        in = sws_chain_update_sent(in, n);
+    }
+    return in;
+}
+
+/* ---- the end ---- */
+
+void
+sws_ssl_shutdown(sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+
+    if (sc == NULL || sc->no_shutdown) {
+        return;
+    }
+    sc->no_shutdown = 1;
+    if (!sc->handshaked || c->read->error || c->write->error || c->timedout) {
+        return;
+    }
+    /* One non-blocking attempt: close_notify if the socket takes it; the
+     * peer's close_notify is not waited for. */
+    SSL_set_quiet_shutdown(sc->connection, 0);
+    ERR_clear_error();
+    (void) SSL_shutdown(sc->connection);
+    ERR_clear_error();
+}
+
+void
+sws_ssl_close(sws_connection_t *c)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+
+    if (sc == NULL) {
+        return;
+    }
+    sws_ssl_shutdown(c);
+    SSL_free(sc->connection);
+    sc->connection = NULL;
+    c->ssl = NULL;
+    c->recv = sws_unix_recv;
+    c->send_chain = sws_unix_send_chain;
+}

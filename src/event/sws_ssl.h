@@ -1,0 +1,122 @@
+/*
+ * TLS over TCP with OpenSSL 3: contexts, the non-blocking handshake driven
+ * by the event loop, and the connection's recv/send_chain replaced by TLS
+ * ones (kernel TLS with SSL_sendfile where the kernel allows it). Shared
+ * session cache and ticket keys: sws_ssl_cache.c; OCSP stapling:
+ * sws_ssl_stapling.c. The protocol on top (HTTP) chooses what a context
+ * holds (sws_http_ssl_module.c).
+ */
+#ifndef SWS_SSL_H
+#define SWS_SSL_H
+
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include "sws_event.h"
+
+typedef void (*sws_ssl_handler_pt)(sws_connection_t *c);
+
+/* One context: certificates, protocols, ciphers of a server. */
+typedef struct {
+    SSL_CTX      *ctx;
+    sws_log_t    *log;
+    size_t        buffer_size;     /* records are built from this much data */
+    unsigned      ktls:1;          /* try kernel TLS on its connections */
+} sws_ssl_t;
+
+struct sws_ssl_connection_s {
+    SSL                  *connection;
+    sws_ssl_t            *ssl;
+    sws_ssl_handler_pt    handler;       /* handshake finished (or failed) */
+    u_char               *buf;           /* send coalescing, buffer_size */
+    size_t                last_len;      /* length of a write to repeat */
+    u_char               *early;         /* early data read in the handshake */
+    size_t                early_len;
+    size_t                early_pos;
+    unsigned              handshaked:1;
+    unsigned              ktls_send:1;
+    unsigned              ktls_recv:1;
+    unsigned              early_data:1;  /* accepted early data */
+    unsigned              early_done:1;  /* done reading early data */
+    unsigned              no_shutdown:1; /* no close_notify: broken connection */
+};
+
+/* Process-wide set-up (library, ex_data index); once, in the master. */
+sws_int_t  sws_ssl_init(sws_log_t *log);
+/* A new context with ScalWS's defaults (no compression, no renegotiation,
+ * partial writes, TLS 1.2+); freed with pool. */
+sws_int_t  sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
+/* Load a certificate chain (PEM, leaf first) and its key; call once per
+ * pair: an RSA and an ECDSA pair may share a context. */
+sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key);
+/* "TLSv1.2 TLSv1.3" style bit set -> min/max versions. */
+#define SWS_SSL_TLSv1    0x02
+#define SWS_SSL_TLSv1_1  0x04
+#define SWS_SSL_TLSv1_2  0x08
+#define SWS_SSL_TLSv1_3  0x10
+sws_int_t  sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols);
+sws_int_t  sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server);
+sws_int_t  sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves);
+/* Early data (TLS 1.3 0-RTT): max bytes accepted, 0 refuses it. */
+sws_int_t  sws_ssl_early_data(sws_ssl_t *ssl, size_t max);
+/* Kernel TLS: the probe result (made once; logged once when missing). */
+int        sws_ssl_ktls_available(sws_log_t *log);
+void       sws_ssl_ktls(sws_ssl_t *ssl, int on);
+
+/* A TLS connection on c (server side): c->ssl. */
+sws_int_t  sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c);
+/* Drive the handshake: SWS_OK (done: c->recv/send_chain are TLS now),
+ * SWS_AGAIN (c's event handlers drive it; c->ssl->handler is called when it
+ * ends, handshaked or not), SWS_ERROR (failed, logged). The caller arms the
+ * handshake timer on c->read; a timeout ends it through the handler too. */
+sws_int_t  sws_ssl_handshake(sws_connection_t *c);
+/* Send close_notify if possible and free the TLS state (on close). */
+void       sws_ssl_close(sws_connection_t *c);
+/* After close_notify was sent or refused, the socket carries nothing for
+ * TLS any more (lingering close reads and drops raw bytes). */
+void       sws_ssl_shutdown(sws_connection_t *c);
+
+ssize_t      sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size);
+sws_chain_t *sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
+
+sws_connection_t *sws_ssl_get_connection(const SSL *ssl);
+/* The ALPN protocol chosen ("h2"), empty if none. */
+void       sws_ssl_alpn(sws_connection_t *c, sws_str_t *proto);
+/* Log fmt with the OpenSSL error queue appended (and clear it). */
+void       sws_ssl_error(sws_uint_t level, sws_log_t *log, int err, const char *fmt, ...)
+    SWS_PRINTF(4, 5);
+
+/* ---- sws_ssl_cache.c ---- */
+
+/* A shared session cache: a zone declared with sws_ssl_session_cache_zone
+ * (at configuration), attached to a context. timeout: session lifetime. */
+sws_shm_zone_t *sws_ssl_session_cache_zone(sws_conf_t *cf, const sws_str_t *name,
+    size_t size);
+sws_int_t  sws_ssl_session_cache(sws_ssl_t *ssl, sws_shm_zone_t *zone, int builtin,
+    time_t timeout);
+/* The id context that ties sessions to the server that made them. */
+sws_int_t  sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len);
+/* Session tickets with keys derived from a secret shared by every worker
+ * (made in the master, or read from key_file) and the current period of
+ * `timeout`: rotated each period, the previous period's key still
+ * decrypts. on = 0 disables tickets. */
+sws_int_t  sws_ssl_session_tickets(sws_ssl_t *ssl, int on, const sws_str_t *key_file,
+    time_t timeout);
+/* HKDF-SHA256 (RFC 5869); exposed for the unit tests. */
+sws_int_t  sws_ssl_hkdf(const u_char *secret, size_t secret_len, const u_char *info,
+    size_t info_len, u_char *out, size_t out_len);
+/* The ticket key of a period: name (16), AES-256 key (32), HMAC key (32). */
+void       sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16],
+    u_char aes[32], u_char hmac[32]);
+
+/* ---- sws_ssl_stapling.c ---- */
+
+/* OCSP stapling for every certificate of ssl: the response from file (DER)
+ * if given, else fetched from responder (or the certificate's AIA URL) by
+ * each worker and refreshed. verify: check the response against trusted
+ * (or the chain). */
+sws_int_t  sws_ssl_stapling(sws_conf_t *cf, sws_ssl_t *ssl, const sws_str_t *file,
+    const sws_str_t *responder, const sws_str_t *trusted, int verify);
+/* Worker start: begin fetching the responses that come from responders. */
+sws_int_t  sws_ssl_stapling_init_worker(sws_cycle_t *cycle);
+
+#endif

@@ -1,0 +1,473 @@
+/*
+ * TLS session resumption shared by every worker:
+ *
+ * - a session cache in a shared memory zone: serialized sessions in fixed
+ *   slots, 8-way set associative by session id, least recently used out;
+ * - session tickets whose keys every worker derives on its own (HKDF) from
+ *   one secret and the current period: the secret is made once in the
+ *   master (it survives reloads) or read from ssl_session_ticket_key, and
+ *   the key changes every period while the previous one still decrypts.
+ */
+#include <openssl/rand.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/core_names.h>
+#include <openssl/sha.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "sws_ssl.h"
+
+#define SWS_SSL_SLOT_DATA  512     /* a serialized session (no client certs) */
+#define SWS_SSL_WAYS       8
+
+typedef struct {
+    uint64_t  used;                /* LRU clock; 0: free */
+    time_t    expire;
+    uint16_t  len;                 /* of data */
+    uint8_t   id_len;
+    u_char    id[SSL_MAX_SSL_SESSION_ID_LENGTH];
+    u_char    data[SWS_SSL_SLOT_DATA];
+} sws_ssl_slot_t;
+
+typedef struct {
+    uint64_t        clock;
+    uint32_t        nsets;
+    uint32_t        stored;        /* statistics */
+    sws_ssl_slot_t  slots[];
+} sws_ssl_cache_t;
+
+/* The per-context state the callbacks need (SSL_CTX app data is the
+ * sws_ssl_t; this hangs off ex_data). */
+typedef struct {
+    sws_shm_zone_t *zone;
+    time_t          timeout;
+    time_t          ticket_period;
+    int             tickets;
+} sws_ssl_resume_t;
+
+static int      sws_ssl_resume_index = -1;
+static u_char   sws_ssl_ticket_secret[32];
+static int      sws_ssl_ticket_secret_made;
+
+/* ---- the shared cache ---- */
+
+static void *
+sws_ssl_cache_init(sws_shm_zone_t *zone, void *old)
+{
+    sws_ssl_cache_t *cache = sws_shm_zone_addr(zone);
+    size_t           n;
+
+    if (old) {
+        return old;      /* same size: the sessions stay */
+    }
+    n = (sws_shm_zone_size(zone) - sizeof(sws_ssl_cache_t)) / sizeof(sws_ssl_slot_t);
+    cache->nsets = (uint32_t) (n / SWS_SSL_WAYS);
+    if (cache->nsets == 0) {
+        return NULL;
+    }
+    return cache;
+}
+
+sws_shm_zone_t *
+sws_ssl_session_cache_zone(sws_conf_t *cf, const sws_str_t *name, size_t size)
+{
+    static int        tag;
+    sws_shm_zone_t   *zone;
+
+    zone = sws_shm_zone_add(cf, name, size, &tag);
+    if (zone) {
+        sws_shm_zone_set_init(zone, sws_ssl_cache_init, NULL);
+    }
+    return zone;
+}
+
+static uint32_t
+sws_ssl_id_hash(const u_char *id, size_t len)
+{
+    uint32_t h = 2166136261u;     /* FNV-1a: ids are random already */
+
+    while (len--) {
+        h = (h ^ *id++) * 16777619u;
+    }
+    return h;
+}
+
+static sws_ssl_slot_t *
+sws_ssl_cache_set(sws_ssl_cache_t *cache, const u_char *id, size_t len)
+{
+    return &cache->slots[(sws_ssl_id_hash(id, len) % cache->nsets) * SWS_SSL_WAYS];
+}
+
+static sws_ssl_slot_t *
+sws_ssl_cache_find(sws_ssl_cache_t *cache, const u_char *id, size_t len)
+{
+    sws_ssl_slot_t *set = sws_ssl_cache_set(cache, id, len);
+    int             i;
+
+    for (i = 0; i < SWS_SSL_WAYS; i++) {
+        if (set[i].used && set[i].id_len == len && memcmp(set[i].id, id, len) == 0) {
+            return &set[i];
+        }
+    }
+    return NULL;
+}
+
+static sws_ssl_resume_t *
+sws_ssl_resume(SSL_CTX *ctx)
+{
+    return SSL_CTX_get_ex_data(ctx, sws_ssl_resume_index);
+}
+
+/* OpenSSL calls the session and ticket callbacks of the context the
+ * connection started with, even after SNI moved it to another: so does
+ * this (c->ssl->ssl is that first context). */
+static sws_ssl_resume_t *
+sws_ssl_resume_of(SSL *ssl)
+{
+    sws_connection_t *c = sws_ssl_get_connection(ssl);
+
+    return (c && c->ssl) ? sws_ssl_resume(c->ssl->ssl->ctx) : NULL;
+}
+
+static void
+sws_ssl_resume_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
+    void *argp)
+{
+    OPENSSL_free(ptr);
+}
+
+static int
+sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
+{
+    sws_ssl_resume_t *rs = sws_ssl_resume_of(ssl);
+    sws_ssl_cache_t  *cache;
+    sws_ssl_slot_t   *set, *slot;
+    const u_char     *id;
+    unsigned int      id_len;
+    u_char            buf[SWS_SSL_SLOT_DATA], *p = buf;
+    int               len, i;
+
+    if (rs == NULL || rs->zone == NULL) {
+        return 0;
+    }
+    /* TLS 1.3 with tickets: the ticket is the session, its id a dummy. */
+    if (SSL_version(ssl) == TLS1_3_VERSION && !(SSL_get_options(ssl) & SSL_OP_NO_TICKET)) {
+        return 0;
+    }
+    len = i2d_SSL_SESSION(sess, NULL);
+    if (len <= 0 || len > SWS_SSL_SLOT_DATA) {
+        sws_log_debug(sws_ssl_get_connection(ssl)->log,
+                      "TLS session of %d bytes not cached", len);
+        return 0;
+    }
+    i2d_SSL_SESSION(sess, &p);
+    id = SSL_SESSION_get_id(sess, &id_len);
+    if (id_len == 0 || id_len > SSL_MAX_SSL_SESSION_ID_LENGTH) {
+        return 0;
+    }
+
+    cache = sws_shm_zone_data(rs->zone);
+    sws_shm_lock(rs->zone);
+    slot = sws_ssl_cache_find(cache, id, id_len);
+    if (slot == NULL) {
+        set = sws_ssl_cache_set(cache, id, id_len);
+        slot = &set[0];
+        for (i = 0; i < SWS_SSL_WAYS; i++) {
+            if (set[i].used == 0 || set[i].expire < sws_time_sec()) {
+                slot = &set[i];
+                break;
+            }
+            if (set[i].used < slot->used) {
+                slot = &set[i];
+            }
+        }
+    }
+    slot->used = ++cache->clock;
+    slot->expire = sws_time_sec() + rs->timeout;
+    slot->id_len = (uint8_t) id_len;
+    memcpy(slot->id, id, id_len);
+    slot->len = (uint16_t) len;
+    memcpy(slot->data, buf, (size_t) len);
+    cache->stored++;
+    sws_shm_unlock(rs->zone);
+    return 0;                      /* OpenSSL keeps no extra reference */
+}
+
+static SSL_SESSION *
+sws_ssl_get_session(SSL *ssl, const unsigned char *id, int len, int *copy)
+{
+    sws_ssl_resume_t *rs = sws_ssl_resume_of(ssl);
+    sws_ssl_cache_t  *cache;
+    sws_ssl_slot_t   *slot;
+    u_char            buf[SWS_SSL_SLOT_DATA];
+    const u_char     *p = buf;
+    int               n = 0;
+
+    *copy = 0;
+    if (rs == NULL || rs->zone == NULL || len <= 0 || len > SSL_MAX_SSL_SESSION_ID_LENGTH) {
+        return NULL;
+    }
+    cache = sws_shm_zone_data(rs->zone);
+    sws_shm_lock(rs->zone);
+    slot = sws_ssl_cache_find(cache, id, (size_t) len);
+    if (slot && slot->expire >= sws_time_sec()) {
+        n = slot->len;
+        memcpy(buf, slot->data, (size_t) n);
+        slot->used = ++cache->clock;
+    } else if (slot) {
+        slot->used = 0;           /* expired */
+    }
+    sws_shm_unlock(rs->zone);
+    return n ? d2i_SSL_SESSION(NULL, &p, n) : NULL;
+}
+
+static void
+sws_ssl_remove_session(SSL_CTX *ctx, SSL_SESSION *sess)
+{
+    sws_ssl_resume_t *rs = sws_ssl_resume(ctx);
+    sws_ssl_slot_t   *slot;
+    const u_char     *id;
+    unsigned int      id_len;
+
+    if (rs == NULL || rs->zone == NULL) {
+        return;
+    }
+    id = SSL_SESSION_get_id(sess, &id_len);
+    sws_shm_lock(rs->zone);
+    slot = sws_ssl_cache_find(sws_shm_zone_data(rs->zone), id, id_len);
+    if (slot) {
+        slot->used = 0;
+    }
+    sws_shm_unlock(rs->zone);
+}
+
+static sws_ssl_resume_t *
+sws_ssl_resume_get(sws_ssl_t *ssl)
+{
+    sws_ssl_resume_t *rs;
+
+    if (sws_ssl_resume_index == -1) {
+        sws_ssl_resume_index = SSL_CTX_get_ex_new_index(0, NULL, NULL, NULL,
+                                                        sws_ssl_resume_free);
+        if (sws_ssl_resume_index == -1) {
+            return NULL;
+        }
+    }
+    rs = SSL_CTX_get_ex_data(ssl->ctx, sws_ssl_resume_index);
+    if (rs == NULL) {
+        /* Freed with the context (sws_ssl_resume_free). */
+        rs = OPENSSL_zalloc(sizeof(sws_ssl_resume_t));
+        if (rs == NULL || SSL_CTX_set_ex_data(ssl->ctx, sws_ssl_resume_index, rs) != 1) {
+            OPENSSL_free(rs);
+            return NULL;
+        }
+    }
+    return rs;
+}
+
+sws_int_t
+sws_ssl_session_cache(sws_ssl_t *ssl, sws_shm_zone_t *zone, int builtin, time_t timeout)
+{
+    sws_ssl_resume_t *rs = sws_ssl_resume_get(ssl);
+
+    if (rs == NULL) {
+        return SWS_ERROR;
+    }
+    rs->timeout = timeout;
+    SSL_CTX_set_timeout(ssl->ctx, (long) timeout);
+    if (zone == NULL && builtin == 0) {
+        SSL_CTX_set_session_cache_mode(ssl->ctx, SSL_SESS_CACHE_OFF);
+        return SWS_OK;
+    }
+    if (zone == NULL) {
+        /* builtin:N: OpenSSL's own cache, per worker. */
+        SSL_CTX_set_session_cache_mode(ssl->ctx, SSL_SESS_CACHE_SERVER);
+        SSL_CTX_sess_set_cache_size(ssl->ctx, builtin > 0 ? builtin : 20480);
+        return SWS_OK;
+    }
+    rs->zone = zone;
+    SSL_CTX_set_session_cache_mode(ssl->ctx, SSL_SESS_CACHE_SERVER
+                                   | SSL_SESS_CACHE_NO_INTERNAL
+                                   | SSL_SESS_CACHE_NO_AUTO_CLEAR);
+    SSL_CTX_sess_set_new_cb(ssl->ctx, sws_ssl_new_session);
+    SSL_CTX_sess_set_get_cb(ssl->ctx, sws_ssl_get_session);
+    SSL_CTX_sess_set_remove_cb(ssl->ctx, sws_ssl_remove_session);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len)
+{
+    u_char md[SHA256_DIGEST_LENGTH];
+
+    SHA256(data, len, md);
+    if (SSL_CTX_set_session_id_context(ssl->ctx, md, SSL_MAX_SID_CTX_LENGTH) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set_session_id_context() failed");
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+/* ---- tickets ---- */
+
+sws_int_t
+sws_ssl_hkdf(const u_char *secret, size_t secret_len, const u_char *info, size_t info_len,
+    u_char *out, size_t out_len)
+{
+    EVP_KDF      *kdf;
+    EVP_KDF_CTX  *kctx;
+    OSSL_PARAM    params[5], *p = params;
+    int           rc;
+
+    kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+    if (kdf == NULL) {
+        return SWS_ERROR;
+    }
+    kctx = EVP_KDF_CTX_new(kdf);
+    EVP_KDF_free(kdf);
+    if (kctx == NULL) {
+        return SWS_ERROR;
+    }
+    *p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *) "SHA256", 0);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *) secret, secret_len);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *) info, info_len);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *) "scalws", 6);
+    *p = OSSL_PARAM_construct_end();
+    rc = EVP_KDF_derive(kctx, out, out_len, params);
+    EVP_KDF_CTX_free(kctx);
+    return rc == 1 ? SWS_OK : SWS_ERROR;
+}
+
+void
+sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16], u_char aes[32],
+    u_char hmac[32])
+{
+    u_char info[24], out[80];
+    int    i;
+
+    memcpy(info, "scalws ticket key", 16);
+    for (i = 0; i < 8; i++) {
+        info[16 + i] = (u_char) (period >> (56 - 8 * i));
+    }
+    if (sws_ssl_hkdf(secret, 32, info, sizeof(info), out, sizeof(out)) != SWS_OK) {
+        /* Unreachable with a working libcrypto; keys that match nothing
+         * make every ticket fall back to a full handshake. */
+        RAND_bytes(out, sizeof(out));
+    }
+    memcpy(name, out, 16);
+    memcpy(aes, out + 16, 32);
+    memcpy(hmac, out + 48, 32);
+}
+
+static int
+sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *ectx,
+    EVP_MAC_CTX *hctx, int enc)
+{
+    sws_ssl_resume_t *rs = sws_ssl_resume_of(ssl);
+    u_char            kname[16], aes[32], hmac[32];
+    uint64_t          period;
+    OSSL_PARAM        params[3];
+    int               rc = 1;
+
+    if (rs == NULL || rs->ticket_period <= 0) {
+        return enc ? -1 : 0;
+    }
+    period = (uint64_t) (sws_time_sec() / rs->ticket_period);
+
+    if (enc) {
+        sws_ssl_ticket_key(sws_ssl_ticket_secret, period, kname, aes, hmac);
+        if (RAND_bytes(iv, EVP_CIPHER_iv_length(EVP_aes_256_cbc())) != 1) {
+            return -1;
+        }
+        memcpy(name, kname, 16);
+        if (EVP_EncryptInit_ex(ectx, EVP_aes_256_cbc(), NULL, aes, iv) != 1) {
+            return -1;
+        }
+    } else {
+        sws_ssl_ticket_key(sws_ssl_ticket_secret, period, kname, aes, hmac);
+        if (memcmp(name, kname, 16) != 0) {
+            /* The previous period's key still decrypts; renew the ticket. */
+            sws_ssl_ticket_key(sws_ssl_ticket_secret, period - 1, kname, aes, hmac);
+            if (memcmp(name, kname, 16) != 0) {
+                return 0;                  /* unknown key: full handshake */
+            }
+            rc = 2;
+        }
+        if (EVP_DecryptInit_ex(ectx, EVP_aes_256_cbc(), NULL, aes, iv) != 1) {
+            return -1;
+        }
+    }
+    params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, hmac, sizeof(hmac));
+    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *) "SHA256", 0);
+    params[2] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_CTX_set_params(hctx, params) != 1) {
+        return -1;
+    }
+    return rc;
+}
+
+/* The secret from a key file (any length of random bytes, e.g. 80 bytes
+ * as for nginx): every server reading the same file shares tickets. */
+static sws_int_t
+sws_ssl_read_ticket_key(sws_ssl_t *ssl, const sws_str_t *file)
+{
+    u_char   buf[512];
+    ssize_t  n;
+    int      fd;
+
+    fd = open((char *) file->data, O_RDONLY | O_CLOEXEC);
+    if (fd == -1) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, errno, "cannot open ssl_session_ticket_key "
+                      "\"%s\"", (char *) file->data);
+        return SWS_ERROR;
+    }
+    n = read(fd, buf, sizeof(buf));
+    close(fd);
+    if (n < 32) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, n < 0 ? errno : 0,
+                      "ssl_session_ticket_key \"%s\" must hold at least 32 bytes",
+                      (char *) file->data);
+        return SWS_ERROR;
+    }
+    SHA256(buf, (size_t) n, sws_ssl_ticket_secret);
+    OPENSSL_cleanse(buf, sizeof(buf));
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_session_tickets(sws_ssl_t *ssl, int on, const sws_str_t *key_file, time_t timeout)
+{
+    sws_ssl_resume_t *rs;
+
+    if (!on) {
+        SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_TICKET);
+        return SWS_OK;
+    }
+    rs = sws_ssl_resume_get(ssl);
+    if (rs == NULL) {
+        return SWS_ERROR;
+    }
+    if (key_file && key_file->len) {
+        if (sws_ssl_read_ticket_key(ssl, key_file) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        sws_ssl_ticket_secret_made = 1;
+    } else if (!sws_ssl_ticket_secret_made) {
+        /* Made in the master before the workers fork, kept across
+         * reloads (this process's memory outlives the cycles). */
+        if (RAND_bytes(sws_ssl_ticket_secret, sizeof(sws_ssl_ticket_secret)) != 1) {
+            sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "RAND_bytes() failed");
+            return SWS_ERROR;
+        }
+        sws_ssl_ticket_secret_made = 1;
+    }
+    rs->ticket_period = timeout > 0 ? timeout : 300;
+    rs->tickets = 1;
+    SSL_CTX_clear_options(ssl->ctx, SSL_OP_NO_TICKET);
+    if (SSL_CTX_set_tlsext_ticket_key_evp_cb(ssl->ctx, sws_ssl_ticket_cb) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
+                      "SSL_CTX_set_tlsext_ticket_key_evp_cb() failed");
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}

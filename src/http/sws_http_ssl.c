@@ -1,0 +1,174 @@
+/*
+ * The TLS side of HTTP connections: a first look at the bytes (a plain
+ * HTTP request on a TLS port gets a 400), the handshake with the default
+ * server's context, SNI choosing the server (and its certificate), ALPN
+ * choosing HTTP/2 or HTTP/1.1.
+ */
+#include "sws_http_ssl.h"
+#include "sws_http_h1.h"
+#include "v2/sws_http_v2.h"
+
+static void sws_http_ssl_peek(sws_event_t *rev);
+static void sws_http_ssl_handshaked(sws_connection_t *c);
+
+static sws_http_ssl_srv_conf_t *
+sws_http_ssl_conf(sws_http_core_srv_conf_t *cscf)
+{
+    return cscf->ctx->srv_conf[sws_http_ssl_module.index];
+}
+
+void
+sws_http_ssl_init_connection(sws_connection_t *c)
+{
+    sws_http_conn_t *hc = c->data;
+
+    c->read->handler = sws_http_ssl_peek;
+    c->write->handler = sws_http_ssl_peek;
+    sws_add_timer(c->read, sws_http_ssl_conf(hc->cscf)->handshake_timeout);
+}
+
+/* The first byte says which: a TLS record (handshake 0x16) or an HTTP
+ * method (a letter). */
+static void
+sws_http_ssl_peek(sws_event_t *ev)
+{
+    sws_connection_t        *c = ev->data;
+    sws_http_conn_t         *hc = c->data;
+    sws_http_ssl_srv_conf_t *sscf = sws_http_ssl_conf(hc->cscf);
+    u_char                   byte;
+    ssize_t                  n;
+    sws_int_t                rc;
+
+    if (ev->write) {
+        return;                   /* writable: nothing to do yet */
+    }
+    if (ev->timedout) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out before the TLS handshake");
+        sws_http1_close_connection(c);
+        return;
+    }
+    if (c->close) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    n = recv(c->fd, &byte, 1, MSG_PEEK);
+    if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+        return;
+    }
+    if (n <= 0) {
+        if (n == -1) {
+            sws_log_error(SWS_LOG_INFO, c->log, errno, "recv() failed before the TLS handshake");
+        }
+        sws_http1_close_connection(c);
+        return;
+    }
+    if (byte != 0x16 && byte >= 'A' && byte <= 'Z') {
+        /* HTTP/1.x in clear text: read it as such and answer 400. */
+        sws_del_timer(c->read);
+        hc->plain_on_tls = 1;
+        sws_http1_start(c);
+        return;
+    }
+    if (sscf->ssl == NULL || sws_ssl_create_connection(sscf->ssl, c) != SWS_OK) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    c->ssl->handler = sws_http_ssl_handshaked;
+    rc = sws_ssl_handshake(c);
+    if (rc == SWS_AGAIN) {
+        return;
+    }
+    sws_http_ssl_handshaked(c);
+}
+
+static void
+sws_http_ssl_handshaked(sws_connection_t *c)
+{
+    sws_http_conn_t *hc = c->data;
+    sws_str_t        alpn;
+
+    sws_del_timer(c->read);
+    if (!c->ssl->handshaked || c->close) {
+        sws_http1_close_connection(c);
+        return;
+    }
+    sws_ssl_alpn(c, &alpn);
+    if (alpn.len == 2 && memcmp(alpn.data, "h2", 2) == 0) {
+        sws_http_v2_init(c, NULL, 0);
+        return;
+    }
+    /* Without ALPN, a client may still start HTTP/2 by its preface. */
+    hc->h2_allowed = alpn.len == 0 && sws_http_v2_enabled(hc->addr, hc->cscf);
+    sws_http1_start(c);
+}
+
+/* ---- callbacks ---- */
+
+int
+sws_http_ssl_servername(SSL *ssl, int *ad, void *arg)
+{
+    sws_connection_t         *c = sws_ssl_get_connection(ssl);
+    sws_http_conn_t          *hc;
+    sws_http_core_srv_conf_t *cscf;
+    sws_http_ssl_srv_conf_t  *sscf;
+    const char               *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    u_char                    buf[256];
+    sws_str_t                 host;
+    size_t                    i, len;
+
+    if (c == NULL || name == NULL) {
+        return SSL_TLSEXT_ERR_OK;
+    }
+    hc = c->data;
+    len = strlen(name);
+    if (len == 0 || len >= sizeof(buf)) {
+        return SSL_TLSEXT_ERR_OK;
+    }
+    for (i = 0; i < len; i++) {
+        buf[i] = sws_tolower((u_char) name[i]);
+        if (!((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= '0' && buf[i] <= '9')
+              || buf[i] == '-' || buf[i] == '.' || buf[i] == '_'))
+        {
+            return SSL_TLSEXT_ERR_OK;       /* not a host name: the default */
+        }
+    }
+    if (buf[len - 1] == '.') {
+        len--;
+    }
+    host.data = buf;
+    host.len = len;
+    cscf = sws_http_find_server(hc->addr, &host);
+    sscf = sws_http_ssl_conf(cscf);
+    /* The server's own limits and timeouts apply from now on (like its
+     * certificate); its TLS versions do not: they are negotiated already. */
+    hc->cscf = cscf;
+    if (sscf->ssl && sscf->ssl->ctx != SSL_get_SSL_CTX(ssl)) {
+        SSL_set_SSL_CTX(ssl, sscf->ssl->ctx);
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+int
+sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+    const unsigned char *in, unsigned int inlen, void *arg)
+{
+    static const unsigned char h2[] = "\x02h2\x08http/1.1";
+    sws_connection_t          *c = sws_ssl_get_connection(ssl);
+    sws_http_conn_t           *hc = c ? c->data : NULL;
+    const unsigned char       *ours = h2 + 3;
+    unsigned int               ours_len = sizeof(h2) - 1 - 3;
+
+    if (hc && sws_http_v2_enabled(hc->addr, hc->cscf)) {
+        ours = h2;
+        ours_len = sizeof(h2) - 1;
+    }
+    /* Our preference order (h2 first), among what the client offers. */
+    if (SSL_select_next_proto((unsigned char **) out, outlen, ours, ours_len, in, inlen)
+        != OPENSSL_NPN_NEGOTIATED)
+    {
+        /* Nothing in common: go on without ALPN (RFC 7301 allows a fatal
+         * alert, but an HTTP/1.1 answer is friendlier). */
+        return SSL_TLSEXT_ERR_NOACK;
+    }
+    return SSL_TLSEXT_ERR_OK;
+}

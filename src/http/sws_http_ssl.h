@@ -1,0 +1,53 @@
+/* HTTPS: the http ssl module's configuration and the TLS side of HTTP
+ * connections (handshake, SNI, ALPN). */
+#ifndef SWS_HTTP_SSL_H
+#define SWS_HTTP_SSL_H
+
+#include "sws_http_core.h"
+#include "sws_ssl.h"
+
+typedef struct {
+    sws_array_t     *certificates;        /* sws_str_t paths */
+    sws_array_t     *certificate_keys;
+    sws_uint_t       protocols;           /* SWS_SSL_TLSv1_2 | ... */
+    sws_str_t        ciphers;
+    sws_int_t        prefer_server_ciphers;
+    sws_str_t        ecdh_curve;
+    sws_int_t        session_cache;       /* SWS_HTTP_SSL_CACHE_* */
+    sws_int_t        builtin_size;
+    sws_shm_zone_t  *shm_zone;
+    time_t           session_timeout;
+    sws_int_t        session_tickets;
+    sws_str_t        session_ticket_key;
+    sws_int_t        stapling;
+    sws_int_t        stapling_verify;
+    sws_str_t        stapling_file;
+    sws_str_t        stapling_responder;
+    sws_str_t        trusted_certificate;
+    sws_int_t        early_data;
+    sws_int_t        ktls;
+    size_t           buffer_size;
+    sws_msec_t       handshake_timeout;
+
+    sws_ssl_t       *ssl;                 /* the context; NULL: no certificate */
+    const char      *file;
+    sws_uint_t       line;
+} sws_http_ssl_srv_conf_t;
+
+#define SWS_HTTP_SSL_CACHE_OFF      0
+#define SWS_HTTP_SSL_CACHE_NONE     1
+#define SWS_HTTP_SSL_CACHE_BUILTIN  2
+#define SWS_HTTP_SSL_CACHE_SHARED   3
+
+extern sws_module_t sws_http_ssl_module;
+
+/* sws_http_ssl.c */
+/* A new connection on an ssl address: detect plain HTTP, then handshake;
+ * afterwards HTTP/1.1 or HTTP/2 (ALPN) takes the connection. */
+void      sws_http_ssl_init_connection(sws_connection_t *c);
+/* Callbacks set on every context. */
+int       sws_http_ssl_servername(SSL *ssl, int *ad, void *arg);
+int       sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+    const unsigned char *in, unsigned int inlen, void *arg);
+
+#endif

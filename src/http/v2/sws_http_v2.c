@@ -1,0 +1,514 @@
+/*
+ * HTTP/2 connections: an nghttp2 server session fed from the socket (or
+ * the TLS layer) and drained into it, the settings and limits, idle and
+ * send timeouts, GOAWAY at shutdown and on abuse.
+ *
+ * nghttp2 is never re-entered: its callbacks (and the request handlers
+ * they start) only queue work, and the event handlers here run the
+ * session. A connection is closed only from these handlers.
+ */
+#include <unistd.h>
+#include "sws_http_v2.h"
+
+#define SWS_H2_OUT_BLOCK     16384          /* bytes of one output block */
+#define SWS_H2_OUT_HIGH      (64 * 1024)    /* queue no more frames past this */
+#define SWS_H2_OUT_FREE      8              /* spare blocks kept per worker */
+#define SWS_H2_CONN_WINDOW   (16 << 20)     /* the connection's receive window */
+#define SWS_H2_READ_ROUNDS   8              /* reads per event, then others' turn */
+#define SWS_H2_SEND_ROUNDS   16
+
+static void sws_http_v2_read_handler(sws_event_t *rev);
+static void sws_http_v2_write_handler(sws_event_t *wev);
+static void sws_http_v2_close(sws_http_v2_conn_t *h2c);
+static void sws_http_v2_run(sws_http_v2_conn_t *h2c);
+
+/* The receive buffer is per worker: nghttp2 keeps what it needs. */
+static u_char            *sws_http_v2_rbuf;
+static size_t             sws_http_v2_rbuf_size;
+static sws_http_v2_out_t *sws_http_v2_free_out;
+static sws_uint_t         sws_http_v2_nfree_out;
+
+/* ---- output queue ---- */
+
+static sws_http_v2_out_t *
+sws_http_v2_out_alloc(sws_http_v2_conn_t *h2c)
+{
+    sws_http_v2_out_t *o = sws_http_v2_free_out;
+
+    if (o) {
+        sws_http_v2_free_out = o->next;
+        sws_http_v2_nfree_out--;
+    } else {
+        o = sws_alloc(sizeof(sws_http_v2_out_t) + SWS_H2_OUT_BLOCK, h2c->connection->log);
+        if (o == NULL) {
+            return NULL;
+        }
+    }
+    sws_memzero(&o->buf, sizeof(sws_buf_t));
+    o->buf.fd = -1;
+    o->buf.temporary = 1;
+    o->buf.start = o->buf.pos = o->buf.last = o->data;
+    o->buf.end = o->data + SWS_H2_OUT_BLOCK;
+    o->cl.buf = &o->buf;
+    o->cl.next = NULL;
+    o->next = NULL;
+    return o;
+}
+
+static void
+sws_http_v2_out_free(sws_http_v2_out_t *o)
+{
+    if (sws_http_v2_nfree_out >= SWS_H2_OUT_FREE) {
+        free(o);
+        return;
+    }
+    o->next = sws_http_v2_free_out;
+    sws_http_v2_free_out = o;
+    sws_http_v2_nfree_out++;
+}
+
+size_t
+sws_http_v2_queue_room(sws_http_v2_conn_t *h2c)
+{
+    return h2c->out_bytes >= SWS_H2_OUT_HIGH ? 0 : SWS_H2_OUT_HIGH - h2c->out_bytes;
+}
+
+sws_int_t
+sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t n)
+{
+    sws_http_v2_out_t *o;
+    size_t             k;
+
+    while (n) {
+        o = h2c->out_tail;
+        if (o == NULL || o->buf.last == o->buf.end) {
+            o = sws_http_v2_out_alloc(h2c);
+            if (o == NULL) {
+                return SWS_ERROR;
+            }
+            if (h2c->out_tail) {
+                h2c->out_tail->next = o;
+                h2c->out_tail->cl.next = &o->cl;
+            } else {
+                h2c->out = o;
+            }
+            h2c->out_tail = o;
+        }
+        k = sws_min((size_t) (o->buf.end - o->buf.last), n);
+        o->buf.last = sws_cpymem(o->buf.last, data, k);
+        data += k;
+        n -= k;
+        h2c->out_bytes += k;
+    }
+    return SWS_OK;
+}
+
+/* Write queued output: SWS_OK (all of it), SWS_AGAIN, SWS_ERROR. */
+static sws_int_t
+sws_http_v2_flush(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t  *c = h2c->connection;
+    sws_chain_t       *rest;
+    sws_http_v2_out_t *o;
+    off_t              before;
+
+    if (h2c->out == NULL) {
+        return SWS_OK;
+    }
+    if (!c->write->ready) {
+        return SWS_AGAIN;
+    }
+    before = c->sent;
+    rest = c->send_chain(c, &h2c->out->cl, 0);
+    if (rest == SWS_CHAIN_ERROR) {
+        c->error = 1;
+        return SWS_ERROR;
+    }
+    h2c->out_bytes -= (size_t) (c->sent - before);
+    while (h2c->out && &h2c->out->cl != rest) {
+        o = h2c->out;
+        h2c->out = o->next;
+        sws_http_v2_out_free(o);
+    }
+    if (h2c->out == NULL) {
+        h2c->out_tail = NULL;
+        return SWS_OK;
+    }
+    return SWS_AGAIN;
+}
+
+/* ---- nghttp2 plumbing ---- */
+
+static ssize_t
+sws_http_v2_send_cb(nghttp2_session *session, const uint8_t *data, size_t length, int flags,
+    void *user_data)
+{
+    sws_http_v2_conn_t *h2c = user_data;
+
+    /* An empty queue takes any frame: the mark only paces nghttp2. */
+    if (h2c->out_bytes && length > sws_http_v2_queue_room(h2c)) {
+        return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    return sws_http_v2_queue(h2c, data, length) == SWS_OK ? (ssize_t) length
+                                                          : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static int
+sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *msg,
+    size_t len, void *user_data)
+{
+    sws_http_v2_conn_t *h2c = user_data;
+
+    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0, "http2: %.*s", (int) len, msg);
+    return 0;
+}
+
+static sws_int_t
+sws_http_v2_session(sws_http_v2_conn_t *h2c)
+{
+    sws_http_v2_srv_conf_t    *conf = h2c->conf;
+    sws_http_core_srv_conf_t  *cscf = h2c->hc->cscf;
+    nghttp2_session_callbacks *cb;
+    nghttp2_option            *opt;
+    nghttp2_settings_entry     iv[4];
+    size_t                     header_size;
+    int                        rv;
+
+    if (nghttp2_session_callbacks_new(&cb) != 0) {
+        return SWS_ERROR;
+    }
+    nghttp2_session_callbacks_set_send_callback(cb, sws_http_v2_send_cb);
+    nghttp2_session_callbacks_set_error_callback2(cb, sws_http_v2_error_cb);
+    sws_http_v2_stream_callbacks(cb);
+    sws_http_v2_response_callbacks(cb);
+
+    if (nghttp2_option_new(&opt) != 0) {
+        nghttp2_session_callbacks_del(cb);
+        return SWS_ERROR;
+    }
+    /* Windows are given back as the request handler takes the body. */
+    nghttp2_option_set_no_auto_window_update(opt, 1);
+    nghttp2_option_set_no_closed_streams(opt, 1);
+    nghttp2_option_set_max_outbound_ack(opt, 1000);
+    nghttp2_option_set_max_settings(opt, 32);
+    nghttp2_option_set_max_continuations(opt, 8);
+    /* Rapid reset (CVE-2023-44487): a burst of twice the stream limit,
+     * then about 33 resets a second. */
+    nghttp2_option_set_stream_reset_rate_limit(opt, sws_max(2 * conf->concurrent_streams, 64),
+                                               33);
+    /* nginx's limits: each field within one large header buffer, the
+     * whole list within all of them. */
+    header_size = conf->max_header_size != SWS_UNSET_SIZE
+                  ? conf->max_header_size
+                  : cscf->large_client_header_buffer_size * cscf->large_client_header_buffers;
+    h2c->max_header_size = header_size;
+    h2c->max_field_size = conf->max_field_size != SWS_UNSET_SIZE
+                          ? conf->max_field_size : cscf->large_client_header_buffer_size;
+    nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
+
+    rv = nghttp2_session_server_new2(&h2c->session, cb, h2c, opt);
+    nghttp2_option_del(opt);
+    nghttp2_session_callbacks_del(cb);
+    if (rv != 0) {
+        return SWS_ERROR;
+    }
+
+    iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+    iv[0].value = (uint32_t) conf->concurrent_streams;
+    iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
+    iv[1].value = (uint32_t) conf->preread_size;
+    iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
+    iv[2].value = (uint32_t) header_size;
+    iv[3].settings_id = NGHTTP2_SETTINGS_ENABLE_PUSH;
+    iv[3].value = 0;
+    if (nghttp2_submit_settings(h2c->session, NGHTTP2_FLAG_NONE, iv, 4) != 0
+        || nghttp2_session_set_local_window_size(h2c->session, NGHTTP2_FLAG_NONE, 0,
+                                                 SWS_H2_CONN_WINDOW) != 0)
+    {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+static void
+sws_http_v2_session_cleanup(void *data)
+{
+    sws_http_v2_conn_t *h2c = data;
+
+    if (h2c->session) {
+        nghttp2_session_del(h2c->session);
+        h2c->session = NULL;
+    }
+}
+
+void
+sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len)
+{
+    sws_http_conn_t         *hc = c->data;
+    sws_http_v2_conn_t      *h2c;
+    sws_http_v2_main_conf_t *h2mcf;
+    ssize_t                  rv;
+
+    h2c = sws_pcalloc(c->pool, sizeof(sws_http_v2_conn_t));
+    if (h2c == NULL || sws_pool_cleanup_add(c->pool, sws_http_v2_session_cleanup, h2c)
+                       != SWS_OK)
+    {
+        sws_http1_close_connection(c);
+        return;
+    }
+    h2c->connection = c;
+    h2c->hc = hc;
+    h2c->conf = hc->cscf->ctx->srv_conf[sws_http_v2_module.index];
+    sws_queue_init(&h2c->streams);
+    h2mcf = hc->cscf->ctx->main_conf[sws_http_v2_module.index];
+
+    if (sws_http_v2_rbuf == NULL || sws_http_v2_rbuf_size < h2mcf->recv_buffer_size) {
+        free(sws_http_v2_rbuf);
+        sws_http_v2_rbuf = sws_alloc(h2mcf->recv_buffer_size, c->log);
+        sws_http_v2_rbuf_size = sws_http_v2_rbuf ? h2mcf->recv_buffer_size : 0;
+    }
+    if (sws_http_v2_rbuf == NULL || sws_http_v2_session(h2c) != SWS_OK) {
+        sws_log_error(SWS_LOG_ALERT, c->log, 0, "cannot start an HTTP/2 session");
+        sws_http1_close_connection(c);
+        return;
+    }
+
+    c->data = h2c;
+    c->read->handler = sws_http_v2_read_handler;
+    c->write->handler = sws_http_v2_write_handler;
+    c->idle = 0;
+
+    if (len) {
+        h2c->in_recv = 1;
+        rv = nghttp2_session_mem_recv(h2c->session, data, len);
+        h2c->in_recv = 0;
+        if (rv < 0) {
+            sws_http_v2_close(h2c);
+            return;
+        }
+    }
+    /* The first read: the client's settings may be there already (and
+     * the TLS layer may have read past the handshake: no edge will say). */
+    c->read->ready = 1;
+    sws_http_v2_read_handler(c->read);
+}
+
+void
+sws_http_v2_post_send(sws_http_v2_conn_t *h2c)
+{
+    sws_post_event(h2c->connection->write);
+}
+
+void
+sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error)
+{
+    if (h2c->goaway) {
+        return;
+    }
+    h2c->goaway = 1;
+    if (error == NGHTTP2_NO_ERROR) {
+        nghttp2_submit_goaway(h2c->session, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(h2c->session),
+                              NGHTTP2_NO_ERROR, NULL, 0);
+        return;
+    }
+    /* An error ends the connection: streams are not finished. */
+    nghttp2_session_terminate_session(h2c->session, error);
+    h2c->closing = 1;
+}
+
+static void
+sws_http_v2_close(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t     *c = h2c->connection;
+    sws_http_v2_stream_t *st;
+
+    while (!sws_queue_empty(&h2c->streams)) {
+        st = sws_queue_data(sws_queue_head(&h2c->streams), sws_http_v2_stream_t, queue);
+        sws_http_v2_stream_close(st, NGHTTP2_CANCEL);
+    }
+    while (h2c->out) {
+        sws_http_v2_out_t *o = h2c->out;
+        h2c->out = o->next;
+        sws_http_v2_out_free(o);
+    }
+    h2c->out_tail = NULL;
+    c->data = h2c->hc;       /* what sws_http1_close_connection expects */
+    sws_http1_close_connection(c);
+}
+
+/* ---- the event handlers ---- */
+
+static void
+sws_http_v2_read_handler(sws_event_t *rev)
+{
+    sws_connection_t   *c = rev->data;
+    sws_http_v2_conn_t *h2c = c->data;
+    ssize_t             n, rv;
+    sws_uint_t          rounds = 0;
+
+    if (rev->timedout) {
+        rev->timedout = 0;
+        if (h2c->nstreams == 0) {
+            sws_log_debug(c->log, "http2 connection idle: closing");
+            sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+            h2c->closing = 1;
+            sws_http_v2_run(h2c);
+            return;
+        }
+    }
+    if (c->close) {
+        /* Worker shutdown, or connections ran out: no new streams. */
+        c->close = 0;
+        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        if (h2c->nstreams == 0) {
+            h2c->closing = 1;
+        }
+        sws_http_v2_run(h2c);
+        return;
+    }
+
+    while (rev->ready && !h2c->closing) {
+        if (++rounds > SWS_H2_READ_ROUNDS) {
+            sws_post_event(rev);           /* more later: others' turn */
+            break;
+        }
+        n = c->recv(c, sws_http_v2_rbuf, sws_http_v2_rbuf_size);
+        if (n == SWS_AGAIN) {
+            break;
+        }
+        if (n == 0 || n == SWS_ERROR) {
+            if (h2c->nstreams) {
+                sws_log_error(SWS_LOG_INFO, c->log, 0, "client closed the HTTP/2 connection "
+                              "with %lu streams open", (unsigned long) h2c->nstreams);
+            }
+            sws_http_v2_close(h2c);
+            return;
+        }
+        h2c->in_recv = 1;
+        rv = nghttp2_session_mem_recv(h2c->session, sws_http_v2_rbuf, (size_t) n);
+        h2c->in_recv = 0;
+        if (rv < 0) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent invalid HTTP/2: %s",
+                          nghttp2_strerror((int) rv));
+            if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC || rv == NGHTTP2_ERR_NOMEM
+                || rv == NGHTTP2_ERR_CALLBACK_FAILURE)
+            {
+                if (rv == NGHTTP2_ERR_CALLBACK_FAILURE && h2c->calm) {
+                    /* Our own verdict (flood): say so before closing. */
+                    nghttp2_session_terminate_session(h2c->session, h2c->calm);
+                    h2c->closing = 1;
+                    break;
+                }
+                sws_http_v2_close(h2c);
+                return;
+            }
+            /* nghttp2 has queued a GOAWAY with the right error code. */
+            h2c->closing = 1;
+            break;
+        }
+        if (h2c->calm) {
+            sws_http_v2_goaway(h2c, h2c->calm);
+        }
+    }
+    sws_http_v2_run(h2c);
+}
+
+static void
+sws_http_v2_write_handler(sws_event_t *wev)
+{
+    sws_connection_t   *c = wev->data;
+    sws_http_v2_conn_t *h2c = c->data;
+
+    if (wev->timedout) {
+        wev->timedout = 0;
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out reading HTTP/2 frames");
+        c->timedout = 1;
+        sws_http_v2_close(h2c);
+        return;
+    }
+    sws_http_v2_run(h2c);
+}
+
+/* Send what nghttp2 has, then decide about timers and the connection's
+ * end. */
+static void
+sws_http_v2_run(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t         *c = h2c->connection;
+    sws_http_core_loc_conf_t *clcf;
+    sws_int_t                 rc;
+    sws_uint_t                rounds = 0;
+    int                       rv;
+
+    if (sws_exiting && !h2c->goaway) {
+        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+    }
+
+    for ( ;; ) {
+        rc = sws_http_v2_flush(h2c);
+        if (rc == SWS_ERROR) {
+            sws_http_v2_close(h2c);
+            return;
+        }
+        if (rc == SWS_AGAIN) {
+            break;
+        }
+        if (!nghttp2_session_want_write(h2c->session)) {
+            break;
+        }
+        if (++rounds > SWS_H2_SEND_ROUNDS) {
+            sws_post_event(c->write);
+            break;
+        }
+        h2c->in_send = 1;
+        rv = nghttp2_session_send(h2c->session);
+        h2c->in_send = 0;
+        if (rv != 0) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "http2 send failed: %s",
+                          nghttp2_strerror(rv));
+            sws_http_v2_close(h2c);
+            return;
+        }
+        if (h2c->out == NULL) {
+            break;                          /* nothing could be produced */
+        }
+    }
+
+    clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+    if (h2c->out) {
+        if (!c->write->timer_set) {
+            sws_add_timer(c->write, clcf->send_timeout);
+        }
+        if (c->write->ready) {
+            sws_post_event(c->write);
+        }
+        return;
+    }
+    sws_del_timer(c->write);
+
+    if (h2c->closing || (h2c->goaway && h2c->nstreams == 0)
+        || (!nghttp2_session_want_read(h2c->session)
+            && !nghttp2_session_want_write(h2c->session)))
+    {
+        if (h2c->nstreams == 0 || h2c->closing) {
+            sws_http_v2_close(h2c);
+            return;
+        }
+    }
+
+    /* Idle: no stream open. The keep-alive timer runs, and the connection
+     * may be closed when connections run out. */
+    if (h2c->nstreams == 0) {
+        if (!c->reusable) {
+            sws_reusable_connection(c, 1);
+        }
+        sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
+                               ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
+    } else {
+        if (c->reusable) {
+            sws_reusable_connection(c, 0);
+        }
+        sws_del_timer(c->read);
+    }
+}

@@ -1,0 +1,141 @@
+/* The "http_v2" module: http2 and the http2_* directives (nginx names). */
+#include "sws_http_v2.h"
+
+static void *sws_http_v2_create_main_conf(sws_conf_t *cf);
+static char *sws_http_v2_init_main_conf(sws_conf_t *cf, void *conf);
+static void *sws_http_v2_create_srv_conf(sws_conf_t *cf);
+static char *sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *child);
+static void *sws_http_v2_create_loc_conf(sws_conf_t *cf);
+static char *sws_http_v2_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+
+#define HTTP_ALL  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
+#define HTTP_MS   (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
+#define V2_SRV(name, args, set, field) \
+    { name, HTTP_MS | (args), set, SWS_HTTP_SRV_CONF_OFFSET, \
+      offsetof(sws_http_v2_srv_conf_t, field), NULL }
+
+static const sws_command_t sws_http_v2_commands[] = {
+    V2_SRV("http2", SWS_CONF_FLAG, sws_conf_set_flag_slot, enable),
+    V2_SRV("http2_max_concurrent_streams", SWS_CONF_TAKE1, sws_conf_set_num_slot,
+           concurrent_streams),
+    V2_SRV("http2_body_preread_size", SWS_CONF_TAKE1, sws_conf_set_size_slot, preread_size),
+    V2_SRV("http2_idle_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, idle_timeout),
+    V2_SRV("http2_max_field_size", SWS_CONF_TAKE1, sws_conf_set_size_slot, max_field_size),
+    V2_SRV("http2_max_header_size", SWS_CONF_TAKE1, sws_conf_set_size_slot, max_header_size),
+    V2_SRV("http2_max_requests", SWS_CONF_TAKE1, sws_conf_set_num_slot, max_requests),
+    { "http2_recv_buffer_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1, sws_conf_set_size_slot,
+      SWS_HTTP_MAIN_CONF_OFFSET, offsetof(sws_http_v2_main_conf_t, recv_buffer_size), NULL },
+    { "http2_chunk_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_http_v2_loc_conf_t, chunk_size), NULL },
+    sws_null_command
+};
+
+sws_module_t sws_http_v2_module = {
+    SWS_MODULE_ABI, .name = "http_v2", .commands = sws_http_v2_commands,
+    .create_main_conf = sws_http_v2_create_main_conf,
+    .init_main_conf = sws_http_v2_init_main_conf,
+    .create_srv_conf = sws_http_v2_create_srv_conf,
+    .merge_srv_conf = sws_http_v2_merge_srv_conf,
+    .create_loc_conf = sws_http_v2_create_loc_conf,
+    .merge_loc_conf = sws_http_v2_merge_loc_conf,
+};
+
+int
+sws_http_v2_enabled(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf)
+{
+    sws_http_v2_srv_conf_t *h2scf = cscf->ctx->srv_conf[sws_http_v2_module.index];
+
+    return addr->http2 || h2scf->enable == 1;
+}
+
+static void *
+sws_http_v2_create_main_conf(sws_conf_t *cf)
+{
+    sws_http_v2_main_conf_t *h2mcf = sws_pcalloc(sws_conf_pool(cf), sizeof(*h2mcf));
+
+    if (h2mcf) {
+        h2mcf->recv_buffer_size = SWS_UNSET_SIZE;
+    }
+    return h2mcf;
+}
+
+static char *
+sws_http_v2_init_main_conf(sws_conf_t *cf, void *conf)
+{
+    sws_http_v2_main_conf_t *h2mcf = conf;
+
+    if (h2mcf->recv_buffer_size == SWS_UNSET_SIZE) {
+        h2mcf->recv_buffer_size = 256 * 1024;
+    }
+    if (h2mcf->recv_buffer_size < 16384) {
+        return "http2_recv_buffer_size must be at least 16k";
+    }
+    return SWS_CONF_OK;
+}
+
+static void *
+sws_http_v2_create_srv_conf(sws_conf_t *cf)
+{
+    sws_http_v2_srv_conf_t *h2scf = sws_pcalloc(sws_conf_pool(cf), sizeof(*h2scf));
+
+    if (h2scf) {
+        h2scf->enable = SWS_UNSET;
+        h2scf->concurrent_streams = SWS_UNSET_UINT;
+        h2scf->preread_size = SWS_UNSET_SIZE;
+        h2scf->idle_timeout = SWS_UNSET_MSEC;
+        h2scf->max_field_size = SWS_UNSET_SIZE;
+        h2scf->max_header_size = SWS_UNSET_SIZE;
+        h2scf->max_requests = SWS_UNSET_UINT;
+    }
+    return h2scf;
+}
+
+static char *
+sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_v2_srv_conf_t *prev = parent, *conf = child;
+
+    sws_conf_merge_value(conf->enable, prev->enable, 0);
+    sws_conf_merge_uint_value(conf->concurrent_streams, prev->concurrent_streams, 128);
+    sws_conf_merge_size_value(conf->preread_size, prev->preread_size, 65536);
+    /* Unset, these follow keepalive_timeout, large_client_header_buffers
+     * and keepalive_requests (as in nginx since 1.19.7). */
+    sws_conf_merge_msec_value(conf->idle_timeout, prev->idle_timeout, SWS_UNSET_MSEC);
+    sws_conf_merge_size_value(conf->max_field_size, prev->max_field_size, SWS_UNSET_SIZE);
+    sws_conf_merge_size_value(conf->max_header_size, prev->max_header_size, SWS_UNSET_SIZE);
+    sws_conf_merge_uint_value(conf->max_requests, prev->max_requests, SWS_UNSET_UINT);
+
+    if (conf->concurrent_streams < 1 || conf->concurrent_streams > 65536) {
+        return "http2_max_concurrent_streams must be between 1 and 65536";
+    }
+    if (conf->preread_size > NGHTTP2_MAX_WINDOW_SIZE) {
+        return "http2_body_preread_size is too large";
+    }
+    return SWS_CONF_OK;
+}
+
+static void *
+sws_http_v2_create_loc_conf(sws_conf_t *cf)
+{
+    sws_http_v2_loc_conf_t *h2lcf = sws_pcalloc(sws_conf_pool(cf), sizeof(*h2lcf));
+
+    if (h2lcf) {
+        h2lcf->chunk_size = SWS_UNSET_SIZE;
+    }
+    return h2lcf;
+}
+
+static char *
+sws_http_v2_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_v2_loc_conf_t *prev = parent, *conf = child;
+
+    sws_conf_merge_size_value(conf->chunk_size, prev->chunk_size, 8192);
+    if (conf->chunk_size == 0) {
+        return "http2_chunk_size must not be zero";
+    }
+    if (conf->chunk_size > 16384) {
+        conf->chunk_size = 16384;      /* the peer's default max frame size */
+    }
+    return SWS_CONF_OK;
+}

@@ -1,0 +1,419 @@
+/*
+ * The response of an HTTP/2 stream: sws_http_proto_t for streams. The head
+ * is built from the same request fields as the HTTP/1 head; the body is
+ * the request's output chain (r->out), which nghttp2 pulls through a data
+ * provider as the flow-control windows open: memory is copied and files
+ * are read with pread, one DATA frame (http2_chunk_size) at a time,
+ * straight into the connection's output queue. Nothing is read whole.
+ */
+#include <unistd.h>
+#include "sws_http_v2.h"
+
+#define SWS_SERVER_FULL  "scalws/" SCALWS_VERSION
+
+static sws_int_t sws_http_v2_send_header(sws_http_request_t *r);
+static sws_int_t sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in);
+static void      sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc);
+static off_t     sws_http_v2_bytes_sent(sws_http_request_t *r);
+static ssize_t   sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id,
+    uint8_t *buf, size_t length, uint32_t *data_flags, nghttp2_data_source *source,
+    void *user_data);
+
+const sws_http_proto_t sws_http_v2_proto = {
+    "HTTP/2.0",
+    sws_http_v2_send_header,
+    sws_http_v2_send_body,
+    sws_http_v2_finish,
+    sws_http_v2_read_body,
+    sws_http_v2_discard_body,
+    sws_http_v2_bytes_sent,
+};
+
+void
+sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error)
+{
+    if (st->reset || (st->out_closed && st->in_closed)) {
+        return;
+    }
+    st->reset = 1;
+    nghttp2_submit_rst_stream(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, error);
+    sws_http_v2_post_send(st->h2c);
+}
+
+/* ---- the head ---- */
+
+static void
+sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen)
+{
+    nv->name = (uint8_t *) name;
+    nv->namelen = nlen;
+    nv->value = (uint8_t *) value;
+    nv->valuelen = vlen;
+    nv->flags = NGHTTP2_NV_FLAG_NONE;
+}
+
+#define sws_http_v2_nv_lit(nv, name, value, vlen) \
+    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen)
+
+/* Fields of HTTP/1 connection management have no place in HTTP/2 (RFC
+ * 9113 8.2.2): a module (a proxy passing headers on) may have set them. */
+static int
+sws_http_v2_hop_by_hop(const sws_str_t *name)
+{
+    static const char *const names[] = {
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", NULL
+    };
+    int i;
+
+    for (i = 0; names[i]; i++) {
+        if (name->len == strlen(names[i])
+            && sws_strncasecmp(name->data, (const u_char *) names[i], name->len) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static sws_int_t
+sws_http_v2_send_header(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t     *st = r->stream;
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    const sws_str_t          *date = sws_cached_http_time();
+    sws_http_header_t        *h = r->headers_out.elts;
+    nghttp2_data_provider     prd;
+    nghttp2_nv               *nva, *nv;
+    sws_uint_t                i;
+    u_char                   *name, status[3], *lm, *len, *lenend;
+    int                       rv, body;
+
+    if (st->reset) {
+        return SWS_ERROR;
+    }
+    body = !(r->status < 200 || r->status == 204 || r->status == 304);
+    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (10 + r->headers_out.nelts));
+    if (nva == NULL) {
+        return SWS_ERROR;
+    }
+    nv = nva;
+    status[0] = (u_char) ('0' + r->status / 100 % 10);
+    status[1] = (u_char) ('0' + r->status / 10 % 10);
+    status[2] = (u_char) ('0' + r->status % 10);
+    sws_http_v2_nv_lit(nv++, ":status", status, 3);
+    if (clcf->server_tokens) {
+        sws_http_v2_nv_lit(nv++, "server", (u_char *) SWS_SERVER_FULL,
+                           sizeof(SWS_SERVER_FULL) - 1);
+    } else {
+        sws_http_v2_nv_lit(nv++, "server", (u_char *) "scalws", 6);
+    }
+    sws_http_v2_nv_lit(nv++, "date", date->data, date->len);
+    if (r->content_type.len) {
+        sws_http_v2_nv_lit(nv++, "content-type", r->content_type.data, r->content_type.len);
+    }
+    if (r->out_content_length >= 0 && (body || r->status == 304)) {
+        len = sws_pnalloc(r->pool, 20);
+        if (len == NULL) {
+            return SWS_ERROR;
+        }
+        lenend = sws_sprint_uint(len, (uint64_t) r->out_content_length);
+        sws_http_v2_nv_lit(nv++, "content-length", len, lenend - len);
+    }
+    if (r->last_modified >= 0) {
+        lm = sws_pnalloc(r->pool, 29);
+        if (lm == NULL) {
+            return SWS_ERROR;
+        }
+        sws_http_v2_nv_lit(nv++, "last-modified", lm, sws_http_time(lm, r->last_modified) - lm);
+    }
+    if (r->etag.len) {
+        sws_http_v2_nv_lit(nv++, "etag", r->etag.data, r->etag.len);
+    }
+    if (r->location.len) {
+        sws_http_v2_nv_lit(nv++, "location", r->location.data, r->location.len);
+    }
+    for (i = 0; i < r->headers_out.nelts; i++) {
+        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
+            continue;
+        }
+        /* Field names are lower case in HTTP/2. */
+        name = sws_pnalloc(r->pool, h[i].name.len);
+        if (name == NULL) {
+            return SWS_ERROR;
+        }
+        sws_strlow(name, h[i].name.data, h[i].name.len);
+        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+    }
+    if (r->request_id.len && clcf->request_id) {
+        sws_http_v2_nv_lit(nv++, "x-request-id", r->request_id.data, r->request_id.len);
+    }
+
+    /* Without a body (HEAD, 204, 304, an empty one) the HEADERS end the
+     * stream. */
+    st->data = !(r->header_only || !body || r->out_content_length == 0);
+    prd.source.ptr = st;
+    prd.read_callback = sws_http_v2_read_cb;
+    rv = nghttp2_submit_response(st->h2c->session, st->id, nva, nv - nva,
+                                 st->data ? &prd : NULL);
+    if (rv != 0) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "http2: cannot submit the response: %s",
+                      nghttp2_strerror(rv));
+        return SWS_ERROR;
+    }
+    st->submitted = 1;
+    sws_http_v2_post_send(st->h2c);
+    return SWS_OK;
+}
+
+/* ---- the body ---- */
+
+/* Bytes in r->out, counting up to max. */
+static size_t
+sws_http_v2_out_size(sws_http_request_t *r, size_t max)
+{
+    sws_chain_t *cl;
+    size_t       n = 0;
+
+    for (cl = r->out; cl && n < max; cl = cl->next) {
+        if (!sws_buf_special(cl->buf)) {
+            n += (size_t) sws_buf_size(cl->buf);
+        }
+    }
+    return n;
+}
+
+static sws_int_t
+sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
+{
+    sws_http_v2_stream_t *st = r->stream;
+    sws_chain_t         **ll, *cl;
+
+    if (st->reset) {
+        return SWS_ERROR;
+    }
+    if (!st->data) {
+        return SWS_OK;         /* no body on this stream: dropped */
+    }
+    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
+    for (; in; in = in->next) {
+        if (in->buf->last_buf) {
+            st->out_last = 1;
+        }
+        if (sws_buf_special(in->buf) || sws_buf_size(in->buf) == 0) {
+            continue;
+        }
+        cl = sws_alloc_chain_link(r->pool);
+        if (cl == NULL) {
+            return SWS_ERROR;
+        }
+        cl->buf = in->buf;
+        cl->next = NULL;
+        *ll = cl;
+        ll = &cl->next;
+    }
+    if (st->deferred && (r->out || st->out_last)) {
+        st->deferred = 0;
+        nghttp2_session_resume_data(st->h2c->session, st->id);
+    }
+    sws_http_v2_post_send(st->h2c);
+    if (r->out == NULL) {
+        return SWS_OK;
+    }
+    /* Waiting on the windows (or the socket) from now on: no longer than
+     * send_timeout without progress. */
+    if (!st->wev.timer_set) {
+        sws_add_timer(&st->wev, sws_http_core_loc(r)->send_timeout);
+    }
+    return SWS_AGAIN;
+}
+
+static ssize_t
+sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
+    uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
+{
+    sws_http_v2_stream_t   *st = source->ptr;
+    sws_http_request_t     *r = st->r;
+    sws_http_v2_loc_conf_t *h2lcf = sws_http_loc_conf(r, &sws_http_v2_module);
+    size_t                  chunk = sws_min(length, h2lcf->chunk_size), have;
+
+    have = sws_http_v2_out_size(r, chunk + 1);
+    if (have == 0) {
+        if (st->out_last) {
+            *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+            return 0;
+        }
+        st->deferred = 1;
+        return NGHTTP2_ERR_DEFERRED;
+    }
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (have <= chunk && st->out_last) {
+        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    }
+    return (ssize_t) sws_min(have, chunk);
+}
+
+/* The DATA frame nghttp2 decided on: its header and length bytes of
+ * r->out, read (files) or copied (memory) once, into the output queue. */
+static int
+sws_http_v2_send_data_cb(nghttp2_session *session, nghttp2_frame *frame,
+    const uint8_t *framehd, size_t length, nghttp2_data_source *source, void *user_data)
+{
+    static u_char           data[16384 + 256];
+    sws_http_v2_conn_t     *h2c = user_data;
+    sws_http_v2_stream_t   *st = source->ptr;
+    sws_http_request_t     *r = st->r;
+    sws_chain_t            *cl;
+    sws_buf_t              *b;
+    size_t                  have = 0, k;
+    ssize_t                 n;
+    u_char                  pad;
+
+    if (length > sizeof(data) - 1) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;       /* never: frames are <= 16k */
+    }
+    if (h2c->out_bytes && 9 + 1 + length > sws_http_v2_queue_room(h2c)) {
+        return NGHTTP2_ERR_WOULDBLOCK;
+    }
+    /* Gather first: a frame header must not go out without its data. */
+    for (cl = r->out; cl && have < length; cl = cl->next) {
+        b = cl->buf;
+        if (sws_buf_special(b)) {
+            continue;
+        }
+        k = sws_min((size_t) sws_buf_size(b), length - have);
+        if (sws_buf_in_memory(b)) {
+            memcpy(data + have, b->pos, k);
+        } else {
+            n = pread(b->fd, data + have, k, b->file_pos);
+            if (n != (ssize_t) k) {
+                sws_log_error(SWS_LOG_CRIT, r->log, n == -1 ? errno : 0,
+                              "pread() of the response body failed%s",
+                              n >= 0 ? " (file truncated?)" : "");
+                return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            }
+        }
+        have += k;
+    }
+    if (have != length) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    r->out = sws_chain_update_sent(r->out, (off_t) length);
+    while (r->out && !sws_buf_special(r->out->buf) && sws_buf_size(r->out->buf) == 0) {
+        r->out = r->out->next;
+    }
+
+    if (sws_http_v2_queue(h2c, framehd, 9) != SWS_OK) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    if (frame->data.padlen > 0) {
+        pad = (u_char) (frame->data.padlen - 1);
+        if (sws_http_v2_queue(h2c, &pad, 1) != SWS_OK) {
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+    }
+    if (sws_http_v2_queue(h2c, data, length) != SWS_OK) {
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    if (frame->data.padlen > 1) {
+        memset(data, 0, frame->data.padlen - 1);
+        if (sws_http_v2_queue(h2c, data, frame->data.padlen - 1) != SWS_OK) {
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+    }
+    return 0;
+}
+
+static int
+sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
+    void *user_data)
+{
+    sws_http_v2_stream_t *st;
+
+    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
+        return 0;
+    }
+    st = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    if (st == NULL) {
+        return 0;
+    }
+    /* As nginx counts: the head's frames whole, of DATA the payload (so
+     * that $body_bytes_sent is the body's length). */
+    if (frame->hd.type == NGHTTP2_HEADERS) {
+        st->sent += 9 + frame->hd.length;
+        st->r->header_size += 9 + frame->hd.length;
+    } else {
+        st->sent += frame->data.padlen ? frame->hd.length - frame->data.padlen
+                                       : frame->hd.length;
+    }
+    if (frame->hd.type == NGHTTP2_DATA && st->wev.timer_set) {
+        /* Progress: the send timeout starts again, or stops. */
+        if (st->r->out) {
+            sws_add_timer(&st->wev, sws_http_core_loc(st->r)->send_timeout);
+        } else {
+            sws_del_timer(&st->wev);
+        }
+    }
+    if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+        st->out_closed = 1;
+        sws_del_timer(&st->wev);
+        if (!st->in_closed && !st->reset) {
+            /* The response is complete: the rest of the request body is
+             * not needed (RFC 9113 8.1). */
+            st->reset = 1;
+            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
+        }
+    }
+    return 0;
+}
+
+static int
+sws_http_v2_on_frame_not_send(nghttp2_session *session, const nghttp2_frame *frame,
+    int lib_error_code, void *user_data)
+{
+    sws_http_v2_conn_t *h2c = user_data;
+
+    sws_log_debug(h2c->connection->log, "http2 frame type %d on stream %d not sent: %s",
+                  (int) frame->hd.type, (int) frame->hd.stream_id,
+                  nghttp2_strerror(lib_error_code));
+    return 0;
+}
+
+/* ---- the end ---- */
+
+static void
+sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
+{
+    sws_http_v2_stream_t *st = r->stream;
+
+    r->done = 1;
+    if (rc == SWS_ERROR) {
+        /* Cut: the client must not take a partial body for a whole one. */
+        if (!st->out_closed) {
+            sws_http_v2_reset(st, NGHTTP2_INTERNAL_ERROR);
+        }
+        return;
+    }
+    st->out_last = 1;      /* nothing more will come */
+    if (st->data && st->deferred) {
+        st->deferred = 0;
+        nghttp2_session_resume_data(st->h2c->session, st->id);
+    }
+    sws_http_v2_post_send(st->h2c);
+}
+
+static off_t
+sws_http_v2_bytes_sent(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t *st = r->stream;
+
+    return st ? st->sent : 0;
+}
+
+void
+sws_http_v2_response_callbacks(nghttp2_session_callbacks *cb)
+{
+    nghttp2_session_callbacks_set_send_data_callback(cb, sws_http_v2_send_data_cb);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, sws_http_v2_on_frame_send);
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(cb,
+                                                             sws_http_v2_on_frame_not_send);
+}

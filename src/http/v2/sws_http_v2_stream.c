@@ -1,0 +1,712 @@
+/*
+ * HTTP/2 streams as requests: HEADERS become an ordinary request object
+ * (pseudo-header fields map to method, target, authority and scheme; other
+ * fields, already lower-case, go to headers_in), DATA frames become its
+ * body. nghttp2 validates the fields (RFC 9113 8.2, 8.3): connection-
+ * specific fields, upper-case names, missing or repeated pseudo-header
+ * fields, TE other than "trailers", content-length against the DATA all
+ * reset the stream with PROTOCOL_ERROR. The limits and abuse checks are
+ * here.
+ */
+#include "sws_http_v2.h"
+
+#define SWS_H2_FLOOD_WINDOW  1000      /* ms */
+#define SWS_H2_FLOOD_MAX     1000      /* control frames per window */
+#define SWS_H2_BAD_STREAMS   16        /* refused header blocks per connection */
+#define SWS_H2_MAX_HEADERS   100       /* fields per request, as for HTTP/1 */
+
+static void sws_http_v2_stream_timeout(sws_event_t *ev);
+
+static sws_http_v2_stream_t *
+sws_http_v2_stream(nghttp2_session *session, int32_t id)
+{
+    return nghttp2_session_get_stream_user_data(session, id);
+}
+
+/* ---- abuse accounting ---- */
+
+static int
+sws_http_v2_calm(sws_http_v2_conn_t *h2c, const char *what)
+{
+    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
+                  "client sent %s: closing the HTTP/2 connection", what);
+    h2c->calm = NGHTTP2_ENHANCE_YOUR_CALM;
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static int
+sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
+    void *user_data)
+{
+    sws_http_v2_conn_t *h2c = user_data;
+    sws_msec_t          now;
+    int                 control = 0;
+
+    switch (hd->type) {
+    case NGHTTP2_HEADERS:
+        h2c->block_bytes = hd->length;
+        break;
+    case NGHTTP2_CONTINUATION:
+        /* nghttp2 limits how many; this limits how much, whatever HPACK
+         * makes of it. */
+        h2c->block_bytes += hd->length;
+        if (h2c->block_bytes > h2c->max_header_size + 16384) {
+            return sws_http_v2_calm(h2c, "a too large header block (CONTINUATION flood)");
+        }
+        break;
+    case NGHTTP2_SETTINGS:
+    case NGHTTP2_PING:
+    case NGHTTP2_PRIORITY:
+        control = 1;
+        break;
+    case NGHTTP2_DATA:
+        control = hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM);
+        break;
+    }
+    if (control) {
+        now = sws_current_msec();
+        if (now - h2c->flood_start >= SWS_H2_FLOOD_WINDOW) {
+            h2c->flood_start = now;
+            h2c->flood_frames = 0;
+        }
+        if (++h2c->flood_frames > SWS_H2_FLOOD_MAX) {
+            return sws_http_v2_calm(h2c, "too many control frames (flood)");
+        }
+    }
+    return 0;
+}
+
+/* ---- headers ---- */
+
+static int
+sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
+    void *user_data)
+{
+    sws_http_v2_conn_t   *h2c = user_data;
+    sws_connection_t     *c = h2c->connection;
+    sws_http_v2_stream_t *st;
+    sws_pool_t           *pool;
+
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
+        return 0;                  /* trailers: no new stream */
+    }
+    pool = sws_pool_create(4096, c->log);
+    if (pool == NULL) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    st = sws_pcalloc(pool, sizeof(sws_http_v2_stream_t));
+    if (st == NULL) {
+        sws_pool_destroy(pool);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    st->pool = pool;
+    st->h2c = h2c;
+    st->id = frame->hd.stream_id;
+    st->preread_last = &st->preread;
+    st->rev.data = st;
+    st->rev.handler = sws_http_v2_stream_timeout;
+    st->wev.data = st;
+    st->wev.write = 1;
+    st->wev.handler = sws_http_v2_stream_timeout;
+    st->r = sws_http_create_request(c, pool, h2c->hc->cscf);
+    if (st->r == NULL
+        || nghttp2_session_set_stream_user_data(session, st->id, st) != 0)
+    {
+        sws_pool_destroy(pool);
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    st->r->stream = st;
+    st->r->proto = &sws_http_v2_proto;
+    st->r->http_version = SWS_HTTP_VERSION_20;
+    sws_queue_insert_tail(&h2c->streams, &st->queue);
+    h2c->nstreams++;
+    /* The whole header block must come within client_header_timeout. */
+    sws_add_timer(&st->rev, h2c->hc->cscf->client_header_timeout);
+    return 0;
+}
+
+static int
+sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t len)
+{
+    dst->data = sws_pnalloc(pool, len + 1);
+    if (dst->data == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(dst->data, src, len);
+    dst->data[len] = '\0';
+    dst->len = len;
+    return SWS_OK;
+}
+
+/* The fields the core looks at, as sws_http1_header does for HTTP/1. */
+static void
+sws_http_v2_known_header(sws_http_request_t *r, sws_http_header_t *h)
+{
+    switch (h->name.len) {
+    case 4:
+        if (memcmp(h->name.data, "host", 4) == 0 && r->h_host == NULL) {
+            r->h_host = &h->value;
+        }
+        break;
+    case 6:
+        if (memcmp(h->name.data, "expect", 6) == 0 && r->h_expect == NULL) {
+            r->h_expect = &h->value;
+        }
+        break;
+    case 12:
+        if (memcmp(h->name.data, "x-request-id", 12) == 0 && r->h_request_id == NULL) {
+            r->h_request_id = &h->value;
+        }
+        break;
+    case 14:
+        if (memcmp(h->name.data, "content-length", 14) == 0) {
+            r->h_content_length = &h->value;
+        }
+        break;
+    }
+}
+
+static int
+sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
+    const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen,
+    uint8_t flags, void *user_data)
+{
+    sws_http_v2_conn_t   *h2c = user_data;
+    sws_http_v2_stream_t *st = sws_http_v2_stream(session, frame->hd.stream_id);
+    sws_http_request_t   *r;
+    sws_http_header_t    *h;
+    sws_str_t            *slot = NULL, *ck;
+
+    if (st == NULL || st->r == NULL) {
+        return 0;
+    }
+    /* RFC 9113 6.5.2: the size of a field is its name, value and 32. */
+    st->header_bytes += namelen + valuelen + 32;
+    if (namelen + valuelen > h2c->max_field_size || st->header_bytes > h2c->max_header_size
+        || st->r->headers_in.nelts >= SWS_H2_MAX_HEADERS)
+    {
+        if (!st->too_large) {
+            st->too_large = 1;
+            sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
+                          "client sent too large request headers on stream %d",
+                          (int) st->id);
+            if (++h2c->bad_streams > SWS_H2_BAD_STREAMS) {
+                return sws_http_v2_calm(h2c, "too many too large header blocks");
+            }
+        }
+        if (st->header_bytes > 4 * h2c->max_header_size) {
+            /* Decoding on (HPACK state), but no more of it for us. */
+            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
+                                      NGHTTP2_ENHANCE_YOUR_CALM);
+            st->reset = 1;
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        return 0;
+    }
+    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || st->too_large) {
+        return 0;                  /* trailers are accepted and dropped */
+    }
+
+    r = st->r;
+    if (namelen && name[0] == ':') {
+        if (namelen == 7 && memcmp(name, ":method", 7) == 0) {
+            slot = &st->method;
+        } else if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
+            slot = &st->path;
+        } else if (namelen == 7 && memcmp(name, ":scheme", 7) == 0) {
+            slot = &st->scheme;
+        } else if (namelen == 10 && memcmp(name, ":authority", 10) == 0) {
+            slot = &st->authority;
+        } else {
+            return 0;              /* nghttp2 refuses the others */
+        }
+        return sws_http_v2_copy(st->pool, slot, value, valuelen) == SWS_OK
+               ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+
+    /* Crumbs of one cookie (RFC 9113 8.2.3): joined at the end. */
+    if (namelen == 6 && memcmp(name, "cookie", 6) == 0) {
+        if (st->cookies == NULL) {
+            st->cookies = sws_array_create(st->pool, 4, sizeof(sws_str_t));
+        }
+        ck = st->cookies ? sws_array_push(st->cookies) : NULL;
+        if (ck == NULL || sws_http_v2_copy(st->pool, ck, value, valuelen) != SWS_OK) {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
+        return 0;
+    }
+
+    h = sws_array_push(&r->headers_in);
+    if (h == NULL || sws_http_v2_copy(st->pool, &h->name, name, namelen) != SWS_OK
+        || sws_http_v2_copy(st->pool, &h->value, value, valuelen) != SWS_OK)
+    {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    h->hash = sws_hash_key(h->name.data, h->name.len);
+    sws_http_v2_known_header(r, h);
+    return 0;
+}
+
+static int
+sws_http_v2_on_invalid_header(nghttp2_session *session, const nghttp2_frame *frame,
+    const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen,
+    uint8_t flags, void *user_data)
+{
+    sws_http_v2_conn_t *h2c = user_data;
+
+    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
+                  "client sent invalid header \"%.*s\" on stream %d: "
+                  "reset with PROTOCOL_ERROR",
+                  (int) sws_min(namelen, 64), name, (int) frame->hd.stream_id);
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
+/* ---- the request ---- */
+
+static sws_int_t
+sws_http_v2_join_cookies(sws_http_v2_stream_t *st)
+{
+    sws_str_t         *ck = st->cookies->elts;
+    sws_http_header_t *h;
+    sws_uint_t         i;
+    size_t             len = 0;
+    u_char            *p;
+
+    for (i = 0; i < st->cookies->nelts; i++) {
+        len += ck[i].len + 2;
+    }
+    h = sws_array_push(&st->r->headers_in);
+    p = sws_pnalloc(st->pool, len);
+    if (h == NULL || p == NULL) {
+        return SWS_ERROR;
+    }
+    sws_str_set(&h->name, "cookie");
+    h->hash = sws_hash_key(h->name.data, h->name.len);
+    h->value.data = p;
+    for (i = 0; i < st->cookies->nelts; i++) {
+        if (i) {
+            *p++ = ';';
+            *p++ = ' ';
+        }
+        p = sws_cpymem(p, ck[i].data, ck[i].len);
+    }
+    h->value.len = p - h->value.data;
+    return SWS_OK;
+}
+
+/* The request line, as HTTP/1 would have sent it: the same parser checks
+ * the method and target, $request shows it. */
+static sws_int_t
+sws_http_v2_request_line(sws_http_v2_stream_t *st)
+{
+    sws_http_request_t      *r = st->r;
+    sws_http_request_line_t  rl;
+    u_char                  *p, *start;
+    sws_int_t                rc;
+
+    start = sws_pnalloc(st->pool, st->method.len + st->path.len + 11);
+    if (start == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    p = sws_cpymem(start, st->method.data, st->method.len);
+    *p++ = ' ';
+    p = sws_cpymem(p, st->path.data, st->path.len);
+    p = sws_cpymem(p, " HTTP/1.1", 9);
+    r->request_line.data = start;
+    r->request_line.len = p - start;
+    rc = sws_http_parse_request_line(&rl, start, p);
+    memcpy(p - 3, "2.0", 3);            /* what $request shows */
+    if (rc != SWS_OK) {
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    if (rl.host.len) {
+        return SWS_HTTP_BAD_REQUEST;    /* :path is never absolute */
+    }
+    r->method = rl.method;
+    r->method_name = rl.method_name;
+    r->unparsed_uri = rl.target;
+    r->args = rl.args;
+    r->raw_path = rl.path;
+    r->complex_uri = rl.complex_path;
+    r->asterisk = rl.asterisk;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_v2_process(sws_http_v2_stream_t *st)
+{
+    sws_http_request_t *r = st->r;
+    sws_str_t           host;
+    sws_int_t           rc;
+
+    if (st->scheme.len) {
+        r->schema = st->scheme;
+    }
+    /* :authority wins over Host (RFC 9113 8.3.1). */
+    host = st->authority.len ? st->authority : (r->h_host ? *r->h_host : st->authority);
+    if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
+                      (int) sws_min(host.len, 64), host.data);
+        sws_http_find_virtual_server(r, st->h2c->hc->addr);
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    sws_http_find_virtual_server(r, st->h2c->hc->addr);
+
+    if (st->too_large) {
+        return SWS_HTTP_HEADERS_TOO_LARGE;
+    }
+    if (st->cookies && sws_http_v2_join_cookies(st) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
+        sws_str_set(&r->method_name, "CONNECT");
+        r->method = SWS_HTTP_CONNECT;
+        return SWS_HTTP_NOT_ALLOWED;    /* this is not a proxy */
+    }
+    rc = sws_http_v2_request_line(st);
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
+                      (int) sws_min(st->path.len, 64), st->path.data);
+        return rc;
+    }
+    if (r->h_content_length) {
+        r->content_length_n = sws_http_parse_content_length(r->h_content_length->data,
+                                                            r->h_content_length->len);
+        if (r->content_length_n == -1) {
+            return SWS_HTTP_BAD_REQUEST;
+        }
+    }
+    if (!st->in_closed && r->content_length_n <= 0) {
+        /* DATA frames will come: a body of unknown length. */
+        r->content_length_n = -1;
+        r->chunked_in = 1;
+    }
+    if (st->in_closed && r->content_length_n > 0) {
+        return SWS_HTTP_BAD_REQUEST;    /* nghttp2 resets this; be safe */
+    }
+    if (r->h_expect) {
+        if (!sws_str_caseeq_cstr(r->h_expect, "100-continue")) {
+            return SWS_HTTP_EXPECTATION_FAILED;
+        }
+        r->expect_continue = !st->in_closed;
+    }
+    if (r->asterisk) {
+        return r->method == SWS_HTTP_OPTIONS ? SWS_DONE : SWS_HTTP_BAD_REQUEST;
+    }
+    return sws_http_set_uri(r, &r->raw_path, r->complex_uri);
+}
+
+static void
+sws_http_v2_start(sws_http_v2_stream_t *st)
+{
+    static const sws_str_t allow = sws_string("Allow");
+    static const sws_str_t methods = sws_string("GET, HEAD, POST, OPTIONS");
+    sws_http_v2_conn_t       *h2c = st->h2c;
+    sws_http_request_t       *r = st->r;
+    sws_http_core_loc_conf_t *clcf;
+    sws_uint_t                max;
+    sws_int_t                 rc;
+
+    sws_del_timer(&st->rev);
+    st->started = 1;
+    h2c->processed++;
+    clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+    max = h2c->conf->max_requests != SWS_UNSET_UINT ? h2c->conf->max_requests
+                                                    : clcf->keepalive_requests;
+    if (h2c->processed >= max) {
+        /* This one is served; the client opens a new connection after. */
+        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+    }
+
+    rc = sws_http_v2_process(st);
+    if (rc == SWS_OK) {
+        sws_http_handler(r);
+        return;
+    }
+    if (rc == SWS_DONE) {
+        sws_http_header_out_add(r, &allow, &methods);
+        rc = sws_http_send_response(r, SWS_HTTP_OK, NULL, NULL);
+        sws_http_finalize(r, rc == SWS_ERROR ? SWS_ERROR : SWS_OK);
+        return;
+    }
+    if (rc == SWS_HTTP_NOT_ALLOWED) {
+        sws_http_header_out_add(r, &allow, &methods);
+    }
+    sws_http_finalize(r, rc);
+}
+
+/* ---- the body ---- */
+
+static void
+sws_http_v2_consume(sws_http_v2_stream_t *st, size_t n)
+{
+    if (n) {
+        nghttp2_session_consume(st->h2c->session, st->id, n);
+        sws_http_v2_post_send(st->h2c);
+    }
+}
+
+static void
+sws_http_v2_body_end(sws_http_v2_stream_t *st)
+{
+    sws_http_request_t      *r = st->r;
+    sws_http_request_body_t *rb = r ? r->body : NULL;
+
+    st->in_closed = 1;
+    if (rb == NULL || rb->finished) {
+        return;
+    }
+    rb->finished = 1;
+    if (st->reading) {
+        st->reading = 0;
+        sws_del_timer(&st->rev);
+        rb->done(r);
+    }
+}
+
+static sws_int_t
+sws_http_v2_body_too_large(sws_http_v2_stream_t *st)
+{
+    size_t max = sws_http_core_loc(st->r)->client_max_body_size;
+
+    if (max && (size_t) st->received > max) {
+        if (!st->body_error) {
+            sws_log_error(SWS_LOG_ERR, st->r->log, 0,
+                          "client intended to send too large body: more than %zu bytes", max);
+        }
+        st->body_error = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int
+sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
+    const uint8_t *data, size_t len, void *user_data)
+{
+    sws_http_v2_stream_t *st = sws_http_v2_stream(session, stream_id);
+    sws_http_request_t   *r;
+    sws_buf_t            *b;
+    sws_chain_t          *cl;
+    sws_int_t             rc;
+
+    if (st == NULL || st->r == NULL || st->reset) {
+        /* Nobody wants it, but the connection's window must move on. */
+        nghttp2_session_consume_connection(session, len);
+        return 0;
+    }
+    r = st->r;
+    st->received += len;
+
+    if (r->body && r->body->discard) {
+        sws_http_v2_consume(st, len);
+        return 0;
+    }
+    if (st->reading) {
+        sws_http_v2_consume(st, len);
+        if (sws_http_v2_body_too_large(st)) {
+            st->reading = 0;
+            sws_del_timer(&st->rev);
+            sws_http_finalize(r, SWS_HTTP_REQUEST_ENTITY_TOO_LARGE);
+            return 0;
+        }
+        rc = sws_http_body_store(r, data, len);
+        if (rc != SWS_OK) {
+            st->reading = 0;
+            sws_del_timer(&st->rev);
+            sws_http_finalize(r, rc);
+            return 0;
+        }
+        r->body->received = st->received;
+        sws_add_timer(&st->rev, sws_http_core_loc(r)->client_body_timeout);
+        return 0;
+    }
+
+    /* Before the handler asks for the body: kept, and the window not
+     * given back, so the stream's window bounds what waits here. */
+    b = sws_create_temp_buf(st->pool, len);
+    cl = sws_alloc_chain_link(st->pool);
+    if (b == NULL || cl == NULL) {
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    b->last = sws_cpymem(b->last, data, len);
+    cl->buf = b;
+    cl->next = NULL;
+    *st->preread_last = cl;
+    st->preread_last = &cl->next;
+    st->unconsumed += len;
+    return 0;
+}
+
+sws_int_t
+sws_http_v2_read_body(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t    *st = r->stream;
+    sws_http_request_body_t *rb = r->body;
+    nghttp2_nv               nv = { (uint8_t *) ":status", (uint8_t *) "100", 7, 3,
+                                    NGHTTP2_NV_FLAG_NONE };
+
+    if (st->body_error || sws_http_v2_body_too_large(st)) {
+        return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    if (r->expect_continue && !r->continue_sent && !st->in_closed && st->preread == NULL) {
+        r->continue_sent = 1;
+        nghttp2_submit_headers(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, NULL, &nv, 1,
+                               NULL);
+        sws_http_v2_post_send(st->h2c);
+    }
+    if (st->preread) {
+        *rb->last = st->preread;
+        rb->last = st->preread_last;
+        rb->buf = NULL;
+        st->preread = NULL;
+        st->preread_last = &st->preread;
+    }
+    rb->received = st->received;
+    sws_http_v2_consume(st, st->unconsumed);
+    st->unconsumed = 0;
+    if (st->in_closed) {
+        rb->finished = 1;
+        rb->done(r);
+        return SWS_OK;
+    }
+    st->reading = 1;
+    sws_add_timer(&st->rev, sws_http_core_loc(r)->client_body_timeout);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_v2_discard_body(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t *st = r->stream;
+
+    st->preread = NULL;
+    st->preread_last = &st->preread;
+    sws_http_v2_consume(st, st->unconsumed);
+    st->unconsumed = 0;
+    if (st->in_closed) {
+        r->body->finished = 1;
+    }
+    return SWS_OK;
+}
+
+/* ---- frames ---- */
+
+static int
+sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
+    void *user_data)
+{
+    sws_http_v2_stream_t *st;
+
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+        st = sws_http_v2_stream(session, frame->hd.stream_id);
+        if (st == NULL || st->r == NULL) {
+            return 0;
+        }
+        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+            st->in_closed = 1;
+        }
+        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+            sws_http_v2_start(st);
+        } else if (st->in_closed) {
+            sws_http_v2_body_end(st);        /* after trailers */
+        }
+        return 0;
+    case NGHTTP2_DATA:
+        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+            st = sws_http_v2_stream(session, frame->hd.stream_id);
+            if (st && st->r) {
+                sws_http_v2_body_end(st);
+            }
+        }
+        return 0;
+    }
+    return 0;
+}
+
+static int
+sws_http_v2_on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
+    void *user_data)
+{
+    sws_http_v2_stream_t *st = sws_http_v2_stream(session, stream_id);
+
+    if (st) {
+        sws_http_v2_stream_close(st, error_code);
+    }
+    return 0;
+}
+
+void
+sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
+{
+    sws_http_v2_conn_t *h2c = st->h2c;
+    sws_http_request_t *r = st->r;
+
+    if (st->unconsumed) {
+        nghttp2_session_consume_connection(h2c->session, st->unconsumed);
+        st->unconsumed = 0;
+    }
+    nghttp2_session_set_stream_user_data(h2c->session, st->id, NULL);
+    sws_del_timer(&st->rev);
+    sws_del_timer(&st->wev);
+    sws_queue_remove(&st->queue);
+    h2c->nstreams--;
+
+    if (r && st->started && !r->logged) {
+        if (!st->out_closed) {
+            /* Reset by the client, or cut: as nginx, 499 if nothing was
+             * sent yet. */
+            if (!r->header_sent) {
+                r->status = SWS_HTTP_CLIENT_CLOSED_REQUEST;
+            }
+            if (error != NGHTTP2_NO_ERROR) {
+                sws_log_debug(r->log, "http2 stream %d closed with error %u",
+                              (int) st->id, (unsigned) error);
+            }
+        }
+        r->done = 1;
+        sws_http_log_request(r);
+    }
+    sws_pool_destroy(st->pool);       /* st lives there too */
+    sws_http_v2_post_send(h2c);
+}
+
+static void
+sws_http_v2_stream_timeout(sws_event_t *ev)
+{
+    sws_http_v2_stream_t *st = ev->data;
+    sws_http_request_t   *r = st->r;
+
+    ev->timedout = 0;
+    if (ev->write) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out reading the response "
+                      "on stream %d", (int) st->id);
+        sws_http_v2_reset(st, NGHTTP2_CANCEL);
+        return;
+    }
+    if (!st->started) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request "
+                      "head on stream %d", (int) st->id);
+        sws_http_v2_reset(st, NGHTTP2_CANCEL);
+        return;
+    }
+    sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request body "
+                  "on stream %d", (int) st->id);
+    st->reading = 0;
+    sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
+    sws_http_v2_post_send(st->h2c);
+}
+
+void
+sws_http_v2_stream_callbacks(nghttp2_session_callbacks *cb)
+{
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, sws_http_v2_on_begin_frame);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, sws_http_v2_on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, sws_http_v2_on_header);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(cb,
+                                                             sws_http_v2_on_invalid_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, sws_http_v2_on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, sws_http_v2_on_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, sws_http_v2_on_stream_close);
+}
