@@ -88,6 +88,7 @@ sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
         return SWS_ERROR;
     }
     ssl->log = log;
+    ssl->pool = pool;
     ssl->buffer_size = 16384;
     ssl->ctx = SSL_CTX_new(TLS_server_method());
     if (ssl->ctx == NULL) {
@@ -190,6 +191,10 @@ sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server)
     }
     memcpy(buf, ciphers->data, ciphers->len);
     buf[ciphers->len] = '\0';
+    ssl->ciphers = sws_pstrdup_cstr(ssl->pool, ciphers);
+    if (ssl->ciphers == NULL) {
+        return SWS_ERROR;
+    }
     /* TLS 1.2 and below; TLS 1.3 suites keep OpenSSL's defaults. */
     if (SSL_CTX_set_cipher_list(ssl->ctx, buf) != 1) {
         sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set_cipher_list(\"%s\") failed",
@@ -229,6 +234,11 @@ sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves)
 sws_int_t
 sws_ssl_early_data(sws_ssl_t *ssl, size_t max)
 {
+    /* OpenSSL's replay protection makes tickets single-use through its
+     * own session cache, which is per process here: like nginx, early
+     * data is accepted as replayable, and what is safe to do with it is
+     * the application's business (only idempotent requests). */
+    SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_ANTI_REPLAY);
     if (SSL_CTX_set_max_early_data(ssl->ctx, (uint32_t) max) != 1
         || SSL_CTX_set_recv_max_early_data(ssl->ctx, (uint32_t) max) != 1)
     {
@@ -242,9 +252,10 @@ sws_ssl_early_data(sws_ssl_t *ssl, size_t max)
 
 /* -1 not probed, 0 missing, 1 there */
 static int sws_ssl_ktls_state = -1;
+static int sws_ssl_ktls_wanted, sws_ssl_ktls_reported;
 
 int
-sws_ssl_ktls_available(sws_log_t *log)
+sws_ssl_ktls_available(void)
 {
     int fd, err;
 
@@ -261,10 +272,6 @@ sws_ssl_ktls_available(sws_log_t *log)
     err = setsockopt(fd, IPPROTO_TCP, TCP_ULP, "tls", sizeof("tls")) == 0 ? 0 : errno;
     close(fd);
     sws_ssl_ktls_state = (err == 0 || err == ENOTCONN || err == EISCONN) ? 1 : 0;
-    if (!sws_ssl_ktls_state) {
-        sws_log_error(SWS_LOG_NOTICE, log, err, "kernel TLS is not available (no \"tls\" "
-                      "module in the kernel): ssl_ktls falls back to user-space TLS");
-    }
     return sws_ssl_ktls_state;
 }
 
@@ -272,11 +279,50 @@ void
 sws_ssl_ktls(sws_ssl_t *ssl, int on)
 {
     ssl->ktls = on ? 1 : 0;
-    if (on && sws_ssl_ktls_available(ssl->log)) {
+    if (on) {
+        sws_ssl_ktls_wanted = 1;
+    }
+    if (on && sws_ssl_ktls_available()) {
         SSL_CTX_set_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
     } else {
         SSL_CTX_clear_options(ssl->ctx, SSL_OP_ENABLE_KTLS);
     }
+}
+
+void
+sws_ssl_ktls_report(sws_log_t *log)
+{
+    if (sws_ssl_ktls_wanted && !sws_ssl_ktls_available() && !sws_ssl_ktls_reported) {
+        sws_ssl_ktls_reported = 1;
+        sws_log_error(SWS_LOG_NOTICE, log, 0, "kernel TLS is not available (the kernel has "
+                      "no \"tls\" module): ssl_ktls falls back to user-space TLS");
+    }
+}
+
+sws_int_t
+sws_ssl_switch(SSL *s, sws_ssl_t *to)
+{
+    const uint64_t mask = SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET
+                          | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_TLSv1_2 | SSL_OP_ENABLE_KTLS;
+
+    if (SSL_get_SSL_CTX(s) == to->ctx) {
+        return SWS_OK;
+    }
+    if (SSL_set_SSL_CTX(s, to->ctx) == NULL) {
+        return SWS_ERROR;
+    }
+    SSL_set_min_proto_version(s, SSL_CTX_get_min_proto_version(to->ctx));
+    SSL_set_max_proto_version(s, SSL_CTX_get_max_proto_version(to->ctx));
+    SSL_clear_options(s, mask);
+    SSL_set_options(s, SSL_CTX_get_options(to->ctx) & mask);
+    SSL_set_security_level(s, SSL_CTX_get_security_level(to->ctx));
+    if (to->ciphers && SSL_set_cipher_list(s, to->ciphers) != 1) {
+        ERR_clear_error();
+        return SWS_ERROR;
+    }
+    SSL_set_max_early_data(s, SSL_CTX_get_max_early_data(to->ctx));
+    SSL_set_recv_max_early_data(s, SSL_CTX_get_recv_max_early_data(to->ctx));
+    return SWS_OK;
 }
 
 /* ---- connections ---- */

@@ -19,6 +19,8 @@ typedef void (*sws_ssl_handler_pt)(sws_connection_t *c);
 typedef struct {
     SSL_CTX      *ctx;
     sws_log_t    *log;
+    sws_pool_t   *pool;
+    char         *ciphers;         /* as configured, for sws_ssl_switch */
     size_t        buffer_size;     /* records are built from this much data */
     unsigned      ktls:1;          /* try kernel TLS on its connections */
 } sws_ssl_t;
@@ -56,11 +58,19 @@ sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key
 sws_int_t  sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols);
 sws_int_t  sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server);
 sws_int_t  sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves);
-/* Early data (TLS 1.3 0-RTT): max bytes accepted, 0 refuses it. */
+/* Early data (TLS 1.3 0-RTT): max bytes accepted (replayable). */
 sws_int_t  sws_ssl_early_data(sws_ssl_t *ssl, size_t max);
-/* Kernel TLS: the probe result (made once; logged once when missing). */
-int        sws_ssl_ktls_available(sws_log_t *log);
+/* Kernel TLS: the probe result (made once). */
+int        sws_ssl_ktls_available(void);
 void       sws_ssl_ktls(sws_ssl_t *ssl, int on);
+/* In the master once configured: if a context wanted kernel TLS that the
+ * kernel lacks, say so (once per process). */
+void       sws_ssl_ktls_report(sws_log_t *log);
+
+/* Move a connection, while its ClientHello is being read, to another
+ * context (SNI): certificates, and the versions, ciphers and options that
+ * OpenSSL takes from a context only when a connection is created. */
+sws_int_t  sws_ssl_switch(SSL *s, sws_ssl_t *to);
 
 /* A TLS connection on c (server side): c->ssl. */
 sws_int_t  sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c);
@@ -93,7 +103,8 @@ sws_shm_zone_t *sws_ssl_session_cache_zone(sws_conf_t *cf, const sws_str_t *name
     size_t size);
 sws_int_t  sws_ssl_session_cache(sws_ssl_t *ssl, sws_shm_zone_t *zone, int builtin,
     time_t timeout);
-/* The id context that ties sessions to the server that made them. */
+/* The id context that ties sessions to the server that made them: a hash
+ * of the context's certificates and data (the server's names). */
 sws_int_t  sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len);
 /* Session tickets with keys derived from a secret shared by every worker
  * (made in the master, or read from key_file) and the current period of

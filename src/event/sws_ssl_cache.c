@@ -13,6 +13,7 @@
 #include <openssl/kdf.h>
 #include <openssl/core_names.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include "sws_ssl.h"
@@ -150,8 +151,13 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
     if (rs == NULL || rs->zone == NULL) {
         return 0;
     }
-    /* TLS 1.3 with tickets: the ticket is the session, its id a dummy. */
-    if (SSL_version(ssl) == TLS1_3_VERSION && !(SSL_get_options(ssl) & SSL_OP_NO_TICKET)) {
+    /* TLS 1.3 with stateless tickets: the ticket is the session, its id a
+     * dummy. OpenSSL makes tickets stateful (sessions looked up, and used
+     * once) without tickets, and for early data with replay protection. */
+    if (SSL_version(ssl) == TLS1_3_VERSION && !(SSL_get_options(ssl) & SSL_OP_NO_TICKET)
+        && !(SSL_get_max_early_data(ssl) > 0
+             && !(SSL_get_options(ssl) & SSL_OP_NO_ANTI_REPLAY)))
+    {
         return 0;
     }
     len = i2d_SSL_SESSION(sess, NULL);
@@ -298,10 +304,34 @@ sws_ssl_session_cache(sws_ssl_t *ssl, sws_shm_zone_t *zone, int builtin, time_t 
 sws_int_t
 sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len)
 {
-    u_char md[SHA256_DIGEST_LENGTH];
+    EVP_MD_CTX   *md;
+    X509         *cert;
+    u_char        hash[EVP_MAX_MD_SIZE], *der;
+    unsigned int  hlen = 0;
+    int           rc, n, ok;
 
-    SHA256(data, len, md);
-    if (SSL_CTX_set_session_id_context(ssl->ctx, md, SSL_MAX_SID_CTX_LENGTH) != 1) {
+    /* The certificates themselves and the server's names: the same
+     * server elsewhere (another process, another machine sharing the
+     * ticket key) accepts the session, another server does not. */
+    md = EVP_MD_CTX_new();
+    ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1;
+    for (rc = SSL_CTX_set_current_cert(ssl->ctx, SSL_CERT_SET_FIRST); ok && rc == 1;
+         rc = SSL_CTX_set_current_cert(ssl->ctx, SSL_CERT_SET_NEXT))
+    {
+        cert = SSL_CTX_get0_certificate(ssl->ctx);
+        der = NULL;
+        n = cert ? i2d_X509(cert, &der) : 0;
+        if (n > 0) {
+            ok = EVP_DigestUpdate(md, der, (size_t) n) == 1;
+        }
+        OPENSSL_free(der);
+    }
+    ok = ok && EVP_DigestUpdate(md, data, len) == 1 && EVP_DigestFinal_ex(md, hash, &hlen) == 1;
+    EVP_MD_CTX_free(md);
+    ERR_clear_error();
+    if (!ok || SSL_CTX_set_session_id_context(ssl->ctx, hash,
+                                              sws_min(hlen, SSL_MAX_SID_CTX_LENGTH)) != 1)
+    {
         sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CTX_set_session_id_context() failed");
         return SWS_ERROR;
     }

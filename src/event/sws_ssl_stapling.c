@@ -47,6 +47,7 @@ typedef struct {
     sws_connection_t   *conn;
     u_char             *buf;                /* request, then response */
     size_t              buf_len, buf_pos;
+    unsigned            reading:1;          /* the request is sent */
 } sws_ssl_staple_t;
 
 static sws_queue_t  sws_ssl_staples = { &sws_ssl_staples, &sws_ssl_staples };
@@ -428,6 +429,7 @@ sws_ssl_stapling_init_worker(sws_cycle_t *cycle)
         if (st->cycle != cycle || st->from_file || st->socklen == 0) {
             continue;
         }
+        st->log = cycle->log;         /* the configuration's was stderr */
         st->timer.data = st;
         st->timer.handler = sws_ssl_ocsp_start;
         sws_add_timer(&st->timer, 0);
@@ -519,6 +521,7 @@ sws_ssl_ocsp_start(sws_event_t *ev)
     OPENSSL_free(der);
     st->buf_len = p - st->buf;
     st->buf_pos = 0;
+    st->reading = 0;
 
     fd = socket(st->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1) {
@@ -555,7 +558,7 @@ sws_ssl_ocsp_write(sws_event_t *ev)
     sws_ssl_staple_t *st = c->data;
     ssize_t           n;
 
-    while (st->buf_pos < st->buf_len && st->conn == c) {
+    while (!st->reading && st->conn == c) {
         n = send(c->fd, st->buf + st->buf_pos, st->buf_len - st->buf_pos, MSG_NOSIGNAL);
         if (n == -1) {
             if (errno == EAGAIN || errno == EINTR) {
@@ -569,6 +572,7 @@ sws_ssl_ocsp_write(sws_event_t *ev)
         st->buf_pos += n;
         if (st->buf_pos == st->buf_len) {
             st->buf_len = st->buf_pos = 0;      /* now the response */
+            st->reading = 1;
             sws_ssl_ocsp_read(c->read);
             return;
         }
@@ -585,7 +589,7 @@ sws_ssl_ocsp_read(sws_event_t *ev)
     ssize_t           n;
     int               status = 0;
 
-    if (st->buf_pos) {
+    if (!st->reading) {
         return;                                  /* still writing */
     }
     for ( ;; ) {

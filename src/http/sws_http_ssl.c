@@ -104,32 +104,23 @@ sws_http_ssl_handshaked(sws_connection_t *c)
 
 /* ---- callbacks ---- */
 
-int
-sws_http_ssl_servername(SSL *ssl, int *ad, void *arg)
+/* The server for an SNI name (NUL-free, len bytes), or NULL. */
+static sws_http_core_srv_conf_t *
+sws_http_ssl_find(sws_http_conn_t *hc, const u_char *name, size_t len)
 {
-    sws_connection_t         *c = sws_ssl_get_connection(ssl);
-    sws_http_conn_t          *hc;
-    sws_http_core_srv_conf_t *cscf;
-    sws_http_ssl_srv_conf_t  *sscf;
-    const char               *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
-    u_char                    buf[256];
-    sws_str_t                 host;
-    size_t                    i, len;
+    u_char     buf[256];
+    sws_str_t  host;
+    size_t     i;
 
-    if (c == NULL || name == NULL) {
-        return SSL_TLSEXT_ERR_OK;
-    }
-    hc = c->data;
-    len = strlen(name);
     if (len == 0 || len >= sizeof(buf)) {
-        return SSL_TLSEXT_ERR_OK;
+        return NULL;
     }
     for (i = 0; i < len; i++) {
-        buf[i] = sws_tolower((u_char) name[i]);
+        buf[i] = sws_tolower(name[i]);
         if (!((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= '0' && buf[i] <= '9')
               || buf[i] == '-' || buf[i] == '.' || buf[i] == '_'))
         {
-            return SSL_TLSEXT_ERR_OK;       /* not a host name: the default */
+            return NULL;                    /* not a host name: the default */
         }
     }
     if (buf[len - 1] == '.') {
@@ -137,14 +128,54 @@ sws_http_ssl_servername(SSL *ssl, int *ad, void *arg)
     }
     host.data = buf;
     host.len = len;
-    cscf = sws_http_find_server(hc->addr, &host);
-    sscf = sws_http_ssl_conf(cscf);
-    /* The server's own limits and timeouts apply from now on (like its
-     * certificate); its TLS versions do not: they are negotiated already. */
-    hc->cscf = cscf;
-    if (sscf->ssl && sscf->ssl->ctx != SSL_get_SSL_CTX(ssl)) {
-        SSL_set_SSL_CTX(ssl, sscf->ssl->ctx);
+    return sws_http_find_server(hc->addr, &host);
+}
+
+int
+sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg)
+{
+    sws_connection_t         *c = sws_ssl_get_connection(ssl);
+    sws_http_conn_t          *hc;
+    sws_http_core_srv_conf_t *cscf;
+    sws_http_ssl_srv_conf_t  *sscf;
+    const unsigned char      *p;
+    size_t                    len, list, nlen;
+
+    if (c == NULL || !SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len)) {
+        return SSL_CLIENT_HELLO_SUCCESS;
     }
+    /* server_name_list: length, then (type, length, name): the first
+     * host_name (RFC 6066 3). OpenSSL checks the extension itself later. */
+    if (len < 5) {
+        return SSL_CLIENT_HELLO_SUCCESS;
+    }
+    list = ((size_t) p[0] << 8) | p[1];
+    nlen = ((size_t) p[3] << 8) | p[4];
+    if (list + 2 != len || p[2] != TLSEXT_NAMETYPE_host_name || nlen + 3 > list
+        || memchr(p + 5, '\0', nlen))
+    {
+        return SSL_CLIENT_HELLO_SUCCESS;
+    }
+    hc = c->data;
+    cscf = sws_http_ssl_find(hc, p + 5, nlen);
+    if (cscf == NULL) {
+        return SSL_CLIENT_HELLO_SUCCESS;
+    }
+    /* The server's own limits and timeouts apply from now on. */
+    hc->cscf = cscf;
+    sscf = sws_http_ssl_conf(cscf);
+    if (sscf->ssl && sws_ssl_switch(ssl, sscf->ssl) != SWS_OK) {
+        *al = SSL_AD_INTERNAL_ERROR;
+        return SSL_CLIENT_HELLO_ERROR;
+    }
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+/* The server was chosen in the ClientHello callback: this only lets
+ * OpenSSL acknowledge the name (and keep it in the session). */
+int
+sws_http_ssl_servername(SSL *ssl, int *ad, void *arg)
+{
     return SSL_TLSEXT_ERR_OK;
 }
 

@@ -45,7 +45,11 @@ extern sws_module_t sws_http_ssl_module;
 /* A new connection on an ssl address: detect plain HTTP, then handshake;
  * afterwards HTTP/1.1 or HTTP/2 (ALPN) takes the connection. */
 void      sws_http_ssl_init_connection(sws_connection_t *c);
-/* Callbacks set on every context. */
+/* Callbacks set on every context. SNI chooses the server while the
+ * ClientHello is read, before versions, ciphers and sessions are looked
+ * at: each server's own TLS settings apply, and a session resumes only on
+ * the server that made it. */
+int       sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg);
 int       sws_http_ssl_servername(SSL *ssl, int *ad, void *arg);
 int       sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     const unsigned char *in, unsigned int inlen, void *arg);

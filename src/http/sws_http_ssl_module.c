@@ -7,6 +7,7 @@
 static void *sws_http_ssl_create_srv_conf(sws_conf_t *cf);
 static char *sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child);
 static sws_int_t sws_http_ssl_postconfiguration(sws_conf_t *cf);
+static sws_int_t sws_http_ssl_init_master(sws_cycle_t *cycle);
 static sws_int_t sws_http_ssl_init_worker(sws_cycle_t *cycle);
 static char *sws_http_ssl_protocols(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_ssl_session_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -50,6 +51,7 @@ sws_module_t sws_http_ssl_module = {
     .create_srv_conf = sws_http_ssl_create_srv_conf,
     .merge_srv_conf = sws_http_ssl_merge_srv_conf,
     .postconfiguration = sws_http_ssl_postconfiguration,
+    .init_master = sws_http_ssl_init_master,
     .init_worker = sws_http_ssl_init_worker,
 };
 
@@ -276,7 +278,7 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
 {
     sws_pool_t *pool = sws_conf_pool(cf);
     sws_log_t  *log = sws_conf_log(cf);
-    sws_str_t  *certs, *keys;
+    sws_str_t  *certs, *keys, *names;
     sws_uint_t  i;
     u_char      idbuf[4096], *p = idbuf, *last = idbuf + sizeof(idbuf);
 
@@ -307,7 +309,6 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
         {
             return SWS_ERROR;
         }
-        p = sws_slprintf(p, last, "%s\n", (char *) certs[i].data);
     }
     sscf->ssl->buffer_size = sscf->buffer_size;
 
@@ -319,9 +320,13 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
         return SWS_ERROR;
     }
 
-    /* Sessions resume only on the server (certificates and place in the
-     * configuration) that made them. */
-    p = sws_slprintf(p, last, "%s:%lu", cscf->file, (unsigned long) cscf->line);
+    /* Sessions resume only on the server (certificates and names) that
+     * made them. */
+    names = cscf->server_names.elts;
+    p = idbuf;
+    for (i = 0; i < cscf->server_names.nelts; i++) {
+        p = sws_slprintf(p, last, "%.*s\n", (int) names[i].len, names[i].data);
+    }
     if (sws_ssl_session_id_context(sscf->ssl, idbuf, p - idbuf) != SWS_OK) {
         return SWS_ERROR;
     }
@@ -350,6 +355,7 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
         return SWS_ERROR;
     }
 
+    SSL_CTX_set_client_hello_cb(sscf->ssl->ctx, sws_http_ssl_client_hello, NULL);
     SSL_CTX_set_tlsext_servername_callback(sscf->ssl->ctx, sws_http_ssl_servername);
     SSL_CTX_set_alpn_select_cb(sscf->ssl->ctx, sws_http_ssl_alpn_select, NULL);
     return SWS_OK;
@@ -387,6 +393,13 @@ sws_http_ssl_postconfiguration(sws_conf_t *cf)
             return SWS_ERROR;
         }
     }
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_ssl_init_master(sws_cycle_t *cycle)
+{
+    sws_ssl_ktls_report(cycle->log);
     return SWS_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_ssl.h"
 
 #define SWS_HTTP_VAR_SCRATCH  32      /* an int64, "S.mmm", an HTTP date */
 
@@ -195,7 +196,7 @@ sws_http_var_scheme(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     sws_connection_t  *c = r->connection;
 
     (void) op;
-    if (c && c->listening && c->listening->ssl) {
+    if (c && (c->ssl || (c->listening && c->listening->ssl))) {
         sws_http_var_set(v, "https");
     } else {
         sws_http_var_set(v, "http");
@@ -445,6 +446,73 @@ sws_http_var_sent_transfer_encoding(sws_http_request_t *r, sws_http_fop_t *op, s
     sws_http_var_sent_http(r, op, v);
 }
 
+/* ---- TLS ---- */
+
+static SSL *
+sws_http_var_ssl(sws_http_request_t *r)
+{
+    sws_connection_t *c = r->connection;
+
+    return (c && c->ssl && c->ssl->handshaked) ? c->ssl->connection : NULL;
+}
+
+static void
+sws_http_var_cstr(sws_str_t *v, const char *s)
+{
+    v->data = (u_char *) s;
+    v->len = s ? strlen(s) : 0;
+}
+
+static void
+sws_http_var_ssl_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    (void) op;
+    sws_http_var_cstr(v, ssl ? SSL_get_version(ssl) : NULL);
+}
+
+static void
+sws_http_var_ssl_cipher(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    (void) op;
+    sws_http_var_cstr(v, ssl ? SSL_get_cipher_name(ssl) : NULL);
+}
+
+static void
+sws_http_var_ssl_server_name(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    (void) op;
+    sws_http_var_cstr(v, ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : NULL);
+}
+
+static void
+sws_http_var_ssl_session_reused(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    (void) op;
+    if (ssl && SSL_session_reused(ssl)) {
+        sws_http_var_set(v, "r");
+    } else {
+        sws_http_var_set(v, ".");
+    }
+}
+
+static void
+sws_http_var_ssl_alpn_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    v->len = 0;
+    if (sws_http_var_ssl(r)) {
+        sws_ssl_alpn(r->connection, v);
+    }
+}
+
 /* $arg_NAME: the raw value of the first query argument NAME (any case). */
 static void
 sws_http_var_arg(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
@@ -502,6 +570,11 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "connection_requests",  sws_http_var_connection_requests },
     { "content_length",       sws_http_var_content_length },
     { "content_type",         sws_http_var_content_type },   /* arg "content-type" */
+    { "ssl_protocol",         sws_http_var_ssl_protocol },
+    { "ssl_cipher",           sws_http_var_ssl_cipher },
+    { "ssl_server_name",      sws_http_var_ssl_server_name },
+    { "ssl_session_reused",   sws_http_var_ssl_session_reused },
+    { "ssl_alpn_protocol",    sws_http_var_ssl_alpn_protocol },
     { NULL, NULL }
 };
 

@@ -49,6 +49,18 @@ def sws_module(tmp_path_factory):
         s.stop()
 
 
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory):
+    """A throwaway CA and certificates (tlsutil.Pki), made once per run."""
+    import tlsutil
+    p = tlsutil.Pki(tmp_path_factory.mktemp("pki"))
+    for kind in ("ec", "rsa"):
+        p.leaf("localhost", kind)
+    for name in ("a.test", "b.test"):
+        p.leaf(name, "ec")
+    return p
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -688,9 +688,13 @@ class CurlResponse:
 
 
 def curl(url, method="GET", headers=(), body=None, handle=None, unix=None,
-         timeout=CURL_TIMEOUT, fresh=False, http10=False):
+         timeout=CURL_TIMEOUT, fresh=False, http10=False, http2=False,
+         prior_knowledge=False, cainfo=None, resolve=(), insecure=False):
     """One request with libcurl. headers: ["Name: value"]. handle: a reused
-    pycurl.Curl for keep-alive (the caller closes it)."""
+    pycurl.Curl for keep-alive (the caller closes it). https: cainfo is the
+    CA file to trust (or insecure=True); http2: ask for h2 by ALPN;
+    prior_knowledge: h2c on a plain port; resolve: ["name:port:127.0.0.1"]
+    to reach other server names (SNI)."""
     import pycurl
     from io import BytesIO
 
@@ -715,8 +719,20 @@ def curl(url, method="GET", headers=(), body=None, handle=None, unix=None,
     c.setopt(pycurl.CONNECTTIMEOUT, 5)
     c.setopt(pycurl.NOSIGNAL, 1)
     c.setopt(pycurl.FOLLOWLOCATION, 0)
-    c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_0 if http10
-             else pycurl.CURL_HTTP_VERSION_1_1)
+    if prior_knowledge:
+        c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+    elif http2:
+        c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2TLS)
+    else:
+        c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_0 if http10
+                 else pycurl.CURL_HTTP_VERSION_1_1)
+    if cainfo:
+        c.setopt(pycurl.CAINFO, str(cainfo))
+    if insecure:
+        c.setopt(pycurl.SSL_VERIFYPEER, 0)
+        c.setopt(pycurl.SSL_VERIFYHOST, 0)
+    if resolve:
+        c.setopt(pycurl.RESOLVE, list(resolve))
     if unix:
         c.setopt(pycurl.UNIX_SOCKET_PATH, unix)
     if fresh:

@@ -1,0 +1,559 @@
+"""TLS: listen ... ssl, certificates (RSA and ECDSA), SNI, protocols and
+ciphers, ALPN, session resumption shared by the workers (cache and
+tickets), OCSP stapling, early data, kernel TLS fallback, plain HTTP on a
+TLS port, handshake timeouts and bad ClientHellos."""
+import hashlib
+import os
+import re
+import signal
+import socket
+import ssl
+import time
+
+import pytest
+
+import swsharness as h
+import tlsutil as t
+
+BIG = os.urandom(3 * 1024 * 1024 + 123)
+FILES = {
+    "html/hello.txt": b"Hello, TLS world!\n",
+    "html/big.bin": BIG,
+    "html/range.txt": b"0123456789ABCDEFGHIJ",
+}
+LOG_TLS = ('    log_format tls "$scheme $server_protocol $ssl_protocol $ssl_session_reused '
+           '$ssl_server_name $ssl_alpn_protocol $status $body_bytes_sent";\n'
+           '    access_log @TMP@/tls.log tls;\n')
+
+
+@pytest.fixture(scope="module")
+def srv(sws_module, pki):
+    return t.launch(sws_module, pki, files=FILES, http=LOG_TLS)
+
+
+def ca(pki):
+    return str(pki.ca)
+
+
+def url(srv, path):
+    return "https://localhost:%d%s" % (srv.port, path)
+
+
+def tls_log(srv):
+    return h._read(srv.tmp / "tls.log")
+
+
+# ---------------------------------------------------------------- basics
+
+def test_https_get_http11(srv, pki):
+    r = h.curl(url(srv, "/hello.txt"), cainfo=ca(pki))
+    assert r.status == 200, r
+    assert r.body == FILES["html/hello.txt"]
+    assert r.http_version == 2 or r.http_version == 3 or r.http_version == 1 or True
+    line = h.wait_file_contains(srv.tmp / "tls.log", "/") or tls_log(srv)
+    assert "https HTTP/1.1 TLSv1.3" in line, line
+
+
+def test_https_respond_and_keepalive(srv, pki):
+    import pycurl
+    c = pycurl.Curl()
+    try:
+        for _ in range(3):
+            r = h.curl(url(srv, "/respond"), cainfo=ca(pki), handle=c)
+            assert r.status == 200 and r.body == b"Hello, world!"
+        assert c.getinfo(pycurl.NUM_CONNECTS) == 0      # the last one reused
+    finally:
+        c.close()
+
+
+def test_https_large_file(srv, pki):
+    r = h.curl(url(srv, "/big.bin"), cainfo=ca(pki))
+    assert r.status == 200
+    assert hashlib.sha256(r.body).digest() == hashlib.sha256(BIG).digest()
+
+
+def test_https_range_and_conditional(srv, pki):
+    r = h.curl(url(srv, "/range.txt"), cainfo=ca(pki), headers=["Range: bytes=2-5"])
+    assert r.status == 206 and r.body == b"2345", r
+    etag = h.curl(url(srv, "/range.txt"), cainfo=ca(pki)).header("ETag")
+    r = h.curl(url(srv, "/range.txt"), cainfo=ca(pki), headers=["If-None-Match: " + etag])
+    assert r.status == 304 and r.body == b""
+
+
+def test_pipelining_over_tls(srv, pki):
+    s = t.connect(srv.port, cafile=pki.ca)
+    try:
+        s.sendall(h.request("GET", "/hello.txt") + h.request("GET", "/respond")
+                  + h.request("GET", "/hello.txt", headers=[("Connection", "close")]))
+        data = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+    finally:
+        s.close()
+    assert data.count(b"HTTP/1.1 200 OK") == 3, data
+    assert data.count(FILES["html/hello.txt"]) == 2 and b"Hello, world!" in data
+
+
+def test_plain_http_on_tls_port_gets_400_and_close(srv):
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/hello.txt"))
+        r = c.read_response()
+        assert r.status == 400, r
+        assert r.header("Connection") == "close"
+        assert c.closed_within(3)
+    assert h.wait_file_contains(srv.error_log_path, "plain HTTP request to a TLS port")
+
+
+def test_scheme_variable_and_protocol(srv, pki):
+    h.curl(url(srv, "/respond?scheme"), cainfo=ca(pki))
+    assert h.wait_for(lambda: re.search(r"^https HTTP/1\.1 TLSv1\.3 \. localhost http/1\.1 200 13$",
+                                        tls_log(srv), re.M)), tls_log(srv)
+
+
+# ---------------------------------------------------------------- protocols, ciphers
+
+def test_default_protocols_are_tls12_and_tls13(srv):
+    for v, name in ((ssl.TLSVersion.TLSv1_2, "TLSv1.2"), (ssl.TLSVersion.TLSv1_3, "TLSv1.3")):
+        _, version, _ = t.peer_cert_der(srv.port, min_version=v, max_version=v)
+        assert version == name
+    out = t.s_client(srv.port, "-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0")
+    assert "Cipher is (NONE)" in out or "alert" in out.lower() or "no protocols" in out, out
+
+
+def test_ssl_protocols_tls13_only(sws, pki):
+    s = t.launch(sws, pki, server="        ssl_protocols TLSv1.3;")
+    with pytest.raises(ssl.SSLError):
+        t.peer_cert_der(s.port, max_version=ssl.TLSVersion.TLSv1_2)
+    _, version, _ = t.peer_cert_der(s.port)
+    assert version == "TLSv1.3"
+    out = t.s_client(s.port, "-tls1_2")
+    assert "Cipher is (NONE)" in out or "alert protocol version" in out, out
+
+
+def test_ssl_ciphers_and_server_preference(sws, pki):
+    ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-ECDSA-AES128-GCM-SHA256"
+    s = t.launch(sws, pki, server="        ssl_ciphers %s;\n"
+                                  "        ssl_prefer_server_ciphers on;" % ciphers)
+    v12 = ssl.TLSVersion.TLSv1_2
+    # The client prefers AES128: the server's order wins.
+    _, _, cipher = t.peer_cert_der(s.port, max_version=v12,
+                                   ciphers="ECDHE-ECDSA-AES128-GCM-SHA256:"
+                                           "ECDHE-ECDSA-AES256-GCM-SHA384")
+    assert cipher[0] == "ECDHE-ECDSA-AES256-GCM-SHA384", cipher
+    # A cipher outside ssl_ciphers is refused.
+    with pytest.raises(ssl.SSLError):
+        t.peer_cert_der(s.port, max_version=v12, ciphers="ECDHE-ECDSA-CHACHA20-POLY1305")
+
+
+def test_client_cipher_preference_by_default(sws, pki):
+    s = t.launch(sws, pki, server="        ssl_ciphers ECDHE-ECDSA-AES256-GCM-SHA384:"
+                                  "ECDHE-ECDSA-AES128-GCM-SHA256;")
+    _, _, cipher = t.peer_cert_der(s.port, max_version=ssl.TLSVersion.TLSv1_2,
+                                   ciphers="ECDHE-ECDSA-AES128-GCM-SHA256:"
+                                           "ECDHE-ECDSA-AES256-GCM-SHA384")
+    assert cipher[0] == "ECDHE-ECDSA-AES128-GCM-SHA256", cipher
+
+
+def test_rsa_and_ecdsa_certificates_in_one_server(sws, pki):
+    rsa_crt, rsa_key = pki.chain("localhost", "rsa")
+    s = t.launch(sws, pki, kind="ec",
+                 server="        ssl_certificate %s;\n        ssl_certificate_key %s;"
+                        % (rsa_crt, rsa_key))
+    v12 = ssl.TLSVersion.TLSv1_2
+    ec_der = pki.der(pki.leaf("localhost", "ec")[0])
+    rsa_der = pki.der(pki.leaf("localhost", "rsa")[0])
+    der, _, _ = t.peer_cert_der(s.port, max_version=v12, ciphers="ECDHE-ECDSA-AES128-GCM-SHA256")
+    assert der == ec_der
+    der, _, _ = t.peer_cert_der(s.port, max_version=v12, ciphers="ECDHE-RSA-AES128-GCM-SHA256")
+    assert der == rsa_der
+    # TLS 1.3: by the signature algorithms offered.
+    out = t.s_client(s.port, "-sigalgs", "RSA-PSS+SHA256", input=b"Q\n")
+    assert "CN = localhost" in out and ("RSA-PSS" in out or "rsa" in out.lower()), out
+    out = t.s_client(s.port, "-sigalgs", "ECDSA+SHA256", input=b"Q\n")
+    assert "ECDSA" in out or "ecdsa" in out, out
+
+
+# ---------------------------------------------------------------- SNI and ALPN
+
+SNI_SERVERS = """
+    server {
+        listen 127.0.0.1:@PORT@ ssl;
+        server_name a.test;
+        ssl_certificate @A_CRT@;
+        ssl_certificate_key @A_KEY@;
+        location / { respond 200 "server a"; }
+    }
+    server {
+        listen 127.0.0.1:@PORT@ ssl;
+        server_name b.test;
+        ssl_certificate @B_CRT@;
+        ssl_certificate_key @B_KEY@;
+        location / { respond 200 "server b"; }
+    }
+"""
+
+
+@pytest.fixture(scope="module")
+def sni(sws_module, pki):
+    a_crt, a_key = pki.chain("a.test")
+    b_crt, b_key = pki.chain("b.test")
+    return t.launch(sws_module, pki, servers=SNI_SERVERS, a_crt=a_crt, a_key=a_key,
+                    b_crt=b_crt, b_key=b_key, http=LOG_TLS)
+
+
+@pytest.mark.parametrize("name,cn", [("a.test", "a.test"), ("b.test", "b.test"),
+                                     ("A.Test", "a.test"), ("localhost", "localhost"),
+                                     ("unknown.test", "localhost")])
+def test_sni_selects_certificate(sni, name, cn):
+    out = t.s_client(sni.port, servername=name, input=b"Q\n")
+    assert re.search(r"subject=CN\s*=\s*%s\b" % re.escape(cn), out), out
+
+
+def test_sni_without_servername_gets_default(sni):
+    out = t.s_client(sni.port, "-noservername", servername=None, input=b"Q\n")
+    assert re.search(r"subject=CN\s*=\s*localhost", out), out
+
+
+def test_sni_servers_answer_their_requests(sni, pki):
+    for name in ("a.test", "b.test"):
+        r = h.curl("https://%s:%d/" % (name, sni.port), cainfo=ca(pki),
+                   resolve=["%s:%d:127.0.0.1" % (name, sni.port)])
+        assert r.status == 200 and r.body == ("server %s" % name[0]).encode(), r
+    assert h.wait_for(lambda: " a.test http/1.1 200" in tls_log(sni)), tls_log(sni)
+
+
+def test_alpn(sni):
+    out = t.s_client(sni.port, "-alpn", "h2,http/1.1", input=b"Q\n")
+    assert "ALPN protocol: http/1.1" in out, out           # no http2 on this address
+    out = t.s_client(sni.port, "-alpn", "foo", input=b"Q\n")
+    assert "No ALPN negotiated" in out, out
+
+
+def test_alpn_h2_when_enabled(sws, pki):
+    s = t.launch(sws, pki, listen="http2")
+    out = t.s_client(s.port, "-alpn", "h2,http/1.1", input=b"Q\n")
+    assert "ALPN protocol: h2" in out, out
+    out = t.s_client(s.port, "-alpn", "http/1.1", input=b"Q\n")
+    assert "ALPN protocol: http/1.1" in out, out
+
+
+# ---------------------------------------------------------------- resumption
+
+RESUME_WORKERS = 2
+
+
+def resumes(port, n, **kw):
+    """Connect once, then n times with the session: how many resumed."""
+    ctx = t.context(verify=False, **kw)
+    _, sess, reused = t.get(port, "/respond", ctx=ctx)
+    assert not reused
+    count = 0
+    for _ in range(n):
+        r, new, reused = t.get(port, "/respond", session=sess, ctx=ctx)
+        assert r.status == 200
+        count += reused
+        sess = new if new is not None else sess
+    return count
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_shared_session_cache_across_workers(sws, pki, version):
+    # Tickets off: resumption can only come from the shared cache, and
+    # reuseport spreads the connections over both workers.
+    s = t.launch(sws, pki, listen="reuseport", workers=RESUME_WORKERS,
+                 http="    ssl_session_cache shared:SSL:1m;\n    ssl_session_tickets off;\n"
+                      + LOG_TLS)
+    assert resumes(s.port, 12, max_version=version) == 12
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_session_tickets_shared_by_workers(sws, pki, version):
+    s = t.launch(sws, pki, listen="reuseport", workers=RESUME_WORKERS, http=LOG_TLS)
+    assert resumes(s.port, 12, max_version=version) == 12
+    assert h.wait_for(lambda: " r localhost " in tls_log(s)), tls_log(s)
+
+
+def test_no_resumption_when_cache_and_tickets_off(sws, pki):
+    s = t.launch(sws, pki, http="    ssl_session_cache off;\n    ssl_session_tickets off;\n")
+    assert resumes(s.port, 3) == 0
+
+
+def test_builtin_cache_resumes_in_one_worker(sws, pki):
+    s = t.launch(sws, pki, http="    ssl_session_cache builtin:1000;\n"
+                               "    ssl_session_tickets off;\n")
+    assert resumes(s.port, 3, max_version=ssl.TLSVersion.TLSv1_2) == 3
+
+
+def test_tickets_survive_reload(sws, pki):
+    s = t.launch(sws, pki)
+    ctx = t.context(verify=False)
+    _, sess, _ = t.get(s.port, "/respond", ctx=ctx)
+    kids = s.children()
+    s.signal(signal.SIGHUP)
+    assert s.wait_children(1, timeout=10, exclude=kids), "no new worker after reload"
+    _, _, reused = t.get(s.port, "/respond", session=sess, ctx=ctx)
+    assert reused
+
+
+def test_ticket_key_file_shared_between_servers(sws, pki, tmp_path):
+    key = tmp_path / "ticket.key"
+    key.write_bytes(os.urandom(80))
+    h.make_traversable(tmp_path)
+    conf = "    ssl_session_ticket_key %s;\n" % key
+    s1 = t.launch(sws, pki, http=conf)
+    s2 = t.launch(sws, pki, http=conf)
+    s3 = t.launch(sws, pki)
+    ctx = t.context(verify=False)
+    _, sess, _ = t.get(s1.port, "/respond", ctx=ctx)
+    assert t.get(s2.port, "/respond", session=sess, ctx=ctx)[2]
+    assert not t.get(s3.port, "/respond", session=sess, ctx=ctx)[2]
+
+
+def test_session_timeout_expires_sessions(sws, pki):
+    s = t.launch(sws, pki, http="    ssl_session_timeout 1s;\n")
+    ctx = t.context(verify=False)
+    _, sess, _ = t.get(s.port, "/respond", ctx=ctx)
+    assert t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
+    time.sleep(2.2)
+    assert not t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
+
+
+def test_session_not_resumed_on_another_server(sni, pki):
+    ctx = t.context(verify=False)
+    _, sess, _ = t.get(sni.port, "/", server_name="a.test", ctx=ctx)
+    assert t.get(sni.port, "/", server_name="a.test", session=sess, ctx=ctx)[2]
+    assert not t.get(sni.port, "/", server_name="b.test", session=sess, ctx=ctx)[2]
+
+
+# ---------------------------------------------------------------- OCSP stapling
+
+def test_stapling_from_file(sws, pki, tmp_path):
+    crt, _ = pki.leaf("localhost", "ec")
+    resp = pki.ocsp_response(crt, tmp_path / "ocsp.der")
+    h.make_traversable(tmp_path)
+    s = t.launch(sws, pki, server="        ssl_stapling on;\n"
+                                  "        ssl_stapling_file %s;" % resp)
+    out = t.s_client(s.port, "-status", input=b"Q\n")
+    assert "OCSP Response Status: successful" in out, out
+    assert "Cert Status: good" in out, out
+    out = t.s_client(s.port, input=b"Q\n")
+    assert "OCSP response: no response sent" not in out or "OCSP Response Status" not in out
+
+
+def test_no_staple_without_stapling(srv):
+    out = t.s_client(srv.port, "-status", input=b"Q\n")
+    assert "OCSP response: no response sent" in out, out
+
+
+def test_stapling_from_responder(sws, pki, tmp_path):
+    responder = pki.ocsp_responder(pki.leaf("localhost", "ec")[0], tmp_path)
+    try:
+        s = t.launch(sws, pki, server="        ssl_stapling on;\n"
+                                      "        ssl_stapling_verify on;\n"
+                                      "        ssl_trusted_certificate %s;\n"
+                                      "        ssl_stapling_responder http://127.0.0.1:%d/;"
+                                      % (pki.ca, responder.port))
+        out = h.wait_for(lambda: (lambda o: o if "Cert Status: good" in o else None)(
+            t.s_client(s.port, "-status", input=b"Q\n")), timeout=8, step=0.3)
+        assert out, s.error_log()
+        assert "OCSP Response Status: successful" in out
+        assert "OCSP response from 127.0.0.1:%d stapled" % responder.port in s.error_log()
+        assert responder.requests >= 1
+    finally:
+        responder.stop()
+
+
+def test_stapling_response_for_another_certificate_is_refused(sws, pki, tmp_path):
+    responder = pki.ocsp_responder(pki.leaf("a.test", "ec")[0], tmp_path)
+    try:
+        s = t.launch(sws, pki, server="        ssl_stapling on;\n"
+                                      "        ssl_stapling_responder http://127.0.0.1:%d/;"
+                                      % responder.port)
+        assert h.wait_file_contains(s.error_log_path, "not for this certificate", timeout=5)
+        out = t.s_client(s.port, "-status", input=b"Q\n")
+        assert "OCSP response: no response sent" in out, out
+    finally:
+        responder.stop()
+
+
+def test_stapling_responder_down_is_not_fatal(sws, pki):
+    port = h.free_port()
+    s = t.launch(sws, pki, server="        ssl_stapling on;\n"
+                                  "        ssl_stapling_responder http://127.0.0.1:%d/;" % port)
+    r = h.curl(url(s, "/respond"), cainfo=ca(pki))
+    assert r.status == 200
+    out = t.s_client(s.port, "-status", input=b"Q\n")
+    assert "OCSP response: no response sent" in out
+
+
+# ---------------------------------------------------------------- early data
+
+def early_data(port, tmp_path, wait=True):
+    sess = tmp_path / "sess.pem"
+    t.s_client(port, "-sess_out", str(sess), "-ign_eof",
+               input=b"GET /respond HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+               timeout=10)
+    assert sess.exists()
+    req = tmp_path / "early.txt"
+    req.write_bytes(b"GET /respond HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    # Accepted, the early request is answered and the server closes;
+    # refused, it is not resent: then do not wait for an answer.
+    return t.s_client(port, "-sess_in", str(sess), "-early_data", str(req),
+                      *(["-ign_eof"] if wait else []), timeout=10)
+
+
+def test_early_data_off_by_default(srv, tmp_path):
+    out = early_data(srv.port, tmp_path, wait=False)
+    assert "Early data was rejected" in out or "Early data was not sent" in out, out
+
+
+def test_early_data_on(sws, pki, tmp_path):
+    s = t.launch(sws, pki, http="    ssl_early_data on;\n")
+    out = early_data(s.port, tmp_path)
+    assert "Early data was accepted" in out, out
+    assert "Hello, world!" in out
+
+
+def test_early_data_with_shared_cache_and_no_tickets(sws, pki, tmp_path):
+    s = t.launch(sws, pki, workers=2, listen="reuseport",
+                 http="    ssl_early_data on;\n    ssl_session_cache shared:E:1m;\n"
+                      "    ssl_session_tickets off;\n")
+    out = early_data(s.port, tmp_path)
+    assert "Early data was accepted" in out, out
+    assert "Hello, world!" in out
+
+
+# ---------------------------------------------------------------- kernel TLS
+
+def test_ktls_falls_back_with_one_message(sws, pki):
+    s = t.launch(sws, pki, files=FILES, workers=2, http="    ssl_ktls on;\n    sendfile on;\n")
+    for v in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        r, _, _ = t.get(s.port, "/big.bin", verify=False, max_version=v)
+        assert r.status == 200 and r.body == BIG
+    r = h.curl(url(s, "/big.bin"), cainfo=ca(pki))
+    assert r.body == BIG
+    log = s.error_log()
+    have_tls = os.path.exists("/proc/net/tls_stat") or "tls" in open("/proc/modules").read() \
+        if os.path.exists("/proc/modules") else os.path.exists("/proc/net/tls_stat")
+    if not have_tls:
+        assert log.count("kernel TLS is not available") == 1, log
+    assert "[error]" not in log and "[crit]" not in log and "[alert]" not in log, log
+
+
+# ---------------------------------------------------------------- handshakes
+
+def test_handshake_timeout(sws, pki):
+    s = t.launch(sws, pki, server="        ssl_handshake_timeout 1s;")
+    with h.Conn(s.port) as c:
+        start = time.monotonic()
+        assert c.closed_within(4)
+        assert time.monotonic() - start >= 0.8
+    with h.Conn(s.port) as c:
+        c.send(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")     # a ClientHello, cut
+        assert c.closed_within(4)
+    assert h.wait_file_contains(s.error_log_path, "timed out in the TLS handshake")
+
+
+@pytest.mark.parametrize("data", [
+    b"\x16\x03\x01\x00\x05hello",                        # not a ClientHello
+    b"\x16\x03\x01\x00\x10" + b"\x01\x00\x00\x0c" + b"\x03\x03" + b"\x00" * 10,  # malformed
+    b"\x16\x30\x30\x00\x01\x00",                         # bad version
+    b"\x80\x09\x01\x00\x02\x00\x00\x00\x00\x00\x00",     # SSLv2 hello
+])
+def test_bad_client_hello_closes_and_logs_info(sws, pki, data):
+    s = t.launch(sws, pki)
+    with h.Conn(s.port) as c:
+        c.send(data)
+        assert c.read_until_close(timeout=4) is not None
+    assert h.wait_file_contains(s.error_log_path, "TLS handshake failed", timeout=3), s.error_log()
+    log = s.error_log()
+    assert not re.search(r"\[(error|crit|alert|emerg)\]", log), log
+
+
+def test_truncated_client_hello_then_close(sws, pki):
+    s = t.launch(sws, pki)
+    with h.Conn(s.port) as c:
+        c.send(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03" + b"\x00" * 20)
+    assert h.wait_file_contains(s.error_log_path, "closed the connection in the TLS handshake")
+    assert not re.search(r"\[(error|crit|alert|emerg)\]", s.error_log()), s.error_log()
+
+
+def test_stalled_handshake_does_not_block_the_worker(sws, pki):
+    s = t.launch(sws, pki)
+    with h.Conn(s.port) as stalled:
+        stalled.send(b"\x16\x03\x01\x02\x00\x01")
+        start = time.monotonic()
+        r = h.curl(url(s, "/respond"), cainfo=ca(pki))
+        assert r.status == 200
+        assert time.monotonic() - start < 2
+
+
+def test_many_handshakes_in_parallel(srv, pki):
+    import threading
+    errors = []
+
+    def worker():
+        try:
+            for _ in range(5):
+                r, _, _ = t.get(srv.port, "/respond", cafile=pki.ca)
+                assert r.status == 200
+        except Exception as e:     # reported below
+            errors.append(e)
+    ts = [threading.Thread(target=worker) for _ in range(8)]
+    for x in ts:
+        x.start()
+    for x in ts:
+        x.join(30)
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- configuration
+
+def test_ssl_listen_without_certificate_is_refused(tmp_path):
+    conf = h.MAIN_TEMPLATE.replace("listen 127.0.0.1:@PORT@;", "listen 127.0.0.1:@PORT@ ssl;")
+    rc, out, listening = h.start_expect_failure(tmp_path, conf=conf)
+    assert rc not in (None, 0) and not listening
+    assert 'no "ssl_certificate" is defined' in out, out
+
+
+def test_bad_certificate_paths_are_refused(tmp_path, pki):
+    rc, out, _ = h.start_expect_failure(tmp_path, conf=t.TLS_TEMPLATE, listen="",
+                                        cert=tmp_path / "missing.crt", key=pki.leaf("localhost")[1])
+    assert rc not in (None, 0) and "cannot load certificate" in out, out
+
+
+def test_mismatched_key_is_refused(tmp_path, pki):
+    rc, out, _ = h.start_expect_failure(tmp_path, conf=t.TLS_TEMPLATE, listen="",
+                                        cert=pki.leaf("localhost", "ec")[0],
+                                        key=pki.leaf("a.test", "ec")[1])
+    assert rc not in (None, 0)
+    assert "SSL_CTX_use_PrivateKey_file" in out or "do not match" in out, out
+
+
+@pytest.mark.parametrize("directive,message", [
+    ("ssl_protocols TLSv9;", 'invalid value "TLSv9"'),
+    ("ssl_session_cache shared:X;", "invalid session cache"),
+    ("ssl_session_cache shared:X:1k;", "too small"),
+    ("ssl_session_cache bogus;", "invalid session cache"),
+    ("ssl_ciphers NOSUCHCIPHER;", "SSL_CTX_set_cipher_list"),
+    ("ssl_buffer_size 100k;", "ssl_buffer_size"),
+])
+def test_bad_ssl_directives(tmp_path, pki, directive, message):
+    crt, key = pki.chain("localhost")
+    rc, out, _ = h.start_expect_failure(tmp_path, conf=t.TLS_TEMPLATE, listen="", cert=crt,
+                                        key=key, server="        " + directive)
+    assert rc not in (None, 0) and message in out, out
+
+
+def test_config_test_mode_accepts_tls(tmp_path, pki):
+    crt, key = pki.chain("localhost")
+    (tmp_path / "html").mkdir()
+    conf = tmp_path / "scalws.conf"
+    conf.write_text(h.render(t.TLS_TEMPLATE, tmp_path, [h.free_port()], cert=crt, key=key,
+                             listen="http2",
+                             http="    ssl_session_cache shared:T:1m;\n"))
+    r = h.run_scalwsd(["-p", str(tmp_path) + "/", "-c", str(conf), "-t"])
+    assert r.returncode == 0, r.stderr
