@@ -9,6 +9,7 @@
  */
 #include <unistd.h>
 #include "sws_http_v2.h"
+#include "sws_ssl.h"
 
 #define SWS_H2_OUT_BLOCK     16384          /* bytes of one output block */
 #define SWS_H2_OUT_HIGH      (64 * 1024)    /* queue no more frames past this */
@@ -192,10 +193,13 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
     nghttp2_option_set_max_continuations(opt, 8);
-    /* Rapid reset (CVE-2023-44487): a burst of twice the stream limit,
-     * then about 33 resets a second. */
-    nghttp2_option_set_stream_reset_rate_limit(opt, sws_max(2 * conf->concurrent_streams, 64),
-                                               33);
+    /* Rapid reset (CVE-2023-44487): counted in sws_http_v2_stream.c (a
+     * burst of twice the stream limit, then 33 a second), which answers
+     * ENHANCE_YOUR_CALM; nghttp2's own limit is a backstop above it. */
+    h2c->rst_burst = sws_max(2 * conf->concurrent_streams, 64);
+    h2c->rst_tokens = h2c->rst_burst * 1000;
+    h2c->rst_last = sws_current_msec();
+    nghttp2_option_set_stream_reset_rate_limit(opt, 2 * h2c->rst_burst, 33);
     /* nginx's limits: each field within one large header buffer, the
      * whole list within all of them. */
     header_size = conf->max_header_size != SWS_UNSET_SIZE
@@ -318,9 +322,8 @@ sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error)
 }
 
 static void
-sws_http_v2_close(sws_http_v2_conn_t *h2c)
+sws_http_v2_release(sws_http_v2_conn_t *h2c)
 {
-    sws_connection_t     *c = h2c->connection;
     sws_http_v2_stream_t *st;
 
     while (!sws_queue_empty(&h2c->streams)) {
@@ -333,8 +336,65 @@ sws_http_v2_close(sws_http_v2_conn_t *h2c)
         sws_http_v2_out_free(o);
     }
     h2c->out_tail = NULL;
+}
+
+static void
+sws_http_v2_close(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t *c = h2c->connection;
+
+    sws_http_v2_release(h2c);
     c->data = h2c->hc;       /* what sws_http1_close_connection expects */
     sws_http1_close_connection(c);
+}
+
+/* After our GOAWAY: what the client still sends must not make close()
+ * reset the connection before it read the GOAWAY. Stop writing, drain
+ * for a while, then close. */
+static void
+sws_http_v2_linger_handler(sws_event_t *rev)
+{
+    sws_connection_t   *c = rev->data;
+    sws_http_v2_conn_t *h2c = c->data;
+    ssize_t             n;
+
+    if (rev->timedout || sws_current_msec() >= h2c->linger_deadline) {
+        sws_http_v2_close(h2c);
+        return;
+    }
+    do {
+        n = sws_unix_recv(c, sws_http_v2_rbuf, sws_http_v2_rbuf_size);
+        if (n == 0 || n == SWS_ERROR) {
+            sws_http_v2_close(h2c);
+            return;
+        }
+    } while (n > 0);
+}
+
+static void
+sws_http_v2_linger(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t         *c = h2c->connection;
+    sws_http_core_loc_conf_t *clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+
+    sws_http_v2_release(h2c);
+    if (c->ssl) {
+        sws_ssl_shutdown(c);            /* close_notify, then raw bytes only */
+    }
+    if (c->error || c->read->eof || shutdown(c->fd, SHUT_WR) == -1) {
+        sws_http_v2_close(h2c);
+        return;
+    }
+    if (c->reusable) {
+        sws_reusable_connection(c, 0);
+    }
+    h2c->linger_deadline = sws_current_msec() + sws_min(clcf->lingering_time, 2000);
+    c->read->handler = sws_http_v2_linger_handler;
+    c->write->handler = sws_http_v2_linger_handler;
+    sws_del_timer(c->write);
+    sws_add_timer(c->read, sws_min(clcf->lingering_timeout, 1000));
+    c->read->ready = 1;
+    sws_http_v2_linger_handler(c->read);
 }
 
 /* ---- the event handlers ---- */
@@ -346,6 +406,7 @@ sws_http_v2_read_handler(sws_event_t *rev)
     sws_http_v2_conn_t *h2c = c->data;
     ssize_t             n, rv;
     sws_uint_t          rounds = 0;
+    uint32_t            code;
 
     if (rev->timedout) {
         rev->timedout = 0;
@@ -389,21 +450,24 @@ sws_http_v2_read_handler(sws_event_t *rev)
         rv = nghttp2_session_mem_recv(h2c->session, sws_http_v2_rbuf, (size_t) n);
         h2c->in_recv = 0;
         if (rv < 0) {
+            /* Fatal for the session (the errors it handles itself it
+             * answers with a GOAWAY of the right code and goes on). */
             sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent invalid HTTP/2: %s",
                           nghttp2_strerror((int) rv));
-            if (rv == NGHTTP2_ERR_BAD_CLIENT_MAGIC || rv == NGHTTP2_ERR_NOMEM
-                || rv == NGHTTP2_ERR_CALLBACK_FAILURE)
-            {
-                if (rv == NGHTTP2_ERR_CALLBACK_FAILURE && h2c->calm) {
-                    /* Our own verdict (flood): say so before closing. */
-                    nghttp2_session_terminate_session(h2c->session, h2c->calm);
-                    h2c->closing = 1;
-                    break;
-                }
+            if (rv == NGHTTP2_ERR_NOMEM) {
                 sws_http_v2_close(h2c);
                 return;
             }
-            /* nghttp2 has queued a GOAWAY with the right error code. */
+            if (rv == NGHTTP2_ERR_CALLBACK_FAILURE && h2c->calm) {
+                code = h2c->calm;        /* our own verdict: a flood */
+            } else if (rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+                code = NGHTTP2_ENHANCE_YOUR_CALM;
+            } else {
+                code = NGHTTP2_PROTOCOL_ERROR;
+            }
+            /* Said once: nghttp2 refuses a second GOAWAY. */
+            (void) nghttp2_session_terminate_session(h2c->session, code);
+            h2c->goaway = 1;
             h2c->closing = 1;
             break;
         }
@@ -487,14 +551,15 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
     }
     sws_del_timer(c->write);
 
+    /* The end: ours (closing, or a GOAWAY with nothing left in flight),
+     * or the session's (after a GOAWAY with an error it wants nothing
+     * more, whatever streams were open). */
     if (h2c->closing || (h2c->goaway && h2c->nstreams == 0)
         || (!nghttp2_session_want_read(h2c->session)
             && !nghttp2_session_want_write(h2c->session)))
     {
-        if (h2c->nstreams == 0 || h2c->closing) {
-            sws_http_v2_close(h2c);
-            return;
-        }
+        sws_http_v2_linger(h2c);
+        return;
     }
 
     /* Idle: no stream open. The keep-alive timer runs, and the connection

@@ -73,6 +73,10 @@ struct sws_http_v2_conn_s {
     sws_uint_t                 bad_streams;   /* header blocks refused */
     size_t                     block_bytes;   /* of the header block being read */
     sws_uint_t                 calm;          /* error code to GOAWAY with, 0 none */
+    sws_uint_t                 rst_burst;     /* client resets: a token bucket */
+    sws_uint_t                 rst_tokens;    /* in thousandths */
+    sws_msec_t                 rst_last;
+    sws_msec_t                 linger_deadline;
 
     unsigned                   in_recv:1;     /* inside nghttp2_session_mem_recv */
     unsigned                   in_send:1;

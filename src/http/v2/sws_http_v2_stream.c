@@ -14,6 +14,7 @@
 #define SWS_H2_FLOOD_MAX     1000      /* control frames per window */
 #define SWS_H2_BAD_STREAMS   16        /* refused header blocks per connection */
 #define SWS_H2_MAX_HEADERS   100       /* fields per request, as for HTTP/1 */
+#define SWS_H2_RST_RATE      33        /* client resets a second, after the burst */
 
 static void sws_http_v2_stream_timeout(sws_event_t *ev);
 
@@ -61,6 +62,19 @@ sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
         break;
     case NGHTTP2_DATA:
         control = hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM);
+        break;
+    case NGHTTP2_RST_STREAM:
+        /* Rapid reset: streams opened and reset in a loop make the server
+         * start work it throws away. */
+        now = sws_current_msec();
+        h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
+                              (sws_msec_t) h2c->rst_tokens
+                              + (now - h2c->rst_last) * SWS_H2_RST_RATE);
+        h2c->rst_last = now;
+        if (h2c->rst_tokens < 1000) {
+            return sws_http_v2_calm(h2c, "too many stream resets (rapid reset)");
+        }
+        h2c->rst_tokens -= 1000;
         break;
     }
     if (control) {
