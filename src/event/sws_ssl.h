@@ -113,8 +113,8 @@ sws_int_t  sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t
 sws_int_t  sws_ssl_session_tickets(sws_ssl_t *ssl, int on, const sws_str_t *key_file,
     time_t timeout);
 /* HKDF-SHA256 (RFC 5869); exposed for the unit tests. */
-sws_int_t  sws_ssl_hkdf(const u_char *secret, size_t secret_len, const u_char *info,
-    size_t info_len, u_char *out, size_t out_len);
+sws_int_t  sws_ssl_hkdf(const u_char *salt, size_t salt_len, const u_char *secret,
+    size_t secret_len, const u_char *info, size_t info_len, u_char *out, size_t out_len);
 /* The ticket key of a period: name (16), AES-256 key (32), HMAC key (32). */
 void       sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16],
     u_char aes[32], u_char hmac[32]);

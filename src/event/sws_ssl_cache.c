@@ -341,8 +341,8 @@ sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len)
 /* ---- tickets ---- */
 
 sws_int_t
-sws_ssl_hkdf(const u_char *secret, size_t secret_len, const u_char *info, size_t info_len,
-    u_char *out, size_t out_len)
+sws_ssl_hkdf(const u_char *salt, size_t salt_len, const u_char *secret, size_t secret_len,
+    const u_char *info, size_t info_len, u_char *out, size_t out_len)
 {
     EVP_KDF      *kdf;
     EVP_KDF_CTX  *kctx;
@@ -361,7 +361,9 @@ sws_ssl_hkdf(const u_char *secret, size_t secret_len, const u_char *info, size_t
     *p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *) "SHA256", 0);
     *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *) secret, secret_len);
     *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *) info, info_len);
-    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *) "scalws", 6);
+    if (salt_len) {
+        *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *) salt, salt_len);
+    }
     *p = OSSL_PARAM_construct_end();
     rc = EVP_KDF_derive(kctx, out, out_len, params);
     EVP_KDF_CTX_free(kctx);
@@ -379,7 +381,9 @@ sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16], u_
     for (i = 0; i < 8; i++) {
         info[16 + i] = (u_char) (period >> (56 - 8 * i));
     }
-    if (sws_ssl_hkdf(secret, 32, info, sizeof(info), out, sizeof(out)) != SWS_OK) {
+    if (sws_ssl_hkdf((const u_char *) "scalws", 6, secret, 32, info, sizeof(info), out,
+                     sizeof(out)) != SWS_OK)
+    {
         /* Unreachable with a working libcrypto; keys that match nothing
          * make every ticket fall back to a full handshake. */
         RAND_bytes(out, sizeof(out));
