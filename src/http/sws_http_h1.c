@@ -630,7 +630,7 @@ static sws_int_t
 sws_http1_send_header(sws_http_request_t *r)
 {
     sws_buf_t   *b;
-    sws_chain_t *cl;
+    sws_chain_t *cl, **ll;
 
     b = sws_http1_build_head(r);
     if (b == NULL) {
@@ -643,7 +643,10 @@ sws_http1_send_header(sws_http_request_t *r)
     }
     cl->buf = b;
     cl->next = NULL;
-    r->out = cl;          /* sent with the first body data, in one write */
+    /* Sent with the first body data, in one write (after what is left of
+     * a 100 Continue, if anything). */
+    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
+    *ll = cl;
     return SWS_OK;
 }
 
@@ -829,6 +832,9 @@ sws_http1_lingering_close(sws_connection_t *c)
 
     /* Unread input would make close() send a reset that can destroy the
      * response in flight: stop writing, then drain for a while. */
+    if (c->ssl) {
+        sws_ssl_shutdown(c);            /* close_notify first */
+    }
     if (shutdown(c->fd, SHUT_WR) == -1) {
         sws_http1_close_connection(c);
         return;

@@ -137,15 +137,35 @@ sws_http1_body_handler(sws_event_t *rev)
 static void
 sws_http1_send_continue(sws_http_request_t *r)
 {
-    sws_http_conn_t *hc = r->hc;
+    sws_connection_t *c = r->connection;
+    sws_http_conn_t  *hc = r->hc;
+    sws_buf_t        *b;
+    sws_chain_t      *cl, *rest;
 
     if (!r->expect_continue || r->continue_sent || hc->buf->pos < hc->buf->last) {
         return;
     }
     r->continue_sent = 1;
-    /* 25 bytes on a socket with nothing queued: sent at once or not at all
-     * (then the client goes ahead after its own timeout). */
-    (void) send(r->connection->fd, sws_continue, sizeof(sws_continue) - 1, MSG_NOSIGNAL);
+    /* Through the connection (TLS too). 25 bytes on a socket with nothing
+     * queued almost always go at once; what does not goes first with the
+     * response (sws_http1_send_header appends to r->out). */
+    b = sws_calloc_buf(r->pool);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return;
+    }
+    b->pos = b->start = (u_char *) sws_continue;
+    b->last = b->end = (u_char *) sws_continue + sizeof(sws_continue) - 1;
+    b->memory = 1;
+    cl->buf = b;
+    cl->next = NULL;
+    rest = c->write->ready ? c->send_chain(c, cl, 0) : cl;
+    if (rest == SWS_CHAIN_ERROR) {
+        c->error = 1;
+        r->keepalive = 0;
+        return;
+    }
+    r->out = rest;
 }
 
 sws_int_t

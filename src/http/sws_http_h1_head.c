@@ -195,6 +195,14 @@ sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
     r->out_content_length = (off_t) body->len;
     cl->buf = b;
     cl->next = NULL;
-    r->out = cl;
+    if (r->out == NULL) {
+        r->out = cl;
+    } else {
+        sws_chain_t *t = r->out;        /* the rest of a 100 Continue */
+        while (t->next) {
+            t = t->next;
+        }
+        t->next = cl;
+    }
     return SWS_OK;
 }

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import echomod
 import swsharness as h
 import tlsutil as t
 
@@ -111,6 +112,49 @@ def test_scheme_variable_and_protocol(srv, pki):
     h.curl(url(srv, "/respond?scheme"), cainfo=ca(pki))
     assert h.wait_for(lambda: re.search(r"^https HTTP/1\.1 TLSv1\.3 \. localhost http/1\.1 200 13$",
                                         tls_log(srv), re.M)), tls_log(srv)
+
+
+def test_expect_100_continue_over_tls(sws, pki, tmp_path):
+    s = t.launch(sws, pki, load=echomod.build(tmp_path / "echo"),
+                 server="        location /echo { echo; }")
+    c = t.connect(s.port, cafile=pki.ca)
+    try:
+        c.sendall(h.request("POST", "/echo", headers=[("Content-Length", "11"),
+                                                     ("Expect", "100-continue")]))
+        first = c.recv(100)
+        assert first == b"HTTP/1.1 100 Continue\r\n\r\n", first
+        c.sendall(b"hello world")
+        data = b""
+        while b"hello world" not in data:
+            d = c.recv(65536)
+            if not d:
+                break
+            data += d
+    finally:
+        c.close()
+    assert data.startswith(b"HTTP/1.1 200 OK") and data.endswith(b"hello world"), data
+
+
+def test_lingering_close_over_tls(srv, pki):
+    # A body nobody reads, and the connection closes: the response must
+    # arrive whole (close_notify, then a drain, not a reset).
+    s = t.connect(srv.port, cafile=pki.ca)
+    try:
+        s.sendall(h.request("POST", "/respond", headers=[("Content-Length", "900000"),
+                                                        ("Connection", "close")]))
+        s.sendall(b"x" * 200000)
+        data = b""
+        while True:
+            try:
+                d = s.recv(65536)
+            except (ssl.SSLError, ConnectionResetError):
+                break
+            if not d:
+                break
+            data += d
+    finally:
+        s.close()
+    assert data.startswith(b"HTTP/1.1 200 OK") and data.endswith(b"Hello, world!"), data
 
 
 # ---------------------------------------------------------------- protocols, ciphers
