@@ -302,8 +302,11 @@ sws_ssl_ktls_report(sws_log_t *log)
 sws_int_t
 sws_ssl_switch(SSL *s, sws_ssl_t *to)
 {
-    const uint64_t mask = SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_NO_TICKET
-                          | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_TLSv1_2 | SSL_OP_ENABLE_KTLS;
+    /* Not SSL_OP_NO_TICKET: tickets, like the session cache, are the
+     * first context's business (OpenSSL calls its callbacks). */
+    const uint64_t mask = SSL_OP_CIPHER_SERVER_PREFERENCE
+                          | SSL_OP_NO_TLSv1_1 | SSL_OP_NO_TLSv1_2 | SSL_OP_ENABLE_KTLS
+                          | SSL_OP_NO_ANTI_REPLAY;
 
     if (SSL_get_SSL_CTX(s) == to->ctx) {
         return SWS_OK;
