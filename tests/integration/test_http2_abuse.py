@@ -171,18 +171,12 @@ def test_hpack_bomb(srv):
 
 def test_many_oversized_header_blocks_end_the_connection(srv):
     with h2raw.H2(srv.port, tls=True) as c:
-        g = None
-        for _ in range(40):
-            try:
+        try:
+            for _ in range(40):
                 c.headers(c.request_headers("/small.txt", extra=[("x-big", "x" * 9000)]))
-            except OSError:
-                break
-            for f in c.frames(timeout=0.3):
-                if isinstance(f, h2raw.GoAwayFrame):
-                    g = f
-            if g or c.eof:
-                break
-        g = g or c.goaway(timeout=3)
+        except OSError:
+            pass                                # cut off while sending: fine
+        g = c.goaway(timeout=5)
         assert g is not None and g.error_code == h2raw.ENHANCE_YOUR_CALM, g
     still_serves(srv)
 
@@ -249,8 +243,13 @@ def test_slow_header_block_times_out(srv):
         sid = c.new_id()
         c.send_frame(h2raw.HeadersFrame(sid, data=block[:3], flags=["END_STREAM"]))
         start = time.monotonic()
-        assert c.closed_within(8) or c.goaway(timeout=3) is not None
-        assert time.monotonic() - start < 8
+        # (no SETTINGS ACK now: only CONTINUATION may follow the HEADERS)
+        got = c.frames(timeout=5, ack=False,
+                       until=lambda f: f is None or isinstance(f, h2raw.GoAwayFrame))
+        g = got[-1] if got else None
+        assert isinstance(g, h2raw.GoAwayFrame) and g.error_code == h2raw.NO_ERROR, got
+        assert 0.7 < time.monotonic() - start < 4
+        assert c.closed_within(4)
     still_serves(srv)
 
 

@@ -700,9 +700,16 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
         return;
     }
     if (!st->started) {
+        /* A header block left unfinished: HPACK state is half updated and
+         * only CONTINUATION may follow, so the connection cannot go on. */
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request "
                       "head on stream %d", (int) st->id);
-        sws_http_v2_reset(st, NGHTTP2_CANCEL);
+        if (!st->h2c->goaway) {
+            st->h2c->goaway = 1;
+            nghttp2_session_terminate_session(st->h2c->session, NGHTTP2_NO_ERROR);
+        }
+        st->h2c->closing = 1;
+        sws_http_v2_post_send(st->h2c);
         return;
     }
     sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request body "
