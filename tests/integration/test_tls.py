@@ -342,6 +342,38 @@ def test_tickets_survive_reload(sws, pki):
     assert reused
 
 
+def test_shared_cache_survives_reload(sws, pki):
+    s = t.launch(sws, pki, http="    ssl_session_cache shared:R:1m;\n"
+                               "    ssl_session_tickets off;\n")
+    ctx = t.context(verify=False, max_version=ssl.TLSVersion.TLSv1_2)
+    _, sess, _ = t.get(s.port, "/respond", ctx=ctx)
+    kids = s.children()
+    s.signal(signal.SIGHUP)
+    assert s.wait_children(1, timeout=10, exclude=kids), "no new worker after reload"
+    assert t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
+
+
+def test_sni_server_has_its_own_protocols(sws, pki):
+    b_crt, b_key = pki.chain("b.test")
+    s = t.launch(sws, pki, servers="""
+    server {
+        listen 127.0.0.1:@PORT@ ssl;
+        server_name b.test;
+        ssl_certificate %s;
+        ssl_certificate_key %s;
+        ssl_protocols TLSv1.3;
+        location / { respond 200 "b"; }
+    }
+""" % (b_crt, b_key))
+    v12 = ssl.TLSVersion.TLSv1_2
+    _, version, _ = t.peer_cert_der(s.port, server_name="localhost", max_version=v12)
+    assert version == "TLSv1.2"
+    with pytest.raises(ssl.SSLError):
+        t.peer_cert_der(s.port, server_name="b.test", max_version=v12)
+    _, version, _ = t.peer_cert_der(s.port, server_name="b.test")
+    assert version == "TLSv1.3"
+
+
 def test_ticket_key_file_shared_between_servers(sws, pki, tmp_path):
     key = tmp_path / "ticket.key"
     key.write_bytes(os.urandom(80))
