@@ -134,6 +134,11 @@ static void
 sws_ssl_resume_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl,
     void *argp)
 {
+    (void) parent;
+    (void) ad;
+    (void) idx;
+    (void) argl;
+    (void) argp;
     OPENSSL_free(ptr);
 }
 

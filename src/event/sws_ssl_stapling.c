@@ -81,6 +81,8 @@ sws_ssl_status_cb(SSL *ssl, void *arg)
     sws_uint_t        i;
     u_char           *p;
 
+    (void) arg;
+
     if (staples == NULL || cert == NULL) {
         return SSL_TLSEXT_ERR_NOACK;
     }

@@ -141,6 +141,8 @@ sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg)
     const unsigned char      *p;
     size_t                    len, list, nlen;
 
+    (void) arg;
+
     if (c == NULL || !SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len)) {
         return SSL_CLIENT_HELLO_SUCCESS;
     }
@@ -176,6 +178,9 @@ sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg)
 int
 sws_http_ssl_servername(SSL *ssl, int *ad, void *arg)
 {
+    (void) ssl;
+    (void) ad;
+    (void) arg;
     return SSL_TLSEXT_ERR_OK;
 }
 
@@ -188,6 +193,8 @@ sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *out
     sws_http_conn_t           *hc = c ? c->data : NULL;
     const unsigned char       *ours = h2 + 3;
     unsigned int               ours_len = sizeof(h2) - 1 - 3;
+
+    (void) arg;
 
     if (hc && sws_http_v2_enabled(hc->addr, hc->cscf)) {
         ours = h2;

@@ -85,6 +85,8 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
 {
     sws_http_ssl_srv_conf_t *prev = parent, *conf = child;
 
+    (void) cf;
+
     if (conf->certificates == NULL) {
         conf->certificates = prev->certificates;
         if (conf->certificate_keys == NULL) {
@@ -176,6 +178,7 @@ sws_http_ssl_protocols(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t               *arg;
     sws_uint_t               i, j, set = 0;
 
+    (void) cmd;
     if (sscf->protocols != SWS_UNSET_UINT) {
         return "is duplicate";
     }
@@ -213,6 +216,8 @@ sws_http_ssl_session_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_uint_t               i;
     u_char                  *colon;
     ssize_t                  n;
+
+    (void) cmd;
 
     if (sscf->session_cache != SWS_UNSET) {
         return "is duplicate";

@@ -146,6 +146,9 @@ sws_http_v2_send_cb(nghttp2_session *session, const uint8_t *data, size_t length
 {
     sws_http_v2_conn_t *h2c = user_data;
 
+    (void) session;
+    (void) flags;
+
     /* An empty queue takes any frame: the mark only paces nghttp2. */
     if (h2c->out_bytes && length > sws_http_v2_queue_room(h2c)) {
         return NGHTTP2_ERR_WOULDBLOCK;
@@ -159,6 +162,9 @@ sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *m
     size_t len, void *user_data)
 {
     sws_http_v2_conn_t *h2c = user_data;
+
+    (void) session;
+    (void) lib_error_code;
 
     sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0, "http2: %.*s", (int) len, msg);
     return 0;

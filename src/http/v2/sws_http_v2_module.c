@@ -64,6 +64,8 @@ sws_http_v2_init_main_conf(sws_conf_t *cf, void *conf)
 {
     sws_http_v2_main_conf_t *h2mcf = conf;
 
+    (void) cf;
+
     if (h2mcf->recv_buffer_size == SWS_UNSET_SIZE) {
         h2mcf->recv_buffer_size = 256 * 1024;
     }
@@ -94,6 +96,8 @@ static char *
 sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
 {
     sws_http_v2_srv_conf_t *prev = parent, *conf = child;
+
+    (void) cf;
 
     sws_conf_merge_value(conf->enable, prev->enable, 0);
     sws_conf_merge_uint_value(conf->concurrent_streams, prev->concurrent_streams, 128);
@@ -129,6 +133,8 @@ static char *
 sws_http_v2_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 {
     sws_http_v2_loc_conf_t *prev = parent, *conf = child;
+
+    (void) cf;
 
     sws_conf_merge_size_value(conf->chunk_size, prev->chunk_size, 8192);
     if (conf->chunk_size == 0) {

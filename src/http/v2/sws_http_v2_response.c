@@ -236,6 +236,11 @@ sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, s
     sws_http_v2_loc_conf_t *h2lcf = sws_http_loc_conf(r, &sws_http_v2_module);
     size_t                  chunk = sws_min(length, h2lcf->chunk_size), have;
 
+    (void) session;
+    (void) stream_id;
+    (void) buf;
+    (void) user_data;
+
     have = sws_http_v2_out_size(r, chunk + 1);
     if (have == 0) {
         if (st->out_last) {
@@ -267,6 +272,8 @@ sws_http_v2_send_data_cb(nghttp2_session *session, nghttp2_frame *frame,
     size_t                  have = 0, k;
     ssize_t                 n;
     u_char                  pad;
+
+    (void) session;
 
     if (length > sizeof(data) - 1) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;       /* never: frames are <= 16k */
@@ -329,6 +336,8 @@ sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
 {
     sws_http_v2_stream_t *st;
 
+    (void) user_data;
+
     if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
         return 0;
     }
@@ -371,6 +380,8 @@ sws_http_v2_on_frame_not_send(nghttp2_session *session, const nghttp2_frame *fra
     int lib_error_code, void *user_data)
 {
     sws_http_v2_conn_t *h2c = user_data;
+
+    (void) session;
 
     sws_log_debug(h2c->connection->log, "http2 frame type %d on stream %d not sent: %s",
                   (int) frame->hd.type, (int) frame->hd.stream_id,

@@ -43,6 +43,8 @@ sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
     sws_msec_t          now;
     int                 control = 0;
 
+    (void) session;
+
     switch (hd->type) {
     case NGHTTP2_HEADERS:
         h2c->block_bytes = hd->length;
@@ -191,6 +193,8 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     sws_http_header_t    *h;
     sws_str_t            *slot = NULL, *ck;
 
+    (void) flags;
+
     if (st == NULL || st->r == NULL) {
         return 0;
     }
@@ -267,6 +271,11 @@ sws_http_v2_on_invalid_header(nghttp2_session *session, const nghttp2_frame *fra
     uint8_t flags, void *user_data)
 {
     sws_http_v2_conn_t *h2c = user_data;
+
+    (void) session;
+    (void) value;
+    (void) valuelen;
+    (void) flags;
 
     sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                   "client sent invalid header \"%.*s\" on stream %d: "
@@ -504,6 +513,9 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     sws_chain_t          *cl;
     sws_int_t             rc;
 
+    (void) flags;
+    (void) user_data;
+
     if (st == NULL || st->r == NULL || st->reset) {
         /* Nobody wants it, but the connection's window must move on. */
         nghttp2_session_consume_connection(session, len);
@@ -612,6 +624,8 @@ sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
 {
     sws_http_v2_stream_t *st;
 
+    (void) user_data;
+
     switch (frame->hd.type) {
     case NGHTTP2_HEADERS:
         st = sws_http_v2_stream(session, frame->hd.stream_id);
@@ -644,6 +658,8 @@ sws_http_v2_on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_
     void *user_data)
 {
     sws_http_v2_stream_t *st = sws_http_v2_stream(session, stream_id);
+
+    (void) user_data;
 
     if (st) {
         sws_http_v2_stream_close(st, error_code);
