@@ -44,9 +44,12 @@ typedef struct {
     time_t          timeout;
     time_t          ticket_period;
     int             tickets;
+    u_char          secret[32];     /* the ticket secret of this context */
 } sws_ssl_resume_t;
 
 static int      sws_ssl_resume_index = -1;
+/* The master's own ticket secret, for contexts without a key file: made
+ * once, kept across reloads (this process's memory outlives the cycles). */
 static u_char   sws_ssl_ticket_secret[32];
 static int      sws_ssl_ticket_secret_made;
 
@@ -139,7 +142,7 @@ sws_ssl_resume_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long a
     (void) idx;
     (void) argl;
     (void) argp;
-    OPENSSL_free(ptr);
+    OPENSSL_clear_free(ptr, sizeof(sws_ssl_resume_t));
 }
 
 static int
@@ -414,7 +417,7 @@ sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_C
     period = (uint64_t) (sws_time_sec() / rs->ticket_period);
 
     if (enc) {
-        sws_ssl_ticket_key(sws_ssl_ticket_secret, period, kname, aes, hmac);
+        sws_ssl_ticket_key(rs->secret, period, kname, aes, hmac);
         if (RAND_bytes(iv, EVP_CIPHER_iv_length(EVP_aes_256_cbc())) != 1) {
             return -1;
         }
@@ -423,10 +426,10 @@ sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_C
             return -1;
         }
     } else {
-        sws_ssl_ticket_key(sws_ssl_ticket_secret, period, kname, aes, hmac);
+        sws_ssl_ticket_key(rs->secret, period, kname, aes, hmac);
         if (memcmp(name, kname, 16) != 0) {
             /* The previous period's key still decrypts; renew the ticket. */
-            sws_ssl_ticket_key(sws_ssl_ticket_secret, period - 1, kname, aes, hmac);
+            sws_ssl_ticket_key(rs->secret, period - 1, kname, aes, hmac);
             if (memcmp(name, kname, 16) != 0) {
                 return 0;                  /* unknown key: full handshake */
             }
@@ -448,7 +451,7 @@ sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_C
 /* The secret from a key file (any length of random bytes, e.g. 80 bytes
  * as for nginx): every server reading the same file shares tickets. */
 static sws_int_t
-sws_ssl_read_ticket_key(sws_ssl_t *ssl, const sws_str_t *file)
+sws_ssl_read_ticket_key(sws_ssl_t *ssl, const sws_str_t *file, u_char secret[32])
 {
     u_char   buf[512];
     ssize_t  n;
@@ -468,7 +471,7 @@ sws_ssl_read_ticket_key(sws_ssl_t *ssl, const sws_str_t *file)
                       (char *) file->data);
         return SWS_ERROR;
     }
-    SHA256(buf, (size_t) n, sws_ssl_ticket_secret);
+    SHA256(buf, (size_t) n, secret);
     OPENSSL_cleanse(buf, sizeof(buf));
     return SWS_OK;
 }
@@ -487,18 +490,18 @@ sws_ssl_session_tickets(sws_ssl_t *ssl, int on, const sws_str_t *key_file, time_
         return SWS_ERROR;
     }
     if (key_file && key_file->len) {
-        if (sws_ssl_read_ticket_key(ssl, key_file) != SWS_OK) {
+        if (sws_ssl_read_ticket_key(ssl, key_file, rs->secret) != SWS_OK) {
             return SWS_ERROR;
         }
-        sws_ssl_ticket_secret_made = 1;
-    } else if (!sws_ssl_ticket_secret_made) {
-        /* Made in the master before the workers fork, kept across
-         * reloads (this process's memory outlives the cycles). */
-        if (RAND_bytes(sws_ssl_ticket_secret, sizeof(sws_ssl_ticket_secret)) != 1) {
-            sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "RAND_bytes() failed");
-            return SWS_ERROR;
+    } else {
+        if (!sws_ssl_ticket_secret_made) {
+            if (RAND_bytes(sws_ssl_ticket_secret, sizeof(sws_ssl_ticket_secret)) != 1) {
+                sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "RAND_bytes() failed");
+                return SWS_ERROR;
+            }
+            sws_ssl_ticket_secret_made = 1;
         }
-        sws_ssl_ticket_secret_made = 1;
+        memcpy(rs->secret, sws_ssl_ticket_secret, sizeof(rs->secret));
     }
     rs->ticket_period = timeout > 0 ? timeout : 300;
     rs->tickets = 1;

@@ -388,6 +388,35 @@ def test_ticket_key_file_shared_between_servers(sws, pki, tmp_path):
     assert not t.get(s3.port, "/respond", session=sess, ctx=ctx)[2]
 
 
+def test_ticket_keys_are_per_server(sws, pki, tmp_path):
+    # Two addresses of one instance with the same certificate and names:
+    # tickets resume across them only with the same key file.
+    keys = []
+    for i in range(2):
+        k = tmp_path / ("k%d" % i)
+        k.write_bytes(os.urandom(48))
+        keys.append(k)
+    h.make_traversable(tmp_path)
+    crt, key = pki.chain("localhost")
+    block = """
+    server {
+        listen 127.0.0.1:@PORT%d@ ssl;
+        server_name localhost;
+        ssl_certificate %s;
+        ssl_certificate_key %s;
+        ssl_session_ticket_key %s;
+        location / { respond 200 "x"; }
+    }
+"""
+    s = t.launch(sws, pki, ports=4,
+                 server="        ssl_session_ticket_key %s;" % keys[0],
+                 servers=(block % (2, crt, key, keys[0]) + block % (3, crt, key, keys[1])))
+    ctx = t.context(verify=False)
+    _, sess, _ = t.get(s.port, "/respond", ctx=ctx)
+    assert t.get(s.ports[1], "/", session=sess, ctx=ctx)[2]          # same key file
+    assert not t.get(s.ports[2], "/", session=sess, ctx=ctx)[2]      # another one
+
+
 def test_session_timeout_expires_sessions(sws, pki):
     s = t.launch(sws, pki, http="    ssl_session_timeout 1s;\n")
     ctx = t.context(verify=False)

@@ -531,7 +531,10 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     if (st->reading) {
         sws_http_v2_consume(st, len);
         if (sws_http_v2_body_too_large(st)) {
+            /* The rest is dropped (with its window given back) while the
+             * 413 goes out. */
             st->reading = 0;
+            r->body->discard = 1;
             sws_del_timer(&st->rev);
             sws_http_finalize(r, SWS_HTTP_REQUEST_ENTITY_TOO_LARGE);
             return 0;
@@ -539,6 +542,7 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
         rc = sws_http_body_store(r, data, len);
         if (rc != SWS_OK) {
             st->reading = 0;
+            r->body->discard = 1;
             sws_del_timer(&st->rev);
             sws_http_finalize(r, rc);
             return 0;
