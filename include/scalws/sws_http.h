@@ -174,6 +174,30 @@ sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri
 /* 1 if the location's sendfile is on. */
 int       sws_http_sendfile_enabled(sws_http_request_t *r);
 
+/* A file opened for a response (sws_http_open_file). */
+typedef struct {
+    int              fd;        /* -1 for a directory, or when data holds it all */
+    off_t            size;
+    time_t           mtime;
+    const sws_str_t *etag;      /* strong "mtime-size" ETag, or NULL */
+    const u_char    *data;      /* the whole contents when the cache keeps
+                                 * them (small files), else NULL */
+    int              err;       /* errno when SWS_ERROR is returned */
+    unsigned         is_file:1;
+    unsigned         is_dir:1;
+    unsigned         reserved_bits:30;
+    void            *reserved[4];
+} sws_http_file_t;
+
+/*
+ * Open path (NUL-terminated) for reading and stat it, through the
+ * location's open_file_cache when it is on. The descriptor and data belong
+ * to the core and stay valid until the request ends. SWS_OK, or SWS_ERROR
+ * with f->err set (ENOENT, EACCES...).
+ */
+sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
+    sws_http_file_t *f);
+
 /* ---- the response ---------------------------------------------------- */
 
 void      sws_http_set_status(sws_http_request_t *r, sws_uint_t status);

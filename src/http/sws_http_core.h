@@ -121,6 +121,10 @@ struct sws_http_core_loc_conf_s {
     sws_msec_t              lingering_timeout;
     sws_msec_t              lingering_time;
     sws_array_t            *error_pages;   /* sws_http_error_page_t */
+    void                   *open_file_cache;        /* sws_http_ofc_conf_t, NULL: off */
+    sws_msec_t              open_file_cache_valid;
+    sws_int_t               open_file_cache_errors;
+    unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
 };
 
 extern sws_module_t sws_http_module;
