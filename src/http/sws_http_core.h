@@ -207,6 +207,7 @@ struct sws_http_request_s {
 
     /* response */
     sws_uint_t                 status;
+    sws_uint_t                 err_status;     /* error_page: the status to send */
     sws_array_t                headers_out;
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
@@ -265,7 +266,7 @@ sws_int_t sws_http_update_location(sws_http_request_t *r);
 /* sws_http_special.c: generated error responses */
 sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
 const sws_str_t *sws_http_status_line(sws_uint_t status);
-/* sws_http_header_filter.c: the last header filter and the writer */
+/* sws_http_response.c: the ends of the filter chains */
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;
