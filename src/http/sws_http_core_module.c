@@ -22,6 +22,9 @@ static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cm
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
+/* open_file_cache when nothing says otherwise. */
+static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
+
 #define HTTP_ALL   (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define HTTP_MS    (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
 #define LOC_SLOT(name, args, set, field) \
@@ -264,10 +267,13 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->error_pages = prev->error_pages;
     }
     if (!conf->open_file_cache_set) {
-        conf->open_file_cache = prev->open_file_cache;
         conf->open_file_cache_set = prev->open_file_cache_set;
+        /* On by default (like h2o's and lighttpd's caches): inotify drops
+         * changed files at once, so caching is safe to assume. */
+        conf->open_file_cache = prev->open_file_cache_set ? prev->open_file_cache
+                                                          : &sws_http_ofc_default;
     }
-    sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 60000);
+    sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 5000);
     sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
