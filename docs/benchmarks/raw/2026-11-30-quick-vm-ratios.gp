@@ -11,8 +11,8 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set ylabel 'ratio (log scale)'
 set logscale y 2
-set yrange [0.5:16]
-set ytics ("0.5" 0.5, "1" 1, "2" 2, "4" 4, "8" 8, "16" 16)
+set yrange [0.125:16]
+set ytics ("0.125" 0.125, "0.25" 0.25, "0.5" 0.5, "1" 1, "2" 2, "4" 4, "8" 8, "16" 16)
 set grid ytics
 set bmargin 7
 set key outside bottom center horizontal noenhanced
