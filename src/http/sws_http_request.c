@@ -153,7 +153,8 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
         }
         r->uri.len = len;
     }
-    sws_http_path_exten(&r->uri, &r->exten);
+    r->exten.data = NULL;         /* found on first use: sws_http_exten() */
+    r->exten.len = 0;
     return SWS_OK;
 }
 
@@ -210,7 +211,8 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     if (args) {
         r->args = *args;
     }
-    sws_http_path_exten(&r->uri, &r->exten);
+    r->exten.data = NULL;
+    r->exten.len = 0;
     r->internal = 1;
     /* Modules start afresh in the new location. */
     for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
@@ -283,7 +285,19 @@ sws_uint_t sws_http_version(sws_http_request_t *r) { return r->http_version; }
 const sws_str_t *sws_http_uri(sws_http_request_t *r) { return &r->uri; }
 const sws_str_t *sws_http_args(sws_http_request_t *r) { return &r->args; }
 const sws_str_t *sws_http_unparsed_uri(sws_http_request_t *r) { return &r->unparsed_uri; }
-const sws_str_t *sws_http_exten(sws_http_request_t *r) { return &r->exten; }
+const sws_str_t *
+sws_http_exten(sws_http_request_t *r)
+{
+    static u_char none[1];
+
+    if (r->exten.data == NULL) {
+        sws_http_path_exten(&r->uri, &r->exten);
+        if (r->exten.data == NULL) {
+            r->exten.data = none;     /* known to have none */
+        }
+    }
+    return &r->exten;
+}
 const sws_str_t *sws_http_host(sws_http_request_t *r) { return &r->host; }
 const sws_str_t *sws_http_scheme(sws_http_request_t *r) { return &r->schema; }
 const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request_id; }
