@@ -98,6 +98,10 @@ def substitute(text, values):
     return re.sub(r"@([A-Z][A-Z0-9_]*)@", one, text)
 
 
+def _nginx_user_line():
+    return {"USER_LINE": "user root;" if os.geteuid() == 0 else ""}
+
+
 class Scalwsd(ServerDef):
     name = "scalwsd"
     conf_name = "scalws.conf"
@@ -126,6 +130,9 @@ class Scalwsd(ServerDef):
     def argv(self, conf_path, tmp):
         return [self.binary(), "-p", tmp + "/", "-c", conf_path]
 
+    def extra_placeholders(self, ctx, single):
+        return _nginx_user_line()
+
 
 class Nginx(ServerDef):
     name = "nginx"
@@ -144,6 +151,9 @@ class Nginx(ServerDef):
 
     def argv(self, conf_path, tmp):
         return [self.binary(), "-p", tmp + "/", "-c", conf_path, "-e", tmp + "/error.log"]
+
+    def extra_placeholders(self, ctx, single):
+        return _nginx_user_line()
 
 
 class H2o(ServerDef):
@@ -164,8 +174,10 @@ class H2o(ServerDef):
         return [self.binary(), "-c", conf_path]
 
     def extra_placeholders(self, ctx, single):
-        # as root h2o switches to nobody, who could not write callgrind's output
-        return {"USER_LINE": "user: root" if single and os.geteuid() == 0 else ""}
+        # Every server runs as the harness's user, as lighttpd does: as root,
+        # h2o would switch to nobody (who could not write callgrind's
+        # output), and nginx and scalwsd too (which changes their RSS).
+        return {"USER_LINE": "user: root" if os.geteuid() == 0 else ""}
 
 
 class Lighttpd(ServerDef):
