@@ -4,7 +4,10 @@
 #include "sws_event.h"
 
 #define SWS_IOVS      64
-#define SWS_SEND_MAX  (2 * 1024 * 1024)   /* per call, so others get a turn */
+/* Bytes sent per call before other connections get a turn. Measured on
+ * 1 MiB files (wrk -c16, 3 interleaved rounds of 5 s, server CPU per
+ * request): 128 KiB 144-216 us, 256 KiB 224-472 us, 2 MiB 416-569 us. */
+#define SWS_SEND_MAX  (128 * 1024)
 
 ssize_t
 sws_unix_recv(sws_connection_t *c, u_char *buf, size_t size)
