@@ -254,4 +254,25 @@ sws_chain_t *sws_http_request_body(sws_http_request_t *r);
 /* Read and drop the body (so that keep-alive can go on). */
 sws_int_t    sws_http_discard_body(sws_http_request_t *r);
 
+/*
+ * Streaming the body instead (a consumer that forwards it as it arrives):
+ * handler(r) runs whenever body data may be readable, and the consumer
+ * pulls it with sws_http_read_body_data(). Nothing is read from the client
+ * while the consumer does not pull: that is the back-pressure. Returns
+ * SWS_OK or an HTTP status (the request is then to be finalized with it).
+ */
+sws_int_t    sws_http_read_body_stream(sws_http_request_t *r, sws_http_event_handler_pt handler);
+/* Copy up to size bytes of the (dechunked) body into buf, *n of them:
+ *   SWS_OK     *n > 0 bytes, more may follow;
+ *   SWS_DONE   the body is complete (*n may still be > 0);
+ *   SWS_AGAIN  nothing now (*n == 0): the handler runs when more arrives;
+ *   an HTTP status (400, 408, 413) or SWS_ERROR: the body failed. */
+sws_int_t    sws_http_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
+    size_t *n);
+
+/* For handlers that stream a response: handler(r) runs each time queued
+ * output was sent (some or all of it: sws_http_output returned SWS_AGAIN
+ * before) while the request is not finished. NULL to stop. */
+void         sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt handler);
+
 #endif

@@ -48,7 +48,9 @@ sws_http1_server_date(sws_http_request_t *r, u_char *p)
 static u_char *
 sws_http1_head_end(sws_http_request_t *r, u_char *p)
 {
-    if (!r->keepalive) {
+    if (r->upgrade) {
+        p = sws_cpymem(p, "Connection: upgrade\r\n", 21);
+    } else if (!r->keepalive) {
         p = sws_cpymem(p, "Connection: close\r\n", 19);
     } else if (r->http_version == SWS_HTTP_VERSION_10) {
         p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
