@@ -106,6 +106,12 @@ sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
  * content handler in one location is a configuration error. */
 sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,
     const char *owner);
+/* From a location-level directive: the location's pattern as written and
+ * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location. */
+#define SWS_HTTP_LOC_PREFIX  0
+#define SWS_HTTP_LOC_EXACT   1
+#define SWS_HTTP_LOC_REGEX   2
+sws_int_t sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind);
 /* Filters: insert at the top of the chain; returns the filter to call next. */
 sws_http_header_filter_pt sws_http_insert_header_filter(sws_http_header_filter_pt f);
 sws_http_body_filter_pt   sws_http_insert_body_filter(sws_http_body_filter_pt f);

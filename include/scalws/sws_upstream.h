@@ -112,6 +112,9 @@ void       sws_http_upstream_set_pass_body(sws_http_upstream_t *u, int on);
  * chunked), 0 if none. */
 off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);
 
+/* Whether the upstream keeps connections (keepalive > 0): if not, the
+ * protocol should ask the server to close ("Connection: close"). */
+int        sws_http_upstream_can_keepalive(sws_http_upstream_t *u);
 /* From process_header: the connection may be reused after this response. */
 void       sws_http_upstream_set_keepalive(sws_http_upstream_t *u, int on);
 /* From process_header: a 101 answered an upgrade: tunnel the bytes. */

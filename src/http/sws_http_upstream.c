@@ -50,6 +50,7 @@ void sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on) { u
 void sws_http_upstream_set_pass_body(sws_http_upstream_t *u, int on) { u->pass_body_off = on ? 0 : 1; }
 void sws_http_upstream_set_keepalive(sws_http_upstream_t *u, int on) { u->keepalive = on ? 1 : 0; }
 void sws_http_upstream_set_upgrade(sws_http_upstream_t *u) { u->upgrade = 1; }
+int sws_http_upstream_can_keepalive(sws_http_upstream_t *u) { return u->us->keepalive > 0; }
 
 const sws_str_t *
 sws_http_upstream_peer_name(sws_http_upstream_t *u)
@@ -313,6 +314,9 @@ sws_ups_pull_body(sws_http_upstream_t *u)
     b->last = b->pos;
     rc = sws_http_read_body_data(r, b->pos, (size_t) (b->end - b->pos) - u->proto->frame_tail,
                                  &n);
+    if (rc == SWS_AGAIN) {
+        return SWS_OK;              /* nothing yet: the body handler calls again */
+    }
     if (rc != SWS_OK && rc != SWS_DONE) {
         return rc;
     }
@@ -800,4 +804,53 @@ sws_ups_cleanup(void *data)
     }
     u->finished = 1;
     sws_ups_response_cleanup(u);
+}
+
+/* ---- response headers (the protocols call this) ---- */
+
+sws_int_t
+sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_char *lcname,
+    const sws_str_t *value)
+{
+    sws_http_request_t *r = u->r;
+    time_t              t;
+
+    if (u->conf->hide && sws_hash_find(u->conf->hide, lcname, name->len)) {
+        if (name->len == 17 && memcmp(lcname, "x-accel-buffering", 17) == 0) {
+            /* The server may turn buffering off for its response (SSE). */
+            u->buffering = !(value->len == 2 && sws_strncasecmp(value->data,
+                                                                 (u_char *) "no", 2) == 0);
+        }
+        return SWS_OK;
+    }
+    switch (name->len) {
+    case 4:
+        if (memcmp(lcname, "etag", 4) == 0) {
+            sws_http_set_etag(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 8:
+        if (memcmp(lcname, "location", 8) == 0) {
+            sws_http_set_location(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 12:
+        if (memcmp(lcname, "content-type", 12) == 0) {
+            sws_http_set_content_type(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 13:
+        if (memcmp(lcname, "last-modified", 13) == 0) {
+            t = sws_parse_http_time(value->data, value->len);
+            if (t != -1) {
+                sws_http_set_last_modified(r, t);
+                return SWS_OK;
+            }
+        }
+        break;
+    }
+    return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
 }
