@@ -509,7 +509,6 @@ sws_ups_stale(sws_http_upstream_t *u)
     u->stale_retries++;
     sws_ups_close_connection(u);
     sws_ups_stats_attempt_end(u, 0);
-    sws_ups_peer_done(u->peer, 0, r->log);
     u->tried[u->peer->index / 64] &= ~((uint64_t) 1 << (u->peer->index % 64));
     if (u->nattempts) {
         u->nattempts--;              /* not an attempt of its own */
@@ -663,8 +662,7 @@ sws_ups_next(sws_http_upstream_t *u, sws_uint_t ft)
         a->status = status;
     }
     sws_ups_close_connection(u);
-    sws_ups_stats_attempt_end(u, failed);
-    sws_ups_peer_done(u->peer, failed, u->r->log);
+    sws_ups_stats_attempt_end(u, failed);      /* and passive health */
     u->status = status;
 
     if (!sws_ups_may_retry(u, ft)) {

@@ -80,7 +80,6 @@ sws_ups_create_main_conf(sws_conf_t *cf)
     {
         return NULL;
     }
-    umcf->log = cf->cycle->log;
     return umcf;
 }
 
@@ -729,6 +728,7 @@ sws_ups_init_worker(sws_cycle_t *cycle)
     if (umcf == NULL) {
         return SWS_OK;
     }
+    umcf->log = cycle->log;          /* the error_log (not yet known at parse time) */
     sws_ups_stats_set_main(umcf);
     ups = umcf->upstreams.elts;
     for (i = 0; i < umcf->upstreams.nelts; i++) {

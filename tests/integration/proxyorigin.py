@@ -81,6 +81,8 @@ class Origin:
         self.unix = unix
         self.fail = None        # None, or a status every request gets
         self.hang = False       # accept, read, never answer
+        self.drop = False       # read the request, close without answering
+        self.idle_close = None  # close a kept connection idle this long (s)
         if unix:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.bind(unix)
@@ -210,7 +212,19 @@ class Origin:
         buf = b""
         try:
             c.settimeout(30)
+            first = True
             while not self.stopping:
+                if self.idle_close is not None and not first and not buf:
+                    c.settimeout(self.idle_close)
+                    try:
+                        d = c.recv(65536)
+                    except socket.timeout:
+                        return              # idle too long: close, unasked
+                    if not d:
+                        return
+                    buf += d
+                    c.settimeout(30)
+                first = False
                 req, buf = self._read_request(c, buf)
                 if req is None:
                     return
@@ -218,6 +232,8 @@ class Origin:
                     self.requests.append(req)
                 if self.hang:
                     time.sleep(30)
+                    return
+                if self.drop:
                     return
                 if self.fail:
                     self._send(c, self.fail, b"failing\n")
