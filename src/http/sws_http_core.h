@@ -235,6 +235,7 @@ struct sws_http_request_s {
     sws_http_event_handler_pt  write_event_handler;
     void                      *upstream;           /* sws_http_upstream_t */
 
+    sws_uint_t                 error_status;       /* error_page: the status to send */
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;
     sws_msec_t                 start_msec;

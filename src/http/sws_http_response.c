@@ -57,6 +57,9 @@ sws_http_send_header(sws_http_request_t *r)
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
     }
+    if (r->error_status && r->status == SWS_HTTP_OK) {
+        r->status = r->error_status;          /* an error_page's content */
+    }
     return sws_http_top_header_filter(r);
 }
 

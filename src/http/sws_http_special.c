@@ -101,10 +101,12 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             r->method = SWS_HTTP_GET;
             sws_str_set(&r->method_name, "GET");
         }
+        /* The page is served with the original status unless "=CODE"
+         * (also when its handler says 200: see sws_http_send_header). */
+        r->error_status = ep[i].overwrite > 0 ? (sws_uint_t) ep[i].overwrite : status;
         sws_http_internal_redirect(r, &uri, &args);
-        /* The page is served with the original status unless "=CODE". */
         if (!r->header_sent) {
-            r->status = ep[i].overwrite > 0 ? (sws_uint_t) ep[i].overwrite : status;
+            r->status = r->error_status;
         }
         return SWS_DONE;
     }

@@ -83,6 +83,7 @@ class Origin:
         self.hang = False       # accept, read, never answer
         self.drop = False       # read the request, close without answering
         self.idle_close = None  # close a kept connection idle this long (s)
+        self.read_delay = 0     # sleep between reads of a body (s): a slow server
         if unix:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.bind(unix)
@@ -185,6 +186,8 @@ class Origin:
         else:
             n = int(req.header("content-length", "0"))
             while len(buf) < n:
+                if self.read_delay:
+                    time.sleep(self.read_delay)
                 d = c.recv(65536)
                 if not d:
                     return None, buf
