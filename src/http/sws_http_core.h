@@ -167,6 +167,7 @@ typedef struct {
     sws_http_chunked_t           chunked;
     sws_http_event_handler_pt    done;
     sws_buf_t                   *buf;        /* current buffer being filled */
+    sws_buf_t                   *rbuf;       /* h1: body bytes from the socket */
     u_char                      *sink;       /* streaming: where data goes now */
     u_char                      *sink_end;
     unsigned                     discard:1;

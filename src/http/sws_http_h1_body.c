@@ -115,6 +115,27 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
     return SWS_OK;
 }
 
+/* The buffer body bytes are read into once the head's buffer is used up.
+ * Not the head's buffer itself: the request line and headers (which the
+ * request points into) must survive the body. Bytes read past the body (a
+ * pipelined request) are carried over by sws_http1_request_done. */
+static sws_buf_t *
+sws_http1_body_buf(sws_http_request_t *r)
+{
+    sws_http_request_body_t *rb = r->body;
+    sws_http_conn_t         *hc = r->hc;
+
+    if (rb->rbuf == NULL) {
+        rb->rbuf = sws_create_temp_buf(r->pool, sws_http_core_loc(r)->client_body_buffer_size);
+        if (rb->rbuf == NULL) {
+            return NULL;
+        }
+    }
+    rb->rbuf->pos = rb->rbuf->last = rb->rbuf->start;
+    hc->buf = rb->rbuf;
+    return rb->rbuf;
+}
+
 /* Read from the connection until the body is complete or the socket is
  * empty. SWS_OK (finished), SWS_AGAIN, or an HTTP status / SWS_ERROR. */
 static sws_int_t
@@ -136,7 +157,10 @@ sws_http1_body_read(sws_http_request_t *r)
             b->pos += used;
             continue;
         }
-        b->pos = b->last = b->start;
+        b = sws_http1_body_buf(r);
+        if (b == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
         n = c->recv(c, b->last, b->end - b->last);
         if (n == SWS_AGAIN) {
             return SWS_AGAIN;
@@ -262,7 +286,11 @@ sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t
                 continue;
             }
         } else {
-            b->pos = b->last = b->start;
+            b = sws_http1_body_buf(r);
+            if (b == NULL) {
+                rc = SWS_HTTP_INTERNAL_SERVER_ERROR;
+                break;
+            }
             got = c->recv(c, b->last, b->end - b->last);
             if (got > 0) {
                 b->last += got;
