@@ -433,3 +433,60 @@ def test_body_too_large(sws, origin):
                                        body=b"x" * 11))
     assert r.status == 413
     assert o.accepted == 0
+
+
+def test_pipelined_requests(sws, origin):
+    o = origin()
+    srv = sws(server="location / { proxy_pass http://%s; }" % o.addr)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/len/100") + h.request("POST", "/echo",
+               headers=[("Content-Length", "3")], body=b"abc") + h.request("GET", "/chunked/3000"))
+        assert c.read_response().body == pattern(100)
+        assert json.loads(c.read_response().body)["body"] == "abc"
+        assert c.read_response().body == pattern(3000)
+    assert o.accepted == 1
+
+
+def test_not_modified_from_filter(sws, origin):
+    """The origin ignores conditionals; the server's own filter answers 304
+    from the proxied ETag, and the rest of the body is not waited for."""
+    o = origin()
+    srv = sws(server="location / { proxy_pass http://%s; }" % o.addr)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/headers", headers=[("If-None-Match", '"e1"')]))
+        r = c.read_response()
+        assert r.status == 304 and r.body == b""
+        c.send(h.request("GET", "/len/7"))
+        assert c.read_response().body == pattern(7)
+
+
+def test_yaml_configuration(origin, tmp_path):
+    o = origin()
+    d = tmp_path / "y"
+    (d / "html").mkdir(parents=True)
+    h.make_traversable(d)
+    port = h.free_port()
+    text = """
+modules_dir: %s
+error_log: %s/error.log info
+pid: %s/scalws.pid
+daemon: "off"
+events: {}
+http:
+  access_log: "off"
+  upstream backend:
+    server: %s
+    keepalive: 8
+  server:
+    listen: 127.0.0.1:%d
+    location /:
+      proxy_pass: http://backend/echo/
+      proxy_set_header: X-From yaml
+""" % (h.MODULES, d, d, o.addr, port)
+    srv = h.Server(d, text, [port], conf_name="scalws.yaml")
+    srv.start()
+    try:
+        req = echo(h.curl(srv.url("/y")))
+        assert req["target"] == "/echo/y" and hdr(req, "X-From") == ["yaml"]
+    finally:
+        srv.stop()
