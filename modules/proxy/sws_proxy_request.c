@@ -381,7 +381,9 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     if (te) {
         SWS_PROXY_PUT("Transfer-Encoding", te, strlen(te));
     }
-    p = sws_cpymem(p, hs->static_text.data, hs->static_text.len);
+    if (hs->static_text.len) {
+        p = sws_cpymem(p, hs->static_text.data, hs->static_text.len);
+    }
     for (i = 0; i < hs->ndynamic; i++) {
         if (dlen[i] == 0) {
             continue;                  /* an empty value: no header */

@@ -911,7 +911,7 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_connection_t         *c = r->connection;
     sws_http_conn_t          *hc = r->hc;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    sws_buf_t                *b = hc->buf;
+    sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
 
@@ -944,7 +944,9 @@ sws_http1_request_done(sws_http_request_t *r)
         return;
     }
 
-    /* Keep-alive: keep any pipelined bytes, free the request. */
+    /* Keep-alive: keep any pipelined bytes, free the request. (Reading the
+     * body may have moved hc->buf to a buffer of the request's pool.) */
+    b = hc->buf;
     left = b->last - b->pos;
     if (b != hc->small) {
         if (left > (size_t) (hc->small->end - hc->small->start)) {

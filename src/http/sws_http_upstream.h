@@ -1,7 +1,8 @@
 /*
  * The upstream framework's internals (the public part is
  * <scalws/sws_upstream.h>). Files:
- *   sws_http_upstream_conf.c     upstream { }, the location conf, the registry
+ *   sws_http_upstream_conf.c     upstream { }, the registry, resolving servers
+ *   sws_http_upstream_loc.c      the location's part and its shared directives
  *   sws_http_upstream_balance.c  choosing a server: round robin, least_conn,
  *                                hash, random; passive health
  *   sws_http_upstream_conn.c     connecting, the per-worker keep-alive pools
@@ -10,7 +11,8 @@
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
  *   sws_http_upstream_health.c   active health checks
- *   sws_http_upstream_stats.c    shared state and metrics, $upstream_* variables
+ *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
+ *   sws_http_upstream_vars.c     the $upstream_* variables
  */
 #ifndef SWS_HTTP_UPSTREAM_H
 #define SWS_HTTP_UPSTREAM_H

@@ -192,3 +192,63 @@ def test_upgrade_http10_client(sws, origin):
                     headers=[("Upgrade", "websocket"), ("Connection", "Upgrade")])
     r = h.exchange(srv.port, raw)
     assert r.status == 200
+
+
+def test_unbuffered_large_and_slow_client(sws, origin):
+    o = origin()
+    size = 8 * 1024 * 1024
+    srv = sws(server="location / { proxy_pass http://%s; proxy_buffering off; }" % o.addr)
+    c = h.Conn(srv.port, rcvbuf=16384, timeout=20)
+    c.send(h.request("GET", "/big/%d" % size))
+    r_line = c.read_line()
+    assert r_line.startswith(b"HTTP/1.1 200")
+    time.sleep(0.5)
+    while c.read_line() != b"":
+        pass
+    digest = hashlib.sha1(c.buf)
+    got = len(c.buf)
+    while got < size:
+        d = c.sock.recv(1 << 20)
+        assert d
+        digest.update(d)
+        got += len(d)
+    assert digest.hexdigest() == hashlib.sha1(pattern(size)).hexdigest()
+    c.close()
+
+
+def test_streamed_body_client_timeout(sws, origin):
+    o = origin()
+    srv = sws(server="""location / { proxy_pass http://%s; proxy_request_buffering off;
+                        client_body_timeout 300ms; }""" % o.addr)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/echo", headers=[("Content-Length", "100")], body=b"x" * 10))
+        r = c.read_response()
+        assert r.status == 408
+    assert h.wait_for(lambda: len(o.conns) == 0, 3)     # the upstream let go
+
+
+def test_early_response_while_streaming_body(sws):
+    """The server answers before it read the body (a 413, say): the answer
+    goes to the client, the rest of the body is dropped."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+    ls.settimeout(5)
+
+    def serve(stop):
+        s, _ = ls.accept()
+        s.recv(100)
+        s.sendall(b"HTTP/1.1 413 Too Big\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope")
+        time.sleep(0.5)
+        s.close()
+    bg = h.Background(serve)
+    bg.start()
+    srv = sws(server="""location / { proxy_pass http://127.0.0.1:%d;
+                        proxy_request_buffering off; }""" % ls.getsockname()[1])
+    with h.Conn(srv.port) as c:
+        c.send(h.request("POST", "/x", headers=[("Content-Length", "200000")]))
+        c.send(b"y" * 1000)
+        r = c.read_response()
+        assert r.status == 413 and r.body == b"nope"
+    bg.finish()
+    ls.close()

@@ -351,3 +351,33 @@ def test_active_health_refused(sws, origin):
     # requests never went there (only probes did)
     after = srv.error_log().count("connect() to 127.0.0.1:%d" % port)
     assert after - err_before <= 2
+
+
+def test_keepalive_pool_overflow(sws, origin):
+    o = origin()
+    srv = sws(http="upstream b { server %s; keepalive 1; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    bgs = [h.Background(lambda stop: h.curl(srv.url("/delay/300"))) for _ in range(3)]
+    for b in bgs:
+        b.start()
+    for b in bgs:
+        assert b.finish().status == 200
+    assert o.accepted == 3
+    names(srv, 5)
+    assert o.accepted == 3                  # the one kept serves them
+
+
+def test_reload_with_idle_upstream_connections(sws, origin):
+    o = origin()
+    a = origin("a")
+    srv = sws(http="upstream g { server %s; health_check interval=100ms; }" % a.addr,
+              server="location / { proxy_pass http://%s; }" % o.addr)
+    assert h.curl(srv.url("/name")).status == 200     # one idle upstream connection
+    old = srv.children()
+    assert len(old) == 1
+    r = srv.control("reload")
+    assert r.returncode == 0
+    # the old worker does not wait for its idle upstream connection
+    assert h.wait_for(lambda: not any(p in srv.children() for p in old), 3)
+    assert h.curl(srv.url("/name")).status == 200
+    assert h.wait_for(lambda: len(o.conns) == 1, 3)
