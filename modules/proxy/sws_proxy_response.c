@@ -162,6 +162,11 @@ sws_proxy_head_done(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
     if (sws_http_method(r) == SWS_HTTP_HEAD || status == 204 || status == 304) {
         ctx->body = SWS_PROXY_BODY_NONE;
         sws_http_set_content_length(r, status == 204 ? -1 : ctx->length);
+    } else if (ctx->te_chunked && ctx->length >= 0) {
+        /* Both: a message that could smuggle another one (RFC 9112 6.1). */
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "upstream sent \"Content-Length\" "
+                      "and \"Transfer-Encoding\" at the same time");
+        return SWS_UPSTREAM_INVALID;
     } else if (ctx->te_chunked) {
         ctx->body = SWS_PROXY_BODY_CHUNKED;
         sws_http_set_content_length(r, -1);

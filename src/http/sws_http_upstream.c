@@ -15,6 +15,7 @@ static void sws_ups_read_header(sws_http_upstream_t *u);
 static void sws_ups_process_header(sws_http_upstream_t *u);
 static void sws_ups_check_broken(sws_http_request_t *r);
 static void sws_ups_cleanup(void *data);
+static int sws_ups_stale(sws_http_upstream_t *u);
 static void sws_ups_body_read_done(sws_http_request_t *r);
 static void sws_ups_body_ready(sws_http_request_t *r);
 
@@ -40,6 +41,8 @@ sws_http_upstream_create(sws_http_request_t *r, const sws_http_upstream_proto_t 
     u->buffering = conf->buffering ? 1 : 0;
     u->pending_tail = &u->pending;
     u->busy_tail = &u->busy;
+    u->attempts = u->attempts_small;
+    u->attempts_max = sws_nelems(u->attempts_small);
     r->upstream = u;
     return u;
 }
@@ -231,7 +234,16 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         return;
     }
     u->peer = peer;
-    if (u->nattempts < SWS_UPS_ATTEMPTS_MAX) {
+    if (u->nattempts == u->attempts_max && u->attempts_max < SWS_UPS_ATTEMPTS_MAX) {
+        /* Retries beyond the first two: a bigger record (the log's). */
+        a = sws_palloc(r->pool, SWS_UPS_ATTEMPTS_MAX * sizeof(sws_http_upstream_attempt_t));
+        if (a) {
+            memcpy(a, u->attempts, u->nattempts * sizeof(sws_http_upstream_attempt_t));
+            u->attempts = a;
+            u->attempts_max = SWS_UPS_ATTEMPTS_MAX;
+        }
+    }
+    if (u->nattempts < u->attempts_max) {
         u->nattempts++;
     }
     a = &u->attempts[u->nattempts - 1];
@@ -263,6 +275,11 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         rc = sws_ups_connect(peer, r->log, &c);
         if (rc == SWS_ERROR) {
             sws_ups_next(u, SWS_UPS_FT_ERROR);
+            return;
+        }
+        if (rc == SWS_BUSY) {
+            sws_ups_stats_attempt_end(u, 0);
+            sws_ups_finalize(u, SWS_HTTP_INTERNAL_SERVER_ERROR);
             return;
         }
     }
@@ -364,7 +381,9 @@ sws_ups_send(sws_http_upstream_t *u)
                     u->keepalive = 0;
                     return;
                 }
-                sws_ups_next(u, SWS_UPS_FT_ERROR);
+                if (!sws_ups_stale(u)) {
+                    sws_ups_next(u, SWS_UPS_FT_ERROR);
+                }
                 return;
             }
             u->out = cl;
@@ -433,6 +452,11 @@ sws_ups_event_handler(sws_event_t *ev)
                 return;
             }
             sws_ups_next(u, SWS_UPS_FT_TIMEOUT);
+            return;
+        }
+        if (!u->request_sent && !u->header_done) {
+            /* A kept connection's idle timer, still armed while the request
+             * goes (sending has a timer of its own). */
             return;
         }
         if (!u->header_done) {

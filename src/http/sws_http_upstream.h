@@ -219,8 +219,10 @@ struct sws_http_upstream_s {
     sws_msec_t                        start_msec;  /* of the first attempt */
     sws_msec_t                        attempt_msec;
     sws_connection_t                 *c;
-    sws_http_upstream_attempt_t       attempts[SWS_UPS_ATTEMPTS_MAX];
+    sws_http_upstream_attempt_t      *attempts;    /* attempts_small, or grown */
+    sws_http_upstream_attempt_t       attempts_small[2];
     sws_uint_t                        nattempts;
+    sws_uint_t                        attempts_max;
 
     /* the request */
     sws_chain_t                      *request;     /* as built */
@@ -292,7 +294,8 @@ const char *sws_ups_peer_state(sws_http_upstream_peer_t *peer);
 
 /* sws_http_upstream_conn.c */
 /* Connect to peer: SWS_OK (connected), SWS_AGAIN (in progress: the write
- * event tells), SWS_ERROR (logged). *cp is the connection (not on error). */
+ * event tells), SWS_ERROR (the server: logged), SWS_BUSY (no socket or
+ * connection slot here: not the server's fault). *cp is the connection. */
 sws_int_t  sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log,
     sws_connection_t **cp);
 /* After SWS_AGAIN: did it connect? SWS_OK or SWS_ERROR (logged). */

@@ -23,12 +23,12 @@ sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log, sws_connection_t
     if (fd == -1) {
         sws_log_error(SWS_LOG_ALERT, log, errno, "socket() for upstream %.*s failed",
                       (int) peer->name.len, peer->name.data);
-        return SWS_ERROR;
+        return SWS_BUSY;
     }
     c = sws_get_connection(fd, log);
     if (c == NULL) {
         close(fd);
-        return SWS_ERROR;
+        return SWS_BUSY;
     }
     c->unix_socket = peer->sockaddr.ss_family == AF_UNIX;
     c->addr_text = peer->name;
@@ -49,7 +49,7 @@ sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log, sws_connection_t
     }
     if (sws_epoll_add_connection(c) != SWS_OK) {
         sws_close_connection(c);
-        return SWS_ERROR;
+        return SWS_BUSY;
     }
     c->write->ready = rc == 0;
     *cp = c;
@@ -131,7 +131,8 @@ sws_ups_ka_get(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer)
         sws_queue_remove(&item->queue);
         sws_queue_insert_head(&us->ka_free, &item->queue);
         item->c = NULL;
-        sws_del_timer(c->read);
+        /* The idle timer stays: sending the request re-arms it as the read
+         * timeout (usually the same duration: no tree operation at all). */
         sws_reusable_connection(c, 0);
         c->idle = 0;
         c->data = NULL;
@@ -167,13 +168,12 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     item->peer = peer;
 
     sws_del_timer(c->write);
-    sws_del_timer(c->read);
     c->data = item;
     c->read->handler = sws_ups_ka_handler;
     c->write->handler = sws_ups_ka_handler;
     c->idle = 1;
     sws_reusable_connection(c, 1);
-    sws_add_timer(c->read, us->keepalive_timeout);
+    sws_add_timer(c->read, us->keepalive_timeout);   /* re-arms the read timeout */
     if (c->read->ready) {
         sws_post_event(c->read);      /* something is there already? */
     }

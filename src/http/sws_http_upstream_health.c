@@ -91,6 +91,10 @@ sws_ups_probe_start(sws_http_upstream_peer_t *peer)
     pr->in.end = pr->data + sizeof(pr->data);
 
     rc = sws_ups_connect(peer, sws_ups_hc_log(), &pr->c);
+    if (rc == SWS_BUSY) {
+        free(pr);                     /* no verdict: our shortage, not its */
+        return;
+    }
     if (rc == SWS_ERROR) {
         pr->c = NULL;
         sws_ups_probe_done(pr, 0, "connect failed");

@@ -38,6 +38,10 @@ def test_invalid_headers_502(sws):
         b"HTTP/1.1 200 OK\r\nBad Header\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nX: " + b"a" * 20000 + b"\r\n\r\n",
         b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3\r\nabc\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\n folded: x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX: a\x01b\r\n\r\n",
     ]
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
