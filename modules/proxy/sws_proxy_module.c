@@ -303,6 +303,8 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     u_char               *p, *last, *slash, *colon;
     char                 *rv;
 
+    (void) cmd;
+
     if (plcf->url.data) {
         return "is duplicate";
     }
@@ -386,6 +388,8 @@ sws_proxy_http_version(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_proxy_loc_conf_t *plcf = conf;
     sws_str_t            *v = sws_conf_arg(cf, 1);
 
+    (void) cmd;
+
     if (plcf->http_version != SWS_UNSET_UINT) {
         return "is duplicate";
     }
@@ -405,6 +409,8 @@ sws_proxy_set_header(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_proxy_loc_conf_t *plcf = conf;
     sws_str_t            *pair, *name = sws_conf_arg(cf, 1);
     size_t                i;
+
+    (void) cmd;
 
     for (i = 0; i < name->len; i++) {
         u_char c = name->data[i];
@@ -439,6 +445,8 @@ sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_proxy_loc_conf_t *plcf = conf;
     sws_proxy_redirect_t *pr;
     sws_str_t            *a1 = sws_conf_arg(cf, 1);
+
+    (void) cmd;
 
     if (plcf->redirects == NULL) {
         plcf->redirects = sws_array_create(sws_conf_pool(cf), 2, sizeof(sws_proxy_redirect_t));

@@ -441,6 +441,8 @@ sws_proxy_frame_body(sws_http_request_t *r, void *data, sws_buf_t *b, int last)
     u_char           head[20];
     size_t           size = (size_t) (b->last - b->pos), n;
 
+    (void) r;
+
     if (!ctx->chunked_body) {
         return;
     }

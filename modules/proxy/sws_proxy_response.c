@@ -12,6 +12,8 @@ sws_proxy_reinit(sws_http_request_t *r, void *data)
 {
     sws_proxy_ctx_t *ctx = data;
 
+    (void) r;
+
     ctx->state = 0;
     ctx->status = 0;
     ctx->length = -1;

@@ -138,6 +138,8 @@ sws_ups_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t                *name = sws_conf_arg(cf, 1);
     char                     *rv;
 
+    (void) cmd; (void) conf;
+
     if (name->len == 0 || memchr(name->data, ':', name->len) || memchr(name->data, '/',
                                                                         name->len))
     {
@@ -196,6 +198,8 @@ sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t                   *arg, v;
     sws_uint_t                   i, n = sws_conf_nargs(cf);
     sws_int_t                    num;
+
+    (void) cmd;
 
     s = sws_array_push(&us->servers);
     if (s == NULL) {
@@ -342,6 +346,8 @@ sws_ups_health_check(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t               *arg, v;
     sws_int_t                num;
 
+    (void) cmd;
+
     if (us->hc_interval) {
         return "is duplicate";
     }
@@ -409,6 +415,7 @@ invalid:
 static char *
 sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
+    (void) cf; (void) cmd; (void) conf;
     return SWS_CONF_OK;
 }
 

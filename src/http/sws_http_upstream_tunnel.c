@@ -70,6 +70,7 @@ sws_ups_tunnel_client_handler(sws_event_t *ev)
 void
 sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream)
 {
+    (void) from_upstream;
     if (u->finished) {
         return;
     }
