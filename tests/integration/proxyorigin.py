@@ -69,7 +69,7 @@ class Request:
 
 
 class Origin:
-    def __init__(self, name="origin", unix=None, keepalive=True, backlog=64):
+    def __init__(self, name="origin", unix=None, keepalive=True, backlog=64, host="127.0.0.1"):
         self.name = name
         self.keepalive = keepalive
         self.accepted = 0
@@ -90,9 +90,11 @@ class Origin:
             os.chmod(unix, 0o777)
             self.port = None
         else:
-            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.host = host
+            fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+            self.sock = socket.socket(fam, socket.SOCK_STREAM)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.sock.bind(("127.0.0.1", 0))
+            self.sock.bind((host, 0))
             self.port = self.sock.getsockname()[1]
         self.sock.listen(backlog)
         self.sock.settimeout(0.2)
@@ -101,7 +103,11 @@ class Origin:
 
     @property
     def addr(self):
-        return "unix:%s" % self.unix if self.unix else "127.0.0.1:%d" % self.port
+        if self.unix:
+            return "unix:%s" % self.unix
+        if ":" in self.host:
+            return "[%s]:%d" % (self.host, self.port)
+        return "%s:%d" % (self.host, self.port)
 
     def stop(self):
         self.stopping = True
