@@ -1,13 +1,15 @@
 /*
  * The upstream framework's internals (the public part is
  * <scalws/sws_upstream.h>). Files:
- *   sws_http_upstream_conf.c     upstream { }, the registry, resolving servers
+ *   sws_http_upstream_conf.c     upstream { }, the registry, per-worker set-up
+ *   sws_http_upstream_resolve.c  resolving the servers into peers
  *   sws_http_upstream_loc.c      the location's part and its shared directives
  *   sws_http_upstream_balance.c  choosing a server: round robin, least_conn,
  *                                hash, random; passive health
  *   sws_http_upstream_conn.c     connecting, the per-worker keep-alive pools
  *   sws_http_upstream.c          the request driver: body, connect, send,
- *                                response head, retries, timeouts, the end
+ *                                timeouts, the client going away, the end
+ *   sws_http_upstream_head.c     the response head, retries on the next server
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
  *   sws_http_upstream_health.c   active health checks
@@ -283,6 +285,10 @@ sws_http_upstream_main_conf_t *sws_http_upstream_main(void);
 sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
     sws_uint_t port, int create);
 
+/* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
+ * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */
+char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+
 /* sws_http_upstream_balance.c */
 sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
 void       sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us);
@@ -311,11 +317,19 @@ void       sws_ups_buf_free(u_char *p, size_t size);
 
 /* sws_http_upstream.c */
 void       sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc);
+/* Choose a server, connect (or take a kept connection), send. */
+void       sws_ups_connect_peer(sws_http_upstream_t *u);
+void       sws_ups_close_connection(sws_http_upstream_t *u);
+void       sws_ups_event_handler(sws_event_t *ev);
+
+/* sws_http_upstream_head.c */
+void       sws_ups_read_header(sws_http_upstream_t *u);
 /* Something failed on the current attempt (ft: SWS_UPS_FT_*): another
  * server, or the end with 502/504. */
 void       sws_ups_next(sws_http_upstream_t *u, sws_uint_t ft);
-void       sws_ups_close_connection(sws_http_upstream_t *u);
-void       sws_ups_event_handler(sws_event_t *ev);
+/* A kept connection failed before any response byte: retried on a fresh
+ * one without counting (1), or not (0). */
+int        sws_ups_stale(sws_http_upstream_t *u);
 
 /* sws_http_upstream_response.c */
 /* The head is done and sent: stream the body from what is in u->head. */
