@@ -177,11 +177,10 @@ sws_ups_init_request(sws_http_upstream_t *u)
     for (cl = u->request; cl; cl = cl->next) {
         u->saved[n++] = cl->buf->pos;
     }
-    if (u->body_mode != SWS_UPSTREAM_BODY_STREAM || r->read_event_handler == NULL) {
-        /* Told when the client goes away (not while its body streams:
-         * reading the body tells then). */
-        r->read_event_handler = sws_ups_check_broken;
-    }
+    /* Told when the client goes away (while a body streams, reading it
+     * tells that instead: the protocol calls this hook only once the
+     * connection waits on the response). */
+    r->read_event_handler = sws_ups_check_broken;
     sws_ups_connect_peer(u);
 }
 

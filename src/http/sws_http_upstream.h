@@ -255,8 +255,6 @@ struct sws_http_upstream_s {
 
     unsigned                          started:1;
     unsigned                          attempt_open:1;  /* counted in the stats */
-    unsigned                          t_up_shut:1;
-    unsigned                          t_down_shut:1;
     unsigned                          streaming:1;     /* body pulled as it comes */
     unsigned                          body_eof:1;      /* the client body is all read */
     unsigned                          body_pulled:1;   /* some body left the client */

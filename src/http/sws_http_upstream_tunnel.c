@@ -2,12 +2,11 @@
  * Upgrade (WebSocket and others): after the server's 101 the client gets
  * the 101 head, and from then on both connections are a byte tunnel. Each
  * direction has one buffer; a side that is full or not ready stops the
- * other (back-pressure both ways). An end of input is passed on as a
- * half-close; the tunnel ends when both directions ended, on an error, or
- * after read_timeout without any traffic. HTTP/1 only (an h2 stream would
- * use extended CONNECT instead).
+ * other (back-pressure both ways). The tunnel ends when a side closed and
+ * what was in flight is delivered, on an error, or after read_timeout
+ * without any traffic. HTTP/1 only (an h2 stream would use extended
+ * CONNECT instead).
  */
-#include <sys/socket.h>
 #include "sws_http_upstream.h"
 #include "sws_http_h1.h"
 
@@ -163,16 +162,12 @@ sws_ups_tunnel_process(sws_http_upstream_t *u)
         return;
     }
 
-    /* A side that finished sending: pass the half-close on. */
-    if (u->t_down_eof && u->t_down->pos == u->t_down->last && !u->t_down_shut) {
-        u->t_down_shut = 1;
-        (void) shutdown(c->fd, SHUT_WR);
-    }
-    if (u->t_up_eof && u->t_up->pos == u->t_up->last && !u->t_up_shut) {
-        u->t_up_shut = 1;
-        (void) shutdown(uc->fd, SHUT_WR);
-    }
-    if (u->t_down_shut && u->t_up_shut) {
+    /* A side closed: once what is in flight both ways has been delivered,
+     * the tunnel ends (as nginx does; a half-open tunnel would only hold
+     * the other side until the idle timeout). */
+    if ((u->t_down_eof || u->t_up_eof) && u->t_down->pos == u->t_down->last
+        && u->t_up->pos == u->t_up->last)
+    {
         sws_ups_finalize(u, SWS_OK);
         return;
     }
