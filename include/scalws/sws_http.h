@@ -180,6 +180,30 @@ sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri
 /* 1 if the location's sendfile is on. */
 int       sws_http_sendfile_enabled(sws_http_request_t *r);
 
+/* A file opened for a response (sws_http_open_file). */
+typedef struct {
+    int              fd;        /* -1 for a directory, or when data holds it all */
+    off_t            size;
+    time_t           mtime;
+    const sws_str_t *etag;      /* strong "mtime-size" ETag, or NULL */
+    const u_char    *data;      /* the whole contents when the cache keeps
+                                 * them (small files), else NULL */
+    int              err;       /* errno when SWS_ERROR is returned */
+    unsigned         is_file:1;
+    unsigned         is_dir:1;
+    unsigned         reserved_bits:30;
+    void            *reserved[4];
+} sws_http_file_t;
+
+/*
+ * Open path (NUL-terminated) for reading and stat it, through the
+ * location's open_file_cache when it is on. The descriptor and data belong
+ * to the core and stay valid until the request ends. SWS_OK, or SWS_ERROR
+ * with f->err set (ENOENT, EACCES...).
+ */
+sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
+    sws_http_file_t *f);
+
 /* ---- the response ---------------------------------------------------- */
 
 void      sws_http_set_status(sws_http_request_t *r, sws_uint_t status);
@@ -202,7 +226,8 @@ void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: n
 time_t    sws_http_last_modified(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
-/* Location for redirects: a relative one is made absolute from the request. */
+/* Location for redirects, sent as given (a relative reference is valid,
+ * RFC 9110 10.2.2). */
 void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);
 /* Clear everything set so far, e.g. before an error page. */
 void      sws_http_clear_response(sws_http_request_t *r);
@@ -252,9 +277,10 @@ sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
 
 /* ---- the request body ------------------------------------------------ */
 
-/* Read the whole body (dechunked) into memory/temp file, then call done.
- * Returns SWS_OK or an HTTP status (413...). The body chain is then
- * available from sws_http_request_body. */
+/* Read the whole body (dechunked) into memory buffers (at most
+ * client_max_body_size), then call done. Returns SWS_OK (done is called,
+ * now or later: the handler then returns SWS_DONE) or an HTTP status
+ * (400, 408, 413...). The body chain is then sws_http_request_body(). */
 sws_int_t    sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done);
 sws_chain_t *sws_http_request_body(sws_http_request_t *r);
 /* Read and drop the body (so that keep-alive can go on). */

@@ -192,6 +192,7 @@ sws_cycle_load_modules(sws_cycle_t *cycle)
     if (dir.data == NULL) {
         sws_str_t def = { strlen(SWS_MODULES_PATH), (u_char *) SWS_MODULES_PATH };
         dir = def;
+        sws_core_strip_prefix(&dir);
         if (sws_conf_full_name(&cf, &dir, 0) != SWS_OK) {
             return SWS_ERROR;
         }

@@ -113,12 +113,19 @@ sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         }
 
         if (niov) {
-            sws_memzero(&msg, sizeof(msg));
-            msg.msg_iov = iov;
-            msg.msg_iovlen = niov;
             /* A head followed by file data: tell TCP more is coming so the
              * head and the first file bytes share segments. */
-            n = sendmsg(c->fd, &msg, MSG_NOSIGNAL | ((cl && !sws_buf_special(cl->buf)) ? MSG_MORE : 0));
+            int flags = MSG_NOSIGNAL | ((cl && !sws_buf_special(cl->buf)) ? MSG_MORE : 0);
+            if (niov == 1) {
+                /* The usual small response: send() does less in the kernel
+                 * than sendmsg() (no msghdr, no iovec to import). */
+                n = send(c->fd, iov[0].iov_base, iov[0].iov_len, flags);
+            } else {
+                sws_memzero(&msg, sizeof(msg));
+                msg.msg_iov = iov;
+                msg.msg_iovlen = niov;
+                n = sendmsg(c->fd, &msg, flags);
+            }
         } else if (cl && cl->buf->in_file) {
             n = sws_send_file_buf(c, cl->buf, limit - sent_total);
             total = n;

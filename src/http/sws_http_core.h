@@ -121,6 +121,10 @@ struct sws_http_core_loc_conf_s {
     sws_msec_t              lingering_timeout;
     sws_msec_t              lingering_time;
     sws_array_t            *error_pages;   /* sws_http_error_page_t */
+    void                   *open_file_cache;        /* sws_http_ofc_conf_t, NULL: off */
+    sws_msec_t              open_file_cache_valid;
+    sws_int_t               open_file_cache_errors;
+    unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
 };
 
 extern sws_module_t sws_http_module;
@@ -214,6 +218,7 @@ struct sws_http_request_s {
 
     /* response */
     sws_uint_t                 status;
+    sws_uint_t                 err_status;     /* error_page: the status to send */
     sws_array_t                headers_out;
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
@@ -236,7 +241,6 @@ struct sws_http_request_s {
     sws_http_event_handler_pt  write_event_handler;
     void                      *upstream;           /* sws_http_upstream_t */
 
-    sws_uint_t                 error_status;       /* error_page: the status to send */
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;
     sws_msec_t                 start_msec;
@@ -283,7 +287,7 @@ sws_int_t sws_http_update_location(sws_http_request_t *r);
 /* sws_http_special.c: generated error responses */
 sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
 const sws_str_t *sws_http_status_line(sws_uint_t status);
-/* sws_http_header_filter.c: the last header filter and the writer */
+/* sws_http_response.c: the ends of the filter chains */
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;

@@ -71,6 +71,7 @@ sws_http_init_connection(sws_connection_t *c)
         setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     }
     sws_add_timer(c->read, hc->cscf->client_header_timeout);
+    hc->header_timer = 1;
 }
 
 void
@@ -529,16 +530,20 @@ sws_http1_read_head_handler(sws_event_t *rev)
                 return;
             }
             if (c->idle) {
+                /* The keep-alive timer stays until the head turns out to
+                 * need more than this read (then the header timeout
+                 * applies): most heads arrive whole, and this saves two
+                 * timer tree operations per request. */
                 c->idle = 0;
                 sws_reusable_connection(c, 0);
-                sws_add_timer(rev, hc->cscf->client_header_timeout);
             }
         }
 
         if (r) {
             rc = sws_http1_parse_head(r);
             if (rc == SWS_OK) {
-                sws_del_timer(rev);
+                /* The read timer is left armed: re-armed for keep-alive at
+                 * the end, usually to about the same time (no tree work). */
                 rev->handler = sws_http1_block_reading_handler;
                 sws_http1_start_request(r);
                 return;
@@ -559,8 +564,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
         }
         n = c->recv(c, b->last, b->end - b->last);
         if (n == SWS_AGAIN) {
-            if (!rev->timer_set) {
+            if (!rev->timer_set || (r && !hc->header_timer)) {
                 sws_add_timer(rev, hc->cscf->client_header_timeout);
+                hc->header_timer = 1;
             }
             if (r == NULL && b->pos == b->last) {
                 b->pos = b->last = b->start;
@@ -590,6 +596,12 @@ sws_http1_block_reading_handler(sws_event_t *rev)
     sws_connection_t *c = rev->data;
     sws_http_conn_t  *hc = c->data;
 
+    /* The keep-alive timer left from before the request may expire while
+     * a long response is sent: it is re-armed when the request ends. */
+    if (rev->timedout) {
+        rev->timedout = 0;
+        return;
+    }
     /* A handler waiting on something else (an upstream) wants to know
      * when the client goes away. */
     if (hc && hc->r && hc->r->read_event_handler && !hc->r->done) {
@@ -970,10 +982,12 @@ sws_http1_request_done(sws_http_request_t *r)
     c->write->handler = sws_http1_empty_handler;
     if (left || c->read->ready) {
         sws_add_timer(c->read, hc->cscf->client_header_timeout);
+        hc->header_timer = 1;
         sws_post_event(c->read);
         return;
     }
     c->idle = 1;
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);
+    hc->header_timer = 0;
 }

@@ -14,6 +14,7 @@ struct sws_http_conn_s {
     sws_uint_t                 nlarge;    /* large header buffers in use */
     sws_uint_t                 empty_lines;
     unsigned                   request_line_done:1;
+    unsigned                   header_timer:1;  /* the read timer is the header one */
     unsigned                   lingering:1;
     sws_msec_t                 lingering_deadline;
 };

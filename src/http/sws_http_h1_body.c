@@ -342,6 +342,9 @@ sws_http1_read_body(sws_http_request_t *r)
 
     sws_http1_send_continue(r);
     if (r->body->stream) {
+        /* Not the keep-alive timer left armed through the request: the
+         * body timer is armed when the consumer waits on the client. */
+        sws_del_timer(c->read);
         c->read->handler = sws_http1_body_stream_handler;
         return SWS_OK;
     }

@@ -8,8 +8,13 @@ sws_http_body_filter_pt   sws_http_top_body_filter;
 static sws_int_t
 sws_http_core_header_filter(sws_http_request_t *r)
 {
-    sws_uint_t status = r->status;
+    sws_uint_t status;
 
+    /* A page served for error_page keeps the error's status. */
+    if (r->err_status && (r->status == SWS_HTTP_OK || r->status == 0)) {
+        r->status = r->err_status;
+    }
+    status = r->status;
     r->header_sent = 1;
     if (r->method == SWS_HTTP_HEAD || status < 200 || status == 204 || status == 304) {
         r->header_only = 1;
@@ -56,9 +61,6 @@ sws_http_send_header(sws_http_request_t *r)
     }
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
-    }
-    if (r->error_status && r->status == SWS_HTTP_OK) {
-        r->status = r->error_status;          /* an error_page's content */
     }
     return sws_http_top_header_filter(r);
 }
