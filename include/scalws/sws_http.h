@@ -106,6 +106,12 @@ sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
  * content handler in one location is a configuration error. */
 sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,
     const char *owner);
+/* From a location-level directive: the location's pattern as written and
+ * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location. */
+#define SWS_HTTP_LOC_PREFIX  0
+#define SWS_HTTP_LOC_EXACT   1
+#define SWS_HTTP_LOC_REGEX   2
+sws_int_t sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind);
 /* Filters: insert at the top of the chain; returns the filter to call next. */
 sws_http_header_filter_pt sws_http_insert_header_filter(sws_http_header_filter_pt f);
 sws_http_body_filter_pt   sws_http_insert_body_filter(sws_http_body_filter_pt f);
@@ -279,5 +285,26 @@ sws_int_t    sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt
 sws_chain_t *sws_http_request_body(sws_http_request_t *r);
 /* Read and drop the body (so that keep-alive can go on). */
 sws_int_t    sws_http_discard_body(sws_http_request_t *r);
+
+/*
+ * Streaming the body instead (a consumer that forwards it as it arrives):
+ * handler(r) runs whenever body data may be readable, and the consumer
+ * pulls it with sws_http_read_body_data(). Nothing is read from the client
+ * while the consumer does not pull: that is the back-pressure. Returns
+ * SWS_OK or an HTTP status (the request is then to be finalized with it).
+ */
+sws_int_t    sws_http_read_body_stream(sws_http_request_t *r, sws_http_event_handler_pt handler);
+/* Copy up to size bytes of the (dechunked) body into buf, *n of them:
+ *   SWS_OK     *n > 0 bytes, more may follow;
+ *   SWS_DONE   the body is complete (*n may still be > 0);
+ *   SWS_AGAIN  nothing now (*n == 0): the handler runs when more arrives;
+ *   an HTTP status (400, 408, 413) or SWS_ERROR: the body failed. */
+sws_int_t    sws_http_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
+    size_t *n);
+
+/* For handlers that stream a response: handler(r) runs each time queued
+ * output was sent (some or all of it: sws_http_output returned SWS_AGAIN
+ * before) while the request is not finished. NULL to stop. */
+void         sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt handler);
 
 #endif

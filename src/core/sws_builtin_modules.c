@@ -8,6 +8,7 @@ extern sws_module_t sws_events_module;
 extern sws_module_t sws_http_module;
 extern sws_module_t sws_http_core_module;
 extern sws_module_t sws_http_log_module;
+extern sws_module_t sws_http_upstream_module;
 extern sws_module_t sws_http_range_filter_module;
 extern sws_module_t sws_http_not_modified_filter_module;
 
@@ -17,6 +18,7 @@ sws_module_t *sws_builtin_modules[] = {
     &sws_http_module,
     &sws_http_core_module,
     &sws_http_log_module,
+    &sws_http_upstream_module,
     &sws_http_range_filter_module,
     &sws_http_not_modified_filter_module,
 };

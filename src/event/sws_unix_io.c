@@ -144,7 +144,8 @@ sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
             }
             c->write->error = 1;
             sws_log_error((err == EPIPE || err == ECONNRESET) ? SWS_LOG_INFO : SWS_LOG_ERR,
-                          c->log, err, "send to client failed");
+                          c->log, err, "send() to %.*s failed", (int) c->addr_text.len,
+                          c->addr_text.data);
             return SWS_CHAIN_ERROR;
         }
 

@@ -149,8 +149,14 @@ typedef struct {
     /* The request is complete (response sent or failed): log and either
      * keep the connection or close it. */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
-    /* Start reading the body: h1 reads from the connection. */
+    /* Start reading the body: h1 reads from the connection. With
+     * r->body->stream set, only get ready: the consumer pulls the data
+     * with read_body_data, and body->done is called when some may be there. */
     sws_int_t (*read_body)(sws_http_request_t *r);
+    /* Streaming: copy up to size dechunked body bytes into buf (*n). SWS_OK
+     * (*n > 0), SWS_DONE (body complete, *n may be > 0), SWS_AGAIN (*n is
+     * 0), or an HTTP status / SWS_ERROR. */
+    sws_int_t (*read_body_data)(sws_http_request_t *r, u_char *buf, size_t size, size_t *n);
 } sws_http_proto_t;
 
 extern const sws_http_proto_t sws_http1_proto;
@@ -165,8 +171,13 @@ typedef struct {
     sws_http_chunked_t           chunked;
     sws_http_event_handler_pt    done;
     sws_buf_t                   *buf;        /* current buffer being filled */
+    sws_buf_t                   *rbuf;       /* h1: body bytes from the socket */
+    u_char                      *sink;       /* streaming: where data goes now */
+    u_char                      *sink_end;
     unsigned                     discard:1;
     unsigned                     finished:1;
+    unsigned                     stream:1;   /* pulled by the consumer */
+    unsigned                     timedout:1;
 } sws_http_request_body_t;
 
 struct sws_http_request_s {
@@ -220,6 +231,15 @@ struct sws_http_request_s {
 
     sws_http_request_body_t   *body;
     sws_chain_t               *out;                /* queued, not yet sent */
+    sws_chain_t               *out_free;           /* sent framing, for reuse */
+
+    /* Hooks of a handler that produces the response over time (upstream):
+     * read: something happened on the client side while the response is
+     * being produced (input, or the client went away); write: queued output
+     * was (partly) sent and the request is not finished. */
+    sws_http_event_handler_pt  read_event_handler;
+    sws_http_event_handler_pt  write_event_handler;
+    void                      *upstream;           /* sws_http_upstream_t */
 
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;
@@ -245,6 +265,7 @@ struct sws_http_request_s {
     unsigned                   last_sent:1;
     unsigned                   reading_body:1;
     unsigned                   filter_finalize:1;
+    unsigned                   upgrade:1;          /* a 101: "Connection: upgrade" */
 };
 
 /* ---- core functions shared between the http files ---- */

@@ -725,3 +725,17 @@ sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler, const 
     clcf->handler_owner = owner;
     return SWS_OK;
 }
+
+sws_int_t
+sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind)
+{
+    sws_http_core_loc_conf_t *clcf = sws_conf_http_loc_conf(cf, &sws_http_core_module);
+
+    if (clcf == NULL || sws_conf_context(cf) != SWS_HTTP_LOC_CONF || clcf->name.len == 0) {
+        return SWS_ERROR;
+    }
+    *name = clcf->name;
+    *kind = clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
+                                                           : SWS_HTTP_LOC_PREFIX;
+    return SWS_OK;
+}

@@ -23,6 +23,7 @@ const sws_http_proto_t sws_http1_proto = {
     sws_http1_send_body,
     sws_http1_finish,
     sws_http1_read_body,
+    sws_http1_read_body_data,
 };
 
 static sws_int_t
@@ -592,9 +593,20 @@ sws_http1_read_head_handler(sws_event_t *rev)
 void
 sws_http1_block_reading_handler(sws_event_t *rev)
 {
+    sws_connection_t *c = rev->data;
+    sws_http_conn_t  *hc = c->data;
+
     /* The keep-alive timer left from before the request may expire while
      * a long response is sent: it is re-armed when the request ends. */
-    rev->timedout = 0;
+    if (rev->timedout) {
+        rev->timedout = 0;
+        return;
+    }
+    /* A handler waiting on something else (an upstream) wants to know
+     * when the client goes away. */
+    if (hc && hc->r && hc->r->read_event_handler && !hc->r->done) {
+        hc->r->read_event_handler(hc->r);
+    }
 }
 
 /* ---- the response ---- */
@@ -620,6 +632,48 @@ sws_http1_send_header(sws_http_request_t *r)
     return SWS_OK;
 }
 
+/* Chunk framing buffers are recycled through r->out_free once sent, so a
+ * long streamed response does not grow the pool with every piece. */
+static int sws_http1_framing_tag;
+
+static sws_chain_t *
+sws_http1_framing(sws_http_request_t *r)
+{
+    sws_chain_t *cl = r->out_free;
+    sws_buf_t   *b;
+
+    if (cl) {
+        r->out_free = cl->next;
+        cl->buf->pos = cl->buf->last = cl->buf->start;
+        return cl;
+    }
+    b = sws_create_temp_buf(r->pool, 24);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NULL;
+    }
+    b->tag = &sws_http1_framing_tag;
+    cl->buf = b;
+    return cl;
+}
+
+/* Return the links of [from, upto) (all sent) for reuse. */
+static void
+sws_http1_free_sent(sws_http_request_t *r, sws_chain_t *from, sws_chain_t *upto)
+{
+    sws_chain_t *next;
+
+    for ( ; from && from != upto; from = next) {
+        next = from->next;
+        if (from->buf->tag == &sws_http1_framing_tag) {
+            from->next = r->out_free;
+            r->out_free = from;
+        } else {
+            sws_free_chain(r->pool, from);
+        }
+    }
+}
+
 /* Frame body data as chunks: "size\r\n" data "\r\n", and "0\r\n\r\n" last. */
 static sws_chain_t *
 sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
@@ -628,7 +682,7 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
     sws_buf_t   *b;
     off_t        size = 0;
     int          last = 0;
-    u_char      *p;
+    const char  *p;
 
     for (cl = in; cl; cl = cl->next) {
         if (!sws_buf_special(cl->buf)) {
@@ -639,13 +693,12 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
         }
     }
     if (size) {
-        b = sws_create_temp_buf(r->pool, 20);
-        cl = sws_alloc_chain_link(r->pool);
-        if (b == NULL || cl == NULL) {
+        cl = sws_http1_framing(r);
+        if (cl == NULL) {
             return SWS_CHAIN_ERROR;
         }
+        b = cl->buf;
         b->last = sws_slprintf(b->last, b->end, "%llx\r\n", (unsigned long long) size);
-        cl->buf = b;
         *ll = cl;
         ll = &cl->next;
     }
@@ -659,16 +712,13 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
         ll = &cl->next;
     }
     if (size || last) {
-        b = sws_calloc_buf(r->pool);
-        cl = sws_alloc_chain_link(r->pool);
-        if (b == NULL || cl == NULL) {
+        cl = sws_http1_framing(r);
+        if (cl == NULL) {
             return SWS_CHAIN_ERROR;
         }
-        p = (u_char *) (last ? (size ? "\r\n0\r\n\r\n" : "0\r\n\r\n") : "\r\n");
-        b->pos = b->start = p;
-        b->last = b->end = p + strlen((char *) p);
-        b->memory = 1;
-        cl->buf = b;
+        b = cl->buf;
+        p = last ? (size ? "\r\n0\r\n\r\n" : "0\r\n\r\n") : "\r\n";
+        b->last = sws_cpymem(b->last, p, strlen(p));
         *ll = cl;
         ll = &cl->next;
     }
@@ -717,6 +767,7 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
             c->error = 1;
             return SWS_ERROR;
         }
+        sws_http1_free_sent(r, r->out, cl);
         r->out = cl;
         if (cl == NULL) {
             if (c->write->timer_set) {
@@ -763,6 +814,11 @@ sws_http1_writer(sws_event_t *wev)
     if (rc == SWS_OK && r->done) {
         c->write->handler = sws_http1_empty_handler;
         sws_http1_request_done(r);
+        return;
+    }
+    if (!r->done && r->write_event_handler) {
+        /* Room was made: a streaming handler may produce more. */
+        r->write_event_handler(r);
     }
 }
 
@@ -867,7 +923,7 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_connection_t         *c = r->connection;
     sws_http_conn_t          *hc = r->hc;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    sws_buf_t                *b = hc->buf;
+    sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
 
@@ -900,7 +956,9 @@ sws_http1_request_done(sws_http_request_t *r)
         return;
     }
 
-    /* Keep-alive: keep any pipelined bytes, free the request. */
+    /* Keep-alive: keep any pipelined bytes, free the request. (Reading the
+     * body may have moved hc->buf to a buffer of the request's pool.) */
+    b = hc->buf;
     left = b->last - b->pos;
     if (b != hc->small) {
         if (left > (size_t) (hc->small->end - hc->small->start)) {

@@ -24,6 +24,7 @@ void      sws_http1_block_reading_handler(sws_event_t *rev);
 void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);
 sws_int_t sws_http1_read_body(sws_http_request_t *r);
+sws_int_t sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n);
 /* Consume what the buffer and socket hold of a body being discarded;
  * SWS_OK when all of it is gone, SWS_AGAIN if more is to come, SWS_ERROR. */
 sws_int_t sws_http1_discard_some(sws_http_request_t *r);

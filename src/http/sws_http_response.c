@@ -104,6 +104,7 @@ sws_http_send_special(sws_http_request_t *r, int last)
 }
 
 int sws_http_header_sent(sws_http_request_t *r) { return r->header_sent; }
+void sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt h) { r->write_event_handler = h; }
 int sws_http_header_only(sws_http_request_t *r) { return r->header_only; }
 void sws_http_set_status(sws_http_request_t *r, sws_uint_t status) { r->status = status; }
 sws_uint_t sws_http_status(sws_http_request_t *r) { return r->status; }
