@@ -16,6 +16,9 @@
 #include <scalws/sws_module.h>
 #include <scalws/sws_shm.h>
 #include <scalws/sws_http.h>
+#include <scalws/sws_variables.h>
+#include <scalws/sws_http1.h>
+#include <scalws/sws_upstream.h>
 
 #define SCALWS_VERSION "0.1.0"
 

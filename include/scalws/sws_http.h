@@ -106,6 +106,12 @@ sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
  * content handler in one location is a configuration error. */
 sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,
     const char *owner);
+/* From a location-level directive: the location's pattern as written and
+ * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location. */
+#define SWS_HTTP_LOC_PREFIX  0
+#define SWS_HTTP_LOC_EXACT   1
+#define SWS_HTTP_LOC_REGEX   2
+sws_int_t sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind);
 /* Filters: insert at the top of the chain; returns the filter to call next. */
 sws_http_header_filter_pt sws_http_insert_header_filter(sws_http_header_filter_pt f);
 sws_http_body_filter_pt   sws_http_insert_body_filter(sws_http_body_filter_pt f);
@@ -174,6 +180,30 @@ sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri
 /* 1 if the location's sendfile is on. */
 int       sws_http_sendfile_enabled(sws_http_request_t *r);
 
+/* A file opened for a response (sws_http_open_file). */
+typedef struct {
+    int              fd;        /* -1 for a directory, or when data holds it all */
+    off_t            size;
+    time_t           mtime;
+    const sws_str_t *etag;      /* strong "mtime-size" ETag, or NULL */
+    const u_char    *data;      /* the whole contents when the cache keeps
+                                 * them (small files), else NULL */
+    int              err;       /* errno when SWS_ERROR is returned */
+    unsigned         is_file:1;
+    unsigned         is_dir:1;
+    unsigned         reserved_bits:30;
+    void            *reserved[4];
+} sws_http_file_t;
+
+/*
+ * Open path (NUL-terminated) for reading and stat it, through the
+ * location's open_file_cache when it is on. The descriptor and data belong
+ * to the core and stay valid until the request ends. SWS_OK, or SWS_ERROR
+ * with f->err set (ENOENT, EACCES...).
+ */
+sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
+    sws_http_file_t *f);
+
 /* ---- the response ---------------------------------------------------- */
 
 void      sws_http_set_status(sws_http_request_t *r, sws_uint_t status);
@@ -196,7 +226,8 @@ void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: n
 time_t    sws_http_last_modified(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
-/* Location for redirects: a relative one is made absolute from the request. */
+/* Location for redirects, sent as given (a relative reference is valid,
+ * RFC 9110 10.2.2). */
 void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);
 /* Clear everything set so far, e.g. before an error page. */
 void      sws_http_clear_response(sws_http_request_t *r);
@@ -246,12 +277,34 @@ sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
 
 /* ---- the request body ------------------------------------------------ */
 
-/* Read the whole body (dechunked) into memory/temp file, then call done.
- * Returns SWS_OK or an HTTP status (413...). The body chain is then
- * available from sws_http_request_body. */
+/* Read the whole body (dechunked) into memory buffers (at most
+ * client_max_body_size), then call done. Returns SWS_OK (done is called,
+ * now or later: the handler then returns SWS_DONE) or an HTTP status
+ * (400, 408, 413...). The body chain is then sws_http_request_body(). */
 sws_int_t    sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done);
 sws_chain_t *sws_http_request_body(sws_http_request_t *r);
 /* Read and drop the body (so that keep-alive can go on). */
 sws_int_t    sws_http_discard_body(sws_http_request_t *r);
+
+/*
+ * Streaming the body instead (a consumer that forwards it as it arrives):
+ * handler(r) runs whenever body data may be readable, and the consumer
+ * pulls it with sws_http_read_body_data(). Nothing is read from the client
+ * while the consumer does not pull: that is the back-pressure. Returns
+ * SWS_OK or an HTTP status (the request is then to be finalized with it).
+ */
+sws_int_t    sws_http_read_body_stream(sws_http_request_t *r, sws_http_event_handler_pt handler);
+/* Copy up to size bytes of the (dechunked) body into buf, *n of them:
+ *   SWS_OK     *n > 0 bytes, more may follow;
+ *   SWS_DONE   the body is complete (*n may still be > 0);
+ *   SWS_AGAIN  nothing now (*n == 0): the handler runs when more arrives;
+ *   an HTTP status (400, 408, 413) or SWS_ERROR: the body failed. */
+sws_int_t    sws_http_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
+    size_t *n);
+
+/* For handlers that stream a response: handler(r) runs each time queued
+ * output was sent (some or all of it: sws_http_output returned SWS_AGAIN
+ * before) while the request is not finished. NULL to stop. */
+void         sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt handler);
 
 #endif

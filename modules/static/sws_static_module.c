@@ -9,8 +9,9 @@
  * handler the others. Pre-content phase: try_files. The core runs content
  * handlers of the phase only in locations without their own content handler.
  *
- * The hot path is one open() and one fstat() per request, no copies: the
- * file goes out as one file buffer and the fd is closed by a pool cleanup.
+ * Files are opened with sws_http_open_file: one open() and one fstat() per
+ * request, or none with open_file_cache (small files then come from memory).
+ * The file goes out as one file buffer (or memory buffer), never copied.
  */
 #include <sys/stat.h>
 #include <fcntl.h>
@@ -99,13 +100,6 @@ static int
 sws_static_not_found_errno(int err)
 {
     return err == ENOENT || err == ENOTDIR || err == ENAMETOOLONG;
-}
-
-
-static void
-sws_static_close_fd(void *data)
-{
-    (void) close((int) (intptr_t) data);
 }
 
 
@@ -240,37 +234,41 @@ sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
 }
 
 
-/* Last-Modified, ETag, type and ranges of a 200 for the file st. */
+/* Last-Modified, ETag, type and ranges of a 200 for the file f. */
 static sws_int_t
-sws_static_set_headers(sws_http_request_t *r, const struct stat *st)
+sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
 {
     u_char                 *p;
     sws_str_t              *etag;
     sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
 
     sws_http_set_status(r, SWS_HTTP_OK);
-    sws_http_set_content_length(r, st->st_size);
-    sws_http_set_last_modified(r, st->st_mtime);
+    sws_http_set_content_length(r, f->size);
+    sws_http_set_last_modified(r, f->mtime);
     sws_http_set_content_type(r, sws_http_mime_type(r, sws_http_exten(r)));
     sws_http_allow_ranges(r, 1);
 
-    if (lcf->etag) {
-        /* "mtime-size" in hex: 2 quotes, a dash and up to 2 x 16 digits */
-        etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + 35);
-        if (etag == NULL) {
-            return SWS_ERROR;
-        }
-        etag->data = (u_char *) (etag + 1);
-        p = etag->data;
-        *p++ = '"';
-        p = sws_static_hex(p, (uint64_t) st->st_mtime);
-        *p++ = '-';
-        p = sws_static_hex(p, (uint64_t) st->st_size);
-        *p++ = '"';
-        etag->len = (size_t) (p - etag->data);
-        sws_http_set_etag(r, etag);
+    if (!lcf->etag) {
+        return SWS_OK;
     }
-
+    if (f->etag) {
+        sws_http_set_etag(r, f->etag);      /* made once by the file cache */
+        return SWS_OK;
+    }
+    /* "mtime-size" in hex: 2 quotes, a dash and up to 2 x 16 digits */
+    etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + 35);
+    if (etag == NULL) {
+        return SWS_ERROR;
+    }
+    etag->data = (u_char *) (etag + 1);
+    p = etag->data;
+    *p++ = '"';
+    p = sws_static_hex(p, (uint64_t) f->mtime);
+    *p++ = '-';
+    p = sws_static_hex(p, (uint64_t) f->size);
+    *p++ = '"';
+    etag->len = (size_t) (p - etag->data);
+    sws_http_set_etag(r, etag);
     return SWS_OK;
 }
 
@@ -278,14 +276,13 @@ sws_static_set_headers(sws_http_request_t *r, const struct stat *st)
 static sws_int_t
 sws_static_handler(sws_http_request_t *r)
 {
-    int               fd, err;
     size_t            root_len;
     sws_int_t         rc;
     sws_buf_t        *b;
     sws_str_t         path;
     sws_pool_t       *pool;
     sws_chain_t      *out;
-    struct stat       st;
+    sws_http_file_t   f;
     const sws_str_t  *uri;
 
     if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
@@ -306,22 +303,12 @@ sws_static_handler(sws_http_request_t *r)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    /* O_NONBLOCK: a FIFO in the tree must not block the worker */
-    fd = open((char *) path.data, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd == -1) {
-        return sws_static_open_error(r, errno, &path);
+    if (sws_http_open_file(r, &path, &f) != SWS_OK) {
+        return sws_static_open_error(r, f.err, &path);
     }
 
-    if (fstat(fd, &st) == -1) {
-        err = errno;
-        (void) close(fd);
-        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), err, "fstat() \"%s\" failed", path.data);
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (!S_ISREG(st.st_mode)) {
-        (void) close(fd);
-        if (S_ISDIR(st.st_mode)) {
+    if (!f.is_file) {
+        if (f.is_dir) {
             return sws_static_redirect_dir(r, uri);
         }
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "\"%s\" is not a regular file",
@@ -329,13 +316,7 @@ sws_static_handler(sws_http_request_t *r)
         return SWS_HTTP_NOT_FOUND;
     }
 
-    pool = sws_http_pool(r);
-    if (sws_pool_cleanup_add(pool, sws_static_close_fd, (void *) (intptr_t) fd) != SWS_OK) {
-        (void) close(fd);
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (sws_static_set_headers(r, &st) != SWS_OK) {
+    if (sws_static_set_headers(r, &f) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -344,20 +325,28 @@ sws_static_handler(sws_http_request_t *r)
         return rc;
     }
 
-    if (st.st_size == 0) {
+    if (f.size == 0) {
         return sws_http_send_special(r, 1);
     }
 
+    pool = sws_http_pool(r);
     b = sws_calloc_buf(pool);
     out = sws_alloc_chain_link(pool);
     if (b == NULL || out == NULL) {
         return SWS_ERROR;
     }
 
-    b->in_file = 1;
-    b->fd = fd;
-    b->file_pos = 0;
-    b->file_last = st.st_size;
+    if (f.data) {
+        /* A small cached file: its bytes go out with the head, one write. */
+        b->pos = b->start = (u_char *) f.data;
+        b->last = b->end = (u_char *) f.data + f.size;
+        b->memory = 1;
+    } else {
+        b->in_file = 1;
+        b->fd = f.fd;
+        b->file_pos = 0;
+        b->file_last = f.size;
+    }
     b->last_buf = 1;
     b->last_in_chain = 1;
 

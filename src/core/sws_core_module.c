@@ -95,7 +95,7 @@ sws_core_msg(sws_conf_t *cf, const char *fmt, ...)
 
 /* A built-in path under the built-in prefix becomes relative to the prefix,
  * so that "scalwsd -p DIR" moves it too. */
-static void
+void
 sws_core_strip_prefix(sws_str_t *path)
 {
 #ifdef SWS_PREFIX

@@ -25,6 +25,10 @@ typedef struct {
 
 extern sws_module_t sws_core_module;
 
+/* A configure-time path under the configure-time prefix, made relative to
+ * the prefix so that "scalwsd -p DIR" moves it too. */
+void sws_core_strip_prefix(sws_str_t *path);
+
 #define sws_core_conf(cycle) \
     ((sws_core_conf_t *) (cycle)->conf_ctx[sws_core_module.index])
 

@@ -11,7 +11,6 @@
 #include "sws_conf_read.h"
 #include "sws_core_module.h"
 #include "sws_log_internal.h"
-#include "sws_shm_internal.h"
 #include "../event/sws_event.h"
 #include "../event/sws_events_module.h"
 
@@ -193,6 +192,7 @@ sws_cycle_load_modules(sws_cycle_t *cycle)
     if (dir.data == NULL) {
         sws_str_t def = { strlen(SWS_MODULES_PATH), (u_char *) SWS_MODULES_PATH };
         dir = def;
+        sws_core_strip_prefix(&dir);
         if (sws_conf_full_name(&cf, &dir, 0) != SWS_OK) {
             return SWS_ERROR;
         }
@@ -296,8 +296,7 @@ sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
     cycle = sws_pcalloc(pool, sizeof(sws_cycle_t));
     if (cycle == NULL
         || sws_array_init(&cycle->listening, pool, 8, sizeof(sws_listening_t *)) != SWS_OK
-        || sws_array_init(&cycle->open_logs, pool, 4, sizeof(sws_log_t *)) != SWS_OK
-        || sws_array_init(&cycle->shm_zones, pool, 2, sizeof(void *)) != SWS_OK)
+        || sws_array_init(&cycle->open_logs, pool, 4, sizeof(sws_log_t *)) != SWS_OK)
     {
         sws_pool_destroy(pool);
         return NULL;
@@ -337,16 +336,6 @@ sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
             goto failed_modules;
         }
     }
-
-    /* Shared memory last: nothing after it can fail, so a zone taken over
-     * from the old cycle is never left to a cycle that is thrown away. */
-    if (sws_shm_map_zones(cycle) != SWS_OK) {
-        if (!args->test_only) {
-            sws_listening_abandon(cycle);
-        }
-        goto failed_modules;
-    }
-    sws_shm_commit(cycle);
 
     return cycle;
 

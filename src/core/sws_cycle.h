@@ -25,7 +25,6 @@ struct sws_cycle_s {
 
     sws_array_t        listening;      /* sws_listening_t * */
     sws_array_t        open_logs;      /* sws_log_t *, reopened on USR1 */
-    sws_array_t        shm_zones;      /* sws_shm_zone_t * (sws_shm.c) */
 
     sws_conf_node_t   *conf_tree;
     sws_str_t          prefix;         /* with trailing slash */

@@ -203,6 +203,11 @@ sws_drop_privileges(sws_cycle_t *cycle, sws_core_conf_t *ccf)
         sws_log_error(SWS_LOG_EMERG, log, 0, "no user to run the worker as");
         return SWS_ERROR;
     }
+    if (ccf->uid == geteuid() && ccf->gid == getegid()) {
+        /* Already that user (e.g. "user root;"): nothing to drop, and no
+         * initgroups(), which loads every NSS module into the worker. */
+        return SWS_OK;
+    }
     if (setgid(ccf->gid) == -1) {
         sws_log_error(SWS_LOG_EMERG, log, errno, "setgid(%ld) failed", (long) ccf->gid);
         return SWS_ERROR;

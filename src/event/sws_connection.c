@@ -8,30 +8,23 @@ static sws_connection_t *connections;
 static sws_event_t      *read_events, *write_events;
 static sws_connection_t *free_connections;
 static sws_uint_t        connection_n, free_connection_n;
+static sws_uint_t        unused_connections;   /* never handed out: [this, n) */
 static sws_queue_t       reusable_queue;
 static uint64_t          connection_counter;
 
 sws_int_t
 sws_connections_init(sws_cycle_t *cycle, sws_uint_t n)
 {
-    sws_uint_t i;
-
     connections = sws_calloc(sizeof(sws_connection_t) * n, cycle->log);
     read_events = sws_calloc(sizeof(sws_event_t) * n, cycle->log);
     write_events = sws_calloc(sizeof(sws_event_t) * n, cycle->log);
     if (connections == NULL || read_events == NULL || write_events == NULL) {
         return SWS_ERROR;
     }
-    for (i = 0; i < n; i++) {
-        connections[i].fd = -1;
-        connections[i].data = (i + 1 < n) ? &connections[i + 1] : NULL;
-        connections[i].read = &read_events[i];
-        connections[i].write = &write_events[i];
-        read_events[i].closed = 1;
-        write_events[i].closed = 1;
-        read_events[i].instance = 1;
-    }
-    free_connections = &connections[0];
+    /* calloc'ed tables of this size are fresh zero pages: they cost memory
+     * only once touched, so connections are set up on first use. */
+    free_connections = NULL;
+    unused_connections = 0;
     connection_n = n;
     free_connection_n = n;
     sws_queue_init(&reusable_queue);
@@ -46,6 +39,14 @@ sws_get_connection(int fd, sws_log_t *log)
     unsigned          instance;
 
     c = free_connections;
+    if (c == NULL && unused_connections < connection_n) {
+        c = &connections[unused_connections];
+        c->read = &read_events[unused_connections];
+        c->write = &write_events[unused_connections];
+        c->data = NULL;
+        unused_connections++;
+        free_connections = c;
+    }
     if (c == NULL) {
         sws_close_idle_connections(0);
         c = free_connections;

@@ -1,6 +1,10 @@
 /* Timers: a red-black tree of events keyed by their expiry (monotonic ms). */
 #include "sws_event.h"
 
+/* Re-arming a timer to within this many ms of where it is leaves it where
+ * it is: keep-alive and body timers are re-armed on every request. */
+#define SWS_TIMER_LAZY  100
+
 static sws_rbtree_t       sws_timers;
 static sws_rbtree_node_t  sws_timer_sentinel;
 
@@ -16,10 +20,8 @@ sws_add_timer(sws_event_t *ev, sws_msec_t ms)
     sws_uint_t key = (sws_uint_t) (sws_current_msec() + ms);
 
     if (ev->timer_set) {
-        /* Re-arming within a few ms of the old expiry is not worth a tree
-         * delete and insert: keep-alive and body timers are re-armed a lot. */
         sws_int_t diff = (sws_int_t) (key - ev->timer.key);
-        if (diff > -20 && diff < 20) {
+        if (diff > -SWS_TIMER_LAZY && diff < SWS_TIMER_LAZY) {
             return;
         }
         sws_del_timer(ev);

@@ -55,34 +55,31 @@ static int      sws_ssl_ticket_secret_made;
 
 /* ---- the shared cache ---- */
 
-static void *
+static sws_int_t
 sws_ssl_cache_init(sws_shm_zone_t *zone, void *old)
 {
-    sws_ssl_cache_t *cache = sws_shm_zone_addr(zone);
+    sws_ssl_cache_t *cache = (sws_ssl_cache_t *) zone->addr;
     size_t           n;
 
     if (old) {
-        return old;      /* same size: the sessions stay */
+        zone->data = old;      /* same size: the sessions stay */
+        return SWS_OK;
     }
-    n = (sws_shm_zone_size(zone) - sizeof(sws_ssl_cache_t)) / sizeof(sws_ssl_slot_t);
+    n = (zone->size - sizeof(sws_ssl_cache_t)) / sizeof(sws_ssl_slot_t);
     cache->nsets = (uint32_t) (n / SWS_SSL_WAYS);
     if (cache->nsets == 0) {
-        return NULL;
+        return SWS_ERROR;
     }
-    return cache;
+    zone->data = cache;
+    return SWS_OK;
 }
 
 sws_shm_zone_t *
 sws_ssl_session_cache_zone(sws_conf_t *cf, const sws_str_t *name, size_t size)
 {
-    static int        tag;
-    sws_shm_zone_t   *zone;
+    static int tag;
 
-    zone = sws_shm_zone_add(cf, name, size, &tag);
-    if (zone) {
-        sws_shm_zone_set_init(zone, sws_ssl_cache_init, NULL);
-    }
-    return zone;
+    return sws_shm_zone_add(cf, name, size, sws_ssl_cache_init, &tag);
 }
 
 static uint32_t
@@ -180,7 +177,7 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
         return 0;
     }
 
-    cache = sws_shm_zone_data(rs->zone);
+    cache = rs->zone->data;
     sws_shm_lock(rs->zone);
     slot = sws_ssl_cache_find(cache, id, id_len);
     if (slot == NULL) {
@@ -221,7 +218,7 @@ sws_ssl_get_session(SSL *ssl, const unsigned char *id, int len, int *copy)
     if (rs == NULL || rs->zone == NULL || len <= 0 || len > SSL_MAX_SSL_SESSION_ID_LENGTH) {
         return NULL;
     }
-    cache = sws_shm_zone_data(rs->zone);
+    cache = rs->zone->data;
     sws_shm_lock(rs->zone);
     slot = sws_ssl_cache_find(cache, id, (size_t) len);
     if (slot && slot->expire >= sws_time_sec()) {
@@ -248,7 +245,7 @@ sws_ssl_remove_session(SSL_CTX *ctx, SSL_SESSION *sess)
     }
     id = SSL_SESSION_get_id(sess, &id_len);
     sws_shm_lock(rs->zone);
-    slot = sws_ssl_cache_find(sws_shm_zone_data(rs->zone), id, id_len);
+    slot = sws_ssl_cache_find(rs->zone->data, id, id_len);
     if (slot) {
         slot->used = 0;
     }

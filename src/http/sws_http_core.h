@@ -122,6 +122,10 @@ struct sws_http_core_loc_conf_s {
     sws_msec_t              lingering_timeout;
     sws_msec_t              lingering_time;
     sws_array_t            *error_pages;   /* sws_http_error_page_t */
+    void                   *open_file_cache;        /* sws_http_ofc_conf_t, NULL: off */
+    sws_msec_t              open_file_cache_valid;
+    sws_int_t               open_file_cache_errors;
+    unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
 };
 
 extern sws_module_t sws_http_module;
@@ -151,10 +155,15 @@ typedef struct {
     /* The request is complete (response sent or failed): log and either
      * keep the connection or close it (h1), or end the stream (h2). */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
-    /* Read the rest of the body into r->body (created, not finished), then
-     * call r->body->done. SWS_OK (done called now or later) or an HTTP
-     * status / SWS_ERROR. */
+    /* Start reading the body into r->body (created, not finished), then call
+     * r->body->done: SWS_OK (done called now or later) or an HTTP status /
+     * SWS_ERROR. With r->body->stream set, only get ready: the consumer pulls the data
+     * with read_body_data, and body->done is called when some may be there. */
     sws_int_t (*read_body)(sws_http_request_t *r);
+    /* Streaming: copy up to size dechunked body bytes into buf (*n). SWS_OK
+     * (*n > 0), SWS_DONE (body complete, *n may be > 0), SWS_AGAIN (*n is
+     * 0), or an HTTP status / SWS_ERROR. */
+    sws_int_t (*read_body_data)(sws_http_request_t *r, u_char *buf, size_t size, size_t *n);
     /* Drop the body (r->body created with discard set, not finished): what
      * arrived now, the rest as it comes. SWS_OK, or an HTTP status when the
      * body is already known to be malformed or too large. */
@@ -175,8 +184,13 @@ typedef struct {
     sws_http_chunked_t           chunked;
     sws_http_event_handler_pt    done;
     sws_buf_t                   *buf;        /* current buffer being filled */
+    sws_buf_t                   *rbuf;       /* h1: body bytes from the socket */
+    u_char                      *sink;       /* streaming: where data goes now */
+    u_char                      *sink_end;
     unsigned                     discard:1;
     unsigned                     finished:1;
+    unsigned                     stream:1;   /* pulled by the consumer */
+    unsigned                     timedout:1;
 } sws_http_request_body_t;
 
 struct sws_http_request_s {
@@ -220,6 +234,7 @@ struct sws_http_request_s {
 
     /* response */
     sws_uint_t                 status;
+    sws_uint_t                 err_status;     /* error_page: the status to send */
     sws_array_t                headers_out;
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
@@ -232,6 +247,15 @@ struct sws_http_request_s {
 
     sws_http_request_body_t   *body;
     sws_chain_t               *out;                /* queued, not yet sent */
+    sws_chain_t               *out_free;           /* sent framing, for reuse */
+
+    /* Hooks of a handler that produces the response over time (upstream):
+     * read: something happened on the client side while the response is
+     * being produced (input, or the client went away); write: queued output
+     * was (partly) sent and the request is not finished. */
+    sws_http_event_handler_pt  read_event_handler;
+    sws_http_event_handler_pt  write_event_handler;
+    void                      *upstream;           /* sws_http_upstream_t */
 
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;
@@ -257,6 +281,7 @@ struct sws_http_request_s {
     unsigned                   last_sent:1;
     unsigned                   reading_body:1;
     unsigned                   filter_finalize:1;
+    unsigned                   upgrade:1;          /* a 101: "Connection: upgrade" */
 };
 
 /* ---- core functions shared between the http files ---- */
@@ -273,7 +298,8 @@ sws_http_request_t *sws_http_create_request(sws_connection_t *c, sws_pool_t *poo
     sws_http_core_srv_conf_t *cscf);
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
-/* Append n body bytes to r->body's buffers (client_body_buffer_size each);
+/* Append n body bytes to r->body's buffers (client_body_buffer_size each),
+ * or to the streaming consumer's buffer (rb->sink: n must fit there);
  * SWS_OK or SWS_HTTP_INTERNAL_SERVER_ERROR. */
 sws_int_t sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n);
 /* sws_http_request.c: after the head is parsed (any protocol) */
@@ -289,7 +315,7 @@ sws_int_t sws_http_update_location(sws_http_request_t *r);
 /* sws_http_special.c: generated error responses */
 sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
 const sws_str_t *sws_http_status_line(sws_uint_t status);
-/* sws_http_header_filter.c: the last header filter and the writer */
+/* sws_http_response.c: the ends of the filter chains */
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;

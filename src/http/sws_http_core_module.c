@@ -2,6 +2,7 @@
  * request depends on (root, types, timeouts, limits, keep-alive). */
 #include <unistd.h>
 #include "sws_http_core.h"
+#include "sws_http_open_file_cache.h"
 
 sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
 
@@ -19,6 +20,10 @@ static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void 
 static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+/* open_file_cache when nothing says otherwise. */
+static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
 
 #define HTTP_ALL   (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define HTTP_MS    (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
@@ -63,6 +68,12 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("lingering_time", SWS_CONF_TAKE1, sws_conf_set_msec_slot, lingering_time),
     { "error_page", HTTP_ALL | SWS_CONF_2MORE, sws_http_core_error_page,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "open_file_cache", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_open_file_cache,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    LOC_SLOT("open_file_cache_valid", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+             open_file_cache_valid),
+    LOC_SLOT("open_file_cache_errors", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             open_file_cache_errors),
     SRV_SLOT("client_header_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              client_header_buffer_size),
     SRV_SLOT("large_client_header_buffers", SWS_CONF_TAKE2, sws_http_core_large_buffers,
@@ -207,6 +218,8 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->client_body_buffer_size = SWS_UNSET_SIZE;
     clcf->lingering_timeout = SWS_UNSET_MSEC;
     clcf->lingering_time = SWS_UNSET_MSEC;
+    clcf->open_file_cache_valid = SWS_UNSET_MSEC;
+    clcf->open_file_cache_errors = SWS_UNSET;
     return clcf;
 }
 
@@ -253,6 +266,15 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->error_pages == NULL) {
         conf->error_pages = prev->error_pages;
     }
+    if (!conf->open_file_cache_set) {
+        conf->open_file_cache_set = prev->open_file_cache_set;
+        /* On by default (like h2o's and lighttpd's caches): inotify drops
+         * changed files at once, so caching is safe to assume. */
+        conf->open_file_cache = prev->open_file_cache_set ? prev->open_file_cache
+                                                          : &sws_http_ofc_default;
+    }
+    sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 5000);
+    sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);
@@ -613,6 +635,62 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return SWS_CONF_OK;
 }
 
+/* open_file_cache max=N [inactive=TIME] | off */
+static char *
+sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_http_ofc_conf_t      *ofc;
+    sws_str_t                *arg, v;
+    sws_uint_t                i, n = sws_conf_nargs(cf);
+    sws_int_t                 max = 0;
+    sws_msec_t                inactive = 60000;
+
+    if (clcf->open_file_cache_set) {
+        return "is duplicate";
+    }
+    clcf->open_file_cache_set = 1;
+    arg = sws_conf_arg(cf, 1);
+    if (n == 2 && sws_str_eq_cstr(arg, "off")) {
+        clcf->open_file_cache = NULL;
+        return SWS_CONF_OK;
+    }
+    for (i = 1; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        if (arg->len > 4 && memcmp(arg->data, "max=", 4) == 0) {
+            max = sws_atoi(arg->data + 4, arg->len - 4);
+            if (max <= 0) {
+                goto invalid;
+            }
+        } else if (arg->len > 9 && memcmp(arg->data, "inactive=", 9) == 0) {
+            v.data = arg->data + 9;
+            v.len = arg->len - 9;
+            inactive = sws_parse_time_ms(&v);
+            if (inactive == SWS_ERROR) {
+                goto invalid;
+            }
+        } else {
+            goto invalid;
+        }
+    }
+    if (max == 0) {
+        return "must have the \"max\" parameter";
+    }
+    ofc = sws_palloc(cf->pool, sizeof(sws_http_ofc_conf_t));
+    if (ofc == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ofc->max = (sws_uint_t) max;
+    ofc->inactive = inactive;
+    clcf->open_file_cache = ofc;
+    return SWS_CONF_OK;
+
+invalid:
+    sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid \"open_file_cache\" parameter \"%.*s\"",
+                       (int) arg->len, arg->data);
+    return SWS_CONF_ERROR;
+}
+
 /* ---- SDK functions bound to configuration ---- */
 
 sws_int_t
@@ -649,5 +727,19 @@ sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler, const 
     }
     clcf->handler = handler;
     clcf->handler_owner = owner;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind)
+{
+    sws_http_core_loc_conf_t *clcf = sws_conf_http_loc_conf(cf, &sws_http_core_module);
+
+    if (clcf == NULL || sws_conf_context(cf) != SWS_HTTP_LOC_CONF || clcf->name.len == 0) {
+        return SWS_ERROR;
+    }
+    *name = clcf->name;
+    *kind = clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
+                                                           : SWS_HTTP_LOC_PREFIX;
     return SWS_OK;
 }

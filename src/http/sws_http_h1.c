@@ -26,13 +26,14 @@ sws_http1_bytes_sent(sws_http_request_t *r)
 }
 
 const sws_http_proto_t sws_http1_proto = {
-    "HTTP/1.1",
-    sws_http1_send_header,
-    sws_http1_send_body,
-    sws_http1_finish,
-    sws_http1_read_body,
-    sws_http1_discard_body,
-    sws_http1_bytes_sent,
+    .name = "HTTP/1.1",
+    .send_header = sws_http1_send_header,
+    .send_body = sws_http1_send_body,
+    .finish = sws_http1_finish,
+    .read_body = sws_http1_read_body,
+    .read_body_data = sws_http1_read_body_data,
+    .discard_body = sws_http1_discard_body,
+    .bytes_sent = sws_http1_bytes_sent,
 };
 
 static sws_int_t
@@ -85,6 +86,7 @@ sws_http_init_connection(sws_connection_t *c)
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
     sws_add_timer(c->read, hc->cscf->client_header_timeout);
+    hc->header_timer = 1;
 }
 
 void
@@ -95,6 +97,7 @@ sws_http1_start(sws_connection_t *c)
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
     sws_add_timer(c->read, hc->cscf->client_header_timeout);
+    hc->header_timer = 1;
     /* Bytes may wait already (in the TLS layer, or read while peeking). */
     sws_http1_read_head_handler(c->read);
 }
@@ -564,16 +567,20 @@ sws_http1_read_head_handler(sws_event_t *rev)
                 return;
             }
             if (c->idle) {
+                /* The keep-alive timer stays until the head turns out to
+                 * need more than this read (then the header timeout
+                 * applies): most heads arrive whole, and this saves two
+                 * timer tree operations per request. */
                 c->idle = 0;
                 sws_reusable_connection(c, 0);
-                sws_add_timer(rev, hc->cscf->client_header_timeout);
             }
         }
 
         if (r) {
             rc = sws_http1_parse_head(r);
             if (rc == SWS_OK) {
-                sws_del_timer(rev);
+                /* The read timer is left armed: re-armed for keep-alive at
+                 * the end, usually to about the same time (no tree work). */
                 rev->handler = sws_http1_block_reading_handler;
                 sws_http1_start_request(r);
                 return;
@@ -594,8 +601,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
         }
         n = c->recv(c, b->last, b->end - b->last);
         if (n == SWS_AGAIN) {
-            if (!rev->timer_set) {
+            if (!rev->timer_set || (r && !hc->header_timer)) {
                 sws_add_timer(rev, hc->cscf->client_header_timeout);
+                hc->header_timer = 1;
             }
             if (r == NULL && b->pos == b->last) {
                 b->pos = b->last = b->start;
@@ -622,6 +630,20 @@ sws_http1_read_head_handler(sws_event_t *rev)
 void
 sws_http1_block_reading_handler(sws_event_t *rev)
 {
+    sws_connection_t *c = rev->data;
+    sws_http_conn_t  *hc = c->data;
+
+    /* The keep-alive timer left from before the request may expire while
+     * a long response is sent: it is re-armed when the request ends. */
+    if (rev->timedout) {
+        rev->timedout = 0;
+        return;
+    }
+    /* A handler waiting on something else (an upstream) wants to know
+     * when the client goes away. */
+    if (hc && hc->r && hc->r->read_event_handler && !hc->r->done) {
+        hc->r->read_event_handler(hc->r);
+    }
 }
 
 /* ---- the response ---- */
@@ -650,6 +672,48 @@ sws_http1_send_header(sws_http_request_t *r)
     return SWS_OK;
 }
 
+/* Chunk framing buffers are recycled through r->out_free once sent, so a
+ * long streamed response does not grow the pool with every piece. */
+static int sws_http1_framing_tag;
+
+static sws_chain_t *
+sws_http1_framing(sws_http_request_t *r)
+{
+    sws_chain_t *cl = r->out_free;
+    sws_buf_t   *b;
+
+    if (cl) {
+        r->out_free = cl->next;
+        cl->buf->pos = cl->buf->last = cl->buf->start;
+        return cl;
+    }
+    b = sws_create_temp_buf(r->pool, 24);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NULL;
+    }
+    b->tag = &sws_http1_framing_tag;
+    cl->buf = b;
+    return cl;
+}
+
+/* Return the links of [from, upto) (all sent) for reuse. */
+static void
+sws_http1_free_sent(sws_http_request_t *r, sws_chain_t *from, sws_chain_t *upto)
+{
+    sws_chain_t *next;
+
+    for ( ; from && from != upto; from = next) {
+        next = from->next;
+        if (from->buf->tag == &sws_http1_framing_tag) {
+            from->next = r->out_free;
+            r->out_free = from;
+        } else {
+            sws_free_chain(r->pool, from);
+        }
+    }
+}
+
 /* Frame body data as chunks: "size\r\n" data "\r\n", and "0\r\n\r\n" last. */
 static sws_chain_t *
 sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
@@ -658,7 +722,7 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
     sws_buf_t   *b;
     off_t        size = 0;
     int          last = 0;
-    u_char      *p;
+    const char  *p;
 
     for (cl = in; cl; cl = cl->next) {
         if (!sws_buf_special(cl->buf)) {
@@ -669,13 +733,12 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
         }
     }
     if (size) {
-        b = sws_create_temp_buf(r->pool, 20);
-        cl = sws_alloc_chain_link(r->pool);
-        if (b == NULL || cl == NULL) {
+        cl = sws_http1_framing(r);
+        if (cl == NULL) {
             return SWS_CHAIN_ERROR;
         }
+        b = cl->buf;
         b->last = sws_slprintf(b->last, b->end, "%llx\r\n", (unsigned long long) size);
-        cl->buf = b;
         *ll = cl;
         ll = &cl->next;
     }
@@ -689,16 +752,13 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
         ll = &cl->next;
     }
     if (size || last) {
-        b = sws_calloc_buf(r->pool);
-        cl = sws_alloc_chain_link(r->pool);
-        if (b == NULL || cl == NULL) {
+        cl = sws_http1_framing(r);
+        if (cl == NULL) {
             return SWS_CHAIN_ERROR;
         }
-        p = (u_char *) (last ? (size ? "\r\n0\r\n\r\n" : "0\r\n\r\n") : "\r\n");
-        b->pos = b->start = p;
-        b->last = b->end = p + strlen((char *) p);
-        b->memory = 1;
-        cl->buf = b;
+        b = cl->buf;
+        p = last ? (size ? "\r\n0\r\n\r\n" : "0\r\n\r\n") : "\r\n";
+        b->last = sws_cpymem(b->last, p, strlen(p));
         *ll = cl;
         ll = &cl->next;
     }
@@ -747,6 +807,7 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
             c->error = 1;
             return SWS_ERROR;
         }
+        sws_http1_free_sent(r, r->out, cl);
         r->out = cl;
         if (cl == NULL) {
             if (c->write->timer_set) {
@@ -793,6 +854,11 @@ sws_http1_writer(sws_event_t *wev)
     if (rc == SWS_OK && r->done) {
         c->write->handler = sws_http1_empty_handler;
         sws_http1_request_done(r);
+        return;
+    }
+    if (!r->done && r->write_event_handler) {
+        /* Room was made: a streaming handler may produce more. */
+        r->write_event_handler(r);
     }
 }
 
@@ -900,7 +966,7 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_connection_t         *c = r->connection;
     sws_http_conn_t          *hc = r->hc;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    sws_buf_t                *b = hc->buf;
+    sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
 
@@ -933,7 +999,9 @@ sws_http1_request_done(sws_http_request_t *r)
         return;
     }
 
-    /* Keep-alive: keep any pipelined bytes, free the request. */
+    /* Keep-alive: keep any pipelined bytes, free the request. (Reading the
+     * body may have moved hc->buf to a buffer of the request's pool.) */
+    b = hc->buf;
     left = b->last - b->pos;
     if (b != hc->small) {
         if (left > (size_t) (hc->small->end - hc->small->start)) {
@@ -957,10 +1025,12 @@ sws_http1_request_done(sws_http_request_t *r)
     c->write->handler = sws_http1_empty_handler;
     if (left || c->read->ready) {
         sws_add_timer(c->read, hc->cscf->client_header_timeout);
+        hc->header_timer = 1;
         sws_post_event(c->read);
         return;
     }
     c->idle = 1;
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);
+    hc->header_timer = 0;
 }

@@ -14,6 +14,7 @@ struct sws_http_conn_s {
     sws_uint_t                 nlarge;    /* large header buffers in use */
     sws_uint_t                 empty_lines;
     unsigned                   request_line_done:1;
+    unsigned                   header_timer:1;  /* the read timer is the header one */
     unsigned                   lingering:1;
     unsigned                   plain_on_tls:1;  /* plain HTTP sent to a TLS port */
     unsigned                   h2_allowed:1;    /* an HTTP/2 preface may come */
@@ -29,6 +30,7 @@ void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);
 sws_int_t sws_http1_read_body(sws_http_request_t *r);
 sws_int_t sws_http1_discard_body(sws_http_request_t *r);
+sws_int_t sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n);
 /* Consume what the buffer and socket hold of a body being discarded;
  * SWS_OK when all of it is gone, SWS_AGAIN if more is to come, SWS_ERROR. */
 sws_int_t sws_http1_discard_some(sws_http_request_t *r);

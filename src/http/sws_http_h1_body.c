@@ -20,6 +20,9 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
 
     if (!r->chunked_in) {
         n = sws_min((off_t) (last - pos), rb->rest);
+        if (rb->sink) {
+            n = sws_min(n, (size_t) (rb->sink_end - rb->sink));
+        }
         if (!rb->discard && n && (rc = sws_http_body_store(r, pos, n)) != SWS_OK) {
             return rc;
         }
@@ -34,9 +37,15 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
     }
 
     while (pos < last && !rb->finished) {
+        if (rb->sink && rb->sink == rb->sink_end) {
+            break;                       /* the consumer's buffer is full */
+        }
         rc = sws_http_parse_chunked(&rb->chunked, &pos, last);
         if (rc == SWS_OK) {
             n = sws_min((off_t) (last - pos), rb->chunked.size);
+            if (rb->sink) {
+                n = sws_min(n, (size_t) (rb->sink_end - rb->sink));
+            }
             if (max && (size_t) (rb->received + n) > max) {
                 sws_log_error(SWS_LOG_ERR, r->log, 0,
                               "client intended to send too large chunked body");
@@ -64,6 +73,27 @@ sws_http1_body_consume(sws_http_request_t *r, u_char *pos, u_char *last, size_t 
     return SWS_OK;
 }
 
+/* The buffer body bytes are read into once the head's buffer is used up.
+ * Not the head's buffer itself: the request line and headers (which the
+ * request points into) must survive the body. Bytes read past the body (a
+ * pipelined request) are carried over by sws_http1_request_done. */
+static sws_buf_t *
+sws_http1_body_buf(sws_http_request_t *r)
+{
+    sws_http_request_body_t *rb = r->body;
+    sws_http_conn_t         *hc = r->hc;
+
+    if (rb->rbuf == NULL) {
+        rb->rbuf = sws_create_temp_buf(r->pool, sws_http_core_loc(r)->client_body_buffer_size);
+        if (rb->rbuf == NULL) {
+            return NULL;
+        }
+    }
+    rb->rbuf->pos = rb->rbuf->last = rb->rbuf->start;
+    hc->buf = rb->rbuf;
+    return rb->rbuf;
+}
+
 /* Read from the connection until the body is complete or the socket is
  * empty. SWS_OK (finished), SWS_AGAIN, or an HTTP status / SWS_ERROR. */
 static sws_int_t
@@ -85,7 +115,10 @@ sws_http1_body_read(sws_http_request_t *r)
             b->pos += used;
             continue;
         }
-        b->pos = b->last = b->start;
+        b = sws_http1_body_buf(r);
+        if (b == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
         n = c->recv(c, b->last, b->end - b->last);
         if (n == SWS_AGAIN) {
             return SWS_AGAIN;
@@ -168,6 +201,117 @@ sws_http1_send_continue(sws_http_request_t *r)
     r->out = rest;
 }
 
+/* Streaming: tell the consumer; it pulls (or learns about the timeout). */
+static void
+sws_http1_body_stream_handler(sws_event_t *rev)
+{
+    sws_connection_t        *c = rev->data;
+    sws_http_conn_t         *hc = c->data;
+    sws_http_request_t      *r = hc->r;
+    sws_http_request_body_t *rb = r->body;
+
+    if (rev->timedout) {
+        rev->timedout = 0;
+        rb->timedout = 1;
+    }
+    rb->done(r);
+}
+
+sws_int_t
+sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n)
+{
+    sws_connection_t        *c = r->connection;
+    sws_http_conn_t         *hc = r->hc;
+    sws_http_request_body_t *rb = r->body;
+    sws_buf_t               *b = hc->buf;
+    size_t                   used;
+    ssize_t                  got;
+    sws_int_t                rc = SWS_OK;
+
+    *n = 0;
+    if (rb->finished) {
+        return SWS_DONE;
+    }
+    if (rb->timedout) {
+        sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out sending the request body");
+        r->keepalive = 0;
+        return SWS_HTTP_REQUEST_TIME_OUT;
+    }
+
+    rb->sink = buf;
+    rb->sink_end = buf + size;
+    while (!rb->finished && rb->sink < rb->sink_end) {
+        if (b->pos < b->last) {
+            rc = sws_http1_body_consume(r, b->pos, b->last, &used);
+            if (rc != SWS_OK) {
+                break;
+            }
+            b->pos += used;
+            continue;
+        }
+        if (rb->sink > buf && !c->read->ready) {
+            break;                    /* give what we have, don't wait */
+        }
+        if (!r->chunked_in) {
+            /* A length-delimited body goes straight into the caller's buffer. */
+            got = c->recv(c, rb->sink, (size_t) sws_min((off_t) (rb->sink_end - rb->sink),
+                                                        rb->rest));
+            if (got > 0) {
+                rb->sink += got;
+                rb->rest -= got;
+                rb->received += got;
+                rb->finished = rb->rest == 0;
+                continue;
+            }
+        } else {
+            b = sws_http1_body_buf(r);
+            if (b == NULL) {
+                rc = SWS_HTTP_INTERNAL_SERVER_ERROR;
+                break;
+            }
+            got = c->recv(c, b->last, b->end - b->last);
+            if (got > 0) {
+                b->last += got;
+                continue;
+            }
+        }
+        if (got == SWS_AGAIN) {
+            rc = SWS_AGAIN;
+            break;
+        }
+        if (got == 0) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client closed the connection while "
+                          "sending the request body");
+            rc = SWS_HTTP_BAD_REQUEST;
+        } else {
+            rc = SWS_ERROR;
+        }
+        break;
+    }
+    *n = rb->sink - buf;
+    rb->sink = NULL;
+    rb->sink_end = NULL;
+
+    if (rc != SWS_OK && rc != SWS_AGAIN) {
+        r->keepalive = 0;
+        sws_del_timer(c->read);
+        c->read->handler = sws_http1_block_reading_handler;
+        return rc;
+    }
+    if (rb->finished) {
+        sws_del_timer(c->read);
+        c->read->handler = sws_http1_block_reading_handler;
+        return SWS_DONE;
+    }
+    if (*n) {
+        /* Progress: the client is not idle. */
+        sws_del_timer(c->read);
+        return SWS_OK;
+    }
+    sws_add_timer(c->read, sws_http_core_loc(r)->client_body_timeout);
+    return SWS_AGAIN;
+}
+
 sws_int_t
 sws_http1_read_body(sws_http_request_t *r)
 {
@@ -175,6 +319,13 @@ sws_http1_read_body(sws_http_request_t *r)
     sws_int_t         rc;
 
     sws_http1_send_continue(r);
+    if (r->body->stream) {
+        /* Not the keep-alive timer left armed through the request: the
+         * body timer is armed when the consumer waits on the client. */
+        sws_del_timer(c->read);
+        c->read->handler = sws_http1_body_stream_handler;
+        return SWS_OK;
+    }
     rc = sws_http1_body_read(r);
     if (rc == SWS_OK) {
         r->body->done(r);

@@ -48,7 +48,9 @@ sws_http1_server_date(sws_http_request_t *r, u_char *p)
 static u_char *
 sws_http1_head_end(sws_http_request_t *r, u_char *p)
 {
-    if (!r->keepalive) {
+    if (r->upgrade) {
+        p = sws_cpymem(p, "Connection: upgrade\r\n", 21);
+    } else if (!r->keepalive) {
         p = sws_cpymem(p, "Connection: close\r\n", 19);
     } else if (r->http_version == SWS_HTTP_VERSION_10) {
         p = sws_cpymem(p, "Connection: keep-alive\r\n", 24);
@@ -59,6 +61,24 @@ sws_http1_head_end(sws_http_request_t *r, u_char *p)
         p = sws_cpymem(p, "\r\n", 2);
     }
     return sws_cpymem(p, "\r\n", 2);
+}
+
+/* Formatting a date costs more than the rest of a small head: remember the
+ * last few (a site's hot files share few modification times). */
+static u_char *
+sws_http1_last_modified(u_char *p, time_t t)
+{
+    static struct {
+        time_t  t;
+        u_char  text[29];
+    } memo[16] = { [0 ... 15] = { -1, { 0 } } };
+    unsigned slot = (unsigned) t & 15;
+
+    if (memo[slot].t != t) {
+        sws_http_time(memo[slot].text, t);
+        memo[slot].t = t;
+    }
+    return sws_cpymem(p, memo[slot].text, 29);
 }
 
 sws_buf_t *
@@ -73,6 +93,7 @@ sws_http1_build_head(sws_http_request_t *r)
     u_char                   *p;
     int                       body_allowed = !(r->status < 200 || r->status == 204
                                                || r->status == 304);
+    unsigned                  own = 0;     /* 1: a Server field given, 2: a Date */
 
     /* Body length: known, chunked (1.1), or until close (1.0). */
     r->chunked_out = 0;
@@ -106,6 +127,13 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     for (i = 0; i < r->headers_out.nelts; i++) {
         len += h[i].name.len + 2 + h[i].value.len + 2;
+        /* A Server or Date the handler passed on (a proxied server's)
+         * replaces ours. */
+        if ((h[i].name.len == 6 && sws_strncasecmp(h[i].name.data, (u_char *) "server", 6) == 0)
+            || (h[i].name.len == 4 && sws_strncasecmp(h[i].name.data, (u_char *) "date", 4) == 0))
+        {
+            own |= h[i].name.len == 6 ? 1 : 2;
+        }
     }
 
     b = sws_create_temp_buf(r->pool, len);
@@ -115,7 +143,21 @@ sws_http1_build_head(sws_http_request_t *r)
     p = sws_cpymem(b->last, "HTTP/1.1 ", 9);
     p = sws_cpymem(p, line->data, line->len);
     p = sws_cpymem(p, "\r\n", 2);
-    p = sws_http1_server_date(r, p);
+    if (own == 0) {
+        p = sws_http1_server_date(r, p);
+    } else {
+        /* the lines without the "Date: " they end with */
+        if (!(own & 1) && clcf->server_tokens) {
+            p = sws_cpymem(p, SWS_SERVER_FULL, sizeof(SWS_SERVER_FULL) - 7);
+        } else if (!(own & 1)) {
+            p = sws_cpymem(p, SWS_SERVER_BARE, sizeof(SWS_SERVER_BARE) - 7);
+        }
+        if (!(own & 2)) {
+            p = sws_cpymem(p, "Date: ", 6);
+            p = sws_cpymem(p, sws_cached_http_time()->data, sws_cached_http_time()->len);
+            p = sws_cpymem(p, "\r\n", 2);
+        }
+    }
     if (r->content_type.len) {
         p = sws_cpymem(p, "Content-Type: ", 14);
         p = sws_cpymem(p, r->content_type.data, r->content_type.len);
@@ -131,7 +173,7 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     if (r->last_modified >= 0) {
         p = sws_cpymem(p, "Last-Modified: ", 15);
-        p = sws_http_time(p, r->last_modified);
+        p = sws_http1_last_modified(p, r->last_modified);
         p = sws_cpymem(p, "\r\n", 2);
     }
     if (r->etag.len) {

@@ -4,6 +4,7 @@
  * runs the modules' postconfiguration and compiles the phase engine.
  */
 #include "sws_http_core.h"
+#include "sws_http_variables.h"
 
 static char *sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
@@ -254,6 +255,9 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     char                       *rv;
     const char                 *file = sws_conf_file(cf);
     sws_uint_t                  line = sws_conf_line(cf);
+
+    /* Modules declare their variables again from create_main_conf. */
+    sws_http_variables_reset();
 
     ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
     if (ctx == NULL

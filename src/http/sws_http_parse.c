@@ -584,3 +584,38 @@ sws_http_parse_range(const u_char *p, size_t len, off_t size,
 
     return n;
 }
+
+
+/* "HTTP/1.x SP 3DIGIT [SP reason]": the reason phrase is not checked
+ * beyond having no CTL other than HTAB; a missing SP before an empty
+ * reason is tolerated (some servers send "HTTP/1.1 200"). */
+sws_int_t
+sws_http_parse_status_line(const u_char *p, const u_char *end, sws_uint_t *status,
+    sws_uint_t *version)
+{
+    sws_uint_t  code;
+
+    if (end - p < 12 || memcmp(p, "HTTP/", 5) != 0 || p[5] != '1' || p[6] != '.'
+        || p[7] < '0' || p[7] > '9' || p[8] != ' ')
+    {
+        return SWS_ERROR;
+    }
+    *version = p[7] == '0' ? SWS_HTTP_VERSION_10 : SWS_HTTP_VERSION_11;
+    p += 9;
+    if (p[0] < '1' || p[0] > '9' || p[1] < '0' || p[1] > '9' || p[2] < '0' || p[2] > '9') {
+        return SWS_ERROR;
+    }
+    code = (sws_uint_t) (p[0] - '0') * 100 + (sws_uint_t) (p[1] - '0') * 10
+           + (sws_uint_t) (p[2] - '0');
+    p += 3;
+    if (p < end && *p != ' ') {
+        return SWS_ERROR;
+    }
+    for ( ; p < end; p++) {
+        if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            return SWS_ERROR;
+        }
+    }
+    *status = code;
+    return SWS_OK;
+}

@@ -7,6 +7,7 @@
 #define SWS_HTTP_PARSE_H
 
 #include <scalws/scalws.h>
+#include <scalws/sws_http1.h>
 
 /* The request line, pointers into the caller's buffer. */
 typedef struct {
@@ -34,38 +35,8 @@ typedef struct {
 sws_int_t sws_http_parse_request_line(sws_http_request_line_t *rl,
     u_char *start, u_char *end);
 
-/*
- * Parse one header field line [start, end) (terminator stripped as above).
- * The name is lower-cased into lc (at least end - start bytes) and
- * name points there; value is trimmed of leading/trailing SP/HTAB.
- * Returns SWS_OK or SWS_HTTP_BAD_REQUEST for: empty name, a non-token name
- * char, whitespace before ':', no ':', CR/LF/NUL/other CTL (except HTAB) in
- * the value, a line starting with SP/HTAB (obs-fold).
- */
-sws_int_t sws_http_parse_header_line(sws_http_header_t *h, u_char *lc,
-    u_char *start, u_char *end);
-
-/* Chunked transfer coding decoder state (RFC 9112 7.1), byte-incremental. */
-typedef struct {
-    sws_uint_t  state;
-    off_t       size;       /* bytes of chunk data left in the current chunk */
-    off_t       total;      /* decoded bytes so far */
-    sws_uint_t  ext_len;    /* bytes of extensions/trailer line so far */
-} sws_http_chunked_t;
-
-/*
- * Decode from *pos up to last. Returns:
- *   SWS_OK     chunk data is at *pos: ctx->size bytes remain in this chunk,
- *              of which min(ctx->size, last - *pos) are available; the caller
- *              consumes n of them, advancing *pos and decreasing ctx->size,
- *              then calls again;
- *   SWS_AGAIN  all input used (*pos == last), need more;
- *   SWS_DONE   last-chunk and trailer section complete; *pos after them;
- *   SWS_ERROR  malformed (bad hex, size overflow > 2^62, missing CRLF after
- *              data, bad extension/trailer bytes, lines over 4096 bytes).
- * Trailer fields are skipped (validated as header lines only loosely).
- */
-sws_int_t sws_http_parse_chunked(sws_http_chunked_t *ctx, u_char **pos, u_char *last);
+/* Header lines, Content-Length, the chunked decoder and status lines are
+ * in the SDK: <scalws/sws_http1.h>. */
 
 /*
  * Percent-decode src (a raw path starting with '/') and resolve "." and
@@ -79,10 +50,6 @@ sws_int_t sws_http_normalize_path(const u_char *src, size_t len, u_char *dst,
 
 /* The extension of the last segment of a normalised path ("" if none). */
 void sws_http_path_exten(const sws_str_t *path, sws_str_t *exten);
-
-/* Parse a Content-Length value: digits only, no sign, no overflow;
- * a list of identical values "5, 5" is accepted. -1 if invalid. */
-off_t sws_http_parse_content_length(const u_char *p, size_t len);
 
 /*
  * Range header ("bytes=a-b, c-, -n") for a representation of size bytes.

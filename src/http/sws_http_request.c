@@ -50,75 +50,79 @@ sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv
 
 /* ---- virtual servers ---- */
 
-/* Validate and lower-case a Host value; strip the port and a trailing dot.
- * SWS_ERROR if it is not a valid host. */
+/* Host characters: 1 kept as is, 2 upper case (to lower), 3 '.', 0 bad.
+ * reg-name per RFC 3986 restricted to what DNS names and nginx accept. */
+static const u_char sws_http_host_chars[256] = {
+    ['-'] = 1, ['_'] = 1, ['~'] = 1, ['.'] = 3,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
+    ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
+    ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,
+    ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1,
+    ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+    ['A'] = 2, ['B'] = 2, ['C'] = 2, ['D'] = 2, ['E'] = 2, ['F'] = 2, ['G'] = 2,
+    ['H'] = 2, ['I'] = 2, ['J'] = 2, ['K'] = 2, ['L'] = 2, ['M'] = 2, ['N'] = 2,
+    ['O'] = 2, ['P'] = 2, ['Q'] = 2, ['R'] = 2, ['S'] = 2, ['T'] = 2, ['U'] = 2,
+    ['V'] = 2, ['W'] = 2, ['X'] = 2, ['Y'] = 2, ['Z'] = 2,
+};
+
+/* Validate a Host value (or an absolute-form authority): host names,
+ * IPv4 and [IPv6] literals, an optional numeric port. The result is the
+ * lower-case host without port and trailing dot; it points into the value
+ * unless it had upper-case letters. SWS_ERROR if it is not a valid host. */
 sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
-    u_char  *p = in->data, *last = in->data + in->len, *dst, c;
-    size_t   len = in->len;
-    int      in_brackets = 0, dot = 0;
+    u_char  *p = in->data, *last = in->data + in->len, *end, *q, c;
+    sws_uint_t cls, upper = 0, prev = 0;
 
-    if (len && p[0] == '[') {
-        u_char *rb = memchr(p, ']', len);
-        if (rb == NULL) {
+    if (p < last && *p == '[') {
+        end = memchr(p, ']', in->len);
+        if (end == NULL) {
             return SWS_ERROR;
         }
-        in_brackets = 1;
-        len = rb - p + 1;
-        if (rb + 1 < last && (rb[1] != ':' || rb + 2 == last)) {
-            return SWS_ERROR;
-        }
-    }
-    for (size_t i = in_brackets ? len : 0; i < in->len; i++) {
-        /* port digits after ':' */
-        if (p[i] == ':') {
-            if (i + 1 == in->len) {
-                return SWS_ERROR;
-            }
-            for (size_t j = i + 1; j < in->len; j++) {
-                if (p[j] < '0' || p[j] > '9') {
-                    return SWS_ERROR;
-                }
-            }
-            len = i;
-            break;
-        }
-    }
-
-    dst = sws_pnalloc(r->pool, len + 1);
-    if (dst == NULL) {
-        return SWS_ERROR;
-    }
-    for (size_t i = 0; i < len; i++) {
-        c = p[i];
-        if (c == '.') {
-            if (dot && !in_brackets) {
-                return SWS_ERROR;          /* ".." */
-            }
-            dot = 1;
-        } else {
-            dot = 0;
-        }
-        if (in_brackets) {
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-                  || c == ':' || c == '.' || c == '[' || c == ']'))
+        for (q = p + 1; q < end; q++) {
+            c = *q;
+            if (!((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+                  || c == ':' || c == '.'))
             {
                 return SWS_ERROR;
             }
-        } else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                     || c == '-' || c == '.' || c == '_' || c == '~'))
-        {
+            upper |= (c >= 'A' && c <= 'F');
+        }
+        end++;
+    } else {
+        for (end = p; end < last && *end != ':'; end++) {
+            cls = sws_http_host_chars[*end];
+            if (cls == 0 || (cls == 3 && prev == 3)) {
+                return SWS_ERROR;          /* a bad byte, or ".." */
+            }
+            upper |= (cls == 2);
+            prev = cls;
+        }
+    }
+    if (end < last) {                       /* ":port" */
+        if (*end != ':' || end + 1 == last) {
             return SWS_ERROR;
         }
-        dst[i] = sws_tolower(c);
+        for (q = end + 1; q < last; q++) {
+            if (*q < '0' || *q > '9') {
+                return SWS_ERROR;
+            }
+        }
     }
-    if (len && dst[len - 1] == '.' && !in_brackets) {
-        len--;
+    if (end > p && end[-1] == '.' && *p != '[') {
+        end--;
     }
-    dst[len] = '\0';
-    out->data = dst;
-    out->len = len;
+    out->len = end - p;
+    out->data = p;
+    if (upper) {
+        out->data = sws_pnalloc(r->pool, out->len);
+        if (out->data == NULL) {
+            return SWS_ERROR;
+        }
+        sws_strlow(out->data, p, out->len);
+    }
     return SWS_OK;
 }
 
@@ -194,7 +198,8 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
         }
         r->uri.len = len;
     }
-    sws_http_path_exten(&r->uri, &r->exten);
+    r->exten.data = NULL;         /* found on first use: sws_http_exten() */
+    r->exten.len = 0;
     return SWS_OK;
 }
 
@@ -251,7 +256,8 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     if (args) {
         r->args = *args;
     }
-    sws_http_path_exten(&r->uri, &r->exten);
+    r->exten.data = NULL;
+    r->exten.len = 0;
     r->internal = 1;
     /* Modules start afresh in the new location. */
     for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
@@ -324,7 +330,19 @@ sws_uint_t sws_http_version(sws_http_request_t *r) { return r->http_version; }
 const sws_str_t *sws_http_uri(sws_http_request_t *r) { return &r->uri; }
 const sws_str_t *sws_http_args(sws_http_request_t *r) { return &r->args; }
 const sws_str_t *sws_http_unparsed_uri(sws_http_request_t *r) { return &r->unparsed_uri; }
-const sws_str_t *sws_http_exten(sws_http_request_t *r) { return &r->exten; }
+const sws_str_t *
+sws_http_exten(sws_http_request_t *r)
+{
+    static u_char none[1];
+
+    if (r->exten.data == NULL) {
+        sws_http_path_exten(&r->uri, &r->exten);
+        if (r->exten.data == NULL) {
+            r->exten.data = none;     /* known to have none */
+        }
+    }
+    return &r->exten;
+}
 const sws_str_t *sws_http_host(sws_http_request_t *r) { return &r->host; }
 const sws_str_t *sws_http_scheme(sws_http_request_t *r) { return &r->schema; }
 const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request_id; }

@@ -25,6 +25,12 @@ sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n)
     size_t                   room, size;
     sws_chain_t             *cl;
 
+    if (rb->sink) {
+        /* Streaming: straight into the consumer's buffer (n fits). */
+        rb->sink = sws_cpymem(rb->sink, p, n);
+        return SWS_OK;
+    }
+
     while (n) {
         if (rb->buf == NULL || rb->buf->last == rb->buf->end) {
             size = sws_http_core_loc(r)->client_body_buffer_size;
@@ -75,6 +81,41 @@ sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done)
         return SWS_OK;
     }
     return r->proto->read_body(r);
+}
+
+sws_int_t
+sws_http_read_body_stream(sws_http_request_t *r, sws_http_event_handler_pt handler)
+{
+    sws_http_request_body_t *rb = r->body;
+
+    if (rb && (rb->discard || rb->bufs)) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;   /* discarded or read already */
+    }
+    if (rb == NULL) {
+        rb = sws_http_body_create(r);
+        if (rb == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    rb->stream = 1;
+    rb->done = handler;
+    if (rb->finished) {
+        return SWS_OK;           /* the first pull says SWS_DONE */
+    }
+    return r->proto->read_body(r);
+}
+
+sws_int_t
+sws_http_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n)
+{
+    *n = 0;
+    if (r->body == NULL || !r->body->stream) {
+        return SWS_ERROR;
+    }
+    if (r->body->finished) {
+        return SWS_DONE;
+    }
+    return r->proto->read_body_data(r, buf, size, n);
 }
 
 sws_chain_t *

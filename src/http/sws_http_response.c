@@ -8,8 +8,13 @@ sws_http_body_filter_pt   sws_http_top_body_filter;
 static sws_int_t
 sws_http_core_header_filter(sws_http_request_t *r)
 {
-    sws_uint_t status = r->status;
+    sws_uint_t status;
 
+    /* A page served for error_page keeps the error's status. */
+    if (r->err_status && (r->status == SWS_HTTP_OK || r->status == 0)) {
+        r->status = r->err_status;
+    }
+    status = r->status;
     r->header_sent = 1;
     if (r->method == SWS_HTTP_HEAD || status < 200 || status == 204 || status == 304) {
         r->header_only = 1;
@@ -99,6 +104,7 @@ sws_http_send_special(sws_http_request_t *r, int last)
 }
 
 int sws_http_header_sent(sws_http_request_t *r) { return r->header_sent; }
+void sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt h) { r->write_event_handler = h; }
 int sws_http_header_only(sws_http_request_t *r) { return r->header_only; }
 void sws_http_set_status(sws_http_request_t *r, sws_uint_t status) { r->status = status; }
 sws_uint_t sws_http_status(sws_http_request_t *r) { return r->status; }

@@ -101,11 +101,10 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             r->method = SWS_HTTP_GET;
             sws_str_set(&r->method_name, "GET");
         }
+        /* The page goes out with the error's status unless "=CODE" (0: the
+         * page's own status). */
+        r->err_status = ep[i].overwrite >= 0 ? (sws_uint_t) ep[i].overwrite : status;
         sws_http_internal_redirect(r, &uri, &args);
-        /* The page is served with the original status unless "=CODE". */
-        if (!r->header_sent) {
-            r->status = ep[i].overwrite > 0 ? (sws_uint_t) ep[i].overwrite : status;
-        }
         return SWS_DONE;
     }
     return SWS_DECLINED;
@@ -147,14 +146,18 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
         sws_http_header_out_add(r, &allow_name, &allow_value);
     }
 
-    if (status >= 400 && status != SWS_HTTP_NOT_FOUND && status != SWS_HTTP_FORBIDDEN
-        && status != SWS_HTTP_NOT_ALLOWED && status != SWS_HTTP_RANGE_NOT_SATISFIABLE
-        && status != SWS_HTTP_PRECONDITION_FAILED && status != SWS_HTTP_GATEWAY_TIME_OUT
-        && status != SWS_HTTP_BAD_GATEWAY && status != SWS_HTTP_SERVICE_UNAVAILABLE
-        && status != SWS_HTTP_INTERNAL_SERVER_ERROR)
-    {
+    switch (status) {
+    case SWS_HTTP_BAD_REQUEST:
+    case SWS_HTTP_REQUEST_TIME_OUT:
+    case SWS_HTTP_REQUEST_ENTITY_TOO_LARGE:
+    case SWS_HTTP_REQUEST_URI_TOO_LARGE:
+    case SWS_HTTP_HEADERS_TOO_LARGE:
+    case SWS_HTTP_VERSION_NOT_SUPPORTED:
         /* Framing and limit errors: the rest of the input can't be trusted. */
         r->keepalive = 0;
+        break;
+    default:
+        break;
     }
     r->status = status;
 

@@ -11,6 +11,7 @@
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
 #include "sws_ssl.h"
+#include "sws_http_upstream.h"
 
 #define SWS_HTTP_VAR_SCRATCH  32      /* an int64, "S.mmm", an HTTP date */
 
@@ -20,6 +21,7 @@ typedef void (*sws_http_var_get_pt)(sws_http_request_t *r, sws_http_fop_t *op,
 
 struct sws_http_fop_s {
     sws_http_var_get_pt  get;          /* NULL: literal text */
+    const void          *ext;          /* a module's variable */
     sws_str_t            text;         /* the literal, or the getter's argument */
     sws_str_t            value;        /* the last evaluated value */
     u_char               scratch[SWS_HTTP_VAR_SCRATCH];
@@ -541,6 +543,73 @@ sws_http_var_arg(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 }
 
 
+/* ---- the upstream's variables ---- */
+
+static void
+sws_http_var_upstream(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_upstream_variable(r, (sws_uint_t) op->text.len, v);
+}
+
+
+/* ---- variables declared by modules ---- */
+
+typedef struct {
+    sws_str_t              name;
+    sws_http_variable_pt   get;
+    void                  *data;
+} sws_http_ext_var_t;
+
+#define SWS_HTTP_EXT_VARS_MAX  64
+
+static sws_http_ext_var_t  sws_http_ext_vars[SWS_HTTP_EXT_VARS_MAX];
+static sws_uint_t          sws_http_ext_vars_n;
+
+void
+sws_http_variables_reset(void)
+{
+    sws_http_ext_vars_n = 0;
+}
+
+sws_int_t
+sws_http_variable_add(sws_conf_t *cf, const char *name, sws_http_variable_pt get, void *data)
+{
+    sws_http_ext_var_t  *x;
+    size_t               len = strlen(name);
+    sws_uint_t           i;
+
+    for (i = 0; i < sws_http_ext_vars_n; i++) {
+        x = &sws_http_ext_vars[i];
+        if (x->name.len == len && memcmp(x->name.data, name, len) == 0) {
+            x->get = get;            /* a configuration declares it again */
+            x->data = data;
+            return SWS_OK;
+        }
+    }
+    if (sws_http_ext_vars_n == SWS_HTTP_EXT_VARS_MAX) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "too many module variables (at \"$%s\")",
+                           name);
+        return SWS_ERROR;
+    }
+    x = &sws_http_ext_vars[sws_http_ext_vars_n++];
+    x->name.data = (u_char *) name;
+    x->name.len = len;
+    x->get = get;
+    x->data = data;
+    return SWS_OK;
+}
+
+static void
+sws_http_var_ext(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    const sws_http_ext_var_t *x = op->ext;
+
+    v->len = 0;
+    v->data = NULL;
+    x->get(r, x->data, v);
+}
+
+
 /* ---- the variable tables ---- */
 
 static const sws_http_var_t  sws_http_vars[] = {
@@ -644,6 +713,38 @@ sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, s
             }
         }
         return sws_http_var_header_name(pool, name + 10, len - 10, &op->text);
+    }
+
+    if (len > 9 && memcmp(name, "upstream_", 9) == 0) {
+        static const char *const  ups[] = {
+            "addr", "status", "response_time", "connect_time", "header_time",
+            "bytes_received", NULL
+        };
+        sws_uint_t                i;
+
+        for (i = 0; ups[i]; i++) {
+            if (sws_http_name_is(name + 9, len - 9, ups[i])) {
+                op->get = sws_http_var_upstream;
+                op->text.len = i;          /* which (no text: never printed) */
+                op->text.data = NULL;
+                return SWS_OK;
+            }
+        }
+    }
+
+    for (sws_uint_t i = 0; i < sws_http_ext_vars_n; i++) {
+        const sws_http_ext_var_t *x = &sws_http_ext_vars[i];
+        if (x->name.len == len && memcmp(x->name.data, name, len) == 0) {
+            /* Copied: the table is reset by the next configuration. */
+            sws_http_ext_var_t *copy = sws_palloc(pool, sizeof(sws_http_ext_var_t));
+            if (copy == NULL) {
+                return SWS_ERROR;
+            }
+            *copy = *x;
+            op->get = sws_http_var_ext;
+            op->ext = copy;
+            return SWS_OK;
+        }
     }
 
     if (len > 4 && memcmp(name, "arg_", 4) == 0) {

@@ -9,35 +9,9 @@
 
 #include <scalws/scalws.h>
 
-/* How variable values are escaped (literal text is never escaped). */
-#define SWS_HTTP_ESCAPE_DEFAULT  0   /* < 0x20, '"', '\\', >= 0x7f as \xHH;
-                                        an empty value is written as "-" */
-#define SWS_HTTP_ESCAPE_JSON     1   /* JSON string escaping */
-#define SWS_HTTP_ESCAPE_NONE     2   /* as is */
+#include <scalws/sws_variables.h>
 
-typedef struct sws_http_format_s sws_http_format_t;
-
-/*
- * Compile text (copied into pool). Returns NULL with *err set (pool memory
- * or a static string) for an unknown variable ("unknown variable "$x""),
- * an invalid name ("$" not followed by a name), an unterminated "${" or a
- * bad escape value.
- */
-sws_http_format_t *sws_http_format_compile(sws_pool_t *pool, const sws_str_t *text,
-    int escape, const char **err);
-
-/*
- * The exact length of the output for r. It evaluates the variables and
- * keeps their values in f, so the following sws_http_format_render() for
- * the same r writes exactly this many bytes without evaluating them again
- * (render alone evaluates them itself). Single-threaded use only.
- */
-size_t  sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r);
-/* Write the output into buf (room for sws_http_format_len bytes); returns
- * the end of what was written. */
-u_char *sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf);
-
-/* 1 if the format has no variables (its output never changes). */
-int     sws_http_format_is_static(const sws_http_format_t *f);
+/* Forget the variables modules declared (a new configuration starts). */
+void sws_http_variables_reset(void);
 
 #endif

@@ -69,3 +69,27 @@ def pytest_runtest_makereport(item, call):
         for srv in list(h.RUNNING):
             rep.sections.append(("scalwsd %s (pid %s)" % (srv.tmp, srv.proc.pid),
                                  srv.diagnostics(3000)))
+
+
+@pytest.fixture
+def origin(tmp_path):
+    """Factory: origin(name=..., unix=..., keepalive=...) starts a test origin
+    (tests/integration/proxyorigin.py); all are stopped after the test."""
+    import shutil
+    import tempfile
+    from proxyorigin import Origin
+    started = []
+    sockdir = tempfile.mkdtemp(prefix="swsorig")    # short: sun_path is 108 bytes
+    os.chmod(sockdir, 0o755)
+
+    def start(name="origin", unix=None, **kw):
+        if unix is True:
+            unix = os.path.join(sockdir, "%s.sock" % name)
+        o = Origin(name, unix=unix, **kw)
+        started.append(o)
+        return o
+
+    yield start
+    for o in started:
+        o.stop()
+    shutil.rmtree(sockdir, ignore_errors=True)

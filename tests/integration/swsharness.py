@@ -168,6 +168,11 @@ def render(template, tmp, ports, **kw):
     }
     for k, v in kw.items():
         subst[k.upper()] = str(v)
+    # SWS_TEST_HTTP_EXTRA: directives added to every http block, to run the
+    # whole suite under another setting (e.g. "open_file_cache max=1000;").
+    extra = os.environ.get("SWS_TEST_HTTP_EXTRA", "")
+    if extra:
+        subst["HTTP"] = extra + "\n" + subst["HTTP"]
     for i, p in enumerate(ports):
         subst["PORT" if i == 0 else "PORT%d" % (i + 1)] = str(p)
     text = template

@@ -1,7 +1,9 @@
 /*
- * Shared memory zones: declaration (same name and tag -> same zone, another
- * tag -> refused), mapping with the init callback, the lock across processes
- * (and a holder that dies), and the hand-over to the next cycle on reload.
+ * Shared memory zones: declaration (same name, size and tag -> same zone,
+ * another tag or size -> refused), the init callback, the lock across
+ * processes (and a holder that dies), and a reload: the same memory with the
+ * old data, or new memory for a new size, and a thrown-away configuration
+ * that leaves the old zone alone. (tests/unit/test_upstream.c covers more.)
  */
 #include <check.h>
 #include <fcntl.h>
@@ -15,7 +17,7 @@
 #include "sws_conf_internal.h"
 #include "sws_cycle.h"
 #include "sws_log_internal.h"
-#include "sws_shm_internal.h"
+#include <scalws/sws_shm.h>
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
@@ -36,8 +38,6 @@ fake_init(fake_t *f, fake_t *old)
     ck_assert_ptr_nonnull(f->cycle.pool);
     f->cycle.log = &tlog;
     f->cycle.old_cycle = old ? &old->cycle : NULL;
-    ck_assert_int_eq(sws_array_init(&f->cycle.shm_zones, f->cycle.pool, 2, sizeof(void *)),
-                     SWS_OK);
     f->conf.cycle = &f->cycle;
     f->conf.pool = f->cycle.pool;
     f->conf.log = &tlog;
@@ -56,24 +56,26 @@ log_text(void)
 static int init_calls;
 static void *init_old;
 
-static void *
+static sws_int_t
 counting_init(sws_shm_zone_t *zone, void *old)
 {
     init_calls++;
     init_old = old;
     if (old) {
-        return old;
+        zone->data = old;
+        return SWS_OK;
     }
-    *(uint64_t *) sws_shm_zone_addr(zone) = 0x5157;
-    return sws_shm_zone_addr(zone);
+    *(uint64_t *) zone->addr = 0x5157;
+    zone->data = zone->addr;
+    return SWS_OK;
 }
 
-static void *
+static sws_int_t
 failing_init(sws_shm_zone_t *zone, void *old)
 {
     (void) zone;
     (void) old;
-    return NULL;
+    return SWS_ERROR;
 }
 
 /* ---------------------------------------------------------------- */
@@ -84,20 +86,22 @@ START_TEST(add_same_name_same_tag)
     sws_shm_zone_t *a, *b, *c;
 
     fake_init(&f, NULL);
-    a = sws_shm_zone_add(&f.conf, STR("one"), 100000, &tag_a);
-    b = sws_shm_zone_add(&f.conf, STR("one"), 300000, &tag_a);
-    c = sws_shm_zone_add(&f.conf, STR("two"), 1, &tag_a);
+    a = sws_shm_zone_add(&f.conf, STR("one"), 100000, NULL, &tag_a);
+    b = sws_shm_zone_add(&f.conf, STR("one"), 100000, NULL, &tag_a);
+    c = sws_shm_zone_add(&f.conf, STR("two"), 1, NULL, &tag_a);
     ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(c);
     ck_assert_ptr_eq(a, b);
     ck_assert_ptr_ne(a, c);
-    ck_assert_uint_eq(f.cycle.shm_zones.nelts, 2);
-    ck_assert_str_eq((char *) sws_shm_zone_name(a)->data, "one");
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_OK);
-    /* the larger size won; a tiny zone still has room */
-    ck_assert_uint_ge(sws_shm_zone_size(a), 300000);
-    ck_assert_uint_ge(sws_shm_zone_size(c), 8000);
-    /* zeroed */
-    ck_assert_uint_eq(((u_char *) sws_shm_zone_addr(a))[1000], 0);
+    ck_assert_int_eq((int) a->name.len, 3);
+    ck_assert_int_eq(memcmp(a->name.data, "one", 3), 0);
+    ck_assert_uint_ge(a->size, 100000);
+    ck_assert_uint_eq(((uintptr_t) a->addr) % 64, 0);
+    ck_assert_uint_eq(a->addr[99999], 0);         /* zeroed */
+    /* another size in the same configuration: refused */
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("one"), 300000, NULL, &tag_a));
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR(""), 8192, NULL, &tag_a));
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("zero"), 0, NULL, &tag_a));
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
@@ -107,9 +111,9 @@ START_TEST(add_same_name_other_tag_refused)
     fake_t f;
 
     fake_init(&f, NULL);
-    ck_assert_ptr_nonnull(sws_shm_zone_add(&f.conf, STR("z"), 8192, &tag_a));
-    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("z"), 8192, &tag_b));
-    ck_assert_ptr_nonnull(strstr(log_text(), "is already used by another module"));
+    ck_assert_ptr_nonnull(sws_shm_zone_add(&f.conf, STR("z"), 8192, NULL, &tag_a));
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("z"), 8192, NULL, &tag_b));
+    ck_assert_ptr_nonnull(strstr(log_text(), "by another module"));
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
@@ -118,33 +122,28 @@ START_TEST(init_callback_and_data)
 {
     fake_t          f;
     sws_shm_zone_t *z;
-    int             ctx;
 
     init_calls = 0;
     fake_init(&f, NULL);
-    z = sws_shm_zone_add(&f.conf, STR("init"), 8192, &tag_a);
-    sws_shm_zone_set_init(z, counting_init, &ctx);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_OK);
-    sws_shm_commit(&f.cycle);
+    z = sws_shm_zone_add(&f.conf, STR("init"), 8192, counting_init, &tag_a);
+    ck_assert_ptr_nonnull(z);
     ck_assert_int_eq(init_calls, 1);
     ck_assert_ptr_null(init_old);
-    ck_assert_ptr_eq(sws_shm_zone_ctx(z), &ctx);
-    ck_assert_ptr_eq(sws_shm_zone_data(z), sws_shm_zone_addr(z));
-    ck_assert_uint_eq(*(uint64_t *) sws_shm_zone_addr(z), 0x5157);
+    ck_assert_ptr_eq(z->data, z->addr);
+    ck_assert_uint_eq(*(uint64_t *) z->addr, 0x5157);
+    /* asked again: no second init */
+    ck_assert_ptr_eq(sws_shm_zone_add(&f.conf, STR("init"), 8192, counting_init, &tag_a), z);
+    ck_assert_int_eq(init_calls, 1);
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
 
 START_TEST(init_failure_refuses)
 {
-    fake_t          f;
-    sws_shm_zone_t *z;
+    fake_t f;
 
     fake_init(&f, NULL);
-    z = sws_shm_zone_add(&f.conf, STR("bad"), 8192, &tag_a);
-    sws_shm_zone_set_init(z, failing_init, NULL);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_ERROR);
-    ck_assert_ptr_nonnull(strstr(log_text(), "cannot initialise the shared memory zone \"bad\""));
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("bad"), 8192, failing_init, &tag_a));
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
@@ -153,16 +152,16 @@ END_TEST
  * increments from two processes add up. */
 START_TEST(shared_across_fork_with_lock)
 {
-    fake_t          f;
-    sws_shm_zone_t *z;
+    fake_t             f;
+    sws_shm_zone_t    *z;
     volatile uint64_t *counter;
-    pid_t           pid;
-    int             i, status;
+    pid_t              pid;
+    int                i, status;
 
     fake_init(&f, NULL);
-    z = sws_shm_zone_add(&f.conf, STR("count"), 8192, &tag_a);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_OK);
-    counter = sws_shm_zone_addr(z);
+    z = sws_shm_zone_add(&f.conf, STR("count"), 8192, NULL, &tag_a);
+    ck_assert_ptr_nonnull(z);
+    counter = (volatile uint64_t *) z->addr;
     *counter = 0;
 
     pid = fork();
@@ -196,8 +195,8 @@ START_TEST(lock_holder_dies)
     int             status;
 
     fake_init(&f, NULL);
-    z = sws_shm_zone_add(&f.conf, STR("dead"), 8192, &tag_a);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_OK);
+    z = sws_shm_zone_add(&f.conf, STR("dead"), 8192, NULL, &tag_a);
+    ck_assert_ptr_nonnull(z);
     pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -216,7 +215,8 @@ START_TEST(lock_holder_dies)
 END_TEST
 
 /* Reload: a zone of the same name, size and tag takes the old mapping and
- * its data; the old cycle's end does not unmap it. */
+ * its data; the old configuration's end does not unmap it; a new size gets
+ * new memory. */
 START_TEST(reload_takes_over)
 {
     fake_t          old, f;
@@ -225,54 +225,50 @@ START_TEST(reload_takes_over)
 
     init_calls = 0;
     fake_init(&old, NULL);
-    zo = sws_shm_zone_add(&old.conf, STR("keep"), 65536, &tag_a);
-    sws_shm_zone_set_init(zo, counting_init, NULL);
-    zs = sws_shm_zone_add(&old.conf, STR("resize"), 65536, &tag_a);
-    ck_assert_int_eq(sws_shm_map_zones(&old.cycle), SWS_OK);
-    sws_shm_commit(&old.cycle);
-    addr = sws_shm_zone_addr(zo);
+    zo = sws_shm_zone_add(&old.conf, STR("keep"), 65536, counting_init, &tag_a);
+    zs = sws_shm_zone_add(&old.conf, STR("resize"), 65536, NULL, &tag_a);
+    ck_assert_ptr_nonnull(zo);
+    ck_assert_ptr_nonnull(zs);
+    addr = zo->addr;
     memcpy(addr + 100, "survives", 9);
-    memcpy((u_char *) sws_shm_zone_addr(zs) + 100, "old", 4);
+    memcpy(zs->addr + 100, "old", 4);
 
     fake_init(&f, &old);
-    zn = sws_shm_zone_add(&f.conf, STR("keep"), 65536, &tag_a);
-    sws_shm_zone_set_init(zn, counting_init, NULL);
-    zs = sws_shm_zone_add(&f.conf, STR("resize"), 2 * 65536, &tag_a);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_OK);
-    sws_shm_commit(&f.cycle);
+    zn = sws_shm_zone_add(&f.conf, STR("keep"), 65536, counting_init, &tag_a);
+    zs = sws_shm_zone_add(&f.conf, STR("resize"), 2 * 65536, NULL, &tag_a);
+    ck_assert_ptr_nonnull(zn);
+    ck_assert_ptr_nonnull(zs);
 
     ck_assert_int_eq(init_calls, 2);
     ck_assert_ptr_eq(init_old, addr);            /* given the old data */
-    ck_assert_ptr_eq(sws_shm_zone_addr(zn), addr);
-    ck_assert_uint_eq(((u_char *) sws_shm_zone_addr(zs))[100], 0);   /* a new zone */
+    ck_assert_ptr_eq(zn->addr, addr);
+    ck_assert_uint_eq(zs->addr[100], 0);         /* a new zone */
 
-    sws_pool_destroy(old.cycle.pool);            /* the old cycle ends */
+    sws_pool_destroy(old.cycle.pool);            /* the old configuration ends */
     ck_assert_str_eq((char *) addr + 100, "survives");
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
 
-/* A new cycle that fails after mapping leaves the old zone alone. */
+/* A new configuration that fails leaves the old zone alone. */
 START_TEST(failed_reload_keeps_old_zone)
 {
     fake_t          old, f;
-    sws_shm_zone_t *zo, *zn, *zb;
+    sws_shm_zone_t *zo, *zn;
     u_char         *addr;
 
     fake_init(&old, NULL);
-    zo = sws_shm_zone_add(&old.conf, STR("keep"), 65536, &tag_a);
-    ck_assert_int_eq(sws_shm_map_zones(&old.cycle), SWS_OK);
-    sws_shm_commit(&old.cycle);
-    addr = sws_shm_zone_addr(zo);
+    zo = sws_shm_zone_add(&old.conf, STR("keep"), 65536, NULL, &tag_a);
+    ck_assert_ptr_nonnull(zo);
+    addr = zo->addr;
     memcpy(addr, "still here", 11);
 
     fake_init(&f, &old);
-    zn = sws_shm_zone_add(&f.conf, STR("keep"), 65536, &tag_a);
-    zb = sws_shm_zone_add(&f.conf, STR("broken"), 8192, &tag_a);
-    sws_shm_zone_set_init(zb, failing_init, NULL);
-    ck_assert_int_eq(sws_shm_map_zones(&f.cycle), SWS_ERROR);
-    ck_assert_ptr_eq(sws_shm_zone_addr(zn), addr);
-    sws_pool_destroy(f.cycle.pool);              /* thrown away, not committed */
+    zn = sws_shm_zone_add(&f.conf, STR("keep"), 65536, NULL, &tag_a);
+    ck_assert_ptr_nonnull(zn);
+    ck_assert_ptr_null(sws_shm_zone_add(&f.conf, STR("broken"), 8192, failing_init, &tag_a));
+    ck_assert_ptr_eq(zn->addr, addr);
+    sws_pool_destroy(f.cycle.pool);              /* thrown away */
     ck_assert_str_eq((char *) addr, "still here");
     sws_pool_destroy(old.cycle.pool);
 }

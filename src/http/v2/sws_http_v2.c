@@ -544,6 +544,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             break;                          /* nothing could be produced */
         }
     }
+    sws_http_v2_write_hooks(h2c);
 
     clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
     if (h2c->out) {

@@ -122,6 +122,8 @@ struct sws_http_v2_stream_s {
     unsigned                   deferred:1;    /* provider waits for data */
     unsigned                   out_last:1;    /* no more body will come */
     unsigned                   reading:1;     /* body being read into r->body */
+    unsigned                   streaming:1;   /* body pulled by read_body_data */
+    unsigned                   drained:1;     /* DATA sent: call the write hook */
     unsigned                   too_large:1;   /* header list over the limit */
     unsigned                   body_error:1;  /* body refused (413) */
     unsigned                   reset:1;       /* RST_STREAM submitted */
@@ -132,6 +134,8 @@ void      sws_http_v2_stream_callbacks(nghttp2_session_callbacks *cb);
 /* The request body (sws_http_proto_t read_body / discard_body). */
 sws_int_t sws_http_v2_read_body(sws_http_request_t *r);
 sws_int_t sws_http_v2_discard_body(sws_http_request_t *r);
+sws_int_t sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
+    size_t *n);
 /* The stream is gone (nghttp2 closed it, or the connection ends): log the
  * request if it was not, free its pool. */
 void      sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error);
@@ -147,5 +151,7 @@ sws_int_t sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t 
 size_t    sws_http_v2_queue_room(sws_http_v2_conn_t *h2c);
 /* Reset a stream with an error code (no-op when already closed/reset). */
 void      sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error);
+/* After a send round: call the write hooks of streams whose output moved. */
+void      sws_http_v2_write_hooks(sws_http_v2_conn_t *h2c);
 
 #endif

@@ -20,13 +20,14 @@ static ssize_t   sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id
     void *user_data);
 
 const sws_http_proto_t sws_http_v2_proto = {
-    "HTTP/2.0",
-    sws_http_v2_send_header,
-    sws_http_v2_send_body,
-    sws_http_v2_finish,
-    sws_http_v2_read_body,
-    sws_http_v2_discard_body,
-    sws_http_v2_bytes_sent,
+    .name = "HTTP/2.0",
+    .send_header = sws_http_v2_send_header,
+    .send_body = sws_http_v2_send_body,
+    .finish = sws_http_v2_finish,
+    .read_body = sws_http_v2_read_body,
+    .read_body_data = sws_http_v2_read_body_data,
+    .discard_body = sws_http_v2_discard_body,
+    .bytes_sent = sws_http_v2_bytes_sent,
 };
 
 void
@@ -354,6 +355,9 @@ sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
         st->sent += frame->data.padlen ? frame->hd.length - frame->data.padlen
                                        : frame->hd.length;
     }
+    if (frame->hd.type == NGHTTP2_DATA && !st->r->done && st->r->write_event_handler) {
+        st->drained = 1;        /* room was made: the producer may go on */
+    }
     if (frame->hd.type == NGHTTP2_DATA && st->wev.timer_set) {
         /* Progress: the send timeout starts again, or stops. */
         if (st->r->out) {
@@ -410,6 +414,30 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
         nghttp2_session_resume_data(st->h2c->session, st->id);
     }
     sws_http_v2_post_send(st->h2c);
+}
+
+/* Outside nghttp2's callbacks, once the frames are out: a streaming
+ * producer (the upstream framework) refills as its output drains, as the
+ * HTTP/1 writer lets it. */
+void
+sws_http_v2_write_hooks(sws_http_v2_conn_t *h2c)
+{
+    sws_queue_t          *q, *next;
+    sws_http_v2_stream_t *st;
+    sws_http_request_t   *r;
+
+    for (q = sws_queue_head(&h2c->streams); q != sws_queue_sentinel(&h2c->streams); q = next) {
+        next = sws_queue_next(q);
+        st = sws_queue_data(q, sws_http_v2_stream_t, queue);
+        if (!st->drained) {
+            continue;
+        }
+        st->drained = 0;
+        r = st->r;
+        if (r && !r->done && !st->reset && r->write_event_handler) {
+            r->write_event_handler(r);
+        }
+    }
 }
 
 static off_t

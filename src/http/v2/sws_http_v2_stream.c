@@ -479,6 +479,12 @@ sws_http_v2_body_end(sws_http_v2_stream_t *st)
     if (rb == NULL || rb->finished) {
         return;
     }
+    if (st->streaming) {
+        /* The consumer learns of the end when it has pulled the rest. */
+        sws_del_timer(&st->rev);
+        rb->done(r);
+        return;
+    }
     rb->finished = 1;
     if (st->reading) {
         st->reading = 0;
@@ -552,8 +558,21 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
         return 0;
     }
 
-    /* Before the handler asks for the body: kept, and the window not
-     * given back, so the stream's window bounds what waits here. */
+    if (st->streaming && sws_http_v2_body_too_large(st)) {
+        st->streaming = 0;
+        r->body->discard = 1;
+        sws_del_timer(&st->rev);
+        sws_http_v2_consume(st, st->unconsumed + len);
+        st->unconsumed = 0;
+        st->preread = NULL;
+        st->preread_last = &st->preread;
+        r->body->done(r);      /* its next pull gets the 413 */
+        return 0;
+    }
+
+    /* Before the handler asks for the body, or streaming until the
+     * consumer pulls it: kept, and the window not given back, so the
+     * stream's window bounds what waits here (back-pressure). */
     b = sws_create_temp_buf(st->pool, len);
     cl = sws_alloc_chain_link(st->pool);
     if (b == NULL || cl == NULL) {
@@ -565,6 +584,11 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     *st->preread_last = cl;
     st->preread_last = &cl->next;
     st->unconsumed += len;
+    if (st->streaming) {
+        r->body->received = st->received;
+        sws_del_timer(&st->rev);
+        r->body->done(r);
+    }
     return 0;
 }
 
@@ -585,6 +609,13 @@ sws_http_v2_read_body(sws_http_request_t *r)
                                NULL);
         sws_http_v2_post_send(st->h2c);
     }
+    if (rb->stream) {
+        /* The consumer pulls with read_body_data; the preread stays where
+         * it is, its window given back as it is taken. */
+        st->streaming = 1;
+        rb->received = st->received;
+        return SWS_OK;
+    }
     if (st->preread) {
         *rb->last = st->preread;
         rb->last = st->preread_last;
@@ -603,6 +634,54 @@ sws_http_v2_read_body(sws_http_request_t *r)
     st->reading = 1;
     sws_add_timer(&st->rev, sws_http_core_loc(r)->client_body_timeout);
     return SWS_OK;
+}
+
+sws_int_t
+sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n)
+{
+    sws_http_v2_stream_t    *st = r->stream;
+    sws_http_request_body_t *rb = r->body;
+    sws_buf_t               *b;
+    size_t                   k, got = 0;
+
+    *n = 0;
+    if (st->body_error) {
+        return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
+    }
+    if (rb->timedout) {
+        return SWS_HTTP_REQUEST_TIME_OUT;
+    }
+    while (st->preread && got < size) {
+        b = st->preread->buf;
+        k = sws_min((size_t) (b->last - b->pos), size - got);
+        memcpy(buf + got, b->pos, k);
+        b->pos += k;
+        got += k;
+        if (b->pos == b->last) {
+            st->preread = st->preread->next;
+        }
+    }
+    if (st->preread == NULL) {
+        st->preread_last = &st->preread;
+    }
+    if (got) {
+        /* Taken: the client may send as much again. */
+        st->unconsumed -= got;
+        sws_http_v2_consume(st, got);
+    }
+    *n = got;
+    if (st->preread == NULL && st->in_closed) {
+        rb->finished = 1;
+        st->streaming = 0;
+        sws_del_timer(&st->rev);
+        return SWS_DONE;
+    }
+    if (got) {
+        sws_del_timer(&st->rev);
+        return SWS_OK;
+    }
+    sws_add_timer(&st->rev, sws_http_core_loc(r)->client_body_timeout);
+    return SWS_AGAIN;
 }
 
 sws_int_t
@@ -735,6 +814,12 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
     sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request body "
                   "on stream %d", (int) st->id);
     st->reading = 0;
+    if (st->streaming && r->body) {
+        r->body->timedout = 1;       /* the consumer's next pull says 408 */
+        r->body->done(r);
+        sws_http_v2_post_send(st->h2c);
+        return;
+    }
     sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
     sws_http_v2_post_send(st->h2c);
 }

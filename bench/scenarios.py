@@ -1,0 +1,103 @@
+"""The scenario table.
+
+A scenario is: the path wrk asks for, what a correct answer looks like, a
+configuration fragment per server (a file bench/configs/SERVER/NAME.frag, or
+"" for none: the base configuration already serves the document root), the
+load tool that drives it, and optionally a backend the harness starts first.
+
+A server missing from `fragments` does not run the scenario; `not_applicable`
+says why (printed in the report as "n/a").
+
+Scenarios planned for later slot in as rows; what each one will need:
+
+  proxy                 backend "upstream" (a tiny keep-alive HTTP server on a
+                        free port, the @UPSTREAM@ placeholder in the fragments)
+  cache-hit             backend "upstream" answering with Cache-Control:
+                        max-age=3600; fragments turn each server's cache on
+  tls-h2-static-small   load tool "h2load" (nghttp2-client), scheme "https",
+                        a self-signed certificate made in the temp dir
+                        (@CERT@/@KEY@ placeholders)
+  php                   backend "php-fpm" (a pool on a unix socket in the tmp dir)
+  node, python          backends "node" / "uvicorn" (one process, one port)
+
+The backends and load tools are looked up by name in run.py (BACKENDS,
+LOAD_TOOLS); adding one is a function there plus the rows here.
+"""
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional, Tuple
+
+# The document root every scenario shares (made by the harness in its temp dir).
+HELLO = b"Hello, world!"
+ONE_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    path: str
+    description: str
+    expect_status: int
+    expect_length: int                      # body length of a correct answer
+    fragments: Dict[str, str]               # server -> fragment name ("" = none)
+    not_applicable: Dict[str, str] = field(default_factory=dict)  # server -> why
+    load_tool: str = "wrk"
+    scheme: str = "http"
+    backend: Optional[str] = None
+    # request counts of the two callgrind runs: (N2 - N1) requests are what
+    # the instructions-per-request figure is taken over
+    callgrind_counts: Tuple[int, int] = (2000, 6000)
+
+
+ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
+
+
+def _everyone(fragment: str) -> Dict[str, str]:
+    return {s: fragment for s in ALL_SERVERS}
+
+
+SCENARIOS = [
+    Scenario(
+        name="static-small",
+        path="/hello.txt",
+        description="small static file: GET /hello.txt (13 bytes), HTTP/1.1 keep-alive",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_everyone(""),
+    ),
+    Scenario(
+        name="static-1m",
+        path="/1m.bin",
+        description="1 MiB static file: GET /1m.bin (1 MiB of random bytes)",
+        expect_status=200,
+        expect_length=ONE_MIB,
+        fragments=_everyone(""),
+        callgrind_counts=(300, 900),
+    ),
+    Scenario(
+        name="respond",
+        path="/respond",
+        description='fixed response: GET /respond, "Hello, world!" (13 bytes) from '
+                    "the configuration, no file",
+        expect_status=200,
+        expect_length=len(HELLO),
+        # h2o: an mruby handler (Debian's h2o is built with mruby);
+        # lighttpd: mod_magnet with a 3-line Lua script (lighttpd-modules-lua).
+        # Neither has a native fixed-response directive like nginx's return:
+        # both run a small script per request.
+        fragments=_everyone("respond"),
+    ),
+]
+
+BY_NAME = {s.name: s for s in SCENARIOS}
+
+
+def select(names):
+    """Scenarios by name, in table order; unknown names raise ValueError."""
+    if not names:
+        return list(SCENARIOS)
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        raise ValueError("unknown scenario(s): %s (known: %s)"
+                         % (", ".join(unknown), ", ".join(BY_NAME)))
+    return [s for s in SCENARIOS if s.name in names]

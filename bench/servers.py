@@ -1,0 +1,213 @@
+"""The servers under test: where their binaries are, how their configuration
+is made from bench/configs/SERVER/, how they are started in the foreground,
+and how they report their version.
+
+Every server runs one event loop in one worker process (nginx and scalwsd: a
+master and one worker; h2o: one process with num-threads 1; lighttpd: one
+process). For callgrind they run as a single process (`single=True`):
+master_process off for nginx and scalwsd, unchanged for h2o and lighttpd.
+"""
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+CONFIG_DIR = os.path.join(BENCH_DIR, "configs")
+
+
+def _run(argv, timeout=10):
+    """stdout + stderr of a short command, "" when it cannot run."""
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, check=False)
+        return p.stdout.decode("utf-8", "replace")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+class ServerDef:
+    name = ""
+    template = "base.conf.in"
+    conf_name = "server.conf"
+    packages = ()               # Debian packages providing it
+    stop_signal = 15            # SIGTERM: every server here exits promptly on it
+
+    def binary(self):
+        raise NotImplementedError
+
+    def available(self):
+        b = self.binary()
+        return b is not None and os.access(b, os.X_OK)
+
+    def version(self):
+        raise NotImplementedError
+
+    def argv(self, conf_path, tmp):
+        raise NotImplementedError
+
+    def extra_placeholders(self, ctx, single):
+        return {}
+
+    def missing_packages(self, scenarios):
+        """Packages to install for this server to run these scenarios."""
+        return [] if self.available() else list(self.packages)
+
+    # ---- configuration -------------------------------------------------
+
+    def render(self, ctx, scenario, single, tmp):
+        """Write this server's configuration for `scenario` into `tmp`;
+        returns its path. ctx: port, docroot, modules_dir (see run.py)."""
+        sdir = os.path.join(CONFIG_DIR, self.name)
+        values = {
+            "PORT": str(ctx["port"]),
+            "DOCROOT": ctx["docroot"],
+            "TMP": tmp,
+            "CONFDIR": sdir,
+            "MODULES_DIR": ctx.get("modules_dir", ""),
+            "MASTER": "off" if single else "on",
+        }
+        values.update(ctx.get("placeholders", {}))
+        values.update(self.extra_placeholders(ctx, single))
+
+        fragment = ""
+        name = scenario.fragments.get(self.name)
+        if name:
+            with open(os.path.join(sdir, name + ".frag")) as f:
+                fragment = f.read()
+        with open(os.path.join(sdir, self.template)) as f:
+            text = f.read()
+        text = text.replace("@FRAGMENTS@", fragment.rstrip("\n"))
+        text = substitute(text, values)
+        path = os.path.join(tmp, self.conf_name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+def substitute(text, values):
+    """Replace @NAME@ placeholders; an unknown one is an error (a typo in a
+    template must not reach a server as a literal)."""
+    def one(m):
+        key = m.group(1)
+        if key not in values:
+            raise KeyError("unknown placeholder @%s@" % key)
+        return values[key]
+    return re.sub(r"@([A-Z][A-Z0-9_]*)@", one, text)
+
+
+def _nginx_user_line():
+    return {"USER_LINE": "user root;" if os.geteuid() == 0 else ""}
+
+
+class Scalwsd(ServerDef):
+    name = "scalwsd"
+    conf_name = "scalws.conf"
+
+    def __init__(self, binary=None, modules_dir=None):
+        self._binary = binary
+        self.modules_dir = modules_dir
+
+    def binary(self):
+        return self._binary
+
+    def missing_packages(self, scenarios):
+        return []           # built by make, not installed
+
+    def version(self):
+        out = _run([self.binary(), "-v"]).strip()
+        with open(self.binary(), "rb") as f:
+            out += ", sha256 %s" % hashlib.sha256(f.read()).hexdigest()[:12]
+        src = os.path.dirname(BENCH_DIR)
+        rev = _run(["git", "-C", src, "rev-parse", "--short", "HEAD"]).strip()
+        if rev and re.fullmatch(r"[0-9a-f]+", rev):
+            dirty = _run(["git", "-C", src, "status", "--porcelain", "--untracked-files=no"])
+            out += " (git %s%s)" % (rev, ", with uncommitted changes" if dirty.strip() else "")
+        return out
+
+    def argv(self, conf_path, tmp):
+        return [self.binary(), "-p", tmp + "/", "-c", conf_path]
+
+    def extra_placeholders(self, ctx, single):
+        return _nginx_user_line()
+
+
+class Nginx(ServerDef):
+    name = "nginx"
+    conf_name = "nginx.conf"
+    packages = ("nginx-light",)     # any Debian nginx flavour will do
+
+    def binary(self):
+        return shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
+
+    def version(self):
+        out = _run([self.binary(), "-v"]).strip()
+        pkg = _run(["dpkg-query", "-W", "-f", "${db:Status-Abbrev} ${Package} ${Version}\n",
+                    "nginx-light", "nginx", "nginx-core", "nginx-full", "nginx-extras"])
+        pkgs = [" ".join(l.split()[1:]) for l in pkg.splitlines() if l.startswith("ii")]
+        return out + (" (Debian: %s)" % ", ".join(pkgs) if pkgs else "")
+
+    def argv(self, conf_path, tmp):
+        return [self.binary(), "-p", tmp + "/", "-c", conf_path, "-e", tmp + "/error.log"]
+
+    def extra_placeholders(self, ctx, single):
+        return _nginx_user_line()
+
+
+class H2o(ServerDef):
+    name = "h2o"
+    template = "base.yaml.in"
+    conf_name = "h2o.conf"
+    packages = ("h2o",)
+
+    def binary(self):
+        return shutil.which("h2o") or ("/usr/sbin/h2o" if os.path.exists("/usr/sbin/h2o") else None)
+
+    def version(self):
+        out = _run([self.binary(), "--version"])
+        lines = [l.strip() for l in out.splitlines() if l.strip()]
+        return ", ".join(lines[:3])
+
+    def argv(self, conf_path, tmp):
+        return [self.binary(), "-c", conf_path]
+
+    def extra_placeholders(self, ctx, single):
+        # Every server runs as the harness's user, as lighttpd does: as root,
+        # h2o would switch to nobody (who could not write callgrind's
+        # output), and nginx and scalwsd too (which changes their RSS).
+        return {"USER_LINE": "user: root" if os.geteuid() == 0 else ""}
+
+
+class Lighttpd(ServerDef):
+    name = "lighttpd"
+    conf_name = "lighttpd.conf"
+    packages = ("lighttpd",)
+    MAGNET = "/usr/lib/lighttpd/mod_magnet.so"
+
+    def binary(self):
+        return shutil.which("lighttpd") or ("/usr/sbin/lighttpd" if os.path.exists("/usr/sbin/lighttpd") else None)
+
+    def missing_packages(self, scenarios):
+        pkgs = super().missing_packages(scenarios)
+        # mod_magnet (fixed responses) is packaged apart, in lighttpd-modules-lua
+        wants_magnet = any(s.fragments.get(self.name) == "respond" for s in scenarios)
+        if wants_magnet and not os.path.exists(self.MAGNET):
+            pkgs.append("lighttpd-modules-lua")
+        return pkgs
+
+    def version(self):
+        return _run([self.binary(), "-v"]).strip().splitlines()[0] if self.available() else ""
+
+    def argv(self, conf_path, tmp):
+        return [self.binary(), "-D", "-f", conf_path]
+
+
+def make_servers(scalwsd_binary, modules_dir):
+    return {
+        "scalwsd": Scalwsd(scalwsd_binary, modules_dir),
+        "nginx": Nginx(),
+        "h2o": H2o(),
+        "lighttpd": Lighttpd(),
+    }

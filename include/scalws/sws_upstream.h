@@ -1,0 +1,209 @@
+/*
+ * The upstream framework: what proxy, fastcgi, node and python share. A
+ * protocol module supplies how to write a request and how to read a
+ * response (sws_http_upstream_proto_t); the framework owns the rest:
+ * choosing a server of an upstream { } group, connecting, keep-alive
+ * pools, timeouts, retries on the next server, passive and active health,
+ * streaming both ways with back-pressure, the 502/504 answers, metrics.
+ *
+ * A content handler does:
+ *
+ *     u = sws_http_upstream_create(r, &my_proto, my_ctx, lcf->upstream);
+ *     return sws_http_upstream_start(r);
+ *
+ * and the framework finishes the request itself.
+ */
+#ifndef SWS_UPSTREAM_H
+#define SWS_UPSTREAM_H
+
+#include <scalws/sws_types.h>
+#include <scalws/sws_buf.h>
+#include <scalws/sws_conf.h>
+#include <scalws/sws_http.h>
+
+typedef struct sws_http_upstream_s       sws_http_upstream_t;
+typedef struct sws_http_upstream_conf_s  sws_http_upstream_conf_t;
+
+/* What process_header and input_filter return for a response that is not
+ * valid: a 502 (or the next server with "next_upstream invalid_header"). */
+#define SWS_UPSTREAM_INVALID  -100
+
+/*
+ * Response body bytes, decoded in place. The filter reads the raw bytes
+ * [pos, last) the upstream sent, writes the body bytes they carry at out
+ * (out <= pos always: decoding only removes framing, so a memmove is
+ * enough) and advances pos and out. Returns:
+ *   SWS_OK      all input consumed (pos == last), more is expected;
+ *   SWS_DONE    the body is complete; pos is after its end (bytes left
+ *               after it mean the connection cannot be reused);
+ *   SWS_UPSTREAM_INVALID / SWS_ERROR  malformed, or cut (eof too early).
+ * With eof set the upstream closed the connection (pos == last): SWS_DONE
+ * if that ends the body (a response delimited by the close), else an error.
+ */
+typedef struct {
+    u_char     *pos;
+    u_char     *last;
+    u_char     *out;
+    unsigned    eof:1;
+} sws_http_upstream_input_t;
+
+typedef struct {
+    const char  *name;           /* "proxy": for log messages */
+
+    /* The request to send, in pool memory, into *out. Called once (a retry
+     * resends the same bytes); the body, when buffered, is in
+     * sws_http_request_body(r) and belongs in the chain too (see
+     * sws_http_upstream_body_mode). */
+    sws_int_t  (*create_request)(sws_http_request_t *r, void *ctx, sws_chain_t **out);
+
+    /* Another attempt starts (the next server): reset the response parser. */
+    void       (*reinit)(sws_http_request_t *r, void *ctx);
+
+    /* Parse the response head from [b->pos, b->last), consuming complete
+     * units (lines) and advancing b->pos; nothing kept may point into b
+     * (copy what is needed into the pool). Set the response on r through
+     * sws_http_set_status and sws_http_upstream_header. Returns SWS_AGAIN
+     * (need more), SWS_OK (head complete: an interim 1xx is skipped by the
+     * protocol itself), SWS_UPSTREAM_INVALID or SWS_ERROR. */
+    sws_int_t  (*process_header)(sws_http_request_t *r, void *ctx, sws_buf_t *b);
+
+    /* The response body (see sws_http_upstream_input_t). Called once right
+     * after the head, possibly with no bytes (pos == last): a response
+     * without a body answers SWS_DONE there. */
+    sws_int_t  (*input_filter)(sws_http_request_t *r, void *ctx,
+                               sws_http_upstream_input_t *in);
+
+    /* Streaming request bodies (sws_http_upstream_body_mode() says
+     * SWS_UPSTREAM_BODY_STREAM): the framework puts body bytes at
+     * [b->pos, b->last) with at least frame_head bytes free before pos and
+     * frame_tail after last; frame_body moves pos back and last forward
+     * over its framing. last: the body ends (the data may be empty).
+     * NULL: the bytes go as they are. */
+    size_t       frame_head;
+    size_t       frame_tail;
+    void       (*frame_body)(sws_http_request_t *r, void *ctx, sws_buf_t *b, int last);
+
+    /* The request is over (rc: the status sent or SWS_OK/SWS_ERROR). May be NULL. */
+    void       (*finalize)(sws_http_request_t *r, void *ctx, sws_int_t rc);
+} sws_http_upstream_proto_t;
+
+/* ---- the request ------------------------------------------------------ */
+
+/* Attach an upstream to r (before sws_http_upstream_start). conf is the
+ * location's (from sws_http_upstream_conf_create + a target). */
+sws_http_upstream_t *sws_http_upstream_create(sws_http_request_t *r,
+    const sws_http_upstream_proto_t *proto, void *ctx, sws_http_upstream_conf_t *conf);
+/* Read the body as configured, connect, send, stream the response back.
+ * Returns what the content handler returns (SWS_DONE). */
+sws_int_t sws_http_upstream_start(sws_http_request_t *r);
+sws_http_upstream_t *sws_http_upstream_get(sws_http_request_t *r);
+
+/* How the request body goes (decided at start, from the configuration
+ * and the request; create_request asks): */
+#define SWS_UPSTREAM_BODY_NONE      0   /* no body, or not passed */
+#define SWS_UPSTREAM_BODY_BUFFERED  1   /* whole, in sws_http_request_body() */
+#define SWS_UPSTREAM_BODY_STREAM    2   /* after the head, through frame_body */
+sws_uint_t sws_http_upstream_body_mode(sws_http_upstream_t *u);
+/* Before start: force buffering (e.g. the backend cannot take a body of
+ * unknown length) or pass no body at all. */
+void       sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on);
+void       sws_http_upstream_set_pass_body(sws_http_upstream_t *u, int on);
+/* The length of the body as it will be sent: -1 if unknown (streamed
+ * chunked), 0 if none. */
+off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);
+
+/* Whether the upstream keeps connections (keepalive > 0): if not, the
+ * protocol should ask the server to close ("Connection: close"). */
+int        sws_http_upstream_can_keepalive(sws_http_upstream_t *u);
+/* From process_header: the connection may be reused after this response. */
+void       sws_http_upstream_set_keepalive(sws_http_upstream_t *u, int on);
+/* From process_header: a 101 answered an upgrade: tunnel the bytes. */
+void       sws_http_upstream_set_upgrade(sws_http_upstream_t *u);
+/* Whether the client asked for an upgrade the location allows. */
+int        sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u);
+
+/*
+ * From process_header: a response header (name as received, lcname its
+ * lower-case form, same length; value). Applies the hide/pass rules and
+ * sets Content-Type, Last-Modified, ETag and Location on r; the others are
+ * added as they are. Framing headers (Content-Length, Transfer-Encoding,
+ * Connection, Keep-Alive ...) are the protocol's: don't pass them here.
+ * Strings must live as long as the request. SWS_OK or SWS_ERROR.
+ */
+sws_int_t  sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name,
+    const u_char *lcname, const sws_str_t *value);
+
+/* The upstream's name as configured ("backend", "127.0.0.1:8080",
+ * "unix:/tmp/app.sock"), and whether it names a unix socket. */
+const sws_str_t *sws_http_upstream_name(sws_http_upstream_conf_t *conf);
+int              sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf);
+/* The server of the current attempt ("127.0.0.1:8080"), empty before. */
+const sws_str_t *sws_http_upstream_peer_name(sws_http_upstream_t *u);
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* The framework's part of a location's configuration. A module keeps a
+ * pointer to it as the FIRST member of its location conf, so that the
+ * generic directive setter below finds it. */
+sws_http_upstream_conf_t *sws_http_upstream_conf_create(sws_conf_t *cf);
+char *sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf);
+
+/* The target: "NAME" of an upstream { } block (which may come later in the
+ * configuration), "host[:port]" (resolved at start-up), "[v6][:port]",
+ * "unix:/path". default_port for names without a port. NULL (SWS_CONF_OK)
+ * or an error message. */
+char *sws_http_upstream_conf_set_target(sws_conf_t *cf, sws_http_upstream_conf_t *conf,
+    const sws_str_t *addr, sws_uint_t default_port);
+int   sws_http_upstream_conf_has_target(sws_http_upstream_conf_t *conf);
+
+/*
+ * One setter for the framework's directives, named as the module likes
+ * ("proxy_read_timeout", "fastcgi_read_timeout" ...): cmd->offset says
+ * which one, cmd->conf is SWS_HTTP_LOC_CONF_OFFSET and the location conf
+ * starts with the sws_http_upstream_conf_t pointer.
+ */
+char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+#define SWS_UPSTREAM_CONF_CONNECT_TIMEOUT       1   /* T */
+#define SWS_UPSTREAM_CONF_SEND_TIMEOUT          2   /* T */
+#define SWS_UPSTREAM_CONF_READ_TIMEOUT          3   /* T */
+#define SWS_UPSTREAM_CONF_NEXT_UPSTREAM         4   /* error timeout invalid_header http_500 ... | off */
+#define SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES   5   /* N (0: all servers) */
+#define SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT 6   /* T (0: none) */
+#define SWS_UPSTREAM_CONF_BUFFERING             7   /* on|off */
+#define SWS_UPSTREAM_CONF_BUFFERS               8   /* N SIZE */
+#define SWS_UPSTREAM_CONF_BUFFER_SIZE           9   /* SIZE: the response head */
+#define SWS_UPSTREAM_CONF_REQUEST_BUFFERING     10  /* on|off */
+#define SWS_UPSTREAM_CONF_PASS_REQUEST_BODY     11  /* on|off */
+#define SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT   12  /* on|off */
+#define SWS_UPSTREAM_CONF_HIDE_HEADER           13  /* NAME */
+#define SWS_UPSTREAM_CONF_PASS_HEADER           14  /* NAME */
+#define SWS_UPSTREAM_CONF_INTERCEPT_ERRORS      15  /* on|off */
+#define SWS_UPSTREAM_CONF_UPGRADE               16  /* on|off: tunnel Upgrade requests */
+
+/* ---- metrics (shared by all workers; for the admin module) ------------- */
+
+typedef struct {
+    sws_str_t   upstream;          /* the group's name */
+    sws_str_t   server;            /* as written in "server" */
+    sws_str_t   addr;              /* the address it resolved to */
+    sws_uint_t  weight;
+    unsigned    backup:1;
+    const char *state;             /* "up", "down", "unavail" (passive),
+                                      "unhealthy" (active checks) */
+    uint64_t    requests;          /* attempts sent to it */
+    uint64_t    responses;         /* response heads received */
+    uint64_t    failures;          /* errors, timeouts, invalid responses */
+    uint64_t    active;            /* connections in use now (all workers) */
+    uint64_t    response_time_ms;  /* total over responses: / responses */
+    uint64_t    status[5];         /* responses 1xx .. 5xx */
+    uint64_t    health_checks;     /* active probes */
+    uint64_t    health_fails;      /* failed probes */
+} sws_http_upstream_stats_t;
+
+/* The servers of every upstream of the running configuration. */
+sws_uint_t sws_http_upstream_stats_count(void);
+sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st);
+
+#endif

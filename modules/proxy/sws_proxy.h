@@ -1,0 +1,97 @@
+/*
+ * The proxy module: HTTP/1.x to upstream servers over the upstream
+ * framework. sws_proxy_module.c: directives, configuration, the content
+ * handler, variables. sws_proxy_request.c: the request line and headers.
+ * sws_proxy_response.c: the response head, body framing both ways.
+ */
+#ifndef SWS_PROXY_H
+#define SWS_PROXY_H
+
+#include <scalws/scalws.h>
+
+/* A proxy_set_header entry, compiled. */
+typedef struct {
+    sws_str_t            name;        /* as written */
+    sws_http_format_t   *value;
+} sws_proxy_header_t;
+
+/* The request headers a location adds (proxy_set_header), merged. */
+typedef struct {
+    sws_str_t            static_text;   /* "Name: value\r\n" of constant values */
+    sws_proxy_header_t  *dynamic;       /* values with variables */
+    sws_uint_t           ndynamic;
+    sws_hash_t          *names;         /* every name set (lower case) */
+    unsigned             host:1;        /* set by the user: ours is not sent */
+    unsigned             connection:1;
+    unsigned             upgrade:1;
+    unsigned             xff:1;
+    unsigned             xfp:1;
+    unsigned             xrid:1;
+} sws_proxy_headers_t;
+
+typedef struct {
+    sws_str_t            from;
+    sws_str_t            to;
+    unsigned             is_default:1;
+} sws_proxy_redirect_t;
+
+typedef struct {
+    sws_http_upstream_conf_t  *upstream;     /* first: the framework's setter finds it */
+
+    /* proxy_pass (this location only) */
+    sws_str_t                  url;          /* "http://authority" without the URI part */
+    sws_str_t                  host;         /* $proxy_host: what Host says */
+    sws_str_t                  port;         /* $proxy_port */
+    sws_str_t                  uri;          /* the URI part (data NULL: none) */
+    sws_str_t                  location;     /* the location's pattern */
+    sws_uint_t                 location_kind;
+
+    sws_uint_t                 http_version; /* SWS_HTTP_VERSION_10 / 11 */
+    sws_array_t               *set_list;     /* while parsing: (name, value) pairs */
+    sws_proxy_headers_t       *headers;
+    sws_int_t                  pass_request_headers;
+    sws_array_t               *redirects;    /* sws_proxy_redirect_t; empty: off */
+} sws_proxy_loc_conf_t;
+
+/* How the response body is delimited. */
+#define SWS_PROXY_BODY_NONE     0
+#define SWS_PROXY_BODY_LENGTH   1
+#define SWS_PROXY_BODY_CHUNKED  2
+#define SWS_PROXY_BODY_CLOSE    3
+
+typedef struct {
+    sws_http_upstream_t       *u;
+    sws_proxy_loc_conf_t      *plcf;
+    /* the request */
+    unsigned                   upgrade:1;       /* the client asked, we pass it */
+    unsigned                   chunked_body:1;  /* streamed body of unknown length */
+    /* the response head */
+    sws_uint_t                 state;           /* 0: status line, 1: headers */
+    sws_uint_t                 status;
+    sws_uint_t                 version;
+    off_t                      length;          /* Content-Length, -1 none */
+    sws_array_t               *conn_tokens;     /* headers named in Connection */
+    sws_str_t                  upgrade_value;
+    unsigned                   te_chunked:1;
+    unsigned                   conn_close:1;
+    unsigned                   conn_keepalive:1;
+    /* the response body */
+    sws_uint_t                 body;
+    off_t                      rest;
+    sws_http_chunked_t         chunked;
+} sws_proxy_ctx_t;
+
+extern sws_module_t sws_module;
+extern const sws_http_upstream_proto_t sws_proxy_proto;
+
+sws_int_t sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out);
+void      sws_proxy_reinit(sws_http_request_t *r, void *data);
+sws_int_t sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b);
+sws_int_t sws_proxy_input_filter(sws_http_request_t *r, void *data,
+    sws_http_upstream_input_t *in);
+void      sws_proxy_frame_body(sws_http_request_t *r, void *data, sws_buf_t *b, int last);
+/* The client's X-Forwarded-For values with the client address appended
+ * (pool memory). */
+sws_int_t sws_proxy_xff(sws_http_request_t *r, sws_str_t *out);
+
+#endif

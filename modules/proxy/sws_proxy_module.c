@@ -1,0 +1,480 @@
+/*
+ * The proxy module: configuration, the content handler and its variables.
+ *
+ *   proxy_pass http://NAME|host[:port]|unix:/path[:][/uri];
+ *   proxy_http_version 1.0|1.1;            1.1: keep-alive with the server
+ *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
+ *   proxy_pass_request_headers on|off;
+ *   proxy_redirect default|off|FROM TO;
+ *
+ * and, through the upstream framework: proxy_connect_timeout,
+ * proxy_send_timeout, proxy_read_timeout, proxy_next_upstream,
+ * proxy_next_upstream_tries, proxy_next_upstream_timeout, proxy_buffering,
+ * proxy_buffers, proxy_buffer_size, proxy_request_buffering,
+ * proxy_pass_request_body, proxy_ignore_client_abort, proxy_hide_header,
+ * proxy_pass_header, proxy_intercept_errors, proxy_upgrade.
+ */
+#include "sws_proxy.h"
+
+static void *sws_proxy_create_main_conf(sws_conf_t *cf);
+static void *sws_proxy_create_loc_conf(sws_conf_t *cf);
+static char *sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+static char *sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_proxy_http_version(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_proxy_set_header(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+#define LOC       SWS_HTTP_LOC_CONF
+#define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
+#define UPS(name, args, id) \
+    { name, ALL | (args), sws_http_upstream_conf_directive, SWS_HTTP_LOC_CONF_OFFSET, id, NULL }
+
+static const sws_command_t sws_proxy_commands[] = {
+    { "proxy_pass", LOC | SWS_CONF_TAKE1, sws_proxy_pass, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_http_version", ALL | SWS_CONF_TAKE1, sws_proxy_http_version,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_set_header", ALL | SWS_CONF_TAKE2, sws_proxy_set_header,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
+    { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    UPS("proxy_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
+    UPS("proxy_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),
+    UPS("proxy_read_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_READ_TIMEOUT),
+    UPS("proxy_next_upstream", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_NEXT_UPSTREAM),
+    UPS("proxy_next_upstream_tries", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES),
+    UPS("proxy_next_upstream_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT),
+    UPS("proxy_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_BUFFERING),
+    UPS("proxy_buffers", SWS_CONF_TAKE2, SWS_UPSTREAM_CONF_BUFFERS),
+    UPS("proxy_buffer_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUFFER_SIZE),
+    UPS("proxy_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
+    UPS("proxy_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
+    UPS("proxy_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
+    UPS("proxy_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
+    UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
+    UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
+    UPS("proxy_upgrade", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_UPGRADE),
+    sws_null_command
+};
+
+SWS_EXPORT sws_module_t sws_module = {
+    SWS_MODULE_ABI,
+    .name = "proxy",
+    .commands = sws_proxy_commands,
+    .create_main_conf = sws_proxy_create_main_conf,
+    .create_loc_conf = sws_proxy_create_loc_conf,
+    .merge_loc_conf = sws_proxy_merge_loc_conf,
+};
+
+const sws_http_upstream_proto_t sws_proxy_proto = {
+    .name = "proxy",
+    .create_request = sws_proxy_create_request,
+    .reinit = sws_proxy_reinit,
+    .process_header = sws_proxy_process_header,
+    .input_filter = sws_proxy_input_filter,
+    .frame_head = 18,                  /* 16 hex digits and CRLF */
+    .frame_tail = 7,                   /* CRLF, and "0" CRLF CRLF at the end */
+    .frame_body = sws_proxy_frame_body,
+};
+
+/* ---- the content handler ---- */
+
+static sws_int_t
+sws_proxy_handler(sws_http_request_t *r)
+{
+    sws_proxy_loc_conf_t *plcf = sws_http_loc_conf(r, &sws_module);
+    sws_proxy_ctx_t      *ctx;
+    sws_http_upstream_t  *u;
+
+    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_proxy_ctx_t));
+    if (ctx == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u = sws_http_upstream_create(r, &sws_proxy_proto, ctx, plcf->upstream);
+    if (u == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ctx->u = u;
+    ctx->plcf = plcf;
+    ctx->length = -1;
+    sws_http_set_ctx(r, &sws_module, ctx);
+
+    if (plcf->http_version == SWS_HTTP_VERSION_11) {
+        ctx->upgrade = sws_http_upstream_upgrade_allowed(u) ? 1 : 0;
+    } else if (sws_http_has_body(r) && sws_http_content_length_in(r) < 0) {
+        /* HTTP/1.0 has no chunked bodies: the length must be known first. */
+        sws_http_upstream_set_request_buffering(u, 1);
+    }
+    return sws_http_upstream_start(r);
+}
+
+/* ---- variables ---- */
+
+static void
+sws_proxy_var_host(sws_http_request_t *r, void *data, sws_str_t *v)
+{
+    sws_proxy_loc_conf_t *plcf = sws_http_loc_conf(r, &sws_module);
+
+    if (plcf && plcf->upstream && sws_http_upstream_conf_has_target(plcf->upstream)) {
+        *v = data ? plcf->port : plcf->host;
+    }
+}
+
+static void
+sws_proxy_var_xff(sws_http_request_t *r, void *data, sws_str_t *v)
+{
+    (void) data;
+    if (sws_proxy_xff(r, v) != SWS_OK) {
+        v->len = 0;
+    }
+}
+
+static void *
+sws_proxy_create_main_conf(sws_conf_t *cf)
+{
+    static int marker = 1;
+
+    if (sws_http_variable_add(cf, "proxy_host", sws_proxy_var_host, NULL) != SWS_OK
+        || sws_http_variable_add(cf, "proxy_port", sws_proxy_var_host, &marker) != SWS_OK
+        || sws_http_variable_add(cf, "proxy_add_x_forwarded_for", sws_proxy_var_xff, NULL)
+           != SWS_OK)
+    {
+        return NULL;
+    }
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_uint_t));
+}
+
+/* ---- configuration ---- */
+
+static void *
+sws_proxy_create_loc_conf(sws_conf_t *cf)
+{
+    sws_proxy_loc_conf_t *plcf;
+
+    plcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_proxy_loc_conf_t));
+    if (plcf == NULL) {
+        return NULL;
+    }
+    plcf->upstream = sws_http_upstream_conf_create(cf);
+    if (plcf->upstream == NULL) {
+        return NULL;
+    }
+    plcf->http_version = SWS_UNSET_UINT;
+    plcf->pass_request_headers = SWS_UNSET;
+    return plcf;
+}
+
+/* Which default headers the user replaced, and the text of the constant
+ * ones, built once per list. */
+static char *
+sws_proxy_compile_headers(sws_conf_t *cf, sws_proxy_loc_conf_t *plcf)
+{
+    static int            marker;
+    sws_pool_t           *pool = sws_conf_pool(cf);
+    sws_proxy_headers_t  *hs;
+    sws_str_t            *pair, lc;
+    sws_uint_t            i, n;
+    size_t                len = 0;
+    u_char               *p;
+    const char           *err;
+
+    hs = sws_pcalloc(pool, sizeof(sws_proxy_headers_t));
+    if (hs == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    plcf->headers = hs;
+    if (plcf->set_list == NULL) {
+        return SWS_CONF_OK;
+    }
+    pair = plcf->set_list->elts;
+    n = plcf->set_list->nelts / 2;
+    hs->names = sws_hash_create(pool, n, 1);
+    hs->dynamic = sws_pcalloc(pool, sizeof(sws_proxy_header_t) * n);
+    if (hs->names == NULL || hs->dynamic == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+        if (memchr(pair[2 * i + 1].data, '$', pair[2 * i + 1].len) == NULL) {
+            len += pair[2 * i].len + 2 + pair[2 * i + 1].len + 2;
+        }
+    }
+    p = sws_pnalloc(pool, len + 1);
+    if (p == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    hs->static_text.data = p;
+
+    for (i = 0; i < n; i++) {
+        sws_str_t *name = &pair[2 * i], *value = &pair[2 * i + 1];
+
+        lc.len = name->len;
+        lc.data = sws_pnalloc(pool, name->len);
+        if (lc.data == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_strlow(lc.data, name->data, name->len);
+        if (sws_hash_add(hs->names, &lc, &marker) == SWS_ERROR) {
+            return SWS_CONF_ERROR;
+        }
+        if (sws_str_eq_cstr(&lc, "host")) {
+            hs->host = 1;
+        } else if (sws_str_eq_cstr(&lc, "connection")) {
+            hs->connection = 1;
+        } else if (sws_str_eq_cstr(&lc, "upgrade")) {
+            hs->upgrade = 1;
+        } else if (sws_str_eq_cstr(&lc, "x-forwarded-for")) {
+            hs->xff = 1;
+        } else if (sws_str_eq_cstr(&lc, "x-forwarded-proto")) {
+            hs->xfp = 1;
+        } else if (sws_str_eq_cstr(&lc, "x-request-id")) {
+            hs->xrid = 1;
+        } else if (sws_str_eq_cstr(&lc, "content-length")
+                   || sws_str_eq_cstr(&lc, "transfer-encoding"))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "proxy_set_header cannot set \"%.*s\": "
+                               "the body framing is the proxy's", (int) name->len, name->data);
+            return SWS_CONF_ERROR;
+        }
+        if (memchr(value->data, '$', value->len) == NULL) {
+            if (value->len) {      /* "" only removes the header */
+                p = sws_cpymem(p, name->data, name->len);
+                *p++ = ':';
+                *p++ = ' ';
+                p = sws_cpymem(p, value->data, value->len);
+                *p++ = '\r';
+                *p++ = '\n';
+            }
+            continue;
+        }
+        hs->dynamic[hs->ndynamic].name = *name;
+        hs->dynamic[hs->ndynamic].value = sws_http_format_compile(pool, value,
+                                                                  SWS_HTTP_ESCAPE_NONE, &err);
+        if (hs->dynamic[hs->ndynamic].value == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "proxy_set_header %.*s: %s",
+                               (int) name->len, name->data, err);
+            return SWS_CONF_ERROR;
+        }
+        hs->ndynamic++;
+    }
+    hs->static_text.len = (size_t) (p - hs->static_text.data);
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_proxy_loc_conf_t *prev = parent, *conf = child;
+    char                 *rv;
+
+    rv = sws_http_upstream_conf_merge(cf, prev->upstream, conf->upstream);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    sws_conf_merge_uint_value(conf->http_version, prev->http_version, SWS_HTTP_VERSION_11);
+    sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
+    if (conf->redirects == NULL) {
+        conf->redirects = prev->redirects;
+    }
+
+    /* proxy_set_header: inherited only when none is set at this level. */
+    if (conf->set_list == NULL) {
+        conf->set_list = prev->set_list;
+        conf->headers = prev->headers;
+    }
+    if (conf->headers == NULL) {
+        rv = sws_proxy_compile_headers(cf, conf);
+        if (rv != SWS_CONF_OK) {
+            return rv;
+        }
+        if (conf->set_list == prev->set_list) {
+            prev->headers = conf->headers;     /* the siblings share it */
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+/* proxy_pass http://NAME | http://host[:port][/uri] | http://unix:/path[:/uri] */
+static char *
+sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t *plcf = conf;
+    sws_str_t             url = *sws_conf_arg(cf, 1), auth;
+    u_char               *p, *last, *slash, *colon;
+    char                 *rv;
+
+    (void) cmd;
+
+    if (plcf->url.data) {
+        return "is duplicate";
+    }
+    if (memchr(url.data, '$', url.len)) {
+        return "with variables is not supported";
+    }
+    if (url.len > 8 && sws_strncasecmp(url.data, (u_char *) "https://", 8) == 0) {
+        return "to https:// is not supported yet";
+    }
+    if (url.len <= 7 || sws_strncasecmp(url.data, (u_char *) "http://", 7) != 0) {
+        return "needs an http:// URL";
+    }
+    p = url.data + 7;
+    last = url.data + url.len;
+
+    if (last - p > 5 && sws_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
+        /* unix:/path, with ":/uri" after the path for a URI part */
+        colon = memchr(p + 5, ':', (size_t) (last - p - 5));
+        auth.data = p;
+        auth.len = (size_t) ((colon ? colon : last) - p);
+        if (colon) {
+            if (colon + 1 == last || colon[1] != '/') {
+                return "has an invalid URI after the unix socket path";
+            }
+            plcf->uri.data = colon + 1;
+            plcf->uri.len = (size_t) (last - colon - 1);
+        }
+        sws_str_set(&plcf->host, "localhost");
+        sws_str_set(&plcf->port, "");
+    } else {
+        slash = memchr(p, '/', (size_t) (last - p));
+        auth.data = p;
+        auth.len = (size_t) ((slash ? slash : last) - p);
+        if (slash) {
+            plcf->uri.data = slash;
+            plcf->uri.len = (size_t) (last - slash);
+        }
+        if (auth.len == 0 || memchr(auth.data, '?', auth.len) || memchr(auth.data, '#',
+                                                                          auth.len))
+        {
+            return "has an invalid host";
+        }
+        /* Host: as written, without a default ":80". */
+        plcf->host = auth;
+        if (auth.len > 3 && memcmp(auth.data + auth.len - 3, ":80", 3) == 0
+            && auth.data[auth.len - 4] != ':')
+        {
+            plcf->host.len -= 3;
+        }
+        colon = auth.data[0] == '[' ? memchr(auth.data, ']', auth.len) : auth.data;
+        colon = colon ? memchr(colon, ':', (size_t) (auth.data + auth.len - colon)) : NULL;
+        if (colon) {
+            plcf->port.data = colon + 1;
+            plcf->port.len = (size_t) (auth.data + auth.len - colon - 1);
+        } else {
+            sws_str_set(&plcf->port, "80");
+        }
+    }
+    plcf->url.data = url.data;
+    plcf->url.len = (size_t) (auth.data + auth.len - url.data);
+
+    if (sws_http_conf_location(cf, &plcf->location, &plcf->location_kind) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    if (plcf->uri.data && plcf->location_kind == SWS_HTTP_LOC_REGEX) {
+        return "cannot have a URI part in a location given by a regular expression";
+    }
+    rv = sws_http_upstream_conf_set_target(cf, plcf->upstream, &auth, 80);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    if (sws_http_set_content_handler(cf, sws_proxy_handler, "proxy_pass") != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_proxy_http_version(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t *plcf = conf;
+    sws_str_t            *v = sws_conf_arg(cf, 1);
+
+    (void) cmd;
+
+    if (plcf->http_version != SWS_UNSET_UINT) {
+        return "is duplicate";
+    }
+    if (sws_str_eq_cstr(v, "1.0")) {
+        plcf->http_version = SWS_HTTP_VERSION_10;
+    } else if (sws_str_eq_cstr(v, "1.1")) {
+        plcf->http_version = SWS_HTTP_VERSION_11;
+    } else {
+        return "takes \"1.0\" or \"1.1\"";
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_proxy_set_header(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t *plcf = conf;
+    sws_str_t            *pair, *name = sws_conf_arg(cf, 1);
+    size_t                i;
+
+    (void) cmd;
+
+    for (i = 0; i < name->len; i++) {
+        u_char c = name->data[i];
+        if (c <= ' ' || c == ':' || c >= 0x7f) {
+            return "has an invalid header name";
+        }
+    }
+    if (name->len == 0 || memchr(sws_conf_arg(cf, 2)->data, '\n', sws_conf_arg(cf, 2)->len)
+        || memchr(sws_conf_arg(cf, 2)->data, '\r', sws_conf_arg(cf, 2)->len))
+    {
+        return "has an invalid header";
+    }
+    if (plcf->set_list == NULL) {
+        plcf->set_list = sws_array_create(sws_conf_pool(cf), 8, sizeof(sws_str_t));
+        if (plcf->set_list == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    pair = sws_array_push_n(plcf->set_list, 2);
+    if (pair == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    pair[0] = *name;
+    pair[1] = *sws_conf_arg(cf, 2);
+    return SWS_CONF_OK;
+}
+
+/* proxy_redirect default | off | FROM TO */
+static char *
+sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t *plcf = conf;
+    sws_proxy_redirect_t *pr;
+    sws_str_t            *a1 = sws_conf_arg(cf, 1);
+
+    (void) cmd;
+
+    if (plcf->redirects == NULL) {
+        plcf->redirects = sws_array_create(sws_conf_pool(cf), 2, sizeof(sws_proxy_redirect_t));
+        if (plcf->redirects == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    if (sws_conf_nargs(cf) == 2) {
+        if (sws_str_eq_cstr(a1, "off")) {
+            if (plcf->redirects->nelts) {
+                return "\"off\" cannot be combined with other rules";
+            }
+            return SWS_CONF_OK;          /* an empty list */
+        }
+        if (!sws_str_eq_cstr(a1, "default")) {
+            return "takes \"default\", \"off\" or FROM TO";
+        }
+    }
+    pr = sws_array_push(plcf->redirects);
+    if (pr == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    sws_memzero(pr, sizeof(*pr));
+    if (sws_conf_nargs(cf) == 2) {
+        pr->is_default = 1;
+    } else {
+        pr->from = *a1;
+        pr->to = *sws_conf_arg(cf, 2);
+    }
+    return SWS_CONF_OK;
+}

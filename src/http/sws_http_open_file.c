@@ -1,0 +1,52 @@
+/* sws_http_open_file: open + fstat, through the open file cache when the
+ * location has one. */
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "sws_http_core.h"
+#include "sws_http_open_file_cache.h"
+
+static void
+sws_http_close_fd(void *data)
+{
+    (void) close((int) (intptr_t) data);
+}
+
+sws_int_t
+sws_http_open_file(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t *f)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    struct stat               st;
+    int                       fd;
+
+    sws_memzero(f, sizeof(*f));
+    f->fd = -1;
+
+    if (clcf->open_file_cache) {
+        return sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
+                                 (int) clcf->open_file_cache_errors, path, f);
+    }
+
+    /* O_NONBLOCK: a FIFO in the tree must not block the worker. */
+    fd = open((char *) path->data, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd == -1) {
+        f->err = errno;
+        return SWS_ERROR;
+    }
+    if (fstat(fd, &st) == -1) {
+        f->err = errno;
+        (void) close(fd);
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(r->pool, sws_http_close_fd, (void *) (intptr_t) fd) != SWS_OK) {
+        (void) close(fd);
+        f->err = ENOMEM;
+        return SWS_ERROR;
+    }
+    f->fd = fd;
+    f->size = st.st_size;
+    f->mtime = st.st_mtime;
+    f->is_file = S_ISREG(st.st_mode) ? 1 : 0;
+    f->is_dir = S_ISDIR(st.st_mode) ? 1 : 0;
+    return SWS_OK;
+}

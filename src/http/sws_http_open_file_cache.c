@@ -1,0 +1,478 @@
+/* The per-worker open file cache (see sws_http_open_file_cache.h). */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include "sws_http_core.h"
+#include "sws_http_open_file_cache.h"
+
+typedef struct sws_ofc_entry_s sws_ofc_entry_t;
+
+struct sws_ofc_entry_s {
+    sws_ofc_entry_t    *hnext;        /* hash chain */
+    sws_queue_t         lru;          /* most recently used at the head */
+    sws_rbtree_node_t   wd_node;      /* keyed by the inotify watch */
+    sws_ofc_entry_t    *wd_next;      /* other paths of the same inode */
+    uint32_t            hash;
+    int                 wd;           /* -1: not watched */
+    int                 fd;
+    int                 err;          /* a cached failure */
+    dev_t               dev;
+    ino_t               ino;
+    off_t               size;
+    time_t              mtime;
+    sws_uint_t          refs;         /* requests using it now */
+    sws_msec_t          used;
+    sws_msec_t          checked;
+    u_char             *data;
+    sws_str_t           etag;
+    u_char              etag_buf[40];
+    unsigned            is_file:1;
+    unsigned            is_dir:1;
+    unsigned            dead:1;       /* out of the cache, freed at refs 0 */
+    size_t              path_len;
+    u_char              path[];
+};
+
+static struct {
+    sws_ofc_entry_t   **buckets;
+    sws_uint_t          nbuckets;
+    sws_uint_t          count;
+    sws_queue_t         lru;
+    sws_rbtree_t        wds;
+    sws_rbtree_node_t   sentinel;
+    int                 inotify_fd;
+    sws_connection_t   *ic;
+    sws_event_t         expire;
+    sws_msec_t          inactive;
+    int                 ready;
+} ofc;
+
+static u_char sws_ofc_empty[1];
+
+static void sws_ofc_inotify_handler(sws_event_t *ev);
+static void sws_ofc_expire_handler(sws_event_t *ev);
+
+static void
+sws_ofc_empty_handler(sws_event_t *ev)
+{
+}
+
+static sws_int_t
+sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
+{
+    sws_uint_t n = 64;
+
+    while (n < conf->max) {
+        n <<= 1;
+    }
+    ofc.buckets = calloc(n, sizeof(sws_ofc_entry_t *));
+    if (ofc.buckets == NULL) {
+        return SWS_ERROR;
+    }
+    ofc.nbuckets = n;
+    sws_queue_init(&ofc.lru);
+    sws_rbtree_init(&ofc.wds, &ofc.sentinel, sws_rbtree_insert_value);
+    ofc.inactive = conf->inactive;
+
+    /* inotify tells at once when a cached file changes; without it (limit
+     * reached, no kernel support) only open_file_cache_valid applies. */
+    ofc.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (ofc.inotify_fd != -1) {
+        ofc.ic = sws_get_connection(ofc.inotify_fd, r->connection->log);
+        if (ofc.ic == NULL || sws_epoll_add_connection(ofc.ic) != SWS_OK) {
+            if (ofc.ic) {
+                sws_close_connection(ofc.ic);
+            } else {
+                close(ofc.inotify_fd);
+            }
+            ofc.ic = NULL;
+            ofc.inotify_fd = -1;
+        } else {
+            ofc.ic->read->handler = sws_ofc_inotify_handler;
+            ofc.ic->write->handler = sws_ofc_empty_handler;
+            ofc.ic->log = r->connection->log;
+        }
+    } else {
+        sws_log_error(SWS_LOG_WARN, r->log, errno, "inotify_init1() failed: the open "
+                      "file cache checks files every open_file_cache_valid only");
+    }
+    ofc.expire.handler = sws_ofc_expire_handler;
+    ofc.expire.data = NULL;
+    sws_add_timer(&ofc.expire, 1000);
+    ofc.ready = 1;
+    return SWS_OK;
+}
+
+static void
+sws_ofc_free(sws_ofc_entry_t *e)
+{
+    if (e->fd != -1) {
+        close(e->fd);
+    }
+    if (e->data && e->data != sws_ofc_empty) {
+        free(e->data);
+    }
+    free(e);
+}
+
+static void
+sws_ofc_unwatch(sws_ofc_entry_t *e)
+{
+    sws_rbtree_node_t *node, *sentinel = ofc.wds.sentinel;
+    sws_ofc_entry_t   *head, **pp;
+
+    if (e->wd == -1) {
+        return;
+    }
+    /* Find the tree node of this watch (one per wd; hard links chain). */
+    for (node = ofc.wds.root; node != sentinel; ) {
+        if ((sws_uint_t) e->wd == node->key) {
+            break;
+        }
+        node = (sws_uint_t) e->wd < node->key ? node->left : node->right;
+    }
+    if (node == sentinel) {
+        e->wd = -1;
+        return;
+    }
+    head = (sws_ofc_entry_t *) ((u_char *) node - offsetof(sws_ofc_entry_t, wd_node));
+    if (head == e) {
+        sws_rbtree_delete(&ofc.wds, node);
+        if (e->wd_next) {
+            e->wd_next->wd_node.key = (sws_uint_t) e->wd;
+            sws_rbtree_insert(&ofc.wds, &e->wd_next->wd_node);
+        } else if (ofc.inotify_fd != -1) {
+            inotify_rm_watch(ofc.inotify_fd, e->wd);
+        }
+    } else {
+        for (pp = &head->wd_next; *pp && *pp != e; pp = &(*pp)->wd_next) { /* find */ }
+        if (*pp) {
+            *pp = e->wd_next;
+        }
+    }
+    e->wd_next = NULL;
+    e->wd = -1;
+}
+
+/* Take e out of the cache; it is freed now or when its last user is done. */
+static void
+sws_ofc_remove(sws_ofc_entry_t *e)
+{
+    sws_ofc_entry_t **pp = &ofc.buckets[e->hash & (ofc.nbuckets - 1)];
+
+    while (*pp && *pp != e) {
+        pp = &(*pp)->hnext;
+    }
+    if (*pp) {
+        *pp = e->hnext;
+    }
+    sws_queue_remove(&e->lru);
+    sws_ofc_unwatch(e);
+    ofc.count--;
+    e->dead = 1;
+    if (e->refs == 0) {
+        sws_ofc_free(e);
+    }
+}
+
+static void
+sws_ofc_release(void *data)
+{
+    sws_ofc_entry_t *e = data;
+
+    if (--e->refs == 0 && e->dead) {
+        sws_ofc_free(e);
+    }
+}
+
+static void
+sws_ofc_watch(sws_ofc_entry_t *e)
+{
+    sws_rbtree_node_t *node, *sentinel = ofc.wds.sentinel;
+    sws_ofc_entry_t   *head;
+    int                wd;
+
+    e->wd = -1;
+    if (ofc.inotify_fd == -1) {
+        return;
+    }
+    wd = inotify_add_watch(ofc.inotify_fd, (char *) e->path,
+                           IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF
+                           | IN_CLOSE_WRITE);
+    if (wd == -1) {
+        return;      /* e.g. the watch limit: valid-time checks still apply */
+    }
+    e->wd = wd;
+    for (node = ofc.wds.root; node != sentinel; ) {
+        if ((sws_uint_t) wd == node->key) {
+            head = (sws_ofc_entry_t *) ((u_char *) node - offsetof(sws_ofc_entry_t, wd_node));
+            e->wd_next = head->wd_next;
+            head->wd_next = e;
+            return;
+        }
+        node = (sws_uint_t) wd < node->key ? node->left : node->right;
+    }
+    e->wd_node.key = (sws_uint_t) wd;
+    sws_rbtree_insert(&ofc.wds, &e->wd_node);
+}
+
+static void
+sws_ofc_inotify_handler(sws_event_t *ev)
+{
+    u_char                      buf[4096] __attribute__((aligned(8)));
+    const struct inotify_event *ie;
+    sws_rbtree_node_t          *node, *sentinel = ofc.wds.sentinel;
+    sws_ofc_entry_t            *e, *next;
+    ssize_t                     n, i;
+
+    for ( ;; ) {
+        n = read(ofc.inotify_fd, buf, sizeof(buf));
+        if (n <= 0) {
+            return;
+        }
+        for (i = 0; i < n; i += sizeof(struct inotify_event) + ie->len) {
+            ie = (const struct inotify_event *) (buf + i);
+            for (node = ofc.wds.root; node != sentinel; ) {
+                if ((sws_uint_t) ie->wd == node->key) {
+                    break;
+                }
+                node = (sws_uint_t) ie->wd < node->key ? node->left : node->right;
+            }
+            if (node == sentinel) {
+                continue;
+            }
+            e = (sws_ofc_entry_t *) ((u_char *) node - offsetof(sws_ofc_entry_t, wd_node));
+            if (ie->mask & IN_IGNORED) {
+                /* The kernel dropped the watch: nothing to remove. */
+                for (next = e; next; next = next->wd_next) {
+                    next->wd = -1;
+                }
+                sws_rbtree_delete(&ofc.wds, node);
+            }
+            while (e) {
+                next = e->wd_next;
+                sws_ofc_remove(e);
+                e = next;
+            }
+        }
+    }
+}
+
+/* Drop entries unused for `inactive`, oldest first. */
+static void
+sws_ofc_expire_handler(sws_event_t *ev)
+{
+    sws_msec_t       now = sws_current_msec();
+    sws_queue_t     *q;
+    sws_ofc_entry_t *e;
+
+    if (sws_exiting) {
+        /* The inotify descriptor counts as a connection: a worker that is
+         * shutting down waits for none to be left. */
+        if (ofc.ic) {
+            sws_close_connection(ofc.ic);
+            ofc.ic = NULL;
+            ofc.inotify_fd = -1;
+        }
+        return;
+    }
+    while (!sws_queue_empty(&ofc.lru)) {
+        q = sws_queue_last(&ofc.lru);
+        e = sws_queue_data(q, sws_ofc_entry_t, lru);
+        if (now - e->used < ofc.inactive) {
+            break;
+        }
+        sws_ofc_remove(e);
+    }
+    sws_add_timer(&ofc.expire, 1000);
+}
+
+static sws_ofc_entry_t *
+sws_ofc_lookup(const sws_str_t *path, uint32_t hash)
+{
+    sws_ofc_entry_t *e;
+
+    for (e = ofc.buckets[hash & (ofc.nbuckets - 1)]; e; e = e->hnext) {
+        if (e->hash == hash && e->path_len == path->len
+            && memcmp(e->path, path->data, path->len) == 0)
+        {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static void
+sws_ofc_etag(sws_ofc_entry_t *e)
+{
+    static const u_char hex[] = "0123456789abcdef";
+    u_char              tmp[16], *t, *p = e->etag_buf;
+    uint64_t            v;
+    int                 k;
+
+    *p++ = '"';
+    for (k = 0; k < 2; k++) {
+        v = k == 0 ? (uint64_t) e->mtime : (uint64_t) e->size;
+        t = tmp + sizeof(tmp);
+        do {
+            *--t = hex[v & 0xf];
+            v >>= 4;
+        } while (v);
+        p = sws_cpymem(p, t, tmp + sizeof(tmp) - t);
+        *p++ = k == 0 ? '-' : '"';
+    }
+    e->etag.data = e->etag_buf;
+    e->etag.len = p - e->etag_buf;
+}
+
+/* Open and stat into a new entry (not yet in the cache). */
+static sws_ofc_entry_t *
+sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
+{
+    sws_ofc_entry_t *e;
+    struct stat      st;
+    ssize_t          n;
+
+    e = calloc(1, sizeof(sws_ofc_entry_t) + path->len + 1);
+    if (e == NULL) {
+        *err = ENOMEM;
+        return NULL;
+    }
+    sws_memcpy(e->path, path->data, path->len);
+    e->path[path->len] = '\0';
+    e->path_len = path->len;
+    e->hash = hash;
+    e->fd = -1;
+
+    /* Watch first: a change between open and watch would go unseen. */
+    sws_ofc_watch(e);
+
+    e->fd = open((char *) e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (e->fd == -1 || fstat(e->fd, &st) == -1) {
+        *err = errno;
+        sws_ofc_unwatch(e);
+        if (!cache_errors) {
+            sws_ofc_free(e);
+            return NULL;
+        }
+        e->err = *err;
+        return e;
+    }
+    e->dev = st.st_dev;
+    e->ino = st.st_ino;
+    e->size = st.st_size;
+    e->mtime = st.st_mtime;
+    e->is_file = S_ISREG(st.st_mode) ? 1 : 0;
+    e->is_dir = S_ISDIR(st.st_mode) ? 1 : 0;
+    if (e->is_file) {
+        sws_ofc_etag(e);
+    }
+    if (!e->is_file) {
+        close(e->fd);
+        e->fd = -1;
+    } else if (e->size == 0) {
+        e->data = sws_ofc_empty;
+    } else if (e->size <= SWS_HTTP_OFC_DATA_MAX && e->wd != -1) {
+        /* Small and watched: keep the bytes, send them without file I/O. */
+        e->data = malloc((size_t) e->size);
+        if (e->data) {
+            n = pread(e->fd, e->data, (size_t) e->size, 0);
+            if (n == e->size) {
+                close(e->fd);
+                e->fd = -1;
+            } else {
+                free(e->data);
+                e->data = NULL;
+            }
+        }
+    }
+    return e;
+}
+
+static int
+sws_ofc_still_valid(sws_ofc_entry_t *e, sws_msec_t now, sws_msec_t valid)
+{
+    struct stat st;
+
+    if (now - e->checked < valid) {
+        return 1;
+    }
+    if (stat((char *) e->path, &st) == -1) {
+        return e->err && errno == e->err;
+    }
+    if (e->err || st.st_dev != e->dev || st.st_ino != e->ino || st.st_size != e->size
+        || st.st_mtime != e->mtime)
+    {
+        return 0;
+    }
+    e->checked = now;
+    return 1;
+}
+
+sws_int_t
+sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
+    int cache_errors, const sws_str_t *path, sws_http_file_t *f)
+{
+    sws_msec_t       now = sws_current_msec();
+    uint32_t         hash = sws_hash_key(path->data, path->len);
+    sws_ofc_entry_t *e, *old;
+    sws_queue_t     *q;
+    int              err = 0;
+
+    if (!ofc.ready && sws_ofc_init(r, conf) != SWS_OK) {
+        f->err = ENOMEM;
+        return SWS_ERROR;
+    }
+    if (conf->inactive > ofc.inactive) {
+        ofc.inactive = conf->inactive;
+    }
+
+    e = sws_ofc_lookup(path, hash);
+    if (e && !sws_ofc_still_valid(e, now, valid)) {
+        sws_ofc_remove(e);
+        e = NULL;
+    }
+
+    if (e == NULL) {
+        e = sws_ofc_create(path, hash, cache_errors, &err);
+        if (e == NULL) {
+            f->err = err;
+            return SWS_ERROR;
+        }
+        e->checked = now;
+        /* Make room: the least recently used entries nobody is using. */
+        while (ofc.count >= conf->max && !sws_queue_empty(&ofc.lru)) {
+            q = sws_queue_last(&ofc.lru);
+            old = sws_queue_data(q, sws_ofc_entry_t, lru);
+            sws_ofc_remove(old);
+        }
+        e->hnext = ofc.buckets[hash & (ofc.nbuckets - 1)];
+        ofc.buckets[hash & (ofc.nbuckets - 1)] = e;
+        sws_queue_insert_head(&ofc.lru, &e->lru);
+        ofc.count++;
+    } else {
+        sws_queue_remove(&e->lru);
+        sws_queue_insert_head(&ofc.lru, &e->lru);
+    }
+    e->used = now;
+
+    if (e->err) {
+        f->err = e->err;
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(r->pool, sws_ofc_release, e) != SWS_OK) {
+        f->err = ENOMEM;
+        return SWS_ERROR;
+    }
+    e->refs++;
+    f->fd = e->fd;
+    f->size = e->size;
+    f->mtime = e->mtime;
+    f->is_file = e->is_file;
+    f->is_dir = e->is_dir;
+    f->etag = e->is_file ? &e->etag : NULL;
+    f->data = e->data;
+    return SWS_OK;
+}

@@ -1,0 +1,25 @@
+/*
+ * The open file cache: per worker, descriptors, stat results, ETags and the
+ * contents of small files, keyed by path. Entries are dropped when inotify
+ * reports a change to the file (at once), when open_file_cache_valid has
+ * passed since the last check and a stat shows a change, or when unused for
+ * `inactive`. One cache per worker, shared by the locations that enable it.
+ */
+#ifndef SWS_HTTP_OPEN_FILE_CACHE_H
+#define SWS_HTTP_OPEN_FILE_CACHE_H
+
+#include <scalws/scalws.h>
+
+/* What "open_file_cache max=N inactive=T" says; NULL in a loc conf: off. */
+typedef struct {
+    sws_uint_t  max;
+    sws_msec_t  inactive;
+} sws_http_ofc_conf_t;
+
+/* Files up to this size are kept in memory and sent without file I/O. */
+#define SWS_HTTP_OFC_DATA_MAX  8192
+
+sws_int_t sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf,
+    sws_msec_t valid, int cache_errors, const sws_str_t *path, sws_http_file_t *f);
+
+#endif

@@ -1,0 +1,358 @@
+/*
+ * The upstream framework's internals (the public part is
+ * <scalws/sws_upstream.h>). Files:
+ *   sws_http_upstream_conf.c     upstream { }, the registry, per-worker set-up
+ *   sws_http_upstream_resolve.c  resolving the servers into peers
+ *   sws_http_upstream_loc.c      the location's part and its shared directives
+ *   sws_http_upstream_balance.c  choosing a server: round robin, least_conn,
+ *                                hash, random; passive health
+ *   sws_http_upstream_conn.c     connecting, the per-worker keep-alive pools
+ *   sws_http_upstream.c          the request driver: body, connect, send,
+ *                                timeouts, the client going away, the end
+ *   sws_http_upstream_head.c     the response head, retries on the next server
+ *   sws_http_upstream_response.c the response body: buffers, back-pressure
+ *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
+ *   sws_http_upstream_health.c   active health checks
+ *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
+ *   sws_http_upstream_vars.c     the $upstream_* variables
+ */
+#ifndef SWS_HTTP_UPSTREAM_H
+#define SWS_HTTP_UPSTREAM_H
+
+#include <sys/socket.h>
+#include "sws_http_core.h"
+#include "sws_http_variables.h"
+#include <scalws/sws_shm.h>
+
+/* next_upstream conditions (a mask). */
+#define SWS_UPS_FT_ERROR           0x0001
+#define SWS_UPS_FT_TIMEOUT         0x0002
+#define SWS_UPS_FT_INVALID_HEADER  0x0004
+#define SWS_UPS_FT_HTTP_500        0x0008
+#define SWS_UPS_FT_HTTP_502        0x0010
+#define SWS_UPS_FT_HTTP_503        0x0020
+#define SWS_UPS_FT_HTTP_504        0x0040
+#define SWS_UPS_FT_HTTP_403        0x0080
+#define SWS_UPS_FT_HTTP_404        0x0100
+#define SWS_UPS_FT_HTTP_429        0x0200
+#define SWS_UPS_FT_NON_IDEMPOTENT  0x0400
+#define SWS_UPS_FT_OFF             0x0800
+#define SWS_UPS_FT_NOLIVE          0x1000   /* internal: no server left */
+
+/* Balancing methods. */
+#define SWS_UPS_RR          0
+#define SWS_UPS_LEAST_CONN  1
+#define SWS_UPS_HASH        2
+#define SWS_UPS_RANDOM      3
+
+/* $upstream_* (the order of the names in sws_http_variables.c). */
+#define SWS_UPS_VAR_ADDR           0
+#define SWS_UPS_VAR_STATUS         1
+#define SWS_UPS_VAR_RESPONSE_TIME  2
+#define SWS_UPS_VAR_CONNECT_TIME   3
+#define SWS_UPS_VAR_HEADER_TIME    4
+#define SWS_UPS_VAR_BYTES_RECEIVED 5
+
+typedef struct sws_http_upstream_srv_s  sws_http_upstream_srv_t;
+
+/* A server's state shared by every worker (in the "upstream" zone).
+ * Updated with atomic operations, without a lock: counters and states that
+ * tolerate a lost race. Times are monotonic milliseconds (the same clock
+ * in every process). */
+typedef struct {
+    uint32_t   fails;          /* passive: failures in the current window */
+    uint32_t   unhealthy;      /* active: failed `fails` probes in a row */
+    int64_t    fail_start;     /* passive: when the window started */
+    int64_t    down_until;     /* passive: unavailable until then */
+    int64_t    hc_next;        /* active: when the next probe is due */
+    uint32_t   hc_fails;       /* active: consecutive failed probes */
+    uint32_t   hc_passes;      /* active: consecutive passed probes */
+    uint64_t   requests;
+    uint64_t   responses;
+    uint64_t   failures;
+    uint64_t   active;
+    uint64_t   response_ms;
+    uint64_t   status[5];
+    uint64_t   hc_checks;
+    uint64_t   hc_failed;
+} sws_ups_shared_t;
+
+typedef struct {
+    struct sockaddr_storage   sockaddr;
+    socklen_t                 socklen;
+    sws_str_t                 name;        /* "127.0.0.1:8080", "unix:/p" */
+    sws_str_t                 server;      /* as written in "server" */
+    sws_str_t                 host;        /* the Host of a health probe */
+    sws_int_t                 weight;
+    sws_int_t                 effective_weight;   /* worker */
+    sws_int_t                 current_weight;     /* worker: smooth round robin */
+    sws_uint_t                max_fails;
+    sws_msec_t                fail_timeout;
+    sws_uint_t                conns;       /* worker: connections in use */
+    sws_uint_t                index;       /* in us->peers */
+    sws_http_upstream_srv_t  *us;
+    sws_ups_shared_t         *sh;
+    unsigned                  backup:1;
+    unsigned                  down:1;
+} sws_http_upstream_peer_t;
+
+/* A "server" line as written; resolved into peers at the end of http { }. */
+typedef struct {
+    sws_str_t    addr;
+    sws_uint_t   weight;
+    sws_uint_t   max_fails;
+    sws_msec_t   fail_timeout;
+    unsigned     backup:1;
+    unsigned     down:1;
+    const char  *file;
+    sws_uint_t   line;
+} sws_http_upstream_server_t;
+
+/* An idle keep-alive connection in its upstream's per-worker cache. */
+typedef struct {
+    sws_queue_t                queue;
+    sws_connection_t          *c;
+    sws_http_upstream_peer_t  *peer;
+    sws_http_upstream_srv_t   *us;
+} sws_http_upstream_ka_t;
+
+/* A point of the consistent hash ring. */
+typedef struct {
+    uint32_t    hash;
+    uint32_t    peer;
+} sws_ups_point_t;
+
+struct sws_http_upstream_srv_s {
+    sws_str_t                   name;
+    sws_uint_t                  port;          /* implicit: the default port */
+    const char                 *file;          /* where first named */
+    sws_uint_t                  line;
+    sws_array_t                 servers;       /* sws_http_upstream_server_t */
+    sws_http_upstream_peer_t   *peers;         /* primary first, then backup */
+    sws_uint_t                  npeers;
+    sws_uint_t                  nprimary;
+
+    sws_uint_t                  method;
+    sws_http_format_t          *hash_key;
+    sws_ups_point_t            *ring;
+    sws_uint_t                  nring;
+    unsigned                    defined:1;     /* an upstream { } block */
+    unsigned                    unix_sock:1;   /* named unix:/... */
+    unsigned                    consistent:1;
+    unsigned                    random_two:1;
+    unsigned                    method_set:1;
+
+    sws_uint_t                  keepalive;     /* idle connections per worker */
+    sws_msec_t                  keepalive_timeout;
+    sws_uint_t                  keepalive_requests;
+    sws_queue_t                 ka_cache;      /* worker: idle, newest first */
+    sws_queue_t                 ka_free;
+    sws_http_upstream_ka_t     *ka_items;
+
+    sws_msec_t                  hc_interval;   /* 0: no active checks */
+    sws_str_t                   hc_uri;
+    sws_uint_t                  hc_fails;
+    sws_uint_t                  hc_passes;
+    sws_msec_t                  hc_timeout;
+    sws_event_t                *hc_timer;      /* worker */
+};
+
+typedef struct {
+    sws_array_t        upstreams;    /* sws_http_upstream_srv_t * */
+    sws_shm_zone_t    *zone;
+    sws_uint_t         npeers;       /* all groups */
+    sws_log_t         *log;
+} sws_http_upstream_main_conf_t;
+
+struct sws_http_upstream_conf_s {
+    sws_http_upstream_srv_t  *upstream;          /* the target, NULL: none */
+    sws_msec_t                connect_timeout;
+    sws_msec_t                send_timeout;
+    sws_msec_t                read_timeout;
+    sws_msec_t                next_upstream_timeout;
+    sws_uint_t                next_upstream;
+    sws_uint_t                next_upstream_tries;
+    sws_int_t                 buffering;
+    sws_int_t                 request_buffering;
+    sws_int_t                 pass_request_body;
+    sws_int_t                 ignore_client_abort;
+    sws_int_t                 intercept_errors;
+    sws_int_t                 upgrade;
+    sws_uint_t                nbuffers;
+    size_t                    buffer_size;
+    size_t                    head_buffer_size;
+    sws_array_t              *hide_list;         /* sws_str_t, lower case */
+    sws_array_t              *pass_list;
+    sws_hash_t               *hide;              /* merged: names not passed */
+};
+
+/* A buffer of the response body. Data in it goes downstream as "shadow"
+ * buffers (busy counts those not yet sent); empty again, it starts over. */
+typedef struct {
+    u_char      *start;
+    u_char      *end;
+    u_char      *last;
+    sws_uint_t   busy;
+} sws_http_upstream_slot_t;
+
+/* One attempt, for $upstream_* and the metrics. */
+typedef struct {
+    const sws_str_t  *addr;
+    sws_uint_t        status;          /* 0: no response */
+    sws_msec_t        connect_ms;      /* -1: not reached */
+    sws_msec_t        header_ms;
+    sws_msec_t        response_ms;
+    off_t             received;
+} sws_http_upstream_attempt_t;
+
+#define SWS_UPS_ATTEMPTS_MAX  16
+
+struct sws_http_upstream_s {
+    sws_http_request_t               *r;
+    const sws_http_upstream_proto_t  *proto;
+    void                             *ctx;
+    sws_http_upstream_conf_t         *conf;
+    sws_http_upstream_srv_t          *us;
+
+    /* the server */
+    sws_http_upstream_peer_t         *peer;
+    uint64_t                         *tried;       /* bitmap of peers */
+    sws_uint_t                        tries;       /* attempts left */
+    sws_msec_t                        start_msec;  /* of the first attempt */
+    sws_msec_t                        attempt_msec;
+    sws_connection_t                 *c;
+    sws_http_upstream_attempt_t      *attempts;    /* attempts_small, or grown */
+    sws_http_upstream_attempt_t       attempts_small[2];
+    sws_uint_t                        nattempts;
+    sws_uint_t                        attempts_max;
+
+    /* the request */
+    sws_chain_t                      *request;     /* as built */
+    u_char                          **saved;       /* where its buffers start */
+    u_char                           *saved_small[4];
+    sws_uint_t                        stale_retries;
+    sws_chain_t                      *out;         /* left to send */
+    sws_buf_t                        *body_buf;    /* streaming: one framed piece */
+    sws_chain_t                       body_link;
+    sws_uint_t                        body_mode;
+    off_t                             sent_start;  /* c->sent at the attempt */
+
+    /* the response */
+    sws_buf_t                         head;        /* the head, then body slot 0 */
+    sws_http_upstream_slot_t         *slots;
+    sws_uint_t                        nslots;
+    sws_uint_t                        cur;         /* the slot being filled */
+    sws_chain_t                      *pending;     /* shadows not passed yet */
+    sws_chain_t                     **pending_tail;
+    sws_chain_t                      *busy;        /* passed, maybe not sent */
+    sws_chain_t                     **busy_tail;
+    sws_chain_t                      *free;        /* spare links with shadows */
+    sws_int_t                         status;      /* final status (finalize) */
+
+    /* tunnel */
+    sws_buf_t                        *t_down;      /* upstream -> client */
+    sws_buf_t                        *t_up;        /* client -> upstream */
+
+    unsigned                          started:1;
+    unsigned                          attempt_open:1;  /* counted in the stats */
+    unsigned                          streaming:1;     /* body pulled as it comes */
+    unsigned                          body_eof:1;      /* the client body is all read */
+    unsigned                          body_pulled:1;   /* some body left the client */
+    unsigned                          buffering_forced:1;
+    unsigned                          pass_body_off:1;
+    unsigned                          connecting:1;
+    unsigned                          request_sent:1;
+    unsigned                          sent_any:1;      /* some request byte went */
+    unsigned                          header_done:1;
+    unsigned                          body_done:1;
+    unsigned                          keepalive:1;
+    unsigned                          upgrade:1;
+    unsigned                          reused:1;        /* from the keep-alive pool */
+    unsigned                          paused:1;        /* no room: not reading */
+    unsigned                          buffering:1;
+    unsigned                          finished:1;
+    unsigned                          tunnel:1;
+    unsigned                          t_up_eof:1;
+    unsigned                          t_down_eof:1;
+};
+
+extern sws_module_t sws_http_upstream_module;
+
+/* sws_http_upstream_conf.c */
+sws_http_upstream_main_conf_t *sws_http_upstream_main(void);
+sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
+    sws_uint_t port, int create);
+
+/* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
+ * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */
+char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+
+/* sws_http_upstream_balance.c */
+sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+void       sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us);
+sws_http_upstream_peer_t *sws_ups_get_peer(sws_http_upstream_t *u);
+int        sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now);
+/* An attempt on peer ended: failed or not (passive health). */
+void       sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log);
+const char *sws_ups_peer_state(sws_http_upstream_peer_t *peer);
+
+/* sws_http_upstream_conn.c */
+/* Connect to peer: SWS_OK (connected), SWS_AGAIN (in progress: the write
+ * event tells), SWS_ERROR (the server: logged), SWS_BUSY (no socket or
+ * connection slot here: not the server's fault). *cp is the connection. */
+sws_int_t  sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log,
+    sws_connection_t **cp);
+/* After SWS_AGAIN: did it connect? SWS_OK or SWS_ERROR (logged). */
+sws_int_t  sws_ups_connect_test(sws_connection_t *c, sws_http_upstream_peer_t *peer);
+sws_connection_t *sws_ups_ka_get(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
+/* Keep c for reuse (it is closed if it cannot be kept). */
+void       sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
+    sws_connection_t *c);
+sws_int_t  sws_ups_ka_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+/* Response buffers: a per-worker cache of equal-sized blocks. */
+u_char    *sws_ups_buf_alloc(size_t size, sws_log_t *log);
+void       sws_ups_buf_free(u_char *p, size_t size);
+
+/* sws_http_upstream.c */
+void       sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc);
+/* Choose a server, connect (or take a kept connection), send. */
+void       sws_ups_connect_peer(sws_http_upstream_t *u);
+void       sws_ups_close_connection(sws_http_upstream_t *u);
+void       sws_ups_event_handler(sws_event_t *ev);
+
+/* sws_http_upstream_head.c */
+void       sws_ups_read_header(sws_http_upstream_t *u);
+/* Something failed on the current attempt (ft: SWS_UPS_FT_*): another
+ * server, or the end with 502/504. */
+void       sws_ups_next(sws_http_upstream_t *u, sws_uint_t ft);
+/* A kept connection failed before any response byte: retried on a fresh
+ * one without counting (1), or not (0). */
+int        sws_ups_stale(sws_http_upstream_t *u);
+
+/* sws_http_upstream_response.c */
+/* The head is done and sent: stream the body from what is in u->head. */
+void       sws_ups_response_start(sws_http_upstream_t *u);
+void       sws_ups_response_read(sws_http_upstream_t *u);
+void       sws_ups_response_write_handler(sws_http_request_t *r);
+void       sws_ups_response_cleanup(sws_http_upstream_t *u);
+
+/* sws_http_upstream_tunnel.c */
+void       sws_ups_tunnel_start(sws_http_upstream_t *u);
+void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
+
+/* sws_http_upstream_health.c */
+sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+
+/* sws_http_upstream_stats.c */
+sws_int_t  sws_ups_zone_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
+void       sws_ups_stats_attempt_start(sws_http_upstream_t *u);
+void       sws_ups_stats_attempt_end(sws_http_upstream_t *u, int failed);
+void       sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v);
+void       sws_ups_stats_set_main(sws_http_upstream_main_conf_t *umcf);
+
+#define sws_ups_atomic_add(p, n)  __atomic_add_fetch((p), (n), __ATOMIC_RELAXED)
+#define sws_ups_atomic_sub(p, n)  __atomic_sub_fetch((p), (n), __ATOMIC_RELAXED)
+#define sws_ups_atomic_load(p)    __atomic_load_n((p), __ATOMIC_RELAXED)
+#define sws_ups_atomic_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+#endif

@@ -1,0 +1,381 @@
+/*
+ * Choosing a server: smooth weighted round robin (the default), least_conn,
+ * hash KEY [consistent], random [two]; backup servers when no primary one
+ * is usable; and passive health: max_fails failures within fail_timeout
+ * make a server unavailable for fail_timeout (state shared by the workers).
+ * Round robin weights and connection counts are per worker, like nginx
+ * without a zone: no lock, no shared cache line on the hot path.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include "sws_http_upstream.h"
+
+#define SWS_UPS_RING_POINTS  160      /* per unit of weight */
+#define SWS_UPS_HASH_TRIES   20
+
+static int
+sws_ups_point_cmp(const void *a, const void *b)
+{
+    const sws_ups_point_t *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+sws_int_t
+sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us)
+{
+    sws_uint_t  i, j, n = 0;
+    u_char      key[512 + 24];
+    size_t      len;
+
+    if (us->method != SWS_UPS_HASH || !us->consistent) {
+        return SWS_OK;
+    }
+    for (i = 0; i < us->npeers; i++) {
+        n += SWS_UPS_RING_POINTS * (sws_uint_t) us->peers[i].weight;
+    }
+    us->ring = sws_palloc(sws_conf_pool(cf), sizeof(sws_ups_point_t) * n);
+    if (us->ring == NULL) {
+        return SWS_ERROR;
+    }
+    /* Points hashed from the server as written, so that the ring stays the
+     * same when the same names resolve to other addresses. */
+    n = 0;
+    for (i = 0; i < us->npeers; i++) {
+        for (j = 0; j < SWS_UPS_RING_POINTS * (sws_uint_t) us->peers[i].weight; j++) {
+            len = (size_t) (sws_slprintf(key, key + sizeof(key), "%.*s-%.*s-%lu",
+                                         (int) sws_min(us->peers[i].server.len, 256),
+                                         us->peers[i].server.data,
+                                         (int) sws_min(us->peers[i].name.len, 200),
+                                         us->peers[i].name.data, (unsigned long) j) - key);
+            us->ring[n].hash = sws_hash_key(key, len);
+            us->ring[n].peer = (uint32_t) i;
+            n++;
+        }
+    }
+    qsort(us->ring, n, sizeof(sws_ups_point_t), sws_ups_point_cmp);
+    us->nring = n;
+    return SWS_OK;
+}
+
+void
+sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us)
+{
+    sws_uint_t i;
+
+    srandom((unsigned) getpid() ^ (unsigned) sws_current_msec());
+    for (i = 0; i < us->npeers; i++) {
+        us->peers[i].current_weight = 0;
+        us->peers[i].effective_weight = us->peers[i].weight;
+        us->peers[i].conns = 0;
+    }
+}
+
+int
+sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now)
+{
+    sws_ups_shared_t *sh = peer->sh;
+
+    if (peer->down) {
+        return 0;
+    }
+    if (sh == NULL) {
+        return 1;
+    }
+    if (sws_ups_atomic_load(&sh->unhealthy)) {
+        return 0;
+    }
+    /* A lone server is never taken out by passive health: there would be
+     * nothing else to try. */
+    if (peer->max_fails && peer->us->npeers > 1
+        && sws_ups_atomic_load(&sh->fails) >= peer->max_fails
+        && now < sws_ups_atomic_load(&sh->down_until))
+    {
+        return 0;
+    }
+    return 1;
+}
+
+const char *
+sws_ups_peer_state(sws_http_upstream_peer_t *peer)
+{
+    if (peer->down) {
+        return "down";
+    }
+    if (peer->sh && sws_ups_atomic_load(&peer->sh->unhealthy)) {
+        return "unhealthy";
+    }
+    if (!sws_ups_peer_available(peer, sws_current_msec())) {
+        return "unavail";
+    }
+    return "up";
+}
+
+#define sws_ups_tried(u, i)  ((u)->tried[(i) / 64] & ((uint64_t) 1 << ((i) % 64)))
+
+static int
+sws_ups_candidate(sws_http_upstream_t *u, sws_http_upstream_peer_t *p, sws_msec_t now)
+{
+    return !sws_ups_tried(u, p->index) && sws_ups_peer_available(p, now);
+}
+
+/* Smooth weighted round robin over the candidates of [lo, hi) (only those
+ * with equal_to's connections-per-weight when least is set). */
+static sws_http_upstream_peer_t *
+sws_ups_rr(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now,
+    sws_http_upstream_peer_t *least)
+{
+    sws_http_upstream_srv_t  *us = u->us;
+    sws_http_upstream_peer_t *p, *best = NULL;
+    sws_int_t                 total = 0;
+    sws_uint_t                i;
+
+    for (i = lo; i < hi; i++) {
+        p = &us->peers[i];
+        if (!sws_ups_candidate(u, p, now)) {
+            continue;
+        }
+        if (least && p->conns * (sws_uint_t) least->weight
+                     != least->conns * (sws_uint_t) p->weight)
+        {
+            continue;
+        }
+        p->current_weight += p->effective_weight;
+        total += p->effective_weight;
+        if (p->effective_weight < p->weight) {
+            p->effective_weight++;        /* recovers after failures */
+        }
+        if (best == NULL || p->current_weight > best->current_weight) {
+            best = p;
+        }
+    }
+    if (best) {
+        best->current_weight -= total;
+    }
+    return best;
+}
+
+static sws_http_upstream_peer_t *
+sws_ups_least_conn(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now)
+{
+    sws_http_upstream_peer_t *p, *best = NULL;
+    sws_uint_t                i, ties = 0;
+
+    for (i = lo; i < hi; i++) {
+        p = &u->us->peers[i];
+        if (!sws_ups_candidate(u, p, now)) {
+            continue;
+        }
+        /* conns / weight, compared without division */
+        if (best == NULL
+            || p->conns * (sws_uint_t) best->weight < best->conns * (sws_uint_t) p->weight)
+        {
+            best = p;
+            ties = 1;
+        } else if (p->conns * (sws_uint_t) best->weight
+                   == best->conns * (sws_uint_t) p->weight)
+        {
+            ties++;
+        }
+    }
+    if (best == NULL || ties == 1) {
+        return best;
+    }
+    return sws_ups_rr(u, lo, hi, now, best);
+}
+
+static uint32_t
+sws_ups_key_hash(sws_http_upstream_t *u)
+{
+    sws_http_format_t *f = u->us->hash_key;
+    u_char             stack[256], *buf = stack;
+    size_t             len = sws_http_format_len(f, u->r);
+
+    if (len > sizeof(stack)) {
+        buf = sws_pnalloc(u->r->pool, len);
+        if (buf == NULL) {
+            return 0;
+        }
+    }
+    sws_http_format_render(f, u->r, buf);
+    return sws_hash_key(buf, len);
+}
+
+static sws_http_upstream_peer_t *
+sws_ups_hash(sws_http_upstream_t *u, sws_msec_t now)
+{
+    sws_http_upstream_srv_t  *us = u->us;
+    sws_http_upstream_peer_t *p;
+    uint32_t                  hash = sws_ups_key_hash(u);
+    sws_int_t                 total = 0, w;
+    sws_uint_t                i, tries, lo, hi, mid;
+
+    if (us->consistent) {
+        /* The first point at or after the key, then onwards around. */
+        lo = 0;
+        hi = us->nring;
+        while (lo < hi) {
+            mid = (lo + hi) / 2;
+            if (us->ring[mid].hash < hash) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        for (i = 0; i < us->nring; i++) {
+            p = &us->peers[us->ring[(lo + i) % us->nring].peer];
+            if (sws_ups_candidate(u, p, now)) {
+                return p;
+            }
+        }
+        return NULL;
+    }
+
+    for (i = 0; i < us->npeers; i++) {
+        total += us->peers[i].weight;
+    }
+    for (tries = 0; tries < SWS_UPS_HASH_TRIES; tries++) {
+        w = (sws_int_t) (hash % (uint32_t) total);
+        for (i = 0; w >= us->peers[i].weight; i++) {
+            w -= us->peers[i].weight;
+        }
+        p = &us->peers[i];
+        if (sws_ups_candidate(u, p, now)) {
+            return p;
+        }
+        /* Rehash: the next candidate depends on the key and the try. */
+        hash = (hash ^ (uint32_t) (tries + 1)) * 0x9e3779b1u;
+        hash ^= hash >> 15;
+    }
+    return sws_ups_rr(u, 0, us->npeers, now, NULL);
+}
+
+static sws_http_upstream_peer_t *
+sws_ups_random_one(sws_http_upstream_t *u, sws_msec_t now, sws_http_upstream_peer_t *not)
+{
+    sws_http_upstream_srv_t  *us = u->us;
+    sws_http_upstream_peer_t *p;
+    sws_int_t                 total = 0, w;
+    sws_uint_t                i;
+
+    for (i = 0; i < us->npeers; i++) {
+        p = &us->peers[i];
+        if (p != not && sws_ups_candidate(u, p, now)) {
+            total += p->weight;
+        }
+    }
+    if (total == 0) {
+        return NULL;
+    }
+    w = (sws_int_t) (random() % total);
+    for (i = 0; i < us->npeers; i++) {
+        p = &us->peers[i];
+        if (p == not || !sws_ups_candidate(u, p, now)) {
+            continue;
+        }
+        if (w < p->weight) {
+            return p;
+        }
+        w -= p->weight;
+    }
+    return NULL;
+}
+
+static sws_http_upstream_peer_t *
+sws_ups_random(sws_http_upstream_t *u, sws_msec_t now)
+{
+    sws_http_upstream_peer_t *a, *b;
+
+    a = sws_ups_random_one(u, now, NULL);
+    if (a == NULL || !u->us->random_two) {
+        return a;
+    }
+    b = sws_ups_random_one(u, now, a);
+    if (b && b->conns * (sws_uint_t) a->weight < a->conns * (sws_uint_t) b->weight) {
+        return b;
+    }
+    return a;
+}
+
+sws_http_upstream_peer_t *
+sws_ups_get_peer(sws_http_upstream_t *u)
+{
+    sws_http_upstream_srv_t  *us = u->us;
+    sws_http_upstream_peer_t *p = NULL;
+    sws_msec_t                now = sws_current_msec();
+
+    switch (us->method) {
+    case SWS_UPS_HASH:
+        p = sws_ups_hash(u, now);
+        break;
+    case SWS_UPS_RANDOM:
+        p = sws_ups_random(u, now);
+        break;
+    case SWS_UPS_LEAST_CONN:
+        p = sws_ups_least_conn(u, 0, us->nprimary, now);
+        if (p == NULL && us->npeers > us->nprimary) {
+            p = sws_ups_least_conn(u, us->nprimary, us->npeers, now);
+        }
+        break;
+    default:
+        p = sws_ups_rr(u, 0, us->nprimary, now, NULL);
+        if (p == NULL && us->npeers > us->nprimary) {
+            p = sws_ups_rr(u, us->nprimary, us->npeers, now, NULL);
+        }
+    }
+    if (p) {
+        u->tried[p->index / 64] |= (uint64_t) 1 << (p->index % 64);
+        p->conns++;
+    }
+    return p;
+}
+
+void
+sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log)
+{
+    sws_ups_shared_t *sh = peer->sh;
+    sws_msec_t        now;
+    uint32_t          fails;
+
+    if (peer->conns) {
+        peer->conns--;
+    }
+    if (sh == NULL || peer->max_fails == 0) {
+        return;
+    }
+    now = sws_current_msec();
+    fails = sws_ups_atomic_load(&sh->fails);
+
+    if (!failed) {
+        /* Failures count within fail_timeout: after it, start afresh. */
+        if (fails && now - sws_ups_atomic_load(&sh->fail_start) > peer->fail_timeout
+            && now >= sws_ups_atomic_load(&sh->down_until))
+        {
+            sws_ups_atomic_store(&sh->fails, 0);
+        }
+        return;
+    }
+
+    if (fails >= peer->max_fails
+        || now - sws_ups_atomic_load(&sh->fail_start) <= peer->fail_timeout)
+    {
+        fails = sws_ups_atomic_add(&sh->fails, 1);
+    } else {
+        sws_ups_atomic_store(&sh->fail_start, now);
+        sws_ups_atomic_store(&sh->fails, 1);
+        fails = 1;
+    }
+    if (fails >= peer->max_fails) {
+        sws_ups_atomic_store(&sh->down_until, now + peer->fail_timeout);
+        if (peer->us->npeers > 1) {
+            sws_log_error(SWS_LOG_WARN, log, 0, "upstream server %.*s of \"%.*s\" "
+                          "temporarily disabled for %lld ms after %u failures",
+                          (int) peer->name.len, peer->name.data, (int) peer->us->name.len,
+                          peer->us->name.data, (long long) peer->fail_timeout,
+                          (unsigned) fails);
+        }
+    }
+    peer->effective_weight -= peer->weight / (sws_int_t) peer->max_fails;
+    if (peer->effective_weight < 0) {
+        peer->effective_weight = 0;
+    }
+}

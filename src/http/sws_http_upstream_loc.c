@@ -1,0 +1,311 @@
+/*
+ * The framework's part of a location's configuration (timeouts, retries,
+ * buffers, header rules) and its directives, shared by every protocol
+ * module under names of its own ("proxy_read_timeout", ...).
+ */
+#include "sws_http_upstream.h"
+
+sws_http_upstream_conf_t *
+sws_http_upstream_conf_create(sws_conf_t *cf)
+{
+    sws_http_upstream_conf_t *uc;
+
+    uc = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_upstream_conf_t));
+    if (uc == NULL) {
+        return NULL;
+    }
+    uc->connect_timeout = SWS_UNSET_MSEC;
+    uc->send_timeout = SWS_UNSET_MSEC;
+    uc->read_timeout = SWS_UNSET_MSEC;
+    uc->next_upstream_timeout = SWS_UNSET_MSEC;
+    uc->next_upstream_tries = SWS_UNSET_UINT;
+    uc->buffering = SWS_UNSET;
+    uc->request_buffering = SWS_UNSET;
+    uc->pass_request_body = SWS_UNSET;
+    uc->ignore_client_abort = SWS_UNSET;
+    uc->intercept_errors = SWS_UNSET;
+    uc->upgrade = SWS_UNSET;
+    uc->nbuffers = SWS_UNSET_UINT;
+    uc->buffer_size = SWS_UNSET_SIZE;
+    uc->head_buffer_size = SWS_UNSET_SIZE;
+    return uc;
+}
+
+/* Response headers not passed unless "pass_header" says so. */
+static const char *const sws_ups_hidden[] = {
+    "date", "server", "x-pad", "x-accel-expires", "x-accel-redirect",
+    "x-accel-limit-rate", "x-accel-buffering", "x-accel-charset", NULL
+};
+
+static int
+sws_ups_in_list(const sws_array_t *list, const sws_str_t *name)
+{
+    const sws_str_t *s;
+    sws_uint_t       i;
+
+    if (list == NULL) {
+        return 0;
+    }
+    s = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (sws_str_eq(&s[i], name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static sws_int_t
+sws_ups_build_hide(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
+{
+    static int   marker;
+    sws_str_t    name, *s;
+    sws_uint_t   i;
+
+    conf->hide = sws_hash_create(sws_conf_pool(cf), 16, 1);
+    if (conf->hide == NULL) {
+        return SWS_ERROR;
+    }
+    for (i = 0; sws_ups_hidden[i]; i++) {
+        name.data = (u_char *) sws_ups_hidden[i];
+        name.len = strlen(sws_ups_hidden[i]);
+        if (!sws_ups_in_list(conf->pass_list, &name)
+            && sws_hash_add(conf->hide, &name, &marker) == SWS_ERROR)
+        {
+            return SWS_ERROR;
+        }
+    }
+    if (conf->hide_list) {
+        s = conf->hide_list->elts;
+        for (i = 0; i < conf->hide_list->nelts; i++) {
+            if (!sws_ups_in_list(conf->pass_list, &s[i])
+                && sws_hash_add(conf->hide, &s[i], &marker) == SWS_ERROR)
+            {
+                return SWS_ERROR;
+            }
+        }
+    }
+    return SWS_OK;
+}
+
+char *
+sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf)
+{
+    int here = conf->hide_list != NULL || conf->pass_list != NULL;
+
+    sws_conf_merge_msec_value(conf->connect_timeout, prev->connect_timeout, 60000);
+    sws_conf_merge_msec_value(conf->send_timeout, prev->send_timeout, 60000);
+    sws_conf_merge_msec_value(conf->read_timeout, prev->read_timeout, 60000);
+    sws_conf_merge_msec_value(conf->next_upstream_timeout, prev->next_upstream_timeout, 0);
+    sws_conf_merge_uint_value(conf->next_upstream_tries, prev->next_upstream_tries, 0);
+    if (conf->next_upstream == 0) {
+        conf->next_upstream = prev->next_upstream ? prev->next_upstream
+                                                  : SWS_UPS_FT_ERROR | SWS_UPS_FT_TIMEOUT;
+    }
+    sws_conf_merge_value(conf->buffering, prev->buffering, 1);
+    sws_conf_merge_value(conf->request_buffering, prev->request_buffering, 1);
+    sws_conf_merge_value(conf->pass_request_body, prev->pass_request_body, 1);
+    sws_conf_merge_value(conf->ignore_client_abort, prev->ignore_client_abort, 0);
+    sws_conf_merge_value(conf->intercept_errors, prev->intercept_errors, 0);
+    sws_conf_merge_value(conf->upgrade, prev->upgrade, 1);
+    if (conf->nbuffers == SWS_UNSET_UINT) {
+        conf->nbuffers = prev->nbuffers == SWS_UNSET_UINT ? 8 : prev->nbuffers;
+        conf->buffer_size = prev->buffer_size == SWS_UNSET_SIZE ? 8192 : prev->buffer_size;
+    }
+    sws_conf_merge_size_value(conf->head_buffer_size, prev->head_buffer_size, 8192);
+    if (conf->head_buffer_size < 1024) {
+        return "buffer size must be at least 1k";
+    }
+
+    if (conf->hide_list == NULL) {
+        conf->hide_list = prev->hide_list;
+    }
+    if (conf->pass_list == NULL) {
+        conf->pass_list = prev->pass_list;
+    }
+    if (!here && prev->hide) {
+        conf->hide = prev->hide;
+    } else if (sws_ups_build_hide(cf, conf) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
+char *
+sws_http_upstream_conf_set_target(sws_conf_t *cf, sws_http_upstream_conf_t *conf,
+    const sws_str_t *addr, sws_uint_t default_port)
+{
+    if (conf->upstream) {
+        return "is duplicate";
+    }
+    if (addr->len == 0) {
+        return "has no address";
+    }
+    conf->upstream = sws_ups_lookup(cf, addr, default_port, 1);
+    return conf->upstream ? SWS_CONF_OK : SWS_CONF_ERROR;
+}
+
+int
+sws_http_upstream_conf_has_target(sws_http_upstream_conf_t *conf)
+{
+    return conf->upstream != NULL;
+}
+
+const sws_str_t *
+sws_http_upstream_name(sws_http_upstream_conf_t *conf)
+{
+    static const sws_str_t none = sws_null_string;
+    return conf->upstream ? &conf->upstream->name : &none;
+}
+
+int
+sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf)
+{
+    return conf->upstream && conf->upstream->unix_sock;
+}
+
+/* ---- the directives ---- */
+
+static const sws_conf_enum_t sws_ups_ft_names[] = {
+    { sws_string("error"), SWS_UPS_FT_ERROR },
+    { sws_string("timeout"), SWS_UPS_FT_TIMEOUT },
+    { sws_string("invalid_header"), SWS_UPS_FT_INVALID_HEADER },
+    { sws_string("http_500"), SWS_UPS_FT_HTTP_500 },
+    { sws_string("http_502"), SWS_UPS_FT_HTTP_502 },
+    { sws_string("http_503"), SWS_UPS_FT_HTTP_503 },
+    { sws_string("http_504"), SWS_UPS_FT_HTTP_504 },
+    { sws_string("http_403"), SWS_UPS_FT_HTTP_403 },
+    { sws_string("http_404"), SWS_UPS_FT_HTTP_404 },
+    { sws_string("http_429"), SWS_UPS_FT_HTTP_429 },
+    { sws_string("non_idempotent"), SWS_UPS_FT_NON_IDEMPOTENT },
+    { sws_string("off"), SWS_UPS_FT_OFF },
+    { sws_null_string, 0 }
+};
+
+static char *
+sws_ups_set_next_upstream(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
+{
+    sws_uint_t              i, n = sws_conf_nargs(cf), mask = 0;
+    sws_str_t              *arg;
+    const sws_conf_enum_t  *e;
+
+    if (uc->next_upstream) {
+        return "is duplicate";
+    }
+    for (i = 1; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        for (e = sws_ups_ft_names; e->name.len; e++) {
+            if (sws_str_eq(arg, &e->name)) {
+                break;
+            }
+        }
+        if (e->name.len == 0) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        mask |= e->value;
+    }
+    if ((mask & SWS_UPS_FT_OFF) && mask != SWS_UPS_FT_OFF) {
+        return "takes \"off\" alone";
+    }
+    uc->next_upstream = mask;
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_ups_set_header_list(sws_conf_t *cf, sws_array_t **list)
+{
+    sws_str_t *arg = sws_conf_arg(cf, 1), *s;
+
+    if (*list == NULL) {
+        *list = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_str_t));
+        if (*list == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    s = sws_array_push(*list);
+    if (s == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    s->len = arg->len;
+    s->data = sws_pnalloc(sws_conf_pool(cf), arg->len);
+    if (s->data == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    sws_strlow(s->data, arg->data, arg->len);
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_ups_set_buffers(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
+{
+    sws_str_t *n = sws_conf_arg(cf, 1);
+    sws_int_t  num;
+    ssize_t    size;
+
+    if (uc->nbuffers != SWS_UNSET_UINT) {
+        return "is duplicate";
+    }
+    num = sws_atoi(n->data, n->len);
+    size = sws_parse_size(sws_conf_arg(cf, 2));
+    if (num < 1 || num > 1024 || size < 1024) {
+        return "has an invalid value (1..1024 buffers of at least 1k)";
+    }
+    uc->nbuffers = (sws_uint_t) num;
+    uc->buffer_size = (size_t) size;
+    return SWS_CONF_OK;
+}
+
+char *
+sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_upstream_conf_t *uc = *(sws_http_upstream_conf_t **) conf;
+    sws_command_t             typed = *cmd;
+
+    if (uc == NULL) {
+        return "is used by a module without an upstream configuration";
+    }
+
+#define SWS_UPS_TYPED(field, setter) \
+    typed.offset = offsetof(sws_http_upstream_conf_t, field); \
+    return setter(cf, &typed, uc)
+
+    switch (cmd->offset) {
+    case SWS_UPSTREAM_CONF_CONNECT_TIMEOUT:
+        SWS_UPS_TYPED(connect_timeout, sws_conf_set_msec_slot);
+    case SWS_UPSTREAM_CONF_SEND_TIMEOUT:
+        SWS_UPS_TYPED(send_timeout, sws_conf_set_msec_slot);
+    case SWS_UPSTREAM_CONF_READ_TIMEOUT:
+        SWS_UPS_TYPED(read_timeout, sws_conf_set_msec_slot);
+    case SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT:
+        SWS_UPS_TYPED(next_upstream_timeout, sws_conf_set_msec_slot);
+    case SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES:
+        SWS_UPS_TYPED(next_upstream_tries, sws_conf_set_num_slot);
+    case SWS_UPSTREAM_CONF_BUFFERING:
+        SWS_UPS_TYPED(buffering, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_REQUEST_BUFFERING:
+        SWS_UPS_TYPED(request_buffering, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_PASS_REQUEST_BODY:
+        SWS_UPS_TYPED(pass_request_body, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT:
+        SWS_UPS_TYPED(ignore_client_abort, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_INTERCEPT_ERRORS:
+        SWS_UPS_TYPED(intercept_errors, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_UPGRADE:
+        SWS_UPS_TYPED(upgrade, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_BUFFER_SIZE:
+        SWS_UPS_TYPED(head_buffer_size, sws_conf_set_size_slot);
+    case SWS_UPSTREAM_CONF_NEXT_UPSTREAM:
+        return sws_ups_set_next_upstream(cf, uc);
+    case SWS_UPSTREAM_CONF_BUFFERS:
+        return sws_ups_set_buffers(cf, uc);
+    case SWS_UPSTREAM_CONF_HIDE_HEADER:
+        return sws_ups_set_header_list(cf, &uc->hide_list);
+    case SWS_UPSTREAM_CONF_PASS_HEADER:
+        return sws_ups_set_header_list(cf, &uc->pass_list);
+    }
+#undef SWS_UPS_TYPED
+    return "is not an upstream directive (bad offset in the module's table)";
+}

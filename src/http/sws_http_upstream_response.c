@@ -1,0 +1,401 @@
+/*
+ * The response body, from the upstream to the client, with back-pressure.
+ *
+ * Bytes are read into a bounded set of buffers ("slots": the head buffer,
+ * then up to N buffers of the location's buffer size; one buffer only with
+ * buffering off), decoded in place by the protocol's input filter, and
+ * passed to the client as "shadow" buffers pointing into the slots. A slot
+ * is reused once every shadow of it is sent. When no slot has room the
+ * worker stops reading from the upstream (its socket fills, TCP slows the
+ * server down) until the client takes more: a slow client never makes the
+ * worker hold more than the buffers of one request.
+ *
+ * Buffering on: read while there is room and data, then pass everything in
+ * one go. Off: pass each piece as soon as it is read.
+ */
+#include "sws_http_upstream.h"
+
+static void sws_ups_body_end(sws_http_upstream_t *u, int reuse);
+
+/* ---- shadows ---- */
+
+static sws_chain_t *
+sws_ups_shadow(sws_http_upstream_t *u)
+{
+    sws_chain_t *cl = u->free;
+    sws_buf_t   *b;
+
+    if (cl) {
+        u->free = cl->next;
+        cl->next = NULL;
+        return cl;
+    }
+    b = sws_calloc_buf(u->r->pool);
+    cl = sws_alloc_chain_link(u->r->pool);
+    if (b == NULL || cl == NULL) {
+        return NULL;
+    }
+    b->temporary = 1;
+    cl->buf = b;
+    cl->next = NULL;
+    return cl;
+}
+
+/* Body bytes [from, to) of slot s: extend the last pending shadow if it is
+ * the same slot and contiguous, else queue a new one. */
+static sws_int_t
+sws_ups_add_data(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, u_char *from, u_char *to)
+{
+    sws_chain_t *cl;
+    sws_buf_t   *b;
+
+    if (from == to) {
+        return SWS_OK;
+    }
+    if (u->pending) {
+        cl = (sws_chain_t *) ((u_char *) u->pending_tail - offsetof(sws_chain_t, next));
+        b = cl->buf;
+        if (b->tag == s && b->last == from) {
+            b->last = to;
+            return SWS_OK;
+        }
+    }
+    cl = sws_ups_shadow(u);
+    if (cl == NULL) {
+        return SWS_ERROR;
+    }
+    b = cl->buf;
+    b->start = b->pos = from;
+    b->end = b->last = to;
+    b->tag = s;
+    b->temporary = 1;
+    b->last_buf = 0;
+    b->flush = 0;
+    s->busy++;
+    *u->pending_tail = cl;
+    u->pending_tail = &cl->next;
+    return SWS_OK;
+}
+
+/* Shadows the client has taken (in order): their slots may start over. */
+static void
+sws_ups_update_busy(sws_http_upstream_t *u)
+{
+    sws_chain_t              *cl;
+    sws_http_upstream_slot_t *s;
+
+    while ((cl = u->busy) != NULL && cl->buf->pos == cl->buf->last) {
+        u->busy = cl->next;
+        s = cl->buf->tag;
+        if (s && --s->busy == 0) {
+            s->last = s->start;
+        }
+        cl->next = u->free;
+        u->free = cl;
+    }
+    if (u->busy == NULL) {
+        u->busy_tail = &u->busy;
+    }
+}
+
+/* Pass what is pending to the client (and the end of the body with last). */
+static sws_int_t
+sws_ups_flush(sws_http_upstream_t *u, int last)
+{
+    sws_http_request_t *r = u->r;
+    sws_chain_t        *out = u->pending, *cl;
+    sws_buf_t          *b;
+    sws_int_t           rc;
+
+    if (last) {
+        cl = sws_ups_shadow(u);
+        if (cl == NULL) {
+            return SWS_ERROR;
+        }
+        b = cl->buf;
+        b->pos = b->last = b->start = b->end = NULL;
+        b->temporary = 0;
+        b->last_buf = 1;
+        b->tag = NULL;
+        *u->pending_tail = cl;
+        u->pending_tail = &cl->next;
+        out = u->pending;
+    }
+    if (out == NULL) {
+        return SWS_OK;
+    }
+    /* The links stay ours (the filters copy them): keep them in order to
+     * see when their data is sent. */
+    *u->busy_tail = out;
+    u->busy_tail = u->pending_tail;
+    u->pending = NULL;
+    u->pending_tail = &u->pending;
+
+    rc = sws_http_output(r, out);
+    if (r->header_only) {
+        /* The body goes nowhere: count it as sent. */
+        for (cl = u->busy; cl; cl = cl->next) {
+            cl->buf->pos = cl->buf->last;
+        }
+    }
+    sws_ups_update_busy(u);
+    return rc == SWS_ERROR ? SWS_ERROR : SWS_OK;
+}
+
+/* ---- slots ---- */
+
+static sws_http_upstream_slot_t *
+sws_ups_slot_for_read(sws_http_upstream_t *u)
+{
+    sws_http_upstream_slot_t *s = &u->slots[u->cur];
+    size_t                    size = u->conf->buffer_size;
+    sws_uint_t                i;
+
+    /* The current slot while it has a useful amount of room. */
+    if ((size_t) (s->end - s->last) >= (size_t) (s->end - s->start) / 4) {
+        return s;
+    }
+    for (i = 0; i < u->nslots; i++) {
+        s = &u->slots[i];
+        if (s->start && s->busy == 0 && s->last == s->start) {
+            u->cur = i;
+            return s;
+        }
+    }
+    for (i = 0; i < u->nslots; i++) {
+        s = &u->slots[i];
+        if (s->start == NULL) {
+            s->start = sws_ups_buf_alloc(size, u->r->log);
+            if (s->start == NULL) {
+                return NULL;
+            }
+            s->last = s->start;
+            s->end = s->start + size;
+            u->cur = i;
+            return s;
+        }
+    }
+    s = &u->slots[u->cur];
+    return s->last < s->end ? s : NULL;
+}
+
+/* Run the protocol's filter over n new bytes at s->last. */
+static sws_int_t
+sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int eof)
+{
+    sws_http_upstream_input_t in;
+    sws_int_t                 rc;
+
+    in.pos = s->last;
+    in.last = s->last + n;
+    in.out = s->last;
+    in.eof = eof;
+    rc = u->proto->input_filter(u->r, u->ctx, &in);
+    if (rc != SWS_OK && rc != SWS_DONE) {
+        return rc;
+    }
+    if (sws_ups_add_data(u, s, s->last, in.out) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    s->last = in.out;
+    if (rc == SWS_DONE && in.pos < in.last) {
+        sws_log_error(SWS_LOG_WARN, u->r->log, 0, "upstream %.*s sent data after the "
+                      "response", (int) u->peer->name.len, u->peer->name.data);
+        u->keepalive = 0;
+    }
+    return rc;
+}
+
+/* ---- the body ---- */
+
+void
+sws_ups_response_start(sws_http_upstream_t *u)
+{
+    sws_http_request_t       *r = u->r;
+    sws_http_upstream_slot_t *s;
+    sws_int_t                 rc;
+
+    u->nslots = u->buffering ? 1 + u->conf->nbuffers : 1;
+    u->slots = sws_pcalloc(r->pool, u->nslots * sizeof(sws_http_upstream_slot_t));
+    if (u->slots == NULL) {
+        sws_ups_finalize(u, SWS_ERROR);
+        return;
+    }
+    /* Slot 0 is the head buffer: what came after the head is body. */
+    s = &u->slots[0];
+    s->start = u->head.start;
+    s->end = u->head.end;
+    s->last = u->head.pos;
+    u->head.start = NULL;            /* the slot owns the memory now */
+
+    rc = sws_ups_input(u, s, (size_t) (u->head.last - u->head.pos), 0);
+    if (s->busy == 0) {
+        s->last = s->start;
+    }
+    if (rc == SWS_DONE) {
+        sws_ups_body_end(u, u->keepalive);
+        return;
+    }
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "upstream %.*s sent an invalid response body",
+                      (int) u->peer->name.len, u->peer->name.data);
+        sws_ups_stats_attempt_end(u, 1);
+        sws_ups_close_connection(u);
+        sws_ups_flush(u, 0);
+        sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
+        return;
+    }
+    if (r->header_only) {
+        /* HEAD, or a filter made it a 304: the body is not wanted. */
+        sws_ups_stats_attempt_end(u, 0);
+        sws_ups_close_connection(u);
+        sws_ups_body_end(u, 0);
+        return;
+    }
+    r->write_event_handler = sws_ups_response_write_handler;
+    if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
+        sws_ups_finalize(u, SWS_ERROR);
+        return;
+    }
+    sws_ups_response_read(u);
+}
+
+/* The body is complete (or not wanted): give the connection back (reuse)
+ * or close it, send the end, finish. */
+static void
+sws_ups_body_end(sws_http_upstream_t *u, int reuse)
+{
+    sws_http_upstream_attempt_t *a = &u->attempts[u->nattempts - 1];
+
+    u->body_done = 1;
+    a->response_ms = sws_current_msec() - u->attempt_msec;
+    if (u->c) {
+        sws_ups_stats_attempt_end(u, 0);
+        if (reuse && u->request_sent && u->out == NULL) {
+            sws_connection_t *c = u->c;
+            u->c = NULL;
+            sws_ups_ka_put(u->us, u->peer, c);
+        } else {
+            sws_ups_close_connection(u);
+        }
+    }
+    if (sws_ups_flush(u, 1) == SWS_ERROR) {
+        sws_ups_finalize(u, SWS_ERROR);
+        return;
+    }
+    sws_ups_finalize(u, SWS_OK);
+}
+
+void
+sws_ups_response_read(sws_http_upstream_t *u)
+{
+    sws_http_request_t       *r = u->r;
+    sws_connection_t         *c = u->c;
+    sws_http_upstream_slot_t *s;
+    ssize_t                   n;
+    sws_int_t                 rc = SWS_OK;
+    const char               *why = NULL;
+
+    if (u->finished || u->body_done || c == NULL) {
+        return;
+    }
+    u->paused = 0;
+    while (c->read->ready) {
+        s = sws_ups_slot_for_read(u);
+        if (s == NULL) {
+            u->paused = 1;           /* every buffer waits for the client */
+            sws_del_timer(c->read);
+            break;
+        }
+        n = c->recv(c, s->last, (size_t) (s->end - s->last));
+        if (n == SWS_AGAIN) {
+            break;
+        }
+        if (n == SWS_ERROR) {
+            why = "failed";
+            break;
+        }
+        if (n > 0) {
+            u->attempts[u->nattempts - 1].received += n;
+        }
+        rc = sws_ups_input(u, s, (size_t) (n > 0 ? n : 0), n == 0);
+        if (rc == SWS_DONE) {
+            sws_ups_body_end(u, n > 0 && u->keepalive);
+            return;
+        }
+        if (rc != SWS_OK) {
+            why = n == 0 ? "closed the connection before the end of the response"
+                         : "sent an invalid response body";
+            break;
+        }
+        if (n == 0) {
+            why = "closed the connection";
+            break;
+        }
+        if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
+            sws_ups_finalize(u, SWS_ERROR);
+            return;
+        }
+    }
+
+    if (why) {
+        /* Cut: what came goes to the client, then its connection closes. */
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "upstream %.*s %s", (int) u->peer->name.len,
+                      u->peer->name.data, why);
+        sws_ups_stats_attempt_end(u, 1);
+        sws_ups_close_connection(u);
+        sws_ups_flush(u, 0);
+        sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
+        return;
+    }
+    if (sws_ups_flush(u, 0) == SWS_ERROR) {
+        sws_ups_finalize(u, SWS_ERROR);
+        return;
+    }
+    if (!u->paused) {
+        sws_add_timer(c->read, u->conf->read_timeout);
+    } else if (sws_ups_slot_for_read(u)) {
+        /* Flushing made room at once (a fast client): go on later. */
+        u->paused = 0;
+        sws_post_event(c->read);
+    }
+}
+
+/* The client took some of the output: slots free up, reading resumes. */
+void
+sws_ups_response_write_handler(sws_http_request_t *r)
+{
+    sws_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || u->finished || u->tunnel) {
+        return;
+    }
+    sws_ups_update_busy(u);
+    if (u->paused && u->c && sws_ups_slot_for_read(u)) {
+        u->paused = 0;
+        if (u->c->read->ready) {
+            sws_ups_response_read(u);
+        } else {
+            sws_add_timer(u->c->read, u->conf->read_timeout);
+        }
+    }
+}
+
+void
+sws_ups_response_cleanup(sws_http_upstream_t *u)
+{
+    sws_uint_t i;
+
+    if (u->head.start) {
+        sws_ups_buf_free(u->head.start, (size_t) (u->head.end - u->head.start));
+        u->head.start = NULL;
+    }
+    for (i = 0; i < u->nslots; i++) {
+        if (u->slots[i].start) {
+            sws_ups_buf_free(u->slots[i].start,
+                             (size_t) (u->slots[i].end - u->slots[i].start));
+            u->slots[i].start = NULL;
+        }
+    }
+    u->nslots = 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * The $upstream_* variables (access log): one value per attempt, joined
+ * with ", " as nginx does ("10.0.0.1:80, 10.0.0.2:80"). A file of its own
+ * so that the variables do not pull the whole framework in.
+ */
+#include "sws_http_upstream.h"
+
+static u_char *
+sws_ups_var_ms(u_char *p, sws_msec_t ms)
+{
+    if (ms < 0) {
+        *p++ = '-';
+        return p;
+    }
+    p = sws_sprint_uint(p, (uint64_t) ms / 1000);
+    *p++ = '.';
+    *p++ = (u_char) ('0' + ms % 1000 / 100);
+    *p++ = (u_char) ('0' + ms % 100 / 10);
+    *p++ = (u_char) ('0' + ms % 10);
+    return p;
+}
+
+void
+sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v)
+{
+    sws_http_upstream_t         *u = r->upstream;
+    sws_http_upstream_attempt_t *a;
+    sws_uint_t                   i;
+    size_t                       len = 0;
+    u_char                      *p;
+
+    v->len = 0;
+    v->data = NULL;
+    if (u == NULL || u->nattempts == 0) {
+        return;
+    }
+    for (i = 0; i < u->nattempts; i++) {
+        len += (which == SWS_UPS_VAR_ADDR ? u->attempts[i].addr->len : 24) + 2;
+    }
+    p = sws_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return;
+    }
+    v->data = p;
+    for (i = 0; i < u->nattempts; i++) {
+        a = &u->attempts[i];
+        if (i) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        switch (which) {
+        case SWS_UPS_VAR_ADDR:
+            p = sws_cpymem(p, a->addr->data, a->addr->len);
+            break;
+        case SWS_UPS_VAR_STATUS:
+            if (a->status) {
+                p = sws_sprint_uint(p, a->status);
+            } else {
+                *p++ = '-';
+            }
+            break;
+        case SWS_UPS_VAR_RESPONSE_TIME:
+            p = sws_ups_var_ms(p, a->response_ms >= 0 ? a->response_ms
+                                  : sws_current_msec() - u->attempt_msec);
+            break;
+        case SWS_UPS_VAR_CONNECT_TIME:
+            p = sws_ups_var_ms(p, a->connect_ms);
+            break;
+        case SWS_UPS_VAR_HEADER_TIME:
+            p = sws_ups_var_ms(p, a->header_ms);
+            break;
+        default:
+            p = sws_sprint_uint(p, (uint64_t) a->received);
+        }
+    }
+    v->len = (size_t) (p - v->data);
+}
