@@ -4,6 +4,7 @@ large response is passed on through the stream's flow control."""
 import json
 import os
 
+import h2raw
 import swsharness as h
 from proxyorigin import pattern
 
@@ -43,3 +44,24 @@ def test_proxy_over_h2c(sws, origin):
 
     r = h2(srv, "/status/404")
     assert r.status == 404
+
+
+def test_proxy_h2_streamed_body_timeout(sws, origin):
+    """A stream whose body stops coming: 408 on the stream, the origin's
+    connection let go, the HTTP/2 connection still usable."""
+    o = origin()
+    srv = sws(server="""http2 on;
+        location / { proxy_pass http://%s; proxy_request_buffering off;
+                     client_body_timeout 300ms; }""" % o.addr)
+    with h2raw.H2(srv.port) as c:
+        sid = c.headers(c.request_headers("/echo", method="POST", scheme="http",
+                                          extra=[("content-length", "100")]),
+                        end_stream=False)
+        c.data(sid, b"x" * 10)
+        hdrs, body, frames = c.response(sid, timeout=5)
+        assert h2raw.status(hdrs) == 408, frames
+        assert h.wait_for(lambda: len(o.conns) == 0, 3)
+        sid = c.get("/echo", scheme="http")
+        hdrs, body, frames = c.response(sid, timeout=5)
+        assert h2raw.status(hdrs) == 200
+        assert json.loads(body)["method"] == "GET"
