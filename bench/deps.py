@@ -23,8 +23,10 @@ POLICY_RC_D = "/usr/sbin/policy-rc.d"
 POLICY_TEXT = "#!/bin/sh\n# written by ScalWS bench/deps.py during apt-get install; removed after\nexit 101\n"
 
 
-def missing(servers, scenarios, callgrind):
-    pkgs = []
+def missing(servers, scenarios, callgrind, extra=()):
+    """Packages to install: the tools, the servers' and `extra` (what the
+    scenarios' backends need)."""
+    pkgs = [p for i, p in enumerate(extra) if p not in extra[:i]]
     tools = dict(TOOLS)
     if callgrind:
         tools.update(CALLGRIND_TOOLS)

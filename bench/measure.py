@@ -90,13 +90,24 @@ def vm_hwm_kib(pid):
     return 0
 
 
-def tcp_out_segments():
-    """Tcp OutSegs from /proc/net/snmp: TCP segments sent by the whole network
-    namespace (on loopback: both directions of every connection)."""
+def _tcp_counter(name):
     with open("/proc/net/snmp") as f:
         lines = [l.split() for l in f if l.startswith("Tcp:")]
     names, values = lines[0], lines[1]
-    return int(values[names.index("OutSegs")])
+    return int(values[names.index(name)])
+
+
+def tcp_out_segments():
+    """Tcp OutSegs from /proc/net/snmp: TCP segments sent by the whole network
+    namespace (on loopback: both directions of every connection)."""
+    return _tcp_counter("OutSegs")
+
+
+def tcp_active_opens():
+    """Tcp ActiveOpens from /proc/net/snmp: connections opened by connect() in
+    the whole namespace (wrk's are all open before a measured window, so in
+    the proxy scenario these are the server's connections to the origin)."""
+    return _tcp_counter("ActiveOpens")
 
 
 def busy_percent(seconds=1.0):

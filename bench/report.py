@@ -7,6 +7,11 @@
     docs/benchmarks/raw/DATE-MODE-HOST-profiles.txt   per-request callgrind profiles
     docs/benchmarks/raw/DATE-MODE-HOST-ratios.{dat,gp} the chart's data and script
 
+A run of only some scenarios or servers adds them to every name (MODE-HOST
+becomes MODE-HOST-proxy, MODE-HOST-proxy+respond-scalwsd+nginx; the chart
+DATE-MODE-proxy-ratios.svg ...), so that it does not overwrite the report of
+a full run of the same day, nor a run of other subsets.
+
 Every ratio is oriented so that above 1 means scalwsd does better:
 req/s scalwsd / peer; CPU and instructions peer / scalwsd.
 """
@@ -26,7 +31,8 @@ CSV_FIELDS = [
     "scenario", "server", "round", "position", "attempt", "valid", "error", "requests", "elapsed_s", "rps",
     "p50_ms", "p99_ms", "non2xx", "socket_errors", "cpu_user_s", "cpu_sys_s", "cpu_us_per_req",
     "user_us_per_req", "sys_us_per_req", "server_cpu_pct", "wrk_cpu_pct", "ksoftirqd_pct",
-    "other_cpu_pct", "steal_pct", "tcp_segs_per_req", "rss_total_kib", "rss_worker_kib", "processes", "cap", "capped_rps",
+    "other_cpu_pct", "steal_pct", "tcp_segs_per_req", "rss_total_kib", "rss_worker_kib", "processes",
+    "tcp_opens_per_req", "origin_cpu_pct", "origin_us_per_req", "cap", "capped_rps",
     "capped_p99_ms", "capped_non2xx", "capped_socket_errors", "capped_throttled_pct", "capped_valid",
 ]
 
@@ -64,7 +70,7 @@ def summarize(rows, cg, scenarios, servers):
                  "non2xx": sum(r.get("non2xx") or 0 for r in rs)}
             for k in ("rps", "p99_ms", "cpu_us_per_req", "user_us_per_req", "sys_us_per_req",
                       "server_cpu_pct", "wrk_cpu_pct", "ksoftirqd_pct", "other_cpu_pct", "steal_pct",
-                      "tcp_segs_per_req",
+                      "tcp_segs_per_req", "tcp_opens_per_req", "origin_cpu_pct", "origin_us_per_req",
                       "rss_total_kib", "rss_worker_kib"):
                 s[k] = _median([r.get(k) for r in ok])
             s["capped_rps"] = _median([r.get("capped_rps") for r in capped])
@@ -223,8 +229,9 @@ def write(info, rows, cg, out_dir, log):
     a = info["args"]
     date = time.strftime("%Y-%m-%d", time.localtime(info["started"]))
     host = re.sub(r"[^A-Za-z0-9-]+", "-", info["machine"]["hostname"].split(".")[0]) or "host"
-    stem = "%s-%s-%s" % (date, info["mode"], host)
-    svg_name = "%s-%s-ratios.svg" % (date, info["mode"])
+    subset = info.get("subset", "")
+    stem = "%s-%s-%s%s" % (date, info["mode"], host, subset)
+    svg_name = "%s-%s%s-ratios.svg" % (date, info["mode"], subset)
     raw_dir = os.path.join(out_dir, "raw")
     os.makedirs(raw_dir, exist_ok=True)
     scenarios, servers = info["scenarios"], info["servers"]
@@ -296,7 +303,12 @@ def write(info, rows, cg, out_dir, log):
     add("- Memory: %s; kernel %s; Debian %s; CPU frequency governor: %s" % (
         m["memory"], m["kernel"], m["debian"], m["governor"]))
     add("- TCP: %s" % m.get("tcp", "?"))
-    add("- Server on CPU %d, wrk and the harness on CPU %d (`taskset`)." % (a.server_cpu, a.client_cpu))
+    backends = info.get("backends") or {}
+    add("- Server on CPU %d, wrk and the harness on CPU %d (`taskset`)%s." % (
+        a.server_cpu, a.client_cpu,
+        "; %s's %s on CPU %d too, sharing it with wrk" % (
+            " and ".join(", ".join(b["scenarios"]) for b in backends.values()),
+            " and ".join(backends), a.client_cpu) if backends else ""))
     add("")
     add("## Software")
     add("")
@@ -306,6 +318,8 @@ def write(info, rows, cg, out_dir, log):
         add("| %s | %s |" % (s, info["versions"].get(s, "?").replace("|", "/")))
     for k, v in info["tools"].items():
         add("| %s | %s |" % (k, v))
+    for k, b in backends.items():
+        add("| %s (%s) | %s |" % (k, ", ".join(b["scenarios"]), b["description"].replace("|", "/")))
     add("")
 
     # -- method
@@ -329,6 +343,13 @@ def write(info, rows, cg, out_dir, log):
     add("- CPU µs/req: user + system time of all the server's processes (`/proc/PID/stat`, "
         "reaped children included) over the measured window, divided by wrk's request count. "
         "Peak RSS: `VmHWM` summed over all the server's processes / over the workers only.")
+    for k, b in backends.items():
+        add("- %s (%s): started by the harness once per round, before the round's servers, which "
+            "all use it (and once more for the callgrind runs), pinned to CPU %d with wrk: "
+            "wrk and the %s share that CPU, so the client side can run out of CPU sooner than "
+            "in the other scenarios (wrk %% + origin %% near 100). Its CPU time (origin %%, origin CPU µs/req) is measured from "
+            "`/proc` like the server's and never counted as the server's; \"other\" excludes it. "
+            "Configuration: `bench/configs/%s/`." % (k, ", ".join(b["scenarios"]), a.client_cpu, k, k))
     if a.cap:
         add("- Capped: right after the measured window, another %d s window with the server's "
             "process tree limited to %d %% of one CPU by %s; the server is then the bottleneck, "
@@ -358,6 +379,9 @@ def write(info, rows, cg, out_dir, log):
         if s in info["commands"]:
             add("# %s" % s)
             add(info["commands"][s])
+    for k, b in backends.items():
+        add("# %s ($ORIGIN = its own dir in $TMP)" % k)
+        add(b["command"])
     add("```")
     add("")
 
@@ -377,6 +401,8 @@ def write(info, rows, cg, out_dir, log):
         hdr += ["peak RSS MiB all / worker"]
         if cg:
             hdr += ["instructions/req", "peer ÷ scalwsd"]
+        if sc.backend:
+            hdr += ["%s CPU µs/req" % sc.backend, "upstream connections opened/req"]
         hdr += ["valid rounds"]
         add("| " + " | ".join(hdr) + " |")
         add("|" + "---|" * len(hdr))
@@ -399,6 +425,8 @@ def write(info, rows, cg, out_dir, log):
             if cg:
                 cells += [_num(s["ir_per_req"]) if not s["cg_error"] else "error",
                           "" if is_base else _ratio(s["ir_ratio"])]
+            if sc.backend:
+                cells += [_num(s["origin_us_per_req"], 2), _num(s["tcp_opens_per_req"], 3)]
             cells.append("%d / %d" % (s["valid"], s["rounds"]))
             add("| " + " | ".join(cells) + " |")
             for e in s["errors"]:
@@ -411,9 +439,15 @@ def write(info, rows, cg, out_dir, log):
         other = _median([summary[(sc.name, x)].get("other_cpu_pct") for x in servers])
         ksoft = _median([summary[(sc.name, x)].get("ksoftirqd_pct") for x in servers])
         steal = _median([summary[(sc.name, x)].get("steal_pct") for x in servers])
+        origin = _median([summary[(sc.name, x)].get("origin_cpu_pct") for x in servers])
+        client = (wrk_cpu or 0) + (origin or 0) if wrk_cpu is not None else None
         bits = []
         if wrk_cpu is not None:
             bits.append("wrk used %.0f %% of its CPU (median)" % wrk_cpu)
+        if origin is not None:
+            bits.append("the %s %.0f %% of the same CPU (%s)" % (sc.backend, origin, ", ".join(
+                "%s %.0f %%" % (x, summary[(sc.name, x)]["origin_cpu_pct"]) for x in servers
+                if summary[(sc.name, x)].get("origin_cpu_pct") is not None)))
         if any(v is not None for v in srv_cpu.values()):
             bits.append("server CPU use: " + ", ".join("%s %.0f %%" % (k, v) for k, v in srv_cpu.items()
                                                         if v is not None))
@@ -423,13 +457,21 @@ def write(info, rows, cg, out_dir, log):
         if bits:
             add("*" + "; ".join(bits) + ".*")
             add("")
-        if wrk_cpu is not None and wrk_cpu >= 90:
+        if client is not None and client >= 90:
             sat = [k for k, v in srv_cpu.items() if v is not None and v < 90]
-            add("wrk was CPU-bound here%s: the req/s ratio partly measures the client; the CPU µs/req "
+            add("%s CPU-bound here%s: the req/s ratio partly measures the client; the CPU µs/req "
                 "%s the capacity comparison." % (
+                    "wrk and the %s together were" % sc.backend if origin is not None else "wrk was",
                     " and %s did not fill %s CPU" % (" and ".join(sat), "its" if len(sat) == 1 else "their")
                     if sat else "",
                     "and the capped req/s are" if a.cap else "is"))
+            add("")
+        churn = [(x, summary[(sc.name, x)]["tcp_opens_per_req"]) for x in servers
+                 if (summary[(sc.name, x)].get("tcp_opens_per_req") or 0) >= 0.01]
+        if sc.backend and churn:
+            add("New connections to the %s per request: %s (nginx and scalwsd: `keepalive %d` "
+                "for %d client connections)." % (sc.backend, ", ".join(
+                    "%s %.3f" % (x, v) for x, v in churn), a.upstream_keepalive, a.connections))
             add("")
         if other is not None and other > 10:
             add("Other processes used %.0f %% of a CPU during these windows (median): expect noise." % other)
@@ -472,14 +514,18 @@ def write(info, rows, cg, out_dir, log):
     # -- raw rounds
     add("## Per-round numbers")
     add("")
-    add("All rounds, repeated ones included (also `raw/%s`). server, wrk, ksoftirqd, other: CPU "
+    add("All rounds, repeated ones included (also `raw/%s`). server, wrk, ksoftirqd, %sother: CPU "
         "use in %% of one CPU over the measured window; other = busy time on both CPUs used "
         "by none of those (other processes, the harness, softirqs taken while idle)."
-        % os.path.basename(csv_path))
+        % (os.path.basename(csv_path), "origin, " if any(r.get("origin_cpu_pct") is not None
+                                                          for r in rows) else ""))
     add("")
     hdr = ["scenario", "round", "pos", "server", "req/s", "p99 ms", "non-2xx", "CPU µs/req",
            "server %", "wrk %", "ksoftirqd %", "other %", "steal %", "TCP segments/req",
            "RSS KiB all / worker"]
+    with_origin = any(r.get("origin_cpu_pct") is not None for r in rows)
+    if with_origin:
+        hdr += ["origin %", "connections opened/req"]
     if a.cap:
         hdr += ["capped req/s", "throttled %"]
     hdr += ["valid"]
@@ -492,6 +538,8 @@ def write(info, rows, cg, out_dir, log):
                  _num(r.get("wrk_cpu_pct")), _num(r.get("ksoftirqd_pct")), _num(r.get("other_cpu_pct")),
                  _num(r.get("steal_pct"), 1), _num(r.get("tcp_segs_per_req"), 1),
                  "%s / %s" % (_num(r.get("rss_total_kib")), _num(r.get("rss_worker_kib")))]
+        if with_origin:
+            cells += [_num(r.get("origin_cpu_pct")), _num(r.get("tcp_opens_per_req"), 3)]
         if a.cap:
             cells += [_num(r.get("capped_rps")), _num(r.get("capped_throttled_pct"))]
         cells.append("yes" if r["valid"] else "**no**: " + r["error"])
@@ -516,9 +564,28 @@ def write(info, rows, cg, out_dir, log):
         "is charged to whichever side the kernel runs it on. See bench/README.md." % a.server_cpu)
     add("- One wrk thread on one CPU can be slower than a fast server: then req/s compares the "
         "client's limit, and CPU µs/req (and the capped req/s) are the numbers that rank the servers.")
-    add("- Fixed responses: nginx and scalwsd answer from their configuration; h2o runs an mruby "
-        "handler and lighttpd a mod_magnet Lua script per request (neither has a native fixed "
-        "response).")
+    names = [sc.name for sc in scenarios]
+    if "respond" in names:
+        add("- Fixed responses: nginx and scalwsd answer from their configuration; h2o runs an mruby "
+            "handler and lighttpd a mod_magnet Lua script per request (neither has a native fixed "
+            "response).")
+    if "proxy" in names:
+        add("- proxy: the origin shares CPU %d with wrk, so the client side (wrk + origin) can "
+            "run out of CPU sooner than in the other scenarios; when wrk %% + origin %% nears 100 "
+            "and the server is below ~90 %%, req/s measures the client: rank the servers by CPU "
+            "µs/req, the capped req/s and instructions/req. TCP segments/req count "
+            "both hops (client ↔ server and server ↔ origin). Every server sends the origin "
+            "X-Forwarded-For and X-Forwarded-Proto (nginx configured to, as scalwsd, h2o and "
+            "lighttpd do by default; h2o's Via is turned off); lighttpd also sends X-Host and "
+            "X-Forwarded-Host. Upstream keep-alive: nginx (`keepalive %d`, HTTP/1.1, empty "
+            "Connection), scalwsd (`keepalive %d`; 32 is its default), h2o (its default, no limit "
+            "on the idle connections it keeps); lighttpd 1.4 has none and opens one connection to "
+            "the origin per request (`Connection: close`), which costs it and the origin more per "
+            "request. `keepalive N` bounds the idle connections kept: with N below the %d client "
+            "connections, a connection that comes back idle when N are already idle is closed, and "
+            "a later request opens a new one (\"upstream connections opened/req\"; "
+            "`--upstream-keepalive` changes N)." % (
+                a.client_cpu, a.upstream_keepalive, a.upstream_keepalive, a.connections))
     add("")
 
     md = os.path.join(out_dir, stem + ".md")

@@ -25,6 +25,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import backends                                             # noqa: E402
 import callgrind                                            # noqa: E402
 import deps                                                 # noqa: E402
 import loadgen                                              # noqa: E402
@@ -39,14 +40,17 @@ MODES = {
     "release": {"rounds": 5, "duration": 30, "warmup": 10},
 }
 
-# Backends (upstreams, application servers) by name, started before the
-# servers of a scenario that names one; none is needed yet. A backend is a
-# function (registry, tmp dir, log) -> {placeholder: value} that starts its
-# processes through the registry, so they are stopped like the servers.
-BACKENDS = {}
+# Backends (origins, application servers) by name, started once per round
+# before the servers of a scenario that names one (and once more for its
+# callgrind runs), on the client's CPU; see backends.py.
+BACKENDS = backends.BACKENDS
 
 # Load tools by name; wrk is the only one so far (h2load comes with TLS + HTTP/2).
 LOAD_TOOLS = {"wrk": loadgen.wrk_argv}
+
+# nginx's and scalwsd's `keepalive N` (idle upstream connections kept) in
+# the proxy scenario, as the issue asks; see --upstream-keepalive
+DEFAULT_UPSTREAM_KEEPALIVE = 64
 
 SRC = os.environ.get("SCALWS_SRC") or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -86,6 +90,10 @@ def parse_args(argv):
                    help="before a round, wait up to this many seconds for other load to drop "
                         "below --max-other (default 60)")
     p.add_argument("--connections", type=int, default=64)
+    p.add_argument("--upstream-keepalive", type=int, default=int(env.get("BENCH_UPSTREAM_KEEPALIVE", DEFAULT_UPSTREAM_KEEPALIVE)),
+                   help="idle upstream connections nginx and scalwsd keep (their `keepalive N`) in the "
+                        "proxy scenario (default %d; below --connections, some requests open a new "
+                        "upstream connection)" % DEFAULT_UPSTREAM_KEEPALIVE)
     p.add_argument("--server-cpu", type=int, default=0)
     p.add_argument("--client-cpu", type=int, default=1)
     p.add_argument("--scalwsd", default=env.get("SCALWSD") or os.path.join(SRC, "objs", "scalwsd"))
@@ -136,7 +144,9 @@ def machine():
     info["hostname"] = socket.gethostname()
     # loopback TCP behaviour (static-1m depends on it): congestion control, buffers
     tcp = []
-    for name in ("tcp_congestion_control", "tcp_rmem", "tcp_wmem"):
+    # ... and connection churn (the proxy scenario's upstream connections)
+    for name in ("tcp_congestion_control", "tcp_rmem", "tcp_wmem", "ip_local_port_range",
+                 "tcp_tw_reuse", "tcp_tw_reuse_delay"):
         try:
             with open("/proc/sys/net/ipv4/" + name) as f:
                 tcp.append("%s = %s" % (name, " ".join(f.read().split())))
@@ -184,19 +194,26 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
 
         wrk = tool(url, a.duration, a.connections, 1, a.client_cpu)
         ctx["wrk_command"].setdefault(scenario.name, " ".join(wrk).replace(str(ctx["port"]), "PORT"))
+        backend = ctx.get("backend")
         before = measure.cpu_ticks(r.tree())
+        back0 = measure.cpu_ticks(backend.tree()) if backend else {}
         ksoft0 = measure.cpu_ticks(ctx["ksoftirqd"])
         cpus0 = measure.cpu_ticks_by_cpu()
         segs0 = measure.tcp_out_segments()
+        opens0 = measure.tcp_active_opens()
         t0 = time.monotonic()
         w = loadgen.run_wrk(wrk, os.path.join(stmp, "wrk.txt"), a.duration)
         wall = time.monotonic() - t0
         segs1 = measure.tcp_out_segments()
+        opens1 = measure.tcp_active_opens()
         tree = r.tree()
         after = measure.cpu_ticks(tree)
+        back1 = measure.cpu_ticks(backend.tree()) if backend else {}
         ksoft1 = measure.cpu_ticks(ctx["ksoftirqd"])
         cpus1 = measure.cpu_ticks_by_cpu()
         user, sys_ = measure.cpu_delta_seconds(before, after)
+        # the backend (origin) is measured apart, never counted as the server's
+        back = sum(measure.cpu_delta_seconds(back0, back1))
         ksoft = sum(measure.cpu_delta_seconds(ksoft0, ksoft1))
         workers = measure.workers_of(r.pid, tree)
         busy = sum(cpus1[c][0] - cpus0[c][0] for c in cpus1 if c in cpus0) / measure.CLK_TCK
@@ -217,15 +234,21 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
             "ksoftirqd_pct": 100.0 * ksoft / wall,
             # what else ran on the two CPUs during the window (other users of
             # the machine, the harness itself, softirqs taken while idle):
-            # busy time minus server, wrk and ksoftirqd
-            "other_cpu_pct": max(0.0, 100.0 * (busy - user - sys_ - w["wrk_cpu_s"] - ksoft) / wall),
+            # busy time minus server, wrk, backend and ksoftirqd
+            "other_cpu_pct": max(0.0, 100.0 * (busy - user - sys_ - w["wrk_cpu_s"] - back - ksoft) / wall),
             "steal_pct": 100.0 * steal / wall,
             # TCP segments (both directions, whole machine) per request
             "tcp_segs_per_req": (segs1 - segs0) / float(n) if n else None,
+            # connections opened (connect()) on the machine per request: 0 for
+            # wrk's keep-alive connections, the upstream connections with a proxy
+            "tcp_opens_per_req": (opens1 - opens0) / float(n) if n else None,
             "rss_total_kib": sum(measure.vm_hwm_kib(p) for p in tree),
             "rss_worker_kib": sum(measure.vm_hwm_kib(p) for p in workers),
             "processes": len(tree),
         })
+        if backend:
+            row.update({"origin_cpu_pct": 100.0 * back / wall,
+                        "origin_us_per_req": back * 1e6 / n if n else None})
         problems = []
         if w["wrk_status"] != 0 or not n:
             problems.append("wrk failed (exit %s)" % w["wrk_status"])
@@ -235,6 +258,8 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
             problems.append(w["errors_detail"])
         if r.popen.poll() is not None:
             problems.append("the server exited during the run")
+        if backend and not backend.alive():
+            problems.append("the %s exited during the run" % backend.name)
         row["valid"] = not problems
         row["error"] = "; ".join(problems)
 
@@ -256,6 +281,36 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
     finally:
         reg.stop(r)
     return row
+
+
+def subset_suffix(selected, server_names, upstream_keepalive):
+    """Nothing for a run of every scenario and server with the default
+    settings; else "-SCENARIO+SCENARIO" and/or "-SERVER+SERVER" (in table
+    order) and "-keepaliveN" (proxy), added to the report's file names so that a partial or
+    different run never overwrites a full one."""
+    out = ""
+    if len(selected) != len(scenario_table.SCENARIOS):
+        out += "-" + "+".join(s.name for s in selected)
+    if set(server_names) != set(scenario_table.ALL_SERVERS):
+        out += "-" + "+".join(s for s in scenario_table.ALL_SERVERS if s in server_names)
+    if upstream_keepalive != DEFAULT_UPSTREAM_KEEPALIVE and any(s.backend for s in selected):
+        out += "-keepalive%d" % upstream_keepalive
+    return out
+
+
+def with_backend(a, reg, ctx, sc, tmp, backend_info):
+    """(context for this round, started backend or None): the scenario's
+    backend started on the client's CPU, its placeholders in the context."""
+    if not sc.backend:
+        return ctx, None
+    kind = BACKENDS[sc.backend]
+    b = kind.start(reg, tmp, a.client_cpu, log)
+    if sc.backend not in backend_info:
+        backend_info[sc.backend] = {"command": b.command, "description": kind.describe(),
+                                    "scenarios": []}
+    if sc.name not in backend_info[sc.backend]["scenarios"]:
+        backend_info[sc.backend]["scenarios"].append(sc.name)
+    return dict(ctx, placeholders=dict(ctx["placeholders"], **b.placeholders), backend=b), b
 
 
 def wait_quiet(a):
@@ -282,6 +337,8 @@ def fmt_row(row):
     s = "%9.0f req/s  p99 %6.2f ms  CPU %6.2f µs/req  server %3.0f%%  wrk %3.0f%%  ksoftirqd %2.0f%%  other %3.0f%%" % (
         row["rps"], row["p99_ms"] or 0, row["cpu_us_per_req"] or 0, row["server_cpu_pct"],
         row["wrk_cpu_pct"], row["ksoftirqd_pct"], row["other_cpu_pct"])
+    if row.get("origin_cpu_pct") is not None:
+        s += "  origin %3.0f%%" % row["origin_cpu_pct"]
     if row.get("capped_rps") is not None:
         s += "  capped %7.0f req/s" % row["capped_rps"]
     if row["error"]:
@@ -312,7 +369,8 @@ def main(argv):
         log("bench: needs CPUs %d and %d; this machine has %d" % (a.server_cpu, a.client_cpu, os.cpu_count()))
         return 2
 
-    pkgs = deps.missing(servers, selected, not a.no_callgrind)
+    pkgs = deps.missing(servers, selected, not a.no_callgrind,
+                        [p for sc in selected if sc.backend for p in BACKENDS[sc.backend].packages()])
     if pkgs and (a.no_install or not deps.ensure(pkgs, log)):
         if a.no_install:
             log("bench: missing packages (--no-install): " + " ".join(pkgs))
@@ -380,47 +438,74 @@ def main(argv):
 
         ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
                "ksoftirqd": measure.kernel_threads("ksoftirqd/"),
-               "commands": {}, "wrk_command": {}, "placeholders": {}}
+               "commands": {}, "wrk_command": {},
+               "placeholders": {"UPSTREAM_KEEPALIVE": str(a.upstream_keepalive)}}
         rows, cg = [], {}
+        backend_info = {}
         for sc in selected:
             names_here = [s for s in servers if s.name in sc.fragments]
-            if sc.backend:
-                ctx["placeholders"].update(BACKENDS[sc.backend](reg, tmp, log))
             for rnd in range(a.rounds):
                 k = rnd % len(names_here)
                 order = names_here[k:] + names_here[:k]
-                for pos, srv in enumerate(order):
-                    for attempt in range(1 + a.retries):
-                        log("[%s] round %d/%d %-9s%s" % (sc.name, rnd + 1, a.rounds, srv.name,
-                                                         " (again)" if attempt else ""))
-                        wait_quiet(a)
-                        row = measure_round(a, reg, cap, srv, sc, ctx, tmp, rnd, pos)
-                        row["attempt"] = attempt + 1
-                        noisy = row["valid"] and (row.get("other_cpu_pct") or 0) > a.max_other
-                        if noisy:
-                            why = "noisy: other processes used %.0f %% of a CPU (> %g %%)" % (
-                                row["other_cpu_pct"], a.max_other)
-                            if attempt < a.retries:
-                                # kept in the raw data, out of the medians
-                                row["valid"] = False
-                                row["error"] = why + "; repeated"
-                            else:
-                                row["error"] = why + "; kept, no repeat left"
-                        log("    " + fmt_row(row))
-                        rows.append(row)
-                        if not (noisy and attempt < a.retries):
-                            break
+                # the backend: one per round, shared by the round's servers
+                try:
+                    rctx, backend = with_backend(a, reg, ctx, sc, tmp, backend_info)
+                except Exception as e:
+                    err = "%s did not start: %s: %s" % (sc.backend, type(e).__name__, e)
+                    log("[%s] round %d/%d ERROR %s" % (sc.name, rnd + 1, a.rounds, err))
+                    for pos, srv in enumerate(order):
+                        rows.append({"scenario": sc.name, "server": srv.name, "round": rnd + 1,
+                                     "position": pos + 1, "attempt": 1, "valid": False, "error": err})
+                    continue
+                try:
+                    for pos, srv in enumerate(order):
+                        for attempt in range(1 + a.retries):
+                            log("[%s] round %d/%d %-9s%s" % (sc.name, rnd + 1, a.rounds, srv.name,
+                                                             " (again)" if attempt else ""))
+                            wait_quiet(a)
+                            row = measure_round(a, reg, cap, srv, sc, rctx, tmp, rnd, pos)
+                            row["attempt"] = attempt + 1
+                            noisy = row["valid"] and (row.get("other_cpu_pct") or 0) > a.max_other
+                            if noisy:
+                                why = "noisy: other processes used %.0f %% of a CPU (> %g %%)" % (
+                                    row["other_cpu_pct"], a.max_other)
+                                if attempt < a.retries:
+                                    # kept in the raw data, out of the medians
+                                    row["valid"] = False
+                                    row["error"] = why + "; repeated"
+                                else:
+                                    row["error"] = why + "; kept, no repeat left"
+                            log("    " + fmt_row(row))
+                            rows.append(row)
+                            if not (noisy and attempt < a.retries):
+                                break
+                finally:
+                    if backend:
+                        backend.stop()
             if not a.no_callgrind:
-                for srv in names_here:
-                    log("[%s] callgrind %s" % (sc.name, srv.name))
-                    try:
-                        res = callgrind.measure(reg, srv, sc, ctx, os.path.join(tmp, "callgrind"),
-                                                a.server_cpu, log)
-                        log("    %.0f instructions/request" % res["ir_per_req"])
-                    except Exception as e:
-                        res = {"error": "%s: %s" % (type(e).__name__, e)}
-                        log("    ERROR " + res["error"])
-                    cg[(sc.name, srv.name)] = res
+                # the server under callgrind needs the backend too (on the
+                # client's CPU, outside callgrind)
+                try:
+                    rctx, backend = with_backend(a, reg, ctx, sc, tmp, backend_info)
+                except Exception as e:
+                    rctx, backend = None, None
+                    err = "%s did not start: %s: %s" % (sc.backend, type(e).__name__, e)
+                try:
+                    for srv in names_here:
+                        log("[%s] callgrind %s" % (sc.name, srv.name))
+                        try:
+                            if rctx is None:
+                                raise RuntimeError(err)
+                            res = callgrind.measure(reg, srv, sc, rctx, os.path.join(tmp, "callgrind"),
+                                                    a.server_cpu, log)
+                            log("    %.0f instructions/request" % res["ir_per_req"])
+                        except Exception as e:
+                            res = {"error": "%s: %s" % (type(e).__name__, e)}
+                            log("    ERROR " + res["error"])
+                        cg[(sc.name, srv.name)] = res
+                finally:
+                    if backend:
+                        backend.stop()
 
         info = {
             "mode": a.mode, "args": a, "started": started, "finished": time.time(),
@@ -429,7 +514,8 @@ def main(argv):
             "scalwsd_built": scalwsd_built,
             "servers": [s.name for s in servers], "scenarios": selected,
             "commands": ctx["commands"], "wrk_command": ctx["wrk_command"],
-            "cap_info": cap_info, "callgrind_argv": " ".join(callgrind.valgrind_argv("$DIR", a.server_cpu)),
+            "subset": subset_suffix(selected, names, a.upstream_keepalive),
+            "cap_info": cap_info, "backends": backend_info, "callgrind_argv": " ".join(callgrind.valgrind_argv("$DIR", a.server_cpu)),
         }
         paths = report.write(info, rows, cg, a.out, log)
         for p in paths:

@@ -10,10 +10,9 @@ says why (printed in the report as "n/a").
 
 Scenarios planned for later slot in as rows; what each one will need:
 
-  proxy                 backend "upstream" (a tiny keep-alive HTTP server on a
-                        free port, the @UPSTREAM@ placeholder in the fragments)
-  cache-hit             backend "upstream" answering with Cache-Control:
-                        max-age=3600; fragments turn each server's cache on
+  cache-hit             backend "origin" (see proxy) answering with
+                        Cache-Control: max-age=3600; fragments turn each
+                        server's cache on
   tls-h2-static-small   load tool "h2load" (nghttp2-client), scheme "https",
                         a self-signed certificate made in the temp dir
                         (@CERT@/@KEY@ placeholders)
@@ -86,6 +85,22 @@ SCENARIOS = [
         # Neither has a native fixed-response directive like nginx's return:
         # both run a small script per request.
         fragments=_everyone("respond"),
+    ),
+    Scenario(
+        name="proxy",
+        path="/api/x",
+        description='reverse proxy: GET /api/x passed to the same origin by every server '
+                    '(Debian\'s nginx answering "Hello, world!", 13 bytes, from its configuration, '
+                    "one process on the client's CPU), upstream keep-alive wherever the server "
+                    "has it, X-Forwarded-For and X-Forwarded-Proto sent to the origin",
+        expect_status=200,
+        expect_length=len(HELLO),
+        # fragments proxy.frag (and proxy.http.frag: the upstream block) in
+        # bench/configs/SERVER; the origin's port is @ORIGIN_PORT@.
+        # lighttpd 1.4's mod_proxy has no upstream keep-alive: one connection
+        # to the origin per request.
+        fragments=_everyone("proxy"),
+        backend="origin",
     ),
 ]
 

@@ -72,14 +72,23 @@ class ServerDef:
         values.update(ctx.get("placeholders", {}))
         values.update(self.extra_placeholders(ctx, single))
 
-        fragment = ""
+        fragment = http_fragment = ""
         name = scenario.fragments.get(self.name)
         if name:
             with open(os.path.join(sdir, name + ".frag")) as f:
                 fragment = f.read()
+            # an optional http-level part (upstream blocks), where the base
+            # template has an HTTP_FRAGMENTS placeholder
+            http_path = os.path.join(sdir, name + ".http.frag")
+            if os.path.exists(http_path):
+                with open(http_path) as f:
+                    http_fragment = f.read()
         with open(os.path.join(sdir, self.template)) as f:
             text = f.read()
+        if http_fragment and "@HTTP_FRAGMENTS@" not in text:
+            raise KeyError("%s has no @HTTP_FRAGMENTS@ for %s.http.frag" % (self.template, name))
         text = text.replace("@FRAGMENTS@", fragment.rstrip("\n"))
+        text = text.replace("@HTTP_FRAGMENTS@", http_fragment.rstrip("\n"))
         text = substitute(text, values)
         path = os.path.join(tmp, self.conf_name)
         with open(path, "w") as f:

@@ -1,0 +1,95 @@
+"""Backends: processes a scenario's servers talk to (an origin for proxy;
+later php-fpm, node, uvicorn), started by the harness before the servers.
+
+A backend is started once per round (all the servers of the round share
+it, so none gets a warmer or colder one) and once more for the callgrind
+runs, always through the Registry so that it is stopped like the servers.
+It runs on the client's CPU, never on the server's: its CPU time is
+measured apart (origin %, origin CPU µs/req) and never counted as the
+server's.
+
+BACKENDS maps a scenario's `backend` name to a class with:
+  packages()                Debian packages it needs that are missing
+  start(reg, tmp, cpu, log) a started instance: .placeholders (filled into
+                            the servers' configurations), .tree() (its pids),
+                            .alive(), .stop(), .command (for the report)
+  describe()                one line for the report: what it is, its version
+"""
+
+import os
+import shlex
+import tempfile
+
+import loadgen
+from procs import free_port, wait_port
+from servers import CONFIG_DIR, Nginx, substitute, _run
+
+HELLO = b"Hello, world!"
+
+
+class Origin:
+    """Debian's nginx answering every request with "Hello, world!" (13 bytes)
+    from its configuration (`return 200`): one process (master_process off),
+    access log off, keep-alive without request or idle limits (the servers
+    under test decide when their upstream connections close).
+    Placeholder: @ORIGIN_PORT@."""
+
+    name = "origin"
+    template = os.path.join(CONFIG_DIR, "origin", "nginx.conf.in")
+
+    def __init__(self, reg, run, port, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {"ORIGIN_PORT": str(port)}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def packages(cls):
+        return [] if Nginx().available() else list(Nginx.packages)
+
+    @classmethod
+    def describe(cls):
+        return "Debian's nginx (%s), `return 200 \"Hello, world!\"`, one process" % (
+            _run([Nginx().binary(), "-v"]).strip().replace("nginx version: ", ""))
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        port = free_port()
+        d = tempfile.mkdtemp(prefix="origin-", dir=tmp)
+        os.chmod(d, 0o755)
+        with open(cls.template) as f:
+            text = substitute(f.read(), {
+                "ORIGIN_PORT": str(port), "TMP": d,
+                # as root nginx would switch to nobody; the servers under test
+                # run as the harness's user too
+                "USER_LINE": "user root;" if os.geteuid() == 0 else ""})
+        conf = os.path.join(d, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        nginx = Nginx()
+        argv = ["taskset", "-c", str(cpu), nginx.binary(), "-p", d + "/", "-c", conf,
+                "-e", d + "/error.log"]
+        run = reg.start("origin", argv, os.path.join(d, "origin.log"))
+        o = cls(reg, run, port, argv)
+        try:
+            if not wait_port(port, run.popen, timeout=15):
+                raise RuntimeError("the origin did not start: " +
+                                   run.log_tail().strip().replace("\n", " | "))
+            loadgen.sequential(port, "/api/x", 3, 200, len(HELLO), timeout=10)
+        except BaseException:
+            o.stop()
+            raise
+        o.command = o.command.replace(d, "$ORIGIN")
+        return o
+
+    def tree(self):
+        return self.run.tree()
+
+    def alive(self):
+        return self.run.popen.poll() is None
+
+    def stop(self):
+        self.reg.stop(self.run)
+
+
+BACKENDS = {"origin": Origin}
