@@ -91,6 +91,11 @@ void *sws_conf_http_loc_conf(sws_conf_t *cf, const sws_module_t *m);
 /* Context flag of the block being parsed (SWS_MAIN_CONF, SWS_HTTP_LOC_CONF ...). */
 uint32_t sws_conf_context(sws_conf_t *cf);
 
+/* "name=value" parameters (listen backlog=, upstream weight=, ...): 1 and
+ * value set when arg is name (which ends in '=') followed by a non-empty
+ * value, else 0. */
+int sws_conf_param(const sws_str_t *arg, const char *name, sws_str_t *value);
+
 /* Typed setters: write the parsed value at conf + cmd->offset, refusing a
  * directive that was already set at this level ("is duplicate"). */
 char *sws_conf_set_flag_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_int_t 0/1 */

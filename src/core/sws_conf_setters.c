@@ -246,3 +246,17 @@ sws_conf_set_path_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     return SWS_CONF_OK;
 }
+
+
+int
+sws_conf_param(const sws_str_t *arg, const char *name, sws_str_t *value)
+{
+    size_t len = strlen(name);
+
+    if (arg->len <= len || memcmp(arg->data, name, len) != 0) {
+        return 0;
+    }
+    value->data = arg->data + len;
+    value->len = arg->len - len;
+    return 1;
+}

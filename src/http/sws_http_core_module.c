@@ -403,7 +403,7 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_http_core_srv_conf_t *cscf = conf;
     sws_http_listen_t        *lsn;
-    sws_str_t                *arg;
+    sws_str_t                *arg, v;
     sws_uint_t                i, n = sws_conf_nargs(cf);
 
     lsn = sws_array_push(&cscf->listens);
@@ -433,11 +433,11 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             lsn->ssl = 1;
         } else if (sws_str_eq_cstr(arg, "http2")) {
             lsn->http2 = 1;
-        } else if (arg->len > 8 && memcmp(arg->data, "backlog=", 8) == 0) {
-            sws_int_t b = sws_atoi(arg->data + 8, arg->len - 8);
+        } else if (sws_conf_param(arg, "backlog=", &v)) {
+            sws_int_t b = sws_atoi(v.data, v.len);
             if (b <= 0) {
                 sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid backlog \"%.*s\"",
-                                   (int) arg->len - 8, arg->data + 8);
+                                   (int) v.len, v.data);
                 return SWS_CONF_ERROR;
             }
             lsn->backlog = (int) b;
@@ -657,14 +657,12 @@ sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *co
     }
     for (i = 1; i < n; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len > 4 && memcmp(arg->data, "max=", 4) == 0) {
-            max = sws_atoi(arg->data + 4, arg->len - 4);
+        if (sws_conf_param(arg, "max=", &v)) {
+            max = sws_atoi(v.data, v.len);
             if (max <= 0) {
                 goto invalid;
             }
-        } else if (arg->len > 9 && memcmp(arg->data, "inactive=", 9) == 0) {
-            v.data = arg->data + 9;
-            v.len = arg->len - 9;
+        } else if (sws_conf_param(arg, "inactive=", &v)) {
             inactive = sws_parse_time_ms(&v);
             if (inactive == SWS_ERROR) {
                 goto invalid;

@@ -522,7 +522,7 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_http_log_loc_conf_t   *lcf = conf;
     sws_http_log_main_conf_t  *lmcf;
     sws_uint_t                 nargs = sws_conf_nargs(cf), i;
-    sws_str_t                  path = *sws_conf_arg(cf, 1), *arg, fname;
+    sws_str_t                  path = *sws_conf_arg(cf, 1), *arg, fname, v;
     sws_http_format_t         *format;
     sws_http_log_file_t       *file;
     ssize_t                    size = 0;
@@ -556,13 +556,13 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     for (i = 3; i < nargs; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len > 7 && memcmp(arg->data, "buffer=", 7) == 0 && size == 0) {
-            size = sws_parse_size(&(sws_str_t) { arg->len - 7, arg->data + 7 });
+        if (size == 0 && sws_conf_param(arg, "buffer=", &v)) {
+            size = sws_parse_size(&v);
             if (size <= 0) {
                 goto invalid;
             }
-        } else if (arg->len > 6 && memcmp(arg->data, "flush=", 6) == 0 && flush == 0) {
-            flush = sws_parse_time_ms(&(sws_str_t) { arg->len - 6, arg->data + 6 });
+        } else if (flush == 0 && sws_conf_param(arg, "flush=", &v)) {
+            flush = sws_parse_time_ms(&v);
             if (flush <= 0) {
                 goto invalid;
             }

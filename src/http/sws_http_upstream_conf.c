@@ -180,9 +180,9 @@ sws_ups_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 static sws_int_t
-sws_ups_param_num(const sws_str_t *arg, size_t skip, sws_int_t min)
+sws_ups_param_num(const sws_str_t *v, sws_int_t min)
 {
-    sws_int_t n = sws_atoi(arg->data + skip, arg->len - skip);
+    sws_int_t n = sws_atoi(v->data, v->len);
     return n < min ? SWS_ERROR : n;
 }
 
@@ -211,21 +211,19 @@ sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     for (i = 2; i < n; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len > 7 && memcmp(arg->data, "weight=", 7) == 0) {
-            num = sws_ups_param_num(arg, 7, 1);
+        if (sws_conf_param(arg, "weight=", &v)) {
+            num = sws_ups_param_num(&v, 1);
             if (num == SWS_ERROR) {
                 goto invalid;
             }
             s->weight = (sws_uint_t) num;
-        } else if (arg->len > 10 && memcmp(arg->data, "max_fails=", 10) == 0) {
-            num = sws_ups_param_num(arg, 10, 0);
+        } else if (sws_conf_param(arg, "max_fails=", &v)) {
+            num = sws_ups_param_num(&v, 0);
             if (num == SWS_ERROR) {
                 goto invalid;
             }
             s->max_fails = (sws_uint_t) num;
-        } else if (arg->len > 13 && memcmp(arg->data, "fail_timeout=", 13) == 0) {
-            v.data = arg->data + 13;
-            v.len = arg->len - 13;
+        } else if (sws_conf_param(arg, "fail_timeout=", &v)) {
             s->fail_timeout = sws_parse_time_ms(&v);
             if (s->fail_timeout == SWS_ERROR) {
                 goto invalid;
@@ -355,39 +353,34 @@ sws_ups_health_check(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     for (i = 1; i < n; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len > 9 && memcmp(arg->data, "interval=", 9) == 0) {
-            v.data = arg->data + 9;
-            v.len = arg->len - 9;
+        if (sws_conf_param(arg, "interval=", &v)) {
             us->hc_interval = sws_parse_time_ms(&v);
             if (us->hc_interval <= 0) {
                 goto invalid;
             }
-        } else if (arg->len > 8 && memcmp(arg->data, "timeout=", 8) == 0) {
-            v.data = arg->data + 8;
-            v.len = arg->len - 8;
+        } else if (sws_conf_param(arg, "timeout=", &v)) {
             us->hc_timeout = sws_parse_time_ms(&v);
             if (us->hc_timeout <= 0) {
                 goto invalid;
             }
-        } else if (arg->len > 4 && memcmp(arg->data, "uri=", 4) == 0) {
-            if (arg->data[4] != '/') {
+        } else if (sws_conf_param(arg, "uri=", &v)) {
+            if (v.data[0] != '/') {
                 goto invalid;
             }
-            for (size_t k = 4; k < arg->len; k++) {
-                if (arg->data[k] <= ' ' || arg->data[k] == 0x7f) {
+            for (size_t k = 0; k < v.len; k++) {
+                if (v.data[k] <= ' ' || v.data[k] == 0x7f) {
                     goto invalid;
                 }
             }
-            us->hc_uri.data = arg->data + 4;
-            us->hc_uri.len = arg->len - 4;
-        } else if (arg->len > 6 && memcmp(arg->data, "fails=", 6) == 0) {
-            num = sws_ups_param_num(arg, 6, 1);
+            us->hc_uri = v;
+        } else if (sws_conf_param(arg, "fails=", &v)) {
+            num = sws_ups_param_num(&v, 1);
             if (num == SWS_ERROR) {
                 goto invalid;
             }
             us->hc_fails = (sws_uint_t) num;
-        } else if (arg->len > 7 && memcmp(arg->data, "passes=", 7) == 0) {
-            num = sws_ups_param_num(arg, 7, 1);
+        } else if (sws_conf_param(arg, "passes=", &v)) {
+            num = sws_ups_param_num(&v, 1);
             if (num == SWS_ERROR) {
                 goto invalid;
             }

@@ -302,3 +302,28 @@ def test_yaml_serves_same_as_nginx(sws):
             assert ra.header(name) == rb.header(name), (path, name, ra, rb)
     assert h.curl(b.url("/respond")).body == b"Hello, world!"
     assert h.curl(b.url("/files/a.txt")).body == b"aliased\n"
+
+
+# "name=value" parameters: each malformed value is refused with FILE:LINE.
+PARAM_ERRORS = {
+    "listen_backlog_zero": ("server", "        listen 127.0.0.1:@PORT2@ backlog=0;  # ERR\n"),
+    "listen_backlog_text": ("server", "        listen 127.0.0.1:@PORT2@ backlog=x;  # ERR\n"),
+    "access_log_buffer": ("http", "    access_log @TMP@/a.log combined buffer=0;  # ERR\n"),
+    "access_log_flush": ("http", "    access_log @TMP@/a.log combined buffer=4k flush=never;  # ERR\n"),
+    "access_log_unknown": ("http", "    access_log @TMP@/a.log combined gzip=1;  # ERR\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PARAM_ERRORS))
+def test_bad_name_value_parameters(tmp_path, case):
+    where, text = PARAM_ERRORS[case]
+    (tmp_path / "html").mkdir(parents=True, exist_ok=True)
+    conf_text = h.render(h.MAIN_TEMPLATE, tmp_path, [h.free_port(), h.free_port()],
+                         **{where: text})
+    conf = tmp_path / "scalws.conf"
+    conf.write_text(conf_text)
+    line = marker_line(conf_text)
+    r = run_t(tmp_path, conf)
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode != 0, err
+    assert "%s:%d" % (conf, line) in err, err

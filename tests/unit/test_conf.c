@@ -1311,6 +1311,23 @@ START_TEST(test_loader_order)
 }
 END_TEST
 
+START_TEST(test_conf_param)
+{
+    sws_str_t arg, v;
+
+    sws_str_set(&arg, "weight=5");
+    ck_assert_int_eq(sws_conf_param(&arg, "weight=", &v), 1);
+    ck_assert_uint_eq(v.len, 1);
+    ck_assert_int_eq(v.data[0], '5');
+    sws_str_set(&arg, "weight=");          /* no value */
+    ck_assert_int_eq(sws_conf_param(&arg, "weight=", &v), 0);
+    sws_str_set(&arg, "weigh=5");
+    ck_assert_int_eq(sws_conf_param(&arg, "weight=", &v), 0);
+    sws_str_set(&arg, "w");
+    ck_assert_int_eq(sws_conf_param(&arg, "weight=", &v), 0);
+}
+END_TEST
+
 START_TEST(test_loader_dir)
 {
     char  link[600], cmd[1400];
@@ -1400,6 +1417,7 @@ conf_suite(void)
     tcase_add_test(tc, test_loader_circular);
     tcase_add_test(tc, test_loader_order);
     tcase_add_test(tc, test_loader_dir);
+    tcase_add_test(tc, test_conf_param);
     suite_add_tcase(s, tc);
 
     return s;
