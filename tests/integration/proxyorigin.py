@@ -33,6 +33,8 @@ import json
 import os
 import socket
 import threading
+
+from swsharness import HeaderList
 import time
 
 
@@ -44,24 +46,13 @@ def pattern(n):
     return bytes(out[:n])
 
 
-class Request:
+class Request(HeaderList):
     def __init__(self, method, target, version, headers, body):
         self.method = method
         self.target = target
         self.version = version
         self.headers = headers
         self.body = body
-
-    def header(self, name, default=None):
-        n = name.lower()
-        for k, v in self.headers:
-            if k.lower() == n:
-                return v
-        return default
-
-    def headers_all(self, name):
-        n = name.lower()
-        return [v for k, v in self.headers if k.lower() == n]
 
     @property
     def path(self):

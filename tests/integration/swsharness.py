@@ -461,14 +461,8 @@ class ProtocolError(AssertionError):
     pass
 
 
-class RawResponse:
-    def __init__(self, version, status, reason, headers, body, head):
-        self.version = version
-        self.status = status
-        self.reason = reason
-        self.headers = headers        # [(name, value)] in order
-        self.body = body
-        self.head = head              # raw bytes of the head
+class HeaderList:
+    """Lookups in self.headers, a list of (name, value) in arrival order."""
 
     def header(self, name, default=None):
         n = name.lower()
@@ -480,6 +474,16 @@ class RawResponse:
     def headers_all(self, name):
         n = name.lower()
         return [v for k, v in self.headers if k.lower() == n]
+
+
+class RawResponse(HeaderList):
+    def __init__(self, version, status, reason, headers, body, head):
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.headers = headers        # [(name, value)] in order
+        self.body = body
+        self.head = head              # raw bytes of the head
 
     def __repr__(self):
         return "<%s %s %r body=%d bytes>" % (self.version, self.status, self.headers,
@@ -669,24 +673,13 @@ def exchange(port, data, method="GET", timeout=NET_TIMEOUT, **kw):
 
 # ---------------------------------------------------------------- pycurl
 
-class CurlResponse:
+class CurlResponse(HeaderList):
     def __init__(self, status, headers, body, http_version, num_connects):
         self.status = status
         self.headers = headers
         self.body = body
         self.http_version = http_version
         self.num_connects = num_connects
-
-    def header(self, name, default=None):
-        n = name.lower()
-        for k, v in self.headers:
-            if k.lower() == n:
-                return v
-        return default
-
-    def headers_all(self, name):
-        n = name.lower()
-        return [v for k, v in self.headers if k.lower() == n]
 
     def __repr__(self):
         return "<curl %s %r body=%r>" % (self.status, self.headers, self.body[:200])
