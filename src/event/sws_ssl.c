@@ -110,7 +110,9 @@ sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
                                | SSL_MODE_RELEASE_BUFFERS);
     SSL_CTX_set_min_proto_version(ssl->ctx, TLS1_2_VERSION);
     SSL_CTX_set_max_proto_version(ssl->ctx, 0);
-    SSL_CTX_set_read_ahead(ssl->ctx, 0);
+    /* Read whole buffers, not a record header and then its body: with
+     * sws_ssl_bio.c a request costs one recv(). */
+    SSL_CTX_set_read_ahead(ssl->ctx, 1);
     /* No 0-RTT unless asked for (replayable). */
     SSL_CTX_set_max_early_data(ssl->ctx, 0);
     SSL_CTX_set_recv_max_early_data(ssl->ctx, 0);
@@ -345,12 +347,18 @@ sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c)
         sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "SSL_new() failed");
         return SWS_ERROR;
     }
-    if (SSL_set_fd(sc->connection, c->fd) != 1
+    /* Kernel TLS is set up through OpenSSL's socket BIO; else ours. */
+    if ((ssl->ktls && sws_ssl_ktls_available()
+         ? SSL_set_fd(sc->connection, c->fd) != 1
+         : sws_ssl_bio_attach(sc->connection, c) != SWS_OK)
         || SSL_set_ex_data(sc->connection, sws_ssl_conn_index, c) != 1)
     {
-        sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "SSL_set_fd() failed");
+        sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "attaching the socket failed");
         SSL_free(sc->connection);
         return SWS_ERROR;
+    }
+    if (ssl->ktls && sws_ssl_ktls_available()) {
+        SSL_set_read_ahead(sc->connection, 0);   /* kTLS receive wants records */
     }
     SSL_set_accept_state(sc->connection);
     c->ssl = sc;
@@ -569,8 +577,12 @@ sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
     ERR_clear_error();
     n = SSL_read(sc->connection, buf, (int) sws_min(size, (size_t) INT_MAX));
     if (n > 0) {
-        /* OpenSSL may hold more than it returned (a record is read whole):
-         * ready stays set until a read says WANT_READ. */
+        /* OpenSSL may hold more than it returned (read ahead, or a record
+         * larger than buf) although the socket is drained: readers loop
+         * while ready, so ready stays set while anything is pending. */
+        if (SSL_has_pending(sc->connection)) {
+            c->read->ready = 1;
+        }
         return n;
     }
     err = errno;

@@ -42,6 +42,9 @@ struct sws_ssl_connection_s {
     unsigned              no_shutdown:1; /* no close_notify: broken connection */
 };
 
+/* Read and write c's socket through ScalWS's BIO (sws_ssl_bio.c): one
+ * recv() per request, none for EAGAIN after a short read. */
+sws_int_t  sws_ssl_bio_attach(SSL *s, sws_connection_t *c);
 /* Process-wide set-up (library, ex_data index); once, in the master. */
 sws_int_t  sws_ssl_init(sws_log_t *log);
 /* A new context with ScalWS's defaults (no compression, no renegotiation,
