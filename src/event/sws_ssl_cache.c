@@ -45,6 +45,14 @@ typedef struct {
     time_t          ticket_period;
     int             tickets;
     u_char          secret[32];     /* the ticket secret of this context */
+    /* The keys of the last two periods, derived once per period and
+     * process: an HKDF per ticket cost more than the resumed handshake's
+     * own key schedule. */
+    struct {
+        uint64_t    period;
+        int         valid;
+        u_char      name[16], aes[32], hmac[32];
+    }               keys[2];
 } sws_ssl_resume_t;
 
 static int      sws_ssl_resume_index = -1;
@@ -398,6 +406,24 @@ sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16], u_
     memcpy(hmac, out + 48, 32);
 }
 
+/* The ticket key of `period`, from the per-process cache (slot by the
+ * period's parity: the current and the previous one coexist). */
+static void
+sws_ssl_ticket_key_cached(sws_ssl_resume_t *rs, uint64_t period, u_char name[16],
+    u_char aes[32], u_char hmac[32])
+{
+    typeof(rs->keys[0]) *k = &rs->keys[period & 1];
+
+    if (!k->valid || k->period != period) {
+        sws_ssl_ticket_key(rs->secret, period, k->name, k->aes, k->hmac);
+        k->period = period;
+        k->valid = 1;
+    }
+    memcpy(name, k->name, 16);
+    memcpy(aes, k->aes, 32);
+    memcpy(hmac, k->hmac, 32);
+}
+
 static int
 sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *ectx,
     EVP_MAC_CTX *hctx, int enc)
@@ -414,7 +440,7 @@ sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_C
     period = (uint64_t) (sws_time_sec() / rs->ticket_period);
 
     if (enc) {
-        sws_ssl_ticket_key(rs->secret, period, kname, aes, hmac);
+        sws_ssl_ticket_key_cached(rs, period, kname, aes, hmac);
         if (RAND_bytes(iv, EVP_CIPHER_iv_length(EVP_aes_256_cbc())) != 1) {
             return -1;
         }
@@ -423,10 +449,10 @@ sws_ssl_ticket_cb(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_C
             return -1;
         }
     } else {
-        sws_ssl_ticket_key(rs->secret, period, kname, aes, hmac);
+        sws_ssl_ticket_key_cached(rs, period, kname, aes, hmac);
         if (memcmp(name, kname, 16) != 0) {
             /* The previous period's key still decrypts; renew the ticket. */
-            sws_ssl_ticket_key(rs->secret, period - 1, kname, aes, hmac);
+            sws_ssl_ticket_key_cached(rs, period - 1, kname, aes, hmac);
             if (memcmp(name, kname, 16) != 0) {
                 return 0;                  /* unknown key: full handshake */
             }
@@ -500,6 +526,7 @@ sws_ssl_session_tickets(sws_ssl_t *ssl, int on, const sws_str_t *key_file, time_
         }
         memcpy(rs->secret, sws_ssl_ticket_secret, sizeof(rs->secret));
     }
+    rs->keys[0].valid = rs->keys[1].valid = 0;     /* a new secret */
     rs->ticket_period = timeout > 0 ? timeout : 300;
     rs->tickets = 1;
     SSL_CTX_clear_options(ssl->ctx, SSL_OP_NO_TICKET);
