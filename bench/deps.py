@@ -10,6 +10,8 @@ TOOLS = {
     "wrk": "wrk",
     "taskset": "util-linux",
     "gnuplot": "gnuplot-nox",
+    "h2load": "nghttp2-client",     # tls-h2-static-small
+    "openssl": "openssl",           # the TLS certificate, s_time
 }
 CALLGRIND_TOOLS = {
     "valgrind": "valgrind",

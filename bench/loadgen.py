@@ -1,14 +1,20 @@
-"""Load tools: wrk (throughput, latency) and a sequential keep-alive client
-that sends exactly N requests (for callgrind, where the request count must be
+"""Load tools: wrk (HTTP/1.1, plain or TLS), h2load (HTTP/2 over TLS) and
+openssl s_time (TLS handshakes), each an argv maker plus a parser of its
+output into the same dict; and the exact-count clients: a sequential
+keep-alive client (plain or TLS) that sends exactly N requests, and one that
+opens N TLS connections (for callgrind, where the request count must be
 exact, and to check a server's answer before it is measured)."""
 
 import os
 import re
+import shlex
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
+from urllib.parse import urlsplit
 
 
 # ---- wrk ---------------------------------------------------------------
@@ -53,9 +59,106 @@ def parse_wrk(out):
     return r
 
 
-def run_wrk(argv, out_path, duration):
-    """Runs wrk, killing it if it overruns by 30 s. Returns parse_wrk()'s
-    dict plus wrk's own CPU time (user + sys seconds) and its exit status."""
+# ---- h2load --------------------------------------------------------------
+
+def h2load_argv(url, duration, connections, threads, cpu):
+    """h2load for `duration` seconds, one stream at a time per connection
+    (as wrk: a request, its answer, the next). No --warm-up-time: the
+    harness warms up with a run of its own, so the connections' 64
+    handshakes fall inside the measured window (about 0.5 % of its CPU)."""
+    return ["taskset", "-c", str(cpu), "h2load", "-c%d" % connections, "-t%d" % threads,
+            "-m1", "-D%d" % duration, url]
+
+
+def parse_h2load(out):
+    """The numbers in h2load's output (nghttp2 1.5x); h2load prints no
+    percentiles, so p99 is the mean request time's place holder: None."""
+    r = {"requests": None, "elapsed_s": None, "rps": None, "p50_ms": None, "p99_ms": None,
+         "non2xx": 0, "socket_errors": 0, "errors_detail": ""}
+    m = re.search(r"^finished in ([\d.]+)(us|ms|s|m), ([\d.]+) req/s", out, re.M)
+    if m:
+        r["elapsed_s"] = _ms(m.group(1) + m.group(2)) / 1000.0
+        r["rps"] = float(m.group(3))
+    m = re.search(r"^requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, "
+                  r"(\d+) failed, (\d+) errored, (\d+) timeout", out, re.M)
+    if m:
+        r["requests"] = int(m.group(2))
+        bad = [int(g) for g in m.group(4, 5, 6)]
+        r["socket_errors"] = sum(bad)
+        if r["socket_errors"]:
+            r["errors_detail"] = "h2load: %d failed, %d errored, %d timeout" % tuple(bad)
+    m = re.search(r"^status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out, re.M)
+    if m:
+        r["non2xx"] = int(m.group(3)) + int(m.group(4))
+    m = re.search(r"^time for request:\s+\S+\s+\S+\s+(\S+)", out, re.M)
+    if m:
+        r["p50_ms"] = _ms(m.group(1))          # the mean: h2load has no median
+    return r
+
+
+# ---- openssl s_time -------------------------------------------------------
+
+S_TIME_CLIENTS = 8
+
+
+def _s_time_argv(url, duration, cpu, reuse):
+    """S_TIME_CLIENTS `openssl s_time` processes at once, each a new
+    connection per request (TLS handshake, GET over HTTP/1.0, close):
+    -new for full handshakes, -reuse to resume the first connection's
+    session."""
+    u = urlsplit(url)
+    one = ["openssl", "s_time", "-connect", "%s:%d" % (u.hostname, u.port),
+           "-reuse" if reuse else "-new", "-time", str(duration), "-www", u.path]
+    script = "for i in $(seq %d); do %s & done; wait" % (S_TIME_CLIENTS, shlex.join(one))
+    return ["taskset", "-c", str(cpu), "sh", "-c", script]
+
+
+def s_time_new_argv(url, duration, connections, threads, cpu):
+    return _s_time_argv(url, duration, cpu, reuse=False)
+
+
+def s_time_reuse_argv(url, duration, connections, threads, cpu):
+    return _s_time_argv(url, duration, cpu, reuse=True)
+
+
+def parse_s_time(out):
+    """Connections (= requests) summed over the s_time processes. s_time
+    prints whole seconds of real time, so the elapsed time is the window
+    (-time) the harness asked for: the caller's `duration`."""
+    r = {"requests": None, "elapsed_s": None, "rps": None, "p50_ms": None, "p99_ms": None,
+         "non2xx": 0, "socket_errors": 0, "errors_detail": ""}
+    counts = [int(x) for x in re.findall(r"^(\d+) connections in [\d.]+ real seconds", out, re.M)]
+    if len(counts) == S_TIME_CLIENTS:
+        r["requests"] = sum(counts)
+    else:
+        r["socket_errors"] = S_TIME_CLIENTS - len(counts)
+        r["errors_detail"] = "only %d of %d s_time clients finished" % (len(counts), S_TIME_CLIENTS)
+    # each s_time stops at the first failed connection or read
+    if re.search(r"^(ERROR|.*:error:)", out, re.M):
+        r["socket_errors"] += 1
+        r["errors_detail"] = (r["errors_detail"] + "; " if r["errors_detail"] else "") + "s_time: error"
+    return r
+
+
+PARSERS = {"wrk": parse_wrk, "h2load": parse_h2load,
+           "s_time-new": parse_s_time, "s_time-reuse": parse_s_time}
+ARGV = {"wrk": wrk_argv, "h2load": h2load_argv,
+        "s_time-new": s_time_new_argv, "s_time-reuse": s_time_reuse_argv}
+
+
+def run_load(tool, argv, out_path, duration):
+    """run_wrk() for any of the load tools (by name, see ARGV)."""
+    r = run_wrk(argv, out_path, duration, PARSERS[tool])
+    if tool.startswith("s_time") and r["requests"]:
+        r["elapsed_s"] = float(duration)
+        r["rps"] = r["requests"] / float(duration)
+    return r
+
+
+def run_wrk(argv, out_path, duration, parse=parse_wrk):
+    """Runs wrk (or another load tool, with its parser), killing it if it
+    overruns by 30 s. Returns parse's dict plus the tool's own CPU time
+    (user + sys seconds, children included) and its exit status."""
     with open(out_path, "wb") as out:
         popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                  stderr=subprocess.STDOUT, start_new_session=True)
@@ -68,7 +171,9 @@ def run_wrk(argv, out_path, duration):
         popen.returncode = 0        # reaped by wait4 above
     with open(out_path, errors="replace") as f:
         text = f.read()
-    r = parse_wrk(text)
+    r = parse(text)
+    # (s_time runs under a shell: a reaped child's usage includes its own
+    # reaped children's)
     r["wrk_cpu_s"] = ru.ru_utime + ru.ru_stime
     r["wrk_status"] = os.waitstatus_to_exitcode(status)
     r["output"] = text
@@ -92,9 +197,12 @@ class Client:
     """One keep-alive HTTP/1.1 connection; get() sends one request and reads
     the whole response (Content-Length or chunked)."""
 
-    def __init__(self, port, host="127.0.0.1", timeout=60.0):
+    def __init__(self, port, host="127.0.0.1", timeout=60.0, tls=False, session=None):
         self.sock = socket.create_connection((host, port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if tls:
+            self.sock = tls_context().wrap_socket(self.sock, server_hostname="localhost",
+                                                  session=session)
         self.host = "%s:%d" % (host, port)
         self.buf = bytearray()
         self.chunk = bytearray(256 * 1024)
@@ -164,17 +272,85 @@ class Client:
         return status, length, headers
 
 
-def sequential(port, path, n, expect_status, expect_length, timeout=120.0):
+_TLS_CONTEXT = None
+
+
+def tls_context():
+    """A client context for the harness's self-signed certificate: no
+    verification, HTTP/1.1 by ALPN."""
+    global _TLS_CONTEXT
+    if _TLS_CONTEXT is None:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        ctx.set_alpn_protocols(["http/1.1"])
+        _TLS_CONTEXT = ctx
+    return _TLS_CONTEXT
+
+
+def _check(i, status, length, expect_status, expect_length):
+    if status != expect_status or length != expect_length:
+        raise HttpError("request %d: status %d, %d body bytes (expected %d, %d)"
+                        % (i + 1, status, length, expect_status, expect_length))
+
+
+def connections(port, path, n, expect_status, expect_length, resume, timeout=120.0):
+    """n TLS connections one after the other, one request each (then
+    close), resuming the first connection's session when `resume`; raises
+    HttpError on a wrong answer or a session not resumed. Returns the
+    elapsed seconds."""
+    t0 = time.monotonic()
+    session = None
+    for i in range(n):
+        c = Client(port, timeout=timeout, tls=True, session=session)
+        try:
+            status, length, _ = c.get(path)
+            _check(i, status, length, expect_status, expect_length)
+            if resume and session is not None and not c.sock.session_reused:
+                raise HttpError("connection %d: the session was not resumed" % (i + 1))
+            if resume and session is None:
+                session = c.sock.session        # the ticket came with the answer
+        finally:
+            c.close()
+    return time.monotonic() - t0
+
+
+def sequential(port, path, n, expect_status, expect_length, timeout=120.0, tls=False):
     """Sends exactly n requests on one keep-alive connection; raises HttpError
     on the first wrong answer. Returns the elapsed seconds."""
     t0 = time.monotonic()
-    c = Client(port, timeout=timeout)
+    c = Client(port, timeout=timeout, tls=tls)
     try:
         for i in range(n):
             status, length, _ = c.get(path)
-            if status != expect_status or length != expect_length:
-                raise HttpError("request %d: status %d, %d body bytes (expected %d, %d)"
-                                % (i + 1, status, length, expect_status, expect_length))
+            _check(i, status, length, expect_status, expect_length)
     finally:
         c.close()
     return time.monotonic() - t0
+
+
+def h2load_exact(port, path, n, timeout=300.0):
+    """Exactly n HTTP/2 requests over TLS on one connection with h2load;
+    raises HttpError unless all n succeed with 2xx."""
+    argv = ["h2load", "-n%d" % n, "-c1", "-t1", "-m1",
+            "https://127.0.0.1:%d%s" % (port, path)]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                       check=False)
+    r = parse_h2load(p.stdout.decode("utf-8", "replace"))
+    if r["requests"] != n or r["non2xx"] or r["socket_errors"]:
+        raise HttpError("h2load: %s of %d requests done, %d non-2xx, %s"
+                        % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
+
+
+def exact(scenario, port, n, timeout=120.0):
+    """Exactly n requests of `scenario` the way its load tool sends them
+    (HTTP/2 for h2load, a connection each for s_time, else HTTP/1.1
+    keep-alive, over TLS in the TLS scenarios); raises HttpError on the
+    first wrong answer."""
+    if scenario.load_tool == "h2load":
+        return h2load_exact(port, scenario.path, n, timeout=max(timeout, 300.0))
+    if scenario.load_tool.startswith("s_time"):
+        return connections(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
+                           resume=scenario.load_tool.endswith("reuse"), timeout=timeout)
+    return sequential(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
+                      timeout=timeout, tls=scenario.tls)

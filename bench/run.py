@@ -45,8 +45,8 @@ MODES = {
 # callgrind runs), on the client's CPU; see backends.py.
 BACKENDS = backends.BACKENDS
 
-# Load tools by name; wrk is the only one so far (h2load comes with TLS + HTTP/2).
-LOAD_TOOLS = {"wrk": loadgen.wrk_argv}
+# Load tools by name: wrk, h2load, openssl s_time (-new or -reuse).
+LOAD_TOOLS = loadgen.ARGV
 
 # nginx's and scalwsd's `keepalive N` (idle upstream connections kept) in
 # the proxy scenario, as the issue asks; see --upstream-keepalive
@@ -186,11 +186,10 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         if not wait_port(ctx["port"], r.popen, timeout=15):
             raise RuntimeError("did not start: " + r.log_tail().strip().replace("\n", " | "))
         # a wrong answer must never be measured
-        loadgen.sequential(ctx["port"], scenario.path, 3, scenario.expect_status,
-                           scenario.expect_length, timeout=10)
+        loadgen.exact(scenario, ctx["port"], 3, timeout=10)
         if a.warmup > 0:
-            loadgen.run_wrk(tool(url, a.warmup, a.connections, 1, a.client_cpu),
-                            os.path.join(stmp, "wrk-warmup.txt"), a.warmup)
+            loadgen.run_load(scenario.load_tool, tool(url, a.warmup, a.connections, 1, a.client_cpu),
+                             os.path.join(stmp, "wrk-warmup.txt"), a.warmup)
 
         wrk = tool(url, a.duration, a.connections, 1, a.client_cpu)
         ctx["wrk_command"].setdefault(scenario.name, " ".join(wrk).replace(str(ctx["port"]), "PORT"))
@@ -202,7 +201,7 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         segs0 = measure.tcp_out_segments()
         opens0 = measure.tcp_active_opens()
         t0 = time.monotonic()
-        w = loadgen.run_wrk(wrk, os.path.join(stmp, "wrk.txt"), a.duration)
+        w = loadgen.run_load(scenario.load_tool, wrk, os.path.join(stmp, "wrk.txt"), a.duration)
         wall = time.monotonic() - t0
         segs1 = measure.tcp_out_segments()
         opens1 = measure.tcp_active_opens()
@@ -267,7 +266,8 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
             thr0 = cap.throttled()
             cap.set(a.cap)
             try:
-                wc = loadgen.run_wrk(wrk, os.path.join(stmp, "wrk-capped.txt"), a.duration)
+                wc = loadgen.run_load(scenario.load_tool, wrk, os.path.join(stmp, "wrk-capped.txt"),
+                                      a.duration)
             finally:
                 cap.set(None)
             thr1 = cap.throttled()
@@ -311,6 +311,20 @@ def with_backend(a, reg, ctx, sc, tmp, backend_info):
     if sc.name not in backend_info[sc.backend]["scenarios"]:
         backend_info[sc.backend]["scenarios"].append(sc.name)
     return dict(ctx, placeholders=dict(ctx["placeholders"], **b.placeholders), backend=b), b
+
+
+def make_certificate(tmp):
+    """The TLS scenarios' certificate: self-signed ECDSA P-256 for
+    localhost, the same for every server. Returns the CERT and KEY
+    placeholders."""
+    cert, key = os.path.join(tmp, "cert.pem"), os.path.join(tmp, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "7", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=True)
+    os.chmod(key, 0o644)            # workers that drop to nobody read it too
+    return {"CERT": cert, "KEY": key}
 
 
 def wait_quiet(a):
@@ -436,10 +450,13 @@ def main(argv):
                "" if a.no_callgrind else " plus callgrind"))
         log("bench: temp dir %s" % tmp)
 
+        placeholders = {"UPSTREAM_KEEPALIVE": str(a.upstream_keepalive)}
+        if any(sc.tls for sc in selected):
+            placeholders.update(make_certificate(tmp))
         ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
                "ksoftirqd": measure.kernel_threads("ksoftirqd/"),
                "commands": {}, "wrk_command": {},
-               "placeholders": {"UPSTREAM_KEEPALIVE": str(a.upstream_keepalive)}}
+               "placeholders": placeholders}
         rows, cg = [], {}
         backend_info = {}
         for sc in selected:

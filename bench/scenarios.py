@@ -13,9 +13,6 @@ Scenarios planned for later slot in as rows; what each one will need:
   cache-hit             backend "origin" (see proxy) answering with
                         Cache-Control: max-age=3600; fragments turn each
                         server's cache on
-  tls-h2-static-small   load tool "h2load" (nghttp2-client), scheme "https",
-                        a self-signed certificate made in the temp dir
-                        (@CERT@/@KEY@ placeholders)
   php                   backend "php-fpm" (a pool on a unix socket in the tmp dir)
   node, python          backends "node" / "uvicorn" (one process, one port)
 
@@ -42,6 +39,10 @@ class Scenario:
     not_applicable: Dict[str, str] = field(default_factory=dict)  # server -> why
     load_tool: str = "wrk"
     scheme: str = "http"
+    # listen with TLS (and HTTP/2 where the server needs it said): the
+    # harness makes an ECDSA P-256 certificate (@CERT@, @KEY@) and every
+    # server's base template turns TLS on for its listener (see servers.py)
+    tls: bool = False
     backend: Optional[str] = None
     # request counts of the two callgrind runs: (N2 - N1) requests are what
     # the instructions-per-request figure is taken over
@@ -54,6 +55,10 @@ ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
 def _everyone(fragment: str) -> Dict[str, str]:
     return {s: fragment for s in ALL_SERVERS}
 
+
+# The TLS fragment: certificate and session cache (h2o: in its listen block,
+# from the base template; its session cache and tickets are on by default).
+_TLS = {"scalwsd": "tls", "nginx": "tls", "h2o": "", "lighttpd": "tls"}
 
 SCENARIOS = [
     Scenario(
@@ -101,6 +106,58 @@ SCENARIOS = [
         # to the origin per request.
         fragments=_everyone("proxy"),
         backend="origin",
+    ),
+    Scenario(
+        name="tls-h2-static-small",
+        path="/hello.txt",
+        description="small static file over TLS 1.3 + HTTP/2: GET /hello.txt (13 bytes), "
+                    "h2load, one stream at a time per connection",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_TLS,
+        load_tool="h2load",
+        scheme="https",
+        tls=True,
+    ),
+    Scenario(
+        name="tls-static-1m",
+        path="/1m.bin",
+        description="1 MiB static file over TLS 1.3, HTTP/1.1 keep-alive (wrk over https; "
+                    "kernel TLS where the kernel has it)",
+        expect_status=200,
+        expect_length=ONE_MIB,
+        fragments=_TLS,
+        scheme="https",
+        tls=True,
+        callgrind_counts=(100, 300),
+    ),
+    Scenario(
+        name="tls-handshake",
+        path="/hello.txt",
+        description="full TLS 1.3 handshakes: a new connection per request, no resumption "
+                    "(openssl s_time -new, 8 clients); GET /hello.txt over HTTP/1.0, then "
+                    "close; req/s here is handshakes/s",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_TLS,
+        load_tool="s_time-new",
+        scheme="https",
+        tls=True,
+        callgrind_counts=(100, 300),
+    ),
+    Scenario(
+        name="tls-resume",
+        path="/hello.txt",
+        description="resumed TLS 1.3 handshakes: a new connection per request resuming the "
+                    "first one's session (openssl s_time -reuse, 8 clients); GET /hello.txt "
+                    "over HTTP/1.0, then close; req/s here is handshakes/s",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_TLS,
+        load_tool="s_time-reuse",
+        scheme="https",
+        tls=True,
+        callgrind_counts=(100, 300),
     ),
 ]
 

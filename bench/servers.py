@@ -51,6 +51,11 @@ class ServerDef:
     def extra_placeholders(self, ctx, single):
         return {}
 
+    def listen_placeholders(self, scenario, ctx):
+        """What turns TLS (and HTTP/2) on for the listener in a TLS scenario:
+        nginx and scalwsd take " ssl http2" after the address."""
+        return {"LISTEN_OPTS": " ssl http2" if scenario.tls else ""}
+
     def missing_packages(self, scenarios):
         """Packages to install for this server to run these scenarios."""
         return [] if self.available() else list(self.packages)
@@ -71,6 +76,7 @@ class ServerDef:
         }
         values.update(ctx.get("placeholders", {}))
         values.update(self.extra_placeholders(ctx, single))
+        values.update(self.listen_placeholders(scenario, ctx))
 
         fragment = http_fragment = ""
         name = scenario.fragments.get(self.name)
@@ -188,12 +194,20 @@ class H2o(ServerDef):
         # output), and nginx and scalwsd too (which changes their RSS).
         return {"USER_LINE": "user: root" if os.geteuid() == 0 else ""}
 
+    def listen_placeholders(self, scenario, ctx):
+        if not scenario.tls:
+            return {"LISTEN_TLS": ""}
+        ph = ctx["placeholders"]
+        return {"LISTEN_TLS": "  ssl:\n    certificate-file: %s\n    key-file: %s\n"
+                              "    minimum-version: TLSv1.3\n" % (ph["CERT"], ph["KEY"])}
+
 
 class Lighttpd(ServerDef):
     name = "lighttpd"
     conf_name = "lighttpd.conf"
     packages = ("lighttpd",)
     MAGNET = "/usr/lib/lighttpd/mod_magnet.so"
+    OPENSSL = "/usr/lib/lighttpd/mod_openssl.so"
 
     def binary(self):
         return shutil.which("lighttpd") or ("/usr/sbin/lighttpd" if os.path.exists("/usr/sbin/lighttpd") else None)
@@ -204,6 +218,9 @@ class Lighttpd(ServerDef):
         wants_magnet = any(s.fragments.get(self.name) == "respond" for s in scenarios)
         if wants_magnet and not os.path.exists(self.MAGNET):
             pkgs.append("lighttpd-modules-lua")
+        # TLS is packaged apart too, in lighttpd-mod-openssl
+        if any(s.tls for s in scenarios) and not os.path.exists(self.OPENSSL):
+            pkgs.append("lighttpd-mod-openssl")
         return pkgs
 
     def version(self):
