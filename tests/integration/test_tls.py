@@ -13,6 +13,7 @@ import time
 import pytest
 
 import echomod
+import h2raw
 import swsharness as h
 import tlsutil as t
 
@@ -632,6 +633,36 @@ def test_early_data_unsafe_method_gets_425(sws, pki, tmp_path):
                         b"Connection: close\r\n\r\nhello")
     assert "Early data was accepted" in out, out
     assert "425" not in out, out
+
+
+def test_early_data_http2(sws, pki, tmp_path):
+    # HTTP/2 in early data: the preface, SETTINGS and two requests (the
+    # frames made by h2raw's encoders); each request is marked and checked.
+    import hpack
+    from hyperframe.frame import HeadersFrame, SettingsFrame
+    s = t.launch(sws, pki, listen="http2",
+                 http="    ssl_early_data on;\n    http2_idle_timeout 1s;\n" + LOG_EARLY)
+    sess = tmp_path / "sess.pem"
+    t.s_client(s.port, "-alpn", "h2", "-sess_out", str(sess), "-ign_eof",
+               input=h2raw.PREFACE + SettingsFrame(0).serialize(), timeout=10)
+    assert sess.exists()
+    enc = hpack.Encoder()
+    frames = h2raw.PREFACE + SettingsFrame(0).serialize()
+    for sid, method, path in ((1, "GET", "/respond?h2early"), (3, "POST", "/respond?h2post")):
+        f = HeadersFrame(sid)
+        f.data = enc.encode([(":method", method), (":path", path), (":scheme", "https"),
+                             (":authority", "localhost")])
+        f.flags.add("END_HEADERS")
+        f.flags.add("END_STREAM")
+        frames += f.serialize()
+    early = tmp_path / "early.bin"
+    early.write_bytes(frames)
+    out = t.s_client(s.port, "-alpn", "h2", "-sess_in", str(sess), "-early_data", str(early),
+                     "-ign_eof", timeout=10)
+    assert "Early data was accepted" in out, out
+    log = early_log(s, 2)
+    assert ("GET", "/respond?h2early", "[1]", "200") in [x[1:] for x in log], log
+    assert ("POST", "/respond?h2post", "[1]", "425") in [x[1:] for x in log], log
 
 
 def test_early_data_off_never_accepted(sws, pki, tmp_path):
