@@ -16,6 +16,9 @@
 #define SWS_SSL_SEND_MAX  (2 * 1024 * 1024)   /* per call, so others get a turn */
 
 static int sws_ssl_conn_index = -1;
+/* Some context of this process takes early data: connections then start
+ * with SSL_read_early_data (SNI may move them to that context). */
+static int sws_ssl_early_any;
 
 static void sws_ssl_handshake_handler(sws_event_t *ev);
 
@@ -234,12 +237,18 @@ sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves)
 }
 
 sws_int_t
-sws_ssl_early_data(sws_ssl_t *ssl, size_t max)
+sws_ssl_early_data(sws_ssl_t *ssl, size_t max, sws_shm_zone_t *replay)
 {
     /* OpenSSL's replay protection makes tickets single-use through its
-     * own session cache, which is per process here: like nginx, early
-     * data is accepted as replayable, and what is safe to do with it is
-     * the application's business (only idempotent requests). */
+     * own session cache, which is per process here: ours, shared by the
+     * workers, is sws_ssl_early_data_allow (sws_ssl_replay.c). Without
+     * its table, no early data. */
+    if (replay == NULL) {
+        sws_log_error(SWS_LOG_EMERG, ssl->log, 0, "early data needs its replay table");
+        return SWS_ERROR;
+    }
+    ssl->replay = replay;
+    sws_ssl_early_any = 1;
     SSL_CTX_set_options(ssl->ctx, SSL_OP_NO_ANTI_REPLAY);
     if (SSL_CTX_set_max_early_data(ssl->ctx, (uint32_t) max) != 1
         || SSL_CTX_set_recv_max_early_data(ssl->ctx, (uint32_t) max) != 1)
@@ -361,6 +370,9 @@ sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c)
         SSL_set_read_ahead(sc->connection, 0);   /* kTLS receive wants records */
     }
     SSL_set_accept_state(sc->connection);
+    /* On the connection, not the context: SNI may move it from a context
+     * without early data to one with. */
+    SSL_set_allow_early_data_cb(sc->connection, sws_ssl_early_data_allow, NULL);
     c->ssl = sc;
     return SWS_OK;
 }
@@ -418,36 +430,39 @@ sws_ssl_handshake_error(sws_connection_t *c, int sslerr, int err)
     }
 }
 
-/* TLS 1.3 early data: read it before the handshake goes on (OpenSSL wants
- * SSL_read_early_data first); it is handed out by recv before anything
- * else. SWS_OK when done, SWS_AGAIN, SWS_ERROR. */
+/* TLS 1.3 early data: OpenSSL wants SSL_read_early_data before anything
+ * else. The first piece read means it was accepted (sws_ssl_early_data_allow
+ * agreed, the server's flight is out): the connection goes to the protocol
+ * on top at once, with in_early set, and sws_ssl_recv reads the rest of
+ * the early data, then finishes the handshake. SWS_OK (sc->early_len > 0:
+ * early data; 0: none, or refused), SWS_AGAIN, SWS_ERROR. */
 static sws_int_t
 sws_ssl_read_early(sws_connection_t *c)
 {
+    static u_char         buf[16384];     /* a record's worth */
     sws_ssl_connection_t *sc = c->ssl;
-    size_t                max = SSL_CTX_get_max_early_data(sc->ssl->ctx), n;
+    size_t                n;
     int                   rc, sslerr;
 
-    if (sc->early == NULL) {
-        sc->early = sws_palloc(c->pool, max);
-        if (sc->early == NULL) {
-            return SWS_ERROR;
-        }
-    }
     for ( ;; ) {
-        if (sc->early_len == max) {
-            /* OpenSSL refuses more than max: this is not reached. */
-            sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent too much early data");
-            return SWS_ERROR;
-        }
         n = 0;
-        rc = SSL_read_early_data(sc->connection, sc->early + sc->early_len,
-                                 max - sc->early_len, &n);
+        ERR_clear_error();
+        rc = SSL_read_early_data(sc->connection, buf, sizeof(buf), &n);
         if (rc == SSL_READ_EARLY_DATA_SUCCESS) {
-            sc->early_len += n;
-            continue;
+            if (n == 0) {
+                continue;
+            }
+            sc->early = sws_pnalloc(c->pool, n);
+            if (sc->early == NULL) {
+                return SWS_ERROR;
+            }
+            memcpy(sc->early, buf, n);
+            sc->early_len = n;
+            sc->early_data = 1;
+            return SWS_OK;
         }
         if (rc == SSL_READ_EARLY_DATA_FINISH) {
+            sc->early_done = 1;
             sc->early_data = SSL_get_early_data_status(sc->connection)
                              == SSL_EARLY_DATA_ACCEPTED;
             return SWS_OK;
@@ -494,7 +509,7 @@ sws_ssl_handshake(sws_connection_t *c)
     int                   n, sslerr, err;
     sws_int_t             rc;
 
-    if (!sc->early_done && SSL_CTX_get_max_early_data(sc->ssl->ctx) > 0) {
+    if (!sc->early_done && sws_ssl_early_any) {
         rc = sws_ssl_read_early(c);
         if (rc == SWS_AGAIN) {
             goto again;
@@ -502,6 +517,13 @@ sws_ssl_handshake(sws_connection_t *c)
         if (rc == SWS_ERROR) {
             sc->no_shutdown = 1;
             return SWS_ERROR;
+        }
+        if (sc->early_len) {
+            /* 0-RTT: served now, the handshake ends in sws_ssl_recv. */
+            sc->in_early = 1;
+            c->read->ready = 1;
+            sws_ssl_handshake_done(c);
+            return SWS_OK;
         }
         sc->early_done = 1;
     }
@@ -558,12 +580,54 @@ sws_ssl_handshake_handler(sws_event_t *ev)
 
 /* ---- I/O ---- */
 
+/* The rest of the early data: bytes, SWS_AGAIN, SWS_ERROR, or SWS_DONE
+ * at its end (then SSL_read finishes the handshake). */
+static ssize_t
+sws_ssl_recv_early(sws_connection_t *c, u_char *buf, size_t size)
+{
+    sws_ssl_connection_t *sc = c->ssl;
+    size_t                n;
+    int                   rc, sslerr;
+
+    while (!sc->early_done) {
+        n = 0;
+        ERR_clear_error();
+        rc = SSL_read_early_data(sc->connection, buf, size, &n);
+        if (rc == SSL_READ_EARLY_DATA_SUCCESS) {
+            if (n > 0) {
+                return (ssize_t) n;
+            }
+            continue;
+        }
+        if (rc == SSL_READ_EARLY_DATA_FINISH) {
+            sc->early_done = 1;
+            break;
+        }
+        sslerr = SSL_get_error(sc->connection, rc);
+        c->read->ready = 0;
+        if (sslerr == SSL_ERROR_WANT_READ) {
+            return SWS_AGAIN;
+        }
+        if (sslerr == SSL_ERROR_WANT_WRITE) {
+            c->write->ready = 0;
+            return SWS_AGAIN;
+        }
+        c->read->error = 1;
+        sc->no_shutdown = 1;
+        sws_ssl_error(SWS_LOG_INFO, c->log, sslerr == SSL_ERROR_SYSCALL ? errno : 0,
+                      "SSL_read_early_data() failed");
+        return SWS_ERROR;
+    }
+    return SWS_DONE;
+}
+
 ssize_t
 sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
 {
     sws_ssl_connection_t *sc = c->ssl;
     int                   n, sslerr, err;
     size_t                left;
+    ssize_t               early;
 
     if (sc->early_pos < sc->early_len) {
         /* Early data first: it came before anything else. */
@@ -573,9 +637,18 @@ sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
         sc->early_pos += n;
         return n;
     }
+    if (sc->in_early) {
+        early = sws_ssl_recv_early(c, buf, sws_min(size, (size_t) INT_MAX));
+        if (early != SWS_DONE) {
+            return early;
+        }
+    }
 
     ERR_clear_error();
     n = SSL_read(sc->connection, buf, (int) sws_min(size, (size_t) INT_MAX));
+    if (sc->in_early && SSL_is_init_finished(sc->connection)) {
+        sc->in_early = 0;             /* the client's Finished came */
+    }
     if (n > 0) {
         /* OpenSSL may hold more than it returned (read ahead, or a record
          * larger than buf) although the socket is drained: readers loop
@@ -653,10 +726,18 @@ static ssize_t
 sws_ssl_write(sws_connection_t *c, const u_char *data, size_t size)
 {
     ssize_t n;
+    size_t  written = 0;
 
     ERR_clear_error();
-    n = SSL_write(c->ssl->connection, data, (int) size);
-    n = sws_ssl_write_result(c, n, "SSL_write()");
+    if (c->ssl->in_early) {
+        /* Before the client's Finished: SSL_write would wait for it. */
+        n = SSL_write_early_data(c->ssl->connection, data, size, &written) == 1
+            ? (ssize_t) written : 0;
+        n = sws_ssl_write_result(c, n, "SSL_write_early_data()");
+    } else {
+        n = SSL_write(c->ssl->connection, data, (int) size);
+        n = sws_ssl_write_result(c, n, "SSL_write()");
+    }
     if (n == SWS_AGAIN) {
         /* OpenSSL wants at least these bytes again. */
         c->ssl->last_len = size;
@@ -720,7 +801,7 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
     }
 
     fsize = sws_min(b->file_last - b->file_pos, max);
-    if (sc->ktls_send && c->sendfile) {
+    if (sc->ktls_send && c->sendfile && !sc->in_early) {
         ERR_clear_error();
         n = SSL_sendfile(sc->connection, b->fd, b->file_pos, (size_t) fsize, 0);
         return sws_ssl_write_result(c, n, "SSL_sendfile()");
@@ -778,6 +859,34 @@ sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
 
 /* ---- the end ---- */
 
+/* Closing in early data: the rest of it (nobody wants it now) and the
+ * end of the handshake if the client's Finished is there already, so
+ * close_notify can be sent. SWS_OK, or not now (no close_notify). */
+static sws_int_t
+sws_ssl_finish_early(sws_connection_t *c)
+{
+    static u_char         drain[4096];
+    sws_ssl_connection_t *sc = c->ssl;
+    size_t                n;
+    int                   rc;
+
+    while (!sc->early_done) {
+        rc = SSL_read_early_data(sc->connection, drain, sizeof(drain), &n);
+        if (rc == SSL_READ_EARLY_DATA_FINISH) {
+            sc->early_done = 1;
+        } else if (rc != SSL_READ_EARLY_DATA_SUCCESS) {
+            ERR_clear_error();
+            return SWS_AGAIN;
+        }
+    }
+    if (SSL_do_handshake(sc->connection) != 1) {
+        ERR_clear_error();
+        return SWS_AGAIN;
+    }
+    sc->in_early = 0;
+    return SWS_OK;
+}
+
 void
 sws_ssl_shutdown(sws_connection_t *c)
 {
@@ -788,6 +897,10 @@ sws_ssl_shutdown(sws_connection_t *c)
     }
     sc->no_shutdown = 1;
     if (!sc->handshaked || c->read->error || c->write->error || c->timedout) {
+        return;
+    }
+    ERR_clear_error();
+    if (sc->in_early && sws_ssl_finish_early(c) != SWS_OK) {
         return;
     }
     /* One non-blocking attempt: close_notify if the socket takes it; the

@@ -22,6 +22,7 @@ typedef struct {
     sws_pool_t   *pool;
     char         *ciphers;         /* as configured, for sws_ssl_switch */
     size_t        buffer_size;     /* records are built from this much data */
+    sws_shm_zone_t *replay;        /* early data: tickets used (sws_ssl_replay.c) */
     unsigned      ktls:1;          /* try kernel TLS on its connections */
 } sws_ssl_t;
 
@@ -34,11 +35,15 @@ struct sws_ssl_connection_s {
     u_char               *early;         /* early data read in the handshake */
     size_t                early_len;
     size_t                early_pos;
+    /* handshaked: the protocol on top has the connection; with in_early
+     * the handshake is still going on (0-RTT: the client is not yet
+     * proven to be there, what it sent may be a replay). */
     unsigned              handshaked:1;
+    unsigned              in_early:1;
     unsigned              ktls_send:1;
     unsigned              ktls_recv:1;
     unsigned              early_data:1;  /* accepted early data */
-    unsigned              early_done:1;  /* done reading early data */
+    unsigned              early_done:1;  /* done reading early data (end seen) */
     unsigned              no_shutdown:1; /* no close_notify: broken connection */
 };
 
@@ -61,8 +66,9 @@ sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key
 sws_int_t  sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols);
 sws_int_t  sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server);
 sws_int_t  sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves);
-/* Early data (TLS 1.3 0-RTT): max bytes accepted (replayable). */
-sws_int_t  sws_ssl_early_data(sws_ssl_t *ssl, size_t max);
+/* Early data (TLS 1.3 0-RTT): max bytes accepted, each ticket once
+ * (replay: the table in zone, from sws_ssl_early_data_zone). */
+sws_int_t  sws_ssl_early_data(sws_ssl_t *ssl, size_t max, sws_shm_zone_t *replay);
 /* Kernel TLS: the probe result (made once). */
 int        sws_ssl_ktls_available(void);
 void       sws_ssl_ktls(sws_ssl_t *ssl, int on);
@@ -121,6 +127,35 @@ sws_int_t  sws_ssl_hkdf(const u_char *salt, size_t salt_len, const u_char *secre
 /* The ticket key of a period: name (16), AES-256 key (32), HMAC key (32). */
 void       sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char name[16],
     u_char aes[32], u_char hmac[32]);
+
+/* ---- sws_ssl_replay.c ---- */
+
+/* Early data is accepted once per ticket across the workers: a table of
+ * the tickets used, in shared memory. */
+#define SWS_SSL_REPLAY_WAYS  8
+
+typedef struct {
+    u_char    key[16];             /* SHA-256 of the ticket's PSK, cut */
+    int64_t   expire;              /* the ticket's end; 0: free */
+} sws_ssl_replay_slot_t;
+
+typedef struct {
+    time_t                 started;   /* tickets issued before: refused */
+    uint32_t               nsets;
+    uint32_t               replays;   /* statistics */
+    uint32_t               full;
+    sws_ssl_replay_slot_t  slots[];
+} sws_ssl_replay_t;
+
+/* The zone of the table (one per configuration, 1 MiB: ~40000 tickets). */
+sws_shm_zone_t *sws_ssl_early_data_zone(sws_conf_t *cf);
+/* Record a ticket (key) used at now, valid until expire: SWS_OK (first
+ * use), SWS_DECLINED (seen before, or issued before the table started),
+ * SWS_BUSY (no room: its set is full of live tickets). Unlocked. */
+sws_int_t  sws_ssl_replay_record(sws_ssl_replay_t *t, const u_char key[16], time_t issued,
+    time_t expire, time_t now);
+/* The SSL_allow_early_data_cb_fn set on every connection. */
+int        sws_ssl_early_data_allow(SSL *s, void *arg);
 
 /* ---- sws_ssl_stapling.c ---- */
 

@@ -282,7 +282,11 @@ struct sws_http_request_s {
     unsigned                   reading_body:1;
     unsigned                   filter_finalize:1;
     unsigned                   upgrade:1;          /* a 101: "Connection: upgrade" */
+    unsigned                   ssl_early:1;        /* head came in TLS early data,
+                                                    * before the handshake ended */
 };
+
+#define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
 
 /* ---- core functions shared between the http files ---- */
 

@@ -4,6 +4,7 @@
  * finalisation; and the request accessors of the SDK.
  */
 #include "sws_http_core.h"
+#include "sws_ssl.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
@@ -237,6 +238,21 @@ sws_http_update_location(sws_http_request_t *r)
 void
 sws_http_handler(sws_http_request_t *r)
 {
+    sws_connection_t *c = r->connection;
+
+    if (c->ssl && c->ssl->in_early) {
+        /* TLS early data, the handshake not over: this may be a replay
+         * (RFC 8470). Marked ($ssl_early_data); only safe methods are
+         * served now, the others get 425 and the client sends them again
+         * after the handshake. */
+        r->ssl_early = 1;
+        if (!(r->method & (SWS_HTTP_GET | SWS_HTTP_HEAD | SWS_HTTP_OPTIONS | SWS_HTTP_TRACE))) {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "\"%.*s\" request in TLS early data: 425",
+                          (int) r->method_name.len, r->method_name.data);
+            sws_http_finalize(r, SWS_HTTP_TOO_EARLY);
+            return;
+        }
+    }
     r->phase_handler = 0;
     sws_http_core_run_phases(r);
 }

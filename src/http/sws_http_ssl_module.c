@@ -347,7 +347,10 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     {
         return SWS_ERROR;
     }
-    if (sscf->early_data && sws_ssl_early_data(sscf->ssl, 16384) != SWS_OK) {
+    /* Early data: each ticket once, whichever worker sees it. */
+    if (sscf->early_data
+        && sws_ssl_early_data(sscf->ssl, 16384, sws_ssl_early_data_zone(cf)) != SWS_OK)
+    {
         return SWS_ERROR;
     }
     sws_ssl_ktls(sscf->ssl, (int) sscf->ktls);

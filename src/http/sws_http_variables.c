@@ -8,6 +8,7 @@
  * when several headers of one name have to be joined.
  */
 #include <time.h>
+#include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
 #include "sws_ssl.h"
@@ -298,6 +299,14 @@ sws_http_var_connection_requests(sws_http_request_t *r, sws_http_fop_t *op, sws_
     }
 }
 
+/* The worker's pid. */
+static void
+sws_http_var_pid(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) r;
+    sws_http_var_uint(op, v, (sws_uint_t) getpid());
+}
+
 static void
 sws_http_var_content_length(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
@@ -515,6 +524,19 @@ sws_http_var_ssl_alpn_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_st
     }
 }
 
+/* "1" when the request's head came in TLS early data and the handshake
+ * was not over yet (RFC 8470: a possible replay), else empty. */
+static void
+sws_http_var_ssl_early_data(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    if (r->ssl_early) {
+        sws_http_var_set(v, "1");
+    } else {
+        v->len = 0;
+    }
+}
+
 /* $arg_NAME: the raw value of the first query argument NAME (any case). */
 static void
 sws_http_var_arg(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
@@ -637,6 +659,7 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "request_id",           sws_http_var_request_id },
     { "connection",           sws_http_var_connection },
     { "connection_requests",  sws_http_var_connection_requests },
+    { "pid",                  sws_http_var_pid },
     { "content_length",       sws_http_var_content_length },
     { "content_type",         sws_http_var_content_type },   /* arg "content-type" */
     { "ssl_protocol",         sws_http_var_ssl_protocol },
@@ -644,6 +667,7 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "ssl_server_name",      sws_http_var_ssl_server_name },
     { "ssl_session_reused",   sws_http_var_ssl_session_reused },
     { "ssl_alpn_protocol",    sws_http_var_ssl_alpn_protocol },
+    { "ssl_early_data",       sws_http_var_ssl_early_data },
     { NULL, NULL }
 };
 

@@ -13,6 +13,7 @@ import time
 import pytest
 
 import echomod
+import h2raw
 import swsharness as h
 import tlsutil as t
 
@@ -496,12 +497,41 @@ def test_stapling_responder_down_is_not_fatal(sws, pki):
 
 # ---------------------------------------------------------------- early data
 
-def early_data(port, tmp_path, wait=True):
-    sess = tmp_path / "sess.pem"
-    t.s_client(port, "-sess_out", str(sess), "-ign_eof",
-               input=b"GET /respond HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-               timeout=10)
+LOG_EARLY = ('    log_format early "$pid $request_method $request_uri [$ssl_early_data] $status";\n'
+             '    access_log @TMP@/early.log early;\n')
+GET_CLOSE = b"GET /respond?first HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+GET_EARLY = b"GET /respond?early HTTP/1.1\r\nHost: localhost\r\n\r\n"
+GET_LATE = b"GET /respond?late HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+
+def new_session(port, tmp_path, name="sess.pem"):
+    """A full handshake; the ticket (session) it got, in a file."""
+    sess = tmp_path / name
+    t.s_client(port, "-sess_out", str(sess), "-ign_eof", input=GET_CLOSE, timeout=10)
     assert sess.exists()
+    return sess
+
+
+def zero_rtt(port, sess, tmp_path, early=GET_EARLY, late=GET_LATE):
+    """Resume sess sending early in early data (0-RTT), then late after the
+    handshake (it closes the connection: a refused early request is not
+    sent again by s_client, and the run ends either way)."""
+    f = tmp_path / "early.txt"
+    f.write_bytes(early)
+    return t.s_client(port, "-sess_in", str(sess), "-early_data", str(f), "-ign_eof",
+                      input=late, timeout=10)
+
+
+def early_log(s, lines):
+    """The early.log lines once there are this many: (pid, method, uri,
+    [early], status) tuples; an empty $ssl_early_data is logged "-"."""
+    path = s.tmp / "early.log"
+    h.wait_for(lambda: len(h._read(path).splitlines()) >= lines, timeout=5)
+    return [tuple(line.split(" ")) for line in h._read(path).splitlines()]
+
+
+def early_data(port, tmp_path, wait=True):
+    sess = new_session(port, tmp_path)
     req = tmp_path / "early.txt"
     req.write_bytes(b"GET /respond HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
     # Accepted, the early request is answered and the server closes;
@@ -525,10 +555,148 @@ def test_early_data_on(sws, pki, tmp_path):
 def test_early_data_with_shared_cache_and_no_tickets(sws, pki, tmp_path):
     s = t.launch(sws, pki, workers=2, listen="reuseport",
                  http="    ssl_early_data on;\n    ssl_session_cache shared:E:1m;\n"
-                      "    ssl_session_tickets off;\n")
-    out = early_data(s.port, tmp_path)
+                      "    ssl_session_tickets off;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    out = zero_rtt(s.port, sess, tmp_path)
     assert "Early data was accepted" in out, out
-    assert "Hello, world!" in out
+    assert out.count("Hello, world!") == 2, out
+    log = early_log(s, 3)
+    assert log[1][1:] == ("GET", "/respond?early", "[1]", "200"), log
+    assert log[2][1:] == ("GET", "/respond?late", "[-]", "200"), log
+    # the session stays in the cache, its early data does not come again
+    out = zero_rtt(s.port, sess, tmp_path)
+    assert "Early data was rejected" in out, out
+    assert h.wait_file_contains(s.error_log_path,
+                                "early data refused: the ticket was used for early data before")
+
+
+def test_early_data_get_is_served_and_marked(sws, pki, tmp_path):
+    s = t.launch(sws, pki, http="    ssl_early_data on;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    out = zero_rtt(s.port, sess, tmp_path)
+    assert "Early data was accepted" in out, out
+    assert "Reused, TLSv1.3" in out, out
+    assert out.count("HTTP/1.1 200 OK") == 2 and out.count("Hello, world!") == 2, out
+    log = early_log(s, 3)
+    assert log[0][1:] == ("GET", "/respond?first", "[-]", "200"), log
+    # in early data, before the handshake ended: marked; after it: not
+    assert log[1][1:] == ("GET", "/respond?early", "[1]", "200"), log
+    assert log[2][1:] == ("GET", "/respond?late", "[-]", "200"), log
+
+
+def test_early_data_replay_refused_across_workers(sws, pki, tmp_path):
+    s = t.launch(sws, pki, workers=2, listen="reuseport",
+                 http="    ssl_early_data on;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    out = zero_rtt(s.port, sess, tmp_path)
+    assert "Early data was accepted" in out, out
+    first = early_log(s, 3)[1]
+    assert first[1:] == ("GET", "/respond?early", "[1]", "200"), first
+    # The same ticket and early data again, on new connections: whichever
+    # worker takes them (reuseport spreads them), the early data is
+    # refused; the handshake goes on (resumed) and the late request is
+    # served after it, unmarked. Until both workers were seen.
+    pids = set()
+    for i in range(16):
+        out = zero_rtt(s.port, sess, tmp_path)
+        assert "Early data was rejected" in out, out
+        assert "Reused, TLSv1.3" in out and out.count("Hello, world!") == 1, out
+        log = early_log(s, 4 + i)
+        assert log[-1][1:] == ("GET", "/respond?late", "[-]", "200"), log
+        pids.add(log[-1][0])
+        if len(pids) == 2 and i >= 3:
+            break
+    assert len(pids) == 2, log
+    assert not [x for x in log[2:] if x[2] == "/respond?early"], log
+    assert "the ticket was used for early data before" in s.error_log()
+    # a new ticket (from a full handshake) still gets its one 0-RTT
+    sess2 = new_session(s.port, tmp_path, "sess2.pem")
+    out = zero_rtt(s.port, sess2, tmp_path)
+    assert "Early data was accepted" in out, out
+
+
+def test_early_data_unsafe_method_gets_425(sws, pki, tmp_path):
+    s = t.launch(sws, pki, http="    ssl_early_data on;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    out = zero_rtt(s.port, sess, tmp_path,
+                   early=b"POST /respond HTTP/1.1\r\nHost: localhost\r\n"
+                         b"Content-Length: 5\r\n\r\nhello")
+    assert "Early data was accepted" in out, out
+    assert "HTTP/1.1 425 Too Early" in out, out
+    log = early_log(s, 2)
+    assert log[1][1:] == ("POST", "/respond", "[1]", "425"), log
+    assert "\"POST\" request in TLS early data: 425" in s.error_log()
+    # The same method after the handshake is served.
+    sess = new_session(s.port, tmp_path, "sess2.pem")
+    out = zero_rtt(s.port, sess, tmp_path, early=GET_EARLY,
+                   late=b"POST /respond HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n"
+                        b"Connection: close\r\n\r\nhello")
+    assert "Early data was accepted" in out, out
+    assert "425" not in out, out
+
+
+def test_early_data_http2(sws, pki, tmp_path):
+    # HTTP/2 in early data: the preface, SETTINGS and two requests (the
+    # frames made by h2raw's encoders); each request is marked and checked.
+    import hpack
+    from hyperframe.frame import HeadersFrame, SettingsFrame
+    s = t.launch(sws, pki, listen="http2",
+                 http="    ssl_early_data on;\n    http2_idle_timeout 1s;\n" + LOG_EARLY)
+    sess = tmp_path / "sess.pem"
+    t.s_client(s.port, "-alpn", "h2", "-sess_out", str(sess), "-ign_eof",
+               input=h2raw.PREFACE + SettingsFrame(0).serialize(), timeout=10)
+    assert sess.exists()
+    enc = hpack.Encoder()
+    frames = h2raw.PREFACE + SettingsFrame(0).serialize()
+    for sid, method, path in ((1, "GET", "/respond?h2early"), (3, "POST", "/respond?h2post")):
+        f = HeadersFrame(sid)
+        f.data = enc.encode([(":method", method), (":path", path), (":scheme", "https"),
+                             (":authority", "localhost")])
+        f.flags.add("END_HEADERS")
+        f.flags.add("END_STREAM")
+        frames += f.serialize()
+    early = tmp_path / "early.bin"
+    early.write_bytes(frames)
+    out = t.s_client(s.port, "-alpn", "h2", "-sess_in", str(sess), "-early_data", str(early),
+                     "-ign_eof", timeout=10)
+    assert "Early data was accepted" in out, out
+    log = early_log(s, 2)
+    assert ("GET", "/respond?h2early", "[1]", "200") in [x[1:] for x in log], log
+    assert ("POST", "/respond?h2post", "[1]", "425") in [x[1:] for x in log], log
+
+
+def test_early_data_off_never_accepted(sws, pki, tmp_path):
+    s = t.launch(sws, pki, http="    ssl_early_data off;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    for _ in range(2):
+        out = zero_rtt(s.port, sess, tmp_path)
+        assert "Early data was accepted" not in out, out
+        assert "Early data was rejected" in out or "Early data was not sent" in out, out
+    log = early_log(s, 3)
+    assert all(x[3] == "[-]" for x in log) and len(log) == 3, log
+    assert all(x[2] != "/respond?early" for x in log), log
+
+
+def test_early_data_ticket_older_than_server(sws, pki, tmp_path):
+    # Two servers sharing a ticket key: a ticket from the first one resumes
+    # on the second, started after it was issued, but without 0-RTT (the
+    # second cannot know whether it was used before it started).
+    key = tmp_path / "ticket.key"
+    key.write_bytes(os.urandom(80))
+    h.make_traversable(tmp_path)
+    conf = "    ssl_early_data on;\n    ssl_session_ticket_key %s;\n" % key + LOG_EARLY
+    a = t.launch(sws, pki, http=conf)
+    sess = new_session(a.port, tmp_path)
+    time.sleep(1.1)
+    b = t.launch(sws, pki, http=conf)
+    out = zero_rtt(b.port, sess, tmp_path)
+    assert "Reused, TLSv1.3" in out, out
+    assert "Early data was rejected" in out, out
+    assert h.wait_file_contains(b.error_log_path, "the ticket is older than the server")
+    # a ticket of its own gets 0-RTT there
+    sess = new_session(b.port, tmp_path, "sess2.pem")
+    out = zero_rtt(b.port, sess, tmp_path)
+    assert "Early data was accepted" in out, out
 
 
 # ---------------------------------------------------------------- kernel TLS

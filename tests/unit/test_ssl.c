@@ -152,13 +152,87 @@ START_TEST(ticket_keys_per_period)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- replay table */
+
+static sws_ssl_replay_t *
+replay_table(uint32_t nsets, time_t started)
+{
+    sws_ssl_replay_t *t = calloc(1, sizeof(sws_ssl_replay_t)
+                                    + nsets * SWS_SSL_REPLAY_WAYS
+                                      * sizeof(sws_ssl_replay_slot_t));
+
+    ck_assert_ptr_nonnull(t);
+    t->nsets = nsets;
+    t->started = started;
+    return t;
+}
+
+START_TEST(replay_ticket_once)
+{
+    sws_ssl_replay_t *t = replay_table(4, 1000);
+    u_char            a[16], b[16];
+
+    memset(a, 0xa1, sizeof(a));
+    memset(b, 0xb2, sizeof(b));
+    /* first use, then a replay, from any worker (one table) */
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1200), SWS_OK);
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1201), SWS_DECLINED);
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1399), SWS_DECLINED);
+    ck_assert_uint_eq(t->replays, 2);
+    /* another ticket is another record */
+    ck_assert_int_eq(sws_ssl_replay_record(t, b, 1100, 1400, 1200), SWS_OK);
+    /* once the ticket expired its record goes (OpenSSL refuses the
+     * ticket itself by then) */
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1400), SWS_OK);
+    /* issued before the table started: it may have been used before */
+    ck_assert_int_eq(sws_ssl_replay_record(t, b, 999, 1400, 1200), SWS_DECLINED);
+    ck_assert_int_eq(sws_ssl_replay_record(t, b, 1000, 1400, 1200), SWS_DECLINED);
+    free(t);
+}
+END_TEST
+
+START_TEST(replay_full_set_refuses)
+{
+    sws_ssl_replay_t *t = replay_table(2, 0);
+    u_char            k[16];
+    int               i;
+
+    /* The same first four bytes: the same set. */
+    memset(k, 0x11, sizeof(k));
+    for (i = 0; i < SWS_SSL_REPLAY_WAYS; i++) {
+        k[15] = (u_char) i;
+        ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 100 + i, 50), SWS_OK);
+    }
+    /* nothing forgotten while it lives: refused, fail closed */
+    k[15] = 0xff;
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 50), SWS_BUSY);
+    ck_assert_uint_eq(t->full, 1);
+    /* the others are still known */
+    k[15] = 3;
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 103, 60), SWS_DECLINED);
+    /* the first one expired: its slot takes the new ticket */
+    k[15] = 0xff;
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 100), SWS_OK);
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 101), SWS_DECLINED);
+    k[15] = 1;
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 101, 100), SWS_DECLINED);
+    /* another set is not affected */
+    memset(k, 0x22, sizeof(k));
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 60), SWS_OK);
+    free(t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- contexts */
 
 START_TEST(context_and_certificate_errors)
 {
-    sws_pool_t *pool = sws_pool_create(4096, &tlog);
-    sws_ssl_t   ssl;
-    sws_str_t   bad = sws_string("NOT-A-CIPHER"), good = sws_string("HIGH:!aNULL");
+    sws_pool_t     *pool = sws_pool_create(4096, &tlog);
+    sws_ssl_t       ssl;
+    sws_str_t       bad = sws_string("NOT-A-CIPHER"), good = sws_string("HIGH:!aNULL");
+    sws_shm_zone_t  zone;
+
+    sws_memzero(&zone, sizeof(zone));
 
     sws_memzero(&ssl, sizeof(ssl));
     ck_assert_int_eq(sws_ssl_create(&ssl, pool, &tlog), SWS_OK);
@@ -182,8 +256,15 @@ START_TEST(context_and_certificate_errors)
     ck_assert_int_eq(sws_ssl_session_id_context(&ssl, (u_char *) "a", 1), SWS_OK);
     /* early data off until asked for */
     ck_assert_uint_eq(SSL_CTX_get_max_early_data(ssl.ctx), 0);
-    ck_assert_int_eq(sws_ssl_early_data(&ssl, 16384), SWS_OK);
+    /* ... and never without the replay table */
+    ck_assert_int_eq(sws_ssl_early_data(&ssl, 16384, NULL), SWS_ERROR);
+    ck_assert_ptr_nonnull(strstr(log_text(), "early data needs its replay table"));
+    ck_assert_uint_eq(SSL_CTX_get_max_early_data(ssl.ctx), 0);
+    ck_assert_int_eq(sws_ssl_early_data(&ssl, 16384, &zone), SWS_OK);
     ck_assert_uint_eq(SSL_CTX_get_max_early_data(ssl.ctx), 16384);
+    ck_assert_ptr_eq(ssl.replay, &zone);
+    /* OpenSSL's per-process protection is replaced by ours */
+    ck_assert(SSL_CTX_get_options(ssl.ctx) & SSL_OP_NO_ANTI_REPLAY);
     /* kernel TLS: probed once, the same answer after */
     ck_assert_int_eq(sws_ssl_ktls_available(), sws_ssl_ktls_available());
     sws_ssl_ktls(&ssl, 1);
@@ -472,6 +553,8 @@ ssl_suite(void)
     tcase_add_test(tc, hkdf_rfc5869_case1);
     tcase_add_test(tc, hkdf_rfc5869_case3_no_salt_no_info);
     tcase_add_test(tc, ticket_keys_per_period);
+    tcase_add_test(tc, replay_ticket_once);
+    tcase_add_test(tc, replay_full_set_refuses);
     tcase_add_test(tc, context_and_certificate_errors);
     tcase_add_test(tc, recv_and_eof);
     tcase_add_test(tc, send_chain_memory_and_file_with_retries);
