@@ -78,16 +78,33 @@ def cpu_delta_seconds(before, after):
     return user / CLK_TCK, sys_ / CLK_TCK
 
 
-def vm_hwm_kib(pid):
-    """Peak resident set size (VmHWM) of one process in KiB, 0 if gone."""
+def _status_kib(pid, field):
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def vm_hwm_kib(pid):
+    """Peak resident set size (VmHWM) of one process in KiB, 0 if gone."""
+    return _status_kib(pid, "VmHWM:")
+
+
+def vm_rss_kib(pid):
+    """Resident set size now (VmRSS) of one process in KiB, 0 if gone."""
+    return _status_kib(pid, "VmRSS:")
+
+
+def open_fds(pid):
+    """Descriptors open in one process, 0 if gone."""
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return 0
 
 
 def _tcp_counter(name):

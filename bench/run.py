@@ -313,6 +313,21 @@ def with_backend(a, reg, ctx, sc, tmp, backend_info):
     return dict(ctx, placeholders=dict(ctx["placeholders"], **b.placeholders), backend=b), b
 
 
+def make_docroot(tmp):
+    """The document root every scenario shares: hello.txt (13 bytes) and
+    1m.bin (1 MiB of random bytes), readable by workers that drop to nobody."""
+    docroot = os.path.join(tmp, "docroot")
+    os.makedirs(docroot)
+    with open(os.path.join(docroot, "hello.txt"), "wb") as f:
+        f.write(scenario_table.HELLO)
+    with open(os.path.join(docroot, "1m.bin"), "wb") as f:
+        f.write(os.urandom(scenario_table.ONE_MIB))
+    for name in os.listdir(docroot):
+        os.chmod(os.path.join(docroot, name), 0o644)
+    os.chmod(docroot, 0o755)
+    return docroot
+
+
 def make_certificate(tmp):
     """The TLS scenarios' certificate: self-signed ECDSA P-256 for
     localhost, the same for every server. Returns the CERT and KEY
@@ -409,15 +424,7 @@ def main(argv):
         # the harness itself stays off the server's CPU
         os.sched_setaffinity(0, {a.client_cpu})
         os.chmod(tmp, 0o755)        # nginx and h2o workers drop to nobody
-        docroot = os.path.join(tmp, "docroot")
-        os.makedirs(docroot)
-        with open(os.path.join(docroot, "hello.txt"), "wb") as f:
-            f.write(scenario_table.HELLO)
-        with open(os.path.join(docroot, "1m.bin"), "wb") as f:
-            f.write(os.urandom(scenario_table.ONE_MIB))
-        for name in os.listdir(docroot):
-            os.chmod(os.path.join(docroot, name), 0o644)
-        os.chmod(docroot, 0o755)
+        docroot = make_docroot(tmp)
 
         # The run measures one build: a copy of scalwsd and its modules, so
         # that a rebuild in the tree during the run changes nothing.

@@ -580,6 +580,21 @@ sws_ssl_handshake_handler(sws_event_t *ev)
 
 /* ---- I/O ---- */
 
+/*
+ * The error queue is not emptied before every SSL_read and SSL_write (a
+ * thread-local lookup that cost about 400 instructions a call, twice per
+ * HTTP/2 request): a call that succeeds never looks at it. A failure that
+ * SSL_get_error blames on the queue may be an older error's doing, left by
+ * some other OpenSSL call: the queue is emptied and the call repeated once
+ * (harmless: after WANT_READ/WANT_WRITE the same call is what OpenSSL
+ * expects, and a broken connection fails again).
+ */
+static int
+sws_ssl_maybe_stale(int sslerr)
+{
+    return sslerr == SSL_ERROR_SSL || (sslerr == SSL_ERROR_SYSCALL && ERR_peek_error() != 0);
+}
+
 /* The rest of the early data: bytes, SWS_AGAIN, SWS_ERROR, or SWS_DONE
  * at its end (then SSL_read finishes the handshake). */
 static ssize_t
@@ -625,7 +640,7 @@ ssize_t
 sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
 {
     sws_ssl_connection_t *sc = c->ssl;
-    int                   n, sslerr, err;
+    int                   n, sslerr, err, retried;
     size_t                left;
     ssize_t               early;
 
@@ -644,22 +659,28 @@ sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
         }
     }
 
-    ERR_clear_error();
-    n = SSL_read(sc->connection, buf, (int) sws_min(size, (size_t) INT_MAX));
-    if (sc->in_early && SSL_is_init_finished(sc->connection)) {
-        sc->in_early = 0;             /* the client's Finished came */
-    }
-    if (n > 0) {
-        /* OpenSSL may hold more than it returned (read ahead, or a record
-         * larger than buf) although the socket is drained: readers loop
-         * while ready, so ready stays set while anything is pending. */
-        if (SSL_has_pending(sc->connection)) {
-            c->read->ready = 1;
+    for (retried = 0; ; retried = 1) {
+        n = SSL_read(sc->connection, buf, (int) sws_min(size, (size_t) INT_MAX));
+        if (sc->in_early && SSL_is_init_finished(sc->connection)) {
+            sc->in_early = 0;             /* the client's Finished came */
         }
-        return n;
+        if (n > 0) {
+            /* OpenSSL may hold more than it returned (read ahead, or a
+             * record larger than buf) although the socket is drained:
+             * readers loop while ready, so ready stays set while anything
+             * is pending. */
+            if (SSL_has_pending(sc->connection)) {
+                c->read->ready = 1;
+            }
+            return n;
+        }
+        err = errno;
+        sslerr = SSL_get_error(sc->connection, n);
+        if (retried || !sws_ssl_maybe_stale(sslerr)) {
+            break;
+        }
+        ERR_clear_error();
     }
-    err = errno;
-    sslerr = SSL_get_error(sc->connection, n);
     switch (sslerr) {
     case SSL_ERROR_WANT_READ:
         c->read->ready = 0;
@@ -728,14 +749,18 @@ sws_ssl_write(sws_connection_t *c, const u_char *data, size_t size)
     ssize_t n;
     size_t  written = 0;
 
-    ERR_clear_error();
     if (c->ssl->in_early) {
+        ERR_clear_error();
         /* Before the client's Finished: SSL_write would wait for it. */
         n = SSL_write_early_data(c->ssl->connection, data, size, &written) == 1
             ? (ssize_t) written : 0;
         n = sws_ssl_write_result(c, n, "SSL_write_early_data()");
     } else {
         n = SSL_write(c->ssl->connection, data, (int) size);
+        if (n <= 0 && sws_ssl_maybe_stale(SSL_get_error(c->ssl->connection, (int) n))) {
+            ERR_clear_error();            /* and look again, see above */
+            n = SSL_write(c->ssl->connection, data, (int) size);
+        }
         n = sws_ssl_write_result(c, n, "SSL_write()");
     }
     if (n == SWS_AGAIN) {
