@@ -133,6 +133,20 @@ int        sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u);
 sws_int_t  sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name,
     const u_char *lcname, const sws_str_t *value);
 
+/*
+ * $upstream_http_NAME: the headers of the final response as the server
+ * sent them. sws_http_upstream_header records those it is given; a
+ * protocol records the ones it does not pass there (framing headers:
+ * Content-Length, Transfer-Encoding, Connection ...) with this, and, for a
+ * header whose value it changes before passing it on (Location rewritten),
+ * calls this with the original just before sws_http_upstream_header (which
+ * then records nothing). Copied (value may point into the head buffer);
+ * nothing is done when the configuration uses no $upstream_http_*.
+ * SWS_OK or SWS_ERROR.
+ */
+sws_int_t  sws_http_upstream_header_received(sws_http_upstream_t *u, const sws_str_t *name,
+    const sws_str_t *value);
+
 /* The upstream's name as configured ("backend", "127.0.0.1:8080",
  * "unix:/tmp/app.sock"), and whether it names a unix socket. */
 const sws_str_t *sws_http_upstream_name(sws_http_upstream_conf_t *conf);

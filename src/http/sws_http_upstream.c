@@ -21,7 +21,8 @@ sws_http_upstream_t *
 sws_http_upstream_create(sws_http_request_t *r, const sws_http_upstream_proto_t *proto,
     void *ctx, sws_http_upstream_conf_t *conf)
 {
-    sws_http_upstream_t *u;
+    sws_http_upstream_main_conf_t *umcf;
+    sws_http_upstream_t           *u;
 
     u = sws_pcalloc(r->pool, sizeof(sws_http_upstream_t));
     if (u == NULL) {
@@ -37,6 +38,8 @@ sws_http_upstream_create(sws_http_request_t *r, const sws_http_upstream_proto_t 
     u->busy_tail = &u->busy;
     u->attempts = u->attempts_small;
     u->attempts_max = sws_nelems(u->attempts_small);
+    umcf = sws_http_upstream_main();
+    u->keep_headers = umcf && umcf->keep_headers;
     r->upstream = u;
     return u;
 }
@@ -255,6 +258,9 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     }
     if (u->nattempts > 1 || u->stale_retries) {
         sws_http_clear_response(r);
+        if (u->headers_in) {
+            u->headers_in->nelts = 0;
+        }
         if (u->proto->reinit) {
             u->proto->reinit(r, u->ctx);
         }

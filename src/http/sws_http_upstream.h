@@ -162,6 +162,7 @@ typedef struct {
     sws_shm_zone_t    *zone;
     sws_uint_t         npeers;       /* all groups */
     sws_log_t         *log;
+    unsigned           keep_headers:1;   /* some format uses $upstream_http_ */
 } sws_http_upstream_main_conf_t;
 
 struct sws_http_upstream_conf_s {
@@ -249,6 +250,9 @@ struct sws_http_upstream_s {
     sws_chain_t                      *free;        /* spare links with shadows */
     sws_int_t                         status;      /* final status (finalize) */
 
+    /* the response headers as received ($upstream_http_NAME), when kept */
+    sws_array_t                      *headers_in;  /* sws_http_header_t */
+
     /* tunnel */
     sws_buf_t                        *t_down;      /* upstream -> client */
     sws_buf_t                        *t_up;        /* client -> upstream */
@@ -274,6 +278,9 @@ struct sws_http_upstream_s {
     unsigned                          tunnel:1;
     unsigned                          t_up_eof:1;
     unsigned                          t_down_eof:1;
+    unsigned                          keep_headers:1;  /* record headers_in */
+    unsigned                          noted:1;         /* the last one came by
+                                                          header_received */
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -349,6 +356,15 @@ void       sws_ups_stats_attempt_start(sws_http_upstream_t *u);
 void       sws_ups_stats_attempt_end(sws_http_upstream_t *u, int failed);
 void       sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v);
 void       sws_ups_stats_set_main(sws_http_upstream_main_conf_t *umcf);
+
+/* sws_http_upstream_vars.c: the received headers ($upstream_http_NAME). */
+/* A format of the configuration being read uses $upstream_http_. */
+void       sws_ups_headers_wanted(void);
+/* Record a header (copy: into the pool first). */
+sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,
+    const sws_str_t *value, int copy);
+/* The recorded headers of r's upstream, NULL if none. */
+const sws_array_t *sws_http_upstream_headers_in(sws_http_request_t *r);
 
 #define sws_ups_atomic_add(p, n)  __atomic_add_fetch((p), (n), __ATOMIC_RELAXED)
 #define sws_ups_atomic_sub(p, n)  __atomic_sub_fetch((p), (n), __ATOMIC_RELAXED)
