@@ -358,7 +358,9 @@ void       sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, s
 void       sws_ups_stats_set_main(sws_http_upstream_main_conf_t *umcf);
 
 /* sws_http_upstream_vars.c: the received headers ($upstream_http_NAME). */
-/* A format of the configuration being read uses $upstream_http_. */
+/* The upstreams of the configuration being read; one of its formats uses
+ * $upstream_http_. */
+void       sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf);
 void       sws_ups_headers_wanted(void);
 /* Record a header (copy: into the pool first). */
 sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,

@@ -58,21 +58,10 @@ sws_module_t sws_http_upstream_module = {
 /* The running configuration's upstreams, in a worker. */
 static sws_http_upstream_main_conf_t *sws_ups_current;
 
-/* The configuration being read (its formats mark what they need). */
-static sws_http_upstream_main_conf_t *sws_ups_configuring;
-
 sws_http_upstream_main_conf_t *
 sws_http_upstream_main(void)
 {
     return sws_ups_current;
-}
-
-void
-sws_ups_headers_wanted(void)
-{
-    if (sws_ups_configuring) {
-        sws_ups_configuring->keep_headers = 1;
-    }
 }
 
 static void *
@@ -87,7 +76,7 @@ sws_ups_create_main_conf(sws_conf_t *cf)
     {
         return NULL;
     }
-    sws_ups_configuring = umcf;
+    sws_ups_set_configuring(umcf);
     return umcf;
 }
 

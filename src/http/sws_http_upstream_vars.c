@@ -80,6 +80,23 @@ sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v
 
 /* ---- the received headers ---- */
 
+/* The configuration being read: its formats mark what they need. */
+static sws_http_upstream_main_conf_t *sws_ups_configuring;
+
+void
+sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf)
+{
+    sws_ups_configuring = umcf;
+}
+
+void
+sws_ups_headers_wanted(void)
+{
+    if (sws_ups_configuring) {
+        sws_ups_configuring->keep_headers = 1;
+    }
+}
+
 sws_int_t
 sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name, const sws_str_t *value,
     int copy)
