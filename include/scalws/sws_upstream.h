@@ -104,6 +104,18 @@ sws_http_upstream_t *sws_http_upstream_get(sws_http_request_t *r);
 #define SWS_UPSTREAM_BODY_BUFFERED  1   /* whole, in sws_http_request_body() */
 #define SWS_UPSTREAM_BODY_STREAM    2   /* after the head, through frame_body */
 sws_uint_t sws_http_upstream_body_mode(sws_http_upstream_t *u);
+
+/*
+ * Before start, for a target known only per request (conf has none, e.g.
+ * "proxy_pass http://$backend"): addr is the name of an upstream the
+ * configuration knows (an upstream { } block or another proxy_pass's
+ * "host[:port]"), else "a.b.c.d[:port]", "[v6][:port]" or "unix:/path";
+ * default_port for an address without one. Names that would need DNS are
+ * refused (there is no resolver; a worker never blocks on one). SWS_OK;
+ * SWS_DECLINED (logged: answer 502); SWS_ERROR (memory: 500).
+ */
+sws_int_t  sws_http_upstream_set_target(sws_http_upstream_t *u, const sws_str_t *addr,
+    sws_uint_t default_port);
 /* Before start: force buffering (e.g. the backend cannot take a body of
  * unknown length) or pass no body at all. */
 void       sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on);

@@ -48,11 +48,11 @@ sws_proxy_rewrite_location(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_
         }
         if (pr->is_default) {
             /* proxy_pass's URL (and URI part) -> the location */
-            if (plcf->url.data == NULL) {
+            if (ctx->t->url.data == NULL) {
                 continue;
             }
-            from = plcf->url;
-            if (plcf->uri.data) {
+            from = ctx->t->url;
+            if (ctx->t->uri.data) {
                 to = plcf->location;
             } else {
                 sws_str_set(&to, "/");
@@ -63,8 +63,8 @@ sws_proxy_rewrite_location(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_
         }
         if (pr->is_default) {
             /* from is "http://authority" + (uri or "/") */
-            size_t ulen = plcf->uri.data ? plcf->uri.len : 1;
-            const u_char *udata = plcf->uri.data ? plcf->uri.data : (const u_char *) "/";
+            size_t ulen = ctx->t->uri.data ? ctx->t->uri.len : 1;
+            const u_char *udata = ctx->t->uri.data ? ctx->t->uri.data : (const u_char *) "/";
             if (v->len < from.len + ulen
                 || sws_strncasecmp(v->data, from.data, from.len) != 0
                 || memcmp(v->data + from.len, udata, ulen) != 0)

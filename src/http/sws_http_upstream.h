@@ -3,6 +3,7 @@
  * <scalws/sws_upstream.h>). Files:
  *   sws_http_upstream_conf.c     upstream { }, the registry, per-worker set-up
  *   sws_http_upstream_resolve.c  resolving the servers into peers
+ *   sws_http_upstream_target.c   a target chosen per request (variables)
  *   sws_http_upstream_loc.c      the location's part and its shared directives
  *   sws_http_upstream_balance.c  choosing a server: round robin, least_conn,
  *                                hash, random; passive health
@@ -293,6 +294,13 @@ sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
 /* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
  * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */
 char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+/* An address that needs no resolver ("unix:/p", "[v6][:port]",
+ * "a.b.c.d[:port]"): 1, 0 (a name), -1 (malformed: *err). */
+sws_int_t  sws_ups_parse_literal(const sws_str_t *text, sws_uint_t default_port,
+    struct sockaddr_storage *sa, socklen_t *salen, sws_str_t *host, const char **err);
+/* "1.2.3.4:80", "[::1]:80", "unix:/p" */
+sws_int_t  sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss,
+    sws_str_t *out);
 
 /* sws_http_upstream_balance.c */
 sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
