@@ -116,6 +116,17 @@ sws_uint_t sws_http_upstream_body_mode(sws_http_upstream_t *u);
  */
 sws_int_t  sws_http_upstream_set_target(sws_http_upstream_t *u, const sws_str_t *addr,
     sws_uint_t default_port);
+
+/*
+ * Before start: this request goes over TLS (its location called
+ * sws_http_upstream_conf_set_ssl). host: the target's host as written (a
+ * ":port" is dropped), the default name for SNI and verification
+ * (ssl_name overrides it; no SNI for an IP address). The handshake is
+ * part of connecting (connect_timeout); kept connections keep their TLS
+ * state and only serve requests of the same settings and name. SWS_OK, or
+ * SWS_ERROR (no TLS context here: 500, logged).
+ */
+sws_int_t  sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host);
 /* Before start: force buffering (e.g. the backend cannot take a body of
  * unknown length) or pass no body at all. */
 void       sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on);
@@ -207,6 +218,23 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_PASS_HEADER           14  /* NAME */
 #define SWS_UPSTREAM_CONF_INTERCEPT_ERRORS      15  /* on|off */
 #define SWS_UPSTREAM_CONF_UPGRADE               16  /* on|off: tunnel Upgrade requests */
+/* TLS to the servers (when the location may use it: see
+ * sws_http_upstream_conf_set_ssl). */
+#define SWS_UPSTREAM_CONF_SSL_SERVER_NAME       17  /* on|off: send SNI (off) */
+#define SWS_UPSTREAM_CONF_SSL_NAME              18  /* NAME (variables): SNI and verification */
+#define SWS_UPSTREAM_CONF_SSL_VERIFY            19  /* on|off (off) */
+#define SWS_UPSTREAM_CONF_SSL_TRUSTED_CERTIFICATE 20 /* FILE (PEM CAs) */
+#define SWS_UPSTREAM_CONF_SSL_VERIFY_DEPTH      21  /* N (1) */
+#define SWS_UPSTREAM_CONF_SSL_PROTOCOLS         22  /* TLSv1.2 TLSv1.3 ... */
+#define SWS_UPSTREAM_CONF_SSL_CIPHERS           23  /* OpenSSL list (DEFAULT) */
+#define SWS_UPSTREAM_CONF_SSL_CERTIFICATE       24  /* FILE: a client certificate */
+#define SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY   25  /* FILE: its key */
+#define SWS_UPSTREAM_CONF_SSL_SESSION_REUSE     26  /* on|off (on) */
+
+/* From the module's target directive: requests of this location may go
+ * over TLS (an https:// target, or a target with variables). The client
+ * context is made from the merged SSL directives. */
+void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
 
 /* ---- metrics (shared by all workers; for the admin module) ------------- */
 

@@ -1,7 +1,7 @@
 /*
  * The proxy module: configuration, the content handler and its variables.
  *
- *   proxy_pass http://NAME|host[:port]|unix:/path[:][/uri];   may hold variables
+ *   proxy_pass http[s]://NAME|host[:port]|unix:/path[:][/uri];   may hold variables
  *   proxy_http_version 1.0|1.1;            1.1: keep-alive with the server
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
@@ -12,7 +12,11 @@
  * proxy_next_upstream_tries, proxy_next_upstream_timeout, proxy_buffering,
  * proxy_buffers, proxy_buffer_size, proxy_request_buffering,
  * proxy_pass_request_body, proxy_ignore_client_abort, proxy_hide_header,
- * proxy_pass_header, proxy_intercept_errors, proxy_upgrade.
+ * proxy_pass_header, proxy_intercept_errors, proxy_upgrade, and TLS to
+ * the servers: proxy_ssl_server_name, proxy_ssl_name, proxy_ssl_verify,
+ * proxy_ssl_trusted_certificate, proxy_ssl_verify_depth,
+ * proxy_ssl_protocols, proxy_ssl_ciphers, proxy_ssl_certificate,
+ * proxy_ssl_certificate_key, proxy_ssl_session_reuse.
  */
 #include "sws_proxy.h"
 
@@ -55,6 +59,17 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
     UPS("proxy_upgrade", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_UPGRADE),
+    UPS("proxy_ssl_server_name", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
+    UPS("proxy_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
+    UPS("proxy_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),
+    UPS("proxy_ssl_trusted_certificate", SWS_CONF_TAKE1,
+        SWS_UPSTREAM_CONF_SSL_TRUSTED_CERTIFICATE),
+    UPS("proxy_ssl_verify_depth", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_VERIFY_DEPTH),
+    UPS("proxy_ssl_protocols", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_SSL_PROTOCOLS),
+    UPS("proxy_ssl_ciphers", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CIPHERS),
+    UPS("proxy_ssl_certificate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE),
+    UPS("proxy_ssl_certificate_key", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY),
+    UPS("proxy_ssl_session_reuse", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SESSION_REUSE),
     sws_null_command
 };
 
@@ -98,9 +113,6 @@ sws_proxy_eval_target(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
     }
     url.len = (size_t) (sws_http_format_render(plcf->url_fmt, r, url.data) - url.data);
     err = sws_proxy_parse_url(&url, t, &auth);
-    if (err == NULL && t->ssl) {
-        err = "is https:// (not supported yet)";
-    }
     if (err) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "proxy_pass URL \"%.*s\" %s",
                       (int) sws_min(url.len, 256), url.data, err);
@@ -140,6 +152,9 @@ sws_proxy_handler(sws_http_request_t *r)
         if (rc != SWS_OK) {
             return rc;
         }
+    }
+    if (ctx->t->ssl && sws_http_upstream_set_ssl(u, &ctx->t->host) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     if (plcf->http_version == SWS_HTTP_VERSION_11) {
@@ -374,9 +389,6 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (err) {
             return (char *) err;
         }
-        if (plcf->target.ssl) {
-            return "to https:// is not supported yet";
-        }
         if (plcf->target.uri.data && plcf->location_kind == SWS_HTTP_LOC_REGEX) {
             return "cannot have a URI part in a location given by a regular expression";
         }
@@ -386,6 +398,8 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             return rv;
         }
     }
+    /* The TLS context is made (at merge) only where it may be used. */
+    sws_http_upstream_conf_set_ssl(plcf->upstream, plcf->url_fmt || plcf->target.ssl);
     if (sws_http_set_content_handler(cf, sws_proxy_handler, "proxy_pass") != SWS_OK) {
         return SWS_CONF_ERROR;
     }

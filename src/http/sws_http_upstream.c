@@ -201,11 +201,16 @@ sws_ups_rewind_request(sws_http_upstream_t *u)
 
 /* ---- connecting ---- */
 
-static void
+void
 sws_ups_connected(sws_http_upstream_t *u)
 {
     sws_http_upstream_attempt_t *a = &u->attempts[u->nattempts - 1];
 
+    if (u->ssl && u->c->ssl == NULL) {
+        /* TCP is there; the TLS handshake comes back here when done. */
+        sws_ups_ssl_handshake(u);
+        return;
+    }
     u->connecting = 0;
     sws_del_timer(u->c->write);
     a->connect_ms = sws_current_msec() - u->attempt_msec;
@@ -266,7 +271,7 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         }
     }
 
-    c = sws_ups_ka_get(u->us, peer);
+    c = sws_ups_ka_get(u, peer);
     if (c) {
         u->reused = 1;
         rc = SWS_OK;
@@ -303,7 +308,7 @@ void
 sws_ups_close_connection(sws_http_upstream_t *u)
 {
     if (u->c) {
-        sws_close_connection(u->c);
+        sws_ups_close_conn(u->c);
         u->c = NULL;
     }
 }
