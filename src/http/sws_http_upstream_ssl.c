@@ -62,7 +62,7 @@ sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
     sws_ups_ssl_conf_t *sc = u->conf->ssl;
     sws_http_request_t *r = u->r;
     sws_str_t           name;
-    u_char             *p, *last;
+    u_char             *p;
 
     if (sc == NULL || sc->ssl == NULL) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "no TLS context for upstream requests here "
@@ -80,7 +80,6 @@ sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
         name = *host;
     }
     /* The host without a port, and an IPv6 address without brackets. */
-    last = name.data + name.len;
     if (name.len && name.data[0] == '[') {
         p = memchr(name.data, ']', name.len);
         name.data++;
@@ -88,7 +87,6 @@ sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
     } else if ((p = memchr(name.data, ':', name.len)) != NULL) {
         name.len = (size_t) (p - name.data);
     }
-    (void) last;
     u->ssl = 1;
     u->ssl_name = name;
     u->ssl_sni = sc->server_name && name.len && !sws_ups_ssl_is_ip(&name);
