@@ -104,6 +104,29 @@ sws_http_upstream_t *sws_http_upstream_get(sws_http_request_t *r);
 #define SWS_UPSTREAM_BODY_BUFFERED  1   /* whole, in sws_http_request_body() */
 #define SWS_UPSTREAM_BODY_STREAM    2   /* after the head, through frame_body */
 sws_uint_t sws_http_upstream_body_mode(sws_http_upstream_t *u);
+
+/*
+ * Before start, for a target known only per request (conf has none, e.g.
+ * "proxy_pass http://$backend"): addr is the name of an upstream the
+ * configuration knows (an upstream { } block or another proxy_pass's
+ * "host[:port]"), else "a.b.c.d[:port]", "[v6][:port]" or "unix:/path";
+ * default_port for an address without one. Names that would need DNS are
+ * refused (there is no resolver; a worker never blocks on one). SWS_OK;
+ * SWS_DECLINED (logged: answer 502); SWS_ERROR (memory: 500).
+ */
+sws_int_t  sws_http_upstream_set_target(sws_http_upstream_t *u, const sws_str_t *addr,
+    sws_uint_t default_port);
+
+/*
+ * Before start: this request goes over TLS (its location called
+ * sws_http_upstream_conf_set_ssl). host: the target's host as written (a
+ * ":port" is dropped), the default name for SNI and verification
+ * (ssl_name overrides it; no SNI for an IP address). The handshake is
+ * part of connecting (connect_timeout); kept connections keep their TLS
+ * state and only serve requests of the same settings and name. SWS_OK, or
+ * SWS_ERROR (no TLS context here: 500, logged).
+ */
+sws_int_t  sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host);
 /* Before start: force buffering (e.g. the backend cannot take a body of
  * unknown length) or pass no body at all. */
 void       sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on);
@@ -132,6 +155,20 @@ int        sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u);
  */
 sws_int_t  sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name,
     const u_char *lcname, const sws_str_t *value);
+
+/*
+ * $upstream_http_NAME: the headers of the final response as the server
+ * sent them. sws_http_upstream_header records those it is given; a
+ * protocol records the ones it does not pass there (framing headers:
+ * Content-Length, Transfer-Encoding, Connection ...) with this, and, for a
+ * header whose value it changes before passing it on (Location rewritten),
+ * calls this with the original just before sws_http_upstream_header (which
+ * then records nothing). Copied (value may point into the head buffer);
+ * nothing is done when the configuration uses no $upstream_http_*.
+ * SWS_OK or SWS_ERROR.
+ */
+sws_int_t  sws_http_upstream_header_received(sws_http_upstream_t *u, const sws_str_t *name,
+    const sws_str_t *value);
 
 /* The upstream's name as configured ("backend", "127.0.0.1:8080",
  * "unix:/tmp/app.sock"), and whether it names a unix socket. */
@@ -181,6 +218,23 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_PASS_HEADER           14  /* NAME */
 #define SWS_UPSTREAM_CONF_INTERCEPT_ERRORS      15  /* on|off */
 #define SWS_UPSTREAM_CONF_UPGRADE               16  /* on|off: tunnel Upgrade requests */
+/* TLS to the servers (when the location may use it: see
+ * sws_http_upstream_conf_set_ssl). */
+#define SWS_UPSTREAM_CONF_SSL_SERVER_NAME       17  /* on|off: send SNI (off) */
+#define SWS_UPSTREAM_CONF_SSL_NAME              18  /* NAME (variables): SNI and verification */
+#define SWS_UPSTREAM_CONF_SSL_VERIFY            19  /* on|off (off) */
+#define SWS_UPSTREAM_CONF_SSL_TRUSTED_CERTIFICATE 20 /* FILE (PEM CAs) */
+#define SWS_UPSTREAM_CONF_SSL_VERIFY_DEPTH      21  /* N (1) */
+#define SWS_UPSTREAM_CONF_SSL_PROTOCOLS         22  /* TLSv1.2 TLSv1.3 ... */
+#define SWS_UPSTREAM_CONF_SSL_CIPHERS           23  /* OpenSSL list (DEFAULT) */
+#define SWS_UPSTREAM_CONF_SSL_CERTIFICATE       24  /* FILE: a client certificate */
+#define SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY   25  /* FILE: its key */
+#define SWS_UPSTREAM_CONF_SSL_SESSION_REUSE     26  /* on|off (on) */
+
+/* From the module's target directive: requests of this location may go
+ * over TLS (an https:// target, or a target with variables). The client
+ * context is made from the merged SSL directives. */
+void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
 
 /* ---- metrics (shared by all workers; for the admin module) ------------- */
 

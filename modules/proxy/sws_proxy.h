@@ -3,6 +3,7 @@
  * framework. sws_proxy_module.c: directives, configuration, the content
  * handler, variables. sws_proxy_request.c: the request line and headers.
  * sws_proxy_response.c: the response head, body framing both ways.
+ * sws_proxy_url.c: proxy_pass's URL (at start-up, or per request).
  */
 #ifndef SWS_PROXY_H
 #define SWS_PROXY_H
@@ -35,14 +36,22 @@ typedef struct {
     unsigned             is_default:1;
 } sws_proxy_redirect_t;
 
+/* Where requests go: proxy_pass's parts (sws_proxy_url.c). */
 typedef struct {
-    sws_http_upstream_conf_t  *upstream;     /* first: the framework's setter finds it */
-
-    /* proxy_pass (this location only) */
     sws_str_t                  url;          /* "http://authority" without the URI part */
     sws_str_t                  host;         /* $proxy_host: what Host says */
     sws_str_t                  port;         /* $proxy_port */
     sws_str_t                  uri;          /* the URI part (data NULL: none) */
+    sws_uint_t                 default_port; /* of the scheme */
+    unsigned                   ssl:1;        /* https:// */
+} sws_proxy_target_t;
+
+typedef struct {
+    sws_http_upstream_conf_t  *upstream;     /* first: the framework's setter finds it */
+
+    /* proxy_pass (this location only) */
+    sws_proxy_target_t         target;       /* a constant URL */
+    sws_http_format_t         *url_fmt;      /* a URL with variables, per request */
     sws_str_t                  location;     /* the location's pattern */
     sws_uint_t                 location_kind;
 
@@ -62,6 +71,7 @@ typedef struct {
 typedef struct {
     sws_http_upstream_t       *u;
     sws_proxy_loc_conf_t      *plcf;
+    const sws_proxy_target_t  *t;               /* &plcf->target, or this request's */
     /* the request */
     unsigned                   upgrade:1;       /* the client asked, we pass it */
     unsigned                   chunked_body:1;  /* streamed body of unknown length */
@@ -90,6 +100,9 @@ sws_int_t sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t 
 sws_int_t sws_proxy_input_filter(sws_http_request_t *r, void *data,
     sws_http_upstream_input_t *in);
 void      sws_proxy_frame_body(sws_http_request_t *r, void *data, sws_buf_t *b, int last);
+/* NULL, or what is wrong with url (auth: the part to connect to). */
+const char *sws_proxy_parse_url(const sws_str_t *url, sws_proxy_target_t *t,
+    sws_str_t *auth);
 /* The client's X-Forwarded-For values with the client address appended
  * (pool memory). */
 sws_int_t sws_proxy_xff(sws_http_request_t *r, sws_str_t *out);

@@ -1,7 +1,7 @@
 /*
  * The proxy module: configuration, the content handler and its variables.
  *
- *   proxy_pass http://NAME|host[:port]|unix:/path[:][/uri];
+ *   proxy_pass http[s]://NAME|host[:port]|unix:/path[:][/uri];   may hold variables
  *   proxy_http_version 1.0|1.1;            1.1: keep-alive with the server
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
@@ -12,7 +12,11 @@
  * proxy_next_upstream_tries, proxy_next_upstream_timeout, proxy_buffering,
  * proxy_buffers, proxy_buffer_size, proxy_request_buffering,
  * proxy_pass_request_body, proxy_ignore_client_abort, proxy_hide_header,
- * proxy_pass_header, proxy_intercept_errors, proxy_upgrade.
+ * proxy_pass_header, proxy_intercept_errors, proxy_upgrade, and TLS to
+ * the servers: proxy_ssl_server_name, proxy_ssl_name, proxy_ssl_verify,
+ * proxy_ssl_trusted_certificate, proxy_ssl_verify_depth,
+ * proxy_ssl_protocols, proxy_ssl_ciphers, proxy_ssl_certificate,
+ * proxy_ssl_certificate_key, proxy_ssl_session_reuse.
  */
 #include "sws_proxy.h"
 
@@ -55,6 +59,17 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
     UPS("proxy_upgrade", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_UPGRADE),
+    UPS("proxy_ssl_server_name", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
+    UPS("proxy_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
+    UPS("proxy_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),
+    UPS("proxy_ssl_trusted_certificate", SWS_CONF_TAKE1,
+        SWS_UPSTREAM_CONF_SSL_TRUSTED_CERTIFICATE),
+    UPS("proxy_ssl_verify_depth", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_VERIFY_DEPTH),
+    UPS("proxy_ssl_protocols", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_SSL_PROTOCOLS),
+    UPS("proxy_ssl_ciphers", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CIPHERS),
+    UPS("proxy_ssl_certificate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE),
+    UPS("proxy_ssl_certificate_key", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY),
+    UPS("proxy_ssl_session_reuse", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SESSION_REUSE),
     sws_null_command
 };
 
@@ -80,12 +95,44 @@ const sws_http_upstream_proto_t sws_proxy_proto = {
 
 /* ---- the content handler ---- */
 
+/* proxy_pass with variables: this request's URL, and where it goes. */
+static sws_int_t
+sws_proxy_eval_target(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
+{
+    sws_proxy_loc_conf_t *plcf = ctx->plcf;
+    sws_proxy_target_t   *t;
+    sws_str_t             url, auth;
+    const char           *err;
+    sws_int_t             rc;
+
+    t = sws_palloc(sws_http_pool(r), sizeof(sws_proxy_target_t));
+    url.len = sws_http_format_len(plcf->url_fmt, r);
+    url.data = sws_pnalloc(sws_http_pool(r), url.len + 1);
+    if (t == NULL || url.data == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    url.len = (size_t) (sws_http_format_render(plcf->url_fmt, r, url.data) - url.data);
+    err = sws_proxy_parse_url(&url, t, &auth);
+    if (err) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "proxy_pass URL \"%.*s\" %s",
+                      (int) sws_min(url.len, 256), url.data, err);
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ctx->t = t;
+    rc = sws_http_upstream_set_target(ctx->u, &auth, t->default_port);
+    if (rc == SWS_DECLINED) {
+        return SWS_HTTP_BAD_GATEWAY;
+    }
+    return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
+}
+
 static sws_int_t
 sws_proxy_handler(sws_http_request_t *r)
 {
     sws_proxy_loc_conf_t *plcf = sws_http_loc_conf(r, &sws_module);
     sws_proxy_ctx_t      *ctx;
     sws_http_upstream_t  *u;
+    sws_int_t             rc;
 
     ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_proxy_ctx_t));
     if (ctx == NULL) {
@@ -97,8 +144,18 @@ sws_proxy_handler(sws_http_request_t *r)
     }
     ctx->u = u;
     ctx->plcf = plcf;
+    ctx->t = &plcf->target;
     ctx->length = -1;
     sws_http_set_ctx(r, &sws_module, ctx);
+    if (plcf->url_fmt) {
+        rc = sws_proxy_eval_target(r, ctx);
+        if (rc != SWS_OK) {
+            return rc;
+        }
+    }
+    if (ctx->t->ssl && sws_http_upstream_set_ssl(u, &ctx->t->host) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     if (plcf->http_version == SWS_HTTP_VERSION_11) {
         ctx->upgrade = sws_http_upstream_upgrade_allowed(u) ? 1 : 0;
@@ -114,10 +171,17 @@ sws_proxy_handler(sws_http_request_t *r)
 static void
 sws_proxy_var_host(sws_http_request_t *r, void *data, sws_str_t *v)
 {
-    sws_proxy_loc_conf_t *plcf = sws_http_loc_conf(r, &sws_module);
+    sws_proxy_loc_conf_t     *plcf = sws_http_loc_conf(r, &sws_module);
+    sws_proxy_ctx_t          *ctx = sws_http_get_ctx(r, &sws_module);
+    const sws_proxy_target_t *t = NULL;
 
-    if (plcf && plcf->upstream && sws_http_upstream_conf_has_target(plcf->upstream)) {
-        *v = data ? plcf->port : plcf->host;
+    if (ctx && ctx->t) {
+        t = ctx->t;                      /* this request's (variables) */
+    } else if (plcf && plcf->upstream && sws_http_upstream_conf_has_target(plcf->upstream)) {
+        t = &plcf->target;
+    }
+    if (t) {
+        *v = data ? t->port : t->host;
     }
 }
 
@@ -294,88 +358,48 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
-/* proxy_pass http://NAME | http://host[:port][/uri] | http://unix:/path[:/uri] */
+/* proxy_pass http[s]://NAME | host[:port][/uri] | unix:/path[:/uri], any
+ * of it from variables. */
 static char *
 sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_proxy_loc_conf_t *plcf = conf;
-    sws_str_t             url = *sws_conf_arg(cf, 1), auth;
-    u_char               *p, *last, *slash, *colon;
+    sws_str_t            *url = sws_conf_arg(cf, 1), auth;
+    const char           *err;
     char                 *rv;
 
     (void) cmd;
 
-    if (plcf->url.data) {
+    if (plcf->target.url.data || plcf->url_fmt) {
         return "is duplicate";
     }
-    if (memchr(url.data, '$', url.len)) {
-        return "with variables is not supported";
-    }
-    if (url.len > 8 && sws_strncasecmp(url.data, (u_char *) "https://", 8) == 0) {
-        return "to https:// is not supported yet";
-    }
-    if (url.len <= 7 || sws_strncasecmp(url.data, (u_char *) "http://", 7) != 0) {
-        return "needs an http:// URL";
-    }
-    p = url.data + 7;
-    last = url.data + url.len;
-
-    if (last - p > 5 && sws_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
-        /* unix:/path, with ":/uri" after the path for a URI part */
-        colon = memchr(p + 5, ':', (size_t) (last - p - 5));
-        auth.data = p;
-        auth.len = (size_t) ((colon ? colon : last) - p);
-        if (colon) {
-            if (colon + 1 == last || colon[1] != '/') {
-                return "has an invalid URI after the unix socket path";
-            }
-            plcf->uri.data = colon + 1;
-            plcf->uri.len = (size_t) (last - colon - 1);
-        }
-        sws_str_set(&plcf->host, "localhost");
-        sws_str_set(&plcf->port, "");
-    } else {
-        slash = memchr(p, '/', (size_t) (last - p));
-        auth.data = p;
-        auth.len = (size_t) ((slash ? slash : last) - p);
-        if (slash) {
-            plcf->uri.data = slash;
-            plcf->uri.len = (size_t) (last - slash);
-        }
-        if (auth.len == 0 || memchr(auth.data, '?', auth.len) || memchr(auth.data, '#',
-                                                                          auth.len))
-        {
-            return "has an invalid host";
-        }
-        /* Host: as written, without a default ":80". */
-        plcf->host = auth;
-        if (auth.len > 3 && memcmp(auth.data + auth.len - 3, ":80", 3) == 0
-            && auth.data[auth.len - 4] != ':')
-        {
-            plcf->host.len -= 3;
-        }
-        colon = auth.data[0] == '[' ? memchr(auth.data, ']', auth.len) : auth.data;
-        colon = colon ? memchr(colon, ':', (size_t) (auth.data + auth.len - colon)) : NULL;
-        if (colon) {
-            plcf->port.data = colon + 1;
-            plcf->port.len = (size_t) (auth.data + auth.len - colon - 1);
-        } else {
-            sws_str_set(&plcf->port, "80");
-        }
-    }
-    plcf->url.data = url.data;
-    plcf->url.len = (size_t) (auth.data + auth.len - url.data);
-
     if (sws_http_conf_location(cf, &plcf->location, &plcf->location_kind) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
-    if (plcf->uri.data && plcf->location_kind == SWS_HTTP_LOC_REGEX) {
-        return "cannot have a URI part in a location given by a regular expression";
+    if (memchr(url->data, '$', url->len)) {
+        /* Evaluated per request (sws_proxy_eval_target). */
+        plcf->url_fmt = sws_http_format_compile(sws_conf_pool(cf), url, SWS_HTTP_ESCAPE_NONE,
+                                                &err);
+        if (plcf->url_fmt == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "proxy_pass: %s", err);
+            return SWS_CONF_ERROR;
+        }
+    } else {
+        err = sws_proxy_parse_url(url, &plcf->target, &auth);
+        if (err) {
+            return (char *) err;
+        }
+        if (plcf->target.uri.data && plcf->location_kind == SWS_HTTP_LOC_REGEX) {
+            return "cannot have a URI part in a location given by a regular expression";
+        }
+        rv = sws_http_upstream_conf_set_target(cf, plcf->upstream, &auth,
+                                               plcf->target.default_port);
+        if (rv != SWS_CONF_OK) {
+            return rv;
+        }
     }
-    rv = sws_http_upstream_conf_set_target(cf, plcf->upstream, &auth, 80);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
+    /* The TLS context is made (at merge) only where it may be used. */
+    sws_http_upstream_conf_set_ssl(plcf->upstream, plcf->url_fmt || plcf->target.ssl);
     if (sws_http_set_content_handler(cf, sws_proxy_handler, "proxy_pass") != SWS_OK) {
         return SWS_CONF_ERROR;
     }

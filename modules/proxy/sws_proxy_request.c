@@ -52,19 +52,26 @@ sws_proxy_escape(u_char *dst, const u_char *p, size_t len)
  * it; the query follows as received.
  */
 static sws_int_t
-sws_proxy_uri(sws_http_request_t *r, sws_proxy_loc_conf_t *plcf, sws_str_t *out)
+sws_proxy_uri(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_t *out)
 {
+    sws_proxy_loc_conf_t     *plcf = ctx->plcf;
+    const sws_proxy_target_t *t = ctx->t;
     const sws_str_t *uri = sws_http_uri(r), *args = sws_http_args(r);
     const sws_str_t *raw = sws_http_unparsed_uri(r);
     const u_char    *rest;
     size_t           rest_len, len;
     u_char          *p;
 
-    if (plcf->uri.data == NULL && !sws_http_is_internal(r) && raw->len && raw->data[0] == '/') {
+    if (plcf->url_fmt && t->uri.data) {
+        /* With variables, the URI part replaces the whole URI (nginx's rule). */
+        *out = t->uri;
+        return SWS_OK;
+    }
+    if (t->uri.data == NULL && !sws_http_is_internal(r) && raw->len && raw->data[0] == '/') {
         *out = *raw;
         return SWS_OK;
     }
-    if (plcf->uri.data == NULL) {
+    if (t->uri.data == NULL) {
         rest = uri->data;
         rest_len = uri->len;
     } else {
@@ -73,15 +80,15 @@ sws_proxy_uri(sws_http_request_t *r, sws_proxy_loc_conf_t *plcf, sws_str_t *out)
         rest = uri->data + len;
         rest_len = uri->len - len;
     }
-    len = (plcf->uri.data ? plcf->uri.len : 0) + sws_proxy_escaped_len(rest, rest_len)
+    len = (t->uri.data ? t->uri.len : 0) + sws_proxy_escaped_len(rest, rest_len)
           + (args->len ? 1 + args->len : 0);
     p = sws_pnalloc(sws_http_pool(r), len ? len : 1);
     if (p == NULL) {
         return SWS_ERROR;
     }
     out->data = p;
-    if (plcf->uri.data) {
-        p = sws_cpymem(p, plcf->uri.data, plcf->uri.len);
+    if (t->uri.data) {
+        p = sws_cpymem(p, t->uri.data, t->uri.len);
     }
     p = sws_proxy_escape(p, rest, rest_len);
     if (args->len) {
@@ -257,7 +264,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_chain_t              *cl, *body, **ll;
     u_char                   *p;
 
-    if (sws_proxy_uri(r, plcf, &uri) != SWS_OK) {
+    if (sws_proxy_uri(r, ctx, &uri) != SWS_OK) {
         return SWS_ERROR;
     }
 
@@ -286,7 +293,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     /* Measure. */
     len = method->len + 1 + uri.len + sizeof(" HTTP/1.1\r\n") - 1;
     if (!hs->host) {
-        len += SWS_PROXY_LINE("Host") + plcf->host.len;
+        len += SWS_PROXY_LINE("Host") + ctx->t->host.len;
     }
     if (conn && !hs->connection) {
         len += SWS_PROXY_LINE("Connection") + strlen(conn);
@@ -358,7 +365,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     p = sws_cpymem(p, v, vlen); *p++ = '\r'; *p++ = '\n'
 
     if (!hs->host) {
-        SWS_PROXY_PUT("Host", plcf->host.data, plcf->host.len);
+        SWS_PROXY_PUT("Host", ctx->t->host.data, ctx->t->host.len);
     }
     if (conn && !hs->connection) {
         SWS_PROXY_PUT("Connection", conn, strlen(conn));

@@ -48,11 +48,11 @@ sws_proxy_rewrite_location(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_
         }
         if (pr->is_default) {
             /* proxy_pass's URL (and URI part) -> the location */
-            if (plcf->url.data == NULL) {
+            if (ctx->t->url.data == NULL) {
                 continue;
             }
-            from = plcf->url;
-            if (plcf->uri.data) {
+            from = ctx->t->url;
+            if (ctx->t->uri.data) {
                 to = plcf->location;
             } else {
                 sws_str_set(&to, "/");
@@ -63,8 +63,8 @@ sws_proxy_rewrite_location(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_
         }
         if (pr->is_default) {
             /* from is "http://authority" + (uri or "/") */
-            size_t ulen = plcf->uri.data ? plcf->uri.len : 1;
-            const u_char *udata = plcf->uri.data ? plcf->uri.data : (const u_char *) "/";
+            size_t ulen = ctx->t->uri.data ? ctx->t->uri.len : 1;
+            const u_char *udata = ctx->t->uri.data ? ctx->t->uri.data : (const u_char *) "/";
             if (v->len < from.len + ulen
                 || sws_strncasecmp(v->data, from.data, from.len) != 0
                 || memcmp(v->data + from.len, udata, ulen) != 0)
@@ -185,6 +185,21 @@ sws_proxy_head_done(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
     return SWS_OK;
 }
 
+/* The headers of a response the proxy does not pass on as they are. */
+static int
+sws_proxy_hop_by_hop(const u_char *lc, size_t len)
+{
+    switch (len) {
+    case 2:  return memcmp(lc, "te", 2) == 0;
+    case 7:  return memcmp(lc, "trailer", 7) == 0 || memcmp(lc, "upgrade", 7) == 0;
+    case 10: return memcmp(lc, "keep-alive", 10) == 0 || memcmp(lc, "connection", 10) == 0;
+    case 14: return memcmp(lc, "content-length", 14) == 0;
+    case 16: return memcmp(lc, "proxy-connection", 16) == 0;
+    case 17: return memcmp(lc, "transfer-encoding", 17) == 0;
+    default: return 0;
+    }
+}
+
 /* One header line [start, end) of the final response. */
 static sws_int_t
 sws_proxy_header_line(sws_http_request_t *r, sws_proxy_ctx_t *ctx, u_char *start, u_char *end)
@@ -205,6 +220,16 @@ sws_proxy_header_line(sws_http_request_t *r, sws_proxy_ctx_t *ctx, u_char *start
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "upstream sent an invalid header "
                       "line: \"%.*s\"", (int) sws_min(len, 64), start);
         return SWS_UPSTREAM_INVALID;
+    }
+    name.data = start;                 /* as written (h.name is lower case) */
+    name.len = h.name.len;
+
+    /* The headers the proxy keeps to itself (framing, hop-by-hop) are
+     * recorded for $upstream_http_NAME here; the others when passed on. */
+    if (sws_proxy_hop_by_hop(lc, h.name.len)
+        && sws_http_upstream_header_received(ctx->u, &name, &h.value) != SWS_OK)
+    {
+        return SWS_ERROR;
     }
 
     switch (h.name.len) {
@@ -284,7 +309,8 @@ sws_proxy_header_line(sws_http_request_t *r, sws_proxy_ctx_t *ctx, u_char *start
     value.len = h.value.len;
     memcpy(value.data, h.value.data, h.value.len);
     if (h.name.len == 8 && memcmp(lc, "location", 8) == 0
-        && sws_proxy_rewrite_location(r, ctx, &value) != SWS_OK)
+        && (sws_http_upstream_header_received(ctx->u, &name, &value) != SWS_OK
+            || sws_proxy_rewrite_location(r, ctx, &value) != SWS_OK))
     {
         return SWS_ERROR;
     }

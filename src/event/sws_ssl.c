@@ -84,8 +84,8 @@ sws_ssl_ctx_cleanup(void *data)
     ssl->ctx = NULL;
 }
 
-sws_int_t
-sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
+static sws_int_t
+sws_ssl_create_ctx(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log, const SSL_METHOD *method)
 {
     if (sws_ssl_init(log) != SWS_OK) {
         return SWS_ERROR;
@@ -93,7 +93,7 @@ sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
     ssl->log = log;
     ssl->pool = pool;
     ssl->buffer_size = 16384;
-    ssl->ctx = SSL_CTX_new(TLS_server_method());
+    ssl->ctx = SSL_CTX_new(method);
     if (ssl->ctx == NULL) {
         sws_ssl_error(SWS_LOG_EMERG, log, 0, "SSL_CTX_new() failed");
         return SWS_ERROR;
@@ -120,6 +120,18 @@ sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
     SSL_CTX_set_max_early_data(ssl->ctx, 0);
     SSL_CTX_set_recv_max_early_data(ssl->ctx, 0);
     return SWS_OK;
+}
+
+sws_int_t
+sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
+{
+    return sws_ssl_create_ctx(ssl, pool, log, TLS_server_method());
+}
+
+sws_int_t
+sws_ssl_create_client(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
+{
+    return sws_ssl_create_ctx(ssl, pool, log, TLS_client_method());
 }
 
 sws_int_t

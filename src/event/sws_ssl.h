@@ -55,6 +55,9 @@ sws_int_t  sws_ssl_init(sws_log_t *log);
 /* A new context with ScalWS's defaults (no compression, no renegotiation,
  * partial writes, TLS 1.2+); freed with pool. */
 sws_int_t  sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
+/* The same for the client side (connections to upstream servers: see
+ * sws_http_upstream_ssl.c, which puts them in the connect state). */
+sws_int_t  sws_ssl_create_client(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
 /* Load a certificate chain (PEM, leaf first) and its key; call once per
  * pair: an RSA and an ECDSA pair may share a context. */
 sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key);

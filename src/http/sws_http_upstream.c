@@ -21,7 +21,8 @@ sws_http_upstream_t *
 sws_http_upstream_create(sws_http_request_t *r, const sws_http_upstream_proto_t *proto,
     void *ctx, sws_http_upstream_conf_t *conf)
 {
-    sws_http_upstream_t *u;
+    sws_http_upstream_main_conf_t *umcf;
+    sws_http_upstream_t           *u;
 
     u = sws_pcalloc(r->pool, sizeof(sws_http_upstream_t));
     if (u == NULL) {
@@ -37,6 +38,8 @@ sws_http_upstream_create(sws_http_request_t *r, const sws_http_upstream_proto_t 
     u->busy_tail = &u->busy;
     u->attempts = u->attempts_small;
     u->attempts_max = sws_nelems(u->attempts_small);
+    umcf = sws_http_upstream_main();
+    u->keep_headers = umcf && umcf->keep_headers;
     r->upstream = u;
     return u;
 }
@@ -198,11 +201,16 @@ sws_ups_rewind_request(sws_http_upstream_t *u)
 
 /* ---- connecting ---- */
 
-static void
+void
 sws_ups_connected(sws_http_upstream_t *u)
 {
     sws_http_upstream_attempt_t *a = &u->attempts[u->nattempts - 1];
 
+    if (u->ssl && u->c->ssl == NULL) {
+        /* TCP is there; the TLS handshake comes back here when done. */
+        sws_ups_ssl_handshake(u);
+        return;
+    }
     u->connecting = 0;
     sws_del_timer(u->c->write);
     a->connect_ms = sws_current_msec() - u->attempt_msec;
@@ -255,12 +263,15 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     }
     if (u->nattempts > 1 || u->stale_retries) {
         sws_http_clear_response(r);
+        if (u->headers_in) {
+            u->headers_in->nelts = 0;
+        }
         if (u->proto->reinit) {
             u->proto->reinit(r, u->ctx);
         }
     }
 
-    c = sws_ups_ka_get(u->us, peer);
+    c = sws_ups_ka_get(u, peer);
     if (c) {
         u->reused = 1;
         rc = SWS_OK;
@@ -297,7 +308,7 @@ void
 sws_ups_close_connection(sws_http_upstream_t *u)
 {
     if (u->c) {
-        sws_close_connection(u->c);
+        sws_ups_close_conn(u->c);
         u->c = NULL;
     }
 }

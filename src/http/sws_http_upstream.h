@@ -3,6 +3,9 @@
  * <scalws/sws_upstream.h>). Files:
  *   sws_http_upstream_conf.c     upstream { }, the registry, per-worker set-up
  *   sws_http_upstream_resolve.c  resolving the servers into peers
+ *   sws_http_upstream_target.c   a target chosen per request (variables)
+ *   sws_http_upstream_ssl_conf.c TLS to the servers: directives, contexts
+ *   sws_http_upstream_ssl.c      TLS to the servers: handshakes, sessions
  *   sws_http_upstream_loc.c      the location's part and its shared directives
  *   sws_http_upstream_balance.c  choosing a server: round robin, least_conn,
  *                                hash, random; passive health
@@ -22,6 +25,7 @@
 #include <sys/socket.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_ssl.h"
 #include <scalws/sws_shm.h>
 
 /* next_upstream conditions (a mask). */
@@ -162,7 +166,25 @@ typedef struct {
     sws_shm_zone_t    *zone;
     sws_uint_t         npeers;       /* all groups */
     sws_log_t         *log;
+    unsigned           keep_headers:1;   /* some format uses $upstream_http_ */
 } sws_http_upstream_main_conf_t;
+
+/* TLS to the servers: a level's settings (shared by the levels below that
+ * set none) and the client context made from them. */
+typedef struct {
+    sws_int_t             server_name;     /* send SNI */
+    sws_http_format_t    *name_fmt;        /* ssl_name, NULL: the target's host */
+    sws_int_t             verify;
+    sws_uint_t            verify_depth;
+    sws_uint_t            protocols;
+    sws_str_t             ciphers;
+    sws_str_t             trusted;         /* C strings */
+    sws_str_t             certificate;
+    sws_str_t             certificate_key;
+    sws_int_t             session_reuse;
+    sws_ssl_t            *ssl;             /* made when a location needs it */
+    unsigned              merged:1;
+} sws_ups_ssl_conf_t;
 
 struct sws_http_upstream_conf_s {
     sws_http_upstream_srv_t  *upstream;          /* the target, NULL: none */
@@ -184,6 +206,8 @@ struct sws_http_upstream_conf_s {
     sws_array_t              *hide_list;         /* sws_str_t, lower case */
     sws_array_t              *pass_list;
     sws_hash_t               *hide;              /* merged: names not passed */
+    sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
+    unsigned                  ssl_wanted:1;      /* TLS possible here */
 };
 
 /* A buffer of the response body. Data in it goes downstream as "shadow"
@@ -249,6 +273,12 @@ struct sws_http_upstream_s {
     sws_chain_t                      *free;        /* spare links with shadows */
     sws_int_t                         status;      /* final status (finalize) */
 
+    /* the response headers as received ($upstream_http_NAME), when kept */
+    sws_array_t                      *headers_in;  /* sws_http_header_t */
+
+    /* TLS (ssl set): the name for SNI and verification */
+    sws_str_t                         ssl_name;
+
     /* tunnel */
     sws_buf_t                        *t_down;      /* upstream -> client */
     sws_buf_t                        *t_up;        /* client -> upstream */
@@ -274,6 +304,11 @@ struct sws_http_upstream_s {
     unsigned                          tunnel:1;
     unsigned                          t_up_eof:1;
     unsigned                          t_down_eof:1;
+    unsigned                          keep_headers:1;  /* record headers_in */
+    unsigned                          ssl:1;           /* TLS to the server */
+    unsigned                          ssl_sni:1;       /* send ssl_name as SNI */
+    unsigned                          noted:1;         /* the last one came by
+                                                          header_received */
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -286,6 +321,13 @@ sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
 /* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
  * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */
 char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+/* An address that needs no resolver ("unix:/p", "[v6][:port]",
+ * "a.b.c.d[:port]"): 1, 0 (a name), -1 (malformed: *err). */
+sws_int_t  sws_ups_parse_literal(const sws_str_t *text, sws_uint_t default_port,
+    struct sockaddr_storage *sa, socklen_t *salen, sws_str_t *host, const char **err);
+/* "1.2.3.4:80", "[::1]:80", "unix:/p" */
+sws_int_t  sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss,
+    sws_str_t *out);
 
 /* sws_http_upstream_balance.c */
 sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
@@ -304,7 +346,11 @@ sws_int_t  sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log,
     sws_connection_t **cp);
 /* After SWS_AGAIN: did it connect? SWS_OK or SWS_ERROR (logged). */
 sws_int_t  sws_ups_connect_test(sws_connection_t *c, sws_http_upstream_peer_t *peer);
-sws_connection_t *sws_ups_ka_get(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
+/* An idle connection to peer that may serve u (plain, or TLS of u's
+ * settings and name), NULL if none. */
+sws_connection_t *sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer);
+/* Close an upstream connection (and the pool a TLS one has). */
+void       sws_ups_close_conn(sws_connection_t *c);
 /* Keep c for reuse (it is closed if it cannot be kept). */
 void       sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_connection_t *c);
@@ -317,6 +363,8 @@ void       sws_ups_buf_free(u_char *p, size_t size);
 void       sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc);
 /* Choose a server, connect (or take a kept connection), send. */
 void       sws_ups_connect_peer(sws_http_upstream_t *u);
+/* Connected (and TLS done, if any): record the time, send the request. */
+void       sws_ups_connected(sws_http_upstream_t *u);
 void       sws_ups_close_connection(sws_http_upstream_t *u);
 void       sws_ups_event_handler(sws_event_t *ev);
 
@@ -349,6 +397,32 @@ void       sws_ups_stats_attempt_start(sws_http_upstream_t *u);
 void       sws_ups_stats_attempt_end(sws_http_upstream_t *u, int failed);
 void       sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v);
 void       sws_ups_stats_set_main(sws_http_upstream_main_conf_t *umcf);
+
+/* sws_http_upstream_ssl_conf.c */
+char      *sws_ups_ssl_directive(sws_conf_t *cf, const sws_command_t *cmd,
+    sws_http_upstream_conf_t *uc);
+sws_int_t  sws_ups_ssl_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf);
+
+/* sws_http_upstream_ssl.c */
+/* Session reuse on a new context (its callbacks). */
+sws_int_t  sws_ups_ssl_sessions_init(sws_ups_ssl_conf_t *sc);
+/* Connected (TCP): begin the handshake; when it is over (done or failed,
+ * timed out) the framework goes on (send, or the next server). */
+void       sws_ups_ssl_handshake(sws_http_upstream_t *u);
+/* May the kept connection c serve u (same TLS settings and name)? */
+int        sws_ups_ssl_match(sws_connection_t *c, sws_http_upstream_t *u);
+
+/* sws_http_upstream_vars.c: the received headers ($upstream_http_NAME). */
+/* The upstreams of the configuration being read; one of its formats uses
+ * $upstream_http_. */
+void       sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf);
+void       sws_ups_headers_wanted(void);
+/* Record a header (copy: into the pool first). */
+sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,
+    const sws_str_t *value, int copy);
+/* The recorded headers of r's upstream, NULL if none. */
+const sws_array_t *sws_http_upstream_headers_in(sws_http_request_t *r);
 
 #define sws_ups_atomic_add(p, n)  __atomic_add_fetch((p), (n), __ATOMIC_RELAXED)
 #define sws_ups_atomic_sub(p, n)  __atomic_sub_fetch((p), (n), __ATOMIC_RELAXED)

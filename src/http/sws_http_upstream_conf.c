@@ -76,6 +76,7 @@ sws_ups_create_main_conf(sws_conf_t *cf)
     {
         return NULL;
     }
+    sws_ups_set_configuring(umcf);
     return umcf;
 }
 

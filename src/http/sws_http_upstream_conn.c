@@ -73,6 +73,17 @@ sws_ups_connect_test(sws_connection_t *c, sws_http_upstream_peer_t *peer)
     return SWS_OK;
 }
 
+void
+sws_ups_close_conn(sws_connection_t *c)
+{
+    sws_pool_t *pool = c->pool;      /* TLS state lives there */
+
+    sws_close_connection(c);
+    if (pool) {
+        sws_pool_destroy(pool);
+    }
+}
+
 /* ---- keep-alive pools ---- */
 
 static void
@@ -84,7 +95,7 @@ sws_ups_ka_close(sws_http_upstream_ka_t *item)
     sws_queue_remove(&item->queue);
     sws_queue_insert_head(&us->ka_free, &item->queue);
     item->c = NULL;
-    sws_close_connection(c);
+    sws_ups_close_conn(c);
 }
 
 /* An idle connection: whatever happens on it (the server closes it, sends
@@ -111,8 +122,9 @@ sws_ups_ka_handler(sws_event_t *ev)
 }
 
 sws_connection_t *
-sws_ups_ka_get(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer)
+sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
 {
+    sws_http_upstream_srv_t *us = u->us;
     sws_queue_t            *q;
     sws_http_upstream_ka_t *item;
     sws_connection_t       *c;
@@ -124,7 +136,9 @@ sws_ups_ka_get(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer)
          q = sws_queue_next(q))
     {
         item = sws_queue_data(q, sws_http_upstream_ka_t, queue);
-        if (item->peer != peer) {
+        if (item->peer != peer
+            || (item->c->ssl ? !u->ssl || !sws_ups_ssl_match(item->c, u) : u->ssl))
+        {
             continue;
         }
         c = item->c;
@@ -151,7 +165,7 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     if (us->ka_items == NULL || sws_exiting || c->close || c->read->eof || c->read->error
         || c->write->error || c->requests >= us->keepalive_requests)
     {
-        sws_close_connection(c);
+        sws_ups_close_conn(c);
         return;
     }
     if (sws_queue_empty(&us->ka_free)) {

@@ -273,6 +273,17 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
     sws_http_request_t *r = u->r;
     time_t              t;
 
+    if (u->keep_headers) {
+        /* Unless the protocol just recorded this one's original value. */
+        if (!(u->noted && u->headers_in && u->headers_in->nelts
+              && sws_str_caseeq(&((sws_http_header_t *) u->headers_in->elts)
+                                [u->headers_in->nelts - 1].name, name))
+            && sws_ups_header_record(u, name, value, 0) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+        u->noted = 0;
+    }
     if (u->conf->hide && sws_hash_find(u->conf->hide, lcname, name->len)) {
         if (name->len == 17 && memcmp(lcname, "x-accel-buffering", 17) == 0) {
             /* The server may turn buffering off for its response (SSE). */

@@ -1,6 +1,6 @@
 /*
  * The framework's part of a location's configuration (timeouts, retries,
- * buffers, header rules) and its directives, shared by every protocol
+ * buffers, header rules; TLS in sws_http_upstream_ssl_conf.c) and its directives, shared by every protocol
  * module under names of its own ("proxy_read_timeout", ...).
  */
 #include "sws_http_upstream.h"
@@ -127,6 +127,9 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     if (!here && prev->hide) {
         conf->hide = prev->hide;
     } else if (sws_ups_build_hide(cf, conf) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    if (sws_ups_ssl_merge(cf, prev, conf) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
     return SWS_CONF_OK;
@@ -305,6 +308,11 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
         return sws_ups_set_header_list(cf, &uc->hide_list);
     case SWS_UPSTREAM_CONF_PASS_HEADER:
         return sws_ups_set_header_list(cf, &uc->pass_list);
+    }
+    if (cmd->offset >= SWS_UPSTREAM_CONF_SSL_SERVER_NAME
+        && cmd->offset <= SWS_UPSTREAM_CONF_SSL_SESSION_REUSE)
+    {
+        return sws_ups_ssl_directive(cf, cmd, uc);
     }
 #undef SWS_UPS_TYPED
     return "is not an upstream directive (bad offset in the module's table)";

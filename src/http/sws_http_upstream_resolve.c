@@ -22,6 +22,84 @@ sws_ups_port(const u_char *p, size_t len)
     return (port < 1 || port > 65535) ? SWS_ERROR : port;
 }
 
+/*
+ * An address that needs no resolver: "unix:/p", "[v6][:port]",
+ * "a.b.c.d[:port]". Returns 1 (sa, len and host filled: host is the part
+ * before the port), 0 for anything else (a name), -1 with *err set for a
+ * malformed one.
+ */
+sws_int_t
+sws_ups_parse_literal(const sws_str_t *text, sws_uint_t default_port,
+    struct sockaddr_storage *sa, socklen_t *salen, sws_str_t *host, const char **err)
+{
+    u_char     *p = text->data, *last = text->data + text->len, *colon, *rb;
+    sws_int_t   port = (sws_int_t) default_port;
+    char        buf[INET6_ADDRSTRLEN];
+    size_t      n;
+
+    sws_memzero(sa, sizeof(*sa));
+    if (text->len > 5 && sws_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
+        struct sockaddr_un *sun = (struct sockaddr_un *) sa;
+        if (text->len - 5 >= sizeof(sun->sun_path) || p[5] != '/') {
+            *err = "invalid unix socket path";
+            return -1;
+        }
+        sun->sun_family = AF_UNIX;
+        memcpy(sun->sun_path, p + 5, text->len - 5);
+        *salen = sizeof(struct sockaddr_un);
+        sws_str_set(host, "localhost");
+        return 1;
+    }
+
+    if (p < last && *p == '[') {
+        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) sa;
+        rb = memchr(p, ']', text->len);
+        if (rb == NULL || (size_t) (rb - p - 1) >= sizeof(buf)) {
+            *err = "invalid IPv6 address";
+            return -1;
+        }
+        if (rb + 1 < last) {
+            if (rb[1] != ':' || (port = sws_ups_port(rb + 2, last - rb - 2)) == SWS_ERROR) {
+                *err = "invalid port";
+                return -1;
+            }
+        }
+        memcpy(buf, p + 1, rb - p - 1);
+        buf[rb - p - 1] = '\0';
+        if (inet_pton(AF_INET6, buf, &sin6->sin6_addr) != 1) {
+            *err = "invalid IPv6 address";
+            return -1;
+        }
+        sin6->sin6_family = AF_INET6;
+        sin6->sin6_port = htons((uint16_t) port);
+        *salen = sizeof(struct sockaddr_in6);
+        host->data = p;
+        host->len = rb + 1 - p;
+        return 1;
+    }
+
+    colon = memchr(p, ':', text->len);
+    n = (size_t) ((colon ? colon : last) - p);
+    if (n == 0 || n >= sizeof(buf)) {
+        return 0;
+    }
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (inet_pton(AF_INET, buf, &((struct sockaddr_in *) sa)->sin_addr) != 1) {
+        return 0;                        /* a name */
+    }
+    if (colon && (port = sws_ups_port(colon + 1, last - colon - 1)) == SWS_ERROR) {
+        *err = "invalid port";
+        return -1;
+    }
+    ((struct sockaddr_in *) sa)->sin_family = AF_INET;
+    ((struct sockaddr_in *) sa)->sin_port = htons((uint16_t) port);
+    *salen = sizeof(struct sockaddr_in);
+    host->data = p;
+    host->len = n;
+    return 1;
+}
+
 /* Resolve "unix:/p", "[v6][:port]", "host[:port]" into addrs (up to max).
  * Returns the count, or -1 with *err set. host gets the name without port. */
 static sws_int_t
@@ -35,47 +113,9 @@ sws_ups_resolve(sws_conf_t *cf, const sws_str_t *text, sws_uint_t default_port,
     sws_uint_t        i;
     int               rc;
 
-    if (text->len > 5 && sws_strncasecmp(p, (u_char *) "unix:", 5) == 0) {
-        struct sockaddr_un *sun = (struct sockaddr_un *) &addrs[0].sa;
-        if (text->len - 5 >= sizeof(sun->sun_path) || p[5] != '/') {
-            *err = "invalid unix socket path";
-            return -1;
-        }
-        sws_memzero(&addrs[0], sizeof(addrs[0]));
-        sun->sun_family = AF_UNIX;
-        memcpy(sun->sun_path, p + 5, text->len - 5);
-        addrs[0].len = sizeof(struct sockaddr_un);
-        sws_str_set(host, "localhost");
-        return 1;
-    }
-
-    if (p < last && *p == '[') {
-        struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *) &addrs[0].sa;
-        u_char *rb = memchr(p, ']', text->len);
-        char    buf[INET6_ADDRSTRLEN];
-        if (rb == NULL || (size_t) (rb - p - 1) >= sizeof(buf)) {
-            *err = "invalid IPv6 address";
-            return -1;
-        }
-        if (rb + 1 < last) {
-            if (rb[1] != ':' || (port = sws_ups_port(rb + 2, last - rb - 2)) == SWS_ERROR) {
-                *err = "invalid port";
-                return -1;
-            }
-        }
-        memcpy(buf, p + 1, rb - p - 1);
-        buf[rb - p - 1] = '\0';
-        sws_memzero(&addrs[0], sizeof(addrs[0]));
-        if (inet_pton(AF_INET6, buf, &sin6->sin6_addr) != 1) {
-            *err = "invalid IPv6 address";
-            return -1;
-        }
-        sin6->sin6_family = AF_INET6;
-        sin6->sin6_port = htons((uint16_t) port);
-        addrs[0].len = sizeof(struct sockaddr_in6);
-        host->data = p;
-        host->len = rb + 1 - p;
-        return 1;
+    n = sws_ups_parse_literal(text, default_port, &addrs[0].sa, &addrs[0].len, host, err);
+    if (n != 0) {
+        return n;
     }
 
     colon = memchr(p, ':', text->len);
@@ -141,7 +181,7 @@ sws_ups_resolve(sws_conf_t *cf, const sws_str_t *text, sws_uint_t default_port,
     return n;
 }
 
-static sws_int_t
+sws_int_t
 sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss, sws_str_t *out)
 {
     char  ip[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN + 16 + sizeof(((struct sockaddr_un *) 0)->sun_path)];

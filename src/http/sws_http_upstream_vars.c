@@ -1,7 +1,9 @@
 /*
  * The $upstream_* variables (access log): one value per attempt, joined
- * with ", " as nginx does ("10.0.0.1:80, 10.0.0.2:80"). A file of its own
- * so that the variables do not pull the whole framework in.
+ * with ", " as nginx does ("10.0.0.1:80, 10.0.0.2:80"), and the headers of
+ * the last response as received, for $upstream_http_NAME (kept only when a
+ * format of the configuration uses one). A file of its own so that the
+ * variables do not pull the whole framework in.
  */
 #include "sws_http_upstream.h"
 
@@ -74,4 +76,77 @@ sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v
         }
     }
     v->len = (size_t) (p - v->data);
+}
+
+/* ---- the received headers ---- */
+
+/* The configuration being read: its formats mark what they need. */
+static sws_http_upstream_main_conf_t *sws_ups_configuring;
+
+void
+sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf)
+{
+    sws_ups_configuring = umcf;
+}
+
+void
+sws_ups_headers_wanted(void)
+{
+    if (sws_ups_configuring) {
+        sws_ups_configuring->keep_headers = 1;
+    }
+}
+
+sws_int_t
+sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name, const sws_str_t *value,
+    int copy)
+{
+    sws_http_header_t *h;
+    u_char            *p;
+
+    if (u->headers_in == NULL) {
+        u->headers_in = sws_array_create(u->r->pool, 16, sizeof(sws_http_header_t));
+        if (u->headers_in == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    h = sws_array_push(u->headers_in);
+    if (h == NULL) {
+        return SWS_ERROR;
+    }
+    h->hash = 1;                       /* live (0 would mean deleted) */
+    h->name = *name;
+    h->value = *value;
+    if (copy) {
+        p = sws_pnalloc(u->r->pool, name->len + value->len + 1);
+        if (p == NULL) {
+            return SWS_ERROR;
+        }
+        h->name.data = p;
+        p = sws_cpymem(p, name->data, name->len);
+        h->value.data = p;
+        if (value->len) {
+            memcpy(p, value->data, value->len);
+        }
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_upstream_header_received(sws_http_upstream_t *u, const sws_str_t *name,
+    const sws_str_t *value)
+{
+    if (!u->keep_headers) {
+        return SWS_OK;
+    }
+    u->noted = 1;
+    return sws_ups_header_record(u, name, value, 1);
+}
+
+const sws_array_t *
+sws_http_upstream_headers_in(sws_http_request_t *r)
+{
+    sws_http_upstream_t *u = r->upstream;
+
+    return u ? u->headers_in : NULL;
 }

@@ -573,6 +573,19 @@ sws_http_var_upstream(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     sws_http_upstream_variable(r, (sws_uint_t) op->text.len, v);
 }
 
+/* $upstream_http_NAME: the last response's header as the server sent it. */
+static void
+sws_http_var_upstream_http(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    const sws_array_t *headers = sws_http_upstream_headers_in(r);
+
+    if (headers == NULL) {
+        v->len = 0;
+        return;
+    }
+    sws_http_var_header(r, op, v, headers, ", ");
+}
+
 
 /* ---- variables declared by modules ---- */
 
@@ -737,6 +750,12 @@ sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, s
             }
         }
         return sws_http_var_header_name(pool, name + 10, len - 10, &op->text);
+    }
+
+    if (len > 14 && memcmp(name, "upstream_http_", 14) == 0) {
+        op->get = sws_http_var_upstream_http;
+        sws_ups_headers_wanted();           /* the framework keeps them */
+        return sws_http_var_header_name(pool, name + 14, len - 14, &op->text);
     }
 
     if (len > 9 && memcmp(name, "upstream_", 9) == 0) {

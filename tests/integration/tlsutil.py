@@ -79,6 +79,55 @@ class Pki:
         crt, key = self.leaf(name, kind)
         return self.dir / ("chain_%s" % crt.name), key
 
+    def _sign(self, name, key, ext_lines, ca, ca_key, out):
+        csr = Path(str(out) + ".csr")
+        run(["req", "-new", "-key", str(key), "-out", str(csr), "-subj", "/CN=%s" % name])
+        ext = Path(str(out) + ".ext")
+        ext.write_text("\n".join(ext_lines) + "\n")
+        self.serial += 1
+        run(["x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
+             "-set_serial", str(self.serial), "-days", "2", "-extfile", str(ext),
+             "-out", str(out)])
+
+    def _key(self, path):
+        if not path.exists():
+            run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                 "-out", str(path)])
+        return path
+
+    def intermediate_chain(self, name):
+        """A leaf for name signed by an intermediate CA (signed by the CA):
+        (file with the leaf then the intermediate, key)."""
+        base = self.dir / ("im_%s" % name)
+        chain = Path(str(base) + "_chain.crt")
+        key = self._key(Path(str(base) + ".key"))
+        if chain.exists():
+            return chain, key
+        ikey = self._key(self.dir / "intermediate.key")
+        icrt = self.dir / "intermediate.crt"
+        if not icrt.exists():
+            self._sign("ScalWS Test Intermediate", ikey,
+                       ["basicConstraints=critical,CA:TRUE",
+                        "keyUsage=critical,keyCertSign,cRLSign,digitalSignature"],
+                       self.ca, self.ca_key, icrt)
+        crt = Path(str(base) + ".crt")
+        self._sign(name, key, ["subjectAltName=DNS:%s" % name, "basicConstraints=CA:FALSE",
+                               "extendedKeyUsage=serverAuth"], icrt, ikey, crt)
+        chain.write_bytes(crt.read_bytes() + icrt.read_bytes())
+        h.make_traversable(self.dir)
+        return chain, key
+
+    def client(self, name):
+        """A client certificate (clientAuth) signed by the CA: (cert, key)."""
+        base = self.dir / ("client_%s" % name)
+        crt = Path(str(base) + ".crt")
+        key = self._key(Path(str(base) + ".key"))
+        if not crt.exists():
+            self._sign(name, key, ["basicConstraints=CA:FALSE",
+                                   "extendedKeyUsage=clientAuth"], self.ca, self.ca_key, crt)
+            h.make_traversable(self.dir)
+        return crt, key
+
     def der(self, crt):
         return ssl.PEM_cert_to_DER_cert(Path(crt).read_text())
 

@@ -1,8 +1,9 @@
 /*
  * The upstream framework's pure parts: choosing a server (round robin and
  * its weights, least_conn, hash and consistent hash, random, backup,
- * down), passive health, the HTTP/1 status line parser, and shared memory
- * zones (reuse across configurations, the lock across processes).
+ * down), passive health, the HTTP/1 status line parser, addresses that
+ * need no resolver, and shared memory zones (reuse across configurations,
+ * the lock across processes).
  */
 #define _GNU_SOURCE
 #include <check.h>
@@ -337,6 +338,64 @@ START_TEST(status_lines)
 }
 END_TEST
 
+/* ---- addresses that need no resolver (proxy_pass with variables) ---- */
+
+START_TEST(literal_addresses)
+{
+    static const struct {
+        const char *text;
+        sws_int_t   rc;            /* 1 literal, 0 a name, -1 malformed */
+        const char *name;          /* sws_ups_addr_text of the result */
+        const char *host;
+        const char *err;
+    } t[] = {
+        { "127.0.0.1", 1, "127.0.0.1:80", "127.0.0.1", NULL },
+        { "10.1.2.3:8080", 1, "10.1.2.3:8080", "10.1.2.3", NULL },
+        { "[::1]", 1, "[::1]:80", "[::1]", NULL },
+        { "[2001:db8::5]:443", 1, "[2001:db8::5]:443", "[2001:db8::5]", NULL },
+        { "unix:/tmp/app.sock", 1, "unix:/tmp/app.sock", "localhost", NULL },
+        { "localhost", 0, NULL, NULL, NULL },
+        { "backend:8080", 0, NULL, NULL, NULL },
+        { "127.1", 0, NULL, NULL, NULL },              /* not dotted-quad: a name */
+        { "example.com", 0, NULL, NULL, NULL },
+        { "", 0, NULL, NULL, NULL },
+        { "127.0.0.1:0", -1, NULL, NULL, "invalid port" },
+        { "127.0.0.1:65536", -1, NULL, NULL, "invalid port" },
+        { "127.0.0.1:", -1, NULL, NULL, "invalid port" },
+        { "127.0.0.1:8x", -1, NULL, NULL, "invalid port" },
+        { "[::1", -1, NULL, NULL, "invalid IPv6 address" },
+        { "[::g]", -1, NULL, NULL, "invalid IPv6 address" },
+        { "[::1]8080", -1, NULL, NULL, "invalid port" },
+        { "[::1]:", -1, NULL, NULL, "invalid port" },
+        { "unix:relative", -1, NULL, NULL, "invalid unix socket path" },
+    };
+    struct sockaddr_storage  sa;
+    socklen_t                len;
+    sws_str_t                text, host, name;
+    const char              *err;
+    sws_uint_t               i;
+    sws_int_t                rc;
+
+    for (i = 0; i < sws_nelems(t); i++) {
+        text.data = (u_char *) t[i].text;
+        text.len = strlen(t[i].text);
+        err = NULL;
+        rc = sws_ups_parse_literal(&text, 80, &sa, &len, &host, &err);
+        ck_assert_msg(rc == t[i].rc, "%s: %ld", t[i].text, (long) rc);
+        if (rc == 1) {
+            ck_assert_int_eq(sws_ups_addr_text(pool, &sa, &name), SWS_OK);
+            ck_assert_msg(name.len == strlen(t[i].name)
+                          && memcmp(name.data, t[i].name, name.len) == 0, "%s -> %.*s",
+                          t[i].text, (int) name.len, name.data);
+            ck_assert_msg(host.len == strlen(t[i].host)
+                          && memcmp(host.data, t[i].host, host.len) == 0, "%s", t[i].text);
+        } else if (rc < 0) {
+            ck_assert_str_eq(err, t[i].err);
+        }
+    }
+}
+END_TEST
+
 /* ---- shared memory zones ---- */
 
 static int init_calls;
@@ -469,6 +528,11 @@ upstream_suite(void)
 
     tc = tcase_create("http1");
     tcase_add_test(tc, status_lines);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("addresses");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, literal_addresses);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("shm");
