@@ -15,6 +15,7 @@ Expectations:
 """
 import socket
 import struct
+import threading
 import time
 
 import pytest
@@ -36,12 +37,21 @@ FILES = {"html/hello.txt": b"Hello, HTTP/2!\n"}
 
 @pytest.fixture(scope="module")
 def srv(sws_module, pki, tmp_path_factory):
-    # An origin that accepts (in the kernel) and never answers: a request
-    # proxied there keeps its stream half-closed (remote) for as long as a
-    # test needs.
+    # An origin that accepts and never answers: a request proxied there
+    # keeps its stream half-closed (remote) for as long as a test needs.
     hold = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     hold.bind(("127.0.0.1", 0))
-    hold.listen(64)
+    hold.listen(256)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(hold.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
     s = t.launch(sws_module, pki, listen="http2", ports=3, files=FILES,
                  load=echomod.build(tmp_path_factory.mktemp("echo")),
                  server="        listen 127.0.0.1:@PORT2@ http2;\n"
@@ -52,7 +62,10 @@ def srv(sws_module, pki, tmp_path_factory):
                         % hold.getsockname()[1])
     s.port2, s.port3 = s.ports[1], s.ports[2]
     yield s
+    s.stop()
     hold.close()
+    for x in held:
+        x.close()
 
 
 def connect(srv, tls=False, settings=None):
@@ -725,6 +738,13 @@ def test_8_1_request_trailers_are_accepted(srv, path, want):
             expect_alive(c, "after trailers")
 
 
+def test_8_1_trailers_without_data(srv):
+    with connect(srv) as c:
+        sid = post(c, "/echo", [], trailers=[("x-t", "1")])
+        hdrs, body, frames = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and body == b"", frames
+
+
 def test_8_1_trailers_without_end_stream(srv):
     with connect(srv) as c:
         sid = headers(c, flags=END_HEADERS, path="/echo", method="POST")
@@ -792,11 +812,54 @@ def test_8_5_connect_is_answered_405(srv):
 def test_8_request_trailers_reach_a_proxied_upstream(sws, origin):
     import json
     o = origin()
-    s = sws(server="http2 on;\n        location / { proxy_pass http://%s; }" % o.addr)
-    with h2raw.H2(s.port) as c:
-        c.scheme = "http"
-        sid = post(c, "/echo", [b"to the ", b"origin"], trailers=[("x-trailer", "t")])
-        hdrs, body, frames = c.response(sid)
-        assert h2raw.status(hdrs) == 200, frames
-        got = json.loads(body)
-        assert got["method"] == "POST" and got["body"] == "to the origin"
+    s = sws(server="http2 on;\n        location / { proxy_pass http://%s; }\n"
+                   "        location /s/ { proxy_pass http://%s/; proxy_request_buffering off; }"
+                   % (o.addr, o.addr))
+    for path in ("/echo", "/s/echo"):        # buffered, then streamed
+        with h2raw.H2(s.port) as c:
+            c.scheme = "http"
+            sid = post(c, path, [b"to the ", b"origin"], trailers=[("x-trailer", "t")])
+            hdrs, body, frames = c.response(sid)
+            assert h2raw.status(hdrs) == 200, (path, frames)
+            got = json.loads(body)
+            assert got["method"] == "POST" and got["body"] == "to the origin", (path, got)
+            expect_alive(c, path)
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "tls without alpn"])
+def test_3_4_invalid_preface_after_its_first_line(srv, tls):
+    """The first line of the preface, then not the rest: an HTTP/2 client
+    with an invalid preface (not HTTP/1), on a port that serves both."""
+    if tls:
+        sock = t.connect(srv.port, verify=False)
+    else:
+        sock = socket.create_connection(("127.0.0.1", srv.port2), timeout=5)
+    with sock:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n" + raw_frame(SETTINGS, 0, 0))
+        data = b""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                d = sock.recv(4096)
+            except OSError:
+                break
+            if not d:
+                break
+            data += d
+    assert data == raw_frame(GOAWAY, 0, 0, u32(0) + u32(E.PROTOCOL_ERROR)), data
+
+
+def test_9_2_h2_over_tls_1_2_and_1_3(srv):
+    import ssl
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        ctx = t.context(verify=False, alpn=["h2"], min_version=version, max_version=version)
+        raw = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            assert s.selected_alpn_protocol() == "h2" and s.version() in ("TLSv1.2", "TLSv1.3")
+            s.sendall(h2raw.PREFACE + raw_frame(SETTINGS, 0, 0) + ping())
+            s.settimeout(5)
+            data = b""
+            deadline = time.monotonic() + 5
+            while ping(flags=ACK) not in data and time.monotonic() < deadline:
+                data += s.recv(4096)
+            assert ping(flags=ACK) in data, (version, data)
