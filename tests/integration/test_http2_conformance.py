@@ -236,6 +236,9 @@ ROWS = [
     ("4.2", "SETTINGS over SETTINGS_MAX_FRAME_SIZE",
      lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(0x99, 0) * 2731)),
      GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("4.2", "DATA of exactly SETTINGS_MAX_FRAME_SIZE is served",
+     lambda c: c.send(raw_frame(DATA, END_STREAM, open_stream(c, path="/echo"),
+                                b"x" * 16384)) or 1, STATUS(200)),
     # 4.3 field blocks
     ("4.3", "a field block that cannot be decoded",
      lambda c: headers(c, block=b"\x82\x84\x86\xbf\x87"),    # index 63: past both tables
@@ -305,6 +308,9 @@ ROWS = [
      lambda c: headers(c, sid=2), GOAWAY_(E.PROTOCOL_ERROR)),
     ("5.1.1", "a new stream numerically smaller than one used before",
      lambda c: headers(c, sid=5) and headers(c, sid=3), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1.1", "a new stream below one used before, made idle by PRIORITY",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 3, u32(0) + b"\x10"))
+     or (headers(c, sid=5) and headers(c, sid=3)), GOAWAY_(E.PROTOCOL_ERROR)),
     # 5.3 priority (deprecated signals are parsed, their errors still hold)
     ("5.3.1", "HEADERS depending on its own stream",
      lambda c: headers(c, sid=1, flags=END_STREAM | END_HEADERS | PRIO,
@@ -503,6 +509,7 @@ MALFORMED = [
     ("8.2", "an upper-case field name", None, [("X-Upper", "1")]),
     ("8.2", "a field name with a space", None, [("x bad", "1")]),
     ("8.2", "a field name with a colon inside", None, [("x:bad", "1")]),
+    ("8.2", "an empty field name", None, [("", "1")]),
     ("8.2.1", "a field value with NUL", None, [("x-bad", "a\x00b")]),
     ("8.2.1", "a field value with CR", None, [("x-bad", "a\rb")]),
     ("8.2.1", "a field value with LF", None, [("x-bad", "a\nb")]),
@@ -661,6 +668,15 @@ def test_6_9_1_initial_window_of_one_byte(srv):
         c.send(wu(sid, 100))
         _, body, _ = c.response(sid)
         assert body == b"ello, HTTP/2!\n"
+
+
+def test_6_5_3_settings_values_are_processed_in_order(srv):
+    with h2raw.H2(srv.port2, preface=False) as c:
+        c.scheme = "http"
+        c.send(h2raw.PREFACE + raw_frame(SETTINGS, 0, 0, setting(4, 100) + setting(4, 1)))
+        sid = headers(c, path="/hello.txt")
+        got = data_frames(c, sid)
+        assert len(got) == 1 and got[0].data == b"H", got
 
 
 def test_6_9_2_initial_window_change_can_make_a_window_negative(srv):

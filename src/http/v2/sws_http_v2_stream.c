@@ -48,14 +48,19 @@ sws_http_v2_calm(sws_http_v2_conn_t *h2c, const char *what)
 /* RFC 9113 5.1.1: a HEADERS opening a stream below one already opened is
  * a PROTOCOL_ERROR. nghttp2 ignores a HEADERS on a stream it does not know
  * (it might be a late trailer); it remembers closed streams, so one it
- * neither has nor had was never opened. After streams were refused (never
- * opened, but their trailers may still come) this is not told apart. */
+ * neither has nor had (or has as idle, from a PRIORITY frame) was never
+ * opened. After streams were refused (never opened, but their trailers
+ * may still come) this is not told apart. */
 static int
 sws_http_v2_check_stream_id(sws_http_v2_conn_t *h2c, nghttp2_session *session, int32_t id)
 {
-    if ((id & 1) && id < h2c->last_stream_id && !h2c->refused
-        && nghttp2_session_find_stream(session, id) == NULL)
-    {
+    nghttp2_stream *stream;
+
+    if (!(id & 1) || id >= h2c->last_stream_id || h2c->refused) {
+        return 0;
+    }
+    stream = nghttp2_session_find_stream(session, id);
+    if (stream == NULL || nghttp2_stream_get_state(stream) == NGHTTP2_STREAM_STATE_IDLE) {
         return sws_http_v2_conn_error(h2c, NGHTTP2_PROTOCOL_ERROR,
                                       "a new stream with a lower identifier");
     }
