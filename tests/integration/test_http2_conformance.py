@@ -311,6 +311,8 @@ ROWS = [
     ("5.1.1", "a new stream below one used before, made idle by PRIORITY",
      lambda c: c.send(raw_frame(PRIORITY, 0, 3, u32(0) + b"\x10"))
      or (headers(c, sid=5) and headers(c, sid=3)), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1.1", "the largest stream identifier, 2^31-1, is served",
+     lambda c: headers(c, sid=0x7fffffff), STATUS(200)),
     # 5.3 priority (deprecated signals are parsed, their errors still hold)
     ("5.3.1", "HEADERS depending on its own stream",
      lambda c: headers(c, sid=1, flags=END_STREAM | END_HEADERS | PRIO,
@@ -488,6 +490,8 @@ ROWS = [
      GOAWAY_(E.COMPRESSION_ERROR)),
     ("7541 5.2", "a Huffman string with valid padding is served",
      lambda c: headers(c, block=hdr_block(c) + b"\x00\x01a\x81\x1f"), STATUS(200)),
+    ("7541 6.2.3", "a literal never indexed is served",
+     lambda c: headers(c, block=hdr_block(c) + b"\x10\x05x-sec\x03abc"), STATUS(200)),
     ("7541 6.1", "an indexed field with index 0",
      lambda c: headers(c, block=get_prefix(c) + b"\x80"), GOAWAY_(E.COMPRESSION_ERROR)),
 ]
@@ -670,6 +674,19 @@ def test_6_9_1_initial_window_of_one_byte(srv):
         assert body == b"ello, HTTP/2!\n"
 
 
+def test_5_4_2_no_rst_stream_in_answer_to_rst_stream(srv):
+    with connect(srv) as c:
+        sid = reset_by_client(c)
+        c.send(ping(b"after-rs"))
+        frames = c.frames(timeout=3, until=lambda f: f is None or (
+            isinstance(f, h2raw.PingFrame) and f.opaque_data == b"after-rs"))
+        assert frames and frames[-1] is not None, frames
+        more = c.frames(timeout=0.5)
+        assert not any(isinstance(f, (h2raw.RstStreamFrame, h2raw.GoAwayFrame))
+                       for f in frames + more if f is not None), frames + more
+        assert h2raw.rst_code(frames + more, sid) is None
+
+
 def test_6_5_3_settings_values_are_processed_in_order(srv):
     with h2raw.H2(srv.port2, preface=False) as c:
         c.scheme = "http"
@@ -733,8 +750,8 @@ def test_6_10_field_block_split_over_continuations(srv):
 
 # 8.1 messages: bodies, trailers, content-length
 
-def post(c, path, chunks, extra=(), trailers=None, sid=None):
-    sid = headers(c, sid=sid, flags=END_HEADERS, path=path, method="POST", extra=extra)
+def post(c, path, chunks, extra=(), trailers=None, sid=None, method="POST"):
+    sid = headers(c, sid=sid, flags=END_HEADERS, path=path, method=method, extra=extra)
     for i, chunk in enumerate(chunks):
         last = i == len(chunks) - 1 and trailers is None
         c.send(raw_frame(DATA, END_STREAM if last else 0, sid, chunk))
@@ -743,12 +760,14 @@ def post(c, path, chunks, extra=(), trailers=None, sid=None):
     return sid
 
 
-@pytest.mark.parametrize("path,want", [("/echo", b"part one, part two"),
-                                       ("/respond", b"Hello, world!")])
-def test_8_1_request_trailers_are_accepted(srv, path, want):
+@pytest.mark.parametrize("method,path,want", [
+    ("POST", "/echo", b"part one, part two"), ("POST", "/respond", b"Hello, world!"),
+    ("GET", "/hello.txt", b"Hello, HTTP/2!\n")])
+def test_8_1_request_trailers_are_accepted(srv, method, path, want):
     for tls in (False, True):
         with connect(srv, tls=tls) as c:
-            sid = post(c, path, [b"part one, ", b"part two"], trailers=[("x-checksum", "abc")])
+            sid = post(c, path, [b"part one, ", b"part two"], trailers=[("x-checksum", "abc")],
+                       method=method)
             hdrs, body, frames = c.response(sid)
             assert h2raw.status(hdrs) == 200 and body == want, frames
             expect_alive(c, "after trailers")
