@@ -674,6 +674,22 @@ def test_6_9_1_initial_window_of_one_byte(srv):
         assert body == b"ello, HTTP/2!\n"
 
 
+@pytest.mark.parametrize("why", ["response before the body", "malformed request"])
+def test_5_1_frames_after_the_servers_rst_stream_are_ignored(srv, why):
+    """RFC 9113 5.1: after sending RST_STREAM, frames still in flight on the
+    stream are ignored, not errors."""
+    with connect(srv) as c:
+        extra = [("connection", "close")] if why == "malformed request" else []
+        sid = headers(c, flags=END_HEADERS, path="/respond", method="POST", extra=extra)
+        c.send(raw_frame(DATA, 0, sid, b"part"))
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(f, h2raw.RstStreamFrame))
+        assert isinstance(frames[-1], h2raw.RstStreamFrame), frames
+        c.send(raw_frame(DATA, 0, sid, b"more") + wu(sid, 10)
+               + raw_frame(HEADERS, END_STREAM | END_HEADERS, sid, c.block([("x-t", "1")])))
+        expect_alive(c, why)
+        check(c, headers(c), STATUS(200), "then a new stream")
+
+
 def test_5_4_2_no_rst_stream_in_answer_to_rst_stream(srv):
     with connect(srv) as c:
         sid = reset_by_client(c)
