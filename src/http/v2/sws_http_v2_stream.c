@@ -6,7 +6,9 @@
  * specific fields, upper-case names, missing or repeated pseudo-header
  * fields, TE other than "trailers", content-length against the DATA all
  * reset the stream with PROTOCOL_ERROR. The limits and abuse checks are
- * here.
+ * here, and the few RFC 9113 checks nghttp2 leaves out: a new stream below
+ * one opened (5.1.1), an initial window overflowing a stream's (6.9.2), a
+ * Host differing from :authority (8.3.1).
  */
 #include "sws_http_v2.h"
 
