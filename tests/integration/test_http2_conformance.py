@@ -914,3 +914,17 @@ def test_9_2_h2_over_tls_1_2_and_1_3(srv):
             while ping(flags=ACK) not in data and time.monotonic() < deadline:
                 data += s.recv(4096)
             assert ping(flags=ACK) in data, (version, data)
+
+
+@pytest.mark.parametrize("sec,what,pseudo,regular", [
+    p for p in malformed_rows() if p.id in (
+        "8.2 an upper-case field name", "8.2.1 a field value with LF",
+        "8.3 a pseudo-header field after a regular one",
+        "8.3.1 :authority and a host that differs")])
+def test_malformed_request_tls(srv, sec, what, pseudo, regular):
+    with connect(srv, tls=True) as c:
+        fields = [(k, "https" if k == ":scheme" else v)
+                  for k, v in (pseudo if pseudo is not None else REQ)] + list(regular)
+        sid = headers(c, block=c.block(fields))
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), what)
+        check(c, headers(c), STATUS(200), "then a good request")
