@@ -103,7 +103,9 @@ sws_http1_start(sws_connection_t *c)
 }
 
 /* Is b the start of the HTTP/2 connection preface (prior knowledge)?
- * 1 yes (all of it there), 0 no, SWS_AGAIN: so far yes, need more. */
+ * 1 yes (all of it there), 0 no, SWS_AGAIN: so far yes, need more,
+ * SWS_DECLINED: its first line, then something else (an HTTP/2 client
+ * with an invalid preface, not HTTP/1). */
 static sws_int_t
 sws_http1_h2_preface(sws_buf_t *b)
 {
@@ -111,9 +113,34 @@ sws_http1_h2_preface(sws_buf_t *b)
     size_t            n = sws_min((size_t) (b->last - b->pos), sizeof(preface) - 1);
 
     if (memcmp(b->pos, preface, n) != 0) {
-        return 0;
+        return n > 16 && memcmp(b->pos, preface, 16) == 0 ? SWS_DECLINED : 0;
     }
     return n == sizeof(preface) - 1 ? 1 : SWS_AGAIN;
+}
+
+/* RFC 9113 3.4: an invalid preface is a connection error of type
+ * PROTOCOL_ERROR: a GOAWAY saying so (best effort), then the close. */
+static void
+sws_http1_h2_bad_preface(sws_connection_t *c)
+{
+    static const u_char goaway[] = {
+        0, 0, 8, 7, 0, 0, 0, 0, 0,          /* GOAWAY, 8 bytes, stream 0 */
+        0, 0, 0, 0, 0, 0, 0, 1              /* last stream 0, PROTOCOL_ERROR */
+    };
+
+    sws_buf_t   b;
+    sws_chain_t cl;
+
+    sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent an invalid HTTP/2 preface");
+    sws_memzero(&b, sizeof(sws_buf_t));
+    b.pos = b.start = (u_char *) goaway;
+    b.last = b.end = (u_char *) goaway + sizeof(goaway);
+    b.fd = -1;
+    b.memory = 1;
+    cl.buf = &b;
+    cl.next = NULL;
+    (void) c->send_chain(c, &cl, 0);
+    sws_http1_close_connection(c);
 }
 
 void
@@ -550,6 +577,10 @@ sws_http1_read_head_handler(sws_event_t *rev)
             if (rc == 1) {
                 sws_del_timer(rev);
                 sws_http_v2_init(c, b->pos, b->last - b->pos);
+                return;
+            }
+            if (rc == SWS_DECLINED) {
+                sws_http1_h2_bad_preface(c);
                 return;
             }
             if (rc == 0) {

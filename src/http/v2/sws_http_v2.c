@@ -195,7 +195,10 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     }
     /* Windows are given back as the request handler takes the body. */
     nghttp2_option_set_no_auto_window_update(opt, 1);
-    nghttp2_option_set_no_closed_streams(opt, 1);
+    /* Closed streams are remembered (as many as streams may be open):
+     * frames after END_STREAM or RST_STREAM on them are STREAM_CLOSED
+     * errors (RFC 9113 5.1), not silently dropped. */
+    nghttp2_option_set_no_closed_streams(opt, 0);
     nghttp2_option_set_max_outbound_ack(opt, 1000);
     nghttp2_option_set_max_settings(opt, 32);
     nghttp2_option_set_max_continuations(opt, 8);
@@ -465,7 +468,7 @@ sws_http_v2_read_handler(sws_event_t *rev)
                 return;
             }
             if (rv == NGHTTP2_ERR_CALLBACK_FAILURE && h2c->calm) {
-                code = h2c->calm;        /* our own verdict: a flood */
+                code = h2c->calm;        /* our own verdict */
             } else if (rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
                 code = NGHTTP2_ENHANCE_YOUR_CALM;
             } else {

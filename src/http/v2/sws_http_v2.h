@@ -73,6 +73,9 @@ struct sws_http_v2_conn_s {
     sws_uint_t                 bad_streams;   /* header blocks refused */
     size_t                     block_bytes;   /* of the header block being read */
     sws_uint_t                 calm;          /* error code to GOAWAY with, 0 none */
+    int32_t                    last_stream_id; /* the highest stream the client opened */
+    int32_t                    peer_window;   /* its SETTINGS_INITIAL_WINDOW_SIZE so far */
+    int64_t                    peer_window_max; /* the largest send window of a stream */
     sws_uint_t                 rst_burst;     /* client resets: a token bucket */
     sws_uint_t                 rst_tokens;    /* in thousandths */
     sws_msec_t                 rst_last;
@@ -82,6 +85,7 @@ struct sws_http_v2_conn_s {
     unsigned                   in_send:1;
     unsigned                   goaway:1;      /* GOAWAY submitted */
     unsigned                   closing:1;     /* close once output is flushed */
+    unsigned                   refused:1;     /* a stream was refused (never opened) */
 };
 
 /* Take over c (c->data is its sws_http_conn_t): data/len are bytes read

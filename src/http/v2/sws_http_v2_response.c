@@ -335,10 +335,14 @@ static int
 sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
     void *user_data)
 {
+    sws_http_v2_conn_t   *h2c = user_data;
     sws_http_v2_stream_t *st;
 
-    (void) user_data;
-
+    if (frame->hd.type == NGHTTP2_RST_STREAM
+        && frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
+    {
+        h2c->refused = 1;        /* see sws_http_v2_check_stream_id() */
+    }
     if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
         return 0;
     }

@@ -6,7 +6,9 @@
  * specific fields, upper-case names, missing or repeated pseudo-header
  * fields, TE other than "trailers", content-length against the DATA all
  * reset the stream with PROTOCOL_ERROR. The limits and abuse checks are
- * here.
+ * here, and the few RFC 9113 checks nghttp2 leaves out: a new stream below
+ * one opened (5.1.1), an initial window overflowing a stream's (6.9.2), a
+ * Host differing from :authority (8.3.1).
  */
 #include "sws_http_v2.h"
 
@@ -26,13 +28,89 @@ sws_http_v2_stream(nghttp2_session *session, int32_t id)
 
 /* ---- abuse accounting ---- */
 
+/* A connection error of ours (nghttp2 does not see it): the read handler
+ * ends the session with this code. */
 static int
-sws_http_v2_calm(sws_http_v2_conn_t *h2c, const char *what)
+sws_http_v2_conn_error(sws_http_v2_conn_t *h2c, uint32_t code, const char *what)
 {
     sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                   "client sent %s: closing the HTTP/2 connection", what);
-    h2c->calm = NGHTTP2_ENHANCE_YOUR_CALM;
+    h2c->calm = code;
     return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static int
+sws_http_v2_calm(sws_http_v2_conn_t *h2c, const char *what)
+{
+    return sws_http_v2_conn_error(h2c, NGHTTP2_ENHANCE_YOUR_CALM, what);
+}
+
+/* ---- what nghttp2 lets pass ---- */
+
+/* RFC 9113 5.1.1: a HEADERS opening a stream below one already opened is
+ * a PROTOCOL_ERROR. nghttp2 ignores a HEADERS on a stream it does not know
+ * (it might be a late trailer); it remembers closed streams, so one it
+ * neither has nor had (or has as idle, from a PRIORITY frame) was never
+ * opened. After streams were refused (never opened, but their trailers
+ * may still come) this is not told apart. */
+static int
+sws_http_v2_check_stream_id(sws_http_v2_conn_t *h2c, nghttp2_session *session, int32_t id)
+{
+    nghttp2_stream *stream;
+
+    if (!(id & 1) || id >= h2c->last_stream_id || h2c->refused) {
+        return 0;
+    }
+    stream = nghttp2_session_find_stream(session, id);
+    if (stream == NULL || nghttp2_stream_get_state(stream) == NGHTTP2_STREAM_STATE_IDLE) {
+        return sws_http_v2_conn_error(h2c, NGHTTP2_PROTOCOL_ERROR,
+                                      "a new stream with a lower identifier");
+    }
+    return 0;
+}
+
+/* Before a SETTINGS frame: the largest send window of a stream, to see a
+ * new SETTINGS_INITIAL_WINDOW_SIZE take one past 2^31-1. RFC 9113 6.9.2
+ * makes that a connection error (nghttp2 resets the stream only). */
+static void
+sws_http_v2_settings_begin(sws_http_v2_conn_t *h2c, nghttp2_session *session)
+{
+    sws_queue_t          *q;
+    sws_http_v2_stream_t *st;
+    int32_t               w;
+
+    h2c->peer_window = (int32_t) nghttp2_session_get_remote_settings(session,
+                                     NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
+    h2c->peer_window_max = INT32_MIN;
+    for (q = sws_queue_head(&h2c->streams); q != sws_queue_sentinel(&h2c->streams);
+         q = sws_queue_next(q))
+    {
+        st = sws_queue_data(q, sws_http_v2_stream_t, queue);
+        w = nghttp2_session_get_stream_remote_window_size(session, st->id);
+        if (w > h2c->peer_window_max) {
+            h2c->peer_window_max = w;
+        }
+    }
+}
+
+static int
+sws_http_v2_settings_recv(sws_http_v2_conn_t *h2c, const nghttp2_settings *settings)
+{
+    int64_t  cur = h2c->peer_window, max = h2c->peer_window_max;
+    size_t   i;
+
+    for (i = 0; i < settings->niv; i++) {
+        if (settings->iv[i].settings_id != NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE) {
+            continue;
+        }
+        max += (int64_t) settings->iv[i].value - cur;
+        cur = settings->iv[i].value;
+        if (max > NGHTTP2_MAX_WINDOW_SIZE) {
+            return sws_http_v2_conn_error(h2c, NGHTTP2_FLOW_CONTROL_ERROR,
+                                          "an initial window size overflowing a stream window");
+        }
+    }
+    return 0;
 }
 
 static int
@@ -43,11 +121,12 @@ sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
     sws_msec_t          now;
     int                 control = 0;
 
-    (void) session;
-
     switch (hd->type) {
     case NGHTTP2_HEADERS:
         h2c->block_bytes = hd->length;
+        if (sws_http_v2_check_stream_id(h2c, session, hd->stream_id) != 0) {
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
         break;
     case NGHTTP2_CONTINUATION:
         /* nghttp2 limits how many; this limits how much, whatever HPACK
@@ -58,6 +137,11 @@ sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
         }
         break;
     case NGHTTP2_SETTINGS:
+        if (!(hd->flags & NGHTTP2_FLAG_ACK)) {
+            sws_http_v2_settings_begin(h2c, session);
+        }
+        control = 1;
+        break;
     case NGHTTP2_PING:
     case NGHTTP2_PRIORITY:
         control = 1;
@@ -136,6 +220,9 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     st->r->http_version = SWS_HTTP_VERSION_20;
     sws_queue_insert_tail(&h2c->streams, &st->queue);
     h2c->nstreams++;
+    if (st->id > h2c->last_stream_id) {
+        h2c->last_stream_id = st->id;
+    }
     /* The whole header block must come within client_header_timeout. */
     sws_add_timer(&st->rev, h2c->hc->cscf->client_header_timeout);
     return 0;
@@ -317,6 +404,37 @@ sws_http_v2_join_cookies(sws_http_v2_stream_t *st)
     return SWS_OK;
 }
 
+/* An authority without the default port of the scheme (RFC 3986 6.2.3). */
+static sws_str_t
+sws_http_v2_authority(const sws_str_t *a, const sws_str_t *scheme)
+{
+    sws_str_t out = *a;
+    size_t    n;
+
+    n = (scheme->len == 5 && memcmp(scheme->data, "https", 5) == 0) ? 4 : 3;
+    if (out.len > n && memcmp(out.data + out.len - n, n == 4 ? ":443" : ":80", n) == 0) {
+        out.len -= n;
+    } else if (out.len && out.data[out.len - 1] == ':') {
+        out.len--;
+    }
+    return out;
+}
+
+/* RFC 9113 8.3.1: a Host that names another authority than :authority
+ * makes the request malformed (nghttp2 takes both). */
+static int
+sws_http_v2_host_differs(sws_http_v2_stream_t *st)
+{
+    sws_str_t a, h;
+
+    if (st->authority.len == 0 || st->r->h_host == NULL) {
+        return 0;
+    }
+    a = sws_http_v2_authority(&st->authority, &st->scheme);
+    h = sws_http_v2_authority(st->r->h_host, &st->scheme);
+    return !sws_str_caseeq(&a, &h);
+}
+
 /* The request line, as HTTP/1 would have sent it: the same parser checks
  * the method and target, $request shows it. */
 static sws_int_t
@@ -365,7 +483,7 @@ sws_http_v2_process(sws_http_v2_stream_t *st)
     if (st->scheme.len) {
         r->schema = st->scheme;
     }
-    /* :authority wins over Host (RFC 9113 8.3.1). */
+    /* :authority wins over Host (RFC 9113 8.3.1; they agree by now). */
     host = st->authority.len ? st->authority : (r->h_host ? *r->h_host : st->authority);
     if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
@@ -431,6 +549,15 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
     sws_int_t                 rc;
 
     sws_del_timer(&st->rev);
+    if (sws_http_v2_host_differs(st)) {
+        sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
+                      "client sent :authority \"%.*s\" and host \"%.*s\" on stream %d: "
+                      "reset with PROTOCOL_ERROR",
+                      (int) sws_min(st->authority.len, 64), st->authority.data,
+                      (int) sws_min(r->h_host->len, 64), r->h_host->data, (int) st->id);
+        sws_http_v2_reset(st, NGHTTP2_PROTOCOL_ERROR);
+        return;
+    }
     st->started = 1;
     h2c->processed++;
     clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
@@ -707,9 +834,12 @@ sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
 {
     sws_http_v2_stream_t *st;
 
-    (void) user_data;
-
     switch (frame->hd.type) {
+    case NGHTTP2_SETTINGS:
+        if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
+            return 0;
+        }
+        return sws_http_v2_settings_recv(user_data, &frame->settings);
     case NGHTTP2_HEADERS:
         st = sws_http_v2_stream(session, frame->hd.stream_id);
         if (st == NULL || st->r == NULL) {

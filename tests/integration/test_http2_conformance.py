@@ -1,0 +1,925 @@
+"""HTTP/2 conformance, requirement by requirement: RFC 9113 (sections 3 to
+9) and RFC 7541 (HPACK). One table row per MUST: the exact frames sent over
+a real socket (cleartext prior knowledge, and a selection again over TLS
+with ALPN h2) and the exact reaction expected, each read bounded in time.
+
+Expectations:
+  GOAWAY(code)   a connection error: GOAWAY with code, then the close
+  STREAM(code)   a stream error: RST_STREAM with code on the stream (a
+                 GOAWAY with the same code is allowed too: RFC 9113 5.4.1
+                 lets an endpoint treat any stream error as a connection one)
+  RESET(code)    RST_STREAM with code on the stream, and nothing broader
+  STATUS(n)      a response with :status n on the stream
+  ALIVE          nothing is answered and the connection goes on (a PING
+                 sent after it comes back with its ACK)
+"""
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+import echomod
+import h2raw
+import swsharness as h
+import tlsutil as t
+from h2raw import raw_frame
+
+# frame types and flags (RFC 9113 6)
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PUSH_PROMISE = 0x0, 0x1, 0x2, 0x3, 0x4, 0x5
+PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = 0x6, 0x7, 0x8, 0x9
+END_STREAM, ACK, END_HEADERS, PADDED, PRIO = 0x1, 0x1, 0x4, 0x8, 0x20
+E = h2raw
+
+FILES = {"html/hello.txt": b"Hello, HTTP/2!\n"}
+
+
+@pytest.fixture(scope="module")
+def srv(sws_module, pki, tmp_path_factory):
+    # An origin that accepts and never answers: a request proxied there
+    # keeps its stream half-closed (remote) for as long as a test needs.
+    hold = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    hold.bind(("127.0.0.1", 0))
+    hold.listen(256)
+    held = []
+
+    def accept():
+        while True:
+            try:
+                held.append(hold.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    s = t.launch(sws_module, pki, listen="http2", ports=3, files=FILES,
+                 load=echomod.build(tmp_path_factory.mktemp("echo")),
+                 server="        listen 127.0.0.1:@PORT2@ http2;\n"
+                        "        listen 127.0.0.1:@PORT3@;\n"
+                        "        location /echo { echo; }\n"
+                        "        location /hold { proxy_pass http://127.0.0.1:%d;\n"
+                        "                         proxy_read_timeout 10s; }\n"
+                        % hold.getsockname()[1])
+    s.port2, s.port3 = s.ports[1], s.ports[2]
+    yield s
+    s.stop()
+    hold.close()
+    for x in held:
+        x.close()
+
+
+def connect(srv, tls=False, settings=None):
+    """A connection past the handshake: the server's SETTINGS read (and
+    acknowledged), ours acknowledged."""
+    c = h2raw.H2(srv.port if tls else srv.port2, tls=tls, settings=settings)
+    c.scheme = "https" if tls else "http"
+    got = c.frames(timeout=3, until=lambda f: f is None or (
+        isinstance(f, h2raw.SettingsFrame) and "ACK" in f.flags))
+    assert got and got[-1] is not None, got
+    return c
+
+
+# ---------------------------------------------------------------- building blocks
+
+def hdr_block(c, path="/respond", method="GET", extra=(), pseudo=None):
+    fields = pseudo if pseudo is not None else [
+        (":method", method), (":scheme", c.scheme), (":authority", "localhost"),
+        (":path", path)]
+    return c.block(list(fields) + list(extra))
+
+
+def headers(c, sid=None, flags=END_STREAM | END_HEADERS, block=None, **kw):
+    """One HEADERS frame (raw, so any flags go); returns its stream id."""
+    sid = c.new_id() if sid is None else sid
+    c.send(raw_frame(HEADERS, flags, sid, block if block is not None else hdr_block(c, **kw)))
+    return sid
+
+
+def open_stream(c, path="/hold", **kw):
+    """A request whose body is still to come: the stream is open."""
+    return headers(c, flags=END_HEADERS, path=path, method="POST", **kw)
+
+
+def half_closed(c):
+    """A request whose response will not come soon: half-closed (remote)."""
+    return headers(c, path="/hold")
+
+
+def finished(c):
+    """A stream closed both ways: request sent, response read whole."""
+    sid = headers(c)
+    hdrs, body, _ = c.response(sid)
+    assert h2raw.status(hdrs) == 200 and body == b"Hello, world!"
+    return sid
+
+
+def reset_by_client(c):
+    sid = open_stream(c)
+    c.send(raw_frame(RST_STREAM, 0, sid, struct.pack(">I", E.CANCEL)))
+    return sid
+
+
+def u32(v):
+    return struct.pack(">I", v)
+
+
+def setting(ident, value):
+    return struct.pack(">HI", ident, value)
+
+
+def wu(sid, inc):
+    return raw_frame(WINDOW_UPDATE, 0, sid, u32(inc))
+
+
+def ping(data=b"conform!", flags=0):
+    return raw_frame(PING, flags, 0, data)
+
+
+# HPACK (RFC 7541) by hand: 0x82 is ":method: GET" (static index 2), 0x84
+# ":path: /", 0x86 ":scheme: http", 0x87 ":scheme: https".
+def get_prefix(c):
+    return b"\x82\x84" + (b"\x87" if c.scheme == "https" else b"\x86")
+
+
+def literal(name, value):
+    """A literal field without indexing, new name, no Huffman."""
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+# ---------------------------------------------------------------- expectations
+
+class Expect:
+    def __init__(self, kind, code=None):
+        self.kind, self.code = kind, code
+
+    def __repr__(self):
+        return "%s(%s)" % (self.kind, self.code)
+
+
+def GOAWAY_(code):
+    return Expect("goaway", code)
+
+
+def STREAM(code):
+    return Expect("stream", code)
+
+
+def RESET(code):
+    return Expect("reset", code)
+
+
+def STATUS(n):
+    return Expect("status", n)
+
+
+ALIVE = Expect("alive")
+
+
+def check(c, sid, exp, what):
+    if exp.kind == "goaway":
+        g = c.goaway(timeout=5)
+        assert g is not None, "%s: no GOAWAY" % what
+        assert g.error_code == exp.code, (what, g.error_code, g.additional_data)
+        assert c.closed_within(5), "%s: not closed after GOAWAY" % what
+        return
+    if exp.kind in ("stream", "reset"):
+        frames = c.frames(timeout=5, until=lambda f: f is None
+                          or isinstance(f, h2raw.GoAwayFrame)
+                          or (isinstance(f, h2raw.RstStreamFrame) and f.stream_id == sid))
+        last = frames[-1] if frames else None
+        if exp.kind == "stream" and isinstance(last, h2raw.GoAwayFrame):
+            assert last.error_code == exp.code, (what, last.error_code, last.additional_data)
+            return
+        assert isinstance(last, h2raw.RstStreamFrame), (what, frames)
+        assert last.error_code == exp.code, (what, last.error_code)
+        expect_alive(c, what)
+        return
+    if exp.kind == "status":
+        hdrs, _, frames = c.response(sid)
+        assert h2raw.status(hdrs) == exp.code, (what, hdrs, frames)
+        expect_alive(c, what)
+        return
+    expect_alive(c, what)
+
+
+def expect_alive(c, what):
+    """A PING round trip with nothing bad before it."""
+    c.send(ping(b"alive?!!"))
+    frames = c.frames(timeout=5, until=lambda f: f is None or (
+        isinstance(f, h2raw.PingFrame) and "ACK" in f.flags and f.opaque_data == b"alive?!!"))
+    bad = [f for f in frames if f is None or isinstance(f, h2raw.GoAwayFrame)]
+    assert not bad, (what, frames)
+    assert frames and frames[-1].opaque_data == b"alive?!!", (what, frames)
+
+
+# ---------------------------------------------------------------- the table
+#
+# (section, requirement, action(c) -> stream id or None, expectation)
+
+ROWS = [
+    # 4.1 frame format
+    ("4.1", "an unknown frame type is ignored",
+     lambda c: c.send(raw_frame(0x20, 0xff, 0, b"whatever")), ALIVE),
+    ("4.1", "an unknown frame type on a stream is ignored",
+     lambda c: c.send(raw_frame(0x21, 0, 1, b"x")), ALIVE),
+    ("4.1", "unknown flags are ignored",
+     lambda c: c.send(ping(flags=0xfe)), ALIVE),
+    ("4.1", "the reserved bit of a stream identifier is ignored",
+     lambda c: headers(c, sid=0x80000001) and 1, STATUS(200)),
+    # 4.2 frame size
+    ("4.2", "DATA over SETTINGS_MAX_FRAME_SIZE",
+     lambda c: c.send(raw_frame(DATA, 0, open_stream(c), b"x" * 16385)) or 1,
+     STREAM(E.FRAME_SIZE_ERROR)),
+    ("4.2", "HEADERS over SETTINGS_MAX_FRAME_SIZE is a connection error",
+     lambda c: headers(c, block=hdr_block(c) + literal(b"x-pad", b"p" * 120) * 140),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("4.2", "SETTINGS over SETTINGS_MAX_FRAME_SIZE",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(0x99, 0) * 2731)),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("4.2", "DATA of exactly SETTINGS_MAX_FRAME_SIZE is served",
+     lambda c: c.send(raw_frame(DATA, END_STREAM, open_stream(c, path="/echo"),
+                                b"x" * 16384)) or 1, STATUS(200)),
+    # 4.3 field blocks
+    ("4.3", "a field block that cannot be decoded",
+     lambda c: headers(c, block=b"\x82\x84\x86\xbf\x87"),    # index 63: past both tables
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("4.3", "PRIORITY inside a field block",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(PRIORITY, 0, 3, u32(0) + b"\x10")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("4.3", "DATA inside a field block",
+     lambda c: c.send(raw_frame(HEADERS, 0, 1, get_prefix(c))
+                      + raw_frame(DATA, 0, 1, b"x")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("4.3", "HEADERS of another stream inside a field block",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(HEADERS, END_STREAM | END_HEADERS, 3, get_prefix(c))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.5", "an unknown frame type inside a field block",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(0x20, 0, 1, b"ext")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+
+    # 5.1 stream states: idle
+    ("5.1", "DATA on an idle stream",
+     lambda c: c.send(raw_frame(DATA, 0, 1, b"x")), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1", "RST_STREAM on an idle stream",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, 1, u32(E.CANCEL))), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1", "WINDOW_UPDATE on an idle stream",
+     lambda c: c.send(wu(1, 100)), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1", "CONTINUATION on an idle stream",
+     lambda c: c.send(raw_frame(CONTINUATION, END_HEADERS, 1, get_prefix(c))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1", "PRIORITY on an idle stream is accepted, the stream opens later",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 1, u32(0) + b"\x10")) or headers(c, sid=1),
+     STATUS(200)),
+    # half-closed (remote)
+    ("5.1", "DATA on a half-closed (remote) stream",
+     lambda c: c.send(raw_frame(DATA, 0, half_closed(c), b"x")) or 1,
+     STREAM(E.STREAM_CLOSED)),
+    ("5.1", "HEADERS on a half-closed (remote) stream",
+     lambda c: headers(c, sid=half_closed(c), block=b"\x40\x01a\x01b"),
+     STREAM(E.STREAM_CLOSED)),
+    ("5.1", "WINDOW_UPDATE on a half-closed (remote) stream is accepted",
+     lambda c: c.send(wu(half_closed(c), 1000)), ALIVE),
+    ("5.1", "PRIORITY on a half-closed (remote) stream is accepted",
+     lambda c: c.send(raw_frame(PRIORITY, 0, half_closed(c), u32(0) + b"\x10")), ALIVE),
+    ("5.1", "RST_STREAM on a half-closed (remote) stream is accepted",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, half_closed(c), u32(E.CANCEL))), ALIVE),
+    # closed
+    ("5.1", "DATA on a stream the client reset",
+     lambda c: c.send(raw_frame(DATA, 0, reset_by_client(c), b"x")) or 1,
+     STREAM(E.STREAM_CLOSED)),
+    ("5.1", "HEADERS on a stream the client reset",
+     lambda c: headers(c, sid=reset_by_client(c)), STREAM(E.STREAM_CLOSED)),
+    ("5.1", "DATA on a closed stream",
+     lambda c: c.send(raw_frame(DATA, 0, finished(c), b"x")) or 1,
+     STREAM(E.STREAM_CLOSED)),
+    ("5.1", "HEADERS on a closed stream",
+     lambda c: headers(c, sid=finished(c)), STREAM(E.STREAM_CLOSED)),
+    ("5.1", "PRIORITY on a closed stream is accepted",
+     lambda c: c.send(raw_frame(PRIORITY, 0, finished(c), u32(0) + b"\x10")), ALIVE),
+    ("5.1", "WINDOW_UPDATE on a closed stream is accepted",
+     lambda c: c.send(wu(finished(c), 1)), ALIVE),
+    ("5.1", "RST_STREAM on a closed stream is accepted",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, finished(c), u32(E.CANCEL))), ALIVE),
+    # 5.1.1 stream identifiers
+    ("5.1.1", "a client stream with an even identifier",
+     lambda c: headers(c, sid=2), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1.1", "a new stream numerically smaller than one used before",
+     lambda c: headers(c, sid=5) and headers(c, sid=3), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1.1", "a new stream below one used before, made idle by PRIORITY",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 3, u32(0) + b"\x10"))
+     or (headers(c, sid=5) and headers(c, sid=3)), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("5.1.1", "the largest stream identifier, 2^31-1, is served",
+     lambda c: headers(c, sid=0x7fffffff), STATUS(200)),
+    # 5.3 priority (deprecated signals are parsed, their errors still hold)
+    ("5.3.1", "HEADERS depending on its own stream",
+     lambda c: headers(c, sid=1, flags=END_STREAM | END_HEADERS | PRIO,
+                       block=u32(1) + b"\x10" + hdr_block(c)),
+     STREAM(E.PROTOCOL_ERROR)),
+    ("5.3.1", "PRIORITY depending on its own stream",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 1, u32(1) + b"\x10")) or 1,
+     STREAM(E.PROTOCOL_ERROR)),
+    ("5.3.2", "HEADERS with a priority block is served",
+     lambda c: headers(c, flags=END_STREAM | END_HEADERS | PRIO,
+                       block=u32(0x80000000) + b"\xff" + hdr_block(c)), STATUS(200)),
+    # 5.4 error handling
+    ("5.4.1", "an invalid PING ends the connection",
+     lambda c: c.send(raw_frame(PING, 0, 0, b"short")), GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("7", "an unknown error code in RST_STREAM does not matter",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, open_stream(c), u32(0xabcdef))), ALIVE),
+
+    # 6.1 DATA
+    ("6.1", "DATA on stream 0",
+     lambda c: c.send(raw_frame(DATA, 0, 0, b"x")), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.1", "DATA whose padding is as long as the payload",
+     lambda c: c.send(raw_frame(DATA, PADDED, open_stream(c), b"\x05abcd")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.1", "DATA with padding is served",
+     lambda c: c.send(raw_frame(DATA, PADDED | END_STREAM, open_stream(c, path="/echo"),
+                                b"\x03abc\x00\x00\x00")) or 1, STATUS(200)),
+    # 6.2 HEADERS
+    ("6.2", "HEADERS on stream 0",
+     lambda c: headers(c, sid=0) and None, GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.2", "HEADERS whose padding is as long as the payload",
+     lambda c: headers(c, flags=END_STREAM | END_HEADERS | PADDED, block=b"\x03\x82\x84"),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.2", "HEADERS with padding is served",
+     lambda c: headers(c, flags=END_STREAM | END_HEADERS | PADDED,
+                       block=b"\x04" + hdr_block(c) + b"\x00" * 4), STATUS(200)),
+    # 6.3 PRIORITY
+    ("6.3", "PRIORITY on stream 0",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 0, u32(1) + b"\x10")), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.3", "PRIORITY of 4 bytes",
+     lambda c: c.send(raw_frame(PRIORITY, 0, 1, u32(0))) or 1, STREAM(E.FRAME_SIZE_ERROR)),
+    # 6.4 RST_STREAM
+    ("6.4", "RST_STREAM on stream 0",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, 0, u32(0))), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.4", "RST_STREAM of 3 bytes",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, open_stream(c), b"\x00\x00\x08")),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("6.4", "RST_STREAM of 5 bytes",
+     lambda c: c.send(raw_frame(RST_STREAM, 0, open_stream(c), b"\x00\x00\x00\x08\x00")),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    # 6.5 SETTINGS
+    ("6.5", "SETTINGS ACK with a payload",
+     lambda c: c.send(raw_frame(SETTINGS, ACK, 0, setting(3, 100))), GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("6.5", "SETTINGS on a stream",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 1, b"")), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.5", "SETTINGS not a multiple of 6 bytes",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(3, 100) + b"\x00\x00")),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("6.5.2", "SETTINGS_ENABLE_PUSH 0 is accepted",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(2, 0))) or headers(c), STATUS(200)),
+    ("6.5.2", "SETTINGS_ENABLE_PUSH 1 is accepted",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(2, 1))) or headers(c), STATUS(200)),
+    ("6.5.2", "SETTINGS_ENABLE_PUSH 2",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(2, 2))), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.5.2", "SETTINGS_INITIAL_WINDOW_SIZE 2^31",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(4, 1 << 31))),
+     GOAWAY_(E.FLOW_CONTROL_ERROR)),
+    ("6.5.2", "SETTINGS_INITIAL_WINDOW_SIZE 2^31-1 is accepted",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(4, (1 << 31) - 1))) or headers(c),
+     STATUS(200)),
+    ("6.5.2", "SETTINGS_MAX_FRAME_SIZE below 2^14",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(5, 16383))), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.5.2", "SETTINGS_MAX_FRAME_SIZE above 2^24-1",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(5, 1 << 24))), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.5.2", "SETTINGS_MAX_FRAME_SIZE 2^24-1 is accepted",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(5, (1 << 24) - 1))) or headers(c),
+     STATUS(200)),
+    ("6.5.2", "SETTINGS_HEADER_TABLE_SIZE 0 is accepted",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(1, 0))) or headers(c), STATUS(200)),
+    ("6.5.2", "SETTINGS_MAX_CONCURRENT_STREAMS 0 is accepted (no push anyway)",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(3, 0))) or headers(c), STATUS(200)),
+    ("6.5.2", "an unknown setting is ignored",
+     lambda c: c.send(raw_frame(SETTINGS, 0, 0, setting(0xfe, 12345))) or headers(c),
+     STATUS(200)),
+    # 6.6 PUSH_PROMISE
+    ("6.6", "PUSH_PROMISE from a client",
+     lambda c: c.send(raw_frame(PUSH_PROMISE, END_HEADERS, open_stream(c),
+                                u32(2) + get_prefix(c))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    # 6.7 PING
+    ("6.7", "PING on a stream",
+     lambda c: c.send(raw_frame(PING, 0, 1, b"12345678")), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.7", "PING of 9 bytes",
+     lambda c: c.send(raw_frame(PING, 0, 0, b"123456789")), GOAWAY_(E.FRAME_SIZE_ERROR)),
+    # 6.8 GOAWAY
+    ("6.8", "GOAWAY on a stream",
+     lambda c: c.send(raw_frame(GOAWAY, 0, 1, u32(0) + u32(0))), GOAWAY_(E.PROTOCOL_ERROR)),
+    # 6.9 WINDOW_UPDATE
+    ("6.9", "WINDOW_UPDATE of 0 on the connection",
+     lambda c: c.send(wu(0, 0)), GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.9", "WINDOW_UPDATE of 0 on a stream",
+     lambda c: c.send(wu(open_stream(c), 0)) or 1, STREAM(E.PROTOCOL_ERROR)),
+    ("6.9", "WINDOW_UPDATE of 3 bytes",
+     lambda c: c.send(raw_frame(WINDOW_UPDATE, 0, 0, b"\x00\x00\x01")),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("6.9", "WINDOW_UPDATE of 5 bytes on a stream",
+     lambda c: c.send(raw_frame(WINDOW_UPDATE, 0, open_stream(c), b"\x00\x00\x00\x01\x00")),
+     GOAWAY_(E.FRAME_SIZE_ERROR)),
+    ("6.9", "the reserved bit of a window increment is ignored",
+     lambda c: c.send(wu(0, 0x80000001)), ALIVE),
+    ("6.9.1", "WINDOW_UPDATE overflowing the connection window",
+     lambda c: c.send(wu(0, 0x7fffffff)), GOAWAY_(E.FLOW_CONTROL_ERROR)),
+    ("6.9.1", "WINDOW_UPDATEs adding up past 2^31-1 on the connection",
+     lambda c: c.send(wu(0, 0x40000000) + wu(0, 0x40000000)), GOAWAY_(E.FLOW_CONTROL_ERROR)),
+    ("6.9.1", "WINDOW_UPDATE overflowing a stream window",
+     lambda c: c.send(wu(half_closed(c), 0x7fffffff)) or 1, STREAM(E.FLOW_CONTROL_ERROR)),
+    ("6.9.2", "SETTINGS_INITIAL_WINDOW_SIZE pushing a stream window past 2^31-1",
+     lambda c: c.send(wu(half_closed(c), 0x7fffffff - 65535)
+                      + raw_frame(SETTINGS, 0, 0, setting(4, 65536))),
+     GOAWAY_(E.FLOW_CONTROL_ERROR)),
+    # 6.10 CONTINUATION
+    # (a block split over CONTINUATIONs: test_6_10_field_block_split_over_continuations)
+    ("6.10", "CONTINUATION after END_HEADERS",
+     lambda c: headers(c, sid=1) and c.send(raw_frame(CONTINUATION, END_HEADERS, 1,
+                                                      literal(b"a", b"b"))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.10", "CONTINUATION after a CONTINUATION with END_HEADERS",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(CONTINUATION, END_HEADERS, 1, b"")
+                      + raw_frame(CONTINUATION, END_HEADERS, 1, literal(b"a", b"b"))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.10", "CONTINUATION on stream 0",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(CONTINUATION, END_HEADERS, 0, b"")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.10", "CONTINUATION of another stream",
+     lambda c: c.send(raw_frame(HEADERS, END_STREAM, 1, get_prefix(c))
+                      + raw_frame(CONTINUATION, END_HEADERS, 3, b"")),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+    ("6.10", "CONTINUATION after DATA",
+     lambda c: c.send(raw_frame(DATA, 0, open_stream(c), b"x")
+                      + raw_frame(CONTINUATION, END_HEADERS, 1, literal(b"a", b"b"))),
+     GOAWAY_(E.PROTOCOL_ERROR)),
+
+    # RFC 7541 HPACK: a block that cannot be decoded is a connection error
+    # of type COMPRESSION_ERROR (RFC 9113 4.3)
+    ("7541 2.3.3", "an indexed field past the dynamic table",
+     lambda c: headers(c, block=get_prefix(c) + b"\xbe"), GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 2.3.3", "a literal whose name index is past the tables",
+     lambda c: headers(c, block=get_prefix(c) + b"\x7e\x01a"), GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 4.2", "a table size update above SETTINGS_HEADER_TABLE_SIZE",
+     lambda c: headers(c, block=b"\x3f\xe2\x1f" + get_prefix(c)),      # 4097
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 4.2", "a table size update at the start is accepted",
+     lambda c: headers(c, block=b"\x3f\xe1\x1f\x20" + hdr_block(c)), STATUS(200)),
+    ("7541 4.2", "a table size update after a field",
+     lambda c: headers(c, block=get_prefix(c) + b"\x20"), GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.1", "an integer that overflows",
+     lambda c: headers(c, block=get_prefix(c) + b"\xff\xff\xff\xff\xff\xff\xff\xff\x7f"),
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.2", "a string longer than the block",
+     lambda c: headers(c, block=get_prefix(c) + b"\x00\x01a\x7f\x80\x01b"),
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.2", "a Huffman string with the EOS symbol",
+     lambda c: headers(c, block=get_prefix(c) + b"\x00\x01a\x84\xff\xff\xff\xff"),
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.2", "Huffman padding longer than 7 bits",
+     lambda c: headers(c, block=get_prefix(c) + b"\x00\x01a\x82\x1f\xff"),
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.2", "Huffman padding not of ones",
+     lambda c: headers(c, block=get_prefix(c) + b"\x00\x01a\x81\x18"),
+     GOAWAY_(E.COMPRESSION_ERROR)),
+    ("7541 5.2", "a Huffman string with valid padding is served",
+     lambda c: headers(c, block=hdr_block(c) + b"\x00\x01a\x81\x1f"), STATUS(200)),
+    ("7541 6.2.3", "a literal never indexed is served",
+     lambda c: headers(c, block=hdr_block(c) + b"\x10\x05x-sec\x03abc"), STATUS(200)),
+    ("7541 6.1", "an indexed field with index 0",
+     lambda c: headers(c, block=get_prefix(c) + b"\x80"), GOAWAY_(E.COMPRESSION_ERROR)),
+]
+
+
+# 8 HTTP semantics: requests that are malformed (8.1.1: a stream error of
+# type PROTOCOL_ERROR), as (section, requirement, pseudo fields or None for
+# the usual four, regular fields, HEADERS flags).
+REQ = [(":method", "GET"), (":scheme", "http"), (":authority", "localhost"),
+       (":path", "/respond")]
+
+
+def without(name):
+    return [f for f in REQ if f[0] != name]
+
+
+MALFORMED = [
+    ("8.2", "an upper-case field name", None, [("X-Upper", "1")]),
+    ("8.2", "a field name with a space", None, [("x bad", "1")]),
+    ("8.2", "a field name with a colon inside", None, [("x:bad", "1")]),
+    ("8.2", "an empty field name", None, [("", "1")]),
+    ("8.2.1", "a field value with NUL", None, [("x-bad", "a\x00b")]),
+    ("8.2.1", "a field value with CR", None, [("x-bad", "a\rb")]),
+    ("8.2.1", "a field value with LF", None, [("x-bad", "a\nb")]),
+    ("8.2.1", "a field value with leading whitespace", None, [("x-bad", " ab")]),
+    ("8.2.1", "a field value with trailing whitespace", None, [("x-bad", "ab\t")]),
+    ("8.2.2", "connection", None, [("connection", "keep-alive")]),
+    ("8.2.2", "keep-alive", None, [("keep-alive", "timeout=5")]),
+    ("8.2.2", "proxy-connection", None, [("proxy-connection", "keep-alive")]),
+    ("8.2.2", "transfer-encoding", None, [("transfer-encoding", "chunked")]),
+    ("8.2.2", "upgrade", None, [("upgrade", "h2c")]),
+    ("8.2.2", "TE other than trailers", None, [("te", "gzip")]),
+    ("8.3", "an unknown pseudo-header field", REQ + [(":foo", "bar")], []),
+    ("8.3", "a response pseudo-header field in a request", REQ + [(":status", "200")], []),
+    ("8.3", "a pseudo-header field after a regular one",
+     REQ[:2] + [("x-a", "1")] + REQ[2:], []),
+    ("8.3.1", "no :method", without(":method"), []),
+    ("8.3.1", "no :scheme", without(":scheme"), []),
+    ("8.3.1", "no :path", without(":path"), []),
+    ("8.3.1", "an empty :path", without(":path") + [(":path", "")], []),
+    ("8.3.1", "two :method", REQ + [(":method", "GET")], []),
+    ("8.3.1", "two :scheme", REQ + [(":scheme", "http")], []),
+    ("8.3.1", "two :path", REQ + [(":path", "/respond")], []),
+    ("8.3.1", "two :authority", REQ + [(":authority", "localhost")], []),
+    ("8.3.1", ":authority and a host that differs", None, [("host", "other.example")]),
+    ("8.5", "CONNECT with :path", [(":method", "CONNECT"), (":authority", "localhost:80"),
+                                   (":path", "/")], []),
+    ("8.5", "CONNECT without :authority", [(":method", "CONNECT")], []),
+]
+
+
+def malformed_rows():
+    out = []
+    for sec, what, pseudo, regular in MALFORMED:
+        out.append(pytest.param(sec, what, pseudo, regular, id="%s %s" % (sec, what)))
+    return out
+
+
+# ---------------------------------------------------------------- the tests
+
+@pytest.mark.parametrize("sec,what,action,exp", [
+    pytest.param(*r, id="%s %s" % (r[0], r[1])) for r in ROWS])
+def test_frames(srv, sec, what, action, exp):
+    with connect(srv) as c:
+        sid = action(c)
+        check(c, sid if isinstance(sid, int) and sid > 0 else 1, exp, what)
+
+
+# A selection again over TLS with ALPN h2: the same session code behind a
+# different transport (reads spanning records, close_notify after GOAWAY).
+TLS_ROWS = ["4.2 HEADERS over SETTINGS_MAX_FRAME_SIZE is a connection error",
+            "5.1 DATA on an idle stream",
+            "5.1 DATA on a half-closed (remote) stream",
+            "5.1.1 a new stream numerically smaller than one used before",
+            "6.5.2 SETTINGS_ENABLE_PUSH 2",
+            "6.9.1 WINDOW_UPDATE overflowing a stream window",
+            "6.10 CONTINUATION of another stream",
+            "4.1 an unknown frame type is ignored"]
+
+
+@pytest.mark.parametrize("sec,what,action,exp", [
+    pytest.param(*r, id="%s %s" % (r[0], r[1])) for r in ROWS
+    if "%s %s" % (r[0], r[1]) in TLS_ROWS])
+def test_frames_tls(srv, sec, what, action, exp):
+    with connect(srv, tls=True) as c:
+        sid = action(c)
+        check(c, sid if isinstance(sid, int) and sid > 0 else 1, exp, what)
+
+
+@pytest.mark.parametrize("sec,what,pseudo,regular", malformed_rows())
+def test_malformed_request(srv, sec, what, pseudo, regular):
+    with connect(srv) as c:
+        fields = list(pseudo if pseudo is not None else REQ) + list(regular)
+        sid = headers(c, block=c.block(fields))
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), what)
+        check(c, headers(c), STATUS(200), "then a good request")
+
+
+# ---------------------------------------------------------------- sequences
+
+def test_3_4_server_preface_is_settings(srv):
+    for tls in (False, True):
+        with h2raw.H2(srv.port if tls else srv.port2, tls=tls) as c:
+            first = c.read_frame(3)
+            assert isinstance(first, h2raw.SettingsFrame) and "ACK" not in first.flags, first
+            frames = c.frames(timeout=3, until=lambda f: f is None or (
+                isinstance(f, h2raw.SettingsFrame) and "ACK" in f.flags))
+            assert frames and isinstance(frames[-1], h2raw.SettingsFrame), frames
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "tls"])
+def test_3_4_preface_not_followed_by_settings(srv, tls):
+    with h2raw.H2(srv.port if tls else srv.port2, tls=tls, preface=False) as c:
+        c.send(h2raw.PREFACE + ping())
+        check(c, None, GOAWAY_(E.PROTOCOL_ERROR), "PING before SETTINGS")
+
+
+def test_3_4_invalid_preface_over_tls(srv):
+    with h2raw.H2(srv.port, tls=True, preface=False) as c:
+        c.send(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n" + raw_frame(SETTINGS, 0, 0))
+        g = c.goaway(timeout=4)
+        assert g is None or g.error_code == E.PROTOCOL_ERROR, g
+        assert c.closed_within(4)
+
+
+@pytest.mark.parametrize("port", ["port2", "port3"], ids=["h2c port", "http/1 port"])
+def test_3_upgrade_h2c_is_ignored(srv, port):
+    """RFC 9113 3.1: the Upgrade to h2c is deprecated; the request is
+    served over HTTP/1.1."""
+    with h.Conn(getattr(srv, port)) as c:
+        c.send("GET /hello.txt HTTP/1.1\r\nHost: localhost\r\n"
+               "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+               "HTTP2-Settings: AAMAAABkAAQCAAAAAAIAAAAA\r\n\r\n")
+        r = c.read_response()
+    assert r.status == 200 and r.version == "HTTP/1.1", r
+    assert r.body == b"Hello, HTTP/2!\n"
+    assert r.header("upgrade") is None
+
+
+def test_6_5_3_settings_are_acknowledged(srv):
+    with connect(srv) as c:
+        c.send(raw_frame(SETTINGS, 0, 0, setting(4, 100000) + setting(1, 8192)))
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(f, h2raw.SettingsFrame))
+        assert isinstance(frames[-1], h2raw.SettingsFrame) and "ACK" in frames[-1].flags
+        assert frames[-1].body_len == 0
+
+
+def test_6_7_ping_is_answered_and_ack_is_not(srv):
+    with connect(srv) as c:
+        c.send(ping(b"\x00\x01\x02\x03\x04\x05\x06\x07", flags=ACK))   # not answered
+        c.send(ping(b"abcdefgh"))
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(f, h2raw.PingFrame))
+        assert isinstance(frames[-1], h2raw.PingFrame), frames
+        assert "ACK" in frames[-1].flags and frames[-1].opaque_data == b"abcdefgh"
+
+
+def test_6_8_client_goaway_lets_the_stream_finish(srv):
+    with connect(srv) as c:
+        sid = headers(c)
+        c.send(raw_frame(GOAWAY, 0, 0, u32(0) + u32(E.NO_ERROR)))   # no pushed stream
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and body == b"Hello, world!"
+
+
+def data_frames(c, sid, timeout=3):
+    frames = c.frames(timeout=timeout, until=lambda f: f is None or (
+        isinstance(f, h2raw.DataFrame) and f.stream_id == sid))
+    return [f for f in frames if isinstance(f, h2raw.DataFrame) and f.stream_id == sid]
+
+
+def test_6_9_1_initial_window_of_one_byte(srv):
+    with connect(srv, settings={E.INITIAL_WINDOW_SIZE: 1}) as c:
+        sid = headers(c, path="/hello.txt")
+        got = data_frames(c, sid)
+        assert len(got) == 1 and got[0].data == b"H", got
+        assert not data_frames(c, sid, timeout=0.5), "sent past the window"
+        c.send(wu(sid, 100))
+        _, body, _ = c.response(sid)
+        assert body == b"ello, HTTP/2!\n"
+
+
+@pytest.mark.parametrize("why", ["response before the body", "malformed request"])
+def test_5_1_frames_after_the_servers_rst_stream_are_ignored(srv, why):
+    """RFC 9113 5.1: after sending RST_STREAM, frames still in flight on the
+    stream are ignored, not errors."""
+    with connect(srv) as c:
+        extra = [("connection", "close")] if why == "malformed request" else []
+        sid = headers(c, flags=END_HEADERS, path="/respond", method="POST", extra=extra)
+        c.send(raw_frame(DATA, 0, sid, b"part"))
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(f, h2raw.RstStreamFrame))
+        assert isinstance(frames[-1], h2raw.RstStreamFrame), frames
+        c.send(raw_frame(DATA, 0, sid, b"more") + wu(sid, 10)
+               + raw_frame(HEADERS, END_STREAM | END_HEADERS, sid, c.block([("x-t", "1")])))
+        expect_alive(c, why)
+        check(c, headers(c), STATUS(200), "then a new stream")
+
+
+def test_5_4_2_no_rst_stream_in_answer_to_rst_stream(srv):
+    with connect(srv) as c:
+        sid = reset_by_client(c)
+        c.send(ping(b"after-rs"))
+        frames = c.frames(timeout=3, until=lambda f: f is None or (
+            isinstance(f, h2raw.PingFrame) and f.opaque_data == b"after-rs"))
+        assert frames and frames[-1] is not None, frames
+        more = c.frames(timeout=0.5)
+        assert not any(isinstance(f, (h2raw.RstStreamFrame, h2raw.GoAwayFrame))
+                       for f in frames + more if f is not None), frames + more
+        assert h2raw.rst_code(frames + more, sid) is None
+
+
+def test_6_5_3_settings_values_are_processed_in_order(srv):
+    with h2raw.H2(srv.port2, preface=False) as c:
+        c.scheme = "http"
+        c.send(h2raw.PREFACE + raw_frame(SETTINGS, 0, 0, setting(4, 100) + setting(4, 1)))
+        sid = headers(c, path="/hello.txt")
+        got = data_frames(c, sid)
+        assert len(got) == 1 and got[0].data == b"H", got
+
+
+def test_6_9_2_initial_window_change_can_make_a_window_negative(srv):
+    with connect(srv, settings={E.INITIAL_WINDOW_SIZE: 5}) as c:
+        sid = headers(c, path="/hello.txt")
+        got = data_frames(c, sid)
+        assert b"".join(f.data for f in got) == b"Hello"
+        # 5 - 5 sent = 0; the initial size 2 makes it -3 (RFC 9113 6.9.2)
+        c.send(raw_frame(SETTINGS, 0, 0, setting(4, 2)))
+        c.send(wu(sid, 3))           # back to 0: nothing may be sent
+        assert not data_frames(c, sid, timeout=0.5), "sent on a window <= 0"
+        c.send(wu(sid, 1))           # 1 byte
+        got = data_frames(c, sid)
+        assert len(got) == 1 and got[0].data == b",", got
+        c.send(wu(sid, 100))
+        _, body, _ = c.response(sid)
+        assert body == b" HTTP/2!\n"
+
+
+def test_6_9_2_initial_window_change_increases_open_windows(srv):
+    with connect(srv, settings={E.INITIAL_WINDOW_SIZE: 0}) as c:
+        sid = headers(c, path="/hello.txt")
+        assert not data_frames(c, sid, timeout=0.5)
+        c.send(raw_frame(SETTINGS, 0, 0, setting(4, 65535)))
+        _, body, _ = c.response(sid)
+        assert body == b"Hello, HTTP/2!\n"
+
+
+def test_5_1_2_concurrent_streams_over_the_limit(srv):
+    with connect(srv) as c:
+        limit = c.server_settings[E.MAX_CONCURRENT_STREAMS]
+        out = b""
+        for _ in range(limit + 1):
+            out += raw_frame(HEADERS, END_STREAM | END_HEADERS, c.new_id(), hdr_block(c, "/hold"))
+        c.send(out)
+        last = c.next_id - 2
+        frames = c.frames(timeout=5, until=lambda f: f is None or isinstance(
+            f, (h2raw.RstStreamFrame, h2raw.GoAwayFrame)))
+        f = frames[-1]
+        assert (isinstance(f, h2raw.RstStreamFrame) and f.stream_id == last
+                and f.error_code in (E.REFUSED_STREAM, E.PROTOCOL_ERROR)) or (
+            isinstance(f, h2raw.GoAwayFrame) and f.error_code == E.PROTOCOL_ERROR), frames
+
+
+def test_6_10_field_block_split_over_continuations(srv):
+    with connect(srv) as c:
+        block = hdr_block(c)
+        c.send(raw_frame(HEADERS, END_STREAM, 1, block[:2])
+               + raw_frame(CONTINUATION, 0, 1, block[2:3])
+               + raw_frame(CONTINUATION, 0, 1, b"")
+               + raw_frame(CONTINUATION, END_HEADERS, 1, block[3:]))
+        check(c, 1, STATUS(200), "split block")
+
+
+# 8.1 messages: bodies, trailers, content-length
+
+def post(c, path, chunks, extra=(), trailers=None, sid=None, method="POST"):
+    sid = headers(c, sid=sid, flags=END_HEADERS, path=path, method=method, extra=extra)
+    for i, chunk in enumerate(chunks):
+        last = i == len(chunks) - 1 and trailers is None
+        c.send(raw_frame(DATA, END_STREAM if last else 0, sid, chunk))
+    if trailers is not None:
+        c.send(raw_frame(HEADERS, END_STREAM | END_HEADERS, sid, c.block(trailers)))
+    return sid
+
+
+@pytest.mark.parametrize("method,path,want", [
+    ("POST", "/echo", b"part one, part two"), ("POST", "/respond", b"Hello, world!"),
+    ("GET", "/hello.txt", b"Hello, HTTP/2!\n")])
+def test_8_1_request_trailers_are_accepted(srv, method, path, want):
+    for tls in (False, True):
+        with connect(srv, tls=tls) as c:
+            sid = post(c, path, [b"part one, ", b"part two"], trailers=[("x-checksum", "abc")],
+                       method=method)
+            hdrs, body, frames = c.response(sid)
+            assert h2raw.status(hdrs) == 200 and body == want, frames
+            expect_alive(c, "after trailers")
+
+
+def test_8_1_trailers_without_data(srv):
+    with connect(srv) as c:
+        sid = post(c, "/echo", [], trailers=[("x-t", "1")])
+        hdrs, body, frames = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and body == b"", frames
+
+
+def test_8_1_trailers_without_end_stream(srv):
+    with connect(srv) as c:
+        sid = headers(c, flags=END_HEADERS, path="/echo", method="POST")
+        c.send(raw_frame(DATA, 0, sid, b"body"))
+        c.send(raw_frame(HEADERS, END_HEADERS, sid, c.block([("x-t", "1")])))
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), "trailers without END_STREAM")
+
+
+def test_8_1_pseudo_header_in_trailers(srv):
+    with connect(srv) as c:
+        sid = post(c, "/echo", [b"body"], trailers=[(":path", "/x")])
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), "pseudo-header in trailers")
+
+
+@pytest.mark.parametrize("length,chunks", [
+    ("20", [b"x" * 10]), ("5", [b"x" * 10]), ("10", [b"x" * 4, b"x" * 4]),
+    ("10", [b"x" * 6, b"x" * 6]), ("3", [])],
+    ids=["less", "more", "sum less", "sum more", "END_STREAM on HEADERS"])
+def test_8_1_1_content_length_mismatch(srv, length, chunks):
+    with connect(srv) as c:
+        if chunks:
+            sid = post(c, "/echo", chunks, extra=[("content-length", length)])
+        else:
+            sid = headers(c, path="/echo", method="POST", extra=[("content-length", length)])
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), "content-length %s" % length)
+
+
+def test_8_1_1_content_length_matching_is_served(srv):
+    with connect(srv) as c:
+        sid = post(c, "/echo", [b"x" * 6, b"y" * 4], extra=[("content-length", "10")])
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and body == b"xxxxxxyyyy"
+
+
+def test_8_2_3_cookie_crumbs(srv):
+    with connect(srv) as c:
+        sid = headers(c, path="/echo", extra=[("cookie", "a=1"), ("cookie", "b=2")])
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and b"a=1; b=2" in body, body
+
+
+def test_8_3_1_host_without_authority(srv):
+    with connect(srv) as c:
+        sid = headers(c, pseudo=[(":method", "GET"), (":scheme", "http"), (":path", "/echo")],
+                      extra=[("host", "localhost")])
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200, hdrs
+
+
+def test_8_3_1_authority_and_same_host(srv):
+    with connect(srv) as c:
+        sid = headers(c, path="/echo", extra=[("host", "LocalHost")])
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200, hdrs
+
+
+def test_8_5_connect_is_answered_405(srv):
+    with connect(srv) as c:
+        sid = headers(c, pseudo=[(":method", "CONNECT"), (":authority", "localhost:443")])
+        hdrs, _, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 405
+        expect_alive(c, "after CONNECT")
+
+
+def test_8_request_trailers_reach_a_proxied_upstream(sws, origin):
+    import json
+    o = origin()
+    s = sws(server="http2 on;\n        location / { proxy_pass http://%s; }\n"
+                   "        location /s/ { proxy_pass http://%s/; proxy_request_buffering off; }"
+                   % (o.addr, o.addr))
+    for path in ("/echo", "/s/echo"):        # buffered, then streamed
+        with h2raw.H2(s.port) as c:
+            c.scheme = "http"
+            sid = post(c, path, [b"to the ", b"origin"], trailers=[("x-trailer", "t")])
+            hdrs, body, frames = c.response(sid)
+            assert h2raw.status(hdrs) == 200, (path, frames)
+            got = json.loads(body)
+            assert got["method"] == "POST" and got["body"] == "to the origin", (path, got)
+            expect_alive(c, path)
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["h2c", "tls without alpn"])
+def test_3_4_invalid_preface_after_its_first_line(srv, tls):
+    """The first line of the preface, then not the rest: an HTTP/2 client
+    with an invalid preface (not HTTP/1), on a port that serves both."""
+    if tls:
+        sock = t.connect(srv.port, verify=False)
+    else:
+        sock = socket.create_connection(("127.0.0.1", srv.port2), timeout=5)
+    with sock:
+        sock.sendall(b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n" + raw_frame(SETTINGS, 0, 0))
+        data = b""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                d = sock.recv(4096)
+            except OSError:
+                break
+            if not d:
+                break
+            data += d
+    assert data == raw_frame(GOAWAY, 0, 0, u32(0) + u32(E.PROTOCOL_ERROR)), data
+
+
+def test_9_2_h2_over_tls_1_2_and_1_3(srv):
+    import ssl
+    for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+        ctx = t.context(verify=False, alpn=["h2"], min_version=version, max_version=version)
+        raw = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+            assert s.selected_alpn_protocol() == "h2" and s.version() in ("TLSv1.2", "TLSv1.3")
+            s.sendall(h2raw.PREFACE + raw_frame(SETTINGS, 0, 0) + ping())
+            s.settimeout(5)
+            data = b""
+            deadline = time.monotonic() + 5
+            while ping(flags=ACK) not in data and time.monotonic() < deadline:
+                data += s.recv(4096)
+            assert ping(flags=ACK) in data, (version, data)
+
+
+@pytest.mark.parametrize("sec,what,pseudo,regular", [
+    p for p in malformed_rows() if p.id in (
+        "8.2 an upper-case field name", "8.2.1 a field value with LF",
+        "8.3 a pseudo-header field after a regular one",
+        "8.3.1 :authority and a host that differs")])
+def test_malformed_request_tls(srv, sec, what, pseudo, regular):
+    with connect(srv, tls=True) as c:
+        fields = [(k, "https" if k == ":scheme" else v)
+                  for k, v in (pseudo if pseudo is not None else REQ)] + list(regular)
+        sid = headers(c, block=c.block(fields))
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), what)
+        check(c, headers(c), STATUS(200), "then a good request")
