@@ -22,7 +22,7 @@ from procs import free_port, wait_port
 def valgrind_argv(out_dir, cpu):
     return ["taskset", "-c", str(cpu), "valgrind", "--tool=callgrind",
             "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir,
-            "--dump-instr=no", "--vgdb=no"]
+            "--dump-instr=no", "--vgdb=yes"]
 
 
 def _totals(path):
