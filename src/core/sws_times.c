@@ -160,8 +160,8 @@ sws_put_hms(u_char *p, int h, int m, int s)
 }
 
 
-u_char *
-sws_http_time(u_char *buf, time_t t)
+static u_char *
+sws_http_time_format(u_char *buf, time_t t)
 {
     sws_tm_t  tm;
     u_char   *p = buf;
@@ -184,6 +184,26 @@ sws_http_time(u_char *buf, time_t t)
     *p++ = ' ';
     p = sws_put_hms(p, tm.hour, tm.min, tm.sec);
     return sws_cpymem(p, " GMT", 4);
+}
+
+/* Formatting a date costs more than the rest of a small response head
+ * (Last-Modified of every static answer): the last few are remembered, as
+ * a site's hot files share few modification times. Per process: workers
+ * are single-threaded. */
+u_char *
+sws_http_time(u_char *buf, time_t t)
+{
+    static struct {
+        time_t  t;
+        u_char  text[29];
+    } memo[16] = { [0 ... 15] = { -1, { 0 } } };
+    unsigned slot = (unsigned) t & 15;
+
+    if (memo[slot].t != t || t == -1) {
+        sws_http_time_format(memo[slot].text, t);
+        memo[slot].t = t;
+    }
+    return sws_cpymem(buf, memo[slot].text, 29);
 }
 
 

@@ -63,24 +63,6 @@ sws_http1_head_end(sws_http_request_t *r, u_char *p)
     return sws_cpymem(p, "\r\n", 2);
 }
 
-/* Formatting a date costs more than the rest of a small head: remember the
- * last few (a site's hot files share few modification times). */
-static u_char *
-sws_http1_last_modified(u_char *p, time_t t)
-{
-    static struct {
-        time_t  t;
-        u_char  text[29];
-    } memo[16] = { [0 ... 15] = { -1, { 0 } } };
-    unsigned slot = (unsigned) t & 15;
-
-    if (memo[slot].t != t) {
-        sws_http_time(memo[slot].text, t);
-        memo[slot].t = t;
-    }
-    return sws_cpymem(p, memo[slot].text, 29);
-}
-
 sws_buf_t *
 sws_http1_build_head(sws_http_request_t *r)
 {
@@ -173,7 +155,7 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     if (r->last_modified >= 0) {
         p = sws_cpymem(p, "Last-Modified: ", 15);
-        p = sws_http1_last_modified(p, r->last_modified);
+        p = sws_http_time(p, r->last_modified);
         p = sws_cpymem(p, "\r\n", 2);
     }
     if (r->etag.len) {

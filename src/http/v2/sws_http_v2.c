@@ -484,6 +484,9 @@ sws_http_v2_read_handler(sws_event_t *rev)
             sws_http_v2_goaway(h2c, h2c->calm);
         }
     }
+    if (h2c->headers_st && !h2c->headers_st->rev.timer_set) {
+        sws_add_timer(&h2c->headers_st->rev, h2c->hc->cscf->client_header_timeout);
+    }
     sws_http_v2_run(h2c);
 }
 
@@ -580,10 +583,10 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         }
         sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
                                ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
-    } else {
-        if (c->reusable) {
-            sws_reusable_connection(c, 0);
-        }
-        sws_del_timer(c->read);
+    } else if (c->reusable) {
+        /* The idle timer is left to run (a tree operation less per
+         * request): firing with streams open, it is ignored, and the next
+         * idle moment sets it again. */
+        sws_reusable_connection(c, 0);
     }
 }

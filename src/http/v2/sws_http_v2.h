@@ -80,6 +80,10 @@ struct sws_http_v2_conn_s {
     sws_uint_t                 rst_tokens;    /* in thousandths */
     sws_msec_t                 rst_last;
     sws_msec_t                 linger_deadline;
+    /* The stream whose header block is being read (one at a time: a block
+     * is never interleaved), given its client_header_timeout only if the
+     * block did not end within the read that began it. */
+    sws_http_v2_stream_t      *headers_st;
 
     unsigned                   in_recv:1;     /* inside nghttp2_session_mem_recv */
     unsigned                   in_send:1;

@@ -223,8 +223,9 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     if (st->id > h2c->last_stream_id) {
         h2c->last_stream_id = st->id;
     }
-    /* The whole header block must come within client_header_timeout. */
-    sws_add_timer(&st->rev, h2c->hc->cscf->client_header_timeout);
+    /* The whole header block must come within client_header_timeout: the
+     * timer is armed by the read handler if the block is not whole yet. */
+    h2c->headers_st = st;
     return 0;
 }
 
@@ -549,6 +550,9 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
     sws_int_t                 rc;
 
     sws_del_timer(&st->rev);
+    if (h2c->headers_st == st) {
+        h2c->headers_st = NULL;
+    }
     if (sws_http_v2_host_differs(st)) {
         sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                       "client sent :authority \"%.*s\" and host \"%.*s\" on stream %d: "
@@ -891,6 +895,9 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
         st->unconsumed = 0;
     }
     nghttp2_session_set_stream_user_data(h2c->session, st->id, NULL);
+    if (h2c->headers_st == st) {
+        h2c->headers_st = NULL;
+    }
     sws_del_timer(&st->rev);
     sws_del_timer(&st->wev);
     sws_queue_remove(&st->queue);
