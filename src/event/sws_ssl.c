@@ -157,6 +157,53 @@ sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key)
     return SWS_OK;
 }
 
+/* "TLSv1.2 TLSv1.3" (the directive's arguments from the first on) as the
+ * SWS_SSL_TLSv* bits; SSLv2 and SSLv3 are accepted and ignored with a
+ * warning, as nginx does. For ssl_protocols and proxy_ssl_protocols. */
+char *
+sws_ssl_conf_protocols(sws_conf_t *cf, sws_uint_t *protocols)
+{
+    static const sws_conf_enum_t names[] = {
+        { sws_string("TLSv1"), SWS_SSL_TLSv1 },
+        { sws_string("TLSv1.1"), SWS_SSL_TLSv1_1 },
+        { sws_string("TLSv1.2"), SWS_SSL_TLSv1_2 },
+        { sws_string("TLSv1.3"), SWS_SSL_TLSv1_3 },
+        { sws_string("SSLv2"), 0 },
+        { sws_string("SSLv3"), 0 },
+        { sws_null_string, 0 }
+    };
+    sws_str_t  *arg;
+    sws_uint_t  i, j, set = 0;
+
+    if (*protocols != SWS_UNSET_UINT) {
+        return "is duplicate";
+    }
+    for (i = 1; i < sws_conf_nargs(cf); i++) {
+        arg = sws_conf_arg(cf, i);
+        for (j = 0; names[j].name.len; j++) {
+            if (sws_str_eq(arg, &names[j].name)) {
+                break;
+            }
+        }
+        if (names[j].name.len == 0) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" in \"%.*s\"",
+                               (int) arg->len, arg->data, (int) sws_conf_arg(cf, 0)->len,
+                               sws_conf_arg(cf, 0)->data);
+            return SWS_CONF_ERROR;
+        }
+        if (names[j].value == 0) {
+            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "%.*s is not supported: ignored",
+                               (int) arg->len, arg->data);
+        }
+        set |= names[j].value;
+    }
+    if (set == 0) {
+        return "enables no supported protocol";
+    }
+    *protocols = set;
+    return SWS_CONF_OK;
+}
+
 sws_int_t
 sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols)
 {

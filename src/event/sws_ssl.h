@@ -66,6 +66,7 @@ sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key
 #define SWS_SSL_TLSv1_1  0x04
 #define SWS_SSL_TLSv1_2  0x08
 #define SWS_SSL_TLSv1_3  0x10
+char      *sws_ssl_conf_protocols(sws_conf_t *cf, sws_uint_t *protocols);
 sws_int_t  sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols);
 sws_int_t  sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server);
 sws_int_t  sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves);

@@ -165,46 +165,10 @@ sws_http_ssl_paths(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 static char *
 sws_http_ssl_protocols(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
-    static const sws_conf_enum_t names[] = {
-        { sws_string("TLSv1"), SWS_SSL_TLSv1 },
-        { sws_string("TLSv1.1"), SWS_SSL_TLSv1_1 },
-        { sws_string("TLSv1.2"), SWS_SSL_TLSv1_2 },
-        { sws_string("TLSv1.3"), SWS_SSL_TLSv1_3 },
-        { sws_string("SSLv2"), 0 },
-        { sws_string("SSLv3"), 0 },
-        { sws_null_string, 0 }
-    };
     sws_http_ssl_srv_conf_t *sscf = conf;
-    sws_str_t               *arg;
-    sws_uint_t               i, j, set = 0;
 
     (void) cmd;
-    if (sscf->protocols != SWS_UNSET_UINT) {
-        return "is duplicate";
-    }
-    for (i = 1; i < sws_conf_nargs(cf); i++) {
-        arg = sws_conf_arg(cf, i);
-        for (j = 0; names[j].name.len; j++) {
-            if (sws_str_eq(arg, &names[j].name)) {
-                break;
-            }
-        }
-        if (names[j].name.len == 0) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" in "
-                               "\"ssl_protocols\"", (int) arg->len, arg->data);
-            return SWS_CONF_ERROR;
-        }
-        if (names[j].value == 0) {
-            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "%.*s is not supported: ignored",
-                               (int) arg->len, arg->data);
-        }
-        set |= names[j].value;
-    }
-    if (set == 0) {
-        return "enables no supported protocol";
-    }
-    sscf->protocols = set;
-    return SWS_CONF_OK;
+    return sws_ssl_conf_protocols(cf, &sscf->protocols);
 }
 
 /* ssl_session_cache off | none | [builtin[:size]] [shared:name:size] */

@@ -27,35 +27,7 @@ sws_ups_ssl_conf_new(sws_pool_t *pool)
 static char *
 sws_ups_ssl_protocols(sws_conf_t *cf, sws_ups_ssl_conf_t *sc)
 {
-    static const sws_conf_enum_t names[] = {
-        { sws_string("TLSv1"), SWS_SSL_TLSv1 },
-        { sws_string("TLSv1.1"), SWS_SSL_TLSv1_1 },
-        { sws_string("TLSv1.2"), SWS_SSL_TLSv1_2 },
-        { sws_string("TLSv1.3"), SWS_SSL_TLSv1_3 },
-        { sws_null_string, 0 }
-    };
-    sws_str_t  *arg;
-    sws_uint_t  i, j, set = 0;
-
-    if (sc->protocols != SWS_UNSET_UINT) {
-        return "is duplicate";
-    }
-    for (i = 1; i < sws_conf_nargs(cf); i++) {
-        arg = sws_conf_arg(cf, i);
-        for (j = 0; names[j].name.len; j++) {
-            if (sws_str_eq(arg, &names[j].name)) {
-                break;
-            }
-        }
-        if (names[j].name.len == 0) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\"",
-                               (int) arg->len, arg->data);
-            return SWS_CONF_ERROR;
-        }
-        set |= names[j].value;
-    }
-    sc->protocols = set;
-    return SWS_CONF_OK;
+    return sws_ssl_conf_protocols(cf, &sc->protocols);
 }
 
 /* The directive's value as an absolute path (a C string). */

@@ -455,6 +455,17 @@ def start_expect_failure(tmp, conf=None, ports=1, timeout=5.0, **kw):
     return rc, out, listening
 
 
+def assert_config_errors(tmp, cases, **kw):
+    """Each (http block, text) of cases must keep the server from starting
+    (a non-zero exit, nothing listening) with text in its output."""
+    for i, (http, needle) in enumerate(cases):
+        d = Path(tmp) / ("c%d" % i)
+        d.mkdir()
+        rc, out, listening = start_expect_failure(d, http=http, **kw)
+        assert rc not in (None, 0) and needle in out, (http, out)
+        assert not listening, http
+
+
 # ---------------------------------------------------------------- raw HTTP
 
 class ProtocolError(AssertionError):

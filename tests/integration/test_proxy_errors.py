@@ -249,9 +249,4 @@ def test_config_errors(tmp_path):
         ("server { listen 127.0.0.1:@PORT@; location / { respond 200; "
          "proxy_pass http://127.0.0.1:1; } }", "content handler"),
     ]
-    for i, (http, needle) in enumerate(cases):
-        d = tmp_path / ("c%d" % i)
-        d.mkdir()
-        rc, out, listening = h.start_expect_failure(d, http=http)
-        assert rc not in (None, 0) and needle in out, (http, out)
-        assert not listening
+    h.assert_config_errors(tmp_path, cases)
