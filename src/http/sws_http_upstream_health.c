@@ -71,8 +71,8 @@ sws_ups_probe_done(sws_ups_probe_t *pr, int ok, const char *why)
     free(pr);
 }
 
-/* TLS to a group reached over https: SWS_OK (go on), else the probe is
- * over (failed) or waits for the handshake (SWS_AGAIN). */
+/* TLS to a group reached over https: SWS_OK (the handshake follows), or
+ * SWS_ERROR (the probe failed and is over). */
 static sws_int_t
 sws_ups_probe_tls_start(sws_ups_probe_t *pr)
 {
@@ -88,6 +88,8 @@ sws_ups_probe_tls_start(sws_ups_probe_t *pr)
     return SWS_OK;
 }
 
+/* SWS_OK: the handshake is done; SWS_AGAIN: it waits for the socket;
+ * SWS_ERROR: it failed, and the probe with it (over). */
 static sws_int_t
 sws_ups_probe_tls_step(sws_ups_probe_t *pr)
 {
