@@ -143,10 +143,21 @@ static sws_int_t
 sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *lsn,
     sws_http_core_srv_conf_t *cscf)
 {
-    /* "ssl", "http2" and "bind" on any listen of an address apply to it. */
+    /* "ssl" and "http2" on any listen of an address apply to it; the
+     * socket options (bind, reuseport, backlog=) are one listen's. */
     addr->ssl |= lsn->ssl;
     addr->http2 |= lsn->http2;
-    addr->bind |= lsn->bind;
+    if (lsn->bind) {
+        if (addr->bind) {
+            sws_log_error(SWS_LOG_EMERG, cf->log, 0,
+                          "duplicate listen options for %s in %s:%lu (first in %s:%lu)",
+                          (char *) lsn->addr_text.data, lsn->file, (unsigned long) lsn->line,
+                          addr->options->file, (unsigned long) addr->options->line);
+            return SWS_ERROR;
+        }
+        addr->bind = 1;
+        addr->options = lsn;
+    }
     if (lsn->default_server) {
         if (addr->explicit_default) {
             sws_log_error(SWS_LOG_EMERG, cf->log, 0,
@@ -154,13 +165,13 @@ sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *ls
                           (char *) lsn->addr_text.data, lsn->file, (unsigned long) lsn->line);
             return SWS_ERROR;
         }
-        /* socket options come from the default server's listen */
         addr->default_server = cscf;
         addr->explicit_default = 1;
-        addr->options = lsn;
     } else if (addr->default_server == NULL) {
         addr->default_server = cscf;
-        addr->options = lsn;
+    }
+    if (addr->options == NULL) {
+        addr->options = lsn;           /* the defaults, until one sets some */
     }
     return sws_http_add_names(addr, cscf);
 }

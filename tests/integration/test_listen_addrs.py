@@ -262,6 +262,12 @@ def test_config_errors(tmp_path):
          "server { listen [::1]:@PORT2@ default; }",
          "a duplicate default server for [::1]:"),
         ("server { listen 127.0.0.1:@PORT2@ bind=on; }", 'invalid parameter "bind=on"'),
+        # socket options are one listen's, whichever server it is in
+        ("server { listen 127.0.0.1:@PORT2@ backlog=10; } "
+         "server { listen 127.0.0.1:@PORT2@ reuseport; }",
+         "duplicate listen options for 127.0.0.1:"),
+        ("server { listen 127.0.0.1:@PORT2@ bind; listen 127.0.0.1:@PORT2@ bind; }",
+         "duplicate listen options for 127.0.0.1:"),
     ]
     for i, (servers, needle) in enumerate(cases):
         d = tmp_path / ("c%d" % i)
@@ -279,3 +285,13 @@ def test_defaults_on_wildcard_and_specific_are_fine(sws):
     """
     srv = sws(ports=2, servers=servers)
     assert who(srv.ports[1]) == "s"
+
+
+def test_socket_options_from_a_non_default_server(sws):
+    servers = """
+    server { listen 127.0.0.1:@PORT2@ default_server; location = /who { respond 200 "d"; } }
+    server { listen 127.0.0.1:@PORT2@ reuseport; location = /who { respond 200 "o"; } }
+    """
+    srv = sws(ports=2, workers=2, servers=servers)
+    assert listening_sockets(srv.ports[1]) == 2            # one per worker
+    assert who(srv.ports[1]) == "d"
