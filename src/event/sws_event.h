@@ -53,6 +53,9 @@ struct sws_listening_s {
     unsigned              inherited:1;   /* taken over from the old cycle */
     unsigned              handed_over:1; /* given to the new cycle: don't close */
     unsigned              ssl:1;
+    unsigned              share_port:1;  /* SO_REUSEPORT: a wildcard and a bound
+                                            address of the same port (Linux
+                                            refuses the overlap otherwise) */
     void                (*handler)(sws_connection_t *c);  /* new connection */
     void                 *servers;       /* protocol data: virtual hosts */
     size_t                pool_size;

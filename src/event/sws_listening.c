@@ -146,7 +146,7 @@ sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
     }
     if (!ls->unix_socket) {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-        if (ls->reuseport) {
+        if (ls->reuseport || ls->share_port) {
             setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
         }
         if (ls->sockaddr.ss_family == AF_INET6) {
@@ -191,7 +191,7 @@ sws_find_old_listening(sws_cycle_t *old, sws_listening_t *ls)
     olds = old->listening.elts;
     for (i = 0; i < old->listening.nelts; i++) {
         if (olds[i]->socklen == ls->socklen && !olds[i]->handed_over
-            && olds[i]->reuseport == ls->reuseport
+            && olds[i]->reuseport == ls->reuseport && olds[i]->share_port == ls->share_port
             && memcmp(&olds[i]->sockaddr, &ls->sockaddr, ls->socklen) == 0)
         {
             return olds[i];

@@ -52,19 +52,30 @@ typedef struct {
     unsigned                  reuseport:1;
     unsigned                  ssl:1;
     unsigned                  http2:1;
+    unsigned                  bind:1;      /* "bind", or a socket option */
     const char               *file;
     sws_uint_t                line;
 } sws_http_listen_t;
 
-/* The virtual hosts of one listening address. */
-typedef struct {
+/* The virtual hosts of one listening address. An IP address with no
+ * socket of its own (no "bind", and a wildcard address of its port) is
+ * served through the wildcard's socket: its listening is not opened, the
+ * wildcard's connections come to it by their local address. */
+typedef struct sws_http_addr_s  sws_http_addr_t;
+
+struct sws_http_addr_s {
     sws_listening_t           *listening;
     sws_http_core_srv_conf_t  *default_server;
     sws_array_t                names;    /* sws_http_server_name_t */
+    sws_http_listen_t         *lsn;      /* the first listen of the address */
+    sws_http_listen_t         *options;  /* the one that sets socket options */
+    sws_http_addr_t          **via;      /* a wildcard: the addresses it serves */
+    sws_uint_t                 nvia;
     unsigned                   explicit_default:1;
     unsigned                   ssl:1;      /* a "listen ... ssl" */
     unsigned                   http2:1;    /* a "listen ... http2" */
-} sws_http_addr_t;
+    unsigned                   bind:1;     /* a socket of its own */
+};
 
 struct sws_http_core_srv_conf_s {
     sws_http_conf_ctx_t       *ctx;
@@ -292,6 +303,9 @@ struct sws_http_request_s {
 
 /* sws_http_h1.c: new connections and the HTTP/1 request life */
 void      sws_http_init_connection(sws_connection_t *c);
+/* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
+ * and their sockets. */
+sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 /* sws_http_phases.c */
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);

@@ -427,8 +427,11 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         arg = sws_conf_arg(cf, i);
         if (sws_str_eq_cstr(arg, "default_server") || sws_str_eq_cstr(arg, "default")) {
             lsn->default_server = 1;
+        } else if (sws_str_eq_cstr(arg, "bind")) {
+            lsn->bind = 1;
         } else if (sws_str_eq_cstr(arg, "reuseport")) {
             lsn->reuseport = 1;
+            lsn->bind = 1;          /* a socket option: the address's own socket */
         } else if (sws_str_eq_cstr(arg, "ssl")) {
             lsn->ssl = 1;
         } else if (sws_str_eq_cstr(arg, "http2")) {
@@ -441,6 +444,7 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                 return SWS_CONF_ERROR;
             }
             lsn->backlog = (int) b;
+            lsn->bind = 1;
         } else {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
                                (int) arg->len, arg->data);

@@ -159,6 +159,15 @@ struct sws_http_upstream_srv_s {
     sws_uint_t                  hc_passes;
     sws_msec_t                  hc_timeout;
     sws_event_t                *hc_timer;      /* worker */
+    /* TLS probes: the settings of the first location that proxies to the
+     * group over TLS (NULL: plain probes), the name for SNI and
+     * verification, whether SNI is sent. */
+    struct sws_ups_ssl_conf_s  *hc_ssl;
+    sws_str_t                   hc_ssl_name;
+    unsigned                    hc_ssl_sni:1;
+    unsigned                    hc_tls_used:1;     /* some location: https:// */
+    unsigned                    hc_plain_used:1;   /* some location: http:// */
+    unsigned                    hc_warned:1;
 };
 
 typedef struct {
@@ -171,7 +180,7 @@ typedef struct {
 
 /* TLS to the servers: a level's settings (shared by the levels below that
  * set none) and the client context made from them. */
-typedef struct {
+typedef struct sws_ups_ssl_conf_s {
     sws_int_t             server_name;     /* send SNI */
     sws_http_format_t    *name_fmt;        /* ssl_name, NULL: the target's host */
     sws_int_t             verify;
@@ -410,6 +419,19 @@ sws_int_t  sws_ups_ssl_sessions_init(sws_ups_ssl_conf_t *sc);
 /* Connected (TCP): begin the handshake; when it is over (done or failed,
  * timed out) the framework goes on (send, or the next server). */
 void       sws_ups_ssl_handshake(sws_http_upstream_t *u);
+/* Begin TLS as a client on the connected c to peer: sc's settings, name
+ * for verification (and SNI if sni); the caller drives sws_ssl_handshake.
+ * The TLS state lives in c->pool (made if none): close with
+ * sws_ups_close_conn. SWS_OK or SWS_ERROR. */
+sws_int_t  sws_ups_ssl_client(sws_connection_t *c, sws_ups_ssl_conf_t *sc,
+    const sws_str_t *name, int sni, sws_http_upstream_peer_t *peer);
+/* A handshake on c failed: its cached session is dropped; returns the
+ * verification result (X509_V_OK: the failure was something else). */
+long       sws_ups_ssl_forget(sws_connection_t *c);
+/* At merge, a location of conf (merged, its context made): the first one
+ * that goes to a group over TLS gives the group's probes their TLS (a
+ * warning if other locations use the group in plain HTTP). */
+sws_int_t  sws_ups_ssl_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf);
 /* May the kept connection c serve u (same TLS settings and name)? */
 int        sws_ups_ssl_match(sws_connection_t *c, sws_http_upstream_t *u);
 

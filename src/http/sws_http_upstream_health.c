@@ -5,6 +5,10 @@
  * the server's next due time in shared memory, so whichever is awake takes
  * it and no worker is special (one that dies is simply not a candidate).
  * A 2xx or 3xx status passes; an error, a timeout or another status fails.
+ * A group that a location reaches over TLS (proxy_pass https://) is probed
+ * over TLS with that location's settings (sws_ups_ssl_probe_conf): the
+ * handshake, its verification included, is part of the probe and of its
+ * timeout.
  * `fails` failures in a row make the server unhealthy (not chosen by any
  * worker), `passes` passes in a row make it healthy again.
  */
@@ -17,6 +21,7 @@ typedef struct {
     sws_buf_t                  out;
     sws_buf_t                  in;
     unsigned                   connecting:1;
+    unsigned                   handshaking:1;
     u_char                     data[1024];
 } sws_ups_probe_t;
 
@@ -38,7 +43,7 @@ sws_ups_probe_done(sws_ups_probe_t *pr, int ok, const char *why)
     uint32_t                  n;
 
     if (pr->c) {
-        sws_close_connection(pr->c);
+        sws_ups_close_conn(pr->c);
     }
     sws_ups_atomic_add(&sh->hc_checks, 1);
     if (ok) {
@@ -64,6 +69,51 @@ sws_ups_probe_done(sws_ups_probe_t *pr, int ok, const char *why)
         }
     }
     free(pr);
+}
+
+/* TLS to a group reached over https: SWS_OK (the handshake follows), or
+ * SWS_ERROR (the probe failed and is over). */
+static sws_int_t
+sws_ups_probe_tls_start(sws_ups_probe_t *pr)
+{
+    sws_http_upstream_srv_t *us = pr->peer->us;
+
+    if (sws_ups_ssl_client(pr->c, us->hc_ssl, &us->hc_ssl_name, us->hc_ssl_sni, pr->peer)
+        != SWS_OK)
+    {
+        sws_ups_probe_done(pr, 0, "cannot start TLS");
+        return SWS_ERROR;
+    }
+    pr->handshaking = 1;
+    return SWS_OK;
+}
+
+/* SWS_OK: the handshake is done; SWS_AGAIN: it waits for the socket;
+ * SWS_ERROR: it failed, and the probe with it (over). */
+static sws_int_t
+sws_ups_probe_tls_step(sws_ups_probe_t *pr)
+{
+    sws_connection_t *c = pr->c;
+    sws_int_t         rc;
+    long              v;
+
+    rc = sws_ssl_handshake(c);
+    if (rc == SWS_AGAIN) {
+        /* sws_ssl.c set its own (server side) handlers: ours again. */
+        c->read->handler = sws_ups_probe_handler;
+        c->write->handler = sws_ups_probe_handler;
+        return SWS_AGAIN;
+    }
+    c->read->handler = sws_ups_probe_handler;
+    c->write->handler = sws_ups_probe_handler;
+    if (rc != SWS_OK) {
+        v = sws_ups_ssl_forget(c);
+        sws_ups_probe_done(pr, 0, v != X509_V_OK ? X509_verify_cert_error_string(v)
+                                                 : "TLS handshake failed");
+        return SWS_ERROR;
+    }
+    pr->handshaking = 0;
+    return SWS_OK;
 }
 
 static void
@@ -103,7 +153,8 @@ sws_ups_probe_start(sws_http_upstream_peer_t *peer)
     pr->c->data = pr;
     pr->c->read->handler = sws_ups_probe_handler;
     pr->c->write->handler = sws_ups_probe_handler;
-    pr->connecting = rc == SWS_AGAIN;
+    /* Connected at once or not, the handler does the rest (TLS too). */
+    pr->connecting = 1;
     sws_add_timer(pr->c->read, us->hc_timeout);
     if (rc == SWS_OK) {
         sws_ups_probe_handler(pr->c->write);
@@ -121,7 +172,11 @@ sws_ups_probe_handler(sws_event_t *ev)
     u_char           *nl;
 
     if (ev->timedout) {
-        sws_ups_probe_done(pr, 0, "timed out");
+        if (c->ssl && pr->handshaking) {
+            c->ssl->no_shutdown = 1;
+        }
+        sws_ups_probe_done(pr, 0, pr->handshaking ? "timed out in the TLS handshake"
+                                                  : "timed out");
         return;
     }
     if (pr->connecting) {
@@ -130,6 +185,12 @@ sws_ups_probe_handler(sws_event_t *ev)
             return;
         }
         pr->connecting = 0;
+        if (pr->peer->us->hc_ssl && sws_ups_probe_tls_start(pr) != SWS_OK) {
+            return;
+        }
+    }
+    if (pr->handshaking && sws_ups_probe_tls_step(pr) != SWS_OK) {
+        return;
     }
     if (pr->out.pos < pr->out.last) {
         if (!c->write->ready) {

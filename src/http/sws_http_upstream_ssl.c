@@ -56,13 +56,28 @@ sws_ups_ssl_is_ip(const sws_str_t *name)
     return inet_pton(AF_INET, buf, &a) == 1 || inet_pton(AF_INET6, buf, &a) == 1;
 }
 
+/* The host of a target as a TLS name: without a port, and an IPv6
+ * address without its brackets. */
+static void
+sws_ups_ssl_host(sws_str_t *name)
+{
+    u_char *p;
+
+    if (name->len && name->data[0] == '[') {
+        p = memchr(name->data, ']', name->len);
+        name->data++;
+        name->len = p ? (size_t) (p - name->data) : name->len - 1;
+    } else if ((p = memchr(name->data, ':', name->len)) != NULL) {
+        name->len = (size_t) (p - name->data);
+    }
+}
+
 sws_int_t
 sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
 {
     sws_ups_ssl_conf_t *sc = u->conf->ssl;
     sws_http_request_t *r = u->r;
     sws_str_t           name;
-    u_char             *p;
 
     if (sc == NULL || sc->ssl == NULL) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "no TLS context for upstream requests here "
@@ -79,17 +94,62 @@ sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
     } else {
         name = *host;
     }
-    /* The host without a port, and an IPv6 address without brackets. */
-    if (name.len && name.data[0] == '[') {
-        p = memchr(name.data, ']', name.len);
-        name.data++;
-        name.len = p ? (size_t) (p - name.data) : name.len - 1;
-    } else if ((p = memchr(name.data, ':', name.len)) != NULL) {
-        name.len = (size_t) (p - name.data);
-    }
+    sws_ups_ssl_host(&name);
     u->ssl = 1;
     u->ssl_name = name;
     u->ssl_sni = sc->server_name && name.len && !sws_ups_ssl_is_ip(&name);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_ups_ssl_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
+{
+    sws_http_upstream_srv_t *us = conf->upstream;
+    sws_ups_ssl_conf_t      *sc = conf->ssl;
+    sws_str_t                name;
+
+    if (us == NULL) {
+        return SWS_OK;
+    }
+    if (conf->ssl_wanted) {
+        us->hc_tls_used = 1;
+    } else {
+        us->hc_plain_used = 1;
+    }
+    if (us->hc_interval && us->hc_tls_used && us->hc_plain_used && !us->hc_warned) {
+        us->hc_warned = 1;
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "upstream \"%.*s\" is used over both "
+                           "http:// and https://: its health probes use TLS",
+                           (int) us->name.len, us->name.data);
+    }
+    if (us->hc_ssl || !conf->ssl_wanted || sc == NULL || sc->ssl == NULL) {
+        return SWS_OK;
+    }
+    if (sc->name_fmt && sws_http_format_is_static(sc->name_fmt)) {
+        /* No variables: the output does not depend on a request. */
+        name.len = sws_http_format_len(sc->name_fmt, NULL);
+        name.data = sws_pnalloc(sws_conf_pool(cf), name.len + 1);
+        if (name.data == NULL) {
+            return SWS_ERROR;
+        }
+        name.len = (size_t) (sws_http_format_render(sc->name_fmt, NULL, name.data)
+                             - name.data);
+    } else {
+        if (sc->name_fmt) {
+            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the health probes of upstream "
+                               "\"%.*s\" use its name for TLS (ssl_name has variables)",
+                               (int) us->name.len, us->name.data);
+        }
+        if (us->unix_sock) {
+            sws_str_set(&name, "localhost");
+        } else {
+            name = us->name;
+        }
+    }
+    sws_ups_ssl_host(&name);
+    us->hc_ssl = sc;
+    us->hc_ssl_name = name;
+    us->hc_ssl_sni = sc->server_name && name.len && !sws_ups_ssl_is_ip(&name);
     return SWS_OK;
 }
 
@@ -190,11 +250,10 @@ sws_ups_ssl_sessions_init(sws_ups_ssl_conf_t *sc)
 
 /* ---- the handshake ---- */
 
-static sws_int_t
-sws_ups_ssl_setup(sws_http_upstream_t *u)
+sws_int_t
+sws_ups_ssl_client(sws_connection_t *c, sws_ups_ssl_conf_t *sc, const sws_str_t *ssl_name,
+    int sni, sws_http_upstream_peer_t *peer)
 {
-    sws_ups_ssl_conf_t    *sc = u->conf->ssl;
-    sws_connection_t      *c = u->c;
     sws_ups_ssl_key_t     *key;
     sws_ups_ssl_session_t *e;
     SSL                   *s;
@@ -208,7 +267,7 @@ sws_ups_ssl_setup(sws_http_upstream_t *u)
         }
     }
     key = sws_palloc(c->pool, sizeof(sws_ups_ssl_key_t));
-    name = sws_pstrdup_cstr(c->pool, &u->ssl_name);
+    name = sws_pstrdup_cstr(c->pool, ssl_name);
     if (key == NULL || name == NULL || sws_ssl_create_connection(sc->ssl, c) != SWS_OK) {
         return SWS_ERROR;
     }
@@ -216,20 +275,20 @@ sws_ups_ssl_setup(sws_http_upstream_t *u)
     SSL_set_connect_state(s);
     key->conf = sc;
     key->name.data = (u_char *) name;
-    key->name.len = u->ssl_name.len;
-    key->peer.data = sws_pstrdup(c->pool, &u->peer->name);
-    key->peer.len = u->peer->name.len;
+    key->name.len = ssl_name->len;
+    key->peer.data = sws_pstrdup(c->pool, &peer->name);
+    key->peer.len = peer->name.len;
     if (key->peer.data == NULL || SSL_set_ex_data(s, sws_ups_ssl_index, key) != 1) {
         return SWS_ERROR;
     }
 
-    if (u->ssl_sni && SSL_set_tlsext_host_name(s, name) != 1) {
+    if (sni && SSL_set_tlsext_host_name(s, name) != 1) {
         sws_ssl_error(SWS_LOG_ERR, c->log, 0, "SSL_set_tlsext_host_name(\"%s\") failed", name);
         return SWS_ERROR;
     }
-    if (sc->verify && u->ssl_name.len) {
+    if (sc->verify && ssl_name->len) {
         /* The chain is checked by OpenSSL; the name too, this way. */
-        if (sws_ups_ssl_is_ip(&u->ssl_name)
+        if (sws_ups_ssl_is_ip(ssl_name)
             ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), name) != 1
             : SSL_set1_host(s, name) != 1)
         {
@@ -246,6 +305,23 @@ sws_ups_ssl_setup(sws_http_upstream_t *u)
         }
     }
     return SWS_OK;
+}
+
+long
+sws_ups_ssl_forget(sws_connection_t *c)
+{
+    sws_ups_ssl_key_t     *key = SSL_get_ex_data(c->ssl->connection, sws_ups_ssl_index);
+    sws_ups_ssl_session_t *e;
+    uint32_t               hash;
+
+    if (key) {
+        /* A session that led here is not offered again. */
+        e = sws_ups_ssl_slot(key, &hash);
+        if (sws_ups_ssl_slot_is(e, key, hash)) {
+            sws_ups_ssl_slot_clear(e);
+        }
+    }
+    return SSL_get_verify_result(c->ssl->connection);
 }
 
 static void
@@ -268,11 +344,8 @@ sws_ups_ssl_handler(sws_event_t *ev)
 static void
 sws_ups_ssl_failed(sws_http_upstream_t *u)
 {
-    sws_connection_t      *c = u->c;
-    sws_ups_ssl_key_t     *key = SSL_get_ex_data(c->ssl->connection, sws_ups_ssl_index);
-    sws_ups_ssl_session_t *e;
-    uint32_t               hash;
-    long                   v = SSL_get_verify_result(c->ssl->connection);
+    sws_connection_t *c = u->c;
+    long              v = sws_ups_ssl_forget(c);
 
     if (v != X509_V_OK) {
         sws_log_error(SWS_LOG_ERR, c->log, 0, "upstream %.*s: certificate verify error: "
@@ -282,13 +355,6 @@ sws_ups_ssl_failed(sws_http_upstream_t *u)
     } else {
         sws_log_error(SWS_LOG_ERR, c->log, 0, "TLS handshake with upstream %.*s failed",
                       (int) u->peer->name.len, u->peer->name.data);
-    }
-    if (key) {
-        /* A session that led here is not offered again. */
-        e = sws_ups_ssl_slot(key, &hash);
-        if (sws_ups_ssl_slot_is(e, key, hash)) {
-            sws_ups_ssl_slot_clear(e);
-        }
     }
     sws_ups_next(u, SWS_UPS_FT_ERROR);
 }
@@ -320,7 +386,7 @@ sws_ups_ssl_handshake(sws_http_upstream_t *u)
 {
     sws_connection_t *c = u->c;
 
-    if (sws_ups_ssl_setup(u) != SWS_OK) {
+    if (sws_ups_ssl_client(c, u->conf->ssl, &u->ssl_name, u->ssl_sni, u->peer) != SWS_OK) {
         sws_log_error(SWS_LOG_ERR, c->log, 0, "cannot start TLS with upstream %.*s",
                       (int) u->peer->name.len, u->peer->name.data);
         sws_ups_next(u, SWS_UPS_FT_ERROR);

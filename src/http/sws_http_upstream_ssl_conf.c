@@ -210,10 +210,12 @@ sws_ups_ssl_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
         sws_ups_ssl_inherit(conf->ssl, NULL);      /* the defaults (a top level) */
         conf->ssl->merged = 1;
     }
-    if (conf->ssl_wanted && conf->ssl->ssl == NULL) {
-        return sws_ups_ssl_create(cf, conf->ssl);
+    if (conf->ssl_wanted && conf->ssl->ssl == NULL
+        && sws_ups_ssl_create(cf, conf->ssl) != SWS_OK)
+    {
+        return SWS_ERROR;
     }
-    return SWS_OK;
+    return sws_ups_ssl_probe_conf(cf, conf);
 }
 
 void

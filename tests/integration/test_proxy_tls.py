@@ -3,6 +3,8 @@
 name, depth), client certificates, session reuse, the handshake timeout,
 and the configuration errors. Certificates are made at test time
 (tlsutil.Pki)."""
+import os
+import signal
 import socket
 
 import pytest
@@ -277,6 +279,128 @@ def test_failed_handshake_tries_next_server(sws, tls_origin):
               server="location / { proxy_pass https://mixed; }")
     for _ in range(3):
         assert body(h.curl(srv.url("/")))[0] == "a"
+
+
+# ------------------------------------------------------------ health checks over TLS
+
+def probes(o, uri="/hc"):
+    path = o.dir / "access.log"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [ln.split("|") for ln in lines if ln.endswith("|" + uri)]
+
+
+def test_health_tls_probes_stay_up(sws, tls_origin, pki):
+    o = tls_origin()
+    srv = sws(http="upstream g { server %s; health_check interval=100ms uri=/hc; }" % o.addr,
+              server="location / { proxy_ssl_verify on; proxy_ssl_trusted_certificate %s; "
+                     "proxy_ssl_server_name on; proxy_ssl_name a.test; "
+                     "proxy_pass https://g; }" % pki.ca)
+    # nginx logs a probe only after a good handshake: TLS, with the location's name
+    assert h.wait_for(lambda: len(probes(o)) >= 5, 4)
+    assert all(p[2] == "a.test" for p in probes(o))
+    # later probes resume the session of an earlier one
+    assert "r" in [p[1] for p in probes(o)]
+    assert "unhealthy" not in srv.error_log()
+    assert body(h.curl(srv.url("/x")))[:2] == ["a", "a.test"]
+
+
+def test_health_tls_default_name_is_the_group(sws, tls_origin, pki):
+    o = tls_origin()
+    srv = sws(http="upstream b.test { server %s; health_check interval=100ms uri=/hc; }"
+              % o.addr,
+              server="location / { proxy_ssl_verify on; proxy_ssl_trusted_certificate %s; "
+                     "proxy_ssl_server_name on; proxy_pass https://b.test; }" % pki.ca)
+    assert h.wait_for(lambda: len(probes(o)) >= 3, 4)
+    assert {p[2] for p in probes(o)} == {"b.test"}
+    assert "unhealthy" not in srv.error_log()
+
+
+def test_health_tls_origin_stops_answering(sws, tls_origin):
+    good, o = tls_origin(), tls_origin()
+    srv = sws(workers=2,
+              http="upstream g { server %s; server %s; "
+                   "health_check interval=100ms timeout=300ms uri=/hc fails=2 passes=2; }"
+                   % (good.addr, o.addr),
+              server="location / { proxy_pass https://g; }")
+    assert h.wait_for(lambda: len(probes(o)) >= 2, 4)
+    os.killpg(o.proc.p.pid, signal.SIGSTOP)      # connects complete; no handshake
+    try:
+        assert h.wait_file_contains(srv.error_log_path,
+                                    "%s of \"g\" failed its health check (timed out in the "
+                                    "TLS handshake)" % o.addr, 4)
+        n = len(good.log(1))
+        for _ in range(10):
+            assert body(h.curl(srv.url("/q")))[0] == "a"   # each within the timeout
+        assert len(good.log(n + 10)) >= n + 10            # all went to the good one
+    finally:
+        os.killpg(o.proc.p.pid, signal.SIGCONT)
+    assert h.wait_file_contains(srv.error_log_path, "%s of \"g\" passed its health checks"
+                                % o.addr, 4)
+    assert h.curl(srv.url("/respond")).status == 200
+
+
+def test_health_tls_handshake_fails(sws, tls_origin):
+    plain = sws()                      # answers a ClientHello with a plain 400
+    o = tls_origin()
+    srv = sws(http="upstream g { server 127.0.0.1:%d; server %s; "
+                   "health_check interval=100ms uri=/hc; }" % (plain.port, o.addr),
+              server="location / { proxy_pass https://g; }")
+    assert h.wait_file_contains(srv.error_log_path, "127.0.0.1:%d of \"g\" failed its "
+                                "health check (TLS handshake failed)" % plain.port, 4)
+    assert "%s of \"g\" failed" % o.addr not in srv.error_log()
+    for _ in range(5):
+        assert body(h.curl(srv.url("/")))[0] == "a"
+
+
+def test_health_tls_verification_fails(sws, tls_origin, pki):
+    good = tls_origin()
+    wrong = tls_origin(a_cert=pki.chain("c.test"))     # a good chain for another name
+    srv = sws(http="upstream g { server %s; server %s; health_check interval=100ms "
+                   "uri=/hc; }" % (good.addr, wrong.addr),
+              server="location / { proxy_ssl_verify on; proxy_ssl_trusted_certificate %s; "
+                     "proxy_ssl_name a.test; proxy_pass https://g; }" % pki.ca)
+    assert h.wait_file_contains(srv.error_log_path, "%s of \"g\" failed its health check "
+                                "(hostname mismatch)" % wrong.addr, 4)
+    assert "%s of \"g\" failed" % good.addr not in srv.error_log()
+    for _ in range(6):
+        assert body(h.curl(srv.url("/v")))[0] == "a"
+    assert not [ln for ln in wrong.log(0) if ln[-1] == "/v"]
+
+
+def test_health_tls_refused_then_back(sws, tls_origin):
+    good, o = tls_origin(), tls_origin()
+    srv = sws(http="upstream g { server %s; server %s max_fails=0; "
+                   "health_check interval=100ms uri=/hc; }" % (good.addr, o.addr),
+              server="location / { proxy_pass https://g; }")
+    assert h.wait_for(lambda: len(probes(o)) >= 1, 4)
+    o.proc.stop()
+    assert h.wait_file_contains(srv.error_log_path, "%s of \"g\" failed its health check "
+                                "(connect failed)" % o.addr, 4)
+    o.proc = Proc(o.proc.p.args, o.port, o.dir, o.dir / "stdout.txt")
+    assert h.wait_file_contains(srv.error_log_path, "%s of \"g\" passed" % o.addr, 4)
+    n = len(probes(o))
+    assert h.wait_for(lambda: len(probes(o)) > n, 2)
+
+
+def test_health_plain_group_stays_plain(sws, tls_origin):
+    o = tls_origin()
+    srv = sws(http="upstream g { server %s; health_check interval=100ms uri=/hc; }" % o.addr,
+              server="location / { proxy_pass http://g; }")
+    # the TLS origin answers plain probes with 400: the group is plain HTTP
+    assert h.wait_file_contains(srv.error_log_path, "failed its health check (bad status)",
+                                4)
+
+
+def test_health_tls_mixed_use_warns(sws, tls_origin):
+    o = tls_origin()
+    srv = sws(http="upstream g { server %s; health_check interval=100ms uri=/hc; }" % o.addr,
+              server="location /p/ { proxy_pass http://g/; } "
+                     "location / { proxy_ssl_name $host; proxy_pass https://g; }")
+    out = srv.stderr() + srv.error_log()
+    assert 'upstream "g" is used over both http:// and https://' in out
+    assert 'the health probes of upstream "g" use its name for TLS' in out
+    assert h.wait_for(lambda: len(probes(o)) >= 2, 4)
+    assert "unhealthy" not in srv.error_log()
 
 
 def test_config_errors(tmp_path, pki):
