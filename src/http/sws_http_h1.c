@@ -192,6 +192,20 @@ sws_http1_create_request(sws_connection_t *c)
     return r;
 }
 
+/* Only token characters so far: the method alone fills the buffers. */
+static int
+sws_http1_all_tchar(const u_char *p, const u_char *last)
+{
+    for ( ; p < last; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+              || (*p > ' ' && *p < 0x7f && strchr("!#$%&'*+-.^_`|~", *p) != NULL)))
+        {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Move the unfinished line to a large buffer. */
 static sws_int_t
 sws_http1_grow_buffer(sws_http_request_t *r)
@@ -215,6 +229,11 @@ sws_http1_grow_buffer(sws_http_request_t *r)
     if (hc->nlarge >= cscf->large_client_header_buffers
         || have >= cscf->large_client_header_buffer_size)
     {
+        if (!hc->request_line_done && sws_http1_all_tchar(b->pos, b->last)) {
+            /* a method longer than any we know: 501 (RFC 9112 3) */
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent too long method");
+            return SWS_HTTP_NOT_IMPLEMENTED;
+        }
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent too long %s",
                       hc->request_line_done ? "header line" : "URI");
         return status;
