@@ -269,12 +269,16 @@ static sws_int_t
 sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
 {
     u_char                 *p;
+    time_t                  now;
     sws_str_t              *etag;
     sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
 
     sws_http_set_status(r, SWS_HTTP_OK);
     sws_http_set_content_length(r, f->size);
-    sws_http_set_last_modified(r, f->mtime);
+    /* RFC 9110 8.8.2: never later than the response's Date (a file dated
+     * in the future); the ETag keeps the real mtime */
+    now = sws_time_sec();
+    sws_http_set_last_modified(r, f->mtime > now ? now : f->mtime);
     sws_http_set_content_type(r, sws_http_mime_type(r, sws_http_exten(r)));
     sws_http_allow_ranges(r, 1);
 

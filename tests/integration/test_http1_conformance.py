@@ -30,6 +30,7 @@ FILES = {
     "html/range.txt": RANGE,
     "html/d/index.html": b"index\n",
     "html/exact/f.txt": b"exact\n",
+    "html/future.txt": b"from the future\n",
 }
 
 LOCATIONS = """
@@ -56,8 +57,11 @@ def srv(sws_module, tmp_path_factory):
     s = sws_module(files=FILES, server=LOCATIONS, servers=SERVERS,
                    load=echomod.build(tmp_path_factory.mktemp("echo")))
     import os
+    import time
     for name in ("range.txt", "hello.txt", "exact/f.txt"):
         os.utime(s.tmp / "html" / name, (MTIME, MTIME))
+    tomorrow = time.time() + 86400
+    os.utime(s.tmp / "html" / "future.txt", (tomorrow, tomorrow))
     r = h.exchange(s.port, h.request("GET", "/range.txt"))
     s.etag = r.header("ETag")
     assert s.etag and re.match(r'^"[!#-~]+"$', s.etag), r     # strong, opaque-tag
@@ -855,6 +859,22 @@ def test_9110_8_8_validators_format(srv):
     assert h.IMF_FIXDATE.match(r.header("Last-Modified")), r
     assert r.header("Last-Modified") == LM
     assert re.match(r'^(W/)?"[\x21\x23-\x7e\x80-\xff]*"$', r.header("ETag")), r
+
+
+def test_9110_8_8_2_last_modified_never_after_date(srv):
+    """A file dated tomorrow: Last-Modified is the Date, not the future;
+    the ETag still follows the file."""
+    import email.utils
+    with h.Conn(srv.port) as c:
+        c.send(get("/future.txt"))
+        r = check_response(c, Expect(200, body=b"from the future\n"), srv, "future")
+    lm = email.utils.parsedate_to_datetime(r.header("Last-Modified"))
+    date = email.utils.parsedate_to_datetime(r.header("Date"))
+    assert lm <= date, r
+    with h.Conn(srv.port) as c:      # the ETag validates it
+        c.send(get("/future.txt", "If-None-Match: " + r.header("ETag")))
+        check_response(c, Expect(304, headers={"ETag": r.header("ETag")}, body=b""),
+                       srv, "future 304")
 
 
 def test_9110_6_6_1_date_on_error_responses(srv):
