@@ -260,6 +260,17 @@ ROWS = [
      b"GET /hel lo.txt HTTP/1.1\r\nHost: localhost\r\n\r\n", BAD()),
     ("9112 3", "a control character inside the target", get("/hel\x01lo.txt"), BAD()),
     ("9112 3", "a fragment is not part of a request-target", get("/hello.txt#top"), BAD()),
+    # 9112 3.2: an invalid target SHOULD get 400 (or a 301), not be
+    # autocorrected; nginx takes raw bytes and these characters as they are
+    ("9112 3.2", "raw UTF-8 in the path (must be percent-encoded; nginx: served)",
+     get("/caf\xc3\xa9.txt"), BAD()),
+    ("9112 3.2", "raw UTF-8 in the query (nginx: served)", get("/hello.txt?q=\xc3\xa9"), BAD()),
+    ("9112 3.2", "characters outside the URI syntax in the query (nginx: served)",
+     get("/hello.txt?q=a|b{c}"), BAD()),
+    ("9112 3.2", "a double quote in the path", get('/a"b'), BAD()),
+    ("9112 3.2", "a backslash in the path", get("/a\\b"), BAD()),
+    ("9112 3.2", "the characters a query may hold", get("/hello.txt?a=/?:@!$&'()*+,;=-._~%41"),
+     HELLO_OK),
     # 3.2.1 origin-form
     ("9112 3.2.1", "origin-form with a query", get("/hello.txt?a=1&b=%20"), HELLO_OK),
     ("9112 3.2.1", "origin-form must start with /", get("hello.txt"), BAD()),
@@ -416,6 +427,8 @@ ROWS = [
      BAD()),
     ("9110 8.6", "Content-Length with digits and a space",
      post("/echo", "Content-Length: 3 3", body=b"abc"), BAD()),
+    # a numeral too large for any integer: invalid here (nginx too); 413
+    # would do as well
     ("9110 8.6", "a Content-Length that overflows",
      post("/echo", "Content-Length: 99999999999999999999999", body=b"abc"), BAD()),
     ("9112 6.3", "two different Content-Length lines",
@@ -484,6 +497,12 @@ ROWS = [
     ("9112 7.1.2", "a Transfer-Encoding trailer does not change the framing",
      chunked(b"3\r\nabc\r\n0\r\nTransfer-Encoding: chunked\r\n\r\n") + NEXT,
      Expect(200, body=b"abc", then=(HELLO_OK,), close=False)),
+    ("9112 7.1.2", "whitespace before a trailer field's colon",
+     chunked(b"3\r\nabc\r\n0\r\nX-T : 1\r\n\r\n"), BAD()),
+    ("9112 7.1.2", "obs-fold in the trailer section",
+     chunked(b"3\r\nabc\r\n0\r\nX-T: 1\r\n 2\r\n\r\n"), BAD()),
+    ("9112 7.1.2", "a control character in a trailer value",
+     chunked(b"3\r\nabc\r\n0\r\nX-T: a\x01\r\n\r\n"), BAD()),
     ("9112 7.1.2", "a malformed trailer line", chunked(b"3\r\nabc\r\n0\r\nno colon\r\n\r\n"),
      BAD()),
     ("9112 7.1.2", "trailer fields are bounded (a 100 KB trailer: 400)",
@@ -583,6 +602,8 @@ ROWS = [
      get("/hello.txt", *["X-H%d: %s" % (i, "v" * 1000) for i in range(100)]), BAD(431)),
     ("9110 15.5.14", "413 for a body over the limit, not read: close",
      post("/small", "Content-Length: 100", body=b"x" * 100), BAD(413)),
+    ("9110 15.5.14", "413 for an announced body over the limit, Expect: no 100",
+     post("/small", "Content-Length: 100", "Expect: 100-continue"), BAD(413)),
     ("9110 15.5.14", "413 for a chunked body over the limit: close",
      chunked(b"14\r\n" + b"x" * 20 + b"\r\n0\r\n\r\n", "/small"), BAD(413)),
 
