@@ -227,6 +227,10 @@ ROWS = [
     ("9112 2.3", "HTTP/2.0 in an HTTP/1 request-line is 505",
      get(version="HTTP/2.0"), BAD(505)),
     ("9112 2.3", "HTTP/3.0 is 505", get(version="HTTP/3.0"), BAD(505)),
+    # malformed for HTTP/1 (asterisk-form is OPTIONS only) before the
+    # version is looked at; 505 would do as well
+    ("9112 2.3", "the HTTP/2 preface on a port without http2",
+     b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", BAD()),
     ("9112 2.3", "HTTP/0.9 named in a request-line is 505",
      get(version="HTTP/0.9", host=None), BAD(505)),
     ("9110 6.2", "a higher minor version, HTTP/1.2, is served as HTTP/1.1",
@@ -688,6 +692,9 @@ ROWS = [
      Expect(404, close=False)),
     ("9110 13.2.1", "preconditions do not apply to a 405",
      cond("If-None-Match: *", "Content-Length: 0", method="POST"),
+     Expect(405, close=False)),
+    ("9110 13.1.3", "If-Modified-Since is for GET and HEAD only: a 405 stays",
+     cond("If-Modified-Since: " + LM, "Content-Length: 0", method="POST"),
      Expect(405, close=False)),
 
     # -------- 14 range requests
