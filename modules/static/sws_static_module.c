@@ -106,11 +106,41 @@ sws_static_not_found_errno(int err)
 static sws_int_t
 sws_static_not_allowed(sws_http_request_t *r)
 {
+    /* RFC 9110 9.1: a method the server does not know at all is 501; a
+     * known one that files do not support is 405. */
+    if (sws_http_method(r) == SWS_HTTP_UNKNOWN) {
+        return SWS_HTTP_NOT_IMPLEMENTED;
+    }
     /* The core keeps Allow on the generated 405 page. */
     if (sws_http_header_out_add(r, &sws_static_allow_name, &sws_static_allow_value) == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     return SWS_HTTP_NOT_ALLOWED;
+}
+
+
+/*
+ * An encoded slash ("%2F") in the client's path: decoded, it would name a
+ * file in another directory than the segment the client wrote, so files
+ * refuse it with 400 (proxied locations still pass it on as it came).
+ * Internal redirects (index, try_files, error_page) chose their own URI.
+ */
+static int
+sws_static_encoded_slash(sws_http_request_t *r)
+{
+    const sws_str_t  *u;
+    size_t            i;
+
+    if (sws_http_is_internal(r)) {
+        return 0;
+    }
+    u = sws_http_unparsed_uri(r);
+    for (i = 0; i + 2 < u->len && u->data[i] != '?'; i++) {
+        if (u->data[i] == '%' && u->data[i + 1] == '2' && (u->data[i + 2] | 0x20) == 'f') {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 
@@ -239,12 +269,16 @@ static sws_int_t
 sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
 {
     u_char                 *p;
+    time_t                  now;
     sws_str_t              *etag;
     sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
 
     sws_http_set_status(r, SWS_HTTP_OK);
     sws_http_set_content_length(r, f->size);
-    sws_http_set_last_modified(r, f->mtime);
+    /* RFC 9110 8.8.2: never later than the response's Date (a file dated
+     * in the future); the ETag keeps the real mtime */
+    now = sws_time_sec();
+    sws_http_set_last_modified(r, f->mtime > now ? now : f->mtime);
     sws_http_set_content_type(r, sws_http_mime_type(r, sws_http_exten(r)));
     sws_http_allow_ranges(r, 1);
 
@@ -287,6 +321,9 @@ sws_static_handler(sws_http_request_t *r)
 
     if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
         return sws_static_not_allowed(r);
+    }
+    if (sws_static_encoded_slash(r)) {
+        return SWS_HTTP_BAD_REQUEST;
     }
 
     uri = sws_http_uri(r);
@@ -377,6 +414,9 @@ sws_static_index_handler(sws_http_request_t *r)
     }
     if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
         return SWS_DECLINED;        /* the static handler answers 405 */
+    }
+    if (sws_static_encoded_slash(r)) {
+        return SWS_HTTP_BAD_REQUEST;
     }
 
     lcf = sws_http_loc_conf(r, &sws_module);

@@ -192,6 +192,20 @@ sws_http1_create_request(sws_connection_t *c)
     return r;
 }
 
+/* Only token characters so far: the method alone fills the buffers. */
+static int
+sws_http1_all_tchar(const u_char *p, const u_char *last)
+{
+    for ( ; p < last; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')
+              || (*p > ' ' && *p < 0x7f && strchr("!#$%&'*+-.^_`|~", *p) != NULL)))
+        {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Move the unfinished line to a large buffer. */
 static sws_int_t
 sws_http1_grow_buffer(sws_http_request_t *r)
@@ -215,6 +229,11 @@ sws_http1_grow_buffer(sws_http_request_t *r)
     if (hc->nlarge >= cscf->large_client_header_buffers
         || have >= cscf->large_client_header_buffer_size)
     {
+        if (!hc->request_line_done && sws_http1_all_tchar(b->pos, b->last)) {
+            /* a method longer than any we know: 501 (RFC 9112 3) */
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent too long method");
+            return SWS_HTTP_NOT_IMPLEMENTED;
+        }
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent too long %s",
                       hc->request_line_done ? "header line" : "URI");
         return status;
@@ -426,8 +445,13 @@ sws_http1_transfer_encoding(sws_http_request_t *r)
                : (final.len ? SWS_HTTP_NOT_IMPLEMENTED : SWS_HTTP_BAD_REQUEST);
     }
     if (p != v->data) {
-        /* "gzip, chunked": a coding before chunked that we can't decode */
-        return SWS_HTTP_NOT_IMPLEMENTED;
+        /* "chunked, chunked": chunked applied twice, which a sender must
+         * never do (RFC 9112 6.1), is a framing error; "gzip, chunked": a
+         * coding before chunked that we can't decode */
+        final.data = v->data;
+        final.len = p - v->data;
+        return sws_http1_has_token(&final, "chunked", 7) ? SWS_HTTP_BAD_REQUEST
+                                                          : SWS_HTTP_NOT_IMPLEMENTED;
     }
     r->chunked_in = 1;
     return SWS_OK;
@@ -437,7 +461,7 @@ sws_http1_transfer_encoding(sws_http_request_t *r)
 static sws_int_t
 sws_http1_process_head(sws_http_request_t *r)
 {
-    sws_str_t host;
+    sws_str_t host, ignored;
     sws_int_t rc;
 
     if (r->host.len == 0 && r->h_host) {
@@ -448,6 +472,13 @@ sws_http1_process_head(sws_http_request_t *r)
     if (r->http_version >= SWS_HTTP_VERSION_11 && r->h_host == NULL) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent HTTP/1.1 request without \"Host\"");
         return SWS_HTTP_BAD_REQUEST;
+    }
+    /* RFC 9112 3.2: a Host with an invalid value is a 400 even when the
+     * absolute-form's authority is the one used */
+    if (r->h_host && r->h_host->len && host.data != r->h_host->data
+        && sws_http_validate_host(r, r->h_host, &ignored) != SWS_OK)
+    {
+        host = *r->h_host;            /* reported below */
     }
     r->host.len = 0;
     if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {

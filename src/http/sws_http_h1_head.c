@@ -13,6 +13,14 @@ sws_http1_decide_keepalive(sws_http_request_t *r)
     {
         r->keepalive = 0;
     }
+    /* Answered before reading a body the client holds back until a 100
+     * Continue: the connection is closed after the response (the rest of
+     * the body never comes), so say so (RFC 9110 10.1.1). */
+    if (r->keepalive && r->expect_continue && !r->continue_sent
+        && (r->content_length_n > 0 || r->chunked_in) && !(r->body && r->body->finished))
+    {
+        r->keepalive = 0;
+    }
 }
 
 #define SWS_HEAD_FIELD(name)  (sizeof(name ": \r\n") - 1)

@@ -5,7 +5,8 @@
  * the response into a 412 without a body; a matching If-None-Match or an
  * unmodified If-Modified-Since into a 304.
  *
- *   if_modified_since off|exact|before;   (default exact)
+ *   if_modified_since off|exact|before;   (default before: RFC 9110 13.1.3;
+ *                                          nginx's default is exact)
  *
  * This header filter must run before the range filter (be inserted after
  * it): a 304 or 412 is then no longer a 200 that ranges could apply to.
@@ -338,7 +339,7 @@ sws_http_not_modified_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     (void) cf;
 
     sws_conf_merge_uint_value(conf->if_modified_since, prev->if_modified_since,
-                              SWS_HTTP_IMS_EXACT);
+                              SWS_HTTP_IMS_BEFORE);
 
     return SWS_CONF_OK;
 }

@@ -103,7 +103,7 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
         }
     }
     if (end < last) {                       /* ":port" */
-        if (*end != ':' || end + 1 == last) {
+        if (*end != ':') {                  /* an empty port is valid */
             return SWS_ERROR;
         }
         for (q = end + 1; q < last; q++) {
