@@ -241,6 +241,14 @@ int       sws_http_ranges_allowed(sws_http_request_t *r);
  * and finalize with SWS_OK. A filter may change the status (304, 206, 416)
  * and the body it expects (a 416/304 has none). */
 sws_int_t sws_http_send_header(sws_http_request_t *r);
+/* An interim (1xx) response ahead of the final one, e.g. a 103 Early
+ * Hints a proxy passes on: its n headers as given. Refused with
+ * SWS_DECLINED for 100 and 101 (the core and the upgrade path send those),
+ * after the final head, and to HTTP/1.0 clients (RFC 9110 15.2: they get
+ * none). SWS_OK when queued (and sent as far as the socket takes it),
+ * SWS_ERROR when the connection failed. */
+sws_int_t sws_http_send_interim(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n);
 /* Run the body filters over in. SWS_OK or SWS_AGAIN (buffered: the core
  * finishes sending on its own), SWS_ERROR on a failed connection. */
 sws_int_t sws_http_output(sws_http_request_t *r, sws_chain_t *in);

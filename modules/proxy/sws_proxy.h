@@ -81,6 +81,8 @@ typedef struct {
     sws_uint_t                 version;
     off_t                      length;          /* Content-Length, -1 none */
     sws_array_t               *conn_tokens;     /* headers named in Connection */
+    sws_array_t               *interim;         /* the headers of a 1xx being read */
+    sws_uint_t                 ninterim;        /* 1xx responses passed on */
     sws_str_t                  upgrade_value;
     unsigned                   te_chunked:1;
     unsigned                   conn_close:1;

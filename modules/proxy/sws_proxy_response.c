@@ -1,9 +1,10 @@
 /*
  * The server's response: the status line and headers (parsed line by line
  * as they come, copied into the request's pool), interim 1xx responses
- * skipped, 101 for upgrades, how the body is delimited (Content-Length,
- * chunked, or the end of the connection; none for HEAD, 204, 304), whether
- * the connection may be reused, and the body decoded in place.
+ * passed on (100 Continue excepted), 101 for upgrades, how the body is
+ * delimited (Content-Length, chunked, or the end of the connection; none
+ * for HEAD, 204, 304), whether the connection may be reused, and the body
+ * decoded in place.
  */
 #include "sws_proxy.h"
 
@@ -317,6 +318,69 @@ sws_proxy_header_line(sws_http_request_t *r, sws_proxy_ctx_t *ctx, u_char *start
     return sws_http_upstream_header(ctx->u, &name, lc, &value);
 }
 
+/* Interim responses other than 100 (the core answers Expect itself) are
+ * passed on, as a proxy must (RFC 9110 15.2): 103 Early Hints above all.
+ * Their header lines are copied out of the upstream's buffer; at most
+ * SWS_PROXY_MAX_INTERIM are passed on, the rest are dropped. */
+#define SWS_PROXY_MAX_INTERIM  8
+
+static sws_int_t
+sws_proxy_interim_line(sws_http_request_t *r, sws_proxy_ctx_t *ctx, u_char *start, u_char *end)
+{
+    sws_http_header_t  h, *out;
+    size_t             len = (size_t) (end - start);
+    u_char            *lc, *p;
+
+    if (ctx->status == SWS_HTTP_CONTINUE || ctx->ninterim >= SWS_PROXY_MAX_INTERIM) {
+        return SWS_OK;
+    }
+    lc = sws_pnalloc(sws_http_pool(r), len ? len : 1);
+    if (lc == NULL) {
+        return SWS_ERROR;
+    }
+    if (sws_http_parse_header_line(&h, lc, start, end) != SWS_OK) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "upstream sent an invalid header "
+                      "line in a %lu response: \"%.*s\"", (unsigned long) ctx->status,
+                      (int) sws_min(len, 64), start);
+        return SWS_UPSTREAM_INVALID;
+    }
+    if (sws_proxy_hop_by_hop(lc, h.name.len)) {
+        return SWS_OK;
+    }
+    if (ctx->interim == NULL) {
+        ctx->interim = sws_array_create(sws_http_pool(r), 4, sizeof(sws_http_header_t));
+    }
+    out = ctx->interim ? sws_array_push(ctx->interim) : NULL;
+    p = sws_pnalloc(sws_http_pool(r), h.name.len + h.value.len);
+    if (out == NULL || p == NULL) {
+        return SWS_ERROR;
+    }
+    out->name.data = p;                 /* as the server wrote it */
+    out->name.len = h.name.len;
+    memcpy(p, start, h.name.len);
+    out->value.data = p + h.name.len;
+    out->value.len = h.value.len;
+    memcpy(out->value.data, h.value.data, h.value.len);
+    out->hash = 1;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_proxy_pass_interim(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
+{
+    sws_int_t rc = SWS_OK;
+
+    if (ctx->status != SWS_HTTP_CONTINUE && ctx->ninterim < SWS_PROXY_MAX_INTERIM) {
+        ctx->ninterim++;
+        rc = sws_http_send_interim(r, ctx->status, ctx->interim ? ctx->interim->elts : NULL,
+                                   ctx->interim ? ctx->interim->nelts : 0);
+    }
+    if (ctx->interim) {
+        ctx->interim->nelts = 0;
+    }
+    return rc == SWS_ERROR ? SWS_ERROR : SWS_OK;
+}
+
 sws_int_t
 sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
 {
@@ -349,6 +413,9 @@ sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
             b->pos = nl + 1;
             if (ctx->status < 200 && ctx->status != SWS_HTTP_SWITCHING_PROTOCOLS) {
                 /* 100 Continue, 102, 103: interim, the final one follows. */
+                if (sws_proxy_pass_interim(r, ctx) != SWS_OK) {
+                    return SWS_ERROR;
+                }
                 ctx->state = 0;
                 continue;
             }
@@ -357,6 +424,10 @@ sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
         }
 
         if (ctx->status < 200 && ctx->status != SWS_HTTP_SWITCHING_PROTOCOLS) {
+            rc = sws_proxy_interim_line(r, ctx, b->pos, end);
+            if (rc != SWS_OK) {
+                return rc;
+            }
             b->pos = nl + 1;           /* the header of an interim response */
             continue;
         }

@@ -181,6 +181,10 @@ typedef struct {
     sws_int_t (*discard_body)(sws_http_request_t *r);
     /* Bytes of the response sent so far, head included ($bytes_sent). */
     off_t     (*bytes_sent)(sws_http_request_t *r);
+    /* Queue (and start sending) an interim 1xx response; see
+     * sws_http_send_interim, which has checked when one may go. */
+    sws_int_t (*send_interim)(sws_http_request_t *r, sws_uint_t status,
+                              const sws_http_header_t *h, sws_uint_t n);
 } sws_http_proto_t;
 
 extern const sws_http_proto_t sws_http1_proto;

@@ -17,6 +17,8 @@ static void sws_http1_writer(sws_event_t *wev);
 static void sws_http1_lingering_handler(sws_event_t *rev);
 static void sws_http1_empty_handler(sws_event_t *ev);
 static sws_int_t sws_http1_send_header(sws_http_request_t *r);
+static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
 
 static off_t
@@ -34,6 +36,7 @@ const sws_http_proto_t sws_http1_proto = {
     .read_body_data = sws_http1_read_body_data,
     .discard_body = sws_http1_discard_body,
     .bytes_sent = sws_http1_bytes_sent,
+    .send_interim = sws_http1_send_interim,
 };
 
 static sws_int_t
@@ -731,6 +734,59 @@ sws_http1_send_header(sws_http_request_t *r)
      * a 100 Continue, if anything). */
     for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
     *ll = cl;
+    return SWS_OK;
+}
+
+/* An interim response goes out at once (an early hint is only worth its
+ * earliness); what the socket does not take waits in r->out, ahead of the
+ * final head, which sws_http1_send_header appends. */
+static sws_int_t
+sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_http_header_t *h,
+    sws_uint_t n)
+{
+    sws_connection_t *c = r->connection;
+    const sws_str_t  *line = sws_http_status_line(status);
+    size_t            len = sizeof("HTTP/1.1 \r\n\r\n") - 1 + line->len;
+    sws_uint_t        i;
+    sws_buf_t        *b;
+    sws_chain_t      *cl, **ll, *rest;
+    u_char           *p;
+
+    for (i = 0; i < n; i++) {
+        len += h[i].name.len + 2 + h[i].value.len + 2;
+    }
+    b = sws_create_temp_buf(r->pool, len);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_cpymem(b->last, "HTTP/1.1 ", 9);
+    p = sws_cpymem(p, line->data, line->len);
+    *p++ = '\r';
+    *p++ = '\n';
+    for (i = 0; i < n; i++) {
+        p = sws_cpymem(p, h[i].name.data, h[i].name.len);
+        *p++ = ':';
+        *p++ = ' ';
+        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    *p++ = '\r';
+    *p++ = '\n';
+    b->last = p;
+    cl->buf = b;
+    cl->next = NULL;
+    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
+    *ll = cl;
+
+    rest = c->write->ready ? c->send_chain(c, r->out, 0) : r->out;
+    if (rest == SWS_CHAIN_ERROR) {
+        c->error = 1;
+        r->keepalive = 0;
+        return SWS_ERROR;
+    }
+    r->out = rest;
     return SWS_OK;
 }
 

@@ -53,6 +53,19 @@ sws_http_insert_body_filter(sws_http_body_filter_pt f)
 }
 
 sws_int_t
+sws_http_send_interim(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n)
+{
+    if (status < 100 || status > 199 || status == SWS_HTTP_CONTINUE
+        || status == SWS_HTTP_SWITCHING_PROTOCOLS || r->header_sent
+        || r->http_version < SWS_HTTP_VERSION_11 || r->proto->send_interim == NULL)
+    {
+        return SWS_DECLINED;
+    }
+    return r->proto->send_interim(r, status, headers, n);
+}
+
+sws_int_t
 sws_http_send_header(sws_http_request_t *r)
 {
     if (r->header_sent) {

@@ -9,7 +9,8 @@ typedef struct {
 #define S(code, text) { code, sws_string(#code " " text) }
 
 static const sws_http_status_t sws_http_statuses[] = {
-    S(100, "Continue"), S(101, "Switching Protocols"), S(103, "Early Hints"),
+    S(100, "Continue"), S(101, "Switching Protocols"),
+    S(102, "Processing"), S(103, "Early Hints"),
     S(200, "OK"), S(201, "Created"), S(202, "Accepted"),
     S(203, "Non-Authoritative Information"), S(204, "No Content"), S(205, "Reset Content"),
     S(206, "Partial Content"),

@@ -253,15 +253,25 @@ def test_304_and_204(sws, origin):
     assert o.accepted == 1
 
 
-def test_interim_responses_skipped(sws, origin):
+def test_interim_responses_passed_on(sws, origin):
+    """RFC 9110 15.2: a proxy passes 1xx responses on (the origin sends 100
+    Continue, then 103 Early Hints, then 200): 103 with its Link reaches an
+    HTTP/1.1 client before the final answer; 100 does not (the server
+    answers Expect itself), and an HTTP/1.0 client gets no 1xx at all."""
     o = origin()
     srv = sws(server="location / { proxy_pass http://%s; }" % o.addr)
     with h.Conn(srv.port) as c:
         c.send(h.request("GET", "/interim"))
         r = c.read_response()
+        assert r.status == 103 and r.reason == "Early Hints", r
+        assert r.header("Link") == "</x.css>; rel=preload"
+        assert r.header("Content-Length") is None and r.body == b""
+        r = c.read_response()
         assert r.status == 200 and r.body == b"final\n"
         assert r.header("Link") is None
         assert c.still_open(0.2)
+    r = h.exchange(srv.port, h.request("GET", "/interim", version="HTTP/1.0"))
+    assert r.status == 200 and r.body == b"final\n"
 
 
 def test_chunked_response(sws, origin):

@@ -13,6 +13,23 @@ def h2(srv, path, **kw):
     return h.curl(srv.url(path), prior_knowledge=True, **kw)
 
 
+def test_interim_response_over_h2(sws, origin):
+    """A 103 from the origin is a HEADERS frame without END_STREAM ahead of
+    the final one (RFC 9113 8.1)."""
+    o = origin()
+    srv = sws(server="http2 on; location / { proxy_pass http://%s; }" % o.addr)
+    with h2raw.H2(srv.port) as c:
+        sid = c.get("/interim", scheme="http")
+        hdrs, body, frames = c.response(sid)
+        blocks = [f for f in frames if f.stream_id == sid and type(f).__name__ == "HeadersFrame"]
+        assert len(blocks) == 2, frames
+        first = dict(blocks[0].decoded)
+        assert first[":status"] == "103" and first["link"] == "</x.css>; rel=preload"
+        assert "END_STREAM" not in blocks[0].flags
+        assert dict(blocks[1].decoded)[":status"] == "200"
+        assert body == b"final\n"
+
+
 def test_proxy_over_h2c(sws, origin):
     o = origin()
     srv = sws(server="""http2 on;

@@ -12,6 +12,8 @@
 #define SWS_SERVER_FULL  "scalws/" SCALWS_VERSION
 
 static sws_int_t sws_http_v2_send_header(sws_http_request_t *r);
+static sws_int_t sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *h, sws_uint_t n);
 static sws_int_t sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in);
 static void      sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc);
 static off_t     sws_http_v2_bytes_sent(sws_http_request_t *r);
@@ -28,6 +30,7 @@ const sws_http_proto_t sws_http_v2_proto = {
     .read_body_data = sws_http_v2_read_body_data,
     .discard_body = sws_http_v2_discard_body,
     .bytes_sent = sws_http_v2_bytes_sent,
+    .send_interim = sws_http_v2_send_interim,
 };
 
 void
@@ -74,6 +77,51 @@ sws_http_v2_hop_by_hop(const sws_str_t *name)
         }
     }
     return 0;
+}
+
+/* An interim response: a HEADERS frame with a 1xx :status that does not
+ * end the stream (RFC 9113 8.1), lower-case names, no HTTP/1 connection
+ * fields. */
+static sws_int_t
+sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_http_header_t *h,
+    sws_uint_t n)
+{
+    sws_http_v2_stream_t *st = r->stream;
+    nghttp2_nv           *nva, *nv;
+    sws_uint_t            i;
+    u_char               *name, *code;
+
+    if (st->reset) {
+        return SWS_ERROR;
+    }
+    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (n + 1));
+    code = sws_pnalloc(r->pool, 3);
+    if (nva == NULL || code == NULL) {
+        return SWS_ERROR;
+    }
+    code[0] = (u_char) ('0' + status / 100 % 10);
+    code[1] = (u_char) ('0' + status / 10 % 10);
+    code[2] = (u_char) ('0' + status % 10);
+    nv = nva;
+    sws_http_v2_nv_lit(nv++, ":status", code, 3);
+    for (i = 0; i < n; i++) {
+        if (h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
+            continue;
+        }
+        name = sws_pnalloc(r->pool, h[i].name.len);
+        if (name == NULL) {
+            return SWS_ERROR;
+        }
+        sws_strlow(name, h[i].name.data, h[i].name.len);
+        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+    }
+    if (nghttp2_submit_headers(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, NULL, nva,
+                               (size_t) (nv - nva), NULL) < 0)
+    {
+        return SWS_ERROR;
+    }
+    sws_http_v2_post_send(st->h2c);
+    return SWS_OK;
 }
 
 static sws_int_t
