@@ -5,6 +5,8 @@
  * temporary file (client_body_temp_path) through one reused buffer, so an
  * upload costs the same memory whatever its size.
  */
+#include <errno.h>
+#include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_body_file.h"
 
@@ -257,6 +259,46 @@ sws_chain_t *
 sws_http_request_body(sws_http_request_t *r)
 {
     return r->body ? r->body->bufs : NULL;
+}
+
+ssize_t
+sws_http_request_body_copy(sws_http_request_t *r, off_t offset, u_char *buf, size_t size)
+{
+    sws_chain_t *cl;
+    sws_buf_t   *b;
+    u_char      *p = buf;
+    off_t        len;
+    ssize_t      n, got;
+
+    for (cl = sws_http_request_body(r); cl && size; cl = cl->next) {
+        b = cl->buf;
+        len = sws_buf_special(b) ? 0 : sws_buf_size(b);
+        if (offset >= len) {
+            offset -= len;
+            continue;
+        }
+        len = sws_min(len - offset, (off_t) size);
+        if (sws_buf_in_memory(b)) {
+            sws_memcpy(p, b->pos + offset, (size_t) len);
+        } else {
+            for (n = 0; n < len; n += got) {
+                got = pread(b->fd, p + n, (size_t) (len - n), b->file_pos + offset + n);
+                if (got <= 0) {
+                    if (got == -1 && errno == EINTR) {
+                        got = 0;
+                        continue;
+                    }
+                    sws_log_error(SWS_LOG_CRIT, r->log, got == 0 ? EIO : errno,
+                                  "pread() of the request body failed");
+                    return -1;
+                }
+            }
+        }
+        p += len;
+        size -= (size_t) len;
+        offset = 0;
+    }
+    return p - buf;
 }
 
 sws_int_t

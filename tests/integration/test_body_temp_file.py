@@ -170,6 +170,19 @@ def test_echo_answers_from_file(sws, echo_load, h2):
             assert st == 200 and sha(got) == sha(body), (size, chunked)
 
 
+@pytest.mark.parametrize("h2", [False, True], ids=["h1", "h2c"])
+def test_body_copy_sdk_call(sws, echo_load, h2):
+    """sws_http_request_body_copy reads the body wherever it is."""
+    srv = sws(load=echo_load, server="""http2 on; client_body_buffer_size %d;
+        location /c { echo_copy; }
+        location /f { client_body_in_file_only clean; echo_copy; }""" % BUF)
+    for size in (1, BUF, BUF + 1, 100 * 1024 + 3):
+        body = os.urandom(size)
+        for path in ("/c", "/f"):
+            st, got = post(srv.url(path), body, h2=h2, chunked=size % 2 == 1)
+            assert st == 200 and sha(got) == sha(body), (size, path)
+
+
 def test_in_file_only_on_keeps_file(sws, echo_load):
     srv = sws(load=echo_load, server="""client_body_in_file_only on;
         location /e { echo; }
