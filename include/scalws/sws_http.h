@@ -285,12 +285,20 @@ sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
 
 /* ---- the request body ------------------------------------------------ */
 
-/* Read the whole body (dechunked) into memory buffers (at most
- * client_max_body_size), then call done. Returns SWS_OK (done is called,
- * now or later: the handler then returns SWS_DONE) or an HTTP status
- * (400, 408, 413...). The body chain is then sws_http_request_body(). */
+/* Read the whole body (dechunked, at most client_max_body_size), then
+ * call done. Returns SWS_OK (done is called, now or later: the handler
+ * then returns SWS_DONE) or an HTTP status (400, 408, 413...). The body
+ * chain is then sws_http_request_body(): memory buffers when the body fits
+ * in client_body_buffer_size, else one file buffer (in_file, fd,
+ * file_pos..file_last) of a temporary file (client_body_temp_path). */
 sws_int_t    sws_http_read_body(sws_http_request_t *r, sws_http_event_handler_pt done);
 sws_chain_t *sws_http_request_body(sws_http_request_t *r);
+/* Copy up to size bytes of the body chain, from offset on, into buf,
+ * whether they are in memory or in a file (positions as the chain has
+ * them now: sending the chain moves them). Returns the bytes copied (0
+ * past the end), or -1 after logging a failed read. */
+ssize_t      sws_http_request_body_copy(sws_http_request_t *r, off_t offset, u_char *buf,
+                                        size_t size);
 /* Read and drop the body (so that keep-alive can go on). */
 sws_int_t    sws_http_discard_body(sws_http_request_t *r);
 

@@ -10,6 +10,7 @@ extern sws_module_t sws_http_core_module;
 extern sws_module_t sws_http_ssl_module;
 extern sws_module_t sws_http_v2_module;
 extern sws_module_t sws_http_log_module;
+extern sws_module_t sws_http_body_file_module;
 extern sws_module_t sws_http_upstream_module;
 extern sws_module_t sws_http_range_filter_module;
 extern sws_module_t sws_http_not_modified_filter_module;
@@ -22,6 +23,7 @@ sws_module_t *sws_builtin_modules[] = {
     &sws_http_ssl_module,
     &sws_http_v2_module,
     &sws_http_log_module,
+    &sws_http_body_file_module,
     &sws_http_upstream_module,
     &sws_http_range_filter_module,
     &sws_http_not_modified_filter_module,

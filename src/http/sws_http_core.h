@@ -202,6 +202,13 @@ typedef struct {
     sws_buf_t                   *rbuf;       /* h1: body bytes from the socket */
     u_char                      *sink;       /* streaming: where data goes now */
     u_char                      *sink_end;
+    /* Beyond client_body_buffer_size the body goes to a temporary file:
+     * bufs is then one file buffer (file_link) and, while reading, the
+     * memory buffer being filled (buf, kept as spare once written out). */
+    void                        *file;       /* sws_http_temp_file_t */
+    sws_chain_t                 *file_link;
+    sws_buf_t                   *spare;
+    sws_http_event_handler_pt    read_done;  /* sws_http_read_body's caller */
     unsigned                     discard:1;
     unsigned                     finished:1;
     unsigned                     stream:1;   /* pulled by the consumer */
@@ -320,8 +327,9 @@ sws_http_request_t *sws_http_create_request(sws_connection_t *c, sws_pool_t *poo
     sws_http_core_srv_conf_t *cscf);
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
-/* Append n body bytes to r->body's buffers (client_body_buffer_size each),
- * or to the streaming consumer's buffer (rb->sink: n must fit there);
+/* Append n body bytes to r->body's buffers (one of client_body_buffer_size,
+ * written to a temporary file when more comes), or to the streaming
+ * consumer's buffer (rb->sink: n must fit there);
  * SWS_OK or SWS_HTTP_INTERNAL_SERVER_ERROR. */
 sws_int_t sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n);
 /* sws_http_request.c: after the head is parsed (any protocol) */

@@ -154,8 +154,8 @@ sws_ups_body_ready(sws_http_request_t *r)
     sws_ups_send(u);
 }
 
-/* Build the request once; remember where each buffer starts so that a
- * retry can send it again. */
+/* Build the request once; remember where each buffer starts (in memory
+ * and in its file) so that a retry can send it again. */
 static void
 sws_ups_init_request(sws_http_upstream_t *u)
 {
@@ -170,15 +170,16 @@ sws_ups_init_request(sws_http_upstream_t *u)
     for (cl = u->request; cl; cl = cl->next) {
         n++;
     }
-    u->saved = n <= sws_nelems(u->saved_small) ? u->saved_small
-                                                 : sws_palloc(r->pool, n * sizeof(u_char *));
+    u->saved = n <= sws_nelems(u->saved_small)
+               ? u->saved_small : sws_palloc(r->pool, n * sizeof(sws_ups_saved_pos_t));
     if (u->saved == NULL) {
         sws_ups_finalize(u, SWS_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
     n = 0;
     for (cl = u->request; cl; cl = cl->next) {
-        u->saved[n++] = cl->buf->pos;
+        u->saved[n].pos = cl->buf->pos;
+        u->saved[n++].file_pos = cl->buf->file_pos;
     }
     /* Told when the client goes away (while a body streams, reading it
      * tells that instead: the protocol calls this hook only once the
@@ -194,7 +195,9 @@ sws_ups_rewind_request(sws_http_upstream_t *u)
     sws_uint_t   n = 0;
 
     for (cl = u->request; cl; cl = cl->next) {
-        cl->buf->pos = u->saved[n++];
+        /* Memory and file buffers alike (a body in a temporary file). */
+        cl->buf->pos = u->saved[n].pos;
+        cl->buf->file_pos = u->saved[n++].file_pos;
     }
     u->out = u->request;
 }

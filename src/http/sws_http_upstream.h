@@ -238,6 +238,12 @@ typedef struct {
     off_t             received;
 } sws_http_upstream_attempt_t;
 
+/* Where a buffer of the request started, to send it again on a retry. */
+typedef struct {
+    u_char           *pos;
+    off_t             file_pos;
+} sws_ups_saved_pos_t;
+
 #define SWS_UPS_ATTEMPTS_MAX  16
 
 struct sws_http_upstream_s {
@@ -261,8 +267,8 @@ struct sws_http_upstream_s {
 
     /* the request */
     sws_chain_t                      *request;     /* as built */
-    u_char                          **saved;       /* where its buffers start */
-    u_char                           *saved_small[4];
+    sws_ups_saved_pos_t              *saved;       /* where its buffers start */
+    sws_ups_saved_pos_t               saved_small[4];
     sws_uint_t                        stale_retries;
     sws_chain_t                      *out;         /* left to send */
     sws_buf_t                        *body_buf;    /* streaming: one framed piece */

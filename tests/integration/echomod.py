@@ -4,6 +4,8 @@ A small third-party module for the HTTP/2 tests, built against the SDK:
 (sws_http_read_body) or, without a body, with what the request looked like
 (method, URI, args, host, scheme, version, headers in order). "echo_discard;"
 drops the body (sws_http_discard_body) and answers "discarded".
+"echo_copy;" answers with the body copied out of its chain (memory or a
+temporary file) with sws_http_request_body_copy, in two pieces.
 """
 from pathlib import Path
 
@@ -14,7 +16,7 @@ SOURCE = r"""
 
 extern sws_module_t sws_module;
 
-typedef struct { sws_int_t mode; } echo_conf_t;   /* 0 none, 1 echo, 2 discard */
+typedef struct { sws_int_t mode; } echo_conf_t;   /* 0 none, 1 echo, 2 discard, 3 copy */
 
 static const sws_str_t octets = sws_string("application/octet-stream");
 static const sws_str_t text = sws_string("text/plain");
@@ -55,6 +57,28 @@ echo_body_done(sws_http_request_t *r)
         }
     }
     sws_http_finalize(r, sws_http_send_special(r, 1));
+}
+
+static void
+echo_copy_done(sws_http_request_t *r)
+{
+    off_t      n = sws_chain_size(sws_http_request_body(r));
+    size_t     half = (size_t) n / 2;
+    sws_str_t  out;
+
+    out.data = sws_pnalloc(sws_http_pool(r), (size_t) n + 1);
+    if (out.data == NULL
+        || sws_http_request_body_copy(r, 0, out.data, half) != (ssize_t) half
+        /* asks for one byte more than there is */
+        || sws_http_request_body_copy(r, (off_t) half, out.data + half, (size_t) n + 1 - half)
+           != (ssize_t) ((size_t) n - half)
+        || sws_http_request_body_copy(r, n, out.data, 1) != 0)
+    {
+        sws_http_finalize(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+    out.len = (size_t) n;
+    sws_http_finalize(r, sws_http_send_response(r, SWS_HTTP_OK, &octets, &out));
 }
 
 static sws_int_t
@@ -110,7 +134,7 @@ echo_handler(sws_http_request_t *r)
     if (!sws_http_has_body(r)) {
         return echo_request(r);
     }
-    rc = sws_http_read_body(r, echo_body_done);
+    rc = sws_http_read_body(r, c->mode == 3 ? echo_copy_done : echo_body_done);
     if (rc != SWS_OK) {
         return rc;
     }
@@ -137,6 +161,8 @@ static const sws_command_t commands[] = {
     { "echo", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_echo, SWS_HTTP_LOC_CONF_OFFSET, 1, NULL },
     { "echo_discard", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_echo, SWS_HTTP_LOC_CONF_OFFSET,
       2, NULL },
+    { "echo_copy", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_echo, SWS_HTTP_LOC_CONF_OFFSET,
+      3, NULL },
     sws_null_command
 };
 
