@@ -1,8 +1,9 @@
 /*
  * Request bodies over HTTP/1.1: Content-Length or chunked, read through the
  * connection buffer (so bytes after the body stay there for the next
- * pipelined request), kept in memory buffers (sws_http_request_body.c) or
- * dropped when discarded.
+ * pipelined request), stored by sws_http_body_store (a memory buffer, a
+ * temporary file beyond client_body_buffer_size) or dropped when
+ * discarded.
  */
 #include "sws_http_h1.h"
 
