@@ -242,7 +242,8 @@ int       sws_http_ranges_allowed(sws_http_request_t *r);
  * and the body it expects (a 416/304 has none). */
 sws_int_t sws_http_send_header(sws_http_request_t *r);
 /* An interim (1xx) response ahead of the final one, e.g. a 103 Early
- * Hints a proxy passes on: its n headers as given. Refused with
+ * Hints a proxy passes on: its n headers as given (those with hash 0
+ * count as deleted and are left out). Refused with
  * SWS_DECLINED for 100 and 101 (the core and the upgrade path send those),
  * after the final head, and to HTTP/1.0 clients (RFC 9110 15.2: they get
  * none). SWS_OK when queued (and sent as far as the socket takes it),

@@ -753,7 +753,7 @@ sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_http_
     u_char           *p;
 
     for (i = 0; i < n; i++) {
-        len += h[i].name.len + 2 + h[i].value.len + 2;
+        len += h[i].hash ? h[i].name.len + 2 + h[i].value.len + 2 : 0;
     }
     b = sws_create_temp_buf(r->pool, len);
     cl = sws_alloc_chain_link(r->pool);
@@ -765,6 +765,9 @@ sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_http_
     *p++ = '\r';
     *p++ = '\n';
     for (i = 0; i < n; i++) {
+        if (h[i].hash == 0) {
+            continue;                   /* deleted */
+        }
         p = sws_cpymem(p, h[i].name.data, h[i].name.len);
         *p++ = ':';
         *p++ = ' ';

@@ -79,6 +79,30 @@ sws_http_v2_hop_by_hop(const sws_str_t *name)
     return 0;
 }
 
+/* Header fields as name/value pairs after nv: names in lower case, as
+ * HTTP/2 wants them; deleted ones (hash 0) and HTTP/1 connection fields
+ * left out. Returns the next free pair, NULL when out of memory. */
+static nghttp2_nv *
+sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_header_t *h,
+    sws_uint_t n)
+{
+    sws_uint_t  i;
+    u_char     *name;
+
+    for (i = 0; i < n; i++) {
+        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
+            continue;
+        }
+        name = sws_pnalloc(r->pool, h[i].name.len);
+        if (name == NULL) {
+            return NULL;
+        }
+        sws_strlow(name, h[i].name.data, h[i].name.len);
+        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+    }
+    return nv;
+}
+
 /* An interim response: a HEADERS frame with a 1xx :status that does not
  * end the stream (RFC 9113 8.1), lower-case names, no HTTP/1 connection
  * fields. */
@@ -88,8 +112,7 @@ sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_htt
 {
     sws_http_v2_stream_t *st = r->stream;
     nghttp2_nv           *nva, *nv;
-    sws_uint_t            i;
-    u_char               *name, *code;
+    u_char               *code;
 
     if (st->reset) {
         return SWS_ERROR;
@@ -104,16 +127,9 @@ sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_htt
     code[2] = (u_char) ('0' + status % 10);
     nv = nva;
     sws_http_v2_nv_lit(nv++, ":status", code, 3);
-    for (i = 0; i < n; i++) {
-        if (h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
-            continue;
-        }
-        name = sws_pnalloc(r->pool, h[i].name.len);
-        if (name == NULL) {
-            return SWS_ERROR;
-        }
-        sws_strlow(name, h[i].name.data, h[i].name.len);
-        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+    nv = sws_http_v2_nv_fields(r, nv, h, n);
+    if (nv == NULL) {
+        return SWS_ERROR;
     }
     if (nghttp2_submit_headers(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, NULL, nva,
                                (size_t) (nv - nva), NULL) < 0)
@@ -133,8 +149,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
     sws_http_header_t        *h = r->headers_out.elts;
     nghttp2_data_provider     prd;
     nghttp2_nv               *nva, *nv;
-    sws_uint_t                i;
-    u_char                   *name, status[3], *lm, *len, *lenend;
+    u_char                    status[3], *lm, *len, *lenend;
     int                       rv, body;
 
     if (st->reset) {
@@ -181,17 +196,9 @@ sws_http_v2_send_header(sws_http_request_t *r)
     if (r->location.len) {
         sws_http_v2_nv_lit(nv++, "location", r->location.data, r->location.len);
     }
-    for (i = 0; i < r->headers_out.nelts; i++) {
-        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
-            continue;
-        }
-        /* Field names are lower case in HTTP/2. */
-        name = sws_pnalloc(r->pool, h[i].name.len);
-        if (name == NULL) {
-            return SWS_ERROR;
-        }
-        sws_strlow(name, h[i].name.data, h[i].name.len);
-        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+    nv = sws_http_v2_nv_fields(r, nv, h, r->headers_out.nelts);
+    if (nv == NULL) {
+        return SWS_ERROR;
     }
     if (r->request_id.len && clcf->request_id) {
         sws_http_v2_nv_lit(nv++, "x-request-id", r->request_id.data, r->request_id.len);
