@@ -135,6 +135,9 @@ sws_static_encoded_slash(sws_http_request_t *r)
         return 0;
     }
     u = sws_http_unparsed_uri(r);
+    if (memchr(u->data, '%', u->len) == NULL) {
+        return 0;                       /* the usual case: nothing encoded */
+    }
     for (i = 0; i + 2 < u->len && u->data[i] != '?'; i++) {
         if (u->data[i] == '%' && u->data[i + 1] == '2' && (u->data[i + 2] | 0x20) == 'f') {
             return 1;
