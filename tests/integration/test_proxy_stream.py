@@ -20,6 +20,21 @@ def worker_rss_kb(srv):
     raise AssertionError("no VmRSS")
 
 
+
+def assert_rest_is_pattern(c, size):
+    """Skip the rest of the head on raw connection c, then check the body:
+    size bytes of pattern(size), hashed as they come (not kept whole)."""
+    while c.read_line() != b"":
+        pass
+    digest = hashlib.sha1(c.buf)
+    got = len(c.buf)
+    while got < size:
+        d = c.sock.recv(1 << 20)
+        assert d
+        digest.update(d)
+        got += len(d)
+    assert digest.hexdigest() == hashlib.sha1(pattern(size)).hexdigest()
+
 def test_sse_unbuffered(sws, origin):
     o = origin()
     srv = sws(server="location / { proxy_pass http://%s; proxy_buffering off; }" % o.addr)
@@ -59,16 +74,7 @@ def test_slow_client_back_pressure(sws, origin):
     rss1 = worker_rss_kb(srv)
     assert rss1 - rss0 < 8 * 1024, (rss0, rss1)
     # then all of it arrives, intact
-    while c.read_line() != b"":
-        pass
-    digest = hashlib.sha1(c.buf)
-    got = len(c.buf)
-    while got < size:
-        d = c.sock.recv(1 << 20)
-        assert d
-        digest.update(d)
-        got += len(d)
-    assert digest.hexdigest() == hashlib.sha1(pattern(size)).hexdigest()
+    assert_rest_is_pattern(c, size)
     c.close()
 
 
@@ -203,16 +209,7 @@ def test_unbuffered_large_and_slow_client(sws, origin):
     r_line = c.read_line()
     assert r_line.startswith(b"HTTP/1.1 200")
     time.sleep(0.5)
-    while c.read_line() != b"":
-        pass
-    digest = hashlib.sha1(c.buf)
-    got = len(c.buf)
-    while got < size:
-        d = c.sock.recv(1 << 20)
-        assert d
-        digest.update(d)
-        got += len(d)
-    assert digest.hexdigest() == hashlib.sha1(pattern(size)).hexdigest()
+    assert_rest_is_pattern(c, size)
     c.close()
 
 
