@@ -15,6 +15,8 @@ Routes (the path decides what it does; the query is ignored unless said):
   /cut/N           Content-Length N, N/2 bytes, close
   /cutchunked      one chunk, then close without the last chunk
   /interim         100 Continue and 103 Early Hints, then 200
+  /interimmany/N   N 103 responses (header X-N: i), then 200
+  /interimbad      a 103 with an invalid header line, then 200
   /notmod          304 with ETag
   /head            Content-Length 1234 (the body only for GET)
   /headers         a response with hop-by-hop and hidden headers
@@ -309,6 +311,13 @@ class Origin:
         elif r0 == "interim":
             c.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             c.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </x.css>; rel=preload\r\n\r\n")
+            self._send(c, 200, b"final\n", close=closing)
+        elif r0 == "interimmany":
+            c.sendall(b"".join(b"HTTP/1.1 103 Early Hints\r\nX-N: %d\r\n\r\n" % i
+                               for i in range(int(arg))))
+            self._send(c, 200, b"final\n", close=closing)
+        elif r0 == "interimbad":
+            c.sendall(b"HTTP/1.1 103 Early Hints\r\nBad Name: x\r\n\r\n")
             self._send(c, 200, b"final\n", close=closing)
         elif r0 == "notmod":
             c.sendall(self._head(304, [("ETag", '"v1"')]))

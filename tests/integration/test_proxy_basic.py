@@ -274,6 +274,28 @@ def test_interim_responses_passed_on(sws, origin):
     assert r.status == 200 and r.body == b"final\n"
 
 
+def test_interim_responses_bounded_and_checked(sws, origin):
+    """At most 8 interim responses are passed on (the rest dropped); an
+    invalid header line in one makes the upstream's answer invalid: 502."""
+    o = origin()
+    srv = sws(server="location / { proxy_pass http://%s; }" % o.addr)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/interimmany/20"))
+        got = []
+        while True:
+            r = c.read_response()
+            if r.status != 103:
+                break
+            got.append(r.header("X-N"))
+        assert got == [str(i) for i in range(8)]
+        assert r.status == 200 and r.body == b"final\n"
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/interimbad"))
+        r = c.read_response()
+        assert r.status == 502, r
+    assert "invalid header line in a 103 response" in srv.error_log()
+
+
 def test_chunked_response(sws, origin):
     o = origin()
     srv = sws(server="location / { proxy_pass http://%s; }" % o.addr)
