@@ -169,7 +169,9 @@ def test_default_protocols_are_tls12_and_tls13(srv):
 
 
 def test_ssl_protocols_tls13_only(sws, pki):
-    s = t.launch(sws, pki, server="        ssl_protocols TLSv1.3;")
+    # SSLv3 is accepted in the list (as nginx does) with a warning
+    s = t.launch(sws, pki, server="        ssl_protocols SSLv3 TLSv1.3;")
+    assert "SSLv3 is not supported: ignored" in s.stderr() + s.error_log()
     with pytest.raises(ssl.SSLError):
         t.peer_cert_der(s.port, max_version=ssl.TLSVersion.TLSv1_2)
     _, version, _ = t.peer_cert_der(s.port)
@@ -807,7 +809,9 @@ def test_mismatched_key_is_refused(tmp_path, pki):
 
 
 @pytest.mark.parametrize("directive,message", [
-    ("ssl_protocols TLSv9;", 'invalid value "TLSv9"'),
+    ("ssl_protocols TLSv9;", 'invalid value "TLSv9" in "ssl_protocols"'),
+    ("ssl_protocols SSLv3;", "enables no supported protocol"),
+    ("ssl_protocols TLSv1.3; ssl_protocols TLSv1.2;", "is duplicate"),
     ("ssl_session_cache shared:X;", "invalid session cache"),
     ("ssl_session_cache shared:X:1k;", "too small"),
     ("ssl_session_cache bogus;", "invalid session cache"),
