@@ -151,6 +151,7 @@ sws_http_v2_send_cb(nghttp2_session *session, const uint8_t *data, size_t length
 
     /* An empty queue takes any frame: the mark only paces nghttp2. */
     if (h2c->out_bytes && length > sws_http_v2_queue_room(h2c)) {
+        h2c->send_blocked = 1;
         return NGHTTP2_ERR_WOULDBLOCK;
     }
     return sws_http_v2_queue(h2c, data, length) == SWS_OK ? (ssize_t) length
@@ -309,7 +310,12 @@ sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len)
 void
 sws_http_v2_post_send(sws_http_v2_conn_t *h2c)
 {
-    sws_post_event(h2c->connection->write);
+    h2c->send_pending = 1;
+    /* Inside nghttp2_session_mem_recv() the read handler runs the
+     * session next anyway: an event would be a second, empty run. */
+    if (!h2c->in_recv) {
+        sws_post_event(h2c->connection->write);
+    }
 }
 
 void
@@ -503,6 +509,12 @@ sws_http_v2_write_handler(sws_event_t *wev)
         sws_http_v2_close(h2c);
         return;
     }
+    /* Writable again with nothing waiting for it: with edge-triggered
+     * epoll this comes with every read, and the read handler has run the
+     * session already. */
+    if (h2c->out == NULL && !h2c->send_pending) {
+        return;
+    }
     sws_http_v2_run(h2c);
 }
 
@@ -520,6 +532,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
     if (sws_exiting && !h2c->goaway) {
         sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
     }
+    h2c->send_pending = 0;
 
     for ( ;; ) {
         rc = sws_http_v2_flush(h2c);
@@ -530,13 +543,19 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (rc == SWS_AGAIN) {
             break;
         }
-        if (!nghttp2_session_want_write(h2c->session)) {
+        /* nghttp2_session_send() gives all it has unless our queue
+         * stopped it: only then is there more to ask for (asking
+         * nghttp2_session_want_write() first costs as much as a send
+         * that finds nothing). */
+        if (rounds && !h2c->send_blocked) {
             break;
         }
         if (++rounds > SWS_H2_SEND_ROUNDS) {
+            h2c->send_pending = 1;          /* others' turn, then more */
             sws_post_event(c->write);
             break;
         }
+        h2c->send_blocked = 0;
         h2c->in_send = 1;
         rv = nghttp2_session_send(h2c->session);
         h2c->in_send = 0;
@@ -568,7 +587,8 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
      * or the session's (after a GOAWAY with an error it wants nothing
      * more, whatever streams were open). */
     if (h2c->closing || (h2c->goaway && h2c->nstreams == 0)
-        || (!nghttp2_session_want_read(h2c->session)
+        || (h2c->goaway_seen
+            && !nghttp2_session_want_read(h2c->session)
             && !nghttp2_session_want_write(h2c->session)))
     {
         sws_http_v2_linger(h2c);

@@ -84,12 +84,19 @@ struct sws_http_v2_conn_s {
      * is never interleaved), given its client_header_timeout only if the
      * block did not end within the read that began it. */
     sws_http_v2_stream_t      *headers_st;
+    /* The stream last looked up: a request's callbacks come for one
+     * stream in a row, and nghttp2's lookup is a hash probe each. */
+    sws_http_v2_stream_t      *last_st;
 
     unsigned                   in_recv:1;     /* inside nghttp2_session_mem_recv */
     unsigned                   in_send:1;
     unsigned                   goaway:1;      /* GOAWAY submitted */
     unsigned                   closing:1;     /* close once output is flushed */
     unsigned                   refused:1;     /* a stream was refused (never opened) */
+    unsigned                   goaway_seen:1; /* a GOAWAY went out or came in: the
+                                               * session may want nothing more */
+    unsigned                   send_blocked:1; /* the output queue stopped nghttp2 */
+    unsigned                   send_pending:1; /* frames submitted: run the session */
 };
 
 /* Take over c (c->data is its sws_http_conn_t): data/len are bytes read
@@ -102,6 +109,9 @@ void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);
 void      sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error);
 
 /* ---- streams (sws_http_v2_stream.c) ---- */
+
+/* The open stream id of h2c, or NULL. */
+sws_http_v2_stream_t *sws_http_v2_find_stream(sws_http_v2_conn_t *h2c, int32_t id);
 
 struct sws_http_v2_stream_s {
     sws_http_v2_conn_t        *h2c;

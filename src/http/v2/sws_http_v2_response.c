@@ -335,6 +335,7 @@ sws_http_v2_send_data_cb(nghttp2_session *session, nghttp2_frame *frame,
         return NGHTTP2_ERR_CALLBACK_FAILURE;       /* never: frames are <= 16k */
     }
     if (h2c->out_bytes && 9 + 1 + length > sws_http_v2_queue_room(h2c)) {
+        h2c->send_blocked = 1;
         return NGHTTP2_ERR_WOULDBLOCK;
     }
     /* Gather first: a frame header must not go out without its data. */
@@ -398,10 +399,13 @@ sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
     {
         h2c->refused = 1;        /* see sws_http_v2_check_stream_id() */
     }
+    if (frame->hd.type == NGHTTP2_GOAWAY) {
+        h2c->goaway_seen = 1;
+    }
     if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
         return 0;
     }
-    st = nghttp2_session_get_stream_user_data(session, frame->hd.stream_id);
+    st = sws_http_v2_find_stream(h2c, frame->hd.stream_id);
     if (st == NULL) {
         return 0;
     }

@@ -20,11 +20,22 @@
 
 static void sws_http_v2_stream_timeout(sws_event_t *ev);
 
-static sws_http_v2_stream_t *
-sws_http_v2_stream(nghttp2_session *session, int32_t id)
+sws_http_v2_stream_t *
+sws_http_v2_find_stream(sws_http_v2_conn_t *h2c, int32_t id)
 {
-    return nghttp2_session_get_stream_user_data(session, id);
+    sws_http_v2_stream_t *st = h2c->last_st;
+
+    /* Ids are never reused, and a stream leaves the cache as it closes. */
+    if (st && st->id == id) {
+        return st;
+    }
+    st = nghttp2_session_get_stream_user_data(h2c->session, id);
+    if (st) {
+        h2c->last_st = st;
+    }
+    return st;
 }
+
 
 /* ---- abuse accounting ---- */
 
@@ -276,7 +287,7 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     uint8_t flags, void *user_data)
 {
     sws_http_v2_conn_t   *h2c = user_data;
-    sws_http_v2_stream_t *st = sws_http_v2_stream(session, frame->hd.stream_id);
+    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
     sws_http_request_t   *r;
     sws_http_header_t    *h;
     sws_str_t            *slot = NULL, *ck;
@@ -644,7 +655,7 @@ static int
 sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     const uint8_t *data, size_t len, void *user_data)
 {
-    sws_http_v2_stream_t *st = sws_http_v2_stream(session, stream_id);
+    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, stream_id);
     sws_http_request_t   *r;
     sws_buf_t            *b;
     sws_chain_t          *cl;
@@ -844,8 +855,11 @@ sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
             return 0;
         }
         return sws_http_v2_settings_recv(user_data, &frame->settings);
+    case NGHTTP2_GOAWAY:
+        ((sws_http_v2_conn_t *) user_data)->goaway_seen = 1;
+        return 0;
     case NGHTTP2_HEADERS:
-        st = sws_http_v2_stream(session, frame->hd.stream_id);
+        st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
         if (st == NULL || st->r == NULL) {
             return 0;
         }
@@ -860,7 +874,7 @@ sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
         return 0;
     case NGHTTP2_DATA:
         if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
-            st = sws_http_v2_stream(session, frame->hd.stream_id);
+            st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
             if (st && st->r) {
                 sws_http_v2_body_end(st);
             }
@@ -874,7 +888,7 @@ static int
 sws_http_v2_on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
     void *user_data)
 {
-    sws_http_v2_stream_t *st = sws_http_v2_stream(session, stream_id);
+    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, stream_id);
 
     (void) user_data;
 
@@ -895,6 +909,9 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
         st->unconsumed = 0;
     }
     nghttp2_session_set_stream_user_data(h2c->session, st->id, NULL);
+    if (h2c->last_st == st) {
+        h2c->last_st = NULL;
+    }
     if (h2c->headers_st == st) {
         h2c->headers_st = NULL;
     }
