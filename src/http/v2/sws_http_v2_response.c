@@ -46,6 +46,10 @@ sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error)
 
 /* ---- the head ---- */
 
+/* nghttp2 takes names and values as they are, without copying them (or
+ * lower-casing the names again): they are literals or in the request's
+ * pool, which lives until the stream closes, so past the HEADERS frame's
+ * encoding or its being dropped with the stream. */
 static void
 sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen)
 {
@@ -53,7 +57,7 @@ sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *valu
     nv->namelen = nlen;
     nv->value = (uint8_t *) value;
     nv->valuelen = vlen;
-    nv->flags = NGHTTP2_NV_FLAG_NONE;
+    nv->flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
 }
 
 #define sws_http_v2_nv_lit(nv, name, value, vlen) \
@@ -149,7 +153,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
     sws_http_header_t        *h = r->headers_out.elts;
     nghttp2_data_provider     prd;
     nghttp2_nv               *nva, *nv;
-    u_char                    status[3], *lm, *len, *lenend;
+    u_char                   *status, *now, *lm, *len, *lenend;
     int                       rv, body;
 
     if (st->reset) {
@@ -157,9 +161,12 @@ sws_http_v2_send_header(sws_http_request_t *r)
     }
     body = !(r->status < 200 || r->status == 204 || r->status == 304);
     nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (10 + r->headers_out.nelts));
-    if (nva == NULL) {
+    /* The status and the date as of now, in the pool (see sws_http_v2_nv) */
+    status = sws_pnalloc(r->pool, 3 + date->len);
+    if (nva == NULL || status == NULL) {
         return SWS_ERROR;
     }
+    now = sws_cpymem(status + 3, date->data, date->len) - date->len;
     nv = nva;
     status[0] = (u_char) ('0' + r->status / 100 % 10);
     status[1] = (u_char) ('0' + r->status / 10 % 10);
@@ -171,7 +178,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
     } else {
         sws_http_v2_nv_lit(nv++, "server", (u_char *) "scalws", 6);
     }
-    sws_http_v2_nv_lit(nv++, "date", date->data, date->len);
+    sws_http_v2_nv_lit(nv++, "date", now, date->len);
     if (r->content_type.len) {
         sws_http_v2_nv_lit(nv++, "content-type", r->content_type.data, r->content_type.len);
     }
