@@ -120,6 +120,18 @@ SCENARIOS = [
         tls=True,
     ),
     Scenario(
+        name="tls-static-small",
+        path="/hello.txt",
+        description="small static file over TLS 1.3, HTTP/1.1 keep-alive: GET /hello.txt "
+                    "(13 bytes), wrk over https; the TLS and kernel cost of a request without "
+                    "HTTP/2's, beside tls-h2-static-small",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_TLS,
+        scheme="https",
+        tls=True,
+    ),
+    Scenario(
         name="tls-static-1m",
         path="/1m.bin",
         description="1 MiB static file over TLS 1.3, HTTP/1.1 keep-alive (wrk over https; "
