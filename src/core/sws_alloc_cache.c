@@ -2,16 +2,18 @@
  * The per-thread caching allocator (see sws_alloc_cache.h).
  *
  * Each block has a 16-byte header in front: its class (or BIG for blocks
- * above the largest class, with the size asked for, so realloc() can hand
- * them to the C library) and a tag that tells a live block from a cached
- * one, which catches double frees and foreign pointers. A cached block's
- * first word links it to the next one of its class; the header is written
- * when the block comes from malloc() and stays valid while it is cached.
+ * above the largest class), what it costs against the cap and where, and a
+ * tag that tells a live block from a cached one, which catches double
+ * frees and foreign pointers. A cached block's first word links it to the
+ * next one of its class; the header is written when the block comes from
+ * malloc() and stays valid while it is cached, so the fast paths need no
+ * table.
  *
  * The caps are "room" counters per thread: one per small class (blocks)
  * and one shared by the large classes (bytes). They start at zero, so the
  * first free() of a thread takes the slow path, which sets them and
- * registers a thread-exit destructor that empties the cache.
+ * registers a thread-exit destructor that empties the cache. A BIG block
+ * weighs more than any room, so it always takes the slow path to free().
  */
 #include <errno.h>
 #include <pthread.h>
@@ -118,14 +120,15 @@ sws_alloc_cache_active(void)
 #define SWS_AC_CACHED  0x5a5acac8u
 
 typedef struct {
-    size_t    size;      /* BIG blocks: the size asked for */
+    uint32_t  slot;      /* its room counter */
+    uint32_t  weight;    /* what it takes from that room */
     uint32_t  cls;
     uint32_t  tag;       /* SWS_AC_LIVE or SWS_AC_CACHED */
 } sws_ac_hdr_t;
 
 _Static_assert(sizeof(sws_ac_hdr_t) <= SWS_AC_HDR, "header fits its 16 bytes");
 
-/* A class: its size, the room counter it uses, what a block costs there. */
+/* A class: its size, its room counter, what a block weighs there. */
 typedef struct {
     uint32_t  size;
     uint32_t  slot;
@@ -205,12 +208,18 @@ sws_ac_hdr(void *p, const char *op)
 
 
 static void *
-sws_ac_sys(sws_ac_hdr_t *h, uint32_t cls, size_t size)
+sws_ac_sys(sws_ac_hdr_t *h, uint32_t cls)
 {
     if (h == NULL) {
         return NULL;
     }
-    h->size = size;
+    if (cls == SWS_AC_BIG) {
+        h->slot = 0;
+        h->weight = UINT32_MAX;
+    } else {
+        h->slot = sws_ac_classes[cls].slot;
+        h->weight = sws_ac_classes[cls].weight;
+    }
     h->cls = cls;
     h->tag = SWS_AC_LIVE;
     sws_ac.sys_allocs++;
@@ -229,31 +238,31 @@ sws_ac_malloc_slow(size_t size)
     if (size <= SWS_ALLOC_CACHE_MAX) {
         /* The class's list is empty. */
         cls = sws_ac_class(size - 1);
-        return sws_ac_sys(malloc(SWS_AC_HDR + sws_ac_classes[cls].size), cls, size);
+        return sws_ac_sys(malloc(SWS_AC_HDR + sws_ac_classes[cls].size), cls);
     }
     if (size > SWS_AC_LIMIT) {
         errno = ENOMEM;
         return NULL;
     }
-    return sws_ac_sys(malloc(SWS_AC_HDR + size), SWS_AC_BIG, size);
+    return sws_ac_sys(malloc(SWS_AC_HDR + size), SWS_AC_BIG);
 }
 
 
 static inline void *
 sws_ac_malloc(size_t size)
 {
-    const sws_ac_class_t  *c;
-    unsigned               cls;
-    void                 **b;
+    sws_ac_hdr_t   *h;
+    unsigned        cls;
+    void          **b;
 
     if (sws_ac_likely(size - 1 < SWS_ALLOC_CACHE_MAX)) {
         cls = sws_ac_class(size - 1);
         b = sws_ac.head[cls];
         if (sws_ac_likely(b != NULL)) {
-            c = &sws_ac_classes[cls];
+            h = (sws_ac_hdr_t *) ((char *) b - SWS_AC_HDR);
             sws_ac.head[cls] = *b;
-            sws_ac.room[c->slot] += c->weight;
-            ((sws_ac_hdr_t *) ((char *) b - SWS_AC_HDR))->tag = SWS_AC_LIVE;
+            sws_ac.room[h->slot] += h->weight;
+            h->tag = SWS_AC_LIVE;
             return b;
         }
     }
@@ -295,6 +304,7 @@ static void __attribute__((noinline))
 sws_ac_free_slow(sws_ac_hdr_t *h)
 {
     if (sws_ac.state == 0 && h->cls != SWS_AC_BIG) {
+        /* The thread's first free(): set the caps, then try again. */
         pthread_once(&sws_ac_once, sws_ac_key_init);
         if (sws_ac_key_ok && pthread_setspecific(sws_ac_key, &sws_ac) == 0) {
             sws_ac.state = 1;
@@ -313,24 +323,20 @@ sws_ac_free_slow(sws_ac_hdr_t *h)
 static inline void
 sws_ac_free(void *p)
 {
-    const sws_ac_class_t  *c;
-    sws_ac_hdr_t          *h;
-    uint32_t              *room;
+    sws_ac_hdr_t  *h;
+    uint32_t      *room;
 
     if (p == NULL) {
         return;
     }
     h = sws_ac_hdr(p, "free of a pointer it did not allocate");
-    if (sws_ac_likely(h->cls < SWS_AC_NCLASS)) {
-        c = &sws_ac_classes[h->cls];
-        room = &sws_ac.room[c->slot];
-        if (sws_ac_likely(*room >= c->weight)) {
-            *room -= c->weight;
-            h->tag = SWS_AC_CACHED;
-            *(void **) p = sws_ac.head[h->cls];
-            sws_ac.head[h->cls] = p;
-            return;
-        }
+    room = &sws_ac.room[h->slot];
+    if (sws_ac_likely(*room >= h->weight)) {
+        *room -= h->weight;
+        h->tag = SWS_AC_CACHED;
+        *(void **) p = sws_ac.head[h->cls];
+        sws_ac.head[h->cls] = p;
+        return;
     }
     sws_ac_free_slow(h);
 }
@@ -363,7 +369,7 @@ sws_alloc_cache_calloc(size_t nmemb, size_t size)
     }
     /* calloc() may know the memory is zero already (fresh mmap). */
     h = calloc(1, SWS_AC_HDR + total);
-    return sws_ac_sys(h, SWS_AC_BIG, total);
+    return sws_ac_sys(h, SWS_AC_BIG);
 }
 
 
@@ -390,11 +396,7 @@ sws_alloc_cache_realloc(void *p, size_t size)
     if (h->cls == SWS_AC_BIG) {
         /* A big block stays one, whatever its new size. */
         h = realloc(h, SWS_AC_HDR + size);
-        if (h == NULL) {
-            return NULL;
-        }
-        h->size = size;
-        return (char *) h + SWS_AC_HDR;
+        return h != NULL ? (char *) h + SWS_AC_HDR : NULL;
     }
 
     if (size <= SWS_ALLOC_CACHE_MAX && sws_ac_class(size - 1) == h->cls) {
