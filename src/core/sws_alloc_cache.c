@@ -274,9 +274,11 @@ static void
 sws_ac_thread_exit(void *arg)
 {
     (void) arg;
-    sws_alloc_cache_flush();
-    /* Blocks freed by later destructors go straight to free(). */
+    /* No room from now on: blocks freed by later destructors go straight
+     * to free(). */
     sws_ac.state = 2;
+    memset(sws_ac.room, 0, sizeof(sws_ac.room));
+    sws_alloc_cache_flush();
 }
 
 
