@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
 #include <scalws/scalws.h>
+#include "sws_alloc_cache.h"
 #include "sws_core_module.h"
 #include "sws_cycle.h"
 #include "sws_conf_tree.h"
@@ -293,6 +295,15 @@ main(int argc, char **argv)
     sws_core_conf_t  *ccf;
     sws_log_t        *log;
     int               notify = -1;
+
+    /* First of all: OpenSSL takes other memory functions only until its
+     * first allocation (its TLS record buffers then come from the cache). */
+    if (CRYPTO_set_mem_functions(sws_alloc_cache_crypto_malloc, sws_alloc_cache_crypto_realloc,
+                                 sws_alloc_cache_crypto_free) == 0)
+    {
+        /* Something made OpenSSL allocate already: it keeps malloc(),
+         * which is as correct, only slower. Nothing to say. */
+    }
 
     if (sws_parse_options(argc, argv, &o) != 0) {
         fprintf(stderr, "Try \"" SWS_NAME " -h\" for help.\n");

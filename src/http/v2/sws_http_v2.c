@@ -8,6 +8,7 @@
  * session. A connection is closed only from these handlers.
  */
 #include <unistd.h>
+#include "sws_alloc_cache.h"
 #include "sws_http_v2.h"
 #include "sws_ssl.h"
 
@@ -171,6 +172,13 @@ sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *m
     return 0;
 }
 
+/* nghttp2 allocates and frees streams and frames on every request: from
+ * the per-thread cache, not malloc(). */
+static nghttp2_mem  sws_http_v2_mem = {
+    .malloc = sws_alloc_cache_mem_malloc, .free = sws_alloc_cache_mem_free,
+    .calloc = sws_alloc_cache_mem_calloc, .realloc = sws_alloc_cache_mem_realloc
+};
+
 static sws_int_t
 sws_http_v2_session(sws_http_v2_conn_t *h2c)
 {
@@ -220,7 +228,7 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
                           ? conf->max_field_size : cscf->large_client_header_buffer_size;
     nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
 
-    rv = nghttp2_session_server_new2(&h2c->session, cb, h2c, opt);
+    rv = nghttp2_session_server_new3(&h2c->session, cb, h2c, opt, &sws_http_v2_mem);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     if (rv != 0) {
