@@ -9,6 +9,7 @@
 #include <scalws/sws_pool.h>
 #include <scalws/sws_log.h>
 #include "sws_palloc_internal.h"
+#include "sws_alloc_cache.h"
 
 #define SWS_POOL_ALIGN       (2 * sizeof(void *))
 #define SWS_POOL_MIN_SIZE    256
@@ -83,6 +84,21 @@ sws_calloc(size_t size, sws_log_t *log)
 }
 
 
+/* Pool memory comes from the per-thread allocation cache: a pool made and
+ * destroyed per request (an HTTP/2 stream's, a connection's) then costs
+ * a free-list pop and push instead of malloc() and free(). */
+static void *
+sws_pool_mem(size_t size, sws_log_t *log)
+{
+    void  *p = sws_alloc_cache_malloc(size);
+
+    if (sws_unlikely(p == NULL)) {
+        sws_log_error(SWS_LOG_EMERG, log, errno, "malloc(%zu) failed", size);
+    }
+    return p;
+}
+
+
 sws_pool_t *
 sws_pool_create(size_t size, sws_log_t *log)
 {
@@ -91,7 +107,7 @@ sws_pool_create(size_t size, sws_log_t *log)
     size = sws_max(size, (size_t) SWS_POOL_MIN_SIZE);
     size = sws_align(size, SWS_POOL_ALIGN);
 
-    pool = sws_alloc(size, log);
+    pool = sws_pool_mem(size, log);
     if (pool == NULL) {
         return NULL;
     }
@@ -132,7 +148,7 @@ sws_pool_free_large(sws_pool_t *pool)
 
     for (l = pool->large; l; l = next) {
         next = l->next;
-        free(l);
+        sws_alloc_cache_free(l);
     }
     pool->large = NULL;
 }
@@ -148,9 +164,9 @@ sws_pool_destroy(sws_pool_t *pool)
 
     for (b = pool->block.next; b; b = next) {
         next = b->next;
-        free(b);
+        sws_alloc_cache_free(b);
     }
-    free(pool);
+    sws_alloc_cache_free(pool);
 }
 
 
@@ -184,7 +200,7 @@ sws_palloc_large(sws_pool_t *pool, size_t size)
         return NULL;
     }
 
-    l = sws_alloc(sizeof(sws_pool_large_t) + size, pool->log);
+    l = sws_pool_mem(sizeof(sws_pool_large_t) + size, pool->log);
     if (l == NULL) {
         return NULL;
     }
@@ -205,7 +221,7 @@ sws_palloc_block(sws_pool_t *pool, size_t size)
     sws_pool_block_t  *b, *nb;
     u_char            *m;
 
-    nb = sws_alloc(pool->size, pool->log);
+    nb = sws_pool_mem(pool->size, pool->log);
     if (nb == NULL) {
         return NULL;
     }
@@ -294,7 +310,7 @@ sws_pfree(sws_pool_t *pool, void *p)
         if (l->next) {
             l->next->prev = l->prev;
         }
-        free(l);
+        sws_alloc_cache_free(l);
         return SWS_OK;
     }
     return SWS_DECLINED;
