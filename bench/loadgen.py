@@ -61,13 +61,19 @@ def parse_wrk(out):
 
 # ---- h2load --------------------------------------------------------------
 
-def h2load_argv(url, duration, connections, threads, cpu):
+def h2load_argv(url, duration, connections, threads, cpu, streams=1):
     """h2load for `duration` seconds, one stream at a time per connection
-    (as wrk: a request, its answer, the next). No --warm-up-time: the
-    harness warms up with a run of its own, so the connections' 64
-    handshakes fall inside the measured window (about 0.5 % of its CPU)."""
+    (as wrk: a request, its answer, the next), or `streams` at a time. No
+    --warm-up-time: the harness warms up with a run of its own, so the
+    connections' 64 handshakes fall inside the measured window (about 0.5 %
+    of its CPU)."""
     return ["taskset", "-c", str(cpu), "h2load", "-c%d" % connections, "-t%d" % threads,
-            "-m1", "-D%d" % duration, url]
+            "-m%d" % streams, "-D%d" % duration, url]
+
+
+def h2load_m10_argv(url, duration, connections, threads, cpu):
+    """h2load with ten streams in flight on each connection."""
+    return h2load_argv(url, duration, connections, threads, cpu, streams=10)
 
 
 def parse_h2load(out):
@@ -140,9 +146,9 @@ def parse_s_time(out):
     return r
 
 
-PARSERS = {"wrk": parse_wrk, "h2load": parse_h2load,
+PARSERS = {"wrk": parse_wrk, "h2load": parse_h2load, "h2load-m10": parse_h2load,
            "s_time-new": parse_s_time, "s_time-reuse": parse_s_time}
-ARGV = {"wrk": wrk_argv, "h2load": h2load_argv,
+ARGV = {"wrk": wrk_argv, "h2load": h2load_argv, "h2load-m10": h2load_m10_argv,
         "s_time-new": s_time_new_argv, "s_time-reuse": s_time_reuse_argv}
 
 
@@ -329,10 +335,10 @@ def sequential(port, path, n, expect_status, expect_length, timeout=120.0, tls=F
     return time.monotonic() - t0
 
 
-def h2load_exact(port, path, n, timeout=300.0):
-    """Exactly n HTTP/2 requests over TLS on one connection with h2load;
-    raises HttpError unless all n succeed with 2xx."""
-    argv = ["h2load", "-n%d" % n, "-c1", "-t1", "-m1",
+def h2load_exact(port, path, n, timeout=300.0, streams=1):
+    """Exactly n HTTP/2 requests over TLS on one connection with h2load,
+    `streams` at a time; raises HttpError unless all n succeed with 2xx."""
+    argv = ["h2load", "-n%d" % n, "-c1", "-t1", "-m%d" % streams,
             "https://127.0.0.1:%d%s" % (port, path)]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
                        check=False)
@@ -347,8 +353,9 @@ def exact(scenario, port, n, timeout=120.0):
     (HTTP/2 for h2load, a connection each for s_time, else HTTP/1.1
     keep-alive, over TLS in the TLS scenarios); raises HttpError on the
     first wrong answer."""
-    if scenario.load_tool == "h2load":
-        return h2load_exact(port, scenario.path, n, timeout=max(timeout, 300.0))
+    if scenario.load_tool.startswith("h2load"):
+        return h2load_exact(port, scenario.path, n, timeout=max(timeout, 300.0),
+                            streams=10 if scenario.load_tool == "h2load-m10" else 1)
     if scenario.load_tool.startswith("s_time"):
         return connections(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
                            resume=scenario.load_tool.endswith("reuse"), timeout=timeout)

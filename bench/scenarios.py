@@ -120,6 +120,18 @@ SCENARIOS = [
         tls=True,
     ),
     Scenario(
+        name="tls-h2-mux-small",
+        path="/hello.txt",
+        description="small static file over TLS 1.3 + HTTP/2 with ten streams in flight per "
+                    "connection: GET /hello.txt (13 bytes), h2load -m10",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_TLS,
+        load_tool="h2load-m10",
+        scheme="https",
+        tls=True,
+    ),
+    Scenario(
         name="tls-static-small",
         path="/hello.txt",
         description="small static file over TLS 1.3, HTTP/1.1 keep-alive: GET /hello.txt "
