@@ -368,6 +368,72 @@ def test_keepalive_pool_overflow(sws, origin):
     assert o.accepted == 3                  # the one kept serves them
 
 
+def time_wait_to(port):
+    """Sockets in TIME_WAIT towards 127.0.0.1:port (/proc/net/tcp)."""
+    n = 0
+    with open("/proc/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if fields[2] == "0100007F:%04X" % port and fields[3] == "06":
+                n += 1
+    return n
+
+
+def resets(o, n, timeout=5.0):
+    """Waits until the origin saw n connections reset by the proxy."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = sum("ConnectionResetError" in e for e in o.errors)
+        if got >= n:
+            return got
+        time.sleep(0.05)
+    return sum("ConnectionResetError" in e for e in o.errors)
+
+
+def test_keepalive_evicted_connection_is_reset(sws, origin):
+    # Idle connections the pool has no room for are reset, not shut down:
+    # no TIME_WAIT (and ephemeral port) is left on the proxy's side.
+    o = origin()
+    srv = sws(http="upstream b { server %s; keepalive 1; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    bgs = [h.Background(lambda stop: h.curl(srv.url("/delay/300"))) for _ in range(3)]
+    for b in bgs:
+        b.start()
+    for b in bgs:
+        assert b.finish().status == 200
+    assert o.accepted == 3
+    assert resets(o, 2) == 2                # two had no room; the third is kept
+    assert time_wait_to(o.port) == 0
+    assert names(srv, 3) == ["origin"] * 3  # the kept one still serves
+    assert o.accepted == 3
+
+
+def test_keepalive_timeout_resets_idle_connection(sws, origin):
+    o = origin()
+    srv = sws(http="upstream b { server %s; keepalive 4; keepalive_timeout 300ms; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    assert names(srv, 2) == ["origin"] * 2
+    assert o.accepted == 1
+    assert resets(o, 1) == 1
+    assert time_wait_to(o.port) == 0
+    assert names(srv, 1) == ["origin"]
+    assert o.accepted == 2                  # a new one after the timeout
+
+
+def test_keepalive_closed_by_server_is_not_reset(sws, origin):
+    # The server ending an idle connection gets an ordinary close back.
+    o = origin()
+    o.idle_close = 0.2
+    srv = sws(http="upstream b { server %s; keepalive 4; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    assert names(srv, 1) == ["origin"]
+    time.sleep(0.6)
+    assert names(srv, 1) == ["origin"]
+    assert o.accepted == 2
+    assert o.errors == []
+
+
 def test_reload_with_idle_upstream_connections(sws, origin):
     o = origin()
     a = origin("a")
