@@ -17,6 +17,7 @@ Routes (the path decides what it does; the query is ignored unless said):
   /interim         100 Continue and 103 Early Hints, then 200
   /interimmany/N   N 103 responses (header X-N: i), then 200
   /interimbad      a 103 with an invalid header line, then 200
+  /interimfill     a 103 (2 kB Link) and a 7 kB final head in one write
   /notmod          304 with ETag
   /head            Content-Length 1234 (the body only for GET)
   /headers         a response with hop-by-hop and hidden headers
@@ -26,6 +27,8 @@ Routes (the path decides what it does; the query is ignored unless said):
   /garbage         an invalid status line
   /big/N           N bytes (pattern), written as fast as the socket takes
   /name            "name of the origin" (balancing tests)
+  /hdr/V           body V with X-Value: V, Content-Type: text/x-V, ETag: "V"
+  /hdr/N/V         the same, held until N such requests wait, then all at once
   /sse/N           N events 100 ms apart, chunked, flushed one by one
 Every response carries "X-Origin: <name>".
 """
@@ -77,6 +80,7 @@ class Origin:
         self.drop = False       # read the request, close without answering
         self.idle_close = None  # close a kept connection idle this long (s)
         self.read_delay = 0     # sleep between reads of a body (s): a slow server
+        self.barriers = {}      # /hdr/N/V: N -> the threading.Barrier they wait at
         if unix:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.bind(unix)
@@ -268,6 +272,17 @@ class Origin:
             self._send(c, 200, body, [("Content-Type", "application/json")], close=closing)
         elif r0 == "name":
             self._send(c, 200, self.name.encode(), close=closing)
+        elif r0 == "hdr":
+            if len(p) > 2:
+                # /hdr/N/V: held until N of them are waiting, then all at once
+                with self.lock:
+                    if arg not in self.barriers:
+                        self.barriers[arg] = threading.Barrier(int(arg))
+                    barrier = self.barriers[arg]
+                barrier.wait(10)
+                arg = p[2]
+            self._send(c, 200, arg.encode(), [("X-Value", arg), ("Content-Type", "text/x-" + arg),
+                                              ("ETag", '"%s"' % arg)], close=closing)
         elif r0 == "len":
             self._send(c, 200, pattern(int(arg)), close=closing)
         elif r0 == "chunked":
@@ -316,6 +331,14 @@ class Origin:
             c.sendall(b"".join(b"HTTP/1.1 103 Early Hints\r\nX-N: %d\r\n\r\n" % i
                                for i in range(int(arg))))
             self._send(c, 200, b"final\n", close=closing)
+        elif r0 == "interimfill":
+            # a 103 and a final head too big to share the proxy's head
+            # buffer (8k), in one write: the 103 is parsed before the
+            # buffer has to make room
+            link = "</%s.css>; rel=preload" % ("a" * 2000)
+            c.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: " + link.encode() + b"\r\n\r\n"
+                      + self._head(200, [("X-Fill", "p" * 7000), ("Content-Length", "6")])
+                      + b"final\n")
         elif r0 == "interimbad":
             c.sendall(b"HTTP/1.1 103 Early Hints\r\nBad Name: x\r\n\r\n")
             self._send(c, 200, b"final\n", close=closing)

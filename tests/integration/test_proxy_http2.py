@@ -30,6 +30,60 @@ def test_interim_response_over_h2(sws, origin):
         assert body == b"final\n"
 
 
+def test_interim_response_survives_the_head_buffer_making_room(sws, origin):
+    """A 103 and a final head that do not fit the proxy's head buffer
+    together: the buffer makes room (moving the final head's start over
+    the 103's lines) and both HEADERS frames carry what the origin sent."""
+    o = origin()
+    srv = sws(server="http2 on; location / { proxy_pass http://%s; }" % o.addr)
+    with h2raw.H2(srv.port) as c:
+        sid = c.get("/interimfill", scheme="http")
+        hdrs, body, frames = c.response(sid)
+        blocks = [f for f in frames if f.stream_id == sid and type(f).__name__ == "HeadersFrame"]
+        assert len(blocks) == 2, frames
+        first = dict(blocks[0].decoded)
+        assert first[":status"] == "103"
+        assert first["link"] == "</%s.css>; rel=preload" % ("a" * 2000)
+        assert dict(blocks[1].decoded)[":status"] == "200"
+        assert h2raw.header(hdrs, "x-fill") == "p" * 7000     # (with its CONTINUATION)
+        assert body == b"final\n"
+
+
+def test_concurrent_streams_keep_their_own_headers(sws, origin):
+    """Forty proxied streams of one connection answered by the origin at
+    the same moment: each HEADERS frame carries its own response's fields
+    (through the header list, content type and ETag alike)."""
+    o = origin()
+    srv = sws(server="http2 on; location / { proxy_pass http://%s; }" % o.addr)
+    for _ in range(3):
+        o.barriers.clear()
+        with h2raw.H2(srv.port) as c:
+            want = {}
+            for i in range(40):
+                v = "v%03d" % i
+                want[c.get("/hdr/40/" + v, scheme="http")] = v
+            hdrs = {sid: [] for sid in want}
+            body = {sid: b"" for sid in want}
+            ended = set()
+            while len(ended) < len(want):
+                f = c.read_frame(5.0)
+                assert f is not None, "connection closed"
+                if f.stream_id not in want:
+                    continue
+                if type(f).__name__ in ("HeadersFrame", "ContinuationFrame"):
+                    hdrs[f.stream_id] += f.decoded
+                elif type(f).__name__ == "DataFrame":
+                    body[f.stream_id] += f.data
+                if "END_STREAM" in f.flags:
+                    ended.add(f.stream_id)
+            for sid, v in want.items():
+                assert h2raw.status(hdrs[sid]) == 200, hdrs[sid]
+                assert h2raw.header(hdrs[sid], "x-value") == v, hdrs[sid]
+                assert h2raw.header(hdrs[sid], "content-type") == "text/x-" + v, hdrs[sid]
+                assert h2raw.header(hdrs[sid], "etag") == '"%s"' % v, hdrs[sid]
+                assert body[sid] == v.encode()
+
+
 def test_proxy_over_h2c(sws, origin):
     o = origin()
     srv = sws(server="""http2 on;

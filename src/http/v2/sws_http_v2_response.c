@@ -46,22 +46,32 @@ sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error)
 
 /* ---- the head ---- */
 
-/* nghttp2 takes names and values as they are, without copying them (or
- * lower-casing the names again): they are literals or in the request's
- * pool, which lives until the stream closes, so past the HEADERS frame's
- * encoding or its being dropped with the stream. */
+/* Names go to nghttp2 without a copy (nor its lower-casing them again):
+ * they are literals, or lower-cased into the request's pool, which lives
+ * until the stream closes, so past the HEADERS frame's encoding or its
+ * being dropped with the stream. So do the values that live as long
+ * ("ours"): those this file makes (the status, the date, the lengths) and
+ * those of r->headers_out (the SDK asks them to live as long as the
+ * request). The others are copied: the headers of an interim response
+ * and the fields set with sws_http_set_content_type() and the like, of
+ * which the SDK promises nothing (over HTTP/1 they are written out at
+ * once). */
 static void
-sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen)
+sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen,
+    int ours)
 {
     nv->name = (uint8_t *) name;
     nv->namelen = nlen;
     nv->value = (uint8_t *) value;
     nv->valuelen = vlen;
-    nv->flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE;
+    nv->flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | (ours ? NGHTTP2_NV_FLAG_NO_COPY_VALUE : 0);
 }
 
+/* A literal name, a value of ours / a module's */
+#define sws_http_v2_nv_own(nv, name, value, vlen) \
+    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen, 1)
 #define sws_http_v2_nv_lit(nv, name, value, vlen) \
-    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen)
+    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen, 0)
 
 /* Fields of HTTP/1 connection management have no place in HTTP/2 (RFC
  * 9113 8.2.2): a module (a proxy passing headers on) may have set them. */
@@ -85,10 +95,11 @@ sws_http_v2_hop_by_hop(const sws_str_t *name)
 
 /* Header fields as name/value pairs after nv: names in lower case, as
  * HTTP/2 wants them; deleted ones (hash 0) and HTTP/1 connection fields
- * left out. Returns the next free pair, NULL when out of memory. */
+ * left out; their values without a copy if "ours" (see sws_http_v2_nv).
+ * Returns the next free pair, NULL when out of memory. */
 static nghttp2_nv *
 sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_header_t *h,
-    sws_uint_t n)
+    sws_uint_t n, int ours)
 {
     sws_uint_t  i;
     u_char     *name;
@@ -102,7 +113,8 @@ sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_head
             return NULL;
         }
         sws_strlow(name, h[i].name.data, h[i].name.len);
-        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len);
+        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len,
+                       ours);
     }
     return nv;
 }
@@ -130,8 +142,8 @@ sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_htt
     code[1] = (u_char) ('0' + status / 10 % 10);
     code[2] = (u_char) ('0' + status % 10);
     nv = nva;
-    sws_http_v2_nv_lit(nv++, ":status", code, 3);
-    nv = sws_http_v2_nv_fields(r, nv, h, n);
+    sws_http_v2_nv_own(nv++, ":status", code, 3);
+    nv = sws_http_v2_nv_fields(r, nv, h, n, 0);
     if (nv == NULL) {
         return SWS_ERROR;
     }
@@ -161,7 +173,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
     }
     body = !(r->status < 200 || r->status == 204 || r->status == 304);
     nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (10 + r->headers_out.nelts));
-    /* The status and the date as of now, in the pool (see sws_http_v2_nv) */
+    /* The status and the date as of now, in the pool: ours (see sws_http_v2_nv) */
     status = sws_pnalloc(r->pool, 3 + date->len);
     if (nva == NULL || status == NULL) {
         return SWS_ERROR;
@@ -171,14 +183,14 @@ sws_http_v2_send_header(sws_http_request_t *r)
     status[0] = (u_char) ('0' + r->status / 100 % 10);
     status[1] = (u_char) ('0' + r->status / 10 % 10);
     status[2] = (u_char) ('0' + r->status % 10);
-    sws_http_v2_nv_lit(nv++, ":status", status, 3);
+    sws_http_v2_nv_own(nv++, ":status", status, 3);
     if (clcf->server_tokens) {
-        sws_http_v2_nv_lit(nv++, "server", (u_char *) SWS_SERVER_FULL,
+        sws_http_v2_nv_own(nv++, "server", (u_char *) SWS_SERVER_FULL,
                            sizeof(SWS_SERVER_FULL) - 1);
     } else {
-        sws_http_v2_nv_lit(nv++, "server", (u_char *) "scalws", 6);
+        sws_http_v2_nv_own(nv++, "server", (u_char *) "scalws", 6);
     }
-    sws_http_v2_nv_lit(nv++, "date", now, date->len);
+    sws_http_v2_nv_own(nv++, "date", now, date->len);
     if (r->content_type.len) {
         sws_http_v2_nv_lit(nv++, "content-type", r->content_type.data, r->content_type.len);
     }
@@ -188,14 +200,14 @@ sws_http_v2_send_header(sws_http_request_t *r)
             return SWS_ERROR;
         }
         lenend = sws_sprint_uint(len, (uint64_t) r->out_content_length);
-        sws_http_v2_nv_lit(nv++, "content-length", len, lenend - len);
+        sws_http_v2_nv_own(nv++, "content-length", len, lenend - len);
     }
     if (r->last_modified >= 0) {
         lm = sws_pnalloc(r->pool, 29);
         if (lm == NULL) {
             return SWS_ERROR;
         }
-        sws_http_v2_nv_lit(nv++, "last-modified", lm, sws_http_time(lm, r->last_modified) - lm);
+        sws_http_v2_nv_own(nv++, "last-modified", lm, sws_http_time(lm, r->last_modified) - lm);
     }
     if (r->etag.len) {
         sws_http_v2_nv_lit(nv++, "etag", r->etag.data, r->etag.len);
@@ -203,7 +215,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
     if (r->location.len) {
         sws_http_v2_nv_lit(nv++, "location", r->location.data, r->location.len);
     }
-    nv = sws_http_v2_nv_fields(r, nv, h, r->headers_out.nelts);
+    nv = sws_http_v2_nv_fields(r, nv, h, r->headers_out.nelts, 1);
     if (nv == NULL) {
         return SWS_ERROR;
     }
