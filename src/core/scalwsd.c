@@ -297,13 +297,12 @@ main(int argc, char **argv)
     int               notify = -1;
 
     /* First of all: OpenSSL takes other memory functions only until its
-     * first allocation (its TLS record buffers then come from the cache). */
-    if (CRYPTO_set_mem_functions(sws_alloc_cache_crypto_malloc, sws_alloc_cache_crypto_realloc,
-                                 sws_alloc_cache_crypto_free) == 0)
-    {
-        /* Something made OpenSSL allocate already: it keeps malloc(),
-         * which is as correct, only slower. Nothing to say. */
-    }
+     * first allocation (its TLS record buffers then come from the cache).
+     * Refused (something made it allocate already), it keeps malloc():
+     * as correct, only slower. */
+    (void) CRYPTO_set_mem_functions(sws_alloc_cache_crypto_malloc,
+                                    sws_alloc_cache_crypto_realloc,
+                                    sws_alloc_cache_crypto_free);
 
     if (sws_parse_options(argc, argv, &o) != 0) {
         fprintf(stderr, "Try \"" SWS_NAME " -h\" for help.\n");
