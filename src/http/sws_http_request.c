@@ -53,8 +53,10 @@ sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv
 
 /* Host characters: 1 kept as is, 2 upper case (to lower), 3 '.', 0 bad.
  * reg-name per RFC 3986 restricted to what DNS names and nginx accept. */
+/* Bytes of a host name: 1 lower-case letter, digit, '-', '_', '~';
+ * 2 upper-case letter; 3 '.'; 4 ':' (the port follows); 0 none of them. */
 static const u_char sws_http_host_chars[256] = {
-    ['-'] = 1, ['_'] = 1, ['~'] = 1, ['.'] = 3,
+    ['-'] = 1, ['_'] = 1, ['~'] = 1, ['.'] = 3, [':'] = 4,
     ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1,
     ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
     ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1,
@@ -75,7 +77,7 @@ sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
     u_char  *p = in->data, *last = in->data + in->len, *end, *q, c;
-    sws_uint_t cls, upper = 0, prev = 0;
+    sws_uint_t cls, upper = 0;
 
     if (p < last && *p == '[') {
         end = memchr(p, ']', in->len);
@@ -93,13 +95,21 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
         }
         end++;
     } else {
-        for (end = p; end < last && *end != ':'; end++) {
+        /* One look-up per byte; only bytes other than lower-case letters,
+         * digits and '-' '_' '~' take the branch (a Host is checked on
+         * every request). */
+        for (end = p; end < last; end++) {
             cls = sws_http_host_chars[*end];
-            if (cls == 0 || (cls == 3 && prev == 3)) {
+            if (sws_likely(cls == 1)) {
+                continue;
+            }
+            if (cls == 4) {
+                break;                      /* ":port" */
+            }
+            if (cls == 0 || (cls == 3 && end > p && end[-1] == '.')) {
                 return SWS_ERROR;          /* a bad byte, or ".." */
             }
             upper |= (cls == 2);
-            prev = cls;
         }
     }
     if (end < last) {                       /* ":port" */

@@ -104,6 +104,23 @@ def test_host_with_bad_chars_400(srv):
     bad(srv, b"GET /respond HTTP/1.1\r\nHost: local/host\r\n\r\n", 400)
 
 
+@pytest.mark.parametrize("host", [
+    "a..b", "a b", "ex:am:ple", "host:12a", "host:-1", "[::1", "[g::1]", "[::1]x",
+    "a%62", "a/b", "a@b", "\xc3\xa9.test",
+])
+def test_invalid_host_400(srv, host):
+    bad(srv, b"GET /respond HTTP/1.1\r\nHost: " + host.encode("latin-1") + b"\r\n\r\n", 400)
+
+
+@pytest.mark.parametrize("host", [
+    "localhost", "LocalHost", "127.0.0.1", "127.0.0.1:8080", "localhost:", "a_b~c-d.test",
+    "localhost.", ".localhost", "[::1]", "[::1]:80", "[FE80::1]",
+])
+def test_valid_host_200(srv, host):
+    r = h.exchange(srv.port, b"GET /respond HTTP/1.1\r\nHost: " + host.encode() + b"\r\n\r\n")
+    assert r is not None and r.status == 200, (host, r)
+
+
 def test_bare_lf_line_endings_accepted(srv):
     """RFC 9112 2.2 lets a recipient accept LF alone; nginx does."""
     with h.Conn(srv.port) as c:
