@@ -71,9 +71,14 @@ def h2load_argv(url, duration, connections, threads, cpu, streams=1):
             "-m%d" % streams, "-D%d" % duration, url]
 
 
+# the h2load tools: streams in flight per connection
+H2LOAD_STREAMS = {"h2load": 1, "h2load-m10": 10}
+
+
 def h2load_m10_argv(url, duration, connections, threads, cpu):
     """h2load with ten streams in flight on each connection."""
-    return h2load_argv(url, duration, connections, threads, cpu, streams=10)
+    return h2load_argv(url, duration, connections, threads, cpu,
+                       streams=H2LOAD_STREAMS["h2load-m10"])
 
 
 def parse_h2load(out):
@@ -353,9 +358,9 @@ def exact(scenario, port, n, timeout=120.0):
     (HTTP/2 for h2load, a connection each for s_time, else HTTP/1.1
     keep-alive, over TLS in the TLS scenarios); raises HttpError on the
     first wrong answer."""
-    if scenario.load_tool.startswith("h2load"):
+    if scenario.load_tool in H2LOAD_STREAMS:
         return h2load_exact(port, scenario.path, n, timeout=max(timeout, 300.0),
-                            streams=10 if scenario.load_tool == "h2load-m10" else 1)
+                            streams=H2LOAD_STREAMS[scenario.load_tool])
     if scenario.load_tool.startswith("s_time"):
         return connections(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
                            resume=scenario.load_tool.endswith("reuse"), timeout=timeout)
