@@ -15,6 +15,7 @@
 #ifndef SWS_HELPER_H
 #define SWS_HELPER_H
 
+#include <signal.h>           /* SIGTERM ... for sws_helper_set_stop() */
 #include <scalws/sws_types.h>
 
 typedef struct sws_helper_s sws_helper_t;
