@@ -53,6 +53,7 @@ struct sws_helper_proc_s {
     int                 stop_signal;
     sws_msec_t          stop_timeout;
     sws_msec_t          started;
+    sws_msec_t          stop_sent;  /* when the stop signal went */
     sws_msec_t          at;
     sws_msec_t          backoff;    /* the delay of the next restart */
     unsigned            killed:1;
@@ -397,6 +398,7 @@ sws_helper_stop(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t timeout)
     }
     sws_helper_signal(cycle, p, p->stop_signal);
     p->state = SWS_HELPER_STOPPING;
+    p->stop_sent = at - timeout;
     p->at = at;
 }
 
@@ -561,7 +563,7 @@ sws_helpers_run_timers(sws_cycle_t *cycle)
         } else if (p->state == SWS_HELPER_STOPPING && !p->killed) {
             sws_log_error(SWS_LOG_WARN, cycle->log, 0, "helper \"%s\" process %ld did not "
                           "stop within %ld ms: killing it", p->name, (long) p->pid,
-                          (long) p->stop_timeout);
+                          (long) (now - p->stop_sent));
             sws_helper_signal(cycle, p, SIGKILL);
             p->killed = 1;
         }
