@@ -7,6 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
@@ -379,7 +380,9 @@ sws_helper_sign(sws_array_t *sig, const void *data, size_t len)
         return SWS_ERROR;
     }
     memcpy(p, &len, sizeof(size_t));
-    memcpy(p + sizeof(size_t), data, len);
+    if (len > 0) {
+        memcpy(p + sizeof(size_t), data, len);     /* data may be NULL when len is 0 */
+    }
     return SWS_OK;
 }
 
@@ -585,6 +588,8 @@ sws_helper_function(sws_helper_t *h)
 void
 sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
 {
+    int  null;
+
     sws_process = SWS_PROCESS_HELPER;
     sws_pid = getpid();
     sws_log_set_pid(sws_pid);
@@ -602,6 +607,14 @@ sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
     }
     close(out);
     close(err);
+    /* Not the master's stdin: in the foreground that is a terminal. */
+    null = open("/dev/null", O_RDONLY);
+    if (null == -1 || dup2(null, STDIN_FILENO) == -1) {
+        sws_helper_child_fail(h, errno, "open", "/dev/null");
+    }
+    if (null != STDIN_FILENO) {
+        close(null);
+    }
 
     if (chdir((char *) h->directory.data) == -1) {
         sws_helper_child_fail(h, errno, "chdir", (char *) h->directory.data);

@@ -82,6 +82,12 @@ def gone(pid, timeout=5.0):
     return h.wait_for(lambda: h._state(pid) in (None, "Z"), timeout, step=0.02)
 
 
+def uid(pid):
+    for line in Path("/proc/%d/status" % pid).read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[2])      # effective
+
+
 def fd_targets(pid, skip=()):
     out = set()
     d = "/proc/%d/fd" % pid
@@ -134,6 +140,10 @@ def test_helpers_start_and_log_their_output(sws, load, state_dir):
     for w in workers:
         assert not fd_targets(w) & master_pipes, w
     assert not [t for t in fd_targets(tick) if t.startswith("socket:")], fd_targets(tick)
+    # stdin is /dev/null, not the master's
+    assert os.readlink("/proc/%d/fd/0" % prog) == "/dev/null"
+    # both run as the workers' user (nobody when the tests run as root)
+    assert uid(tick) == uid(prog) == uid(workers[0])
     # a helper's stdout and stderr are its own pipes' write ends: nothing else
     for pid in (tick, prog):
         assert not fd_targets(pid, skip=(1, 2)) & master_pipes, fd_targets(pid)
