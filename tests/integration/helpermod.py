@@ -10,6 +10,7 @@ A third-party module for the helper process tests, built against the SDK
   test_helper_program NAME PROGRAM [ARG...];   a program helper
   test_helper_env NAME VAR VALUE;
   test_helper_dir NAME DIR;
+  test_helper_user NAME USER [GROUP];
   test_helper_restart NAME always|on-failure|never;
   test_helper_backoff NAME FIRST MAX RESET;    (times: 100ms, 2s ...)
   test_helper_stop NAME TERM|INT|QUIT|HUP|USR1|USR2|KILL TIMEOUT;
@@ -217,6 +218,9 @@ th_setting(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                                     sws_parse_time_ms(sws_conf_arg(cf, 3)),
                                     sws_parse_time_ms(sws_conf_arg(cf, 4)));
         break;
+    case 5:
+        rc = sws_helper_set_user(hp, a2, sws_conf_nargs(cf) > 3 ? sws_conf_arg(cf, 3) : NULL);
+        break;
     case 4:
         for (i = 0; th_signals[i].name && !sws_str_eq_cstr(a2, th_signals[i].name); i++) {
             /* void */
@@ -267,6 +271,8 @@ static const sws_command_t commands[] = {
       SWS_HTTP_MAIN_CONF_OFFSET, 3, NULL },
     { "test_helper_stop", TH_MAIN | SWS_CONF_TAKE3, th_setting,
       SWS_HTTP_MAIN_CONF_OFFSET, 4, NULL },
+    { "test_helper_user", TH_MAIN | SWS_CONF_TAKE23, th_setting,
+      SWS_HTTP_MAIN_CONF_OFFSET, 5, NULL },
     { "test_helper_ticks", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, th_ticks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     sws_null_command

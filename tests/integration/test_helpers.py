@@ -30,9 +30,15 @@ def load(tmp_path_factory):
 
 
 def start(sws, load, http, files=None, **kw):
+    """Helpers (and workers) run as root when the tests do: another pytest
+    session on the machine may close /tmp/pytest-of-root (0700) for a while,
+    and the helpers here read and write files under it. The users are
+    tested apart, with helpers that touch no file."""
     files = dict(files or {})
     files.setdefault("prog.sh", PROG_SH)
     files.setdefault("work/.keep", "")
+    if os.geteuid() == 0:
+        kw.setdefault("main", "user root;")
     s = sws(load=load, http=http, files=files,
             server="        location = /ticks { test_helper_ticks; }\n", **kw)
     return s
@@ -86,6 +92,12 @@ def uid(pid):
     for line in Path("/proc/%d/status" % pid).read_text().splitlines():
         if line.startswith("Uid:"):
             return int(line.split()[2])      # effective
+
+
+def gid(pid):
+    for line in Path("/proc/%d/status" % pid).read_text().splitlines():
+        if line.startswith("Gid:"):
+            return int(line.split()[2])
 
 
 def fd_targets(pid, skip=()):
@@ -142,12 +154,35 @@ def test_helpers_start_and_log_their_output(sws, load, state_dir):
     assert not [t for t in fd_targets(tick) if t.startswith("socket:")], fd_targets(tick)
     # stdin is /dev/null, not the master's
     assert os.readlink("/proc/%d/fd/0" % prog) == "/dev/null"
-    # both run as the workers' user (nobody when the tests run as root)
-    assert uid(tick) == uid(prog) == uid(workers[0])
     # a helper's stdout and stderr are its own pipes' write ends: nothing else
     for pid in (tick, prog):
         assert not fd_targets(pid, skip=(1, 2)) & master_pipes, fd_targets(pid)
         assert {os.readlink("/proc/%d/fd/%d" % (pid, fd)) for fd in (1, 2)} <= master_pipes
+
+
+READY = "/bin/sh -c 'echo ready; while :; do sleep 0.1; done'"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="switching users needs root")
+def test_helpers_run_as_their_user(sws, load):
+    import grp
+    import pwd
+    daemon = pwd.getpwnam("daemon")
+    group = grp.getgrnam("nogroup")
+    # the workers run as nobody (the default), like a helper with no user
+    s = sws(load=load, http="test_helper_program dflt %s;\n"
+                            "test_helper_program prog %s;\n"
+                            "test_helper_user prog daemon;\n"
+                            "test_helper_program grouped %s;\n"
+                            "test_helper_user grouped daemon nogroup;\n" % (READY, READY, READY))
+    pids = {n: helper_pid(s, n) for n in ("dflt", "prog", "grouped")}
+    assert all(pids.values()), s.error_log()
+    for n, pid in pids.items():      # exec'd: the user is switched by now
+        assert wait_log(s, r'helper "%s" \(pid %d\) stdout: ready' % (n, pid)), n
+    workers = [k for k in s.children() if k not in pids.values()]
+    assert uid(pids["dflt"]) == uid(workers[0]) == pwd.getpwnam("nobody").pw_uid
+    assert uid(pids["prog"]) == uid(pids["grouped"]) == daemon.pw_uid
+    assert gid(pids["prog"]) == daemon.pw_gid and gid(pids["grouped"]) == group.gr_gid
 
 
 # ---------------------------------------------------------------- restarts
@@ -366,6 +401,10 @@ def test_bad_definitions_are_configuration_errors(tmp_path, load):
         ("test_helper_program app /bin/true;\ntest_helper_backoff app 2s 1s 0;\n",
          'helper "app": the backoff needs 0 < first <= max'),
     ]
+    if os.geteuid() == 0:
+        cases.append(("test_helper_program app /bin/true;\n"
+                      "test_helper_user app no-such-user-xyz;\n",
+                      'helper "app": unknown user no-such-user-xyz'))
     h.assert_config_errors(tmp_path, cases, load=load)
 
 
