@@ -24,6 +24,7 @@
 #include "sws_log_internal.h"
 #include "sws_process.h"
 #include "sws_process_internal.h"
+#include "sws_proctitle.h"
 #include "../event/sws_event.h"
 
 #define SWS_HELPER_BACKOFF_FIRST  100
@@ -558,9 +559,12 @@ sws_helper_function(sws_helper_t *h)
 {
     struct sigaction  sa;
     sigset_t          stop;
-    char              title[16];
+    char              title[64];
 
-    /* /proc/PID/comm, what ps and top show: "sws:NAME". */
+    /* The command line (ps, ps aux) and /proc/PID/comm (top, ps -e:
+     * 15 bytes) say which helper this is. */
+    snprintf(title, sizeof(title), "scalwsd: helper %s", (char *) h->name.data);
+    sws_proctitle_set(title);
     snprintf(title, sizeof(title), "sws:%s", (char *) h->name.data);
     (void) prctl(PR_SET_NAME, title, 0, 0, 0);
 

@@ -128,6 +128,10 @@ def test_helpers_start_and_log_their_output(sws, load, state_dir):
     assert h.wait_for(lambda: (read_tick(s) or (0, 0))[1] >= 3, 5), read_tick(s)
     assert read_tick(s)[0] == tick
     assert Path("/proc/%d/comm" % tick).read_text().strip() == "sws:tick"
+    assert Path("/proc/%d/cmdline" % tick).read_bytes().rstrip(b"\0") \
+        == b"scalwsd: helper tick"
+    # the master keeps its command line
+    assert Path("/proc/%d/cmdline" % s.pid).read_bytes().split(b"\0")[1] == b"-p"
     assert wait_log(s, r"\] %d#0: tick tick \d+" % tick, count=3)
     assert wait_log(s, r'helper "tick" \(pid %d\) stdout: function helper tick up\n' % tick)
 
