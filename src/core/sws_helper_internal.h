@@ -1,7 +1,8 @@
 /*
  * Helper processes, core side: the definition behind the SDK's opaque
- * sws_helper_t (sws_helper.c: declaring, checking, the child's start) and
- * the master's supervision of the running ones (sws_helper_master.c).
+ * sws_helper_t (sws_helper.c: declaring, checking; sws_helper_child.c:
+ * the child's start and its waits) and the master's supervision of the
+ * running ones (sws_helper_master.c).
  */
 #ifndef SWS_HELPER_INTERNAL_H
 #define SWS_HELPER_INTERNAL_H
@@ -61,7 +62,7 @@ sws_int_t sws_helpers_check(sws_cycle_t *cycle);
 /* Helpers declared in cycle (sws_helper_t *), or NULL for none. */
 sws_array_t *sws_helpers_of(sws_cycle_t *cycle);
 
-/* In a forked child: become helper h (output on out and err, which are
+/* In a forked child (sws_helper_child.c): become helper h (output on out and err, which are
  * dup'ed to 1 and 2), then run its function or exec its program; never
  * returns. */
 void sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
