@@ -226,6 +226,11 @@ void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: n
 time_t    sws_http_last_modified(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
+/* The strong ETag of a file, "MTIME-SIZE" in lower-case hex with its
+ * quotes (the one the static module and the file cache send), written into
+ * buf of SWS_HTTP_ETAG_LEN bytes; returns the end. */
+#define SWS_HTTP_ETAG_LEN  35
+u_char   *sws_http_etag_make(u_char *buf, time_t mtime, off_t size);
 /* Location for redirects, sent as given (a relative reference is valid,
  * RFC 9110 10.2.2). */
 void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);

@@ -161,54 +161,18 @@ sws_static_discard_body(sws_http_request_t *r)
 }
 
 
-/* Lower-case hex of v, no leading zeros. */
-static u_char *
-sws_static_hex(u_char *p, uint64_t v)
-{
-    static const u_char  hex[] = "0123456789abcdef";
-    u_char               tmp[16], *t = tmp + sizeof(tmp);
-
-    do {
-        *--t = hex[v & 0xf];
-        v >>= 4;
-    } while (v);
-
-    return sws_cpymem(p, t, (size_t) (tmp + sizeof(tmp) - t));
-}
-
-
-/* Bytes of a decoded path that must be %-escaped again in a Location:
- * controls, space, non-ASCII, and " # % < > ? \ ^ ` { | }. */
-static int
-sws_static_must_escape(u_char c)
-{
-    static const uint32_t  map[8] = {
-        0xffffffff,     /* 0x00-0x1f */
-        0xd000002d,     /* space " # % < > ? */
-        0x50000000,     /* \ ^ */
-        0xb8000001,     /* ` { | } DEL */
-        0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff
-    };
-
-    return (map[c >> 5] >> (c & 0x1f)) & 1;
-}
-
-
 /* 301 to uri + "/" (+ "?args"): the directory without its slash; empty body. */
 static sws_int_t
 sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
 {
-    static const u_char  hex[] = "0123456789ABCDEF";
-    size_t               i, len;
+    size_t               len;
     u_char              *p;
     sws_int_t            rc;
     sws_str_t           *loc;
     const sws_str_t     *args = sws_http_args(r);
 
-    len = uri->len + 1 + (args->len ? 1 + args->len : 0);
-    for (i = 0; i < uri->len; i++) {
-        len += sws_static_must_escape(uri->data[i]) ? 2 : 0;
-    }
+    len = sws_escape_uri_len(uri->data, uri->len, SWS_ESCAPE_URI_PATH) + 1
+          + (args->len ? 1 + args->len : 0);
 
     loc = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + len);
     if (loc == NULL) {
@@ -216,17 +180,8 @@ sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
     }
 
     loc->data = (u_char *) (loc + 1);
-    p = loc->data;
-
-    for (i = 0; i < uri->len; i++) {
-        if (sws_static_must_escape(uri->data[i])) {
-            *p++ = '%';
-            *p++ = hex[uri->data[i] >> 4];
-            *p++ = hex[uri->data[i] & 0xf];
-        } else {
-            *p++ = uri->data[i];
-        }
-    }
+    /* the decoded path escaped again, as a Location must be */
+    p = sws_escape_uri(loc->data, uri->data, uri->len, SWS_ESCAPE_URI_PATH);
     *p++ = '/';
     if (args->len) {
         *p++ = '?';
@@ -271,7 +226,6 @@ sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
 static sws_int_t
 sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
 {
-    u_char                 *p;
     time_t                  now;
     sws_str_t              *etag;
     sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
@@ -292,19 +246,12 @@ sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
         sws_http_set_etag(r, f->etag);      /* made once by the file cache */
         return SWS_OK;
     }
-    /* "mtime-size" in hex: 2 quotes, a dash and up to 2 x 16 digits */
-    etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + 35);
+    etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + SWS_HTTP_ETAG_LEN);
     if (etag == NULL) {
         return SWS_ERROR;
     }
     etag->data = (u_char *) (etag + 1);
-    p = etag->data;
-    *p++ = '"';
-    p = sws_static_hex(p, (uint64_t) f->mtime);
-    *p++ = '-';
-    p = sws_static_hex(p, (uint64_t) f->size);
-    *p++ = '"';
-    etag->len = (size_t) (p - etag->data);
+    etag->len = (size_t) (sws_http_etag_make(etag->data, f->mtime, f->size) - etag->data);
     sws_http_set_etag(r, etag);
     return SWS_OK;
 }

@@ -27,7 +27,7 @@ struct sws_ofc_entry_s {
     sws_msec_t          checked;
     u_char             *data;
     sws_str_t           etag;
-    u_char              etag_buf[40];
+    u_char              etag_buf[SWS_HTTP_ETAG_LEN];
     unsigned            is_file:1;
     unsigned            is_dir:1;
     unsigned            dead:1;       /* out of the cache, freed at refs 0 */
@@ -307,24 +307,8 @@ sws_ofc_lookup(const sws_str_t *path, uint32_t hash)
 static void
 sws_ofc_etag(sws_ofc_entry_t *e)
 {
-    static const u_char hex[] = "0123456789abcdef";
-    u_char              tmp[16], *t, *p = e->etag_buf;
-    uint64_t            v;
-    int                 k;
-
-    *p++ = '"';
-    for (k = 0; k < 2; k++) {
-        v = k == 0 ? (uint64_t) e->mtime : (uint64_t) e->size;
-        t = tmp + sizeof(tmp);
-        do {
-            *--t = hex[v & 0xf];
-            v >>= 4;
-        } while (v);
-        p = sws_cpymem(p, t, tmp + sizeof(tmp) - t);
-        *p++ = k == 0 ? '-' : '"';
-    }
     e->etag.data = e->etag_buf;
-    e->etag.len = p - e->etag_buf;
+    e->etag.len = sws_http_etag_make(e->etag_buf, e->mtime, e->size) - e->etag_buf;
 }
 
 /* Open and stat into a new entry (not yet in the cache). */
