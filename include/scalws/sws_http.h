@@ -203,6 +203,15 @@ typedef struct {
  */
 sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
     sws_http_file_t *f);
+/*
+ * What is at path (NUL-terminated): size, mtime, is_file, is_dir, or
+ * SWS_ERROR with f->err. Through the location's open_file_cache when it is
+ * on, so that a check (try_files, index) sees what sws_http_open_file()
+ * will (a cached miss stays a miss until open_file_cache_valid), else a
+ * plain stat(). Do not read f->fd or f->data: open the file for that.
+ */
+sws_int_t sws_http_file_info(sws_http_request_t *r, const sws_str_t *path,
+    sws_http_file_t *f);
 
 /* ---- the response ---------------------------------------------------- */
 

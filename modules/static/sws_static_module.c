@@ -11,9 +11,10 @@
  *
  * Files are opened with sws_http_open_file: one open() and one fstat() per
  * request, or none with open_file_cache (small files then come from memory).
+ * try_files and index look with sws_http_file_info, through the same cache:
+ * what they find is what the handler will open.
  * The file goes out as one file buffer (or memory buffer), never copied.
  */
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <scalws/scalws.h>
@@ -352,9 +353,9 @@ sws_static_index_handler(sws_http_request_t *r)
     int                     err;
     u_char                 *file, *p;
     size_t                  root_len, base;
-    sws_str_t               path, new_uri;
+    sws_str_t               path, new_uri, fpath;
     sws_uint_t              i, n;
-    struct stat             st;
+    sws_http_file_t         f;
     const sws_str_t        *uri, *name;
     sws_static_loc_conf_t  *lcf;
 
@@ -391,14 +392,18 @@ sws_static_index_handler(sws_http_request_t *r)
             }
             p = sws_cpymem(file, path.data, root_len);
             sws_memcpy(p, name->data, name->len + 1);
+            fpath.len = root_len + name->len;
 
         } else {
             sws_memcpy(path.data + base, name->data, name->len + 1);
             file = path.data;
+            fpath.len = base + name->len;
         }
+        fpath.data = file;
 
-        if (stat((char *) file, &st) == -1) {
-            err = errno;
+        /* through the open file cache, as the static handler will look */
+        if (sws_http_file_info(r, &fpath, &f) != SWS_OK) {
+            err = f.err;
             if (sws_static_not_found_errno(err)) {
                 continue;
             }
@@ -410,7 +415,7 @@ sws_static_index_handler(sws_http_request_t *r)
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        if (!S_ISREG(st.st_mode)) {
+        if (!f.is_file) {
             continue;
         }
 
@@ -431,8 +436,9 @@ sws_static_index_handler(sws_http_request_t *r)
 
     /* no index file: a directory without one is forbidden, else not found */
     path.data[base] = '\0';
+    path.len = base;
 
-    if (stat((char *) path.data, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (sws_http_file_info(r, &path, &f) == SWS_OK && f.is_dir) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory index of \"%s\" is forbidden",
                       path.data);
         return SWS_HTTP_FORBIDDEN;
@@ -518,12 +524,11 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
 static sws_int_t
 sws_static_try_files_handler(sws_http_request_t *r)
 {
-    int                     err;
-    u_char                 *ubuf, *fbuf, *file, *p;
+    u_char                 *ubuf, *fbuf, *p;
     size_t                  root_len, ulen, flen, umax, fmax;
-    sws_str_t               path, new_uri;
+    sws_str_t               path, new_uri, file;
     sws_uint_t              i, j, n;
-    struct stat             st;
+    sws_http_file_t         f;
     const sws_str_t        *uri, *args;
     sws_static_try_t       *t;
     sws_static_loc_conf_t  *lcf;
@@ -549,7 +554,7 @@ sws_static_try_files_handler(sws_http_request_t *r)
     for (i = 0; i < n - 1; i++, t++) {
 
         if (t->just_uri) {
-            file = path.data;
+            file = path;
             ulen = uri->len;
 
         } else {
@@ -580,18 +585,20 @@ sws_static_try_files_handler(sws_http_request_t *r)
                 p = sws_cpymem(p, ubuf, ulen);
             }
             *p = '\0';
-            file = fbuf;
+            file.data = fbuf;
+            file.len = (size_t) (p - fbuf);
         }
 
-        if (stat((char *) file, &st) == -1) {
-            err = errno;
-            if (!sws_static_not_found_errno(err)) {
-                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), err, "stat() \"%s\" failed", file);
+        /* through the open file cache, as the static handler will look */
+        if (sws_http_file_info(r, &file, &f) != SWS_OK) {
+            if (!sws_static_not_found_errno(f.err)) {
+                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), f.err, "stat() \"%s\" failed",
+                              file.data);
             }
             continue;
         }
 
-        if (t->test_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        if (t->test_dir ? !f.is_dir : !f.is_file) {
             continue;
         }
 
