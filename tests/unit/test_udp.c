@@ -4,9 +4,10 @@
  * 127.0.0.2 answers from 127.0.0.2), ECN bits, IPv6 (skipped without ::1),
  * GSO trains arriving as separate datagrams with the kernel's GSO and with
  * the fallback, the reuseport group a cycle opens for two workers (both
- * bound, both get flows), the event loop delivering a batch, and the errors:
- * a port in use, an address not on the machine, a datagram the kernel
- * refuses in the middle of a batch, one too long for a buffer.
+ * bound, both get flows) and hands to the next cycle on reload, the event
+ * loop delivering batches (and yielding after a turn's worth), and the
+ * errors: a port in use, an address not on the machine, a datagram the
+ * kernel refuses in the middle of a batch, one too long for a buffer.
  */
 #include <check.h>
 #include <poll.h>
@@ -462,6 +463,50 @@ START_TEST(reuseport_group_of_two_workers)
 }
 END_TEST
 
+START_TEST(reload_hands_sockets_over)
+{
+    fake_t                  f, g;
+    sws_listening_t        *ls, *ls2, *tcp;
+    struct sockaddr_storage ss;
+    socklen_t               len;
+    sws_str_t               text = sws_string("127.0.0.1:port");
+    int                     port = free_port(), fd0, fd1;
+
+    fake_cycle(&f);
+    len = addr4(&ss, "127.0.0.1", port);
+    ls = sws_udp_listening_create(&f.cycle, (struct sockaddr *) &ss, len, &text, record);
+    ck_assert_ptr_nonnull(ls);
+    ck_assert_int_eq(sws_listening_open(&f.cycle, 2), SWS_OK);
+    fd0 = ls->worker_fds[0];
+    fd1 = ls->worker_fds[1];
+
+    /* The next configuration: the same UDP address keeps its sockets (no
+     * datagram lost to a closed socket), a TCP listener on the same port
+     * number is another socket. */
+    fake_cycle(&g);
+    g.cycle.old_cycle = &f.cycle;
+    ls2 = sws_udp_listening_create(&g.cycle, (struct sockaddr *) &ss, len, &text, record);
+    tcp = sws_listening_create(&g.cycle, (struct sockaddr *) &ss, len, &text);
+    ck_assert_ptr_nonnull(ls2);
+    ck_assert_ptr_nonnull(tcp);
+    tcp->reuseport = 1;
+    ck_assert_int_eq(sws_listening_open(&g.cycle, 2), SWS_OK);
+    ck_assert_int_eq(ls2->worker_fds[0], fd0);
+    ck_assert_int_eq(ls2->worker_fds[1], fd1);
+    ck_assert(ls->handed_over);
+    ck_assert_int_ne(tcp->worker_fds[0], fd0);
+    ck_assert_int_ne(tcp->worker_fds[0], fd1);
+
+    /* The old cycle goes: the sockets stay open for the new one. */
+    sws_listening_close(&f.cycle, 0);
+    ck_assert_int_eq(port_of(fd0), port);
+    ck_assert_int_eq(port_of(fd1), port);
+    sws_listening_close(&g.cycle, 0);
+    sws_pool_destroy(f.cycle.pool);
+    sws_pool_destroy(g.cycle.pool);
+}
+END_TEST
+
 START_TEST(event_loop_delivers_batches)
 {
     fake_t                  f;
@@ -613,6 +658,7 @@ udp_suite(void)
     tcase_add_test(tc, gso_train_fallback);
     tcase_add_test(tc, gso_train_too_long_refused);
     tcase_add_test(tc, reuseport_group_of_two_workers);
+    tcase_add_test(tc, reload_hands_sockets_over);
     tcase_add_test(tc, event_loop_delivers_batches);
     tcase_add_test(tc, port_in_use_without_reuseport);
     tcase_add_test(tc, bad_addresses);
