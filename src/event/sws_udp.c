@@ -274,14 +274,27 @@ sws_udp_messages(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     return (d->len + d->segment - 1) / d->segment;
 }
 
+/* What the kernel takes in one train: at most 64 segments, and one IP
+ * packet's worth of bytes in all. Checked for every entry before anything
+ * is sent, so that a refusal sends nothing. */
 static sws_int_t
-sws_udp_segments_ok(sws_udp_socket_t *us, sws_udp_dgram_t *d)
+sws_udp_trains_ok(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n)
 {
-    if (d->segment && (d->len + d->segment - 1) / d->segment > SWS_UDP_GSO_MAX) {
-        sws_log_error(SWS_LOG_ALERT, us->log, 0,
-                      "a UDP GSO train of %lu bytes has more than %d segments of %u",
-                      (unsigned long) d->len, SWS_UDP_GSO_MAX, (unsigned) d->segment);
-        return SWS_ERROR;
+    sws_uint_t i;
+
+    for (i = 0; i < n; i++) {
+        if (d[i].segment == 0 || d[i].len <= d[i].segment) {
+            continue;
+        }
+        if ((d[i].len + d[i].segment - 1) / d[i].segment > SWS_UDP_GSO_MAX
+            || d[i].len > SWS_UDP_TRAIN_MAX)
+        {
+            sws_log_error(SWS_LOG_ALERT, us->log, 0,
+                          "a UDP GSO train of %lu bytes in segments of %u is more than "
+                          "%d segments or %d bytes", (unsigned long) d[i].len,
+                          (unsigned) d[i].segment, SWS_UDP_GSO_MAX, SWS_UDP_TRAIN_MAX);
+            return SWS_ERROR;
+        }
     }
     return SWS_OK;
 }
@@ -295,14 +308,15 @@ sws_udp_send(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n)
     uint16_t       segment;
     int            r, err, gso_used;
 
+    if (sws_udp_trains_ok(us, d, n) != SWS_OK) {
+        return SWS_ERROR;
+    }
+
     while (done < n) {
         /* As many whole entries as fit in one sendmmsg. */
         out.n = 0;
         gso_used = 0;
         for (i = done; i < n; i++) {
-            if (sws_udp_segments_ok(us, &d[i]) != SWS_OK) {
-                return done ? (sws_int_t) done : SWS_ERROR;
-            }
             m = sws_udp_messages(us, &d[i]);
             if (out.n + m > SWS_UDP_GSO_MAX) {
                 break;

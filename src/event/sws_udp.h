@@ -16,6 +16,7 @@
 #define SWS_UDP_BATCH       32      /* datagrams per recvmmsg/sendmmsg */
 #define SWS_UDP_DGRAM_SIZE  4096    /* receive buffer of one datagram */
 #define SWS_UDP_GSO_MAX     64      /* segments in one GSO train (kernel: 64) */
+#define SWS_UDP_TRAIN_MAX   65507   /* bytes in one train: one IPv4 packet's */
 #define SWS_UDP_READ_BATCHES 8      /* batches per read event, then others' turn */
 
 /* One datagram, received or to send (sws_udp_dgram_t, sws_event.h). */
@@ -75,8 +76,8 @@ sws_int_t sws_udp_read(sws_udp_socket_t *us, sws_uint_t max);
  * are done: sent, or refused by the kernel (counted in send_errors and
  * logged: QUIC sees a lost packet). Fewer than n when the socket is full:
  * wait for write_handler; a train split here and partly sent is advanced
- * past what went out. SWS_ERROR: an entry of more than SWS_UDP_GSO_MAX
- * segments. */
+ * past what went out. SWS_ERROR (nothing sent): a train of more than
+ * SWS_UDP_GSO_MAX segments or SWS_UDP_TRAIN_MAX bytes. */
 sws_int_t sws_udp_send(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n);
 
 /* A listening socket of cycle for UDP (one socket per worker, opened by

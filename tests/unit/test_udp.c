@@ -10,6 +10,7 @@
  * kernel refuses in the middle of a batch, one too long for a buffer.
  */
 #include <check.h>
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,16 +374,32 @@ START_TEST(gso_train_too_long_refused)
 {
     sws_pool_t       *pool;
     sws_udp_socket_t *us = server(AF_INET, "127.0.0.1", &pool);
-    static u_char     big[65 * 100];
-    sws_udp_dgram_t   out;
+    int               c = client(AF_INET, "127.0.0.1");
+    static u_char     big[65600];
+    sws_udp_dgram_t   out[2];
+    char              buf[16];
 
-    memset(&out, 0, sizeof(out));
-    out.data = big;
-    out.len = sizeof(big);
-    out.segment = 100;                         /* 65 segments: one too many */
-    out.peerlen = addr4(&out.peer, "127.0.0.1", 9);
-    ck_assert_int_eq(sws_udp_send(us, &out, 1), SWS_ERROR);
+    memset(out, 0, sizeof(out));
+    out[0].data = (u_char *) "first";
+    out[0].len = 5;
+    out[0].peerlen = addr4(&out[0].peer, "127.0.0.1", port_of(c));
+    out[1] = out[0];
+    out[1].data = big;
+    out[1].len = 65 * 100;
+    out[1].segment = 100;                      /* 65 segments: one too many */
+    ck_assert_int_eq(sws_udp_send(us, out, 2), SWS_ERROR);
     ck_assert_ptr_nonnull(strstr(log_text(), "more than 64 segments"));
+    out[1].len = 65600;
+    out[1].segment = 1200;                     /* 55 segments, but > 64 KiB */
+    ck_assert_int_eq(sws_udp_send(us, out, 2), SWS_ERROR);
+    ck_assert_ptr_nonnull(strstr(log_text(), "train of 65600 bytes"));
+    /* refused before anything was sent: the first is not out either */
+    ck_assert_int_eq(recv(c, buf, sizeof(buf), MSG_DONTWAIT), -1);
+    ck_assert_int_eq(errno, EAGAIN);
+    /* the longest train allowed goes */
+    out[1].len = SWS_UDP_TRAIN_MAX;
+    ck_assert_int_eq(sws_udp_send(us, out, 2), 2);
+    close(c);
     close(us->fd);
     sws_pool_destroy(pool);
 }
@@ -463,6 +480,29 @@ START_TEST(reuseport_group_of_two_workers)
 }
 END_TEST
 
+/* A port free for both UDP and TCP on 127.0.0.1 (bounded tries). */
+static int
+free_port_both(void)
+{
+    struct sockaddr_storage ss;
+    socklen_t               len;
+    int                     tries, port, fd, ok;
+
+    for (tries = 0; tries < 50; tries++) {
+        port = free_port();
+        len = addr4(&ss, "127.0.0.1", port);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ck_assert_int_ge(fd, 0);
+        ok = bind(fd, (struct sockaddr *) &ss, len) == 0;
+        close(fd);
+        if (ok) {
+            return port;
+        }
+    }
+    ck_abort_msg("no port free for both UDP and TCP");
+    return -1;
+}
+
 START_TEST(reload_hands_sockets_over)
 {
     fake_t                  f, g;
@@ -470,7 +510,7 @@ START_TEST(reload_hands_sockets_over)
     struct sockaddr_storage ss;
     socklen_t               len;
     sws_str_t               text = sws_string("127.0.0.1:port");
-    int                     port = free_port(), fd0, fd1;
+    int                     port = free_port_both(), fd0, fd1;
 
     fake_cycle(&f);
     len = addr4(&ss, "127.0.0.1", port);
