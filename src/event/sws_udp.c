@@ -125,6 +125,8 @@ sws_udp_read_cmsgs(sws_udp_socket_t *us, struct msghdr *mh, sws_udp_dgram_t *d)
             pi6 = (struct in6_pktinfo *) CMSG_DATA(cm);
             sin6->sin6_addr = pi6->ipi6_addr;
             d->ifindex = pi6->ipi6_ifindex;
+            /* a link-local address means nothing without its link */
+            sin6->sin6_scope_id = IN6_IS_ADDR_LINKLOCAL(&pi6->ipi6_addr) ? d->ifindex : 0;
         } else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS) {
             sws_memcpy(&tclass, CMSG_DATA(cm), sizeof(int));
             d->ecn = tclass & IPTOS_ECN_MASK;
@@ -210,14 +212,15 @@ typedef struct {
 } sws_udp_out_t;
 
 static void
-sws_udp_add(sws_udp_out_t *out, sws_udp_dgram_t *d, sws_uint_t entry,
-    u_char *data, size_t len, uint16_t segment)
+sws_udp_add(sws_udp_socket_t *us, sws_udp_out_t *out, sws_udp_dgram_t *d,
+    sws_uint_t entry, u_char *data, size_t len, uint16_t segment)
 {
     struct msghdr       *mh = &out->msgs[out->n].msg_hdr;
     struct cmsghdr      *cm;
     struct in_pktinfo   *pi;
     struct in6_pktinfo  *pi6;
     size_t               clen = 0;
+    int                  tos;
 
     sws_memzero(mh, sizeof(*mh));
     out->iov[out->n].iov_base = data;
@@ -247,7 +250,17 @@ sws_udp_add(sws_udp_out_t *out, sws_udp_dgram_t *d, sws_uint_t entry,
         cm->cmsg_len = CMSG_LEN(sizeof(struct in6_pktinfo));
         pi6 = (struct in6_pktinfo *) CMSG_DATA(cm);
         pi6->ipi6_addr = ((struct sockaddr_in6 *) &d->local)->sin6_addr;
+        pi6->ipi6_ifindex = ((struct sockaddr_in6 *) &d->local)->sin6_scope_id;
         clen += CMSG_SPACE(sizeof(struct in6_pktinfo));
+        cm = CMSG_NXTHDR(mh, cm);
+    }
+    if (d->ecn) {
+        tos = d->ecn & IPTOS_ECN_MASK;
+        cm->cmsg_level = (us->family == AF_INET6) ? IPPROTO_IPV6 : IPPROTO_IP;
+        cm->cmsg_type = (us->family == AF_INET6) ? IPV6_TCLASS : IP_TOS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        sws_memcpy(CMSG_DATA(cm), &tos, sizeof(int));
+        clen += CMSG_SPACE(sizeof(int));
         cm = CMSG_NXTHDR(mh, cm);
     }
     if (segment) {
@@ -324,12 +337,12 @@ sws_udp_send(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n)
             if (m == 1) {
                 segment = (d[i].segment && d[i].len > d[i].segment) ? d[i].segment : 0;
                 gso_used |= (segment != 0);
-                sws_udp_add(&out, &d[i], i, d[i].data, d[i].len, segment);
+                sws_udp_add(us, &out, &d[i], i, d[i].data, d[i].len, segment);
                 continue;
             }
             for (off = 0; off < d[i].len; off += d[i].segment) {
                 len = sws_min(d[i].segment, d[i].len - off);
-                sws_udp_add(&out, &d[i], i, d[i].data + off, len, 0);
+                sws_udp_add(us, &out, &d[i], i, d[i].data + off, len, 0);
             }
         }
 

@@ -31,7 +31,10 @@ struct sws_udp_dgram_s {
     struct sockaddr_storage  local;
     socklen_t                locallen;
     unsigned                 ifindex;
-    uint8_t                  ecn;        /* received: the 2 ECN bits of TOS */
+    /* The 2 ECN bits of the TOS / traffic class: those received, or those
+     * to send (QUIC marks its packets ECT(0) to validate ECN, RFC 9000
+     * 13.4); 0 sends the socket's own. */
+    uint8_t                  ecn;
     /* To send: 0 for one datagram; else data is a GSO train of datagrams of
      * this size (the last may be shorter), split by the kernel, or by
      * sws_udp_send() when the kernel cannot. */

@@ -1,7 +1,7 @@
 /*
  * UDP sockets for QUIC (src/event/sws_udp.c) on real loopback sockets:
  * batches with their peer and local addresses (a wildcard socket reached at
- * 127.0.0.2 answers from 127.0.0.2), ECN bits, IPv6 (skipped without ::1),
+ * 127.0.0.2 answers from 127.0.0.2), ECN bits read and sent, IPv6 (skipped without ::1),
  * GSO trains arriving as separate datagrams with the kernel's GSO and with
  * the fallback, the reuseport group a cycle opens for two workers (both
  * bound, both get flows) and hands to the next cycle on reload, the event
@@ -302,6 +302,39 @@ START_TEST(batch_ipv6_addresses)
     close(c);
     close(us->fd);
     sws_pool_destroy(pool);
+}
+END_TEST
+
+START_TEST(ecn_marks_sent_and_read)
+{
+    sws_pool_t       *p1, *p2;
+    sws_udp_socket_t *a, *b;
+    sws_udp_dgram_t   out[3];
+    int               i, fam, v6 = have_ipv6();
+
+    for (fam = 0; fam < (v6 ? 2 : 1); fam++) {
+        memset(&seen, 0, sizeof(seen));
+        a = server(fam ? AF_INET6 : AF_INET, fam ? "::1" : "127.0.0.1", &p1);
+        b = server(fam ? AF_INET6 : AF_INET, fam ? "::1" : "127.0.0.1", &p2);
+        memset(out, 0, sizeof(out));
+        for (i = 0; i < 3; i++) {
+            out[i].data = (u_char *) "ecn";
+            out[i].len = 3;
+            out[i].peerlen = fam ? addr6(&out[i].peer, "::1", port_of(b->fd))
+                                 : addr4(&out[i].peer, "127.0.0.1", port_of(b->fd));
+            out[i].ecn = (uint8_t) i;            /* none, ECT(1), ECT(0) */
+        }
+        out[2].ecn = 0xfe;                       /* only the 2 ECN bits go out */
+        ck_assert_int_eq(sws_udp_send(a, out, 3), 3);
+        read_until(b, 3);
+        ck_assert_uint_eq(seen.ecn[0], 0);
+        ck_assert_uint_eq(seen.ecn[1], 1);
+        ck_assert_uint_eq(seen.ecn[2], 2);
+        close(a->fd);
+        close(b->fd);
+        sws_pool_destroy(p1);
+        sws_pool_destroy(p2);
+    }
 }
 END_TEST
 
@@ -694,6 +727,7 @@ udp_suite(void)
 
     tcase_add_test(tc, batch_ipv4_addresses_and_answer_from_local);
     tcase_add_test(tc, batch_ipv6_addresses);
+    tcase_add_test(tc, ecn_marks_sent_and_read);
     tcase_add_test(tc, gso_train_kernel);
     tcase_add_test(tc, gso_train_fallback);
     tcase_add_test(tc, gso_train_too_long_refused);
