@@ -57,6 +57,9 @@ sws_http_file_info(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     struct stat               st;
 
+    sws_memzero(f, sizeof(*f));
+    f->fd = -1;
+
     if (clcf->open_file_cache) {
         if (sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
                               (int) clcf->open_file_cache_errors, path, f) == SWS_OK)
