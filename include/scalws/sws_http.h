@@ -203,6 +203,15 @@ typedef struct {
  */
 sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
     sws_http_file_t *f);
+/*
+ * What is at path (NUL-terminated): size, mtime, is_file, is_dir, or
+ * SWS_ERROR with f->err. Through the location's open_file_cache when it is
+ * on, so that a check (try_files, index) sees what sws_http_open_file()
+ * will (a cached miss stays a miss until open_file_cache_valid), else a
+ * plain stat(). Do not read f->fd or f->data: open the file for that.
+ */
+sws_int_t sws_http_file_info(sws_http_request_t *r, const sws_str_t *path,
+    sws_http_file_t *f);
 
 /* ---- the response ---------------------------------------------------- */
 
@@ -226,6 +235,11 @@ void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: n
 time_t    sws_http_last_modified(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
+/* The strong ETag of a file, "MTIME-SIZE" in lower-case hex with its
+ * quotes (the one the static module and the file cache send), written into
+ * buf of SWS_HTTP_ETAG_LEN bytes; returns the end. */
+#define SWS_HTTP_ETAG_LEN  35
+u_char   *sws_http_etag_make(u_char *buf, time_t mtime, off_t size);
 /* Location for redirects, sent as given (a relative reference is valid,
  * RFC 9110 10.2.2). */
 void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);

@@ -46,6 +46,19 @@ u_char    *sws_sprint_uint(u_char *buf, uint64_t n);
 /* Hex encode len bytes of src into dst (2*len bytes), lower case. */
 u_char    *sws_hex_dump(u_char *dst, const u_char *src, size_t len);
 
+/* Percent-escaping (RFC 3986 2.1, upper-case hex) of what goes into a URI.
+ * PATH: a decoded path put back into a request line or a Location: the
+ * controls, space, non-ASCII, DEL and " # % < > ? \ ^ ` { | } are escaped,
+ * '/' and the other reserved characters stay. COMPONENT: one path segment
+ * or query value (a file name in a link, an argument): everything but the
+ * unreserved A-Z a-z 0-9 - . _ ~ is escaped. */
+#define SWS_ESCAPE_URI_PATH       0
+#define SWS_ESCAPE_URI_COMPONENT  1
+/* The length of src escaped in mode. */
+size_t     sws_escape_uri_len(const u_char *src, size_t len, sws_uint_t mode);
+/* Write src escaped into dst (sws_escape_uri_len() bytes); returns the end. */
+u_char    *sws_escape_uri(u_char *dst, const u_char *src, size_t len, sws_uint_t mode);
+
 uint32_t   sws_hash_key(const u_char *data, size_t len);
 uint32_t   sws_hash_key_lc(const u_char *data, size_t len);
 

@@ -9,42 +9,6 @@
  */
 #include "sws_proxy.h"
 
-/* Bytes of a decoded path that are escaped again for the request line. */
-static const uint8_t sws_proxy_uri_escape[256] = {
-    [0x00 ... 0x20] = 1, ['"'] = 1, ['#'] = 1, ['%'] = 1, ['<'] = 1, ['>'] = 1,
-    ['?'] = 1, ['\\'] = 1, ['^'] = 1, ['`'] = 1, ['{'] = 1, ['|'] = 1, ['}'] = 1,
-    [0x7f ... 0xff] = 1
-};
-
-static size_t
-sws_proxy_escaped_len(const u_char *p, size_t len)
-{
-    size_t n = len, i;
-
-    for (i = 0; i < len; i++) {
-        n += 2 * sws_proxy_uri_escape[p[i]];
-    }
-    return n;
-}
-
-static u_char *
-sws_proxy_escape(u_char *dst, const u_char *p, size_t len)
-{
-    static const u_char hex[] = "0123456789ABCDEF";
-    size_t              i;
-
-    for (i = 0; i < len; i++) {
-        if (sws_proxy_uri_escape[p[i]]) {
-            *dst++ = '%';
-            *dst++ = hex[p[i] >> 4];
-            *dst++ = hex[p[i] & 0xf];
-        } else {
-            *dst++ = p[i];
-        }
-    }
-    return dst;
-}
-
 /*
  * The URI to send. Without a URI part in proxy_pass: the target as the
  * client sent it (or, after an internal redirect, the normalised URI). With
@@ -80,7 +44,7 @@ sws_proxy_uri(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_t *out)
         rest = uri->data + len;
         rest_len = uri->len - len;
     }
-    len = (t->uri.data ? t->uri.len : 0) + sws_proxy_escaped_len(rest, rest_len)
+    len = (t->uri.data ? t->uri.len : 0) + sws_escape_uri_len(rest, rest_len, SWS_ESCAPE_URI_PATH)
           + (args->len ? 1 + args->len : 0);
     p = sws_pnalloc(sws_http_pool(r), len ? len : 1);
     if (p == NULL) {
@@ -90,7 +54,7 @@ sws_proxy_uri(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_t *out)
     if (t->uri.data) {
         p = sws_cpymem(p, t->uri.data, t->uri.len);
     }
-    p = sws_proxy_escape(p, rest, rest_len);
+    p = sws_escape_uri(p, rest, rest_len, SWS_ESCAPE_URI_PATH);   /* decoded: again */
     if (args->len) {
         *p++ = '?';
         p = sws_cpymem(p, args->data, args->len);

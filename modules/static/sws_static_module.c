@@ -11,9 +11,10 @@
  *
  * Files are opened with sws_http_open_file: one open() and one fstat() per
  * request, or none with open_file_cache (small files then come from memory).
+ * try_files and index look with sws_http_file_info, through the same cache:
+ * what they find is what the handler will open.
  * The file goes out as one file buffer (or memory buffer), never copied.
  */
-#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 #include <scalws/scalws.h>
@@ -161,54 +162,18 @@ sws_static_discard_body(sws_http_request_t *r)
 }
 
 
-/* Lower-case hex of v, no leading zeros. */
-static u_char *
-sws_static_hex(u_char *p, uint64_t v)
-{
-    static const u_char  hex[] = "0123456789abcdef";
-    u_char               tmp[16], *t = tmp + sizeof(tmp);
-
-    do {
-        *--t = hex[v & 0xf];
-        v >>= 4;
-    } while (v);
-
-    return sws_cpymem(p, t, (size_t) (tmp + sizeof(tmp) - t));
-}
-
-
-/* Bytes of a decoded path that must be %-escaped again in a Location:
- * controls, space, non-ASCII, and " # % < > ? \ ^ ` { | }. */
-static int
-sws_static_must_escape(u_char c)
-{
-    static const uint32_t  map[8] = {
-        0xffffffff,     /* 0x00-0x1f */
-        0xd000002d,     /* space " # % < > ? */
-        0x50000000,     /* \ ^ */
-        0xb8000001,     /* ` { | } DEL */
-        0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff
-    };
-
-    return (map[c >> 5] >> (c & 0x1f)) & 1;
-}
-
-
 /* 301 to uri + "/" (+ "?args"): the directory without its slash; empty body. */
 static sws_int_t
 sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
 {
-    static const u_char  hex[] = "0123456789ABCDEF";
-    size_t               i, len;
+    size_t               len;
     u_char              *p;
     sws_int_t            rc;
     sws_str_t           *loc;
     const sws_str_t     *args = sws_http_args(r);
 
-    len = uri->len + 1 + (args->len ? 1 + args->len : 0);
-    for (i = 0; i < uri->len; i++) {
-        len += sws_static_must_escape(uri->data[i]) ? 2 : 0;
-    }
+    len = sws_escape_uri_len(uri->data, uri->len, SWS_ESCAPE_URI_PATH) + 1
+          + (args->len ? 1 + args->len : 0);
 
     loc = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + len);
     if (loc == NULL) {
@@ -216,17 +181,8 @@ sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
     }
 
     loc->data = (u_char *) (loc + 1);
-    p = loc->data;
-
-    for (i = 0; i < uri->len; i++) {
-        if (sws_static_must_escape(uri->data[i])) {
-            *p++ = '%';
-            *p++ = hex[uri->data[i] >> 4];
-            *p++ = hex[uri->data[i] & 0xf];
-        } else {
-            *p++ = uri->data[i];
-        }
-    }
+    /* the decoded path escaped again, as a Location must be */
+    p = sws_escape_uri(loc->data, uri->data, uri->len, SWS_ESCAPE_URI_PATH);
     *p++ = '/';
     if (args->len) {
         *p++ = '?';
@@ -271,7 +227,6 @@ sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
 static sws_int_t
 sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
 {
-    u_char                 *p;
     time_t                  now;
     sws_str_t              *etag;
     sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
@@ -292,19 +247,12 @@ sws_static_set_headers(sws_http_request_t *r, const sws_http_file_t *f)
         sws_http_set_etag(r, f->etag);      /* made once by the file cache */
         return SWS_OK;
     }
-    /* "mtime-size" in hex: 2 quotes, a dash and up to 2 x 16 digits */
-    etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + 35);
+    etag = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + SWS_HTTP_ETAG_LEN);
     if (etag == NULL) {
         return SWS_ERROR;
     }
     etag->data = (u_char *) (etag + 1);
-    p = etag->data;
-    *p++ = '"';
-    p = sws_static_hex(p, (uint64_t) f->mtime);
-    *p++ = '-';
-    p = sws_static_hex(p, (uint64_t) f->size);
-    *p++ = '"';
-    etag->len = (size_t) (p - etag->data);
+    etag->len = (size_t) (sws_http_etag_make(etag->data, f->mtime, f->size) - etag->data);
     sws_http_set_etag(r, etag);
     return SWS_OK;
 }
@@ -405,9 +353,9 @@ sws_static_index_handler(sws_http_request_t *r)
     int                     err;
     u_char                 *file, *p;
     size_t                  root_len, base;
-    sws_str_t               path, new_uri;
+    sws_str_t               path, new_uri, fpath;
     sws_uint_t              i, n;
-    struct stat             st;
+    sws_http_file_t         f;
     const sws_str_t        *uri, *name;
     sws_static_loc_conf_t  *lcf;
 
@@ -444,14 +392,18 @@ sws_static_index_handler(sws_http_request_t *r)
             }
             p = sws_cpymem(file, path.data, root_len);
             sws_memcpy(p, name->data, name->len + 1);
+            fpath.len = root_len + name->len;
 
         } else {
             sws_memcpy(path.data + base, name->data, name->len + 1);
             file = path.data;
+            fpath.len = base + name->len;
         }
+        fpath.data = file;
 
-        if (stat((char *) file, &st) == -1) {
-            err = errno;
+        /* through the open file cache, as the static handler will look */
+        if (sws_http_file_info(r, &fpath, &f) != SWS_OK) {
+            err = f.err;
             if (sws_static_not_found_errno(err)) {
                 continue;
             }
@@ -463,7 +415,7 @@ sws_static_index_handler(sws_http_request_t *r)
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
 
-        if (!S_ISREG(st.st_mode)) {
+        if (!f.is_file) {
             continue;
         }
 
@@ -484,8 +436,9 @@ sws_static_index_handler(sws_http_request_t *r)
 
     /* no index file: a directory without one is forbidden, else not found */
     path.data[base] = '\0';
+    path.len = base;
 
-    if (stat((char *) path.data, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (sws_http_file_info(r, &path, &f) == SWS_OK && f.is_dir) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory index of \"%s\" is forbidden",
                       path.data);
         return SWS_HTTP_FORBIDDEN;
@@ -571,12 +524,11 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
 static sws_int_t
 sws_static_try_files_handler(sws_http_request_t *r)
 {
-    int                     err;
-    u_char                 *ubuf, *fbuf, *file, *p;
+    u_char                 *ubuf, *fbuf, *p;
     size_t                  root_len, ulen, flen, umax, fmax;
-    sws_str_t               path, new_uri;
+    sws_str_t               path, new_uri, file;
     sws_uint_t              i, j, n;
-    struct stat             st;
+    sws_http_file_t         f;
     const sws_str_t        *uri, *args;
     sws_static_try_t       *t;
     sws_static_loc_conf_t  *lcf;
@@ -602,7 +554,7 @@ sws_static_try_files_handler(sws_http_request_t *r)
     for (i = 0; i < n - 1; i++, t++) {
 
         if (t->just_uri) {
-            file = path.data;
+            file = path;
             ulen = uri->len;
 
         } else {
@@ -633,18 +585,20 @@ sws_static_try_files_handler(sws_http_request_t *r)
                 p = sws_cpymem(p, ubuf, ulen);
             }
             *p = '\0';
-            file = fbuf;
+            file.data = fbuf;
+            file.len = (size_t) (p - fbuf);
         }
 
-        if (stat((char *) file, &st) == -1) {
-            err = errno;
-            if (!sws_static_not_found_errno(err)) {
-                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), err, "stat() \"%s\" failed", file);
+        /* through the open file cache, as the static handler will look */
+        if (sws_http_file_info(r, &file, &f) != SWS_OK) {
+            if (!sws_static_not_found_errno(f.err)) {
+                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), f.err, "stat() \"%s\" failed",
+                              file.data);
             }
             continue;
         }
 
-        if (t->test_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+        if (t->test_dir ? !f.is_dir : !f.is_file) {
             continue;
         }
 

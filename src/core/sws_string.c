@@ -454,6 +454,56 @@ sws_hex_dump(u_char *dst, const u_char *src, size_t len)
 }
 
 
+/* Bit c of a map: byte c is escaped. */
+static const uint32_t  sws_escape_uri_maps[2][8] = {
+    /* PATH */
+    { 0xffffffff,       /* 0x00-0x1f */
+      0xd000002d,       /* space " # % < > ? */
+      0x50000000,       /* \ ^ */
+      0xb8000001,       /* ` { | } DEL */
+      0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff },
+    /* COMPONENT: all but A-Z a-z 0-9 - . _ ~ */
+    { 0xffffffff,
+      0xfc009fff,       /* keeps - . 0-9 */
+      0x78000001,       /* keeps A-Z _ */
+      0xb8000001,       /* keeps a-z ~ */
+      0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff }
+};
+
+#define sws_escape_uri_test(map, c)  (((map)[(c) >> 5] >> ((c) & 0x1f)) & 1)
+
+size_t
+sws_escape_uri_len(const u_char *src, size_t len, sws_uint_t mode)
+{
+    const uint32_t *map = sws_escape_uri_maps[mode ? 1 : 0];
+    size_t          n = len, i;
+
+    for (i = 0; i < len; i++) {
+        n += 2 * sws_escape_uri_test(map, src[i]);
+    }
+    return n;
+}
+
+u_char *
+sws_escape_uri(u_char *dst, const u_char *src, size_t len, sws_uint_t mode)
+{
+    static const u_char  hex[] = "0123456789ABCDEF";
+    const uint32_t      *map = sws_escape_uri_maps[mode ? 1 : 0];
+    size_t               i;
+
+    for (i = 0; i < len; i++) {
+        if (sws_escape_uri_test(map, src[i])) {
+            *dst++ = '%';
+            *dst++ = hex[src[i] >> 4];
+            *dst++ = hex[src[i] & 0xf];
+        } else {
+            *dst++ = src[i];
+        }
+    }
+    return dst;
+}
+
+
 /*
  * String hash: 8 bytes per step (multiply and xor-shift), short tails read
  * with overlapping loads. sws_hash_key_lc lower-cases each word first, so

@@ -38,6 +38,12 @@ typedef ssize_t (*sws_recv_pt)(sws_connection_t *c, u_char *buf, size_t size);
 typedef sws_chain_t *(*sws_send_chain_pt)(sws_connection_t *c, sws_chain_t *in, off_t limit);
 #define SWS_CHAIN_ERROR  ((sws_chain_t *) SWS_ERROR)
 
+typedef struct sws_udp_socket_s sws_udp_socket_t;   /* sws_udp.h */
+typedef struct sws_udp_dgram_s  sws_udp_dgram_t;
+/* A batch of datagrams read from a UDP socket; valid until it returns. */
+typedef void (*sws_udp_handler_pt)(sws_udp_socket_t *us, sws_udp_dgram_t *d,
+    sws_uint_t n);
+
 struct sws_listening_s {
     int                   fd;
     int                  *worker_fds;    /* reuseport: one socket per worker */
@@ -56,7 +62,9 @@ struct sws_listening_s {
     unsigned              share_port:1;  /* SO_REUSEPORT: a wildcard and a bound
                                             address of the same port (Linux
                                             refuses the overlap otherwise) */
+    unsigned              udp:1;         /* datagrams (sws_udp.c), no accept */
     void                (*handler)(sws_connection_t *c);  /* new connection */
+    sws_udp_handler_pt    udp_handler;   /* udp: each batch read */
     void                 *servers;       /* protocol data: virtual hosts */
     size_t                pool_size;
     sws_event_t          *event;         /* worker: the accept event */

@@ -10,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include "sws_event.h"
+#include "sws_udp.h"
 
 sws_listening_t *
 sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
@@ -138,6 +139,11 @@ sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
     struct sockaddr_un *sun;
     struct stat         st;
 
+    if (ls->udp) {
+        return sws_udp_open((struct sockaddr *) &ls->sockaddr, ls->socklen, ls->reuseport,
+                            (char *) ls->addr_text.data, cycle->log);
+    }
+
     fd = socket(ls->sockaddr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1) {
         sws_log_error(SWS_LOG_EMERG, cycle->log, errno, "socket() %s failed",
@@ -191,6 +197,7 @@ sws_find_old_listening(sws_cycle_t *old, sws_listening_t *ls)
     olds = old->listening.elts;
     for (i = 0; i < old->listening.nelts; i++) {
         if (olds[i]->socklen == ls->socklen && !olds[i]->handed_over
+            && olds[i]->udp == ls->udp
             && olds[i]->reuseport == ls->reuseport && olds[i]->share_port == ls->share_port
             && memcmp(&olds[i]->sockaddr, &ls->sockaddr, ls->socklen) == 0)
         {
@@ -370,6 +377,12 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
+        if (ls->udp) {
+            if (sws_udp_listening_enable(ls, fd, cycle) != SWS_OK) {
+                return SWS_ERROR;
+            }
+            continue;
+        }
         c = sws_get_connection(fd, cycle->log);
         if (c == NULL) {
             return SWS_ERROR;

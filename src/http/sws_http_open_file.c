@@ -1,5 +1,5 @@
-/* sws_http_open_file: open + fstat, through the open file cache when the
- * location has one. */
+/* sws_http_open_file: open + fstat, and sws_http_file_info: what a path
+ * is; both through the open file cache when the location has one. */
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -44,6 +44,41 @@ sws_http_open_file(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t
         return SWS_ERROR;
     }
     f->fd = fd;
+    f->size = st.st_size;
+    f->mtime = st.st_mtime;
+    f->is_file = S_ISREG(st.st_mode) ? 1 : 0;
+    f->is_dir = S_ISDIR(st.st_mode) ? 1 : 0;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_file_info(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t *f)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    struct stat               st;
+
+    sws_memzero(f, sizeof(*f));
+    f->fd = -1;
+
+    if (clcf->open_file_cache) {
+        if (sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
+                              (int) clcf->open_file_cache_errors, path, f) == SWS_OK)
+        {
+            return SWS_OK;
+        }
+        if (f->err != EACCES) {
+            return SWS_ERROR;
+        }
+        /* There but not readable: stat() tells what it is, as without the
+         * cache (the handler that opens it answers 403). */
+    }
+
+    sws_memzero(f, sizeof(*f));
+    f->fd = -1;
+    if (stat((char *) path->data, &st) == -1) {
+        f->err = errno;
+        return SWS_ERROR;
+    }
     f->size = st.st_size;
     f->mtime = st.st_mtime;
     f->is_file = S_ISREG(st.st_mode) ? 1 : 0;

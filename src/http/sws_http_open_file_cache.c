@@ -27,7 +27,7 @@ struct sws_ofc_entry_s {
     sws_msec_t          checked;
     u_char             *data;
     sws_str_t           etag;
-    u_char              etag_buf[40];
+    u_char              etag_buf[SWS_HTTP_ETAG_LEN];
     unsigned            is_file:1;
     unsigned            is_dir:1;
     unsigned            dead:1;       /* out of the cache, freed at refs 0 */
@@ -307,24 +307,8 @@ sws_ofc_lookup(const sws_str_t *path, uint32_t hash)
 static void
 sws_ofc_etag(sws_ofc_entry_t *e)
 {
-    static const u_char hex[] = "0123456789abcdef";
-    u_char              tmp[16], *t, *p = e->etag_buf;
-    uint64_t            v;
-    int                 k;
-
-    *p++ = '"';
-    for (k = 0; k < 2; k++) {
-        v = k == 0 ? (uint64_t) e->mtime : (uint64_t) e->size;
-        t = tmp + sizeof(tmp);
-        do {
-            *--t = hex[v & 0xf];
-            v >>= 4;
-        } while (v);
-        p = sws_cpymem(p, t, tmp + sizeof(tmp) - t);
-        *p++ = k == 0 ? '-' : '"';
-    }
     e->etag.data = e->etag_buf;
-    e->etag.len = p - e->etag_buf;
+    e->etag.len = sws_http_etag_make(e->etag_buf, e->mtime, e->size) - e->etag_buf;
 }
 
 /* Open and stat into a new entry (not yet in the cache). */
@@ -332,8 +316,9 @@ static sws_ofc_entry_t *
 sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
 {
     sws_ofc_entry_t *e;
-    struct stat      st;
+    struct stat      st, now;
     ssize_t          n;
+    int              tries;
 
     e = calloc(1, sizeof(sws_ofc_entry_t) + path->len + 1);
     if (e == NULL) {
@@ -345,20 +330,40 @@ sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
     e->path_len = path->len;
     e->hash = hash;
     e->fd = -1;
+    e->wd = -1;
 
-    /* Watch first: a change between open and watch would go unseen. */
-    sws_ofc_watch(e);
-
-    e->fd = open((char *) e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (e->fd == -1 || fstat(e->fd, &st) == -1) {
-        *err = errno;
-        sws_ofc_unwatch(e);
-        if (!cache_errors) {
-            sws_ofc_free(e);
-            return NULL;
+    /* Open first: a miss needs no watch (and a missing path cannot be
+     * watched), so a lookup that misses (try_files' usual case) costs one
+     * system call. A file found is watched, then checked to be still the
+     * one at the path: a replacement between the open and the watch would
+     * otherwise go unseen. */
+    for (tries = 0; ; tries++) {
+        e->fd = open((char *) e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (e->fd == -1 || fstat(e->fd, &st) == -1) {
+            *err = errno;
+            if (e->fd != -1) {
+                close(e->fd);
+                e->fd = -1;
+            }
+            if (!cache_errors) {
+                sws_ofc_free(e);
+                return NULL;
+            }
+            e->err = *err;
+            return e;
         }
-        e->err = *err;
-        return e;
+        sws_ofc_watch(e);
+        if (e->wd == -1
+            || (stat((char *) e->path, &now) == 0
+                && now.st_ino == st.st_ino && now.st_dev == st.st_dev))
+        {
+            break;
+        }
+        sws_ofc_unwatch(e);          /* the watch is on another file */
+        if (tries == 2) {
+            break;                   /* unwatched: the valid checks apply */
+        }
+        close(e->fd);
     }
     e->dev = st.st_dev;
     e->ino = st.st_ino;

@@ -153,6 +153,33 @@ sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag)
     }
 }
 
+/* Lower-case hex of v, no leading zeros. */
+static u_char *
+sws_http_etag_hex(u_char *p, uint64_t v)
+{
+    static const u_char  hex[] = "0123456789abcdef";
+    u_char               tmp[16], *t = tmp + sizeof(tmp);
+
+    do {
+        *--t = hex[v & 0xf];
+        v >>= 4;
+    } while (v);
+    return sws_cpymem(p, t, (size_t) (tmp + sizeof(tmp) - t));
+}
+
+u_char *
+sws_http_etag_make(u_char *buf, time_t mtime, off_t size)
+{
+    /* nginx's form, so that caches in front keep their tags when a site
+     * moves between the two servers */
+    *buf++ = '"';
+    buf = sws_http_etag_hex(buf, (uint64_t) mtime);
+    *buf++ = '-';
+    buf = sws_http_etag_hex(buf, (uint64_t) size);
+    *buf++ = '"';
+    return buf;
+}
+
 void
 sws_http_set_location(sws_http_request_t *r, const sws_str_t *location)
 {

@@ -3,6 +3,8 @@
  * formats built from them ("text $var text ${var}text"), compiled once at
  * configuration time: each variable is resolved to a getter function and
  * its argument, so rendering a line walks a flat array of operations.
+ * The registry of variables is sws_http_variables.c, the format compiler
+ * and renderer sws_http_format.c.
  */
 #ifndef SWS_HTTP_VARIABLES_H
 #define SWS_HTTP_VARIABLES_H
@@ -10,6 +12,27 @@
 #include <scalws/scalws.h>
 
 #include <scalws/sws_variables.h>
+
+#define SWS_HTTP_VAR_SCRATCH  32      /* an int64, "S.mmm", an HTTP date */
+
+/* One operation of a compiled format: literal text, or a variable. */
+typedef struct sws_http_fop_s sws_http_fop_t;
+typedef void (*sws_http_var_get_pt)(sws_http_request_t *r, sws_http_fop_t *op,
+    sws_str_t *v);
+
+struct sws_http_fop_s {
+    sws_http_var_get_pt  get;          /* NULL: literal text */
+    const void          *ext;          /* a module's variable */
+    sws_str_t            text;         /* the literal, or the getter's argument */
+    sws_str_t            value;        /* the last evaluated value */
+    u_char               scratch[SWS_HTTP_VAR_SCRATCH];
+};
+
+/* The registry (sws_http_variables.c): fill op's getter and argument for
+ * the variable name (memory from pool); SWS_DECLINED if there is no such
+ * variable. */
+sws_int_t sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name,
+    size_t len);
 
 /* Forget the variables modules declared (a new configuration starts). */
 void sws_http_variables_reset(void);

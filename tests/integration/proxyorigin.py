@@ -74,6 +74,7 @@ class Origin:
         self.lock = threading.Lock()
         self.stopping = False
         self.conns = []
+        self.peers = []          # (address, port) of each accepted connection
         self.unix = unix
         self.fail = None        # None, or a status every request gets
         self.hang = False       # accept, read, never answer
@@ -130,7 +131,7 @@ class Origin:
     def _accept_loop(self):
         while not self.stopping:
             try:
-                c, _ = self.sock.accept()
+                c, peer = self.sock.accept()
             except socket.timeout:
                 continue
             except OSError:
@@ -138,6 +139,7 @@ class Origin:
             with self.lock:
                 self.accepted += 1
                 self.conns.append(c)
+                self.peers.append(peer)
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
     # ---------------------------------------------------------- reading

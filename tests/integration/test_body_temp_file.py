@@ -60,7 +60,7 @@ def post(url, body, h2=False, chunked=False, timeout=30):
 
 
 def worker(srv):
-    # The port accepts in the master before the worker is forked: wait for it.
+    # the port accepts once the master listens, maybe before the fork
     pids = srv.wait_children(1)
     assert len(pids) == 1, pids
     return pids[0]

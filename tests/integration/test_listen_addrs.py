@@ -7,6 +7,7 @@ the configuration errors.
 The wildcard sockets listen on every interface for the few seconds a test
 lasts; the clients only ever use loopback addresses (127.0.0.2 is a
 loopback address on Linux without any set-up)."""
+import os
 import socket
 import ssl
 
@@ -28,13 +29,35 @@ WILD = """
 """
 
 
-def listening_sockets(port, v6=False):
-    """The number of sockets listening on port (any address), from /proc."""
+def socket_inodes(pids):
+    """The inodes of the sockets the processes pids hold open."""
+    inodes = set()
+    for pid in pids:
+        try:
+            fds = os.listdir("/proc/%d/fd" % pid)
+        except OSError:
+            continue                    # exited meanwhile
+        for fd in fds:
+            try:
+                link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                continue
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    return inodes
+
+
+def listening_sockets(srv, port, v6=False):
+    """The number of sockets listening on port (any address) that srv's
+    processes hold: another program on the machine may listen on the same
+    port with SO_REUSEPORT, and must not count."""
+    own = socket_inodes([srv.pid] + srv.children())
     n = 0
     with open("/proc/net/tcp6" if v6 else "/proc/net/tcp") as f:
         for line in f.readlines()[1:]:
             fields = line.split()
-            if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port:
+            if fields[3] == "0A" and int(fields[1].split(":")[1], 16) == port \
+                    and fields[9] in own:
                 n += 1
     return n
 
@@ -69,7 +92,7 @@ def test_wildcard_and_specific_share_one_socket(sws):
     # the names of one address are not the other's
     assert who(srv.port, host="wild.test") == "specific"
     assert who(srv.port, addr=OTHER, host="localhost") == "wild"
-    assert listening_sockets(srv.port) == 1
+    assert listening_sockets(srv, srv.port) == 1
     assert "Address already in use" not in srv.error_log()
 
 
@@ -78,7 +101,7 @@ def test_bind_gives_its_own_socket(sws):
     srv = sws(server='location = /who { respond 200 "specific"; }',
               servers=(WILD % "").replace("listen @PORT@", "listen @PORT@;\n        "
                                    "listen 127.0.0.1:@PORT@ bind"))
-    assert listening_sockets(srv.port) == 2
+    assert listening_sockets(srv, srv.port) == 2
     # the wild server also listens on 127.0.0.1 (after the template's server)
     assert who(srv.port) == "specific"
     assert who(srv.port, host="wild.test") == "wild"
@@ -90,7 +113,7 @@ def test_socket_options_imply_bind(sws):
     srv = sws(conf=h.MAIN_TEMPLATE.replace("listen 127.0.0.1:@PORT@;",
                                            "listen 127.0.0.1:@PORT@ backlog=64;"),
               server='location = /who { respond 200 "specific"; }', servers=WILD % "")
-    assert listening_sockets(srv.port) == 2
+    assert listening_sockets(srv, srv.port) == 2
     assert who(srv.port) == "specific"
     assert who(srv.port, addr=OTHER) == "wild"
 
@@ -115,7 +138,7 @@ def test_default_server_per_address(sws):
     }
     """
     srv = sws(server='location = /who { respond 200 "s1"; }', servers=servers)
-    assert listening_sockets(srv.port) == 1
+    assert listening_sockets(srv, srv.port) == 1
     assert who(srv.port, host="nosuch.test") == "s2"
     assert who(srv.port, host="localhost") == "s1"
     assert who(srv.port, host="w1.test") == "s2"          # not a name of 127.0.0.1
@@ -136,7 +159,7 @@ def test_ssl_on_the_wildcard_only(sws, pki):
     }
     """ % (crt, key)
     srv = sws(server='location = /who { respond 200 "specific"; }', servers=wild)
-    assert listening_sockets(srv.port) == 1
+    assert listening_sockets(srv, srv.port) == 1
     assert who(srv.port) == "specific"                    # plain on 127.0.0.1
     ctx = tlsutil.context(pki.ca)
     with socket.create_connection((OTHER, srv.port), timeout=5) as raw:
@@ -160,7 +183,7 @@ def test_ssl_on_the_specific_address_only(sws, pki):
     crt, key = pki.chain("localhost")
     srv = sws(conf=tlsutil.TLS_TEMPLATE, cert=crt, key=key, listen="",
               server='location = /who { respond 200 "specific"; }', servers=WILD % "")
-    assert listening_sockets(srv.port) == 1
+    assert listening_sockets(srv, srv.port) == 1
     assert who(srv.port, addr=OTHER) == "wild"             # plain on the others
     r, _, _ = tlsutil.get(srv.port, "/who", ctx=tlsutil.context(pki.ca))
     assert r.status == 200 and r.body == b"specific"
@@ -198,7 +221,7 @@ def test_ipv6_wildcard_and_loopback(sws):
     }
     """
     srv = sws(ipv6=True, servers=servers)
-    assert listening_sockets(srv.port6, v6=True) == 1
+    assert listening_sockets(srv, srv.port6, v6=True) == 1
     assert who(srv.port6, addr="::1", family=socket.AF_INET6) == "loop6"
     assert who(srv.port6) == "v4"                          # the other family: its own
 
@@ -217,7 +240,7 @@ def test_ipv6_bind(sws):
     }
     """
     srv = sws(ipv6=True, servers=servers)
-    assert listening_sockets(srv.port6, v6=True) == 2
+    assert listening_sockets(srv, srv.port6, v6=True) == 2
     assert who(srv.port6, addr="::1", family=socket.AF_INET6) == "loop6"
 
 
@@ -244,7 +267,7 @@ def test_reload_keeps_routing(sws):
     old = srv.children()
     assert srv.control("reload").returncode == 0
     assert h.wait_for(lambda: not any(p in srv.children() for p in old), 5)
-    assert listening_sockets(srv.port) == 2
+    assert listening_sockets(srv, srv.port) == 2
     assert who(srv.port) == "specific"
     assert who(srv.port, addr=OTHER) == "wild"
 
@@ -293,5 +316,5 @@ def test_socket_options_from_a_non_default_server(sws):
     server { listen 127.0.0.1:@PORT2@ reuseport; location = /who { respond 200 "o"; } }
     """
     srv = sws(ports=2, workers=2, servers=servers)
-    assert listening_sockets(srv.ports[1]) == 2            # one per worker
+    assert listening_sockets(srv, srv.ports[1]) == 2            # one per worker
     assert who(srv.ports[1]) == "d"

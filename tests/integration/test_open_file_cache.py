@@ -131,3 +131,102 @@ def test_bad_open_file_cache_values(tmp_path, value):
     r = h.run_scalwsd(["-t", "-p", str(tmp_path) + "/", "-c", str(conf)])
     assert r.returncode != 0
     assert ("%s:%d" % (conf, line)).encode() in r.stderr, r.stderr
+
+
+# try_files and index look through the cache too: what they see is what the
+# static handler will open. A cached miss (open_file_cache_errors on) stays a
+# miss until open_file_cache_valid has passed, for them as for a static file.
+VALID = 3.0
+LOOKUPS = """
+        location /tf/ { try_files $uri /fallback.txt; }
+        location /tfd/ { try_files $uri/ =404; }
+"""
+
+
+def late_file_sequence(s, url, before, after, path, content):
+    """before: the answer while path is missing; it must stay so right after
+    path is created (a cached miss), then become after within the valid
+    time (and a bit)."""
+    assert before(h.curl(s.url(url)))
+    t0 = time.monotonic()
+    p = s.tmp / "html" / path
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_bytes(content)
+    r = h.curl(s.url(url))
+    if time.monotonic() - t0 < VALID - 0.5:      # not too slow to tell
+        assert before(r), "a cached miss was not used: %r" % r
+    got = h.wait_for(lambda: after(h.curl(s.url(url))), VALID + 3.0)
+    assert got, "a cached miss outlived open_file_cache_valid"
+    return time.monotonic() - t0
+
+
+def is_fallback(r):
+    return r.status == 200 and r.body == b"fallback\n"
+
+
+def test_try_files_cached_miss_until_valid(sws):
+    s = sws(http=CACHE + " open_file_cache_errors on; open_file_cache_valid %ds;" % VALID,
+            server=LOOKUPS, files={"html/fallback.txt": b"fallback\n"})
+    took = late_file_sequence(s, "/tf/late.txt", is_fallback,
+                              lambda r: r.status == 200 and r.body == b"late\n",
+                              "tf/late.txt", b"late\n")
+    assert took >= VALID - 1.0, "seen after %.1fs, before open_file_cache_valid" % took
+
+
+def test_try_files_directory_cached_miss_until_valid(sws):
+    s = sws(http=CACHE + " open_file_cache_errors on; open_file_cache_valid %ds;" % VALID,
+            server=LOOKUPS)
+    # "$uri/" found: the request goes on to the static handler, which
+    # redirects to the directory with its slash
+    took = late_file_sequence(s, "/tfd/sub", lambda r: r.status == 404,
+                              lambda r: r.status == 301
+                              and r.header("Location").endswith("/tfd/sub/"),
+                              "tfd/sub/index.html", b"in sub\n")
+    assert took >= VALID - 1.0
+
+
+def test_index_cached_miss_until_valid(sws):
+    s = sws(http=CACHE + " open_file_cache_errors on; open_file_cache_valid %ds;" % VALID,
+            files={"html/d/other.txt": b"x\n"})
+    took = late_file_sequence(s, "/d/", lambda r: r.status == 403,
+                              lambda r: r.status == 200 and r.body == b"index\n",
+                              "d/index.html", b"index\n")
+    assert took >= VALID - 1.0
+    assert "directory index of" in s.error_log()
+
+
+def test_try_files_and_index_hits_through_the_cache(sws):
+    # a hit is an entry of the cache: a change to the file is seen at once
+    # (inotify), and the file the check found is the one served
+    s = sws(http=CACHE + " open_file_cache_errors on; open_file_cache_valid 60s;",
+            server=LOOKUPS, files={"html/fallback.txt": b"fallback\n",
+                                   "html/tf/here.txt": b"here\n",
+                                   "html/d/index.html": b"index\n"})
+    for _ in range(3):
+        assert h.curl(s.url("/tf/here.txt")).body == b"here\n"
+        assert h.curl(s.url("/d/")).body == b"index\n"
+    (s.tmp / "html" / "tf" / "here.txt").unlink()
+    (s.tmp / "html" / "d" / "index.html").unlink()
+    assert h.wait_for(lambda: is_fallback(h.curl(s.url("/tf/here.txt"))), 1.0), \
+        "a deleted file still found by try_files"
+    assert h.wait_for(lambda: h.curl(s.url("/d/")).status == 403, 1.0), \
+        "a deleted index file still found"
+
+
+@pytest.mark.parametrize("http", ["", CACHE], ids=["cache-off", "cache-errors-off"])
+def test_try_files_and_index_new_file_seen_at_once(sws, http):
+    # without the cache, or with misses not cached: as before, a new file is
+    # found by the next request
+    s = sws(http=http, server=LOOKUPS, files={"html/fallback.txt": b"fallback\n",
+                                              "html/d/other.txt": b"x\n"})
+    assert is_fallback(h.curl(s.url("/tf/new.txt")))
+    assert h.curl(s.url("/d/")).status == 403
+    assert h.curl(s.url("/tfd/sub")).status == 404
+    (s.tmp / "html" / "tf").mkdir()
+    (s.tmp / "html" / "tf" / "new.txt").write_bytes(b"new\n")
+    (s.tmp / "html" / "d" / "index.html").write_bytes(b"index\n")
+    (s.tmp / "html" / "tfd" / "sub").mkdir(parents=True)
+    (s.tmp / "html" / "tfd" / "sub" / "index.html").write_bytes(b"in sub\n")
+    assert h.curl(s.url("/tf/new.txt")).body == b"new\n"
+    assert h.curl(s.url("/d/")).body == b"index\n"
+    assert h.curl(s.url("/tfd/sub")).status == 301

@@ -356,14 +356,22 @@ def test_active_health_refused(sws, origin):
 
 
 
-def time_wait_to(port):
-    """Sockets in TIME_WAIT towards 127.0.0.1:port (/proc/net/tcp)."""
+def time_wait_to(o):
+    """Sockets in TIME_WAIT from the proxy to origin o (/proc/net/tcp):
+    both ends must be one of o's connections, since other programs on the
+    machine may have used the same port numbers before (their TIME_WAIT
+    stays for a minute)."""
+    with o.lock:
+        ours = {"0100007F:%04X" % peer[1] for peer in o.peers
+                if isinstance(peer, tuple) and peer[0] == "127.0.0.1"}
+    assert ours                         # else nothing could be counted
     n = 0
     with open("/proc/net/tcp") as f:
         next(f)
         for line in f:
             fields = line.split()
-            if fields[2] == "0100007F:%04X" % port and fields[3] == "06":
+            if fields[2] == "0100007F:%04X" % o.port and fields[3] == "06" \
+                    and fields[1] in ours:
                 n += 1
     return n
 
@@ -392,7 +400,7 @@ def test_keepalive_pool_overflow(sws, origin):
         assert b.finish().status == 200
     assert o.accepted == 3
     assert resets(o, 2) == 2                # two had no room; the third is kept
-    assert time_wait_to(o.port) == 0
+    assert time_wait_to(o) == 0
     assert names(srv, 5) == ["origin"] * 5
     assert o.accepted == 3                  # the one kept serves them
 
@@ -404,7 +412,7 @@ def test_keepalive_timeout_resets_idle_connection(sws, origin):
     assert names(srv, 2) == ["origin"] * 2
     assert o.accepted == 1
     assert resets(o, 1) == 1
-    assert time_wait_to(o.port) == 0
+    assert time_wait_to(o) == 0
     assert names(srv, 1) == ["origin"]
     assert o.accepted == 2                  # a new one after the timeout
 
