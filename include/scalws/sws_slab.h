@@ -67,7 +67,7 @@ void   sws_slab_free_locked(sws_slab_pool_t *pool, void *p);
  * one for the runs of whole pages (size 0). sws_slab_stat takes the lock. */
 typedef struct {
     size_t     size;          /* the chunk size; 0: runs of whole pages */
-    uint64_t   pages;         /* pages the class holds now */
+    uint64_t   pages;         /* pages the class holds now (one may be empty) */
     uint64_t   used;          /* chunks in use now (runs: runs in use) */
     uint64_t   total;         /* chunks its pages hold (runs: = pages) */
     uint64_t   requests;      /* allocations asked for, ever */
@@ -76,7 +76,9 @@ typedef struct {
 
 sws_uint_t sws_slab_nclasses(sws_slab_pool_t *pool);
 sws_int_t  sws_slab_stat(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st);
-/* The page size, the pages of the zone, and how many are free now. */
+/* The page size, the pages of the zone, and how many are free now (with
+ * the one empty page each class keeps for its next chunk: it goes to
+ * whoever needs it when no other page is left). */
 void       sws_slab_pages(sws_slab_pool_t *pool, size_t *page_size, size_t *total,
     size_t *nfree);
 

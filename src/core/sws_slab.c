@@ -54,6 +54,7 @@ struct sws_slab_page_s {
 
 typedef struct {
     sws_slab_page_t   partial;    /* sentinel: its pages with free chunks */
+    sws_slab_page_t  *empty;      /* one of them with all chunks free, kept */
     uint64_t          pages;
     uint64_t          used;
     uint64_t          requests;
@@ -207,12 +208,36 @@ sws_slab_free_run(sws_slab_pool_t *pool, sws_slab_page_t *p, size_t n)
     sws_slab_list_insert(&pool->free, p);
 }
 
+static void sws_slab_pages_free(sws_slab_pool_t *pool, sws_slab_page_t *p, size_t n);
+
+/* The empty pages the classes keep go back when pages run out. */
+static sws_uint_t
+sws_slab_release_empty(sws_slab_pool_t *pool)
+{
+    sws_slab_class_t *c;
+    sws_uint_t        i, n = 0;
+
+    for (i = 0; i < pool->nclasses; i++) {
+        c = &pool->cls[i];
+        if (c->empty) {
+            sws_slab_list_remove(c->empty);
+            sws_slab_pages_free(pool, c->empty, 1);
+            c->empty = NULL;
+            c->pages--;
+            n++;
+        }
+    }
+    return n;
+}
+
 static sws_slab_page_t *
 sws_slab_pages_alloc(sws_slab_pool_t *pool, size_t n)
 {
     sws_slab_page_t *p;
     size_t           have;
+    int              again = 1;
 
+retry:
     for (p = pool->free.next; p != &pool->free; p = p->next) {
         if (p->run < n) {
             continue;
@@ -229,6 +254,9 @@ sws_slab_pages_alloc(sws_slab_pool_t *pool, size_t n)
         }
         pool->nfree -= n;
         return p;                 /* the caller sets its type */
+    }
+    if (again-- && sws_slab_release_empty(pool)) {
+        goto retry;
     }
     return NULL;
 }
@@ -315,6 +343,9 @@ sws_slab_alloc_locked(sws_slab_pool_t *pool, size_t size)
         sws_slab_list_insert(&c->partial, p);
         c->pages++;
     }
+    if (p == c->empty) {
+        c->empty = NULL;
+    }
     addr = sws_slab_page_addr(pool, p) + p->free;
     p->free = *(uint16_t *) addr;
     if (--p->nfree == 0) {
@@ -395,7 +426,14 @@ sws_slab_free_locked(sws_slab_pool_t *pool, void *ptr)
     }
     c->used--;
     if (p->nfree == n) {
-        /* All free: the page goes back, for any class or a run. */
+        /* All free: one such page stays with the class, so that a chunk
+         * taken and given back again and again does not rebuild a page
+         * each time; the others go back, for any class or a run (and the
+         * kept ones too when pages run out). */
+        if (c->empty == NULL) {
+            c->empty = p;
+            return;
+        }
         sws_slab_list_remove(p);
         c->pages--;
         sws_slab_pages_free(pool, p, 1);
@@ -441,10 +479,15 @@ sws_slab_stat(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st)
 void
 sws_slab_pages(sws_slab_pool_t *pool, size_t *page_size, size_t *total, size_t *nfree)
 {
+    sws_uint_t i;
+
     sws_slab_lock(pool);
     *page_size = (size_t) 1 << pool->page_shift;
     *total = pool->npages;
     *nfree = pool->nfree;
+    for (i = 0; i < pool->nclasses; i++) {
+        *nfree += pool->cls[i].empty != NULL;     /* kept, but free for all */
+    }
     sws_slab_unlock(pool);
 }
 

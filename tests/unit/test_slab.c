@@ -130,7 +130,8 @@ START_TEST(every_size_class)
         sws_slab_free(pool, p);
         st = stat_of(pool, i);
         ck_assert_uint_eq(st.used, 0);
-        ck_assert_uint_eq(st.pages, 0);           /* the empty page went back */
+        ck_assert_uint_eq(st.pages, 1);           /* the empty page is kept ... */
+        ck_assert_uint_eq(free_pages(pool), total);   /* ... but free for all */
     }
     st = stat_of(pool, n - 1);
     ck_assert_uint_eq(st.size, 0);
@@ -227,10 +228,21 @@ START_TEST(alloc_until_full_then_reuse)
         sws_slab_free(pool, ptrs[i]);
     }
     ck_assert_uint_eq(free_pages(pool), total);
-    ck_assert_uint_eq(stat_of(pool, 3).pages, 0);
+    ck_assert_uint_eq(stat_of(pool, 3).pages, 1);  /* one kept, empty */
     ck_assert_uint_eq(stat_of(pool, 3).used, 0);
-    /* The pages serve another class now. */
-    ck_assert_ptr_nonnull(sws_slab_alloc(pool, (total - 1) * 4096));
+    /* The class takes its next chunk from the kept page ... */
+    ptrs[0] = sws_slab_alloc(pool, 64);
+    sws_slab_free(pool, ptrs[0]);
+    ck_assert_ptr_eq(sws_slab_alloc(pool, 64), ptrs[0]);
+    sws_slab_free(pool, ptrs[0]);
+    ck_assert_uint_eq(stat_of(pool, 3).pages, 1);
+    /* ... and gives it up when another needs every page. */
+    ptrs[0] = sws_slab_alloc(pool, total * 4096);
+    ck_assert_ptr_nonnull(ptrs[0]);
+    ck_assert_uint_eq(stat_of(pool, 3).pages, 0);
+    ck_assert_uint_eq(free_pages(pool), 0);
+    sws_slab_free(pool, ptrs[0]);
+    ck_assert_uint_eq(free_pages(pool), total);
     free(ptrs);
     sws_pool_destroy(f.cycle.pool);
 }
