@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include "sws_ssl.h"
 
-/* The longest serialized session kept (a client certificate makes one
- * grow past the usual 100-200 bytes). */
+/* The longest serialized session kept: a client certificate makes one
+ * grow past the usual 200 to 500 bytes. */
 #define SWS_SSL_SESSION_MAX  4096
 
 /* A session in the zone's slab, found by id, evicted oldest first. */
@@ -82,7 +82,7 @@ sws_ssl_cache_init(sws_shm_zone_t *zone, void *old)
     sws_slab_lock(pool);
     cache = sws_slab_calloc_locked(pool, sizeof(sws_ssl_cache_t));
     if (cache) {
-        /* A bucket per ~512 bytes: a session takes 256 or 512. */
+        /* A bucket per 512 bytes: what a TLS 1.2 session takes here. */
         cache->hash = sws_slab_hash_create_locked(pool, zone->size / 512);
         sws_slab_lru_init(&cache->lru);
         sws_slab_set_data(pool, cache->hash ? cache : NULL);
