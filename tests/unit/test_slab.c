@@ -343,6 +343,31 @@ START_TEST(bad_free_ignored)
 }
 END_TEST
 
+/* calloc zeroes memory that held something before, chunks and runs. */
+START_TEST(calloc_zeroes_reused_memory)
+{
+    fake_t           f;
+    sws_slab_pool_t *pool = slab_zone(&f, NULL, "calloc", 128 * 1024);
+    u_char          *p, *q;
+    size_t           sizes[] = { 0, 24, 2048, 5000 }, i, k;
+
+    ck_assert_ptr_nonnull(pool);
+    for (i = 0; i < sws_nelems(sizes); i++) {
+        p = sws_slab_alloc(pool, sizes[i]);
+        ck_assert_ptr_nonnull(p);
+        memset(p, 0xee, sizes[i] ? sizes[i] : 8);
+        sws_slab_free(pool, p);
+        q = sws_slab_calloc(pool, sizes[i]);
+        ck_assert_ptr_eq(q, p);
+        for (k = 0; k < sizes[i]; k++) {
+            ck_assert_uint_eq(q[k], 0);
+        }
+        sws_slab_free(pool, q);
+    }
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
 /* A zone under 64 KiB gets smaller pages, so it still has several;
  * one too small for two pages is refused. */
 START_TEST(small_zones)
@@ -630,6 +655,7 @@ slab_suite(void)
     tcase_add_test(tc, alloc_until_full_then_reuse);
     tcase_add_test(tc, large_and_fragmentation);
     tcase_add_test(tc, bad_free_ignored);
+    tcase_add_test(tc, calloc_zeroes_reused_memory);
     tcase_add_test(tc, small_zones);
     tcase_add_test(tc, lru_order);
     tcase_add_test(tc, hash_find_insert_remove);
