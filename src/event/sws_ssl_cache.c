@@ -9,6 +9,8 @@
  *   master (it survives reloads) or read from ssl_session_ticket_key, and
  *   the key changes every period while the previous one still decrypts.
  */
+#define _GNU_SOURCE 1          /* memmem */
+#include <string.h>
 #include <openssl/rand.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
@@ -23,15 +25,16 @@
  * grow past the usual 200 to 500 bytes. */
 #define SWS_SSL_SESSION_MAX  4096
 
-/* A session in the zone's slab, found by id, evicted oldest first. */
+/* A session in the zone's slab, found by id, evicted oldest first. The
+ * id is a key into the serialized session itself (where i2d put it), so
+ * that the usual session of some 180 bytes and this head fit a 256-byte
+ * chunk; an id not found there is kept after the session. */
 typedef struct {
     sws_slab_hash_node_t  hash;
     sws_slab_lru_node_t   lru;
-    time_t                expire;
-    uint16_t              len;           /* of data */
-    uint8_t               id_len;
-    u_char                id[SSL_MAX_SSL_SESSION_ID_LENGTH];
-    u_char                data[];        /* i2d_SSL_SESSION */
+    uint32_t              expire;        /* time_t, until 2106 */
+    uint16_t              len;           /* of the session in data */
+    u_char                data[];        /* i2d_SSL_SESSION [, id] */
 } sws_ssl_sess_t;
 
 typedef struct {
@@ -127,7 +130,7 @@ sws_ssl_cache_alloc(sws_slab_pool_t *pool, sws_ssl_cache_t *cache, size_t len, t
     /* Expired ones at the old end go first, a few per session stored. */
     for (i = 0; i < 2 && (old = sws_slab_lru_oldest(&cache->lru)) != NULL; i++) {
         s = sws_slab_lru_entry(old, sws_ssl_sess_t, lru);
-        if (s->expire >= now) {
+        if ((time_t) s->expire >= now) {
             break;
         }
         sws_ssl_cache_drop(pool, cache, s);
@@ -181,7 +184,7 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
     sws_ssl_sess_t   *s;
     const u_char     *id;
     unsigned int      id_len;
-    u_char            buf[SWS_SSL_SESSION_MAX], *p = buf;
+    u_char            buf[SWS_SSL_SESSION_MAX], *p = buf, *key;
     int               len;
     time_t            now = sws_time_sec();
 
@@ -216,14 +219,19 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
     if (s) {
         sws_ssl_cache_drop(pool, cache, s);      /* replaced */
     }
-    s = sws_ssl_cache_alloc(pool, cache, (size_t) len, now);
+    key = memmem(buf, (size_t) len, id, id_len);
+    s = sws_ssl_cache_alloc(pool, cache, (size_t) len + (key ? 0 : id_len), now);
     if (s) {
-        s->expire = now + rs->timeout;
-        s->id_len = (uint8_t) id_len;
-        memcpy(s->id, id, id_len);
+        s->expire = (uint32_t) sws_min((uint64_t) now + (uint64_t) rs->timeout, UINT32_MAX);
         s->len = (uint16_t) len;
         memcpy(s->data, buf, (size_t) len);
-        sws_slab_hash_insert(cache->hash, &s->hash, s->id, id_len);
+        if (key) {
+            key = s->data + (key - buf);
+        } else {
+            key = s->data + len;
+            memcpy(key, id, id_len);
+        }
+        sws_slab_hash_insert(cache->hash, &s->hash, key, id_len);
         sws_slab_lru_insert(&cache->lru, &s->lru);
         cache->stored++;
     }
@@ -250,7 +258,7 @@ sws_ssl_get_session(SSL *ssl, const unsigned char *id, int len, int *copy)
     cache = sws_slab_data(pool);
     sws_slab_lock(pool);
     s = sws_ssl_cache_find(cache, id, (size_t) len);
-    if (s && s->expire >= sws_time_sec()) {
+    if (s && (time_t) s->expire >= sws_time_sec()) {
         n = s->len;
         memcpy(buf, s->data, (size_t) n);
         sws_slab_lru_touch(&cache->lru, &s->lru);
