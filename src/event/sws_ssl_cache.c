@@ -85,8 +85,8 @@ sws_ssl_cache_init(sws_shm_zone_t *zone, void *old)
     sws_slab_lock(pool);
     cache = sws_slab_calloc_locked(pool, sizeof(sws_ssl_cache_t));
     if (cache) {
-        /* A bucket per 512 bytes: what a TLS 1.2 session takes here. */
-        cache->hash = sws_slab_hash_create_locked(pool, zone->size / 512);
+        /* A bucket per 256 bytes: what a usual session takes here. */
+        cache->hash = sws_slab_hash_create_locked(pool, zone->size / 256);
         sws_slab_lru_init(&cache->lru);
         sws_slab_set_data(pool, cache->hash ? cache : NULL);
     }
