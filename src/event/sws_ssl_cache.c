@@ -22,7 +22,7 @@
 #include "sws_ssl.h"
 
 /* The longest serialized session kept: a client certificate makes one
- * grow past the usual 200 to 500 bytes. */
+ * grow past the usual 170 to 200 bytes. */
 #define SWS_SSL_SESSION_MAX  4096
 
 /* A session in the zone's slab, found by id, evicted oldest first. The
