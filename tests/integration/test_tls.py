@@ -653,6 +653,26 @@ def test_early_data_replay_refused_across_workers(sws, pki, tmp_path):
     assert "Early data was accepted" in out, out
 
 
+def test_early_data_replay_refused_after_reload(sws, pki, tmp_path):
+    # The table of used tickets is a slab zone that a reload keeps: a
+    # ticket whose early data was taken before is refused by the new
+    # workers too, and one the old workers never saw still gets its 0-RTT.
+    s = t.launch(sws, pki, http="    ssl_early_data on;\n" + LOG_EARLY)
+    sess = new_session(s.port, tmp_path)
+    fresh = new_session(s.port, tmp_path, "fresh.pem")
+    out = zero_rtt(s.port, sess, tmp_path)
+    assert "Early data was accepted" in out, out
+    kids = s.children()
+    s.signal(signal.SIGHUP)
+    assert s.wait_children(1, timeout=10, exclude=kids), "no new worker after reload"
+    out = zero_rtt(s.port, sess, tmp_path)
+    assert "Early data was rejected" in out and "Reused, TLSv1.3" in out, out
+    assert h.wait_file_contains(s.error_log_path,
+                                "the ticket was used for early data before")
+    out = zero_rtt(s.port, fresh, tmp_path)
+    assert "Early data was accepted" in out, out
+
+
 def test_early_data_unsafe_method_gets_425(sws, pki, tmp_path):
     s = t.launch(sws, pki, http="    ssl_early_data on;\n" + LOG_EARLY)
     sess = new_session(s.port, tmp_path)
