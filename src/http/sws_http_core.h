@@ -373,11 +373,7 @@ sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *
  * is known) by the session's server, allocated in pool (which the caller
  * owns). */
 sws_http_request_t *sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool);
-/* A field of the request head (name lower-case) arrived: the ones the core
- * looks at are remembered (r->h_host ...). SWS_OK, or 400 for a repeated
- * Host, Expect, Transfer-Encoding, X-Request-Id or a differing
- * Content-Length. Every protocol calls it for every field. */
-sws_int_t sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h);
+/* (sws_http_request_head.h: sws_http_request_header, for every field.) */
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
 /* Append n body bytes to r->body's buffers (one of client_body_buffer_size,

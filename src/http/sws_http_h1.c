@@ -4,6 +4,7 @@
  */
 #include <unistd.h>
 #include "sws_http_h1.h"
+#include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
 #include "v2/sws_http_v2.h"
 

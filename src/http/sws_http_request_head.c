@@ -1,74 +1,23 @@
 /*
  * The start of every request, whatever protocol carried its head (HTTP/1
- * lines, HTTP/2 HEADERS, later HTTP/3): the fields the core knows, the
- * rules of RFC 9110 on a complete head, written once here, and what
- * follows (the phases, the answer to OPTIONS *, or the error). A protocol
- * adds its own rules through r->proto->process_head.
+ * lines, HTTP/2 HEADERS, later HTTP/3): the rules of RFC 9110 on a
+ * complete head, written once here, and what follows (the phases, the
+ * answer to OPTIONS *, or the error). A protocol adds its own rules
+ * through r->proto->process_head. The fields the core knows are taken
+ * as they arrive, in sws_http_request_head.h.
  */
-#include "sws_http_core.h"
+#include "sws_http_request_head.h"
 
-/* Fields that may appear once; Connection is a list (repeats are joined
- * in meaning, the first is what the core reads). */
 sws_int_t
-sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
+sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h)
 {
-    sws_str_t **slot = NULL;
-
-    switch (h->name.len) {
-    case 4:
-        if (memcmp(h->name.data, "host", 4) == 0) {
-            slot = &r->h_host;
-        }
-        break;
-    case 6:
-        if (memcmp(h->name.data, "expect", 6) == 0) {
-            slot = &r->h_expect;
-        }
-        break;
-    case 10:
-        if (memcmp(h->name.data, "connection", 10) == 0) {
-            if (r->h_connection == NULL) {
-                r->h_connection = &h->value;
-            }
-            return SWS_OK;
-        }
-        break;
-    case 12:
-        if (memcmp(h->name.data, "x-request-id", 12) == 0) {
-            slot = &r->h_request_id;
-        }
-        break;
-    case 14:
-        if (memcmp(h->name.data, "content-length", 14) == 0) {
-            /* RFC 9110 8.6: the same value repeated may be taken as one;
-             * differing ones make the framing unknowable. */
-            if (r->h_content_length
-                && (r->h_content_length->len != h->value.len
-                    || memcmp(r->h_content_length->data, h->value.data, h->value.len) != 0))
-            {
-                sws_log_error(SWS_LOG_INFO, r->log, 0,
-                              "client sent differing \"Content-Length\" headers");
-                return SWS_HTTP_BAD_REQUEST;
-            }
-            r->h_content_length = &h->value;
-            return SWS_OK;
-        }
-        break;
-    case 17:
-        if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
-            slot = &r->h_transfer_encoding;
-        }
-        break;
+    if (h->name.len == 14) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent differing \"Content-Length\" headers");
+    } else {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
+                      (int) h->name.len, h->name.data);
     }
-    if (slot) {
-        if (*slot) {
-            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
-                          (int) h->name.len, h->name.data);
-            return SWS_HTTP_BAD_REQUEST;
-        }
-        *slot = &h->value;
-    }
-    return SWS_OK;
+    return SWS_HTTP_BAD_REQUEST;
 }
 
 sws_int_t

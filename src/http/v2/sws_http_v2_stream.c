@@ -11,6 +11,7 @@
  * Host differing from :authority (8.3.1).
  */
 #include "sws_http_v2.h"
+#include "../sws_http_request_head.h"
 
 #define SWS_H2_FLOOD_WINDOW  1000      /* ms */
 #define SWS_H2_FLOOD_MAX     1000      /* control frames per window */
