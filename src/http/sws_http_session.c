@@ -62,7 +62,9 @@ sws_http_init_connection(sws_connection_t *c)
     (void) sws_http1_init(s);
 }
 
-/* Whatever the protocol did with c->data, all of it is in the pool. */
+/* The session and what a protocol hung on c->data live in the
+ * connection's pool (HTTP/1 destroys its request pool first:
+ * sws_http1_close_connection). */
 void
 sws_http_close_connection(sws_connection_t *c)
 {
