@@ -177,7 +177,9 @@ const sws_str_t *sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exte
  * the request becomes internal. Returns SWS_DONE; the caller returns that. */
 sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri,
     const sws_str_t *args);
-/* 1 if the location's sendfile is on. */
+/* 1 if the response's file data goes with sendfile(): the location's
+ * sendfile is on and the protocol sends files that way (HTTP/1 on a plain
+ * socket or kernel TLS; not HTTP/2, which copies files into DATA frames). */
 int       sws_http_sendfile_enabled(sws_http_request_t *r);
 
 /* A file opened for a response (sws_http_open_file). */

@@ -15,7 +15,7 @@
 
 typedef struct sws_http_core_srv_conf_s sws_http_core_srv_conf_t;
 typedef struct sws_http_core_loc_conf_s sws_http_core_loc_conf_t;
-typedef struct sws_http_conn_s          sws_http_conn_t;
+typedef struct sws_http_session_s       sws_http_session_t;
 
 /* ---- configuration ---- */
 
@@ -149,6 +149,26 @@ extern sws_module_t sws_http_core_module;
 #define sws_http_core_loc(r) \
     ((sws_http_core_loc_conf_t *) (r)->loc_conf[sws_http_core_module.index])
 
+/* ---- the client session ---- */
+
+/*
+ * What a client connection is, whatever protocol it speaks: the transport
+ * (addresses, log, TLS: r->connection), the listening address whose
+ * virtual hosts it may reach, the server chosen so far (the address's
+ * default, or the one SNI named), and what it served. HTTP/1 keeps its
+ * own state (header buffers, request pool, lingering) beside it
+ * (sws_http_h1.h), HTTP/2 its session (v2/sws_http_v2.h); a request sees
+ * only this (r->session). It lives in the connection's pool.
+ */
+struct sws_http_session_s {
+    sws_connection_t          *connection;
+    sws_http_addr_t           *addr;
+    sws_http_core_srv_conf_t  *cscf;         /* the address's default server, or SNI's */
+    sws_uint_t                 requests;     /* requests started ($connection_requests) */
+    unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
+    unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
+};
+
 /* ---- the protocol behind a request ---- */
 
 /*
@@ -158,6 +178,12 @@ extern sws_module_t sws_http_core_module;
  */
 typedef struct {
     const char *name;
+    /* The protocol's own rules on a complete head, called by
+     * sws_http_process_request_headers once the server is chosen and
+     * Content-Length parsed: how the body is framed (h1: Transfer-Encoding;
+     * h2: DATA frames until END_STREAM), keep-alive, the request line of
+     * h2's pseudo-header fields. SWS_OK or an HTTP status. */
+    sws_int_t (*process_head)(sws_http_request_t *r);
     /* Queue the response head built from r's response fields. */
     sws_int_t (*send_header)(sws_http_request_t *r);
     /* Queue and send body data (NULL: just flush what is queued). Returns
@@ -185,9 +211,27 @@ typedef struct {
      * sws_http_send_interim, which has checked when one may go. */
     sws_int_t (*send_interim)(sws_http_request_t *r, sws_uint_t status,
                               const sws_http_header_t *h, sws_uint_t n);
+    /* Has the client gone away while the response is produced (asked when
+     * r->read_event_handler runs)? h1: its connection was closed or reset;
+     * h2: the stream was reset or the connection is ending. */
+    int       (*aborted)(sws_http_request_t *r);
+    /* Upgrade: once the 101 head is queued, the client side becomes a byte
+     * tunnel over r->connection. *pending gets what the client sent after
+     * the request (consumed), and from then on every event of the
+     * connection calls r->read_event_handler. SWS_OK, or SWS_DECLINED when
+     * the protocol cannot (h2: no extended CONNECT). pending NULL: only
+     * say whether it could. */
+    sws_int_t (*tunnel)(sws_http_request_t *r, sws_str_t *pending);
+    /* Can the file data of the response go with sendfile() (h1 on a plain
+     * socket or kernel TLS)? h2 copies DATA frames from files: no. */
+    int       (*sendfile)(sws_http_request_t *r);
+    /* A fixed response formatted at configuration time, in one write
+     * (sws_http_fixed.c, when no filter may change it), or NULL: the
+     * protocol has no such fast path (h2). */
+    sws_int_t (*send_fixed)(sws_http_request_t *r, const sws_str_t *status_line,
+                            const sws_str_t *fields, const sws_str_t *body,
+                            sws_uint_t status);
 } sws_http_proto_t;
-
-extern const sws_http_proto_t sws_http1_proto;
 
 /* ---- the request ---- */
 
@@ -217,8 +261,10 @@ typedef struct {
 
 struct sws_http_request_s {
     sws_connection_t          *connection;
-    sws_http_conn_t           *hc;             /* HTTP/1.x only */
-    void                      *stream;         /* HTTP/2: the stream */
+    sws_http_session_t        *session;        /* the client session */
+    /* The protocol's state for this request, known only to r->proto: the
+     * HTTP/1 connection, an HTTP/2 stream. */
+    void                      *stream;
     sws_pool_t                *pool;
     sws_log_t                 *log;
     const sws_http_proto_t    *proto;
@@ -287,7 +333,6 @@ struct sws_http_request_s {
 
     unsigned                   complex_uri:1;
     unsigned                   asterisk:1;     /* OPTIONS * */
-    unsigned                   authority_form:1; /* CONNECT host:port */
     unsigned                   internal:1;
     unsigned                   header_sent:1;
     unsigned                   header_only:1;
@@ -309,11 +354,14 @@ struct sws_http_request_s {
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
+#define SWS_HTTP_MAX_HEADERS  100                  /* fields in a request head */
 
 /* ---- core functions shared between the http files ---- */
 
-/* sws_http_h1.c: new connections and the HTTP/1 request life */
+/* sws_http_session.c: a new client connection becomes a session (then
+ * TLS, HTTP/1 or HTTP/2); closing one whatever its protocol. */
 void      sws_http_init_connection(sws_connection_t *c);
+void      sws_http_close_connection(sws_connection_t *c);
 /* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
  * and their sockets. */
 sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
@@ -321,10 +369,11 @@ sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
-/* sws_http_request.c: a new request on c, served (until the Host is known)
- * by the server cscf, allocated in pool (which the caller owns). */
-sws_http_request_t *sws_http_create_request(sws_connection_t *c, sws_pool_t *pool,
-    sws_http_core_srv_conf_t *cscf);
+/* sws_http_request.c: a new request of session s, served (until the Host
+ * is known) by the session's server, allocated in pool (which the caller
+ * owns). */
+sws_http_request_t *sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool);
+/* (sws_http_request_head.h: sws_http_request_header, for every field.) */
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
 /* Append n body bytes to r->body's buffers (one of client_body_buffer_size,
@@ -332,8 +381,16 @@ sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
  * consumer's buffer (rb->sink: n must fit there);
  * SWS_OK or SWS_HTTP_INTERNAL_SERVER_ERROR. */
 sws_int_t sws_http_body_store(sws_http_request_t *r, const u_char *p, size_t n);
-/* sws_http_request.c: after the head is parsed (any protocol) */
+/* sws_http_request.c: the head is complete (any protocol; r->host is the
+ * target's authority if it had one: absolute-form, :authority): the rules
+ * of RFC 9110 every protocol shares (authority and Host, virtual server,
+ * Content-Length, Expect, CONNECT, OPTIONS *), with r->proto->process_head
+ * for the protocol's own. SWS_OK: the phases may run; SWS_DONE: OPTIONS *
+ * (answered by sws_http_start_request); else an HTTP status. */
 sws_int_t sws_http_process_request_headers(sws_http_request_t *r);
+/* Process the head and go on: run the phases, or answer OPTIONS * or the
+ * error. The one request start of all protocols. */
+void      sws_http_start_request(sws_http_request_t *r);
 sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);
 /* The server for a lower-case host name on addr (default if none). */
 sws_http_core_srv_conf_t *sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host);
@@ -349,13 +406,6 @@ const sws_str_t *sws_http_status_line(sws_uint_t status);
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;
-/* sws_http_h1_head.c: the HTTP/1 response head */
-sws_buf_t *sws_http1_build_head(sws_http_request_t *r);
-/* Whether the connection stays open after this response (sets r->keepalive). */
-void       sws_http1_decide_keepalive(sws_http_request_t *r);
-/* sws_http_h1.c: the preformatted fast path of fixed responses */
-sws_int_t sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
-    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
 extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
 /* sws_http_request_id.c */

@@ -124,11 +124,11 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
-    if (!f->fast || r->proto != &sws_http1_proto
+    if (!f->fast || r->proto->send_fixed == NULL
         || sws_http_top_header_filter != sws_http_builtin_top_header_filter
         || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
     {
         return sws_http_send_fixed_slow(r, f);
     }
-    return sws_http1_send_fixed(r, &f->status_line, &f->fields, &f->body, f->status);
+    return r->proto->send_fixed(r, &f->status_line, &f->fields, &f->body, f->status);
 }

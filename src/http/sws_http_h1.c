@@ -3,11 +3,8 @@
  * of pieces, pipelined or not), keep-alive, finishing requests, closing.
  */
 #include <unistd.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
-#include <sys/un.h>
 #include "sws_http_h1.h"
+#include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
 #include "v2/sws_http_v2.h"
 
@@ -16,7 +13,11 @@ static void sws_http1_read_head_handler(sws_event_t *rev);
 static void sws_http1_writer(sws_event_t *wev);
 static void sws_http1_lingering_handler(sws_event_t *rev);
 static void sws_http1_empty_handler(sws_event_t *ev);
+static sws_int_t sws_http1_process_head(sws_http_request_t *r);
 static sws_int_t sws_http1_send_header(sws_http_request_t *r);
+static int sws_http1_aborted(sws_http_request_t *r);
+static sws_int_t sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending);
+static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
@@ -29,6 +30,7 @@ sws_http1_bytes_sent(sws_http_request_t *r)
 
 const sws_http_proto_t sws_http1_proto = {
     .name = "HTTP/1.1",
+    .process_head = sws_http1_process_head,
     .send_header = sws_http1_send_header,
     .send_body = sws_http1_send_body,
     .finish = sws_http1_finish,
@@ -37,70 +39,40 @@ const sws_http_proto_t sws_http1_proto = {
     .discard_body = sws_http1_discard_body,
     .bytes_sent = sws_http1_bytes_sent,
     .send_interim = sws_http1_send_interim,
+    .aborted = sws_http1_aborted,
+    .tunnel = sws_http1_tunnel,
+    .sendfile = sws_http1_sendfile,
+    .send_fixed = sws_http1_send_fixed,
 };
 
-static sws_int_t
-sws_http1_addr_text(sws_connection_t *c)
+sws_int_t
+sws_http1_init(sws_http_session_t *s)
 {
-    char  text[INET6_ADDRSTRLEN + 8];
-    const char *p = text;
+    sws_connection_t *c = s->connection;
+    sws_http1_conn_t *hc;
 
-    switch (c->sockaddr.ss_family) {
-    case AF_INET:
-        inet_ntop(AF_INET, &((struct sockaddr_in *) &c->sockaddr)->sin_addr, text, sizeof(text));
-        break;
-    case AF_INET6:
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &c->sockaddr)->sin6_addr, text,
-                  sizeof(text));
-        break;
-    default:
-        p = "unix:";
+    hc = sws_pcalloc(c->pool, sizeof(sws_http1_conn_t));
+    if (hc == NULL) {
+        sws_http_close_connection(c);
+        return SWS_ERROR;
     }
-    return sws_str_from_cstr(c->pool, &c->addr_text, p);
-}
-
-void
-sws_http_init_connection(sws_connection_t *c)
-{
-    sws_http_conn_t *hc;
-    sws_http_addr_t *addr = c->listening->servers;
-    int              on = 1;
-
-    hc = sws_pcalloc(c->pool, sizeof(sws_http_conn_t));
-    if (hc == NULL || sws_http1_addr_text(c) != SWS_OK) {
-        sws_http1_close_connection(c);
-        return;
-    }
-    hc->addr = addr;
-    hc->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
+    hc->session = s;
     c->data = hc;
-    c->write->ready = 1;        /* a new socket has room to write */
-
-    if (!c->unix_socket) {
-        /* Responses are written whole; Nagle would only delay pipelined
-         * and keep-alive answers. */
-        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-    }
-    if (addr->ssl) {
-        sws_http_ssl_init_connection(c);
-        return;
-    }
-    hc->h2_allowed = sws_http_v2_enabled(addr, hc->cscf);
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
-    sws_add_timer(c->read, hc->cscf->client_header_timeout);
+    sws_add_timer(c->read, s->cscf->client_header_timeout);
     hc->header_timer = 1;
+    return SWS_OK;
 }
 
 void
-sws_http1_start(sws_connection_t *c)
+sws_http1_start(sws_http_session_t *s)
 {
-    sws_http_conn_t *hc = c->data;
+    sws_connection_t *c = s->connection;
 
-    c->read->handler = sws_http1_read_head_handler;
-    c->write->handler = sws_http1_empty_handler;
-    sws_add_timer(c->read, hc->cscf->client_header_timeout);
-    hc->header_timer = 1;
+    if (sws_http1_init(s) != SWS_OK) {
+        return;
+    }
     /* Bytes may wait already (in the TLS layer, or read while peeking). */
     sws_http1_read_head_handler(c->read);
 }
@@ -149,18 +121,13 @@ sws_http1_h2_bad_preface(sws_connection_t *c)
 void
 sws_http1_close_connection(sws_connection_t *c)
 {
-    sws_http_conn_t *hc = c->data;
-    sws_pool_t      *pool = c->pool;
+    sws_http1_conn_t *hc = c->data;
 
     if (hc && hc->rpool) {
         sws_pool_destroy(hc->rpool);
         hc->rpool = NULL;
     }
-    c->pool = NULL;
-    sws_close_connection(c);
-    if (pool) {
-        sws_pool_destroy(pool);
-    }
+    sws_http_close_connection(c);
 }
 
 static void
@@ -173,7 +140,7 @@ sws_http1_empty_handler(sws_event_t *ev)
 static sws_http_request_t *
 sws_http1_create_request(sws_connection_t *c)
 {
-    sws_http_conn_t    *hc = c->data;
+    sws_http1_conn_t   *hc = c->data;
     sws_http_request_t *r;
 
     if (hc->rpool == NULL) {
@@ -182,11 +149,11 @@ sws_http1_create_request(sws_connection_t *c)
             return NULL;
         }
     }
-    r = sws_http_create_request(c, hc->rpool, hc->cscf);
+    r = sws_http_create_request(hc->session, hc->rpool);
     if (r == NULL) {
         return NULL;
     }
-    r->hc = hc;
+    r->stream = hc;
     r->proto = &sws_http1_proto;
     hc->r = r;
     hc->request_line_done = 0;
@@ -213,8 +180,8 @@ sws_http1_all_tchar(const u_char *p, const u_char *last)
 static sws_int_t
 sws_http1_grow_buffer(sws_http_request_t *r)
 {
-    sws_http_conn_t          *hc = r->hc;
-    sws_http_core_srv_conf_t *cscf = hc->cscf;
+    sws_http1_conn_t         *hc = r->stream;
+    sws_http_core_srv_conf_t *cscf = hc->session->cscf;
     sws_buf_t                *b = hc->buf, *nb;
     size_t                    have = b->last - b->pos;
     sws_uint_t                status = hc->request_line_done ? SWS_HTTP_HEADERS_TOO_LARGE
@@ -252,71 +219,12 @@ sws_http1_grow_buffer(sws_http_request_t *r)
     return SWS_OK;
 }
 
-static sws_int_t
-sws_http1_header(sws_http_request_t *r, sws_http_header_t *h)
-{
-    sws_str_t **slot = NULL;
-
-    switch (h->name.len) {
-    case 4:
-        if (memcmp(h->name.data, "host", 4) == 0) {
-            slot = &r->h_host;
-        }
-        break;
-    case 6:
-        if (memcmp(h->name.data, "expect", 6) == 0) {
-            slot = &r->h_expect;
-        }
-        break;
-    case 10:
-        if (memcmp(h->name.data, "connection", 10) == 0) {
-            slot = &r->h_connection;
-        }
-        break;
-    case 12:
-        if (memcmp(h->name.data, "x-request-id", 12) == 0) {
-            slot = &r->h_request_id;
-        }
-        break;
-    case 14:
-        if (memcmp(h->name.data, "content-length", 14) == 0) {
-            if (r->h_content_length
-                && (r->h_content_length->len != h->value.len
-                    || memcmp(r->h_content_length->data, h->value.data, h->value.len) != 0))
-            {
-                sws_log_error(SWS_LOG_INFO, r->log, 0,
-                              "client sent differing \"Content-Length\" headers");
-                return SWS_HTTP_BAD_REQUEST;
-            }
-            r->h_content_length = &h->value;
-            return SWS_OK;
-        }
-        break;
-    case 17:
-        if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
-            slot = &r->h_transfer_encoding;
-        }
-        break;
-    }
-    if (slot) {
-        if (*slot && slot != &r->h_connection) {
-            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
-                          (int) h->name.len, h->name.data);
-            return SWS_HTTP_BAD_REQUEST;
-        }
-        if (*slot == NULL) {
-            *slot = &h->value;
-        }
-    }
-    return SWS_OK;
-}
-
 /* Parse complete lines in hc->buf. SWS_OK: head complete; SWS_AGAIN: need
  * more; else an HTTP status. */
 static sws_int_t
 sws_http1_parse_head(sws_http_request_t *r)
 {
-    sws_http_conn_t        *hc = r->hc;
+    sws_http1_conn_t       *hc = r->stream;
     sws_buf_t              *b;
     u_char                 *nl, *end;
     sws_http_request_line_t rl;
@@ -373,7 +281,6 @@ sws_http1_parse_head(sws_http_request_t *r)
             r->raw_path = rl.path;
             r->complex_uri = rl.complex_path;
             r->asterisk = rl.asterisk;
-            r->authority_form = rl.authority;
             hc->request_line_done = 1;
             b->pos = nl + 1;
             continue;
@@ -394,10 +301,10 @@ sws_http1_parse_head(sws_http_request_t *r)
                           (int) sws_min(end - b->pos, 64), b->pos);
             return rc;
         }
-        if (r->headers_in.nelts > 100) {
+        if (r->headers_in.nelts > SWS_HTTP_MAX_HEADERS) {
             return SWS_HTTP_HEADERS_TOO_LARGE;
         }
-        rc = sws_http1_header(r, h);
+        rc = sws_http_request_header(r, h);
         if (rc != SWS_OK) {
             return rc;
         }
@@ -465,120 +372,39 @@ sws_http1_transfer_encoding(sws_http_request_t *r)
     return SWS_OK;
 }
 
-/* The head is complete: check framing, pick the server, start the phases. */
+/* HTTP/1's part of the request start (sws_http_process_request_headers
+ * has chosen the server and parsed Content-Length): the body's framing
+ * (RFC 9112 6), and whether the connection is kept. */
 static sws_int_t
 sws_http1_process_head(sws_http_request_t *r)
 {
-    sws_str_t host, ignored;
-    sws_int_t rc;
-
-    if (r->host.len == 0 && r->h_host) {
-        host = *r->h_host;
-    } else {
-        host = r->host;           /* absolute-form wins over Host */
-    }
-    if (r->http_version >= SWS_HTTP_VERSION_11 && r->h_host == NULL) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent HTTP/1.1 request without \"Host\"");
-        return SWS_HTTP_BAD_REQUEST;
-    }
-    /* RFC 9112 3.2: a Host with an invalid value is a 400 even when the
-     * absolute-form's authority is the one used */
-    if (r->h_host && r->h_host->len && host.data != r->h_host->data
-        && sws_http_validate_host(r, r->h_host, &ignored) != SWS_OK)
-    {
-        host = *r->h_host;            /* reported below */
-    }
-    r->host.len = 0;
-    if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
-                      (int) sws_min(host.len, 64), host.data);
-        return SWS_HTTP_BAD_REQUEST;
-    }
-    sws_http_find_virtual_server(r, r->hc->addr);
-
-    if (r->h_transfer_encoding) {
-        if (r->h_content_length) {
-            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent \"Content-Length\" and "
-                          "\"Transfer-Encoding\" headers at the same time");
-            return SWS_HTTP_BAD_REQUEST;
-        }
-        if (r->http_version < SWS_HTTP_VERSION_11) {
-            return SWS_HTTP_BAD_REQUEST;
-        }
-        rc = sws_http1_transfer_encoding(r);
-        if (rc != SWS_OK) {
-            return rc;
-        }
-    } else if (r->h_content_length) {
-        r->content_length_n = sws_http_parse_content_length(r->h_content_length->data,
-                                                            r->h_content_length->len);
-        if (r->content_length_n == -1) {
-            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid \"Content-Length\"");
-            return SWS_HTTP_BAD_REQUEST;
-        }
-    }
-
     if (r->http_version >= SWS_HTTP_VERSION_11) {
         r->keepalive = !(r->h_connection && sws_http1_has_token(r->h_connection, "close", 5));
     } else {
         r->keepalive = r->h_connection && sws_http1_has_token(r->h_connection, "keep-alive", 10);
     }
-
-    if (r->h_expect) {
-        if (sws_str_caseeq_cstr(r->h_expect, "100-continue")) {
-            r->expect_continue = r->http_version >= SWS_HTTP_VERSION_11;
-        } else {
-            return SWS_HTTP_EXPECTATION_FAILED;
+    if (r->h_transfer_encoding) {
+        if (r->h_content_length) {
+            /* A smuggling attempt, or a broken client: which one frames
+             * the body is not known, so none is read (RFC 9112 6.3). */
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent \"Content-Length\" and "
+                          "\"Transfer-Encoding\" headers at the same time");
+            r->content_length_n = -1;
+            return SWS_HTTP_BAD_REQUEST;
         }
+        if (r->http_version < SWS_HTTP_VERSION_11) {
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        return sws_http1_transfer_encoding(r);
     }
-
-    if (r->authority_form) {
-        return SWS_HTTP_NOT_ALLOWED;      /* CONNECT: this is not a proxy */
-    }
-    if (r->asterisk) {
-        r->uri = r->raw_path;
-        return SWS_DONE;                  /* answered by the caller */
-    }
-    return sws_http_set_uri(r, &r->raw_path, r->complex_uri);
-}
-
-static void
-sws_http1_start_request(sws_http_request_t *r)
-{
-    static const sws_str_t allow = sws_string("Allow");
-    static const sws_str_t methods = sws_string("GET, HEAD, POST, OPTIONS");
-    sws_int_t              rc;
-
-    rc = sws_http1_process_head(r);
-    if (r->hc->plain_on_tls) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent a plain HTTP request to a TLS port");
-        r->keepalive = 0;
-        sws_http_finalize(r, rc == SWS_OK || rc == SWS_DONE ? SWS_HTTP_BAD_REQUEST : rc);
-        return;
-    }
-    if (rc == SWS_OK) {
-        sws_http_handler(r);
-        return;
-    }
-    if (rc == SWS_DONE) {
-        /* OPTIONS *: about the server as a whole. */
-        sws_http_header_out_add(r, &allow, &methods);
-        rc = sws_http_send_response(r, SWS_HTTP_OK, NULL, NULL);
-        sws_http_finalize(r, rc == SWS_ERROR ? SWS_ERROR : SWS_OK);
-        return;
-    }
-    if (rc == SWS_HTTP_NOT_ALLOWED) {
-        sws_http_header_out_add(r, &allow, &methods);
-    }
-    r->keepalive = 0;
-    sws_http_finalize(r, rc);
+    return SWS_OK;
 }
 
 static void
 sws_http1_read_head_handler(sws_event_t *rev)
 {
     sws_connection_t   *c = rev->data;
-    sws_http_conn_t    *hc = c->data;
+    sws_http1_conn_t   *hc = c->data;
     sws_http_request_t *r = hc->r;
     sws_buf_t          *b;
     ssize_t             n;
@@ -600,7 +426,7 @@ sws_http1_read_head_handler(sws_event_t *rev)
     }
 
     if (hc->small == NULL) {
-        hc->small = sws_create_temp_buf(c->pool, hc->cscf->client_header_buffer_size);
+        hc->small = sws_create_temp_buf(c->pool, hc->session->cscf->client_header_buffer_size);
         if (hc->small == NULL) {
             sws_http1_close_connection(c);
             return;
@@ -611,11 +437,13 @@ sws_http1_read_head_handler(sws_event_t *rev)
     for ( ;; ) {
         b = hc->buf;
 
-        if (r == NULL && b->pos < b->last && hc->h2_allowed && c->requests == 0) {
+        if (r == NULL && b->pos < b->last && hc->session->h2_allowed
+            && hc->session->requests == 0)
+        {
             rc = sws_http1_h2_preface(b);
             if (rc == 1) {
                 sws_del_timer(rev);
-                sws_http_v2_init(c, b->pos, b->last - b->pos);
+                sws_http_v2_init(hc->session, b->pos, b->last - b->pos);
                 return;
             }
             if (rc == SWS_DECLINED) {
@@ -623,11 +451,11 @@ sws_http1_read_head_handler(sws_event_t *rev)
                 return;
             }
             if (rc == 0) {
-                hc->h2_allowed = 0;
+                hc->session->h2_allowed = 0;
             }
         }
 
-        if (r == NULL && b->pos < b->last && !hc->h2_allowed) {
+        if (r == NULL && b->pos < b->last && !hc->session->h2_allowed) {
             /* The first bytes of a request (maybe pipelined after the last
              * one): from now on the head must arrive within the header
              * timeout, not the keep-alive one. */
@@ -652,7 +480,7 @@ sws_http1_read_head_handler(sws_event_t *rev)
                 /* The read timer is left armed: re-armed for keep-alive at
                  * the end, usually to about the same time (no tree work). */
                 rev->handler = sws_http1_block_reading_handler;
-                sws_http1_start_request(r);
+                sws_http_start_request(r);
                 return;
             }
             if (rc != SWS_AGAIN) {
@@ -672,7 +500,7 @@ sws_http1_read_head_handler(sws_event_t *rev)
         n = c->recv(c, b->last, b->end - b->last);
         if (n == SWS_AGAIN) {
             if (!rev->timer_set || (r && !hc->header_timer)) {
-                sws_add_timer(rev, hc->cscf->client_header_timeout);
+                sws_add_timer(rev, hc->session->cscf->client_header_timeout);
                 hc->header_timer = 1;
             }
             if (r == NULL && b->pos == b->last) {
@@ -701,7 +529,7 @@ void
 sws_http1_block_reading_handler(sws_event_t *rev)
 {
     sws_connection_t *c = rev->data;
-    sws_http_conn_t  *hc = c->data;
+    sws_http1_conn_t *hc = c->data;
 
     /* The keep-alive timer left from before the request may expire while
      * a long response is sent: it is re-armed when the request ends. */
@@ -716,7 +544,69 @@ sws_http1_block_reading_handler(sws_event_t *rev)
     }
 }
 
+/* A handler producing the response asks whether the client is still
+ * there. A peek, so that pipelined input stays for the next request. */
+static int
+sws_http1_aborted(sws_http_request_t *r)
+{
+    sws_connection_t *c = r->connection;
+    u_char            byte;
+    ssize_t           n;
+
+    if (c->read->eof || c->error) {
+        return 1;
+    }
+    n = recv(c->fd, &byte, 1, MSG_PEEK);
+    return !(n > 0 || (n == -1 && (errno == EAGAIN || errno == EINTR)));
+}
+
+/* ---- Upgrade: the connection as a byte tunnel ---- */
+
+static void
+sws_http1_tunnel_handler(sws_event_t *ev)
+{
+    sws_connection_t *c = ev->data;
+    sws_http1_conn_t *hc = c->data;
+
+    if (hc->r && hc->r->read_event_handler) {
+        hc->r->read_event_handler(hc->r);
+    }
+}
+
+static sws_int_t
+sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending)
+{
+    sws_http1_conn_t *hc = r->stream;
+    sws_connection_t *c = r->connection;
+
+    if (pending == NULL) {
+        return SWS_OK;
+    }
+    /* What the client sent right after its request (it need not wait for
+     * the 101) is the tunnel's first data. */
+    pending->data = hc->buf->pos;
+    pending->len = hc->buf->last - hc->buf->pos;
+    hc->buf->pos = hc->buf->last;
+    /* No header, body or keep-alive timer: the tunnel has its own. */
+    sws_del_timer(c->read);
+    sws_del_timer(c->write);
+    c->read->handler = sws_http1_tunnel_handler;
+    c->write->handler = sws_http1_tunnel_handler;
+    return SWS_OK;
+}
+
 /* ---- the response ---- */
+
+/* File buffers go with sendfile() on a plain socket, and with
+ * SSL_sendfile() once kernel TLS took over; else they are read and
+ * written (sws_ssl.c). */
+static int
+sws_http1_sendfile(sws_http_request_t *r)
+{
+    sws_connection_t *c = r->connection;
+
+    return c->ssl == NULL || c->ssl->ktls_send;
+}
 
 static sws_int_t
 sws_http1_send_header(sws_http_request_t *r)
@@ -724,6 +614,8 @@ sws_http1_send_header(sws_http_request_t *r)
     sws_buf_t   *b;
     sws_chain_t *cl, **ll;
 
+    /* The location is final now: its "sendfile" holds for the body. */
+    r->connection->sendfile = sws_http_core_loc(r)->sendfile ? 1 : 0;
     b = sws_http1_build_head(r);
     if (b == NULL) {
         return SWS_ERROR;
@@ -957,7 +849,7 @@ static void
 sws_http1_writer(sws_event_t *wev)
 {
     sws_connection_t   *c = wev->data;
-    sws_http_conn_t    *hc = c->data;
+    sws_http1_conn_t   *hc = c->data;
     sws_http_request_t *r = hc->r;
     sws_int_t           rc;
 
@@ -1017,7 +909,7 @@ sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
 static void
 sws_http1_lingering_close(sws_connection_t *c)
 {
-    sws_http_conn_t          *hc = c->data;
+    sws_http1_conn_t         *hc = c->data;
     sws_http_core_loc_conf_t *clcf = hc->r ? sws_http_core_loc(hc->r) : NULL;
     sws_msec_t                timeout = clcf ? clcf->lingering_timeout : 5000;
     sws_msec_t                total = clcf ? clcf->lingering_time : 30000;
@@ -1043,7 +935,7 @@ sws_http1_lingering_handler(sws_event_t *rev)
 {
     static u_char     drain[4096];
     sws_connection_t *c = rev->data;
-    sws_http_conn_t  *hc = c->data;
+    sws_http1_conn_t *hc = c->data;
     ssize_t           n;
 
     if (rev->timedout || c->close || sws_current_msec() >= hc->lingering_deadline) {
@@ -1064,7 +956,7 @@ static void
 sws_http1_discard_handler(sws_event_t *rev)
 {
     sws_connection_t   *c = rev->data;
-    sws_http_conn_t    *hc = c->data;
+    sws_http1_conn_t   *hc = c->data;
     sws_http_request_t *r = hc->r;
     sws_int_t           rc;
 
@@ -1090,7 +982,7 @@ void
 sws_http1_request_done(sws_http_request_t *r)
 {
     sws_connection_t         *c = r->connection;
-    sws_http_conn_t          *hc = r->hc;
+    sws_http1_conn_t         *hc = r->stream;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     sws_buf_t                *b;
     size_t                    left;
@@ -1150,7 +1042,7 @@ sws_http1_request_done(sws_http_request_t *r)
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
     if (left || c->read->ready) {
-        sws_add_timer(c->read, hc->cscf->client_header_timeout);
+        sws_add_timer(c->read, hc->session->cscf->client_header_timeout);
         hc->header_timer = 1;
         sws_post_event(c->read);
         return;

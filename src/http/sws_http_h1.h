@@ -4,9 +4,10 @@
 
 #include "sws_http_core.h"
 
-struct sws_http_conn_s {
-    sws_http_addr_t           *addr;
-    sws_http_core_srv_conf_t  *cscf;      /* the address's default server */
+/* The HTTP/1 state of a client session (c->data once HTTP/1 is spoken;
+ * r->stream of its requests). */
+typedef struct {
+    sws_http_session_t        *session;
     sws_buf_t                 *buf;       /* where the head is being read */
     sws_buf_t                 *small;     /* client_header_buffer_size */
     sws_pool_t                *rpool;     /* the request pool, reset per request */
@@ -16,15 +17,17 @@ struct sws_http_conn_s {
     unsigned                   request_line_done:1;
     unsigned                   header_timer:1;  /* the read timer is the header one */
     unsigned                   lingering:1;
-    unsigned                   plain_on_tls:1;  /* plain HTTP sent to a TLS port */
-    unsigned                   h2_allowed:1;    /* an HTTP/2 preface may come */
     sws_msec_t                 lingering_deadline;
-};
+} sws_http1_conn_t;
+
+extern const sws_http_proto_t sws_http1_proto;
 
 void      sws_http1_close_connection(sws_connection_t *c);
-/* Start reading request heads on a connection set up by
- * sws_http_init_connection (after the TLS handshake, if any). */
-void      sws_http1_start(sws_connection_t *c);
+/* HTTP/1 takes over the session's connection (c->data was the session):
+ * heads are read when the socket says so; sws_http1_start reads at once
+ * (bytes may wait in the TLS layer). SWS_OK or SWS_ERROR (closed). */
+sws_int_t sws_http1_init(sws_http_session_t *s);
+void      sws_http1_start(sws_http_session_t *s);
 void      sws_http1_block_reading_handler(sws_event_t *rev);
 void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);
@@ -34,5 +37,12 @@ sws_int_t sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t si
 /* Consume what the buffer and socket hold of a body being discarded;
  * SWS_OK when all of it is gone, SWS_AGAIN if more is to come, SWS_ERROR. */
 sws_int_t sws_http1_discard_some(sws_http_request_t *r);
+/* sws_http_h1_head.c: the HTTP/1 response head */
+sws_buf_t *sws_http1_build_head(sws_http_request_t *r);
+/* Whether the connection stays open after this response (sets r->keepalive). */
+void       sws_http1_decide_keepalive(sws_http_request_t *r);
+/* The preformatted fast path of fixed responses (sws_http_proto_t send_fixed). */
+sws_int_t  sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
+    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
 
 #endif

@@ -82,7 +82,7 @@ static sws_buf_t *
 sws_http1_body_buf(sws_http_request_t *r)
 {
     sws_http_request_body_t *rb = r->body;
-    sws_http_conn_t         *hc = r->hc;
+    sws_http1_conn_t        *hc = r->stream;
 
     if (rb->rbuf == NULL) {
         rb->rbuf = sws_create_temp_buf(r->pool, sws_http_core_loc(r)->client_body_buffer_size);
@@ -101,7 +101,7 @@ static sws_int_t
 sws_http1_body_read(sws_http_request_t *r)
 {
     sws_connection_t *c = r->connection;
-    sws_http_conn_t  *hc = r->hc;
+    sws_http1_conn_t *hc = r->stream;
     sws_buf_t        *b = hc->buf;
     ssize_t           n;
     size_t            used;
@@ -141,7 +141,7 @@ static void
 sws_http1_body_handler(sws_event_t *rev)
 {
     sws_connection_t        *c = rev->data;
-    sws_http_conn_t         *hc = c->data;
+    sws_http1_conn_t        *hc = c->data;
     sws_http_request_t      *r = hc->r;
     sws_http_request_body_t *rb = r->body;
     sws_int_t                rc;
@@ -172,7 +172,7 @@ static void
 sws_http1_send_continue(sws_http_request_t *r)
 {
     sws_connection_t *c = r->connection;
-    sws_http_conn_t  *hc = r->hc;
+    sws_http1_conn_t *hc = r->stream;
     sws_buf_t        *b;
     sws_chain_t      *cl, *rest;
 
@@ -207,7 +207,7 @@ static void
 sws_http1_body_stream_handler(sws_event_t *rev)
 {
     sws_connection_t        *c = rev->data;
-    sws_http_conn_t         *hc = c->data;
+    sws_http1_conn_t        *hc = c->data;
     sws_http_request_t      *r = hc->r;
     sws_http_request_body_t *rb = r->body;
 
@@ -222,7 +222,7 @@ sws_int_t
 sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n)
 {
     sws_connection_t        *c = r->connection;
-    sws_http_conn_t         *hc = r->hc;
+    sws_http1_conn_t        *hc = r->stream;
     sws_http_request_body_t *rb = r->body;
     sws_buf_t               *b = hc->buf;
     size_t                   used;
@@ -365,7 +365,7 @@ sws_http1_discard_some(sws_http_request_t *r)
 sws_int_t
 sws_http1_discard_body(sws_http_request_t *r)
 {
-    sws_http_conn_t *hc = r->hc;
+    sws_http1_conn_t *hc = r->stream;
     size_t           used;
     sws_int_t        rc;
 

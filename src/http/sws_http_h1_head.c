@@ -8,7 +8,7 @@ sws_http1_decide_keepalive(sws_http_request_t *r)
 
     if (r->keepalive
         && (clcf->keepalive_timeout == 0
-            || r->connection->requests >= clcf->keepalive_requests
+            || r->session->requests >= clcf->keepalive_requests
             || sws_exiting || r->connection->close))
     {
         r->keepalive = 0;

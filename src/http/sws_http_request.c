@@ -11,8 +11,10 @@
 /* ---- creation ---- */
 
 sws_http_request_t *
-sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv_conf_t *cscf)
+sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
+    sws_connection_t          *c = s->connection;
+    sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
     sws_http_core_main_conf_t *cmcf;
 
@@ -21,6 +23,7 @@ sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv
         return NULL;
     }
     r->connection = c;
+    r->session = s;
     r->pool = pool;
     r->log = c->log;
     r->main_conf = cscf->ctx->main_conf;
@@ -45,7 +48,7 @@ sws_http_create_request(sws_connection_t *c, sws_pool_t *pool, sws_http_core_srv
     } else {
         sws_str_set(&r->schema, "http");
     }
-    c->requests++;
+    s->requests++;
     return r;
 }
 
@@ -227,7 +230,6 @@ sws_http_update_location(sws_http_request_t *r)
         r->loc_conf = cscf->ctx->loc_conf;
     }
     clcf = sws_http_core_loc(r);
-    r->connection->sendfile = clcf->sendfile ? 1 : 0;
     if (clcf->request_id && r->request_id.len == 0) {
         sws_http_request_id_init(r);
     }
@@ -411,7 +413,7 @@ void *sws_http_loc_conf(sws_http_request_t *r, const sws_module_t *m) { return r
 int
 sws_http_sendfile_enabled(sws_http_request_t *r)
 {
-    return sws_http_core_loc(r)->sendfile ? 1 : 0;
+    return sws_http_core_loc(r)->sendfile && r->proto->sendfile(r);
 }
 
 sws_int_t

@@ -20,11 +20,11 @@ sws_http_ssl_conf(sws_http_core_srv_conf_t *cscf)
 void
 sws_http_ssl_init_connection(sws_connection_t *c)
 {
-    sws_http_conn_t *hc = c->data;
+    sws_http_session_t *s = c->data;
 
     c->read->handler = sws_http_ssl_peek;
     c->write->handler = sws_http_ssl_peek;
-    sws_add_timer(c->read, sws_http_ssl_conf(hc->cscf)->handshake_timeout);
+    sws_add_timer(c->read, sws_http_ssl_conf(s->cscf)->handshake_timeout);
 }
 
 /* The first byte says which: a TLS record (handshake 0x16) or an HTTP
@@ -33,8 +33,8 @@ static void
 sws_http_ssl_peek(sws_event_t *ev)
 {
     sws_connection_t        *c = ev->data;
-    sws_http_conn_t         *hc = c->data;
-    sws_http_ssl_srv_conf_t *sscf = sws_http_ssl_conf(hc->cscf);
+    sws_http_session_t      *s = c->data;
+    sws_http_ssl_srv_conf_t *sscf = sws_http_ssl_conf(s->cscf);
     u_char                   byte;
     ssize_t                  n;
     sws_int_t                rc;
@@ -44,11 +44,11 @@ sws_http_ssl_peek(sws_event_t *ev)
     }
     if (ev->timedout) {
         sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out before the TLS handshake");
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     if (c->close) {
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     n = recv(c->fd, &byte, 1, MSG_PEEK);
@@ -59,18 +59,18 @@ sws_http_ssl_peek(sws_event_t *ev)
         if (n == -1) {
             sws_log_error(SWS_LOG_INFO, c->log, errno, "recv() failed before the TLS handshake");
         }
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     if (byte != 0x16 && byte >= 'A' && byte <= 'Z') {
         /* HTTP/1.x in clear text: read it as such and answer 400. */
         sws_del_timer(c->read);
-        hc->plain_on_tls = 1;
-        sws_http1_start(c);
+        s->plain_on_tls = 1;
+        sws_http1_start(s);
         return;
     }
     if (sscf->ssl == NULL || sws_ssl_create_connection(sscf->ssl, c) != SWS_OK) {
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     c->ssl->handler = sws_http_ssl_handshaked;
@@ -84,29 +84,29 @@ sws_http_ssl_peek(sws_event_t *ev)
 static void
 sws_http_ssl_handshaked(sws_connection_t *c)
 {
-    sws_http_conn_t *hc = c->data;
+    sws_http_session_t *s = c->data;
     sws_str_t        alpn;
 
     sws_del_timer(c->read);
     if (!c->ssl->handshaked || c->close) {
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     sws_ssl_alpn(c, &alpn);
     if (alpn.len == 2 && memcmp(alpn.data, "h2", 2) == 0) {
-        sws_http_v2_init(c, NULL, 0);
+        sws_http_v2_init(s, NULL, 0);
         return;
     }
     /* Without ALPN, a client may still start HTTP/2 by its preface. */
-    hc->h2_allowed = alpn.len == 0 && sws_http_v2_enabled(hc->addr, hc->cscf);
-    sws_http1_start(c);
+    s->h2_allowed = alpn.len == 0 && sws_http_v2_enabled(s->addr, s->cscf);
+    sws_http1_start(s);
 }
 
 /* ---- callbacks ---- */
 
 /* The server for an SNI name (NUL-free, len bytes), or NULL. */
 static sws_http_core_srv_conf_t *
-sws_http_ssl_find(sws_http_conn_t *hc, const u_char *name, size_t len)
+sws_http_ssl_find(sws_http_session_t *s, const u_char *name, size_t len)
 {
     u_char     buf[256];
     sws_str_t  host;
@@ -128,14 +128,14 @@ sws_http_ssl_find(sws_http_conn_t *hc, const u_char *name, size_t len)
     }
     host.data = buf;
     host.len = len;
-    return sws_http_find_server(hc->addr, &host);
+    return sws_http_find_server(s->addr, &host);
 }
 
 int
 sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg)
 {
     sws_connection_t         *c = sws_ssl_get_connection(ssl);
-    sws_http_conn_t          *hc;
+    sws_http_session_t       *s;
     sws_http_core_srv_conf_t *cscf;
     sws_http_ssl_srv_conf_t  *sscf;
     const unsigned char      *p;
@@ -158,13 +158,13 @@ sws_http_ssl_client_hello(SSL *ssl, int *al, void *arg)
     {
         return SSL_CLIENT_HELLO_SUCCESS;
     }
-    hc = c->data;
-    cscf = sws_http_ssl_find(hc, p + 5, nlen);
+    s = c->data;
+    cscf = sws_http_ssl_find(s, p + 5, nlen);
     if (cscf == NULL) {
         return SSL_CLIENT_HELLO_SUCCESS;
     }
     /* The server's own limits and timeouts apply from now on. */
-    hc->cscf = cscf;
+    s->cscf = cscf;
     sscf = sws_http_ssl_conf(cscf);
     if (sscf->ssl && sws_ssl_switch(ssl, sscf->ssl) != SWS_OK) {
         *al = SSL_AD_INTERNAL_ERROR;
@@ -190,13 +190,13 @@ sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *out
 {
     static const unsigned char h2[] = "\x02h2\x08http/1.1";
     sws_connection_t          *c = sws_ssl_get_connection(ssl);
-    sws_http_conn_t           *hc = c ? c->data : NULL;
+    sws_http_session_t        *s = c ? c->data : NULL;
     const unsigned char       *ours = h2 + 3;
     unsigned int               ours_len = sizeof(h2) - 1 - 3;
 
     (void) arg;
 
-    if (hc && sws_http_v2_enabled(hc->addr, hc->cscf)) {
+    if (s && sws_http_v2_enabled(s->addr, s->cscf)) {
         ours = h2;
         ours_len = sizeof(h2) - 1;
     }

@@ -272,7 +272,7 @@ static void
 sws_http_var_connection_requests(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     if (r->connection) {
-        sws_http_var_uint(op, v, r->connection->requests);
+        sws_http_var_uint(op, v, r->session->requests);
     } else {
         v->len = 0;
     }

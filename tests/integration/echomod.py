@@ -6,6 +6,8 @@ A small third-party module for the HTTP/2 tests, built against the SDK:
 drops the body (sws_http_discard_body) and answers "discarded".
 "echo_copy;" answers with the body copied out of its chain (memory or a
 temporary file) with sws_http_request_body_copy, in two pieces.
+"echo_sendfile;" answers "sendfile=1" or "sendfile=0": what
+sws_http_sendfile_enabled says for the request.
 """
 from pathlib import Path
 
@@ -16,7 +18,8 @@ SOURCE = r"""
 
 extern sws_module_t sws_module;
 
-typedef struct { sws_int_t mode; } echo_conf_t;   /* 0 none, 1 echo, 2 discard, 3 copy */
+/* 0 none, 1 echo, 2 discard, 3 copy, 4 sendfile */
+typedef struct { sws_int_t mode; } echo_conf_t;
 
 static const sws_str_t octets = sws_string("application/octet-stream");
 static const sws_str_t text = sws_string("text/plain");
@@ -122,8 +125,12 @@ echo_handler(sws_http_request_t *r)
 {
     echo_conf_t *c = sws_http_loc_conf(r, &sws_module);
     static const sws_str_t discarded = sws_string("discarded");
+    static const sws_str_t sf[2] = { sws_string("sendfile=0"), sws_string("sendfile=1") };
     sws_int_t    rc;
 
+    if (c->mode == 4) {
+        return sws_http_send_response(r, SWS_HTTP_OK, &text, &sf[sws_http_sendfile_enabled(r)]);
+    }
     if (c->mode == 2) {
         rc = sws_http_discard_body(r);
         if (rc != SWS_OK) {
@@ -163,6 +170,8 @@ static const sws_command_t commands[] = {
       2, NULL },
     { "echo_copy", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_echo, SWS_HTTP_LOC_CONF_OFFSET,
       3, NULL },
+    { "echo_sendfile", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_echo, SWS_HTTP_LOC_CONF_OFFSET,
+      4, NULL },
     sws_null_command
 };
 

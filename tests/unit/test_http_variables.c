@@ -18,6 +18,7 @@ static sws_pool_t                *pool;
 static struct sws_http_request_s  req;
 static struct sws_connection_s    conn;
 static sws_http_core_srv_conf_t   cscf;
+static sws_http_session_t         session;
 static void                      *srv_confs[1];
 
 static void
@@ -44,16 +45,19 @@ setup(void)
     memset(&req, 0, sizeof(req));
     memset(&conn, 0, sizeof(conn));
     memset(&cscf, 0, sizeof(cscf));
+    memset(&session, 0, sizeof(session));
 
     sws_str_set(&conn.addr_text, "192.0.2.7");
     conn.sent = 5000;
     conn.number = 42;
-    conn.requests = 3;
+    session.connection = &conn;
+    session.requests = 3;
 
     sws_str_set(&cscf.server_name, "example.org");
     srv_confs[0] = &cscf;
 
     req.connection = &conn;
+    req.session = &session;
     req.pool = pool;
     req.srv_conf = srv_confs;
     sws_str_set(&req.method_name, "GET");

@@ -78,7 +78,7 @@ sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u)
     sws_http_request_t *r = u->r;
 
     return u->conf->upgrade && r->http_version >= SWS_HTTP_VERSION_11 && r->h_connection
-           && r->proto == &sws_http1_proto && !sws_http_has_body(r)
+           && r->proto->tunnel(r, NULL) == SWS_OK && !sws_http_has_body(r)
            && sws_strlcasestrn(r->h_connection->data, r->h_connection->data
                                + r->h_connection->len, (u_char *) "upgrade", 7) != NULL
            && sws_http_header_in(r, "upgrade", 7) != NULL;
@@ -507,18 +507,9 @@ static void
 sws_ups_check_broken(sws_http_request_t *r)
 {
     sws_http_upstream_t *u = r->upstream;
-    sws_connection_t    *c = r->connection;
-    u_char               byte;
-    ssize_t              n;
 
-    if (u == NULL || u->finished || u->conf->ignore_client_abort) {
+    if (u == NULL || u->finished || u->conf->ignore_client_abort || !r->proto->aborted(r)) {
         return;
-    }
-    if (!c->read->eof) {
-        n = recv(c->fd, &byte, 1, MSG_PEEK);
-        if (n > 0 || (n == -1 && (errno == EAGAIN || errno == EINTR))) {
-            return;             /* pipelined input, or nothing: still there */
-        }
     }
     sws_log_error(SWS_LOG_INFO, r->log, 0, "client closed the connection while waiting "
                   "for upstream %.*s", u->peer ? (int) u->peer->name.len : 0,

@@ -4,22 +4,22 @@
  * direction has one buffer; a side that is full or not ready stops the
  * other (back-pressure both ways). The tunnel ends when a side closed and
  * what was in flight is delivered, on an error, or after read_timeout
- * without any traffic. HTTP/1 only (an h2 stream would use extended
+ * without any traffic. The client side is the protocol's to give
+ * (r->proto->tunnel): HTTP/1 only (an h2 stream would use extended
  * CONNECT instead).
  */
 #include "sws_http_upstream.h"
-#include "sws_http_h1.h"
 
-static void sws_ups_tunnel_client_handler(sws_event_t *ev);
+static void sws_ups_tunnel_client(sws_http_request_t *r);
 static void sws_ups_tunnel_process(sws_http_upstream_t *u);
 
 void
 sws_ups_tunnel_start(sws_http_upstream_t *u)
 {
     sws_http_request_t *r = u->r;
-    sws_connection_t   *c = r->connection;
-    sws_buf_t          *pre = r->hc->buf, *b;
-    size_t              size = u->conf->head_buffer_size, have = pre->last - pre->pos;
+    sws_buf_t          *b;
+    sws_str_t           pre;
+    size_t              size = u->conf->head_buffer_size;
 
     r->upgrade = 1;
     r->keepalive = 0;
@@ -31,39 +31,36 @@ sws_ups_tunnel_start(sws_http_upstream_t *u)
         return;
     }
 
-    /* Client -> upstream: what the client sent right after its request
-     * (it may not wait for the 101) goes first. */
-    b = sws_create_temp_buf(r->pool, sws_max(size, have));
+    /* The client side becomes a byte stream; what the client sent right
+     * after its request (it may not wait for the 101) goes first. */
+    if (r->proto->tunnel(r, &pre) != SWS_OK) {
+        sws_ups_finalize(u, SWS_ERROR);     /* never: upgrade_allowed asked */
+        return;
+    }
+    b = sws_create_temp_buf(r->pool, sws_max(size, pre.len));
     if (b == NULL) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
     }
-    b->last = sws_cpymem(b->last, pre->pos, have);
-    pre->pos = pre->last;
+    b->last = sws_cpymem(b->last, pre.data, pre.len);
     u->t_up = b;
     /* Upstream -> client: the head buffer, with what came after the 101. */
     u->t_down = &u->head;
     u->tunnel = 1;
+    r->read_event_handler = sws_ups_tunnel_client;
 
-    sws_del_timer(c->read);
-    sws_del_timer(c->write);
     sws_del_timer(u->c->write);
-    c->read->handler = sws_ups_tunnel_client_handler;
-    c->write->handler = sws_ups_tunnel_client_handler;
     sws_log_debug(r->log, "tunnel to %.*s", (int) u->peer->name.len, u->peer->name.data);
     sws_ups_tunnel_process(u);
 }
 
+/* Any event of the client's side (read or write). */
 static void
-sws_ups_tunnel_client_handler(sws_event_t *ev)
+sws_ups_tunnel_client(sws_http_request_t *r)
 {
-    sws_connection_t *c = ev->data;
-    sws_http_conn_t  *hc = c->data;
-
-    if (hc->r == NULL || hc->r->upstream == NULL) {
-        return;
+    if (r->upstream) {
+        sws_ups_tunnel_event(r->upstream, 0);
     }
-    sws_ups_tunnel_event(hc->r->upstream, 0);
 }
 
 void

@@ -183,7 +183,7 @@ static sws_int_t
 sws_http_v2_session(sws_http_v2_conn_t *h2c)
 {
     sws_http_v2_srv_conf_t    *conf = h2c->conf;
-    sws_http_core_srv_conf_t  *cscf = h2c->hc->cscf;
+    sws_http_core_srv_conf_t  *cscf = h2c->client->cscf;
     nghttp2_session_callbacks *cb;
     nghttp2_option            *opt;
     nghttp2_settings_entry     iv[4];
@@ -264,9 +264,9 @@ sws_http_v2_session_cleanup(void *data)
 }
 
 void
-sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len)
+sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
 {
-    sws_http_conn_t         *hc = c->data;
+    sws_connection_t        *c = s->connection;
     sws_http_v2_conn_t      *h2c;
     sws_http_v2_main_conf_t *h2mcf;
     ssize_t                  rv;
@@ -275,14 +275,14 @@ sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len)
     if (h2c == NULL || sws_pool_cleanup_add(c->pool, sws_http_v2_session_cleanup, h2c)
                        != SWS_OK)
     {
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
     h2c->connection = c;
-    h2c->hc = hc;
-    h2c->conf = hc->cscf->ctx->srv_conf[sws_http_v2_module.index];
+    h2c->client = s;
+    h2c->conf = s->cscf->ctx->srv_conf[sws_http_v2_module.index];
     sws_queue_init(&h2c->streams);
-    h2mcf = hc->cscf->ctx->main_conf[sws_http_v2_module.index];
+    h2mcf = s->cscf->ctx->main_conf[sws_http_v2_module.index];
 
     if (sws_http_v2_rbuf == NULL || sws_http_v2_rbuf_size < h2mcf->recv_buffer_size) {
         free(sws_http_v2_rbuf);
@@ -291,7 +291,7 @@ sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len)
     }
     if (sws_http_v2_rbuf == NULL || sws_http_v2_session(h2c) != SWS_OK) {
         sws_log_error(SWS_LOG_ALERT, c->log, 0, "cannot start an HTTP/2 session");
-        sws_http1_close_connection(c);
+        sws_http_close_connection(c);
         return;
     }
 
@@ -367,8 +367,7 @@ sws_http_v2_close(sws_http_v2_conn_t *h2c)
     sws_connection_t *c = h2c->connection;
 
     sws_http_v2_release(h2c);
-    c->data = h2c->hc;       /* what sws_http1_close_connection expects */
-    sws_http1_close_connection(c);
+    sws_http_close_connection(c);
 }
 
 /* After our GOAWAY: what the client still sends must not make close()
@@ -398,7 +397,7 @@ static void
 sws_http_v2_linger(sws_http_v2_conn_t *h2c)
 {
     sws_connection_t         *c = h2c->connection;
-    sws_http_core_loc_conf_t *clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+    sws_http_core_loc_conf_t *clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
 
     sws_http_v2_release(h2c);
     if (c->ssl) {
@@ -499,7 +498,7 @@ sws_http_v2_read_handler(sws_event_t *rev)
         }
     }
     if (h2c->headers_st && !h2c->headers_st->rev.timer_set) {
-        sws_add_timer(&h2c->headers_st->rev, h2c->hc->cscf->client_header_timeout);
+        sws_add_timer(&h2c->headers_st->rev, h2c->client->cscf->client_header_timeout);
     }
     sws_http_v2_run(h2c);
 }
@@ -579,7 +578,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
     }
     sws_http_v2_write_hooks(h2c);
 
-    clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+    clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
     if (h2c->out) {
         if (!c->write->timer_set) {
             sws_add_timer(c->write, clcf->send_timeout);

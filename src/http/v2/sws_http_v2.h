@@ -10,7 +10,6 @@
 
 #include <nghttp2/nghttp2.h>
 #include "../sws_http_core.h"
-#include "../sws_http_h1.h"
 
 typedef struct sws_http_v2_conn_s   sws_http_v2_conn_t;
 typedef struct sws_http_v2_stream_s sws_http_v2_stream_t;
@@ -54,7 +53,7 @@ struct sws_http_v2_out_s {
 
 struct sws_http_v2_conn_s {
     sws_connection_t          *connection;
-    sws_http_conn_t           *hc;          /* address and server (SNI) */
+    sws_http_session_t        *client;      /* the client session: address, server (SNI) */
     nghttp2_session           *session;
     sws_http_v2_srv_conf_t    *conf;
     sws_queue_t                streams;     /* sws_http_v2_stream_t, open */
@@ -99,9 +98,9 @@ struct sws_http_v2_conn_s {
     unsigned                   send_pending:1; /* frames submitted: run the session */
 };
 
-/* Take over c (c->data is its sws_http_conn_t): data/len are bytes read
- * already (the client preface of prior knowledge), or NULL. */
-void      sws_http_v2_init(sws_connection_t *c, const u_char *data, size_t len);
+/* Take over the session's connection: data/len are bytes read already
+ * (the client preface of prior knowledge), or NULL. */
+void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
 /* Have the connection's output go out (from the event loop, not from
  * within nghttp2's callbacks). */
 void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);
@@ -145,8 +144,11 @@ struct sws_http_v2_stream_s {
     unsigned                   too_large:1;   /* header list over the limit */
     unsigned                   body_error:1;  /* body refused (413) */
     unsigned                   reset:1;       /* RST_STREAM submitted */
+    sws_uint_t                 field_error;   /* a field the core refused: the status */
 };
 
+/* The protocol's part of the request start (sws_http_proto_t process_head). */
+sws_int_t sws_http_v2_process_head(sws_http_request_t *r);
 /* nghttp2 callbacks of the receiving side. */
 void      sws_http_v2_stream_callbacks(nghttp2_session_callbacks *cb);
 /* The request body (sws_http_proto_t read_body / discard_body). */

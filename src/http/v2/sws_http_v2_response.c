@@ -21,8 +21,37 @@ static ssize_t   sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id
     uint8_t *buf, size_t length, uint32_t *data_flags, nghttp2_data_source *source,
     void *user_data);
 
+/* The client is gone for this request when it reset the stream (or we
+ * did), or the connection is ending. A reset stream is usually closed at
+ * once, and its request's pool with it; this covers the time between. */
+static int
+sws_http_v2_aborted(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t *st = r->stream;
+    sws_connection_t     *c = r->connection;
+
+    return st->reset || st->h2c->closing || c->error || c->read->eof;
+}
+
+/* An HTTP/2 stream is no byte stream of its own (that is extended
+ * CONNECT, RFC 8441, not offered): the Upgrade headers are not passed on
+ * and the request is served as an ordinary one. */
+static sws_int_t
+sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending)
+{
+    return SWS_DECLINED;
+}
+
+/* DATA frames are copied, from files too (sws_http_v2_send_data_cb). */
+static int
+sws_http_v2_sendfile(sws_http_request_t *r)
+{
+    return 0;
+}
+
 const sws_http_proto_t sws_http_v2_proto = {
     .name = "HTTP/2.0",
+    .process_head = sws_http_v2_process_head,
     .send_header = sws_http_v2_send_header,
     .send_body = sws_http_v2_send_body,
     .finish = sws_http_v2_finish,
@@ -31,6 +60,9 @@ const sws_http_proto_t sws_http_v2_proto = {
     .discard_body = sws_http_v2_discard_body,
     .bytes_sent = sws_http_v2_bytes_sent,
     .send_interim = sws_http_v2_send_interim,
+    .aborted = sws_http_v2_aborted,
+    .tunnel = sws_http_v2_tunnel,
+    .sendfile = sws_http_v2_sendfile,
 };
 
 void

@@ -11,11 +11,11 @@
  * Host differing from :authority (8.3.1).
  */
 #include "sws_http_v2.h"
+#include "../sws_http_request_head.h"
 
 #define SWS_H2_FLOOD_WINDOW  1000      /* ms */
 #define SWS_H2_FLOOD_MAX     1000      /* control frames per window */
 #define SWS_H2_BAD_STREAMS   16        /* refused header blocks per connection */
-#define SWS_H2_MAX_HEADERS   100       /* fields per request, as for HTTP/1 */
 #define SWS_H2_RST_RATE      33        /* client resets a second, after the burst */
 
 static void sws_http_v2_stream_timeout(sws_event_t *ev);
@@ -219,7 +219,7 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     st->wev.data = st;
     st->wev.write = 1;
     st->wev.handler = sws_http_v2_stream_timeout;
-    st->r = sws_http_create_request(c, pool, h2c->hc->cscf);
+    st->r = sws_http_create_request(h2c->client, pool);
     if (st->r == NULL
         || nghttp2_session_set_stream_user_data(session, st->id, st) != 0)
     {
@@ -253,34 +253,6 @@ sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t le
     return SWS_OK;
 }
 
-/* The fields the core looks at, as sws_http1_header does for HTTP/1. */
-static void
-sws_http_v2_known_header(sws_http_request_t *r, sws_http_header_t *h)
-{
-    switch (h->name.len) {
-    case 4:
-        if (memcmp(h->name.data, "host", 4) == 0 && r->h_host == NULL) {
-            r->h_host = &h->value;
-        }
-        break;
-    case 6:
-        if (memcmp(h->name.data, "expect", 6) == 0 && r->h_expect == NULL) {
-            r->h_expect = &h->value;
-        }
-        break;
-    case 12:
-        if (memcmp(h->name.data, "x-request-id", 12) == 0 && r->h_request_id == NULL) {
-            r->h_request_id = &h->value;
-        }
-        break;
-    case 14:
-        if (memcmp(h->name.data, "content-length", 14) == 0) {
-            r->h_content_length = &h->value;
-        }
-        break;
-    }
-}
-
 static int
 sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen,
@@ -291,6 +263,7 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     sws_http_request_t   *r;
     sws_http_header_t    *h;
     sws_str_t            *slot = NULL, *ck;
+    sws_int_t             rc;
 
     (void) flags;
 
@@ -300,7 +273,7 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     /* RFC 9113 6.5.2: the size of a field is its name, value and 32. */
     st->header_bytes += namelen + valuelen + 32;
     if (namelen + valuelen > h2c->max_field_size || st->header_bytes > h2c->max_header_size
-        || st->r->headers_in.nelts >= SWS_H2_MAX_HEADERS)
+        || st->r->headers_in.nelts >= SWS_HTTP_MAX_HEADERS)
     {
         if (!st->too_large) {
             st->too_large = 1;
@@ -360,7 +333,12 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     h->hash = sws_hash_key(h->name.data, h->name.len);
-    sws_http_v2_known_header(r, h);
+    /* A field the core refuses (a second Host ...) is answered once the
+     * block is complete: HPACK decoding must go on to its end. */
+    rc = sws_http_request_header(r, h);
+    if (rc != SWS_OK && st->field_error == 0) {
+        st->field_error = (sws_uint_t) rc;
+    }
     return 0;
 }
 
@@ -485,49 +463,36 @@ sws_http_v2_request_line(sws_http_v2_stream_t *st)
     return SWS_OK;
 }
 
-static sws_int_t
-sws_http_v2_process(sws_http_v2_stream_t *st)
+/* HTTP/2's part of the request start (sws_http_process_request_headers
+ * has chosen the server by :authority or Host and parsed content-length):
+ * the limits, the request line from the pseudo-header fields, and the
+ * body, which is DATA frames until END_STREAM (RFC 9113 8.1). */
+sws_int_t
+sws_http_v2_process_head(sws_http_request_t *r)
 {
-    sws_http_request_t *r = st->r;
-    sws_str_t           host;
-    sws_int_t           rc;
-
-    if (st->scheme.len) {
-        r->schema = st->scheme;
-    }
-    /* :authority wins over Host (RFC 9113 8.3.1; they agree by now). */
-    host = st->authority.len ? st->authority : (r->h_host ? *r->h_host : st->authority);
-    if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
-                      (int) sws_min(host.len, 64), host.data);
-        sws_http_find_virtual_server(r, st->h2c->hc->addr);
-        return SWS_HTTP_BAD_REQUEST;
-    }
-    sws_http_find_virtual_server(r, st->h2c->hc->addr);
+    sws_http_v2_stream_t *st = r->stream;
+    sws_int_t             rc;
 
     if (st->too_large) {
         return SWS_HTTP_HEADERS_TOO_LARGE;
+    }
+    if (st->field_error) {
+        return (sws_int_t) st->field_error;
     }
     if (st->cookies && sws_http_v2_join_cookies(st) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
+        /* No :path (RFC 9113 8.5): no request line; refused as CONNECT. */
         sws_str_set(&r->method_name, "CONNECT");
         r->method = SWS_HTTP_CONNECT;
-        return SWS_HTTP_NOT_ALLOWED;    /* this is not a proxy */
+        return SWS_OK;
     }
     rc = sws_http_v2_request_line(st);
     if (rc != SWS_OK) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
                       (int) sws_min(st->path.len, 64), st->path.data);
         return rc;
-    }
-    if (r->h_content_length) {
-        r->content_length_n = sws_http_parse_content_length(r->h_content_length->data,
-                                                            r->h_content_length->len);
-        if (r->content_length_n == -1) {
-            return SWS_HTTP_BAD_REQUEST;
-        }
     }
     if (!st->in_closed && r->content_length_n <= 0) {
         /* DATA frames will come: a body of unknown length. */
@@ -537,28 +502,16 @@ sws_http_v2_process(sws_http_v2_stream_t *st)
     if (st->in_closed && r->content_length_n > 0) {
         return SWS_HTTP_BAD_REQUEST;    /* nghttp2 resets this; be safe */
     }
-    if (r->h_expect) {
-        if (!sws_str_caseeq_cstr(r->h_expect, "100-continue")) {
-            return SWS_HTTP_EXPECTATION_FAILED;
-        }
-        r->expect_continue = !st->in_closed;
-    }
-    if (r->asterisk) {
-        return r->method == SWS_HTTP_OPTIONS ? SWS_DONE : SWS_HTTP_BAD_REQUEST;
-    }
-    return sws_http_set_uri(r, &r->raw_path, r->complex_uri);
+    return SWS_OK;
 }
 
 static void
 sws_http_v2_start(sws_http_v2_stream_t *st)
 {
-    static const sws_str_t allow = sws_string("Allow");
-    static const sws_str_t methods = sws_string("GET, HEAD, POST, OPTIONS");
     sws_http_v2_conn_t       *h2c = st->h2c;
     sws_http_request_t       *r = st->r;
     sws_http_core_loc_conf_t *clcf;
     sws_uint_t                max;
-    sws_int_t                 rc;
 
     sws_del_timer(&st->rev);
     if (h2c->headers_st == st) {
@@ -575,7 +528,7 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
     }
     st->started = 1;
     h2c->processed++;
-    clcf = h2c->hc->cscf->ctx->loc_conf[sws_http_core_module.index];
+    clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
     max = h2c->conf->max_requests != SWS_UNSET_UINT ? h2c->conf->max_requests
                                                     : clcf->keepalive_requests;
     if (h2c->processed >= max) {
@@ -583,21 +536,11 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
         sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
     }
 
-    rc = sws_http_v2_process(st);
-    if (rc == SWS_OK) {
-        sws_http_handler(r);
-        return;
+    if (st->scheme.len) {
+        r->schema = st->scheme;
     }
-    if (rc == SWS_DONE) {
-        sws_http_header_out_add(r, &allow, &methods);
-        rc = sws_http_send_response(r, SWS_HTTP_OK, NULL, NULL);
-        sws_http_finalize(r, rc == SWS_ERROR ? SWS_ERROR : SWS_OK);
-        return;
-    }
-    if (rc == SWS_HTTP_NOT_ALLOWED) {
-        sws_http_header_out_add(r, &allow, &methods);
-    }
-    sws_http_finalize(r, rc);
+    r->host = st->authority;          /* validated with Host by the core */
+    sws_http_start_request(r);
 }
 
 /* ---- the body ---- */

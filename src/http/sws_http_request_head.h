@@ -1,0 +1,74 @@
+/*
+ * The fields of a request head the core looks at, taken as they arrive,
+ * by every protocol (h1 per header line, h2 per decoded field). Inline:
+ * it runs for every field of every request, and each protocol's parser
+ * is the only caller in its file.
+ */
+#ifndef SWS_HTTP_REQUEST_HEAD_H
+#define SWS_HTTP_REQUEST_HEAD_H
+
+#include "sws_http_core.h"
+
+/* Logs why h is refused; 400. */
+sws_int_t sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h);
+
+/* A field of the request head (name lower-case) arrived: the ones the core
+ * looks at are remembered (r->h_host ...). SWS_OK, or 400 for a repeated
+ * Host, Expect, Transfer-Encoding, X-Request-Id or a differing
+ * Content-Length. Connection is a list: the first one is what the core
+ * reads. */
+static inline sws_int_t
+sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
+{
+    sws_str_t **slot = NULL;
+
+    switch (h->name.len) {
+    case 4:
+        if (memcmp(h->name.data, "host", 4) == 0) {
+            slot = &r->h_host;
+        }
+        break;
+    case 6:
+        if (memcmp(h->name.data, "expect", 6) == 0) {
+            slot = &r->h_expect;
+        }
+        break;
+    case 10:
+        if (memcmp(h->name.data, "connection", 10) == 0 && r->h_connection == NULL) {
+            r->h_connection = &h->value;
+        }
+        return SWS_OK;
+    case 12:
+        if (memcmp(h->name.data, "x-request-id", 12) == 0) {
+            slot = &r->h_request_id;
+        }
+        break;
+    case 14:
+        if (memcmp(h->name.data, "content-length", 14) == 0) {
+            /* RFC 9110 8.6: the same value repeated may be taken as one;
+             * differing ones make the framing unknowable. */
+            if (r->h_content_length
+                && (r->h_content_length->len != h->value.len
+                    || memcmp(r->h_content_length->data, h->value.data, h->value.len) != 0))
+            {
+                return sws_http_request_header_refused(r, h);
+            }
+            r->h_content_length = &h->value;
+        }
+        return SWS_OK;
+    case 17:
+        if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
+            slot = &r->h_transfer_encoding;
+        }
+        break;
+    }
+    if (slot) {
+        if (*slot) {
+            return sws_http_request_header_refused(r, h);
+        }
+        *slot = &h->value;
+    }
+    return SWS_OK;
+}
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * Client sessions: an accepted connection becomes a session (its address
+ * text, the listening address and its default server), then goes through
+ * TLS, and speaks HTTP/1 or HTTP/2 on top. What a request needs of its
+ * client whatever the protocol is here, not in the protocols' state.
+ */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include "sws_http_h1.h"
+#include "sws_http_ssl.h"
+#include "v2/sws_http_v2.h"
+
+static sws_int_t
+sws_http_addr_text(sws_connection_t *c)
+{
+    char  text[INET6_ADDRSTRLEN + 8];
+    const char *p = text;
+
+    switch (c->sockaddr.ss_family) {
+    case AF_INET:
+        inet_ntop(AF_INET, &((struct sockaddr_in *) &c->sockaddr)->sin_addr, text, sizeof(text));
+        break;
+    case AF_INET6:
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &c->sockaddr)->sin6_addr, text,
+                  sizeof(text));
+        break;
+    default:
+        p = "unix:";
+    }
+    return sws_str_from_cstr(c->pool, &c->addr_text, p);
+}
+
+void
+sws_http_init_connection(sws_connection_t *c)
+{
+    sws_http_session_t *s;
+    sws_http_addr_t    *addr = c->listening->servers;
+    int                 on = 1;
+
+    s = sws_pcalloc(c->pool, sizeof(sws_http_session_t));
+    if (s == NULL || sws_http_addr_text(c) != SWS_OK) {
+        sws_http_close_connection(c);
+        return;
+    }
+    s->connection = c;
+    s->addr = addr;
+    s->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
+    c->data = s;
+    c->write->ready = 1;        /* a new socket has room to write */
+
+    if (!c->unix_socket) {
+        /* Responses are written whole; Nagle would only delay pipelined
+         * and keep-alive answers. */
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    }
+    if (addr->ssl) {
+        sws_http_ssl_init_connection(c);
+        return;
+    }
+    s->h2_allowed = sws_http_v2_enabled(addr, s->cscf);
+    (void) sws_http1_init(s);
+}
+
+/* The session and what a protocol hung on c->data live in the
+ * connection's pool (HTTP/1 destroys its request pool first:
+ * sws_http1_close_connection). */
+void
+sws_http_close_connection(sws_connection_t *c)
+{
+    sws_pool_t *pool = c->pool;
+
+    c->pool = NULL;
+    sws_close_connection(c);
+    if (pool) {
+        sws_pool_destroy(pool);
+    }
+}
