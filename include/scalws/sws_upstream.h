@@ -177,6 +177,80 @@ int              sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf);
 /* The server of the current attempt ("127.0.0.1:8080"), empty before. */
 const sws_str_t *sws_http_upstream_peer_name(sws_http_upstream_t *u);
 
+/* ---- a response cache in front of the servers ------------------------- */
+
+/*
+ * A module that stores responses (modules/cache, or any other) registers
+ * these hooks for a location with sws_http_upstream_cache_set() from a
+ * directive setter; every upstream request of the location (proxy,
+ * fastcgi, node, python alike) then goes through them. data is the
+ * module's, given back to each hook (its location conf, say); per-request
+ * state goes in the module's request context (sws_http_set_ctx).
+ *
+ *   lookup        before the body is read and before any server is chosen.
+ *                 Returns SWS_DECLINED (not for the cache: the request goes
+ *                 on and nothing is offered to store), SWS_UPSTREAM_CACHE_MISS
+ *                 (go to a server, offer the response), SWS_UPSTREAM_CACHE_
+ *                 REVALIDATE (the same, conditionally: the validators were set
+ *                 with sws_http_upstream_cache_validators), or anything a
+ *                 content handler returns: the hook answered the request
+ *                 itself (sws_http_send_stored) and no server is contacted.
+ *   store_header  the final response head is on r (status, headers, after
+ *                 the hide rules), before the header filters: SWS_OK to see
+ *                 the body, SWS_DECLINED not to. Not called for an upgrade,
+ *                 an intercepted error, a retried attempt, or a HEAD.
+ *   store_body    n decoded body bytes as they come from the server (before
+ *                 the client gets them; the memory is reused afterwards: copy
+ *                 or write it). SWS_OK, or anything else to stop storing
+ *                 (store_end follows with complete 0).
+ *   store_end     once per accepted store_header: complete 1 when the whole
+ *                 body came (its framing said so), 0 when it was cut, the
+ *                 server failed or timed out, the client went away first, or
+ *                 the body was not read (HEAD, a 304 made by a filter).
+ *   not_modified  a revalidation got a 304: the client does not see it. The
+ *                 304's headers are on r (update the stored entry from them);
+ *                 return what a content handler returns, normally
+ *                 sws_http_send_stored() of the stored response.
+ */
+#define SWS_UPSTREAM_CACHE_MISS        -110
+#define SWS_UPSTREAM_CACHE_REVALIDATE  -111
+
+typedef struct {
+    const char  *name;           /* for log messages */
+    sws_int_t  (*lookup)(sws_http_request_t *r, void *data);
+    sws_int_t  (*store_header)(sws_http_request_t *r, void *data);
+    sws_int_t  (*store_body)(sws_http_request_t *r, void *data, const u_char *p, size_t n);
+    void       (*store_end)(sws_http_request_t *r, void *data, int complete);
+    sws_int_t  (*not_modified)(sws_http_request_t *r, void *data);
+    void        *reserved[4];    /* zero: hooks of later minor versions */
+} sws_http_upstream_cache_t;
+
+/* At configuration time, for the level being parsed (http, server or
+ * location; inherited by the levels below that set none): its upstream
+ * requests go through cache. cache NULL: none at this level (a location
+ * turning its parent's off). SWS_OK, or SWS_ERROR if the level has one. */
+sws_int_t  sws_http_upstream_cache_set(sws_conf_t *cf, const sws_http_upstream_cache_t *cache,
+    void *data);
+
+/* From lookup, before returning SWS_UPSTREAM_CACHE_REVALIDATE: the stored
+ * response's ETag (NULL: none) and Last-Modified (-1: none); at least one
+ * is needed. Copied. SWS_OK or SWS_ERROR. */
+sws_int_t  sws_http_upstream_cache_validators(sws_http_upstream_t *u, const sws_str_t *etag,
+    time_t last_modified);
+
+/*
+ * For the protocol's create_request: 1 if the response goes to a cache
+ * (lookup said MISS or REVALIDATE). Then the client's own conditional and
+ * range fields (If-None-Match, If-Modified-Since, If-Match,
+ * If-Unmodified-Since, If-Range, Range) are not to be sent: the server
+ * answers with the whole response, and the filters judge the client's
+ * conditions on what the client gets. if_none_match and if_modified_since
+ * (an HTTP date), when not empty, are to be sent instead: a revalidation.
+ * 0: nothing changes.
+ */
+int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
+    sws_str_t *if_modified_since);
+
 /* ---- configuration ------------------------------------------------------ */
 
 /* The framework's part of a location's configuration. A module keeps a

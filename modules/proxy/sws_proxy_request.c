@@ -134,13 +134,35 @@ sws_proxy_connection_names(sws_http_request_t *r, const sws_str_t *name)
     return 0;
 }
 
+/* The client's conditional and range fields: not sent when a cache takes
+ * the response (it wants the whole one; the filters apply them later). */
+static int
+sws_proxy_conditional(const sws_str_t *name)
+{
+    static const char *const names[] = {
+        "if-none-match", "if-modified-since", "if-match", "if-unmodified-since",
+        "if-range", "range", NULL
+    };
+    sws_uint_t i;
+
+    for (i = 0; names[i]; i++) {
+        if (name->len == strlen(names[i]) && memcmp(name->data, names[i], name->len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Is the client's header h one the proxy does not pass on? */
 static int
 sws_proxy_skip(sws_http_request_t *r, sws_proxy_headers_t *hs, const sws_http_header_t *h,
-    int check_connection)
+    int check_connection, int for_cache)
 {
     const u_char *n = h->name.data;
 
+    if (for_cache && sws_proxy_conditional(&h->name)) {
+        return 1;
+    }
     switch (h->name.len) {
     case 2:
         return memcmp(n, "te", 2) == 0;
@@ -251,7 +273,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     const sws_http_header_t  *h = hin->elts;
     const sws_str_t          *method = sws_http_method_name(r), *rid = sws_http_request_id(r);
     const sws_str_t          *upgrade = NULL;
-    sws_str_t                 uri, xff;
+    sws_str_t                 uri, xff, inm, ims;
     sws_uint_t                i, mode = sws_http_upstream_body_mode(u);
     u_char                    skip_small[128], *skip = skip_small;
     u_char                    num[24], *numend = num;
@@ -264,7 +286,13 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_chain_t              *cl, *body, **ll;
     u_char                   *p;
 
+    int                       for_cache;
+
     if (sws_proxy_uri(r, ctx, &uri) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    for_cache = sws_http_upstream_cache_request(u, &inm, &ims);
+    if (for_cache < 0) {
         return SWS_ERROR;
     }
 
@@ -319,6 +347,12 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     if (te) {
         len += SWS_PROXY_LINE("Transfer-Encoding") + strlen(te);
     }
+    if (inm.len) {
+        len += SWS_PROXY_LINE("If-None-Match") + inm.len;
+    }
+    if (ims.len) {
+        len += SWS_PROXY_LINE("If-Modified-Since") + ims.len;
+    }
     len += hs->static_text.len;
     if (hs->ndynamic) {
         dlen = sws_palloc(sws_http_pool(r), hs->ndynamic * sizeof(size_t));
@@ -340,7 +374,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
             }
         }
         for (i = 0; i < hin->nelts; i++) {
-            skip[i] = (u_char) sws_proxy_skip(r, hs, &h[i], check_conn);
+            skip[i] = (u_char) sws_proxy_skip(r, hs, &h[i], check_conn, for_cache);
             if (!skip[i]) {
                 len += h[i].name.len + 2 + h[i].value.len + 2;
             }
@@ -387,6 +421,12 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     }
     if (te) {
         SWS_PROXY_PUT("Transfer-Encoding", te, strlen(te));
+    }
+    if (inm.len) {
+        SWS_PROXY_PUT("If-None-Match", inm.data, inm.len);
+    }
+    if (ims.len) {
+        SWS_PROXY_PUT("If-Modified-Since", ims.data, ims.len);
     }
     if (hs->static_text.len) {
         p = sws_cpymem(p, hs->static_text.data, hs->static_text.len);

@@ -100,6 +100,10 @@ sws_http_upstream_start(sws_http_request_t *r)
         return SWS_DONE;
     }
     u->started = 1;
+    rc = sws_ups_cache_lookup(u);
+    if (rc != SWS_DECLINED) {
+        return rc;                      /* answered from storage, or failed */
+    }
     words = (u->us->npeers + 63) / 64;
     u->tried = sws_pcalloc(r->pool, words * sizeof(uint64_t));
     if (u->tried == NULL || sws_pool_cleanup_add(r->pool, sws_ups_cleanup, u) != SWS_OK) {
@@ -544,6 +548,7 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);
     }
+    sws_ups_cache_end(u, u->body_complete);
     r->read_event_handler = NULL;
     r->write_event_handler = NULL;
     if (u->proto->finalize) {
@@ -576,5 +581,6 @@ sws_ups_cleanup(void *data)
         sws_ups_close_connection(u);
     }
     u->finished = 1;
+    sws_ups_cache_end(u, 0);           /* the client went away first */
     sws_ups_response_cleanup(u);
 }

@@ -15,6 +15,7 @@
  *   sws_http_upstream_head.c     the response head, retries on the next server
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
+ *   sws_http_upstream_cache.c    the hooks of a response cache
  *   sws_http_upstream_health.c   active health checks
  *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
  *   sws_http_upstream_vars.c     the $upstream_* variables
@@ -219,6 +220,14 @@ struct sws_http_upstream_conf_s {
     unsigned                  ssl_wanted:1;      /* TLS possible here */
 };
 
+/* The http_upstream module's location conf: what every protocol module's
+ * upstream requests of the location share. */
+typedef struct {
+    const sws_http_upstream_cache_t  *cache;     /* NULL: none */
+    void                             *cache_data;
+    unsigned                          cache_set:1;
+} sws_http_upstream_loc_conf_t;
+
 /* A buffer of the response body. Data in it goes downstream as "shadow"
  * buffers (busy counts those not yet sent); empty again, it starts over. */
 typedef struct {
@@ -324,6 +333,16 @@ struct sws_http_upstream_s {
     unsigned                          ssl_sni:1;       /* send ssl_name as SNI */
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
+
+    /* a response cache in front (sws_http_upstream_cache.c) */
+    const sws_http_upstream_cache_t  *cache;       /* lookup ran, not answered */
+    void                             *cache_data;
+    sws_str_t                         cond_etag;   /* revalidation's validators */
+    time_t                            cond_lm;
+    unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
+    unsigned                          revalidate:1;
+    unsigned                          tee:1;           /* store_body is fed */
+    unsigned                          body_complete:1; /* the framing ended it */
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -402,6 +421,16 @@ void       sws_ups_response_cleanup(sws_http_upstream_t *u);
 /* sws_http_upstream_tunnel.c */
 void       sws_ups_tunnel_start(sws_http_upstream_t *u);
 void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
+
+/* sws_http_upstream_cache.c */
+void      *sws_ups_create_loc_conf(sws_conf_t *cf);
+char      *sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+/* SWS_DECLINED: go on to a server; else the content handler's result. */
+sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);
+void       sws_ups_cache_header(sws_http_upstream_t *u);
+void       sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n);
+void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
+void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);

@@ -51,7 +51,7 @@ static const sws_command_t sws_ups_commands[] = {
 sws_module_t sws_http_upstream_module = {
     SWS_MODULE_ABI, "http_upstream", NULL, sws_ups_commands,
     sws_ups_create_main_conf, sws_ups_init_main_conf,
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, sws_ups_create_loc_conf, sws_ups_merge_loc_conf,
     NULL, NULL, sws_ups_init_worker, NULL, { NULL }, 0, 0
 };
 
