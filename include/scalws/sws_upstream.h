@@ -177,6 +177,38 @@ int              sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf);
 /* The server of the current attempt ("127.0.0.1:8080"), empty before. */
 const sws_str_t *sws_http_upstream_peer_name(sws_http_upstream_t *u);
 
+/* ---- active health probes in the protocol's own terms ----------------- */
+
+/*
+ * How "health_check" in an upstream { } block probes its servers. Without
+ * one, a probe is HTTP: "GET uri HTTP/1.1" with Connection: close, passed
+ * by a 2xx or 3xx status. A protocol module that talks something else to
+ * its servers (FastCGI records, an application's own protocol) gives its
+ * own, for the groups its locations reach. data is the module's.
+ *
+ *   create  the probe request for one server into [out->last, out->end)
+ *           (advance out->last; 2 kB): uri is health_check's uri=, host the
+ *           server as a Host value. SWS_OK, or SWS_ERROR (the probe fails).
+ *   judge   the response so far, [in->pos, in->last): consume what is
+ *           judged by moving in->pos (the rest is kept; 2 kB at most);
+ *           eof: the server closed. SWS_AGAIN (more is needed), SWS_OK (the
+ *           server passes), SWS_DECLINED (it fails; *why, a static string,
+ *           says why in the log).
+ */
+typedef struct {
+    const char  *name;
+    sws_int_t  (*create)(void *data, const sws_str_t *uri, const sws_str_t *host,
+                         sws_buf_t *out);
+    sws_int_t  (*judge)(void *data, sws_buf_t *in, int eof, const char **why);
+    void        *reserved[4];    /* zero */
+} sws_http_upstream_probe_t;
+
+/* At configuration time, with the location's target: the group it names is
+ * probed with probe (NULL: HTTP). A group reached by locations of two
+ * different probes is probed by the first one's (a warning says so). */
+void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
+    const sws_http_upstream_probe_t *probe, void *data);
+
 /* ---- a response cache in front of the servers ------------------------- */
 
 /*

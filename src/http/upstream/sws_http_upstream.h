@@ -169,6 +169,12 @@ struct sws_http_upstream_srv_s {
     unsigned                    hc_tls_used:1;     /* some location: https:// */
     unsigned                    hc_plain_used:1;   /* some location: http:// */
     unsigned                    hc_warned:1;
+    /* The probe's protocol: that of the first location naming the group
+     * (sws_http_upstream_conf_set_probe; NULL: HTTP). */
+    const sws_http_upstream_probe_t *hc_probe;
+    void                       *hc_probe_data;
+    unsigned                    hc_probe_set:1;
+    unsigned                    hc_probe_warned:1;
 };
 
 typedef struct {
@@ -218,6 +224,8 @@ struct sws_http_upstream_conf_s {
     sws_hash_t               *hide;              /* merged: names not passed */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
+    const sws_http_upstream_probe_t *probe;      /* the target's probes (NULL: HTTP) */
+    void                     *probe_data;
 };
 
 /* The http_upstream module's location conf: what every protocol module's
@@ -434,6 +442,9 @@ void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+/* At merge, a location of conf: the first one naming a group gives its
+ * probes their protocol. */
+void       sws_ups_health_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf);
 
 /* sws_http_upstream_stats.c */
 sws_int_t  sws_ups_zone_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
