@@ -177,6 +177,81 @@ int              sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf);
 /* The server of the current attempt ("127.0.0.1:8080"), empty before. */
 const sws_str_t *sws_http_upstream_peer_name(sws_http_upstream_t *u);
 
+/* ---- HTTP/1.x to the servers: the client protocol, for any module ------ */
+
+/*
+ * What proxy speaks, for the modules that talk HTTP/1 to their servers
+ * too (node, python): the request head built from the client's request,
+ * the response head parsed, the body's framing decoded. A module's proto
+ * table takes sws_http_upstream_h1_reinit, _process_header, _input_filter,
+ * _frame_body and the frame sizes as they are, and its create_request
+ * calls sws_http_upstream_h1_create_request with what is its own.
+ *
+ * The request: the request line, Host, then the module's fields and text,
+ * then Connection ("close" for HTTP/1.0 or a group without keep-alive,
+ * "upgrade" with the client's Upgrade when upgrade is set), the body's
+ * framing (Content-Length, or chunked for a streamed body of unknown
+ * length), a cache's revalidation fields (sws_http_upstream_cache_request),
+ * then the client's fields except: the hop-by-hop ones (RFC 9110 7.6.1:
+ * Connection and every field it names, Keep-Alive, Proxy-Connection, TE,
+ * Transfer-Encoding, Upgrade; also Trailer and Proxy-Authorization), Host,
+ * Content-Length, Expect (answered here), the conditional and range
+ * fields when a cache takes the response, and those the module replaces.
+ * Zero the struct and fill what is needed.
+ */
+typedef struct {
+    sws_str_t                 method;     /* empty: the client's */
+    sws_str_t                 target;     /* the request-target ("/x?y") */
+    sws_str_t                 host;       /* empty: no Host line from here */
+    const sws_http_header_t  *fields;     /* the module's (an empty value: not sent) */
+    sws_uint_t                nfields;
+    sws_str_t                 text;       /* more lines, "Name: value\r\n" each */
+    /* 1 if the module replaces the client's field h (h->name lower case).
+     * NULL: those named in fields are replaced. */
+    int                     (*replaces)(void *data, const sws_http_header_t *h);
+    void                     *data;
+    unsigned                  http10:1;          /* HTTP/1.0 (else 1.1) */
+    unsigned                  upgrade:1;         /* pass the client's Upgrade */
+    unsigned                  own_connection:1;  /* no Connection line from here */
+    unsigned                  own_upgrade:1;     /* no Upgrade line from here */
+    unsigned                  no_client_fields:1;
+    unsigned                  reserved_bits:27;
+    void                     *reserved[4];
+} sws_http_upstream_h1_request_t;
+
+/* The head (and the buffered body) into *out; sets up the response parser
+ * for the same attempt. SWS_OK or SWS_ERROR. */
+sws_int_t  sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
+    const sws_http_upstream_h1_request_t *rq, sws_chain_t **out);
+
+/*
+ * The response (proto table entries; ctx is not looked at): the status
+ * line, interim responses passed on (1xx other than 100, at most 8, their
+ * hop-by-hop fields removed), 101 for an upgrade asked for, the fields
+ * (hop-by-hop and framing ones kept back, Connection's tokens removed, the
+ * others to sws_http_upstream_header), the body's framing (Content-Length,
+ * chunked, or the end of the connection; none for HEAD, 204, 304; both
+ * Content-Length and Transfer-Encoding is invalid) and whether the
+ * connection may be kept.
+ */
+void       sws_http_upstream_h1_reinit(sws_http_request_t *r, void *ctx);
+sws_int_t  sws_http_upstream_h1_process_header(sws_http_request_t *r, void *ctx, sws_buf_t *b);
+sws_int_t  sws_http_upstream_h1_input_filter(sws_http_request_t *r, void *ctx,
+    sws_http_upstream_input_t *in);
+/* A streamed body of unknown length goes chunked. */
+void       sws_http_upstream_h1_frame_body(sws_http_request_t *r, void *ctx, sws_buf_t *b,
+    int last);
+#define SWS_UPSTREAM_H1_FRAME_HEAD  18    /* 16 hex digits and CRLF */
+#define SWS_UPSTREAM_H1_FRAME_TAIL  7     /* CRLF, and "0" CRLF CRLF at the end */
+
+/* Before the response: each end-to-end response field (name as received,
+ * lcname lower case) goes through hook first, which may change value (in
+ * pool memory: proxy_redirect rewrites Location). SWS_OK or SWS_ERROR. */
+typedef sws_int_t (*sws_http_upstream_h1_header_pt)(sws_http_request_t *r, void *data,
+    const sws_str_t *name, const u_char *lcname, sws_str_t *value);
+void       sws_http_upstream_h1_set_header_hook(sws_http_upstream_t *u,
+    sws_http_upstream_h1_header_pt hook, void *data);
+
 /* ---- active health probes in the protocol's own terms ----------------- */
 
 /*

@@ -16,6 +16,8 @@
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
  *   sws_http_upstream_cache.c    the hooks of a response cache
+ *   sws_http_upstream_h1_request.c  HTTP/1.x as the client protocol: the request
+ *   sws_http_upstream_h1.c       HTTP/1.x: the response head and body
  *   sws_http_upstream_health.c   active health checks
  *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
  *   sws_http_upstream_vars.c     the $upstream_* variables
@@ -263,6 +265,39 @@ typedef struct {
 
 #define SWS_UPS_ATTEMPTS_MAX  16
 
+/* How the response body is delimited. */
+#define SWS_UPS_H1_BODY_NONE     0
+#define SWS_UPS_H1_BODY_LENGTH   1
+#define SWS_UPS_H1_BODY_CHUNKED  2
+#define SWS_UPS_H1_BODY_CLOSE    3
+
+/* HTTP/1 as the protocol: one request's state (u->h1). */
+struct sws_ups_h1_s {
+    /* the request */
+    unsigned                        http10:1;
+    unsigned                        upgrade:1;        /* asked for, passed on */
+    unsigned                        chunked_body:1;   /* streamed, length unknown */
+    sws_http_upstream_h1_header_pt  hook;
+    void                           *hook_data;
+    /* the response head */
+    sws_uint_t                      state;            /* 0: status line, 1: fields */
+    sws_uint_t                      status;
+    sws_uint_t                      version;
+    off_t                           length;           /* Content-Length, -1 none */
+    sws_array_t                    *conn_tokens;      /* fields Connection names */
+    sws_array_t                    *interim;          /* the fields of a 1xx */
+    sws_uint_t                      ninterim;
+    sws_str_t                       upgrade_value;
+    unsigned                        te_chunked:1;
+    unsigned                        conn_close:1;
+    unsigned                        conn_keepalive:1;
+    /* the response body */
+    sws_uint_t                      body;
+    off_t                           rest;
+    sws_http_chunked_t              chunked;
+};
+typedef struct sws_ups_h1_s  sws_ups_h1_t;
+
 struct sws_http_upstream_s {
     sws_http_request_t               *r;
     const sws_http_upstream_proto_t  *proto;
@@ -351,6 +386,9 @@ struct sws_http_upstream_s {
     unsigned                          revalidate:1;
     unsigned                          tee:1;           /* store_body is fed */
     unsigned                          body_complete:1; /* the framing ended it */
+
+    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used */
+    struct sws_ups_h1_s              *h1;
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -439,6 +477,9 @@ void       sws_ups_cache_header(sws_http_upstream_t *u);
 void       sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n);
 void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
 void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
+
+/* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
+sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
