@@ -4,7 +4,8 @@
  * the same memory. A zone is named; a reload that asks for a zone with the
  * same name and size gets the same memory back (its contents survive), any
  * other zone of the old configuration is unmapped when that configuration
- * is destroyed (workers still running keep their own mapping).
+ * is destroyed (workers still running keep their own mapping). To keep
+ * more than one fixed struct in a zone, make it a slab pool (sws_slab.h).
  */
 #ifndef SWS_SHM_H
 #define SWS_SHM_H

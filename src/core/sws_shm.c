@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include "sws_conf_internal.h"
 #include "sws_cycle.h"
-#include <scalws/sws_shm.h>
+#include "sws_shm_internal.h"
 
 #define SWS_SHM_HEAD  64     /* the lock, then the zone's memory */
 
@@ -176,23 +176,40 @@ sws_shm_zone_add(sws_conf_t *cf, const sws_str_t *name, size_t size,
     return zone;
 }
 
-void
-sws_shm_lock(sws_shm_zone_t *zone)
+void *
+sws_shm_zone_mutex(sws_shm_zone_t *zone)
 {
-    sws_shm_map_t  *m = zone->map;
-    int             rc = pthread_mutex_lock((pthread_mutex_t *) m->base);
+    sws_shm_map_t *m = zone->map;
+
+    return m->base;
+}
+
+void
+sws_shm_mutex_lock(void *mutex)
+{
+    int rc = pthread_mutex_lock(mutex);
 
     if (rc == EOWNERDEAD) {
         /* Its owner died inside a critical section: the data may be half
          * updated, but the zones keep counters and states that tolerate it. */
-        pthread_mutex_consistent((pthread_mutex_t *) m->base);
+        pthread_mutex_consistent(mutex);
     }
+}
+
+void
+sws_shm_mutex_unlock(void *mutex)
+{
+    pthread_mutex_unlock(mutex);
+}
+
+void
+sws_shm_lock(sws_shm_zone_t *zone)
+{
+    sws_shm_mutex_lock(sws_shm_zone_mutex(zone));
 }
 
 void
 sws_shm_unlock(sws_shm_zone_t *zone)
 {
-    sws_shm_map_t *m = zone->map;
-
-    pthread_mutex_unlock((pthread_mutex_t *) m->base);
+    sws_shm_mutex_unlock(sws_shm_zone_mutex(zone));
 }

@@ -135,28 +135,33 @@ void       sws_ssl_ticket_key(const u_char secret[32], uint64_t period, u_char n
 /* ---- sws_ssl_replay.c ---- */
 
 /* Early data is accepted once per ticket across the workers: a table of
- * the tickets used, in shared memory. */
-#define SWS_SSL_REPLAY_WAYS  8
+ * the tickets used, in a shared memory zone's slab (the pool's data). */
+typedef struct {
+    sws_slab_hash_node_t   hash;
+    sws_slab_lru_node_t    lru;       /* in the order first used */
+    int64_t                expire;    /* the ticket's end */
+    u_char                 key[16];   /* SHA-256 of the ticket's PSK, cut */
+} sws_ssl_replay_rec_t;
 
 typedef struct {
-    u_char    key[16];             /* SHA-256 of the ticket's PSK, cut */
-    int64_t   expire;              /* the ticket's end; 0: free */
-} sws_ssl_replay_slot_t;
-
-typedef struct {
+    sws_slab_hash_t       *hash;
+    sws_slab_lru_t         lru;
     time_t                 started;   /* tickets issued before: refused */
-    uint32_t               nsets;
+    time_t                 sweep;     /* full: nothing expires before this */
     uint32_t               replays;   /* statistics */
     uint32_t               full;
-    sws_ssl_replay_slot_t  slots[];
 } sws_ssl_replay_t;
 
-/* The zone of the table (one per configuration, 1 MiB: ~40000 tickets). */
+/* The zone of the table (one per configuration, 4 MiB: ~60000 tickets). */
 sws_shm_zone_t *sws_ssl_early_data_zone(sws_conf_t *cf);
+/* Make pool (a fresh slab) hold a table started at `started`; SWS_ERROR
+ * if it has no room. Exposed for the unit tests, like the next one. */
+sws_int_t  sws_ssl_replay_create(sws_slab_pool_t *pool, time_t started);
 /* Record a ticket (key) used at now, valid until expire: SWS_OK (first
  * use), SWS_DECLINED (seen before, or issued before the table started),
- * SWS_BUSY (no room: its set is full of live tickets). Unlocked. */
-sws_int_t  sws_ssl_replay_record(sws_ssl_replay_t *t, const u_char key[16], time_t issued,
+ * SWS_BUSY (no room: the zone is full of live tickets). The caller holds
+ * the pool's lock. */
+sws_int_t  sws_ssl_replay_record(sws_slab_pool_t *pool, const u_char key[16], time_t issued,
     time_t expire, time_t now);
 /* The SSL_allow_early_data_cb_fn set on every connection. */
 int        sws_ssl_early_data_allow(SSL *s, void *arg);

@@ -1,8 +1,9 @@
 /*
  * TLS session resumption shared by every worker:
  *
- * - a session cache in a shared memory zone: serialized sessions in fixed
- *   slots, 8-way set associative by session id, least recently used out;
+ * - a session cache in a shared memory zone: serialized sessions in the
+ *   zone's slab (sws_slab.h), found by id in its hash table, the least
+ *   recently used forgotten first when the zone is full;
  * - session tickets whose keys every worker derives on its own (HKDF) from
  *   one secret and the current period: the secret is made once in the
  *   master (it survives reloads) or read from ssl_session_ticket_key, and
@@ -18,23 +19,26 @@
 #include <unistd.h>
 #include "sws_ssl.h"
 
-#define SWS_SSL_SLOT_DATA  512     /* a serialized session (no client certs) */
-#define SWS_SSL_WAYS       8
+/* The longest serialized session kept (a client certificate makes one
+ * grow past the usual 100-200 bytes). */
+#define SWS_SSL_SESSION_MAX  4096
+
+/* A session in the zone's slab, found by id, evicted oldest first. */
+typedef struct {
+    sws_slab_hash_node_t  hash;
+    sws_slab_lru_node_t   lru;
+    time_t                expire;
+    uint16_t              len;           /* of data */
+    uint8_t               id_len;
+    u_char                id[SSL_MAX_SSL_SESSION_ID_LENGTH];
+    u_char                data[];        /* i2d_SSL_SESSION */
+} sws_ssl_sess_t;
 
 typedef struct {
-    uint64_t  used;                /* LRU clock; 0: free */
-    time_t    expire;
-    uint16_t  len;                 /* of data */
-    uint8_t   id_len;
-    u_char    id[SSL_MAX_SSL_SESSION_ID_LENGTH];
-    u_char    data[SWS_SSL_SLOT_DATA];
-} sws_ssl_slot_t;
-
-typedef struct {
-    uint64_t        clock;
-    uint32_t        nsets;
-    uint32_t        stored;        /* statistics */
-    sws_ssl_slot_t  slots[];
+    sws_slab_hash_t      *hash;
+    sws_slab_lru_t        lru;
+    uint64_t              stored;        /* statistics */
+    uint64_t              evicted;
 } sws_ssl_cache_t;
 
 /* The per-context state the callbacks need (SSL_CTX app data is the
@@ -66,20 +70,25 @@ static int      sws_ssl_ticket_secret_made;
 static sws_int_t
 sws_ssl_cache_init(sws_shm_zone_t *zone, void *old)
 {
-    sws_ssl_cache_t *cache = (sws_ssl_cache_t *) zone->addr;
-    size_t           n;
+    sws_slab_pool_t *pool = sws_slab_init(zone, old);
+    sws_ssl_cache_t *cache;
 
-    if (old) {
-        zone->data = old;      /* same size: the sessions stay */
-        return SWS_OK;
-    }
-    n = (zone->size - sizeof(sws_ssl_cache_t)) / sizeof(sws_ssl_slot_t);
-    cache->nsets = (uint32_t) (n / SWS_SSL_WAYS);
-    if (cache->nsets == 0) {
+    if (pool == NULL) {
         return SWS_ERROR;
     }
-    zone->data = cache;
-    return SWS_OK;
+    if (sws_slab_data(pool)) {
+        return SWS_OK;             /* same name and size: the sessions stay */
+    }
+    sws_slab_lock(pool);
+    cache = sws_slab_calloc_locked(pool, sizeof(sws_ssl_cache_t));
+    if (cache) {
+        /* A bucket per ~512 bytes: a session takes 256 or 512. */
+        cache->hash = sws_slab_hash_create_locked(pool, zone->size / 512);
+        sws_slab_lru_init(&cache->lru);
+        sws_slab_set_data(pool, cache->hash ? cache : NULL);
+    }
+    sws_slab_unlock(pool);
+    return sws_slab_data(pool) ? SWS_OK : SWS_ERROR;
 }
 
 sws_shm_zone_t *
@@ -90,35 +99,48 @@ sws_ssl_session_cache_zone(sws_conf_t *cf, const sws_str_t *name, size_t size)
     return sws_shm_zone_add(cf, name, size, sws_ssl_cache_init, &tag);
 }
 
-static uint32_t
-sws_ssl_id_hash(const u_char *id, size_t len)
-{
-    uint32_t h = 2166136261u;     /* FNV-1a: ids are random already */
-
-    while (len--) {
-        h = (h ^ *id++) * 16777619u;
-    }
-    return h;
-}
-
-static sws_ssl_slot_t *
-sws_ssl_cache_set(sws_ssl_cache_t *cache, const u_char *id, size_t len)
-{
-    return &cache->slots[(sws_ssl_id_hash(id, len) % cache->nsets) * SWS_SSL_WAYS];
-}
-
-static sws_ssl_slot_t *
+static sws_ssl_sess_t *
 sws_ssl_cache_find(sws_ssl_cache_t *cache, const u_char *id, size_t len)
 {
-    sws_ssl_slot_t *set = sws_ssl_cache_set(cache, id, len);
-    int             i;
+    sws_slab_hash_node_t *node = sws_slab_hash_find(cache->hash, id, len);
 
-    for (i = 0; i < SWS_SSL_WAYS; i++) {
-        if (set[i].used && set[i].id_len == len && memcmp(set[i].id, id, len) == 0) {
-            return &set[i];
+    return node ? sws_slab_hash_entry(node, sws_ssl_sess_t, hash) : NULL;
+}
+
+static void
+sws_ssl_cache_drop(sws_slab_pool_t *pool, sws_ssl_cache_t *cache, sws_ssl_sess_t *s)
+{
+    sws_slab_hash_remove(cache->hash, &s->hash);
+    sws_slab_lru_remove(&cache->lru, &s->lru);
+    sws_slab_free_locked(pool, s);
+}
+
+/* Room for a session of len bytes: the oldest ones go until it fits (a
+ * full cache forgets its least recently used sessions, never refuses). */
+static sws_ssl_sess_t *
+sws_ssl_cache_alloc(sws_slab_pool_t *pool, sws_ssl_cache_t *cache, size_t len, time_t now)
+{
+    sws_slab_lru_node_t *old;
+    sws_ssl_sess_t      *s;
+    int                  i;
+
+    /* Expired ones at the old end go first, a few per session stored. */
+    for (i = 0; i < 2 && (old = sws_slab_lru_oldest(&cache->lru)) != NULL; i++) {
+        s = sws_slab_lru_entry(old, sws_ssl_sess_t, lru);
+        if (s->expire >= now) {
+            break;
         }
+        sws_ssl_cache_drop(pool, cache, s);
     }
-    return NULL;
+    while ((s = sws_slab_alloc_locked(pool, sizeof(sws_ssl_sess_t) + len)) == NULL) {
+        old = sws_slab_lru_oldest(&cache->lru);
+        if (old == NULL) {
+            return NULL;
+        }
+        sws_ssl_cache_drop(pool, cache, sws_slab_lru_entry(old, sws_ssl_sess_t, lru));
+        cache->evicted++;
+    }
+    return s;
 }
 
 static sws_ssl_resume_t *
@@ -154,12 +176,14 @@ static int
 sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
 {
     sws_ssl_resume_t *rs = sws_ssl_resume_of(ssl);
+    sws_slab_pool_t  *pool;
     sws_ssl_cache_t  *cache;
-    sws_ssl_slot_t   *set, *slot;
+    sws_ssl_sess_t   *s;
     const u_char     *id;
     unsigned int      id_len;
-    u_char            buf[SWS_SSL_SLOT_DATA], *p = buf;
-    int               len, i;
+    u_char            buf[SWS_SSL_SESSION_MAX], *p = buf;
+    int               len;
+    time_t            now = sws_time_sec();
 
     if (rs == NULL || rs->zone == NULL) {
         return 0;
@@ -174,7 +198,7 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
         return 0;
     }
     len = i2d_SSL_SESSION(sess, NULL);
-    if (len <= 0 || len > SWS_SSL_SLOT_DATA) {
+    if (len <= 0 || len > SWS_SSL_SESSION_MAX) {
         sws_log_debug(sws_ssl_get_connection(ssl)->log,
                       "TLS session of %d bytes not cached", len);
         return 0;
@@ -185,30 +209,25 @@ sws_ssl_new_session(SSL *ssl, SSL_SESSION *sess)
         return 0;
     }
 
-    cache = rs->zone->data;
-    sws_shm_lock(rs->zone);
-    slot = sws_ssl_cache_find(cache, id, id_len);
-    if (slot == NULL) {
-        set = sws_ssl_cache_set(cache, id, id_len);
-        slot = &set[0];
-        for (i = 0; i < SWS_SSL_WAYS; i++) {
-            if (set[i].used == 0 || set[i].expire < sws_time_sec()) {
-                slot = &set[i];
-                break;
-            }
-            if (set[i].used < slot->used) {
-                slot = &set[i];
-            }
-        }
+    pool = rs->zone->data;
+    cache = sws_slab_data(pool);
+    sws_slab_lock(pool);
+    s = sws_ssl_cache_find(cache, id, id_len);
+    if (s) {
+        sws_ssl_cache_drop(pool, cache, s);      /* replaced */
     }
-    slot->used = ++cache->clock;
-    slot->expire = sws_time_sec() + rs->timeout;
-    slot->id_len = (uint8_t) id_len;
-    memcpy(slot->id, id, id_len);
-    slot->len = (uint16_t) len;
-    memcpy(slot->data, buf, (size_t) len);
-    cache->stored++;
-    sws_shm_unlock(rs->zone);
+    s = sws_ssl_cache_alloc(pool, cache, (size_t) len, now);
+    if (s) {
+        s->expire = now + rs->timeout;
+        s->id_len = (uint8_t) id_len;
+        memcpy(s->id, id, id_len);
+        s->len = (uint16_t) len;
+        memcpy(s->data, buf, (size_t) len);
+        sws_slab_hash_insert(cache->hash, &s->hash, s->id, id_len);
+        sws_slab_lru_insert(&cache->lru, &s->lru);
+        cache->stored++;
+    }
+    sws_slab_unlock(pool);
     return 0;                      /* OpenSSL keeps no extra reference */
 }
 
@@ -216,9 +235,10 @@ static SSL_SESSION *
 sws_ssl_get_session(SSL *ssl, const unsigned char *id, int len, int *copy)
 {
     sws_ssl_resume_t *rs = sws_ssl_resume_of(ssl);
+    sws_slab_pool_t  *pool;
     sws_ssl_cache_t  *cache;
-    sws_ssl_slot_t   *slot;
-    u_char            buf[SWS_SSL_SLOT_DATA];
+    sws_ssl_sess_t   *s;
+    u_char            buf[SWS_SSL_SESSION_MAX];
     const u_char     *p = buf;
     int               n = 0;
 
@@ -226,17 +246,18 @@ sws_ssl_get_session(SSL *ssl, const unsigned char *id, int len, int *copy)
     if (rs == NULL || rs->zone == NULL || len <= 0 || len > SSL_MAX_SSL_SESSION_ID_LENGTH) {
         return NULL;
     }
-    cache = rs->zone->data;
-    sws_shm_lock(rs->zone);
-    slot = sws_ssl_cache_find(cache, id, (size_t) len);
-    if (slot && slot->expire >= sws_time_sec()) {
-        n = slot->len;
-        memcpy(buf, slot->data, (size_t) n);
-        slot->used = ++cache->clock;
-    } else if (slot) {
-        slot->used = 0;           /* expired */
+    pool = rs->zone->data;
+    cache = sws_slab_data(pool);
+    sws_slab_lock(pool);
+    s = sws_ssl_cache_find(cache, id, (size_t) len);
+    if (s && s->expire >= sws_time_sec()) {
+        n = s->len;
+        memcpy(buf, s->data, (size_t) n);
+        sws_slab_lru_touch(&cache->lru, &s->lru);
+    } else if (s) {
+        sws_ssl_cache_drop(pool, cache, s);      /* expired */
     }
-    sws_shm_unlock(rs->zone);
+    sws_slab_unlock(pool);
     return n ? d2i_SSL_SESSION(NULL, &p, n) : NULL;
 }
 
@@ -244,7 +265,8 @@ static void
 sws_ssl_remove_session(SSL_CTX *ctx, SSL_SESSION *sess)
 {
     sws_ssl_resume_t *rs = sws_ssl_resume(ctx);
-    sws_ssl_slot_t   *slot;
+    sws_slab_pool_t  *pool;
+    sws_ssl_sess_t   *s;
     const u_char     *id;
     unsigned int      id_len;
 
@@ -252,12 +274,13 @@ sws_ssl_remove_session(SSL_CTX *ctx, SSL_SESSION *sess)
         return;
     }
     id = SSL_SESSION_get_id(sess, &id_len);
-    sws_shm_lock(rs->zone);
-    slot = sws_ssl_cache_find(rs->zone->data, id, id_len);
-    if (slot) {
-        slot->used = 0;
+    pool = rs->zone->data;
+    sws_slab_lock(pool);
+    s = sws_ssl_cache_find(sws_slab_data(pool), id, id_len);
+    if (s) {
+        sws_ssl_cache_drop(pool, sws_slab_data(pool), s);
     }
-    sws_shm_unlock(rs->zone);
+    sws_slab_unlock(pool);
 }
 
 static sws_ssl_resume_t *

@@ -356,6 +356,42 @@ def test_shared_cache_survives_reload(sws, pki):
     assert t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
 
 
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_full_shared_cache_forgets_the_oldest_sessions(sws, pki, version):
+    # 8k holds a dozen sessions or so: storing 60 goes on past the size by
+    # evicting the least recently used, so the latest resume (from either
+    # worker) and the first is gone.
+    s = t.launch(sws, pki, listen="reuseport", workers=RESUME_WORKERS,
+                 http="    ssl_session_cache shared:SMALL:8k;\n"
+                      "    ssl_session_tickets off;\n")
+    ctx = t.context(verify=False, max_version=version)
+    sessions = []
+    for _ in range(60):
+        r, sess, reused = t.get(s.port, "/respond", ctx=ctx)
+        assert r.status == 200 and not reused
+        sessions.append(sess)
+    for sess in sessions[-4:]:
+        assert t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
+    assert not t.get(s.port, "/respond", session=sessions[0], ctx=ctx)[2]
+    assert "[alert]" not in s.error_log() and "[emerg]" not in s.error_log()
+
+
+def test_shared_cache_of_another_size_after_reload_is_new(sws, pki):
+    s = t.launch(sws, pki, http="    ssl_session_cache shared:R:1m;\n"
+                               "    ssl_session_tickets off;\n")
+    ctx = t.context(verify=False, max_version=ssl.TLSVersion.TLSv1_2)
+    _, sess, _ = t.get(s.port, "/respond", ctx=ctx)
+    assert t.get(s.port, "/respond", session=sess, ctx=ctx)[2]
+    s.write_conf(s.conf_text.replace("shared:R:1m", "shared:R:2m"))
+    kids = s.children()
+    s.signal(signal.SIGHUP)
+    assert s.wait_children(1, timeout=10, exclude=kids), "no new worker after reload"
+    # A new zone: the session is not there, the cache works again.
+    r, sess2, reused = t.get(s.port, "/respond", session=sess, ctx=ctx)
+    assert r.status == 200 and not reused
+    assert t.get(s.port, "/respond", session=sess2, ctx=ctx)[2]
+
+
 def test_sni_server_has_its_own_protocols(sws, pki):
     b_crt, b_key = pki.chain("b.test")
     s = t.launch(sws, pki, servers="""

@@ -17,6 +17,7 @@
 #include <openssl/x509.h>
 
 #include "sws_ssl.h"
+#include "sws_conf_internal.h"
 #include "sws_log_internal.h"
 
 static struct sws_log_s  tlog;
@@ -154,22 +155,40 @@ END_TEST
 
 /* ---------------------------------------------------------------- replay table */
 
-static sws_ssl_replay_t *
-replay_table(uint32_t nsets, time_t started)
-{
-    sws_ssl_replay_t *t = calloc(1, sizeof(sws_ssl_replay_t)
-                                    + nsets * SWS_SSL_REPLAY_WAYS
-                                      * sizeof(sws_ssl_replay_slot_t));
+/* A table in a slab zone of `size` of its own configuration (f). */
+typedef struct {
+    struct sws_cycle_s  cycle;
+    struct sws_conf_s   conf;
+} fake_t;
 
-    ck_assert_ptr_nonnull(t);
-    t->nsets = nsets;
-    t->started = started;
-    return t;
+static int replay_tag;
+
+static sws_slab_pool_t *
+replay_table(fake_t *f, const char *name, size_t size, time_t started)
+{
+    sws_shm_zone_t  *z;
+    sws_str_t        n = { strlen(name), (u_char *) name };
+    sws_slab_pool_t *pool;
+
+    sws_memzero(f, sizeof(*f));
+    f->cycle.pool = sws_pool_create(4096, &tlog);
+    f->cycle.log = &tlog;
+    f->conf.cycle = &f->cycle;
+    f->conf.pool = f->cycle.pool;
+    f->conf.log = &tlog;
+    z = sws_shm_zone_add(&f->conf, &n, size, NULL, &replay_tag);
+    ck_assert_ptr_nonnull(z);
+    pool = sws_slab_init(z, NULL);
+    ck_assert_ptr_nonnull(pool);
+    ck_assert_int_eq(sws_ssl_replay_create(pool, started), SWS_OK);
+    return pool;
 }
 
 START_TEST(replay_ticket_once)
 {
-    sws_ssl_replay_t *t = replay_table(4, 1000);
+    fake_t            f;
+    sws_slab_pool_t  *t = replay_table(&f, "replay-once", 65536, 1000);
+    sws_ssl_replay_t *st = sws_slab_data(t);
     u_char            a[16], b[16];
 
     memset(a, 0xa1, sizeof(a));
@@ -178,48 +197,75 @@ START_TEST(replay_ticket_once)
     ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1200), SWS_OK);
     ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1201), SWS_DECLINED);
     ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1399), SWS_DECLINED);
-    ck_assert_uint_eq(t->replays, 2);
+    ck_assert_uint_eq(st->replays, 2);
     /* another ticket is another record */
     ck_assert_int_eq(sws_ssl_replay_record(t, b, 1100, 1400, 1200), SWS_OK);
-    /* once the ticket expired its record goes (OpenSSL refuses the
-     * ticket itself by then) */
-    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1400), SWS_OK);
     /* issued before the table started: it may have been used before */
     ck_assert_int_eq(sws_ssl_replay_record(t, b, 999, 1400, 1200), SWS_DECLINED);
     ck_assert_int_eq(sws_ssl_replay_record(t, b, 1000, 1400, 1200), SWS_DECLINED);
-    free(t);
+    /* once the ticket expired its record goes (OpenSSL refuses the
+     * ticket itself by then) */
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1400, 1400), SWS_OK);
+    /* the ticket recorded again when its record ended is known again */
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1500, 1450), SWS_OK);
+    ck_assert_int_eq(sws_ssl_replay_record(t, a, 1100, 1500, 1451), SWS_DECLINED);
+    ck_assert_ptr_null(sws_slab_hash_find(st->hash, b, 16));      /* b ended: gone */
+    sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
 
-START_TEST(replay_full_set_refuses)
+/* A zone full of live records refuses (fails closed), keeps knowing them
+ * all, and takes new tickets as old ones expire, whatever order they were
+ * used in. */
+START_TEST(replay_full_zone_refuses)
 {
-    sws_ssl_replay_t *t = replay_table(2, 0);
+    fake_t            f;
+    sws_slab_pool_t  *t = replay_table(&f, "replay-full", 16384, 0);
+    sws_ssl_replay_t *st = sws_slab_data(t);
     u_char            k[16];
-    int               i;
+    int               i, n;
 
-    /* The same first four bytes: the same set. */
     memset(k, 0x11, sizeof(k));
-    for (i = 0; i < SWS_SSL_REPLAY_WAYS; i++) {
-        k[15] = (u_char) i;
-        ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 100 + i, 50), SWS_OK);
+    /* Used in the order 0, 1, 2 ... but ending later for the first ones:
+     * ticket i ends at 1000 - i. */
+    for (n = 0; n < 1000; n++) {
+        memcpy(k, &n, sizeof(n));
+        if (sws_ssl_replay_record(t, k, 10, 1000 - n, 50) != SWS_OK) {
+            break;
+        }
     }
+    ck_assert_int_gt(n, 100);                      /* 16 KiB: some 150 tickets */
+    ck_assert_int_lt(n, 1000);
+    ck_assert_uint_eq(st->full, 1);
     /* nothing forgotten while it lives: refused, fail closed */
     k[15] = 0xff;
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 50), SWS_BUSY);
-    ck_assert_uint_eq(t->full, 1);
-    /* the others are still known */
-    k[15] = 3;
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 103, 60), SWS_DECLINED);
-    /* the first one expired: its slot takes the new ticket */
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 5000, 60), SWS_BUSY);
+    ck_assert_uint_eq(st->full, 2);
+    for (i = 0; i < n; i++) {
+        memcpy(k, &i, sizeof(i));
+        k[15] = 0x11;
+        ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 1000 - i, 60), SWS_DECLINED);
+    }
+    /* The last one used ends first: when it has, a new ticket fits. */
     k[15] = 0xff;
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 100), SWS_OK);
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 101), SWS_DECLINED);
-    k[15] = 1;
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 101, 100), SWS_DECLINED);
-    /* another set is not affected */
-    memset(k, 0x22, sizeof(k));
-    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 500, 60), SWS_OK);
-    free(t);
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 5000, 1000 - (n - 1)), SWS_OK);
+    k[15] = 0xfe;
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 5000, 1000 - (n - 1)), SWS_BUSY);
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 5000, 1000 - (n - 2)), SWS_OK);
+    /* every one ended: all room again */
+    for (i = 0; i < n - 2; i++) {
+        memcpy(k, &i, sizeof(i));
+        k[15] = 0x33;
+        ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 9000, 5000), SWS_OK);
+    }
+    i = n - 1;                                     /* the first 0xff one: ended, */
+    memcpy(k, &i, sizeof(i));                      /* forgotten as others came */
+    k[15] = 0xff;
+    ck_assert_ptr_null(sws_slab_hash_find(st->hash, k, 16));
+    ck_assert_uint_eq(sws_slab_hash_count(st->hash), (sws_uint_t) (n - 2));
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 6000, 5000), SWS_OK);
+    ck_assert_int_eq(sws_ssl_replay_record(t, k, 10, 6000, 5001), SWS_DECLINED);
+    sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
 
@@ -576,7 +622,7 @@ ssl_suite(void)
     tcase_add_test(tc, hkdf_rfc5869_case3_no_salt_no_info);
     tcase_add_test(tc, ticket_keys_per_period);
     tcase_add_test(tc, replay_ticket_once);
-    tcase_add_test(tc, replay_full_set_refuses);
+    tcase_add_test(tc, replay_full_zone_refuses);
     tcase_add_test(tc, context_and_certificate_errors);
     tcase_add_test(tc, recv_and_eof);
     tcase_add_test(tc, send_chain_memory_and_file_with_retries);

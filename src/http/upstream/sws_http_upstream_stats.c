@@ -5,72 +5,112 @@
  * connections). Updated with relaxed atomic operations: no lock on the
  * request path. The zone is named after the set of servers, so a reload
  * with the same servers keeps the state and the counters.
+ *
+ * Each server's record is allocated in the zone's slab and found by its
+ * key (group, position, address) in the slab's hash table: a reload finds
+ * the records again, and the zone has room for servers added later.
  */
 #include "sws_http_upstream.h"
 
-#define SWS_UPS_ZONE_MAGIC  0x53575355u     /* "SWSU" */
-
 typedef struct {
-    uint32_t          magic;
-    uint32_t          npeers;
-    uint64_t          signature;
-} sws_ups_zone_head_t;
-
-#define SWS_UPS_ZONE_HEAD  sws_align(sizeof(sws_ups_zone_head_t), 64)
+    sws_slab_hash_node_t  hash;
+    sws_ups_shared_t      sh;
+    u_char                key[];      /* group NUL index NUL address */
+} sws_ups_record_t;
 
 static sws_http_upstream_main_conf_t *sws_ups_stats_main;
 
 static sws_int_t
 sws_ups_zone_init_cb(sws_shm_zone_t *zone, void *old_data)
 {
-    sws_ups_zone_head_t *head = (sws_ups_zone_head_t *) zone->addr;
+    sws_slab_pool_t *pool = sws_slab_init(zone, old_data);
+    sws_slab_hash_t *hash;
 
-    if (old_data == NULL || head->magic != SWS_UPS_ZONE_MAGIC) {
-        sws_memzero(zone->addr, zone->size);
-        head->magic = SWS_UPS_ZONE_MAGIC;
+    if (pool == NULL) {
+        return SWS_ERROR;
     }
-    zone->data = zone->addr;
-    return SWS_OK;
+    if (sws_slab_data(pool) == NULL) {
+        sws_slab_lock(pool);
+        hash = sws_slab_hash_create_locked(pool, zone->size / 512);
+        sws_slab_set_data(pool, hash);
+        sws_slab_unlock(pool);
+    }
+    return sws_slab_data(pool) ? SWS_OK : SWS_ERROR;
+}
+
+/* The record of a server: the one a previous configuration made, or a
+ * new one (zeroed). The caller holds the lock. */
+static sws_ups_shared_t *
+sws_ups_record(sws_slab_pool_t *pool, sws_http_upstream_srv_t *us, sws_uint_t j)
+{
+    sws_slab_hash_t      *hash = sws_slab_data(pool);
+    sws_slab_hash_node_t *node;
+    sws_ups_record_t     *rec;
+    u_char                key[512], *p, *last = key + sizeof(key);
+    size_t                len;
+
+    p = sws_slprintf(key, last, "%.*s%c%lu%c%.*s", (int) us->name.len, us->name.data, 0,
+                     (unsigned long) j, 0, (int) us->peers[j].name.len,
+                     us->peers[j].name.data);
+    len = (size_t) (p - key);
+    node = sws_slab_hash_find(hash, key, len);
+    if (node) {
+        return &sws_slab_hash_entry(node, sws_ups_record_t, hash)->sh;
+    }
+    rec = sws_slab_calloc_locked(pool, sizeof(sws_ups_record_t) + len);
+    if (rec == NULL) {
+        return NULL;
+    }
+    memcpy(rec->key, key, len);
+    sws_slab_hash_insert(hash, &rec->hash, rec->key, len);
+    return &rec->sh;
 }
 
 sws_int_t
 sws_ups_zone_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
 {
     sws_http_upstream_srv_t **ups = umcf->upstreams.elts;
-    sws_ups_zone_head_t      *head;
-    sws_ups_shared_t         *sh;
-    sws_uint_t                i, j, k = 0;
+    sws_slab_pool_t          *pool;
+    sws_uint_t                i, j;
     uint64_t                  sig = 1469598103934665603ULL;
     u_char                    name[32];
     sws_str_t                 zname;
-    size_t                    size;
+    size_t                    size = 64 * 1024;
 
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         sig = (sig ^ sws_hash_key(ups[i]->name.data, ups[i]->name.len)) * 1099511628211ULL;
         for (j = 0; j < ups[i]->npeers; j++) {
             sig = (sig ^ sws_hash_key(ups[i]->peers[j].name.data, ups[i]->peers[j].name.len))
                   * 1099511628211ULL;
+            /* Twice what the record takes: room for servers added later. */
+            size += 2 * sws_align(sizeof(sws_ups_record_t) + ups[i]->name.len
+                                  + ups[i]->peers[j].name.len + 24, 64);
         }
     }
     zname.data = name;
     zname.len = (size_t) (sws_slprintf(name, name + sizeof(name), "upstream:%016llx",
                                        (unsigned long long) sig) - name);
-    size = SWS_UPS_ZONE_HEAD + umcf->npeers * sizeof(sws_ups_shared_t);
 
-    umcf->zone = sws_shm_zone_add(cf, &zname, size, sws_ups_zone_init_cb,
+    umcf->zone = sws_shm_zone_add(cf, &zname, sws_align(size, 4096), sws_ups_zone_init_cb,
                                   &sws_http_upstream_module);
     if (umcf->zone == NULL) {
         return SWS_ERROR;
     }
-    head = (sws_ups_zone_head_t *) umcf->zone->addr;
-    head->npeers = (uint32_t) umcf->npeers;
-    head->signature = sig;
-    sh = (sws_ups_shared_t *) (umcf->zone->addr + SWS_UPS_ZONE_HEAD);
+    pool = umcf->zone->data;
+    sws_slab_lock(pool);
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         for (j = 0; j < ups[i]->npeers; j++) {
-            ups[i]->peers[j].sh = &sh[k++];
+            ups[i]->peers[j].sh = sws_ups_record(pool, ups[i], j);
+            if (ups[i]->peers[j].sh == NULL) {
+                sws_slab_unlock(pool);
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "no room for upstream \"%.*s\" "
+                                   "in its shared memory zone", (int) ups[i]->name.len,
+                                   ups[i]->name.data);
+                return SWS_ERROR;
+            }
         }
     }
+    sws_slab_unlock(pool);
     return SWS_OK;
 }
 
