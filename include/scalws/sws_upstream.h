@@ -417,6 +417,34 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
  * context is made from the merged SSL directives. */
 void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
 
+/* ---- servers that change at run time (admin API, application processes) */
+
+/*
+ * A group's servers, changed while it runs and seen by every worker at its
+ * next choice of a server: the list is in shared memory. upstream: the
+ * group's name ("backend", or an implicit "host:port"); addr: an address
+ * that needs no resolver ("127.0.0.1:8080", "[::1]:8080", "unix:/path").
+ * A group has room for dynamic_servers N added ones (8 by default for an
+ * upstream { } block, 0 for an implicit group). A reload starts again from
+ * the configuration. Callable from a worker or the master.
+ *
+ *   add     a new server (weight 1..1000), or a drained or removed one back;
+ *           SWS_BUSY: no room left
+ *   drain   no new requests; those in flight finish
+ *   remove  no new requests either (in flight ones finish too); an added
+ *           server's room is free again
+ *   weight  a new weight (1..1000), for the next requests
+ *
+ * SWS_OK; SWS_DECLINED: no such group, or no such server in it (drain,
+ * remove, weight); SWS_ERROR: an invalid address or weight.
+ */
+sws_int_t  sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight);
+sws_int_t  sws_http_upstream_server_drain(const sws_str_t *upstream, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_server_remove(const sws_str_t *upstream, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight);
+
 /* ---- metrics (shared by all workers; for the admin module) ------------- */
 
 typedef struct {

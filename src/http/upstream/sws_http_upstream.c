@@ -104,12 +104,12 @@ sws_http_upstream_start(sws_http_request_t *r)
     if (rc != SWS_DECLINED) {
         return rc;                      /* answered from storage, or failed */
     }
-    words = (u->us->npeers + 63) / 64;
+    words = (u->us->nall + 63) / 64;
     u->tried = sws_pcalloc(r->pool, words * sizeof(uint64_t));
     if (u->tried == NULL || sws_pool_cleanup_add(r->pool, sws_ups_cleanup, u) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    u->tries = u->us->npeers;
+    u->tries = u->us->nlive ? u->us->nlive : 1;
     if (u->conf->next_upstream_tries && u->conf->next_upstream_tries < u->tries) {
         u->tries = u->conf->next_upstream_tries;
     }

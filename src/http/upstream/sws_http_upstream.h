@@ -20,6 +20,7 @@
  *   sws_http_upstream_h1.c       HTTP/1.x: the response head and body
  *   sws_http_upstream_health.c   active health checks
  *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
+ *   sws_http_upstream_dynamic.c  server lists that change at run time (a slab zone)
  *   sws_http_upstream_vars.c     the $upstream_* variables
  */
 #ifndef SWS_HTTP_UPSTREAM_H
@@ -46,6 +47,9 @@
 #define SWS_UPS_FT_OFF             0x0800
 #define SWS_UPS_FT_NOLIVE          0x1000   /* internal: no server left */
 
+/* Run-time servers an upstream { } block has room for, unless told. */
+#define SWS_UPS_DEFAULT_DYNAMIC  8
+
 /* Balancing methods. */
 #define SWS_UPS_RR          0
 #define SWS_UPS_LEAST_CONN  1
@@ -61,6 +65,10 @@
 #define SWS_UPS_VAR_BYTES_RECEIVED 5
 
 typedef struct sws_http_upstream_srv_s  sws_http_upstream_srv_t;
+typedef struct sws_ups_list_s           sws_ups_list_t;
+
+/* The longest address text of a server added at run time. */
+#define SWS_UPS_NAME_LEN  120
 
 /* A server's state shared by every worker (in the "upstream" zone).
  * Updated with atomic operations, without a lock: counters and states that
@@ -100,7 +108,10 @@ typedef struct {
     sws_http_upstream_srv_t  *us;
     sws_ups_shared_t         *sh;
     unsigned                  backup:1;
-    unsigned                  down:1;
+    unsigned                  down:1;      /* not chosen (down, drained, removed) */
+    unsigned                  dynamic:1;   /* a slot for servers added at run time */
+    uint32_t                  gen;         /* worker: the slot's address generation */
+    u_char                    text[SWS_UPS_NAME_LEN];   /* a dynamic one's name */
 } sws_http_upstream_peer_t;
 
 /* A "server" line as written; resolved into peers at the end of http { }. */
@@ -135,9 +146,15 @@ struct sws_http_upstream_srv_s {
     const char                 *file;          /* where first named */
     sws_uint_t                  line;
     sws_array_t                 servers;       /* sws_http_upstream_server_t */
-    sws_http_upstream_peer_t   *peers;         /* primary first, then backup */
-    sws_uint_t                  npeers;
+    sws_http_upstream_peer_t   *peers;         /* primary, backup, then the
+                                                  run-time slots */
+    sws_uint_t                  npeers;        /* configured */
     sws_uint_t                  nprimary;
+    sws_uint_t                  nall;          /* npeers + ndynamic: iterate these */
+    sws_uint_t                  ndynamic;      /* dynamic_servers N */
+    sws_uint_t                  nlive;         /* worker: not removed */
+    sws_ups_list_t             *list;          /* the shared list (NULL: fixed) */
+    uint64_t                    list_version;  /* worker: the one synced */
 
     sws_uint_t                  method;
     sws_http_format_t          *hash_key;
@@ -177,6 +194,8 @@ struct sws_http_upstream_srv_s {
     void                       *hc_probe_data;
     unsigned                    hc_probe_set:1;
     unsigned                    hc_probe_warned:1;
+    unsigned                    ndynamic_set:1;
+    unsigned                    ring_heap:1;   /* worker: ring rebuilt, malloc()ed */
 };
 
 typedef struct {
@@ -406,11 +425,18 @@ char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
 sws_int_t  sws_ups_parse_literal(const sws_str_t *text, sws_uint_t default_port,
     struct sockaddr_storage *sa, socklen_t *salen, sws_str_t *host, const char **err);
 /* "1.2.3.4:80", "[::1]:80", "unix:/p" */
+/* The text of an address ("127.0.0.1:80", "[::1]:80", "unix:/p") into
+ * buf; its length (cut to size - 1). */
+size_t     sws_ups_addr_format(const struct sockaddr_storage *ss, char *buf, size_t size);
 sws_int_t  sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss,
     sws_str_t *out);
 
 /* sws_http_upstream_balance.c */
 sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+/* The consistent hash ring of the servers not removed: its points, and
+ * filling ring (that many) to make it us->ring. */
+size_t     sws_ups_ring_size(sws_http_upstream_srv_t *us);
+void       sws_ups_ring_fill(sws_http_upstream_srv_t *us, sws_ups_point_t *ring);
 void       sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us);
 sws_http_upstream_peer_t *sws_ups_get_peer(sws_http_upstream_t *u);
 int        sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now);
@@ -435,6 +461,8 @@ void       sws_ups_close_conn(sws_connection_t *c);
 void       sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_connection_t *c);
 sws_int_t  sws_ups_ka_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+/* Close the idle connections to peer (its slot got another server). */
+void       sws_ups_ka_drop_peer(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
 /* Response buffers: a per-worker cache of equal-sized blocks. */
 u_char    *sws_ups_buf_alloc(size_t size, sws_log_t *log);
 void       sws_ups_buf_free(u_char *p, size_t size);
@@ -480,6 +508,11 @@ void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 
 /* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
 sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
+
+/* sws_http_upstream_dynamic.c: the shared server lists */
+sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
+/* Bring the worker's peers up to date with the list (cheap when unchanged). */
+void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
 
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);

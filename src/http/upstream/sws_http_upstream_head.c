@@ -169,7 +169,7 @@ sws_ups_may_retry(sws_http_upstream_t *u, sws_uint_t ft)
     {
         return 0;
     }
-    for (i = 0; i < u->us->npeers; i++) {
+    for (i = 0; i < u->us->nall; i++) {
         if (!(u->tried[i / 64] & ((uint64_t) 1 << (i % 64)))
             && sws_ups_peer_available(&u->us->peers[i], now))
         {
