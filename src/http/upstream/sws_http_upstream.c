@@ -104,6 +104,9 @@ sws_http_upstream_start(sws_http_request_t *r)
     if (rc != SWS_DECLINED) {
         return rc;                      /* answered from storage, or failed */
     }
+    if (u->us->list) {
+        sws_ups_dyn_sync(u->us);        /* the tries below count the live servers */
+    }
     words = (u->us->nall + 63) / 64;
     u->tried = sws_pcalloc(r->pool, words * sizeof(uint64_t));
     if (u->tried == NULL || sws_pool_cleanup_add(r->pool, sws_ups_cleanup, u) != SWS_OK) {

@@ -190,7 +190,7 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     if (for_cache < 0) {
         return SWS_ERROR;
     }
-    check_conn = r->h_connection != NULL;
+    check_conn = sws_http_header_in(r, "connection", 10) != NULL;
 
     /* The body's framing. */
     if (mode == SWS_UPSTREAM_BODY_NONE) {
