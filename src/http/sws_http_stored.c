@@ -10,33 +10,38 @@
  */
 #include "sws_http_core.h"
 
+/* Is the name (lc: its lower-case form, or NULL) this lower-case one? */
+#define sws_http_name_is(name, lc, s) \
+    ((lc) ? memcmp(lc, s, sizeof(s) - 1) == 0 \
+          : sws_strncasecmp((name)->data, (u_char *) s, sizeof(s) - 1) == 0)
+
 sws_int_t
-sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name,
+sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const u_char *lc,
     const sws_str_t *value)
 {
     time_t t;
 
     switch (name->len) {
     case 4:
-        if (sws_strncasecmp(name->data, (u_char *) "etag", 4) == 0) {
+        if (sws_http_name_is(name, lc, "etag")) {
             sws_http_set_etag(r, value);
             return SWS_OK;
         }
         break;
     case 8:
-        if (sws_strncasecmp(name->data, (u_char *) "location", 8) == 0) {
+        if (sws_http_name_is(name, lc, "location")) {
             sws_http_set_location(r, value);
             return SWS_OK;
         }
         break;
     case 12:
-        if (sws_strncasecmp(name->data, (u_char *) "content-type", 12) == 0) {
+        if (sws_http_name_is(name, lc, "content-type")) {
             sws_http_set_content_type(r, value);
             return SWS_OK;
         }
         break;
     case 13:
-        if (sws_strncasecmp(name->data, (u_char *) "last-modified", 13) == 0) {
+        if (sws_http_name_is(name, lc, "last-modified")) {
             t = sws_parse_http_time(value->data, value->len);
             if (t != -1) {
                 sws_http_set_last_modified(r, t);
@@ -103,7 +108,7 @@ sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
          * the head waits in the filters. */
         if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
             || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK
-            || sws_http_response_header_set(r, &name, &value) != SWS_OK)
+            || sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK)
         {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }

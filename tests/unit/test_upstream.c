@@ -56,7 +56,7 @@ group(sws_uint_t n, const sws_int_t *weights, sws_uint_t nbackup)
 
     ck_assert_ptr_nonnull(g);
     g->us.peers = g->peers;
-    g->us.npeers = g->us.nall = g->us.nlive = n;     /* no run-time slots */
+    g->us.npeers = g->us.nall = g->us.nused = g->us.nlive = n;     /* no run-time slots */
     g->us.nprimary = n - nbackup;
     g->us.name.data = (u_char *) "g";
     g->us.name.len = 1;

@@ -152,6 +152,8 @@ struct sws_http_upstream_srv_s {
     sws_uint_t                  nprimary;
     sws_uint_t                  nall;          /* npeers + ndynamic: iterate these */
     sws_uint_t                  ndynamic;      /* dynamic_servers N */
+    sws_uint_t                  nused;         /* worker: [0, nused) may be in use:
+                                                  what the balancer walks */
     sws_uint_t                  nlive;         /* worker: not removed */
     sws_ups_list_t             *list;          /* the shared list (NULL: fixed) */
     uint64_t                    list_version;  /* worker: the one synced */

@@ -151,7 +151,7 @@ sws_ups_rr(sws_http_upstream_t *u, sws_uint_t backup, sws_msec_t now,
     sws_int_t                 total = 0;
     sws_uint_t                i;
 
-    for (i = 0; i < us->nall; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
         if (p->backup != backup || !sws_ups_candidate(u, p, now)) {
             continue;
@@ -182,7 +182,7 @@ sws_ups_least_conn(sws_http_upstream_t *u, sws_uint_t backup, sws_msec_t now)
     sws_http_upstream_peer_t *p, *best = NULL;
     sws_uint_t                i, ties = 0;
 
-    for (i = 0; i < u->us->nall; i++) {
+    for (i = 0; i < u->us->nused; i++) {
         p = &u->us->peers[i];
         if (p->backup != backup || !sws_ups_candidate(u, p, now)) {
             continue;
@@ -252,7 +252,7 @@ sws_ups_hash(sws_http_upstream_t *u, sws_msec_t now)
         return NULL;
     }
 
-    for (i = 0; i < us->nall; i++) {
+    for (i = 0; i < us->nused; i++) {
         total += us->peers[i].weight;          /* free slots weigh 0 */
     }
     for (tries = 0; tries < SWS_UPS_HASH_TRIES && total; tries++) {
@@ -279,7 +279,7 @@ sws_ups_random_one(sws_http_upstream_t *u, sws_msec_t now, sws_http_upstream_pee
     sws_int_t                 total = 0, w;
     sws_uint_t                i;
 
-    for (i = 0; i < us->nall; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
         if (p != not && sws_ups_candidate(u, p, now)) {
             total += p->weight;
@@ -289,7 +289,7 @@ sws_ups_random_one(sws_http_upstream_t *u, sws_msec_t now, sws_http_upstream_pee
         return NULL;
     }
     w = (sws_int_t) (random() % total);
-    for (i = 0; i < us->nall; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
         if (p == not || !sws_ups_candidate(u, p, now)) {
             continue;

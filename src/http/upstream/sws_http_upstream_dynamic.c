@@ -193,7 +193,7 @@ sws_ups_dyn_sync(sws_http_upstream_srv_t *us)
     sws_http_upstream_peer_t *p;
     sws_ups_slot_t           *sl;
     sws_ups_point_t          *ring, *old = NULL;
-    sws_uint_t                i, live = 0;
+    sws_uint_t                i, live = 0, used = us->npeers;
     sws_int_t                 w;
     uint64_t                  v;
     int                       moved = 0;
@@ -232,10 +232,14 @@ sws_ups_dyn_sync(sws_http_upstream_srv_t *us)
         }
         if (sl->state != SWS_UPS_SLOT_FREE) {
             live++;
+            if (i >= used) {
+                used = i + 1;
+            }
         }
     }
     sws_slab_unlock(l->pool);
     us->nlive = live;
+    us->nused = used;
     us->list_version = v;
 
     if (moved && us->method == SWS_UPS_HASH && us->consistent) {

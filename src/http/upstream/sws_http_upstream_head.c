@@ -169,7 +169,7 @@ sws_ups_may_retry(sws_http_upstream_t *u, sws_uint_t ft)
     {
         return 0;
     }
-    for (i = 0; i < u->us->nall; i++) {
+    for (i = 0; i < u->us->nused; i++) {
         if (!(u->tried[i / 64] & ((uint64_t) 1 << (i % 64)))
             && sws_ups_peer_available(&u->us->peers[i], now))
         {
@@ -296,5 +296,5 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
         }
         return SWS_OK;
     }
-    return sws_http_response_header_set(r, name, value);
+    return sws_http_response_header_set(r, name, lcname, value);
 }

@@ -344,7 +344,7 @@ sws_ups_hc_timer(sws_event_t *ev)
     if (us->list) {
         sws_ups_dyn_sync(us);          /* added servers are probed too */
     }
-    for (i = 0; i < us->nall; i++) {        /* with those added at run time */
+    for (i = 0; i < us->nused; i++) {       /* with those added at run time */
         peer = &us->peers[i];
         if (peer->down || peer->sh == NULL) {
             continue;

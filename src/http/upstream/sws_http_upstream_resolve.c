@@ -318,7 +318,7 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
     }
     us->npeers = k;
     us->nall = k + us->ndynamic;
-    us->nlive = k;
+    us->nused = us->nlive = k;
     for (; k < us->nall; k++) {
         peer = &us->peers[k];
         peer->dynamic = 1;
