@@ -158,3 +158,18 @@ def test_dynamic_servers_directive_is_checked(tmp_path):
         ("upstream u { server 127.0.0.1:1; dynamic_servers 1; dynamic_servers 2; }",
          "is duplicate"),
     ])
+
+
+def test_reload_starts_again_from_the_configuration(sws, origin, tdyn):
+    a, b, c = origin("a"), origin("b"), origin("c")
+    srv = start(sws, tdyn, [a.addr])
+    old = srv.wait_children(2)
+    assert op(srv, "add", b.addr) == "OK"
+    assert {n for _, n in spread(srv, 20)} == {"a", "b"}
+    # the same servers: the list is reused in place, seeded again
+    import signal
+    srv.signal(signal.SIGHUP)
+    assert len(srv.wait_children(2, timeout=5, exclude=old)) == 2
+    assert {n for _, n in spread(srv, 20)} == {"a"}
+    assert op(srv, "add", c.addr) == "OK"
+    assert {n for _, n in spread(srv, 30)} == {"a", "c"}
