@@ -469,4 +469,12 @@ typedef struct {
 sws_uint_t sws_http_upstream_stats_count(void);
 sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st);
 
+/* The i-th server of one group as its run-time list has it now (the
+ * configured ones, then those added and not removed), with its counters:
+ * state "up", "draining", "down" (removed, or down in the configuration),
+ * "unhealthy" or "unavail". SWS_OK, or SWS_DECLINED past the last one (or
+ * no such group). */
+sws_int_t  sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
+    sws_http_upstream_stats_t *st);
+
 #endif

@@ -173,3 +173,24 @@ def test_reload_starts_again_from_the_configuration(sws, origin, tdyn):
     assert {n for _, n in spread(srv, 20)} == {"a"}
     assert op(srv, "add", c.addr) == "OK"
     assert {n for _, n in spread(srv, 30)} == {"a", "c"}
+
+
+def test_list_shows_states_weights_and_counts(sws, origin, tdyn):
+    a, b, c = origin("a"), origin("b"), origin("c")
+    srv = start(sws, tdyn, [a.addr])
+    assert op(srv, "add", b.addr, w=3) == "OK"
+    assert op(srv, "add", c.addr) == "OK"
+    spread(srv, 20)
+    assert op(srv, "drain", b.addr) == "OK"
+    assert op(srv, "remove", c.addr) == "OK"
+
+    def listing():
+        r = h.curl(srv.url("/dyn?op=list&up=g"), fresh=True)
+        return [line.split() for line in r.body.decode().splitlines()]
+
+    rows = listing()
+    assert [(x[0], x[1], x[2]) for x in rows] == [(a.addr, "1", "up"), (b.addr, "3", "draining")]
+    # the counters are shared: both workers' requests are in them
+    assert int(rows[0][3]) + int(rows[1][3]) >= 20 - count(c)
+    assert int(rows[1][3]) == count(b)
+    assert h.curl(srv.url("/dyn?op=list&up=nope"), fresh=True).body == b""

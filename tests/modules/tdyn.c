@@ -4,7 +4,9 @@
  *
  *   tdyn;    (location) ?op=add|drain|remove|weight&up=GROUP&addr=ADDR[&w=N]
  *            calls sws_http_upstream_server_<op> and answers its result:
- *            "OK", "DECLINED", "BUSY" or "ERROR"
+ *            "OK", "DECLINED", "BUSY" or "ERROR";
+ *            ?op=list&up=GROUP: a line per server (sws_http_upstream_server_info):
+ *            "ADDR WEIGHT STATE REQUESTS"
  *
  * Every response also gets "X-Worker: PID", so that a test knows which
  * worker served it.
@@ -45,6 +47,30 @@ tdyn_arg(sws_http_request_t *r, const char *name)
 }
 
 static sws_int_t
+tdyn_list(sws_http_request_t *r, const sws_str_t *up)
+{
+    static const sws_str_t     type = sws_string("text/plain");
+    sws_http_upstream_stats_t  st;
+    sws_str_t                  body;
+    sws_uint_t                 i;
+    u_char                    *p, *last;
+
+    p = sws_pnalloc(sws_http_pool(r), 4096);
+    if (p == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    body.data = p;
+    last = p + 4096;
+    for (i = 0; sws_http_upstream_server_info(up, i, &st) == SWS_OK; i++) {
+        p = sws_slprintf(p, last, "%.*s %lu %s %llu\n", (int) st.addr.len, st.addr.data,
+                         (unsigned long) st.weight, st.state,
+                         (unsigned long long) st.requests);
+    }
+    body.len = (size_t) (p - body.data);
+    return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+}
+
+static sws_int_t
 tdyn_handler(sws_http_request_t *r)
 {
     static const sws_str_t  type = sws_string("text/plain");
@@ -53,6 +79,9 @@ tdyn_handler(sws_http_request_t *r)
     sws_uint_t              weight = w.len ? (sws_uint_t) sws_atoi(w.data, w.len) : 1;
     sws_int_t               rc;
 
+    if (sws_str_eq_cstr(&op, "list")) {
+        return tdyn_list(r, &up);
+    }
     if (sws_str_eq_cstr(&op, "add")) {
         rc = sws_http_upstream_server_add(&up, &addr, weight);
     } else if (sws_str_eq_cstr(&op, "drain")) {

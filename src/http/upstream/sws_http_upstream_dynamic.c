@@ -424,3 +424,64 @@ sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_str_t *addr
     }
     return sws_ups_dyn_change(upstream, addr, 0, weight);
 }
+
+sws_int_t
+sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
+    sws_http_upstream_stats_t *st)
+{
+    sws_http_upstream_main_conf_t  *umcf = sws_http_upstream_main();
+    sws_http_upstream_srv_t       **ups, *us = NULL;
+    sws_http_upstream_peer_t       *p;
+    sws_ups_shared_t               *sh;
+    sws_uint_t                      j, k;
+    uint32_t                        state;
+
+    if (umcf == NULL) {
+        return SWS_DECLINED;
+    }
+    ups = umcf->upstreams.elts;
+    for (j = 0; j < umcf->upstreams.nelts; j++) {
+        if (sws_str_caseeq(&ups[j]->name, upstream) && ups[j]->list) {
+            us = ups[j];
+            break;
+        }
+    }
+    if (us == NULL) {
+        return SWS_DECLINED;
+    }
+    sws_ups_dyn_sync(us);              /* this process's peers mirror the list */
+    for (j = 0; j < us->nall; j++) {
+        p = &us->peers[j];
+        state = us->list->slots[j].state;
+        if (p->dynamic && state == SWS_UPS_SLOT_FREE) {
+            continue;                  /* free room, not a server */
+        }
+        if (i-- == 0) {
+            break;
+        }
+    }
+    if (j == us->nall) {
+        return SWS_DECLINED;
+    }
+    sws_memzero(st, sizeof(*st));
+    st->upstream = us->name;
+    st->server = p->server;
+    st->addr = p->name;
+    st->weight = (sws_uint_t) p->weight;
+    st->backup = p->backup;
+    st->state = state == SWS_UPS_SLOT_DRAIN ? "draining" : sws_ups_peer_state(p);
+    sh = p->sh;
+    if (sh) {
+        st->requests = sws_ups_atomic_load(&sh->requests);
+        st->responses = sws_ups_atomic_load(&sh->responses);
+        st->failures = sws_ups_atomic_load(&sh->failures);
+        st->active = sws_ups_atomic_load(&sh->active);
+        st->response_time_ms = sws_ups_atomic_load(&sh->response_ms);
+        for (k = 0; k < 5; k++) {
+            st->status[k] = sws_ups_atomic_load(&sh->status[k]);
+        }
+        st->health_checks = sws_ups_atomic_load(&sh->hc_checks);
+        st->health_fails = sws_ups_atomic_load(&sh->hc_failed);
+    }
+    return SWS_OK;
+}
