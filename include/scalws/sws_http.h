@@ -289,6 +289,22 @@ sws_int_t sws_http_send_response(sws_http_request_t *r, sws_uint_t status,
     const sws_str_t *content_type, const sws_str_t *body);
 
 /*
+ * A stored response (a cache's, or any module's), through the header and
+ * body filters like any other: Range, conditional requests and HEAD work
+ * on it. What was set on r before is cleared. status; the n headers
+ * (copied, every one: hash is not looked at; Content-Type, ETag,
+ * Last-Modified and Location are set as such; the framing ones,
+ * Content-Length, Transfer-Encoding, Connection and Keep-Alive, and Date
+ * and Server, which the core writes, are left out); body: memory and/or
+ * file buffers (in_file, fd, file_pos..file_last) of the request's pool,
+ * whose data stays valid until the request ends (the last buffer is
+ * marked last_buf here; NULL: no body). The length is the body's; ranges
+ * are allowed for a 200. Returns what the content handler returns.
+ */
+sws_int_t sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
+
+/*
  * Fixed responses: status, type and body known at configuration time. The
  * core preformats what it can, and answers HTTP/1.x requests with one write
  * and without building header structures when nothing (no third-party

@@ -177,6 +177,187 @@ int              sws_http_upstream_is_unix(sws_http_upstream_conf_t *conf);
 /* The server of the current attempt ("127.0.0.1:8080"), empty before. */
 const sws_str_t *sws_http_upstream_peer_name(sws_http_upstream_t *u);
 
+/* ---- HTTP/1.x to the servers: the client protocol, for any module ------ */
+
+/*
+ * What proxy speaks, for the modules that talk HTTP/1 to their servers
+ * too (node, python): the request head built from the client's request,
+ * the response head parsed, the body's framing decoded. A module's proto
+ * table takes sws_http_upstream_h1_reinit, _process_header, _input_filter,
+ * _frame_body and the frame sizes as they are, and its create_request
+ * calls sws_http_upstream_h1_create_request with what is its own.
+ *
+ * The request: the request line, Host, then the module's fields and text,
+ * then Connection ("close" for HTTP/1.0 or a group without keep-alive,
+ * "upgrade" with the client's Upgrade when upgrade is set), the body's
+ * framing (Content-Length, or chunked for a streamed body of unknown
+ * length), a cache's revalidation fields (sws_http_upstream_cache_request),
+ * then the client's fields except: the hop-by-hop ones (RFC 9110 7.6.1:
+ * Connection and every field it names, Keep-Alive, Proxy-Connection, TE,
+ * Transfer-Encoding, Upgrade; also Trailer and Proxy-Authorization), Host,
+ * Content-Length, Expect (answered here), the conditional and range
+ * fields when a cache takes the response, and those the module replaces.
+ * Zero the struct and fill what is needed.
+ */
+typedef struct {
+    sws_str_t                 method;     /* empty: the client's */
+    sws_str_t                 target;     /* the request-target ("/x?y") */
+    sws_str_t                 host;       /* empty: no Host line from here */
+    const sws_http_header_t  *fields;     /* the module's (an empty value: not sent) */
+    sws_uint_t                nfields;
+    sws_str_t                 text;       /* more lines, "Name: value\r\n" each */
+    /* 1 if the module replaces the client's field h (h->name lower case).
+     * NULL: those named in fields are replaced. */
+    int                     (*replaces)(void *data, const sws_http_header_t *h);
+    void                     *data;
+    unsigned                  http10:1;          /* HTTP/1.0 (else 1.1) */
+    unsigned                  upgrade:1;         /* pass the client's Upgrade */
+    unsigned                  own_connection:1;  /* no Connection line from here */
+    unsigned                  own_upgrade:1;     /* no Upgrade line from here */
+    unsigned                  no_client_fields:1;
+    unsigned                  reserved_bits:27;
+    void                     *reserved[4];
+} sws_http_upstream_h1_request_t;
+
+/* The head (and the buffered body) into *out; sets up the response parser
+ * for the same attempt. SWS_OK or SWS_ERROR. */
+sws_int_t  sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
+    const sws_http_upstream_h1_request_t *rq, sws_chain_t **out);
+
+/*
+ * The response (proto table entries; ctx is not looked at): the status
+ * line, interim responses passed on (1xx other than 100, at most 8, their
+ * hop-by-hop fields removed), 101 for an upgrade asked for, the fields
+ * (hop-by-hop and framing ones kept back, Connection's tokens removed, the
+ * others to sws_http_upstream_header), the body's framing (Content-Length,
+ * chunked, or the end of the connection; none for HEAD, 204, 304; both
+ * Content-Length and Transfer-Encoding is invalid) and whether the
+ * connection may be kept.
+ */
+void       sws_http_upstream_h1_reinit(sws_http_request_t *r, void *ctx);
+sws_int_t  sws_http_upstream_h1_process_header(sws_http_request_t *r, void *ctx, sws_buf_t *b);
+sws_int_t  sws_http_upstream_h1_input_filter(sws_http_request_t *r, void *ctx,
+    sws_http_upstream_input_t *in);
+/* A streamed body of unknown length goes chunked. */
+void       sws_http_upstream_h1_frame_body(sws_http_request_t *r, void *ctx, sws_buf_t *b,
+    int last);
+#define SWS_UPSTREAM_H1_FRAME_HEAD  18    /* 16 hex digits and CRLF */
+#define SWS_UPSTREAM_H1_FRAME_TAIL  7     /* CRLF, and "0" CRLF CRLF at the end */
+
+/* Before the response: each end-to-end response field (name as received,
+ * lcname lower case) goes through hook first, which may change value (in
+ * pool memory: proxy_redirect rewrites Location). SWS_OK or SWS_ERROR. */
+typedef sws_int_t (*sws_http_upstream_h1_header_pt)(sws_http_request_t *r, void *data,
+    const sws_str_t *name, const u_char *lcname, sws_str_t *value);
+void       sws_http_upstream_h1_set_header_hook(sws_http_upstream_t *u,
+    sws_http_upstream_h1_header_pt hook, void *data);
+
+/* ---- active health probes in the protocol's own terms ----------------- */
+
+/*
+ * How "health_check" in an upstream { } block probes its servers. Without
+ * one, a probe is HTTP: "GET uri HTTP/1.1" with Connection: close, passed
+ * by a 2xx or 3xx status. A protocol module that talks something else to
+ * its servers (FastCGI records, an application's own protocol) gives its
+ * own, for the groups its locations reach. data is the module's.
+ *
+ *   create  the probe request for one server into [out->last, out->end)
+ *           (advance out->last; 2 kB): uri is health_check's uri=, host the
+ *           server as a Host value. SWS_OK, or SWS_ERROR (the probe fails).
+ *   judge   the response so far, [in->pos, in->last): consume what is
+ *           judged by moving in->pos (the rest is kept; 2 kB at most);
+ *           eof: the server closed. SWS_AGAIN (more is needed), SWS_OK (the
+ *           server passes), SWS_DECLINED (it fails; *why, a static string,
+ *           says why in the log).
+ */
+typedef struct {
+    const char  *name;
+    sws_int_t  (*create)(void *data, const sws_str_t *uri, const sws_str_t *host,
+                         sws_buf_t *out);
+    sws_int_t  (*judge)(void *data, sws_buf_t *in, int eof, const char **why);
+    void        *reserved[4];    /* zero */
+} sws_http_upstream_probe_t;
+
+/* At configuration time, with the location's target: the group it names is
+ * probed with probe (NULL: HTTP). A group reached by locations of two
+ * different probes is probed by the first one's (a warning says so). */
+void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
+    const sws_http_upstream_probe_t *probe, void *data);
+
+/* ---- a response cache in front of the servers ------------------------- */
+
+/*
+ * A module that stores responses (modules/cache, or any other) registers
+ * these hooks for a location with sws_http_upstream_cache_set() from a
+ * directive setter; every upstream request of the location (proxy,
+ * fastcgi, node, python alike) then goes through them. data is the
+ * module's, given back to each hook (its location conf, say); per-request
+ * state goes in the module's request context (sws_http_set_ctx).
+ *
+ *   lookup        before the body is read and before any server is chosen.
+ *                 Returns SWS_DECLINED (not for the cache: the request goes
+ *                 on and nothing is offered to store), SWS_UPSTREAM_CACHE_MISS
+ *                 (go to a server, offer the response), SWS_UPSTREAM_CACHE_
+ *                 REVALIDATE (the same, conditionally: the validators were set
+ *                 with sws_http_upstream_cache_validators), or anything a
+ *                 content handler returns: the hook answered the request
+ *                 itself (sws_http_send_stored) and no server is contacted.
+ *   store_header  the final response head is on r (status, headers, after
+ *                 the hide rules), before the header filters: SWS_OK to see
+ *                 the body, SWS_DECLINED not to. Not called for an upgrade,
+ *                 an intercepted error, a retried attempt, or a HEAD.
+ *   store_body    n decoded body bytes as they come from the server (before
+ *                 the client gets them; the memory is reused afterwards: copy
+ *                 or write it). SWS_OK, or anything else to stop storing
+ *                 (store_end follows with complete 0).
+ *   store_end     once per accepted store_header: complete 1 when the whole
+ *                 body came (its framing said so), 0 when it was cut, the
+ *                 server failed or timed out, the client went away first, or
+ *                 the body was not read (HEAD, a 304 made by a filter).
+ *   not_modified  a revalidation got a 304: the client does not see it. The
+ *                 304's headers are on r (update the stored entry from them);
+ *                 return what a content handler returns, normally
+ *                 sws_http_send_stored() of the stored response.
+ */
+#define SWS_UPSTREAM_CACHE_MISS        -110
+#define SWS_UPSTREAM_CACHE_REVALIDATE  -111
+
+typedef struct {
+    const char  *name;           /* for log messages */
+    sws_int_t  (*lookup)(sws_http_request_t *r, void *data);
+    sws_int_t  (*store_header)(sws_http_request_t *r, void *data);
+    sws_int_t  (*store_body)(sws_http_request_t *r, void *data, const u_char *p, size_t n);
+    void       (*store_end)(sws_http_request_t *r, void *data, int complete);
+    sws_int_t  (*not_modified)(sws_http_request_t *r, void *data);
+    void        *reserved[4];    /* zero: hooks of later minor versions */
+} sws_http_upstream_cache_t;
+
+/* At configuration time, for the level being parsed (http, server or
+ * location; inherited by the levels below that set none): its upstream
+ * requests go through cache. cache NULL: none at this level (a location
+ * turning its parent's off). SWS_OK, or SWS_ERROR if the level has one. */
+sws_int_t  sws_http_upstream_cache_set(sws_conf_t *cf, const sws_http_upstream_cache_t *cache,
+    void *data);
+
+/* From lookup, before returning SWS_UPSTREAM_CACHE_REVALIDATE: the stored
+ * response's ETag (NULL: none) and Last-Modified (-1: none); at least one
+ * is needed. Copied. SWS_OK or SWS_ERROR. */
+sws_int_t  sws_http_upstream_cache_validators(sws_http_upstream_t *u, const sws_str_t *etag,
+    time_t last_modified);
+
+/*
+ * For the protocol's create_request: 1 if the response goes to a cache
+ * (lookup said MISS or REVALIDATE). Then the client's own conditional and
+ * range fields (If-None-Match, If-Modified-Since, If-Match,
+ * If-Unmodified-Since, If-Range, Range) are not to be sent: the server
+ * answers with the whole response, and the filters judge the client's
+ * conditions on what the client gets. if_none_match and if_modified_since
+ * (an HTTP date), when not empty, are to be sent instead: a revalidation.
+ * 0: nothing changes.
+ */
+int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
+    sws_str_t *if_modified_since);
+
 /* ---- configuration ------------------------------------------------------ */
 
 /* The framework's part of a location's configuration. A module keeps a
@@ -236,6 +417,34 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
  * context is made from the merged SSL directives. */
 void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
 
+/* ---- servers that change at run time (admin API, application processes) */
+
+/*
+ * A group's servers, changed while it runs and seen by every worker at its
+ * next choice of a server: the list is in shared memory. upstream: the
+ * group's name ("backend", or an implicit "host:port"); addr: an address
+ * that needs no resolver ("127.0.0.1:8080", "[::1]:8080", "unix:/path").
+ * A group has room for dynamic_servers N added ones (8 by default for an
+ * upstream { } block, 0 for an implicit group). A reload starts again from
+ * the configuration. Callable from a worker or the master.
+ *
+ *   add     a new server (weight 1..1000), or a drained or removed one back;
+ *           SWS_BUSY: no room left
+ *   drain   no new requests; those in flight finish
+ *   remove  no new requests either (in flight ones finish too); an added
+ *           server's room is free again
+ *   weight  a new weight (1..1000), for the next requests
+ *
+ * SWS_OK; SWS_DECLINED: no such group, or no such server in it (drain,
+ * remove, weight); SWS_ERROR: an invalid address or weight.
+ */
+sws_int_t  sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight);
+sws_int_t  sws_http_upstream_server_drain(const sws_str_t *upstream, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_server_remove(const sws_str_t *upstream, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight);
+
 /* ---- metrics (shared by all workers; for the admin module) ------------- */
 
 typedef struct {
@@ -259,5 +468,13 @@ typedef struct {
 /* The servers of every upstream of the running configuration. */
 sws_uint_t sws_http_upstream_stats_count(void);
 sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st);
+
+/* The i-th server of one group as its run-time list has it now (the
+ * configured ones, then those added and not removed), with its counters:
+ * state "up", "draining", "down" (removed, or down in the configuration),
+ * "unhealthy" or "unavail". SWS_OK, or SWS_DECLINED past the last one (or
+ * no such group). */
+sws_int_t  sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
+    sws_http_upstream_stats_t *st);
 
 #endif

@@ -1,8 +1,10 @@
 /*
  * The proxy module: HTTP/1.x to upstream servers over the upstream
  * framework. sws_proxy_module.c: directives, configuration, the content
- * handler, variables. sws_proxy_request.c: the request line and headers.
- * sws_proxy_response.c: the response head, body framing both ways.
+ * handler, variables. sws_proxy_request.c: the request line and the
+ * proxy's own fields. sws_proxy_response.c: Location rewritten. HTTP/1
+ * itself (framing, hop-by-hop fields, the response parser) is the
+ * upstream framework's (sws_http_upstream_h1_*).
  * sws_proxy_url.c: proxy_pass's URL (at start-up, or per request).
  */
 #ifndef SWS_PROXY_H
@@ -62,46 +64,21 @@ typedef struct {
     sws_array_t               *redirects;    /* sws_proxy_redirect_t; empty: off */
 } sws_proxy_loc_conf_t;
 
-/* How the response body is delimited. */
-#define SWS_PROXY_BODY_NONE     0
-#define SWS_PROXY_BODY_LENGTH   1
-#define SWS_PROXY_BODY_CHUNKED  2
-#define SWS_PROXY_BODY_CLOSE    3
-
 typedef struct {
     sws_http_upstream_t       *u;
     sws_proxy_loc_conf_t      *plcf;
     const sws_proxy_target_t  *t;               /* &plcf->target, or this request's */
-    /* the request */
     unsigned                   upgrade:1;       /* the client asked, we pass it */
-    unsigned                   chunked_body:1;  /* streamed body of unknown length */
-    /* the response head */
-    sws_uint_t                 state;           /* 0: status line, 1: headers */
-    sws_uint_t                 status;
-    sws_uint_t                 version;
-    off_t                      length;          /* Content-Length, -1 none */
-    sws_array_t               *conn_tokens;     /* headers named in Connection */
-    sws_array_t               *interim;         /* the headers of a 1xx being read */
-    sws_uint_t                 ninterim;        /* 1xx responses passed on */
-    sws_str_t                  upgrade_value;
-    unsigned                   te_chunked:1;
-    unsigned                   conn_close:1;
-    unsigned                   conn_keepalive:1;
-    /* the response body */
-    sws_uint_t                 body;
-    off_t                      rest;
-    sws_http_chunked_t         chunked;
+    unsigned                   rid:1;           /* our X-Request-Id replaces the client's */
 } sws_proxy_ctx_t;
 
 extern sws_module_t sws_module;
 extern const sws_http_upstream_proto_t sws_proxy_proto;
 
 sws_int_t sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out);
-void      sws_proxy_reinit(sws_http_request_t *r, void *data);
-sws_int_t sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b);
-sws_int_t sws_proxy_input_filter(sws_http_request_t *r, void *data,
-    sws_http_upstream_input_t *in);
-void      sws_proxy_frame_body(sws_http_request_t *r, void *data, sws_buf_t *b, int last);
+/* proxy_redirect: the hook of the framework's HTTP/1 response parser. */
+sws_int_t sws_proxy_response_header(sws_http_request_t *r, void *data, const sws_str_t *name,
+    const u_char *lcname, sws_str_t *value);
 /* NULL, or what is wrong with url (auth: the part to connect to). */
 const char *sws_proxy_parse_url(const sws_str_t *url, sws_proxy_target_t *t,
     sws_str_t *auth);

@@ -82,15 +82,16 @@ SWS_EXPORT sws_module_t sws_module = {
     .merge_loc_conf = sws_proxy_merge_loc_conf,
 };
 
+/* HTTP/1 is the framework's: the proxy builds only its part of the request. */
 const sws_http_upstream_proto_t sws_proxy_proto = {
     .name = "proxy",
     .create_request = sws_proxy_create_request,
-    .reinit = sws_proxy_reinit,
-    .process_header = sws_proxy_process_header,
-    .input_filter = sws_proxy_input_filter,
-    .frame_head = 18,                  /* 16 hex digits and CRLF */
-    .frame_tail = 7,                   /* CRLF, and "0" CRLF CRLF at the end */
-    .frame_body = sws_proxy_frame_body,
+    .reinit = sws_http_upstream_h1_reinit,
+    .process_header = sws_http_upstream_h1_process_header,
+    .input_filter = sws_http_upstream_h1_input_filter,
+    .frame_head = SWS_UPSTREAM_H1_FRAME_HEAD,
+    .frame_tail = SWS_UPSTREAM_H1_FRAME_TAIL,
+    .frame_body = sws_http_upstream_h1_frame_body,
 };
 
 /* ---- the content handler ---- */
@@ -145,8 +146,8 @@ sws_proxy_handler(sws_http_request_t *r)
     ctx->u = u;
     ctx->plcf = plcf;
     ctx->t = &plcf->target;
-    ctx->length = -1;
     sws_http_set_ctx(r, &sws_module, ctx);
+    sws_http_upstream_h1_set_header_hook(u, sws_proxy_response_header, ctx);
     if (plcf->url_fmt) {
         rc = sws_proxy_eval_target(r, ctx);
         if (rc != SWS_OK) {

@@ -1,11 +1,10 @@
 /*
- * The request to the server, in one buffer written in one pass (after one
- * pass to measure it): the request line with nginx's URI rules, Host,
- * Connection, X-Forwarded-For/-Proto, X-Request-Id, the body framing, the
- * location's proxy_set_header lines, then the client's headers without the
- * hop-by-hop ones (Connection and what it names, Keep-Alive, TE, Trailer,
- * Transfer-Encoding, Upgrade, Proxy-Authorization, Proxy-Connection) and
- * without those the proxy replaces.
+ * The proxy's part of the request to the server: the URI by nginx's rules,
+ * Host, X-Forwarded-For/-Proto, X-Request-Id and the location's
+ * proxy_set_header lines, and which of the client's fields those replace.
+ * The framework's HTTP/1 client writes the head with them
+ * (sws_http_upstream_h1_create_request): the Connection and framing lines,
+ * and the client's fields without the hop-by-hop ones.
  */
 #include "sws_proxy.h"
 
@@ -67,72 +66,18 @@ sws_proxy_uri(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_t *out)
     return SWS_OK;
 }
 
-/* Does a Connection header of the client name this (lower-case) header? */
+/* Does the proxy replace the client's field h (sent its own, or none)? */
 static int
-sws_proxy_connection_names(sws_http_request_t *r, const sws_str_t *name)
+sws_proxy_replaces(void *data, const sws_http_header_t *h)
 {
-    const sws_array_t       *hs = sws_http_headers_in(r);
-    const sws_http_header_t *h = hs->elts;
-    sws_uint_t               i;
-    u_char                  *p, *last, *s, *e;
-
-    for (i = 0; i < hs->nelts; i++) {
-        if (h[i].name.len != 10 || memcmp(h[i].name.data, "connection", 10) != 0) {
-            continue;
-        }
-        p = h[i].value.data;
-        last = p + h[i].value.len;
-        while (p < last) {
-            while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
-                p++;
-            }
-            for (s = p; p < last && *p != ','; p++) { /* the token */ }
-            for (e = p; e > s && (e[-1] == ' ' || e[-1] == '\t'); e--) { /* trim */ }
-            if ((size_t) (e - s) == name->len
-                && sws_strncasecmp(s, name->data, name->len) == 0)
-            {
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* Is the client's header h one the proxy does not pass on? */
-static int
-sws_proxy_skip(sws_http_request_t *r, sws_proxy_headers_t *hs, const sws_http_header_t *h,
-    int check_connection)
-{
-    const u_char *n = h->name.data;
+    sws_proxy_ctx_t     *ctx = data;
+    sws_proxy_headers_t *hs = ctx->plcf->headers;
+    const u_char        *n = h->name.data;
 
     switch (h->name.len) {
-    case 2:
-        return memcmp(n, "te", 2) == 0;
-    case 4:
-        return memcmp(n, "host", 4) == 0;
-    case 6:
-        if (memcmp(n, "expect", 6) == 0) {
-            return 1;                  /* the proxy answered 100-continue itself */
-        }
-        break;
-    case 7:
-        if (memcmp(n, "trailer", 7) == 0 || memcmp(n, "upgrade", 7) == 0) {
-            return 1;
-        }
-        break;
-    case 10:
-        if (memcmp(n, "connection", 10) == 0 || memcmp(n, "keep-alive", 10) == 0) {
-            return 1;
-        }
-        break;
     case 12:
-        if (memcmp(n, "x-request-id", 12) == 0 && sws_http_request_id(r)->len) {
+        if (memcmp(n, "x-request-id", 12) == 0 && ctx->rid) {
             return 1;                  /* ours replaces it */
-        }
-        break;
-    case 14:
-        if (memcmp(n, "content-length", 14) == 0) {
-            return 1;
         }
         break;
     case 15:
@@ -140,26 +85,13 @@ sws_proxy_skip(sws_http_request_t *r, sws_proxy_headers_t *hs, const sws_http_he
             return 1;                  /* appended to in ours */
         }
         break;
-    case 16:
-        if (memcmp(n, "proxy-connection", 16) == 0) {
-            return 1;
-        }
-        break;
     case 17:
-        if (memcmp(n, "transfer-encoding", 17) == 0 || memcmp(n, "x-forwarded-proto", 17) == 0) {
-            return 1;
-        }
-        break;
-    case 19:
-        if (memcmp(n, "proxy-authorization", 19) == 0) {
+        if (memcmp(n, "x-forwarded-proto", 17) == 0) {
             return 1;
         }
         break;
     }
-    if (hs->names && sws_hash_find(hs->names, n, h->name.len)) {
-        return 1;                      /* proxy_set_header replaces it */
-    }
-    return check_connection && sws_proxy_connection_names(r, &h->name);
+    return hs->names && sws_hash_find(hs->names, n, h->name.len);   /* proxy_set_header */
 }
 
 sws_int_t
@@ -202,228 +134,71 @@ sws_proxy_xff(sws_http_request_t *r, sws_str_t *out)
     return SWS_OK;
 }
 
-#define SWS_PROXY_LINE(name)  (sizeof(name ": \r\n") - 1)
-
+/* What is the proxy's own in the request; the rest (framing, Connection,
+ * the client's fields without the hop-by-hop ones) is the framework's
+ * HTTP/1 client (sws_http_upstream_h1_create_request). */
 sws_int_t
 sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
 {
-    sws_proxy_ctx_t          *ctx = data;
-    sws_proxy_loc_conf_t     *plcf = ctx->plcf;
-    sws_proxy_headers_t      *hs = plcf->headers;
-    sws_http_upstream_t      *u = ctx->u;
-    const sws_array_t        *hin = sws_http_headers_in(r);
-    const sws_http_header_t  *h = hin->elts;
-    const sws_str_t          *method = sws_http_method_name(r), *rid = sws_http_request_id(r);
-    const sws_str_t          *upgrade = NULL;
-    sws_str_t                 uri, xff;
-    sws_uint_t                i, mode = sws_http_upstream_body_mode(u);
-    u_char                    skip_small[128], *skip = skip_small;
-    u_char                    num[24], *numend = num;
-    size_t                    len, *dlen = NULL;
-    int                       v11 = plcf->http_version == SWS_HTTP_VERSION_11;
-    int                       check_conn = sws_http_header_in(r, "connection", 10) != NULL;
-    const char               *conn = NULL, *te = NULL;
-    off_t                     body_len;
-    sws_buf_t                *b;
-    sws_chain_t              *cl, *body, **ll;
-    u_char                   *p;
+    static const sws_str_t          xff_name = sws_string("X-Forwarded-For");
+    static const sws_str_t          xfp_name = sws_string("X-Forwarded-Proto");
+    static const sws_str_t          xrid_name = sws_string("X-Request-Id");
+    sws_proxy_ctx_t                *ctx = data;
+    sws_proxy_loc_conf_t           *plcf = ctx->plcf;
+    sws_proxy_headers_t            *hs = plcf->headers;
+    const sws_str_t                *rid = sws_http_request_id(r);
+    sws_http_upstream_h1_request_t  rq;
+    sws_http_header_t              *f;
+    sws_uint_t                      i, n = 0;
+    size_t                          len;
 
-    if (sws_proxy_uri(r, ctx, &uri) != SWS_OK) {
+    sws_memzero(&rq, sizeof(rq));
+    ctx->rid = rid->len != 0;
+    if (sws_proxy_uri(r, ctx, &rq.target) != SWS_OK) {
         return SWS_ERROR;
     }
-
-    /* The body's framing. */
-    if (mode == SWS_UPSTREAM_BODY_NONE) {
-        if (sws_http_header_in(r, "content-length", 14) && !sws_http_has_body(r)) {
-            numend = sws_cpymem(num, "0", 1);        /* "Content-Length: 0" stays */
-        }
-    } else {
-        body_len = sws_http_upstream_body_length(u);
-        if (body_len >= 0) {
-            numend = sws_sprint_uint(num, (uint64_t) body_len);
-        } else {
-            te = "chunked";
-            ctx->chunked_body = 1;
-        }
-    }
-
-    if (ctx->upgrade) {
-        upgrade = sws_http_header_in(r, "upgrade", 7);
-        conn = "upgrade";
-    } else if (!v11 || !sws_http_upstream_can_keepalive(u)) {
-        conn = "close";
-    }
-
-    /* Measure. */
-    len = method->len + 1 + uri.len + sizeof(" HTTP/1.1\r\n") - 1;
-    if (!hs->host) {
-        len += SWS_PROXY_LINE("Host") + ctx->t->host.len;
-    }
-    if (conn && !hs->connection) {
-        len += SWS_PROXY_LINE("Connection") + strlen(conn);
-    }
-    if (upgrade && !hs->upgrade) {
-        len += SWS_PROXY_LINE("Upgrade") + upgrade->len;
-    }
-    if (!hs->xff) {
-        if (sws_proxy_xff(r, &xff) != SWS_OK) {
-            return SWS_ERROR;
-        }
-        len += SWS_PROXY_LINE("X-Forwarded-For") + xff.len;
-    }
-    if (!hs->xfp) {
-        len += SWS_PROXY_LINE("X-Forwarded-Proto") + sws_http_scheme(r)->len;
-    }
-    if (rid->len && !hs->xrid) {
-        len += SWS_PROXY_LINE("X-Request-Id") + rid->len;
-    }
-    if (numend > num) {
-        len += SWS_PROXY_LINE("Content-Length") + (size_t) (numend - num);
-    }
-    if (te) {
-        len += SWS_PROXY_LINE("Transfer-Encoding") + strlen(te);
-    }
-    len += hs->static_text.len;
-    if (hs->ndynamic) {
-        dlen = sws_palloc(sws_http_pool(r), hs->ndynamic * sizeof(size_t));
-        if (dlen == NULL) {
-            return SWS_ERROR;
-        }
-        for (i = 0; i < hs->ndynamic; i++) {
-            dlen[i] = sws_http_format_len(hs->dynamic[i].value, r);
-            if (dlen[i]) {
-                len += hs->dynamic[i].name.len + 4 + dlen[i];
-            }
-        }
-    }
-    if (plcf->pass_request_headers) {
-        if (hin->nelts > sizeof(skip_small)) {
-            skip = sws_pnalloc(sws_http_pool(r), hin->nelts);
-            if (skip == NULL) {
-                return SWS_ERROR;
-            }
-        }
-        for (i = 0; i < hin->nelts; i++) {
-            skip[i] = (u_char) sws_proxy_skip(r, hs, &h[i], check_conn);
-            if (!skip[i]) {
-                len += h[i].name.len + 2 + h[i].value.len + 2;
-            }
-        }
-    }
-    len += 2;
-
-    /* Write. */
-    b = sws_create_temp_buf(sws_http_pool(r), len);
-    cl = sws_alloc_chain_link(sws_http_pool(r));
-    if (b == NULL || cl == NULL) {
+    f = sws_palloc(sws_http_pool(r), (3 + hs->ndynamic) * sizeof(sws_http_header_t));
+    if (f == NULL) {
         return SWS_ERROR;
     }
-    p = b->last;
-    p = sws_cpymem(p, method->data, method->len);
-    *p++ = ' ';
-    p = sws_cpymem(p, uri.data, uri.len);
-    p = sws_cpymem(p, v11 ? " HTTP/1.1\r\n" : " HTTP/1.0\r\n", 11);
-
-#define SWS_PROXY_PUT(name, v, vlen) \
-    p = sws_cpymem(p, name ": ", sizeof(name ": ") - 1); \
-    p = sws_cpymem(p, v, vlen); *p++ = '\r'; *p++ = '\n'
-
-    if (!hs->host) {
-        SWS_PROXY_PUT("Host", ctx->t->host.data, ctx->t->host.len);
-    }
-    if (conn && !hs->connection) {
-        SWS_PROXY_PUT("Connection", conn, strlen(conn));
-    }
-    if (upgrade && !hs->upgrade) {
-        SWS_PROXY_PUT("Upgrade", upgrade->data, upgrade->len);
-    }
     if (!hs->xff) {
-        SWS_PROXY_PUT("X-Forwarded-For", xff.data, xff.len);
+        f[n].name = xff_name;
+        if (sws_proxy_xff(r, &f[n++].value) != SWS_OK) {
+            return SWS_ERROR;
+        }
     }
     if (!hs->xfp) {
-        SWS_PROXY_PUT("X-Forwarded-Proto", sws_http_scheme(r)->data, sws_http_scheme(r)->len);
+        f[n].name = xfp_name;
+        f[n++].value = *sws_http_scheme(r);
     }
     if (rid->len && !hs->xrid) {
-        SWS_PROXY_PUT("X-Request-Id", rid->data, rid->len);
-    }
-    if (numend > num) {
-        SWS_PROXY_PUT("Content-Length", num, (size_t) (numend - num));
-    }
-    if (te) {
-        SWS_PROXY_PUT("Transfer-Encoding", te, strlen(te));
-    }
-    if (hs->static_text.len) {
-        p = sws_cpymem(p, hs->static_text.data, hs->static_text.len);
+        f[n].name = xrid_name;
+        f[n++].value = *rid;
     }
     for (i = 0; i < hs->ndynamic; i++) {
-        if (dlen[i] == 0) {
-            continue;                  /* an empty value: no header */
+        len = sws_http_format_len(hs->dynamic[i].value, r);
+        f[n].name = hs->dynamic[i].name;
+        f[n].value.data = sws_pnalloc(sws_http_pool(r), len ? len : 1);
+        if (f[n].value.data == NULL) {
+            return SWS_ERROR;
         }
-        p = sws_cpymem(p, hs->dynamic[i].name.data, hs->dynamic[i].name.len);
-        *p++ = ':';
-        *p++ = ' ';
-        p = sws_http_format_render(hs->dynamic[i].value, r, p);
-        *p++ = '\r';
-        *p++ = '\n';
+        /* An empty value: no field (and the client's is not sent either). */
+        f[n].value.len = (size_t) (sws_http_format_render(hs->dynamic[i].value, r,
+                                                          f[n].value.data) - f[n].value.data);
+        n++;
     }
-    if (plcf->pass_request_headers) {
-        for (i = 0; i < hin->nelts; i++) {
-            if (skip[i]) {
-                continue;
-            }
-            p = sws_cpymem(p, h[i].name.data, h[i].name.len);
-            *p++ = ':';
-            *p++ = ' ';
-            p = sws_cpymem(p, h[i].value.data, h[i].value.len);
-            *p++ = '\r';
-            *p++ = '\n';
-        }
+    if (!hs->host) {
+        rq.host = ctx->t->host;
     }
-    *p++ = '\r';
-    *p++ = '\n';
-#undef SWS_PROXY_PUT
-    b->last = p;
-
-    cl->buf = b;
-    cl->next = NULL;
-    *out = cl;
-
-    if (mode == SWS_UPSTREAM_BODY_BUFFERED) {
-        ll = &cl->next;
-        for (body = sws_http_request_body(r); body; body = body->next) {
-            cl = sws_alloc_chain_link(sws_http_pool(r));
-            if (cl == NULL) {
-                return SWS_ERROR;
-            }
-            cl->buf = body->buf;
-            cl->next = NULL;
-            *ll = cl;
-            ll = &cl->next;
-        }
-    }
-    return SWS_OK;
-}
-
-/* Streaming a body of unknown length: each piece as a chunk. */
-void
-sws_proxy_frame_body(sws_http_request_t *r, void *data, sws_buf_t *b, int last)
-{
-    sws_proxy_ctx_t *ctx = data;
-    u_char           head[20];
-    size_t           size = (size_t) (b->last - b->pos), n;
-
-    (void) r;
-
-    if (!ctx->chunked_body) {
-        return;
-    }
-    if (size) {
-        n = (size_t) (sws_slprintf(head, head + sizeof(head), "%zx\r\n", size) - head);
-        b->pos -= n;
-        memcpy(b->pos, head, n);
-        b->last = sws_cpymem(b->last, "\r\n", 2);
-    }
-    if (last) {
-        b->last = sws_cpymem(b->last, "0\r\n\r\n", 5);
-    }
+    rq.fields = f;
+    rq.nfields = n;
+    rq.text = hs->static_text;
+    rq.replaces = sws_proxy_replaces;
+    rq.data = ctx;
+    rq.http10 = plcf->http_version != SWS_HTTP_VERSION_11;
+    rq.upgrade = ctx->upgrade;
+    rq.own_connection = hs->connection;
+    rq.own_upgrade = hs->upgrade;
+    rq.no_client_fields = !plcf->pass_request_headers;
+    return sws_http_upstream_h1_create_request(ctx->u, &rq, out);
 }

@@ -408,6 +408,11 @@ extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;
 extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+/* sws_http_stored.c: a received or stored header put on the response
+ * (Content-Type, ETag, Last-Modified, Location set as such); lcname: the
+ * name in lower case when known (NULL: compared ignoring case) */
+sws_int_t sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name,
+    const u_char *lcname, const sws_str_t *value);
 /* sws_http_request_id.c */
 void      sws_http_request_id_init(sws_http_request_t *r);
 /* sws_http_variables.c (access log) */

@@ -19,6 +19,8 @@ Routes (the path decides what it does; the query is ignored unless said):
   /interimbad      a 103 with an invalid header line, then 200
   /interimfill     a 103 (2 kB Link) and a 7 kB final head in one write
   /notmod          304 with ETag
+  /cond/V          200, body V, ETag "V", Last-Modified (a fixed date); 304 when
+                   If-None-Match names "V" or If-Modified-Since is that date
   /head            Content-Length 1234 (the body only for GET)
   /headers         a response with hop-by-hop and hidden headers
   /redirect        302 with Location http://<Host>/<...>
@@ -346,6 +348,14 @@ class Origin:
             self._send(c, 200, b"final\n", close=closing)
         elif r0 == "notmod":
             c.sendall(self._head(304, [("ETag", '"v1"')]))
+        elif r0 == "cond":
+            lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+            tag = '"%s"' % arg
+            if tag in (req.header("If-None-Match") or "") or req.header("If-Modified-Since") == lm:
+                c.sendall(self._head(304, [("ETag", tag), ("X-Revalidated", "yes")]))
+            else:
+                self._send(c, 200, arg.encode(), [("ETag", tag), ("Last-Modified", lm),
+                                                  ("Content-Type", "text/plain")], close=closing)
         elif r0 == "head":
             h = self._head(200, [("Content-Length", "1234")])
             c.sendall(h if req.method == "HEAD" else h + pattern(1234))

@@ -2,7 +2,7 @@
  * The upstream framework's pure parts: choosing a server (round robin and
  * its weights, least_conn, hash and consistent hash, random, backup,
  * down), passive health, the HTTP/1 status line parser, addresses that
- * need no resolver, and shared memory zones (reuse across configurations,
+ * need no resolver, the HTTP/1 body framings, and shared memory zones (reuse across configurations,
  * the lock across processes).
  */
 #define _GNU_SOURCE
@@ -56,7 +56,7 @@ group(sws_uint_t n, const sws_int_t *weights, sws_uint_t nbackup)
 
     ck_assert_ptr_nonnull(g);
     g->us.peers = g->peers;
-    g->us.npeers = n;
+    g->us.npeers = g->us.nall = g->us.nused = g->us.nlive = n;     /* no run-time slots */
     g->us.nprimary = n - nbackup;
     g->us.name.data = (u_char *) "g";
     g->us.name.len = 1;
@@ -340,6 +340,88 @@ END_TEST
 
 /* ---- addresses that need no resolver (proxy_pass with variables) ---- */
 
+/* ---- HTTP/1 to the servers: the body's framings (sws_http_upstream_h1*.c) ---- */
+
+/* Feed text to the input filter as the framework does (decoded in place). */
+static sws_int_t
+h1_feed(group_t *g, u_char *buf, const char *text, int eof, sws_str_t *out, size_t *left)
+{
+    sws_http_upstream_input_t in;
+    size_t                    n = strlen(text);
+    sws_int_t                 rc;
+
+    memcpy(buf, text, n);
+    in.pos = in.out = buf;
+    in.last = buf + n;
+    in.eof = eof;
+    rc = sws_http_upstream_h1_input_filter(&g->r, NULL, &in);
+    out->data = buf;
+    out->len = (size_t) (in.out - buf);
+    *left = (size_t) (in.last - in.pos);
+    return rc;
+}
+
+START_TEST(h1_body_framings)
+{
+    group_t      *g = group(1, NULL, 0);
+    sws_ups_h1_t *st = sws_pcalloc(pool, sizeof(sws_ups_h1_t));
+    u_char        buf[128], frame[64];
+    sws_str_t     out;
+    size_t        left;
+    sws_buf_t     b;
+
+    ck_assert_ptr_nonnull(st);
+    g->r.upstream = &g->u;
+    g->u.h1 = st;
+
+    /* Content-Length: what is past it is not body (the connection is not reused). */
+    st->body = SWS_UPS_H1_BODY_LENGTH;
+    st->rest = 10;
+    ck_assert_int_eq(h1_feed(g, buf, "0123", 0, &out, &left), SWS_OK);
+    ck_assert(out.len == 4 && memcmp(out.data, "0123", 4) == 0);
+    ck_assert_int_eq(h1_feed(g, buf, "456789EXTRA", 0, &out, &left), SWS_DONE);
+    ck_assert(out.len == 6 && left == 5);
+    st->rest = 10;
+    ck_assert_int_eq(h1_feed(g, buf, "0123", 1, &out, &left), SWS_UPSTREAM_INVALID);  /* cut */
+
+    /* chunked, split inside a chunk and inside a size line */
+    sws_memzero(&st->chunked, sizeof(st->chunked));
+    st->body = SWS_UPS_H1_BODY_CHUNKED;
+    ck_assert_int_eq(h1_feed(g, buf, "5\r\nhel", 0, &out, &left), SWS_OK);
+    ck_assert(out.len == 3 && memcmp(out.data, "hel", 3) == 0);
+    ck_assert_int_eq(h1_feed(g, buf, "lo\r\n1", 0, &out, &left), SWS_OK);
+    ck_assert(out.len == 2 && memcmp(out.data, "lo", 2) == 0);
+    ck_assert_int_eq(h1_feed(g, buf, "0\r\nabcdefghijklmnop\r\n0\r\n\r\n", 0, &out, &left),
+                     SWS_DONE);
+    ck_assert(out.len == 16 && memcmp(out.data, "abcdefghijklmnop", 16) == 0 && left == 0);
+    sws_memzero(&st->chunked, sizeof(st->chunked));
+    ck_assert_int_eq(h1_feed(g, buf, "5\r\nhello\r\n", 1, &out, &left), SWS_UPSTREAM_INVALID);
+    sws_memzero(&st->chunked, sizeof(st->chunked));
+    ck_assert_int_eq(h1_feed(g, buf, "zz\r\n", 0, &out, &left), SWS_UPSTREAM_INVALID);
+
+    /* until the close */
+    st->body = SWS_UPS_H1_BODY_CLOSE;
+    ck_assert_int_eq(h1_feed(g, buf, "abc", 0, &out, &left), SWS_OK);
+    ck_assert_int_eq(h1_feed(g, buf, "", 1, &out, &left), SWS_DONE);
+
+    /* none (HEAD, 204, 304): done at once */
+    st->body = SWS_UPS_H1_BODY_NONE;
+    ck_assert_int_eq(h1_feed(g, buf, "", 0, &out, &left), SWS_DONE);
+
+    /* a streamed request body of unknown length goes chunked */
+    st->chunked_body = 1;
+    sws_memzero(&b, sizeof(b));
+    b.start = frame;
+    b.pos = frame + SWS_UPSTREAM_H1_FRAME_HEAD;
+    b.last = sws_cpymem(b.pos, "abc", 3);
+    sws_http_upstream_h1_frame_body(&g->r, NULL, &b, 0);
+    ck_assert(b.last - b.pos == 8 && memcmp(b.pos, "3\r\nabc\r\n", 8) == 0);
+    b.pos = b.last = frame + SWS_UPSTREAM_H1_FRAME_HEAD;
+    sws_http_upstream_h1_frame_body(&g->r, NULL, &b, 1);
+    ck_assert(b.last - b.pos == 5 && memcmp(b.pos, "0\r\n\r\n", 5) == 0);
+}
+END_TEST
+
 START_TEST(literal_addresses)
 {
     static const struct {
@@ -528,6 +610,11 @@ upstream_suite(void)
 
     tc = tcase_create("http1");
     tcase_add_test(tc, status_lines);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("http1_body");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, h1_body_framings);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("addresses");

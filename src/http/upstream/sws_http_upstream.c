@@ -100,12 +100,19 @@ sws_http_upstream_start(sws_http_request_t *r)
         return SWS_DONE;
     }
     u->started = 1;
-    words = (u->us->npeers + 63) / 64;
+    rc = sws_ups_cache_lookup(u);
+    if (rc != SWS_DECLINED) {
+        return rc;                      /* answered from storage, or failed */
+    }
+    if (u->us->list) {
+        sws_ups_dyn_sync(u->us);        /* the tries below count the live servers */
+    }
+    words = (u->us->nall + 63) / 64;
     u->tried = sws_pcalloc(r->pool, words * sizeof(uint64_t));
     if (u->tried == NULL || sws_pool_cleanup_add(r->pool, sws_ups_cleanup, u) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    u->tries = u->us->npeers;
+    u->tries = u->us->nlive ? u->us->nlive : 1;
     if (u->conf->next_upstream_tries && u->conf->next_upstream_tries < u->tries) {
         u->tries = u->conf->next_upstream_tries;
     }
@@ -535,6 +542,7 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);
     }
+    sws_ups_cache_end(u, u->body_complete);
     r->read_event_handler = NULL;
     r->write_event_handler = NULL;
     if (u->proto->finalize) {
@@ -567,5 +575,6 @@ sws_ups_cleanup(void *data)
         sws_ups_close_connection(u);
     }
     u->finished = 1;
+    sws_ups_cache_end(u, 0);           /* the client went away first */
     sws_ups_response_cleanup(u);
 }

@@ -15,8 +15,12 @@
  *   sws_http_upstream_head.c     the response head, retries on the next server
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
+ *   sws_http_upstream_cache.c    the hooks of a response cache
+ *   sws_http_upstream_h1_request.c  HTTP/1.x as the client protocol: the request
+ *   sws_http_upstream_h1.c       HTTP/1.x: the response head and body
  *   sws_http_upstream_health.c   active health checks
  *   sws_http_upstream_stats.c    the shared state and metrics (one shm zone)
+ *   sws_http_upstream_dynamic.c  server lists that change at run time (a slab zone)
  *   sws_http_upstream_vars.c     the $upstream_* variables
  */
 #ifndef SWS_HTTP_UPSTREAM_H
@@ -43,6 +47,9 @@
 #define SWS_UPS_FT_OFF             0x0800
 #define SWS_UPS_FT_NOLIVE          0x1000   /* internal: no server left */
 
+/* Run-time servers an upstream { } block has room for, unless told. */
+#define SWS_UPS_DEFAULT_DYNAMIC  8
+
 /* Balancing methods. */
 #define SWS_UPS_RR          0
 #define SWS_UPS_LEAST_CONN  1
@@ -58,6 +65,10 @@
 #define SWS_UPS_VAR_BYTES_RECEIVED 5
 
 typedef struct sws_http_upstream_srv_s  sws_http_upstream_srv_t;
+typedef struct sws_ups_list_s           sws_ups_list_t;
+
+/* The longest address text of a server added at run time. */
+#define SWS_UPS_NAME_LEN  120
 
 /* A server's state shared by every worker (in the "upstream" zone).
  * Updated with atomic operations, without a lock: counters and states that
@@ -97,7 +108,10 @@ typedef struct {
     sws_http_upstream_srv_t  *us;
     sws_ups_shared_t         *sh;
     unsigned                  backup:1;
-    unsigned                  down:1;
+    unsigned                  down:1;      /* not chosen (down, drained, removed) */
+    unsigned                  dynamic:1;   /* a slot for servers added at run time */
+    uint32_t                  gen;         /* worker: the slot's address generation */
+    u_char                    text[SWS_UPS_NAME_LEN];   /* a dynamic one's name */
 } sws_http_upstream_peer_t;
 
 /* A "server" line as written; resolved into peers at the end of http { }. */
@@ -132,9 +146,17 @@ struct sws_http_upstream_srv_s {
     const char                 *file;          /* where first named */
     sws_uint_t                  line;
     sws_array_t                 servers;       /* sws_http_upstream_server_t */
-    sws_http_upstream_peer_t   *peers;         /* primary first, then backup */
-    sws_uint_t                  npeers;
+    sws_http_upstream_peer_t   *peers;         /* primary, backup, then the
+                                                  run-time slots */
+    sws_uint_t                  npeers;        /* configured */
     sws_uint_t                  nprimary;
+    sws_uint_t                  nall;          /* npeers + ndynamic: iterate these */
+    sws_uint_t                  ndynamic;      /* dynamic_servers N */
+    sws_uint_t                  nused;         /* worker: [0, nused) may be in use:
+                                                  what the balancer walks */
+    sws_uint_t                  nlive;         /* worker: not removed */
+    sws_ups_list_t             *list;          /* the shared list (NULL: fixed) */
+    uint64_t                    list_version;  /* worker: the one synced */
 
     sws_uint_t                  method;
     sws_http_format_t          *hash_key;
@@ -168,6 +190,14 @@ struct sws_http_upstream_srv_s {
     unsigned                    hc_tls_used:1;     /* some location: https:// */
     unsigned                    hc_plain_used:1;   /* some location: http:// */
     unsigned                    hc_warned:1;
+    /* The probe's protocol: that of the first location naming the group
+     * (sws_http_upstream_conf_set_probe; NULL: HTTP). */
+    const sws_http_upstream_probe_t *hc_probe;
+    void                       *hc_probe_data;
+    unsigned                    hc_probe_set:1;
+    unsigned                    hc_probe_warned:1;
+    unsigned                    ndynamic_set:1;
+    unsigned                    ring_heap:1;   /* worker: ring rebuilt, malloc()ed */
 };
 
 typedef struct {
@@ -217,7 +247,17 @@ struct sws_http_upstream_conf_s {
     sws_hash_t               *hide;              /* merged: names not passed */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
+    const sws_http_upstream_probe_t *probe;      /* the target's probes (NULL: HTTP) */
+    void                     *probe_data;
 };
+
+/* The http_upstream module's location conf: what every protocol module's
+ * upstream requests of the location share. */
+typedef struct {
+    const sws_http_upstream_cache_t  *cache;     /* NULL: none */
+    void                             *cache_data;
+    unsigned                          cache_set:1;
+} sws_http_upstream_loc_conf_t;
 
 /* A buffer of the response body. Data in it goes downstream as "shadow"
  * buffers (busy counts those not yet sent); empty again, it starts over. */
@@ -245,6 +285,39 @@ typedef struct {
 } sws_ups_saved_pos_t;
 
 #define SWS_UPS_ATTEMPTS_MAX  16
+
+/* How the response body is delimited. */
+#define SWS_UPS_H1_BODY_NONE     0
+#define SWS_UPS_H1_BODY_LENGTH   1
+#define SWS_UPS_H1_BODY_CHUNKED  2
+#define SWS_UPS_H1_BODY_CLOSE    3
+
+/* HTTP/1 as the protocol: one request's state (u->h1). */
+struct sws_ups_h1_s {
+    /* the request */
+    unsigned                        http10:1;
+    unsigned                        upgrade:1;        /* asked for, passed on */
+    unsigned                        chunked_body:1;   /* streamed, length unknown */
+    sws_http_upstream_h1_header_pt  hook;
+    void                           *hook_data;
+    /* the response head */
+    sws_uint_t                      state;            /* 0: status line, 1: fields */
+    sws_uint_t                      status;
+    sws_uint_t                      version;
+    off_t                           length;           /* Content-Length, -1 none */
+    sws_array_t                    *conn_tokens;      /* fields Connection names */
+    sws_array_t                    *interim;          /* the fields of a 1xx */
+    sws_uint_t                      ninterim;
+    sws_str_t                       upgrade_value;
+    unsigned                        te_chunked:1;
+    unsigned                        conn_close:1;
+    unsigned                        conn_keepalive:1;
+    /* the response body */
+    sws_uint_t                      body;
+    off_t                           rest;
+    sws_http_chunked_t              chunked;
+};
+typedef struct sws_ups_h1_s  sws_ups_h1_t;
 
 struct sws_http_upstream_s {
     sws_http_request_t               *r;
@@ -324,6 +397,19 @@ struct sws_http_upstream_s {
     unsigned                          ssl_sni:1;       /* send ssl_name as SNI */
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
+
+    /* a response cache in front (sws_http_upstream_cache.c) */
+    const sws_http_upstream_cache_t  *cache;       /* lookup ran, not answered */
+    void                             *cache_data;
+    sws_str_t                         cond_etag;   /* revalidation's validators */
+    time_t                            cond_lm;
+    unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
+    unsigned                          revalidate:1;
+    unsigned                          tee:1;           /* store_body is fed */
+    unsigned                          body_complete:1; /* the framing ended it */
+
+    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used */
+    struct sws_ups_h1_s              *h1;
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -341,11 +427,18 @@ char      *sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us);
 sws_int_t  sws_ups_parse_literal(const sws_str_t *text, sws_uint_t default_port,
     struct sockaddr_storage *sa, socklen_t *salen, sws_str_t *host, const char **err);
 /* "1.2.3.4:80", "[::1]:80", "unix:/p" */
+/* The text of an address ("127.0.0.1:80", "[::1]:80", "unix:/p") into
+ * buf; its length (cut to size - 1). */
+size_t     sws_ups_addr_format(const struct sockaddr_storage *ss, char *buf, size_t size);
 sws_int_t  sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss,
     sws_str_t *out);
 
 /* sws_http_upstream_balance.c */
 sws_int_t  sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+/* The consistent hash ring of the servers not removed: its points, and
+ * filling ring (that many) to make it us->ring. */
+size_t     sws_ups_ring_size(sws_http_upstream_srv_t *us);
+void       sws_ups_ring_fill(sws_http_upstream_srv_t *us, sws_ups_point_t *ring);
 void       sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us);
 sws_http_upstream_peer_t *sws_ups_get_peer(sws_http_upstream_t *u);
 int        sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now);
@@ -370,6 +463,8 @@ void       sws_ups_close_conn(sws_connection_t *c);
 void       sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_connection_t *c);
 sws_int_t  sws_ups_ka_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+/* Close the idle connections to peer (its slot got another server). */
+void       sws_ups_ka_drop_peer(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
 /* Response buffers: a per-worker cache of equal-sized blocks. */
 u_char    *sws_ups_buf_alloc(size_t size, sws_log_t *log);
 void       sws_ups_buf_free(u_char *p, size_t size);
@@ -403,8 +498,29 @@ void       sws_ups_response_cleanup(sws_http_upstream_t *u);
 void       sws_ups_tunnel_start(sws_http_upstream_t *u);
 void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
 
+/* sws_http_upstream_cache.c */
+void      *sws_ups_create_loc_conf(sws_conf_t *cf);
+char      *sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+/* SWS_DECLINED: go on to a server; else the content handler's result. */
+sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);
+void       sws_ups_cache_header(sws_http_upstream_t *u);
+void       sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n);
+void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
+void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
+
+/* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
+sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
+
+/* sws_http_upstream_dynamic.c: the shared server lists */
+sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
+/* Bring the worker's peers up to date with the list (cheap when unchanged). */
+void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
+
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
+/* At merge, a location of conf: the first one naming a group gives its
+ * probes their protocol. */
+void       sws_ups_health_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf);
 
 /* sws_http_upstream_stats.c */
 sws_int_t  sws_ups_zone_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);

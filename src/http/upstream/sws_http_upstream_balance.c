@@ -20,40 +20,62 @@ sws_ups_point_cmp(const void *a, const void *b)
     return x->hash < y->hash ? -1 : x->hash > y->hash;
 }
 
-sws_int_t
-sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us)
+/* The points of the consistent hash ring: for the servers not removed. */
+size_t
+sws_ups_ring_size(sws_http_upstream_srv_t *us)
+{
+    sws_uint_t i, n = 0;
+
+    for (i = 0; i < us->nall; i++) {
+        if (!us->peers[i].dynamic || !us->peers[i].down) {
+            n += SWS_UPS_RING_POINTS * (sws_uint_t) us->peers[i].weight;
+        }
+    }
+    return n;
+}
+
+void
+sws_ups_ring_fill(sws_http_upstream_srv_t *us, sws_ups_point_t *ring)
 {
     sws_uint_t  i, j, n = 0;
     u_char      key[512 + 24];
     size_t      len;
 
-    if (us->method != SWS_UPS_HASH || !us->consistent) {
-        return SWS_OK;
-    }
-    for (i = 0; i < us->npeers; i++) {
-        n += SWS_UPS_RING_POINTS * (sws_uint_t) us->peers[i].weight;
-    }
-    us->ring = sws_palloc(sws_conf_pool(cf), sizeof(sws_ups_point_t) * n);
-    if (us->ring == NULL) {
-        return SWS_ERROR;
-    }
     /* Points hashed from the server as written, so that the ring stays the
      * same when the same names resolve to other addresses. */
-    n = 0;
-    for (i = 0; i < us->npeers; i++) {
+    for (i = 0; i < us->nall; i++) {
+        if (us->peers[i].dynamic && us->peers[i].down) {
+            continue;
+        }
         for (j = 0; j < SWS_UPS_RING_POINTS * (sws_uint_t) us->peers[i].weight; j++) {
             len = (size_t) (sws_slprintf(key, key + sizeof(key), "%.*s-%.*s-%lu",
                                          (int) sws_min(us->peers[i].server.len, 256),
                                          us->peers[i].server.data,
                                          (int) sws_min(us->peers[i].name.len, 200),
                                          us->peers[i].name.data, (unsigned long) j) - key);
-            us->ring[n].hash = sws_hash_key(key, len);
-            us->ring[n].peer = (uint32_t) i;
+            ring[n].hash = sws_hash_key(key, len);
+            ring[n].peer = (uint32_t) i;
             n++;
         }
     }
-    qsort(us->ring, n, sizeof(sws_ups_point_t), sws_ups_point_cmp);
+    qsort(ring, n, sizeof(sws_ups_point_t), sws_ups_point_cmp);
+    us->ring = ring;
     us->nring = n;
+}
+
+sws_int_t
+sws_ups_balancer_init(sws_conf_t *cf, sws_http_upstream_srv_t *us)
+{
+    sws_ups_point_t *ring;
+
+    if (us->method != SWS_UPS_HASH || !us->consistent) {
+        return SWS_OK;
+    }
+    ring = sws_palloc(sws_conf_pool(cf), sizeof(sws_ups_point_t) * sws_ups_ring_size(us));
+    if (ring == NULL) {
+        return SWS_ERROR;
+    }
+    sws_ups_ring_fill(us, ring);
     return SWS_OK;
 }
 
@@ -63,7 +85,7 @@ sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us)
     sws_uint_t i;
 
     srandom((unsigned) getpid() ^ (unsigned) sws_current_msec());
-    for (i = 0; i < us->npeers; i++) {
+    for (i = 0; i < us->nall; i++) {
         us->peers[i].current_weight = 0;
         us->peers[i].effective_weight = us->peers[i].weight;
         us->peers[i].conns = 0;
@@ -86,7 +108,7 @@ sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now)
     }
     /* A lone server is never taken out by passive health: there would be
      * nothing else to try. */
-    if (peer->max_fails && peer->us->npeers > 1
+    if (peer->max_fails && peer->us->nlive > 1
         && sws_ups_atomic_load(&sh->fails) >= peer->max_fails
         && now < sws_ups_atomic_load(&sh->down_until))
     {
@@ -118,10 +140,10 @@ sws_ups_candidate(sws_http_upstream_t *u, sws_http_upstream_peer_t *p, sws_msec_
     return !sws_ups_tried(u, p->index) && sws_ups_peer_available(p, now);
 }
 
-/* Smooth weighted round robin over the candidates of [lo, hi) (only those
- * with equal_to's connections-per-weight when least is set). */
+/* Smooth weighted round robin over the candidates, primary or backup ones
+ * (only those with least's connections-per-weight when least is set). */
 static sws_http_upstream_peer_t *
-sws_ups_rr(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now,
+sws_ups_rr(sws_http_upstream_t *u, sws_uint_t backup, sws_msec_t now,
     sws_http_upstream_peer_t *least)
 {
     sws_http_upstream_srv_t  *us = u->us;
@@ -129,9 +151,9 @@ sws_ups_rr(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now,
     sws_int_t                 total = 0;
     sws_uint_t                i;
 
-    for (i = lo; i < hi; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
-        if (!sws_ups_candidate(u, p, now)) {
+        if (p->backup != backup || !sws_ups_candidate(u, p, now)) {
             continue;
         }
         if (least && p->conns * (sws_uint_t) least->weight
@@ -155,14 +177,14 @@ sws_ups_rr(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now,
 }
 
 static sws_http_upstream_peer_t *
-sws_ups_least_conn(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_msec_t now)
+sws_ups_least_conn(sws_http_upstream_t *u, sws_uint_t backup, sws_msec_t now)
 {
     sws_http_upstream_peer_t *p, *best = NULL;
     sws_uint_t                i, ties = 0;
 
-    for (i = lo; i < hi; i++) {
+    for (i = 0; i < u->us->nused; i++) {
         p = &u->us->peers[i];
-        if (!sws_ups_candidate(u, p, now)) {
+        if (p->backup != backup || !sws_ups_candidate(u, p, now)) {
             continue;
         }
         /* conns / weight, compared without division */
@@ -180,7 +202,7 @@ sws_ups_least_conn(sws_http_upstream_t *u, sws_uint_t lo, sws_uint_t hi, sws_mse
     if (best == NULL || ties == 1) {
         return best;
     }
-    return sws_ups_rr(u, lo, hi, now, best);
+    return sws_ups_rr(u, backup, now, best);
 }
 
 static uint32_t
@@ -230,10 +252,10 @@ sws_ups_hash(sws_http_upstream_t *u, sws_msec_t now)
         return NULL;
     }
 
-    for (i = 0; i < us->npeers; i++) {
-        total += us->peers[i].weight;
+    for (i = 0; i < us->nused; i++) {
+        total += us->peers[i].weight;          /* free slots weigh 0 */
     }
-    for (tries = 0; tries < SWS_UPS_HASH_TRIES; tries++) {
+    for (tries = 0; tries < SWS_UPS_HASH_TRIES && total; tries++) {
         w = (sws_int_t) (hash % (uint32_t) total);
         for (i = 0; w >= us->peers[i].weight; i++) {
             w -= us->peers[i].weight;
@@ -246,7 +268,7 @@ sws_ups_hash(sws_http_upstream_t *u, sws_msec_t now)
         hash = (hash ^ (uint32_t) (tries + 1)) * 0x9e3779b1u;
         hash ^= hash >> 15;
     }
-    return sws_ups_rr(u, 0, us->npeers, now, NULL);
+    return sws_ups_rr(u, 0, now, NULL);
 }
 
 static sws_http_upstream_peer_t *
@@ -257,7 +279,7 @@ sws_ups_random_one(sws_http_upstream_t *u, sws_msec_t now, sws_http_upstream_pee
     sws_int_t                 total = 0, w;
     sws_uint_t                i;
 
-    for (i = 0; i < us->npeers; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
         if (p != not && sws_ups_candidate(u, p, now)) {
             total += p->weight;
@@ -267,7 +289,7 @@ sws_ups_random_one(sws_http_upstream_t *u, sws_msec_t now, sws_http_upstream_pee
         return NULL;
     }
     w = (sws_int_t) (random() % total);
-    for (i = 0; i < us->npeers; i++) {
+    for (i = 0; i < us->nused; i++) {
         p = &us->peers[i];
         if (p == not || !sws_ups_candidate(u, p, now)) {
             continue;
@@ -303,6 +325,9 @@ sws_ups_get_peer(sws_http_upstream_t *u)
     sws_http_upstream_peer_t *p = NULL;
     sws_msec_t                now = sws_current_msec();
 
+    if (us->list) {
+        sws_ups_dyn_sync(us);          /* servers added, drained, removed */
+    }
     switch (us->method) {
     case SWS_UPS_HASH:
         p = sws_ups_hash(u, now);
@@ -311,15 +336,15 @@ sws_ups_get_peer(sws_http_upstream_t *u)
         p = sws_ups_random(u, now);
         break;
     case SWS_UPS_LEAST_CONN:
-        p = sws_ups_least_conn(u, 0, us->nprimary, now);
+        p = sws_ups_least_conn(u, 0, now);
         if (p == NULL && us->npeers > us->nprimary) {
-            p = sws_ups_least_conn(u, us->nprimary, us->npeers, now);
+            p = sws_ups_least_conn(u, 1, now);
         }
         break;
     default:
-        p = sws_ups_rr(u, 0, us->nprimary, now, NULL);
+        p = sws_ups_rr(u, 0, now, NULL);
         if (p == NULL && us->npeers > us->nprimary) {
-            p = sws_ups_rr(u, us->nprimary, us->npeers, now, NULL);
+            p = sws_ups_rr(u, 1, now, NULL);
         }
     }
     if (p) {
@@ -366,7 +391,7 @@ sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log)
     }
     if (fails >= peer->max_fails) {
         sws_ups_atomic_store(&sh->down_until, now + peer->fail_timeout);
-        if (peer->us->npeers > 1) {
+        if (peer->us->nlive > 1) {
             sws_log_error(SWS_LOG_WARN, log, 0, "upstream server %.*s of \"%.*s\" "
                           "temporarily disabled for %lld ms after %u failures",
                           (int) peer->name.len, peer->name.data, (int) peer->us->name.len,

@@ -24,6 +24,8 @@ static char *sws_ups_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *c
 static char *sws_ups_method(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_health_check(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_ups_dynamic(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static sws_int_t sws_ups_init_master(sws_cycle_t *cycle);
 
 #define UPS(args)  (SWS_HTTP_UPS_CONF | (args))
 
@@ -45,14 +47,16 @@ static const sws_command_t sws_ups_commands[] = {
     { "health_check", UPS(SWS_CONF_ANY), sws_ups_health_check, SWS_HTTP_SRV_CONF_OFFSET, 0,
       NULL },
     { "zone", UPS(SWS_CONF_TAKE12), sws_ups_zone, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "dynamic_servers", UPS(SWS_CONF_TAKE1), sws_ups_dynamic, SWS_HTTP_SRV_CONF_OFFSET, 0,
+      NULL },
     sws_null_command
 };
 
 sws_module_t sws_http_upstream_module = {
     SWS_MODULE_ABI, "http_upstream", NULL, sws_ups_commands,
     sws_ups_create_main_conf, sws_ups_init_main_conf,
-    NULL, NULL, NULL, NULL,
-    NULL, NULL, sws_ups_init_worker, NULL, { NULL }, 0, 0
+    NULL, NULL, sws_ups_create_loc_conf, sws_ups_merge_loc_conf,
+    NULL, sws_ups_init_master, sws_ups_init_worker, NULL, { NULL }, 0, 0
 };
 
 /* The running configuration's upstreams, in a worker. */
@@ -409,6 +413,27 @@ sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return SWS_CONF_OK;
 }
 
+/* dynamic_servers N: room for N servers added at run time (0 .. 1024). */
+static char *
+sws_ups_dynamic(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_upstream_srv_t *us = conf;
+    sws_str_t               *arg = sws_conf_arg(cf, 1);
+    sws_int_t                n;
+
+    (void) cmd;
+    if (us->ndynamic_set) {
+        return "is duplicate";
+    }
+    n = sws_atoi(arg->data, arg->len);
+    if (n < 0 || n > 1024) {
+        return "has an invalid value (0 .. 1024)";
+    }
+    us->ndynamic = (sws_uint_t) n;
+    us->ndynamic_set = 1;
+    return SWS_CONF_OK;
+}
+
 static char *
 sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
 {
@@ -432,13 +457,23 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
         }
         umcf->npeers += us->npeers;
     }
-    if (umcf->npeers && sws_ups_zone_init(cf, umcf) != SWS_OK) {
+    if (umcf->npeers && (sws_ups_zone_init(cf, umcf) != SWS_OK
+                         || sws_ups_dyn_init(cf, umcf) != SWS_OK))
+    {
         return SWS_CONF_ERROR;
     }
     /* A worker finds the upstreams of its configuration here (the slot of
      * an http module in the cycle's top-level confs is otherwise unused). */
     cf->cycle->conf_ctx[sws_http_upstream_module.index] = umcf;
     return SWS_CONF_OK;
+}
+
+/* The master may change server lists too (application processes it runs). */
+static sws_int_t
+sws_ups_init_master(sws_cycle_t *cycle)
+{
+    sws_ups_current = cycle->conf_ctx[sws_http_upstream_module.index];
+    return SWS_OK;
 }
 
 static sws_int_t

@@ -109,6 +109,25 @@ sws_ups_ka_close(sws_http_upstream_ka_t *item, int reset)
     sws_ups_close_conn(c);
 }
 
+/* A run-time slot's server changed or went: its idle connections go too. */
+void
+sws_ups_ka_drop_peer(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer)
+{
+    sws_queue_t            *q, *next;
+    sws_http_upstream_ka_t *item;
+
+    if (us->ka_items == NULL) {
+        return;
+    }
+    for (q = sws_queue_head(&us->ka_cache); q != sws_queue_sentinel(&us->ka_cache); q = next) {
+        next = sws_queue_next(q);
+        item = sws_queue_data(q, sws_http_upstream_ka_t, queue);
+        if (item->peer == peer) {
+            sws_ups_ka_close(item, 1);
+        }
+    }
+}
+
 /* An idle connection: whatever happens on it (the server closes it, sends
  * something unasked, the timeout, the worker needs the slot) ends it. */
 static void

@@ -169,7 +169,7 @@ sws_ups_may_retry(sws_http_upstream_t *u, sws_uint_t ft)
     {
         return 0;
     }
-    for (i = 0; i < u->us->npeers; i++) {
+    for (i = 0; i < u->us->nused; i++) {
         if (!(u->tried[i / 64] & ((uint64_t) 1 << (i % 64)))
             && sws_ups_peer_available(&u->us->peers[i], now))
         {
@@ -257,6 +257,11 @@ sws_ups_process_header(sws_http_upstream_t *u)
         sws_ups_tunnel_start(u);
         return;
     }
+    if (u->revalidate && status == SWS_HTTP_NOT_MODIFIED) {
+        sws_ups_cache_not_modified(u);  /* the client never sees this 304 */
+        return;
+    }
+    sws_ups_cache_header(u);
     if (sws_http_send_header(r) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
@@ -271,7 +276,6 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
     const sws_str_t *value)
 {
     sws_http_request_t *r = u->r;
-    time_t              t;
 
     if (u->keep_headers) {
         /* Unless the protocol just recorded this one's original value. */
@@ -292,34 +296,5 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
         }
         return SWS_OK;
     }
-    switch (name->len) {
-    case 4:
-        if (memcmp(lcname, "etag", 4) == 0) {
-            sws_http_set_etag(r, value);
-            return SWS_OK;
-        }
-        break;
-    case 8:
-        if (memcmp(lcname, "location", 8) == 0) {
-            sws_http_set_location(r, value);
-            return SWS_OK;
-        }
-        break;
-    case 12:
-        if (memcmp(lcname, "content-type", 12) == 0) {
-            sws_http_set_content_type(r, value);
-            return SWS_OK;
-        }
-        break;
-    case 13:
-        if (memcmp(lcname, "last-modified", 13) == 0) {
-            t = sws_parse_http_time(value->data, value->len);
-            if (t != -1) {
-                sws_http_set_last_modified(r, t);
-                return SWS_OK;
-            }
-        }
-        break;
-    }
-    return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
+    return sws_http_response_header_set(r, name, lcname, value);
 }

@@ -1,10 +1,13 @@
 /*
  * Active health checks (health_check in an upstream block): every interval
- * each server gets one probe, "GET uri" with "Connection: close", from one
- * worker: the workers' timers race for the probe with a compare-and-swap on
- * the server's next due time in shared memory, so whichever is awake takes
- * it and no worker is special (one that dies is simply not a candidate).
- * A 2xx or 3xx status passes; an error, a timeout or another status fails.
+ * each server gets one probe from one worker: the workers' timers race for
+ * the probe with a compare-and-swap on the server's next due time in shared
+ * memory, so whichever is awake takes it and no worker is special (one that
+ * dies is simply not a candidate). What a probe says and what passes is the
+ * protocol's (sws_http_upstream_probe_t, given by the module whose location
+ * names the group first); by default HTTP: "GET uri" with "Connection:
+ * close", passed by a 2xx or 3xx status. An error, a timeout or the
+ * protocol's verdict fails it.
  * A group that a location reaches over TLS (proxy_pass https://) is probed
  * over TLS with that location's settings (sws_ups_ssl_probe_conf): the
  * handshake, its verification included, is part of the probe and of its
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include "sws_http_upstream.h"
 
+#define SWS_UPS_PROBE_BUF  2048     /* each way */
+
 typedef struct {
     sws_http_upstream_peer_t  *peer;
     sws_connection_t          *c;
@@ -22,10 +27,92 @@ typedef struct {
     sws_buf_t                  in;
     unsigned                   connecting:1;
     unsigned                   handshaking:1;
-    u_char                     data[1024];
+    u_char                     data[2 * SWS_UPS_PROBE_BUF];
 } sws_ups_probe_t;
 
 static void sws_ups_probe_handler(sws_event_t *ev);
+
+/* ---- HTTP's probe (the default) ---- */
+
+static sws_int_t
+sws_ups_http_probe_create(void *data, const sws_str_t *uri, const sws_str_t *host,
+    sws_buf_t *out)
+{
+    static const char  fmt[] = "GET %.*s HTTP/1.1\r\nHost: %.*s\r\n"
+                               "User-Agent: scalws-health-check\r\nConnection: close\r\n\r\n";
+
+    (void) data;
+    if (uri->len + host->len + sizeof(fmt) > (size_t) (out->end - out->last)) {
+        return SWS_ERROR;
+    }
+    out->last = sws_slprintf(out->last, out->end, fmt, (int) uri->len, uri->data,
+                             (int) host->len, host->data);
+    return SWS_OK;
+}
+
+/* Only the status line matters. */
+static sws_int_t
+sws_ups_http_probe_judge(void *data, sws_buf_t *in, int eof, const char **why)
+{
+    sws_uint_t  status, version;
+    u_char     *line = in->pos, *nl;
+
+    (void) data;
+    nl = memchr(line, '\n', (size_t) (in->last - line));
+    if (nl == NULL) {
+        *why = "no status line";
+        return eof ? SWS_DECLINED : SWS_AGAIN;
+    }
+    in->pos = nl + 1;
+    if (nl > line && nl[-1] == '\r') {
+        nl--;
+    }
+    if (sws_http_parse_status_line(line, nl, &status, &version) != SWS_OK) {
+        *why = "invalid status line";
+        return SWS_DECLINED;
+    }
+    if (status < 200 || status >= 400) {
+        *why = "bad status";
+        return SWS_DECLINED;
+    }
+    return SWS_OK;
+}
+
+static const sws_http_upstream_probe_t sws_ups_http_probe = {
+    "http", sws_ups_http_probe_create, sws_ups_http_probe_judge, { NULL }
+};
+
+void
+sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
+    const sws_http_upstream_probe_t *probe, void *data)
+{
+    conf->probe = probe;
+    conf->probe_data = data;
+}
+
+void
+sws_ups_health_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
+{
+    sws_http_upstream_srv_t         *us = conf->upstream;
+    const sws_http_upstream_probe_t *probe;
+
+    if (us == NULL) {
+        return;
+    }
+    probe = conf->probe ? conf->probe : &sws_ups_http_probe;
+    if (!us->hc_probe_set) {
+        us->hc_probe = probe;
+        us->hc_probe_data = conf->probe_data;
+        us->hc_probe_set = 1;
+        return;
+    }
+    if (us->hc_probe != probe && us->hc_interval && !us->hc_probe_warned) {
+        us->hc_probe_warned = 1;
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "upstream \"%.*s\" is reached by "
+                           "protocols with different health probes: its probes are %s",
+                           (int) us->name.len, us->name.data, us->hc_probe->name);
+    }
+}
 
 static sws_log_t *
 sws_ups_hc_log(void)
@@ -119,26 +206,27 @@ sws_ups_probe_tls_step(sws_ups_probe_t *pr)
 static void
 sws_ups_probe_start(sws_http_upstream_peer_t *peer)
 {
-    sws_http_upstream_srv_t *us = peer->us;
-    sws_ups_probe_t         *pr;
-    sws_int_t                rc;
-    u_char                  *p;
+    sws_http_upstream_srv_t         *us = peer->us;
+    const sws_http_upstream_probe_t *probe;
+    sws_ups_probe_t                 *pr;
+    sws_int_t                        rc;
 
     pr = sws_calloc(sizeof(sws_ups_probe_t), sws_ups_hc_log());
     if (pr == NULL) {
         return;
     }
     pr->peer = peer;
-    p = sws_slprintf(pr->data, pr->data + sizeof(pr->data) / 2,
-                     "GET %.*s HTTP/1.1\r\nHost: %.*s\r\nUser-Agent: scalws-health-check\r\n"
-                     "Connection: close\r\n\r\n", (int) us->hc_uri.len, us->hc_uri.data,
-                     (int) peer->host.len, peer->host.data);
-    pr->out.start = pr->out.pos = pr->data;
-    pr->out.last = pr->out.end = p;
+    probe = us->hc_probe ? us->hc_probe : &sws_ups_http_probe;
+    pr->out.start = pr->out.pos = pr->out.last = pr->data;
+    pr->out.end = pr->data + SWS_UPS_PROBE_BUF;
     pr->out.temporary = 1;
     pr->out.fd = -1;
-    pr->in.start = pr->in.pos = pr->in.last = pr->data + sizeof(pr->data) / 2;
+    pr->in.start = pr->in.pos = pr->in.last = pr->data + SWS_UPS_PROBE_BUF;
     pr->in.end = pr->data + sizeof(pr->data);
+    if (probe->create(us->hc_probe_data, &us->hc_uri, &peer->host, &pr->out) != SWS_OK) {
+        sws_ups_probe_done(pr, 0, "no probe request");
+        return;
+    }
 
     rc = sws_ups_connect(peer, sws_ups_hc_log(), &pr->c);
     if (rc == SWS_BUSY) {
@@ -164,12 +252,15 @@ sws_ups_probe_start(sws_http_upstream_peer_t *peer)
 static void
 sws_ups_probe_handler(sws_event_t *ev)
 {
-    sws_connection_t *c = ev->data;
-    sws_ups_probe_t  *pr = c->data;
-    sws_chain_t       cl, *rest;
-    sws_uint_t        status, version;
-    ssize_t           n;
-    u_char           *nl;
+    sws_connection_t                *c = ev->data;
+    sws_ups_probe_t                 *pr = c->data;
+    const sws_http_upstream_probe_t *probe;
+    const char                      *why = "no verdict";
+    sws_chain_t                      cl, *rest;
+    sws_int_t                        rc;
+    ssize_t                          n;
+
+    probe = pr->peer->us->hc_probe ? pr->peer->us->hc_probe : &sws_ups_http_probe;
 
     if (ev->timedout) {
         if (c->ssl && pr->handshaking) {
@@ -207,34 +298,33 @@ sws_ups_probe_handler(sws_event_t *ev)
             return;
         }
     }
-    while (c->read->ready && pr->in.last < pr->in.end) {
+    while (c->read->ready) {
+        if (pr->in.last == pr->in.end) {
+            if (pr->in.pos == pr->in.start) {
+                sws_ups_probe_done(pr, 0, "response too long");
+                return;
+            }
+            /* What was judged goes; the rest moves to the start. */
+            memmove(pr->in.start, pr->in.pos, (size_t) (pr->in.last - pr->in.pos));
+            pr->in.last -= pr->in.pos - pr->in.start;
+            pr->in.pos = pr->in.start;
+        }
         n = c->recv(c, pr->in.last, pr->in.end - pr->in.last);
         if (n == SWS_AGAIN) {
             return;
         }
-        if (n == 0 || n == SWS_ERROR) {
-            sws_ups_probe_done(pr, 0, "no status line");
-            return;
+        if (n == SWS_ERROR) {
+            n = 0;                   /* a reset: the end of what comes */
         }
         pr->in.last += n;
-        nl = memchr(pr->in.pos, '\n', pr->in.last - pr->in.pos);
-        if (nl == NULL) {
-            continue;
+        rc = probe->judge(pr->peer->us->hc_probe_data, &pr->in, n == 0, &why);
+        if (rc == SWS_AGAIN && n == 0) {
+            rc = SWS_DECLINED;       /* closed without a verdict */
         }
-        if (nl > pr->in.pos && nl[-1] == '\r') {
-            nl--;
+        if (rc != SWS_AGAIN) {
+            sws_ups_probe_done(pr, rc == SWS_OK, why);
+            return;
         }
-        if (sws_http_parse_status_line(pr->in.pos, nl, &status, &version) != SWS_OK) {
-            sws_ups_probe_done(pr, 0, "invalid status line");
-        } else if (status < 200 || status >= 400) {
-            sws_ups_probe_done(pr, 0, "bad status");
-        } else {
-            sws_ups_probe_done(pr, 1, NULL);
-        }
-        return;
-    }
-    if (pr->in.last == pr->in.end) {
-        sws_ups_probe_done(pr, 0, "status line too long");
     }
 }
 
@@ -251,7 +341,10 @@ sws_ups_hc_timer(sws_event_t *ev)
     if (sws_exiting) {
         return;
     }
-    for (i = 0; i < us->npeers; i++) {
+    if (us->list) {
+        sws_ups_dyn_sync(us);          /* added servers are probed too */
+    }
+    for (i = 0; i < us->nused; i++) {       /* with those added at run time */
         peer = &us->peers[i];
         if (peer->down || peer->sh == NULL) {
             continue;

@@ -132,6 +132,7 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     if (sws_ups_ssl_merge(cf, prev, conf) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
+    sws_ups_health_probe_conf(cf, conf);
     return SWS_CONF_OK;
 }
 

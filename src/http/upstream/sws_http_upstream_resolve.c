@@ -181,27 +181,37 @@ sws_ups_resolve(sws_conf_t *cf, const sws_str_t *text, sws_uint_t default_port,
     return n;
 }
 
-sws_int_t
-sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss, sws_str_t *out)
+size_t
+sws_ups_addr_format(const struct sockaddr_storage *ss, char *buf, size_t size)
 {
-    char  ip[INET6_ADDRSTRLEN], buf[INET6_ADDRSTRLEN + 16 + sizeof(((struct sockaddr_un *) 0)->sun_path)];
+    char  ip[INET6_ADDRSTRLEN];
+    int   n;
 
     switch (ss->ss_family) {
     case AF_INET: {
         const struct sockaddr_in *sin = (const struct sockaddr_in *) ss;
         inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof(ip));
-        snprintf(buf, sizeof(buf), "%s:%u", ip, ntohs(sin->sin_port));
+        n = snprintf(buf, size, "%s:%u", ip, ntohs(sin->sin_port));
         break;
     }
     case AF_INET6: {
         const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *) ss;
         inet_ntop(AF_INET6, &sin6->sin6_addr, ip, sizeof(ip));
-        snprintf(buf, sizeof(buf), "[%s]:%u", ip, ntohs(sin6->sin6_port));
+        n = snprintf(buf, size, "[%s]:%u", ip, ntohs(sin6->sin6_port));
         break;
     }
     default:
-        snprintf(buf, sizeof(buf), "unix:%s", ((const struct sockaddr_un *) ss)->sun_path);
+        n = snprintf(buf, size, "unix:%s", ((const struct sockaddr_un *) ss)->sun_path);
     }
+    return n < 0 ? 0 : sws_min((size_t) n, size - 1);
+}
+
+sws_int_t
+sws_ups_addr_text(sws_pool_t *pool, const struct sockaddr_storage *ss, sws_str_t *out)
+{
+    char  buf[INET6_ADDRSTRLEN + 16 + sizeof(((struct sockaddr_un *) 0)->sun_path)];
+
+    sws_ups_addr_format(ss, buf, sizeof(buf));
     return sws_str_from_cstr(pool, out, buf);
 }
 
@@ -258,7 +268,12 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
         total += (sws_uint_t) n;
     }
 
-    us->peers = sws_pcalloc(cf->pool, sizeof(sws_http_upstream_peer_t) * total);
+    /* Room after them for servers added at run time (sws_http_upstream_dynamic.c). */
+    if (!us->ndynamic_set) {
+        us->ndynamic = us->defined ? SWS_UPS_DEFAULT_DYNAMIC : 0;
+    }
+    us->peers = sws_pcalloc(cf->pool, sizeof(sws_http_upstream_peer_t)
+                                      * (total + us->ndynamic));
     if (us->peers == NULL) {
         return SWS_CONF_ERROR;
     }
@@ -302,6 +317,17 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
         }
     }
     us->npeers = k;
+    us->nall = k + us->ndynamic;
+    us->nused = us->nlive = k;
+    for (; k < us->nall; k++) {
+        peer = &us->peers[k];
+        peer->dynamic = 1;
+        peer->down = 1;                  /* a free slot */
+        peer->max_fails = 1;             /* a server line's defaults */
+        peer->fail_timeout = 10000;
+        peer->index = k;
+        peer->us = us;
+    }
     if (us->nprimary == 0) {
         sws_log_error(SWS_LOG_EMERG, cf->log, 0,
                       "upstream \"%.*s\" has only backup servers in %s:%lu",

@@ -194,6 +194,12 @@ sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int
     if (rc != SWS_OK && rc != SWS_DONE) {
         return rc;
     }
+    if (u->tee) {
+        sws_ups_cache_body(u, s->last, (size_t) (in.out - s->last));
+    }
+    if (rc == SWS_DONE) {
+        u->body_complete = 1;
+    }
     if (sws_ups_add_data(u, s, s->last, in.out) != SWS_OK) {
         return SWS_ERROR;
     }

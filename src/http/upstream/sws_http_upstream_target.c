@@ -94,7 +94,7 @@ sws_http_upstream_set_target(sws_http_upstream_t *u, const sws_str_t *addr,
     us->port = default_port;
     us->unix_sock = peer->sockaddr.ss_family == AF_UNIX;
     us->peers = peer;
-    us->npeers = us->nprimary = 1;
+    us->npeers = us->nprimary = us->nall = us->nused = us->nlive = 1;
     us->method = SWS_UPS_RR;
     us->keepalive = 0;                /* ka_items NULL: nothing is kept */
     peer->server = us->name;

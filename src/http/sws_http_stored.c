@@ -1,0 +1,133 @@
+/*
+ * Responses a module kept (a cache's entry, a precomputed answer) sent
+ * again through the ordinary header and body filters, so that Range,
+ * If-None-Match / If-Modified-Since and HEAD work on them as on a file:
+ * the producer only says status, headers and where the body is.
+ *
+ * sws_http_response_header_set() is also the upstream framework's way of
+ * putting a received header on the response: the four fields the core
+ * keeps apart are set as such, the others are added as they are.
+ */
+#include "sws_http_core.h"
+
+/* Is the name (lc: its lower-case form, or NULL) this lower-case one? */
+#define sws_http_name_is(name, lc, s) \
+    ((lc) ? memcmp(lc, s, sizeof(s) - 1) == 0 \
+          : sws_strncasecmp((name)->data, (u_char *) s, sizeof(s) - 1) == 0)
+
+sws_int_t
+sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const u_char *lc,
+    const sws_str_t *value)
+{
+    time_t t;
+
+    switch (name->len) {
+    case 4:
+        if (sws_http_name_is(name, lc, "etag")) {
+            sws_http_set_etag(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 8:
+        if (sws_http_name_is(name, lc, "location")) {
+            sws_http_set_location(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 12:
+        if (sws_http_name_is(name, lc, "content-type")) {
+            sws_http_set_content_type(r, value);
+            return SWS_OK;
+        }
+        break;
+    case 13:
+        if (sws_http_name_is(name, lc, "last-modified")) {
+            t = sws_parse_http_time(value->data, value->len);
+            if (t != -1) {
+                sws_http_set_last_modified(r, t);
+                return SWS_OK;
+            }
+        }
+        break;
+    }
+    return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
+}
+
+/* Fields a stored response does not bring: the framing of this response
+ * and what the core writes itself. */
+static int
+sws_http_stored_skip(const sws_str_t *name)
+{
+    static const char *const skip[] = {
+        "content-length", "transfer-encoding", "connection", "keep-alive",
+        "date", "server", NULL
+    };
+    sws_uint_t i;
+
+    for (i = 0; skip[i]; i++) {
+        if (name->len == strlen(skip[i])
+            && sws_strncasecmp(name->data, (u_char *) skip[i], name->len) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static sws_int_t
+sws_http_stored_copy(sws_pool_t *pool, sws_str_t *dst, const sws_str_t *src)
+{
+    dst->len = src->len;
+    dst->data = sws_pnalloc(pool, src->len ? src->len : 1);
+    if (dst->data == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(dst->data, src->data, src->len);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    sws_chain_t *cl;
+    sws_str_t    name, value;
+    sws_uint_t   i;
+
+    if (r->header_sent) {
+        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a stored response after the header was sent");
+        return SWS_ERROR;
+    }
+    sws_http_clear_response(r);
+    sws_http_set_status(r, status);
+    for (i = 0; i < n; i++) {
+        if (sws_http_stored_skip(&headers[i].name)) {
+            continue;
+        }
+        /* Copied: the producer's storage may go (an evicted entry) while
+         * the head waits in the filters. */
+        if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
+            || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK
+            || sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK)
+        {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    sws_http_set_content_length(r, sws_chain_size(body));
+    if (status == SWS_HTTP_OK) {
+        sws_http_allow_ranges(r, 1);
+    }
+
+    if (sws_http_send_header(r) == SWS_ERROR) {
+        return SWS_ERROR;
+    }
+    if (sws_http_header_only(r)) {
+        return SWS_OK;                 /* HEAD, or a filter's 304/416 */
+    }
+    if (body == NULL) {
+        return sws_http_send_special(r, 1);
+    }
+    for (cl = body; cl->next; cl = cl->next) { /* the last link */ }
+    cl->buf->last_buf = 1;
+    return sws_http_output(r, body);
+}

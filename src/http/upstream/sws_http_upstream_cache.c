@@ -1,0 +1,203 @@
+/*
+ * The hooks of a response cache (sws_http_upstream_cache_t): where the
+ * request driver asks the cache before any server is chosen, offers it the
+ * response head and a copy of the body as it streams, hands it the 304 of
+ * a revalidation, and tells it how the body ended. The cache itself
+ * (storage, keys, freshness) is a module's; the framework only knows the
+ * moments. Registered per location, in the http_upstream module's
+ * location conf, so that every protocol module has it without a line of
+ * its own.
+ */
+#include "sws_http_upstream.h"
+
+void *
+sws_ups_create_loc_conf(sws_conf_t *cf)
+{
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_upstream_loc_conf_t));
+}
+
+char *
+sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_http_upstream_loc_conf_t *prev = parent, *conf = child;
+
+    (void) cf;
+    if (!conf->cache_set) {
+        conf->cache = prev->cache;
+        conf->cache_data = prev->cache_data;
+        conf->cache_set = prev->cache_set;
+    }
+    return SWS_CONF_OK;
+}
+
+sws_int_t
+sws_http_upstream_cache_set(sws_conf_t *cf, const sws_http_upstream_cache_t *cache, void *data)
+{
+    sws_http_upstream_loc_conf_t *ulcf = sws_conf_http_loc_conf(cf, &sws_http_upstream_module);
+
+    if (ulcf == NULL) {
+        return SWS_ERROR;               /* not inside http { } */
+    }
+    if (ulcf->cache_set) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "a response cache (\"%s\") is already set "
+                           "here", ulcf->cache ? ulcf->cache->name : "off");
+        return SWS_ERROR;
+    }
+    ulcf->cache = cache;
+    ulcf->cache_data = data;
+    ulcf->cache_set = 1;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_upstream_cache_validators(sws_http_upstream_t *u, const sws_str_t *etag,
+    time_t last_modified)
+{
+    if (etag && etag->len) {
+        u->cond_etag.data = sws_pnalloc(u->r->pool, etag->len);
+        if (u->cond_etag.data == NULL) {
+            return SWS_ERROR;
+        }
+        memcpy(u->cond_etag.data, etag->data, etag->len);
+        u->cond_etag.len = etag->len;
+    }
+    u->cond_lm = last_modified;
+    return SWS_OK;
+}
+
+int
+sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
+    sws_str_t *if_modified_since)
+{
+    u_char *p;
+
+    if_none_match->len = if_modified_since->len = 0;
+    if_none_match->data = if_modified_since->data = NULL;
+    if (!u->cache_offer) {
+        return 0;
+    }
+    if (u->revalidate) {
+        *if_none_match = u->cond_etag;
+        if (u->cond_lm != -1) {
+            p = sws_pnalloc(u->r->pool, sizeof("Mon, 28 Sep 1970 06:00:00 GMT"));
+            if (p == NULL) {
+                return -1;
+            }
+            if_modified_since->data = p;
+            if_modified_since->len = (size_t) (sws_http_time(p, u->cond_lm) - p);
+        }
+    }
+    return 1;
+}
+
+/* Before the body is read: SWS_DECLINED (go on to a server), or what the
+ * content handler returns (the cache answered). */
+sws_int_t
+sws_ups_cache_lookup(sws_http_upstream_t *u)
+{
+    sws_http_upstream_loc_conf_t *ulcf;
+    sws_int_t                     rc;
+
+    ulcf = sws_http_loc_conf(u->r, &sws_http_upstream_module);
+    if (ulcf == NULL || ulcf->cache == NULL || ulcf->cache->lookup == NULL) {
+        return SWS_DECLINED;
+    }
+    u->cache = ulcf->cache;
+    u->cache_data = ulcf->cache_data;
+    u->cond_lm = -1;
+
+    rc = u->cache->lookup(u->r, u->cache_data);
+    switch (rc) {
+    case SWS_DECLINED:
+        u->cache = NULL;
+        return SWS_DECLINED;
+    case SWS_UPSTREAM_CACHE_REVALIDATE:
+        if (u->cond_etag.len == 0 && u->cond_lm == -1) {
+            sws_log_error(SWS_LOG_ALERT, u->r->log, 0, "cache \"%s\" revalidates without "
+                          "validators", u->cache->name);
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        u->revalidate = 1;
+        /* fall through */
+    case SWS_UPSTREAM_CACHE_MISS:
+        u->cache_offer = 1;
+        return SWS_DECLINED;
+    default:
+        u->cache = NULL;               /* answered: nothing more to tell it */
+        return rc;
+    }
+}
+
+/* The final head is on r and goes to the client: may the cache see it? */
+void
+sws_ups_cache_header(sws_http_upstream_t *u)
+{
+    /* A response to HEAD has no body to keep. */
+    if (!u->cache_offer || u->cache->store_header == NULL
+        || u->r->method == SWS_HTTP_HEAD)
+    {
+        return;
+    }
+    if (u->cache->store_header(u->r, u->cache_data) == SWS_OK) {
+        u->tee = 1;
+    }
+}
+
+void
+sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n)
+{
+    if (n == 0 || u->cache->store_body == NULL) {
+        return;
+    }
+    if (u->cache->store_body(u->r, u->cache_data, p, n) != SWS_OK) {
+        sws_ups_cache_end(u, 0);        /* the cache gave up on it */
+    }
+}
+
+void
+sws_ups_cache_end(sws_http_upstream_t *u, int complete)
+{
+    if (!u->tee) {
+        return;
+    }
+    u->tee = 0;
+    if (u->cache->store_end) {
+        u->cache->store_end(u->r, u->cache_data, complete);
+    }
+}
+
+/*
+ * A revalidation got its 304: the connection goes back to the pool if the
+ * (empty) body ends where the head did, and the cache answers the client
+ * from what it has.
+ */
+void
+sws_ups_cache_not_modified(sws_http_upstream_t *u)
+{
+    sws_http_upstream_attempt_t *a = &u->attempts[u->nattempts - 1];
+    sws_http_upstream_input_t    in;
+    sws_connection_t            *c;
+    sws_int_t                    rc;
+
+    in.pos = in.out = u->head.pos;
+    in.last = u->head.last;
+    in.eof = 0;
+    rc = u->proto->input_filter(u->r, u->ctx, &in);
+
+    u->body_done = 1;
+    a->response_ms = sws_current_msec() - u->attempt_msec;
+    sws_ups_stats_attempt_end(u, 0);
+    if (rc == SWS_DONE && in.pos == in.last && u->keepalive && u->request_sent
+        && u->out == NULL)
+    {
+        c = u->c;
+        u->c = NULL;
+        sws_ups_ka_put(u->us, u->peer, c);
+    } else {
+        sws_ups_close_connection(u);
+    }
+
+    rc = u->cache->not_modified ? u->cache->not_modified(u->r, u->cache_data)
+                                : SWS_HTTP_INTERNAL_SERVER_ERROR;
+    sws_ups_finalize(u, rc);
+}

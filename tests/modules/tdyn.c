@@ -1,0 +1,156 @@
+/*
+ * tdyn: the run-time server list functions of the SDK behind a location,
+ * for the tests (tests/integration/test_upstream_dynamic.py).
+ *
+ *   tdyn;    (location) ?op=add|drain|remove|weight&up=GROUP&addr=ADDR[&w=N]
+ *            calls sws_http_upstream_server_<op> and answers its result:
+ *            "OK", "DECLINED", "BUSY" or "ERROR";
+ *            ?op=list&up=GROUP: a line per server (sws_http_upstream_server_info):
+ *            "ADDR WEIGHT STATE REQUESTS"
+ *
+ * Every response also gets "X-Worker: PID", so that a test knows which
+ * worker served it.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <scalws/scalws.h>
+
+extern sws_module_t sws_module;
+
+static sws_http_header_filter_pt  tdyn_next_header_filter;
+static sws_str_t                  tdyn_pid;
+static u_char                     tdyn_pid_buf[24];
+
+/* The value of ?NAME=... (empty if absent). */
+static sws_str_t
+tdyn_arg(sws_http_request_t *r, const char *name)
+{
+    const sws_str_t *args = sws_http_args(r);
+    sws_str_t        v = sws_null_string;
+    u_char          *p = args->data, *last = p + args->len, *e;
+    size_t           n = strlen(name);
+
+    while (p < last) {
+        e = memchr(p, '&', (size_t) (last - p));
+        if (e == NULL) {
+            e = last;
+        }
+        if ((size_t) (e - p) > n && memcmp(p, name, n) == 0 && p[n] == '=') {
+            v.data = p + n + 1;
+            v.len = (size_t) (e - v.data);
+            return v;
+        }
+        p = e + 1;
+    }
+    return v;
+}
+
+static sws_int_t
+tdyn_list(sws_http_request_t *r, const sws_str_t *up)
+{
+    static const sws_str_t     type = sws_string("text/plain");
+    sws_http_upstream_stats_t  st;
+    sws_str_t                  body;
+    sws_uint_t                 i;
+    u_char                    *p, *last;
+
+    p = sws_pnalloc(sws_http_pool(r), 4096);
+    if (p == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    body.data = p;
+    last = p + 4096;
+    for (i = 0; sws_http_upstream_server_info(up, i, &st) == SWS_OK; i++) {
+        p = sws_slprintf(p, last, "%.*s %lu %s %llu\n", (int) st.addr.len, st.addr.data,
+                         (unsigned long) st.weight, st.state,
+                         (unsigned long long) st.requests);
+    }
+    body.len = (size_t) (p - body.data);
+    return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+}
+
+static sws_int_t
+tdyn_handler(sws_http_request_t *r)
+{
+    static const sws_str_t  type = sws_string("text/plain");
+    sws_str_t               op = tdyn_arg(r, "op"), up = tdyn_arg(r, "up");
+    sws_str_t               addr = tdyn_arg(r, "addr"), w = tdyn_arg(r, "w"), body;
+    sws_uint_t              weight = w.len ? (sws_uint_t) sws_atoi(w.data, w.len) : 1;
+    sws_int_t               rc;
+
+    if (sws_str_eq_cstr(&op, "list")) {
+        return tdyn_list(r, &up);
+    }
+    if (sws_str_eq_cstr(&op, "add")) {
+        rc = sws_http_upstream_server_add(&up, &addr, weight);
+    } else if (sws_str_eq_cstr(&op, "drain")) {
+        rc = sws_http_upstream_server_drain(&up, &addr);
+    } else if (sws_str_eq_cstr(&op, "remove")) {
+        rc = sws_http_upstream_server_remove(&up, &addr);
+    } else if (sws_str_eq_cstr(&op, "weight")) {
+        rc = sws_http_upstream_server_weight(&up, &addr, weight);
+    } else {
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    switch (rc) {
+    case SWS_OK:       sws_str_set(&body, "OK"); break;
+    case SWS_DECLINED: sws_str_set(&body, "DECLINED"); break;
+    case SWS_BUSY:     sws_str_set(&body, "BUSY"); break;
+    default:           sws_str_set(&body, "ERROR");
+    }
+    return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+}
+
+static sws_int_t
+tdyn_header_filter(sws_http_request_t *r)
+{
+    static const sws_str_t name = sws_string("X-Worker");
+
+    if (tdyn_pid.len == 0) {
+        tdyn_pid.data = tdyn_pid_buf;
+        tdyn_pid.len = (size_t) snprintf((char *) tdyn_pid_buf, sizeof(tdyn_pid_buf), "%ld",
+                                         (long) getpid());
+    }
+    sws_http_header_out_add(r, &name, &tdyn_pid);
+    return tdyn_next_header_filter(r);
+}
+
+static char *
+tdyn_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    (void) cmd;
+    (void) conf;
+    return sws_http_set_content_handler(cf, tdyn_handler, "tdyn") == SWS_OK
+           ? SWS_CONF_OK : SWS_CONF_ERROR;
+}
+
+static sws_int_t
+tdyn_init(sws_conf_t *cf)
+{
+    (void) cf;
+    tdyn_next_header_filter = sws_http_insert_header_filter(tdyn_header_filter);
+    return SWS_OK;
+}
+
+static sws_int_t
+tdyn_init_worker(sws_cycle_t *cycle)
+{
+    (void) cycle;
+    tdyn_pid.len = 0;                  /* this process's pid, not the master's */
+    return SWS_OK;
+}
+
+static const sws_command_t tdyn_commands[] = {
+    { "tdyn", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, tdyn_directive, SWS_HTTP_LOC_CONF_OFFSET, 0,
+      NULL },
+    sws_null_command
+};
+
+SWS_EXPORT sws_module_t sws_module = {
+    SWS_MODULE_ABI,
+    .name = "tdyn",
+    .commands = tdyn_commands,
+    .postconfiguration = tdyn_init,
+    .init_worker = tdyn_init_worker,
+};
