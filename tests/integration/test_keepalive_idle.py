@@ -45,10 +45,16 @@ def srv(sws_module):
     return sws_module(files=FILES, server="        client_header_buffer_size 1k;\n")
 
 
+# a response head larger than a page: the HEADERS frame fills pages of
+# nghttp2's frame buffer that an idle HTTP/2 connection gave back
+LONG_URL = "https://example.test/" + "".join("%04d" % i for i in range(1500))
+TLS_SERVER = ("        client_header_buffer_size 1k;\n"
+              "        location = /long-location { return 301 %s; }\n" % LONG_URL)
+
+
 @pytest.fixture(scope="module")
 def tls_srv(sws_module, pki):
-    return t.launch(sws_module, pki, listen="http2", files=FILES,
-                    server="        client_header_buffer_size 1k;\n")
+    return t.launch(sws_module, pki, listen="http2", files=FILES, server=TLS_SERVER)
 
 
 # ---------------------------------------------------------------- plain
@@ -268,3 +274,23 @@ def test_h2c_prior_knowledge_after_idle_pauses(sws):
             hdrs, body, _ = c.response(sid)
             assert h2raw.status(hdrs) == 200 and body == HELLO, hdrs
             time.sleep(IDLE)
+
+
+def test_h2_large_headers_frame_after_idle_pauses(tls_srv):
+    """Idle, the frame buffer's pages were given back; a 6 KiB HEADERS
+    frame is built in them again, and again after the next pause."""
+    with h2raw.H2(tls_srv.port, tls=True) as c:
+        for _ in range(3):
+            sid = c.get("/hello.txt")
+            _, body, _ = c.response(sid)
+            assert body == HELLO
+            time.sleep(IDLE)
+            sid = c.get("/long-location")
+            hdrs, _, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 301, hdrs
+            assert h2raw.header(hdrs, "location") == LONG_URL
+            time.sleep(IDLE)
+        s1, s2 = c.get("/long-location"), c.get("/hello.txt")
+        h1, _, _ = c.response(s1)
+        _, b2, _ = c.response(s2)
+        assert h2raw.header(h1, "location") == LONG_URL and b2 == HELLO

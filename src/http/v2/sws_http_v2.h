@@ -97,6 +97,13 @@ struct sws_http_v2_conn_s {
                                                * session may want nothing more */
     unsigned                   send_blocked:1; /* the output queue stopped nghttp2 */
     unsigned                   send_pending:1; /* frames submitted: run the session */
+    unsigned                   creating:1;    /* inside nghttp2_session_server_new3 */
+    unsigned                   fb_dirty:1;    /* fb_pages may be resident */
+
+    /* The pages of nghttp2's frame buffer that an idle connection gives
+     * back (sws_http_v2_idle_pages); NULL if it was not recognised. */
+    u_char                    *fb_pages;
+    u_char                    *fb_pages_end;
 };
 
 /* Take over c (c->data is its sws_http_conn_t): data/len are bytes read
