@@ -179,58 +179,53 @@ sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *m
 /*
  * nghttp2 builds every frame but DATA (sent without a copy, see
  * sws_http_v2_response.c) in a buffer of its session, allocated when the
- * session is made and kept for its life: 16 KiB and 10 bytes, in a block
- * that (from the allocation cache) may have been some TLS record buffer,
- * all its pages resident. A HEADERS frame of a small response touches
- * only the first of them, so an idle connection gives the others back to
- * the kernel (madvise: what they held is gone, the next touch maps a zero
- * page); that happens once, then again only after a frame reached them.
- * The buffer is recognised by its size among what the session allocates
- * while it is made; not recognised (another nghttp2), nothing is given
- * back.
+ * session is made and kept for its life: 16 KiB and 10 bytes. The frames
+ * of a small response fill only the start of it, so the session's
+ * allocator makes this one block itself, page-aligned, and an idle
+ * connection gives its pages after the first back to the kernel (madvise:
+ * what they held is gone, the next touch maps a zero page): once, then
+ * again only after a frame reached them. The buffer is recognised by its
+ * size among what the session allocates while it is made; with another
+ * nghttp2 that is not recognised, nothing is given back.
  */
 /* the default largest payload, the frame header, a pad length byte */
 #define SWS_H2_FRAMEBUF_LEN  (16384 + 9 + 1)
 
-static void
-sws_http_v2_mem_seen(sws_http_v2_conn_t *h2c, void *p, size_t size)
+static void *
+sws_http_v2_mem_framebuf(sws_http_v2_conn_t *h2c, size_t size)
 {
-    uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
-    uintptr_t from = ((uintptr_t) p + page - 1) & ~(page - 1);
-    uintptr_t to = ((uintptr_t) p + size) & ~(page - 1);
+    size_t  page = (size_t) sysconf(_SC_PAGESIZE);
+    void   *p;
 
-    if (p && h2c->creating && size == SWS_H2_FRAMEBUF_LEN && h2c->fb_pages == NULL && to > from) {
-        h2c->fb_pages = (u_char *) from;
-        h2c->fb_pages_end = (u_char *) to;
-        h2c->fb_dirty = 1;
+    if (!h2c->creating || size != SWS_H2_FRAMEBUF_LEN || h2c->fb != NULL
+        || posix_memalign(&p, page, size) != 0)
+    {
+        return NULL;
     }
+    h2c->fb = p;
+    h2c->fb_pages = (u_char *) p + page;
+    h2c->fb_pages_end = (u_char *) p + (size & ~(page - 1));
+    h2c->fb_dirty = 1;                 /* glibc may hand out used memory */
+    return p;
 }
 
 static void *
 sws_http_v2_mem_malloc(size_t size, void *user)
 {
-    void *p = sws_alloc_cache_malloc(size);
+    void *p = sws_http_v2_mem_framebuf(user, size);
 
-    sws_http_v2_mem_seen(user, p, size);
-    return p;
-}
-
-/* A page of the frame buffer is gone with it. */
-static void
-sws_http_v2_mem_forget(sws_http_v2_conn_t *h2c, void *p)
-{
-    if (h2c->fb_pages && (u_char *) p <= h2c->fb_pages && (u_char *) p + SWS_H2_FRAMEBUF_LEN
-                                                          >= h2c->fb_pages_end)
-    {
-        h2c->fb_pages = h2c->fb_pages_end = NULL;
-    }
+    return p ? p : sws_alloc_cache_malloc(size);
 }
 
 static void
 sws_http_v2_mem_free(void *p, void *user)
 {
-    if (p) {
-        sws_http_v2_mem_forget(user, p);
+    sws_http_v2_conn_t *h2c = user;
+
+    if (p != NULL && p == h2c->fb) {
+        h2c->fb = h2c->fb_pages = h2c->fb_pages_end = NULL;
+        free(p);
+        return;
     }
     sws_alloc_cache_free(p);
 }
@@ -238,14 +233,25 @@ sws_http_v2_mem_free(void *p, void *user)
 static void *
 sws_http_v2_mem_realloc(void *p, size_t size, void *user)
 {
-    void *np;
+    sws_http_v2_conn_t *h2c = user;
+    void               *np;
 
-    if (p) {
-        sws_http_v2_mem_forget(user, p);
-    }
-    np = sws_alloc_cache_realloc(p, size);
     if (p == NULL) {
-        sws_http_v2_mem_seen(user, np, size);      /* nghttp2_buf_reserve */
+        np = sws_http_v2_mem_framebuf(h2c, size);      /* nghttp2_buf_reserve */
+        return np ? np : sws_alloc_cache_realloc(NULL, size);
+    }
+    if (p != h2c->fb) {
+        return sws_alloc_cache_realloc(p, size);
+    }
+    /* Not done by nghttp2 1.52; if it were, the block leaves our hands. */
+    if (size == 0) {
+        sws_http_v2_mem_free(p, h2c);
+        return NULL;
+    }
+    np = sws_alloc_cache_malloc(size);
+    if (np != NULL) {
+        memcpy(np, p, sws_min(size, (size_t) SWS_H2_FRAMEBUF_LEN));
+        sws_http_v2_mem_free(p, h2c);
     }
     return np;
 }

@@ -100,8 +100,10 @@ struct sws_http_v2_conn_s {
     unsigned                   creating:1;    /* inside nghttp2_session_server_new3 */
     unsigned                   fb_dirty:1;    /* fb_pages may be resident */
 
-    /* The pages of nghttp2's frame buffer that an idle connection gives
-     * back (sws_http_v2_idle_pages); NULL if it was not recognised. */
+    /* nghttp2's frame buffer, made by the session's allocator, and the
+     * pages of it that an idle connection gives back (sws_http_v2.c);
+     * NULL if it was not recognised. */
+    void                      *fb;
     u_char                    *fb_pages;
     u_char                    *fb_pages_end;
 };
