@@ -18,9 +18,12 @@ import tlsutil as t
 
 HELLO = b"hello idle\n"
 FILES = {"html/hello.txt": HELLO}
-# long enough for the server to have finished the response and gone idle
-# (released its buffers) before the next bytes come
-IDLE = 0.4
+# A pause of IDLE is long enough for the server to have finished the
+# response and gone idle (given its memory back) before the next bytes
+# come. Most servers here have keepalive_timeout 1s; `slow` has the
+# default of the harness (5s), for pauses longer than a second.
+IDLE = 0.3
+LONG_IDLE = 1.3
 
 
 def tls_conn(port):
@@ -42,6 +45,12 @@ def get_ok(c, path="/hello.txt", body=HELLO, **kw):
 
 @pytest.fixture(scope="module")
 def srv(sws_module):
+    return sws_module(files=FILES, keepalive="1s",
+                      server="        client_header_buffer_size 1k;\n")
+
+
+@pytest.fixture(scope="module")
+def slow(sws_module):
     return sws_module(files=FILES, server="        client_header_buffer_size 1k;\n")
 
 
@@ -54,7 +63,8 @@ TLS_SERVER = ("        client_header_buffer_size 1k;\n"
 
 @pytest.fixture(scope="module")
 def tls_srv(sws_module, pki):
-    return t.launch(sws_module, pki, listen="http2", files=FILES, server=TLS_SERVER)
+    return t.launch(sws_module, pki, listen="http2", files=FILES, server=TLS_SERVER,
+                    keepalive="1s")
 
 
 # ---------------------------------------------------------------- plain
@@ -68,14 +78,41 @@ def test_requests_after_idle_pauses(srv):
         assert c.still_open(0.3)
 
 
-def test_request_split_across_idle_pauses(srv):
+def test_requests_after_long_idle_pauses(slow):
+    with h.Conn(slow.port) as c:
+        for _ in range(2):
+            get_ok(c)
+            time.sleep(LONG_IDLE)
+        get_ok(c, headers=[("X-C", "c" * 3000)])     # large buffers again
+        time.sleep(0.05)
+        get_ok(c)
+        assert c.still_open(0.3)
+
+
+def test_idle_connection_closes_at_keepalive_timeout(sws):
+    """Going idle (memory given back) leaves the keep-alive timer as it
+    was: the connection closes keepalive_timeout (3s) after the response,
+    not sooner, not later."""
+    s = sws(files=FILES, keepalive="3s")
+    with h.Conn(s.port) as c:
+        get_ok(c)
+        t0 = time.monotonic()
+        assert c.still_open(2.0), "closed before keepalive_timeout"
+        assert c.closed_within(3.0), "not closed after keepalive_timeout"
+        assert 2.5 <= time.monotonic() - t0 <= 4.5
+
+
+@pytest.mark.parametrize("which", ["srv", "slow"])
+def test_request_split_across_idle_pauses(which, request):
     """The first byte wakes an idle connection (its buffer is taken
     again), then pauses: what came is kept until the rest arrives."""
+    s = request.getfixturevalue(which)
+    pause = IDLE if which == "srv" else LONG_IDLE
     data = h.request("GET", "/hello.txt", headers=[("X-Pad", "p" * 200)])
-    with h.Conn(srv.port) as c:
+    with h.Conn(s.port) as c:
         c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         get_ok(c)
-        time.sleep(IDLE)
+        time.sleep(pause)
         for piece in (data[:1], data[1:17], data[17:-2], data[-2:]):
             c.send(piece)
             time.sleep(IDLE)
@@ -157,21 +194,20 @@ def test_client_closes_idle_connection(srv):
     assert srv.proc.poll() is None
 
 
-def test_keepalive_timeout_closes_idle(sws):
-    s = sws(files=FILES, keepalive="1s")
-    with h.Conn(s.port) as c:
+def test_keepalive_timeout_closes_idle(srv):
+    with h.Conn(srv.port) as c:
         get_ok(c)
         t0 = time.monotonic()
         assert c.closed_within(4.0), "idle connection not closed by keepalive_timeout"
         assert time.monotonic() - t0 >= 0.8
-    with h.Conn(s.port) as c:
+    with h.Conn(srv.port) as c:
         get_ok(c)
 
 
 def test_idle_connections_closed_when_table_runs_out(sws):
     """Idle (released) connections are the ones closed for a new one."""
     conf = h.MAIN_TEMPLATE.replace("worker_connections 1024;", "worker_connections 16;")
-    s = sws(conf=conf, files=FILES)
+    s = sws(conf=conf, files=FILES, keepalive="1s")
     idle = []
     try:
         # one after the other, each idle before the next: the table (with
@@ -235,7 +271,7 @@ def test_tls_response_larger_than_a_record_after_idle(sws, pki):
     """Responses are still written whole through the worker's shared send
     buffer, across idle pauses and interleaved connections."""
     files = {"html/a.bin": bytes(range(256)) * 300, "html/b.bin": b"B" * 50000}
-    s = t.launch(sws, pki, files=files, server="        sendfile off;\n")
+    s = t.launch(sws, pki, files=files, server="        sendfile off;\n", keepalive="1s")
     a, b = tls_conn(s.port), tls_conn(s.port)
     try:
         for _ in range(3):
@@ -267,7 +303,8 @@ def test_h2_streams_after_idle_pauses(tls_srv):
 
 
 def test_h2c_prior_knowledge_after_idle_pauses(sws):
-    s = sws(files=FILES, server="        listen 127.0.0.1:@PORT2@ http2;\n", ports=2)
+    s = sws(files=FILES, server="        listen 127.0.0.1:@PORT2@ http2;\n", ports=2,
+            keepalive="1s")
     with h2raw.H2(s.ports[1]) as c:
         for _ in range(3):
             sid = c.get("/hello.txt", scheme="http")
