@@ -177,7 +177,7 @@ sws_http1_create_request(sws_connection_t *c)
     sws_http_request_t *r;
 
     if (hc->rpool == NULL) {
-        hc->rpool = sws_pool_create(4096, c->log);
+        hc->rpool = sws_http1_take_pool(c);
         if (hc->rpool == NULL) {
             return NULL;
         }
@@ -569,53 +569,6 @@ sws_http1_start_request(sws_http_request_t *r)
     sws_http_finalize(r, rc);
 }
 
-/* The header buffer: made with the connection's first bytes, given back
- * while the connection is idle (sws_http1_release) and taken again when
- * bytes may arrive. Its memory is a large allocation of the connection's
- * pool (client_header_buffer_size is more than a pool block holds), so it
- * can be freed alone; the sws_buf_t stays. */
-static sws_int_t
-sws_http1_take_buffer(sws_connection_t *c)
-{
-    sws_http_conn_t *hc = c->data;
-    size_t           size = hc->cscf->client_header_buffer_size;
-    u_char          *p;
-
-    if (hc->small == NULL) {
-        hc->small = sws_create_temp_buf(c->pool, size);
-        if (hc->small == NULL) {
-            return SWS_ERROR;
-        }
-    } else {
-        p = sws_pnalloc(c->pool, size);
-        if (p == NULL) {
-            return SWS_ERROR;
-        }
-        hc->small->start = hc->small->pos = hc->small->last = p;
-        hc->small->end = p + size;
-    }
-    hc->buf = hc->small;
-    return SWS_OK;
-}
-
-/* Going idle between requests: what the next request needs is made again
- * when its bytes arrive, so an idle connection keeps only its small state
- * (the request pool, 4 KiB and more, and the header buffer, 1 KiB by
- * default, go back to the allocator). */
-static void
-sws_http1_release(sws_connection_t *c)
-{
-    sws_http_conn_t *hc = c->data;
-
-    if (hc->rpool) {
-        sws_pool_destroy(hc->rpool);
-        hc->rpool = NULL;
-    }
-    if (hc->small && hc->small->start && sws_pfree(c->pool, hc->small->start) == SWS_OK) {
-        hc->small->start = hc->small->pos = hc->small->last = hc->small->end = NULL;
-    }
-}
-
 static void
 sws_http1_read_head_handler(sws_event_t *rev)
 {
@@ -641,9 +594,12 @@ sws_http1_read_head_handler(sws_event_t *rev)
         return;
     }
 
-    if ((hc->small == NULL || hc->small->start == NULL) && sws_http1_take_buffer(c) != SWS_OK) {
-        sws_http1_close_connection(c);
-        return;
+    if (hc->small == NULL || hc->small->start == NULL) {
+        if (sws_http1_take_buffer(c, hc->cscf->client_header_buffer_size) != SWS_OK) {
+            sws_http1_close_connection(c);
+            return;
+        }
+        hc->buf = hc->small;
     }
 
     for ( ;; ) {
@@ -1171,15 +1127,11 @@ sws_http1_request_done(sws_http_request_t *r)
     b = hc->buf;
     left = b->last - b->pos;
     if (b != hc->small) {
-        if (left > (size_t) (hc->small->end - hc->small->start)) {
-            u_char *p = sws_pnalloc(c->pool, left);
-            if (p == NULL) {
-                sws_http1_close_connection(c);
-                return;
-            }
-            (void) sws_pfree(c->pool, hc->small->start);
-            hc->small->start = p;
-            hc->small->end = p + left;
+        if (left > (size_t) (hc->small->end - hc->small->start)
+            && sws_http1_take_buffer(c, left) != SWS_OK)
+        {
+            sws_http1_close_connection(c);
+            return;
         }
         hc->small->pos = hc->small->start;
         hc->small->last = sws_cpymem(hc->small->start, b->pos, left);
@@ -1188,12 +1140,11 @@ sws_http1_request_done(sws_http_request_t *r)
         b->pos = b->last = b->start;
     }
     hc->r = NULL;
+    sws_pool_reset(hc->rpool);
 
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
     if (left || c->read->ready) {
-        /* More is there already (pipelined): the pool is reused as is. */
-        sws_pool_reset(hc->rpool);
         sws_add_timer(c->read, hc->cscf->client_header_timeout);
         hc->header_timer = 1;
         sws_post_event(c->read);

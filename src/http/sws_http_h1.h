@@ -35,4 +35,11 @@ sws_int_t sws_http1_read_body_data(sws_http_request_t *r, u_char *buf, size_t si
  * SWS_OK when all of it is gone, SWS_AGAIN if more is to come, SWS_ERROR. */
 sws_int_t sws_http1_discard_some(sws_http_request_t *r);
 
+/* Idle connections (sws_http_h1_idle.c): give back the request pool and
+ * the header buffer; take them again. take_buffer gives hc->small fresh
+ * memory of size bytes (what it had goes back). */
+void        sws_http1_release(sws_connection_t *c);
+sws_pool_t *sws_http1_take_pool(sws_connection_t *c);
+sws_int_t   sws_http1_take_buffer(sws_connection_t *c, size_t size);
+
 #endif
