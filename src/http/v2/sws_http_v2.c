@@ -191,15 +191,13 @@ sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *m
 /* the default largest payload, the frame header, a pad length byte */
 #define SWS_H2_FRAMEBUF_LEN  (16384 + 9 + 1)
 
-static void *
+static void * __attribute__((noinline))
 sws_http_v2_mem_framebuf(sws_http_v2_conn_t *h2c, size_t size)
 {
     size_t  page = (size_t) sysconf(_SC_PAGESIZE);
     void   *p;
 
-    if (!h2c->creating || size != SWS_H2_FRAMEBUF_LEN || h2c->fb != NULL
-        || posix_memalign(&p, page, size) != 0)
-    {
+    if (h2c->fb != NULL || posix_memalign(&p, page, size) != 0) {
         return NULL;
     }
     h2c->fb = p;
@@ -212,9 +210,16 @@ sws_http_v2_mem_framebuf(sws_http_v2_conn_t *h2c, size_t size)
 static void *
 sws_http_v2_mem_malloc(size_t size, void *user)
 {
-    void *p = sws_http_v2_mem_framebuf(user, size);
+    sws_http_v2_conn_t *h2c = user;
+    void               *p;
 
-    return p ? p : sws_alloc_cache_malloc(size);
+    if (sws_unlikely(h2c->creating && size == SWS_H2_FRAMEBUF_LEN)) {
+        p = sws_http_v2_mem_framebuf(h2c, size);
+        if (p) {
+            return p;
+        }
+    }
+    return sws_alloc_cache_malloc(size);
 }
 
 static void
@@ -222,7 +227,7 @@ sws_http_v2_mem_free(void *p, void *user)
 {
     sws_http_v2_conn_t *h2c = user;
 
-    if (p != NULL && p == h2c->fb) {
+    if (sws_unlikely(p == h2c->fb && p != NULL)) {
         h2c->fb = h2c->fb_pages = h2c->fb_pages_end = NULL;
         free(p);
         return;
@@ -237,7 +242,8 @@ sws_http_v2_mem_realloc(void *p, size_t size, void *user)
     void               *np;
 
     if (p == NULL) {
-        np = sws_http_v2_mem_framebuf(h2c, size);      /* nghttp2_buf_reserve */
+        np = h2c->creating && size == SWS_H2_FRAMEBUF_LEN
+             ? sws_http_v2_mem_framebuf(h2c, size) : NULL;   /* nghttp2_buf_reserve */
         return np ? np : sws_alloc_cache_realloc(NULL, size);
     }
     if (p != h2c->fb) {
