@@ -78,8 +78,8 @@ sws_http1_buffer_cleanup(void *data)
     }
 }
 
-sws_int_t
-sws_http1_take_buffer(sws_connection_t *c, size_t size)
+static sws_int_t __attribute__((noinline))
+sws_http1_take_buffer_slow(sws_connection_t *c, size_t size)
 {
     sws_http_conn_t *hc = c->data;
     sws_buf_t       *b = hc->small;
@@ -104,6 +104,24 @@ sws_http1_take_buffer(sws_connection_t *c, size_t size)
     b->start = b->pos = b->last = p;
     b->end = p + size;
     return SWS_OK;
+}
+
+sws_int_t
+sws_http1_take_buffer(sws_connection_t *c, size_t size)
+{
+    sws_buf_t *b = ((sws_http_conn_t *) c->data)->small;
+    u_char    *p;
+
+    /* The usual case, kept short: an idle connection's buffer again. */
+    if (sws_likely(b != NULL && b->start == NULL && size == sws_http1_spare_buf_size
+                   && sws_http1_nspare_bufs))
+    {
+        p = sws_http1_spare_bufs[--sws_http1_nspare_bufs];
+        b->start = b->pos = b->last = p;
+        b->end = p + size;
+        return SWS_OK;
+    }
+    return sws_http1_take_buffer_slow(c, size);
 }
 
 void
