@@ -15,6 +15,7 @@
 #   make test-sanitize     the tests on an ASan + UBSan build in objs-san
 #   make install           install under the prefix (DESTDIR=... to stage)
 #   make bench             run bench/run against the build
+#   make bench-idle        memory per idle keep-alive connection (bench/idle)
 #   make pgo               a profile-guided build in objs-pgo (plain build untouched)
 #   make fuzz              libFuzzer targets in tests/fuzz, FUZZ_TIME seconds each
 #   make clean             remove what the build made; distclean: objs too
@@ -30,7 +31,7 @@ MAKEOVERRIDES := $(filter-out B=%,$(MAKEOVERRIDES))
 CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
                    $(wildcard modules/. modules/*/config)
 
-BUILD_TARGETS = all modules tests run install bench pgo fuzz
+BUILD_TARGETS = all modules tests run install bench bench-idle pgo fuzz
 TEST_TARGETS  = test test-unit test-integration test-sanitize
 
 .PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help

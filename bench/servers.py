@@ -79,6 +79,8 @@ class ServerDef:
             "CONFDIR": sdir,
             "MODULES_DIR": ctx.get("modules_dir", ""),
             "MASTER": "off" if single else "on",
+            # worker_connections (bench/idle raises it)
+            "MAX_CONNECTIONS": "1024",
         }
         values.update(ctx.get("placeholders", {}))
         values.update(self.extra_placeholders(ctx, single))

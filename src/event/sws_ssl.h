@@ -31,7 +31,6 @@ struct sws_ssl_connection_s {
     SSL                  *connection;
     sws_ssl_t            *ssl;
     sws_ssl_handler_pt    handler;       /* handshake finished (or failed) */
-    u_char               *buf;           /* send coalescing, buffer_size */
     size_t                last_len;      /* length of a write to repeat */
     u_char               *early;         /* early data read in the handshake */
     size_t                early_len;

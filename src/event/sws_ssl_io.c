@@ -442,11 +442,21 @@ sws_ssl_write(sws_connection_t *c, const u_char *data, size_t size)
     return n;
 }
 
-/* Gather up to size bytes of memory buffers from in into sc->buf. */
+/*
+ * Small buffers (a response head and its body) are copied into one, so that
+ * they go out in one record. The copy is made again from the chain before
+ * every write, also when OpenSSL asks for the same bytes again after a
+ * WANT_WRITE (it keeps what it encrypted, and the moving-buffer mode lets
+ * the bytes come from anywhere), so nothing in it outlives a call: one
+ * buffer serves every connection of the worker, instead of 16 KiB each.
+ */
+static u_char  sws_ssl_send_buf[16384];    /* the largest ssl_buffer_size */
+
+/* Gather up to size bytes of memory buffers from in into sws_ssl_send_buf. */
 static size_t
 sws_ssl_coalesce(sws_connection_t *c, sws_chain_t *in, size_t size)
 {
-    u_char    *p = c->ssl->buf;
+    u_char    *p = sws_ssl_send_buf;
     size_t     n, have = 0;
     sws_buf_t *b;
 
@@ -472,7 +482,8 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
 {
     sws_ssl_connection_t *sc = c->ssl;
     sws_buf_t            *b = in->buf;
-    size_t                bsize = sc->ssl->buffer_size, size;
+    size_t                bsize = sws_min(sc->ssl->buffer_size, sizeof(sws_ssl_send_buf));
+    size_t                size;
     off_t                 fsize;
     ssize_t               n;
 
@@ -487,14 +498,8 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
             /* Large enough for full records (or all there is): no copy. */
             return sws_ssl_write(c, b->pos, (size_t) sws_min((off_t) size, max));
         }
-        if (sc->buf == NULL) {
-            sc->buf = sws_palloc(c->pool, bsize);
-            if (sc->buf == NULL) {
-                return SWS_ERROR;
-            }
-        }
         size = sws_ssl_coalesce(c, in, (size_t) sws_min((off_t) bsize, max));
-        return sws_ssl_write(c, sc->buf, size);
+        return sws_ssl_write(c, sws_ssl_send_buf, size);
     }
 
     fsize = sws_min(b->file_last - b->file_pos, max);
@@ -503,14 +508,8 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
         n = SSL_sendfile(sc->connection, b->fd, b->file_pos, (size_t) fsize, 0);
         return sws_ssl_write_result(c, n, "SSL_sendfile()");
     }
-    if (sc->buf == NULL) {
-        sc->buf = sws_palloc(c->pool, bsize);
-        if (sc->buf == NULL) {
-            return SWS_ERROR;
-        }
-    }
     size = (size_t) sws_min(fsize, (off_t) bsize);
-    n = pread(b->fd, sc->buf, size, b->file_pos);
+    n = pread(b->fd, sws_ssl_send_buf, size, b->file_pos);
     if (n <= 0) {
         if (n == 0) {
             sws_log_error(SWS_LOG_CRIT, c->log, 0, "file was truncated while sending");
@@ -520,7 +519,7 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
         c->write->error = 1;
         return SWS_ERROR;
     }
-    return sws_ssl_write(c, sc->buf, (size_t) n);
+    return sws_ssl_write(c, sws_ssl_send_buf, (size_t) n);
 }
 
 sws_chain_t *

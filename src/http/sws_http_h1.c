@@ -144,7 +144,7 @@ sws_http1_create_request(sws_connection_t *c)
     sws_http_request_t *r;
 
     if (hc->rpool == NULL) {
-        hc->rpool = sws_pool_create(4096, c->log);
+        hc->rpool = sws_http1_take_pool(c);
         if (hc->rpool == NULL) {
             return NULL;
         }
@@ -425,9 +425,8 @@ sws_http1_read_head_handler(sws_event_t *rev)
         return;
     }
 
-    if (hc->small == NULL) {
-        hc->small = sws_create_temp_buf(c->pool, hc->session->cscf->client_header_buffer_size);
-        if (hc->small == NULL) {
+    if (hc->small == NULL || hc->small->start == NULL) {
+        if (sws_http1_take_buffer(c, hc->session->cscf->client_header_buffer_size) != SWS_OK) {
             sws_http1_close_connection(c);
             return;
         }
@@ -505,6 +504,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
             }
             if (r == NULL && b->pos == b->last) {
                 b->pos = b->last = b->start;
+                if (c->idle) {
+                    sws_http1_release(c);     /* woken for nothing */
+                }
             }
             return;
         }
@@ -1022,13 +1024,11 @@ sws_http1_request_done(sws_http_request_t *r)
     b = hc->buf;
     left = b->last - b->pos;
     if (b != hc->small) {
-        if (left > (size_t) (hc->small->end - hc->small->start)) {
-            sws_buf_t *nb = sws_create_temp_buf(c->pool, left);
-            if (nb == NULL) {
-                sws_http1_close_connection(c);
-                return;
-            }
-            hc->small = nb;
+        if (left > (size_t) (hc->small->end - hc->small->start)
+            && sws_http1_take_buffer(c, left) != SWS_OK)
+        {
+            sws_http1_close_connection(c);
+            return;
         }
         hc->small->pos = hc->small->start;
         hc->small->last = sws_cpymem(hc->small->start, b->pos, left);
@@ -1047,6 +1047,7 @@ sws_http1_request_done(sws_http_request_t *r)
         sws_post_event(c->read);
         return;
     }
+    sws_http1_release(c);
     c->idle = 1;
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);

@@ -45,4 +45,11 @@ void       sws_http1_decide_keepalive(sws_http_request_t *r);
 sws_int_t  sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
     const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
 
+/* Idle connections (sws_http_h1_idle.c): give back the request pool and
+ * the header buffer; take them again. take_buffer gives hc->small fresh
+ * memory of size bytes (what it had goes back). */
+void        sws_http1_release(sws_connection_t *c);
+sws_pool_t *sws_http1_take_pool(sws_connection_t *c);
+sws_int_t   sws_http1_take_buffer(sws_connection_t *c, size_t size);
+
 #endif

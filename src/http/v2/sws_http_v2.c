@@ -8,6 +8,7 @@
  * session. A connection is closed only from these handlers.
  */
 #include <unistd.h>
+#include <sys/mman.h>
 #include "sws_alloc_cache.h"
 #include "sws_http_v2.h"
 #include "sws_ssl.h"
@@ -155,6 +156,9 @@ sws_http_v2_send_cb(nghttp2_session *session, const uint8_t *data, size_t length
         h2c->send_blocked = 1;
         return NGHTTP2_ERR_WOULDBLOCK;
     }
+    if (data + length > h2c->fb_pages && data < h2c->fb_pages_end) {
+        h2c->fb_dirty = 1;             /* a frame reached the pages given back */
+    }
     return sws_http_v2_queue(h2c, data, length) == SWS_OK ? (ssize_t) length
                                                           : NGHTTP2_ERR_CALLBACK_FAILURE;
 }
@@ -172,12 +176,102 @@ sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *m
     return 0;
 }
 
-/* nghttp2 allocates and frees streams and frames on every request: from
- * the per-thread cache, not malloc(). */
-static nghttp2_mem  sws_http_v2_mem = {
-    .malloc = sws_alloc_cache_mem_malloc, .free = sws_alloc_cache_mem_free,
-    .calloc = sws_alloc_cache_mem_calloc, .realloc = sws_alloc_cache_mem_realloc
-};
+/*
+ * nghttp2 builds every frame but DATA (sent without a copy, see
+ * sws_http_v2_response.c) in a buffer of its session, allocated when the
+ * session is made and kept for its life: 16 KiB and 10 bytes. The frames
+ * of a small response fill only the start of it, so the session's
+ * allocator makes this one block itself, page-aligned, and an idle
+ * connection gives its pages after the first back to the kernel (madvise:
+ * what they held is gone, the next touch maps a zero page): once, then
+ * again only after a frame reached them. The buffer is recognised by its
+ * size among what the session allocates while it is made; with another
+ * nghttp2 that is not recognised, nothing is given back.
+ */
+/* the default largest payload, the frame header, a pad length byte */
+#define SWS_H2_FRAMEBUF_LEN  (16384 + 9 + 1)
+
+static void * __attribute__((noinline))
+sws_http_v2_mem_framebuf(sws_http_v2_conn_t *h2c, size_t size)
+{
+    size_t  page = (size_t) sysconf(_SC_PAGESIZE);
+    void   *p;
+
+    if (h2c->fb != NULL || posix_memalign(&p, page, size) != 0) {
+        return NULL;
+    }
+    h2c->fb = p;
+    h2c->fb_pages = (u_char *) p + page;
+    h2c->fb_pages_end = (u_char *) p + (size & ~(page - 1));
+    h2c->fb_dirty = 1;                 /* glibc may hand out used memory */
+    return p;
+}
+
+static void *
+sws_http_v2_mem_malloc(size_t size, void *user)
+{
+    sws_http_v2_conn_t *h2c = user;
+    void               *p;
+
+    if (sws_unlikely(h2c->creating && size == SWS_H2_FRAMEBUF_LEN)) {
+        p = sws_http_v2_mem_framebuf(h2c, size);
+        if (p) {
+            return p;
+        }
+    }
+    return sws_alloc_cache_malloc(size);
+}
+
+static void
+sws_http_v2_mem_free(void *p, void *user)
+{
+    sws_http_v2_conn_t *h2c = user;
+
+    if (sws_unlikely(p == h2c->fb && p != NULL)) {
+        h2c->fb = h2c->fb_pages = h2c->fb_pages_end = NULL;
+        free(p);
+        return;
+    }
+    sws_alloc_cache_free(p);
+}
+
+static void *
+sws_http_v2_mem_realloc(void *p, size_t size, void *user)
+{
+    sws_http_v2_conn_t *h2c = user;
+    void               *np;
+
+    if (p == NULL) {
+        np = h2c->creating && size == SWS_H2_FRAMEBUF_LEN
+             ? sws_http_v2_mem_framebuf(h2c, size) : NULL;   /* nghttp2_buf_reserve */
+        return np ? np : sws_alloc_cache_realloc(NULL, size);
+    }
+    if (p != h2c->fb) {
+        return sws_alloc_cache_realloc(p, size);
+    }
+    /* Not done by nghttp2 1.52; if it were, the block leaves our hands. */
+    if (size == 0) {
+        sws_http_v2_mem_free(p, h2c);
+        return NULL;
+    }
+    np = sws_alloc_cache_malloc(size);
+    if (np != NULL) {
+        memcpy(np, p, sws_min(size, (size_t) SWS_H2_FRAMEBUF_LEN));
+        sws_http_v2_mem_free(p, h2c);
+    }
+    return np;
+}
+
+/* The connection is idle and nghttp2 has nothing to send: its frame
+ * buffer holds nothing. */
+static void
+sws_http_v2_idle_pages(sws_http_v2_conn_t *h2c)
+{
+    if (h2c->fb_pages && h2c->fb_dirty && !nghttp2_session_want_write(h2c->session)) {
+        h2c->fb_dirty = 0;
+        (void) madvise(h2c->fb_pages, h2c->fb_pages_end - h2c->fb_pages, MADV_DONTNEED);
+    }
+}
 
 static sws_int_t
 sws_http_v2_session(sws_http_v2_conn_t *h2c)
@@ -187,6 +281,7 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     nghttp2_session_callbacks *cb;
     nghttp2_option            *opt;
     nghttp2_settings_entry     iv[4];
+    nghttp2_mem                mem;
     size_t                     header_size;
     int                        rv;
 
@@ -228,7 +323,17 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
                           ? conf->max_field_size : cscf->large_client_header_buffer_size;
     nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
 
-    rv = nghttp2_session_server_new3(&h2c->session, cb, h2c, opt, &sws_http_v2_mem);
+    /* nghttp2 allocates and frees streams and frames on every request:
+     * from the per-thread cache, not malloc(). The session keeps its own
+     * copy of this, with h2c for the frame buffer. */
+    mem.mem_user_data = h2c;
+    mem.malloc = sws_http_v2_mem_malloc;
+    mem.free = sws_http_v2_mem_free;
+    mem.calloc = sws_alloc_cache_mem_calloc;
+    mem.realloc = sws_http_v2_mem_realloc;
+    h2c->creating = 1;
+    rv = nghttp2_session_server_new3(&h2c->session, cb, h2c, opt, &mem);
+    h2c->creating = 0;
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     if (rv != 0) {
@@ -608,6 +713,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (!c->reusable) {
             sws_reusable_connection(c, 1);
         }
+        sws_http_v2_idle_pages(h2c);
         sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
                                ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
     } else if (c->reusable) {

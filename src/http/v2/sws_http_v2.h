@@ -96,6 +96,15 @@ struct sws_http_v2_conn_s {
                                                * session may want nothing more */
     unsigned                   send_blocked:1; /* the output queue stopped nghttp2 */
     unsigned                   send_pending:1; /* frames submitted: run the session */
+    unsigned                   creating:1;    /* inside nghttp2_session_server_new3 */
+    unsigned                   fb_dirty:1;    /* fb_pages may be resident */
+
+    /* nghttp2's frame buffer, made by the session's allocator, and the
+     * pages of it that an idle connection gives back (sws_http_v2.c);
+     * NULL if it was not recognised. */
+    void                      *fb;
+    u_char                    *fb_pages;
+    u_char                    *fb_pages_end;
 };
 
 /* Take over the session's connection: data/len are bytes read already
