@@ -306,6 +306,9 @@ struct sws_http_request_s {
     unsigned                   upgrade:1;          /* a 101: "Connection: upgrade" */
     unsigned                   ssl_early:1;        /* head came in TLS early data,
                                                     * before the handshake ended */
+    /* A body filter holds data until output is sent (sws_http_set_buffered):
+     * the writers run the filters again, and the response is not over. */
+    unsigned                   filter_buffered:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -349,6 +352,9 @@ const sws_str_t *sws_http_status_line(sws_uint_t status);
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;
+/* The protocol sent some output: filters that hold data (filter_buffered)
+ * go on, through the whole body filter chain, with no new input. */
+sws_int_t sws_http_output_resume(sws_http_request_t *r);
 /* sws_http_h1_head.c: the HTTP/1 response head */
 sws_buf_t *sws_http1_build_head(sws_http_request_t *r);
 /* Whether the connection stays open after this response (sets r->keepalive). */

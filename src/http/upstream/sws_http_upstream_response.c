@@ -98,6 +98,21 @@ sws_ups_update_busy(sws_http_upstream_t *u)
     }
 }
 
+/* What is pending is all there is for now (the upstream paused, or
+ * buffering is off): mark it flush, so that a filter holding data (a
+ * compressor) passes it on instead of waiting for more, and events of a
+ * stream (server-sent events) reach the client as they come. */
+static void
+sws_ups_mark_flush(sws_http_upstream_t *u)
+{
+    sws_chain_t *cl;
+
+    if (u->pending) {
+        cl = (sws_chain_t *) ((u_char *) u->pending_tail - offsetof(sws_chain_t, next));
+        cl->buf->flush = 1;
+    }
+}
+
 /* Pass what is pending to the client (and the end of the body with last). */
 static sws_int_t
 sws_ups_flush(sws_http_upstream_t *u, int last)
@@ -253,6 +268,9 @@ sws_ups_response_start(sws_http_upstream_t *u)
         return;
     }
     r->write_event_handler = sws_ups_response_write_handler;
+    if (!u->buffering) {
+        sws_ups_mark_flush(u);
+    }
     if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
@@ -295,6 +313,7 @@ sws_ups_response_read(sws_http_upstream_t *u)
     ssize_t                   n;
     sws_int_t                 rc = SWS_OK;
     const char               *why = NULL;
+    int                       idle = 0;
 
     if (u->finished || u->body_done || c == NULL) {
         return;
@@ -309,6 +328,7 @@ sws_ups_response_read(sws_http_upstream_t *u)
         }
         n = c->recv(c, s->last, (size_t) (s->end - s->last));
         if (n == SWS_AGAIN) {
+            idle = 1;                /* all the upstream has sent so far */
             break;
         }
         if (n == SWS_ERROR) {
@@ -332,9 +352,12 @@ sws_ups_response_read(sws_http_upstream_t *u)
             why = "closed the connection";
             break;
         }
-        if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
-            sws_ups_finalize(u, SWS_ERROR);
-            return;
+        if (!u->buffering) {
+            sws_ups_mark_flush(u);
+            if (sws_ups_flush(u, 0) == SWS_ERROR) {
+                sws_ups_finalize(u, SWS_ERROR);
+                return;
+            }
         }
     }
 
@@ -347,6 +370,9 @@ sws_ups_response_read(sws_http_upstream_t *u)
         sws_ups_flush(u, 0);
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
+    }
+    if (idle) {
+        sws_ups_mark_flush(u);
     }
     if (sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
