@@ -63,6 +63,13 @@ sws_compress_type_ok(const sws_compress_coding_conf_t *cc, const sws_str_t *type
     sws_uint_t       i;
     const sws_str_t *t;
 
+    /* "*" takes any response, even one without a type (as in nginx) */
+    t = cc->types->elts;
+    for (i = 0; i < cc->types->nelts; i++) {
+        if (t[i].len == 1 && t[i].data[0] == '*') {
+            return 1;
+        }
+    }
     if (type->len == 0) {
         return 0;
     }
@@ -70,11 +77,8 @@ sws_compress_type_ok(const sws_compress_coding_conf_t *cc, const sws_str_t *type
     for (len = 0; len < type->len && type->data[len] != ';' && type->data[len] != ' '; len++) {
         /* find the end */
     }
-    t = cc->types->elts;
     for (i = 0; i < cc->types->nelts; i++) {
-        if ((t[i].len == 1 && t[i].data[0] == '*')
-            || (t[i].len == len && sws_strncasecmp(t[i].data, type->data, len) == 0))
-        {
+        if (t[i].len == len && sws_strncasecmp(t[i].data, type->data, len) == 0) {
             return 1;
         }
     }

@@ -313,7 +313,6 @@ sws_ups_response_read(sws_http_upstream_t *u)
     ssize_t                   n;
     sws_int_t                 rc = SWS_OK;
     const char               *why = NULL;
-    int                       idle = 0;
 
     if (u->finished || u->body_done || c == NULL) {
         return;
@@ -328,7 +327,6 @@ sws_ups_response_read(sws_http_upstream_t *u)
         }
         n = c->recv(c, s->last, (size_t) (s->end - s->last));
         if (n == SWS_AGAIN) {
-            idle = 1;                /* all the upstream has sent so far */
             break;
         }
         if (n == SWS_ERROR) {
@@ -371,8 +369,8 @@ sws_ups_response_read(sws_http_upstream_t *u)
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
     }
-    if (idle) {
-        sws_ups_mark_flush(u);
+    if (!u->paused && !c->read->ready) {
+        sws_ups_mark_flush(u);       /* all the upstream has sent so far */
     }
     if (sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
