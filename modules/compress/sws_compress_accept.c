@@ -17,6 +17,10 @@
 
 #define SWS_COMPRESS_Q_UNSET  ((sws_uint_t) -1)
 
+const sws_str_t  sws_compress_token[SWS_COMPRESS_NCODINGS] = {
+    sws_string("gzip"), sws_string("br"), sws_string("zstd")
+};
+
 /* RFC 9110 5.6.2 tchar */
 static int
 sws_compress_tchar(u_char c)

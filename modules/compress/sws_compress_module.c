@@ -22,9 +22,6 @@
  */
 #include "sws_compress.h"
 
-const sws_str_t  sws_compress_token[SWS_COMPRESS_NCODINGS] = {
-    sws_string("gzip"), sws_string("br"), sws_string("zstd")
-};
 const sws_str_t  sws_compress_suffix[SWS_COMPRESS_NCODINGS] = {
     sws_string(".gz"), sws_string(".br"), sws_string(".zst")
 };
