@@ -6,6 +6,7 @@
  *   sws_compress_module.c     directives, configuration, the descriptor
  *   sws_compress_accept.c     Accept-Encoding with q-values (RFC 9110 12.5.3)
  *   sws_compress_codec.c      the three libraries behind one small interface
+ *   sws_compress_crc32.c      gzip's CRC-32 with carry-less multiplication
  *   sws_compress_filter.c     the header and body filters
  *   sws_compress_static.c     precompressed files (gzip_static and the others)
  */
@@ -107,6 +108,12 @@ sws_compress_stream_t *sws_compress_stream_create(sws_http_request_t *r, sws_uin
  */
 sws_int_t sws_compress_stream_run(sws_compress_stream_t *s, const u_char **in,
     const u_char *in_end, u_char **out, u_char *out_end, int mode);
+
+
+/* ---- sws_compress_crc32.c ------------------------------------------- */
+
+/* zlib's crc32() (the same start and result values), faster. */
+uint32_t sws_compress_crc32(uint32_t crc, const u_char *p, size_t len);
 
 
 /* ---- sws_compress_filter.c / sws_compress_static.c ------------------ */
