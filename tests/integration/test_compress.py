@@ -302,6 +302,20 @@ def test_proxied_bodies(sws, origin):
         check(get(srv, "/text/70000?pause=300", coding), coding, text_body(70000))
 
 
+def test_gzip_crc_every_length(sws, origin):
+    # The gzip trailer (our CRC-32, folded 64 bytes at a time, and the
+    # length) for bodies of many lengths, and across the 4 KiB buffers:
+    # gzip.decompress checks both.
+    srv, o = proxy_srv(sws, origin)
+    sizes = list(range(20, 700, 13)) + [4095, 4096, 4097, 65535, 65536, 65537, 131073]
+    with h.Conn(srv.port) as c:
+        for n in sizes:
+            c.send(h.request("GET", "/text/%d" % n, headers=[("Accept-Encoding", "gzip")]))
+            r = c.read_response()
+            assert r.header("content-encoding") == "gzip", (n, r)
+            assert gzip.decompress(r.body) == text_body(n), n
+
+
 def test_proxied_already_encoded_or_no_transform(sws, origin):
     srv, o = proxy_srv(sws, origin)
     r = get(srv, "/text/5000?ce=gzip", "gzip")
