@@ -3,4 +3,4 @@
         file.mime.addtypes:
           text/html: .html
         compress:
-          br: 1
+          brotli: 1
