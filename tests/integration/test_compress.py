@@ -412,8 +412,9 @@ def test_paused_buffered_upstream_is_flushed(sws, origin):
 
 
 def worker_status(srv, field):
+    # the port accepts before the worker is forked: wait for it
+    assert h.wait_for(lambda: len(srv.children()) == 1, 5), srv.children()
     kids = srv.children()
-    assert len(kids) == 1
     for line in open("/proc/%d/status" % kids[0]):
         if line.startswith(field + ":"):
             return int(line.split()[1])
