@@ -19,9 +19,10 @@ from urllib.parse import urlsplit
 
 # ---- wrk ---------------------------------------------------------------
 
-def wrk_argv(url, duration, connections, threads, cpu, timeout_s=2):
+def wrk_argv(url, duration, connections, threads, cpu, timeout_s=2, headers=()):
+    hdrs = [a for h in headers for a in ("-H", h)]
     return ["taskset", "-c", str(cpu), "wrk", "-t%d" % threads, "-c%d" % connections,
-            "-d%ds" % duration, "--timeout", "%ds" % timeout_s, "--latency", url]
+            "-d%ds" % duration, "--timeout", "%ds" % timeout_s, "--latency"] + hdrs + [url]
 
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
@@ -247,9 +248,11 @@ class Client:
                 raise HttpError("connection closed in the body")
             n -= got
 
-    def get(self, path):
+    def get(self, path, headers=()):
         """(status, body length, headers dict with lower-case names)."""
-        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, self.host)).encode())
+        extra = "".join("%s\r\n" % h for h in headers)
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n%s\r\n"
+                           % (path, self.host, extra)).encode())
         status_line = self._line()
         parts = status_line.split(b" ", 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
@@ -299,10 +302,13 @@ def tls_context():
     return _TLS_CONTEXT
 
 
-def _check(i, status, length, expect_status, expect_length):
-    if status != expect_status or length != expect_length:
+def _check(i, status, length, expect_status, expect_length, headers=None, encoding=None):
+    if status != expect_status or (length != expect_length if expect_length >= 0 else length <= 0):
         raise HttpError("request %d: status %d, %d body bytes (expected %d, %d)"
                         % (i + 1, status, length, expect_status, expect_length))
+    if encoding is not None and (headers or {}).get("content-encoding") != encoding:
+        raise HttpError("request %d: Content-Encoding %r (expected %r)"
+                        % (i + 1, (headers or {}).get("content-encoding"), encoding))
 
 
 def connections(port, path, n, expect_status, expect_length, resume, timeout=120.0):
@@ -326,15 +332,16 @@ def connections(port, path, n, expect_status, expect_length, resume, timeout=120
     return time.monotonic() - t0
 
 
-def sequential(port, path, n, expect_status, expect_length, timeout=120.0, tls=False):
+def sequential(port, path, n, expect_status, expect_length, timeout=120.0, tls=False,
+               headers=(), encoding=None):
     """Sends exactly n requests on one keep-alive connection; raises HttpError
     on the first wrong answer. Returns the elapsed seconds."""
     t0 = time.monotonic()
     c = Client(port, timeout=timeout, tls=tls)
     try:
         for i in range(n):
-            status, length, _ = c.get(path)
-            _check(i, status, length, expect_status, expect_length)
+            status, length, hdrs = c.get(path, headers)
+            _check(i, status, length, expect_status, expect_length, hdrs, encoding)
     finally:
         c.close()
     return time.monotonic() - t0
@@ -365,4 +372,5 @@ def exact(scenario, port, n, timeout=120.0):
         return connections(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
                            resume=scenario.load_tool.endswith("reuse"), timeout=timeout)
     return sequential(port, scenario.path, n, scenario.expect_status, scenario.expect_length,
-                      timeout=timeout, tls=scenario.tls)
+                      timeout=timeout, tls=scenario.tls, headers=scenario.request_headers,
+                      encoding=scenario.expect_encoding)

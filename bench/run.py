@@ -11,6 +11,8 @@ bench/run), SCALWSD, SCALWS_MODULES, SCALWS_SRC. See bench/README.md.
 
 import argparse
 import atexit
+import functools
+import gzip
 import os
 import platform
 import re
@@ -184,6 +186,8 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', cap.procs_file()] + argv
     url = "%s://127.0.0.1:%d%s" % (scenario.scheme, ctx["port"], scenario.path)
     tool = LOAD_TOOLS[scenario.load_tool]
+    if scenario.request_headers:
+        tool = functools.partial(tool, headers=scenario.request_headers)
     r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
     try:
         if not wait_port(ctx["port"], r.popen, timeout=15):
@@ -319,14 +323,21 @@ def with_backend(a, reg, ctx, sc, tmp, backend_info):
 
 
 def make_docroot(tmp):
-    """The document root every scenario shares: hello.txt (13 bytes) and
-    1m.bin (1 MiB of random bytes), readable by workers that drop to nobody."""
+    """The document root every scenario shares: hello.txt (13 bytes),
+    1m.bin (1 MiB of random bytes), page.html (100 KiB of HTML) and its
+    page.html.gz, readable by workers that drop to nobody."""
     docroot = os.path.join(tmp, "docroot")
     os.makedirs(docroot)
     with open(os.path.join(docroot, "hello.txt"), "wb") as f:
         f.write(scenario_table.HELLO)
     with open(os.path.join(docroot, "1m.bin"), "wb") as f:
         f.write(os.urandom(scenario_table.ONE_MIB))
+    page = scenario_table.page_html()
+    with open(os.path.join(docroot, "page.html"), "wb") as f:
+        f.write(page)
+    # the precompressed sibling (static-gzip), as new as the page or newer
+    with open(os.path.join(docroot, "page.html.gz"), "wb") as f:
+        f.write(gzip.compress(page, 9, mtime=0))
     for name in os.listdir(docroot):
         os.chmod(os.path.join(docroot, name), 0o644)
     os.chmod(docroot, 0o755)

@@ -26,6 +26,30 @@ from typing import Dict, Optional, Tuple
 # The document root every scenario shares (made by the harness in its temp dir).
 HELLO = b"Hello, world!"
 ONE_MIB = 1024 * 1024
+PAGE_SIZE = 100 * 1024          # page.html, the compression scenarios' page
+
+
+def page_html():
+    """A 100 KiB HTML page (page.html): markup and varied text, the same
+    bytes on every run (a fixed seed), compressing about 4:1 with gzip -1
+    as real pages do."""
+    import random
+    rnd = random.Random(15)
+    words = ("the of and to in is for on that with as by this from at are be or an "
+             "server request response header body cache proxy compress gzip brotli "
+             "worker event loop buffer chain filter module location static file "
+             "connection timeout keepalive stream window frame data length").split()
+    out = [b"<!DOCTYPE html>\n<html><head><title>ScalWS bench page</title></head><body>\n"]
+    size = len(out[0])
+    i = 0
+    while size < PAGE_SIZE:
+        text = " ".join(rnd.choice(words) for _ in range(rnd.randint(20, 60)))
+        line = ('<div class="item-%d"><h3>Item %d</h3><p>%s.</p><a href="/items/%d">more</a>'
+                "</div>\n" % (i % 7, i, text.capitalize(), rnd.randint(1, 99999))).encode()
+        out.append(line)
+        size += len(line)
+        i += 1
+    return b"".join(out)[:PAGE_SIZE - 15] + b"</body></html>\n"
 
 
 @dataclass(frozen=True)
@@ -47,6 +71,11 @@ class Scenario:
     # request counts of the two callgrind runs: (N2 - N1) requests are what
     # the instructions-per-request figure is taken over
     callgrind_counts: Tuple[int, int] = (2000, 6000)
+    # header lines every request carries (wrk -H, the exact-count client)
+    request_headers: Tuple[str, ...] = ()
+    # the Content-Encoding a correct answer has; its length is then that
+    # of the encoded body, which differs by server (expect_length -1: any)
+    expect_encoding: Optional[str] = None
 
 
 ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
@@ -182,6 +211,71 @@ SCENARIOS = [
         scheme="https",
         tls=True,
         callgrind_counts=(100, 300),
+    ),
+]
+
+
+# Compression: the 100 KiB page compressed on the fly at each coding's
+# level 1 (nginx's gzip default; brotli and zstd at 1 too, the cheapest, so
+# that servers are compared at the same work), and served precompressed.
+# Debian's nginx has gzip only (brotli is a separate module, zstd none);
+# h2o compresses with gzip and brotli, not zstd; lighttpd's mod_deflate
+# does all three.
+_NO_BR = "Debian's nginx has no brotli filter built in (a separate module package)"
+_NO_ZSTD = "no zstd content coding in this server"
+
+SCENARIOS += [
+    Scenario(
+        name="gzip-html-100k",
+        path="/page.html",
+        description="a 100 KiB HTML page gzipped on the fly at level 1 (nginx's default): "
+                    "GET /page.html with Accept-Encoding: gzip, HTTP/1.1 keep-alive",
+        expect_status=200,
+        expect_length=-1,
+        fragments=_everyone("gzip"),
+        request_headers=("Accept-Encoding: gzip",),
+        expect_encoding="gzip",
+        callgrind_counts=(200, 600),
+    ),
+    Scenario(
+        name="br-html-100k",
+        path="/page.html",
+        description="the 100 KiB page compressed with brotli on the fly at quality 1: "
+                    "Accept-Encoding: br",
+        expect_status=200,
+        expect_length=-1,
+        fragments={"scalwsd": "brotli", "h2o": "brotli", "lighttpd": "brotli"},
+        not_applicable={"nginx": _NO_BR},
+        request_headers=("Accept-Encoding: br",),
+        expect_encoding="br",
+        callgrind_counts=(200, 600),
+    ),
+    Scenario(
+        name="zstd-html-100k",
+        path="/page.html",
+        description="the 100 KiB page compressed with zstd on the fly at level 1: "
+                    "Accept-Encoding: zstd",
+        expect_status=200,
+        expect_length=-1,
+        fragments={"scalwsd": "zstd", "lighttpd": "zstd"},
+        not_applicable={"nginx": _NO_ZSTD, "h2o": _NO_ZSTD},
+        request_headers=("Accept-Encoding: zstd",),
+        expect_encoding="zstd",
+        callgrind_counts=(200, 600),
+    ),
+    Scenario(
+        name="static-gzip",
+        path="/page.html",
+        description="the 100 KiB page served precompressed: page.html.gz (gzip -9) next to "
+                    "page.html, Accept-Encoding: gzip (nginx gzip_static, h2o "
+                    "file.send-compressed)",
+        expect_status=200,
+        expect_length=-1,
+        fragments={"scalwsd": "gzip_static", "nginx": "gzip_static", "h2o": "gzip_static"},
+        not_applicable={"lighttpd": "lighttpd 1.4 serves no precompressed siblings "
+                                    "(mod_deflate caches its own output instead)"},
+        request_headers=("Accept-Encoding: gzip",),
+        expect_encoding="gzip",
     ),
 ]
 

@@ -271,6 +271,14 @@ sws_int_t sws_http_send_interim(sws_http_request_t *r, sws_uint_t status,
 sws_int_t sws_http_output(sws_http_request_t *r, sws_chain_t *in);
 /* Send only a flag (last_buf or flush). */
 sws_int_t sws_http_send_special(sws_http_request_t *r, int last);
+/* For body filters that hold data they could not pass on yet (a coder
+ * whose output buffers all wait for the client): set while holding. Then
+ * each time output was sent the core runs the body filters again with no
+ * new input (in == NULL), so the filter can go on, and the response does
+ * not end before the filter has passed its last buffer. Clear it when the
+ * filter holds nothing; return SWS_AGAIN while it is set. */
+void      sws_http_set_buffered(sws_http_request_t *r, int on);
+int       sws_http_buffered(sws_http_request_t *r);
 /* Whether the header was already sent (then an error can only close). */
 int       sws_http_header_sent(sws_http_request_t *r);
 /* Whether the response must carry no body (HEAD, 204, 304). */

@@ -351,6 +351,9 @@ struct sws_http_request_s {
     unsigned                   upgrade:1;          /* a 101: "Connection: upgrade" */
     unsigned                   ssl_early:1;        /* head came in TLS early data,
                                                     * before the handshake ended */
+    /* A body filter holds data until output is sent (sws_http_set_buffered):
+     * the writers run the filters again, and the response is not over. */
+    unsigned                   filter_buffered:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -406,6 +409,9 @@ const sws_str_t *sws_http_status_line(sws_uint_t status);
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_top_body_filter;
+/* The protocol sent some output: filters that hold data (filter_buffered)
+ * go on, through the whole body filter chain, with no new input. */
+sws_int_t sws_http_output_resume(sws_http_request_t *r);
 extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
 /* sws_http_stored.c: a received or stored header put on the response

@@ -865,13 +865,14 @@ sws_http1_writer(sws_event_t *wev)
         sws_http1_finish(r, SWS_ERROR);
         return;
     }
-    rc = sws_http1_send_body(r, NULL);
+    /* a filter holding data goes on first: it queues more, or ends */
+    rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
     if (rc == SWS_ERROR) {
         r->keepalive = 0;
         sws_http1_finish(r, SWS_ERROR);
         return;
     }
-    if (rc == SWS_OK && r->done) {
+    if (rc == SWS_OK && r->done && !r->filter_buffered) {
         c->write->handler = sws_http1_empty_handler;
         sws_http1_request_done(r);
         return;
@@ -894,13 +895,13 @@ sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
         return;
     }
     r->done = 1;
-    rc = sws_http1_send_body(r, NULL);
+    rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
     if (rc == SWS_ERROR) {
         sws_http_log_request(r);
         sws_http1_close_connection(c);
         return;
     }
-    if (rc == SWS_AGAIN) {
+    if (rc == SWS_AGAIN || r->filter_buffered) {
         return;          /* sws_http1_writer finishes */
     }
     sws_http1_request_done(r);

@@ -32,6 +32,9 @@ Routes (the path decides what it does; the query is ignored unless said):
   /hdr/V           body V with X-Value: V, Content-Type: text/x-V, ETag: "V"
   /hdr/N/V         the same, held until N such requests wait, then all at once
   /sse/N           N events 100 ms apart, chunked, flushed one by one
+  /text/N          N bytes of text (text_body(N)), shaped by the query:
+                   type=T ce=E cc=C expires=X etag=V lm=1 (headers),
+                   chunked=1 (in chunks of 4096), pause=MS (between halves)
 Every response carries "X-Origin: <name>".
 """
 import base64
@@ -43,6 +46,16 @@ import threading
 
 from swsharness import HeaderList
 import time
+
+
+def text_body(n):
+    """n bytes of compressible text (numbered lines)."""
+    out = bytearray()
+    i = 0
+    while len(out) < n:
+        out += b"line %d: the quick brown fox jumps over the lazy dog\n" % i
+        i += 1
+    return bytes(out[:n])
 
 
 def pattern(n):
@@ -395,9 +408,40 @@ class Origin:
                 c.sendall(b"%x\r\n" % len(ev) + ev + b"\r\n")
                 time.sleep(0.1)
             c.sendall(b"0\r\n\r\n")
+        elif r0 == "text":
+            self._text(c, req, int(arg))
         else:
             self._send(c, 404, b"no such route\n", close=closing)
         return True
+
+    def _text(self, c, req, n):
+        from urllib.parse import parse_qs
+        q = {k: v[0] for k, v in parse_qs(req.target.partition("?")[2]).items()}
+        h = [("Content-Type", q.get("type", "text/html"))]
+        for key, name in (("ce", "Content-Encoding"), ("cc", "Cache-Control"),
+                          ("expires", "Expires"), ("etag", "ETag")):
+            if key in q:
+                h.append((name, q[key]))
+        if "lm" in q:
+            h.append(("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"))
+        body = text_body(n)
+        if q.get("chunked") == "1":
+            c.sendall(self._head(200, h + [("Transfer-Encoding", "chunked")]))
+            pieces = [body[i:i + 4096] for i in range(0, n, 4096)]
+            half = len(pieces) // 2
+            for i, piece in enumerate(pieces):
+                if "pause" in q and i == half:
+                    time.sleep(int(q["pause"]) / 1000.0)
+                c.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            c.sendall(b"0\r\n\r\n")
+        else:
+            c.sendall(self._head(200, h + [("Content-Length", str(n))]))
+            if "pause" in q:
+                c.sendall(body[:n // 2])
+                time.sleep(int(q["pause"]) / 1000.0)
+                c.sendall(body[n // 2:])
+            else:
+                c.sendall(body)
 
     # ---------------------------------------------------------- websocket
 

@@ -98,6 +98,21 @@ sws_ups_update_busy(sws_http_upstream_t *u)
     }
 }
 
+/* What is pending is all there is for now (the upstream paused, or
+ * buffering is off): mark it flush, so that a filter holding data (a
+ * compressor) passes it on instead of waiting for more, and events of a
+ * stream (server-sent events) reach the client as they come. */
+static void
+sws_ups_mark_flush(sws_http_upstream_t *u)
+{
+    sws_chain_t *cl;
+
+    if (u->pending) {
+        cl = (sws_chain_t *) ((u_char *) u->pending_tail - offsetof(sws_chain_t, next));
+        cl->buf->flush = 1;
+    }
+}
+
 /* Pass what is pending to the client (and the end of the body with last). */
 static sws_int_t
 sws_ups_flush(sws_http_upstream_t *u, int last)
@@ -259,6 +274,9 @@ sws_ups_response_start(sws_http_upstream_t *u)
         return;
     }
     r->write_event_handler = sws_ups_response_write_handler;
+    if (!u->buffering) {
+        sws_ups_mark_flush(u);
+    }
     if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
@@ -338,9 +356,12 @@ sws_ups_response_read(sws_http_upstream_t *u)
             why = "closed the connection";
             break;
         }
-        if (!u->buffering && sws_ups_flush(u, 0) == SWS_ERROR) {
-            sws_ups_finalize(u, SWS_ERROR);
-            return;
+        if (!u->buffering) {
+            sws_ups_mark_flush(u);
+            if (sws_ups_flush(u, 0) == SWS_ERROR) {
+                sws_ups_finalize(u, SWS_ERROR);
+                return;
+            }
         }
     }
 
@@ -353,6 +374,9 @@ sws_ups_response_read(sws_http_upstream_t *u)
         sws_ups_flush(u, 0);
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
+    }
+    if (!u->paused && !c->read->ready) {
+        sws_ups_mark_flush(u);       /* all the upstream has sent so far */
     }
     if (sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);

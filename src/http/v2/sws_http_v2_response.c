@@ -469,7 +469,9 @@ sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
         st->sent += frame->data.padlen ? frame->hd.length - frame->data.padlen
                                        : frame->hd.length;
     }
-    if (frame->hd.type == NGHTTP2_DATA && !st->r->done && st->r->write_event_handler) {
+    if (frame->hd.type == NGHTTP2_DATA
+        && ((!st->r->done && st->r->write_event_handler) || st->r->filter_buffered))
+    {
         st->drained = 1;        /* room was made: the producer may go on */
     }
     if (frame->hd.type == NGHTTP2_DATA && st->wev.timer_set) {
@@ -522,7 +524,9 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
         }
         return;
     }
-    st->out_last = 1;      /* nothing more will come */
+    if (!r->filter_buffered) {
+        st->out_last = 1;  /* nothing more will come (else: the filter's last_buf) */
+    }
     if (st->data && st->deferred) {
         st->deferred = 0;
         nghttp2_session_resume_data(st->h2c->session, st->id);
@@ -548,6 +552,10 @@ sws_http_v2_write_hooks(sws_http_v2_conn_t *h2c)
         }
         st->drained = 0;
         r = st->r;
+        if (r && !st->reset && r->filter_buffered && sws_http_output_resume(r) == SWS_ERROR) {
+            sws_http_v2_reset(st, NGHTTP2_INTERNAL_ERROR);
+            continue;
+        }
         if (r && !r->done && !st->reset && r->write_event_handler) {
             r->write_event_handler(r);
         }

@@ -1,0 +1,371 @@
+/*
+ * zlib (gzip), brotli and zstd behind one streaming interface: run over
+ * some input into some output room, with a mode (go on, flush, finish).
+ *
+ * Memory: zlib allocates its state once, at init, so it comes from the
+ * request's pool. brotli and zstd allocate and free as they go, so they
+ * keep malloc() and are released by a pool cleanup. Each coder's window is
+ * fitted to the body when its length is known (as nginx fits zlib's), so a
+ * small response does not cost a large window: gzip up to a 32 KiB window
+ * (nginx's gzip_window) and a 64 KiB hash (see below), brotli up to 512
+ * KiB (lgwin 19), zstd as its level chooses for the pledged size.
+ */
+#include <zlib.h>
+#include <brotli/encode.h>
+#include <zstd.h>
+#include "sws_compress.h"
+
+struct sws_compress_stream_s {
+    sws_uint_t               coding;
+    sws_log_t               *log;
+    /* gzip: zlib makes a raw deflate stream; the header and the trailer
+     * (CRC-32 and length, RFC 1952) are ours, so that the CRC is ours too
+     * (sws_compress_crc32.c, a sixteenth of zlib's cost) */
+    uint32_t                 crc;
+    uint32_t                 isize;
+    u_char                   frame[10];     /* the header, then the trailer */
+    unsigned                 frame_pos:4;
+    unsigned                 frame_len:4;   /* bytes of frame[] to write */
+    unsigned                 trailer:1;     /* the trailer is made */
+    union {
+        z_stream             z;
+        BrotliEncoderState  *br;
+        ZSTD_CCtx           *zstd;
+    } u;
+};
+
+
+/* ---- zlib --------------------------------------------------------------- */
+
+static voidpf
+sws_compress_zalloc(voidpf opaque, uInt items, uInt size)
+{
+    return sws_palloc(opaque, (size_t) items * size);
+}
+
+
+static void
+sws_compress_zfree(voidpf opaque, voidpf address)
+{
+    (void) opaque;
+    (void) address;             /* freed with the pool */
+}
+
+
+static void
+sws_compress_zlib_cleanup(void *data)
+{
+    sws_compress_stream_t  *s = data;
+
+    (void) deflateEnd(&s->u.z);
+}
+
+
+/*
+ * zlib's memLevel 7 (a 64 KiB hash) rather than nginx's 8 (gzip_hash 128k):
+ * measured with callgrind at level 1 on a 100 KiB page, deflate() takes
+ * 3.2 % fewer instructions, and the output is 0.2 % to 0.4 % larger on the
+ * HTML, C and text files tried (docs/benchmarks/2026-12-01-compression-notes.md);
+ * each response also needs 64 KiB less.
+ */
+#define SWS_COMPRESS_ZLIB_MEMLEVEL  7
+
+static sws_int_t
+sws_compress_zlib_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, off_t size)
+{
+    int  wbits = MAX_WBITS, memlevel = SWS_COMPRESS_ZLIB_MEMLEVEL, rc;
+
+    /* The smallest window that still holds the whole body, and a hash
+     * that shrinks with it (nginx's rule). */
+    if (size > 0) {
+        while (size < ((off_t) 1 << (wbits - 1)) - 262 && wbits > 9) {
+            wbits--;
+            memlevel--;
+        }
+        if (memlevel < 1) {
+            memlevel = 1;
+        }
+    }
+
+    s->u.z.zalloc = sws_compress_zalloc;
+    s->u.z.zfree = sws_compress_zfree;
+    s->u.z.opaque = pool;
+
+    /* -wbits: raw deflate, the gzip framing is ours */
+    rc = deflateInit2(&s->u.z, level, Z_DEFLATED, -wbits, memlevel, Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "deflateInit2() failed: %d", rc);
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(pool, sws_compress_zlib_cleanup, s) != SWS_OK) {
+        (void) deflateEnd(&s->u.z);
+        return SWS_ERROR;
+    }
+
+    /* magic, deflate, no flags, no time, no extra flags, OS unix: nginx's */
+    s->frame[0] = 0x1f;
+    s->frame[1] = 0x8b;
+    s->frame[2] = 8;
+    s->frame[9] = 3;
+    s->frame_len = 10;
+    return SWS_OK;
+}
+
+
+/* Write what is left of s->frame; SWS_AGAIN when out of room. */
+static sws_int_t
+sws_compress_zlib_frame(sws_compress_stream_t *s, u_char **out, u_char *out_end)
+{
+    size_t  n = sws_min((size_t) (s->frame_len - s->frame_pos), (size_t) (out_end - *out));
+
+    *out = sws_cpymem(*out, s->frame + s->frame_pos, n);
+    s->frame_pos += n;
+    return s->frame_pos == s->frame_len ? SWS_OK : SWS_AGAIN;
+}
+
+
+static sws_int_t
+sws_compress_zlib_run(sws_compress_stream_t *s, const u_char **in, const u_char *in_end,
+    u_char **out, u_char *out_end, int mode)
+{
+    z_stream      *z = &s->u.z;
+    int            rc, flush;
+    const u_char  *start = *in;
+    uint32_t       n;
+
+    if (s->frame_pos < s->frame_len) {
+        /* the header first, or the rest of the trailer */
+        if (sws_compress_zlib_frame(s, out, out_end) != SWS_OK) {
+            return SWS_AGAIN;
+        }
+        if (s->trailer) {
+            return SWS_OK;
+        }
+    }
+
+    flush = mode == SWS_COMPRESS_FINISH ? Z_FINISH
+            : mode == SWS_COMPRESS_FLUSH ? Z_SYNC_FLUSH : Z_NO_FLUSH;
+
+    z->next_in = (Bytef *) *in;
+    z->avail_in = (uInt) (in_end - *in);
+    z->next_out = *out;
+    z->avail_out = (uInt) (out_end - *out);
+
+    rc = deflate(z, flush);
+
+    *in = z->next_in;
+    *out = z->next_out;
+
+    if (*in != start) {
+        s->crc = sws_compress_crc32(s->crc, start, (size_t) (*in - start));
+        s->isize += (uint32_t) (*in - start);
+    }
+
+    if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "deflate() failed: %d", rc);
+        return SWS_ERROR;
+    }
+    switch (mode) {
+    case SWS_COMPRESS_FINISH:
+        if (rc != Z_STREAM_END) {
+            return SWS_AGAIN;
+        }
+        /* CRC-32 and ISIZE, little-endian */
+        for (n = 0; n < 4; n++) {
+            s->frame[n] = (u_char) (s->crc >> (8 * n));
+            s->frame[4 + n] = (u_char) (s->isize >> (8 * n));
+        }
+        s->trailer = 1;
+        s->frame_pos = 0;
+        s->frame_len = 8;
+        return sws_compress_zlib_frame(s, out, out_end);
+    case SWS_COMPRESS_FLUSH:
+        /* all out only if deflate() stopped with room to spare */
+        return z->avail_in == 0 && z->avail_out != 0 ? SWS_OK : SWS_AGAIN;
+    default:
+        return z->avail_in == 0 ? SWS_OK : SWS_AGAIN;
+    }
+}
+
+
+/* ---- brotli ------------------------------------------------------------- */
+
+static void
+sws_compress_br_cleanup(void *data)
+{
+    sws_compress_stream_t  *s = data;
+
+    BrotliEncoderDestroyInstance(s->u.br);
+}
+
+
+static sws_int_t
+sws_compress_br_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, off_t size)
+{
+    uint32_t  lgwin = 19;
+
+    s->u.br = BrotliEncoderCreateInstance(NULL, NULL, NULL);
+    if (s->u.br == NULL) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "BrotliEncoderCreateInstance() failed");
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(pool, sws_compress_br_cleanup, s) != SWS_OK) {
+        BrotliEncoderDestroyInstance(s->u.br);
+        return SWS_ERROR;
+    }
+    if (size > 0) {
+        while (lgwin > BROTLI_MIN_WINDOW_BITS && size <= ((off_t) 1 << (lgwin - 1)) - 16) {
+            lgwin--;
+        }
+        BrotliEncoderSetParameter(s->u.br, BROTLI_PARAM_SIZE_HINT,
+                                  size > (off_t) UINT32_MAX ? UINT32_MAX : (uint32_t) size);
+    }
+    if (!BrotliEncoderSetParameter(s->u.br, BROTLI_PARAM_QUALITY, (uint32_t) level)
+        || !BrotliEncoderSetParameter(s->u.br, BROTLI_PARAM_LGWIN, lgwin)
+        || !BrotliEncoderSetParameter(s->u.br, BROTLI_PARAM_MODE, BROTLI_MODE_TEXT))
+    {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "BrotliEncoderSetParameter() failed");
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+
+static sws_int_t
+sws_compress_br_run(sws_compress_stream_t *s, const u_char **in, const u_char *in_end,
+    u_char **out, u_char *out_end, int mode)
+{
+    size_t                      avail_in = (size_t) (in_end - *in);
+    size_t                      avail_out = (size_t) (out_end - *out);
+    BrotliEncoderOperation      op;
+
+    op = mode == SWS_COMPRESS_FINISH ? BROTLI_OPERATION_FINISH
+         : mode == SWS_COMPRESS_FLUSH ? BROTLI_OPERATION_FLUSH : BROTLI_OPERATION_PROCESS;
+
+    if (!BrotliEncoderCompressStream(s->u.br, op, &avail_in, in, &avail_out, out, NULL)) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "BrotliEncoderCompressStream() failed");
+        return SWS_ERROR;
+    }
+    switch (mode) {
+    case SWS_COMPRESS_FINISH:
+        return BrotliEncoderIsFinished(s->u.br) ? SWS_OK : SWS_AGAIN;
+    case SWS_COMPRESS_FLUSH:
+        return avail_in == 0 && !BrotliEncoderHasMoreOutput(s->u.br) ? SWS_OK : SWS_AGAIN;
+    default:
+        return avail_in == 0 && !BrotliEncoderHasMoreOutput(s->u.br) ? SWS_OK : SWS_AGAIN;
+    }
+}
+
+
+/* ---- zstd --------------------------------------------------------------- */
+
+static void
+sws_compress_zstd_cleanup(void *data)
+{
+    sws_compress_stream_t  *s = data;
+
+    ZSTD_freeCCtx(s->u.zstd);
+}
+
+
+static sws_int_t
+sws_compress_zstd_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, off_t size)
+{
+    size_t  rc;
+
+    s->u.zstd = ZSTD_createCCtx();
+    if (s->u.zstd == NULL) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "ZSTD_createCCtx() failed");
+        return SWS_ERROR;
+    }
+    if (sws_pool_cleanup_add(pool, sws_compress_zstd_cleanup, s) != SWS_OK) {
+        ZSTD_freeCCtx(s->u.zstd);
+        return SWS_ERROR;
+    }
+    rc = ZSTD_CCtx_setParameter(s->u.zstd, ZSTD_c_compressionLevel, level);
+    if (!ZSTD_isError(rc) && size > 0) {
+        /* sizes the tables to the body, and records it in the frame */
+        rc = ZSTD_CCtx_setPledgedSrcSize(s->u.zstd, (unsigned long long) size);
+    }
+    if (ZSTD_isError(rc)) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "zstd parameters: %s", ZSTD_getErrorName(rc));
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+
+static sws_int_t
+sws_compress_zstd_run(sws_compress_stream_t *s, const u_char **in, const u_char *in_end,
+    u_char **out, u_char *out_end, int mode)
+{
+    ZSTD_inBuffer     ib = { *in, (size_t) (in_end - *in), 0 };
+    ZSTD_outBuffer    ob = { *out, (size_t) (out_end - *out), 0 };
+    ZSTD_EndDirective op;
+    size_t            rc;
+
+    op = mode == SWS_COMPRESS_FINISH ? ZSTD_e_end
+         : mode == SWS_COMPRESS_FLUSH ? ZSTD_e_flush : ZSTD_e_continue;
+
+    rc = ZSTD_compressStream2(s->u.zstd, &ob, &ib, op);
+
+    *in += ib.pos;
+    *out += ob.pos;
+
+    if (ZSTD_isError(rc)) {
+        sws_log_error(SWS_LOG_ALERT, s->log, 0, "ZSTD_compressStream2() failed: %s",
+                      ZSTD_getErrorName(rc));
+        return SWS_ERROR;
+    }
+    if (mode == SWS_COMPRESS_RUN) {
+        return ib.pos == ib.size ? SWS_OK : SWS_AGAIN;
+    }
+    return rc == 0 ? SWS_OK : SWS_AGAIN;    /* 0: flushed (or the frame ended) */
+}
+
+
+/* ---- the interface ------------------------------------------------------ */
+
+sws_compress_stream_t *
+sws_compress_stream_create(sws_http_request_t *r, sws_uint_t coding, sws_int_t level,
+    off_t size)
+{
+    sws_pool_t             *pool = sws_http_pool(r);
+    sws_compress_stream_t  *s;
+    sws_int_t               rc;
+
+    s = sws_pcalloc(pool, sizeof(sws_compress_stream_t));
+    if (s == NULL) {
+        return NULL;
+    }
+    s->coding = coding;
+    s->log = sws_http_log(r);
+
+    switch (coding) {
+    case SWS_COMPRESS_GZIP:
+        rc = sws_compress_zlib_init(s, pool, (int) level, size);
+        break;
+    case SWS_COMPRESS_BR:
+        rc = sws_compress_br_init(s, pool, (int) level, size);
+        break;
+    default:
+        rc = sws_compress_zstd_init(s, pool, (int) level, size);
+        break;
+    }
+    return rc == SWS_OK ? s : NULL;
+}
+
+
+sws_int_t
+sws_compress_stream_run(sws_compress_stream_t *s, const u_char **in, const u_char *in_end,
+    u_char **out, u_char *out_end, int mode)
+{
+    switch (s->coding) {
+    case SWS_COMPRESS_GZIP:
+        return sws_compress_zlib_run(s, in, in_end, out, out_end, mode);
+    case SWS_COMPRESS_BR:
+        return sws_compress_br_run(s, in, in_end, out, out_end, mode);
+    default:
+        return sws_compress_zstd_run(s, in, in_end, out, out_end, mode);
+    }
+}
