@@ -98,8 +98,11 @@ sws_module_add(sws_module_loader_t *ld, sws_module_t *m, void *handle, const cha
 }
 
 
-/* glibc says "FILE: undefined symbol: NAME[, version V]" when a symbol is
- * missing: say which, and why, instead. */
+/* glibc says "FILE: undefined symbol: NAME[, version V]" when a symbol of
+ * FILE is missing: say which, and why, instead. (A library the module links
+ * that misses a symbol of its own keeps the plain message, naming it.) */
+#define SWS_UNDEFINED  ": undefined symbol: "
+
 static void
 sws_module_dlopen_failed(sws_module_loader_t *ld, const char *path, const char *err)
 {
@@ -111,9 +114,12 @@ sws_module_dlopen_failed(sws_module_loader_t *ld, const char *path, const char *
         err = "unknown error";
     }
 
-    p = strstr(err, "undefined symbol: ");
-    if (p != NULL) {
-        p += sizeof("undefined symbol: ") - 1;
+    len = strlen(path);
+
+    if (strncmp(err, path, len) == 0
+        && strncmp(err + len, SWS_UNDEFINED, sizeof(SWS_UNDEFINED) - 1) == 0)
+    {
+        p = err + len + sizeof(SWS_UNDEFINED) - 1;
         len = strcspn(p, ", \t\n");
         if (len > 0 && len < sizeof(name)) {
             memcpy(name, p, len);

@@ -276,6 +276,22 @@ def test_library_of_scalwsd_not_lent_to_modules(tmp_path):
     assert r.returncode == 0, r.stderr.decode()
 
 
+def test_symbol_missing_in_a_library_of_the_module(tmp_path):
+    """A library the module links misses a symbol of its own: the message
+    keeps dlopen's words, which name that library and the symbol."""
+    d = tmp_path / "mods"
+    d.mkdir()
+    (d / "dep.c").write_text("int dep_missing(void);\nint dep_f(void) { return dep_missing(); }\n")
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-o", str(d / "libdep.so"), str(d / "dep.c")],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    so = calls_module(tmp_path, "uses_dep", "int dep_f(void);", "dep_f() == 0",
+                      libs=["-L", str(d), "-Wl,-rpath," + str(d), "-ldep"])
+    out = refused(tmp_path, [so], ['dlopen() "%s" failed' % so, str(d / "libdep.so"),
+                                   "undefined symbol: dep_missing"])
+    assert "which is neither in the SDK" not in out, out
+
+
 def conf_with(tmp, *sos):
     (tmp / "html").mkdir(exist_ok=True)
     conf = tmp / "scalws.conf"
