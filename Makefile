@@ -41,9 +41,16 @@ $(BUILD_TARGETS): $(B)/Makefile
 
 # The test packages are checked on every run (it is quick): a test needs
 # more than the build does (Check, pytest, pycurl, curl).
+# A tree configured before Check was installed (make, then make test on a
+# fresh machine) is configured again once Check is there.
 $(TEST_TARGETS):
 	@sh auto/deps test
 	@$(MAKE) --no-print-directory -s $(B)/Makefile
+	@if grep -q '^CHECK_FOUND *= *no' $(B)/config.mk 2> /dev/null \
+	    && pkg-config --exists check 2> /dev/null; then \
+	    echo "Check is installed now: running configure again ($(B)/reconfigure)"; \
+	    sh $(B)/reconfigure; \
+	fi
 	@$(MAKE) --no-print-directory -f $(B)/Makefile $@
 
 $(B)/Makefile: $(CONFIGURE_INPUTS)

@@ -59,7 +59,7 @@ def summarize(rows, cg, scenarios, servers):
     for sc in scenarios:
         for srv in servers:
             key = (sc.name, srv)
-            if srv not in sc.fragments:
+            if (srv if srv != "scalwsd-base" else "scalwsd") not in sc.fragments:
                 out[key] = {"na": sc.not_applicable.get(srv, "not configured for this scenario")}
                 continue
             rs = [r for r in rows if r["scenario"] == sc.name and r["server"] == srv]

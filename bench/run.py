@@ -101,6 +101,9 @@ def parse_args(argv):
     p.add_argument("--out", default=os.path.join(SRC, "docs", "benchmarks"),
                    help="report directory (default: docs/benchmarks)")
     p.add_argument("--no-install", action="store_true", help="never run apt-get")
+    p.add_argument("--baseline", metavar="DIR",
+                   help="also measure another scalwsd build, DIR/scalwsd with DIR/modules, as the "
+                        "server scalwsd-base (added to --servers): a before/after run")
     p.add_argument("--keep-tmp", action="store_true", help="keep the temp dir (configs, logs, callgrind files)")
     a = p.parse_args(argv)
     mode = MODES[a.mode]
@@ -293,6 +296,8 @@ def subset_suffix(selected, server_names, upstream_keepalive):
         out += "-" + "+".join(s.name for s in selected)
     if set(server_names) != set(scenario_table.ALL_SERVERS):
         out += "-" + "+".join(s for s in scenario_table.ALL_SERVERS if s in server_names)
+    if "scalwsd-base" in server_names:
+        out += "-vs-baseline"
     if upstream_keepalive != DEFAULT_UPSTREAM_KEEPALIVE and any(s.backend for s in selected):
         out += "-keepalive%d" % upstream_keepalive
     return out
@@ -384,8 +389,10 @@ def main(argv):
     except ValueError as e:
         log("bench: %s" % e)
         return 2
-    all_servers = make_servers(a.scalwsd, a.modules_dir)
+    all_servers = make_servers(a.scalwsd, a.modules_dir, a.baseline)
     names = split_list(a.servers) or list(scenario_table.ALL_SERVERS)
+    if a.baseline and "scalwsd-base" not in names:
+        names.append("scalwsd-base")
     unknown = [n for n in names if n not in all_servers]
     if unknown:
         log("bench: unknown server(s): %s (known: %s)" % (", ".join(unknown), ", ".join(all_servers)))
@@ -467,7 +474,7 @@ def main(argv):
         rows, cg = [], {}
         backend_info = {}
         for sc in selected:
-            names_here = [s for s in servers if s.name in sc.fragments]
+            names_here = [s for s in servers if s.kind() in sc.fragments]
             for rnd in range(a.rounds):
                 k = rnd % len(names_here)
                 order = names_here[k:] + names_here[:k]

@@ -30,6 +30,7 @@ def _run(argv, timeout=10):
 
 class ServerDef:
     name = ""
+    config_dir = None           # bench/configs/ folder and fragment key; None: name
     template = "base.conf.in"
     conf_name = "server.conf"
     packages = ()               # Debian packages providing it
@@ -60,12 +61,17 @@ class ServerDef:
         """Packages to install for this server to run these scenarios."""
         return [] if self.available() else list(self.packages)
 
+    def kind(self):
+        """The configuration folder and the scenarios' fragment key: a
+        baseline scalwsd uses scalwsd's."""
+        return self.config_dir or self.name
+
     # ---- configuration -------------------------------------------------
 
     def render(self, ctx, scenario, single, tmp):
         """Write this server's configuration for `scenario` into `tmp`;
         returns its path. ctx: port, docroot, modules_dir (see run.py)."""
-        sdir = os.path.join(CONFIG_DIR, self.name)
+        sdir = os.path.join(CONFIG_DIR, self.kind())
         values = {
             "PORT": str(ctx["port"]),
             "DOCROOT": ctx["docroot"],
@@ -79,7 +85,7 @@ class ServerDef:
         values.update(self.listen_placeholders(scenario, ctx))
 
         fragment = http_fragment = ""
-        name = scenario.fragments.get(self.name)
+        name = scenario.fragments.get(self.kind())
         if name:
             with open(os.path.join(sdir, name + ".frag")) as f:
                 fragment = f.read()
@@ -230,10 +236,31 @@ class Lighttpd(ServerDef):
         return [self.binary(), "-D", "-f", conf_path]
 
 
-def make_servers(scalwsd_binary, modules_dir):
-    return {
+class ScalwsdBaseline(Scalwsd):
+    """Another scalwsd build (--baseline DIR: DIR/scalwsd and DIR/modules),
+    measured beside the tree's own in the same run: before/after reports."""
+    name = "scalwsd-base"
+    config_dir = "scalwsd"
+
+    def version(self):
+        with open(self.binary(), "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:12]
+        return "%s, sha256 %s (baseline build)" % (_run([self.binary(), "-v"]).strip(), digest)
+
+    def extra_placeholders(self, ctx, single):
+        values = super().extra_placeholders(ctx, single)
+        values["MODULES_DIR"] = os.path.abspath(self.modules_dir)
+        return values
+
+
+def make_servers(scalwsd_binary, modules_dir, baseline=None):
+    servers = {
         "scalwsd": Scalwsd(scalwsd_binary, modules_dir),
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),
     }
+    if baseline:
+        servers["scalwsd-base"] = ScalwsdBaseline(os.path.join(baseline, "scalwsd"),
+                                                  os.path.join(baseline, "modules"))
+    return servers

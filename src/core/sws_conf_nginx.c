@@ -182,11 +182,9 @@ sws_conf_parse_nginx(sws_conf_lexer_t *lx, sws_array_t *block, int nested, sws_u
             break;
         }
 
-        if (word.len == 0) {
-            sws_conf_read_error(lx->log, lx->file, lx->tok_line, 0,
-                                "a directive with no name");
-            return SWS_ERROR;
-        }
+        /* An empty quoted first word ('' or "") is a node like any other:
+         * blocks that read their contents as data (map: the key '') take
+         * it, and anywhere else it is an unknown directive, as in nginx. */
 
         if (sws_conf_node_init(lx->pool, &node, lx->file, lx->tok_line) != SWS_OK) {
             return SWS_ERROR;

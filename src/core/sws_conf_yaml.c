@@ -257,7 +257,9 @@ sws_yaml_mapping(sws_yaml_t *y, sws_array_t *block)
             return SWS_ERROR;
         }
 
-        if (node.args.nelts == 0 || ((sws_str_t *) node.args.elts)->len == 0) {
+        /* A key of no words ("", ~) has no name; a quoted empty first
+         * word ("''") is a node, as in the nginx syntax. */
+        if (node.args.nelts == 0) {
             sws_conf_read_error(y->log, y->file, node.line, 0,
                                 "a directive with no name");
             return SWS_ERROR;

@@ -1,7 +1,8 @@
 /*
- * TLS over TCP with OpenSSL 3: contexts, the non-blocking handshake driven
- * by the event loop, and the connection's recv/send_chain replaced by TLS
- * ones (kernel TLS with SSL_sendfile where the kernel allows it). Shared
+ * TLS over TCP with OpenSSL 3: contexts (sws_ssl_ctx.c), the non-blocking
+ * handshake driven by the event loop, and the connection's recv/send_chain
+ * replaced by TLS ones, kernel TLS with SSL_sendfile where the kernel
+ * allows it (sws_ssl_io.c). Shared
  * session cache and ticket keys: sws_ssl_cache.c; OCSP stapling:
  * sws_ssl_stapling.c. The protocol on top (HTTP) chooses what a context
  * holds (sws_http_ssl_module.c).
@@ -46,6 +47,12 @@ struct sws_ssl_connection_s {
     unsigned              early_done:1;  /* done reading early data (end seen) */
     unsigned              no_shutdown:1; /* no close_notify: broken connection */
 };
+
+/* Set by sws_ssl_ctx.c, read by sws_ssl_io.c: the SSL ex_data index of
+ * the connection, and whether some context of this process takes early
+ * data (connections then start with SSL_read_early_data). */
+extern int sws_ssl_conn_index;
+extern int sws_ssl_early_any;
 
 /* Read and write c's socket through ScalWS's BIO (sws_ssl_bio.c): one
  * recv() per request, none for EAGAIN after a short read. */

@@ -327,6 +327,11 @@ sws_http1_parse_head(sws_http_request_t *r)
         b = hc->buf;
         nl = memchr(b->pos, '\n', b->last - b->pos);
         if (nl == NULL) {
+            /* Answer what can never be a request now, not at the header
+             * timeout (TLS to a plain port, as nginx does). */
+            if (!hc->request_line_done && sws_http_request_line_hopeless(b->pos, b->last)) {
+                return SWS_HTTP_BAD_REQUEST;
+            }
             if (b->last == b->end) {
                 rc = sws_http1_grow_buffer(r);
                 if (rc != SWS_OK) {

@@ -246,6 +246,20 @@ sws_http_parse_path(sws_http_request_line_t *rl, u_char *p, u_char *tend)
 }
 
 
+int
+sws_http_request_line_hopeless(const u_char *start, const u_char *last)
+{
+    const u_char  *p;
+
+    for (p = start; p < last && *p != ' '; p++) {
+        if (!(sws_http_cls[*p] & C_TCHAR) && !(*p == '\r' && p + 1 == last)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 sws_int_t
 sws_http_parse_request_line(sws_http_request_line_t *rl, u_char *start, u_char *end)
 {

@@ -35,6 +35,12 @@ typedef struct {
 sws_int_t sws_http_parse_request_line(sws_http_request_line_t *rl,
     u_char *start, u_char *end);
 
+/* Whether the start of a request line not yet complete (start..last, no LF)
+ * can no longer become one: a byte before the first SP that no method may
+ * have (a TLS ClientHello sent to a plain port starts with 0x16). A lone CR
+ * at the end (of an empty line) is not one. */
+int       sws_http_request_line_hopeless(const u_char *start, const u_char *last);
+
 /* Header lines, Content-Length, the chunked decoder and status lines are
  * in the SDK: <scalws/sws_http1.h>. */
 

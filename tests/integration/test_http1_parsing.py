@@ -1,5 +1,7 @@
 """Malformed and unsupported HTTP/1.x input, sent with raw sockets: the
 status code and, after framing errors, that the connection is closed."""
+import time
+
 import pytest
 
 import swsharness as h
@@ -47,6 +49,46 @@ def bad(srv, data, expect, method="GET", must_close=True):
 ])
 def test_malformed_request_line_400(srv, line):
     bad(srv, line + b"\r\nHost: localhost\r\n\r\n", 400)
+
+
+def _client_hello():
+    """The first flight of a real TLS client (Python's ssl, no socket)."""
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+@pytest.mark.parametrize("prefix", ["tls", b"\x16\x03\x01", b"GE\x01", b"\r\x00"])
+def test_line_that_cannot_become_a_request_400_at_once(srv, prefix):
+    """No line end yet, but a byte no method has: 400 and close right away,
+    not at client_header_timeout (60 s here)."""
+    data = _client_hello() if prefix == "tls" else prefix
+    t0 = time.monotonic()
+    r = bad(srv, data, 400)
+    assert time.monotonic() - t0 < 3.0, r
+
+
+@pytest.mark.parametrize("prefix,rest", [
+    (b"GE", b"T /hello.txt HTTP/1.1"),
+    (b"GET", b" /hello.txt HTTP/1.1"),
+    (b"GET /hello.txt HTTP/1.", b"1"),
+    (b"\r", b"\nGET /hello.txt HTTP/1.1"),
+    (b"\r\n", b"GET /hello.txt HTTP/1.1"),
+])
+def test_incomplete_request_line_waits(srv, prefix, rest):
+    """A prefix that may still become a request is left waiting."""
+    with h.Conn(srv.port) as c:
+        c.send(prefix)
+        assert c.still_open(0.5)
+        c.send(rest + b"\r\nHost: localhost\r\n\r\n")
+        r = c.read_response()
+        assert r is not None and r.status == 200, r
 
 
 @pytest.mark.parametrize("version", [b"HTTP/2.0", b"HTTP/3.0", b"HTTP/9.9"])

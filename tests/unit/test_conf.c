@@ -212,6 +212,12 @@ START_TEST(test_nginx_quotes_escapes)
             "b\"c", "d\\e", "f\n");
     ck_node(child(r, 1), 2, 4, "b", "it\"s", "semi;colon{}", "multi\nline");
     ck_node(child(r, 2), 4, 1, "c");
+
+    /* An empty quoted first word is a node (a map's key ''), both quotes. */
+    r = read_text("t.conf", "m {\n  '' 1;\n  \"\" 2;\n}\n");
+    ck_assert_ptr_nonnull(r);
+    ck_node(child(child(r, 0), 0), 2, 2, "", "1");
+    ck_node(child(child(r, 0), 1), 3, 2, "", "2");
 }
 END_TEST
 
@@ -275,7 +281,6 @@ START_TEST(test_nginx_errors)
     check_error("t.conf", "a b", "unexpected end of file, expecting \";\" or \"}\"", 1);
     check_error("t.conf", "x;\na \"b\n\nc;\n", "unterminated quoted string", 2);
     check_error("t.conf", "a 'b\n", "unterminated quoted string", 1);
-    check_error("t.conf", "a;\n\"\" b;\n", "a directive with no name", 2);
     check_error("t.conf", "a { b c }\n", "unexpected \"}\"", 1);
     check_error("t.conf", "a\n\"b\"c;\n", "unexpected \"c\" after a quoted string", 2);
     check_error("t.conf", "a {\n b { c; }\n\n", "unexpected end of file, expecting \"}\"", 4);
@@ -869,6 +874,7 @@ START_TEST(test_dispatch_errors)
     run_error("loc;\n", "directive \"loc\" has no opening \"{\"", 1);
     run_error("num 1 { }\n", "directive \"num\" is not terminated by \";\"", 1);
     run_error("x;\n", "unknown directive \"x\"", 1);
+    run_error("num 1;\n'' 2;\n", "unknown directive \"\"", 2);
     run_error("msg;\n", "\"msg\" directive is bogus", 1);
     run_error("num 1;\nnum 2;\n", "\"num\" directive is duplicate", 2);
     run_error("loc {\n  where a;\n  nope;\n}\n", "unknown directive \"nope\"", 3);
