@@ -22,17 +22,30 @@ def sdk_list(include):
     return names
 
 
+def copy_relocated(binary):
+    """Objects of a library that the executable holds a copy of (stdout of
+    libc, an ASan option of libasan): defined in its dynamic table for the
+    library's sake, with an R_*_COPY relocation."""
+    r = subprocess.run(["readelf", "-rW", str(binary)], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    names = set()
+    for line in r.stdout.decode().splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[2].endswith("_COPY"):
+            names.add(f[4].split("@")[0])
+    return names
+
+
 def dynamic_symbols(binary):
-    """Defined names of the dynamic symbol table, without those that carry
-    a library's version (name@GLIBC_2.2.5: objects like stdout that the
-    executable holds a copy of, for libc)."""
+    """Defined names of the dynamic symbol table: (ours, the copies)."""
     r = subprocess.run(["nm", "-D", "--defined-only", str(binary)],
                        capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
+    copied = copy_relocated(binary)
     ours, copies = set(), set()
     for line in r.stdout.decode().splitlines():
         name = line.split()[-1]
-        (copies if "@" in name else ours).add(name)
+        (copies if name.split("@")[0] in copied else ours).add(name)
     return ours, copies
 
 
@@ -50,8 +63,6 @@ def test_scalwsd_exports_exactly_the_sdk():
     # nothing of the libraries scalwsd links is offered to modules
     for name in ours | copies:
         assert not name.startswith(("SSL_", "OPENSSL_", "nghttp2_", "yaml_", "pcre2_")), name
-    for name in copies:
-        assert name.split("@")[1].startswith("GLIBC"), name
 
 
 TRICKY_A = r"""
