@@ -15,6 +15,7 @@
 #include <scalws/sws_conf.h>
 #include <scalws/sws_module.h>
 #include <scalws/sws_shm.h>
+#include <scalws/sws_helper.h>
 #include <scalws/sws_http.h>
 #include <scalws/sws_variables.h>
 #include <scalws/sws_http1.h>

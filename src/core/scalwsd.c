@@ -17,6 +17,7 @@
 #include "sws_log_internal.h"
 #include "sws_pidfile.h"
 #include "sws_process.h"
+#include "sws_proctitle.h"
 
 #if defined(__has_include)
 #if __has_include("sws_auto_config.h")
@@ -304,6 +305,7 @@ main(int argc, char **argv)
                                     sws_alloc_cache_crypto_realloc,
                                     sws_alloc_cache_crypto_free);
 
+    sws_proctitle_init(argc, argv);
     if (sws_parse_options(argc, argv, &o) != 0) {
         fprintf(stderr, "Try \"" SWS_NAME " -h\" for help.\n");
         return 1;

@@ -10,6 +10,7 @@
 #include "sws_conf_internal.h"
 #include "sws_conf_read.h"
 #include "sws_core_module.h"
+#include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "../event/sws_event.h"
 #include "../event/sws_events_module.h"
@@ -320,7 +321,7 @@ sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
     if (sws_cycle_load_modules(cycle) != SWS_OK) {
         goto failed;
     }
-    if (sws_cycle_configure(cycle) != SWS_OK) {
+    if (sws_cycle_configure(cycle) != SWS_OK || sws_helpers_check(cycle) != SWS_OK) {
         goto failed_modules;
     }
 

@@ -33,6 +33,9 @@ struct sws_cycle_s {
 
     sws_cycle_t       *old_cycle;
 
+    /* sws_helper_t * declared by modules (sws_helper.c), or NULL. */
+    sws_array_t       *helpers;
+
     /* Worker runtime state (src/event). */
     void              *event_state;
 };

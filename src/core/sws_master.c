@@ -19,6 +19,7 @@
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
 #include "sws_core_module.h"
+#include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "sws_pidfile.h"
 
@@ -105,6 +106,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
 
     pid = fork();
     if (pid == 0) {
+        sws_helpers_close_pipes();
         sws_worker_process(cycle, worker, sws_master_pid);
     }
 
@@ -238,6 +240,9 @@ sws_reap_children(sws_cycle_t *cycle)
             }
         }
         if (c == NULL) {
+            if (sws_helpers_reaped(cycle, pid, status)) {
+                continue;
+            }
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
                           "child process %ld exited (status %d)", (long) pid, status);
             continue;
@@ -299,6 +304,8 @@ sws_run_timers(sws_cycle_t *cycle)
             sws_spawn_worker(cycle, worker);     /* may move the table */
         }
     }
+
+    sws_helpers_run_timers(cycle);
 }
 
 
@@ -307,7 +314,7 @@ static void
 sws_arm_timer(sws_cycle_t *cycle)
 {
     struct itimerval  itv;
-    sws_msec_t        next = sws_kill_at, delay;
+    sws_msec_t        next = sws_kill_at, delay, helper = sws_helpers_next_timer();
     sws_uint_t        i;
 
     for (i = 0; i < sws_children_n; i++) {
@@ -316,6 +323,10 @@ sws_arm_timer(sws_cycle_t *cycle)
         {
             next = sws_children[i].at;
         }
+    }
+
+    if (helper != 0 && (next == 0 || helper < next)) {
+        next = helper;
     }
 
     memset(&itv, 0, sizeof(itv));
@@ -346,6 +357,8 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
+        /* Fast: the helpers stop with the workers, not after them. */
+        sws_helpers_stop(cycle, SWS_TERMINATE_WAIT);
     }
     sws_stop_children(cycle, signo, sws_generation + 1);
     /* No new connections from now on: the workers finish what they have. */
@@ -359,6 +372,7 @@ sws_master_exit(sws_cycle_t *cycle)
     (void) sws_pidfile_delete(sws_pid_path, cycle->log);
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "exit");
     sws_cycle_destroy(cycle);
+    sws_helpers_free();
     free(sws_children);
     exit(0);
 }
@@ -399,6 +413,7 @@ sws_master_reopen(sws_cycle_t *cycle)
             sws_signal_child(cycle, &sws_children[i], SIGUSR1);
         }
     }
+    sws_helpers_signal_reopen(cycle);
 }
 
 
@@ -452,6 +467,9 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
 
     sws_cycle_destroy(cycle);
     new->old_cycle = NULL;
+    /* Only now: a helper started earlier would inherit the old
+     * configuration's listening sockets. */
+    sws_helpers_reload(new);
     sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
                   (unsigned long) sws_generation);
     return new;
@@ -472,15 +490,21 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     }
 
     sws_generation = 1;
+    /* Helpers first: the workers may send requests to them at once. */
+    sws_helpers_start(cycle);
     sws_start_workers(cycle);
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {
-            sws_master_exit(cycle);
+            /* QUIT: the helpers go once the last worker is gone. */
+            sws_helpers_stop(cycle, 0);
+            if (sws_helpers_live() == 0) {
+                sws_master_exit(cycle);
+            }
         }
 
         sws_arm_timer(cycle);
-        sigsuspend(&sws_wait_sigmask);
+        sws_helpers_wait(cycle, &sws_wait_sigmask);
         sws_time_update();
 
         if (sws_child_exited) {

@@ -22,6 +22,7 @@
 #include "sws_process.h"
 #include "sws_process_internal.h"
 #include "sws_core_module.h"
+#include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "sws_pidfile.h"
 
@@ -197,35 +198,40 @@ sws_set_affinity(sws_cycle_t *cycle, sws_core_conf_t *ccf, sws_uint_t worker)
 static sws_int_t
 sws_drop_privileges(sws_cycle_t *cycle, sws_core_conf_t *ccf)
 {
-    sws_log_t  *log = cycle->log;
-
     if (ccf->uid == (uid_t) -1 || ccf->user.data == NULL) {
-        sws_log_error(SWS_LOG_EMERG, log, 0, "no user to run the worker as");
+        sws_log_error(SWS_LOG_EMERG, cycle->log, 0, "no user to run the worker as");
         return SWS_ERROR;
     }
-    if (ccf->uid == geteuid() && ccf->gid == getegid()) {
+    return sws_switch_user(cycle->log, (const char *) ccf->user.data, ccf->uid, ccf->gid);
+}
+
+
+sws_int_t
+sws_switch_user(sws_log_t *log, const char *user, uid_t uid, gid_t gid)
+{
+    if (uid == geteuid() && gid == getegid()) {
         /* Already that user (e.g. "user root;"): nothing to drop, and no
          * initgroups(), which loads every NSS module into the worker. */
         return SWS_OK;
     }
-    if (setgid(ccf->gid) == -1) {
-        sws_log_error(SWS_LOG_EMERG, log, errno, "setgid(%ld) failed", (long) ccf->gid);
+    if (setgid(gid) == -1) {
+        sws_log_error(SWS_LOG_EMERG, log, errno, "setgid(%ld) failed", (long) gid);
         return SWS_ERROR;
     }
-    if (initgroups((const char *) ccf->user.data, ccf->gid) == -1) {
+    if (initgroups(user, gid) == -1) {
         sws_log_error(SWS_LOG_EMERG, log, errno, "initgroups(%s, %ld) failed",
-                      (const char *) ccf->user.data, (long) ccf->gid);
+                      user, (long) gid);
         return SWS_ERROR;
     }
-    if (setuid(ccf->uid) == -1) {
-        sws_log_error(SWS_LOG_EMERG, log, errno, "setuid(%ld) failed", (long) ccf->uid);
+    if (setuid(uid) == -1) {
+        sws_log_error(SWS_LOG_EMERG, log, errno, "setuid(%ld) failed", (long) uid);
         return SWS_ERROR;
     }
-    if (getuid() != ccf->uid || geteuid() != ccf->uid
-        || getgid() != ccf->gid || getegid() != ccf->gid)
+    if (getuid() != uid || geteuid() != uid
+        || getgid() != gid || getegid() != gid)
     {
         sws_log_error(SWS_LOG_EMERG, log, 0, "privileges were not dropped to user \"%s\"",
-                      (const char *) ccf->user.data);
+                      user);
         return SWS_ERROR;
     }
     return SWS_OK;
@@ -279,6 +285,10 @@ sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         exit(1);
     }
     sws_set_nofile(cycle, ccf);
+    if (sws_helpers_of(cycle) != NULL && sws_helpers_of(cycle)->nelts > 0) {
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0,
+                      "helper processes need \"master_process on\": not started");
+    }
 
     sws_worker_run(cycle, 0);
 

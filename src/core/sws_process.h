@@ -12,6 +12,7 @@
 #define SWS_PROCESS_SINGLE  0
 #define SWS_PROCESS_MASTER  1
 #define SWS_PROCESS_WORKER  2
+#define SWS_PROCESS_HELPER  3     /* a helper of the master (sws_helper.c) */
 
 extern int   sws_process;     /* SWS_PROCESS_* of this process */
 extern pid_t sws_pid;         /* this process */

@@ -16,6 +16,9 @@ extern volatile sig_atomic_t sws_alarm;     /* ALRM: the master's timer */
 /* Run every module's init_master hook; logs which one failed. */
 sws_int_t sws_init_master_modules(sws_cycle_t *cycle);
 
+/* Become user (uid, gid, with its groups); as root only. Logs failures. */
+sws_int_t sws_switch_user(sws_log_t *log, const char *user, uid_t uid, gid_t gid);
+
 /* In a freshly forked child: become worker `worker` and run it; never
  * returns. master is the parent's pid (to notice it dying early). */
 void sws_worker_process(sws_cycle_t *cycle, sws_uint_t worker, pid_t master)

@@ -60,7 +60,8 @@ def post(url, body, h2=False, chunked=False, timeout=30):
 
 
 def worker(srv):
-    pids = h.children_of(srv.proc.pid)
+    # The port accepts in the master before the worker is forked: wait for it.
+    pids = srv.wait_children(1)
     assert len(pids) == 1, pids
     return pids[0]
 
