@@ -23,29 +23,30 @@ def sdk_list(include):
 
 
 def copy_relocated(binary):
-    """Objects of a library that the executable holds a copy of (stdout of
-    libc, an ASan option of libasan): defined in its dynamic table for the
-    library's sake, with an R_*_COPY relocation."""
+    """Addresses of the objects of a library that the executable holds a
+    copy of (stdout of libc, an ASan option of libasan): defined in its
+    dynamic table for the library's sake, with an R_*_COPY relocation."""
     r = subprocess.run(["readelf", "-rW", str(binary)], capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
-    names = set()
+    addrs = set()
     for line in r.stdout.decode().splitlines():
         f = line.split()
         if len(f) >= 5 and f[2].endswith("_COPY"):
-            names.add(f[4].split("@")[0])
-    return names
+            addrs.add(int(f[0], 16))
+    return addrs
 
 
 def dynamic_symbols(binary):
-    """Defined names of the dynamic symbol table: (ours, the copies)."""
+    """Defined names of the dynamic symbol table: (ours, the copies). A copy
+    may have aliases (__environ and environ): they share its address."""
     r = subprocess.run(["nm", "-D", "--defined-only", str(binary)],
                        capture_output=True, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     copied = copy_relocated(binary)
     ours, copies = set(), set()
     for line in r.stdout.decode().splitlines():
-        name = line.split()[-1]
-        (copies if name.split("@")[0] in copied else ours).add(name)
+        f = line.split()
+        (copies if int(f[0], 16) in copied else ours).add(f[-1])
     return ours, copies
 
 
