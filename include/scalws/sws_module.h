@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  0
+#define SWS_ABI_MINOR  1      /* 1.1: sws_sdk_function(), .flags */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
@@ -44,12 +44,35 @@ struct sws_module_s {
     sws_int_t   (*init_worker)(sws_cycle_t *cycle);
     void        (*exit_worker)(sws_cycle_t *cycle);
 
-    void        *reserved[8];
+    /* New fields come from here, each with a minor bump. The union keeps
+     * the layout, and initialisers written for 1.0 ({ NULL } here) valid. */
+    union {
+        void        *reserved[8];
+        struct {
+            sws_uint_t   flags;  /* SWS_MODULE_* below (ABI 1.1) */
+        };
+    };
 
     /* Set by the core at load time; modules never write these. */
     sws_uint_t   index;          /* position among all loaded modules */
     sws_uint_t   ctx_index;      /* position among modules with http confs */
 };
+
+/* flags: the module may be loaded by a server of an older minor ABI (from
+ * 1.1 on): it takes every function newer than that server through
+ * sws_sdk_function() and copes with NULL. Without it, a module built for a
+ * newer minor is refused. */
+#define SWS_MODULE_CHECKS_SDK  0x0001
+
+/* The address of the SDK function (or object) called name if this scalwsd
+ * has it, else NULL. Calling a function by name links nothing, so a module
+ * that asks for a newer function still loads where it is missing. */
+void *sws_sdk_function(const char *name);
+
+/* The same, typed from the declaration in the SDK headers the module was
+ * built with (no reference to the symbol is made):
+ *     __typeof__(&sws_x) x = sws_sdk_lookup(sws_x);   ... if (x) x(...);  */
+#define sws_sdk_lookup(name)  ((__typeof__(&(name))) sws_sdk_function(#name))
 
 /* Loaded modules, for other modules that want to look one up. */
 sws_module_t *sws_module_find(sws_cycle_t *cycle, const char *name);

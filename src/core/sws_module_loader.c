@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "sws_cycle.h"
+#include "sws_sdk.h"
+
+/* The descriptor's layout is the ABI: flags took a slot of reserved. */
+_Static_assert(offsetof(sws_module_t, flags) == offsetof(sws_module_t, reserved)
+               && offsetof(sws_module_t, index)
+                  == offsetof(sws_module_t, reserved) + 8 * sizeof(void *),
+               "sws_module_t keeps its 1.0 layout");
 
 typedef struct {
     sws_module_t  *module;
@@ -51,7 +58,11 @@ sws_module_add(sws_module_loader_t *ld, sws_module_t *m, void *handle, const cha
     sws_log_t           *log = ld->cycle->log;
     sws_module_entry_t  *e;
 
-    if (m->abi_major != SWS_ABI_MAJOR || m->abi_minor > SWS_ABI_MINOR) {
+    /* A newer minor may use functions this server lacks, unless the module
+     * says it looks those up itself (then it loaded, so it links none). */
+    if (m->abi_major != SWS_ABI_MAJOR
+        || (m->abi_minor > SWS_ABI_MINOR && !(m->flags & SWS_MODULE_CHECKS_SDK)))
+    {
         sws_log_error(SWS_LOG_EMERG, log, 0,
                       "module \"%s\" was built for ABI %u.%u, this scalwsd has ABI %d.%d",
                       path, (unsigned) m->abi_major, (unsigned) m->abi_minor,
@@ -87,6 +98,41 @@ sws_module_add(sws_module_loader_t *ld, sws_module_t *m, void *handle, const cha
 }
 
 
+/* glibc says "FILE: undefined symbol: NAME[, version V]" when a symbol of
+ * FILE is missing: say which, and why, instead. (A library the module links
+ * that misses a symbol of its own keeps the plain message, naming it.) */
+#define SWS_UNDEFINED  ": undefined symbol: "
+
+static void
+sws_module_dlopen_failed(sws_module_loader_t *ld, const char *path, const char *err)
+{
+    char         name[256];
+    size_t       len;
+    const char  *p;
+
+    if (err == NULL) {
+        err = "unknown error";
+    }
+
+    len = strlen(path);
+
+    if (strncmp(err, path, len) == 0
+        && strncmp(err + len, SWS_UNDEFINED, sizeof(SWS_UNDEFINED) - 1) == 0)
+    {
+        p = err + len + sizeof(SWS_UNDEFINED) - 1;
+        len = strcspn(p, ", \t\n");
+        if (len > 0 && len < sizeof(name)) {
+            memcpy(name, p, len);
+            name[len] = '\0';
+            sws_sdk_log_missing(ld->cycle->log, path, name);
+            return;
+        }
+    }
+
+    sws_log_error(SWS_LOG_EMERG, ld->cycle->log, 0, "dlopen() \"%s\" failed: %s", path, err);
+}
+
+
 static sws_int_t
 sws_module_open(sws_module_loader_t *ld, const char *file)
 {
@@ -106,8 +152,12 @@ sws_module_open(sws_module_loader_t *ld, const char *file)
 
     handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
-        sws_log_error(SWS_LOG_EMERG, ld->cycle->log, 0, "dlopen() \"%s\" failed: %s",
-                      path, dlerror());
+        sws_module_dlopen_failed(ld, path, dlerror());
+        return SWS_ERROR;
+    }
+
+    if (sws_sdk_check_imports(handle, path, ld->cycle->log) != SWS_OK) {
+        dlclose(handle);
         return SWS_ERROR;
     }
 

@@ -26,7 +26,7 @@ static const sws_command_t sws_events_commands[] = {
 sws_module_t sws_events_module = {
     SWS_MODULE_ABI, "events", NULL, sws_events_commands,
     sws_events_create_conf, sws_events_init_conf,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, { NULL }, 0, 0
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, { { NULL } }, 0, 0
 };
 
 static void *

@@ -91,7 +91,7 @@ sws_module_t sws_http_core_module = {
     sws_http_core_create_main_conf, NULL,
     sws_http_core_create_srv_conf, sws_http_core_merge_srv_conf,
     sws_http_core_create_loc_conf, sws_http_core_merge_loc_conf,
-    NULL, NULL, NULL, NULL, { NULL }, 0, 0
+    NULL, NULL, NULL, NULL, { { NULL } }, 0, 0
 };
 
 static void *

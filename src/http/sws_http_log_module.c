@@ -86,7 +86,7 @@ sws_module_t  sws_http_log_module = {
     NULL,
     NULL,
     sws_http_log_exit_worker,
-    { NULL },
+    { { NULL } },
     0, 0
 };
 

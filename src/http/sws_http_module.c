@@ -15,7 +15,7 @@ static const sws_command_t sws_http_commands[] = {
 
 sws_module_t sws_http_module = {
     SWS_MODULE_ABI, "http", NULL, sws_http_commands,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, { NULL }, 0, 0
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, { { NULL } }, 0, 0
 };
 
 static int

@@ -204,6 +204,182 @@ def test_abi_minor_newer_refused(tmp_path):
                              "%d.%d" % (h.ABI_MAJOR, h.ABI_MINOR)])
 
 
+# ---------------------------------------------------------------- what a module may use
+
+# A module that calls NAME (declared here, not in the SDK) when it is
+# configured: RTLD_NOW resolves it at load time, so the start fails there.
+CALLS = r"""
+#include <scalws/scalws.h>
+%(decl)s
+static sws_int_t
+postconf(sws_conf_t *cf)
+{
+    (void) cf;
+    return %(call)s ? SWS_OK : SWS_ERROR;
+}
+SWS_EXPORT sws_module_t sws_module = {
+    SWS_MODULE_ABI, .name = "%(name)s", .postconfiguration = postconf,
+    %(extra)s
+};
+"""
+
+
+def calls_module(tmp, name, decl, call, extra="", libs=()):
+    src = CALLS % {"decl": decl, "call": call, "name": name, "extra": extra}
+    if not libs:
+        return h.build_module(tmp / "mods", name, src)
+    d = tmp / "mods"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / (name + ".c")).write_text(src)
+    r = subprocess.run(["cc", "-std=gnu11", "-shared", "-fPIC", "-O1", "-Wall", "-I", h.INCLUDE,
+                        "-o", str(d / (name + ".so")), str(d / (name + ".c"))] + list(libs),
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    h.make_traversable(d)
+    return d / (name + ".so")
+
+
+def symbols(args):
+    r = subprocess.run(["nm"] + args + [str(h.SCALWSD)], capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    return {line.split()[-1] for line in r.stdout.decode().splitlines()
+            if len(line.split()) == 3 and line.split()[1] in "TtDdBbRr"}
+
+
+def test_core_internal_function_refused(tmp_path):
+    """sws_cycle_init is a core function (src/core/sws_cycle.h) that scalwsd
+    has but does not export: a module calling it is refused, naming it."""
+    assert "sws_cycle_init" not in symbols(["-D", "--defined-only"])
+    full = symbols([])
+    if full:                        # not a stripped binary: the function is there
+        assert "sws_cycle_init" in full
+    so = calls_module(tmp_path, "internal_user",
+                      "void *sws_cycle_init(void *old, const void *args);",
+                      "sws_cycle_init(NULL, NULL) != NULL")
+    out = refused(tmp_path, [so], ['module "%s" uses "sws_cycle_init"' % so,
+                                   "neither in the SDK of this scalwsd (ABI %d.%d)" % (h.ABI_MAJOR, h.ABI_MINOR)])
+    assert "dlopen()" not in out, out
+
+
+def test_library_of_scalwsd_not_lent_to_modules(tmp_path):
+    """scalwsd links nghttp2, but a module that calls nghttp2 without linking
+    it is refused; linked with -lnghttp2 the same module loads."""
+    decl = "const void *nghttp2_version(int least);"
+    call = "nghttp2_version(0) != NULL"
+    so = calls_module(tmp_path, "h2_unlinked", decl, call)
+    refused(tmp_path, [so], ['module "%s" uses "nghttp2_version"' % so,
+                             "nor in a library the module links"])
+    for sym, lib in (("SSL_CTX_new", "-lssl"), ("nghttp2_version", "-lnghttp2")):
+        assert sym not in symbols(["-D", "--defined-only"]), sym
+    linked = calls_module(tmp_path, "h2_linked", decl, call, libs=["-lnghttp2"])
+    r = h.run_scalwsd(["-t", "-p", str(tmp_path) + "/", "-c", str(conf_with(tmp_path, linked))])
+    assert r.returncode == 0, r.stderr.decode()
+
+
+def test_symbol_missing_in_a_library_of_the_module(tmp_path):
+    """A library the module links misses a symbol of its own: the message
+    keeps dlopen's words, which name that library and the symbol."""
+    d = tmp_path / "mods"
+    d.mkdir()
+    (d / "dep.c").write_text("int dep_missing(void);\nint dep_f(void) { return dep_missing(); }\n")
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-o", str(d / "libdep.so"), str(d / "dep.c")],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    so = calls_module(tmp_path, "uses_dep", "int dep_f(void);", "dep_f() == 0",
+                      libs=["-L", str(d), "-Wl,-rpath," + str(d), "-ldep"])
+    out = refused(tmp_path, [so], ['dlopen() "%s" failed' % so, str(d / "libdep.so"),
+                                   "undefined symbol: dep_missing"])
+    assert "which is neither in the SDK" not in out, out
+
+
+def conf_with(tmp, *sos):
+    (tmp / "html").mkdir(exist_ok=True)
+    conf = tmp / "scalws.conf"
+    conf.write_text(h.render(h.MAIN_TEMPLATE, tmp, [h.free_port()],
+                             load="".join("load_module %s;\n" % so for so in sos)))
+    return conf
+
+
+# A module built for the next minor ABI that says it checks optional
+# functions itself: it answers /sdk with what sws_sdk_function() found.
+OPTIONAL = r"""
+#include <scalws/scalws.h>
+#include <string.h>
+
+static sws_int_t
+sdk_handler(sws_http_request_t *r)
+{
+    static const sws_str_t  type = sws_string("text/plain");
+    __typeof__(&sws_pstrdup) pstrdup = sws_sdk_lookup(sws_pstrdup);
+    u_char                 *p;
+    sws_str_t               body;
+    sws_str_t               probe = sws_string("copied");
+
+    p = sws_pnalloc(sws_http_pool(r), 256);
+    if (p == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    body.data = p;
+    body.len = sws_slprintf(p, p + 256,
+        "missing=%%s palloc=%%s object=%%s empty=%%s typed=%%s",
+        sws_sdk_function("sws_no_such_function") == NULL ? "NULL" : "found",
+        sws_sdk_function("sws_palloc") == (void *) &sws_palloc ? "same" : "other",
+        sws_sdk_function("malloc") == NULL ? "NULL" : "found",
+        sws_sdk_function("") == NULL ? "NULL" : "found",
+        pstrdup == NULL ? "NULL"
+        : memcmp(pstrdup(sws_http_pool(r), &probe), probe.data, probe.len) == 0
+        ? "copied" : "wrong") - p;
+    return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+}
+
+/* optional_sdk; in a location */
+static char *
+set_handler(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    (void) cmd;
+    (void) conf;
+    if (sws_http_set_content_handler(cf, sdk_handler, "optional_sdk") != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
+static const sws_command_t commands[] = {
+    { "optional_sdk", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, set_handler,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    sws_null_command
+};
+
+SWS_EXPORT sws_module_t sws_module = {
+    .abi_major = SWS_ABI_MAJOR, .abi_minor = SWS_ABI_MINOR + 1, .name = "optional_sdk",
+    .commands = commands, .flags = %s,
+};
+"""
+
+
+def test_newer_minor_with_flag_loads_and_looks_up(sws, tmp_path):
+    so = h.build_module(tmp_path / "mods", "optional_sdk", OPTIONAL % "SWS_MODULE_CHECKS_SDK")
+    s = sws(load="load_module %s;" % so, server="        location = /sdk { optional_sdk; }\n")
+    r = h.curl(s.url("/sdk"))
+    assert r.status == 200, r
+    assert r.body == b"missing=NULL palloc=same object=NULL empty=NULL typed=copied", r
+
+
+def test_newer_minor_without_flag_refused(tmp_path):
+    so = h.build_module(tmp_path / "mods", "optional_noflag", OPTIONAL % "0")
+    refused(tmp_path, [so], [so, "built for ABI %d.%d" % (h.ABI_MAJOR, h.ABI_MINOR + 1),
+                             "has ABI %d.%d" % (h.ABI_MAJOR, h.ABI_MINOR)])
+
+
+def test_newer_function_called_without_lookup_refused(tmp_path):
+    """The flag does not excuse a function linked directly: a module of the
+    next minor that calls one this server lacks fails to load naming it."""
+    so = calls_module(tmp_path, "future_user", "int sws_future_function(void);",
+                      "sws_future_function() == 0",
+                      extra=".abi_minor = SWS_ABI_MINOR + 1, .flags = SWS_MODULE_CHECKS_SDK,")
+    refused(tmp_path, [so], ['module "%s" uses "sws_future_function"' % so])
+
+
 def test_no_module_symbol_refused(tmp_path):
     so = h.build_module(tmp_path / "mods", "nosym",
                         "int not_the_module_symbol = 42;\n")

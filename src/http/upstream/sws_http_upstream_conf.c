@@ -56,7 +56,7 @@ sws_module_t sws_http_upstream_module = {
     SWS_MODULE_ABI, "http_upstream", NULL, sws_ups_commands,
     sws_ups_create_main_conf, sws_ups_init_main_conf,
     NULL, NULL, sws_ups_create_loc_conf, sws_ups_merge_loc_conf,
-    NULL, sws_ups_init_master, sws_ups_init_worker, NULL, { NULL }, 0, 0
+    NULL, sws_ups_init_master, sws_ups_init_worker, NULL, { { NULL } }, 0, 0
 };
 
 /* The running configuration's upstreams, in a worker. */
