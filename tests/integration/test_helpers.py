@@ -151,7 +151,7 @@ def test_helpers_start_and_log_their_output(sws, load, state_dir):
     # inode); the function helper holds no socket
     master_pipes = {t for t in fd_targets(s.pid) if t.startswith("pipe:")}
     assert len(master_pipes) >= 4, master_pipes
-    workers = [k for k in s.children() if k not in (tick, prog)]
+    workers = [k for k in s.wait_children(4) if k not in (tick, prog)]
     assert len(workers) == 2, workers
     for w in workers:
         assert not fd_targets(w) & master_pipes, w
@@ -183,7 +183,7 @@ def test_helpers_run_as_their_user(sws, load):
     assert all(pids.values()), s.error_log()
     for n, pid in pids.items():      # exec'd: the user is switched by now
         assert wait_log(s, r'helper "%s" \(pid %d\) stdout: ready' % (n, pid)), n
-    workers = [k for k in s.children() if k not in pids.values()]
+    workers = [k for k in s.wait_children(4) if k not in pids.values()]
     assert uid(pids["dflt"]) == uid(workers[0]) == pwd.getpwnam("nobody").pw_uid
     assert uid(pids["prog"]) == uid(pids["grouped"]) == daemon.pw_uid
     assert gid(pids["prog"]) == daemon.pw_gid and gid(pids["grouped"]) == group.gr_gid
@@ -309,7 +309,9 @@ def test_quit_stops_helpers_after_the_workers(sws, load, state_dir):
     s = start(sws, load, TICK + "test_helper_program prog /bin/sh @TMP@/prog.sh;\n")
     tick, prog = helper_pid(s, "tick"), helper_pid(s, "prog")
     assert tick and prog
-    workers = [k for k in s.children() if k not in (tick, prog)]
+    # the worker may not be forked yet when the port accepts
+    workers = [k for k in s.wait_children(3) if k not in (tick, prog)]
+    assert len(workers) == 1, workers
     t0 = time.monotonic()
     s.signal(signal.SIGQUIT)
     assert s.wait_exit(10) == 0, s.error_log()[-3000:]
