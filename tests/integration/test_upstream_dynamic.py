@@ -21,10 +21,14 @@ def tdyn(tmp_path_factory):
 
 
 def start(sws, tdyn, servers, extra=""):
-    return sws(load=tdyn, workers=2,
+    # A second, reuseport, address: the kernel spreads its connections over
+    # both workers' sockets (spread() uses it), where one shared socket may
+    # hand them all to one worker.
+    return sws(load=tdyn, workers=2, ports=2,
                http="upstream g { %s %s }" % ("".join("server %s;" % s for s in servers),
                                              extra),
-               server="""location = /dyn { tdyn; }
+               server="""listen 127.0.0.1:@PORT2@ reuseport;
+                         location = /dyn { tdyn; }
                          location / { proxy_pass http://g; }""")
 
 
@@ -41,7 +45,7 @@ def spread(srv, n, path="/name"):
     """n requests on new connections: [(worker pid, origin name)]."""
     out = []
     for _ in range(n):
-        r = h.curl(srv.url(path), fresh=True)
+        r = h.curl(srv.url(path, port=srv.ports[1]), fresh=True)
         assert r.status == 200, r
         out.append((r.header("X-Worker"), r.body.decode()))
     return out
