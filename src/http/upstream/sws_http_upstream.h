@@ -445,6 +445,9 @@ int        sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now
 /* An attempt on peer ended: failed or not (passive health). */
 void       sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log);
 const char *sws_ups_peer_state(sws_http_upstream_peer_t *peer);
+/* sws_http_upstream_stats.c: a server's statistics as the SDK gives them. */
+void        sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *upstream,
+    sws_http_upstream_peer_t *p);
 
 /* sws_http_upstream_conn.c */
 /* Connect to peer: SWS_OK (connected), SWS_AGAIN (in progress: the write

@@ -432,8 +432,7 @@ sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
     sws_http_upstream_main_conf_t  *umcf = sws_http_upstream_main();
     sws_http_upstream_srv_t       **ups, *us = NULL;
     sws_http_upstream_peer_t       *p;
-    sws_ups_shared_t               *sh;
-    sws_uint_t                      j, k;
+    sws_uint_t                      j;
     uint32_t                        state;
 
     if (umcf == NULL) {
@@ -463,25 +462,9 @@ sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
     if (j == us->nall) {
         return SWS_DECLINED;
     }
-    sws_memzero(st, sizeof(*st));
-    st->upstream = us->name;
-    st->server = p->server;
-    st->addr = p->name;
-    st->weight = (sws_uint_t) p->weight;
-    st->backup = p->backup;
-    st->state = state == SWS_UPS_SLOT_DRAIN ? "draining" : sws_ups_peer_state(p);
-    sh = p->sh;
-    if (sh) {
-        st->requests = sws_ups_atomic_load(&sh->requests);
-        st->responses = sws_ups_atomic_load(&sh->responses);
-        st->failures = sws_ups_atomic_load(&sh->failures);
-        st->active = sws_ups_atomic_load(&sh->active);
-        st->response_time_ms = sws_ups_atomic_load(&sh->response_ms);
-        for (k = 0; k < 5; k++) {
-            st->status[k] = sws_ups_atomic_load(&sh->status[k]);
-        }
-        st->health_checks = sws_ups_atomic_load(&sh->hc_checks);
-        st->health_fails = sws_ups_atomic_load(&sh->hc_failed);
+    sws_ups_peer_stats(st, &us->name, p);
+    if (state == SWS_UPS_SLOT_DRAIN) {
+        st->state = "draining";
     }
     return SWS_OK;
 }

@@ -171,26 +171,17 @@ sws_http_upstream_stats_count(void)
     return sws_ups_stats_main ? sws_ups_stats_main->npeers : 0;
 }
 
-sws_int_t
-sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
+/* A server's statistics as the SDK gives them: its configuration and the
+ * counters of its shared record. */
+void
+sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *upstream,
+    sws_http_upstream_peer_t *p)
 {
-    sws_http_upstream_main_conf_t  *umcf = sws_ups_stats_main;
-    sws_http_upstream_srv_t       **ups;
-    sws_http_upstream_peer_t       *p;
-    sws_ups_shared_t               *sh;
-    sws_uint_t                      g, k;
+    sws_ups_shared_t  *sh = p->sh;
+    sws_uint_t         k;
 
-    if (umcf == NULL || i >= umcf->npeers) {
-        return SWS_ERROR;
-    }
-    ups = umcf->upstreams.elts;
-    for (g = 0; i >= ups[g]->npeers; g++) {
-        i -= ups[g]->npeers;
-    }
-    p = &ups[g]->peers[i];
-    sh = p->sh;
     sws_memzero(st, sizeof(*st));
-    st->upstream = ups[g]->name;
+    st->upstream = *upstream;
     st->server = p->server;
     st->addr = p->name;
     st->weight = (sws_uint_t) p->weight;
@@ -208,5 +199,22 @@ sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
         st->health_checks = sws_ups_atomic_load(&sh->hc_checks);
         st->health_fails = sws_ups_atomic_load(&sh->hc_failed);
     }
+}
+
+sws_int_t
+sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
+{
+    sws_http_upstream_main_conf_t  *umcf = sws_ups_stats_main;
+    sws_http_upstream_srv_t       **ups;
+    sws_uint_t                      g;
+
+    if (umcf == NULL || i >= umcf->npeers) {
+        return SWS_ERROR;
+    }
+    ups = umcf->upstreams.elts;
+    for (g = 0; i >= ups[g]->npeers; g++) {
+        i -= ups[g]->npeers;
+    }
+    sws_ups_peer_stats(st, &ups[g]->name, &ups[g]->peers[i]);
     return SWS_OK;
 }
