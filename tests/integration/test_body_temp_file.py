@@ -271,6 +271,10 @@ def test_aborted_upload_leaves_no_fd(sws, echo_load):
     srv = sws(load=echo_load, server="""client_body_buffer_size %d;
         location /e { echo; }""" % BUF)
     pid = worker(srv)
+    # counted once the worker has served a request (it may still be setting
+    # up just after the fork)
+    st, _ = post(srv.url("/e"), b"warm")
+    assert st == 200
     before = len(fds(pid))
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
     s.sendall(b"POST /e HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\n")
