@@ -275,13 +275,15 @@ def test_aborted_upload_leaves_no_fd(sws, echo_load):
     # up just after the fork)
     st, _ = post(srv.url("/e"), b"warm")
     assert st == 200
-    before = len(fds(pid))
+    # the warm-up connection may still be open in the worker (its close is
+    # not seen yet): compare sets, each socket's inode is unique
+    before = set(fds(pid))
     s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
     s.sendall(b"POST /e HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\n")
     s.sendall(os.urandom(200 * 1024))
     assert h.wait_for(lambda: len(temp_fds(pid)) == 1, 3), fds(pid)
     s.close()
-    assert h.wait_for(lambda: temp_fds(pid) == [] and len(fds(pid)) == before, 3), \
+    assert h.wait_for(lambda: temp_fds(pid) == [] and set(fds(pid)) <= before, 3), \
         (before, fds(pid))
 
 
