@@ -119,6 +119,9 @@ struct sws_http_core_loc_conf_s {
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
     sws_str_t               default_type;
     sws_int_t               sendfile;
+    sws_int_t               absolute_redirect;       /* a Location "/x" made absolute */
+    sws_int_t               server_name_in_redirect; /* with server_name, not Host */
+    sws_int_t               port_in_redirect;
     sws_int_t               tcp_nopush;
     sws_int_t               tcp_nodelay;
     sws_int_t               server_tokens;

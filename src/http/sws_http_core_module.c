@@ -50,6 +50,10 @@ static const sws_command_t sws_http_core_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
+    LOC_SLOT("absolute_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, absolute_redirect),
+    LOC_SLOT("server_name_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             server_name_in_redirect),
+    LOC_SLOT("port_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, port_in_redirect),
     LOC_SLOT("tcp_nopush", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nopush),
     LOC_SLOT("tcp_nodelay", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nodelay),
     LOC_SLOT("server_tokens", SWS_CONF_FLAG, sws_conf_set_flag_slot, server_tokens),
@@ -205,6 +209,9 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
         return NULL;
     }
     clcf->sendfile = SWS_UNSET;
+    clcf->absolute_redirect = SWS_UNSET;
+    clcf->server_name_in_redirect = SWS_UNSET;
+    clcf->port_in_redirect = SWS_UNSET;
     clcf->tcp_nopush = SWS_UNSET;
     clcf->tcp_nodelay = SWS_UNSET;
     clcf->server_tokens = SWS_UNSET;
@@ -277,6 +284,9 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
+    sws_conf_merge_value(conf->absolute_redirect, prev->absolute_redirect, 1);
+    sws_conf_merge_value(conf->server_name_in_redirect, prev->server_name_in_redirect, 0);
+    sws_conf_merge_value(conf->port_in_redirect, prev->port_in_redirect, 1);
     sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);
     sws_conf_merge_value(conf->tcp_nodelay, prev->tcp_nodelay, 1);
     sws_conf_merge_value(conf->server_tokens, prev->server_tokens, 1);

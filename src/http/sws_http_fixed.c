@@ -125,6 +125,8 @@ sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
     if (!f->fast || r->proto->send_fixed == NULL
+        || (f->location.len && f->location.data[0] == '/'
+            && sws_http_core_loc(r)->absolute_redirect)
         || sws_http_top_header_filter != sws_http_builtin_top_header_filter
         || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
     {

@@ -1,5 +1,8 @@
 /* The response side of the SDK: status and headers, the filter chains and
  * their bottom ends (which hand the response to the protocol). */
+#include <stdio.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include "sws_http_core.h"
 
 sws_http_header_filter_pt sws_http_top_header_filter;
@@ -65,6 +68,56 @@ sws_http_send_interim(sws_http_request_t *r, sws_uint_t status,
     return r->proto->send_interim(r, status, headers, n);
 }
 
+/*
+ * absolute_redirect (on by default, as nginx): a Location the server made
+ * that starts with "/" goes out as scheme://host[:port]/..., host being the
+ * request's Host (or server_name with server_name_in_redirect, or without a
+ * Host), the port the listening one unless it is the scheme's default.
+ */
+static sws_int_t
+sws_http_absolute_location(sws_http_request_t *r)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    const struct sockaddr    *sa;
+    sws_str_t                 host = r->host;
+    sws_uint_t                port = 0, dflt;
+    size_t                    len;
+    u_char                   *start, *p;
+
+    if (clcf->server_name_in_redirect || host.len == 0) {
+        host = sws_http_core_srv(r)->server_name;
+    }
+    if (clcf->port_in_redirect && r->session && r->session->addr) {
+        sa = (const struct sockaddr *) &r->session->addr->lsn->sockaddr;
+        if (sa->sa_family == AF_INET) {
+            port = ntohs(((const struct sockaddr_in *) sa)->sin_port);
+        } else if (sa->sa_family == AF_INET6) {
+            port = ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
+        }
+        dflt = (r->schema.len == 5) ? 443 : 80;
+        if (port == dflt) {
+            port = 0;
+        }
+    }
+
+    len = r->schema.len + sizeof("://:65535") - 1 + host.len + r->location.len;
+    start = sws_pnalloc(r->pool, len);
+    if (start == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_cpymem(start, r->schema.data, r->schema.len);
+    p = sws_cpymem(p, "://", 3);
+    p = sws_cpymem(p, host.data, host.len);
+    if (port) {
+        p += sprintf((char *) p, ":%u", (unsigned) port);
+    }
+    p = sws_cpymem(p, r->location.data, r->location.len);
+    r->location.data = start;
+    r->location.len = (size_t) (p - start);
+    return SWS_OK;
+}
+
+
 sws_int_t
 sws_http_send_header(sws_http_request_t *r)
 {
@@ -74,6 +127,12 @@ sws_http_send_header(sws_http_request_t *r)
     }
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
+    }
+    if (r->location.len && r->location.data[0] == '/' && r->loc_conf
+        && sws_http_core_loc(r)->absolute_redirect
+        && sws_http_absolute_location(r) != SWS_OK)
+    {
+        return SWS_ERROR;
     }
     return sws_http_top_header_filter(r);
 }

@@ -215,12 +215,14 @@ def test_redirect_rewriting(sws, origin):
         location /off/ { proxy_pass http://%s/; proxy_redirect off; }
         location /own/ { proxy_pass http://%s/; proxy_redirect http://%s/two/ /mine/; }
         """ % (o.addr, o.addr, o.addr, o.addr))
+    # rewritten to /one/two/x?y=1, then made absolute (absolute_redirect)
     r = h.curl(srv2.url("/one/redirect"))
-    assert r.status == 302 and r.header("Location") == "/one/two/x?y=1"
+    assert r.status == 302
+    assert r.header("Location") == "http://127.0.0.1:%d/one/two/x?y=1" % srv2.port
     r = h.curl(srv2.url("/off/redirect"))
     assert r.header("Location") == "http://%s/two/x?y=1" % o.addr
     r = h.curl(srv2.url("/own/redirect"))
-    assert r.header("Location") == "/mine/x?y=1"
+    assert r.header("Location") == "http://127.0.0.1:%d/mine/x?y=1" % srv2.port
 
 
 def test_head_request(sws, origin):

@@ -49,7 +49,8 @@ def test_chunked_and_location_before_rewrite(sws, origin):
     assert l1[3] == "-" and l1[4] == "chunked"
     # the origin's Location as sent; the client's is rewritten (proxy_redirect)
     assert l2[7] == "http://%s/two/x?y=1" % o.addr
-    assert l2[9] == "/two/x?y=1"
+    # ... and made absolute (absolute_redirect, as nginx)
+    assert l2[9] == "http://127.0.0.1:%d/two/x?y=1" % srv.port
 
 
 def test_not_proxied_and_unreachable(sws, origin):
