@@ -128,6 +128,14 @@ sws_http_send_header(sws_http_request_t *r)
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
     }
+    /* Last-Modified only with 200, 206 and 304, as nginx: an error page
+     * made from a file (error_page 404 /404.html) does not claim to be
+     * the resource */
+    if (r->status != SWS_HTTP_OK && r->status != SWS_HTTP_PARTIAL_CONTENT
+        && r->status != SWS_HTTP_NOT_MODIFIED)
+    {
+        r->last_modified = -1;
+    }
     if (r->location.len && r->location.data[0] == '/' && r->loc_conf
         && sws_http_core_loc(r)->absolute_redirect
         && sws_http_absolute_location(r) != SWS_OK)
