@@ -41,6 +41,7 @@ typedef struct {
     sws_uint_t          nargs;
     sws_uint_t          nis_args;
     sws_int_t           code;       /* "=CODE" (last argument), else 0 */
+    sws_http_format_t  *fmt;        /* other variables: the whole argument */
     unsigned            test_dir:1; /* written with a trailing '/' */
     unsigned            uri_first:1;/* starts with $uri */
     unsigned            just_uri:1; /* exactly $uri (after dropping the '/') */
@@ -451,6 +452,24 @@ sws_static_index_handler(sws_http_request_t *r)
 
 /* ---- try_files ------------------------------------------------------ */
 
+/* A "/.." segment: a variable's value (a header) must not climb out of
+ * the root, as $uri (normalised) cannot. */
+static int
+sws_static_climbs(const u_char *p, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i + 2 <= len; i++) {
+        if (p[i] == '.' && p[i + 1] == '.' && (i == 0 || p[i - 1] == '/')
+            && (i + 2 == len || p[i + 2] == '/'))
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 static size_t
 sws_static_try_len(const sws_static_try_t *t, const sws_str_t *uri, const sws_str_t *args)
 {
@@ -499,11 +518,19 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
         return t->code;
     }
 
-    p = sws_pnalloc(sws_http_pool(r), sws_static_try_len(t, uri, args) + 1);
-    if (p == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    if (t->fmt) {
+        p = sws_pnalloc(sws_http_pool(r), sws_http_format_len(t->fmt, r) + 1);
+        if (p == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        end = sws_http_format_render(t->fmt, r, p);
+    } else {
+        p = sws_pnalloc(sws_http_pool(r), sws_static_try_len(t, uri, args) + 1);
+        if (p == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        end = sws_static_try_expand(t, p, uri, args);
     }
-    end = sws_static_try_expand(t, p, uri, args);
 
     new_uri.data = p;
     new_args.data = sws_static_empty;
@@ -524,7 +551,7 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
 static sws_int_t
 sws_static_try_files_handler(sws_http_request_t *r)
 {
-    u_char                 *ubuf, *fbuf, *p;
+    u_char                 *ubuf, *fbuf, *vbuf, *p, *u;
     size_t                  root_len, ulen, flen, umax, fmax;
     sws_str_t               path, new_uri, file;
     sws_uint_t              i, j, n;
@@ -544,6 +571,7 @@ sws_static_try_files_handler(sws_http_request_t *r)
     args = sws_http_args(r);
     ubuf = NULL;
     fbuf = NULL;
+    vbuf = NULL;
 
     /* The request URI's own path: "$uri..." arguments extend it (right with
      * root and alias); other arguments are taken under the root part. */
@@ -556,6 +584,23 @@ sws_static_try_files_handler(sws_http_request_t *r)
         if (t->just_uri) {
             file = path;
             ulen = uri->len;
+
+        } else if (t->fmt) {
+            /* any other variable: the value under the root, as nginx */
+            ulen = sws_http_format_len(t->fmt, r);
+            vbuf = sws_pnalloc(sws_http_pool(r), ulen + root_len + ulen + 1);
+            if (vbuf == NULL) {
+                return SWS_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            sws_http_format_render(t->fmt, r, vbuf);
+            if (sws_static_climbs(vbuf, ulen)) {
+                continue;           /* a value never leads out of the root */
+            }
+            p = sws_cpymem(vbuf + ulen, path.data, root_len);
+            p = sws_cpymem(p, vbuf, ulen);
+            *p = '\0';
+            file.data = vbuf + ulen;
+            file.len = (size_t) (p - file.data);
 
         } else {
             if (ubuf == NULL) {
@@ -602,11 +647,12 @@ sws_static_try_files_handler(sws_http_request_t *r)
             continue;
         }
 
-        if (t->just_uri || (ulen == uri->len && memcmp(ubuf, uri->data, ulen) == 0)) {
+        u = t->fmt ? vbuf : ubuf;
+        if (t->just_uri || (ulen == uri->len && memcmp(u, uri->data, ulen) == 0)) {
             return SWS_DECLINED;    /* the request's own file: go on */
         }
 
-        new_uri.data = ubuf;
+        new_uri.data = u;
         new_uri.len = ulen;
 
         return sws_http_internal_redirect(r, &new_uri, args);
@@ -795,11 +841,21 @@ sws_static_parse_try(sws_conf_t *cf, sws_str_t *v, sws_static_try_t *t)
 
         type = sws_static_var_type(start, n);
         if (type == SWS_ERROR) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                               "unsupported variable \"$%.*s\" in try_files argument \"%.*s\": "
-                               "only $uri, $args, $query_string and $is_args are supported",
-                               (int) n, start, (int) v->len, v->data);
-            return SWS_CONF_ERROR;
+            /* another variable ($fastcgi_script_name, one of set or map):
+             * the whole argument is a format, evaluated per request */
+            const char  *err;
+
+            t->nparts = 0;
+            t->lit_len = 0;
+            t->nuri = t->nargs = t->nis_args = 0;
+            t->fmt = sws_http_format_compile(sws_conf_pool(cf), v, SWS_HTTP_ESCAPE_NONE,
+                                             &err);
+            if (t->fmt == NULL) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "try_files argument \"%.*s\": %s",
+                                   (int) v->len, v->data, err);
+                return SWS_CONF_ERROR;
+            }
+            return SWS_CONF_OK;
         }
 
         part->type = (sws_uint_t) type;

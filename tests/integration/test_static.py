@@ -379,6 +379,38 @@ def test_try_files_equals_404(srv):
     assert r.status == 200 and r.body == b"real 404 file\n", r
 
 
+def test_try_files_any_variable(sws):
+    """try_files takes any variable, as nginx (Debian's fastcgi-php.conf
+    says try_files $fastcgi_script_name =404): the value is looked up under
+    the root; the last argument is the fallback URI."""
+    srv = sws(files={"html/pages/a.html": "page a\n", "html/other.html": "other\n",
+                     "outside.html": "outside the root\n"},
+              server="""
+        location /v/ { try_files /pages/$arg_p.html $http_x_file /other.html?from=$arg_p; }
+        location /miss/ { try_files $http_x_file =404; }
+        location = /other.html { }
+        """)
+    assert get(srv, "/v/?p=a").body == b"page a\n"
+    r = h.exchange(srv.port, h.request("GET", "/v/?p=b", headers=["X-File: /pages/a.html"]))
+    assert r.status == 200 and r.body == b"page a\n", r
+    assert get(srv, "/v/?p=zz").body == b"other\n"
+    assert get(srv, "/miss/x").status == 404                   # empty value: no file
+    r = h.exchange(srv.port, h.request("GET", "/miss/x", headers=["X-File: /other.html"]))
+    assert r.status == 200 and r.body == b"other\n", r
+    # no way out of the root through a variable
+    assert (srv.tmp / "html" / ".." / "outside.html").is_file()
+    for value in ("/../outside.html", "/pages/../../outside.html", ".."):
+        r = h.exchange(srv.port, h.request("GET", "/miss/x", headers=["X-File: " + value]))
+        assert r.status == 404, (value, r)
+
+
+def test_try_files_unknown_variable_is_refused(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("server { listen 127.0.0.1:@PORT@; location / { try_files $nope =404; } }",
+         "unknown variable \"$nope\""),
+    ])
+
+
 # ---------------------------------------------------------------- path safety
 
 @pytest.fixture(scope="module")
