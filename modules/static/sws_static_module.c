@@ -163,13 +163,13 @@ sws_static_discard_body(sws_http_request_t *r)
 }
 
 
-/* 301 to uri + "/" (+ "?args"): the directory without its slash; empty body. */
+/* 301 to uri + "/" (+ "?args"): the directory without its slash, with the
+ * core's small page for 301. */
 static sws_int_t
 sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
 {
     size_t               len;
     u_char              *p;
-    sws_int_t            rc;
     sws_str_t           *loc;
     const sws_str_t     *args = sws_http_args(r);
 
@@ -191,18 +191,9 @@ sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
     }
     loc->len = (size_t) (p - loc->data);
 
-    /* Sent here, not returned as a status: a generated error page starts
-     * from a cleared response and would lose the Location. */
-    sws_http_set_status(r, SWS_HTTP_MOVED_PERMANENTLY);
+    /* the core's page for 301 keeps the Location, as nginx sends it */
     sws_http_set_location(r, loc);
-    sws_http_set_content_length(r, 0);
-
-    rc = sws_http_send_header(r);
-    if (rc != SWS_OK || sws_http_header_only(r)) {
-        return rc;
-    }
-
-    return sws_http_send_special(r, 1);
+    return SWS_HTTP_MOVED_PERMANENTLY;
 }
 
 
