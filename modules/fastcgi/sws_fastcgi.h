@@ -8,6 +8,7 @@
  *                           request's headers as HTTP_*), STDIN records
  *   sws_fastcgi_response.c  STDOUT parsed: the CGI head (Status, Location),
  *                           the body unframed in place, STDERR to the log
+ *   sws_fastcgi_probe.c     health_check probes as FastCGI requests
  *   sws_fastcgi_record.c    the records themselves: writers, the parser
  */
 #ifndef SWS_FASTCGI_H
@@ -65,6 +66,7 @@ typedef struct {
 
 extern sws_module_t sws_module;
 extern const sws_http_upstream_proto_t sws_fcgi_proto;
+extern const sws_http_upstream_probe_t sws_fcgi_probe;
 
 /* $fastcgi_script_name and $fastcgi_path_info of this request. */
 void       sws_fcgi_split(sws_http_request_t *r, sws_fcgi_loc_conf_t *flcf,

@@ -310,6 +310,8 @@ sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (rv != SWS_CONF_OK) {
             return rv;
         }
+        /* The group's health_check probes speak FastCGI. */
+        sws_http_upstream_conf_set_probe(flcf->upstream, &sws_fcgi_probe, flcf);
     }
     if (sws_http_set_content_handler(cf, sws_fcgi_handler, "fastcgi_pass") != SWS_OK) {
         return SWS_CONF_ERROR;

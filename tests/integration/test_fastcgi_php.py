@@ -443,3 +443,30 @@ def test_php_fpm_socket_missing_502(sws, tmp_path):
     r = h.curl(s.url("/a.php"))
     assert r.status == 502
     assert "none.sock" in s.error_log()
+
+
+# ---- health probes ----
+
+def test_health_probes_speak_fastcgi(sws, tmp_path):
+    """health_check in a group that fastcgi_pass names probes in FastCGI:
+    PHP-FPM's ping.path answers (a child has to be free for that); a pool
+    gone fails, back it passes again; a missing script fails (404)."""
+    f = phpfpm.PhpFpm(tmp_path / "fpm", children=2).start()
+    try:
+        s = sws(http="""upstream php { server unix:%s;
+                    health_check interval=100ms uri=/ping fails=1 passes=1; }
+                    upstream nope { server unix:%s;
+                    health_check interval=100ms uri=/nope.php fails=1; }""" % (f.sock, f.sock),
+                server="""location /a { fastcgi_pass php; include %s/conf/fastcgi.conf; }
+                          location /b { fastcgi_pass nope; include %s/conf/fastcgi.conf; }"""
+                       % (h.SRC, h.SRC))
+        assert h.wait_file_contains(s.error_log_path,
+                                    'of "nope" failed its health check (bad status)', 5)
+        assert 'of "php" failed' not in s.error_log()
+        f.kill()
+        assert h.wait_file_contains(s.error_log_path, 'of "php" failed its health check', 5)
+        f.start()
+        assert h.wait_file_contains(s.error_log_path,
+                                    'of "php" passed its health checks: healthy', 5)
+    finally:
+        f.stop()
