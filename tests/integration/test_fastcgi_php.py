@@ -64,6 +64,7 @@ def php_server(start, sock, extra_server="", extra_http="", keepalive=2, **kw):
         }
         location ^~ /slow/ { fastcgi_read_timeout 300ms; %(sleep)s }
         location ^~ /hide/ { fastcgi_hide_header X-Script; %(status)s }
+        location ^~ /passhdr/ { fastcgi_pass_header X-Pad; %(status)s }
         location ^~ /icpt/ {
             fastcgi_intercept_errors on;
             error_page 418 /respond;
@@ -235,6 +236,12 @@ def test_hide_header(srv):
     r = h.curl(srv.url("/hide/x"))
     assert r.status == 200 and r.header("X-Script") is None
     assert r.headers_all("Set-Cookie") == ["a=1", "b=2"]
+
+
+def test_pass_header(srv):
+    """X-Pad is hidden by default (as nginx), passed where told."""
+    assert h.curl(srv.url("/status.php?h=X-Pad:%20yes")).header("X-Pad") is None
+    assert h.curl(srv.url("/passhdr/x?h=X-Pad:%20yes")).header("X-Pad") == "yes"
 
 
 def test_intercept_errors(srv):
