@@ -281,7 +281,9 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     body_len = sws_http_upstream_body_length(u);
 
     /* The length of every pair first (formats keep their values for the
-     * render that follows), so that one buffer of the exact size does. */
+     * render that follows), so that one buffer of the exact size does.
+     * lens[i] has its top bit set when CONTENT_LENGTH's value is the body
+     * length written here instead of the format's (empty) output. */
     lens = ps->ndynamic ? sws_palloc(pool, ps->ndynamic * sizeof(size_t)) : NULL;
     if (ps->ndynamic && lens == NULL) {
         return SWS_ERROR;
