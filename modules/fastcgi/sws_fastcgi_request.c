@@ -147,7 +147,7 @@ sws_fcgi_joined(const sws_http_header_t *hs, sws_uint_t n, sws_uint_t i, u_char 
     size_t     len = hs[i].value.len;
     sws_uint_t j;
 
-    if (out) {
+    if (out && hs[i].value.len) {       /* an empty value may have no data */
         out = sws_cpymem(out, hs[i].value.data, hs[i].value.len);
     }
     for (j = i + 1; j < n; j++) {
@@ -158,7 +158,9 @@ sws_fcgi_joined(const sws_http_header_t *hs, sws_uint_t n, sws_uint_t i, u_char 
         if (out) {
             *out++ = cookie ? ';' : ',';
             *out++ = ' ';
-            out = sws_cpymem(out, hs[j].value.data, hs[j].value.len);
+            if (hs[j].value.len) {
+                out = sws_cpymem(out, hs[j].value.data, hs[j].value.len);
+            }
         }
     }
     return len;

@@ -67,7 +67,7 @@ sws_http_upstream_set_redirect(sws_http_upstream_t *u, const sws_str_t *uri,
     memcpy(u->redirect_uri.data, uri->data, uri->len);
     u->redirect_args.len = args ? args->len : 0;
     u->redirect_args.data = u->redirect_uri.data + uri->len;
-    if (args) {
+    if (args && args->len) {
         memcpy(u->redirect_args.data, args->data, args->len);
     }
     u->redirect = 1;
