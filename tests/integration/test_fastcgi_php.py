@@ -477,3 +477,42 @@ def test_health_probes_speak_fastcgi(sws, tmp_path):
                                     'of "php" passed its health checks: healthy', 5)
     finally:
         f.stop()
+
+
+# ---- the default configuration ----
+
+@pytest.mark.parametrize("name", ["scalws.conf", "scalws.yaml"])
+def test_default_conf_never_sends_php_source(tmp_path, name):
+    """conf/scalws.conf and scalws.yaml (no PHP-FPM in them) answer 404 for
+    a .php file instead of sending it."""
+    import shutil
+    repo = Path(h.SRC)
+    shutil.copytree(repo / "conf", tmp_path / "conf")
+    shutil.copytree(repo / "html", tmp_path / "html")
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "html" / "x.php").write_bytes((phpfpm.WWW / "secret.php").read_bytes())
+    (tmp_path / "html" / "x.txt").write_text("plain\n")
+    port = h.free_port()
+    conf = tmp_path / "conf" / name
+    conf.write_text(conf.read_text().replace("8080", str(port))
+                    .replace("worker_processes auto", "worker_processes 1")
+                    .replace("worker_processes: auto", "worker_processes: 1"))
+    h.make_traversable(tmp_path)
+    import subprocess
+    p = subprocess.Popen([h.SCALWSD, "-p", str(tmp_path) + "/", "-c", str(conf), "-g",
+                          "modules_dir %s; daemon off;" % h.MODULES],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert h.wait_for(lambda: h.port_open(port), 5)
+        base = "http://127.0.0.1:%d" % port
+        assert h.curl(base + "/x.txt").body == b"plain\n"
+        r = h.curl(base + "/x.php")
+        assert r.status == 404 and b"SOURCE-MARKER-IN-SOURCE" not in r.body
+    finally:
+        p.terminate()
+        try:
+            p.wait(5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)
