@@ -49,18 +49,23 @@ class Peer:
     to the empty STDIN), records what came, answers with answer(request)
     (bytes, or a list of pieces sent apart), then closes unless keep."""
 
-    def __init__(self, path, answer, keep=False, pieces_delay=0.0):
-        self.path = str(path)
+    def __init__(self, path, answer, keep=False, pieces_delay=0.0, tcp=False):
         self.answer = answer
         self.keep = keep
         self.delay = pieces_delay
         self.requests = []
         self.connections = 0
-        path.parent.mkdir(parents=True, exist_ok=True)
-        h.make_traversable(path.parent)
-        self.ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.ls.bind(self.path)
-        os.chmod(self.path, 0o666)          # the workers may run as nobody
+        if tcp:
+            self.ls = socket.socket()
+            self.ls.bind(("127.0.0.1", 0))
+            self.path = "127.0.0.1:%d" % self.ls.getsockname()[1]
+        else:
+            self.path = str(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            h.make_traversable(path.parent)
+            self.ls = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.ls.bind(self.path)
+            os.chmod(self.path, 0o666)          # the workers may run as nobody
         self.ls.listen(16)
         self.ls.settimeout(0.2)
         self.stop = False
@@ -170,13 +175,32 @@ def test_what_is_sent(sws, tmp_path):
         p.close()
 
 
-def test_variable_in_param_name_is_literal(sws, tmp_path):
-    """Names are text (nginx: only values take variables)."""
+def test_tcp_address_and_variable_target(sws, tmp_path):
+    """fastcgi_pass host:port, and one from a variable."""
+    p = Peer(None, lambda r: ok(b"over tcp"), tcp=True)
+    try:
+        s = sws(server="""
+            location /a { fastcgi_pass %s; include %s/conf/fastcgi.conf; }
+            location /b { fastcgi_pass $arg_to; include %s/conf/fastcgi.conf; }"""
+                       % (p.path, h.SRC, h.SRC))
+        assert h.curl(s.url("/a")).body == b"over tcp"
+        assert h.curl(s.url("/b?to=" + p.path)).body == b"over tcp"
+        assert h.curl(s.url("/b?to=unix:" + str(tmp_path / "none.sock"))).status == 502
+        assert h.curl(s.url("/b?to=no.such.host.invalid")).status == 502
+    finally:
+        p.close()
+
+
+def test_param_value_with_variable(sws, tmp_path):
+    """A value made of a variable alone; names are text (as nginx: only
+    values take variables)."""
     p = Peer(tmp_path / "p.sock", lambda r: ok())
     try:
-        s = server(sws, p, 'fastcgi_param N "$request_method";')
+        s = server(sws, p, 'fastcgi_param N "$request_method"; '
+                           'fastcgi_param X_$request_method "m=$request_method";')
         assert h.curl(s.url("/x")).status == 200
         assert p.requests[0]["params"]["N"] == b"GET"
+        assert p.requests[0]["params"]["X_$request_method"] == b"m=GET"
     finally:
         p.close()
 
