@@ -114,8 +114,8 @@ sws_fcgi_handler(sws_http_request_t *r)
     sws_http_upstream_t *u;
     sws_int_t            rc;
 
-    /* Not sws_pcalloc of the whole: nothing large is in it, but the
-     * parser is set up by its own init. */
+    /* Small (the parser's state is a few words): zeroing it is cheap; the
+     * buffers the response goes through are the framework's, not zeroed. */
     ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_fcgi_ctx_t));
     if (ctx == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
