@@ -1,5 +1,6 @@
-"""Backends: processes a scenario's servers talk to (an origin for proxy;
-later php-fpm, node, uvicorn), started by the harness before the servers.
+"""Backends: processes a scenario's servers talk to (an origin for proxy,
+PHP-FPM for php; later node, uvicorn), started by the harness before the
+servers.
 
 A backend is started once per round (all the servers of the round share
 it, so none gets a warmer or colder one) and once more for the callgrind
@@ -18,7 +19,10 @@ BACKENDS maps a scenario's `backend` name to a class with:
 
 import os
 import shlex
+import shutil
+import socket
 import tempfile
+import time
 
 import loadgen
 from procs import free_port, wait_port
@@ -92,4 +96,96 @@ class Origin:
         self.reg.stop(self.run)
 
 
-BACKENDS = {"origin": Origin}
+class PhpFpm:
+    """Debian's PHP-FPM (php8.2-fpm): one pool of PHP_CHILDREN static
+    children on a unix socket, opcache on, serving @PHP_ROOT@/hello.php
+    ("Hello, world!", 13 bytes). The pool is the bottleneck by design: the
+    servers are compared on their own CPU per request in front of the same
+    pool. The servers keep PHP_KEEPALIVE idle connections, fewer than the
+    children (docs/fastcgi.md: an idle kept connection pins a child).
+    Placeholders: @PHP_SOCK@, @PHP_ROOT@, @PHP_CHILDREN@, @PHP_KEEPALIVE@,
+    @SCALWS_FASTCGI_CONF@ (the repository's conf/fastcgi.conf)."""
+
+    name = "php-fpm"
+    template = os.path.join(CONFIG_DIR, "php-fpm", "php-fpm.conf.in")
+    script = os.path.join(CONFIG_DIR, "php-fpm", "hello.php")
+    children = 8
+    keepalive = 4
+    binaries = ("/usr/sbin/php-fpm8.2", "/usr/sbin/php-fpm")
+
+    def __init__(self, reg, run, d, argv):
+        self.reg = reg
+        self.run = run
+        self.sock = os.path.join(d, "php.sock")
+        self.placeholders = {
+            "PHP_SOCK": self.sock, "PHP_ROOT": d, "PHP_CHILDREN": str(self.children),
+            "PHP_KEEPALIVE": str(self.keepalive),
+            "SCALWS_FASTCGI_CONF": os.path.join(CONFIG_DIR, "..", "..", "conf",
+                                                "fastcgi.conf")}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def binary(cls):
+        for b in cls.binaries:
+            if os.access(b, os.X_OK):
+                return b
+        return shutil.which("php-fpm8.2")
+
+    @classmethod
+    def packages(cls):
+        return [] if cls.binary() else ["php8.2-fpm"]
+
+    @classmethod
+    def describe(cls):
+        v = _run([cls.binary(), "-v"]).splitlines()
+        return "Debian's PHP-FPM (%s), %d static children, opcache on, hello.php" % (
+            v[0] if v else "?", cls.children)
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        d = tempfile.mkdtemp(prefix="php-fpm-", dir=tmp)
+        os.chmod(d, 0o755)
+        with open(cls.template) as f:
+            text = substitute(f.read(), {
+                "DIR": d, "CHILDREN": str(cls.children),
+                "USER_LINES": "user = root\ngroup = root" if os.geteuid() == 0 else ""})
+        conf = os.path.join(d, "php-fpm.conf")
+        with open(conf, "w") as f:
+            f.write(text)
+        shutil.copy(cls.script, os.path.join(d, "hello.php"))
+        argv = ["taskset", "-c", str(cpu), cls.binary(), "-F", "-y", conf]
+        if os.geteuid() == 0:
+            argv.append("-R")
+        run = reg.start("php-fpm", argv, os.path.join(d, "php-fpm.out"))
+        b = cls(reg, run, d, argv)
+        try:
+            deadline = time.monotonic() + 15
+            while True:
+                if run.popen.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("php-fpm did not start: " +
+                                       run.log_tail().strip().replace("\n", " | "))
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect(b.sock)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+                finally:
+                    s.close()
+        except BaseException:
+            b.stop()
+            raise
+        b.command = b.command.replace(d, "$PHPFPM")
+        return b
+
+    def tree(self):
+        return self.run.tree()
+
+    def alive(self):
+        return self.run.popen.poll() is None
+
+    def stop(self):
+        self.reg.stop(self.run)
+
+
+BACKENDS = {"origin": Origin, "php-fpm": PhpFpm}

@@ -13,7 +13,6 @@ Scenarios planned for later slot in as rows; what each one will need:
   cache-hit             backend "origin" (see proxy) answering with
                         Cache-Control: max-age=3600; fragments turn each
                         server's cache on
-  php                   backend "php-fpm" (a pool on a unix socket in the tmp dir)
   node, python          backends "node" / "uvicorn" (one process, one port)
 
 The backends and load tools are looked up by name in run.py (BACKENDS,
@@ -135,6 +134,22 @@ SCENARIOS = [
         # to the origin per request.
         fragments=_everyone("proxy"),
         backend="origin",
+    ),
+    Scenario(
+        name="php",
+        path="/hello.php",
+        description="PHP: GET /hello.php (echo \"Hello, world!\", 13 bytes) through each "
+                    "server's documented PHP location (try_files $uri =404, fastcgi.conf) to "
+                    "the same PHP-FPM pool (8 static children, opcache on, on the client's "
+                    "CPU), FastCGI connections kept (keepalive 4 < 8 children)",
+        expect_status=200,
+        expect_length=len(HELLO),
+        # fragments php.frag and php.http.frag (the upstream block); h2o's
+        # FastCGI handler keeps connections without a cap on their number
+        fragments={"scalwsd": "php", "nginx": "php", "h2o": "php"},
+        not_applicable={"lighttpd": "not configured yet (mod_fastcgi)"},
+        backend="php-fpm",
+        callgrind_counts=(1000, 3000),
     ),
     Scenario(
         name="tls-h2-static-small",

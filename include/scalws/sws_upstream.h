@@ -131,6 +131,20 @@ sws_int_t  sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *ho
  * unknown length) or pass no body at all. */
 void       sws_http_upstream_set_request_buffering(sws_http_upstream_t *u, int on);
 void       sws_http_upstream_set_pass_body(sws_http_upstream_t *u, int on);
+/* Before start: a streamed body is pulled in pieces of at most max bytes
+ * (a protocol whose frames have a size limit: FastCGI records carry 65535
+ * bytes at most); 0: client_body_buffer_size, the default. */
+void       sws_http_upstream_set_body_piece(sws_http_upstream_t *u, size_t max);
+/*
+ * From process_header: the response is a local redirect (CGI, RFC 3875
+ * 6.2.2: a Location that is a path, without a status). Once the head is
+ * complete the server's connection is let go and the request starts again
+ * at uri (args: the query, NULL for none) as sws_http_internal_redirect()
+ * does; nothing of this response reaches the client. Copied. SWS_OK or
+ * SWS_ERROR.
+ */
+sws_int_t  sws_http_upstream_set_redirect(sws_http_upstream_t *u, const sws_str_t *uri,
+    const sws_str_t *args);
 /* The length of the body as it will be sent: -1 if unknown (streamed
  * chunked), 0 if none. */
 off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);

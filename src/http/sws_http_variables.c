@@ -10,6 +10,9 @@
  */
 #include <time.h>
 #include <unistd.h>
+#include <stdlib.h>
+#include <limits.h>
+#include <arpa/inet.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
 #include "sws_ssl.h"
@@ -183,6 +186,149 @@ sws_http_var_scheme(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     } else {
         sws_http_var_set(v, "http");
     }
+}
+
+/* $request_scheme (nginx's name for $scheme) and $https: "on" over TLS. */
+static void
+sws_http_var_https(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_scheme(r, op, v);
+    if (v->len == 5) {
+        sws_http_var_set(v, "on");
+    } else {
+        v->len = 0;
+    }
+}
+
+/* ---- addresses and the document root (the CGI variables need them) ---- */
+
+static sws_uint_t
+sws_http_sockaddr_port(const struct sockaddr_storage *sa)
+{
+    if (sa->ss_family == AF_INET) {
+        return ntohs(((const struct sockaddr_in *) sa)->sin_port);
+    }
+    if (sa->ss_family == AF_INET6) {
+        return ntohs(((const struct sockaddr_in6 *) sa)->sin6_port);
+    }
+    return 0;
+}
+
+/* The address the connection came to: the listening one, or, for a
+ * wildcard listener, the socket's own (one getsockname per use). */
+static int
+sws_http_local_sockaddr(sws_http_request_t *r, struct sockaddr_storage *sa)
+{
+    sws_connection_t *c = r->connection;
+    socklen_t         len = sizeof(*sa);
+
+    if (c == NULL || c->listening == NULL) {
+        return 0;
+    }
+    *sa = c->listening->sockaddr;
+    if ((sa->ss_family == AF_INET
+         && ((struct sockaddr_in *) sa)->sin_addr.s_addr == htonl(INADDR_ANY))
+        || (sa->ss_family == AF_INET6
+            && IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *) sa)->sin6_addr)))
+    {
+        if (getsockname(c->fd, (struct sockaddr *) sa, &len) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void
+sws_http_var_remote_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_uint_t port = r->connection ? sws_http_sockaddr_port(&r->connection->sockaddr) : 0;
+
+    v->len = 0;
+    if (port) {
+        sws_http_var_uint(op, v, port);
+    }
+}
+
+static void
+sws_http_var_server_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    struct sockaddr_storage sa;
+    sws_uint_t              port;
+
+    v->len = 0;
+    if (r->connection && r->connection->listening) {
+        port = sws_http_sockaddr_port(&r->connection->listening->sockaddr);
+        if (port == 0 && sws_http_local_sockaddr(r, &sa)) {
+            port = sws_http_sockaddr_port(&sa);
+        }
+        if (port) {
+            sws_http_var_uint(op, v, port);
+        }
+    }
+}
+
+static void
+sws_http_var_server_addr(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    struct sockaddr_storage sa;
+    char                    text[INET6_ADDRSTRLEN];
+    const void             *a;
+
+    (void) op;
+    v->len = 0;
+    if (!sws_http_local_sockaddr(r, &sa)) {
+        return;
+    }
+    a = sa.ss_family == AF_INET ? (const void *) &((struct sockaddr_in *) &sa)->sin_addr
+        : sa.ss_family == AF_INET6 ? (const void *) &((struct sockaddr_in6 *) &sa)->sin6_addr
+        : NULL;
+    if (a == NULL || inet_ntop(sa.ss_family, a, text, sizeof(text)) == NULL) {
+        return;
+    }
+    v->len = strlen(text);
+    v->data = sws_pnalloc(r->pool, v->len);
+    if (v->data == NULL) {
+        v->len = 0;
+        return;
+    }
+    memcpy(v->data, text, v->len);
+}
+
+/* $document_root: the location's root (or alias) as configured;
+ * $realpath_root: the same with symbolic links resolved. */
+static void
+sws_http_var_document_root(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    v->len = 0;
+    if (r->loc_conf) {
+        *v = sws_http_core_loc(r)->root;
+    }
+}
+
+static void
+sws_http_var_realpath_root(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_str_t  root;
+    char      *path, real[PATH_MAX];
+
+    sws_http_var_document_root(r, op, &root);
+    v->len = 0;
+    if (root.len == 0 || (path = sws_pnalloc(r->pool, root.len + 1)) == NULL) {
+        return;
+    }
+    memcpy(path, root.data, root.len);
+    path[root.len] = '\0';
+    if (realpath(path, real) == NULL) {
+        return;
+    }
+    v->len = strlen(real);
+    v->data = sws_pnalloc(r->pool, v->len);
+    if (v->data == NULL) {
+        v->len = 0;
+        return;
+    }
+    memcpy(v->data, real, v->len);
 }
 
 static void
@@ -651,6 +797,13 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "host",                 sws_http_var_host },
     { "server_name",          sws_http_var_server_name },
     { "scheme",               sws_http_var_scheme },
+    { "request_scheme",       sws_http_var_scheme },
+    { "https",                sws_http_var_https },
+    { "remote_port",          sws_http_var_remote_port },
+    { "server_addr",          sws_http_var_server_addr },
+    { "server_port",          sws_http_var_server_port },
+    { "document_root",        sws_http_var_document_root },
+    { "realpath_root",        sws_http_var_realpath_root },
     { "server_protocol",      sws_http_var_server_protocol },
     { "status",               sws_http_var_status },
     { "body_bytes_sent",      sws_http_var_body_bytes_sent },

@@ -51,6 +51,28 @@ void sws_http_upstream_set_pass_body(sws_http_upstream_t *u, int on) { u->pass_b
 void sws_http_upstream_set_keepalive(sws_http_upstream_t *u, int on) { u->keepalive = on ? 1 : 0; }
 void sws_http_upstream_set_upgrade(sws_http_upstream_t *u) { u->upgrade = 1; }
 int sws_http_upstream_can_keepalive(sws_http_upstream_t *u) { return u->us->keepalive > 0; }
+void sws_http_upstream_set_body_piece(sws_http_upstream_t *u, size_t max) { u->body_piece = max; }
+
+sws_int_t
+sws_http_upstream_set_redirect(sws_http_upstream_t *u, const sws_str_t *uri,
+    const sws_str_t *args)
+{
+    sws_pool_t *pool = u->r->pool;
+
+    u->redirect_uri.data = sws_pnalloc(pool, uri->len + (args ? args->len : 0) + 1);
+    if (u->redirect_uri.data == NULL) {
+        return SWS_ERROR;
+    }
+    u->redirect_uri.len = uri->len;
+    memcpy(u->redirect_uri.data, uri->data, uri->len);
+    u->redirect_args.len = args ? args->len : 0;
+    u->redirect_args.data = u->redirect_uri.data + uri->len;
+    if (args && args->len) {
+        memcpy(u->redirect_args.data, args->data, args->len);
+    }
+    u->redirect = 1;
+    return SWS_OK;
+}
 
 const sws_str_t *
 sws_http_upstream_peer_name(sws_http_upstream_t *u)
@@ -335,6 +357,9 @@ sws_ups_pull_body(sws_http_upstream_t *u)
 
     if (b == NULL) {
         size = sws_http_core_loc(r)->client_body_buffer_size;
+        if (u->body_piece && u->body_piece < size) {
+            size = u->body_piece;
+        }
         b = sws_create_temp_buf(r->pool, size + u->proto->frame_head + u->proto->frame_tail);
         if (b == NULL) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;

@@ -347,6 +347,9 @@ struct sws_http_upstream_s {
     sws_buf_t                        *body_buf;    /* streaming: one framed piece */
     sws_chain_t                       body_link;
     sws_uint_t                        body_mode;
+    size_t                            body_piece;  /* 0: client_body_buffer_size */
+    sws_str_t                         redirect_uri;   /* a local redirect (CGI) */
+    sws_str_t                         redirect_args;
     off_t                             sent_start;  /* c->sent at the attempt */
 
     /* the response */
@@ -395,6 +398,7 @@ struct sws_http_upstream_s {
     unsigned                          keep_headers:1;  /* record headers_in */
     unsigned                          ssl:1;           /* TLS to the server */
     unsigned                          ssl_sni:1;       /* send ssl_name as SNI */
+    unsigned                          redirect:1;      /* redirect_uri is set */
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
 

@@ -230,6 +230,32 @@ sws_ups_has_error_page(sws_http_request_t *r, sws_uint_t status)
     return 0;
 }
 
+/* A local redirect (sws_http_upstream_set_redirect): this response ends
+ * here, unseen, and the request starts again at the new URI. */
+static void
+sws_ups_local_redirect(sws_http_upstream_t *u)
+{
+    sws_http_request_t *r = u->r;
+
+    sws_ups_stats_attempt_end(u, 0);
+    sws_ups_close_connection(u);
+    u->finished = 1;
+    sws_ups_cache_end(u, 0);
+    r->read_event_handler = NULL;
+    r->write_event_handler = NULL;
+    if (u->proto->finalize) {
+        u->proto->finalize(r, u->ctx, SWS_OK);
+    }
+    sws_ups_response_cleanup(u);
+    r->upstream = NULL;
+    /* As nginx does: the new URI is fetched (GET), not posted to again. */
+    if (r->method != SWS_HTTP_HEAD) {
+        r->method = SWS_HTTP_GET;
+        sws_str_set(&r->method_name, "GET");
+    }
+    sws_http_internal_redirect(r, &u->redirect_uri, &u->redirect_args);
+}
+
 static void
 sws_ups_process_header(sws_http_upstream_t *u)
 {
@@ -239,6 +265,11 @@ sws_ups_process_header(sws_http_upstream_t *u)
 
     a->status = status;
     a->header_ms = sws_current_msec() - u->attempt_msec;
+
+    if (u->redirect) {
+        sws_ups_local_redirect(u);
+        return;
+    }
 
     ft = sws_ups_status_ft(status);
     if (ft && sws_ups_may_retry(u, ft)) {

@@ -1,0 +1,384 @@
+/*
+ * The fastcgi module: configuration, the content handler and its variables.
+ *
+ *   fastcgi_pass ADDR|unix:/path|NAME;        may hold variables
+ *   fastcgi_param NAME VALUE [if_not_empty];  VALUE may hold variables
+ *   fastcgi_index NAME;                       appended to a URI ending in '/'
+ *   fastcgi_split_path_info REGEX;            $fastcgi_script_name, $fastcgi_path_info
+ *   fastcgi_keep_conn on|off;                 FCGI_KEEP_CONN: reuse connections
+ *   fastcgi_pass_request_headers on|off;      the client's headers as HTTP_*
+ *
+ * and, through the upstream framework: fastcgi_connect_timeout,
+ * fastcgi_send_timeout, fastcgi_read_timeout, fastcgi_next_upstream,
+ * fastcgi_next_upstream_tries, fastcgi_next_upstream_timeout,
+ * fastcgi_buffering, fastcgi_buffers, fastcgi_buffer_size,
+ * fastcgi_request_buffering, fastcgi_pass_request_body,
+ * fastcgi_ignore_client_abort, fastcgi_hide_header, fastcgi_pass_header,
+ * fastcgi_intercept_errors.
+ */
+#include "sws_fastcgi.h"
+
+static void *sws_fcgi_create_main_conf(sws_conf_t *cf);
+static void *sws_fcgi_create_loc_conf(sws_conf_t *cf);
+static char *sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+static char *sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_fcgi_param(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_fcgi_split_path_info(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
+/* FastCGI servers have no standard port; PHP-FPM's usual one. */
+#define SWS_FCGI_DEFAULT_PORT  9000
+
+#define LOC       SWS_HTTP_LOC_CONF
+#define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
+#define UPS(name, args, id) \
+    { name, ALL | (args), sws_http_upstream_conf_directive, SWS_HTTP_LOC_CONF_OFFSET, id, NULL }
+
+static const sws_command_t sws_fcgi_commands[] = {
+    { "fastcgi_pass", LOC | SWS_CONF_TAKE1, sws_fcgi_pass, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "fastcgi_param", ALL | SWS_CONF_TAKE23, sws_fcgi_param, SWS_HTTP_LOC_CONF_OFFSET, 0,
+      NULL },
+    { "fastcgi_index", ALL | SWS_CONF_TAKE1, sws_conf_set_str_slot, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_fcgi_loc_conf_t, index), NULL },
+    { "fastcgi_split_path_info", LOC | SWS_CONF_TAKE1, sws_fcgi_split_path_info,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "fastcgi_keep_conn", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, keep_conn), NULL },
+    { "fastcgi_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, pass_request_headers), NULL },
+    UPS("fastcgi_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
+    UPS("fastcgi_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),
+    UPS("fastcgi_read_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_READ_TIMEOUT),
+    UPS("fastcgi_next_upstream", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_NEXT_UPSTREAM),
+    UPS("fastcgi_next_upstream_tries", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES),
+    UPS("fastcgi_next_upstream_timeout", SWS_CONF_TAKE1,
+        SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT),
+    UPS("fastcgi_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_BUFFERING),
+    UPS("fastcgi_buffers", SWS_CONF_TAKE2, SWS_UPSTREAM_CONF_BUFFERS),
+    UPS("fastcgi_buffer_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUFFER_SIZE),
+    UPS("fastcgi_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
+    UPS("fastcgi_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
+    UPS("fastcgi_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
+    UPS("fastcgi_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
+    UPS("fastcgi_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
+    UPS("fastcgi_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
+    sws_null_command
+};
+
+SWS_EXPORT sws_module_t sws_module = {
+    SWS_MODULE_ABI,
+    .name = "fastcgi",
+    .commands = sws_fcgi_commands,
+    .create_main_conf = sws_fcgi_create_main_conf,
+    .create_loc_conf = sws_fcgi_create_loc_conf,
+    .merge_loc_conf = sws_fcgi_merge_loc_conf,
+};
+
+const sws_http_upstream_proto_t sws_fcgi_proto = {
+    .name = "fastcgi",
+    .create_request = sws_fcgi_create_request,
+    .reinit = sws_fcgi_reinit,
+    .process_header = sws_fcgi_process_header,
+    .input_filter = sws_fcgi_input_filter,
+    .frame_head = SWS_FCGI_HEADER_LEN,
+    .frame_tail = SWS_FCGI_HEADER_LEN,
+    .frame_body = sws_fcgi_frame_body,
+    .finalize = sws_fcgi_finalize,
+};
+
+/* ---- the content handler ---- */
+
+static sws_int_t
+sws_fcgi_eval_target(sws_http_request_t *r, sws_fcgi_ctx_t *ctx)
+{
+    sws_str_t  addr;
+    sws_int_t  rc;
+
+    addr.len = sws_http_format_len(ctx->flcf->pass_fmt, r);
+    addr.data = sws_pnalloc(sws_http_pool(r), addr.len + 1);
+    if (addr.data == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    addr.len = (size_t) (sws_http_format_render(ctx->flcf->pass_fmt, r, addr.data) - addr.data);
+    rc = sws_http_upstream_set_target(ctx->u, &addr, SWS_FCGI_DEFAULT_PORT);
+    if (rc == SWS_DECLINED) {
+        return SWS_HTTP_BAD_GATEWAY;
+    }
+    return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
+}
+
+static sws_int_t
+sws_fcgi_handler(sws_http_request_t *r)
+{
+    sws_fcgi_loc_conf_t *flcf = sws_http_loc_conf(r, &sws_module);
+    sws_fcgi_ctx_t      *ctx;
+    sws_http_upstream_t *u;
+    sws_int_t            rc;
+
+    /* Small (the parser's state is a few words): zeroing it is cheap; the
+     * buffers the response goes through are the framework's, not zeroed. */
+    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_fcgi_ctx_t));
+    if (ctx == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u = sws_http_upstream_create(r, &sws_fcgi_proto, ctx, flcf->upstream);
+    if (u == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ctx->u = u;
+    ctx->flcf = flcf;
+    sws_http_set_ctx(r, &sws_module, ctx);
+    if (flcf->pass_fmt) {
+        rc = sws_fcgi_eval_target(r, ctx);
+        if (rc != SWS_OK) {
+            return rc;
+        }
+    }
+    ctx->keep = flcf->keep_conn && sws_http_upstream_can_keepalive(u);
+    /* A STDIN record carries 65535 bytes at most. */
+    sws_http_upstream_set_body_piece(u, SWS_FCGI_MAX_CONTENT);
+    if (sws_http_has_body(r) && sws_http_content_length_in(r) < 0) {
+        /* CGI needs CONTENT_LENGTH (PHP reads that many bytes): a chunked
+         * body is read whole first. */
+        sws_http_upstream_set_request_buffering(u, 1);
+    }
+    return sws_http_upstream_start(r);
+}
+
+/* ---- $fastcgi_script_name, $fastcgi_path_info ---- */
+
+/* fastcgi_split_path_info: the two captures of a match of the URI (as
+ * nginx: no match leaves the URI whole, without path info). */
+static sws_int_t
+sws_fcgi_split_regex(sws_http_request_t *r, const sws_regex_t *re, const sws_str_t *uri,
+    sws_str_t *script, sws_str_t *path_info)
+{
+    size_t    ov[6];
+    sws_int_t rc;
+
+    rc = sws_regex_exec(re, uri->data, uri->len, ov, 3, sws_http_log(r));
+    if (rc < 3 || ov[2] == SWS_REGEX_UNSET) {
+        return SWS_DECLINED;
+    }
+    script->data = uri->data + ov[2];
+    script->len = ov[3] - ov[2];
+    if (ov[4] != SWS_REGEX_UNSET) {
+        path_info->data = uri->data + ov[4];
+        path_info->len = ov[5] - ov[4];
+    }
+    return SWS_OK;
+}
+
+void
+sws_fcgi_split(sws_http_request_t *r, sws_fcgi_loc_conf_t *flcf, sws_str_t *script,
+    sws_str_t *path_info)
+{
+    sws_fcgi_ctx_t  *ctx = sws_http_get_ctx(r, &sws_module);
+    const sws_str_t *uri = sws_http_uri(r);
+    sws_str_t        s;
+
+    if (ctx && ctx->split_done) {
+        *script = ctx->script_name;
+        *path_info = ctx->path_info;
+        return;
+    }
+    s = *uri;
+    path_info->len = 0;
+    path_info->data = NULL;
+    if (flcf && flcf->split_re
+        && sws_fcgi_split_regex(r, flcf->split_re, uri, &s, path_info) != SWS_OK)
+    {
+        s = *uri;
+    }
+    if (flcf && flcf->index.len && s.len && s.data[s.len - 1] == '/') {
+        u_char *p = sws_pnalloc(sws_http_pool(r), s.len + flcf->index.len);
+        if (p) {
+            memcpy(p, s.data, s.len);
+            memcpy(p + s.len, flcf->index.data, flcf->index.len);
+            s.data = p;
+            s.len += flcf->index.len;
+        }
+    }
+    *script = s;
+    if (ctx) {
+        ctx->script_name = s;
+        ctx->path_info = *path_info;
+        ctx->split_done = 1;
+    }
+}
+
+static void
+sws_fcgi_var_split(sws_http_request_t *r, void *data, sws_str_t *v)
+{
+    sws_str_t script, path_info;
+
+    sws_fcgi_split(r, sws_http_loc_conf(r, &sws_module), &script, &path_info);
+    *v = data ? path_info : script;
+}
+
+static void *
+sws_fcgi_create_main_conf(sws_conf_t *cf)
+{
+    static int marker = 1;
+
+    if (sws_http_variable_add(cf, "fastcgi_script_name", sws_fcgi_var_split, NULL) != SWS_OK
+        || sws_http_variable_add(cf, "fastcgi_path_info", sws_fcgi_var_split, &marker)
+           != SWS_OK)
+    {
+        return NULL;
+    }
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_uint_t));
+}
+
+/* ---- configuration ---- */
+
+static void *
+sws_fcgi_create_loc_conf(sws_conf_t *cf)
+{
+    sws_fcgi_loc_conf_t *flcf;
+
+    flcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_fcgi_loc_conf_t));
+    if (flcf == NULL) {
+        return NULL;
+    }
+    flcf->upstream = sws_http_upstream_conf_create(cf);
+    if (flcf->upstream == NULL) {
+        return NULL;
+    }
+    flcf->keep_conn = SWS_UNSET;
+    flcf->pass_request_headers = SWS_UNSET;
+    return flcf;
+}
+
+static char *
+sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    sws_fcgi_loc_conf_t *prev = parent, *conf = child;
+    char                *rv;
+
+    rv = sws_http_upstream_conf_merge(cf, prev->upstream, conf->upstream);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    sws_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
+    sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
+    if (conf->index.data == NULL) {
+        conf->index = prev->index;
+    }
+    /* fastcgi_param: inherited only when none is set at this level. */
+    if (conf->param_list == NULL) {
+        conf->param_list = prev->param_list;
+        conf->params = prev->params;
+    }
+    if (conf->params == NULL) {
+        rv = sws_fcgi_compile_params(cf, conf);
+        if (rv != SWS_CONF_OK) {
+            return rv;
+        }
+        if (conf->param_list == prev->param_list) {
+            prev->params = conf->params;       /* the siblings share it */
+        }
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_fcgi_loc_conf_t *flcf = conf;
+    sws_str_t           *addr = sws_conf_arg(cf, 1);
+    const char          *err;
+    char                *rv;
+
+    (void) cmd;
+
+    if (flcf->pass_fmt || sws_http_upstream_conf_has_target(flcf->upstream)) {
+        return "is duplicate";
+    }
+    if (memchr(addr->data, '$', addr->len)) {
+        flcf->pass_fmt = sws_http_format_compile(sws_conf_pool(cf), addr,
+                                                 SWS_HTTP_ESCAPE_NONE, &err);
+        if (flcf->pass_fmt == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "fastcgi_pass: %s", err);
+            return SWS_CONF_ERROR;
+        }
+    } else {
+        if (addr->len > 7 && memcmp(addr->data, "http://", 7) == 0) {
+            return "takes an address, not a URL";
+        }
+        rv = sws_http_upstream_conf_set_target(cf, flcf->upstream, addr,
+                                               SWS_FCGI_DEFAULT_PORT);
+        if (rv != SWS_CONF_OK) {
+            return rv;
+        }
+        /* The group's health_check probes speak FastCGI. */
+        sws_http_upstream_conf_set_probe(flcf->upstream, &sws_fcgi_probe, flcf);
+    }
+    if (sws_http_set_content_handler(cf, sws_fcgi_handler, "fastcgi_pass") != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_fcgi_param(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_fcgi_loc_conf_t *flcf = conf;
+    sws_str_t           *t, *name = sws_conf_arg(cf, 1);
+    size_t               i;
+
+    (void) cmd;
+
+    if (name->len == 0) {
+        return "has an empty name";
+    }
+    for (i = 0; i < name->len; i++) {
+        if (name->data[i] <= ' ' || name->data[i] >= 0x7f || name->data[i] == '=') {
+            return "has an invalid name";
+        }
+    }
+    if (sws_conf_nargs(cf) == 4 && !sws_str_eq_cstr(sws_conf_arg(cf, 3), "if_not_empty")) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                           (int) sws_conf_arg(cf, 3)->len, sws_conf_arg(cf, 3)->data);
+        return SWS_CONF_ERROR;
+    }
+    if (flcf->param_list == NULL) {
+        flcf->param_list = sws_array_create(sws_conf_pool(cf), 3 * 24, sizeof(sws_str_t));
+        if (flcf->param_list == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    t = sws_array_push_n(flcf->param_list, 3);
+    if (t == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    t[0] = *name;
+    t[1] = *sws_conf_arg(cf, 2);
+    if (sws_conf_nargs(cf) == 4) {
+        t[2] = *sws_conf_arg(cf, 3);
+    } else {
+        t[2].len = 0;
+        t[2].data = NULL;
+    }
+    return SWS_CONF_OK;
+}
+
+static char *
+sws_fcgi_split_path_info(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_fcgi_loc_conf_t *flcf = conf;
+    const char          *err;
+
+    (void) cmd;
+    if (flcf->split_re) {
+        return "is duplicate";
+    }
+    flcf->split_re = sws_regex_compile(sws_conf_pool(cf), sws_conf_arg(cf, 1), 0, &err);
+    if (flcf->split_re == NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "fastcgi_split_path_info: %s", err);
+        return SWS_CONF_ERROR;
+    }
+    if (sws_regex_captures(flcf->split_re) != 2) {
+        return "needs a regular expression with two captures (script, path info)";
+    }
+    return SWS_CONF_OK;
+}
