@@ -1,0 +1,181 @@
+"""rewrite: internal rewrites, last/break/redirect/permanent, captures,
+arguments, the redirect loop limit, rewrite_log, configuration errors."""
+import pytest
+
+import rwutil
+import swsharness as h
+
+SERVER = r"""
+        rewrite ^/old/(.*)$ /new/$1;
+        rewrite ^/srvlast/(.*)$ /new/last-$1 last;
+        location /new/ { return 200 "new uri=$uri args=$args"; }
+        location /last/ {
+            rewrite ^/last/(\w+)$ /new/$1 last;
+            return 200 "not rewritten";
+        }
+        location /brk/ {
+            rewrite ^/brk/(.*)$ /files/$1 break;
+            return 200 "after break";
+        }
+        location /files/ { return 200 "wrong location"; }
+        location /noflag/ {
+            rewrite ^/noflag/(.*)$ /new/nf-$1;
+            rewrite ^/new/nf-(.*)$ /new/twice-$1;
+        }
+        location /redir/ { rewrite ^/redir/(.*)$ /target/$1 redirect; }
+        location /perm/ { rewrite ^/perm/(.*)$ /target/$1 permanent; }
+        location /url/ { rewrite ^/url/(.*)$ https://example.com/$1; }
+        location /scheme/ { rewrite ^ $scheme://$host/s; }
+        location /noargs/ { rewrite ^ /new/x? last; }
+        location /addargs/ { rewrite ^ /new/y?a=1 last; }
+        location /redirnoargs/ { rewrite ^ /t? redirect; }
+        location /redirargs/ { rewrite ^ /t?a=1 redirect; }
+        location /named/ {
+            rewrite "^/named/(?<year>\d{4})/(?<slug>[a-z]+)$" /new/$slug-$year last;
+        }
+        location /loop/ { rewrite ^ /loop/again last; }
+        location /nomatch/ {
+            rewrite ^/nomatch/x$ /new/x last;
+            return 200 "kept $uri";
+        }
+        location /empty/ { rewrite ^/empty/(.*)$ $1 last; }
+        location /logged/ { rewrite_log on; rewrite ^/logged/(.*)$ /new/$1 last; }
+        location ~ ^/re/(\d+)$ { rewrite ^ /new/re-$1 last; }
+        location ~ ^/rx/(\d+)$ { return 200 "rx $1"; }
+"""
+
+
+@pytest.fixture(scope="module")
+def srv(sws_module):
+    return sws_module(server=SERVER, files={"html/files/a.txt": "file a\n"})
+
+
+def body(r):
+    return r.body.decode()
+
+
+def test_server_level_rewrite_before_location(srv):
+    r = h.curl(srv.url("/old/thing?q=1"))
+    assert r.status == 200 and body(r) == "new uri=/new/thing args=q=1", r
+
+
+def test_server_level_last(srv):
+    r = h.curl(srv.url("/srvlast/z"))
+    assert r.status == 200 and body(r) == "new uri=/new/last-z args=", r
+
+
+def test_last_reselects_location(srv):
+    r = h.curl(srv.url("/last/abc"))
+    assert r.status == 200 and body(r) == "new uri=/new/abc args=", r
+
+
+def test_break_stays_in_location(srv):
+    # break: the rewritten URI is served by this location (its root), and
+    # the directives after break do not run
+    r = h.curl(srv.url("/brk/a.txt"))
+    assert r.status == 200 and r.body == b"file a\n", r
+
+
+def test_no_flag_goes_on_then_reselects(srv):
+    r = h.curl(srv.url("/noflag/q"))
+    assert r.status == 200 and body(r) == "new uri=/new/twice-q args=", r
+
+
+def test_redirect_and_permanent(srv):
+    r = h.curl(srv.url("/redir/p?x=1"))
+    assert r.status == 302 and r.header("Location") == "/target/p?x=1", r
+    r = h.curl(srv.url("/perm/p"))
+    assert r.status == 301 and r.header("Location") == "/target/p", r
+
+
+def test_url_replacement_is_redirect(srv):
+    r = h.curl(srv.url("/url/a/b?k=v"))
+    assert r.status == 302 and r.header("Location") == "https://example.com/a/b?k=v", r
+    r = h.curl(srv.url("/scheme/x"))
+    assert r.status == 302, r
+    assert r.header("Location") == "http://127.0.0.1/s", r
+
+
+def test_arguments(srv):
+    r = h.curl(srv.url("/noargs/?drop=1"))
+    assert body(r) == "new uri=/new/x args=", r
+    r = h.curl(srv.url("/addargs/?b=2"))
+    assert body(r) == "new uri=/new/y args=a=1&b=2", r
+    r = h.curl(srv.url("/addargs/"))
+    assert body(r) == "new uri=/new/y args=a=1", r
+    r = h.curl(srv.url("/redirnoargs/?z=1"))
+    assert r.status == 302 and r.header("Location") == "/t", r
+    r = h.curl(srv.url("/redirargs/?z=1"))
+    assert r.status == 302 and r.header("Location") == "/t?a=1&z=1", r
+
+
+def test_named_captures(srv):
+    r = h.curl(srv.url("/named/2024/hello"))
+    assert r.status == 200 and body(r) == "new uri=/new/hello-2024 args=", r
+    r = h.curl(srv.url("/named/24/hello"))
+    assert r.status == 404, r
+
+
+def test_captures_are_the_last_match(srv):
+    # the location's captures are the request's until rewrite matches: "^"
+    # has no group, so $1 is empty then, as in nginx
+    r = h.curl(srv.url("/rx/42"))
+    assert r.status == 200 and body(r) == "rx 42", r
+    r = h.curl(srv.url("/re/42"))
+    assert r.status == 200 and body(r) == "new uri=/new/re- args=", r
+
+
+def test_no_match_goes_on(srv):
+    r = h.curl(srv.url("/nomatch/y"))
+    assert r.status == 200 and body(r) == "kept /nomatch/y", r
+
+
+def test_redirect_loop_is_500_and_logged(srv):
+    r = h.curl(srv.url("/loop/x"))
+    assert r.status == 500, r
+    assert "rewrite or internal redirection cycle" in srv.error_log()
+    # the connection and the server go on
+    r = h.curl(srv.url("/last/ok"))
+    assert r.status == 200, r
+
+
+def test_empty_result_is_500(srv):
+    r = h.curl(srv.url("/empty/"))
+    assert r.status == 500, r
+    assert "zero length" in srv.error_log()
+
+
+def test_rewrite_log(srv):
+    r = h.curl(srv.url("/logged/abc"))
+    assert r.status == 200 and body(r) == "new uri=/new/abc args=", r
+    log = srv.error_log()
+    assert '"^/logged/(.*)$" matches "/logged/abc"' in log, log[-2000:]
+    assert 'rewritten data: "/new/abc"' in log
+
+
+def test_hostile_uris(srv):
+    # encoded bytes, long paths, dot segments: a rewrite sees the
+    # normalised path and never crashes
+    for path in ["/old/%00x", "/old/" + "a" * 3000, "/old/../old/%2e%2e/x",
+                 "/last/%ff%fe", "/named/2024/%0d%0a"]:
+        with h.Conn(srv.port) as c:
+            c.send(h.request("GET", path))
+            r = c.read_response()
+            assert r is not None and r.status in (200, 400, 404), (path, r)
+    assert h.curl(srv.url("/old/z")).status == 200
+
+
+def test_config_errors(tmp_path):
+    def case(directive, needle):
+        return ("server { listen 127.0.0.1:@PORT@;\nlocation / {\n%s\n} }" % directive,
+                needle, directive)
+
+    rwutil.assert_errors_at(tmp_path, [
+        case("rewrite ^/(a $1;", "missing closing parenthesis"),
+        case("rewrite ^/a /b bogus;", 'invalid parameter "bogus"'),
+        case("rewrite ^/a;", "invalid number of arguments"),
+        case('rewrite ^/a "";', "empty replacement"),
+        case("rewrite ^/a /$nosuch;", 'unknown variable "$nosuch"'),
+        case("rewrite_log maybe;", "invalid value"),
+        ("rewrite ^/a /b;", '"rewrite" directive is not allowed here', "rewrite ^/a"),
+    ])
