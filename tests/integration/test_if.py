@@ -170,3 +170,20 @@ def test_config_errors(tmp_path):
         ("server { listen 127.0.0.1:@PORT@;\nif ($a) {\nroot /x;\n} }",
          '"root" directive is not allowed here', "root /x"),
     ])
+
+
+def test_proxy_pass_in_if(sws, origin):
+    beta, stable = origin("beta"), origin("stable")
+    srv = sws(server="""
+        location / {
+            if ($http_x_beta) { proxy_pass http://%s; }
+            proxy_pass http://%s;
+        }
+        location /inherit/ {
+            if ($arg_q) { set $x 1; }
+            proxy_pass http://%s;
+        }""" % (beta.addr, stable.addr, stable.addr))
+    assert h.curl(srv.url("/echo"), headers=["X-Beta: 1"]).header("X-Origin") == "beta"
+    assert h.curl(srv.url("/echo")).header("X-Origin") == "stable"
+    # an if block without a content handler of its own inherits the location's
+    assert h.curl(srv.url("/inherit/echo?q=1")).header("X-Origin") == "stable"
