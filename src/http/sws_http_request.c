@@ -323,14 +323,86 @@ sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri
     return 1;
 }
 
+/*
+ * Dot segments of a rewritten URI ("/a/../b", made of a client's argument
+ * by "rewrite ^ /files/$arg_f"), removed as RFC 3986 5.2.4 says, without
+ * decoding anything (the URI is decoded already). One that climbs above
+ * "/" is refused: it could name a file outside the root. nginx takes the
+ * URI as it is.
+ */
+static sws_int_t
+sws_http_uri_dots(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
+{
+    const u_char  *p = in->data, *end = p + in->len, *seg;
+    u_char        *d, *start;
+    size_t         n;
+
+    if (in->data[0] != '/') {
+        *out = *in;                  /* not a path: no location will match */
+        return SWS_OK;
+    }
+    for (seg = p; seg + 1 < end; seg++) {
+        if (seg[0] == '/' && seg[1] == '.') {
+            break;
+        }
+    }
+    if (seg + 1 >= end) {
+        *out = *in;                  /* the usual case: no "/." at all */
+        return SWS_OK;
+    }
+    start = d = sws_pnalloc(r->pool, in->len + 1);
+    if (d == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    while (p < end) {
+        /* p is at a '/': the segment runs to the next one */
+        seg = p + 1;
+        while (seg < end && *seg != '/') {
+            seg++;
+        }
+        n = (size_t) (seg - p - 1);
+        if (n == 1 && p[1] == '.') {
+            if (seg == end) {
+                *d++ = '/';
+            }
+        } else if (n == 2 && p[1] == '.' && p[2] == '.') {
+            if (d == start) {
+                return SWS_HTTP_BAD_REQUEST;
+            }
+            while (d > start && *--d != '/') { /* back to the parent */ }
+            if (seg == end) {
+                *d++ = '/';
+            }
+        } else {
+            d = sws_cpymem(d, p, (size_t) (seg - p));
+        }
+        p = seg;
+    }
+    if (d == start) {
+        *d++ = '/';
+    }
+    out->data = start;
+    out->len = (size_t) (d - start);
+    return SWS_OK;
+}
+
 sws_int_t
 sws_http_rewrite_uri(sws_http_request_t *r, const sws_str_t *uri, const sws_str_t *args)
 {
+    sws_str_t  clean;
+    sws_int_t  rc;
+
     if (uri->len == 0) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "the rewritten URI has a zero length");
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    r->uri = *uri;
+    rc = sws_http_uri_dots(r, uri, &clean);
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "the rewritten URI \"%.*s\" climbs above "
+                      "the root", (int) uri->len, uri->data);
+        return rc;
+    }
+    r->uri = clean;
     if (args) {
         r->args = *args;
     }

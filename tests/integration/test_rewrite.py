@@ -39,6 +39,7 @@ SERVER = r"""
             return 200 "kept $uri";
         }
         location /empty/ { rewrite ^/empty/(.*)$ $1 last; }
+        location /dots/ { rewrite ^ /new/$arg_f last; }
         location /logged/ { rewrite_log on; rewrite ^/logged/(.*)$ /new/$1 last; }
         location ~ ^/re/(\d+)$ { rewrite ^ /new/re-$1 last; }
         location ~ ^/rx/(\d+)$ { return 200 "rx $1"; }
@@ -143,6 +144,16 @@ def test_empty_result_is_500(srv):
     r = h.curl(srv.url("/empty/"))
     assert r.status == 500, r
     assert "zero length" in srv.error_log()
+
+
+def test_dot_segments_of_a_rewritten_uri(srv):
+    # the URI made from a client's argument has its dot segments removed;
+    # one that climbs above the root is refused (nginx would take it as is)
+    assert body(h.curl(srv.url("/dots/?f=a/./b"))) == "new uri=/new/a/b args=f=a/./b"
+    assert body(h.curl(srv.url("/dots/?f=a/../b"))) == "new uri=/new/b args=f=a/../b"
+    assert h.curl(srv.url("/dots/?f=../old/x")).status == 404
+    assert h.curl(srv.url("/dots/?f=../../etc/passwd")).status == 400
+    assert h.curl(srv.url("/dots/?f=..")).status == 403      # "/": no index there
 
 
 def test_rewrite_log(srv):
