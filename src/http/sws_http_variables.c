@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_http_cookie.h"
 #include "sws_ssl.h"
 #include "sws_http_upstream.h"
 
@@ -603,41 +604,22 @@ sws_http_var_capture(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 
 /* ---- $cookie_NAME ---- */
 
-/* The value of cookie op->text (compared ignoring case, as nginx) in the
- * Cookie fields: "a=1; b=2", possibly several fields (HTTP/2 splits them). */
+/* The value of cookie op->text in the Cookie fields: "a=1; b=2", possibly
+ * several fields (HTTP/2 splits them); sws_http_cookie.c parses one. */
 static void
 sws_http_var_cookie(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     sws_http_header_t  *h = r->headers_in.elts;
     sws_uint_t          i;
-    u_char             *p, *end, *name, *eq, *semi;
 
     v->len = 0;
     v->data = NULL;
     for (i = 0; i < r->headers_in.nelts; i++) {
-        if (h[i].hash == 0 || h[i].name.len != 6 || memcmp(h[i].name.data, "cookie", 6) != 0) {
-            continue;
-        }
-        p = h[i].value.data;
-        end = p + h[i].value.len;
-        while (p < end) {
-            while (p < end && (*p == ' ' || *p == '\t' || *p == ';')) {
-                p++;
-            }
-            name = p;
-            semi = memchr(p, ';', (size_t) (end - p));
-            if (semi == NULL) {
-                semi = end;
-            }
-            eq = memchr(p, '=', (size_t) (semi - p));
-            if (eq && (size_t) (eq - name) == op->text.len
-                && sws_strncasecmp(name, op->text.data, op->text.len) == 0)
-            {
-                v->data = eq + 1;
-                v->len = (size_t) (semi - eq - 1);
-                return;
-            }
-            p = semi;
+        if (h[i].hash != 0 && h[i].name.len == 6 && memcmp(h[i].name.data, "cookie", 6) == 0
+            && sws_http_cookie_find(h[i].value.data, h[i].value.len, op->text.data,
+                                    op->text.len, v))
+        {
+            return;
         }
     }
 }

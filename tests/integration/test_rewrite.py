@@ -6,8 +6,11 @@ import rwutil
 import swsharness as h
 
 SERVER = r"""
+        listen 127.0.0.1:@PORT2@ http2;
         rewrite ^/old/(.*)$ /new/$1;
         rewrite ^/srvlast/(.*)$ /new/last-$1 last;
+        if ($arg_srvbreak) { break; }
+        rewrite ^/brksrv/(.*)$ /new/srv-$1;
         location /new/ { return 200 "new uri=$uri args=$args"; }
         location /last/ {
             rewrite ^/last/(\w+)$ /new/$1 last;
@@ -48,7 +51,9 @@ SERVER = r"""
 
 @pytest.fixture(scope="module")
 def srv(sws_module):
-    return sws_module(server=SERVER, files={"html/files/a.txt": "file a\n"})
+    s = sws_module(server=SERVER, ports=2, files={"html/files/a.txt": "file a\n"})
+    s.port2 = s.ports[1]
+    return s
 
 
 def body(r):
@@ -63,6 +68,14 @@ def test_server_level_rewrite_before_location(srv):
 def test_server_level_last(srv):
     r = h.curl(srv.url("/srvlast/z"))
     assert r.status == 200 and body(r) == "new uri=/new/last-z args=", r
+
+
+def test_server_level_break(srv):
+    r = h.curl(srv.url("/brksrv/q"))
+    assert r.status == 200 and body(r) == "new uri=/new/srv-q args=", r
+    # break in the server's if: the rewrites after it do not run
+    r = h.curl(srv.url("/brksrv/q?srvbreak=1"))
+    assert r.status == 404, r
 
 
 def test_last_reselects_location(srv):
@@ -164,6 +177,16 @@ def test_rewrite_log(srv):
     assert 'rewritten data: "/new/abc"' in log
 
 
+def test_over_http2(srv):
+    # the scripts see the request, not the protocol
+    r = h.curl("http://127.0.0.1:%d/old/h2?x=1" % srv.port2, prior_knowledge=True)
+    assert r.status == 200 and body(r) == "new uri=/new/h2 args=x=1", r
+    r = h.curl("http://127.0.0.1:%d/redir/h2" % srv.port2, prior_knowledge=True)
+    assert r.status == 302 and r.header("Location") == "/target/h2", r
+    r = h.curl("http://127.0.0.1:%d/loop/x" % srv.port2, prior_knowledge=True)
+    assert r.status == 500, r
+
+
 def test_hostile_uris(srv):
     # encoded bytes, long paths, dot segments: a rewrite sees the
     # normalised path and never crashes
@@ -188,5 +211,25 @@ def test_config_errors(tmp_path):
         case('rewrite ^/a "";', "empty replacement"),
         case("rewrite ^/a /$nosuch;", 'unknown variable "$nosuch"'),
         case("rewrite_log maybe;", "invalid value"),
+        case("set a 1;", 'invalid variable name "a": it must start with "$"'),
+        case("set $a-b 1;", 'invalid variable name "$a-b"'),
+        case("set $uri /x;", 'variable "$uri" is the server\'s: it cannot be set'),
+        case("set $http_x 1;", "cannot be set"),
+        case("set $a;", "invalid number of arguments"),
+        case("set $a $nosuch;", 'unknown variable "$nosuch"'),
+        case("break 1;", "invalid number of arguments"),
         ("rewrite ^/a /b;", '"rewrite" directive is not allowed here', "rewrite ^/a"),
     ])
+
+
+def test_set_variable_known_to_every_format(sws):
+    # log_format comes before any "set": the name is resolved when the
+    # http block ends; unset in a request, it is empty ("-" in the log)
+    srv = sws(http='log_format v "$uri [$myvar]";\n    access_log @TMP@/v.log v;',
+              server='location /s { set $myvar "hello $arg_n"; return 200 "ok"; }\n'
+                     'location /o { return 200 "o=$myvar"; }')
+    assert h.curl(srv.url("/s?n=1")).body == b"ok"
+    assert h.curl(srv.url("/o")).body == b"o="
+    lines = h.wait_for(lambda: (lambda t: len(t) >= 2 and t)(
+        (srv.tmp / "v.log").read_text().splitlines() if (srv.tmp / "v.log").exists() else []), 5)
+    assert lines == ["/s [hello 1]", "/o [-]"], lines
