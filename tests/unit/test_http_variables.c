@@ -610,7 +610,7 @@ END_TEST
 
 START_TEST(many_module_variables)
 {
-    char         name[16], text[16];
+    char         name[16];
     const char  *err = NULL;
     int          i;
     u_char       out[64];
@@ -621,7 +621,6 @@ START_TEST(many_module_variables)
         snprintf(name, sizeof(name), "v%d", i);
         ck_assert_int_eq(sws_http_variable_add_cached(&vcf, name, count_get, "z", 0), SWS_OK);
     }
-    snprintf(text, sizeof(text), "$v499$v0");
     f = sws_http_format_compile(pool, STR("$v499$v0"), SWS_HTTP_ESCAPE_NONE, &err);
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
