@@ -38,7 +38,7 @@
 #define SWS_HTTP_SRV_CONF 0x08000000   /* server { } */
 #define SWS_HTTP_LOC_CONF 0x10000000   /* location { } */
 #define SWS_HTTP_UPS_CONF 0x20000000   /* upstream { } */
-#define SWS_HTTP_LIF_CONF 0x40000000   /* reserved: if in location */
+#define SWS_HTTP_LIF_CONF 0x40000000   /* in an "if" block of a server */
 #define SWS_CONF_CTX_MASK 0x7f000000
 
 /* Where the setter's conf pointer comes from (sws_command_t.conf). */
@@ -90,6 +90,17 @@ void *sws_conf_http_srv_conf(sws_conf_t *cf, const sws_module_t *m);
 void *sws_conf_http_loc_conf(sws_conf_t *cf, const sws_module_t *m);
 /* Context flag of the block being parsed (SWS_MAIN_CONF, SWS_HTTP_LOC_CONF ...). */
 uint32_t sws_conf_context(sws_conf_t *cf);
+
+/*
+ * A block directive whose block holds data, not directives (map,
+ * split_clients): handler runs for each entry of the block in order, with
+ * cf at that entry, so sws_conf_nargs()/sws_conf_arg() (0: the first word),
+ * sws_conf_line() and sws_conf_log_error() are the entry's. A message it
+ * returns is logged at the entry's line; an entry followed by a block of
+ * its own is refused. Returns SWS_CONF_OK or SWS_CONF_ERROR.
+ */
+typedef char *(*sws_conf_entry_pt)(sws_conf_t *cf, void *data);
+char *sws_conf_parse_entries(sws_conf_t *cf, sws_conf_entry_pt handler, void *data);
 
 /* "name=value" parameters (listen backlog=, upstream weight=, ...): 1 and
  * value set when arg is name (which ends in '=') followed by a non-empty

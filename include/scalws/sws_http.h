@@ -177,6 +177,43 @@ const sws_str_t *sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exte
  * the request becomes internal. Returns SWS_DONE; the caller returns that. */
 sws_int_t sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri,
     const sws_str_t *args);
+/*
+ * Rewriting (the rewrite module; ABI 1.1 additions):
+ * sws_http_rewrite_uri() sets the request's URI (decoded, as r->uri is)
+ * and args (NULL: kept); both must live as long as the request; the
+ * request becomes internal. SWS_OK, or 500 for an empty URI.
+ * sws_http_relocate(): the URI was rewritten in the REWRITE phase
+ * ("rewrite ... last"): choose the location again and go on from there
+ * (the server's rewrites do not run again). It counts as an internal
+ * redirect (more than 10 in a request: 500). Returns SWS_DONE: return it.
+ * sws_http_named_location(): go on in the server's "location @name"
+ * (name with its '@'), from its REWRITE phase, keeping URI and method;
+ * 500 when there is none. Returns SWS_DONE.
+ */
+sws_int_t sws_http_rewrite_uri(sws_http_request_t *r, const sws_str_t *uri,
+    const sws_str_t *args);
+sws_int_t sws_http_relocate(sws_http_request_t *r);
+sws_int_t sws_http_named_location(sws_http_request_t *r, const sws_str_t *name);
+
+/*
+ * Nested locations: an "if" block is a location configuration inside a
+ * server or a location, as in nginx. sws_http_conf_nested_location(),
+ * from a block directive's setter in a server or a location, creates
+ * every module's location configuration for it (merged with the enclosing
+ * level after the http block); NULL inside a nested location (no nesting)
+ * or on failure. sws_http_location_conf() gives a module's configuration
+ * of it. sws_http_conf_parse_nested() dispatches the directive's block in
+ * it: in a location, every location directive is allowed; in a server,
+ * only those declared for SWS_HTTP_LIF_CONF. At request time,
+ * sws_http_enter_location() makes it the request's location (SWS_OK, or
+ * 413 for a declared body larger than its client_max_body_size).
+ */
+typedef struct sws_http_location_s  sws_http_location_t;
+sws_http_location_t *sws_http_conf_nested_location(sws_conf_t *cf);
+void     *sws_http_location_conf(sws_http_location_t *loc, const sws_module_t *m);
+char     *sws_http_conf_parse_nested(sws_conf_t *cf, sws_http_location_t *loc);
+sws_int_t sws_http_enter_location(sws_http_request_t *r, sws_http_location_t *loc);
+
 /* 1 if the response's file data goes with sendfile(): the location's
  * sendfile is on and the protocol sends files that way (HTTP/1 on a plain
  * socket or kernel TLS; not HTTP/2, which copies files into DATA frames). */

@@ -42,12 +42,38 @@ int     sws_http_format_is_static(const sws_http_format_t *f);
 
 /*
  * A module's variable: the getter sets *value to memory that lives as long
- * as the request (the request's pool, the request itself, or static).
- * Declare it from create_main_conf (it is known to every format compiled
- * afterwards in the same configuration); a name of the core wins.
+ * as the request (the request's pool, the request itself, or static). It
+ * runs on every read. Declare it while the http block is read (a format
+ * compiled before the declaration finds it too: names unknown when a
+ * format is compiled are resolved when the block ends, and only then are
+ * they an error); a name of the core wins.
  */
 typedef void (*sws_http_variable_pt)(sws_http_request_t *r, void *data, sws_str_t *value);
 sws_int_t sws_http_variable_add(sws_conf_t *cf, const char *name, sws_http_variable_pt get,
     void *data);
+
+/*
+ * A module's variable evaluated lazily and once per request (map): the
+ * getter runs when the variable is first read in a request, and that value
+ * is kept for the request (internal redirects included). With
+ * SWS_HTTP_VAR_VOLATILE it runs on every read. A read while the getter
+ * runs (a value that depends on itself) is empty, and the cycle is logged.
+ * A name of the core, or one another module or "set" declared, is an error
+ * (logged at the directive).
+ */
+#define SWS_HTTP_VAR_VOLATILE  0x1
+sws_int_t sws_http_variable_add_cached(sws_conf_t *cf, const char *name,
+    sws_http_variable_pt get, void *data, sws_uint_t flags);
+
+/*
+ * A variable that handlers write (rewrite's "set $name"): returns its index
+ * (the same for the same name), or SWS_ERROR (logged) for a name of the
+ * core or of a module. Every format knows it; until written in a request
+ * it is empty. sws_http_variable_set() writes it for one request; value
+ * must live as long as the request.
+ */
+sws_int_t sws_http_variable_writable(sws_conf_t *cf, const sws_str_t *name);
+sws_int_t sws_http_variable_set(sws_http_request_t *r, sws_uint_t index,
+    const sws_str_t *value);
 
 #endif

@@ -336,6 +336,14 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     if (rv != SWS_CONF_OK) {
         return rv;
     }
+    if (conf->target.url.data == NULL && conf->url_fmt == NULL) {
+        /* an if block without proxy_pass (the only level under one that
+         * has it) proxies as its location does */
+        conf->target = prev->target;
+        conf->url_fmt = prev->url_fmt;
+        conf->location = prev->location;
+        conf->location_kind = prev->location_kind;
+    }
     sws_conf_merge_uint_value(conf->http_version, prev->http_version, SWS_HTTP_VERSION_11);
     sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
     if (conf->redirects == NULL) {

@@ -2,14 +2,13 @@
  * The respond module: fixed responses decided at configuration time.
  *
  *   respond CODE [BODY];           Caddy-like; a body is text/plain; charset=utf-8
- *   return CODE [TEXT];            nginx's return
- *   return 301|302|303|307|308 URL;
- *   return URL;                    302; URL starts with http:// or https://
- *   return 444;                    close the connection without a response
+ *   respond 444;                   close the connection without a response
  *
- * In server or location context. The response is built once with
- * sws_http_fixed_create (the core's fast path); a location without its own
- * respond/return inherits the one of its server.
+ * In server or location context: the location's content handler. The
+ * response is built once with sws_http_fixed_create (the core's fast
+ * path); a location without its own respond inherits the one of its
+ * server. nginx's "return" (with variables, in the rewrite phase) is the
+ * rewrite module's.
  */
 #include <scalws/scalws.h>
 
@@ -21,15 +20,12 @@ typedef struct {
 
 
 static char *sws_respond_set_respond(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-static char *sws_respond_set_return(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static void *sws_respond_create_loc_conf(sws_conf_t *cf);
 static char *sws_respond_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 
 static const sws_command_t sws_respond_commands[] = {
     { "respond", SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_TAKE12,
       sws_respond_set_respond, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "return", SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_TAKE12,
-      sws_respond_set_return, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     sws_null_command
 };
 
@@ -115,21 +111,6 @@ sws_respond_parse_status(const sws_str_t *v)
 }
 
 
-static int
-sws_respond_is_redirect(sws_int_t status)
-{
-    return status == SWS_HTTP_MOVED_PERMANENTLY || status == SWS_HTTP_MOVED_TEMPORARILY
-           || status == SWS_HTTP_SEE_OTHER || status == SWS_HTTP_TEMPORARY_REDIRECT
-           || status == SWS_HTTP_PERMANENT_REDIRECT;
-}
-
-
-static int
-sws_respond_is_url(const sws_str_t *v)
-{
-    return (v->len > 7 && sws_strncasecmp(v->data, (u_char *) "http://", 7) == 0)
-           || (v->len > 8 && sws_strncasecmp(v->data, (u_char *) "https://", 8) == 0);
-}
 
 
 /* The status of respond/return: 200..599 (444 included); 1xx is refused. */
@@ -202,10 +183,6 @@ sws_respond_install(sws_conf_t *cf, sws_respond_loc_conf_t *lcf, sws_int_t statu
         return SWS_CONF_OK;
     }
 
-    if (copy == NULL && status >= 400 && sws_str_eq_cstr(sws_conf_arg(cf, 0), "return")) {
-        return SWS_CONF_OK;         /* the core's error page */
-    }
-
     lcf->fixed = sws_http_fixed_create(cf, (sws_uint_t) status,
                                        (copy && !url) ? &sws_respond_text_plain : NULL,
                                        url ? NULL : copy, url ? copy : NULL);
@@ -221,8 +198,7 @@ static char *
 sws_respond_duplicate(sws_conf_t *cf)
 {
     sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                       "\"%.*s\": only one \"respond\" or \"return\" is allowed per server "
-                       "or location", (int) sws_conf_arg(cf, 0)->len,
+                       "\"%.*s\": only one \"respond\" is allowed per server or location", (int) sws_conf_arg(cf, 0)->len,
                        sws_conf_arg(cf, 0)->data);
     return SWS_CONF_ERROR;
 }
@@ -258,70 +234,4 @@ sws_respond_set_respond(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     return sws_respond_install(cf, lcf, status,
                                sws_conf_nargs(cf) == 3 ? sws_conf_arg(cf, 2) : NULL, 0);
-}
-
-
-/* return CODE [TEXT|URL]; return URL; */
-static char *
-sws_respond_set_return(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
-{
-    int                      url;
-    char                    *rv;
-    sws_int_t                status;
-    sws_str_t               *code, *text;
-    sws_respond_loc_conf_t  *lcf = conf;
-
-    (void) cmd;
-
-    if (lcf->status != SWS_UNSET) {
-        return sws_respond_duplicate(cf);
-    }
-
-    code = sws_conf_arg(cf, 1);
-    text = sws_conf_nargs(cf) == 3 ? sws_conf_arg(cf, 2) : NULL;
-
-    status = sws_respond_parse_status(code);
-
-    if (status == SWS_ERROR) {
-        if (text == NULL && sws_respond_is_url(code)) {
-            status = SWS_HTTP_MOVED_TEMPORARILY;
-            text = code;
-
-        } else {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                               "invalid return code \"%.*s\": it must be a status (200..599) "
-                               "or a URL starting with http:// or https://%s",
-                               (int) code->len, code->data,
-                               (code->len && code->data[0] == '$')
-                                   ? " (variables are not supported)" : "");
-            return SWS_CONF_ERROR;
-        }
-
-    } else {
-        rv = sws_respond_check_status(cf, code, status);
-        if (rv != SWS_CONF_OK) {
-            return rv;
-        }
-    }
-
-    url = text != NULL && sws_respond_is_redirect(status);
-
-    if (url) {
-        size_t  i;
-
-        for (i = 0; i < text->len; i++) {
-            if (text->data[i] <= 0x20 || text->data[i] == 0x7f) {
-                sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                                   "invalid URL \"%.*s\" in \"return\": spaces and control "
-                                   "characters must be %%-encoded",
-                                   (int) text->len, text->data);
-                return SWS_CONF_ERROR;
-            }
-        }
-        if (text->len == 0) {
-            return "has an empty URL";
-        }
-    }
-
-    return sws_respond_install(cf, lcf, status, text, url);
 }

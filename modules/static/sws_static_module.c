@@ -2,7 +2,7 @@
  * The static module: files under the location's root or alias.
  *
  *   index FILE...;                 directory index (default index.html)
- *   try_files FILE... URI|=CODE;   the first file that exists, or a fallback
+ *   try_files FILE... URI|=CODE|@NAME;   the first file that exists, or a fallback
  *   etag on|off;                   strong ETag "mtime-size" (default on)
  *
  * Content phase: the index handler takes URIs ending in '/', the static
@@ -41,6 +41,7 @@ typedef struct {
     sws_uint_t          nargs;
     sws_uint_t          nis_args;
     sws_int_t           code;       /* "=CODE" (last argument), else 0 */
+    sws_str_t           named;      /* "@name" (last argument), else empty */
     sws_http_format_t  *fmt;        /* other variables: the whole argument */
     unsigned            test_dir:1; /* written with a trailing '/' */
     unsigned            uri_first:1;/* starts with $uri */
@@ -508,6 +509,9 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
     if (t->code) {
         return t->code;
     }
+    if (t->named.len) {
+        return sws_http_named_location(r, &t->named);
+    }
 
     if (t->fmt) {
         p = sws_pnalloc(sws_http_pool(r), sws_http_format_len(t->fmt, r) + 1);
@@ -925,10 +929,18 @@ sws_static_set_try_files(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
 
         if (arg->data[0] == '@') {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                               "named locations are not supported in try_files: \"%.*s\"",
-                               (int) arg->len, arg->data);
-            return SWS_CONF_ERROR;
+            if (i != nargs) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
+                                   "named location \"%.*s\" must be the last try_files "
+                                   "argument", (int) arg->len, arg->data);
+                return SWS_CONF_ERROR;
+            }
+            t->named.len = arg->len;
+            t->named.data = (u_char *) sws_pstrdup(sws_conf_pool(cf), arg);
+            if (t->named.data == NULL) {
+                return SWS_CONF_ERROR;
+            }
+            continue;
         }
 
         v.len = arg->len;

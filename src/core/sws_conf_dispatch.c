@@ -346,3 +346,37 @@ sws_conf_parse_block(sws_conf_t *cf, void *ctx, uint32_t cmd_type)
 
     return rc == SWS_OK ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
+
+
+char *
+sws_conf_parse_entries(sws_conf_t *cf, sws_conf_entry_pt handler, void *data)
+{
+    sws_conf_node_t  *node = cf->node, *entry;
+    sws_uint_t        i;
+    char             *rv;
+
+    if (node == NULL || node->children == NULL) {
+        return SWS_CONF_OK;
+    }
+    entry = node->children->elts;
+    for (i = 0; i < node->children->nelts; i++) {
+        cf->node = &entry[i];
+        if (entry[i].children != NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "unexpected \"{\" after \"%.*s\"",
+                               (int) ((sws_str_t *) entry[i].args.elts)[0].len,
+                               ((sws_str_t *) entry[i].args.elts)[0].data);
+            cf->node = node;
+            return SWS_CONF_ERROR;
+        }
+        rv = handler(cf, data);
+        if (rv != SWS_CONF_OK) {
+            if (rv != SWS_CONF_ERROR) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", rv);
+            }
+            cf->node = node;
+            return SWS_CONF_ERROR;
+        }
+    }
+    cf->node = node;
+    return SWS_CONF_OK;
+}

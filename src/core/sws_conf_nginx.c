@@ -105,9 +105,10 @@ sws_conf_lex(sws_conf_lexer_t *lx, sws_str_t *word)
             return SWS_CONF_TOK_ERROR;
         }
 
-        /* "a"b would be ambiguous: the quote must end the token */
+        /* "a"b would be ambiguous: the quote must end the token; a ')'
+         * starts the next one, as in nginx: if ($a = "x") */
         if (lx->pos < lx->end && !sws_conf_is_space(*lx->pos)
-            && *lx->pos != ';' && *lx->pos != '{' && *lx->pos != '}')
+            && *lx->pos != ';' && *lx->pos != '{' && *lx->pos != '}' && *lx->pos != ')')
         {
             sws_conf_read_error(lx->log, lx->file, lx->line, 0,
                                 "unexpected \"%c\" after a quoted string", *lx->pos);

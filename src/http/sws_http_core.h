@@ -24,6 +24,8 @@ typedef struct {
     sws_uint_t           *next;         /* index of the next phase's first handler */
     sws_http_phase_t     *phase_of;     /* phase of each handler */
     sws_uint_t            server_rewrite_index; /* where internal redirects restart */
+    sws_uint_t            find_location_index;  /* "rewrite ... last" goes on here */
+    sws_uint_t            rewrite_index;        /* a named location starts here */
     sws_uint_t            content_index;/* first CONTENT handler */
     sws_uint_t            log_index;    /* first LOG handler */
 } sws_http_phase_engine_t;
@@ -34,6 +36,7 @@ typedef struct {
     sws_http_phase_engine_t  engine;
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
+    sws_uint_t               nvariables; /* per-request variable slots (set, map) */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -97,7 +100,7 @@ struct sws_http_core_srv_conf_s {
 
 typedef struct {
     sws_uint_t  status;
-    sws_str_t   uri;          /* "/50x.html" or "@name" not supported */
+    sws_str_t   uri;          /* "/50x.html" or "@name" */
     sws_int_t   overwrite;    /* =CODE, -1 if none */
 } sws_http_error_page_t;
 
@@ -113,6 +116,9 @@ struct sws_http_core_loc_conf_s {
     unsigned                noregex:1;
     unsigned                caseless:1;
     unsigned                alias:1;
+    unsigned                named:1;       /* location @name: internal only */
+    unsigned                noname:1;      /* an if block (nested) */
+    sws_array_t            *nested;        /* its if blocks: sws_http_core_loc_conf_t * */
 
     sws_str_t               root;          /* root or alias, no trailing slash for root */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
@@ -238,6 +244,13 @@ typedef struct {
 
 /* ---- the request ---- */
 
+/* The value of an indexed variable in one request (sws_http_variables.c). */
+typedef struct {
+    sws_str_t   value;
+    unsigned    valid:1;       /* written (set), or evaluated (map) */
+    unsigned    busy:1;        /* being evaluated: reading it now is a cycle */
+} sws_http_var_slot_t;
+
 typedef struct {
     sws_chain_t                 *bufs;       /* the body read so far */
     sws_chain_t                **last;
@@ -297,6 +310,11 @@ struct sws_http_request_s {
     size_t                    *captures;
     sws_uint_t                 ncaptures;      /* pairs set */
     sws_uint_t                 captures_size;  /* pairs allocated */
+
+    /* the values of the indexed variables (set's, and the module variables
+     * evaluated once per request: map), cmcf->nvariables of them; NULL
+     * until one is used. Kept across internal redirects, as in nginx. */
+    sws_http_var_slot_t       *vars;
 
     /* request headers; names lower-case */
     sws_array_t                headers_in;

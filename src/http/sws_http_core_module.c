@@ -393,11 +393,30 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return "has an empty location";
     }
     clcf->name = *name;
-    if (!clcf->regex && clcf->name.data[0] != '/') {
+    if (name->data[0] == '@' && n == 2) {
+        if (name->len == 1) {
+            return "has an empty name after \"@\"";
+        }
+        clcf->named = 1;             /* try_files, error_page: internal only */
+    } else if (!clcf->regex && clcf->name.data[0] != '/') {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
-                           "location \"%.*s\" must start with \"/\" (named locations are "
-                           "not supported)", (int) name->len, name->data);
+                           "location \"%.*s\" must start with \"/\" (or \"@\" for a "
+                           "named location)", (int) name->len, name->data);
         return SWS_CONF_ERROR;
+    }
+    if (clcf->named) {
+        sws_http_core_loc_conf_t **lp2 = cscf->location_list.elts;
+        sws_uint_t                 k;
+
+        for (k = 0; k < cscf->location_list.nelts; k++) {
+            if (lp2[k]->named && lp2[k]->name.len == name->len
+                && memcmp(lp2[k]->name.data, name->data, name->len) == 0)
+            {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "duplicate location \"%.*s\"",
+                                   (int) name->len, name->data);
+                return SWS_CONF_ERROR;
+            }
+        }
     }
 
     if (clcf->regex) {
@@ -633,8 +652,8 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
     uri = sws_conf_arg(cf, last);
-    if (uri->len == 0 || uri->data[0] != '/') {
-        return "URI must start with \"/\"";
+    if (uri->len == 0 || (uri->data[0] != '/' && uri->data[0] != '@')) {
+        return "URI must start with \"/\" (or \"@\" for a named location)";
     }
     arg = sws_conf_arg(cf, last - 1);
     if (arg->len && arg->data[0] == '=') {
@@ -771,4 +790,75 @@ sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind)
     *kind = clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
                                                            : SWS_HTTP_LOC_PREFIX;
     return SWS_OK;
+}
+
+
+/* ---- nested locations: if blocks (the rewrite module) ---- */
+
+sws_http_location_t *
+sws_http_conf_nested_location(sws_conf_t *cf)
+{
+    sws_http_conf_ctx_t       *parent = cf->ctx;
+    sws_http_core_loc_conf_t  *pclcf, *clcf, **np;
+    void                     **confs;
+
+    if (parent == NULL || !(cf->cmd_type & (SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF))) {
+        return NULL;
+    }
+    pclcf = parent->loc_conf[sws_http_core_module.index];
+    if (pclcf->noname) {
+        return NULL;                 /* no if inside an if, as nginx */
+    }
+    if (sws_http_create_confs(cf, &confs, 2) != SWS_OK) {
+        return NULL;
+    }
+    clcf = confs[sws_http_core_module.index];
+    clcf->loc_conf = confs;
+    clcf->file = sws_conf_file(cf);
+    clcf->line = sws_conf_line(cf);
+    clcf->noname = 1;
+    /* what maps the URI (alias) is the enclosing location's */
+    clcf->name = pclcf->name;
+    clcf->exact = pclcf->exact;
+    clcf->regex = pclcf->regex;
+    clcf->caseless = pclcf->caseless;
+
+    if (pclcf->nested == NULL) {
+        pclcf->nested = sws_array_create(cf->pool, 2, sizeof(sws_http_core_loc_conf_t *));
+        if (pclcf->nested == NULL) {
+            return NULL;
+        }
+    }
+    np = sws_array_push(pclcf->nested);
+    if (np == NULL) {
+        return NULL;
+    }
+    *np = clcf;
+    return (sws_http_location_t *) clcf;
+}
+
+
+void *
+sws_http_location_conf(sws_http_location_t *loc, const sws_module_t *m)
+{
+    return ((sws_http_core_loc_conf_t *) loc)->loc_conf[m->index];
+}
+
+
+char *
+sws_http_conf_parse_nested(sws_conf_t *cf, sws_http_location_t *loc)
+{
+    sws_http_conf_ctx_t  *parent = cf->ctx, *ctx;
+
+    ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
+    if (ctx == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    ctx->main_conf = parent->main_conf;
+    ctx->srv_conf = parent->srv_conf;
+    ctx->loc_conf = ((sws_http_core_loc_conf_t *) loc)->loc_conf;
+    /* In a location, an if block takes the location's directives; in a
+     * server, only those declared for SWS_HTTP_LIF_CONF (rewrite's). */
+    return sws_conf_parse_block(cf, ctx, (cf->cmd_type & SWS_HTTP_LOC_CONF)
+                                         ? SWS_HTTP_LOC_CONF : SWS_HTTP_LIF_CONF);
 }

@@ -124,7 +124,10 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
-    if (!f->fast || r->proto->send_fixed == NULL
+    /* an error page given another status (error_page 404 =418 ...) takes
+     * the ordinary path, where the header filter applies it; so does a
+     * relative Location that absolute_redirect completes */
+    if (!f->fast || r->proto->send_fixed == NULL || r->err_status
         || (f->location.len && f->location.data[0] == '/'
             && sws_http_core_loc(r)->absolute_redirect)
         || sws_http_top_header_filter != sws_http_builtin_top_header_filter

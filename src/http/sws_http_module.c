@@ -86,6 +86,28 @@ sws_http_merge_loc(sws_conf_t *cf, void **parent, void **child, const char *file
     return SWS_OK;
 }
 
+/* Merge the if blocks inside clcf's level (and theirs) with it. */
+static sws_int_t
+sws_http_merge_nested(sws_conf_t *cf, sws_http_core_loc_conf_t *clcf)
+{
+    sws_http_core_loc_conf_t  **nested;
+    sws_uint_t                  i;
+
+    if (clcf->nested == NULL) {
+        return SWS_OK;
+    }
+    nested = clcf->nested->elts;
+    for (i = 0; i < clcf->nested->nelts; i++) {
+        if (sws_http_merge_loc(cf, clcf->loc_conf, nested[i]->loc_conf, nested[i]->file,
+                               nested[i]->line) != SWS_OK
+            || sws_http_merge_nested(cf, nested[i]) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
 static sws_int_t
 sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
 {
@@ -109,7 +131,9 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
             }
         }
         if (sws_http_merge_loc(cf, http->loc_conf, cscf->ctx->loc_conf, cscf->file,
-                               cscf->line) != SWS_OK)
+                               cscf->line) != SWS_OK
+            || sws_http_merge_nested(cf, cscf->ctx->loc_conf[sws_http_core_module.index])
+               != SWS_OK)
         {
             return SWS_ERROR;
         }
@@ -122,9 +146,13 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
         for (l = 0; l < cscf->location_list.nelts; l++) {
             clcf = locs[l];
             if (sws_http_merge_loc(cf, cscf->ctx->loc_conf, clcf->loc_conf, cscf->file,
-                                   cscf->line) != SWS_OK)
+                                   cscf->line) != SWS_OK
+                || sws_http_merge_nested(cf, clcf) != SWS_OK)
             {
                 return SWS_ERROR;
+            }
+            if (clcf->named) {
+                continue;            /* reached by name only, never by a URI */
             }
             kind = clcf->exact ? SWS_LOC_EXACT
                  : clcf->noregex ? SWS_LOC_PREFIX_NOREGEX
@@ -156,8 +184,9 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     const char                 *file = sws_conf_file(cf);
     sws_uint_t                  line = sws_conf_line(cf);
 
-    /* Modules declare their variables again from create_main_conf. */
-    sws_http_variables_reset();
+    /* Modules declare their variables again; names used before they are
+     * declared are resolved at the end of the block. */
+    sws_http_variables_begin(cf);
 
     ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
     if (ctx == NULL
@@ -170,6 +199,7 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     rv = sws_conf_parse_block(cf, ctx, SWS_HTTP_MAIN_CONF);
     if (rv != SWS_CONF_OK) {
+        sws_http_variables_reset();
         return rv;
     }
 
@@ -178,12 +208,16 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             && sws_http_report(cf, cycle->modules[i]->init_main_conf(cf, ctx->main_conf[i]),
                                file, line) != SWS_OK)
         {
+            sws_http_variables_reset();
             return SWS_CONF_ERROR;
         }
     }
 
     cmcf = ctx->main_conf[sws_http_core_module.index];
     cmcf->nmodules = cycle->modules_n;
+    if (sws_http_variables_end(cf, &cmcf->nvariables) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
     if (sws_http_merge_servers(cf, ctx) != SWS_OK
         || sws_http_build_addrs(cf, cmcf) != SWS_OK)
     {

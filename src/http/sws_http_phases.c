@@ -36,7 +36,11 @@ sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
         if (p == SWS_HTTP_LOG_PHASE) {
             pe->log_index = k;
         }
+        if (p == SWS_HTTP_REWRITE_PHASE) {
+            pe->rewrite_index = k;
+        }
         if (p == SWS_HTTP_FIND_LOCATION_PHASE) {
+            pe->find_location_index = k;
             pe->handlers[k] = sws_http_find_location_handler;
             pe->phase_of[k++] = p;
         } else {

@@ -217,6 +217,9 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
     return SWS_OK;
 }
 
+static sws_int_t sws_http_location_entered(sws_http_request_t *r);
+static int sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri);
+
 sws_int_t
 sws_http_update_location(sws_http_request_t *r)
 {
@@ -233,7 +236,16 @@ sws_http_update_location(sws_http_request_t *r)
     } else {
         r->loc_conf = cscf->ctx->loc_conf;
     }
-    clcf = sws_http_core_loc(r);
+    return sws_http_location_entered(r);
+}
+
+/* What a request's new location decides at once: its request id, and a
+ * declared body over client_max_body_size. */
+static sws_int_t
+sws_http_location_entered(sws_http_request_t *r)
+{
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+
     if (clcf->request_id && r->request_id.len == 0) {
         sws_http_request_id_init(r);
     }
@@ -278,10 +290,7 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
 {
     sws_uint_t i;
 
-    if (++r->uri_changes > SWS_HTTP_MAX_URI_CHANGES) {
-        sws_log_error(SWS_LOG_ERR, r->log, 0, "rewrite or internal redirection cycle "
-                      "while internally redirecting to \"%.*s\"", (int) uri->len, uri->data);
-        sws_http_finalize(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+    if (sws_http_uri_cycle(r, "internally redirecting to", uri)) {
         return SWS_DONE;
     }
     r->uri = *uri;
@@ -298,6 +307,167 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     sws_http_clear_response(r);
     r->loc_conf = ((sws_http_core_srv_conf_t *) sws_http_core_srv(r))->ctx->loc_conf;
     r->phase_handler = sws_http_core_main(r)->engine.server_rewrite_index;
+    sws_http_core_run_phases(r);
+    return SWS_DONE;
+}
+
+static int
+sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri)
+{
+    if (++r->uri_changes <= SWS_HTTP_MAX_URI_CHANGES) {
+        return 0;
+    }
+    sws_log_error(SWS_LOG_ERR, r->log, 0, "rewrite or internal redirection cycle "
+                  "while %s \"%.*s\"", what, (int) uri->len, uri->data);
+    sws_http_finalize(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+    return 1;
+}
+
+/*
+ * Dot segments of a rewritten URI ("/a/../b", made of a client's argument
+ * by "rewrite ^ /files/$arg_f"), removed as RFC 3986 5.2.4 says, without
+ * decoding anything (the URI is decoded already). One that climbs above
+ * "/" is refused: it could name a file outside the root. nginx takes the
+ * URI as it is.
+ */
+static sws_int_t
+sws_http_uri_dots(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
+{
+    const u_char  *p = in->data, *end = p + in->len, *seg;
+    u_char        *d, *start;
+    size_t         n;
+
+    if (in->data[0] != '/') {
+        *out = *in;                  /* not a path: no location will match */
+        return SWS_OK;
+    }
+    for (seg = p; seg + 1 < end; seg++) {
+        if (seg[0] == '/' && seg[1] == '.') {
+            break;
+        }
+    }
+    if (seg + 1 >= end) {
+        *out = *in;                  /* the usual case: no "/." at all */
+        return SWS_OK;
+    }
+    start = d = sws_pnalloc(r->pool, in->len + 1);
+    if (d == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    while (p < end) {
+        /* p is at a '/': the segment runs to the next one */
+        seg = p + 1;
+        while (seg < end && *seg != '/') {
+            seg++;
+        }
+        n = (size_t) (seg - p - 1);
+        if (n == 1 && p[1] == '.') {
+            if (seg == end) {
+                *d++ = '/';
+            }
+        } else if (n == 2 && p[1] == '.' && p[2] == '.') {
+            if (d == start) {
+                return SWS_HTTP_BAD_REQUEST;
+            }
+            while (d > start && *--d != '/') { /* back to the parent */ }
+            if (seg == end) {
+                *d++ = '/';
+            }
+        } else {
+            d = sws_cpymem(d, p, (size_t) (seg - p));
+        }
+        p = seg;
+    }
+    if (d == start) {
+        *d++ = '/';
+    }
+    out->data = start;
+    out->len = (size_t) (d - start);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_rewrite_uri(sws_http_request_t *r, const sws_str_t *uri, const sws_str_t *args)
+{
+    sws_str_t  clean;
+    sws_int_t  rc;
+
+    if (uri->len == 0) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "the rewritten URI has a zero length");
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rc = sws_http_uri_dots(r, uri, &clean);
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "the rewritten URI \"%.*s\" climbs above "
+                      "the root", (int) uri->len, uri->data);
+        return rc;
+    }
+    r->uri = clean;
+    if (args) {
+        r->args = *args;
+    }
+    r->exten.data = NULL;
+    r->exten.len = 0;
+    r->internal = 1;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_relocate(sws_http_request_t *r)
+{
+    if (sws_http_uri_cycle(r, "processing", &r->uri)) {
+        return SWS_DONE;
+    }
+    r->phase_handler = sws_http_core_main(r)->engine.find_location_index;
+    sws_http_core_run_phases(r);
+    return SWS_DONE;
+}
+
+sws_int_t
+sws_http_enter_location(sws_http_request_t *r, sws_http_location_t *loc)
+{
+    r->loc_conf = ((sws_http_core_loc_conf_t *) loc)->loc_conf;
+    return sws_http_location_entered(r);
+}
+
+sws_int_t
+sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
+{
+    sws_http_core_srv_conf_t  *cscf = sws_http_core_srv(r);
+    sws_http_core_loc_conf_t **locs = cscf->location_list.elts, *clcf = NULL;
+    sws_uint_t                 i;
+    sws_int_t                  rc;
+
+    for (i = 0; i < cscf->location_list.nelts; i++) {
+        if (locs[i]->named && locs[i]->name.len == name->len
+            && memcmp(locs[i]->name.data, name->data, name->len) == 0)
+        {
+            clcf = locs[i];
+            break;
+        }
+    }
+    if (clcf == NULL) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "could not find named location \"%.*s\"",
+                      (int) name->len, name->data);
+        sws_http_finalize(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+        return SWS_DONE;
+    }
+    if (sws_http_uri_cycle(r, "redirecting to named location", name)) {
+        return SWS_DONE;
+    }
+    r->internal = 1;
+    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
+        r->ctx[i] = NULL;
+    }
+    sws_http_clear_response(r);
+    r->loc_conf = clcf->loc_conf;
+    rc = sws_http_location_entered(r);
+    if (rc != SWS_OK) {
+        sws_http_finalize(r, rc);
+        return SWS_DONE;
+    }
+    /* the location's own rewrites on: the server's ran already */
+    r->phase_handler = sws_http_core_main(r)->engine.rewrite_index;
     sws_http_core_run_phases(r);
     return SWS_DONE;
 }

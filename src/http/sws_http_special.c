@@ -92,6 +92,12 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
         }
         r->error_page = 1;
         uri = ep[i].uri;
+        if (uri.data[0] == '@') {
+            /* a named location keeps the method, as nginx */
+            r->err_status = ep[i].overwrite >= 0 ? (sws_uint_t) ep[i].overwrite : status;
+            sws_http_named_location(r, &uri);
+            return SWS_DONE;
+        }
         q = memchr(uri.data, '?', uri.len);
         if (q) {
             args.data = q + 1;

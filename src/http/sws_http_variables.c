@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_http_cookie.h"
 #include "sws_ssl.h"
 #include "sws_http_upstream.h"
 
@@ -22,6 +23,9 @@ typedef struct {
     const char           *name;
     sws_http_var_get_pt   get;
 } sws_http_var_t;
+
+static sws_int_t sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op,
+    const u_char *name, size_t len);
 
 
 /* ---- getters of simple variables ---- */
@@ -444,6 +448,30 @@ sws_http_var_content_length(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t
 }
 
 
+/* The location's root (alias) as configured. */
+static void
+sws_http_var_document_root(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    v->len = 0;
+    if (r->loc_conf) {
+        *v = sws_http_core_loc(r)->root;
+    }
+}
+
+/* The file the URI maps to (root or alias + URI), as the static module
+ * opens it. */
+static void
+sws_http_var_request_filename(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    v->len = 0;
+    if (r->loc_conf == NULL || sws_http_map_uri_to_path(r, v, NULL, 0) != SWS_OK) {
+        v->len = 0;
+    }
+}
+
+
 /* ---- headers ---- */
 
 /*
@@ -720,23 +748,119 @@ sws_http_var_capture(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 }
 
 
-/* ---- variables declared by modules ---- */
+/* ---- $cookie_NAME ---- */
 
+/* The value of cookie op->text in the Cookie fields: "a=1; b=2", possibly
+ * several fields (HTTP/2 splits them); sws_http_cookie.c parses one. */
+static void
+sws_http_var_cookie(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_header_t  *h = r->headers_in.elts;
+    sws_uint_t          i;
+
+    v->len = 0;
+    v->data = NULL;
+    for (i = 0; i < r->headers_in.nelts; i++) {
+        if (h[i].hash != 0 && h[i].name.len == 6 && memcmp(h[i].name.data, "cookie", 6) == 0
+            && sws_http_cookie_find(h[i].value.data, h[i].value.len, op->text.data,
+                                    op->text.len, v))
+        {
+            return;
+        }
+    }
+}
+
+
+/* ---- variables declared by modules, and those handlers write ---- */
+
+/*
+ * One registry per configuration (reset when an http block starts), in
+ * the configuration's pool. A variable with a slot (index >= 0) keeps its
+ * value per request in r->vars: the writable ones (get NULL: rewrite's
+ * set), and the module variables evaluated once per request (map). A
+ * format refers to its entry by a copy (the array may move as it grows).
+ */
 typedef struct {
     sws_str_t              name;
-    sws_http_variable_pt   get;
+    sws_http_variable_pt   get;        /* NULL: writable */
     void                  *data;
+    sws_int_t              index;      /* slot, or -1: evaluated on every read */
+    unsigned               volatile_:1;/* a slot only against cycles */
 } sws_http_ext_var_t;
 
-#define SWS_HTTP_EXT_VARS_MAX  64
+/* A name no variable had when a format was compiled during the http
+ * block: resolved when the block ends (a map or set further down may
+ * declare it), else an error at its line. */
+typedef struct {
+    sws_str_t              name;
+    sws_http_fop_t        *op;
+    const char            *file;
+    sws_uint_t             line;
+} sws_http_pending_var_t;
 
-static sws_http_ext_var_t  sws_http_ext_vars[SWS_HTTP_EXT_VARS_MAX];
-static sws_uint_t          sws_http_ext_vars_n;
+static sws_array_t  *sws_http_ext_vars;     /* sws_http_ext_var_t */
+static sws_array_t  *sws_http_pending;      /* sws_http_pending_var_t */
+static sws_conf_t   *sws_http_vars_cf;      /* the http block being read */
+static sws_uint_t    sws_http_nslots;
 
 void
 sws_http_variables_reset(void)
 {
-    sws_http_ext_vars_n = 0;
+    sws_http_ext_vars = NULL;
+    sws_http_pending = NULL;
+    sws_http_vars_cf = NULL;
+    sws_http_nslots = 0;
+}
+
+void
+sws_http_variables_begin(sws_conf_t *cf)
+{
+    sws_http_variables_reset();
+    sws_http_vars_cf = cf;
+}
+
+static sws_http_ext_var_t *
+sws_http_ext_find(const u_char *name, size_t len)
+{
+    sws_http_ext_var_t  *x;
+    sws_uint_t           i;
+
+    if (sws_http_ext_vars == NULL) {
+        return NULL;
+    }
+    x = sws_http_ext_vars->elts;
+    for (i = 0; i < sws_http_ext_vars->nelts; i++) {
+        if (x[i].name.len == len && memcmp(x[i].name.data, name, len) == 0) {
+            return &x[i];
+        }
+    }
+    return NULL;
+}
+
+static sws_http_ext_var_t *
+sws_http_ext_push(sws_conf_t *cf, const u_char *name, size_t len)
+{
+    sws_http_ext_var_t  *x;
+    u_char              *copy;
+
+    if (sws_http_ext_vars == NULL) {
+        sws_http_ext_vars = sws_array_create(sws_conf_pool(cf), 16, sizeof(sws_http_ext_var_t));
+        if (sws_http_ext_vars == NULL) {
+            return NULL;
+        }
+    }
+    copy = sws_pnalloc(sws_conf_pool(cf), len + 1);
+    x = sws_array_push(sws_http_ext_vars);
+    if (copy == NULL || x == NULL) {
+        return NULL;
+    }
+    memcpy(copy, name, len);
+    copy[len] = '\0';
+    sws_memzero(x, sizeof(*x));
+    x->name.data = copy;
+    x->name.len = len;
+    x->index = -1;
+    return x;
 }
 
 sws_int_t
@@ -744,37 +868,240 @@ sws_http_variable_add(sws_conf_t *cf, const char *name, sws_http_variable_pt get
 {
     sws_http_ext_var_t  *x;
     size_t               len = strlen(name);
-    sws_uint_t           i;
 
-    for (i = 0; i < sws_http_ext_vars_n; i++) {
-        x = &sws_http_ext_vars[i];
-        if (x->name.len == len && memcmp(x->name.data, name, len) == 0) {
-            x->get = get;            /* a configuration declares it again */
-            x->data = data;
-            return SWS_OK;
-        }
+    x = sws_http_ext_find((const u_char *) name, len);
+    if (x != NULL && x->get != NULL && x->index < 0) {
+        x->get = get;                /* a configuration declares it again */
+        x->data = data;
+        return SWS_OK;
     }
-    if (sws_http_ext_vars_n == SWS_HTTP_EXT_VARS_MAX) {
-        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "too many module variables (at \"$%s\")",
-                           name);
+    if (x != NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "duplicate variable \"$%s\"", name);
         return SWS_ERROR;
     }
-    x = &sws_http_ext_vars[sws_http_ext_vars_n++];
-    x->name.data = (u_char *) name;
-    x->name.len = len;
+    x = sws_http_ext_push(cf, (const u_char *) name, len);
+    if (x == NULL) {
+        return SWS_ERROR;
+    }
     x->get = get;
     x->data = data;
+    return SWS_OK;
+}
+
+/* Is name a variable of the core ($uri, $http_x, $1 ...)? */
+static int
+sws_http_var_is_core(const u_char *name, size_t len)
+{
+    sws_http_fop_t  op;
+    sws_pool_t     *pool;
+    sws_int_t       rc;
+
+    if (sws_http_vars_cf == NULL) {
+        return 0;
+    }
+    pool = sws_conf_pool(sws_http_vars_cf);
+    sws_memzero(&op, sizeof(op));
+    rc = sws_http_var_resolve_core(pool, &op, name, len);
+    return rc == SWS_OK;
+}
+
+static sws_int_t
+sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
+    sws_http_variable_pt get, void *data, sws_uint_t flags)
+{
+    sws_http_ext_var_t  *x;
+
+    if (len == 0) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "empty variable name");
+        return SWS_ERROR;
+    }
+    if (sws_http_var_is_core(name, len)) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
+                           "variable \"$%.*s\" is the server's: it cannot be %s",
+                           (int) len, name, get ? "defined again" : "set");
+        return SWS_ERROR;
+    }
+    x = sws_http_ext_find(name, len);
+    if (x != NULL) {
+        if (get == NULL && x->get == NULL) {
+            return x->index;         /* set again: the same variable */
+        }
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "duplicate variable \"$%.*s\"%s",
+                           (int) len, name,
+                           x->get == NULL ? ": it is written by \"set\""
+                           : get == NULL ? ": it is a module's and cannot be set" : "");
+        return SWS_ERROR;
+    }
+    x = sws_http_ext_push(cf, name, len);
+    if (x == NULL) {
+        return SWS_ERROR;
+    }
+    x->get = get;
+    x->data = data;
+    x->index = (sws_int_t) sws_http_nslots++;
+    x->volatile_ = (flags & SWS_HTTP_VAR_VOLATILE) != 0;
+    return x->index;
+}
+
+sws_int_t
+sws_http_variable_add_cached(sws_conf_t *cf, const char *name, sws_http_variable_pt get,
+    void *data, sws_uint_t flags)
+{
+    if (get == NULL) {
+        return SWS_ERROR;
+    }
+    return sws_http_variable_slot(cf, (const u_char *) name, strlen(name), get, data, flags)
+           >= 0 ? SWS_OK : SWS_ERROR;
+}
+
+sws_int_t
+sws_http_variable_writable(sws_conf_t *cf, const sws_str_t *name)
+{
+    return sws_http_variable_slot(cf, name->data, name->len, NULL, NULL, 0);
+}
+
+static sws_http_var_slot_t *
+sws_http_var_slots(sws_http_request_t *r)
+{
+    sws_uint_t  n;
+
+    if (r->vars == NULL && r->main_conf) {
+        n = sws_http_core_main(r)->nvariables;
+        if (n) {
+            r->vars = sws_pcalloc(r->pool, n * sizeof(sws_http_var_slot_t));
+        }
+    }
+    return r->vars;
+}
+
+sws_int_t
+sws_http_variable_set(sws_http_request_t *r, sws_uint_t index, const sws_str_t *value)
+{
+    sws_http_var_slot_t  *slots = sws_http_var_slots(r);
+
+    if (slots == NULL || index >= sws_http_core_main(r)->nvariables) {
+        return SWS_ERROR;
+    }
+    slots[index].value = *value;
+    slots[index].valid = 1;
     return SWS_OK;
 }
 
 static void
 sws_http_var_ext(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    const sws_http_ext_var_t *x = op->ext;
+    const sws_http_ext_var_t  *x = op->ext;
+    sws_http_var_slot_t       *slot;
 
     v->len = 0;
     v->data = NULL;
+    if (x->index < 0) {
+        x->get(r, x->data, v);
+        return;
+    }
+    slot = sws_http_var_slots(r);
+    if (slot == NULL || (sws_uint_t) x->index >= sws_http_core_main(r)->nvariables) {
+        return;                      /* out of memory, or not of this configuration */
+    }
+    slot += x->index;
+    if (x->get == NULL || (slot->valid && !x->volatile_)) {
+        if (slot->valid) {
+            *v = slot->value;        /* written by set, or evaluated before */
+        }
+        return;
+    }
+    if (slot->busy) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "cycle while evaluating variable \"$%.*s\"",
+                      (int) x->name.len, x->name.data);
+        return;
+    }
+    slot->busy = 1;
     x->get(r, x->data, v);
+    slot->busy = 0;
+    slot->value = *v;
+    slot->valid = 1;
+}
+
+static void
+sws_http_var_pending(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) r; (void) op;
+    v->len = 0;                      /* never reached: the configuration failed */
+    v->data = NULL;
+}
+
+static sws_int_t
+sws_http_var_bind_ext(sws_pool_t *pool, sws_http_fop_t *op, const sws_http_ext_var_t *x)
+{
+    /* Copied: the array moves as it grows, and goes with the configuration. */
+    sws_http_ext_var_t *copy = sws_palloc(pool, sizeof(sws_http_ext_var_t));
+
+    if (copy == NULL) {
+        return SWS_ERROR;
+    }
+    *copy = *x;
+    op->get = sws_http_var_ext;
+    op->ext = copy;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_var_defer(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
+{
+    sws_http_pending_var_t  *pv;
+    sws_conf_t              *cf = sws_http_vars_cf;
+
+    if (sws_http_pending == NULL) {
+        sws_http_pending = sws_array_create(sws_conf_pool(cf), 8,
+                                            sizeof(sws_http_pending_var_t));
+        if (sws_http_pending == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    pv = sws_array_push(sws_http_pending);
+    if (pv == NULL) {
+        return SWS_ERROR;
+    }
+    pv->name.data = sws_pnalloc(pool, len);
+    if (pv->name.data == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(pv->name.data, name, len);
+    pv->name.len = len;
+    pv->op = op;
+    pv->file = sws_conf_file(cf);
+    pv->line = sws_conf_line(cf);
+    op->get = sws_http_var_pending;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_variables_end(sws_conf_t *cf, sws_uint_t *nslots)
+{
+    sws_http_pending_var_t  *pv;
+    sws_http_ext_var_t      *x;
+    sws_uint_t               i;
+
+    *nslots = sws_http_nslots;
+    sws_http_vars_cf = NULL;
+    if (sws_http_pending == NULL) {
+        return SWS_OK;
+    }
+    pv = sws_http_pending->elts;
+    for (i = 0; i < sws_http_pending->nelts; i++) {
+        x = sws_http_ext_find(pv[i].name.data, pv[i].name.len);
+        if (x == NULL) {
+            sws_log_error(SWS_LOG_EMERG, sws_conf_log(cf), 0,
+                          "unknown variable \"$%.*s\" in %s:%lu", (int) pv[i].name.len,
+                          pv[i].name.data, pv[i].file, (unsigned long) pv[i].line);
+            return SWS_ERROR;
+        }
+        if (sws_http_var_bind_ext(sws_conf_pool(cf), pv[i].op, x) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    sws_http_pending = NULL;
+    return SWS_OK;
 }
 
 
@@ -814,6 +1141,8 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "connection_requests",  sws_http_var_connection_requests },
     { "pid",                  sws_http_var_pid },
     { "content_length",       sws_http_var_content_length },
+    { "document_root",        sws_http_var_document_root },
+    { "request_filename",     sws_http_var_request_filename },
     { "content_type",         sws_http_var_content_type },   /* arg "content-type" */
     { "ssl_protocol",         sws_http_var_ssl_protocol },
     { "ssl_cipher",           sws_http_var_ssl_cipher },
@@ -859,8 +1188,8 @@ sws_http_var_header_name(sws_pool_t *pool, const u_char *name, size_t len, sws_s
     return SWS_OK;
 }
 
-sws_int_t
-sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
+static sws_int_t
+sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
 {
     const sws_http_var_t  *v;
 
@@ -920,21 +1249,6 @@ sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, s
         }
     }
 
-    for (sws_uint_t i = 0; i < sws_http_ext_vars_n; i++) {
-        const sws_http_ext_var_t *x = &sws_http_ext_vars[i];
-        if (x->name.len == len && memcmp(x->name.data, name, len) == 0) {
-            /* Copied: the table is reset by the next configuration. */
-            sws_http_ext_var_t *copy = sws_palloc(pool, sizeof(sws_http_ext_var_t));
-            if (copy == NULL) {
-                return SWS_ERROR;
-            }
-            *copy = *x;
-            op->get = sws_http_var_ext;
-            op->ext = copy;
-            return SWS_OK;
-        }
-    }
-
     if (len > 4 && memcmp(name, "arg_", 4) == 0) {
         op->get = sws_http_var_arg;
         op->text.len = len - 4;
@@ -942,5 +1256,46 @@ sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, s
         return SWS_OK;
     }
 
+    if (len > 7 && memcmp(name, "cookie_", 7) == 0) {
+        op->get = sws_http_var_cookie;
+        op->text.len = len - 7;
+        op->text.data = sws_pnalloc(pool, len - 7);
+        if (op->text.data == NULL) {
+            return SWS_ERROR;
+        }
+        memcpy(op->text.data, name + 7, len - 7);
+        return SWS_OK;
+    }
+
+    return SWS_DECLINED;
+}
+
+/* A module's variable goes before the $arg_ and $cookie_ families (as the
+ * table order was), the core's names before both. Unknown while an http
+ * block is read: resolved at its end (sws_http_variables_end). */
+sws_int_t
+sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
+{
+    const sws_http_ext_var_t  *x;
+    sws_int_t                  rc;
+    int                        family = (len > 4 && memcmp(name, "arg_", 4) == 0)
+                                        || (len > 7 && memcmp(name, "cookie_", 7) == 0);
+
+    if (!family) {
+        rc = sws_http_var_resolve_core(pool, op, name, len);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
+    x = sws_http_ext_find(name, len);
+    if (x != NULL) {
+        return sws_http_var_bind_ext(pool, op, x);
+    }
+    if (family) {
+        return sws_http_var_resolve_core(pool, op, name, len);
+    }
+    if (sws_http_vars_cf != NULL) {
+        return sws_http_var_defer(pool, op, name, len);
+    }
     return SWS_DECLINED;
 }

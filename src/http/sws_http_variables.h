@@ -36,5 +36,12 @@ sws_int_t sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_cha
 
 /* Forget the variables modules declared (a new configuration starts). */
 void sws_http_variables_reset(void);
+/* An http block starts: reset, and until sws_http_variables_end() a name
+ * no variable has yet is resolved at the end (declared further down by a
+ * map or a set), its file and line taken from cf. */
+void sws_http_variables_begin(sws_conf_t *cf);
+/* The block is read: resolve what was left, or log "unknown variable" at
+ * its line (SWS_ERROR). *nslots: the per-request slots needed. */
+sws_int_t sws_http_variables_end(sws_conf_t *cf, sws_uint_t *nslots);
 
 #endif

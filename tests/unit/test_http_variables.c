@@ -87,6 +87,7 @@ setup(void)
 static void
 teardown(void)
 {
+    sws_http_variables_reset();      /* the registry pointed into pool */
     sws_pool_destroy(pool);
 }
 
@@ -491,6 +492,144 @@ START_TEST(same_format_many_times)
 END_TEST
 
 
+
+/* ------------------------------------------------ cookies, set, map-like */
+
+START_TEST(cookie_variables)
+{
+    add_header(&req.headers_in, "cookie", "a=1; session=xyz; b=; flag");
+    add_header(&req.headers_in, "cookie", "c=3");
+    ck_assert_str_eq(render("$cookie_session|$cookie_b|$cookie_c|$cookie_none|$cookie_SESSION"
+                            "|$cookie_flag|$cookie_a", SWS_HTTP_ESCAPE_NONE),
+                     "xyz||3||xyz||1");
+}
+END_TEST
+
+static struct sws_conf_s          vcf;
+static sws_http_core_main_conf_t  vcmcf;
+static void                      *vmain[1];
+static int                        calls;
+
+static void
+count_get(sws_http_request_t *r, void *data, sws_str_t *v)
+{
+    (void) r;
+    calls++;
+    v->data = (u_char *) data;
+    v->len = strlen(data);
+}
+
+static sws_http_format_t  *self_fmt;
+
+static void
+self_get(sws_http_request_t *r, void *data, sws_str_t *v)
+{
+    size_t   len = sws_http_format_len(self_fmt, r);
+    u_char  *p = sws_pnalloc(r->pool, len + 1);
+
+    (void) data;
+    v->data = p;
+    v->len = (size_t) (sws_http_format_render(self_fmt, r, p) - p);
+}
+
+static void
+vars_begin(void)
+{
+    memset(&vcf, 0, sizeof(vcf));
+    memset(&vcmcf, 0, sizeof(vcmcf));
+    vcf.pool = pool;
+    vmain[0] = &vcmcf;
+    req.main_conf = vmain;
+    sws_http_variables_begin(&vcf);
+}
+
+START_TEST(writable_and_cached)
+{
+    const char  *err = NULL;
+    sws_str_t    v = sws_string("x"), name = sws_string("v");
+    sws_http_format_t  *f;
+    u_char       out[64];
+
+    vars_begin();
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);   /* the same one */
+    ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "m", count_get, "M", 0), SWS_OK);
+    /* $later is declared after the format that reads it */
+    f = sws_http_format_compile(pool, STR("$v|$m|$m|$later"), SWS_HTTP_ESCAPE_NONE, &err);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(sws_http_variable_add(&vcf, "later", count_get, "L"), SWS_OK);
+    ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
+    ck_assert_uint_eq(vcmcf.nvariables, 2);
+
+    calls = 0;
+    *sws_http_format_render(f, &req, out) = '\0';
+    ck_assert_str_eq((char *) out, "|M|M|L");
+    ck_assert_int_eq(calls, 2);                 /* $m once, $later once */
+    ck_assert_int_eq(sws_http_variable_set(&req, 0, &v), SWS_OK);
+    *sws_http_format_render(f, &req, out) = '\0';
+    ck_assert_str_eq((char *) out, "x|M|M|L");
+    ck_assert_int_eq(calls, 3);                 /* $m kept, $later again */
+    ck_assert_int_eq(sws_http_variable_set(&req, 7, &v), SWS_ERROR);
+}
+END_TEST
+
+START_TEST(declaration_errors)
+{
+    sws_str_t  uri = sws_string("uri"), hdr = sws_string("http_x"), m = sws_string("m");
+    const char *err = NULL;
+
+    vars_begin();
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &uri), SWS_ERROR);
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &hdr), SWS_ERROR);
+    ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "host", count_get, "", 0), SWS_ERROR);
+    ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "m", count_get, "", 0), SWS_OK);
+    ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "m", count_get, "", 0), SWS_ERROR);
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &m), SWS_ERROR);
+    /* a name nobody declares is an error at the end of the block */
+    ck_assert_ptr_nonnull(sws_http_format_compile(pool, STR("$nobody"), 0, &err));
+    ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_ERROR);
+}
+END_TEST
+
+START_TEST(cycle_is_empty)
+{
+    const char  *err = NULL;
+    u_char       out[64];
+    sws_http_format_t  *f;
+
+    vars_begin();
+    ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "self", self_get, NULL, 0), SWS_OK);
+    self_fmt = sws_http_format_compile(pool, STR("<$self>"), SWS_HTTP_ESCAPE_NONE, &err);
+    f = sws_http_format_compile(pool, STR("$self"), SWS_HTTP_ESCAPE_NONE, &err);
+    ck_assert_ptr_nonnull(self_fmt);
+    ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
+    *sws_http_format_render(f, &req, out) = '\0';
+    ck_assert_str_eq((char *) out, "<>");
+}
+END_TEST
+
+START_TEST(many_module_variables)
+{
+    char         name[16];
+    const char  *err = NULL;
+    int          i;
+    u_char       out[64];
+    sws_http_format_t  *f;
+
+    vars_begin();
+    for (i = 0; i < 500; i++) {
+        snprintf(name, sizeof(name), "v%d", i);
+        ck_assert_int_eq(sws_http_variable_add_cached(&vcf, name, count_get, "z", 0), SWS_OK);
+    }
+    f = sws_http_format_compile(pool, STR("$v499$v0"), SWS_HTTP_ESCAPE_NONE, &err);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
+    ck_assert_uint_eq(vcmcf.nvariables, 500);
+    *sws_http_format_render(f, &req, out) = '\0';
+    ck_assert_str_eq((char *) out, "zz");
+}
+END_TEST
+
 static Suite *
 variables_suite(void)
 {
@@ -521,6 +660,11 @@ variables_suite(void)
     tcase_add_test(tc, response_headers);
     tcase_add_test(tc, render_without_len);
     tcase_add_test(tc, same_format_many_times);
+    tcase_add_test(tc, cookie_variables);
+    tcase_add_test(tc, writable_and_cached);
+    tcase_add_test(tc, declaration_errors);
+    tcase_add_test(tc, cycle_is_empty);
+    tcase_add_test(tc, many_module_variables);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("escape");

@@ -118,6 +118,12 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
         return "buffer size must be at least 1k";
     }
 
+    if (conf->upstream == NULL && prev->upstream != NULL) {
+        /* an if block without a target of its own (only a location has
+         * one before): it goes where its location goes */
+        conf->upstream = prev->upstream;
+        conf->ssl_wanted = prev->ssl_wanted;
+    }
     if (conf->hide_list == NULL) {
         conf->hide_list = prev->hide_list;
     }
