@@ -448,17 +448,6 @@ sws_http_var_content_length(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t
 }
 
 
-/* The location's root (alias) as configured. */
-static void
-sws_http_var_document_root(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
-{
-    (void) op;
-    v->len = 0;
-    if (r->loc_conf) {
-        *v = sws_http_core_loc(r)->root;
-    }
-}
-
 /* The file the URI maps to (root or alias + URI), as the static module
  * opens it. */
 static void
@@ -1141,7 +1130,6 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "connection_requests",  sws_http_var_connection_requests },
     { "pid",                  sws_http_var_pid },
     { "content_length",       sws_http_var_content_length },
-    { "document_root",        sws_http_var_document_root },
     { "request_filename",     sws_http_var_request_filename },
     { "content_type",         sws_http_var_content_type },   /* arg "content-type" */
     { "ssl_protocol",         sws_http_var_ssl_protocol },
