@@ -136,6 +136,7 @@ sws_limit_req_excess(sws_limit_req_zone_t *z, const sws_str_t *key, int commit)
     sws_limit_req_node_t  *n, *gone;
     sws_msec_t             now = sws_current_msec(), ms;
     int64_t                excess = 0;
+    uint64_t               drained;
 
     sws_slab_lock(pool);
     hn = sws_slab_hash_find(sh->hash, key->data, key->len);
@@ -145,10 +146,14 @@ sws_limit_req_excess(sws_limit_req_zone_t *z, const sws_str_t *key, int commit)
         if (ms < 0) {
             ms = 0;
         }
-        /* drained at the rate since last time, plus this request */
-        excess = (int64_t) n->excess - (int64_t) (z->rate * (uint64_t) ms / 1000) + 1000;
-        if (excess < 0) {
+        /* drained at the rate since last time, plus this request (a key
+         * unseen for long enough is drained whatever its excess) */
+        if (__builtin_mul_overflow(z->rate, (uint64_t) ms, &drained)
+            || drained / 1000 >= n->excess + 1000)
+        {
             excess = 0;
+        } else {
+            excess = (int64_t) (n->excess + 1000 - drained / 1000);
         }
         if (commit) {
             n->excess = (uint64_t) excess;

@@ -97,7 +97,17 @@ struct sws_http_core_srv_conf_s {
     sws_uint_t                 line;
 };
 
-typedef struct sws_http_proxy_protocol_s  sws_http_proxy_protocol_t;
+/* What a PROXY protocol header named (sws_http_proxy_protocol.c). */
+typedef struct {
+    struct sockaddr_storage  src;
+    struct sockaddr_storage  dst;
+    socklen_t                src_len;
+    socklen_t                dst_len;
+    sws_str_t                src_addr;      /* text, as $remote_addr writes them */
+    sws_str_t                src_port;
+    sws_str_t                dst_addr;
+    sws_str_t                dst_port;
+} sws_http_proxy_protocol_t;
 
 typedef struct {
     sws_uint_t  status;
@@ -396,11 +406,8 @@ void      sws_http_close_connection(sws_connection_t *c);
 /* After the PROXY header (if any): TLS or HTTP/1 on the connection. */
 void      sws_http_session_start(sws_connection_t *c);
 /* sws_http_proxy_protocol.c: read the PROXY header of a new connection
- * ("listen ... proxy_protocol"), then sws_http_session_start; the
- * addresses it named (server: the destination) as variables' text
- * (which: 0 addr, 1 port, 2 server addr, 3 server port). */
+ * ("listen ... proxy_protocol"), then sws_http_session_start. */
 void      sws_http_proxy_protocol_start(sws_connection_t *c);
-void      sws_http_proxy_protocol_var(sws_http_request_t *r, sws_uint_t which, sws_str_t *v);
 /* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
  * and their sockets. */
 sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);

@@ -17,17 +17,6 @@
 #include "sws_http_core.h"
 #include "sws_proxy_protocol.h"
 
-struct sws_http_proxy_protocol_s {
-    struct sockaddr_storage  src;
-    struct sockaddr_storage  dst;
-    socklen_t                src_len;
-    socklen_t                dst_len;
-    sws_str_t                src_addr;      /* text, as $remote_addr writes them */
-    sws_str_t                src_port;
-    sws_str_t                dst_addr;
-    sws_str_t                dst_port;
-};
-
 static void sws_http_proxy_protocol_read(sws_event_t *ev);
 
 void
@@ -181,22 +170,4 @@ sws_http_proxy_protocol_addr(sws_http_request_t *r, int server, socklen_t *len)
         *len = server ? h->dst_len : h->src_len;
     }
     return (const struct sockaddr *) (server ? &h->dst : &h->src);
-}
-
-void
-sws_http_proxy_protocol_var(sws_http_request_t *r, sws_uint_t which, sws_str_t *v)
-{
-    sws_http_proxy_protocol_t *h = r->session ? r->session->proxy : NULL;
-
-    if (h == NULL) {
-        v->len = 0;
-        v->data = NULL;
-        return;
-    }
-    switch (which) {
-    case 0:  *v = h->src_addr; break;
-    case 1:  *v = h->src_port; break;
-    case 2:  *v = h->dst_addr; break;
-    default: *v = h->dst_port; break;
-    }
 }

@@ -61,8 +61,10 @@ static void
 sws_http_var_remote_addr(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     (void) op;
-    if (r->connection) {
+    if (r->addr_text.data) {
         *v = r->addr_text;
+    } else if (r->connection) {
+        *v = r->connection->addr_text;     /* a request not made by the core */
     } else {
         v->len = 0;
     }
@@ -104,7 +106,18 @@ sws_http_var_remote_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v
 static void
 sws_http_var_proxy_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    sws_http_proxy_protocol_var(r, op->text.len, v);
+    sws_http_proxy_protocol_t *pp = r->session ? r->session->proxy : NULL;
+
+    if (pp == NULL) {
+        v->len = 0;
+        return;
+    }
+    switch (op->text.len) {
+    case 0:  *v = pp->src_addr; break;
+    case 1:  *v = pp->src_port; break;
+    case 2:  *v = pp->dst_addr; break;
+    default: *v = pp->dst_port; break;
+    }
 }
 
 static void

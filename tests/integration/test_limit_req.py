@@ -23,6 +23,7 @@ HTTP = """
 
 SERVER = """
         listen 127.0.0.1:@PORT2@ reuseport;
+        listen 127.0.0.1:@PORT3@ http2;
         location = /one { limit_req zone=one; return 200 "one"; }
         location = /status { limit_req zone=bykey; limit_req_status 429; return 200 "ok"; }
         location = /burst { limit_req zone=bykey burst=2 nodelay; return 200 "ok"; }
@@ -39,7 +40,7 @@ SERVER = """
 
 @pytest.fixture
 def srv(sws):
-    return sws(ports=2, workers=2, http=HTTP, server=SERVER, files={"html/f.txt": "file\n"})
+    return sws(ports=3, workers=2, http=HTTP, server=SERVER, files={"html/f.txt": "file\n"})
 
 
 def get(srv, path, port=None):
@@ -107,6 +108,23 @@ def test_delay_threshold(srv):
     # over the burst (excess 4 > 3): refused at once
     out = concurrent(srv, ["/delayn?k=m"] * 5)
     assert sorted(s for s, _ in out) == [200, 200, 200, 200, 503], out
+
+
+def test_delayed_over_http2(srv):
+    # two requests on one HTTP/2 connection: the second waits 500 ms
+    import pycurl
+    handle = pycurl.Curl()
+    url = "http://127.0.0.1:%d/delayed?k=h2" % srv.ports[2]
+    try:
+        r1 = h.curl(url, prior_knowledge=True, handle=handle)
+        t = time.monotonic()
+        r2 = h.curl(url, prior_knowledge=True, handle=handle)
+        took = time.monotonic() - t
+    finally:
+        handle.close()
+    assert r1.status == 200 and r2.status == 200 and r2.http_version == 3, (r1, r2)
+    assert took >= 0.4, took
+    assert took < 10, took
 
 
 def test_dry_run(srv):
