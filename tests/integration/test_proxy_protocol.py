@@ -2,6 +2,7 @@
 malformed ones closed at once, the addresses as variables and (realip)
 as the client."""
 import socket
+import subprocess
 import struct
 import time
 
@@ -23,6 +24,7 @@ HTTP = """
 SERVERS = """
     server {
         listen 127.0.0.1:@PORT2@ proxy_protocol;
+        listen 127.0.0.1:@PORT4@ proxy_protocol http2;
         location / { return 200 "plain"; }
     }
     server {
@@ -36,7 +38,7 @@ SERVERS = """
 
 @pytest.fixture(scope="module")
 def srv(sws_module):
-    return sws_module(ports=3, http=HTTP, servers=SERVERS)
+    return sws_module(ports=4, http=HTTP, servers=SERVERS)
 
 
 def log(srv):
@@ -174,6 +176,20 @@ def test_incomplete_header_times_out(srv):
         assert c.buf == b""
     assert h.wait_for(lambda: "timed out sending the PROXY protocol header"
                       in srv.error_log())
+
+
+@pytest.mark.parametrize("opts", [["--http1.1"], ["--http2-prior-knowledge"]])
+def test_curl_haproxy_protocol(srv, opts):
+    # a real client that sends the header itself (v1), then HTTP/1.1 or h2c
+    path = "/curl%d" % len(opts[0])
+    r = subprocess.run(["curl", "-sS", "--max-time", "10", "--haproxy-protocol",
+                        "-o", "-", "-w", "%{http_version}"] + opts
+                       + ["http://127.0.0.1:%d%s" % (srv.ports[3], path)],
+                       capture_output=True, timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout in (b"plain1.1", b"plain2"), r.stdout
+    line = logged(srv, path)
+    assert line.startswith(path + " 127.0.0.1 pp=127.0.0.1:"), line
 
 
 def test_plain_port_unaffected(srv):
