@@ -3,6 +3,7 @@ across reloads. A request is held in flight by a paced response
 (limit_rate) whose client does not read."""
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -20,6 +21,7 @@ HTTP = """
 
 SERVER = """
         listen 127.0.0.1:@PORT2@ reuseport;
+        listen 127.0.0.1:@PORT3@ http2;
         location /held/ { alias @TMP@/html/; limit_rate 4k; limit_conn perkey 1; }
         location /two/ { alias @TMP@/html/; limit_rate 4k; limit_conn perkey 2;
                          limit_conn_status 429; }
@@ -32,8 +34,9 @@ SERVER = """
 
 @pytest.fixture
 def srv(sws):
-    return sws(ports=2, workers=2, http=HTTP, server=SERVER,
-               files={"html/big.bin": BODY, "html/small.txt": "small\n"})
+    return sws(ports=3, workers=2, http=HTTP, server=SERVER,
+               files={"html/big.bin": BODY, "html/mid.bin": BODY[:12 * 1024],
+                      "html/small.txt": "small\n"})
 
 
 def log(srv):
@@ -88,6 +91,17 @@ def test_sequential_requests_are_not_counted_twice(srv):
             c.send(h.request("GET", "/quick/small.txt?k=s"))
             r = c.read_response()
             assert r.status == 200 and r.body == b"small\n", r
+
+
+def test_http2_streams_count_each(srv):
+    # two streams of one connection at once, limit 1: one is served (paced,
+    # about 2 s), the other refused while it is
+    base = "http://127.0.0.1:%d/held/mid.bin?k=h2&n=" % srv.ports[2]
+    r = subprocess.run(["nghttp", "-v", base + "1", base + "2"], capture_output=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count(b":status: 200") == 1, r.stdout[-3000:]
+    assert r.stdout.count(b":status: 503") == 1, r.stdout[-3000:]
 
 
 def test_dry_run(srv):
