@@ -123,11 +123,12 @@ SWS_EXPORT sws_module_t sws_module = {
 /* ---- the shared records ---------------------------------------------- */
 
 /* The excess key would have with this request (thousandths): a key not
- * seen yet (or forgotten) has none. Commit: count the request, creating
- * the record (the least recently seen make room when the zone is full);
- * -1 when even an empty zone cannot hold the key. */
+ * seen yet (or forgotten) has none. If it is at most upto (-1: never),
+ * the request is counted, the record created if need be (the least
+ * recently seen make room when the zone is full); -1 when even an empty
+ * zone cannot hold the key. */
 static int64_t
-sws_limit_req_excess(sws_limit_req_zone_t *z, const sws_str_t *key, int commit)
+sws_limit_req_excess(sws_limit_req_zone_t *z, const sws_str_t *key, int64_t upto)
 {
     sws_slab_pool_t       *pool = z->shm->data;
     sws_limit_req_shctx_t *sh = sws_slab_data(pool);
@@ -155,12 +156,12 @@ sws_limit_req_excess(sws_limit_req_zone_t *z, const sws_str_t *key, int commit)
         } else {
             excess = (int64_t) (n->excess + 1000 - drained / 1000);
         }
-        if (commit) {
+        if (excess <= upto) {
             n->excess = (uint64_t) excess;
             n->last = now;
             sws_slab_lru_touch(&sh->lru, &n->lru);
         }
-    } else if (commit) {
+    } else if (upto >= 0) {
         while ((n = sws_slab_alloc_locked(pool, sizeof(sws_limit_req_node_t) + key->len))
                == NULL && (old = sws_slab_lru_oldest(&sh->lru)) != NULL)
         {
@@ -212,7 +213,8 @@ sws_limit_req_handler(sws_http_request_t *r)
     int64_t                   excess;
     sws_msec_t                delay = 0, d;
     sws_limit_req_t          *worst = NULL;
-    int64_t                   worst_excess = 0;
+    int64_t                   worst_excess = 0, *excesses;
+    int                       single;
 
     if (ctx && ctx->waited) {
         return SWS_DECLINED;      /* back from the delay */
@@ -222,14 +224,17 @@ sws_limit_req_handler(sws_http_request_t *r)
     }
     ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_limit_req_ctx_t));
     keys = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) * lcf->limits->nelts);
-    if (ctx == NULL || keys == NULL) {
+    excesses = sws_palloc(sws_http_pool(r), sizeof(int64_t) * lcf->limits->nelts);
+    if (ctx == NULL || keys == NULL || excesses == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     sws_http_set_ctx(r, &sws_module, ctx);
     l = lcf->limits->elts;
+    /* One limit: verdict and count in one look (one lock). Several: first
+     * every verdict, counting nothing, as a request refused by one limit
+     * must not use up the others. */
+    single = lcf->limits->nelts == 1;
 
-    /* First every limit's verdict, counting nothing: a request refused by
-     * one limit must not use up the others. */
     for (i = 0; i < lcf->limits->nelts; i++) {
         keys[i].len = sws_http_format_len(l[i].zone->key, r);
         if (keys[i].len == 0 || keys[i].len > 65535) {
@@ -241,9 +246,11 @@ sws_limit_req_handler(sws_http_request_t *r)
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
         (void) sws_http_format_render(l[i].zone->key, r, keys[i].data);
-        excess = sws_limit_req_excess(l[i].zone, &keys[i], 0);
-        if ((uint64_t) excess > l[i].burst) {
-            sws_limit_req_log(r, lcf->log_level, "limiting", &l[i], excess, lcf->dry_run);
+        excesses[i] = sws_limit_req_excess(l[i].zone, &keys[i],
+                                           single ? (int64_t) l[i].burst : -1);
+        if (excesses[i] > (int64_t) l[i].burst) {
+            sws_limit_req_log(r, lcf->log_level, "limiting", &l[i], excesses[i],
+                              lcf->dry_run);
             if (lcf->dry_run) {
                 ctx->status = SWS_LIMIT_REQ_REJECTED_DRY_RUN;
                 return SWS_DECLINED;
@@ -258,7 +265,7 @@ sws_limit_req_handler(sws_http_request_t *r)
         if (keys[i].data == NULL) {
             continue;
         }
-        excess = sws_limit_req_excess(l[i].zone, &keys[i], 1);
+        excess = single ? excesses[i] : sws_limit_req_excess(l[i].zone, &keys[i], INT64_MAX);
         if (excess < 0) {
             sws_log_error(SWS_LOG_ALERT, sws_http_log(r), 0,
                           "limit_req zone \"%.*s\" cannot hold a key of %zu bytes",
