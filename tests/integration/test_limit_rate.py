@@ -5,6 +5,8 @@ not be faster than its rate allows (a lower bound that load cannot break),
 and an unpaced one is not slowed to anything like it.
 """
 import os
+import re
+import subprocess
 import time
 
 import pytest
@@ -54,6 +56,23 @@ def test_http2_paced(srv):
     assert r.status == 200 and r.body == BODY and r.http_version == 3, r
     assert took >= 3.0, took
     assert took < 30, took
+
+
+def test_http2_other_streams_not_paced(srv):
+    # one connection, a paced stream and an unpaced one: the unpaced one
+    # ends long before the other (nghttp stamps each frame it receives)
+    base = "http://127.0.0.1:%d" % srv.ports[1]
+    r = subprocess.run(["nghttp", "-n", "-v", base + "/slow/b.bin", base + "/fast/b.bin"],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    ends = {}
+    for m in re.finditer(r"\[\s*([0-9.]+)\] recv DATA frame <length=\d+, flags=0x01, "
+                         r"stream_id=(\d+)>", r.stdout.decode("latin-1")):
+        ends[int(m.group(2))] = float(m.group(1))
+    assert len(ends) == 2, r.stdout[-2000:]
+    slow, fast = ends[min(ends)], ends[max(ends)]     # requested in that order
+    assert slow >= 3.0, ends
+    assert fast < slow - 1.0, ends
 
 
 def test_unlimited_is_not_paced(srv):
