@@ -244,8 +244,11 @@ SCENARIOS += [
                     "Accept-Encoding: br",
         expect_status=200,
         expect_length=-1,
-        fragments={"scalwsd": "brotli", "h2o": "brotli", "lighttpd": "brotli"},
-        not_applicable={"nginx": _NO_BR},
+        fragments={"scalwsd": "brotli", "h2o": "brotli"},
+        # bench/configs/lighttpd/brotli.frag is kept for a lighttpd that works
+        not_applicable={"nginx": _NO_BR,
+                        "lighttpd": "Debian 12's lighttpd 1.4.69 crashes in libbrotlienc "
+                                    "(segfault at address 0) on its first br response"},
         request_headers=("Accept-Encoding: br",),
         expect_encoding="br",
         callgrind_counts=(200, 600),

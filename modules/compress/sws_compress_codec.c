@@ -2,14 +2,18 @@
  * zlib (gzip), brotli and zstd behind one streaming interface: run over
  * some input into some output room, with a mode (go on, flush, finish).
  *
- * Memory: zlib allocates its state once, at init, so it comes from the
- * request's pool. brotli and zstd allocate and free as they go, so they
- * keep malloc() and are released by a pool cleanup. Each coder's window is
+ * Memory: a worker keeps a few zlib states and zstd contexts between
+ * responses (reset, not freed: see sws_compress_idle_t), so that a busy
+ * worker compresses in memory that is already its own and warm in the
+ * cache rather than allocating, zeroing and freeing 200 KiB a response.
+ * brotli has no reset: an encoder per response, freed by a pool cleanup.
+ * Each coder's window is
  * fitted to the body when its length is known (as nginx fits zlib's), so a
  * small response does not cost a large window: gzip up to a 32 KiB window
  * (nginx's gzip_window) and a 64 KiB hash (see below), brotli up to 512
  * KiB (lgwin 19), zstd as its level chooses for the pledged size.
  */
+#include <stdlib.h>
 #include <zlib.h>
 #include <brotli/encode.h>
 #include <zstd.h>
@@ -28,36 +32,53 @@ struct sws_compress_stream_s {
     unsigned                 frame_len:4;   /* bytes of frame[] to write */
     unsigned                 trailer:1;     /* the trailer is made */
     union {
-        z_stream             z;
-        BrotliEncoderState  *br;
-        ZSTD_CCtx           *zstd;
+        struct sws_compress_idle_s  *z;     /* gzip: the zlib state */
+        BrotliEncoderState          *br;
+        ZSTD_CCtx                   *zstd;
     } u;
 };
 
 
+/* ---- coders kept between responses ---------------------------------------- */
+
+/*
+ * Per worker (a worker is one thread): up to SWS_COMPRESS_IDLE_MAX zlib
+ * states (by level, window and hash size, which deflateReset() keeps) and
+ * as many zstd contexts, about 200 KiB and 1 MiB each at most.
+ */
+#define SWS_COMPRESS_IDLE_MAX  4
+
+typedef struct sws_compress_idle_s sws_compress_idle_t;
+struct sws_compress_idle_s {
+    z_stream              z;        /* never moved: zlib's state points at it */
+    int                   level;
+    int                   wbits;
+    int                   memlevel;
+    sws_compress_idle_t  *next;
+};
+
+static sws_compress_idle_t  *sws_compress_zlib_idle;
+static sws_uint_t            sws_compress_zlib_nidle;
+static ZSTD_CCtx            *sws_compress_zstd_idle[SWS_COMPRESS_IDLE_MAX];
+static sws_uint_t            sws_compress_zstd_nidle;
+
+
 /* ---- zlib --------------------------------------------------------------- */
-
-static voidpf
-sws_compress_zalloc(voidpf opaque, uInt items, uInt size)
-{
-    return sws_palloc(opaque, (size_t) items * size);
-}
-
-
-static void
-sws_compress_zfree(voidpf opaque, voidpf address)
-{
-    (void) opaque;
-    (void) address;             /* freed with the pool */
-}
-
 
 static void
 sws_compress_zlib_cleanup(void *data)
 {
     sws_compress_stream_t  *s = data;
+    sws_compress_idle_t    *zi = s->u.z;
 
-    (void) deflateEnd(&s->u.z);
+    if (sws_compress_zlib_nidle < SWS_COMPRESS_IDLE_MAX && deflateReset(&zi->z) == Z_OK) {
+        zi->next = sws_compress_zlib_idle;
+        sws_compress_zlib_idle = zi;
+        sws_compress_zlib_nidle++;
+        return;
+    }
+    (void) deflateEnd(&zi->z);
+    free(zi);
 }
 
 
@@ -73,7 +94,8 @@ sws_compress_zlib_cleanup(void *data)
 static sws_int_t
 sws_compress_zlib_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, off_t size)
 {
-    int  wbits = MAX_WBITS, memlevel = SWS_COMPRESS_ZLIB_MEMLEVEL, rc;
+    int                    wbits = MAX_WBITS, memlevel = SWS_COMPRESS_ZLIB_MEMLEVEL, rc;
+    sws_compress_idle_t   *zi, **prev;
 
     /* The smallest window that still holds the whole body, and a hash
      * that shrinks with it (nginx's rule). */
@@ -87,18 +109,36 @@ sws_compress_zlib_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, of
         }
     }
 
-    s->u.z.zalloc = sws_compress_zalloc;
-    s->u.z.zfree = sws_compress_zfree;
-    s->u.z.opaque = pool;
-
-    /* -wbits: raw deflate, the gzip framing is ours */
-    rc = deflateInit2(&s->u.z, level, Z_DEFLATED, -wbits, memlevel, Z_DEFAULT_STRATEGY);
-    if (rc != Z_OK) {
-        sws_log_error(SWS_LOG_ALERT, s->log, 0, "deflateInit2() failed: %d", rc);
-        return SWS_ERROR;
+    for (prev = &sws_compress_zlib_idle; (zi = *prev) != NULL; prev = &zi->next) {
+        if (zi->level == level && zi->wbits == wbits && zi->memlevel == memlevel) {
+            *prev = zi->next;
+            sws_compress_zlib_nidle--;
+            break;
+        }
     }
+
+    if (zi == NULL) {
+        zi = calloc(1, sizeof(sws_compress_idle_t));   /* zlib's own allocator */
+        if (zi == NULL) {
+            sws_log_error(SWS_LOG_ALERT, s->log, 0, "out of memory for a zlib state");
+            return SWS_ERROR;
+        }
+        /* -wbits: raw deflate, the gzip framing is ours */
+        rc = deflateInit2(&zi->z, level, Z_DEFLATED, -wbits, memlevel, Z_DEFAULT_STRATEGY);
+        if (rc != Z_OK) {
+            sws_log_error(SWS_LOG_ALERT, s->log, 0, "deflateInit2() failed: %d", rc);
+            free(zi);
+            return SWS_ERROR;
+        }
+        zi->level = level;
+        zi->wbits = wbits;
+        zi->memlevel = memlevel;
+    }
+
+    s->u.z = zi;
     if (sws_pool_cleanup_add(pool, sws_compress_zlib_cleanup, s) != SWS_OK) {
-        (void) deflateEnd(&s->u.z);
+        (void) deflateEnd(&zi->z);
+        free(zi);
         return SWS_ERROR;
     }
 
@@ -128,7 +168,7 @@ static sws_int_t
 sws_compress_zlib_run(sws_compress_stream_t *s, const u_char **in, const u_char *in_end,
     u_char **out, u_char *out_end, int mode)
 {
-    z_stream      *z = &s->u.z;
+    z_stream      *z = &s->u.z->z;
     int            rc, flush;
     const u_char  *start = *in;
     uint32_t       n;
@@ -264,6 +304,12 @@ sws_compress_zstd_cleanup(void *data)
 {
     sws_compress_stream_t  *s = data;
 
+    if (sws_compress_zstd_nidle < SWS_COMPRESS_IDLE_MAX
+        && !ZSTD_isError(ZSTD_CCtx_reset(s->u.zstd, ZSTD_reset_session_and_parameters)))
+    {
+        sws_compress_zstd_idle[sws_compress_zstd_nidle++] = s->u.zstd;
+        return;
+    }
     ZSTD_freeCCtx(s->u.zstd);
 }
 
@@ -273,7 +319,8 @@ sws_compress_zstd_init(sws_compress_stream_t *s, sws_pool_t *pool, int level, of
 {
     size_t  rc;
 
-    s->u.zstd = ZSTD_createCCtx();
+    s->u.zstd = sws_compress_zstd_nidle ? sws_compress_zstd_idle[--sws_compress_zstd_nidle]
+                                        : ZSTD_createCCtx();
     if (s->u.zstd == NULL) {
         sws_log_error(SWS_LOG_ALERT, s->log, 0, "ZSTD_createCCtx() failed");
         return SWS_ERROR;

@@ -3,6 +3,7 @@
  * daemon, pid file, and the master (or single) process cycle.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -304,6 +305,19 @@ main(int argc, char **argv)
     (void) CRYPTO_set_mem_functions(sws_alloc_cache_crypto_malloc,
                                     sws_alloc_cache_crypto_realloc,
                                     sws_alloc_cache_crypto_free);
+
+    /*
+     * glibc gives the top of the heap back (brk) as soon as 128 KiB of it
+     * are free, and moves its mmap() threshold as blocks come and go. A
+     * response that needs a few hundred KiB for a moment (zlib's window and
+     * hash: 200 KiB a gzip response) then grows and shrinks the heap on
+     * every request: measured, 4 brk() and 24 page faults per gzip request,
+     * more system time than deflate's own user time, and from one start of
+     * the server to the next, as the heap's layout falls. Fixed thresholds
+     * keep up to 2 MiB of free heap and serve blocks below 1 MiB from it.
+     */
+    (void) mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+    (void) mallopt(M_TRIM_THRESHOLD, 2 * 1024 * 1024);
 
     sws_proctitle_init(argc, argv);
     if (sws_parse_options(argc, argv, &o) != 0) {

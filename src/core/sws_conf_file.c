@@ -115,10 +115,20 @@ sws_conf_read_depth(sws_pool_t *pool, sws_log_t *log, const char *path, sws_uint
 }
 
 
+/* The main file being read: relative includes are relative to its
+ * directory, at every depth (configuration is read by one thread). */
+static const char  *sws_conf_main_file;
+
 sws_conf_node_t *
 sws_conf_read_file(sws_pool_t *pool, sws_log_t *log, const char *path)
 {
-    return sws_conf_read_depth(pool, log, path, 0);
+    const char       *outer = sws_conf_main_file;
+    sws_conf_node_t  *root;
+
+    sws_conf_main_file = path;
+    root = sws_conf_read_depth(pool, log, path, 0);
+    sws_conf_main_file = outer;
+    return root;
 }
 
 
@@ -212,14 +222,17 @@ sws_conf_glob_error(const char *path, int err)
 }
 
 
-/* include PATTERN: relative to the including file's directory; a pattern
- * with wildcards may match nothing, a plain file name must exist. */
+/* include PATTERN: relative to the main file's directory, as nginx (so
+ * that Debian's snippets/fastcgi-php.conf finds "fastcgi.conf" next to
+ * nginx.conf); a pattern with wildcards may match nothing, a plain file
+ * name must exist. */
 static sws_int_t
 sws_conf_include(sws_pool_t *pool, sws_log_t *log, sws_array_t *block,
     const sws_conf_node_t *node, sws_uint_t depth)
 {
     int         fd, rc;
     char       *path, *p, *globbed;
+    const char *base;
     size_t      dirlen;
     glob_t      gl;
     sws_str_t  *pattern;
@@ -251,15 +264,16 @@ sws_conf_include(sws_pool_t *pool, sws_log_t *log, sws_array_t *block,
     }
 
     pattern = &pattern[1];
-    p = strrchr(node->file, '/');
-    dirlen = (pattern->data[0] == '/' || p == NULL) ? 0 : (size_t) (p - node->file) + 1;
+    base = sws_conf_main_file ? sws_conf_main_file : node->file;
+    p = strrchr(base, '/');
+    dirlen = (pattern->data[0] == '/' || p == NULL) ? 0 : (size_t) (p - base) + 1;
 
     path = sws_pnalloc(pool, dirlen + pattern->len + 1);
     if (path == NULL) {
         return SWS_ERROR;
     }
 
-    p = (char *) sws_cpymem(path, node->file, dirlen);
+    p = (char *) sws_cpymem(path, base, dirlen);
     p = (char *) sws_cpymem(p, pattern->data, pattern->len);
     *p = '\0';
 

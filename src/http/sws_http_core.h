@@ -309,6 +309,14 @@ struct sws_http_request_s {
     sws_str_t                  host;           /* lower-case, no port */
     sws_str_t                  schema;         /* "http" or "https" */
 
+    /* the captures of the last regex match ($1..$9, named groups):
+     * offsets into captures_data, see sws_http_regex_exec() */
+    const sws_regex_t         *captures_re;
+    const u_char              *captures_data;
+    size_t                    *captures;
+    sws_uint_t                 ncaptures;      /* pairs set */
+    sws_uint_t                 captures_size;  /* pairs allocated */
+
     /* request headers; names lower-case */
     sws_array_t                headers_in;
     sws_str_t                 *h_host;

@@ -396,6 +396,23 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return SWS_CONF_ERROR;
     }
 
+    if (clcf->regex) {
+        /* compiled here too (the matcher compiles it again after the http
+         * block): a bad pattern is reported at its line, and its named
+         * groups are variables before the block's formats are compiled */
+        const char   *err;
+        sws_regex_t  *re;
+
+        re = sws_regex_compile(cf->pool, name, clcf->caseless ? SWS_REGEX_CASELESS : 0, &err);
+        if (re == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+            return SWS_CONF_ERROR;
+        }
+        if (sws_http_regex_variables(cf, re) != SWS_OK) {
+            return SWS_CONF_ERROR;
+        }
+    }
+
     lp = sws_array_push(&cscf->location_list);
     if (lp == NULL) {
         return SWS_CONF_ERROR;

@@ -95,8 +95,12 @@ sws_http_format_compile(sws_pool_t *pool, const sws_str_t *text, int escape,
             p++;
         }
         name = p;
-        while (p < end && sws_http_var_char(*p)) {
-            p++;
+        if (p < end && *p >= '0' && *p <= '9') {
+            p++;                 /* $1..$9: one digit, "$1st" is $1 "st" */
+        } else {
+            while (p < end && sws_http_var_char(*p)) {
+                p++;
+            }
         }
         len = (size_t) (p - name);
 

@@ -9,15 +9,13 @@
  *    no longer than the common prefix of that entry and the URI (every
  *    location that is a prefix of the URI sorts between itself and the URI,
  *    so it is an ancestor of that entry). O(log n * len + depth);
- *  - regexes: PCRE2 (JIT when available), tried in configuration order with
- *    one preallocated match data block.
+ *  - regexes: sws_regex (PCRE2, JIT when available), tried in
+ *    configuration order; the one that matched is told to the caller, whose
+ *    request takes its captures ($1 ...).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include "sws_http_location_match.h"
 
@@ -33,9 +31,8 @@ struct sws_loc_item_s {
 
 typedef struct sws_loc_regex_s sws_loc_regex_t;
 struct sws_loc_regex_s {
-    pcre2_code       *code;
+    sws_regex_t      *re;
     void             *data;
-    int               jit;
     sws_loc_regex_t  *next;
 };
 
@@ -52,28 +49,9 @@ struct sws_http_loc_matcher_s {
     sws_loc_regex_t   *regex;        /* in configuration order */
     sws_loc_regex_t  **regex_last;
     sws_uint_t         nregex;
-    uint32_t           ovector_pairs;
 
-    pcre2_match_data  *match_data;
     unsigned           finalized:1;
 };
-
-
-static void
-sws_http_loc_matcher_cleanup(void *data)
-{
-    sws_http_loc_matcher_t  *m = data;
-    sws_loc_regex_t         *re;
-
-    for (re = m->regex; re; re = re->next) {
-        pcre2_code_free(re->code);
-        re->code = NULL;
-    }
-    if (m->match_data) {
-        pcre2_match_data_free(m->match_data);
-        m->match_data = NULL;
-    }
-}
 
 
 sws_http_loc_matcher_t *
@@ -88,10 +66,6 @@ sws_http_loc_matcher_create(sws_pool_t *pool)
 
     m->pool = pool;
     m->regex_last = &m->regex;
-
-    if (sws_pool_cleanup_add(pool, sws_http_loc_matcher_cleanup, m) != SWS_OK) {
-        return NULL;
-    }
 
     return m;
 }
@@ -127,48 +101,27 @@ static sws_int_t
 sws_http_loc_add_regex(sws_http_loc_matcher_t *m, sws_http_loc_kind_t kind,
     const sws_str_t *pattern, void *data, const char **err)
 {
-    int               rc;
-    uint32_t          captures;
-    PCRE2_SIZE        off;
-    PCRE2_UCHAR       msg[256];
-    pcre2_code       *code;
+    sws_regex_t      *code;
     sws_loc_regex_t  *re;
 
-    code = pcre2_compile((PCRE2_SPTR) (pattern->data ? pattern->data : (u_char *) ""),
-                         pattern->len,
-                         kind == SWS_LOC_REGEX_CASELESS ? PCRE2_CASELESS : 0,
-                         &rc, &off, NULL);
+    code = sws_regex_compile(m->pool, pattern,
+                             kind == SWS_LOC_REGEX_CASELESS ? SWS_REGEX_CASELESS : 0, err);
     if (code == NULL) {
-        pcre2_get_error_message(rc, msg, sizeof(msg));
-        *err = sws_http_loc_errf(m->pool,
-                   "pcre2_compile() failed: %s in \"%.*s\" at offset %zu",
-                   (char *) msg, (int) pattern->len, (char *) pattern->data,
-                   (size_t) off);
         return SWS_ERROR;
     }
 
     re = sws_palloc(m->pool, sizeof(sws_loc_regex_t));
     if (re == NULL) {
-        pcre2_code_free(code);
         *err = "out of memory";
         return SWS_ERROR;
     }
 
-    re->code = code;
+    re->re = code;
     re->data = data;
-    re->jit = (pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0);
     re->next = NULL;
-
-    /* linked before anything else can fail, so the cleanup frees it */
     *m->regex_last = re;
     m->regex_last = &re->next;
     m->nregex++;
-
-    if (pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &captures) == 0
-        && captures + 1 > m->ovector_pairs)
-    {
-        m->ovector_pairs = captures + 1;
-    }
 
     return SWS_OK;
 }
@@ -328,18 +281,6 @@ sws_http_loc_matcher_finalize(sws_http_loc_matcher_t *m)
         stack[depth++] = i;
     }
 
-    if (m->match_data) {
-        pcre2_match_data_free(m->match_data);
-        m->match_data = NULL;
-    }
-    if (m->nregex) {
-        m->match_data = pcre2_match_data_create(m->ovector_pairs ? m->ovector_pairs : 1,
-                                                NULL);
-        if (m->match_data == NULL) {
-            return SWS_ERROR;
-        }
-    }
-
     m->finalized = 1;
     return SWS_OK;
 }
@@ -348,12 +289,23 @@ sws_http_loc_matcher_finalize(sws_http_loc_matcher_t *m)
 void *
 sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t len)
 {
+    const sws_regex_t  *matched;
+
+    return sws_http_loc_matcher_match(m, uri, len, &matched);
+}
+
+
+void *
+sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched)
+{
     int               rc;
     size_t            lcp, n;
     sws_uint_t        lo, hi, mid;
     sws_loc_item_t   *e, *best;
     sws_loc_regex_t  *re;
 
+    *matched = NULL;
     if (sws_unlikely(!m->finalized)) {
         return NULL;
     }
@@ -411,15 +363,11 @@ sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t l
     }
 
     for (re = m->regex; re; re = re->next) {
-        if (re->jit) {
-            rc = pcre2_jit_match(re->code, uri, len, 0, 0, m->match_data, NULL);
-        } else {
-            rc = pcre2_match(re->code, uri, len, 0, 0, m->match_data, NULL);
-        }
-        if (rc >= 0) {
+        if (sws_regex_exec(re->re, uri, len, NULL, 0, NULL) > 0) {
+            *matched = re->re;
             return re->data;
         }
-        /* PCRE2_ERROR_NOMATCH, or a match error (limits): try the next */
+        /* no match, or a match error (limits): try the next */
     }
 
     return best ? best->data : NULL;

@@ -31,4 +31,9 @@ sws_int_t sws_http_loc_matcher_finalize(sws_http_loc_matcher_t *m);
  * not allocate (regex match data is preallocated per matcher). */
 void *sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t len);
 
+/* As find; *matched is the regex of a regex location that matched (NULL
+ * for an exact or prefix one), so that the request can take its captures. */
+void *sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched);
+
 #endif

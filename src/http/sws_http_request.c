@@ -225,8 +225,12 @@ sws_http_update_location(sws_http_request_t *r)
 {
     sws_http_core_srv_conf_t *cscf = sws_http_core_srv(r);
     sws_http_core_loc_conf_t *clcf;
+    const sws_regex_t        *re;
 
-    clcf = sws_http_loc_matcher_find(cscf->locations, r->uri.data, r->uri.len);
+    clcf = sws_http_loc_matcher_match(cscf->locations, r->uri.data, r->uri.len, &re);
+    if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->uri) == SWS_ERROR) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
     if (clcf) {
         r->loc_conf = clcf->loc_conf;
     } else {

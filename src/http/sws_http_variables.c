@@ -625,6 +625,14 @@ sws_http_var_upstream_http(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t 
 }
 
 
+/* $0..$9: the captures of the request's last regex match */
+static void
+sws_http_var_capture(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_regex_capture(r, op->text.len, v);
+}
+
+
 /* ---- variables declared by modules ---- */
 
 typedef struct {
@@ -764,6 +772,13 @@ sws_int_t
 sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
 {
     const sws_http_var_t  *v;
+
+    if (len == 1 && name[0] >= '0' && name[0] <= '9') {
+        op->get = sws_http_var_capture;
+        op->text.len = name[0] - '0';      /* which (no text: never printed) */
+        op->text.data = NULL;
+        return SWS_OK;
+    }
 
     for (v = sws_http_vars; v->name; v++) {
         if (sws_http_name_is(name, len, v->name)) {

@@ -252,6 +252,29 @@ def test_keepalive_many_compressed_responses(srv):
             check(r, coding, PAGE)
 
 
+def test_kept_coders_reused_across_sizes_levels_and_aborts(srv):
+    """A worker keeps zlib states and zstd contexts between responses (by
+    level and window): interleaved sizes (other windows), levels, codings
+    and a response cut by its client must each give an exact body."""
+    (srv.tmp / "html" / "mid.html").write_bytes(PAGE[:3000])
+    # a client that goes away in the middle of a compressed response
+    for coding in ("gzip", "zstd"):
+        c = h.Conn(srv.port)
+        c.send(h.request("GET", "/page.html", headers=[("Accept-Encoding", coding)]))
+        c.read_exact(100)
+        c.close()
+    with h.Conn(srv.port) as c:
+        for _ in range(3):
+            for path, original in (("/page.html", PAGE), ("/mid.html", PAGE[:3000]),
+                                   ("/l9/page.html", PAGE), ("/types/plain.txt", PLAIN),
+                                   ("/l9/mid.html", PAGE[:3000])):
+                for coding in ("gzip", "zstd"):
+                    if path == "/types/plain.txt" and coding == "zstd":
+                        continue
+                    c.send(h.request("GET", path, headers=[("Accept-Encoding", coding)]))
+                    check(c.read_response(), coding, original)
+
+
 def test_error_pages_404_compressed(srv):
     big404 = text_body(3000)
     (srv.tmp / "html" / "nope.html").write_bytes(big404)
