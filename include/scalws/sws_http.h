@@ -7,6 +7,7 @@
 #define SWS_HTTP_H
 
 #include <time.h>
+#include <sys/socket.h>
 #include <scalws/sws_types.h>
 #include <scalws/sws_buf.h>
 #include <scalws/sws_array.h>
@@ -141,6 +142,21 @@ const sws_str_t *sws_http_scheme(sws_http_request_t *r);
 const sws_str_t *sws_http_request_id(sws_http_request_t *r);
 /* The client address as text. */
 const sws_str_t *sws_http_remote_addr(sws_http_request_t *r);
+/* The client's address as the request sees it: the connection's peer, or
+ * what a module set with sws_http_set_remote_addr (realip); *len (may be
+ * NULL) gets its length. */
+const struct sockaddr *sws_http_remote_sockaddr(sws_http_request_t *r, socklen_t *len);
+/* From now on, for this request, the client is sa (copied): $remote_addr,
+ * $binary_remote_addr, $remote_port, the access log, sws_http_remote_addr
+ * and what proxy forwards (X-Forwarded-For) see it. SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_set_remote_addr(sws_http_request_t *r, const struct sockaddr *sa,
+    socklen_t len);
+/* What the PROXY protocol header of the connection said ("listen ...
+ * proxy_protocol"): the client's address (server 0) or the one it
+ * connected to (server 1), *len its length; NULL if there was none (or a
+ * LOCAL / UNKNOWN header). */
+const struct sockaddr *sws_http_proxy_protocol_addr(sws_http_request_t *r, int server,
+    socklen_t *len);
 /* 1 if the request is internal (after a redirect, for try_files/index). */
 int              sws_http_is_internal(sws_http_request_t *r);
 
@@ -327,6 +343,20 @@ int       sws_http_header_only(sws_http_request_t *r);
 void      sws_http_finalize(sws_http_request_t *r, sws_int_t rc);
 /* Resume the phase engine after a handler returned SWS_AGAIN. */
 void      sws_http_run_phases(sws_http_request_t *r);
+/* From a phase handler: wait ms milliseconds on a timer (the worker goes
+ * on with other connections), then run the phases again from the same
+ * handler, which returns SWS_AGAIN now (and keeps in its request context
+ * that it has waited). A client that went away meanwhile ends the request
+ * (499) instead. SWS_OK, or SWS_ERROR (no memory). */
+sws_int_t sws_http_sleep(sws_http_request_t *r, sws_msec_t ms);
+
+/* The response's rate limit in bytes per second (0: none) and the bytes
+ * sent before it applies: the location's limit_rate / limit_rate_after
+ * unless set for the request before its body starts (rewrite's "set
+ * $limit_rate"). Over HTTP/1 and HTTP/2 the body is then paced on timers. */
+void      sws_http_set_limit_rate(sws_http_request_t *r, off_t rate);
+off_t     sws_http_limit_rate(sws_http_request_t *r);
+void      sws_http_set_limit_rate_after(sws_http_request_t *r, off_t after);
 
 /* Convenience: a whole response with a memory body (copied into the pool).
  * Returns what the content handler should return. */

@@ -55,6 +55,7 @@ typedef struct {
     unsigned                  reuseport:1;
     unsigned                  ssl:1;
     unsigned                  http2:1;
+    unsigned                  proxy_protocol:1;
     unsigned                  bind:1;      /* "bind", or a socket option */
     const char               *file;
     sws_uint_t                line;
@@ -77,6 +78,7 @@ struct sws_http_addr_s {
     unsigned                   explicit_default:1;
     unsigned                   ssl:1;      /* a "listen ... ssl" */
     unsigned                   http2:1;    /* a "listen ... http2" */
+    unsigned                   proxy_protocol:1; /* a "listen ... proxy_protocol" */
     unsigned                   bind:1;     /* a socket of its own */
 };
 
@@ -97,6 +99,18 @@ struct sws_http_core_srv_conf_s {
     const char                *file;
     sws_uint_t                 line;
 };
+
+/* What a PROXY protocol header named (sws_http_proxy_protocol.c). */
+typedef struct {
+    struct sockaddr_storage  src;
+    struct sockaddr_storage  dst;
+    socklen_t                src_len;
+    socklen_t                dst_len;
+    sws_str_t                src_addr;      /* text, as $remote_addr writes them */
+    sws_str_t                src_port;
+    sws_str_t                dst_addr;
+    sws_str_t                dst_port;
+} sws_http_proxy_protocol_t;
 
 typedef struct {
     sws_uint_t  status;
@@ -141,6 +155,10 @@ struct sws_http_core_loc_conf_s {
     size_t                  client_body_buffer_size;
     sws_msec_t              lingering_timeout;
     sws_msec_t              lingering_time;
+    /* limit_rate / limit_rate_after: a size, or a format with variables
+     * evaluated per request (NULL: not set at this level) */
+    sws_http_format_t      *limit_rate;
+    sws_http_format_t      *limit_rate_after;
     sws_array_t            *error_pages;   /* sws_http_error_page_t */
     void                   *open_file_cache;        /* sws_http_ofc_conf_t, NULL: off */
     sws_msec_t              open_file_cache_valid;
@@ -174,6 +192,10 @@ struct sws_http_session_s {
     sws_http_addr_t           *addr;
     sws_http_core_srv_conf_t  *cscf;         /* the address's default server, or SNI's */
     sws_uint_t                 requests;     /* requests started ($connection_requests) */
+    /* What a PROXY protocol header said (listen ... proxy_protocol), or
+     * NULL (none, or a LOCAL / UNKNOWN one). */
+    sws_http_proxy_protocol_t *proxy;
+    void                      *pp_state;       /* the parser, while reading it */
     unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
     unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
 };
@@ -360,6 +382,20 @@ struct sws_http_request_s {
     time_t                     start_sec;
     off_t                      sent_start;         /* c->sent at request start */
 
+    /* The client as this request sees it: the connection's peer, or the
+     * address realip found (sws_http_set_remote_addr). $remote_addr, the
+     * access log, allow/deny and limit keys read these. */
+    struct sockaddr           *sockaddr;
+    socklen_t                  socklen;
+    sws_str_t                  addr_text;
+
+    /* limit_rate (bytes/s of the response, 0: none) and limit_rate_after,
+     * taken from the location when the body starts, unless a module set
+     * them first (sws_http_set_limit_rate: rewrite's set $limit_rate). */
+    off_t                      limit_rate;
+    off_t                      limit_rate_after;
+    sws_event_t               *sleep_event;        /* sws_http_sleep */
+
     unsigned                   complex_uri:1;
     unsigned                   asterisk:1;     /* OPTIONS * */
     unsigned                   internal:1;
@@ -383,6 +419,8 @@ struct sws_http_request_s {
     /* A body filter holds data until output is sent (sws_http_set_buffered):
      * the writers run the filters again, and the response is not over. */
     unsigned                   filter_buffered:1;
+    unsigned                   limit_rate_set:1;
+    unsigned                   limit_rate_after_set:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -394,6 +432,11 @@ struct sws_http_request_s {
  * TLS, HTTP/1 or HTTP/2); closing one whatever its protocol. */
 void      sws_http_init_connection(sws_connection_t *c);
 void      sws_http_close_connection(sws_connection_t *c);
+/* After the PROXY header (if any): TLS or HTTP/1 on the connection. */
+void      sws_http_session_start(sws_connection_t *c);
+/* sws_http_proxy_protocol.c: read the PROXY header of a new connection
+ * ("listen ... proxy_protocol"), then sws_http_session_start. */
+void      sws_http_proxy_protocol_start(sws_connection_t *c);
 /* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
  * and their sockets. */
 sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);

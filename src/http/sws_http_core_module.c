@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
+#include "sws_http_limit_rate.h"
 
 sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
 
@@ -70,6 +71,9 @@ static const sws_command_t sws_http_core_commands[] = {
              client_body_buffer_size),
     LOC_SLOT("lingering_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, lingering_timeout),
     LOC_SLOT("lingering_time", SWS_CONF_TAKE1, sws_conf_set_msec_slot, lingering_time),
+    LOC_SLOT("limit_rate", SWS_CONF_TAKE1, sws_http_limit_rate_set_slot, limit_rate),
+    LOC_SLOT("limit_rate_after", SWS_CONF_TAKE1, sws_http_limit_rate_set_slot,
+             limit_rate_after),
     { "error_page", HTTP_ALL | SWS_CONF_2MORE, sws_http_core_error_page,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "open_file_cache", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_open_file_cache,
@@ -302,6 +306,8 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
                               16384);
     sws_conf_merge_msec_value(conf->lingering_timeout, prev->lingering_timeout, 5000);
     sws_conf_merge_msec_value(conf->lingering_time, prev->lingering_time, 30000);
+    sws_conf_merge_ptr_value(conf->limit_rate, prev->limit_rate, NULL);
+    sws_conf_merge_ptr_value(conf->limit_rate_after, prev->limit_rate_after, NULL);
     if (conf->client_body_buffer_size < 1024) {
         conf->client_body_buffer_size = 1024;
     }
@@ -482,6 +488,8 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             lsn->ssl = 1;
         } else if (sws_str_eq_cstr(arg, "http2")) {
             lsn->http2 = 1;
+        } else if (sws_str_eq_cstr(arg, "proxy_protocol")) {
+            lsn->proxy_protocol = 1;
         } else if (sws_conf_param(arg, "backlog=", &v)) {
             sws_int_t b = sws_atoi(v.data, v.len);
             if (b <= 0) {

@@ -4,6 +4,7 @@
  */
 #include <unistd.h>
 #include "sws_http_h1.h"
+#include "sws_http_limit_rate.h"
 #include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
 #include "v2/sws_http_v2.h"
@@ -793,6 +794,8 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
     sws_connection_t *c = r->connection;
     sws_chain_t     **ll, *cl, *add;
     sws_http_core_loc_conf_t *clcf;
+    off_t             limit;
+    sws_msec_t        delay;
 
     /* Append in to the queue (links copied: the caller owns its chain). */
     for (ll = &r->out; *ll; ll = &(*ll)->next) { /* find the tail */ }
@@ -821,8 +824,20 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
     if (r->out == NULL) {
         return SWS_OK;
     }
+    if (c->write->delayed) {
+        return SWS_AGAIN;         /* limit_rate: the writer goes on after the delay */
+    }
+    limit = sws_http_limit_rate_allow(r, c->sent - r->sent_start, &delay);
+    if (limit == 0) {
+        /* Over the rate: nothing before the time it needs. The write
+         * event's timer is the delay now (send_timeout again after it). */
+        c->write->delayed = 1;
+        c->write->handler = sws_http1_writer;
+        sws_add_timer(c->write, delay);
+        return SWS_AGAIN;
+    }
     if (c->write->ready) {
-        cl = c->send_chain(c, r->out, 0);
+        cl = c->send_chain(c, r->out, limit > 0 ? limit : 0);
         if (cl == SWS_CHAIN_ERROR) {
             c->error = 1;
             return SWS_ERROR;
@@ -857,6 +872,13 @@ sws_http1_writer(sws_event_t *wev)
 
     if (r == NULL) {
         return;
+    }
+    if (wev->delayed) {
+        if (!wev->timedout) {
+            return;               /* room in the socket, but limit_rate waits */
+        }
+        wev->timedout = 0;
+        wev->delayed = 0;
     }
     if (wev->timedout) {
         sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out reading the response");

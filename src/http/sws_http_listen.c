@@ -143,10 +143,11 @@ static sws_int_t
 sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *lsn,
     sws_http_core_srv_conf_t *cscf)
 {
-    /* "ssl" and "http2" on any listen of an address apply to it; the
+    /* "ssl", "http2" and "proxy_protocol" on any listen of an address apply to it; the
      * socket options (bind, reuseport, backlog=) are one listen's. */
     addr->ssl |= lsn->ssl;
     addr->http2 |= lsn->http2;
+    addr->proxy_protocol |= lsn->proxy_protocol;
     if (lsn->bind) {
         if (addr->bind) {
             sws_log_error(SWS_LOG_EMERG, cf->log, 0,

@@ -43,6 +43,9 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     r->start_msec = sws_current_msec();
     r->start_sec = sws_time_sec();
     r->sent_start = c->sent;
+    r->sockaddr = (struct sockaddr *) &c->sockaddr;
+    r->socklen = c->socklen;
+    r->addr_text = c->addr_text;
     if (c->ssl) {
         sws_str_set(&r->schema, "https");
     } else {
@@ -548,7 +551,7 @@ sws_http_exten(sws_http_request_t *r)
 const sws_str_t *sws_http_host(sws_http_request_t *r) { return &r->host; }
 const sws_str_t *sws_http_scheme(sws_http_request_t *r) { return &r->schema; }
 const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request_id; }
-const sws_str_t *sws_http_remote_addr(sws_http_request_t *r) { return &r->connection->addr_text; }
+const sws_str_t *sws_http_remote_addr(sws_http_request_t *r) { return &r->addr_text; }
 int sws_http_is_internal(sws_http_request_t *r) { return r->internal; }
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r) { return &r->headers_in; }
 off_t sws_http_content_length_in(sws_http_request_t *r) { return r->content_length_n; }

@@ -54,12 +54,34 @@ sws_http_init_connection(sws_connection_t *c)
          * and keep-alive answers. */
         setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     }
-    if (addr->ssl) {
-        sws_http_ssl_init_connection(c);
+    if (addr->proxy_protocol) {
+        /* The balancer's header first: sws_http_session_start after it. */
+        sws_http_proxy_protocol_start(c);
         return;
     }
-    s->h2_allowed = sws_http_v2_enabled(addr, s->cscf);
-    (void) sws_http1_init(s);
+    sws_http_session_start(c);
+}
+
+/* TLS or HTTP/1 (HTTP/2 by its preface or ALPN) from here on. After a
+ * PROXY header (c->read->ready), bytes may be waiting already: with
+ * edge-triggered events none would come for them, so read at once. */
+void
+sws_http_session_start(sws_connection_t *c)
+{
+    sws_http_session_t *s = c->data;
+    sws_http_addr_t    *addr = s->addr;
+
+    if (addr->ssl) {
+        sws_http_ssl_init_connection(c);
+    } else {
+        s->h2_allowed = sws_http_v2_enabled(addr, s->cscf);
+        if (sws_http1_init(s) != SWS_OK) {
+            return;
+        }
+    }
+    if (c->read->ready) {
+        c->read->handler(c->read);
+    }
 }
 
 /* The session and what a protocol hung on c->data live in the

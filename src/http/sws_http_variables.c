@@ -10,6 +10,7 @@
  */
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <arpa/inet.h>
@@ -67,11 +68,69 @@ static void
 sws_http_var_remote_addr(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     (void) op;
-    if (r->connection) {
-        *v = r->connection->addr_text;
+    if (r->addr_text.data) {
+        *v = r->addr_text;
+    } else if (r->connection) {
+        *v = r->connection->addr_text;     /* a request not made by the core */
     } else {
         v->len = 0;
     }
+}
+
+/* The client address in 4 or 16 bytes, a key for limit zones ("unix:"
+ * for every unix-socket client). */
+static void
+sws_http_var_binary_remote_addr(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    if (r->sockaddr == NULL) {
+        v->len = 0;
+    } else if (r->sockaddr->sa_family == AF_INET) {
+        v->data = (u_char *) &((struct sockaddr_in *) r->sockaddr)->sin_addr;
+        v->len = 4;
+    } else if (r->sockaddr->sa_family == AF_INET6) {
+        v->data = (u_char *) &((struct sockaddr_in6 *) r->sockaddr)->sin6_addr;
+        v->len = 16;
+    } else {
+        sws_http_var_set(v, "unix:");
+    }
+}
+
+static void
+sws_http_var_remote_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    if (r->sockaddr && r->sockaddr->sa_family == AF_INET) {
+        sws_http_var_uint(op, v, ntohs(((struct sockaddr_in *) r->sockaddr)->sin_port));
+    } else if (r->sockaddr && r->sockaddr->sa_family == AF_INET6) {
+        sws_http_var_uint(op, v, ntohs(((struct sockaddr_in6 *) r->sockaddr)->sin6_port));
+    } else {
+        v->len = 0;
+    }
+}
+
+/* $proxy_protocol_addr, _port, _server_addr, _server_port: op->text.len
+ * says which. */
+static void
+sws_http_var_proxy_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_proxy_protocol_t *pp = r->session ? r->session->proxy : NULL;
+
+    if (pp == NULL) {
+        v->len = 0;
+        return;
+    }
+    switch (op->text.len) {
+    case 0:  *v = pp->src_addr; break;
+    case 1:  *v = pp->src_port; break;
+    case 2:  *v = pp->dst_addr; break;
+    default: *v = pp->dst_port; break;
+    }
+}
+
+static void
+sws_http_var_limit_rate(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_uint(op, v, (uint64_t) sws_http_limit_rate(r));
 }
 
 static void
@@ -1098,6 +1157,9 @@ sws_http_variables_end(sws_conf_t *cf, sws_uint_t *nslots)
 
 static const sws_http_var_t  sws_http_vars[] = {
     { "remote_addr",          sws_http_var_remote_addr },
+    { "binary_remote_addr",   sws_http_var_binary_remote_addr },
+    { "remote_port",          sws_http_var_remote_port },
+    { "limit_rate",           sws_http_var_limit_rate },
     { "remote_user",          sws_http_var_empty },
     { "time_local",           sws_http_var_time_local },
     { "time_iso8601",         sws_http_var_time_iso8601 },
@@ -1212,6 +1274,21 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
             }
         }
         return sws_http_var_header_name(pool, name + 10, len - 10, &op->text);
+    }
+
+    if (len > 15 && memcmp(name, "proxy_protocol_", 15) == 0) {
+        static const char *const  pp[] = { "addr", "port", "server_addr", "server_port",
+                                           NULL };
+        sws_uint_t                i;
+
+        for (i = 0; pp[i]; i++) {
+            if (sws_http_name_is(name + 15, len - 15, pp[i])) {
+                op->get = sws_http_var_proxy_protocol;
+                op->text.len = i;          /* which (no text: never printed) */
+                op->text.data = NULL;
+                return SWS_OK;
+            }
+        }
     }
 
     if (len > 14 && memcmp(name, "upstream_http_", 14) == 0) {

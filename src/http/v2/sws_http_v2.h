@@ -129,6 +129,7 @@ struct sws_http_v2_stream_s {
     sws_queue_t                queue;       /* in h2c->streams */
     sws_event_t                rev;         /* header / body timeout */
     sws_event_t                wev;         /* send timeout */
+    sws_event_t                pace;        /* limit_rate: DATA resumes then */
 
     size_t                     header_bytes;  /* decoded, RFC 9113 6.5.2 sizes */
     sws_str_t                  method, path, scheme, authority;
@@ -146,6 +147,7 @@ struct sws_http_v2_stream_s {
     unsigned                   submitted:1;   /* response HEADERS submitted */
     unsigned                   data:1;        /* with a data provider */
     unsigned                   deferred:1;    /* provider waits for data */
+    unsigned                   paced:1;       /* provider waits for limit_rate */
     unsigned                   out_last:1;    /* no more body will come */
     unsigned                   reading:1;     /* body being read into r->body */
     unsigned                   streaming:1;   /* body pulled by read_body_data */
@@ -180,6 +182,8 @@ sws_int_t sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t 
 size_t    sws_http_v2_queue_room(sws_http_v2_conn_t *h2c);
 /* Reset a stream with an error code (no-op when already closed/reset). */
 void      sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error);
+/* The pace timer of a stream (limit_rate): its DATA may go on. */
+void      sws_http_v2_paced(sws_event_t *ev);
 /* After a send round: call the write hooks of streams whose output moved. */
 void      sws_http_v2_write_hooks(sws_http_v2_conn_t *h2c);
 

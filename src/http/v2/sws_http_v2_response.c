@@ -8,6 +8,7 @@
  */
 #include <unistd.h>
 #include "sws_http_v2.h"
+#include "sws_http_limit_rate.h"
 
 #define SWS_SERVER_FULL  "scalws/" SCALWS_VERSION
 
@@ -334,6 +335,41 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
     return SWS_AGAIN;
 }
 
+/* limit_rate: at most *chunk bytes now (lowered to what the rate allows),
+ * or SWS_AGAIN and the stream's pace timer resumes it when some may go. */
+static sws_int_t
+sws_http_v2_pace(sws_http_v2_stream_t *st, size_t *chunk)
+{
+    sws_msec_t  delay;
+    off_t       allow = sws_http_limit_rate_allow(st->r, st->sent, &delay);
+
+    if (allow < 0) {
+        return SWS_OK;
+    }
+    if (allow == 0) {
+        st->paced = 1;
+        sws_add_timer(&st->pace, delay);
+        return SWS_AGAIN;
+    }
+    if ((off_t) *chunk > allow) {
+        *chunk = (size_t) allow;
+    }
+    return SWS_OK;
+}
+
+void
+sws_http_v2_paced(sws_event_t *ev)
+{
+    sws_http_v2_stream_t *st = ev->data;
+
+    ev->timedout = 0;
+    if (st->paced && !st->reset) {
+        st->paced = 0;
+        nghttp2_session_resume_data(st->h2c->session, st->id);
+        sws_http_v2_post_send(st->h2c);
+    }
+}
+
 static ssize_t
 sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
     uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
@@ -349,6 +385,9 @@ sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, s
     (void) user_data;
 
     have = sws_http_v2_out_size(r, chunk + 1);
+    if (have > 0 && sws_http_v2_pace(st, &chunk) != SWS_OK) {
+        return NGHTTP2_ERR_DEFERRED;
+    }
     if (have == 0) {
         if (st->out_last) {
             *data_flags |= NGHTTP2_DATA_FLAG_EOF;

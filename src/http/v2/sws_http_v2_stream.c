@@ -219,6 +219,8 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     st->wev.data = st;
     st->wev.write = 1;
     st->wev.handler = sws_http_v2_stream_timeout;
+    st->pace.data = st;
+    st->pace.handler = sws_http_v2_paced;
     st->r = sws_http_create_request(h2c->client, pool);
     if (st->r == NULL
         || nghttp2_session_set_stream_user_data(session, st->id, st) != 0)
@@ -860,6 +862,7 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
     }
     sws_del_timer(&st->rev);
     sws_del_timer(&st->wev);
+    sws_del_timer(&st->pace);
     sws_queue_remove(&st->queue);
     h2c->nstreams--;
 
