@@ -302,17 +302,6 @@ sws_http_local_sockaddr(sws_http_request_t *r, struct sockaddr_storage *sa)
 }
 
 static void
-sws_http_var_remote_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
-{
-    sws_uint_t port = r->connection ? sws_http_sockaddr_port(&r->connection->sockaddr) : 0;
-
-    v->len = 0;
-    if (port) {
-        sws_http_var_uint(op, v, port);
-    }
-}
-
-static void
 sws_http_var_server_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     struct sockaddr_storage sa;
@@ -1177,7 +1166,6 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "scheme",               sws_http_var_scheme },
     { "request_scheme",       sws_http_var_scheme },
     { "https",                sws_http_var_https },
-    { "remote_port",          sws_http_var_remote_port },
     { "server_addr",          sws_http_var_server_addr },
     { "server_port",          sws_http_var_server_port },
     { "document_root",        sws_http_var_document_root },
