@@ -28,7 +28,7 @@ SERVER = """
         location /dry/ { alias @TMP@/html/; limit_rate 4k; limit_conn perkey 1;
                          limit_conn_dry_run on; }
         location /quick/ { alias @TMP@/html/; limit_conn perkey 1; limit_conn_log_level warn; }
-        location = /ver { return 200 "v1"; }
+        location = /ver { respond 200 "v1"; }
 """
 
 
@@ -135,7 +135,7 @@ def test_shared_by_two_workers(srv):
 def test_count_kept_across_reload(srv):
     c = hold(srv, "/held/big.bin?k=r")
     try:
-        srv.write_conf(srv.conf_text.replace('return 200 "v1"', 'return 200 "v2"'))
+        srv.write_conf(srv.conf_text.replace('respond 200 "v1"', 'respond 200 "v2"'))
         srv.signal(signal.SIGHUP)
         assert h.wait_for(lambda: get(srv, "/ver").body == b"v2", 10), srv.error_log()
         # the old worker still serves the held request: the new ones count it

@@ -25,16 +25,16 @@ HTTP = """
 SERVER = """
         listen 127.0.0.1:@PORT2@ reuseport;
         listen 127.0.0.1:@PORT3@ http2;
-        location = /one { limit_req zone=one; return 200 "one"; }
-        location = /status { limit_req zone=bykey; limit_req_status 429; return 200 "ok"; }
-        location = /burst { limit_req zone=bykey burst=2 nodelay; return 200 "ok"; }
-        location = /delayed { limit_req zone=fast burst=3; return 200 "ok"; }
-        location = /delayn { limit_req zone=fast burst=3 delay=1; return 200 "ok"; }
-        location = /dry { limit_req zone=bykey; limit_req_dry_run on; return 200 "ok"; }
+        location = /one { limit_req zone=one; respond 200 "one"; }
+        location = /status { limit_req zone=bykey; limit_req_status 429; respond 200 "ok"; }
+        location = /burst { limit_req zone=bykey burst=2 nodelay; respond 200 "ok"; }
+        location = /delayed { limit_req zone=fast burst=3; respond 200 "ok"; }
+        location = /delayn { limit_req zone=fast burst=3 delay=1; respond 200 "ok"; }
+        location = /dry { limit_req zone=bykey; limit_req_dry_run on; respond 200 "ok"; }
         location = /two { limit_req zone=bykey burst=5 nodelay; limit_req zone=srv;
-                          return 200 "ok"; }
-        location = /tiny { limit_req zone=tiny; return 200 "ok"; }
-        location = /ver { return 200 "v1"; }
+                          respond 200 "ok"; }
+        location = /tiny { limit_req zone=tiny; respond 200 "ok"; }
+        location = /ver { respond 200 "v1"; }
         location /file/ { alias @TMP@/html/; limit_req zone=bykey; }
 """
 
@@ -167,7 +167,7 @@ def test_shared_by_two_workers(srv):
 def test_state_kept_across_reload(srv):
     assert get(srv, "/status?k=r").status == 200
     assert get(srv, "/status?k=r").status == 429
-    srv.write_conf(srv.conf_text.replace('return 200 "v1"', 'return 200 "v2"'))
+    srv.write_conf(srv.conf_text.replace('respond 200 "v1"', 'respond 200 "v2"'))
     srv.signal(signal.SIGHUP)
     assert h.wait_for(lambda: get(srv, "/ver").body == b"v2", 10), srv.error_log()
     # the new workers see the old state

@@ -25,13 +25,13 @@ SERVERS = """
     server {
         listen 127.0.0.1:@PORT2@ proxy_protocol;
         listen 127.0.0.1:@PORT4@ proxy_protocol http2;
-        location / { return 200 "plain"; }
+        location / { respond 200 "plain"; }
     }
     server {
         listen 127.0.0.1:@PORT3@ proxy_protocol;
         set_real_ip_from 127.0.0.1;
         real_ip_header proxy_protocol;
-        location / { return 200 "realip"; }
+        location / { respond 200 "realip"; }
     }
 """
 

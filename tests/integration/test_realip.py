@@ -18,20 +18,20 @@ SERVERS = """
         set_real_ip_from 10.0.0.0/8;
         set_real_ip_from 2001:db8::/32;
         real_ip_header X-Forwarded-For;
-        location / { return 200 "xff"; }
-        location /lim/ { limit_req zone=ip; return 200 "lim"; }
-        location /xreal/ { real_ip_header X-Real-IP; return 200 "xreal"; }
-        location /custom/ { real_ip_header CF-Connecting-IP; return 200 "custom"; }
+        location / { respond 200 "xff"; }
+        location /lim/ { limit_req zone=ip; respond 200 "lim"; }
+        location /xreal/ { real_ip_header X-Real-IP; respond 200 "xreal"; }
+        location /custom/ { real_ip_header CF-Connecting-IP; respond 200 "custom"; }
     }
     server {
         listen 127.0.0.1:@PORT3@;
         set_real_ip_from 192.0.2.0/24;              # not us: nothing changes
-        location / { return 200 "untrusted"; }
-        location /loc/ { set_real_ip_from 127.0.0.1; return 200 "loc"; }
+        location / { respond 200 "untrusted"; }
+        location /loc/ { set_real_ip_from 127.0.0.1; respond 200 "loc"; }
         # the server's settings changed nothing: the location's apply
         location /rec/ { set_real_ip_from 127.0.0.1; set_real_ip_from 10.0.0.0/8;
                          real_ip_header X-Forwarded-For; real_ip_recursive on;
-                         return 200 "rec"; }
+                         respond 200 "rec"; }
     }
 """
 
