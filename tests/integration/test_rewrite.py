@@ -5,6 +5,11 @@ import pytest
 import rwutil
 import swsharness as h
 
+
+def absolute(srv, path):
+    """A relative Location as the server sends it (absolute_redirect on)."""
+    return "http://127.0.0.1:%d%s" % (srv.port, path)
+
 SERVER = r"""
         listen 127.0.0.1:@PORT2@ http2;
         rewrite ^/old/(.*)$ /new/$1;
@@ -97,9 +102,9 @@ def test_no_flag_goes_on_then_reselects(srv):
 
 def test_redirect_and_permanent(srv):
     r = h.curl(srv.url("/redir/p?x=1"))
-    assert r.status == 302 and r.header("Location") == "/target/p?x=1", r
+    assert r.status == 302 and r.header("Location") == absolute(srv, "/target/p?x=1"), r
     r = h.curl(srv.url("/perm/p"))
-    assert r.status == 301 and r.header("Location") == "/target/p", r
+    assert r.status == 301 and r.header("Location") == absolute(srv, "/target/p"), r
 
 
 def test_url_replacement_is_redirect(srv):
@@ -118,9 +123,9 @@ def test_arguments(srv):
     r = h.curl(srv.url("/addargs/"))
     assert body(r) == "new uri=/new/y args=a=1", r
     r = h.curl(srv.url("/redirnoargs/?z=1"))
-    assert r.status == 302 and r.header("Location") == "/t", r
+    assert r.status == 302 and r.header("Location") == absolute(srv, "/t"), r
     r = h.curl(srv.url("/redirargs/?z=1"))
-    assert r.status == 302 and r.header("Location") == "/t?a=1&z=1", r
+    assert r.status == 302 and r.header("Location") == absolute(srv, "/t?a=1&z=1"), r
 
 
 def test_named_captures(srv):
@@ -182,7 +187,7 @@ def test_over_http2(srv):
     r = h.curl("http://127.0.0.1:%d/old/h2?x=1" % srv.port2, prior_knowledge=True)
     assert r.status == 200 and body(r) == "new uri=/new/h2 args=x=1", r
     r = h.curl("http://127.0.0.1:%d/redir/h2" % srv.port2, prior_knowledge=True)
-    assert r.status == 302 and r.header("Location") == "/target/h2", r
+    assert r.status == 302 and r.header("Location") == "http://127.0.0.1:%d/target/h2" % srv.port2, r
     r = h.curl("http://127.0.0.1:%d/loop/x" % srv.port2, prior_knowledge=True)
     assert r.status == 500, r
 
