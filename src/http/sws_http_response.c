@@ -88,6 +88,12 @@ sws_http_send_header(sws_http_request_t *r)
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
     }
+    /* A page served for error_page goes out with the error's status: set
+     * here, before the filters, so that they all see it (add_header's
+     * status list, the range and conditional filters), as in nginx. */
+    if (r->err_status && r->status == SWS_HTTP_OK) {
+        r->status = r->err_status;
+    }
     return sws_http_top_header_filter(r);
 }
 
