@@ -188,15 +188,13 @@ sws_auth_basic_handler(sws_http_request_t *r)
         return sws_auth_basic_challenge(r, lcf);
     }
     ok = sws_auth_basic_verify(&password, hash, sws_http_log(r));
-    sws_memzero(buf, SWS_AUTH_BASIC_MAX_CREDENTIALS);
-    if (ok == 1) {
-        return SWS_OK;
-    }
     if (ok == 0) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "user \"%.*s\": password mismatch",
                       (int) user.len, user.data);
     }
-    return sws_auth_basic_challenge(r, lcf);
+    /* the password leaves no copy in the request's memory */
+    sws_memzero(buf, SWS_AUTH_BASIC_MAX_CREDENTIALS);
+    return ok == 1 ? SWS_OK : sws_auth_basic_challenge(r, lcf);
 }
 
 
