@@ -49,13 +49,28 @@ sws_auth_basic_to64(u_char *p, uint32_t v, int n)
     return p;
 }
 
+/* A digest fetched once per process: fetching it for each of apr1's
+ * thousand rounds (what EVP_md5() with EVP_DigestInit_ex does in OpenSSL
+ * 3) costs more than the rounds themselves. */
+static const EVP_MD *
+sws_auth_basic_md(const char *name)
+{
+    static EVP_MD  *md5, *sha1;
+    EVP_MD        **md = name[0] == 'M' ? &md5 : &sha1;
+
+    if (*md == NULL) {
+        *md = EVP_MD_fetch(NULL, name, NULL);
+    }
+    return *md;
+}
+
 static int
 sws_auth_basic_md5(EVP_MD_CTX *ctx, const EVP_MD *md, u_char *out, const u_char *a,
     size_t alen, const u_char *b, size_t blen, const u_char *c, size_t clen)
 {
     unsigned int  n;
 
-    return EVP_DigestInit_ex(ctx, md, NULL) == 1
+    return EVP_DigestInit_ex2(ctx, md, NULL) == 1
            && EVP_DigestUpdate(ctx, a, alen) == 1
            && (blen == 0 || EVP_DigestUpdate(ctx, b, blen) == 1)
            && (clen == 0 || EVP_DigestUpdate(ctx, c, clen) == 1)
@@ -69,7 +84,7 @@ sws_auth_basic_apr1(const sws_str_t *password, const sws_str_t *setting, u_char 
     size_t         pwlen = password->len, saltlen, pl, i;
     u_char         fin[16], *p;
     EVP_MD_CTX    *ctx, *ctx1;
-    const EVP_MD  *md = EVP_md5();
+    const EVP_MD  *md = sws_auth_basic_md("MD5");
     int            ok;
 
     if (!sws_auth_basic_prefix(setting, SWS_APR1_MAGIC, SWS_APR1_MAGIC_LEN)) {
@@ -84,7 +99,7 @@ sws_auth_basic_apr1(const sws_str_t *password, const sws_str_t *setting, u_char 
 
     ctx = EVP_MD_CTX_new();
     ctx1 = EVP_MD_CTX_new();
-    if (ctx == NULL || ctx1 == NULL) {
+    if (md == NULL || ctx == NULL || ctx1 == NULL) {
         EVP_MD_CTX_free(ctx);
         EVP_MD_CTX_free(ctx1);
         return -1;
@@ -96,7 +111,7 @@ sws_auth_basic_apr1(const sws_str_t *password, const sws_str_t *setting, u_char 
     /* password, magic, salt; then the alternate sum for each 16 bytes of
      * the password; then, for each bit of the length, a NUL (1) or the
      * first byte of the password (0) */
-    ok = ok && EVP_DigestInit_ex(ctx, md, NULL) == 1
+    ok = ok && EVP_DigestInit_ex2(ctx, md, NULL) == 1
          && EVP_DigestUpdate(ctx, pw, pwlen) == 1
          && EVP_DigestUpdate(ctx, SWS_APR1_MAGIC, SWS_APR1_MAGIC_LEN) == 1
          && EVP_DigestUpdate(ctx, salt, saltlen) == 1;
@@ -116,7 +131,7 @@ sws_auth_basic_apr1(const sws_str_t *password, const sws_str_t *setting, u_char 
     for (i = 0; ok && i < 1000; i++) {
         unsigned int  n;
 
-        ok = EVP_DigestInit_ex(ctx1, md, NULL) == 1
+        ok = EVP_DigestInit_ex2(ctx1, md, NULL) == 1
              && ((i & 1) ? EVP_DigestUpdate(ctx1, pw, pwlen) : EVP_DigestUpdate(ctx1, fin, 16))
                 == 1
              && (i % 3 == 0 || EVP_DigestUpdate(ctx1, salt, saltlen) == 1)
@@ -166,7 +181,7 @@ sws_auth_basic_sha(const sws_str_t *password, const sws_str_t *stored, int salte
     if (ctx == NULL) {
         return 0;
     }
-    ok = EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) == 1
+    ok = EVP_DigestInit_ex2(ctx, sws_auth_basic_md("SHA1"), NULL) == 1
          && EVP_DigestUpdate(ctx, password->data, password->len) == 1
          && (!salted || n == 20 || EVP_DigestUpdate(ctx, raw + 20, (size_t) n - 20) == 1)
          && EVP_DigestFinal_ex(ctx, digest, &dlen) == 1;
