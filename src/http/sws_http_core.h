@@ -300,6 +300,7 @@ struct sws_http_request_s {
     sws_str_t                 *h_transfer_encoding;
     sws_str_t                 *h_expect;
     sws_str_t                 *h_request_id;
+    sws_str_t                 *h_authorization;
     off_t                      content_length_n;   /* -1 none */
     /* A body of unknown length follows: chunked (h1), or DATA frames
      * without content-length (h2). */

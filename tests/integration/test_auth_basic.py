@@ -192,6 +192,15 @@ def test_binary_garbage_authorization(srv):
     assert get(srv, "/", basic("plain", "plain-secret")).status == 200
 
 
+def test_duplicate_authorization_is_400(srv):
+    # which of two a check would look at must not be a guess (nginx: 400)
+    data = h.request("GET", "/", headers=[("Authorization", basic("plain", "wrong")),
+                                          ("Authorization", basic("plain", "plain-secret"))])
+    r = h.exchange(srv.port, data)
+    assert r.status == 400, r
+    assert get(srv, "/", basic("plain", "plain-secret")).status == 200
+
+
 def test_auth_basic_off_and_realm_forms(srv):
     r = get(srv, "/open/o.txt")
     assert r.status == 200 and r.body == b"open\n", r
