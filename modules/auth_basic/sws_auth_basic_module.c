@@ -132,15 +132,56 @@ sws_auth_basic_challenge(sws_http_request_t *r, sws_auth_basic_loc_conf_t *lcf)
     return SWS_HTTP_UNAUTHORIZED;
 }
 
+/* user and password against the location's file: SWS_OK, the 401, or
+ * the 403 / 500 of a file that is not there / cannot be read. */
+static sws_int_t
+sws_auth_basic_check(sws_http_request_t *r, sws_auth_basic_loc_conf_t *lcf,
+    const sws_str_t *user, const sws_str_t *password)
+{
+    sws_auth_basic_file_t  *file;
+    const sws_str_t        *hash;
+    sws_str_t               path;
+    int                     ok, err;
+
+    if (sws_auth_basic_path(r, lcf, &path) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (memchr(path.data, '\0', path.len) != NULL) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "auth_basic_user_file: a NUL byte "
+                      "in the path made of variables");
+        return SWS_HTTP_FORBIDDEN;
+    }
+    if (sws_auth_basic_file_get(&path, sws_http_log(r), &file) != SWS_OK) {
+        err = errno;
+        sws_log_error(err == ENOENT ? SWS_LOG_ERR : SWS_LOG_CRIT, sws_http_log(r), err,
+                      "open() \"%s\" failed", (char *) path.data);
+        return err == ENOENT ? SWS_HTTP_FORBIDDEN : SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    hash = sws_auth_basic_file_find(file, user);
+    if (hash == NULL) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "user \"%.*s\" was not found in \"%s\"",
+                      (int) user->len, user->data, (char *) path.data);
+        return sws_auth_basic_challenge(r, lcf);
+    }
+    ok = sws_auth_basic_verify(password, hash, sws_http_log(r));
+    if (ok == 1) {
+        return SWS_OK;
+    }
+    if (ok == 0) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "user \"%.*s\": password mismatch",
+                      (int) user->len, user->data);
+    }
+    return sws_auth_basic_challenge(r, lcf);
+}
+
 static sws_int_t
 sws_auth_basic_handler(sws_http_request_t *r)
 {
     sws_auth_basic_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
-    const sws_str_t            *auth, *hash;
-    sws_auth_basic_file_t      *file;
-    sws_str_t                   user, password, path;
+    const sws_str_t            *auth;
+    sws_str_t                   user, password;
     u_char                     *buf;
-    int                         ok;
+    sws_int_t                   rc;
 
     if (lcf == NULL || lcf->realm == NULL || lcf->file == NULL) {
         return SWS_DECLINED;
@@ -161,40 +202,14 @@ sws_auth_basic_handler(sws_http_request_t *r)
     {
         sws_log_error(SWS_LOG_INFO, sws_http_log(r), 0,
                       "malformed or non-Basic Authorization header");
+        sws_memzero(buf, SWS_AUTH_BASIC_MAX_CREDENTIALS);
         return sws_auth_basic_challenge(r, lcf);
     }
 
-    if (sws_auth_basic_path(r, lcf, &path) != SWS_OK) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (memchr(path.data, '\0', path.len) != NULL) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "auth_basic_user_file: a NUL byte "
-                      "in the path made of variables");
-        return SWS_HTTP_FORBIDDEN;
-    }
-
-    if (sws_auth_basic_file_get(&path, sws_http_log(r), &file) != SWS_OK) {
-        int  err = errno;
-
-        sws_log_error(err == ENOENT ? SWS_LOG_ERR : SWS_LOG_CRIT, sws_http_log(r), err,
-                      "open() \"%s\" failed", (char *) path.data);
-        return err == ENOENT ? SWS_HTTP_FORBIDDEN : SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    hash = sws_auth_basic_file_find(file, &user);
-    if (hash == NULL) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "user \"%.*s\" was not found in \"%s\"",
-                      (int) user.len, user.data, (char *) path.data);
-        return sws_auth_basic_challenge(r, lcf);
-    }
-    ok = sws_auth_basic_verify(&password, hash, sws_http_log(r));
-    if (ok == 0) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "user \"%.*s\": password mismatch",
-                      (int) user.len, user.data);
-    }
+    rc = sws_auth_basic_check(r, lcf, &user, &password);
     /* the password leaves no copy in the request's memory */
     sws_memzero(buf, SWS_AUTH_BASIC_MAX_CREDENTIALS);
-    return ok == 1 ? SWS_OK : sws_auth_basic_challenge(r, lcf);
+    return rc;
 }
 
 
