@@ -3,7 +3,7 @@
  * Cache-Control, adds the add_header fields and, when add_trailer fields
  * apply, asks the core for trailers; the body filter adds those when the
  * last buffer goes by, so that their variables see the whole response
- * ($bytes_sent, $request_time ...), as nginx's do.
+ * produced ($request_time ...), as nginx's do.
  *
  * Without "always", fields go only on the statuses nginx lists: 200, 201,
  * 204, 206, 301, 302, 303, 304, 307 and 308.
