@@ -122,8 +122,41 @@ sws_headers_replace(sws_http_request_t *r, const char *lcname, size_t len,
     return sws_http_header_out_add(r, &keep, value) ? SWS_OK : SWS_ERROR;
 }
 
+const char *
+sws_headers_parse_expires(const sws_str_t *v, int modified, sws_uint_t *kind, time_t *t)
+{
+    sws_str_t  daily;
+
+    *t = 0;
+    if (!modified && sws_str_eq_cstr(v, "off")) {
+        *kind = SWS_HEADERS_EXPIRES_OFF;
+    } else if (!modified && sws_str_eq_cstr(v, "epoch")) {
+        *kind = SWS_HEADERS_EXPIRES_EPOCH;
+    } else if (!modified && sws_str_eq_cstr(v, "max")) {
+        *kind = SWS_HEADERS_EXPIRES_MAX;
+    } else if (v->len > 1 && v->data[0] == '@') {
+        if (modified) {
+            return "daily time cannot be used with \"modified\"";
+        }
+        daily.data = v->data + 1;
+        daily.len = v->len - 1;
+        if (daily.data[0] == '-' || sws_headers_parse_time(&daily, t) != SWS_OK) {
+            return "invalid value";
+        }
+        if (*t >= 24 * 60 * 60) {
+            return "daily time must be less than 24 hours";
+        }
+        *kind = SWS_HEADERS_EXPIRES_DAILY;
+    } else if (sws_headers_parse_time(v, t) == SWS_OK) {
+        *kind = modified ? SWS_HEADERS_EXPIRES_MODIFIED : SWS_HEADERS_EXPIRES_ACCESS;
+    } else {
+        return "invalid value";
+    }
+    return NULL;
+}
+
 sws_int_t
-sws_headers_set_expires(sws_http_request_t *r, sws_headers_loc_conf_t *lcf)
+sws_headers_set_expires(sws_http_request_t *r, sws_uint_t kind, time_t expires_time)
 {
     static const sws_str_t  expires = sws_string("Expires"),
                             cache_control = sws_string("Cache-Control"),
@@ -135,13 +168,13 @@ sws_headers_set_expires(sws_http_request_t *r, sws_headers_loc_conf_t *lcf)
     time_t                  now, when, age;
     u_char                 *p;
 
-    if (lcf->expires == SWS_HEADERS_EXPIRES_MAX) {
+    if (kind == SWS_HEADERS_EXPIRES_MAX) {
         if (sws_headers_replace(r, "expires", 7, &expires, &max_date) != SWS_OK) {
             return SWS_ERROR;
         }
         return sws_headers_replace(r, "cache-control", 13, &cache_control, &max_age);
     }
-    if (lcf->expires == SWS_HEADERS_EXPIRES_EPOCH) {
+    if (kind == SWS_HEADERS_EXPIRES_EPOCH) {
         if (sws_headers_replace(r, "expires", 7, &expires, &epoch_date) != SWS_OK) {
             return SWS_ERROR;
         }
@@ -149,16 +182,16 @@ sws_headers_set_expires(sws_http_request_t *r, sws_headers_loc_conf_t *lcf)
     }
 
     now = sws_time_sec();
-    if (lcf->expires == SWS_HEADERS_EXPIRES_DAILY) {
-        when = sws_headers_next_time(now, lcf->expires_time);
+    if (kind == SWS_HEADERS_EXPIRES_DAILY) {
+        when = sws_headers_next_time(now, expires_time);
         age = when - now;
-    } else if (lcf->expires == SWS_HEADERS_EXPIRES_ACCESS
+    } else if (kind == SWS_HEADERS_EXPIRES_ACCESS
                || sws_http_last_modified(r) == -1)
     {
-        when = now + lcf->expires_time;
-        age = lcf->expires_time;
+        when = now + expires_time;
+        age = expires_time;
     } else {
-        when = sws_http_last_modified(r) + lcf->expires_time;
+        when = sws_http_last_modified(r) + expires_time;
         age = when - now;
     }
 
@@ -171,7 +204,7 @@ sws_headers_set_expires(sws_http_request_t *r, sws_headers_loc_conf_t *lcf)
     if (sws_headers_replace(r, "expires", 7, &expires, &date) != SWS_OK) {
         return SWS_ERROR;
     }
-    if (lcf->expires_time < 0 || age < 0) {
+    if (expires_time < 0 || age < 0) {
         return sws_headers_replace(r, "cache-control", 13, &cache_control, &no_cache);
     }
     cc.data = p + date.len;

@@ -139,6 +139,37 @@ sws_headers_any_applies(sws_array_t *list, int safe)
     return 0;
 }
 
+/* expires as configured, or as its variables say for this response (a
+ * value that is not one of expires' is logged and ignored). */
+static sws_int_t
+sws_headers_expires(sws_http_request_t *r, sws_headers_loc_conf_t *lcf)
+{
+    sws_headers_field_t  f;
+    sws_str_t            value;
+    sws_uint_t           kind;
+    time_t               t;
+    const char          *err;
+
+    if (lcf->expires != SWS_HEADERS_EXPIRES_VARIABLE) {
+        return sws_headers_set_expires(r, lcf->expires, lcf->expires_time);
+    }
+    sws_memzero(&f, sizeof(f));
+    f.value = lcf->expires_value;
+    if (sws_headers_value(r, &f, &value) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    err = sws_headers_parse_expires(&value, lcf->expires_modified, &kind, &t);
+    if (err != NULL) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "\"expires\": %s \"%.*s\"", err,
+                      (int) value.len, value.data);
+        return SWS_OK;
+    }
+    if (kind == SWS_HEADERS_EXPIRES_OFF) {
+        return SWS_OK;
+    }
+    return sws_headers_set_expires(r, kind, t);
+}
+
 static sws_int_t
 sws_headers_header_filter(sws_http_request_t *r)
 {
@@ -155,7 +186,7 @@ sws_headers_header_filter(sws_http_request_t *r)
     safe = sws_headers_safe_status(sws_http_status(r));
 
     if (lcf->expires > SWS_HEADERS_EXPIRES_OFF && safe
-        && sws_headers_set_expires(r, lcf) != SWS_OK)
+        && sws_headers_expires(r, lcf) != SWS_OK)
     {
         return SWS_ERROR;
     }

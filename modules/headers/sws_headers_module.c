@@ -167,13 +167,13 @@ sws_headers_add(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 
-/* expires [modified] TIME | epoch | max | off | @TIME; */
+/* expires [modified] TIME | epoch | max | off | @TIME; (or variables) */
 static char *
 sws_headers_expires(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_headers_loc_conf_t  *lcf = conf;
-    sws_str_t               *v, t;
-    sws_uint_t               n = sws_conf_nargs(cf);
+    sws_str_t               *v;
+    const char              *err = NULL;
     int                      modified = 0;
 
     (void) cmd;
@@ -181,44 +181,38 @@ sws_headers_expires(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return "is duplicate";
     }
     v = sws_conf_arg(cf, 1);
-    if (n == 3) {
+    if (sws_conf_nargs(cf) == 3) {
         if (!sws_str_eq_cstr(v, "modified")) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" in \"expires\" "
-                               "directive", (int) v->len, v->data);
-            return SWS_CONF_ERROR;
+            goto invalid;
         }
         modified = 1;
         v = sws_conf_arg(cf, 2);
     }
 
-    if (!modified && sws_str_eq_cstr(v, "off")) {
-        lcf->expires = SWS_HEADERS_EXPIRES_OFF;
-    } else if (!modified && sws_str_eq_cstr(v, "epoch")) {
-        lcf->expires = SWS_HEADERS_EXPIRES_EPOCH;
-    } else if (!modified && sws_str_eq_cstr(v, "max")) {
-        lcf->expires = SWS_HEADERS_EXPIRES_MAX;
-    } else if (v->len > 1 && v->data[0] == '@') {
-        if (modified) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "daily time cannot be used with "
-                               "\"modified\" in \"expires\" directive");
+    if (memchr(v->data, '$', v->len) != NULL) {
+        /* as nginx 1.7.9: the value is known per response ("expires
+         * $expires;" with a map of $sent_http_content_type) */
+        lcf->expires_value = sws_http_format_compile(sws_conf_pool(cf), v,
+                                                     SWS_HTTP_ESCAPE_NONE, &err);
+        if (lcf->expires_value == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s in \"expires\" directive",
+                               err ? err : "cannot compile the value");
             return SWS_CONF_ERROR;
         }
-        t.data = v->data + 1;
-        t.len = v->len - 1;
-        if (t.data[0] == '-' || sws_headers_parse_time(&t, &lcf->expires_time) != SWS_OK) {
+        lcf->expires = SWS_HEADERS_EXPIRES_VARIABLE;
+        lcf->expires_modified = modified;
+        sws_headers_mark_used(cf);
+        return SWS_CONF_OK;
+    }
+
+    err = sws_headers_parse_expires(v, modified, &lcf->expires, &lcf->expires_time);
+    if (err != NULL) {
+        if (strcmp(err, "invalid value") == 0) {
             goto invalid;
         }
-        if (lcf->expires_time >= 24 * 60 * 60) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "daily time \"%.*s\" must be less than "
-                               "24 hours in \"expires\" directive", (int) v->len, v->data);
-            return SWS_CONF_ERROR;
-        }
-        lcf->expires = SWS_HEADERS_EXPIRES_DAILY;
-    } else {
-        if (sws_headers_parse_time(v, &lcf->expires_time) != SWS_OK) {
-            goto invalid;
-        }
-        lcf->expires = modified ? SWS_HEADERS_EXPIRES_MODIFIED : SWS_HEADERS_EXPIRES_ACCESS;
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s: \"%.*s\" in \"expires\" directive",
+                           err, (int) v->len, v->data);
+        return SWS_CONF_ERROR;
     }
     if (lcf->expires != SWS_HEADERS_EXPIRES_OFF) {
         sws_headers_mark_used(cf);
@@ -261,6 +255,8 @@ sws_headers_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->expires == SWS_HEADERS_EXPIRES_UNSET) {
         conf->expires = prev->expires;
         conf->expires_time = prev->expires_time;
+        conf->expires_value = prev->expires_value;
+        conf->expires_modified = prev->expires_modified;
     }
     return SWS_CONF_OK;
 }

@@ -67,6 +67,8 @@ SERVER = """
         location = /exp/daily { expires @15h30m; return 200 d; }
         location = /exp/compound { expires "1d 2h30m"; return 200 c; }
         location = /exp/404 { expires 1h; return 404; }
+        location = /exp/var { expires $arg_e; return 200 v; }
+        location = /exp/varmod { expires modified "${arg_e}"; alias @TMP@/html/exp/e.txt; }
         location /tr/ {
             add_trailer X-Trailer "t-$status";
             add_trailer X-Trailer-Always a always;
@@ -320,6 +322,28 @@ def test_expires_compound_time(srv):
     assert r.header("Cache-Control") == "max-age=%d" % (86400 + 2 * 3600 + 30 * 60), r
 
 
+def test_expires_from_variables(srv):
+    r = raw(srv, "/exp/var?e=1h")
+    assert r.header("Cache-Control") == "max-age=3600", r
+    r = raw(srv, "/exp/var?e=epoch")
+    assert r.header("Cache-Control") == "no-cache", r
+    assert r.header("Expires") == "Thu, 01 Jan 1970 00:00:01 GMT", r
+    r = raw(srv, "/exp/var?e=max")
+    assert r.header("Cache-Control") == "max-age=315360000", r
+    r = raw(srv, "/exp/var?e=off")
+    assert r.status == 200 and r.header("Expires") is None, r
+    # not an expires value: ignored, logged
+    r = raw(srv, "/exp/var?e=soon")
+    assert r.status == 200 and r.header("Expires") is None, r
+    assert h.wait_file_contains(srv.error_log_path, '"expires": invalid value "soon"')
+    r = raw(srv, "/exp/var")
+    assert r.status == 200 and r.header("Expires") is None, r
+    r = raw(srv, "/exp/varmod?e=2d")
+    assert _date(r.header("Expires")) == MTIME + 2 * 86400, r
+    r = raw(srv, "/exp/varmod?e=@1h")
+    assert r.status == 200 and r.header("Expires") is None, r
+
+
 def test_expires_not_on_errors(srv):
     r = raw(srv, "/exp/404")
     assert r.status == 404, r
@@ -428,6 +452,8 @@ def test_config_errors_name_file_and_line(tmp_path):
         ("    expires @-1h;\n", "invalid value \"@-1h\""),
         ("    expires modified @1h;\n", "daily time cannot be used with \"modified\""),
         ("    expires 1h;\n    expires 2h;\n", "\"expires\" directive is duplicate"),
+        ("    expires $nosuchvar;\n", "unknown variable"),
+        ("    expires modified;\n", "invalid value \"modified\""),
     ]
     for i, (http, needle) in enumerate(cases):
         d = tmp_path / ("c%d" % i)
