@@ -5,6 +5,7 @@
  *   add_trailer NAME VALUE [always];
  *   expires [modified] TIME | epoch | max | off;
  *   expires @TIME-OF-DAY;               ("@15h30m": the next 15:30, local time)
+ *   expires [modified] $VARIABLES;      (one of the above, per response)
  *
  * VALUE may hold variables ($host, ${upstream_cache_status} ...), those of
  * the core and those modules declare. A level with add_header of its own
