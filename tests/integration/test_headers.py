@@ -426,14 +426,6 @@ def test_trailer_http2_head_has_none(srv):
 
 # ---------------------------------------------------------------- configuration
 
-def test_no_directive_keeps_the_filters_out(sws):
-    # without any add_header/expires/add_trailer the module installs nothing:
-    # respond is answered on the fixed fast path, whose bytes are exact
-    srv = sws()
-    r = raw(srv, "/respond")
-    assert r.status == 200 and r.body == b"Hello, world!", r
-
-
 def test_config_errors_name_file_and_line(tmp_path):
     cases = [
         ("    add_header \"\" v;\n", "invalid header name \"\" in \"add_header\" directive in"),
