@@ -43,6 +43,7 @@
 #define SWS_HTTP_TEMPORARY_REDIRECT      307
 #define SWS_HTTP_PERMANENT_REDIRECT      308
 #define SWS_HTTP_BAD_REQUEST             400
+#define SWS_HTTP_UNAUTHORIZED            401
 #define SWS_HTTP_FORBIDDEN               403
 #define SWS_HTTP_NOT_FOUND               404
 #define SWS_HTTP_NOT_ALLOWED             405
@@ -303,6 +304,22 @@ void      sws_http_clear_response(sws_http_request_t *r);
 /* Ask the filters to honour Range for this response (static files). */
 void      sws_http_allow_ranges(sws_http_request_t *r, int on);
 int       sws_http_ranges_allowed(sws_http_request_t *r);
+
+/*
+ * Trailer fields, sent after the body: over HTTP/1.1 after the last chunk,
+ * over HTTP/2 as a HEADERS frame that ends the stream. Call
+ * sws_http_expect_trailers() before the head is sent (a header filter): an
+ * HTTP/1.1 response is then framed chunked even when its length is known
+ * (HTTP/1.0 has no trailers; neither has a response without a body).
+ * sws_http_trailer_out_add() works until the last buffer reaches the
+ * protocol (a body filter that sees last_buf, before passing it on); name
+ * and value must live as long as the request. Returns the field, or NULL.
+ */
+void      sws_http_expect_trailers(sws_http_request_t *r);
+sws_http_header_t *sws_http_trailer_out_add(sws_http_request_t *r,
+    const sws_str_t *name, const sws_str_t *value);
+/* The trailer fields added so far, or NULL. */
+const sws_array_t *sws_http_trailers_out(sws_http_request_t *r);
 
 /* Run the header filters and queue the head. Returns SWS_OK, or SWS_ERROR
  * (connection failed). After it, check sws_http_header_only(): for HEAD and

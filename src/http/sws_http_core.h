@@ -28,6 +28,7 @@ typedef struct {
     sws_uint_t            rewrite_index;        /* a named location starts here */
     sws_uint_t            content_index;/* first CONTENT handler */
     sws_uint_t            log_index;    /* first LOG handler */
+    sws_uint_t            access_index; /* first ACCESS handler */
 } sws_http_phase_engine_t;
 
 typedef struct {
@@ -147,6 +148,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               server_tokens;
     sws_int_t               request_id;
     sws_int_t               chunked_transfer_encoding;
+    sws_uint_t              satisfy;       /* SWS_HTTP_SATISFY_ALL / _ANY */
     sws_msec_t              keepalive_timeout;
     sws_uint_t              keepalive_requests;
     sws_msec_t              send_timeout;
@@ -165,6 +167,9 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               open_file_cache_errors;
     unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
 };
+
+#define SWS_HTTP_SATISFY_ALL  0
+#define SWS_HTTP_SATISFY_ANY  1
 
 extern sws_module_t sws_http_module;
 extern sws_module_t sws_http_core_module;
@@ -346,6 +351,7 @@ struct sws_http_request_s {
     sws_str_t                 *h_transfer_encoding;
     sws_str_t                 *h_expect;
     sws_str_t                 *h_request_id;
+    sws_str_t                 *h_authorization;
     off_t                      content_length_n;   /* -1 none */
     /* A body of unknown length follows: chunked (h1), or DATA frames
      * without content-length (h2). */
@@ -355,6 +361,13 @@ struct sws_http_request_s {
     sws_uint_t                 status;
     sws_uint_t                 err_status;     /* error_page: the status to send */
     sws_array_t                headers_out;
+    /* Trailer fields (sws_http_trailer_out_add), sent after the body:
+     * HTTP/1.1 chunked, HTTP/2 a HEADERS frame; NULL: none. */
+    sws_array_t               *trailers_out;
+    /* The challenges of a 401 (WWW-Authenticate), kept for the page an
+     * error_page serves in its place; NULL: none. */
+    sws_array_t               *err_headers_out;
+    sws_uint_t                 access_code;    /* satisfy any: 401/403 so far */
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
     time_t                     last_modified;
@@ -419,6 +432,9 @@ struct sws_http_request_s {
     /* A body filter holds data until output is sent (sws_http_set_buffered):
      * the writers run the filters again, and the response is not over. */
     unsigned                   filter_buffered:1;
+    /* Trailer fields will follow the body (sws_http_expect_trailers):
+     * HTTP/1.1 frames it chunked even when its length is known. */
+    unsigned                   expect_trailers:1;
     unsigned                   limit_rate_set:1;
     unsigned                   limit_rate_after_set:1;
 };

@@ -23,6 +23,12 @@ static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cm
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
+static const sws_conf_enum_t sws_http_core_satisfy[] = {
+    { sws_string("all"), SWS_HTTP_SATISFY_ALL },
+    { sws_string("any"), SWS_HTTP_SATISFY_ANY },
+    { sws_null_string, 0 }
+};
+
 /* open_file_cache when nothing says otherwise. */
 static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
 
@@ -61,6 +67,8 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("request_id", SWS_CONF_FLAG, sws_conf_set_flag_slot, request_id),
     LOC_SLOT("chunked_transfer_encoding", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              chunked_transfer_encoding),
+    { "satisfy", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_enum_slot, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_core_loc_conf_t, satisfy), sws_http_core_satisfy },
     LOC_SLOT("keepalive_timeout", SWS_CONF_TAKE12, sws_http_core_keepalive, keepalive_timeout),
     LOC_SLOT("keepalive_requests", SWS_CONF_TAKE1, sws_conf_set_num_slot, keepalive_requests),
     LOC_SLOT("send_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, send_timeout),
@@ -221,6 +229,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->server_tokens = SWS_UNSET;
     clcf->request_id = SWS_UNSET;
     clcf->chunked_transfer_encoding = SWS_UNSET;
+    clcf->satisfy = SWS_UNSET_UINT;
     clcf->keepalive_timeout = SWS_UNSET_MSEC;
     clcf->keepalive_requests = SWS_UNSET_UINT;
     clcf->send_timeout = SWS_UNSET_MSEC;
@@ -296,6 +305,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->server_tokens, prev->server_tokens, 1);
     sws_conf_merge_value(conf->request_id, prev->request_id, 0);
     sws_conf_merge_value(conf->chunked_transfer_encoding, prev->chunked_transfer_encoding, 1);
+    sws_conf_merge_uint_value(conf->satisfy, prev->satisfy, SWS_HTTP_SATISFY_ALL);
     sws_conf_merge_msec_value(conf->keepalive_timeout, prev->keepalive_timeout, 75000);
     sws_conf_merge_uint_value(conf->keepalive_requests, prev->keepalive_requests, 1000);
     sws_conf_merge_msec_value(conf->send_timeout, prev->send_timeout, 60000);

@@ -735,6 +735,48 @@ sws_http1_free_sent(sws_http_request_t *r, sws_chain_t *from, sws_chain_t *upto)
     }
 }
 
+/* The end of a chunked body with trailer fields: [CRLF after the last
+ * data] "0" CRLF, the fields, CRLF (RFC 9112 7.1.2). Fields without a
+ * name or with a hash of 0 (deleted) are left out. */
+static sws_chain_t *
+sws_http1_trailers(sws_http_request_t *r, int after_data)
+{
+    sws_http_header_t *h = r->trailers_out->elts;
+    sws_chain_t       *cl;
+    sws_buf_t         *b;
+    sws_uint_t         i;
+    size_t             len = sizeof("\r\n0\r\n\r\n") - 1;
+    u_char            *p;
+
+    for (i = 0; i < r->trailers_out->nelts; i++) {
+        len += h[i].name.len + 2 + h[i].value.len + 2;
+    }
+    b = sws_create_temp_buf(r->pool, len);
+    cl = sws_alloc_chain_link(r->pool);
+    if (b == NULL || cl == NULL) {
+        return NULL;
+    }
+    p = b->last;
+    if (after_data) {
+        p = sws_cpymem(p, "\r\n", 2);
+    }
+    p = sws_cpymem(p, "0\r\n", 3);
+    for (i = 0; i < r->trailers_out->nelts; i++) {
+        if (h[i].hash == 0 || h[i].name.len == 0) {
+            continue;
+        }
+        p = sws_cpymem(p, h[i].name.data, h[i].name.len);
+        *p++ = ':';
+        *p++ = ' ';
+        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    b->last = sws_cpymem(p, "\r\n", 2);
+    cl->buf = b;
+    return cl;
+}
+
 /* Frame body data as chunks: "size\r\n" data "\r\n", and "0\r\n\r\n" last. */
 static sws_chain_t *
 sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
@@ -772,7 +814,14 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
         *ll = cl;
         ll = &cl->next;
     }
-    if (size || last) {
+    if (last && r->trailers_out && r->trailers_out->nelts) {
+        cl = sws_http1_trailers(r, size != 0);
+        if (cl == NULL) {
+            return SWS_CHAIN_ERROR;
+        }
+        *ll = cl;
+        ll = &cl->next;
+    } else if (size || last) {
         cl = sws_http1_framing(r);
         if (cl == NULL) {
             return SWS_CHAIN_ERROR;

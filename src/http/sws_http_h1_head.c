@@ -93,6 +93,13 @@ sws_http1_build_head(sws_http_request_t *r)
         } else {
             r->keepalive = 0;
         }
+    } else if (r->expect_trailers && body_allowed && !r->header_only
+               && r->http_version >= SWS_HTTP_VERSION_11 && clcf->chunked_transfer_encoding)
+    {
+        /* Trailer fields need the chunked framing, whatever the length
+         * (as nginx does). */
+        r->chunked_out = 1;
+        r->out_content_length = -1;
     }
     sws_http1_decide_keepalive(r);
 

@@ -39,6 +39,9 @@ sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
         if (p == SWS_HTTP_REWRITE_PHASE) {
             pe->rewrite_index = k;
         }
+        if (p == SWS_HTTP_ACCESS_PHASE) {
+            pe->access_index = k;
+        }
         if (p == SWS_HTTP_FIND_LOCATION_PHASE) {
             pe->find_location_index = k;
             pe->handlers[k] = sws_http_find_location_handler;
@@ -66,6 +69,45 @@ sws_http_find_location_handler(sws_http_request_t *r)
     return rc == SWS_OK ? SWS_OK : rc;
 }
 
+/*
+ * The access phase combines its checks (access, auth_basic, ...) as the
+ * location's "satisfy" says, as nginx does. all: each check runs, SWS_OK
+ * and SWS_DECLINED go on to the next, anything else ends the request.
+ * any: the first SWS_OK lets the request through; a 403 or 401 is kept
+ * (a 401 wins, so that the client is asked for credentials) and the next
+ * check runs; when none said yes, the kept status ends the request.
+ * Returns the next handler's index, or SWS_DONE when r was finalised
+ * or suspended.
+ */
+static sws_int_t
+sws_http_access_step(sws_http_request_t *r, sws_http_phase_engine_t *pe, sws_uint_t i,
+    sws_int_t rc)
+{
+    if (sws_http_core_loc(r)->satisfy == SWS_HTTP_SATISFY_ALL) {
+        if (rc == SWS_OK || rc == SWS_DECLINED) {
+            return (sws_int_t) i + 1;
+        }
+    } else {
+        if (rc == SWS_OK) {
+            r->access_code = 0;
+            return (sws_int_t) pe->next[i];
+        }
+        if (rc == SWS_DECLINED) {
+            return (sws_int_t) i + 1;
+        }
+        if (rc == SWS_HTTP_FORBIDDEN || rc == SWS_HTTP_UNAUTHORIZED) {
+            if (r->access_code != SWS_HTTP_UNAUTHORIZED) {
+                r->access_code = (sws_uint_t) rc;
+            }
+            return (sws_int_t) i + 1;
+        }
+    }
+    if (rc != SWS_AGAIN && rc != SWS_DONE) {
+        sws_http_finalize(r, rc);
+    }
+    return SWS_DONE;
+}
+
 /* Walk the engine from r->phase_handler until a handler suspends the request
  * or the content phase finishes it. */
 void
@@ -79,6 +121,17 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
     for ( ;; ) {
         i = r->phase_handler;
+
+        if (i == pe->access_index) {
+            r->access_code = 0;
+        }
+        if (r->access_code && pe->phase_of[i] != SWS_HTTP_ACCESS_PHASE) {
+            /* satisfy any, and no check said yes */
+            rc = (sws_int_t) r->access_code;
+            r->access_code = 0;
+            sws_http_finalize(r, rc);
+            return;
+        }
 
         if (i == pe->content_index) {
             clcf = sws_http_core_loc(r);
@@ -97,6 +150,14 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
         rc = h(r);
 
+        if (pe->phase_of[i] == SWS_HTTP_ACCESS_PHASE) {
+            rc = sws_http_access_step(r, pe, i, rc);
+            if (rc == SWS_DONE) {
+                return;
+            }
+            r->phase_handler = (sws_uint_t) rc;
+            continue;
+        }
         if (rc == SWS_DECLINED) {
             r->phase_handler = i + 1;
             continue;

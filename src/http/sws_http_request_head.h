@@ -14,7 +14,8 @@ sws_int_t sws_http_request_header_refused(sws_http_request_t *r, sws_http_header
 
 /* A field of the request head (name lower-case) arrived: the ones the core
  * looks at are remembered (r->h_host ...). SWS_OK, or 400 for a repeated
- * Host, Expect, Transfer-Encoding, X-Request-Id or a differing
+ * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization (as nginx:
+ * which one a module would check must not be a guess) or a differing
  * Content-Length. Connection is a list: the first one is what the core
  * reads. */
 static inline sws_int_t
@@ -41,6 +42,11 @@ sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
     case 12:
         if (memcmp(h->name.data, "x-request-id", 12) == 0) {
             slot = &r->h_request_id;
+        }
+        break;
+    case 13:
+        if (memcmp(h->name.data, "authorization", 13) == 0) {
+            slot = &r->h_authorization;
         }
         break;
     case 14:

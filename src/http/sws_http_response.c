@@ -17,6 +17,19 @@ sws_http_core_header_filter(sws_http_request_t *r)
     if (r->err_status && (r->status == SWS_HTTP_OK || r->status == 0)) {
         r->status = r->err_status;
     }
+    /* ... and a 401's challenge (sws_http_special.c kept it) */
+    if (r->err_headers_out && r->status == SWS_HTTP_UNAUTHORIZED
+        && sws_http_header_out(r, "www-authenticate", 16) == NULL)
+    {
+        sws_http_header_t *h = r->err_headers_out->elts;
+        sws_uint_t         i;
+
+        for (i = 0; i < r->err_headers_out->nelts; i++) {
+            if (sws_http_header_out_add(r, &h[i].name, &h[i].value) == NULL) {
+                return SWS_ERROR;
+            }
+        }
+    }
     status = r->status;
     r->header_sent = 1;
     if (r->method == SWS_HTTP_HEAD || status < 200 || status == 204 || status == 304) {
@@ -127,6 +140,12 @@ sws_http_send_header(sws_http_request_t *r)
     }
     if (r->status == 0) {
         r->status = SWS_HTTP_OK;
+    }
+    /* A page served for error_page goes out with the error's status: set
+     * here, before the filters, so that they all see it (add_header's
+     * status list, the range and conditional filters), as in nginx. */
+    if (r->err_status && r->status == SWS_HTTP_OK) {
+        r->status = r->err_status;
     }
     /* Last-Modified only with 200, 206 and 304, as nginx: an error page
      * made from a file (error_page 404 /404.html) does not claim to be
@@ -276,6 +295,41 @@ sws_http_clear_response(sws_http_request_t *r)
     r->location.len = 0;
     r->location.data = NULL;
     r->allow_ranges = 0;
+    r->trailers_out = NULL;
+    r->expect_trailers = 0;
+}
+
+void
+sws_http_expect_trailers(sws_http_request_t *r)
+{
+    r->expect_trailers = 1;
+}
+
+sws_http_header_t *
+sws_http_trailer_out_add(sws_http_request_t *r, const sws_str_t *name, const sws_str_t *value)
+{
+    sws_http_header_t *h;
+
+    if (r->trailers_out == NULL) {
+        r->trailers_out = sws_array_create(r->pool, 4, sizeof(sws_http_header_t));
+        if (r->trailers_out == NULL) {
+            return NULL;
+        }
+    }
+    h = sws_array_push(r->trailers_out);
+    if (h == NULL) {
+        return NULL;
+    }
+    h->name = *name;
+    h->value = *value;
+    h->hash = 1;
+    return h;
+}
+
+const sws_array_t *
+sws_http_trailers_out(sws_http_request_t *r)
+{
+    return r->trailers_out;
 }
 
 sws_http_header_t *

@@ -73,6 +73,36 @@ sws_http_status_has_body(sws_uint_t status)
     return !(status < 200 || status == 204 || status == 304);
 }
 
+/* The WWW-Authenticate fields of a 401 go with the page served for it
+ * (as nginx's do): kept aside, since the redirect clears the response,
+ * and put back by the core header filter (sws_http_response.c). */
+static sws_int_t
+sws_http_keep_challenges(sws_http_request_t *r)
+{
+    sws_http_header_t *h = r->headers_out.elts, *k;
+    sws_uint_t         i;
+
+    for (i = 0; i < r->headers_out.nelts; i++) {
+        if (h[i].hash == 0 || h[i].name.len != 16
+            || sws_strncasecmp(h[i].name.data, (const u_char *) "www-authenticate", 16) != 0)
+        {
+            continue;
+        }
+        if (r->err_headers_out == NULL) {
+            r->err_headers_out = sws_array_create(r->pool, 1, sizeof(sws_http_header_t));
+            if (r->err_headers_out == NULL) {
+                return SWS_ERROR;
+            }
+        }
+        k = sws_array_push(r->err_headers_out);
+        if (k == NULL) {
+            return SWS_ERROR;
+        }
+        *k = h[i];
+    }
+    return SWS_OK;
+}
+
 static sws_int_t
 sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
 {
@@ -91,6 +121,9 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             continue;
         }
         r->error_page = 1;
+        if (status == SWS_HTTP_UNAUTHORIZED && sws_http_keep_challenges(r) != SWS_OK) {
+            return SWS_ERROR;
+        }
         uri = ep[i].uri;
         if (uri.data[0] == '@') {
             /* a named location keeps the method, as nginx */
@@ -133,9 +166,15 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
 
     if (status >= 400 && r->loc_conf) {
         rc = sws_http_try_error_page(r, status);
-        if (rc == SWS_DONE) {
-            return SWS_DONE;
+        if (rc == SWS_DONE || rc == SWS_ERROR) {
+            return rc;
         }
+    }
+    /* A 401 keeps its challenges (auth_basic's WWW-Authenticate). */
+    if (status == SWS_HTTP_UNAUTHORIZED && r->err_headers_out == NULL
+        && sws_http_keep_challenges(r) != SWS_OK)
+    {
+        return SWS_ERROR;
     }
 
     /* Keep an Allow header a handler set for 405; drop everything else. */

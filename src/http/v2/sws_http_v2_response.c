@@ -258,7 +258,8 @@ sws_http_v2_send_header(sws_http_request_t *r)
 
     /* Without a body (HEAD, 204, 304, an empty one) the HEADERS end the
      * stream. */
-    st->data = !(r->header_only || !body || r->out_content_length == 0);
+    st->data = !(r->header_only || !body
+                 || (r->out_content_length == 0 && !r->expect_trailers));
     prd.source.ptr = st;
     prd.read_callback = sws_http_v2_read_cb;
     rv = nghttp2_submit_response(st->h2c->session, st->id, nva, nv - nva,
@@ -335,6 +336,36 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
     return SWS_AGAIN;
 }
 
+/* At the end of the body: trailer fields go in a HEADERS frame that ends
+ * the stream instead of the last DATA frame (RFC 9113 8.1), submitted
+ * from the data callback as nghttp2 asks. */
+static sws_int_t
+sws_http_v2_trailers(sws_http_request_t *r, uint32_t *data_flags)
+{
+    sws_http_v2_stream_t *st = r->stream;
+    nghttp2_nv           *nva, *nv;
+
+    if (r->trailers_out == NULL || r->trailers_out->nelts == 0) {
+        return SWS_OK;
+    }
+    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * r->trailers_out->nelts);
+    if (nva == NULL) {
+        return SWS_ERROR;
+    }
+    nv = sws_http_v2_nv_fields(r, nva, r->trailers_out->elts, r->trailers_out->nelts, 1);
+    if (nv == NULL) {
+        return SWS_ERROR;
+    }
+    if (nv == nva) {
+        return SWS_OK;
+    }
+    if (nghttp2_submit_trailer(st->h2c->session, st->id, nva, (size_t) (nv - nva)) != 0) {
+        return SWS_ERROR;
+    }
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
+    return SWS_OK;
+}
+
 /* limit_rate: at most *chunk bytes now (lowered to what the rate allows),
  * or SWS_AGAIN and the stream's pace timer resumes it when some may go. */
 static sws_int_t
@@ -391,7 +422,8 @@ sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, s
     if (have == 0) {
         if (st->out_last) {
             *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-            return 0;
+            return sws_http_v2_trailers(r, data_flags) == SWS_OK
+                   ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
         }
         st->deferred = 1;
         return NGHTTP2_ERR_DEFERRED;
@@ -399,6 +431,9 @@ sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, s
     *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
     if (have <= chunk && st->out_last) {
         *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+        if (sws_http_v2_trailers(r, data_flags) != SWS_OK) {
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        }
     }
     return (ssize_t) sws_min(have, chunk);
 }
