@@ -53,6 +53,8 @@ static const sws_command_t  sws_core_commands[] = {
                        rlimit_nofile),
     SWS_CORE_DIRECTIVE("worker_shutdown_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
                        shutdown_timeout),
+    SWS_CORE_DIRECTIVE("worker_shutdown_idle", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+                       shutdown_idle),
     SWS_CORE_DIRECTIVE("error_log", SWS_CONF_TAKE12, sws_core_set_error_log, error_log),
     /* Both are read by the cycle before dispatch; the setters record them. */
     SWS_CORE_DIRECTIVE("modules_dir", SWS_CONF_TAKE1, sws_conf_set_path_slot, modules_dir),
@@ -135,6 +137,7 @@ sws_core_create_conf(sws_conf_t *cf)
     ccf->gid = (gid_t) -1;
     ccf->rlimit_nofile = SWS_UNSET;
     ccf->shutdown_timeout = SWS_UNSET_MSEC;
+    ccf->shutdown_idle = SWS_UNSET_MSEC;
     return ccf;
 }
 
@@ -228,6 +231,9 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     }
     if (ccf->shutdown_timeout == SWS_UNSET_MSEC) {
         ccf->shutdown_timeout = 0;
+    }
+    if (ccf->shutdown_idle == SWS_UNSET_MSEC) {
+        ccf->shutdown_idle = 1000;
     }
 
     if (ccf->worker_processes == 0) {            /* auto */

@@ -18,6 +18,7 @@ typedef struct {
     gid_t         gid;
     sws_int_t     rlimit_nofile;     /* worker_rlimit_nofile */
     sws_msec_t    shutdown_timeout;  /* worker_shutdown_timeout (default 0: none) */
+    sws_msec_t    shutdown_idle;     /* worker_shutdown_idle (default 1s) */
     sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default logs/error.log error) */
     sws_str_t     modules_dir;       /* modules_dir DIR (default from configure) */
     sws_array_t  *load_modules;      /* load_module PATH; (sws_str_t) */

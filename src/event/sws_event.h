@@ -89,6 +89,12 @@ struct sws_connection_s {
     off_t                 sent;
     sws_buf_t            *buffer;
     sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
+    /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
+     * called once when the worker stops accepting, it has the connection
+     * finish what it serves and end when it is idle. NULL: the connection
+     * ends by itself (an upstream's, or one whose protocol is not known
+     * yet and asks sws_exiting when it is). */
+    void                (*shutdown)(sws_connection_t *c);
     sws_queue_t           queue;         /* reusable (idle keep-alive) */
     uint64_t              number;
     sws_uint_t            requests;
@@ -135,6 +141,9 @@ void              sws_close_connection(sws_connection_t *c);
 /* Idle keep-alive connections may be closed when connections run out. */
 void              sws_reusable_connection(sws_connection_t *c, int reusable);
 void              sws_close_idle_connections(int all);
+/* Graceful shutdown: call the shutdown hook of every connection that has
+ * one; the idle ones without a hook are closed. */
+void              sws_shutdown_connections(void);
 sws_uint_t        sws_active_connections(void);
 sws_uint_t        sws_connections_free(void);
 
@@ -160,5 +169,8 @@ void      sws_listening_disable(sws_cycle_t *cycle);
 /* ---- the worker loop (sws_event_loop.c) ---- */
 extern sws_uint_t sws_worker_connections;
 extern volatile int sws_exiting;
+/* While exiting: how long a kept connection may wait for one more request
+ * (worker_shutdown_idle), counted from the end of its last response. */
+extern sws_msec_t sws_exiting_idle;
 
 #endif

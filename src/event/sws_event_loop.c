@@ -8,6 +8,7 @@
 #include "../core/sws_log_internal.h"
 
 volatile int sws_exiting;
+sws_msec_t   sws_exiting_idle;
 
 static void
 sws_worker_reopen_logs(sws_cycle_t *cycle)
@@ -75,10 +76,15 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
         }
 
         if (sws_quit && !sws_exiting) {
+            /* Nothing that was asked is lost: no new connections, and
+             * each protocol ends its connections once what they carry is
+             * done (HTTP/1: "Connection: close" on the next response;
+             * HTTP/2: GOAWAY). The worker exits when the last is gone. */
             sws_exiting = 1;
+            sws_exiting_idle = ccf->shutdown_idle;
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
             sws_listening_disable(cycle);
-            sws_close_idle_connections(1);
+            sws_shutdown_connections();
             if (ccf->shutdown_timeout > 0) {
                 deadline = sws_current_msec() + ccf->shutdown_timeout;
             }

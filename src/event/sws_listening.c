@@ -415,6 +415,11 @@ sws_listening_disable(sws_cycle_t *cycle)
         if (c == NULL) {
             continue;
         }
+        if (ls->udp && c->shutdown != NULL) {
+            /* QUIC: the connections of this socket are still served
+             * through it; its protocol closes it when they are done. */
+            continue;
+        }
         /* Close this worker's copy: the master keeps the socket open for the
          * other (and the next) workers. */
         sws_epoll_del_connection(c);
