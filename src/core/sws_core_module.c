@@ -24,7 +24,6 @@
 #define SWS_MODULES_PATH  "modules"
 #endif
 
-#define SWS_CORE_MAX_WORKERS  1024
 #define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
 
 static void *sws_core_create_conf(sws_conf_t *cf);

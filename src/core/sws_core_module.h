@@ -5,6 +5,8 @@
 #include <scalws/scalws.h>
 #include <sys/types.h>
 
+#define SWS_CORE_MAX_WORKERS  1024
+
 typedef struct {
     sws_int_t     daemon;            /* daemon on|off (default on) */
     sws_int_t     master;            /* master_process on|off (default on) */

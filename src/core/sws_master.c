@@ -3,8 +3,9 @@
  * on signals. It never accepts connections.
  *
  * Workers are kept in a small table of children. A reload starts a new
- * generation of workers and tells the older ones to quit; only a worker of
- * the current generation that died without being told to is respawned.
+ * generation of workers and, once they all accept connections (or after
+ * SWS_READY_WAIT), tells the older ones to quit; only a worker of the
+ * current generation that died without being told to is respawned.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include "sws_process.h"
@@ -25,6 +27,8 @@
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
+#define SWS_READY_WAIT      2000    /* ms a reload waits for its workers to accept */
+#define SWS_READY_POLL      5       /* ms between two looks meanwhile */
 
 enum {
     SWS_CHILD_FREE = 0,
@@ -53,6 +57,7 @@ static sws_uint_t    sws_generation;
 static int           sws_master_state;
 static int           sws_workers_stopped;   /* after WINCH, until HUP */
 static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
+static sws_msec_t    sws_retire_at;         /* older generations quit by then, 0: none */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
 
@@ -104,8 +109,12 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
         return;
     }
 
+    if (sws_worker_ready != NULL && worker < SWS_CORE_MAX_WORKERS) {
+        sws_worker_ready[worker] = 0;        /* not this one yet */
+    }
     pid = fork();
     if (pid == 0) {
+        sws_worker_generation = sws_generation;
         sws_helpers_close_pipes();
         sws_worker_process(cycle, worker, sws_master_pid);
     }
@@ -171,6 +180,50 @@ sws_stop_children(sws_cycle_t *cycle, int signo, sws_uint_t below)
             c->state = SWS_CHILD_QUITTING;
         }
     }
+}
+
+
+/*
+ * After a reload the old workers go on accepting until every new one
+ * does: told to quit at once, they would stop accepting while the new
+ * ones still start, and the clients whose connections they end would
+ * reconnect to the old worker that had not yet seen its QUIT, to be
+ * ended a second time.
+ */
+static void
+sws_retire_old(sws_cycle_t *cycle)
+{
+    sws_uint_t    i, ready;
+    sws_child_t  *c;
+
+    if (sws_retire_at == 0) {
+        return;
+    }
+    if (sws_master_now() < sws_retire_at) {
+        for (i = 0; i < sws_children_n; i++) {
+            c = &sws_children[i];
+            if (c->generation != sws_generation) {
+                continue;
+            }
+            if (c->state == SWS_CHILD_PENDING) {
+                return;                      /* not even forked yet */
+            }
+            if (c->state != SWS_CHILD_RUNNING) {
+                continue;
+            }
+            ready = c->worker < SWS_CORE_MAX_WORKERS && sws_worker_ready != NULL
+                    ? __atomic_load_n(&sws_worker_ready[c->worker], __ATOMIC_ACQUIRE) : 0;
+            if (ready != sws_generation) {
+                return;
+            }
+        }
+    } else {
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "the workers of generation %lu do not "
+                      "accept yet %d ms after the reload: retiring the old ones anyway",
+                      (unsigned long) sws_generation, SWS_READY_WAIT);
+    }
+    sws_retire_at = 0;
+    sws_stop_children(cycle, SIGQUIT, sws_generation);
 }
 
 
@@ -317,6 +370,13 @@ sws_arm_timer(sws_cycle_t *cycle)
     sws_msec_t        next = sws_kill_at, delay, helper = sws_helpers_next_timer();
     sws_uint_t        i;
 
+    if (sws_retire_at != 0) {
+        delay = sws_min(sws_retire_at, sws_master_now() + SWS_READY_POLL);
+        if (next == 0 || delay < next) {
+            next = delay;
+        }
+    }
+
     for (i = 0; i < sws_children_n; i++) {
         if (sws_children[i].state == SWS_CHILD_PENDING
             && (next == 0 || sws_children[i].at < next))
@@ -360,6 +420,7 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
         /* Fast: the helpers stop with the workers, not after them. */
         sws_helpers_stop(cycle, SWS_TERMINATE_WAIT);
     }
+    sws_retire_at = 0;
     sws_stop_children(cycle, signo, sws_generation + 1);
     /* No new connections from now on: the workers finish what they have. */
     sws_listening_close(cycle, 1);
@@ -453,7 +514,8 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_generation++;
     sws_workers_stopped = 0;
     sws_start_workers(new);
-    sws_stop_children(new, SIGQUIT, sws_generation);
+    /* The old ones quit when the new ones accept (sws_retire_old). */
+    sws_retire_at = sws_master_now() + SWS_READY_WAIT;
 
     memcpy(old_pid, sws_pid_path, sizeof(old_pid));
     sws_set_pid_path(new);
@@ -490,6 +552,13 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     }
 
     sws_generation = 1;
+    sws_worker_ready = mmap(NULL, SWS_CORE_MAX_WORKERS * sizeof(sws_uint_t),
+                            PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sws_worker_ready == MAP_FAILED) {
+        /* Reloads then retire the old workers after SWS_READY_WAIT. */
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "mmap() of the workers' states failed");
+        sws_worker_ready = NULL;
+    }
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);
@@ -521,6 +590,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         }
         sws_alarm = 0;
         sws_run_timers(cycle);
+        sws_retire_old(cycle);
 
         if (sws_reopen) {
             sws_reopen = 0;
@@ -541,6 +611,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
                           "stopping the workers gracefully (WINCH); HUP starts them again");
             sws_workers_stopped = 1;
+            sws_retire_at = 0;
             sws_stop_children(cycle, SIGQUIT, sws_generation + 1);
         }
         if (sws_upgrade) {

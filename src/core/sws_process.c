@@ -39,6 +39,9 @@ volatile sig_atomic_t  sws_noaccept;
 volatile sig_atomic_t  sws_upgrade;
 volatile sig_atomic_t  sws_alarm;
 
+sws_uint_t  *sws_worker_ready;
+sws_uint_t   sws_worker_generation;
+
 sigset_t  sws_wait_sigmask;
 
 /* ALRM is the master's timer (the TERM deadline, delayed respawns). */
@@ -269,6 +272,20 @@ sws_worker_process(sws_cycle_t *cycle, sws_uint_t worker, pid_t master)
 
     sws_worker_run(cycle, worker);
     exit(0);
+}
+
+
+void
+sws_worker_accepting(sws_uint_t worker)
+{
+    if (sws_process != SWS_PROCESS_WORKER || sws_worker_ready == NULL
+        || worker >= SWS_CORE_MAX_WORKERS)
+    {
+        return;
+    }
+    /* No signal: a worker that dropped privileges may not send one to
+     * the master; the master looks while it waits (SWS_READY_POLL). */
+    __atomic_store_n(&sws_worker_ready[worker], sws_worker_generation, __ATOMIC_RELEASE);
 }
 
 

@@ -41,4 +41,8 @@ void sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args);
  */
 void sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker);
 
+/* A worker accepts connections now: it tells the master, which retires
+ * the previous generation only then (sws_master.c). */
+void sws_worker_accepting(sws_uint_t worker);
+
 #endif

@@ -13,6 +13,13 @@ extern volatile sig_atomic_t sws_noaccept;  /* WINCH: stop workers, keep master 
 extern volatile sig_atomic_t sws_upgrade;   /* USR2: binary upgrade (unsupported) */
 extern volatile sig_atomic_t sws_alarm;     /* ALRM: the master's timer */
 
+/* Shared by the master and its workers (an anonymous shared mapping made
+ * before the first fork): for each worker index, the generation of the
+ * last worker of that index that began accepting. */
+extern sws_uint_t *sws_worker_ready;
+/* In a worker: the generation it belongs to. */
+extern sws_uint_t  sws_worker_generation;
+
 /* Run every module's init_master hook; logs which one failed. */
 sws_int_t sws_init_master_modules(sws_cycle_t *cycle);
 

@@ -69,6 +69,7 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
     sws_msec_t       timer, deadline = 0;
 
     sws_worker_init(cycle, worker);
+    sws_worker_accepting(worker);
 
     for ( ;; ) {
         if (sws_terminate) {
