@@ -60,6 +60,8 @@ static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
 static sws_msec_t    sws_retire_at;         /* older generations quit by then, 0: none */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
+static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
+static char          sws_pid_path_kept[PATH_MAX];  /* the pid file's name before */
 
 
 static sws_msec_t
@@ -259,6 +261,71 @@ sws_log_exit(sws_cycle_t *cycle, sws_child_t *c, int status, int expected)
 }
 
 
+/*
+ * USR2: the new binary starts with the listening sockets inherited and
+ * writes its own pid file; ours becomes NAME.oldbin. Both masters' workers
+ * then accept. WINCH here stops our workers, QUIT retires this master
+ * (the helpers of each master are its own: the new one starts its own, ours
+ * stop with us). To go back: HUP here starts our workers again, QUIT to
+ * the new master, and when it has exited the pid file gets its name back.
+ */
+static void
+sws_master_upgrade(sws_cycle_t *cycle)
+{
+    char   oldbin[PATH_MAX];
+    pid_t  pid;
+
+    if (sws_new_binary != 0) {
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "binary upgrade: the new binary runs "
+                      "already (process %ld): USR2 ignored", (long) sws_new_binary);
+        return;
+    }
+    if ((size_t) snprintf(oldbin, sizeof(oldbin), "%s.oldbin", sws_pid_path)
+        >= sizeof(oldbin))
+    {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "binary upgrade: pid file name too long");
+        return;
+    }
+    if (rename(sws_pid_path, oldbin) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "binary upgrade: rename(\"%s\", "
+                      "\"%s\") failed", sws_pid_path, oldbin);
+        return;
+    }
+    pid = sws_upgrade_exec(cycle);
+    if (pid == -1) {
+        if (rename(oldbin, sws_pid_path) == -1) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\") back failed",
+                          oldbin);
+        }
+        return;
+    }
+    sws_new_binary = pid;
+    memcpy(sws_pid_path_kept, sws_pid_path, sizeof(sws_pid_path));
+    memcpy(sws_pid_path, oldbin, sizeof(oldbin));
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "binary upgrade: started the new binary "
+                  "(process %ld); this master's pid file is now \"%s\"", (long) pid, oldbin);
+}
+
+
+/* The new binary has exited: it could not start, or it was told to go
+ * (a rollback). This master is the server again. */
+static void
+sws_upgrade_exited(sws_cycle_t *cycle, int status)
+{
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "binary upgrade: the new binary (process "
+                  "%ld) exited %s %d", (long) sws_new_binary,
+                  WIFSIGNALED(status) ? "on signal" : "with code",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    sws_new_binary = 0;
+    if (rename(sws_pid_path, sws_pid_path_kept) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\", \"%s\") failed",
+                      sws_pid_path, sws_pid_path_kept);
+        return;
+    }
+    memcpy(sws_pid_path, sws_pid_path_kept, sizeof(sws_pid_path));
+}
+
+
 /* Reap every exited child; respawn the workers that died unexpectedly. */
 static void
 sws_reap_children(sws_cycle_t *cycle)
@@ -291,6 +358,10 @@ sws_reap_children(sws_cycle_t *cycle)
                 c = &sws_children[i];
                 break;
             }
+        }
+        if (c == NULL && pid == sws_new_binary) {
+            sws_upgrade_exited(cycle, status);
+            continue;
         }
         if (c == NULL) {
             if (sws_helpers_reaped(cycle, pid, status)) {
@@ -422,8 +493,9 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
     }
     sws_retire_at = 0;
     sws_stop_children(cycle, signo, sws_generation + 1);
-    /* No new connections from now on: the workers finish what they have. */
-    sws_listening_close(cycle, 1);
+    /* No new connections from now on: the workers finish what they have.
+     * The sockets of a new binary stay where they are. */
+    sws_listening_close(cycle, sws_new_binary == 0);
 }
 
 
@@ -518,7 +590,9 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_retire_at = sws_master_now() + SWS_READY_WAIT;
 
     memcpy(old_pid, sws_pid_path, sizeof(old_pid));
-    sws_set_pid_path(new);
+    if (sws_new_binary == 0) {
+        sws_set_pid_path(new);       /* else it is the .oldbin one until the end */
+    }
     if (strcmp(old_pid, sws_pid_path) != 0) {
         if (sws_pidfile_write(sws_pid_path, sws_master_pid, new->log) == SWS_OK) {
             (void) sws_pidfile_delete(old_pid, new->log);
@@ -602,6 +676,16 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             continue;
         }
 
+        if (sws_reconfigure && sws_workers_stopped) {
+            /* After WINCH (a binary upgrade being rolled back): the same
+             * configuration again, as it served before. */
+            sws_reconfigure = 0;
+            sws_workers_stopped = 0;
+            sws_generation++;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "starting the workers again (HUP "
+                          "after WINCH), generation %lu", (unsigned long) sws_generation);
+            sws_start_workers(cycle);
+        }
         if (sws_reconfigure) {
             sws_reconfigure = 0;
             cycle = sws_master_reload(cycle, args);
@@ -616,8 +700,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         }
         if (sws_upgrade) {
             sws_upgrade = 0;
-            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
-                          "binary upgrade (USR2) is not supported, ignored");
+            sws_master_upgrade(cycle);
         }
     }
 }

@@ -41,6 +41,9 @@ void sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args);
  */
 void sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker);
 
+/* Keep a copy of the command line for a binary upgrade (sws_upgrade.c). */
+sws_int_t sws_save_argv(int argc, char *const *argv);
+
 /* A worker accepts connections now: it tells the master, which retires
  * the previous generation only then (sws_master.c). */
 void sws_worker_accepting(sws_uint_t worker);

@@ -20,6 +20,10 @@ extern sws_uint_t *sws_worker_ready;
 /* In a worker: the generation it belongs to. */
 extern sws_uint_t  sws_worker_generation;
 
+/* USR2: fork and exec the binary of the saved command line with cycle's
+ * listening sockets inherited (sws_upgrade.c). The child's pid, or -1. */
+pid_t sws_upgrade_exec(sws_cycle_t *cycle);
+
 /* Run every module's init_master hook; logs which one failed. */
 sws_int_t sws_init_master_modules(sws_cycle_t *cycle);
 

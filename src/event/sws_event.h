@@ -161,6 +161,18 @@ sws_int_t sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers);
 void      sws_listening_close(sws_cycle_t *cycle, int unlink_unix);
 /* A new cycle that will not be used: close only what it opened itself. */
 void      sws_listening_abandon(sws_cycle_t *cycle);
+/* Binary upgrade (as nginx's NGINX=): the listening sockets, TCP and UDP,
+ * that the old master handed to this process in SWS_LISTEN_ENV, "fd;fd;".
+ * sws_listening_inherit() reads (and removes) the variable, checking each
+ * fd is a socket: returns how many were taken (0: none or no variable).
+ * sws_listening_open() then takes an inherited socket of the same type and
+ * address before it opens one, and sws_listening_inherited_close() closes
+ * those the configuration did not want. sws_listening_env() formats the
+ * variable for the new binary: every socket of cycle, in order. */
+#define SWS_LISTEN_ENV  "SCALWS"
+sws_uint_t sws_listening_inherit(sws_log_t *log);
+void       sws_listening_inherited_close(void);
+char      *sws_listening_env(sws_cycle_t *cycle);
 /* Worker: register the accept events of this worker's sockets. */
 sws_int_t sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker);
 /* Worker: stop accepting (graceful shutdown). */
