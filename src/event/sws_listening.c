@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include "sws_event.h"
+#include "sws_listening_env.h"
 #include "sws_udp.h"
 
 sws_listening_t *
@@ -211,9 +212,7 @@ sws_uint_t
 sws_listening_inherit(sws_log_t *log)
 {
     const char      *env = getenv(SWS_LISTEN_ENV), *p;
-    char            *end;
-    long             fd;
-    int              on;
+    int              fd, on, rc;
     socklen_t        len;
     sws_inherited_t *in;
 
@@ -224,14 +223,8 @@ sws_listening_inherit(sws_log_t *log)
     if (sws_inherited == NULL) {
         return 0;
     }
-    for (p = env; *p != '\0'; p = end) {
-        if (*p == ';') {
-            end = (char *) p + 1;
-            continue;
-        }
-        errno = 0;
-        fd = strtol(p, &end, 10);
-        if (end == p || errno || fd < 0 || fd > INT_MAX || (*end != ';' && *end != '\0')) {
+    for (p = env; (rc = sws_listening_env_next(&p, &fd)) != 0; ) {
+        if (rc == -1) {
             sws_log_error(SWS_LOG_EMERG, log, 0, "invalid socket number in the "
                           SWS_LISTEN_ENV " environment variable: \"%s\", ignored", p);
             break;
@@ -242,14 +235,18 @@ sws_listening_inherit(sws_log_t *log)
             break;
         }
         in = &sws_inherited[sws_inherited_n];
-        in->fd = (int) fd;
+        in->fd = fd;
         in->socklen = sizeof(in->sockaddr);
         len = sizeof(in->type);
+        errno = 0;
+        on = 0;
         if (getsockopt(in->fd, SOL_SOCKET, SO_TYPE, &in->type, &len) == -1
             || getsockname(in->fd, (struct sockaddr *) &in->sockaddr, &in->socklen) == -1
-            || (in->type != SOCK_STREAM && in->type != SOCK_DGRAM))
+            || (in->type != SOCK_STREAM && in->type != SOCK_DGRAM)
+            || (in->type == SOCK_STREAM
+                && (getsockopt(in->fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == -1 || !on)))
         {
-            sws_log_error(SWS_LOG_EMERG, log, errno, "descriptor %ld of the " SWS_LISTEN_ENV
+            sws_log_error(SWS_LOG_EMERG, log, errno, "descriptor %d of the " SWS_LISTEN_ENV
                           " environment variable is not a usable socket, ignored", fd);
             continue;
         }
