@@ -10,7 +10,11 @@
 typedef struct {
     sws_int_t     daemon;            /* daemon on|off (default on) */
     sws_int_t     master;            /* master_process on|off (default on) */
-    sws_int_t     worker_processes;  /* N, or 0 for auto (= online CPUs) */
+    sws_int_t     worker_processes;  /* N, or 0 for auto (= online CPUs); adaptive: the max */
+    sws_int_t     workers_min;       /* worker_processes_min (adaptive runtime) */
+    sws_int_t     workers_max;       /* worker_processes_max */
+    sws_int_t     adaptive;          /* min < max: the master scales between them */
+    sws_array_t  *cpus;              /* worker_cpus: int, worker i on cpus[i % n] */
     sws_int_t     cpu_affinity_auto; /* worker_cpu_affinity auto */
     sws_array_t  *cpu_affinity;      /* uint64_t masks, one per worker */
     sws_str_t     pid;               /* absolute path (default logs/scalws.pid) */

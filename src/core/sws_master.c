@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -29,6 +31,10 @@
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
 #define SWS_READY_WAIT      2000    /* ms a reload waits for its workers to accept */
 #define SWS_READY_POLL      5       /* ms between two looks meanwhile */
+#define SWS_ADAPT_PERIOD    1000    /* ms between two samples of the workers' load */
+#define SWS_ADAPT_UP        75      /* % busy (mean) above which a worker is added */
+#define SWS_ADAPT_DOWN      20      /* % busy below which, SWS_ADAPT_CALM samples */
+#define SWS_ADAPT_CALM      3       /*   in a row with no backlog, one goes */
 
 enum {
     SWS_CHILD_FREE = 0,
@@ -49,6 +55,8 @@ typedef struct {
     sws_uint_t  generation;
     sws_uint_t  worker;
     sws_msec_t  at;          /* started (RUNNING), due (PENDING) */
+    uint64_t    busy_ns;     /* adaptive: its busy time at the last sample */
+    int         sampled;     /* busy_ns is set */
 } sws_child_t;
 
 static sws_child_t  *sws_children;
@@ -58,6 +66,10 @@ static int           sws_master_state;
 static int           sws_workers_stopped;   /* after WINCH, until HUP */
 static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
 static sws_msec_t    sws_retire_at;         /* older generations quit by then, 0: none */
+static sws_uint_t    sws_workers_n;         /* adaptive: workers of this generation */
+static sws_msec_t    sws_adapt_at;          /* adaptive: the next sample, 0: off */
+static uint64_t      sws_adapt_last_ns;
+static sws_uint_t    sws_adapt_calm;        /* samples in a row below SWS_ADAPT_DOWN */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
 static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
@@ -111,8 +123,8 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
         return;
     }
 
-    if (sws_worker_ready != NULL && worker < SWS_CORE_MAX_WORKERS) {
-        sws_worker_ready[worker] = 0;        /* not this one yet */
+    if (sws_worker_stats != NULL && worker < SWS_CORE_MAX_WORKERS) {
+        sws_worker_stats[worker].ready = 0;  /* not this one yet */
     }
     pid = fork();
     if (pid == 0) {
@@ -123,6 +135,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
 
     c->generation = sws_generation;
     c->worker = worker;
+    c->sampled = 0;
 
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
@@ -141,11 +154,45 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
 }
 
 
+static int
+sws_adapt_per_worker_sockets(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->worker_fds_n > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 static void
 sws_start_workers(sws_cycle_t *cycle)
 {
-    sws_int_t  i, n = sws_core_conf(cycle)->worker_processes;
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_int_t         i, n = ccf->worker_processes;
 
+    if (ccf->adaptive && sws_adapt_per_worker_sockets(cycle)) {
+        /* A socket of its own per worker (reuseport, QUIC): a retired
+         * worker's queue would have nobody to accept it. */
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "adaptive: listening sockets with "
+                      "\"reuseport\" (or QUIC) keep worker_processes_max (%ld) workers",
+                      (long) ccf->workers_max);
+        n = ccf->workers_max;
+        sws_adapt_at = 0;
+    } else if (ccf->adaptive) {
+        /* A reload keeps the number reached, within the new bounds. */
+        n = sws_max(sws_min((sws_int_t) sws_workers_n, ccf->workers_max), ccf->workers_min);
+        sws_adapt_at = sws_master_now() + SWS_ADAPT_PERIOD;
+        sws_adapt_last_ns = 0;
+        sws_adapt_calm = 0;
+    } else {
+        sws_adapt_at = 0;
+    }
+    sws_workers_n = (sws_uint_t) n;
     for (i = 0; i < n; i++) {
         sws_spawn_worker(cycle, (sws_uint_t) i);
     }
@@ -213,8 +260,9 @@ sws_retire_old(sws_cycle_t *cycle)
             if (c->state != SWS_CHILD_RUNNING) {
                 continue;
             }
-            ready = c->worker < SWS_CORE_MAX_WORKERS && sws_worker_ready != NULL
-                    ? __atomic_load_n(&sws_worker_ready[c->worker], __ATOMIC_ACQUIRE) : 0;
+            ready = c->worker < SWS_CORE_MAX_WORKERS && sws_worker_stats != NULL
+                    ? __atomic_load_n(&sws_worker_stats[c->worker].ready, __ATOMIC_ACQUIRE)
+                    : 0;
             if (ready != sws_generation) {
                 return;
             }
@@ -226,6 +274,126 @@ sws_retire_old(sws_cycle_t *cycle)
     }
     sws_retire_at = 0;
     sws_stop_children(cycle, SIGQUIT, sws_generation);
+}
+
+
+/*
+ * The adaptive runtime: every SWS_ADAPT_PERIOD the master reads the busy
+ * time of the current workers (shared memory: each adds the time from a
+ * wake-up to its next wait) and the accept queues of the listening
+ * sockets (TCP_INFO: tcpi_unacked is the queue of a listener). Busy above
+ * SWS_ADAPT_UP on average, or connections waiting to be accepted: one
+ * worker more, up to worker_processes_max. Below SWS_ADAPT_DOWN with
+ * nothing waiting for SWS_ADAPT_CALM samples: the last worker goes, down
+ * to worker_processes_min. It goes as on a reload: it stops accepting (on
+ * a shared socket what waits is the others' to take), finishes what it
+ * has, and exits.
+ */
+static sws_uint_t
+sws_adapt_backlog(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    struct tcp_info   ti;
+    socklen_t         len;
+    sws_uint_t        i, w, n = 0;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->udp || lss[i]->unix_socket) {
+            continue;
+        }
+        for (w = 0; w < sws_max(lss[i]->worker_fds_n, 1); w++) {
+            len = sizeof(ti);
+            if (getsockopt(lss[i]->worker_fds_n ? lss[i]->worker_fds[w] : lss[i]->fd,
+                           IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+            {
+                n += ti.tcpi_unacked;
+            }
+        }
+    }
+    return n;
+}
+
+
+static void
+sws_adapt(sws_cycle_t *cycle)
+{
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_child_t      *c;
+    sws_uint_t        i, n = 0, backlog, busy;
+    uint64_t          sum = 0, ns, now_ns;
+    sws_msec_t        now = sws_master_now();
+
+    if (sws_adapt_at == 0 || now < sws_adapt_at || sws_workers_stopped
+        || sws_worker_stats == NULL || sws_retire_at != 0)
+    {
+        return;
+    }
+    sws_adapt_at = now + SWS_ADAPT_PERIOD;
+    now_ns = sws_worker_ns();
+
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->state != SWS_CHILD_RUNNING || c->generation != sws_generation
+            || c->worker >= SWS_CORE_MAX_WORKERS)
+        {
+            continue;
+        }
+        ns = __atomic_load_n(&sws_worker_stats[c->worker].busy_ns, __ATOMIC_RELAXED);
+        if (sws_adapt_last_ns != 0 && c->sampled && ns >= c->busy_ns) {
+            sum += ns - c->busy_ns;
+            n++;
+        }
+        c->busy_ns = ns;
+        c->sampled = 1;
+    }
+    if (sws_adapt_last_ns == 0 || n == 0) {
+        sws_adapt_last_ns = now_ns;
+        return;                              /* the first sample of these workers */
+    }
+    /* A long turn of a worker is counted when it ends: at most 100 %. */
+    busy = (sws_uint_t) sws_min(sum * 100 / n / sws_max(now_ns - sws_adapt_last_ns, 1), 100);
+    sws_adapt_last_ns = now_ns;
+    backlog = sws_adapt_backlog(cycle);
+    sws_log_debug(cycle->log, "adaptive: %lu workers, %lu %% busy, %lu waiting",
+                  (unsigned long) sws_workers_n, (unsigned long) busy, (unsigned long) backlog);
+
+    if ((busy > SWS_ADAPT_UP || backlog > 0) && sws_workers_n < (sws_uint_t) ccf->workers_max) {
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy, "
+                      "%lu connections waiting: starting worker %lu",
+                      (unsigned long) sws_workers_n, (unsigned long) busy,
+                      (unsigned long) backlog, (unsigned long) sws_workers_n);
+        sws_spawn_worker(cycle, sws_workers_n++);
+        sws_adapt_calm = 0;
+        sws_adapt_last_ns = 0;               /* a new sample base with it */
+        return;
+    }
+    if (busy >= SWS_ADAPT_DOWN || backlog > 0) {
+        sws_adapt_calm = 0;
+        return;
+    }
+    if (++sws_adapt_calm < SWS_ADAPT_CALM || sws_workers_n <= (sws_uint_t) ccf->workers_min) {
+        return;
+    }
+    sws_adapt_calm = 0;
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->generation == sws_generation && c->worker == sws_workers_n - 1
+            && (c->state == SWS_CHILD_RUNNING || c->state == SWS_CHILD_PENDING))
+        {
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy: "
+                          "retiring worker %lu (process %ld)", (unsigned long) sws_workers_n,
+                          (unsigned long) busy, (unsigned long) c->worker, (long) c->pid);
+            if (c->state == SWS_CHILD_PENDING) {
+                c->state = SWS_CHILD_FREE;
+            } else {
+                sws_signal_child(cycle, c, SIGQUIT);
+                c->state = SWS_CHILD_QUITTING;
+            }
+            break;
+        }
+    }
+    sws_workers_n--;
+    sws_adapt_last_ns = 0;
 }
 
 
@@ -447,6 +615,11 @@ sws_arm_timer(sws_cycle_t *cycle)
             next = delay;
         }
     }
+    if (sws_adapt_at != 0 && sws_master_state == SWS_MASTER_RUNNING
+        && (next == 0 || sws_adapt_at < next))
+    {
+        next = sws_adapt_at;
+    }
 
     for (i = 0; i < sws_children_n; i++) {
         if (sws_children[i].state == SWS_CHILD_PENDING
@@ -626,12 +799,12 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     }
 
     sws_generation = 1;
-    sws_worker_ready = mmap(NULL, SWS_CORE_MAX_WORKERS * sizeof(sws_uint_t),
+    sws_worker_stats = mmap(NULL, SWS_CORE_MAX_WORKERS * sizeof(sws_worker_stat_t),
                             PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (sws_worker_ready == MAP_FAILED) {
+    if (sws_worker_stats == MAP_FAILED) {
         /* Reloads then retire the old workers after SWS_READY_WAIT. */
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "mmap() of the workers' states failed");
-        sws_worker_ready = NULL;
+        sws_worker_stats = NULL;
     }
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
@@ -665,6 +838,9 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_alarm = 0;
         sws_run_timers(cycle);
         sws_retire_old(cycle);
+        if (sws_master_state == SWS_MASTER_RUNNING) {
+            sws_adapt(cycle);
+        }
 
         if (sws_reopen) {
             sws_reopen = 0;

@@ -14,9 +14,9 @@ extern volatile sig_atomic_t sws_upgrade;   /* USR2: binary upgrade (unsupported
 extern volatile sig_atomic_t sws_alarm;     /* ALRM: the master's timer */
 
 /* Shared by the master and its workers (an anonymous shared mapping made
- * before the first fork): for each worker index, the generation of the
- * last worker of that index that began accepting. */
-extern sws_uint_t *sws_worker_ready;
+ * before the first fork), one per worker index (sws_worker_stat_t is in
+ * sws_process.h). */
+extern sws_worker_stat_t *sws_worker_stats;
 /* In a worker: the generation it belongs to. */
 extern sws_uint_t  sws_worker_generation;
 

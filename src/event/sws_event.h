@@ -179,6 +179,11 @@ sws_int_t sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker);
 void      sws_listening_disable(sws_cycle_t *cycle);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
+/* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time
+ * (sws_worker_stat), sws_epoll_process_events() notes when its wait
+ * ended. */
+uint64_t sws_worker_ns(void);
+extern uint64_t sws_epoll_woke_ns;
 extern sws_uint_t sws_worker_connections;
 extern volatile int sws_exiting;
 /* While exiting: how long a kept connection may wait for one more request

@@ -1,5 +1,6 @@
 /* A worker's life: initialise, serve events and timers, shut down. */
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "sws_event.h"
 #include "sws_process.h"
@@ -62,9 +63,19 @@ sws_worker_exit(sws_cycle_t *cycle)
     sws_epoll_done();
 }
 
+uint64_t
+sws_worker_ns(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
 void
 sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
 {
+    uint64_t         now;
     sws_core_conf_t *ccf = sws_core_conf(cycle);
     sws_msec_t       timer, deadline = 0;
 
@@ -115,6 +126,15 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
             timer = 500;   /* re-check the shutdown state */
         }
 
+        /* The adaptive runtime: the time from a wake-up to the next wait is
+         * busy, preempted included (the CPU time would not tell a worker
+         * that cannot get the CPU it needs on a crowded machine). */
+        if (sws_worker_stat != NULL && sws_epoll_woke_ns != 0 && !sws_exiting) {
+            now = sws_worker_ns();
+            __atomic_store_n(&sws_worker_stat->busy_ns,
+                             sws_worker_stat->busy_ns + now - sws_epoll_woke_ns,
+                             __ATOMIC_RELAXED);
+        }
         if (sws_epoll_process_events(cycle, timer) == SWS_ERROR) {
             break;
         }
