@@ -225,6 +225,7 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     sws_str_t         name;
     long              ncpu;
     char             *rv;
+    int               explicit;
 
     if (ccf->daemon == SWS_UNSET) {
         ccf->daemon = 1;
@@ -232,6 +233,7 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     if (ccf->master == SWS_UNSET) {
         ccf->master = 1;
     }
+    explicit = ccf->worker_processes != SWS_UNSET;
     if (ccf->worker_processes == SWS_UNSET) {
         ccf->worker_processes = 1;
     }
@@ -270,6 +272,10 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
                                 "use worker_cpus for an adaptive number of workers");
         }
         ccf->adaptive = ccf->workers_min < ccf->workers_max;
+        /* worker_processes N or auto: where it starts (else at the minimum) */
+        ccf->workers_start = explicit ? sws_max(sws_min(ccf->worker_processes,
+                                                        ccf->workers_max), ccf->workers_min)
+                                      : ccf->workers_min;
         /* What is opened per worker (reuseport sockets) is for the most. */
         ccf->worker_processes = ccf->workers_max;
     }

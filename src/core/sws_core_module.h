@@ -14,6 +14,7 @@ typedef struct {
     sws_int_t     workers_min;       /* worker_processes_min (adaptive runtime) */
     sws_int_t     workers_max;       /* worker_processes_max */
     sws_int_t     adaptive;          /* min < max: the master scales between them */
+    sws_int_t     workers_start;     /* adaptive: worker_processes within [min, max] */
     sws_array_t  *cpus;              /* worker_cpus: int, worker i on cpus[i % n] */
     sws_int_t     cpu_affinity_auto; /* worker_cpu_affinity auto */
     sws_array_t  *cpu_affinity;      /* uint64_t masks, one per worker */

@@ -185,7 +185,8 @@ sws_start_workers(sws_cycle_t *cycle)
         sws_adapt_at = 0;
     } else if (ccf->adaptive) {
         /* A reload keeps the number reached, within the new bounds. */
-        n = sws_max(sws_min((sws_int_t) sws_workers_n, ccf->workers_max), ccf->workers_min);
+        n = sws_workers_n ? (sws_int_t) sws_workers_n : ccf->workers_start;
+        n = sws_max(sws_min(n, ccf->workers_max), ccf->workers_min);
         sws_adapt_at = sws_master_now() + SWS_ADAPT_PERIOD;
         sws_adapt_last_ns = 0;
         sws_adapt_calm = 0;

@@ -109,3 +109,11 @@ def test_adaptive_configuration_errors(tmp_path):
         assert text in out, (main, out)
         if "worker_cpus" in main or "x;" in main or "max 0" in main:
             assert "scalws.conf:" in out, (main, out)    # file and line
+
+
+def test_worker_processes_is_where_it_starts(sws):
+    # worker_processes 3 with a maximum of 2: starts at 2 (then idle brings
+    # it down to the minimum, 1)
+    s = sws(workers=3, main=MAIN, loglevel="notice")
+    assert h.wait_for(lambda: len(workers(s)) == 2, 5), workers(s)
+    assert h.wait_for(lambda: len(workers(s)) == 1, 20), workers(s)
