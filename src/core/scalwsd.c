@@ -19,6 +19,7 @@
 #include "sws_pidfile.h"
 #include "sws_process.h"
 #include "sws_proctitle.h"
+#include "../event/sws_event.h"
 
 #if defined(__has_include)
 #if __has_include("sws_auto_config.h")
@@ -297,6 +298,7 @@ main(int argc, char **argv)
     sws_core_conf_t  *ccf;
     sws_log_t        *log;
     int               notify = -1;
+    sws_uint_t        inherited;
 
     /* First of all: OpenSSL takes other memory functions only until its
      * first allocation (its TLS record buffers then come from the cache).
@@ -319,6 +321,10 @@ main(int argc, char **argv)
     (void) mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
     (void) mallopt(M_TRIM_THRESHOLD, 2 * 1024 * 1024);
 
+    if (sws_save_argv(argc, argv) != SWS_OK) {
+        fprintf(stderr, SWS_NAME ": cannot keep a copy of the command line\n");
+        return 1;
+    }
     sws_proctitle_init(argc, argv);
     if (sws_parse_options(argc, argv, &o) != 0) {
         fprintf(stderr, "Try \"" SWS_NAME " -h\" for help.\n");
@@ -354,13 +360,23 @@ main(int argc, char **argv)
         return 1;
     }
 
+    /* Started by a master's USR2: its listening sockets are ours too. */
+    inherited = sws_listening_inherit(log);
+    if (inherited) {
+        sws_log_error(SWS_LOG_NOTICE, log, 0, "binary upgrade: %lu listening sockets "
+                      "inherited", (unsigned long) inherited);
+    }
+
     cycle = sws_cycle_init(NULL, &o.args);
+    sws_listening_inherited_close();
     if (cycle == NULL) {
         return 1;
     }
     ccf = sws_core_conf(cycle);
 
-    if (ccf->daemon) {
+    /* A new binary stays the old master's child (as nginx's): it sees
+     * this one exit, and gives the pid file its name back (a rollback). */
+    if (ccf->daemon && !inherited) {
         notify = sws_daemon(log);
         if (notify == -1) {
             return 1;

@@ -24,13 +24,15 @@
 #define SWS_MODULES_PATH  "modules"
 #endif
 
-#define SWS_CORE_MAX_WORKERS  1024
 #define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
 
 static void *sws_core_create_conf(sws_conf_t *cf);
 static char *sws_core_init_conf(sws_conf_t *cf, void *conf);
 static char *sws_core_set_workers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_affinity(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_workers_bound(sws_conf_t *cf, const sws_command_t *cmd,
+    void *conf);
+static char *sws_core_set_cpus(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_user(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_nofile(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -47,12 +49,19 @@ static const sws_command_t  sws_core_commands[] = {
                        worker_processes),
     SWS_CORE_DIRECTIVE("worker_cpu_affinity", SWS_CONF_1MORE, sws_core_set_affinity,
                        cpu_affinity),
+    SWS_CORE_DIRECTIVE("worker_processes_min", SWS_CONF_TAKE1, sws_core_set_workers_bound,
+                       workers_min),
+    SWS_CORE_DIRECTIVE("worker_processes_max", SWS_CONF_TAKE1, sws_core_set_workers_bound,
+                       workers_max),
+    SWS_CORE_DIRECTIVE("worker_cpus", SWS_CONF_1MORE, sws_core_set_cpus, cpus),
     SWS_CORE_DIRECTIVE("pid", SWS_CONF_TAKE1, sws_conf_set_path_slot, pid),
     SWS_CORE_DIRECTIVE("user", SWS_CONF_TAKE12, sws_core_set_user, user),
     SWS_CORE_DIRECTIVE("worker_rlimit_nofile", SWS_CONF_TAKE1, sws_core_set_nofile,
                        rlimit_nofile),
     SWS_CORE_DIRECTIVE("worker_shutdown_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
                        shutdown_timeout),
+    SWS_CORE_DIRECTIVE("worker_shutdown_idle", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+                       shutdown_idle),
     SWS_CORE_DIRECTIVE("error_log", SWS_CONF_TAKE12, sws_core_set_error_log, error_log),
     /* Both are read by the cycle before dispatch; the setters record them. */
     SWS_CORE_DIRECTIVE("modules_dir", SWS_CONF_TAKE1, sws_conf_set_path_slot, modules_dir),
@@ -130,11 +139,14 @@ sws_core_create_conf(sws_conf_t *cf)
     ccf->daemon = SWS_UNSET;
     ccf->master = SWS_UNSET;
     ccf->worker_processes = SWS_UNSET;
+    ccf->workers_min = SWS_UNSET;
+    ccf->workers_max = SWS_UNSET;
     ccf->cpu_affinity_auto = SWS_UNSET;
     ccf->uid = (uid_t) -1;
     ccf->gid = (gid_t) -1;
     ccf->rlimit_nofile = SWS_UNSET;
     ccf->shutdown_timeout = SWS_UNSET_MSEC;
+    ccf->shutdown_idle = SWS_UNSET_MSEC;
     return ccf;
 }
 
@@ -213,6 +225,7 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     sws_str_t         name;
     long              ncpu;
     char             *rv;
+    int               explicit;
 
     if (ccf->daemon == SWS_UNSET) {
         ccf->daemon = 1;
@@ -220,6 +233,7 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     if (ccf->master == SWS_UNSET) {
         ccf->master = 1;
     }
+    explicit = ccf->worker_processes != SWS_UNSET;
     if (ccf->worker_processes == SWS_UNSET) {
         ccf->worker_processes = 1;
     }
@@ -229,10 +243,41 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     if (ccf->shutdown_timeout == SWS_UNSET_MSEC) {
         ccf->shutdown_timeout = 0;
     }
+    if (ccf->shutdown_idle == SWS_UNSET_MSEC) {
+        ccf->shutdown_idle = 1000;
+    }
 
     if (ccf->worker_processes == 0) {            /* auto */
-        ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        ncpu = ccf->cpus ? (long) ccf->cpus->nelts : sysconf(_SC_NPROCESSORS_ONLN);
         ccf->worker_processes = ncpu > 0 ? sws_min(ncpu, SWS_CORE_MAX_WORKERS) : 1;
+    }
+
+    /* The adaptive runtime: between a minimum and a maximum (by default
+     * one worker, and one per CPU of worker_cpus or of the machine). */
+    if (ccf->workers_min != SWS_UNSET || ccf->workers_max != SWS_UNSET) {
+        if (ccf->workers_min == SWS_UNSET) {
+            ccf->workers_min = 1;
+        }
+        if (ccf->workers_max == SWS_UNSET) {
+            ncpu = ccf->cpus ? (long) ccf->cpus->nelts : sysconf(_SC_NPROCESSORS_ONLN);
+            ccf->workers_max = sws_max(sws_min(ncpu, SWS_CORE_MAX_WORKERS), ccf->workers_min);
+        }
+        if (ccf->workers_min > ccf->workers_max) {
+            return sws_core_msg(cf, "worker_processes_min %ld is more than "
+                                "worker_processes_max %ld", (long) ccf->workers_min,
+                                (long) ccf->workers_max);
+        }
+        if (ccf->cpu_affinity != NULL || ccf->cpu_affinity_auto == 1) {
+            return sws_core_msg(cf, "worker_cpu_affinity and worker_processes_min/max: "
+                                "use worker_cpus for an adaptive number of workers");
+        }
+        ccf->adaptive = ccf->workers_min < ccf->workers_max;
+        /* worker_processes N or auto: where it starts (else at the minimum) */
+        ccf->workers_start = explicit ? sws_max(sws_min(ccf->worker_processes,
+                                                        ccf->workers_max), ccf->workers_min)
+                                      : ccf->workers_min;
+        /* What is opened per worker (reuseport sockets) is for the most. */
+        ccf->worker_processes = ccf->workers_max;
     }
 
     if (ccf->cpu_affinity != NULL
@@ -312,6 +357,71 @@ sws_core_set_workers(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                             (int) value->len, value->data, SWS_CORE_MAX_WORKERS);
     }
     ccf->worker_processes = n;
+    return SWS_CONF_OK;
+}
+
+
+/* worker_processes_min N, worker_processes_max N */
+static char *
+sws_core_set_workers_bound(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_int_t  *slot = (sws_int_t *) ((u_char *) conf + cmd->offset);
+    sws_str_t  *value = sws_conf_arg(cf, 1);
+    sws_int_t   n;
+
+    if (*slot != SWS_UNSET) {
+        return "is duplicate";
+    }
+    n = sws_atoi(value->data, value->len);
+    if (n < 1 || n > SWS_CORE_MAX_WORKERS) {
+        return sws_core_msg(cf, "has invalid value \"%.*s\": expected a number from 1 to %d",
+                            (int) value->len, value->data, SWS_CORE_MAX_WORKERS);
+    }
+    *slot = n;
+    return SWS_CONF_OK;
+}
+
+
+/* worker_cpus 0-3 6 ...: CPU numbers and ranges, also comma-separated. */
+static char *
+sws_core_set_cpus(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t        *value;
+    sws_uint_t        i, nargs = sws_conf_nargs(cf);
+    u_char           *p, *last, *s, *dash;
+    sws_int_t         a, b, cpu;
+    int              *slot;
+
+    (void) cmd;
+    if (ccf->cpus != NULL) {
+        return "is duplicate";
+    }
+    ccf->cpus = sws_array_create(sws_conf_pool(cf), 8, sizeof(int));
+    if (ccf->cpus == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    for (i = 1; i < nargs; i++) {
+        value = sws_conf_arg(cf, i);
+        for (p = value->data, last = p + value->len; p < last; p = s + 1) {
+            for (s = p; s < last && *s != ','; s++) { /* one item */ }
+            dash = memchr(p, '-', s - p);
+            a = sws_atoi(p, (dash ? dash : s) - p);
+            b = dash ? sws_atoi(dash + 1, s - dash - 1) : a;
+            if (a < 0 || b < a || b >= SWS_CORE_MAX_CPUS) {
+                return sws_core_msg(cf, "has invalid CPU list \"%.*s\": expected numbers "
+                                    "and ranges (\"0-3,6\") below %d",
+                                    (int) value->len, value->data, SWS_CORE_MAX_CPUS);
+            }
+            for (cpu = a; cpu <= b; cpu++) {
+                slot = sws_array_push(ccf->cpus);
+                if (slot == NULL) {
+                    return SWS_CONF_ERROR;
+                }
+                *slot = (int) cpu;
+            }
+        }
+    }
     return SWS_CONF_OK;
 }
 

@@ -5,10 +5,17 @@
 #include <scalws/scalws.h>
 #include <sys/types.h>
 
+#define SWS_CORE_MAX_WORKERS  1024
+
 typedef struct {
     sws_int_t     daemon;            /* daemon on|off (default on) */
     sws_int_t     master;            /* master_process on|off (default on) */
-    sws_int_t     worker_processes;  /* N, or 0 for auto (= online CPUs) */
+    sws_int_t     worker_processes;  /* N, or 0 for auto (= online CPUs); adaptive: the max */
+    sws_int_t     workers_min;       /* worker_processes_min (adaptive runtime) */
+    sws_int_t     workers_max;       /* worker_processes_max */
+    sws_int_t     adaptive;          /* min < max: the master scales between them */
+    sws_int_t     workers_start;     /* adaptive: worker_processes within [min, max] */
+    sws_array_t  *cpus;              /* worker_cpus: int, worker i on cpus[i % n] */
     sws_int_t     cpu_affinity_auto; /* worker_cpu_affinity auto */
     sws_array_t  *cpu_affinity;      /* uint64_t masks, one per worker */
     sws_str_t     pid;               /* absolute path (default logs/scalws.pid) */
@@ -18,6 +25,7 @@ typedef struct {
     gid_t         gid;
     sws_int_t     rlimit_nofile;     /* worker_rlimit_nofile */
     sws_msec_t    shutdown_timeout;  /* worker_shutdown_timeout (default 0: none) */
+    sws_msec_t    shutdown_idle;     /* worker_shutdown_idle (default 1s) */
     sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default logs/error.log error) */
     sws_str_t     modules_dir;       /* modules_dir DIR (default from configure) */
     sws_array_t  *load_modules;      /* load_module PATH; (sws_str_t) */

@@ -3,8 +3,9 @@
  * on signals. It never accepts connections.
  *
  * Workers are kept in a small table of children. A reload starts a new
- * generation of workers and tells the older ones to quit; only a worker of
- * the current generation that died without being told to is respawned.
+ * generation of workers and, once they all accept connections (or after
+ * SWS_READY_WAIT), tells the older ones to quit; only a worker of the
+ * current generation that died without being told to is respawned.
  */
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include "sws_process.h"
@@ -25,6 +29,12 @@
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
+#define SWS_READY_WAIT      2000    /* ms a reload waits for its workers to accept */
+#define SWS_READY_POLL      5       /* ms between two looks meanwhile */
+#define SWS_ADAPT_PERIOD    1000    /* ms between two samples of the workers' load */
+#define SWS_ADAPT_UP        75      /* % busy (mean) above which a worker is added */
+#define SWS_ADAPT_DOWN      20      /* % busy below which, SWS_ADAPT_CALM samples */
+#define SWS_ADAPT_CALM      3       /*   in a row with no backlog, one goes */
 
 enum {
     SWS_CHILD_FREE = 0,
@@ -45,6 +55,9 @@ typedef struct {
     sws_uint_t  generation;
     sws_uint_t  worker;
     sws_msec_t  at;          /* started (RUNNING), due (PENDING) */
+    uint64_t    busy_ns;     /* adaptive: its busy time at the last sample */
+    int         sampled;     /* busy_ns is set */
+    int         accepting;   /* it said so (sws_worker_stats[worker].ready) */
 } sws_child_t;
 
 static sws_child_t  *sws_children;
@@ -53,8 +66,16 @@ static sws_uint_t    sws_generation;
 static int           sws_master_state;
 static int           sws_workers_stopped;   /* after WINCH, until HUP */
 static sws_msec_t    sws_kill_at;           /* TERM deadline, 0: none */
+static sws_msec_t    sws_retire_at;         /* older generations quit by then, 0: none */
+static sws_uint_t    sws_retired_below;     /* generations below this were told to quit */
+static sws_uint_t    sws_workers_n;         /* adaptive: workers of this generation */
+static sws_msec_t    sws_adapt_at;          /* adaptive: the next sample, 0: off */
+static uint64_t      sws_adapt_last_ns;
+static sws_uint_t    sws_adapt_calm;        /* samples in a row below SWS_ADAPT_DOWN */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
+static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
+static char          sws_pid_path_kept[PATH_MAX];  /* the pid file's name before */
 
 
 static sws_msec_t
@@ -92,6 +113,9 @@ sws_child_slot(sws_log_t *log)
 }
 
 
+static void sws_note_accepting(void);
+
+
 /* May move the table: callers must not keep slot pointers across it. */
 static void
 sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
@@ -104,14 +128,21 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
         return;
     }
 
+    if (sws_worker_stats != NULL && worker < SWS_CORE_MAX_WORKERS) {
+        sws_note_accepting();                /* the slot's last word, first */
+        sws_worker_stats[worker].ready = 0;  /* not this one yet */
+    }
     pid = fork();
     if (pid == 0) {
+        sws_worker_generation = sws_generation;
         sws_helpers_close_pipes();
         sws_worker_process(cycle, worker, sws_master_pid);
     }
 
     c->generation = sws_generation;
     c->worker = worker;
+    c->sampled = 0;
+    c->accepting = 0;
 
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
@@ -130,11 +161,46 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
 }
 
 
+static int
+sws_adapt_per_worker_sockets(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->worker_fds_n > 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 static void
 sws_start_workers(sws_cycle_t *cycle)
 {
-    sws_int_t  i, n = sws_core_conf(cycle)->worker_processes;
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_int_t         i, n = ccf->worker_processes;
 
+    if (ccf->adaptive && sws_adapt_per_worker_sockets(cycle)) {
+        /* A socket of its own per worker (reuseport, QUIC): a retired
+         * worker's queue would have nobody to accept it. */
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "adaptive: listening sockets with "
+                      "\"reuseport\" (or QUIC) keep worker_processes_max (%ld) workers",
+                      (long) ccf->workers_max);
+        n = ccf->workers_max;
+        sws_adapt_at = 0;
+    } else if (ccf->adaptive) {
+        /* A reload keeps the number reached, within the new bounds. */
+        n = sws_workers_n ? (sws_int_t) sws_workers_n : ccf->workers_start;
+        n = sws_max(sws_min(n, ccf->workers_max), ccf->workers_min);
+        sws_adapt_at = sws_master_now() + SWS_ADAPT_PERIOD;
+        sws_adapt_last_ns = 0;
+        sws_adapt_calm = 0;
+    } else {
+        sws_adapt_at = 0;
+    }
+    sws_workers_n = (sws_uint_t) n;
     for (i = 0; i < n; i++) {
         sws_spawn_worker(cycle, (sws_uint_t) i);
     }
@@ -174,6 +240,208 @@ sws_stop_children(sws_cycle_t *cycle, int signo, sws_uint_t below)
 }
 
 
+/*
+ * After a reload the old workers go on accepting until every new one
+ * does: told to quit at once, they would stop accepting while the new
+ * ones still start, and the clients whose connections they end would
+ * reconnect to the old worker that had not yet seen its QUIT, to be
+ * ended a second time.
+ */
+/* Note which workers accept (their slot is reset when the next worker
+ * of the same index starts: so before each start). */
+static void
+sws_note_accepting(void)
+{
+    sws_uint_t    i;
+    sws_child_t  *c;
+
+    for (i = 0; i < sws_children_n && sws_worker_stats != NULL; i++) {
+        c = &sws_children[i];
+        if (c->state == SWS_CHILD_RUNNING && !c->accepting && c->worker < SWS_CORE_MAX_WORKERS
+            && __atomic_load_n(&sws_worker_stats[c->worker].ready, __ATOMIC_ACQUIRE)
+               == c->generation)
+        {
+            c->accepting = 1;
+        }
+    }
+}
+
+
+/* Do all the running workers of generation g accept? (And has it any?) */
+static int
+sws_generation_accepts(sws_uint_t g)
+{
+    sws_uint_t    i, n = 0;
+    sws_child_t  *c;
+
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->generation != g) {
+            continue;
+        }
+        if (c->state == SWS_CHILD_PENDING
+            || (c->state == SWS_CHILD_RUNNING && !c->accepting))
+        {
+            return 0;
+        }
+        n += c->state == SWS_CHILD_RUNNING;
+    }
+    return n > 0;
+}
+
+
+static void
+sws_retire_old(sws_cycle_t *cycle)
+{
+    sws_uint_t  g;
+
+    if (sws_retire_at == 0) {
+        return;
+    }
+    sws_note_accepting();
+    if (sws_master_now() >= sws_retire_at) {
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "the workers of generation %lu do not "
+                      "accept yet %d ms after the reload: retiring the old ones anyway",
+                      (unsigned long) sws_generation, SWS_READY_WAIT);
+        g = sws_generation;
+    } else {
+        /* Reloads faster than workers start: what is older than the newest
+         * generation that accepts goes now, not after the last reload. */
+        for (g = sws_generation; g > 1 && !sws_generation_accepts(g); g--) { /* older */ }
+        if (g <= 1) {
+            return;
+        }
+    }
+    if (g == sws_generation) {
+        sws_retire_at = 0;
+    }
+    if (g > sws_retired_below) {
+        sws_retired_below = g;
+        sws_stop_children(cycle, SIGQUIT, g);
+    }
+}
+
+
+/*
+ * The adaptive runtime: every SWS_ADAPT_PERIOD the master reads the busy
+ * time of the current workers (shared memory: each adds the time from a
+ * wake-up to its next wait) and the accept queues of the listening
+ * sockets (TCP_INFO: tcpi_unacked is the queue of a listener). Busy above
+ * SWS_ADAPT_UP on average, or connections waiting to be accepted: one
+ * worker more, up to worker_processes_max. Below SWS_ADAPT_DOWN with
+ * nothing waiting for SWS_ADAPT_CALM samples: the last worker goes, down
+ * to worker_processes_min. It goes as on a reload: it stops accepting (on
+ * a shared socket what waits is the others' to take), finishes what it
+ * has, and exits.
+ */
+static sws_uint_t
+sws_adapt_backlog(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    struct tcp_info   ti;
+    socklen_t         len;
+    sws_uint_t        i, w, n = 0;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->udp || lss[i]->unix_socket) {
+            continue;
+        }
+        for (w = 0; w < sws_max(lss[i]->worker_fds_n, 1); w++) {
+            len = sizeof(ti);
+            if (getsockopt(lss[i]->worker_fds_n ? lss[i]->worker_fds[w] : lss[i]->fd,
+                           IPPROTO_TCP, TCP_INFO, &ti, &len) == 0)
+            {
+                n += ti.tcpi_unacked;
+            }
+        }
+    }
+    return n;
+}
+
+
+static void
+sws_adapt(sws_cycle_t *cycle)
+{
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_child_t      *c;
+    sws_uint_t        i, n = 0, backlog, busy;
+    uint64_t          sum = 0, ns, now_ns;
+    sws_msec_t        now = sws_master_now();
+
+    if (sws_adapt_at == 0 || now < sws_adapt_at || sws_workers_stopped
+        || sws_worker_stats == NULL || sws_retire_at != 0)
+    {
+        return;
+    }
+    sws_adapt_at = now + SWS_ADAPT_PERIOD;
+    now_ns = sws_worker_ns();
+
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->state != SWS_CHILD_RUNNING || c->generation != sws_generation
+            || c->worker >= SWS_CORE_MAX_WORKERS)
+        {
+            continue;
+        }
+        ns = __atomic_load_n(&sws_worker_stats[c->worker].busy_ns, __ATOMIC_RELAXED);
+        if (sws_adapt_last_ns != 0 && c->sampled && ns >= c->busy_ns) {
+            sum += ns - c->busy_ns;
+            n++;
+        }
+        c->busy_ns = ns;
+        c->sampled = 1;
+    }
+    if (sws_adapt_last_ns == 0 || n == 0) {
+        sws_adapt_last_ns = now_ns;
+        return;                              /* the first sample of these workers */
+    }
+    /* A long turn of a worker is counted when it ends: at most 100 %. */
+    busy = (sws_uint_t) sws_min(sum * 100 / n / sws_max(now_ns - sws_adapt_last_ns, 1), 100);
+    sws_adapt_last_ns = now_ns;
+    backlog = sws_adapt_backlog(cycle);
+    sws_log_debug(cycle->log, "adaptive: %lu workers, %lu %% busy, %lu waiting",
+                  (unsigned long) sws_workers_n, (unsigned long) busy, (unsigned long) backlog);
+
+    if ((busy > SWS_ADAPT_UP || backlog > 0) && sws_workers_n < (sws_uint_t) ccf->workers_max) {
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy, "
+                      "%lu connections waiting: starting worker %lu",
+                      (unsigned long) sws_workers_n, (unsigned long) busy,
+                      (unsigned long) backlog, (unsigned long) sws_workers_n);
+        sws_spawn_worker(cycle, sws_workers_n++);
+        sws_adapt_calm = 0;
+        sws_adapt_last_ns = 0;               /* a new sample base with it */
+        return;
+    }
+    if (busy >= SWS_ADAPT_DOWN || backlog > 0) {
+        sws_adapt_calm = 0;
+        return;
+    }
+    if (++sws_adapt_calm < SWS_ADAPT_CALM || sws_workers_n <= (sws_uint_t) ccf->workers_min) {
+        return;
+    }
+    sws_adapt_calm = 0;
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->generation == sws_generation && c->worker == sws_workers_n - 1
+            && (c->state == SWS_CHILD_RUNNING || c->state == SWS_CHILD_PENDING))
+        {
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy: "
+                          "retiring worker %lu (process %ld)", (unsigned long) sws_workers_n,
+                          (unsigned long) busy, (unsigned long) c->worker, (long) c->pid);
+            if (c->state == SWS_CHILD_PENDING) {
+                c->state = SWS_CHILD_FREE;
+            } else {
+                sws_signal_child(cycle, c, SIGQUIT);
+                c->state = SWS_CHILD_QUITTING;
+            }
+            break;
+        }
+    }
+    sws_workers_n--;
+    sws_adapt_last_ns = 0;
+}
+
+
 static sws_uint_t
 sws_live_children(void)
 {
@@ -203,6 +471,71 @@ sws_log_exit(sws_cycle_t *cycle, sws_child_t *c, int status, int expected)
                       "worker process %ld (worker %lu) exited with code %d",
                       (long) c->pid, (unsigned long) c->worker, WEXITSTATUS(status));
     }
+}
+
+
+/*
+ * USR2: the new binary starts with the listening sockets inherited and
+ * writes its own pid file; ours becomes NAME.oldbin. Both masters' workers
+ * then accept. WINCH here stops our workers, QUIT retires this master
+ * (the helpers of each master are its own: the new one starts its own, ours
+ * stop with us). To go back: HUP here starts our workers again, QUIT to
+ * the new master, and when it has exited the pid file gets its name back.
+ */
+static void
+sws_master_upgrade(sws_cycle_t *cycle)
+{
+    char   oldbin[PATH_MAX];
+    pid_t  pid;
+
+    if (sws_new_binary != 0) {
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "binary upgrade: the new binary runs "
+                      "already (process %ld): USR2 ignored", (long) sws_new_binary);
+        return;
+    }
+    if ((size_t) snprintf(oldbin, sizeof(oldbin), "%s.oldbin", sws_pid_path)
+        >= sizeof(oldbin))
+    {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "binary upgrade: pid file name too long");
+        return;
+    }
+    if (rename(sws_pid_path, oldbin) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "binary upgrade: rename(\"%s\", "
+                      "\"%s\") failed", sws_pid_path, oldbin);
+        return;
+    }
+    pid = sws_upgrade_exec(cycle);
+    if (pid == -1) {
+        if (rename(oldbin, sws_pid_path) == -1) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\") back failed",
+                          oldbin);
+        }
+        return;
+    }
+    sws_new_binary = pid;
+    memcpy(sws_pid_path_kept, sws_pid_path, sizeof(sws_pid_path));
+    memcpy(sws_pid_path, oldbin, sizeof(oldbin));
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "binary upgrade: started the new binary "
+                  "(process %ld); this master's pid file is now \"%s\"", (long) pid, oldbin);
+}
+
+
+/* The new binary has exited: it could not start, or it was told to go
+ * (a rollback). This master is the server again. */
+static void
+sws_upgrade_exited(sws_cycle_t *cycle, int status)
+{
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "binary upgrade: the new binary (process "
+                  "%ld) exited %s %d", (long) sws_new_binary,
+                  WIFSIGNALED(status) ? "on signal" : "with code",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    sws_new_binary = 0;
+    if (rename(sws_pid_path, sws_pid_path_kept) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\", \"%s\") failed",
+                      sws_pid_path, sws_pid_path_kept);
+        return;
+    }
+    memcpy(sws_pid_path, sws_pid_path_kept, sizeof(sws_pid_path));
 }
 
 
@@ -238,6 +571,10 @@ sws_reap_children(sws_cycle_t *cycle)
                 c = &sws_children[i];
                 break;
             }
+        }
+        if (c == NULL && pid == sws_new_binary) {
+            sws_upgrade_exited(cycle, status);
+            continue;
         }
         if (c == NULL) {
             if (sws_helpers_reaped(cycle, pid, status)) {
@@ -317,6 +654,18 @@ sws_arm_timer(sws_cycle_t *cycle)
     sws_msec_t        next = sws_kill_at, delay, helper = sws_helpers_next_timer();
     sws_uint_t        i;
 
+    if (sws_retire_at != 0) {
+        delay = sws_min(sws_retire_at, sws_master_now() + SWS_READY_POLL);
+        if (next == 0 || delay < next) {
+            next = delay;
+        }
+    }
+    if (sws_adapt_at != 0 && sws_master_state == SWS_MASTER_RUNNING
+        && (next == 0 || sws_adapt_at < next))
+    {
+        next = sws_adapt_at;
+    }
+
     for (i = 0; i < sws_children_n; i++) {
         if (sws_children[i].state == SWS_CHILD_PENDING
             && (next == 0 || sws_children[i].at < next))
@@ -360,9 +709,11 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
         /* Fast: the helpers stop with the workers, not after them. */
         sws_helpers_stop(cycle, SWS_TERMINATE_WAIT);
     }
+    sws_retire_at = 0;
     sws_stop_children(cycle, signo, sws_generation + 1);
-    /* No new connections from now on: the workers finish what they have. */
-    sws_listening_close(cycle, 1);
+    /* No new connections from now on: the workers finish what they have.
+     * The sockets of a new binary stay where they are. */
+    sws_listening_close(cycle, sws_new_binary == 0);
 }
 
 
@@ -453,10 +804,13 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_generation++;
     sws_workers_stopped = 0;
     sws_start_workers(new);
-    sws_stop_children(new, SIGQUIT, sws_generation);
+    /* The old ones quit when the new ones accept (sws_retire_old). */
+    sws_retire_at = sws_master_now() + SWS_READY_WAIT;
 
     memcpy(old_pid, sws_pid_path, sizeof(old_pid));
-    sws_set_pid_path(new);
+    if (sws_new_binary == 0) {
+        sws_set_pid_path(new);       /* else it is the .oldbin one until the end */
+    }
     if (strcmp(old_pid, sws_pid_path) != 0) {
         if (sws_pidfile_write(sws_pid_path, sws_master_pid, new->log) == SWS_OK) {
             (void) sws_pidfile_delete(old_pid, new->log);
@@ -490,6 +844,13 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     }
 
     sws_generation = 1;
+    sws_worker_stats = mmap(NULL, SWS_CORE_MAX_WORKERS * sizeof(sws_worker_stat_t),
+                            PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sws_worker_stats == MAP_FAILED) {
+        /* Reloads then retire the old workers after SWS_READY_WAIT. */
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "mmap() of the workers' states failed");
+        sws_worker_stats = NULL;
+    }
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);
@@ -521,6 +882,10 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         }
         sws_alarm = 0;
         sws_run_timers(cycle);
+        sws_retire_old(cycle);
+        if (sws_master_state == SWS_MASTER_RUNNING) {
+            sws_adapt(cycle);
+        }
 
         if (sws_reopen) {
             sws_reopen = 0;
@@ -532,6 +897,16 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             continue;
         }
 
+        if (sws_reconfigure && sws_workers_stopped) {
+            /* After WINCH (a binary upgrade being rolled back): the same
+             * configuration again, as it served before. */
+            sws_reconfigure = 0;
+            sws_workers_stopped = 0;
+            sws_generation++;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "starting the workers again (HUP "
+                          "after WINCH), generation %lu", (unsigned long) sws_generation);
+            sws_start_workers(cycle);
+        }
         if (sws_reconfigure) {
             sws_reconfigure = 0;
             cycle = sws_master_reload(cycle, args);
@@ -541,12 +916,12 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
                           "stopping the workers gracefully (WINCH); HUP starts them again");
             sws_workers_stopped = 1;
+            sws_retire_at = 0;
             sws_stop_children(cycle, SIGQUIT, sws_generation + 1);
         }
         if (sws_upgrade) {
             sws_upgrade = 0;
-            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
-                          "binary upgrade (USR2) is not supported, ignored");
+            sws_master_upgrade(cycle);
         }
     }
 }

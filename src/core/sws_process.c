@@ -39,6 +39,10 @@ volatile sig_atomic_t  sws_noaccept;
 volatile sig_atomic_t  sws_upgrade;
 volatile sig_atomic_t  sws_alarm;
 
+sws_worker_stat_t  *sws_worker_stats;
+sws_worker_stat_t  *sws_worker_stat;
+sws_uint_t   sws_worker_generation;
+
 sigset_t  sws_wait_sigmask;
 
 /* ALRM is the master's timer (the TERM deadline, delayed respawns). */
@@ -174,6 +178,11 @@ sws_set_affinity(sws_cycle_t *cycle, sws_core_conf_t *ccf, sws_uint_t worker)
             }
         }
 
+    } else if (ccf->cpus != NULL && ccf->cpus->nelts > 0) {
+        /* worker_cpus: one CPU of the set per worker, in order */
+        cpu = (sws_uint_t) ((int *) ccf->cpus->elts)[worker % ccf->cpus->nelts];
+        CPU_SET(cpu, &set);
+
     } else if (ccf->cpu_affinity != NULL && ccf->cpu_affinity->nelts > 0) {
         /* fewer masks than workers: the last one serves the rest */
         n = sws_min(worker, ccf->cpu_affinity->nelts - 1);
@@ -254,6 +263,9 @@ sws_worker_process(sws_cycle_t *cycle, sws_uint_t worker, pid_t master)
 
     sws_set_affinity(cycle, ccf, worker);
     sws_set_nofile(cycle, ccf);
+    if (ccf->adaptive && sws_worker_stats != NULL && worker < SWS_CORE_MAX_WORKERS) {
+        sws_worker_stat = &sws_worker_stats[worker];
+    }
 
     if (geteuid() == 0 && sws_drop_privileges(cycle, ccf) != SWS_OK) {
         exit(SWS_WORKER_EXIT_FATAL);
@@ -269,6 +281,20 @@ sws_worker_process(sws_cycle_t *cycle, sws_uint_t worker, pid_t master)
 
     sws_worker_run(cycle, worker);
     exit(0);
+}
+
+
+void
+sws_worker_accepting(sws_uint_t worker)
+{
+    if (sws_process != SWS_PROCESS_WORKER || sws_worker_stats == NULL
+        || worker >= SWS_CORE_MAX_WORKERS)
+    {
+        return;
+    }
+    /* No signal: a worker that dropped privileges may not send one to
+     * the master; the master looks while it waits (SWS_READY_POLL). */
+    __atomic_store_n(&sws_worker_stats[worker].ready, sws_worker_generation, __ATOMIC_RELEASE);
 }
 
 

@@ -41,4 +41,22 @@ void sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args);
  */
 void sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker);
 
+/* Keep a copy of the command line for a binary upgrade (sws_upgrade.c). */
+sws_int_t sws_save_argv(int argc, char *const *argv);
+
+/* What a worker tells the master through shared memory, per worker index:
+ * the generation of the last worker of that index that began accepting,
+ * and (adaptive runtime) the time it spent outside its wait for events. */
+typedef struct {
+    sws_uint_t  ready;
+    uint64_t    busy_ns;
+} sws_worker_stat_t;
+
+/* In a worker whose busy time the master wants: its slot, else NULL. */
+extern sws_worker_stat_t *sws_worker_stat;
+
+/* A worker accepts connections now: it tells the master, which retires
+ * the previous generation only then (sws_master.c). */
+void sws_worker_accepting(sws_uint_t worker);
+
 #endif

@@ -13,6 +13,17 @@ extern volatile sig_atomic_t sws_noaccept;  /* WINCH: stop workers, keep master 
 extern volatile sig_atomic_t sws_upgrade;   /* USR2: binary upgrade (unsupported) */
 extern volatile sig_atomic_t sws_alarm;     /* ALRM: the master's timer */
 
+/* Shared by the master and its workers (an anonymous shared mapping made
+ * before the first fork), one per worker index (sws_worker_stat_t is in
+ * sws_process.h). */
+extern sws_worker_stat_t *sws_worker_stats;
+/* In a worker: the generation it belongs to. */
+extern sws_uint_t  sws_worker_generation;
+
+/* USR2: fork and exec the binary of the saved command line with cycle's
+ * listening sockets inherited (sws_upgrade.c). The child's pid, or -1. */
+pid_t sws_upgrade_exec(sws_cycle_t *cycle);
+
 /* Run every module's init_master hook; logs which one failed. */
 sws_int_t sws_init_master_modules(sws_cycle_t *cycle);
 

@@ -136,8 +136,10 @@ sws_reusable_connection(sws_connection_t *c, int reusable)
 }
 
 /* Close idle keep-alive connections, oldest first: their read handler sees
- * `close` and ends them. A batch when connections run out; all of them at
- * graceful shutdown. */
+ * `close` and ends them. A batch when connections run out; at graceful
+ * shutdown all of them but those whose protocol ends them itself (a client
+ * may be sending its next request on an idle connection right now: closed
+ * under it, that request would be lost). */
 void
 sws_close_idle_connections(int all)
 {
@@ -145,13 +147,50 @@ sws_close_idle_connections(int all)
     sws_queue_t      *q;
     sws_connection_t *c;
 
-    for (i = 0; (all || i < 32) && !sws_queue_empty(&reusable_queue); i++) {
-        q = sws_queue_last(&reusable_queue);
+    if (!all) {
+        for (i = 0; i < 32 && !sws_queue_empty(&reusable_queue); i++) {
+            q = sws_queue_last(&reusable_queue);
+            c = sws_queue_data(q, sws_connection_t, queue);
+            sws_reusable_connection(c, 0);
+            c->close = 1;
+            c->read->handler(c->read);
+        }
+        return;
+    }
+    /* A handler may close other connections of the queue (an upstream's
+     * with its client's): look from the tail again after each. */
+    for ( ;; ) {
+        for (q = sws_queue_last(&reusable_queue);
+             q != sws_queue_sentinel(&reusable_queue)
+             && sws_queue_data(q, sws_connection_t, queue)->shutdown != NULL;
+             q = sws_queue_prev(q))
+        { /* skip */ }
+        if (q == sws_queue_sentinel(&reusable_queue)) {
+            return;
+        }
         c = sws_queue_data(q, sws_connection_t, queue);
         sws_reusable_connection(c, 0);
         c->close = 1;
         c->read->handler(c->read);
     }
+}
+
+void
+sws_shutdown_connections(void)
+{
+    sws_uint_t        i;
+    sws_connection_t *c;
+
+    /* The table, not the reusable queue: busy connections take part too
+     * (HTTP/2 says GOAWAY on them at once). A hook may close connections
+     * or open new ones (an upstream's): neither disturbs the walk. */
+    for (i = 0; i < unused_connections; i++) {
+        c = &connections[i];
+        if (c->fd != -1 && !c->destroyed && c->shutdown != NULL) {
+            c->shutdown(c);
+        }
+    }
+    sws_close_idle_connections(1);
 }
 
 sws_uint_t

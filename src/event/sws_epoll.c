@@ -8,6 +8,7 @@
 #include "sws_process.h"
 
 static int                  ep = -1;
+uint64_t                    sws_epoll_woke_ns;
 static struct epoll_event  *event_list;
 static sws_uint_t           nevents;
 
@@ -94,6 +95,9 @@ sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 
     n = epoll_pwait(ep, event_list, (int) nevents, (int) timer, &sws_wait_sigmask);
     err = (n == -1) ? errno : 0;
+    if (sws_worker_stat != NULL) {
+        sws_epoll_woke_ns = sws_worker_ns();
+    }
 
     sws_time_update();
 

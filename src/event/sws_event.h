@@ -89,6 +89,12 @@ struct sws_connection_s {
     off_t                 sent;
     sws_buf_t            *buffer;
     sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
+    /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
+     * called once when the worker stops accepting, it has the connection
+     * finish what it serves and end when it is idle. NULL: the connection
+     * ends by itself (an upstream's, or one whose protocol is not known
+     * yet and asks sws_exiting when it is). */
+    void                (*shutdown)(sws_connection_t *c);
     sws_queue_t           queue;         /* reusable (idle keep-alive) */
     uint64_t              number;
     sws_uint_t            requests;
@@ -135,6 +141,9 @@ void              sws_close_connection(sws_connection_t *c);
 /* Idle keep-alive connections may be closed when connections run out. */
 void              sws_reusable_connection(sws_connection_t *c, int reusable);
 void              sws_close_idle_connections(int all);
+/* Graceful shutdown: call the shutdown hook of every connection that has
+ * one; the idle ones without a hook are closed. */
+void              sws_shutdown_connections(void);
 sws_uint_t        sws_active_connections(void);
 sws_uint_t        sws_connections_free(void);
 
@@ -152,13 +161,33 @@ sws_int_t sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers);
 void      sws_listening_close(sws_cycle_t *cycle, int unlink_unix);
 /* A new cycle that will not be used: close only what it opened itself. */
 void      sws_listening_abandon(sws_cycle_t *cycle);
+/* Binary upgrade (as nginx's NGINX=): the listening sockets, TCP and UDP,
+ * that the old master handed to this process in SWS_LISTEN_ENV, "fd;fd;".
+ * sws_listening_inherit() reads (and removes) the variable, checking each
+ * fd is a socket: returns how many were taken (0: none or no variable).
+ * sws_listening_open() then takes an inherited socket of the same type and
+ * address before it opens one, and sws_listening_inherited_close() closes
+ * those the configuration did not want. sws_listening_env() formats the
+ * variable for the new binary: every socket of cycle, in order. */
+#define SWS_LISTEN_ENV  "SCALWS"
+sws_uint_t sws_listening_inherit(sws_log_t *log);
+void       sws_listening_inherited_close(void);
+char      *sws_listening_env(sws_cycle_t *cycle);
 /* Worker: register the accept events of this worker's sockets. */
 sws_int_t sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker);
 /* Worker: stop accepting (graceful shutdown). */
 void      sws_listening_disable(sws_cycle_t *cycle);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
+/* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time
+ * (sws_worker_stat), sws_epoll_process_events() notes when its wait
+ * ended. */
+uint64_t sws_worker_ns(void);
+extern uint64_t sws_epoll_woke_ns;
 extern sws_uint_t sws_worker_connections;
 extern volatile int sws_exiting;
+/* While exiting: how long a kept connection may wait for one more request
+ * (worker_shutdown_idle), counted from the end of its last response. */
+extern sws_msec_t sws_exiting_idle;
 
 #endif

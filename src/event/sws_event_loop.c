@@ -1,5 +1,6 @@
 /* A worker's life: initialise, serve events and timers, shut down. */
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "sws_event.h"
 #include "sws_process.h"
@@ -8,6 +9,7 @@
 #include "../core/sws_log_internal.h"
 
 volatile int sws_exiting;
+sws_msec_t   sws_exiting_idle;
 
 static void
 sws_worker_reopen_logs(sws_cycle_t *cycle)
@@ -61,13 +63,24 @@ sws_worker_exit(sws_cycle_t *cycle)
     sws_epoll_done();
 }
 
+uint64_t
+sws_worker_ns(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000 + (uint64_t) ts.tv_nsec;
+}
+
 void
 sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
 {
+    uint64_t         now;
     sws_core_conf_t *ccf = sws_core_conf(cycle);
     sws_msec_t       timer, deadline = 0;
 
     sws_worker_init(cycle, worker);
+    sws_worker_accepting(worker);
 
     for ( ;; ) {
         if (sws_terminate) {
@@ -75,10 +88,15 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
         }
 
         if (sws_quit && !sws_exiting) {
+            /* Nothing that was asked is lost: no new connections, and
+             * each protocol ends its connections once what they carry is
+             * done (HTTP/1: "Connection: close" on the next response;
+             * HTTP/2: GOAWAY). The worker exits when the last is gone. */
             sws_exiting = 1;
+            sws_exiting_idle = ccf->shutdown_idle;
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
             sws_listening_disable(cycle);
-            sws_close_idle_connections(1);
+            sws_shutdown_connections();
             if (ccf->shutdown_timeout > 0) {
                 deadline = sws_current_msec() + ccf->shutdown_timeout;
             }
@@ -108,6 +126,15 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
             timer = 500;   /* re-check the shutdown state */
         }
 
+        /* The adaptive runtime: the time from a wake-up to the next wait is
+         * busy, preempted included (the CPU time would not tell a worker
+         * that cannot get the CPU it needs on a crowded machine). */
+        if (sws_worker_stat != NULL && sws_epoll_woke_ns != 0 && !sws_exiting) {
+            now = sws_worker_ns();
+            __atomic_store_n(&sws_worker_stat->busy_ns,
+                             sws_worker_stat->busy_ns + now - sws_epoll_woke_ns,
+                             __ATOMIC_RELAXED);
+        }
         if (sws_epoll_process_events(cycle, timer) == SWS_ERROR) {
             break;
         }

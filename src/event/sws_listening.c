@@ -1,6 +1,10 @@
 /* Listening sockets: parsing listen addresses, opening them in the master
  * (inheriting the old cycle's on reload), and accepting in the workers. */
 #define _GNU_SOURCE 1
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include "sws_event.h"
+#include "sws_listening_env.h"
 #include "sws_udp.h"
 
 sws_listening_t *
@@ -188,6 +193,163 @@ sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
     return fd;
 }
 
+/* ---- sockets inherited from the old binary ---- */
+
+#define SWS_INHERIT_MAX  1024
+
+typedef struct {
+    int                      fd;
+    int                      type;        /* SOCK_STREAM, SOCK_DGRAM */
+    int                      reuseport;
+    struct sockaddr_storage  sockaddr;
+    socklen_t                socklen;
+} sws_inherited_t;
+
+static sws_inherited_t  *sws_inherited;
+static sws_uint_t        sws_inherited_n;
+
+sws_uint_t
+sws_listening_inherit(sws_log_t *log)
+{
+    const char      *env = getenv(SWS_LISTEN_ENV), *p;
+    int              fd, on, rc;
+    socklen_t        len;
+    sws_inherited_t *in;
+
+    if (env == NULL) {
+        return 0;
+    }
+    sws_inherited = calloc(SWS_INHERIT_MAX, sizeof(sws_inherited_t));
+    if (sws_inherited == NULL) {
+        return 0;
+    }
+    for (p = env; (rc = sws_listening_env_next(&p, &fd)) != 0; ) {
+        if (rc == -1) {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "invalid socket number in the "
+                          SWS_LISTEN_ENV " environment variable: \"%s\", ignored", p);
+            break;
+        }
+        if (sws_inherited_n == SWS_INHERIT_MAX) {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "more than %d sockets in the "
+                          SWS_LISTEN_ENV " environment variable", SWS_INHERIT_MAX);
+            break;
+        }
+        in = &sws_inherited[sws_inherited_n];
+        in->fd = fd;
+        in->socklen = sizeof(in->sockaddr);
+        len = sizeof(in->type);
+        errno = 0;
+        on = 0;
+        if (getsockopt(in->fd, SOL_SOCKET, SO_TYPE, &in->type, &len) == -1
+            || getsockname(in->fd, (struct sockaddr *) &in->sockaddr, &in->socklen) == -1
+            || (in->type != SOCK_STREAM && in->type != SOCK_DGRAM)
+            || (in->type == SOCK_STREAM
+                && (getsockopt(in->fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == -1 || !on)))
+        {
+            sws_log_error(SWS_LOG_EMERG, log, errno, "descriptor %d of the " SWS_LISTEN_ENV
+                          " environment variable is not a usable socket, ignored", fd);
+            continue;
+        }
+        len = sizeof(on);
+        on = 0;
+        (void) getsockopt(in->fd, SOL_SOCKET, SO_REUSEPORT, &on, &len);
+        in->reuseport = on != 0;
+        /* Ours now: not for the children we exec or the programs of helpers. */
+        (void) fcntl(in->fd, F_SETFD, FD_CLOEXEC);
+        sws_inherited_n++;
+    }
+    unsetenv(SWS_LISTEN_ENV);
+    return sws_inherited_n;
+}
+
+static int
+sws_same_address(const struct sockaddr_storage *a, socklen_t alen,
+    const struct sockaddr_storage *b, socklen_t blen)
+{
+    if (a->ss_family != b->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_UNIX) {
+        /* getsockname() gives the path's length, the configuration all of it */
+        return strncmp(((const struct sockaddr_un *) a)->sun_path,
+                       ((const struct sockaddr_un *) b)->sun_path,
+                       sizeof(((const struct sockaddr_un *) a)->sun_path)) == 0;
+    }
+    return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/* An inherited socket for ls (taken: no longer offered), or -1. */
+static int
+sws_take_inherited(sws_listening_t *ls)
+{
+    sws_uint_t        i;
+    sws_inherited_t  *in;
+    int               fd;
+
+    for (i = 0; i < sws_inherited_n; i++) {
+        in = &sws_inherited[i];
+        if (in->fd != -1 && in->type == (ls->udp ? SOCK_DGRAM : SOCK_STREAM)
+            && in->reuseport == (ls->reuseport || ls->share_port)
+            && sws_same_address(&in->sockaddr, in->socklen, &ls->sockaddr, ls->socklen))
+        {
+            fd = in->fd;
+            in->fd = -1;
+            return fd;
+        }
+    }
+    return -1;
+}
+
+void
+sws_listening_inherited_close(void)
+{
+    sws_uint_t  i;
+
+    for (i = 0; i < sws_inherited_n; i++) {
+        if (sws_inherited[i].fd != -1) {
+            close(sws_inherited[i].fd);      /* the old master keeps its own */
+        }
+    }
+    free(sws_inherited);
+    sws_inherited = NULL;
+    sws_inherited_n = 0;
+}
+
+char *
+sws_listening_env(sws_cycle_t *cycle)
+{
+    sws_uint_t        i, w, n = 0;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+    char             *env, *p, *last;
+    size_t            size = sizeof(SWS_LISTEN_ENV "=");
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        n += lss[i]->worker_fds_n ? lss[i]->worker_fds_n : 1;
+    }
+    size += n * 12;
+    env = malloc(size);
+    if (env == NULL) {
+        return NULL;
+    }
+    p = env + snprintf(env, size, SWS_LISTEN_ENV "=");
+    last = env + size;
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (ls->worker_fds_n == 0) {
+            if (ls->fd != -1) {
+                p += snprintf(p, last - p, "%d;", ls->fd);
+            }
+            continue;
+        }
+        for (w = 0; w < ls->worker_fds_n; w++) {
+            if (ls->worker_fds[w] != -1) {
+                p += snprintf(p, last - p, "%d;", ls->worker_fds[w]);
+            }
+        }
+    }
+    return env;
+}
+
 static sws_listening_t *
 sws_find_old_listening(sws_cycle_t *old, sws_listening_t *ls)
 {
@@ -235,6 +397,10 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
                     ls->inherited_n = w + 1;
                     continue;
                 }
+                ls->worker_fds[w] = old ? -1 : sws_take_inherited(ls);
+                if (ls->worker_fds[w] != -1) {
+                    continue;
+                }
                 ls->worker_fds[w] = sws_open_socket(cycle, ls);
                 if (ls->worker_fds[w] == -1) {
                     return SWS_ERROR;
@@ -253,6 +419,10 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
             ls->fd = old->fd;
             ls->inherited = 1;
             old->handed_over = 1;
+            continue;
+        }
+        ls->fd = sws_take_inherited(ls);
+        if (ls->fd != -1) {
             continue;
         }
         ls->fd = sws_open_socket(cycle, ls);
@@ -413,6 +583,11 @@ sws_listening_disable(sws_cycle_t *cycle)
         ls = lss[i];
         c = ls->connection;
         if (c == NULL) {
+            continue;
+        }
+        if (ls->udp && c->shutdown != NULL) {
+            /* QUIC: the connections of this socket are still served
+             * through it; its protocol closes it when they are done. */
             continue;
         }
         /* Close this worker's copy: the master keeps the socket open for the

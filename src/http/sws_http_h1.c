@@ -22,6 +22,9 @@ static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
+static void sws_http1_shutdown(sws_connection_t *c);
+static void sws_http1_exiting_idle(sws_connection_t *c, int last_look);
+static void sws_http1_lingering_close(sws_connection_t *c, int exiting);
 
 static off_t
 sws_http1_bytes_sent(sws_http_request_t *r)
@@ -58,7 +61,9 @@ sws_http1_init(sws_http_session_t *s)
         return SWS_ERROR;
     }
     hc->session = s;
+    hc->idle_since = sws_current_msec();
     c->data = hc;
+    c->shutdown = sws_http1_shutdown;
     c->read->handler = sws_http1_read_head_handler;
     c->write->handler = sws_http1_empty_handler;
     sws_add_timer(c->read, s->cscf->client_header_timeout);
@@ -410,6 +415,7 @@ sws_http1_read_head_handler(sws_event_t *rev)
     sws_buf_t          *b;
     ssize_t             n;
     sws_int_t           rc;
+    int                 last_look = 0;
 
     if (rev->timedout) {
         if (r && (hc->buf->last > hc->buf->start || hc->request_line_done)) {
@@ -418,8 +424,14 @@ sws_http1_read_head_handler(sws_event_t *rev)
             sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
             return;
         }
-        sws_http1_close_connection(c);
-        return;
+        if (!sws_exiting) {
+            sws_http1_close_connection(c);
+            return;
+        }
+        /* Shutting down, and the wait for one more request is over: a
+         * request that came meanwhile is still answered. */
+        rev->timedout = 0;
+        last_look = 1;
     }
     if (c->close) {
         sws_http1_close_connection(c);
@@ -508,6 +520,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
                 if (c->idle) {
                     sws_http1_release(c);     /* woken for nothing */
                 }
+            }
+            if (r == NULL && sws_exiting) {
+                sws_http1_exiting_idle(c, last_look);
             }
             return;
         }
@@ -980,13 +995,21 @@ sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
 
 /* ---- after the response ---- */
 
+/* exiting: the worker is shutting down and c was idle: the client sees
+ * the end within a round trip and closes too, so the wait is short. */
 static void
-sws_http1_lingering_close(sws_connection_t *c)
+sws_http1_lingering_close(sws_connection_t *c, int exiting)
 {
     sws_http1_conn_t         *hc = c->data;
-    sws_http_core_loc_conf_t *clcf = hc->r ? sws_http_core_loc(hc->r) : NULL;
-    sws_msec_t                timeout = clcf ? clcf->lingering_timeout : 5000;
-    sws_msec_t                total = clcf ? clcf->lingering_time : 30000;
+    sws_http_core_loc_conf_t *clcf = hc->r ? sws_http_core_loc(hc->r)
+                                     : hc->session->cscf->ctx->loc_conf[sws_http_core_module.index];
+    sws_msec_t                timeout = clcf->lingering_timeout;
+    sws_msec_t                total = clcf->lingering_time;
+
+    if (exiting) {
+        timeout = sws_min(timeout, 1000);
+        total = sws_min(total, 2000);
+    }
 
     /* Unread input would make close() send a reset that can destroy the
      * response in flight: stop writing, then drain for a while. */
@@ -1081,10 +1104,18 @@ sws_http1_request_done(sws_http_request_t *r)
         }
     }
 
-    if (!r->keepalive || c->close || c->error || sws_exiting) {
+    /* Shutting down, a response that said keep-alive (its head went out
+     * before) keeps the connection: the client may be sending its next
+     * request already, which is answered with "Connection: close". */
+    if (!r->keepalive || c->close || c->error) {
+        if (sws_exiting && !c->error
+            && (hc->buf->pos < hc->buf->last || c->read->ready))
+        {
+            linger = 1;                 /* input waits: a reset would cut the response */
+        }
         hc->r = NULL;
         if (linger && !c->error) {
-            sws_http1_lingering_close(c);
+            sws_http1_lingering_close(c, 0);
             return;
         }
         sws_http1_close_connection(c);
@@ -1123,5 +1154,52 @@ sws_http1_request_done(sws_http_request_t *r)
     c->idle = 1;
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);
+    hc->header_timer = 0;
+    hc->idle_since = sws_current_msec();
+    if (sws_exiting) {
+        sws_http1_exiting_idle(c, 0);
+    }
+}
+
+/*
+ * Graceful shutdown of the worker (c->shutdown). A request being read or
+ * served decides at its end: its head says "Connection: close" if it is
+ * built from now on. A connection waiting for a request waits a little
+ * longer (sws_http1_exiting_idle).
+ */
+static void
+sws_http1_shutdown(sws_connection_t *c)
+{
+    sws_http1_conn_t *hc = c->data;
+
+    if (hc->r == NULL && !hc->lingering) {
+        sws_http1_exiting_idle(c, 0);
+    }
+}
+
+/*
+ * A kept connection of a worker that is shutting down, with no request.
+ * Closing it now would lose a request the client may be sending at this
+ * moment: a keep-alive client sends its next one as soon as it has read
+ * a response. So it waits until it has been idle for worker_shutdown_idle
+ * (a request that comes is served, with "Connection: close"), then it
+ * ends: write side first, and what still comes is drained, so that the
+ * client sees an orderly end, not a reset.
+ */
+static void
+sws_http1_exiting_idle(sws_connection_t *c, int last_look)
+{
+    sws_http1_conn_t *hc = c->data;
+    sws_msec_t        now = sws_current_msec(), end = hc->idle_since + sws_exiting_idle;
+
+    if (last_look || now >= end) {
+        if (c->idle) {
+            c->idle = 0;
+            sws_reusable_connection(c, 0);
+        }
+        sws_http1_lingering_close(c, 1);
+        return;
+    }
+    sws_add_timer(c->read, end - now);
     hc->header_timer = 0;
 }

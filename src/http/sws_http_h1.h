@@ -18,6 +18,7 @@ typedef struct {
     unsigned                   header_timer:1;  /* the read timer is the header one */
     unsigned                   lingering:1;
     sws_msec_t                 lingering_deadline;
+    sws_msec_t                 idle_since; /* accepted, or the last response ended */
 } sws_http1_conn_t;
 
 extern const sws_http_proto_t sws_http1_proto;

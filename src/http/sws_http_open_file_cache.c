@@ -59,6 +59,19 @@ sws_ofc_empty_handler(sws_event_t *ev)
 {
 }
 
+/* The inotify descriptor counts as a connection: a worker that is shutting
+ * down waits for none to be left, so it goes at once (the cache goes on
+ * with open_file_cache_valid alone). */
+static void
+sws_ofc_shutdown(sws_connection_t *c)
+{
+    if (ofc.ic == c) {
+        sws_close_connection(ofc.ic);
+        ofc.ic = NULL;
+        ofc.inotify_fd = -1;
+    }
+}
+
 static sws_int_t
 sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
 {
@@ -78,7 +91,7 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
 
     /* inotify tells at once when a cached file changes; without it (limit
      * reached, no kernel support) only open_file_cache_valid applies. */
-    ofc.inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    ofc.inotify_fd = sws_exiting ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (ofc.inotify_fd != -1) {
         ofc.ic = sws_get_connection(ofc.inotify_fd, r->connection->log);
         if (ofc.ic == NULL || sws_epoll_add_connection(ofc.ic) != SWS_OK) {
@@ -92,9 +105,10 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
         } else {
             ofc.ic->read->handler = sws_ofc_inotify_handler;
             ofc.ic->write->handler = sws_ofc_empty_handler;
+            ofc.ic->shutdown = sws_ofc_shutdown;
             ofc.ic->log = r->connection->log;
         }
-    } else {
+    } else if (!sws_exiting) {
         sws_log_error(SWS_LOG_WARN, r->log, errno, "inotify_init1() failed: the open "
                       "file cache checks files every open_file_cache_valid only");
     }
@@ -269,13 +283,6 @@ sws_ofc_expire_handler(sws_event_t *ev)
     sws_ofc_entry_t *e;
 
     if (sws_exiting) {
-        /* The inotify descriptor counts as a connection: a worker that is
-         * shutting down waits for none to be left. */
-        if (ofc.ic) {
-            sws_close_connection(ofc.ic);
-            ofc.ic = NULL;
-            ofc.inotify_fd = -1;
-        }
         return;
     }
     while (!sws_queue_empty(&ofc.lru)) {

@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -580,6 +581,71 @@ START_TEST(reload_hands_sockets_over)
 }
 END_TEST
 
+/* A binary upgrade: the new binary takes the old one's sockets, UDP (one
+ * per worker) and TCP, from SCALWS=fd;fd;, by type and address; what it
+ * does not want it closes; garbage in the variable is ignored. */
+START_TEST(upgrade_inherits_sockets)
+{
+    fake_t                  f, g;
+    sws_listening_t        *ls, *tcp, *ls2, *tcp2;
+    struct sockaddr_storage ss;
+    socklen_t               len;
+    sws_str_t               text = sws_string("127.0.0.1:port");
+    int                     port = free_port_both(), fd0, fd1, fdt, extra, pfd[2];
+    char                   *env, bad[64];
+
+    fake_cycle(&f);
+    len = addr4(&ss, "127.0.0.1", port);
+    ls = sws_udp_listening_create(&f.cycle, (struct sockaddr *) &ss, len, &text, record);
+    tcp = sws_listening_create(&f.cycle, (struct sockaddr *) &ss, len, &text);
+    ck_assert_ptr_nonnull(ls);
+    ck_assert_ptr_nonnull(tcp);
+    ck_assert_int_eq(sws_listening_open(&f.cycle, 2), SWS_OK);
+    fd0 = ls->worker_fds[0];
+    fd1 = ls->worker_fds[1];
+    fdt = tcp->fd;
+    /* one more, that the next configuration does not have */
+    extra = dup(fdt);
+    ck_assert_int_ge(extra, 0);
+
+    env = sws_listening_env(&f.cycle);
+    ck_assert_ptr_nonnull(env);
+    snprintf(bad, sizeof(bad), "%s%d;", env + strlen(SWS_LISTEN_ENV "="), extra);
+    ck_assert_int_eq(setenv(SWS_LISTEN_ENV, bad, 1), 0);
+    free(env);
+    ck_assert_int_eq(sws_listening_inherit(&tlog), 4);
+    ck_assert_ptr_null(getenv(SWS_LISTEN_ENV));
+
+    fake_cycle(&g);
+    ls2 = sws_udp_listening_create(&g.cycle, (struct sockaddr *) &ss, len, &text, record);
+    tcp2 = sws_listening_create(&g.cycle, (struct sockaddr *) &ss, len, &text);
+    ck_assert_int_eq(sws_listening_open(&g.cycle, 2), SWS_OK);
+    /* the UDP sockets in their order, the TCP one: no new bind */
+    ck_assert_int_eq(ls2->worker_fds[0], fd0);
+    ck_assert_int_eq(ls2->worker_fds[1], fd1);
+    ck_assert(tcp2->fd == fdt || tcp2->fd == extra);
+    sws_listening_inherited_close();
+    /* the one not taken is closed */
+    ck_assert_int_eq(fcntl(tcp2->fd == fdt ? extra : fdt, F_GETFD), -1);
+    ck_assert_int_eq(port_of(fd0), port);
+
+    /* garbage and a descriptor that is no socket: logged, ignored */
+    ck_assert_int_eq(pipe(pfd), 0);
+    snprintf(bad, sizeof(bad), "%d;x1;", pfd[0]);
+    ck_assert_int_eq(setenv(SWS_LISTEN_ENV, bad, 1), 0);
+    ck_assert_int_eq(sws_listening_inherit(&tlog), 0);
+    sws_listening_inherited_close();
+    close(pfd[0]);
+    close(pfd[1]);
+    ck_assert_ptr_nonnull(strstr(log_text(), "is not a usable socket"));
+    ck_assert_ptr_nonnull(strstr(log_text(), "invalid socket number"));
+
+    sws_listening_close(&g.cycle, 0);
+    sws_pool_destroy(f.cycle.pool);
+    sws_pool_destroy(g.cycle.pool);
+}
+END_TEST
+
 START_TEST(event_loop_delivers_batches)
 {
     fake_t                  f;
@@ -733,6 +799,7 @@ udp_suite(void)
     tcase_add_test(tc, gso_train_too_long_refused);
     tcase_add_test(tc, reuseport_group_of_two_workers);
     tcase_add_test(tc, reload_hands_sockets_over);
+    tcase_add_test(tc, upgrade_inherits_sockets);
     tcase_add_test(tc, event_loop_delivers_batches);
     tcase_add_test(tc, port_in_use_without_reuseport);
     tcase_add_test(tc, bad_addresses);

@@ -24,6 +24,11 @@ static void sws_http_v2_read_handler(sws_event_t *rev);
 static void sws_http_v2_write_handler(sws_event_t *wev);
 static void sws_http_v2_close(sws_http_v2_conn_t *h2c);
 static void sws_http_v2_run(sws_http_v2_conn_t *h2c);
+static void sws_http_v2_shutdown(sws_connection_t *c);
+static void sws_http_v2_drain(sws_http_v2_conn_t *h2c);
+
+/* The opaque data of the shutdown's PING. */
+static const uint8_t  sws_http_v2_drain_ping[8] = { 's', 'w', 's', 'q', 'u', 'i', 't', '!' };
 
 /* The receive buffer is per worker: nghttp2 keeps what it needs. */
 static u_char            *sws_http_v2_rbuf;
@@ -401,6 +406,7 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     }
 
     c->data = h2c;
+    c->shutdown = sws_http_v2_shutdown;
     c->read->handler = sws_http_v2_read_handler;
     c->write->handler = sws_http_v2_write_handler;
     c->idle = 0;
@@ -447,6 +453,52 @@ sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error)
     /* An error ends the connection: streams are not finished. */
     nghttp2_session_terminate_session(h2c->session, error);
     h2c->closing = 1;
+}
+
+/*
+ * Graceful shutdown (RFC 9113 6.8): a GOAWAY with the largest stream id
+ * first, which tells the client to open no more streams here but refuses
+ * none of those already on their way, and a PING. When the PING comes back
+ * every stream the client opened before it read the notice has arrived:
+ * the final GOAWAY names the last of them, those are finished, then the
+ * connection ends. A client that does not answer gets the final GOAWAY
+ * after worker_shutdown_idle.
+ */
+static void
+sws_http_v2_shutdown(sws_connection_t *c)
+{
+    sws_http_v2_conn_t *h2c = c->data;
+
+    if (h2c->goaway || h2c->draining) {
+        return;
+    }
+    sws_http_v2_drain(h2c);
+    sws_http_v2_run(h2c);
+}
+
+static void
+sws_http_v2_drain(sws_http_v2_conn_t *h2c)
+{
+    h2c->draining = 1;
+    if (nghttp2_submit_shutdown_notice(h2c->session) != 0
+        || nghttp2_submit_ping(h2c->session, NGHTTP2_FLAG_NONE, sws_http_v2_drain_ping) != 0)
+    {
+        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        return;
+    }
+    /* The read timer is the idle one, or ignored while streams are open:
+     * it bounds the wait for the ack now. */
+    sws_add_timer(h2c->connection->read, sws_exiting_idle ? sws_exiting_idle : 1);
+}
+
+void
+sws_http_v2_drain_ack(sws_http_v2_conn_t *h2c, const uint8_t *opaque)
+{
+    if (h2c->draining && !h2c->goaway
+        && memcmp(opaque, sws_http_v2_drain_ping, sizeof(sws_http_v2_drain_ping)) == 0)
+    {
+        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+    }
 }
 
 static void
@@ -537,6 +589,11 @@ sws_http_v2_read_handler(sws_event_t *rev)
 
     if (rev->timedout) {
         rev->timedout = 0;
+        if (h2c->draining && !h2c->goaway) {
+            sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);      /* no ack in time */
+            sws_http_v2_run(h2c);
+            return;
+        }
         if (h2c->nstreams == 0) {
             sws_log_debug(c->log, "http2 connection idle: closing");
             sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
@@ -641,8 +698,8 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
     sws_uint_t                rounds = 0;
     int                       rv;
 
-    if (sws_exiting && !h2c->goaway) {
-        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+    if (sws_exiting && !h2c->goaway && !h2c->draining) {
+        sws_http_v2_drain(h2c);         /* a connection begun while exiting */
     }
     h2c->send_pending = 0;
 
@@ -714,8 +771,10 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             sws_reusable_connection(c, 1);
         }
         sws_http_v2_idle_pages(h2c);
-        sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
-                               ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
+        if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
+            sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
+                                   ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
+        }
     } else if (c->reusable) {
         /* The idle timer is left to run (a tree operation less per
          * request): firing with streams open, it is ignored, and the next

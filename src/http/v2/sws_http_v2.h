@@ -90,6 +90,8 @@ struct sws_http_v2_conn_s {
     unsigned                   in_recv:1;     /* inside nghttp2_session_mem_recv */
     unsigned                   in_send:1;
     unsigned                   goaway:1;      /* GOAWAY submitted */
+    unsigned                   draining:1;    /* shutdown: notice and PING sent,
+                                               * the final GOAWAY after the ack */
     unsigned                   closing:1;     /* close once output is flushed */
     unsigned                   refused:1;     /* a stream was refused (never opened) */
     unsigned                   goaway_seen:1; /* a GOAWAY went out or came in: the
@@ -115,6 +117,8 @@ void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len
 void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);
 /* Stop taking new streams; finish the ones open (GOAWAY NO_ERROR). */
 void      sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error);
+/* The PING of the graceful shutdown came back: the final GOAWAY. */
+void      sws_http_v2_drain_ack(sws_http_v2_conn_t *h2c, const uint8_t *opaque);
 
 /* ---- streams (sws_http_v2_stream.c) ---- */
 

@@ -803,6 +803,11 @@ sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
     case NGHTTP2_GOAWAY:
         ((sws_http_v2_conn_t *) user_data)->goaway_seen = 1;
         return 0;
+    case NGHTTP2_PING:
+        if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
+            sws_http_v2_drain_ack(user_data, frame->ping.opaque_data);
+        }
+        return 0;
     case NGHTTP2_HEADERS:
         st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
         if (st == NULL || st->r == NULL) {
