@@ -398,7 +398,8 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_HIDE_HEADER           13  /* NAME */
 #define SWS_UPSTREAM_CONF_PASS_HEADER           14  /* NAME */
 #define SWS_UPSTREAM_CONF_INTERCEPT_ERRORS      15  /* on|off */
-#define SWS_UPSTREAM_CONF_UPGRADE               16  /* on|off: tunnel Upgrade requests */
+#define SWS_UPSTREAM_CONF_UPGRADE               16  /* off|on|PROTOCOL...: the Upgrade requests
+                                                       tunnelled (on: websocket; never h2c) */
 /* TLS to the servers (when the location may use it: see
  * sws_http_upstream_conf_set_ssl). */
 #define SWS_UPSTREAM_CONF_SSL_SERVER_NAME       17  /* on|off: send SNI (off) */

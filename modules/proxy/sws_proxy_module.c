@@ -58,7 +58,7 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
     UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
-    UPS("proxy_upgrade", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_UPGRADE),
+    UPS("proxy_upgrade", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_UPGRADE),
     UPS("proxy_ssl_server_name", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
     UPS("proxy_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
     UPS("proxy_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),

@@ -238,7 +238,8 @@ struct sws_http_upstream_conf_s {
     sws_int_t                 pass_request_body;
     sws_int_t                 ignore_client_abort;
     sws_int_t                 intercept_errors;
-    sws_int_t                 upgrade;
+    sws_int_t                 upgrade;           /* 0: off; else upgrade_list */
+    sws_array_t              *upgrade_list;      /* sws_str_t protocol names, lower case */
     sws_uint_t                nbuffers;
     size_t                    buffer_size;
     size_t                    head_buffer_size;

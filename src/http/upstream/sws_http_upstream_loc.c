@@ -108,7 +108,10 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_conf_merge_value(conf->pass_request_body, prev->pass_request_body, 1);
     sws_conf_merge_value(conf->ignore_client_abort, prev->ignore_client_abort, 0);
     sws_conf_merge_value(conf->intercept_errors, prev->intercept_errors, 0);
-    sws_conf_merge_value(conf->upgrade, prev->upgrade, 1);
+    if (conf->upgrade == SWS_UNSET) {
+        conf->upgrade = prev->upgrade == SWS_UNSET ? 1 : prev->upgrade;
+        conf->upgrade_list = prev->upgrade_list;       /* NULL: websocket */
+    }
     if (conf->nbuffers == SWS_UNSET_UINT) {
         conf->nbuffers = prev->nbuffers == SWS_UNSET_UINT ? 8 : prev->nbuffers;
         conf->buffer_size = prev->buffer_size == SWS_UNSET_SIZE ? 8192 : prev->buffer_size;
@@ -242,6 +245,70 @@ sws_ups_set_header_list(sws_conf_t *cf, sws_array_t **list)
     return SWS_CONF_OK;
 }
 
+static int
+sws_ups_tchar(u_char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+           || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * proxy_upgrade off | on | PROTOCOL ...: the Upgrade protocols a request
+ * may be tunnelled for (on: websocket). h2c never: a tunnel that speaks
+ * HTTP/2 to the server would carry requests that this server's locations
+ * (access rules, routing) never see ("h2c smuggling").
+ */
+static char *
+sws_ups_set_upgrade(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
+{
+    sws_uint_t  i, n = sws_conf_nargs(cf);
+    sws_str_t  *arg, *s;
+    u_char     *p;
+
+    if (uc->upgrade != SWS_UNSET) {
+        return "is duplicate";
+    }
+    arg = sws_conf_arg(cf, 1);
+    if (n == 2 && (sws_str_eq_cstr(arg, "off") || sws_str_eq_cstr(arg, "on"))) {
+        uc->upgrade = sws_str_eq_cstr(arg, "on");
+        return SWS_CONF_OK;
+    }
+    uc->upgrade_list = sws_array_create(sws_conf_pool(cf), n - 1, sizeof(sws_str_t));
+    if (uc->upgrade_list == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    for (i = 1; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        for (p = arg->data; p < arg->data + arg->len && sws_ups_tchar(*p); p++) {
+            /* a token: RFC 9110 7.8 protocol-name */
+        }
+        if (arg->len == 0 || p != arg->data + arg->len
+            || sws_str_eq_cstr(arg, "on") || sws_str_eq_cstr(arg, "off"))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid protocol \"%.*s\" "
+                               "(off, on, or protocol names)", (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        if (arg->len == 3 && sws_strncasecmp(arg->data, (u_char *) "h2c", 3) == 0) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "cannot tunnel \"h2c\": HTTP/2 "
+                               "to the server would bypass this server's locations");
+            return SWS_CONF_ERROR;
+        }
+        s = sws_array_push(uc->upgrade_list);
+        if (s == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        s->len = arg->len;
+        s->data = sws_pnalloc(sws_conf_pool(cf), arg->len);
+        if (s->data == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_strlow(s->data, arg->data, arg->len);
+    }
+    uc->upgrade = 1;
+    return SWS_CONF_OK;
+}
+
 static char *
 sws_ups_set_buffers(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
 {
@@ -298,7 +365,7 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
     case SWS_UPSTREAM_CONF_INTERCEPT_ERRORS:
         SWS_UPS_TYPED(intercept_errors, sws_conf_set_flag_slot);
     case SWS_UPSTREAM_CONF_UPGRADE:
-        SWS_UPS_TYPED(upgrade, sws_conf_set_flag_slot);
+        return sws_ups_set_upgrade(cf, uc);
     case SWS_UPSTREAM_CONF_BUFFER_SIZE:
         SWS_UPS_TYPED(head_buffer_size, sws_conf_set_size_slot);
     case SWS_UPSTREAM_CONF_NEXT_UPSTREAM:
