@@ -214,7 +214,7 @@ sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed", path->data);
         return SWS_HTTP_NOT_FOUND;
     }
-    if (err == EACCES) {
+    if (err == EACCES || err == ELOOP) {      /* ELOOP: disable_symlinks */
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed", path->data);
         return SWS_HTTP_FORBIDDEN;
     }
@@ -407,7 +407,7 @@ sws_static_index_handler(sws_http_request_t *r)
             if (sws_static_not_found_errno(err)) {
                 continue;
             }
-            if (err == EACCES) {
+            if (err == EACCES || err == ELOOP) {
                 sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "stat() \"%s\" failed", file);
                 return SWS_HTTP_FORBIDDEN;
             }
@@ -592,8 +592,9 @@ sws_static_try_files_handler(sws_http_request_t *r)
         /* through the open file cache, as the static handler will look */
         if (sws_http_file_info(r, &file, &f) != SWS_OK) {
             if (!sws_static_not_found_errno(f.err)) {
-                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), f.err, "stat() \"%s\" failed",
-                              file.data);
+                /* a link that disable_symlinks refuses: the next one, as nginx */
+                sws_log_error(f.err == ELOOP ? SWS_LOG_ERR : SWS_LOG_CRIT, sws_http_log(r),
+                              f.err, "stat() \"%s\" failed", file.data);
             }
             continue;
         }

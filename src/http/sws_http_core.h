@@ -137,6 +137,9 @@ struct sws_http_core_loc_conf_s {
     sws_msec_t              open_file_cache_valid;
     sws_int_t               open_file_cache_errors;
     unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
+    sws_int_t               disable_symlinks;       /* SWS_HTTP_SYMLINKS_* */
+    sws_str_t               disable_symlinks_from;  /* from=PATH: not checked */
+    unsigned                disable_symlinks_root:1; /* from=$document_root */
 };
 
 extern sws_module_t sws_http_module;

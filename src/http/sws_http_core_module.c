@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
+#include "sws_http_open_path.h"
 
 sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
 
@@ -21,6 +22,7 @@ static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, v
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 /* open_file_cache when nothing says otherwise. */
 static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
@@ -74,6 +76,8 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_valid),
     LOC_SLOT("open_file_cache_errors", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              open_file_cache_errors),
+    { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     SRV_SLOT("client_header_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              client_header_buffer_size),
     SRV_SLOT("large_client_header_buffers", SWS_CONF_TAKE2, sws_http_core_large_buffers,
@@ -220,6 +224,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->lingering_time = SWS_UNSET_MSEC;
     clcf->open_file_cache_valid = SWS_UNSET_MSEC;
     clcf->open_file_cache_errors = SWS_UNSET;
+    clcf->disable_symlinks = SWS_UNSET;
     return clcf;
 }
 
@@ -275,6 +280,12 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     }
     sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 5000);
     sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
+    if (conf->disable_symlinks == SWS_UNSET) {
+        conf->disable_symlinks = prev->disable_symlinks == SWS_UNSET ? SWS_HTTP_SYMLINKS_OFF
+                                                                      : prev->disable_symlinks;
+        conf->disable_symlinks_from = prev->disable_symlinks_from;
+        conf->disable_symlinks_root = prev->disable_symlinks_root;
+    }
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);
@@ -744,4 +755,55 @@ sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind)
     *kind = clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
                                                            : SWS_HTTP_LOC_PREFIX;
     return SWS_OK;
+}
+
+/*
+ * disable_symlinks off | on | if_not_owner [from=PATH|from=$document_root]
+ * (sws_http_open_path.c does the checks). from= only with on/if_not_owner.
+ */
+static char *
+sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_str_t                *arg = sws_conf_arg(cf, 1), from;
+
+    if (clcf->disable_symlinks != SWS_UNSET) {
+        return "is duplicate";
+    }
+    if (sws_str_eq_cstr(arg, "off")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_OFF;
+    } else if (sws_str_eq_cstr(arg, "on")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_ON;
+    } else if (sws_str_eq_cstr(arg, "if_not_owner")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_IF_NOT_OWNER;
+    } else {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" "
+                           "(off, on or if_not_owner)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    if (sws_conf_nargs(cf) == 2) {
+        return SWS_CONF_OK;
+    }
+    arg = sws_conf_arg(cf, 2);
+    if (arg->len <= 5 || memcmp(arg->data, "from=", 5) != 0) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" "
+                           "(from=PATH)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    if (clcf->disable_symlinks == SWS_HTTP_SYMLINKS_OFF) {
+        return "takes from= only with \"on\" or \"if_not_owner\"";
+    }
+    from.data = arg->data + 5;
+    from.len = arg->len - 5;
+    if (sws_str_eq_cstr(&from, "$document_root")) {
+        clcf->disable_symlinks_root = 1;
+        return SWS_CONF_OK;
+    }
+    if (memchr(from.data, '$', from.len) != NULL || from.data[0] != '/') {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" (from= takes "
+                           "an absolute path or $document_root)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    clcf->disable_symlinks_from = from;
+    return SWS_CONF_OK;
 }
