@@ -6,6 +6,7 @@
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
  *   proxy_redirect default|off|FROM TO;
+ *   proxy_headers_hash_max_size, proxy_headers_hash_bucket_size (checked, no effect)
  *
  * and, through the upstream framework: proxy_connect_timeout,
  * proxy_send_timeout, proxy_read_timeout, proxy_next_upstream,
@@ -42,6 +43,11 @@ static const sws_command_t sws_proxy_commands[] = {
     { "proxy_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
     { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    /* nginx's: accepted and checked, the proxy's header set sizes itself */
+    { "proxy_headers_hash_max_size", ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_headers_hash_bucket_size", ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     UPS("proxy_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
     UPS("proxy_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),

@@ -140,6 +140,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               disable_symlinks;       /* SWS_HTTP_SYMLINKS_* */
     sws_str_t               disable_symlinks_from;  /* from=PATH: not checked */
     unsigned                disable_symlinks_root:1; /* from=$document_root */
+    unsigned                internal:1;    /* "internal": reached by internal redirects only */
 };
 
 extern sws_module_t sws_http_module;

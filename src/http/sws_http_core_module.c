@@ -23,6 +23,7 @@ static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cm
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 /* open_file_cache when nothing says otherwise. */
 static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
@@ -78,6 +79,25 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_errors),
     { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "internal", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, sws_http_core_internal,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    /* nginx's hash sizes: accepted and checked, ours size themselves */
+    { "types_hash_max_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "types_hash_bucket_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "server_names_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "server_names_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "variables_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "variables_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "map_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "map_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     SRV_SLOT("client_header_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              client_header_buffer_size),
     SRV_SLOT("large_client_header_buffers", SWS_CONF_TAKE2, sws_http_core_large_buffers,
@@ -805,5 +825,19 @@ sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *c
         return SWS_CONF_ERROR;
     }
     clcf->disable_symlinks_from = from;
+    return SWS_CONF_OK;
+}
+
+/* internal: only an internal redirect (error_page, try_files, ...) reaches
+ * this location; a client's request for it gets 404, as nginx. */
+static char *
+sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+
+    if (clcf->internal) {
+        return "is duplicate";
+    }
+    clcf->internal = 1;
     return SWS_CONF_OK;
 }

@@ -59,7 +59,11 @@ static sws_int_t
 sws_http_find_location_handler(sws_http_request_t *r)
 {
     sws_int_t rc = sws_http_update_location(r);
-    return rc == SWS_OK ? SWS_OK : rc;
+
+    if (rc == SWS_OK && !r->internal && sws_http_core_loc(r)->internal) {
+        return SWS_HTTP_NOT_FOUND;       /* "internal": not for clients */
+    }
+    return rc;
 }
 
 /* Walk the engine from r->phase_handler until a handler suspends the request
