@@ -349,6 +349,7 @@ struct sws_http_request_s {
     unsigned                   done:1;
     unsigned                   logged:1;
     unsigned                   error_page:1;
+    unsigned                   stat_writing:1;  /* counted as writing, no longer reading */
     unsigned                   last_sent:1;
     unsigned                   reading_body:1;
     unsigned                   filter_finalize:1;
@@ -380,6 +381,7 @@ sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *
  * is known) by the session's server, allocated in pool (which the caller
  * owns). */
 sws_http_request_t *sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool);
+void sws_http_request_count_head(sws_http_request_t *r);   /* stub_status: head complete */
 /* (sws_http_request_head.h: sws_http_request_header, for every field.) */
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
