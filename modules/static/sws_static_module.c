@@ -434,14 +434,13 @@ sws_static_index_handler(sws_http_request_t *r)
         return sws_http_internal_redirect(r, &new_uri, sws_http_args(r));
     }
 
-    /* no index file: a directory without one is forbidden, else not found */
+    /* No index file. A directory: the next content handler's (autoindex),
+     * else the core's 403, as nginx. Not a directory: not found. */
     path.data[base] = '\0';
     path.len = base;
 
     if (sws_http_file_info(r, &path, &f) == SWS_OK && f.is_dir) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory index of \"%s\" is forbidden",
-                      path.data);
-        return SWS_HTTP_FORBIDDEN;
+        return SWS_DECLINED;
     }
 
     sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory \"%s\" is not found", path.data);

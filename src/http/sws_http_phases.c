@@ -66,6 +66,22 @@ sws_http_find_location_handler(sws_http_request_t *r)
     return rc;
 }
 
+static sws_int_t
+sws_http_no_content(sws_http_request_t *r)
+{
+    sws_str_t  path;
+    size_t     root_len;
+
+    if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] != '/') {
+        return SWS_HTTP_NOT_FOUND;
+    }
+    if (sws_http_map_uri_to_path(r, &path, &root_len, 0) == SWS_OK) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "directory index of \"%s\" is forbidden",
+                      path.data);
+    }
+    return SWS_HTTP_FORBIDDEN;
+}
+
 /* Walk the engine from r->phase_handler until a handler suspends the request
  * or the content phase finishes it. */
 void
@@ -90,8 +106,9 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
         h = pe->handlers[i];
         if (h == NULL || pe->phase_of[i] >= SWS_HTTP_LOG_PHASE) {
-            /* No content handler answered. */
-            sws_http_finalize(r, SWS_HTTP_NOT_FOUND);
+            /* No content handler answered: for a directory (the index
+             * handler found no index file, autoindex is off) 403, as nginx. */
+            sws_http_finalize(r, sws_http_no_content(r));
             return;
         }
 
