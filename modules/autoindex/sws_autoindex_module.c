@@ -6,9 +6,10 @@
  *   autoindex_exact_size on|off;      (on)   HTML: bytes, or K/M/G rounded
  *   autoindex_localtime on|off;       (off)  HTML: local time, else GMT
  *
- * A content phase handler after static's (requires "static"): the index
- * handler declines a directory without an index file, then this one lists
- * it; with autoindex off the core answers 403. A directory asked for
+ * The core's directory handler (sws_http_set_directory_handler): it runs
+ * after every content phase handler, so after static's index handler has
+ * declined a directory without an index file; with autoindex off it
+ * declines too and the core answers 403. A directory asked for
  * without its trailing slash gets static's 301 first. Directories first,
  * then files, each by name in byte order; names starting with '.' are not
  * listed, as nginx.
@@ -46,12 +47,9 @@ static const sws_command_t sws_autoindex_commands[] = {
     sws_null_command
 };
 
-static const char *const sws_autoindex_requires[] = { "static", NULL };
-
 SWS_EXPORT sws_module_t sws_module = {
     SWS_MODULE_ABI,
     .name = "autoindex",
-    .requires = sws_autoindex_requires,
     .commands = sws_autoindex_commands,
     .create_loc_conf = sws_autoindex_create_loc_conf,
     .merge_loc_conf = sws_autoindex_merge_loc_conf,
@@ -257,5 +255,5 @@ sws_autoindex_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 static sws_int_t
 sws_autoindex_init(sws_conf_t *cf)
 {
-    return sws_http_add_phase_handler(cf, SWS_HTTP_CONTENT_PHASE, sws_autoindex_handler);
+    return sws_http_set_directory_handler(cf, sws_autoindex_handler);
 }

@@ -34,6 +34,7 @@ typedef struct {
     sws_http_phase_engine_t  engine;
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
+    sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
 } sws_http_core_main_conf_t;
 
 typedef struct {

@@ -745,6 +745,20 @@ sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase, sws_http_hand
 }
 
 sws_int_t
+sws_http_set_directory_handler(sws_conf_t *cf, sws_http_handler_pt handler)
+{
+    sws_http_core_main_conf_t *cmcf = sws_conf_http_main_conf(cf, &sws_http_core_module);
+
+    if (cmcf == NULL || (cmcf->directory_handler && cmcf->directory_handler != handler)) {
+        sws_log_error(SWS_LOG_EMERG, sws_conf_log(cf), 0,
+                      "a second module wants to list directories");
+        return SWS_ERROR;
+    }
+    cmcf->directory_handler = handler;
+    return SWS_OK;
+}
+
+sws_int_t
 sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler, const char *owner)
 {
     sws_http_core_loc_conf_t *clcf = sws_conf_http_loc_conf(cf, &sws_http_core_module);
