@@ -13,6 +13,29 @@ static const char *const sws_autoindex_months[] = {
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"
 };
 
+u_char *
+sws_autoindex_reserve(sws_autoindex_out_t *o, size_t n)
+{
+    size_t  used = (size_t) (o->pos - o->start), size = (size_t) (o->end - o->start);
+    u_char *p;
+
+    if ((size_t) (o->end - o->pos) >= n) {
+        return o->pos;
+    }
+    size = sws_max(size * 2, used + n + 4096);
+    p = sws_pnalloc(o->pool, size);
+    if (p == NULL) {
+        return NULL;
+    }
+    if (used) {
+        memcpy(p, o->start, used);
+    }
+    o->start = p;
+    o->pos = p + used;
+    o->end = p + size;
+    return o->pos;
+}
+
 static sws_int_t
 sws_out_add(sws_autoindex_out_t *o, const void *data, size_t len)
 {

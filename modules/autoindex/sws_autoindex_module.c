@@ -56,29 +56,6 @@ SWS_EXPORT sws_module_t sws_module = {
     .postconfiguration = sws_autoindex_init,
 };
 
-u_char *
-sws_autoindex_reserve(sws_autoindex_out_t *o, size_t n)
-{
-    size_t  used = (size_t) (o->pos - o->start), size = (size_t) (o->end - o->start);
-    u_char *p;
-
-    if ((size_t) (o->end - o->pos) >= n) {
-        return o->pos;
-    }
-    size = sws_max(size * 2, used + n + 4096);
-    p = sws_pnalloc(o->pool, size);
-    if (p == NULL) {
-        return NULL;
-    }
-    if (used) {
-        memcpy(p, o->start, used);
-    }
-    o->start = p;
-    o->pos = p + used;
-    o->end = p + size;
-    return o->pos;
-}
-
 static int
 sws_autoindex_cmp(const void *a, const void *b)
 {
