@@ -115,6 +115,9 @@ char *sws_conf_set_size_slot(sws_conf_t *cf, const sws_command_t *cmd, void *con
 char *sws_conf_set_msec_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_msec_t */
 char *sws_conf_set_sec_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);   /* time_t seconds */
 char *sws_conf_set_str_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);   /* sws_str_t */
+/* nginx's *_hash_max_size / *_hash_bucket_size: the value is checked (1 to
+ * 16m) and ignored, our hashes size themselves; offset unused. */
+char *sws_conf_set_hash_size_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 char *sws_conf_set_str_array_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf); /* sws_array_t * of sws_str_t, appends */
 char *sws_conf_set_enum_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_uint_t, post = sws_conf_enum_t[] */
 char *sws_conf_set_path_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_str_t, made absolute against prefix */

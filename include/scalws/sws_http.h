@@ -104,6 +104,12 @@ typedef void      (*sws_http_event_handler_pt)(sws_http_request_t *r);
 /* Registration, from a module's postconfiguration hook. */
 sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
     sws_http_handler_pt handler);
+/* From postconfiguration: the handler that lists a directory (autoindex).
+ * It runs for a URI ending in '/' once every content phase handler has
+ * declined it (the static index handler found no index file), and returns
+ * SWS_DECLINED where it does not list (the core then answers 403). One
+ * per configuration. */
+sws_int_t sws_http_set_directory_handler(sws_conf_t *cf, sws_http_handler_pt handler);
 /* From a location-level directive: this location's content handler. A second
  * content handler in one location is a configuration error. */
 sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,

@@ -412,7 +412,8 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_HIDE_HEADER           13  /* NAME */
 #define SWS_UPSTREAM_CONF_PASS_HEADER           14  /* NAME */
 #define SWS_UPSTREAM_CONF_INTERCEPT_ERRORS      15  /* on|off */
-#define SWS_UPSTREAM_CONF_UPGRADE               16  /* on|off: tunnel Upgrade requests */
+#define SWS_UPSTREAM_CONF_UPGRADE               16  /* off|on|PROTOCOL...: the Upgrade requests
+                                                       tunnelled (on: websocket; never h2c) */
 /* TLS to the servers (when the location may use it: see
  * sws_http_upstream_conf_set_ssl). */
 #define SWS_UPSTREAM_CONF_SSL_SERVER_NAME       17  /* on|off: send SNI (off) */
@@ -425,6 +426,12 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE       24  /* FILE: a client certificate */
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY   25  /* FILE: its key */
 #define SWS_UPSTREAM_CONF_SSL_SESSION_REUSE     26  /* on|off (on) */
+/* Buffering on: what the buffers cannot hold goes on in a temporary file,
+ * so that the server's connection ends early (a gap in the numbers: room
+ * for the slots above). */
+#define SWS_UPSTREAM_CONF_TEMP_PATH             40  /* DIR [l1 [l2 [l3]]] (proxy_temp) */
+#define SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE    41  /* SIZE (1024m; 0: no file) */
+#define SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE  42  /* SIZE: read and written at a time */
 
 /* From the module's target directive: requests of this location may go
  * over TLS (an https:// target, or a target with variables). The client

@@ -6,11 +6,13 @@
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
  *   proxy_redirect default|off|FROM TO;
+ *   proxy_headers_hash_max_size, proxy_headers_hash_bucket_size (checked, no effect)
  *
  * and, through the upstream framework: proxy_connect_timeout,
  * proxy_send_timeout, proxy_read_timeout, proxy_next_upstream,
  * proxy_next_upstream_tries, proxy_next_upstream_timeout, proxy_buffering,
- * proxy_buffers, proxy_buffer_size, proxy_request_buffering,
+ * proxy_buffers, proxy_buffer_size, proxy_temp_path, proxy_max_temp_file_size,
+ * proxy_temp_file_write_size, proxy_request_buffering,
  * proxy_pass_request_body, proxy_ignore_client_abort, proxy_hide_header,
  * proxy_pass_header, proxy_intercept_errors, proxy_upgrade, and TLS to
  * the servers: proxy_ssl_server_name, proxy_ssl_name, proxy_ssl_verify,
@@ -43,6 +45,11 @@ static const sws_command_t sws_proxy_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
     { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    /* nginx's: accepted and checked, the proxy's header set sizes itself */
+    { "proxy_headers_hash_max_size", ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_headers_hash_bucket_size", ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     UPS("proxy_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
     UPS("proxy_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),
     UPS("proxy_read_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_READ_TIMEOUT),
@@ -52,13 +59,16 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_BUFFERING),
     UPS("proxy_buffers", SWS_CONF_TAKE2, SWS_UPSTREAM_CONF_BUFFERS),
     UPS("proxy_buffer_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUFFER_SIZE),
+    UPS("proxy_temp_path", SWS_CONF_TAKE1234, SWS_UPSTREAM_CONF_TEMP_PATH),
+    UPS("proxy_max_temp_file_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE),
+    UPS("proxy_temp_file_write_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE),
     UPS("proxy_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
     UPS("proxy_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
     UPS("proxy_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
     UPS("proxy_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
     UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
-    UPS("proxy_upgrade", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_UPGRADE),
+    UPS("proxy_upgrade", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_UPGRADE),
     UPS("proxy_ssl_server_name", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
     UPS("proxy_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
     UPS("proxy_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),

@@ -207,7 +207,7 @@ sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed", path->data);
         return SWS_HTTP_NOT_FOUND;
     }
-    if (err == EACCES) {
+    if (err == EACCES || err == ELOOP) {      /* ELOOP: disable_symlinks */
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed", path->data);
         return SWS_HTTP_FORBIDDEN;
     }
@@ -400,7 +400,7 @@ sws_static_index_handler(sws_http_request_t *r)
             if (sws_static_not_found_errno(err)) {
                 continue;
             }
-            if (err == EACCES) {
+            if (err == EACCES || err == ELOOP) {
                 sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "stat() \"%s\" failed", file);
                 return SWS_HTTP_FORBIDDEN;
             }
@@ -427,14 +427,13 @@ sws_static_index_handler(sws_http_request_t *r)
         return sws_http_internal_redirect(r, &new_uri, sws_http_args(r));
     }
 
-    /* no index file: a directory without one is forbidden, else not found */
+    /* No index file. A directory: the next content handler's (autoindex),
+     * else the core's 403, as nginx. Not a directory: not found. */
     path.data[base] = '\0';
     path.len = base;
 
     if (sws_http_file_info(r, &path, &f) == SWS_OK && f.is_dir) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory index of \"%s\" is forbidden",
-                      path.data);
-        return SWS_HTTP_FORBIDDEN;
+        return SWS_DECLINED;
     }
 
     sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "directory \"%s\" is not found", path.data);
@@ -632,8 +631,9 @@ sws_static_try_files_handler(sws_http_request_t *r)
         /* through the open file cache, as the static handler will look */
         if (sws_http_file_info(r, &file, &f) != SWS_OK) {
             if (!sws_static_not_found_errno(f.err)) {
-                sws_log_error(SWS_LOG_CRIT, sws_http_log(r), f.err, "stat() \"%s\" failed",
-                              file.data);
+                /* a link that disable_symlinks refuses: the next one, as nginx */
+                sws_log_error(f.err == ELOOP ? SWS_LOG_ERR : SWS_LOG_CRIT, sws_http_log(r),
+                              f.err, "stat() \"%s\" failed", file.data);
             }
             continue;
         }

@@ -260,3 +260,21 @@ sws_conf_param(const sws_str_t *arg, const char *name, sws_str_t *value)
     value->len = arg->len - len;
     return 1;
 }
+
+
+/*
+ * The hash-size directives of nginx (types_hash_max_size and the others):
+ * our hashes are sized from what they hold, so the value only has to be a
+ * valid one (a size from 1 to 16m, "4k" allowed); it is not stored.
+ */
+char *
+sws_conf_set_hash_size_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    ssize_t size = sws_parse_size(sws_conf_arg(cf, 1));
+
+    (void) conf;
+    if (size == SWS_ERROR || size < 1 || size > 16 * 1024 * 1024) {
+        return sws_conf_invalid(cf, cmd, ", it must be a number from 1 to 16m");
+    }
+    return SWS_CONF_OK;
+}

@@ -3,6 +3,7 @@
  * closed when the table runs out. */
 #include <unistd.h>
 #include "sws_ssl.h"
+#include "sws_conn_stats.h"
 
 static sws_connection_t *connections;
 static sws_event_t      *read_events, *write_events;
@@ -108,6 +109,10 @@ sws_close_connection(sws_connection_t *c)
     sws_delete_posted_event(c->read);
     sws_delete_posted_event(c->write);
     sws_reusable_connection(c, 0);
+    if (c->counted) {
+        sws_conn_stat(active, -1);
+        c->counted = 0;
+    }
 
     c->read->closed = 1;
     c->write->closed = 1;

@@ -1,6 +1,7 @@
 /* events { worker_connections N; } */
 #include "sws_events_module.h"
 #include "sws_conf_internal.h"
+#include "sws_conn_stats.h"
 
 static void *sws_events_create_conf(sws_conf_t *cf);
 static char *sws_events_init_conf(sws_conf_t *cf, void *conf);
@@ -50,7 +51,7 @@ sws_events_init_conf(sws_conf_t *cf, void *conf)
     if (ecf->worker_connections < 16) {
         return "worker_connections must be at least 16";
     }
-    return SWS_CONF_OK;
+    return sws_conn_stats_init(cf) == SWS_OK ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 
 static char *

@@ -14,6 +14,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include "sws_event.h"
+#include "sws_conn_stats.h"
 #include "sws_listening_env.h"
 #include "sws_udp.h"
 
@@ -515,12 +516,16 @@ sws_event_accept(sws_event_t *ev)
                           lc->log, err, "accept4() failed");
             return;
         }
+        sws_conn_stat(accepted, 1);
 
         c = sws_get_connection(fd, lc->log);
         if (c == NULL) {
             close(fd);
             return;
         }
+        sws_conn_stat(handled, 1);
+        sws_conn_stat(active, 1);
+        c->counted = 1;                 /* closing it counts it out */
         c->pool = sws_pool_create(ls->pool_size, lc->log);
         if (c->pool == NULL) {
             sws_close_connection(c);

@@ -151,6 +151,17 @@ sws_body_file_add_path(sws_conf_t *cf, sws_http_body_file_main_conf_t *mc,
     return SWS_OK;
 }
 
+/* Another user of temporary files (the upstream framework's buffered
+ * responses): its directory is created by the master with the others. */
+sws_int_t
+sws_http_temp_path_register(sws_conf_t *cf, sws_http_temp_path_t *path)
+{
+    sws_http_body_file_main_conf_t *mc;
+
+    mc = sws_conf_http_main_conf(cf, &sws_http_body_file_module);
+    return mc ? sws_body_file_add_path(cf, mc, path) : SWS_ERROR;
+}
+
 static sws_int_t
 sws_body_file_postconfiguration(sws_conf_t *cf)
 {

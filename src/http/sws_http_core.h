@@ -38,6 +38,7 @@ typedef struct {
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
     sws_uint_t               nvariables; /* per-request variable slots (set, map) */
+    sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -166,6 +167,10 @@ struct sws_http_core_loc_conf_s {
     sws_msec_t              open_file_cache_valid;
     sws_int_t               open_file_cache_errors;
     unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
+    sws_int_t               disable_symlinks;       /* SWS_HTTP_SYMLINKS_* */
+    sws_str_t               disable_symlinks_from;  /* from=PATH: not checked */
+    unsigned                disable_symlinks_root:1; /* from=$document_root */
+    unsigned                internal:1;    /* "internal": reached by internal redirects only */
 };
 
 #define SWS_HTTP_SATISFY_ALL  0
@@ -423,6 +428,7 @@ struct sws_http_request_s {
     unsigned                   done:1;
     unsigned                   logged:1;
     unsigned                   error_page:1;
+    unsigned                   stat_writing:1;  /* counted as writing, no longer reading */
     unsigned                   last_sent:1;
     unsigned                   reading_body:1;
     unsigned                   filter_finalize:1;
@@ -464,6 +470,7 @@ sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *
  * is known) by the session's server, allocated in pool (which the caller
  * owns). */
 sws_http_request_t *sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool);
+void sws_http_request_count_head(sws_http_request_t *r);   /* stub_status: head complete */
 /* (sws_http_request_head.h: sws_http_request_header, for every field.) */
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);

@@ -4,6 +4,7 @@
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
 #include "sws_http_limit_rate.h"
+#include "sws_http_open_path.h"
 
 sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
 
@@ -22,6 +23,8 @@ static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, v
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 static const sws_conf_enum_t sws_http_core_satisfy[] = {
     { sws_string("all"), SWS_HTTP_SATISFY_ALL },
@@ -90,6 +93,27 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_valid),
     LOC_SLOT("open_file_cache_errors", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              open_file_cache_errors),
+    { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "internal", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, sws_http_core_internal,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    /* nginx's hash sizes: accepted and checked, ours size themselves */
+    { "types_hash_max_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "types_hash_bucket_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "server_names_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "server_names_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "variables_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "variables_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "map_hash_max_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
+    { "map_hash_bucket_size", SWS_HTTP_MAIN_CONF | SWS_CONF_TAKE1,
+      sws_conf_set_hash_size_slot, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     SRV_SLOT("client_header_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              client_header_buffer_size),
     SRV_SLOT("large_client_header_buffers", SWS_CONF_TAKE2, sws_http_core_large_buffers,
@@ -240,6 +264,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->lingering_time = SWS_UNSET_MSEC;
     clcf->open_file_cache_valid = SWS_UNSET_MSEC;
     clcf->open_file_cache_errors = SWS_UNSET;
+    clcf->disable_symlinks = SWS_UNSET;
     return clcf;
 }
 
@@ -295,6 +320,12 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     }
     sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 5000);
     sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
+    if (conf->disable_symlinks == SWS_UNSET) {
+        conf->disable_symlinks = prev->disable_symlinks == SWS_UNSET ? SWS_HTTP_SYMLINKS_OFF
+                                                                      : prev->disable_symlinks;
+        conf->disable_symlinks_from = prev->disable_symlinks_from;
+        conf->disable_symlinks_root = prev->disable_symlinks_root;
+    }
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->absolute_redirect, prev->absolute_redirect, 1);
@@ -778,6 +809,20 @@ sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase, sws_http_hand
 }
 
 sws_int_t
+sws_http_set_directory_handler(sws_conf_t *cf, sws_http_handler_pt handler)
+{
+    sws_http_core_main_conf_t *cmcf = sws_conf_http_main_conf(cf, &sws_http_core_module);
+
+    if (cmcf == NULL || (cmcf->directory_handler && cmcf->directory_handler != handler)) {
+        sws_log_error(SWS_LOG_EMERG, sws_conf_log(cf), 0,
+                      "a second module wants to list directories");
+        return SWS_ERROR;
+    }
+    cmcf->directory_handler = handler;
+    return SWS_OK;
+}
+
+sws_int_t
 sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler, const char *owner)
 {
     sws_http_core_loc_conf_t *clcf = sws_conf_http_loc_conf(cf, &sws_http_core_module);
@@ -879,4 +924,70 @@ sws_http_conf_parse_nested(sws_conf_t *cf, sws_http_location_t *loc)
      * server, only those declared for SWS_HTTP_LIF_CONF (rewrite's). */
     return sws_conf_parse_block(cf, ctx, (cf->cmd_type & SWS_HTTP_LOC_CONF)
                                          ? SWS_HTTP_LOC_CONF : SWS_HTTP_LIF_CONF);
+}
+
+
+/*
+ * disable_symlinks off | on | if_not_owner [from=PATH|from=$document_root]
+ * (sws_http_open_path.c does the checks). from= only with on/if_not_owner.
+ */
+static char *
+sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+    sws_str_t                *arg = sws_conf_arg(cf, 1), from;
+
+    if (clcf->disable_symlinks != SWS_UNSET) {
+        return "is duplicate";
+    }
+    if (sws_str_eq_cstr(arg, "off")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_OFF;
+    } else if (sws_str_eq_cstr(arg, "on")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_ON;
+    } else if (sws_str_eq_cstr(arg, "if_not_owner")) {
+        clcf->disable_symlinks = SWS_HTTP_SYMLINKS_IF_NOT_OWNER;
+    } else {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" "
+                           "(off, on or if_not_owner)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    if (sws_conf_nargs(cf) == 2) {
+        return SWS_CONF_OK;
+    }
+    arg = sws_conf_arg(cf, 2);
+    if (arg->len <= 5 || memcmp(arg->data, "from=", 5) != 0) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" "
+                           "(from=PATH)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    if (clcf->disable_symlinks == SWS_HTTP_SYMLINKS_OFF) {
+        return "takes from= only with \"on\" or \"if_not_owner\"";
+    }
+    from.data = arg->data + 5;
+    from.len = arg->len - 5;
+    if (sws_str_eq_cstr(&from, "$document_root")) {
+        clcf->disable_symlinks_root = 1;
+        return SWS_CONF_OK;
+    }
+    if (memchr(from.data, '$', from.len) != NULL || from.data[0] != '/') {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" (from= takes "
+                           "an absolute path or $document_root)", (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    clcf->disable_symlinks_from = from;
+    return SWS_CONF_OK;
+}
+
+/* internal: only an internal redirect (error_page, try_files, ...) reaches
+ * this location; a client's request for it gets 404, as nginx. */
+static char *
+sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+
+    if (clcf->internal) {
+        return "is duplicate";
+    }
+    clcf->internal = 1;
+    return SWS_CONF_OK;
 }

@@ -145,8 +145,10 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
         locs = cscf->location_list.elts;
         for (l = 0; l < cscf->location_list.nelts; l++) {
             clcf = locs[l];
-            if (sws_http_merge_loc(cf, cscf->ctx->loc_conf, clcf->loc_conf, cscf->file,
-                                   cscf->line) != SWS_OK
+            /* a location's merge error names the location's line */
+            if (sws_http_merge_loc(cf, cscf->ctx->loc_conf, clcf->loc_conf,
+                                   clcf->file ? clcf->file : cscf->file,
+                                   clcf->file ? clcf->line : cscf->line) != SWS_OK
                 || sws_http_merge_nested(cf, clcf) != SWS_OK)
             {
                 return SWS_ERROR;

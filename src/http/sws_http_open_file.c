@@ -1,10 +1,12 @@
 /* sws_http_open_file: open + fstat, and sws_http_file_info: what a path
- * is; both through the open file cache when the location has one. */
+ * is; both through the open file cache when the location has one, and
+ * both under the location's disable_symlinks (sws_http_open_path.c). */
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
+#include "sws_http_open_path.h"
 
 static void
 sws_http_close_fd(void *data)
@@ -16,19 +18,21 @@ sws_int_t
 sws_http_open_file(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t *f)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_http_symlinks_t       sl;
     struct stat               st;
     int                       fd;
 
     sws_memzero(f, sizeof(*f));
     f->fd = -1;
+    sws_http_symlinks(r, path, &sl);
 
     if (clcf->open_file_cache) {
         return sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
-                                 (int) clcf->open_file_cache_errors, path, f);
+                                 (int) clcf->open_file_cache_errors, &sl, path, f);
     }
 
     /* O_NONBLOCK: a FIFO in the tree must not block the worker. */
-    fd = open((char *) path->data, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    fd = sws_http_path_open(path->data, path->len, &sl, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd == -1) {
         f->err = errno;
         return SWS_ERROR;
@@ -55,14 +59,16 @@ sws_int_t
 sws_http_file_info(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t *f)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_http_symlinks_t       sl;
     struct stat               st;
 
     sws_memzero(f, sizeof(*f));
     f->fd = -1;
+    sws_http_symlinks(r, path, &sl);
 
     if (clcf->open_file_cache) {
         if (sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
-                              (int) clcf->open_file_cache_errors, path, f) == SWS_OK)
+                              (int) clcf->open_file_cache_errors, &sl, path, f) == SWS_OK)
         {
             return SWS_OK;
         }
@@ -75,7 +81,7 @@ sws_http_file_info(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t
 
     sws_memzero(f, sizeof(*f));
     f->fd = -1;
-    if (stat((char *) path->data, &st) == -1) {
+    if (sws_http_path_stat(path->data, path->len, &sl, &st) == -1) {
         f->err = errno;
         return SWS_ERROR;
     }

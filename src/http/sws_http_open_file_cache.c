@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
+#include "sws_http_open_path.h"
 
 typedef struct sws_ofc_entry_s sws_ofc_entry_t;
 
@@ -31,6 +32,7 @@ struct sws_ofc_entry_s {
     unsigned            is_file:1;
     unsigned            is_dir:1;
     unsigned            dead:1;       /* out of the cache, freed at refs 0 */
+    sws_http_symlinks_t symlinks;     /* part of the key: how it was opened */
     size_t              path_len;
     u_char              path[];
 };
@@ -297,12 +299,13 @@ sws_ofc_expire_handler(sws_event_t *ev)
 }
 
 static sws_ofc_entry_t *
-sws_ofc_lookup(const sws_str_t *path, uint32_t hash)
+sws_ofc_lookup(const sws_str_t *path, uint32_t hash, const sws_http_symlinks_t *sl)
 {
     sws_ofc_entry_t *e;
 
     for (e = ofc.buckets[hash & (ofc.nbuckets - 1)]; e; e = e->hnext) {
         if (e->hash == hash && e->path_len == path->len
+            && e->symlinks.mode == sl->mode && e->symlinks.from == sl->from
             && memcmp(e->path, path->data, path->len) == 0)
         {
             return e;
@@ -320,7 +323,8 @@ sws_ofc_etag(sws_ofc_entry_t *e)
 
 /* Open and stat into a new entry (not yet in the cache). */
 static sws_ofc_entry_t *
-sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
+sws_ofc_create(const sws_str_t *path, uint32_t hash, const sws_http_symlinks_t *sl,
+    int cache_errors, int *err)
 {
     sws_ofc_entry_t *e;
     struct stat      st, now;
@@ -338,6 +342,7 @@ sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
     e->hash = hash;
     e->fd = -1;
     e->wd = -1;
+    e->symlinks = *sl;
 
     /* Open first: a miss needs no watch (and a missing path cannot be
      * watched), so a lookup that misses (try_files' usual case) costs one
@@ -345,7 +350,8 @@ sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
      * one at the path: a replacement between the open and the watch would
      * otherwise go unseen. */
     for (tries = 0; ; tries++) {
-        e->fd = open((char *) e->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        e->fd = sws_http_path_open(e->path, e->path_len, sl,
+                                   O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (e->fd == -1 || fstat(e->fd, &st) == -1) {
             *err = errno;
             if (e->fd != -1) {
@@ -361,7 +367,7 @@ sws_ofc_create(const sws_str_t *path, uint32_t hash, int cache_errors, int *err)
         }
         sws_ofc_watch(e);
         if (e->wd == -1
-            || (stat((char *) e->path, &now) == 0
+            || (sws_http_path_stat(e->path, e->path_len, sl, &now) == 0
                 && now.st_ino == st.st_ino && now.st_dev == st.st_dev))
         {
             break;
@@ -411,7 +417,10 @@ sws_ofc_still_valid(sws_ofc_entry_t *e, sws_msec_t now, sws_msec_t valid)
     if (now - e->checked < valid) {
         return 1;
     }
-    if (stat((char *) e->path, &st) == -1) {
+    /* Under disable_symlinks the check walks the path again: a directory
+     * on the way replaced by a link is seen here (inotify watches only
+     * the file). */
+    if (sws_http_path_stat(e->path, e->path_len, &e->symlinks, &st) == -1) {
         return e->err && errno == e->err;
     }
     if (e->err || st.st_dev != e->dev || st.st_ino != e->ino || st.st_size != e->size
@@ -425,7 +434,7 @@ sws_ofc_still_valid(sws_ofc_entry_t *e, sws_msec_t now, sws_msec_t valid)
 
 sws_int_t
 sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
-    int cache_errors, const sws_str_t *path, sws_http_file_t *f)
+    int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path, sws_http_file_t *f)
 {
     sws_msec_t       now = sws_current_msec();
     uint32_t         hash = sws_hash_key(path->data, path->len);
@@ -441,14 +450,14 @@ sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_ms
         ofc.inactive = conf->inactive;
     }
 
-    e = sws_ofc_lookup(path, hash);
+    e = sws_ofc_lookup(path, hash, sl);
     if (e && !sws_ofc_still_valid(e, now, valid)) {
         sws_ofc_remove(e);
         e = NULL;
     }
 
     if (e == NULL) {
-        e = sws_ofc_create(path, hash, cache_errors, &err);
+        e = sws_ofc_create(path, hash, sl, cache_errors, &err);
         if (e == NULL) {
             f->err = err;
             return SWS_ERROR;

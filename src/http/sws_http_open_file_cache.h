@@ -9,6 +9,7 @@
 #define SWS_HTTP_OPEN_FILE_CACHE_H
 
 #include <scalws/scalws.h>
+#include "sws_http_open_path.h"
 
 /* What "open_file_cache max=N inactive=T" says; NULL in a loc conf: off. */
 typedef struct {
@@ -19,7 +20,10 @@ typedef struct {
 /* Files up to this size are kept in memory and sent without file I/O. */
 #define SWS_HTTP_OFC_DATA_MAX  8192
 
+/* sl: how the path is opened (disable_symlinks); entries opened under
+ * different rules are different entries. */
 sws_int_t sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf,
-    sws_msec_t valid, int cache_errors, const sws_str_t *path, sws_http_file_t *f);
+    sws_msec_t valid, int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path,
+    sws_http_file_t *f);
 
 #endif

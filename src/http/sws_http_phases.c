@@ -66,7 +66,36 @@ static sws_int_t
 sws_http_find_location_handler(sws_http_request_t *r)
 {
     sws_int_t rc = sws_http_update_location(r);
-    return rc == SWS_OK ? SWS_OK : rc;
+
+    if (rc == SWS_OK && !r->internal && sws_http_core_loc(r)->internal) {
+        return SWS_HTTP_NOT_FOUND;       /* "internal": not for clients */
+    }
+    return rc;
+}
+
+static sws_int_t
+sws_http_no_content(sws_http_request_t *r)
+{
+    sws_http_core_main_conf_t *cmcf = sws_http_core_main(r);
+    sws_str_t                  path;
+    size_t                     root_len;
+    sws_int_t                  rc;
+
+    if (r->uri.len == 0 || r->uri.data[r->uri.len - 1] != '/') {
+        return SWS_HTTP_NOT_FOUND;
+    }
+    if (cmcf->directory_handler) {
+        /* after every content handler, as nginx's autoindex after index */
+        rc = cmcf->directory_handler(r);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
+    if (sws_http_map_uri_to_path(r, &path, &root_len, 0) == SWS_OK) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "directory index of \"%s\" is forbidden",
+                      path.data);
+    }
+    return SWS_HTTP_FORBIDDEN;
 }
 
 /*
@@ -143,8 +172,10 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
         h = pe->handlers[i];
         if (h == NULL || pe->phase_of[i] >= SWS_HTTP_LOG_PHASE) {
-            /* No content handler answered. */
-            sws_http_finalize(r, SWS_HTTP_NOT_FOUND);
+            /* No content handler answered: for a directory (the index
+             * handler found no index file) the listing module, else 403,
+             * as nginx. */
+            sws_http_finalize(r, sws_http_no_content(r));
             return;
         }
 

@@ -5,10 +5,39 @@
  */
 #include "sws_http_core.h"
 #include "sws_ssl.h"
+#include "sws_conn_stats.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
 /* ---- creation ---- */
+
+/* The request's pool goes (reset for the next request, or destroyed,
+ * always before its connection): out of the status counters. */
+static void
+sws_http_request_uncount(void *data)
+{
+    sws_http_request_t *r = data;
+
+    if (r->stat_writing) {
+        sws_conn_stat(writing, -1);
+    } else {
+        sws_conn_stat(reading, -1);
+    }
+    if (--r->connection->requests_now == 0) {
+        sws_conn_stat(busy, -1);
+    }
+}
+
+/* The head is complete: reading -> writing (stub_status). */
+void
+sws_http_request_count_head(sws_http_request_t *r)
+{
+    if (!r->stat_writing) {
+        r->stat_writing = 1;
+        sws_conn_stat(reading, -1);
+        sws_conn_stat(writing, 1);
+    }
+}
 
 sws_http_request_t *
 sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
@@ -36,6 +65,14 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
         || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
     {
         return NULL;
+    }
+    if (sws_pool_cleanup_add(pool, sws_http_request_uncount, r) != SWS_OK) {
+        return NULL;
+    }
+    sws_conn_stat(requests, 1);
+    sws_conn_stat(reading, 1);
+    if (c->requests_now++ == 0) {
+        sws_conn_stat(busy, 1);
     }
     r->content_length_n = -1;
     r->out_content_length = -1;

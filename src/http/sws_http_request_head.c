@@ -98,6 +98,7 @@ sws_http_start_request(sws_http_request_t *r)
     static const sws_str_t methods = sws_string("GET, HEAD, POST, OPTIONS");
     sws_int_t              rc;
 
+    sws_http_request_count_head(r);
     rc = sws_http_process_request_headers(r);
     if (r->session->plain_on_tls) {
         /* Processed all the same: logged with its line and server. */

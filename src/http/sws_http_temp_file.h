@@ -37,6 +37,11 @@ typedef struct {
  * (the directive's args 1..n) into path; NULL (SWS_CONF_OK) or a message. */
 char *sws_http_temp_path_parse(sws_conf_t *cf, sws_http_temp_path_t *path);
 
+/* Have the master create path with the others (sws_http_body_file_module.c);
+ * one name with two sets of levels is an error. From a merge or
+ * postconfiguration inside http { }. */
+sws_int_t sws_http_temp_path_register(sws_conf_t *cf, sws_http_temp_path_t *path);
+
 /* Create the directory if missing, owned by uid when uid is not -1 (the
  * master does this before starting workers that drop privileges). */
 sws_int_t sws_http_temp_path_create(const sws_http_temp_path_t *path, uid_t uid,

@@ -94,16 +94,67 @@ sws_http_upstream_body_length(sws_http_upstream_t *u)
     }
 }
 
+/* Is each protocol of an Upgrade value ("websocket", "a/1, b") one the
+ * location tunnels? Only the name counts, not the version. */
+static int
+sws_ups_upgrade_listed(const sws_http_upstream_conf_t *uc, const sws_str_t *v)
+{
+    static const sws_str_t  websocket = sws_string("websocket");
+    const sws_str_t        *allowed = uc->upgrade_list ? uc->upgrade_list->elts : &websocket;
+    sws_uint_t              i, n = uc->upgrade_list ? uc->upgrade_list->nelts : 1;
+    u_char                 *p = v->data, *last = v->data + v->len, *s, *e;
+    int                     any = 0;
+
+    while (p < last) {
+        while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
+            p++;
+        }
+        if (p == last) {
+            break;
+        }
+        for (s = p; p < last && *p != ','; p++) { /* the element */ }
+        for (e = s; e < p && *e != '/' && *e != ' ' && *e != '\t'; e++) { /* its name */ }
+        for (i = 0; i < n; i++) {
+            if ((size_t) (e - s) == allowed[i].len
+                && sws_strncasecmp(s, allowed[i].data, allowed[i].len) == 0)
+            {
+                break;
+            }
+        }
+        if (i == n) {
+            return 0;
+        }
+        any = 1;
+    }
+    return any;
+}
+
 int
 sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u)
 {
-    sws_http_request_t *r = u->r;
+    sws_http_request_t      *r = u->r;
+    const sws_http_header_t *h;
+    sws_uint_t               i;
+    int                      seen = 0;
 
-    return u->conf->upgrade && r->http_version >= SWS_HTTP_VERSION_11 && r->h_connection
-           && r->proto->tunnel(r, NULL) == SWS_OK && !sws_http_has_body(r)
-           && sws_strlcasestrn(r->h_connection->data, r->h_connection->data
-                               + r->h_connection->len, (u_char *) "upgrade", 7) != NULL
-           && sws_http_header_in(r, "upgrade", 7) != NULL;
+    if (!u->conf->upgrade || r->http_version < SWS_HTTP_VERSION_11 || r->h_connection == NULL
+        || r->proto->tunnel(r, NULL) != SWS_OK || sws_http_has_body(r)
+        || sws_strlcasestrn(r->h_connection->data, r->h_connection->data
+                            + r->h_connection->len, (u_char *) "upgrade", 7) == NULL)
+    {
+        return 0;
+    }
+    /* Every Upgrade field, not only the one passed on, must be allowed. */
+    h = r->headers_in.elts;
+    for (i = 0; i < r->headers_in.nelts; i++) {
+        if (h[i].name.len == 7 && memcmp(h[i].name.data, "upgrade", 7) == 0) {
+            if (!sws_ups_upgrade_listed(u->conf, &h[i].value)) {
+                return 0;
+            }
+            seen = 1;
+        }
+    }
+    return seen;
 }
 
 /* ---- starting ---- */

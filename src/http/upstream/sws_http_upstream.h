@@ -15,6 +15,8 @@
  *   sws_http_upstream_head.c     the response head, retries on the next server
  *   sws_http_upstream_response.c the response body: buffers, back-pressure
  *   sws_http_upstream_tunnel.c   Upgrade (WebSocket): bytes both ways
+ *   sws_http_upstream_spill.c    buffering: a response the buffers cannot
+ *                                hold goes on in a temporary file
  *   sws_http_upstream_cache.c    the hooks of a response cache
  *   sws_http_upstream_h1_request.c  HTTP/1.x as the client protocol: the request
  *   sws_http_upstream_h1.c       HTTP/1.x: the response head and body
@@ -29,6 +31,7 @@
 #include <sys/socket.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_http_temp_file.h"
 #include "sws_ssl.h"
 #include <scalws/sws_shm.h>
 
@@ -206,6 +209,7 @@ typedef struct {
     sws_uint_t         npeers;       /* all groups */
     sws_log_t         *log;
     unsigned           keep_headers:1;   /* some format uses $upstream_http_ */
+    sws_array_t        temp_paths;   /* sws_http_temp_path_t *: for the master */
 } sws_http_upstream_main_conf_t;
 
 /* TLS to the servers: a level's settings (shared by the levels below that
@@ -238,10 +242,14 @@ struct sws_http_upstream_conf_s {
     sws_int_t                 pass_request_body;
     sws_int_t                 ignore_client_abort;
     sws_int_t                 intercept_errors;
-    sws_int_t                 upgrade;
+    sws_int_t                 upgrade;           /* 0: off; else upgrade_list */
+    sws_array_t              *upgrade_list;      /* sws_str_t protocol names, lower case */
     sws_uint_t                nbuffers;
     size_t                    buffer_size;
     size_t                    head_buffer_size;
+    sws_http_temp_path_t     *temp_path;         /* merged: never NULL */
+    off_t                     max_temp_file_size; /* 0: no temporary files */
+    size_t                    temp_file_write_size;
     sws_array_t              *hide_list;         /* sws_str_t, lower case */
     sws_array_t              *pass_list;
     sws_hash_t               *hide;              /* merged: names not passed */
@@ -364,6 +372,11 @@ struct sws_http_upstream_s {
     sws_chain_t                      *free;        /* spare links with shadows */
     sws_int_t                         status;      /* final status (finalize) */
 
+    /* buffering, the buffers full: the rest through a temporary file */
+    sws_http_upstream_slot_t          spill;       /* read into, then written out */
+    sws_http_temp_file_t             *tf;
+    off_t                             file_queued; /* of tf, passed on as file buffers */
+
     /* the response headers as received ($upstream_http_NAME), when kept */
     sws_array_t                      *headers_in;  /* sws_http_header_t */
 
@@ -411,6 +424,9 @@ struct sws_http_upstream_s {
     unsigned                          revalidate:1;
     unsigned                          tee:1;           /* store_body is fed */
     unsigned                          body_complete:1; /* the framing ended it */
+    unsigned                          spilling:1;      /* reading into the file */
+    unsigned                          spill_done:1;    /* no (more) file for this one */
+    unsigned                          spill_failed:1;  /* a write to it failed */
 
     /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used */
     struct sws_ups_h1_s              *h1;
@@ -497,6 +513,13 @@ int        sws_ups_stale(sws_http_upstream_t *u);
 /* sws_http_upstream_response.c */
 /* The head is done and sent: stream the body from what is in u->head. */
 void       sws_ups_response_start(sws_http_upstream_t *u);
+sws_chain_t *sws_ups_shadow(sws_http_upstream_t *u);
+/* sws_http_upstream_spill.c */
+int        sws_ups_spill_possible(sws_http_upstream_t *u);
+sws_int_t  sws_ups_spill_begin(sws_http_upstream_t *u);
+sws_int_t  sws_ups_spill_write(sws_http_upstream_t *u, u_char *from, u_char *to);
+sws_int_t  sws_ups_spill_queue(sws_http_upstream_t *u);
+void       sws_ups_spill_cleanup(sws_http_upstream_t *u);
 void       sws_ups_response_read(sws_http_upstream_t *u);
 void       sws_ups_response_write_handler(sws_http_request_t *r);
 void       sws_ups_response_cleanup(sws_http_upstream_t *u);
@@ -568,6 +591,7 @@ int        sws_ups_ssl_match(sws_connection_t *c, sws_http_upstream_t *u);
 /* The upstreams of the configuration being read; one of its formats uses
  * $upstream_http_. */
 void       sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf);
+sws_http_upstream_main_conf_t *sws_ups_configuring_main(void);
 void       sws_ups_headers_wanted(void);
 /* Record a header (copy: into the pool first). */
 sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,

@@ -26,6 +26,7 @@ static char *sws_ups_health_check(sws_conf_t *cf, const sws_command_t *cmd, void
 static char *sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_dynamic(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static sws_int_t sws_ups_init_master(sws_cycle_t *cycle);
+static sws_int_t sws_ups_postconfiguration(sws_conf_t *cf);
 
 #define UPS(args)  (SWS_HTTP_UPS_CONF | (args))
 
@@ -56,7 +57,7 @@ sws_module_t sws_http_upstream_module = {
     SWS_MODULE_ABI, "http_upstream", NULL, sws_ups_commands,
     sws_ups_create_main_conf, sws_ups_init_main_conf,
     NULL, NULL, sws_ups_create_loc_conf, sws_ups_merge_loc_conf,
-    NULL, sws_ups_init_master, sws_ups_init_worker, NULL, { { NULL } }, 0, 0
+    sws_ups_postconfiguration, sws_ups_init_master, sws_ups_init_worker, NULL, { { NULL } }, 0, 0
 };
 
 /* The running configuration's upstreams, in a worker. */
@@ -68,6 +69,28 @@ sws_http_upstream_main(void)
     return sws_ups_current;
 }
 
+/* The temporary directories of buffered responses (noted while merging,
+ * when the http block's confs are not at hand): made by the master with
+ * client_body_temp_path's. */
+static sws_int_t
+sws_ups_postconfiguration(sws_conf_t *cf)
+{
+    sws_http_upstream_main_conf_t  *umcf = sws_conf_http_main_conf(cf, &sws_http_upstream_module);
+    sws_http_temp_path_t          **paths;
+    sws_uint_t                      i;
+
+    if (umcf == NULL) {
+        return SWS_OK;
+    }
+    paths = umcf->temp_paths.elts;
+    for (i = 0; i < umcf->temp_paths.nelts; i++) {
+        if (sws_http_temp_path_register(cf, paths[i]) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
 static void *
 sws_ups_create_main_conf(sws_conf_t *cf)
 {
@@ -76,6 +99,8 @@ sws_ups_create_main_conf(sws_conf_t *cf)
     umcf = sws_pcalloc(cf->pool, sizeof(sws_http_upstream_main_conf_t));
     if (umcf == NULL
         || sws_array_init(&umcf->upstreams, cf->pool, 4, sizeof(sws_http_upstream_srv_t *))
+           != SWS_OK
+        || sws_array_init(&umcf->temp_paths, cf->pool, 2, sizeof(sws_http_temp_path_t *))
            != SWS_OK)
     {
         return NULL;

@@ -5,8 +5,12 @@
  * fields, the body's framing, a cache's revalidation fields, then the
  * client's fields without the hop-by-hop ones (RFC 9110 7.6.1: Connection
  * and those it names, Keep-Alive, TE, Transfer-Encoding, Upgrade, also
- * Trailer, Proxy-Connection, Proxy-Authorization) and without those the
- * module replaces; a streamed body of unknown length goes chunked. The
+ * Trailer, Proxy-Connection, Proxy-Authorization, HTTP2-Settings) and
+ * without those the module replaces; a streamed body of unknown length goes
+ * chunked. Upgrade goes only with an upgrade the location allows
+ * (sws_http_upstream_upgrade_allowed: never h2c), also when the module
+ * sets it from a variable (nginx's "proxy_set_header Upgrade
+ * $http_upgrade"). The
  * response is in sws_http_upstream_h1.c.
  */
 #include "sws_http_upstream.h"
@@ -120,8 +124,8 @@ sws_ups_h1_skip(sws_http_request_t *r, const sws_http_upstream_h1_request_t *rq,
         }
         break;
     case 14:
-        if (memcmp(n, "content-length", 14) == 0) {
-            return 1;
+        if (memcmp(n, "content-length", 14) == 0 || memcmp(n, "http2-settings", 14) == 0) {
+            return 1;                  /* HTTP2-Settings: h2c's, never passed on */
         }
         break;
     case 16:
@@ -167,9 +171,12 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     sws_ups_h1_t     *st = sws_ups_h1(u);
     const sws_http_header_t *h = r->headers_in.elts;
     const sws_str_t         *method = rq->method.len ? &rq->method : &r->method_name;
+    static const sws_str_t   upgrade_name = sws_string("upgrade");
     const sws_str_t         *upgrade = NULL;
+    const sws_http_header_t *fields;
+    sws_http_header_t       *f;
     sws_str_t                inm, ims;
-    sws_uint_t               i, mode = u->body_mode, nin = r->headers_in.nelts;
+    sws_uint_t               j, nf, i, mode = u->body_mode, nin = r->headers_in.nelts;
     u_char                   skip_small[128], *skip = skip_small;
     u_char                   num[24], *numend = num;
     const char              *conn = NULL, *te = NULL;
@@ -214,13 +221,35 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     }
 
     /* Measure. */
+    nf = rq->nfields;
+    fields = rq->fields;
+    if (!st->upgrade) {
+        for (i = 0; i < nf; i++) {
+            if (sws_str_caseeq(&fields[i].name, &upgrade_name)) {
+                break;
+            }
+        }
+        if (i < nf) {              /* a copy without it */
+            f = sws_palloc(r->pool, nf * sizeof(sws_http_header_t));
+            if (f == NULL) {
+                return SWS_ERROR;
+            }
+            for (i = 0, j = 0; i < nf; i++) {
+                if (!sws_str_caseeq(&fields[i].name, &upgrade_name)) {
+                    f[j++] = fields[i];
+                }
+            }
+            fields = f;
+            nf = j;
+        }
+    }
     len = method->len + 1 + rq->target.len + sizeof(" HTTP/1.1\r\n") - 1;
     if (rq->host.len) {
         len += SWS_UPS_H1_LINE("Host") + rq->host.len;
     }
-    for (i = 0; i < rq->nfields; i++) {
-        if (rq->fields[i].value.len) {
-            len += rq->fields[i].name.len + 4 + rq->fields[i].value.len;
+    for (i = 0; i < nf; i++) {
+        if (fields[i].value.len) {
+            len += fields[i].name.len + 4 + fields[i].value.len;
         }
     }
     len += rq->text.len;
@@ -284,10 +313,10 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     if (upgrade && !rq->own_upgrade) {
         SWS_UPS_H1_PUTC("Upgrade", upgrade->data, upgrade->len);
     }
-    for (i = 0; i < rq->nfields; i++) {
-        if (rq->fields[i].value.len) {
-            SWS_UPS_H1_PUT(rq->fields[i].name.data, rq->fields[i].name.len,
-                           rq->fields[i].value.data, rq->fields[i].value.len);
+    for (i = 0; i < nf; i++) {
+        if (fields[i].value.len) {
+            SWS_UPS_H1_PUT(fields[i].name.data, fields[i].name.len,
+                           fields[i].value.data, fields[i].value.len);
         }
     }
     if (numend > num) {

@@ -5,6 +5,9 @@
  */
 #include "sws_http_upstream.h"
 
+static sws_int_t sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf);
+
 sws_http_upstream_conf_t *
 sws_http_upstream_conf_create(sws_conf_t *cf)
 {
@@ -28,6 +31,8 @@ sws_http_upstream_conf_create(sws_conf_t *cf)
     uc->nbuffers = SWS_UNSET_UINT;
     uc->buffer_size = SWS_UNSET_SIZE;
     uc->head_buffer_size = SWS_UNSET_SIZE;
+    uc->max_temp_file_size = -1;
+    uc->temp_file_write_size = SWS_UNSET_SIZE;
     return uc;
 }
 
@@ -108,7 +113,10 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_conf_merge_value(conf->pass_request_body, prev->pass_request_body, 1);
     sws_conf_merge_value(conf->ignore_client_abort, prev->ignore_client_abort, 0);
     sws_conf_merge_value(conf->intercept_errors, prev->intercept_errors, 0);
-    sws_conf_merge_value(conf->upgrade, prev->upgrade, 1);
+    if (conf->upgrade == SWS_UNSET) {
+        conf->upgrade = prev->upgrade == SWS_UNSET ? 1 : prev->upgrade;
+        conf->upgrade_list = prev->upgrade_list;       /* NULL: websocket */
+    }
     if (conf->nbuffers == SWS_UNSET_UINT) {
         conf->nbuffers = prev->nbuffers == SWS_UNSET_UINT ? 8 : prev->nbuffers;
         conf->buffer_size = prev->buffer_size == SWS_UNSET_SIZE ? 8192 : prev->buffer_size;
@@ -116,6 +124,12 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_conf_merge_size_value(conf->head_buffer_size, prev->head_buffer_size, 8192);
     if (conf->head_buffer_size < 1024) {
         return "buffer size must be at least 1k";
+    }
+    if (sws_ups_temp_merge(cf, prev, conf) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    if (conf->max_temp_file_size && conf->max_temp_file_size < (off_t) conf->temp_file_write_size) {
+        return "max_temp_file_size must be 0 or at least temp_file_write_size";
     }
 
     if (conf->upstream == NULL && prev->upstream != NULL) {
@@ -139,6 +153,90 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
         return SWS_CONF_ERROR;
     }
     sws_ups_health_probe_conf(cf, conf);
+    return SWS_CONF_OK;
+}
+
+/* The temporary files of buffered responses: "proxy_temp" under the
+ * prefix unless a level says otherwise (the master creates it, as nginx
+ * does its *_temp directories); 1024m at most; 2 buffers at a time. */
+static sws_int_t
+sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf)
+{
+    sws_http_upstream_main_conf_t *umcf;
+    sws_http_temp_path_t          *path, **paths, **slot;
+    sws_uint_t                     i;
+
+    if (conf->temp_path == NULL) {
+        conf->temp_path = prev->temp_path;
+    }
+    if (conf->temp_path == NULL) {
+        path = sws_pcalloc(sws_conf_pool(cf), sizeof(*path));
+        if (path == NULL) {
+            return SWS_ERROR;
+        }
+        sws_str_set(&path->name, "proxy_temp");
+        if (sws_conf_full_name(cf, &path->name, 0) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        conf->temp_path = prev->temp_path = path;
+    }
+    umcf = sws_ups_configuring_main();
+    if (umcf) {
+        paths = umcf->temp_paths.elts;
+        for (i = 0; i < umcf->temp_paths.nelts && paths[i] != conf->temp_path; i++) {
+            /* noted already? */
+        }
+        if (i == umcf->temp_paths.nelts) {
+            slot = sws_array_push(&umcf->temp_paths);
+            if (slot == NULL) {
+                return SWS_ERROR;
+            }
+            *slot = conf->temp_path;
+        }
+    }
+    if (conf->max_temp_file_size == -1) {
+        conf->max_temp_file_size = prev->max_temp_file_size == -1 ? (off_t) 1024 * 1024 * 1024
+                                                                 : prev->max_temp_file_size;
+    }
+    sws_conf_merge_size_value(conf->temp_file_write_size, prev->temp_file_write_size,
+                              2 * sws_max(conf->buffer_size, conf->head_buffer_size));
+    return SWS_OK;
+}
+
+static char *
+sws_ups_set_temp_path(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
+{
+    if (uc->temp_path != NULL) {
+        return "is duplicate";
+    }
+    uc->temp_path = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_temp_path_t));
+    if (uc->temp_path == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    return sws_http_temp_path_parse(cf, uc->temp_path);
+}
+
+static char *
+sws_ups_set_temp_size(sws_conf_t *cf, sws_http_upstream_conf_t *uc, int max)
+{
+    sws_str_t *arg = sws_conf_arg(cf, 1);
+    ssize_t    size = sws_parse_size(arg);
+
+    if (max ? uc->max_temp_file_size != -1 : uc->temp_file_write_size != SWS_UNSET_SIZE) {
+        return "is duplicate";
+    }
+    if (size == SWS_ERROR || (!max && size < 1024) || (!max && size > 16 * 1024 * 1024)) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\"%s",
+                           (int) arg->len, arg->data,
+                           max ? "" : " (a size from 1k to 16m)");
+        return SWS_CONF_ERROR;
+    }
+    if (max) {
+        uc->max_temp_file_size = (off_t) size;
+    } else {
+        uc->temp_file_write_size = (size_t) size;
+    }
     return SWS_CONF_OK;
 }
 
@@ -248,6 +346,70 @@ sws_ups_set_header_list(sws_conf_t *cf, sws_array_t **list)
     return SWS_CONF_OK;
 }
 
+static int
+sws_ups_tchar(u_char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+           || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/*
+ * proxy_upgrade off | on | PROTOCOL ...: the Upgrade protocols a request
+ * may be tunnelled for (on: websocket). h2c never: a tunnel that speaks
+ * HTTP/2 to the server would carry requests that this server's locations
+ * (access rules, routing) never see ("h2c smuggling").
+ */
+static char *
+sws_ups_set_upgrade(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
+{
+    sws_uint_t  i, n = sws_conf_nargs(cf);
+    sws_str_t  *arg, *s;
+    u_char     *p;
+
+    if (uc->upgrade != SWS_UNSET) {
+        return "is duplicate";
+    }
+    arg = sws_conf_arg(cf, 1);
+    if (n == 2 && (sws_str_eq_cstr(arg, "off") || sws_str_eq_cstr(arg, "on"))) {
+        uc->upgrade = sws_str_eq_cstr(arg, "on");
+        return SWS_CONF_OK;
+    }
+    uc->upgrade_list = sws_array_create(sws_conf_pool(cf), n - 1, sizeof(sws_str_t));
+    if (uc->upgrade_list == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    for (i = 1; i < n; i++) {
+        arg = sws_conf_arg(cf, i);
+        for (p = arg->data; p < arg->data + arg->len && sws_ups_tchar(*p); p++) {
+            /* a token: RFC 9110 7.8 protocol-name */
+        }
+        if (arg->len == 0 || p != arg->data + arg->len
+            || sws_str_eq_cstr(arg, "on") || sws_str_eq_cstr(arg, "off"))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid protocol \"%.*s\" "
+                               "(off, on, or protocol names)", (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        if (arg->len == 3 && sws_strncasecmp(arg->data, (u_char *) "h2c", 3) == 0) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "cannot tunnel \"h2c\": HTTP/2 "
+                               "to the server would bypass this server's locations");
+            return SWS_CONF_ERROR;
+        }
+        s = sws_array_push(uc->upgrade_list);
+        if (s == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        s->len = arg->len;
+        s->data = sws_pnalloc(sws_conf_pool(cf), arg->len);
+        if (s->data == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_strlow(s->data, arg->data, arg->len);
+    }
+    uc->upgrade = 1;
+    return SWS_CONF_OK;
+}
+
 static char *
 sws_ups_set_buffers(sws_conf_t *cf, sws_http_upstream_conf_t *uc)
 {
@@ -304,7 +466,7 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
     case SWS_UPSTREAM_CONF_INTERCEPT_ERRORS:
         SWS_UPS_TYPED(intercept_errors, sws_conf_set_flag_slot);
     case SWS_UPSTREAM_CONF_UPGRADE:
-        SWS_UPS_TYPED(upgrade, sws_conf_set_flag_slot);
+        return sws_ups_set_upgrade(cf, uc);
     case SWS_UPSTREAM_CONF_BUFFER_SIZE:
         SWS_UPS_TYPED(head_buffer_size, sws_conf_set_size_slot);
     case SWS_UPSTREAM_CONF_NEXT_UPSTREAM:
@@ -315,6 +477,12 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
         return sws_ups_set_header_list(cf, &uc->hide_list);
     case SWS_UPSTREAM_CONF_PASS_HEADER:
         return sws_ups_set_header_list(cf, &uc->pass_list);
+    case SWS_UPSTREAM_CONF_TEMP_PATH:
+        return sws_ups_set_temp_path(cf, uc);
+    case SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE:
+        return sws_ups_set_temp_size(cf, uc, 1);
+    case SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE:
+        return sws_ups_set_temp_size(cf, uc, 0);
     }
     if (cmd->offset >= SWS_UPSTREAM_CONF_SSL_SERVER_NAME
         && cmd->offset <= SWS_UPSTREAM_CONF_SSL_SESSION_REUSE)

@@ -19,7 +19,7 @@ static void sws_ups_body_end(sws_http_upstream_t *u, int reuse);
 
 /* ---- shadows ---- */
 
-static sws_chain_t *
+sws_chain_t *
 sws_ups_shadow(sws_http_upstream_t *u)
 {
     sws_chain_t *cl = u->free;
@@ -28,6 +28,10 @@ sws_ups_shadow(sws_http_upstream_t *u)
     if (cl) {
         u->free = cl->next;
         cl->next = NULL;
+        b = cl->buf;                 /* it may have been a file buffer */
+        b->in_file = 0;
+        b->fd = -1;
+        b->file_pos = b->file_last = 0;
         return cl;
     }
     b = sws_calloc_buf(u->r->pool);
@@ -84,7 +88,7 @@ sws_ups_update_busy(sws_http_upstream_t *u)
     sws_chain_t              *cl;
     sws_http_upstream_slot_t *s;
 
-    while ((cl = u->busy) != NULL && cl->buf->pos == cl->buf->last) {
+    while ((cl = u->busy) != NULL && sws_buf_size(cl->buf) == 0) {
         u->busy = cl->next;
         s = cl->buf->tag;
         if (s && --s->busy == 0) {
@@ -118,10 +122,14 @@ static sws_int_t
 sws_ups_flush(sws_http_upstream_t *u, int last)
 {
     sws_http_request_t *r = u->r;
-    sws_chain_t        *out = u->pending, *cl;
+    sws_chain_t        *out, *cl;
     sws_buf_t          *b;
     sws_int_t           rc;
 
+    if (sws_ups_spill_queue(u) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    out = u->pending;
     if (last) {
         cl = sws_ups_shadow(u);
         if (cl == NULL) {
@@ -151,6 +159,7 @@ sws_ups_flush(sws_http_upstream_t *u, int last)
         /* The body goes nowhere: count it as sent. */
         for (cl = u->busy; cl; cl = cl->next) {
             cl->buf->pos = cl->buf->last;
+            cl->buf->file_pos = cl->buf->file_last;
         }
     }
     sws_ups_update_busy(u);
@@ -215,10 +224,17 @@ sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int
     if (rc == SWS_DONE) {
         u->body_complete = 1;
     }
-    if (sws_ups_add_data(u, s, s->last, in.out) != SWS_OK) {
-        return SWS_ERROR;
+    if (s == &u->spill) {
+        if (sws_ups_spill_write(u, s->last, in.out) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        s->last = s->start;          /* in the file now */
+    } else {
+        if (sws_ups_add_data(u, s, s->last, in.out) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        s->last = in.out;
     }
-    s->last = in.out;
     if (rc == SWS_DONE && in.pos < in.last) {
         sws_log_error(SWS_LOG_WARN, u->r->log, 0, "upstream %.*s sent data after the "
                       "response", (int) u->peer->name.len, u->peer->name.data);
@@ -319,16 +335,25 @@ sws_ups_response_read(sws_http_upstream_t *u)
     ssize_t                   n;
     sws_int_t                 rc = SWS_OK;
     const char               *why = NULL;
+    off_t                     spilled = 0;
+    int                       yield = 0;
 
     if (u->finished || u->body_done || c == NULL) {
         return;
     }
     u->paused = 0;
     while (c->read->ready) {
-        s = sws_ups_slot_for_read(u);
+        s = u->spilling ? &u->spill : sws_ups_slot_for_read(u);
+        if (s == NULL && sws_ups_spill_begin(u) == SWS_OK) {
+            s = &u->spill;           /* the buffers wait: the rest to a file */
+        }
         if (s == NULL) {
             u->paused = 1;           /* every buffer waits for the client */
             sws_del_timer(c->read);
+            break;
+        }
+        if (s == &u->spill && (spilled += s->end - s->start) > 1024 * 1024) {
+            yield = 1;               /* others get a turn: go on from a posted event */
             break;
         }
         n = c->recv(c, s->last, (size_t) (s->end - s->last));
@@ -348,8 +373,9 @@ sws_ups_response_read(sws_http_upstream_t *u)
             return;
         }
         if (rc != SWS_OK) {
-            why = n == 0 ? "closed the connection before the end of the response"
-                         : "sent an invalid response body";
+            why = u->spill_failed ? "response could not be written to its temporary file"
+                  : n == 0 ? "closed the connection before the end of the response"
+                           : "sent an invalid response body";
             break;
         }
         if (n == 0) {
@@ -381,6 +407,9 @@ sws_ups_response_read(sws_http_upstream_t *u)
     if (sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
+    }
+    if (yield) {
+        sws_post_event(c->read);
     }
     if (!u->paused) {
         sws_add_timer(c->read, u->conf->read_timeout);
@@ -428,4 +457,5 @@ sws_ups_response_cleanup(sws_http_upstream_t *u)
         }
     }
     u->nslots = 0;
+    sws_ups_spill_cleanup(u);
 }

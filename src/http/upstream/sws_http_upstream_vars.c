@@ -89,6 +89,12 @@ sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf)
     sws_ups_configuring = umcf;
 }
 
+sws_http_upstream_main_conf_t *
+sws_ups_configuring_main(void)
+{
+    return sws_ups_configuring;
+}
+
 void
 sws_ups_headers_wanted(void)
 {
