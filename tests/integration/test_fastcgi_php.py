@@ -305,6 +305,44 @@ def test_big_output_to_a_slow_client(srv):
     assert dechunk(body) == big_pattern(n)
 
 
+def test_buffered_response_spills_to_a_temp_file(sws_module, fpm, tmp_path):
+    """fastcgi_buffering on (the default) with fastcgi_temp_path: a response
+    larger than the buffers goes on in a temporary file, so the PHP-FPM
+    child is free while the client has read nothing yet."""
+    temp = tmp_path / "fcgi_temp"
+    h.make_traversable(tmp_path)            # the workers run as nobody
+    srv = php_server(sws_module, fpm.sock, extra_server="""
+        location ^~ /spill/ {
+            fastcgi_buffers 4 4k; fastcgi_temp_path %s;
+            fastcgi_param SCRIPT_FILENAME $document_root/bigdone.php;
+            include %s/conf/fastcgi_params;
+            fastcgi_pass php;
+        }
+        location ^~ /nospill/ {
+            fastcgi_buffers 4 4k; fastcgi_max_temp_file_size 0;
+            fastcgi_param SCRIPT_FILENAME $document_root/bigdone.php;
+            include %s/conf/fastcgi_params;
+            fastcgi_pass php;
+        }""" % (temp, h.SRC, h.SRC))
+    n = 8 * 1024 * 1024                    # more than the sockets on the way hold
+    for where, spills in (("spill", True), ("nospill", False)):
+        mark = tmp_path / ("%s.done" % where)
+        with h.Conn(srv.port, rcvbuf=8192) as c:
+            c.send(("GET /%s/x?n=%d&mark=%s HTTP/1.1\r\nHost: localhost\r\n"
+                    "Connection: close\r\n\r\n" % (where, n, mark)).encode())
+            # the child is done at once with a temporary file; without one
+            # it waits for the client (5 s of it, not reading, is proof)
+            done = h.wait_for(mark.exists, 15 if spills else 5)
+            assert done == spills, (where, done)
+            c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+            data = c.read_until_close(timeout=60)
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+        got = dechunk(body) if b"chunked" in head.lower() else body
+        assert got == big_pattern(n), where
+    assert temp.is_dir() and list(temp.rglob("*")) == []    # unlinked at once
+
+
 def dechunk(b):
     out = bytearray()
     while True:
