@@ -21,6 +21,7 @@
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
+#include "sws_notify.h"
 #include "sws_pidfile.h"
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
@@ -349,12 +350,14 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
+        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "gracefully shutting down");
         sws_master_state = SWS_MASTER_QUITTING;
     } else {
         if (sws_master_state == SWS_MASTER_TERMINATING) {
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
+        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
         /* Fast: the helpers stop with the workers, not after them. */
@@ -435,11 +438,14 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     char          old_pid[PATH_MAX];
 
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reloading the configuration");
+    sws_notify(cycle->log, SWS_NOTIFY_RELOADING, "reloading the configuration");
 
     new = sws_cycle_init(cycle, args);
     if (new == NULL) {
         sws_log_error(SWS_LOG_ERR, cycle->log, 0,
                       "reload failed, the old configuration keeps serving");
+        sws_notify(cycle->log, SWS_NOTIFY_READY, "reload failed: generation %lu keeps serving",
+                   (unsigned long) sws_generation);
         return cycle;
     }
     /* The new cycle already owns the listening sockets it took over from
@@ -472,6 +478,8 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_helpers_reload(new);
     sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
                   (unsigned long) sws_generation);
+    sws_notify(new->log, SWS_NOTIFY_READY, "serving: %ld workers, generation %lu",
+               (long) sws_core_conf(new)->worker_processes, (unsigned long) sws_generation);
     return new;
 }
 
@@ -493,6 +501,10 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);
+    /* The listeners were opened with the cycle: connections queue there
+     * until a worker accepts them. */
+    sws_notify(cycle->log, SWS_NOTIFY_READY, "serving: %ld workers, generation %lu",
+               (long) sws_core_conf(cycle)->worker_processes, (unsigned long) sws_generation);
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {
