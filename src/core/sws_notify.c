@@ -37,6 +37,11 @@ static const char  *sws_notify_lines[] = {
 };
 
 
+#if !(SWS_HAVE_SYSTEMD)
+static int  sws_notify_said;
+#endif
+
+
 void
 sws_notify(sws_log_t *log, sws_notify_e state, const char *fmt, ...)
 {
@@ -79,10 +84,8 @@ sws_notify(sws_log_t *log, sws_notify_e state, const char *fmt, ...)
     }
 #else
     /* Said once: a Type=notify unit would otherwise just time out. */
-    static int  said;
-
-    if (!said) {
-        said = 1;
+    if (!sws_notify_said) {
+        sws_notify_said = 1;
         sws_log_error(SWS_LOG_WARN, log, 0, "NOTIFY_SOCKET is set, but scalwsd was built "
                       "without libsystemd: systemd is not told (use Type=simple)");
     }
