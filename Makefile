@@ -74,6 +74,7 @@ deb:
 # As root: debootstrap, chroot (tests/package/test_package.py says more).
 test-package:
 	@sh auto/deps package
+	@mkdir -p objs-deb
 	SCALWS_SRC=$(CURDIR) /usr/bin/python3 -m pytest -q -p no:cacheprovider \
 	    --basetemp=$(CURDIR)/objs-deb/pytest tests/package
 
