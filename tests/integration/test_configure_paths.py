@@ -111,3 +111,36 @@ def test_user_directive_naming_the_current_user(tmp_path):
         err = r.stderr.decode()
         assert r.returncode == 0, err
         assert ("has effect only when scalwsd is started as root" in err) == warned, (user, err)
+
+
+def test_logs_created_as_root_go_to_the_user(tmp_path):
+    """A check as root ("scalwsd -t", "user nobody") creates the logs owned
+    by nobody, so that the same server started as nobody (systemd's User=)
+    can open them; a log someone else owns keeps its owner."""
+    if os.geteuid() != 0:
+        import pytest
+        pytest.skip("needs root")
+    h.make_traversable(tmp_path)
+    (tmp_path / "html").mkdir()
+    other = tmp_path / "other.log"
+    other.write_text("")
+    os.chown(other, 1, -1)
+    text = h.render(h.MAIN_TEMPLATE, tmp_path, [h.free_port()], main="user nobody;",
+                    access_log=str(tmp_path / "access.log"),
+                    http="    access_log %s;\n" % other)
+    (tmp_path / "scalws.conf").write_text(text)
+    r = h.run_scalwsd(["-t", "-p", str(tmp_path) + "/", "-c", str(tmp_path / "scalws.conf")])
+    assert r.returncode == 0, r.stderr.decode()
+    for name in ("error.log", "access.log"):
+        assert os.stat(tmp_path / name).st_uid == 65534, name
+    assert os.stat(other).st_uid == 1
+    # and the server as nobody opens them
+    r = subprocess.run([h.SCALWSD, "-t", "-p", str(tmp_path) + "/", "-c",
+                        str(tmp_path / "scalws.conf")], capture_output=True, timeout=30,
+                       preexec_fn=as_nobody, stdin=subprocess.DEVNULL)
+    assert r.returncode != 0 and b"other.log" in r.stderr, r.stderr   # not its file
+    os.chown(other, 65534, -1)
+    r = subprocess.run([h.SCALWSD, "-t", "-p", str(tmp_path) + "/", "-c",
+                        str(tmp_path / "scalws.conf")], capture_output=True, timeout=30,
+                       preexec_fn=as_nobody, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr.decode()

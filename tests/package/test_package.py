@@ -250,6 +250,70 @@ def test_config_test(root):
     assert b"/etc/scalws/scalws.conf test is successful" in r.stdout, r.stdout
 
 
+def caps(pid):
+    st = {}
+    for line in Path("/proc/%d/status" % pid).read_text().splitlines():
+        k, _, v = line.partition(":")
+        st[k] = v.strip()
+    return st
+
+
+def test_as_the_unit_runs_it(root):
+    """What the unit gives the server, without systemd: the user scalws,
+    CAP_NET_BIND_SERVICE alone (ambient, bounding set likewise), no new
+    privileges; the package's configuration as it is, port 80 included (in
+    a network namespace of its own, so that the host's port 80 is not
+    needed). It binds, serves, writes its logs and stops."""
+    pidfile = root.p("/run/scalws/scalws.pid")
+    cmd = ("ip link set lo up && exec chroot %s setpriv --reuid=scalws --regid=scalws "
+           "--init-groups --inh-caps=-all,+net_bind_service "
+           "--ambient-caps=-all,+net_bind_service --bounding-set=-all,+net_bind_service "
+           "--no-new-privs /usr/sbin/scalwsd -g 'daemon off;'" % root.path)
+    srv = subprocess.Popen(["unshare", "--net", "--", "sh", "-c", cmd],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+    try:
+        def in_netns(*argv):
+            return subprocess.run(["nsenter", "--net=/proc/%d/ns/net" % srv.pid, "--"]
+                                  + list(argv), capture_output=True, timeout=20)
+
+        def serves():
+            r = in_netns("curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                         "http://127.0.0.1:80/")
+            return r.stdout == b"200"
+        if not wait_for(serves, 10):
+            err = root.p("/var/log/scalws/error.log")
+            out = srv.stdout.read() if srv.poll() is not None else b"(running)"
+            raise AssertionError("not serving: %r\n%s\n%s" % (
+                srv.poll(), out.decode(errors="replace"),
+                err.read_text() if err.exists() else ""))
+        r = in_netns("curl", "-s", "http://127.0.0.1:80/")
+        assert r.stdout == root.p("/usr/share/scalws/html/index.html").read_bytes()
+        uid = int(root.sh("id -u scalws").stdout)
+        pids = server_pids(root)
+        assert srv.pid in pids and len(pids) >= 2, pids
+        for p in pids:
+            st = caps(p)
+            assert int(st["Uid"].split()[1]) == uid, st["Uid"]
+            assert st["NoNewPrivs"] == "1"
+            # CAP_NET_BIND_SERVICE is bit 10; nothing else, effective or bounding
+            assert int(st["CapBnd"], 16) == 1 << 10, st["CapBnd"]
+            assert int(st["CapEff"], 16) in (0, 1 << 10), st["CapEff"]
+        assert int(caps(srv.pid)["CapEff"], 16) == 1 << 10
+        assert int(pidfile.read_text()) == srv.pid
+        assert os.stat(root.p("/var/log/scalws/access.log")).st_uid == uid
+        # the request bodies' directory, made by the server itself
+        assert os.stat(root.p("/var/cache/scalws/client_body_temp")).st_uid == uid
+        os.kill(srv.pid, signal.SIGQUIT)
+        srv.wait(timeout=10)
+        assert srv.returncode == 0, srv.stdout.read()
+        assert wait_for(lambda: not server_pids(root), 10)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait(timeout=10)
+
+
 def test_serve_reload_reopen_stop_remove(root):
     port, port2 = free_port(), free_port()
     set_port(root, port)
