@@ -125,7 +125,9 @@ def test_reload_reloading_then_ready(sws, notify):
     assert m["STATUS"] == "reloading the configuration", m
     m, pid = notify.expect("READY")
     assert pid == s.pid and m["STATUS"] == "serving: 1 workers, generation 2", m
-    assert h.curl(s.url("/ver"), fresh=True).body == b"v2"
+    # the new workers serve; an old one may still take a connection while
+    # it closes its listeners
+    assert h.wait_for(lambda: h.curl(s.url("/ver"), fresh=True).body == b"v2", 5)
 
 
 def test_failed_reload_is_ready_again(sws, notify):
