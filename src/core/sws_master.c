@@ -429,6 +429,17 @@ sws_set_pid_path(sws_cycle_t *cycle)
 }
 
 
+/* READY=1 for systemd, with what serves. */
+static void
+sws_notify_serving(sws_cycle_t *cycle)
+{
+    sws_int_t  n = sws_core_conf(cycle)->worker_processes;
+
+    sws_notify(cycle->log, SWS_NOTIFY_READY, "serving: %ld worker%s, generation %lu",
+               (long) n, n == 1 ? "" : "s", (unsigned long) sws_generation);
+}
+
+
 /* HUP: a new cycle, a new generation of workers; the old ones finish what
  * they serve and exit. Returns the cycle now in use. */
 static sws_cycle_t *
@@ -478,8 +489,7 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_helpers_reload(new);
     sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
                   (unsigned long) sws_generation);
-    sws_notify(new->log, SWS_NOTIFY_READY, "serving: %ld workers, generation %lu",
-               (long) sws_core_conf(new)->worker_processes, (unsigned long) sws_generation);
+    sws_notify_serving(new);
     return new;
 }
 
@@ -503,8 +513,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_start_workers(cycle);
     /* The listeners were opened with the cycle: connections queue there
      * until a worker accepts them. */
-    sws_notify(cycle->log, SWS_NOTIFY_READY, "serving: %ld workers, generation %lu",
-               (long) sws_core_conf(cycle)->worker_processes, (unsigned long) sws_generation);
+    sws_notify_serving(cycle);
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {

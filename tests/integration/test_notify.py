@@ -124,7 +124,7 @@ def test_reload_reloading_then_ready(sws, notify):
     assert before <= int(m["MONOTONIC_USEC"]) <= after, (before, m, after)
     assert m["STATUS"] == "reloading the configuration", m
     m, pid = notify.expect("READY")
-    assert pid == s.pid and m["STATUS"] == "serving: 1 workers, generation 2", m
+    assert pid == s.pid and m["STATUS"] == "serving: 1 worker, generation 2", m
     # the new workers serve; an old one may still take a connection while
     # it closes its listeners
     assert h.wait_for(lambda: h.curl(s.url("/ver"), fresh=True).body == b"v2", 5)
