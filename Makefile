@@ -18,6 +18,8 @@
 #   make bench-idle        memory per idle keep-alive connection (bench/idle)
 #   make pgo               a profile-guided build in objs-pgo (plain build untouched)
 #   make fuzz              libFuzzer targets in tests/fuzz, FUZZ_TIME seconds each
+#   make deb               Debian packages scalws, scalws-dev in objs-deb (lintian-checked)
+#   make test-package      build them, install and run them on a fresh Debian 12 root
 #   make clean             remove what the build made; distclean: objs too
 #
 # Another build directory: make B=DIR (after ./configure --builddir=DIR).
@@ -34,7 +36,7 @@ CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
 BUILD_TARGETS = all modules tests run install bench bench-idle pgo fuzz
 TEST_TARGETS  = test test-unit test-integration test-sanitize
 
-.PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help
+.PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help deb test-package
 .DEFAULT_GOAL := all
 
 $(BUILD_TARGETS): $(B)/Makefile
@@ -61,6 +63,20 @@ $(B)/Makefile: $(CONFIGURE_INPUTS)
 	else \
 	    sh auto/deps build && ./configure $(if $(filter-out objs,$(B)),--builddir=$(B)); \
 	fi
+
+# The packages are built from a copy of the tree (contrib/debian/make-deb),
+# whatever is configured here; DEB_BUILD_OPTIONS passes through.
+DEB_DIR ?= objs-deb
+deb:
+	@sh auto/deps package
+	sh contrib/debian/make-deb $(DEB_DIR)
+
+# As root: debootstrap, chroot (tests/package/test_package.py says more).
+test-package:
+	@sh auto/deps package
+	@mkdir -p objs-deb
+	SCALWS_SRC=$(CURDIR) /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+	    --basetemp=$(CURDIR)/objs-deb/pytest tests/package
 
 clean:
 	@if [ -f $(B)/Makefile ]; then $(MAKE) --no-print-directory -f $(B)/Makefile clean; fi

@@ -30,6 +30,8 @@ http {{
     include {src}/conf/mime.types;
     default_type application/octet-stream;
     access_log off;
+    # not the configure-time default (it may be a system path: --http-client-body-temp-path)
+    client_body_temp_path {tmp}/client_body_temp;
     keepalive_requests 100000;
     server {{
         listen 127.0.0.1:{port};

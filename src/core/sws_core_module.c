@@ -23,6 +23,21 @@
 #ifndef SWS_MODULES_PATH
 #define SWS_MODULES_PATH  "modules"
 #endif
+#ifndef SWS_PID_PATH
+#define SWS_PID_PATH  "logs/scalws.pid"
+#endif
+#ifndef SWS_ERROR_LOG_PATH
+#define SWS_ERROR_LOG_PATH  "logs/error.log"
+#endif
+#ifndef SWS_HTTP_LOG_PATH
+#define SWS_HTTP_LOG_PATH  "logs/access.log"
+#endif
+#ifndef SWS_HTTP_CLIENT_BODY_TEMP_PATH
+#define SWS_HTTP_CLIENT_BODY_TEMP_PATH  "client_body_temp"
+#endif
+#ifndef SWS_HTML_PATH
+#define SWS_HTML_PATH  "html"
+#endif
 
 #define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
 
@@ -123,6 +138,25 @@ sws_core_strip_prefix(sws_str_t *path)
 #else
     (void) path;
 #endif
+}
+
+
+sws_int_t
+sws_core_default_path(sws_conf_t *cf, sws_core_path_e which, sws_str_t *path)
+{
+    static const char *const  paths[] = {
+        [SWS_CORE_PATH_PID] = SWS_PID_PATH,
+        [SWS_CORE_PATH_ERROR_LOG] = SWS_ERROR_LOG_PATH,
+        [SWS_CORE_PATH_MODULES] = SWS_MODULES_PATH,
+        [SWS_CORE_PATH_HTTP_LOG] = SWS_HTTP_LOG_PATH,
+        [SWS_CORE_PATH_CLIENT_BODY_TEMP] = SWS_HTTP_CLIENT_BODY_TEMP_PATH,
+        [SWS_CORE_PATH_HTML] = SWS_HTML_PATH,
+    };
+
+    path->data = (u_char *) paths[which];
+    path->len = strlen(paths[which]);
+    sws_core_strip_prefix(path);
+    return sws_conf_full_name(cf, path, 0);
 }
 
 
@@ -292,18 +326,14 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     }
 
     if (ccf->pid.data == NULL) {
-        sws_str_set(&name, "logs/scalws.pid");
-        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+        if (sws_core_default_path(cf, SWS_CORE_PATH_PID, &name) != SWS_OK) {
             return SWS_CONF_ERROR;
         }
         ccf->pid = name;
     }
 
     if (ccf->modules_dir.data == NULL) {
-        /* under the built-in prefix: relative, so that -p moves it too */
-        sws_str_set(&name, SWS_MODULES_PATH);
-        sws_core_strip_prefix(&name);
-        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+        if (sws_core_default_path(cf, SWS_CORE_PATH_MODULES, &name) != SWS_OK) {
             return SWS_CONF_ERROR;
         }
         ccf->modules_dir = name;
@@ -321,8 +351,7 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     }
 
     if (ccf->error_log == NULL) {
-        sws_str_set(&name, "logs/error.log");
-        if (sws_conf_full_name(cf, &name, 0) != SWS_OK) {
+        if (sws_core_default_path(cf, SWS_CORE_PATH_ERROR_LOG, &name) != SWS_OK) {
             return SWS_CONF_ERROR;
         }
         ccf->error_log = sws_core_open_log(cf, (char *) name.data, SWS_LOG_ERR);
@@ -484,6 +513,23 @@ sws_core_set_affinity(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 
+/* Whether the user named is the one we run as. */
+static int
+sws_core_is_euid(const sws_str_t *user)
+{
+    char            name[256];
+    struct passwd  *pw;
+
+    if (user->len >= sizeof(name)) {
+        return 0;
+    }
+    memcpy(name, user->data, user->len);
+    name[user->len] = '\0';
+    pw = getpwnam(name);
+    return pw != NULL && pw->pw_uid == geteuid();
+}
+
+
 static char *
 sws_core_set_user(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -502,8 +548,12 @@ sws_core_set_user(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return "has an empty name";
     }
     if (geteuid() != 0) {
-        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the \"user\" directive has effect only "
-                           "when scalwsd is started as root, ignored");
+        /* Started as that user already (systemd's User=, with the same
+         * configuration as a start as root): nothing to say. */
+        if (!sws_core_is_euid(&ccf->user)) {
+            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the \"user\" directive has effect only "
+                               "when scalwsd is started as root, ignored");
+        }
         return SWS_CONF_OK;
     }
     return sws_core_resolve_user(cf, ccf);

@@ -18,7 +18,7 @@ typedef struct {
     sws_array_t  *cpus;              /* worker_cpus: int, worker i on cpus[i % n] */
     sws_int_t     cpu_affinity_auto; /* worker_cpu_affinity auto */
     sws_array_t  *cpu_affinity;      /* uint64_t masks, one per worker */
-    sws_str_t     pid;               /* absolute path (default logs/scalws.pid) */
+    sws_str_t     pid;               /* absolute path (default: --pid-path) */
     sws_str_t     user;              /* user USER [GROUP] (default nobody) */
     sws_str_t     group;
     uid_t         uid;
@@ -26,7 +26,7 @@ typedef struct {
     sws_int_t     rlimit_nofile;     /* worker_rlimit_nofile */
     sws_msec_t    shutdown_timeout;  /* worker_shutdown_timeout (default 0: none) */
     sws_msec_t    shutdown_idle;     /* worker_shutdown_idle (default 1s) */
-    sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default logs/error.log error) */
+    sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default --error-log-path error) */
     sws_str_t     modules_dir;       /* modules_dir DIR (default from configure) */
     sws_array_t  *load_modules;      /* load_module PATH; (sws_str_t) */
 } sws_core_conf_t;
@@ -36,6 +36,21 @@ extern sws_module_t sws_core_module;
 /* A configure-time path under the configure-time prefix, made relative to
  * the prefix so that "scalwsd -p DIR" moves it too. */
 void sws_core_strip_prefix(sws_str_t *path);
+
+/* The configure-time defaults of the directives that name files
+ * (--pid-path, --error-log-path ...). */
+typedef enum {
+    SWS_CORE_PATH_PID = 0,
+    SWS_CORE_PATH_ERROR_LOG,
+    SWS_CORE_PATH_MODULES,
+    SWS_CORE_PATH_HTTP_LOG,
+    SWS_CORE_PATH_CLIENT_BODY_TEMP,
+    SWS_CORE_PATH_HTML
+} sws_core_path_e;
+
+/* Set *path to that default, made absolute: under the configure-time
+ * prefix it follows "-p" (sws_core_strip_prefix), elsewhere it stays. */
+sws_int_t sws_core_default_path(sws_conf_t *cf, sws_core_path_e which, sws_str_t *path);
 
 #define sws_core_conf(cycle) \
     ((sws_core_conf_t *) (cycle)->conf_ctx[sws_core_module.index])

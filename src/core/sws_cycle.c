@@ -3,9 +3,11 @@
  * create and fill every module's configuration, open the listening sockets.
  * All or nothing: a failure leaves no trace and the old cycle untouched.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sws_cycle.h"
 #include "sws_conf_internal.h"
 #include "sws_conf_read.h"
@@ -279,6 +281,34 @@ sws_cycle_restore_indexes(sws_cycle_t *old)
     }
 }
 
+/* Started as root, a log file that root owns (just created) goes to the
+ * workers' user at once, as the files reopened on USR1 do: otherwise a log
+ * made by a check as root ("scalwsd -t") would keep the same server from
+ * opening it when it runs as that user from the start (systemd's User=). */
+static void
+sws_cycle_chown_logs(sws_cycle_t *cycle, const sws_core_conf_t *ccf)
+{
+    sws_log_t  **logs = cycle->open_logs.elts;
+    sws_uint_t   i;
+    struct stat  st;
+
+    if (geteuid() != 0 || ccf->uid == (uid_t) -1) {
+        return;
+    }
+    for (i = 0; i < cycle->open_logs.nelts; i++) {
+        if (logs[i]->path == NULL || fstat(logs[i]->fd, &st) == -1
+            || !S_ISREG(st.st_mode) || st.st_uid != 0)
+        {
+            continue;
+        }
+        if (fchown(logs[i]->fd, ccf->uid, (gid_t) -1) == -1) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "fchown(\"%s\") failed",
+                          logs[i]->path);
+        }
+    }
+}
+
+
 sws_cycle_t *
 sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
 {
@@ -329,6 +359,7 @@ sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
     if (ccf->error_log) {
         cycle->log = ccf->error_log;
     }
+    sws_cycle_chown_logs(cycle, ccf);
 
     if (!args->test_only) {
         workers = ccf->master ? (sws_uint_t) ccf->worker_processes : 1;

@@ -25,6 +25,7 @@
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
+#include "sws_notify.h"
 #include "sws_pidfile.h"
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
@@ -698,12 +699,14 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
+        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "gracefully shutting down");
         sws_master_state = SWS_MASTER_QUITTING;
     } else {
         if (sws_master_state == SWS_MASTER_TERMINATING) {
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
+        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
         /* Fast: the helpers stop with the workers, not after them. */
@@ -777,6 +780,17 @@ sws_set_pid_path(sws_cycle_t *cycle)
 }
 
 
+/* READY=1 for systemd, with what serves. */
+static void
+sws_notify_serving(sws_cycle_t *cycle)
+{
+    sws_int_t  n = sws_core_conf(cycle)->worker_processes;
+
+    sws_notify(cycle->log, SWS_NOTIFY_READY, "serving: %ld worker%s, generation %lu",
+               (long) n, n == 1 ? "" : "s", (unsigned long) sws_generation);
+}
+
+
 /* HUP: a new cycle, a new generation of workers; the old ones finish what
  * they serve and exit. Returns the cycle now in use. */
 static sws_cycle_t *
@@ -786,11 +800,14 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     char          old_pid[PATH_MAX];
 
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reloading the configuration");
+    sws_notify(cycle->log, SWS_NOTIFY_RELOADING, "reloading the configuration");
 
     new = sws_cycle_init(cycle, args);
     if (new == NULL) {
         sws_log_error(SWS_LOG_ERR, cycle->log, 0,
                       "reload failed, the old configuration keeps serving");
+        sws_notify(cycle->log, SWS_NOTIFY_READY, "reload failed: generation %lu keeps serving",
+                   (unsigned long) sws_generation);
         return cycle;
     }
     /* The new cycle already owns the listening sockets it took over from
@@ -826,6 +843,7 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_helpers_reload(new);
     sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
                   (unsigned long) sws_generation);
+    sws_notify_serving(new);
     return new;
 }
 
@@ -854,6 +872,9 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);
+    /* The listeners were opened with the cycle: connections queue there
+     * until a worker accepts them. */
+    sws_notify_serving(cycle);
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {

@@ -24,6 +24,7 @@
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
+#include "sws_notify.h"
 #include "sws_pidfile.h"
 
 int         sws_process = SWS_PROCESS_SINGLE;
@@ -316,7 +317,9 @@ sws_single_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
                       "helper processes need \"master_process on\": not started");
     }
 
+    sws_notify(cycle->log, SWS_NOTIFY_READY, "serving: single process");
     sws_worker_run(cycle, 0);
+    sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "shutting down");
 
     if (sws_reconfigure) {
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,

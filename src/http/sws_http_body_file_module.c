@@ -91,14 +91,15 @@ sws_body_file_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->temp_path = prev->temp_path;
     }
     if (conf->temp_path == NULL) {
-        /* "client_body_temp" under the prefix. Each server makes its own
+        /* --http-client-body-temp-path (client_body_temp under the prefix). Each server makes its own
          * copy; the postconfiguration keeps one per name. */
         path = sws_pcalloc(sws_conf_pool(cf), sizeof(*path));
         if (path == NULL) {
             return SWS_CONF_ERROR;
         }
-        sws_str_set(&path->name, "client_body_temp");
-        if (sws_conf_full_name(cf, &path->name, 0) != SWS_OK) {
+        if (sws_core_default_path(cf, SWS_CORE_PATH_CLIENT_BODY_TEMP, &path->name)
+            != SWS_OK)
+        {
             return SWS_CONF_ERROR;
         }
         conf->temp_path = prev->temp_path = path;

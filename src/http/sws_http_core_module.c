@@ -5,6 +5,7 @@
 #include "sws_http_open_file_cache.h"
 #include "sws_http_limit_rate.h"
 #include "sws_http_open_path.h"
+#include "sws_core_module.h"
 
 sws_int_t sws_http_create_confs(sws_conf_t *cf, void ***confs, int what);
 
@@ -279,9 +280,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->alias = prev->alias;
         conf->root = prev->root;
         if (conf->root.data == NULL) {
-            sws_str_t html = sws_string("html");
-            conf->root = html;
-            if (sws_conf_full_name(cf, &conf->root, 0) != SWS_OK) {
+            if (sws_core_default_path(cf, SWS_CORE_PATH_HTML, &conf->root) != SWS_OK) {
                 return SWS_CONF_ERROR;
             }
         }

@@ -13,6 +13,7 @@
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
 #include "sws_log_internal.h"
+#include "sws_core_module.h"
 
 #define SWS_HTTP_LOG_DEFAULT_BUFFER  (64 * 1024)  /* flush= without buffer= */
 #define SWS_HTTP_LOG_DEFAULT_FLUSH   1000         /* ms, buffer= without flush= */
@@ -602,7 +603,8 @@ invalid:
 }
 
 /* Register the handler; when the http level sets nothing (not even off),
- * requests of levels that set nothing either go to logs/access.log. */
+ * requests of levels that set nothing either go to the --http-log-path
+ * default (logs/access.log). */
 static sws_int_t
 sws_http_log_postconfiguration(sws_conf_t *cf)
 {
@@ -610,14 +612,14 @@ sws_http_log_postconfiguration(sws_conf_t *cf)
     sws_http_log_loc_conf_t   *lcf = sws_conf_http_loc_conf(cf, &sws_http_log_module);
     sws_http_log_loc_conf_t    dflt = { NULL, SWS_UNSET };
     sws_http_log_file_t       *file;
-    sws_str_t                  path = sws_string("logs/access.log");
+    sws_str_t                  path;
 
     if (lmcf == NULL || lcf == NULL) {
         return SWS_ERROR;
     }
 
     if (lcf->logs == NULL && lcf->off == SWS_UNSET) {
-        if (sws_conf_full_name(cf, &path, 0) != SWS_OK) {
+        if (sws_core_default_path(cf, SWS_CORE_PATH_HTTP_LOG, &path) != SWS_OK) {
             return SWS_ERROR;
         }
         file = sws_http_log_get_file(cf, lmcf, &path);
