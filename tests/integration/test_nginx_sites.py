@@ -1,0 +1,381 @@
+"""Typical nginx site configurations (tests/sites/*.conf) under nginx and
+under scalwsd, side by side: each site's requests are sent to both servers,
+and the status, the headers a client acts on and the body must be the same.
+Only paths and scalwsd's module line differ between the two configurations
+(see tests/sites/README.md)."""
+import base64
+import email.utils
+import gzip
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import swsharness as h
+
+SITES = Path(h.SRC) / "tests" / "sites"
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+# Both servers get this around the site (the first line is scalwsd's only).
+MAIN = """\
+@MODULE_LINE@
+error_log @TMP@/error.log info;
+pid @TMP@/server.pid;
+daemon off;
+master_process on;
+worker_processes 1;
+user root;
+events { worker_connections 256; }
+http {
+    include @MIME@;
+    default_type application/octet-stream;
+    access_log @TMP@/access.log;
+@SITE@
+}
+"""
+
+
+class Nginx:
+    def __init__(self, tmp, conf_text, port):
+        self.tmp, self.port = Path(tmp), port
+        (self.tmp / "logs").mkdir(parents=True, exist_ok=True)
+        (self.tmp / "nginx.conf").write_text(conf_text)
+        self.err = open(self.tmp / "stderr.txt", "ab")
+        self.proc = subprocess.Popen([NGINX, "-p", str(self.tmp), "-c", str(self.tmp / "nginx.conf")],
+                                     stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
+                                     start_new_session=True)
+        deadline = time.monotonic() + 10
+        while not h.port_open(port):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError("nginx did not start:\n%s\n%s" % (
+                    h._read(self.tmp / "stderr.txt"), h._read(self.tmp / "error.log")))
+            time.sleep(0.02)
+
+    def stop(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(5)
+        self.err.close()
+
+
+def site_text(name, **subst):
+    text = (SITES / name).read_text()
+    for k, v in subst.items():
+        text = text.replace("@%s@" % k, str(v))
+    return text
+
+
+@pytest.fixture
+def pair(tmp_path, origin):
+    """pair(site, files) -> (nginx, scalwsd) ports, both serving the site
+    from the same document root, proxying to the same origin."""
+    if not os.path.exists(NGINX):
+        pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
+    running = []
+    o = origin("app")
+
+    def start(site, files=None, extra=None, prepare=None):
+        root = tmp_path / "root"
+        for rel, data in (files or {}).items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data if isinstance(data, bytes) else data.encode())
+        root.mkdir(exist_ok=True)
+        h.make_traversable(tmp_path)
+        ports = []
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            port = h.free_port()
+            if prepare:
+                prepare(who, d)
+            text = MAIN.replace("@SITE@", site_text(site, PORT=port, ROOT=root, DIR=d,
+                                                   ORIGIN=o.addr, CONF=SITES,
+                                                   **(extra or {})))
+            text = text.replace("@MODULE_LINE@", "modules_dir %s;" % h.MODULES
+                                if who == "scalwsd" else "")
+            text = text.replace("@TMP@", str(d)).replace("@MIME@", h.MIME)
+            if who == "nginx":
+                running.append(Nginx(d, text, port))
+            else:
+                srv = h.Server(d, text, [port])
+                srv.start()
+                running.append(srv)
+            ports.append(port)
+        return ports
+
+    yield start
+    for r in running:
+        r.stop()
+
+
+# The response headers a client acts on; the rest (Server, Date,
+# Connection, Keep-Alive ...) may differ.
+COMPARED = ("location", "content-type", "cache-control", "content-encoding", "vary",
+            "www-authenticate", "x-frame-options", "x-asset", "x-proxied", "upgrade",
+            "content-range", "etag", "last-modified")
+
+
+def fetch(port, method, path, headers=()):
+    host = None if any(x.lower().startswith("host:") for x in headers) else "localhost"
+    r = h.exchange(port, h.request(method, path, host=host, headers=headers), method=method)
+    body = r.body
+    if r.header("content-encoding") == "gzip":
+        body = gzip.decompress(body)
+    return r, body
+
+
+def same(ports, method, path, headers=(), body=True, also=()):
+    """Send the request to both; assert the same answer; return scalwsd's.
+    Each server's own port in a header value is compared as PORT."""
+    (rn, bn), (rs, bs) = (fetch(p, method, path, headers) for p in ports)
+    what = "%s %s %s" % (method, path, list(headers))
+    assert rs.status == rn.status, (what, rn, rs)
+
+    def value(r, port, name):
+        v = r.header(name)
+        return v.replace(":%d" % port, ":PORT") if v else v
+    for name in COMPARED + tuple(also):
+        if name == "content-type" and 300 <= rn.status < 400 and not body:
+            continue       # nginx's redirects carry a small HTML page, ours none
+        assert value(rs, ports[1], name) == value(rn, ports[0], name), \
+            (what, name, rn.headers, rs.headers)
+    if rn.header("expires"):
+        assert rs.header("expires"), (what, rs.headers)
+        dn = email.utils.parsedate_to_datetime(rn.header("expires")).timestamp()
+        ds = email.utils.parsedate_to_datetime(rs.header("expires")).timestamp()
+        assert abs(dn - ds) <= 5, (what, rn.header("expires"), rs.header("expires"))
+    else:
+        assert rs.header("expires") is None, (what, rs.headers)
+    if body:
+        assert bs == bn, (what, bn[:300], bs[:300])
+    return rs
+
+
+# ------------------------------------------------------------ static site
+
+STATIC_FILES = {
+    "static/index.html": "<h1>home</h1>\n",
+    "static/new-page.html": "<p>new</p>\n",
+    "static/posts/hello-world.html": "<p>hello world post</p>\n",
+    "static/manual/intro.html": "<p>manual</p>\n",
+    "static/style.css": "body { color: black; }\n" * 40,
+    "static/app.js": "console.log('x');\n",
+    "static/logo.png": b"\x89PNG\r\n\x1a\n" + bytes(range(256)),
+    "static/404.html": "<h1>not here</h1>\n",
+    "static/dir/index.html": "<p>dir</p>\n",
+    "static/private/secret.txt": "secret\n",
+}
+
+
+def test_static_site(pair):
+    ports = pair("static-site.conf", STATIC_FILES)
+    host = ["Host: static.test"]
+    for path in ("/", "/index.html", "/new-page.html", "/dir/", "/app.js", "/logo.png"):
+        same(ports, "GET", path, host)
+    same(ports, "GET", "/style.css", host + ["Accept-Encoding: gzip"])
+    same(ports, "HEAD", "/new-page.html", host)
+    # redirects: canonical host, an old page, a rewritten section
+    same(ports, "GET", "/x?y=1", ["Host: www.static.test"], body=False)
+    same(ports, "GET", "/old-page", host, body=False)
+    same(ports, "GET", "/docs/intro.html", host, body=False)
+    same(ports, "GET", "/dir", host, body=False)
+    # an internal rewrite, the custom 404 page, an internal-only location
+    same(ports, "GET", "/blog/2024/hello-world", host)
+    same(ports, "GET", "/missing", host)
+    same(ports, "GET", "/404.html", host)
+    same(ports, "GET", "/private/secret.txt", host, body=False)
+    # conditional and range requests on a static file
+    r = same(ports, "GET", "/new-page.html", host)
+    same(ports, "GET", "/new-page.html", host + ["If-None-Match: %s" % r.header("etag")])
+    same(ports, "GET", "/new-page.html", host + ["Range: bytes=2-5"])
+
+
+# ------------------------------------------------------------ reverse proxy
+
+def htpasswd_sha(user, password):
+    import hashlib
+    return "%s:{SHA}%s\n" % (user, base64.b64encode(hashlib.sha1(password.encode()).digest()).decode())
+
+
+def auth(user, password):
+    return "Authorization: Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+
+
+def echo_of(resp):
+    import json
+    return json.loads(resp.body)
+
+
+def test_reverse_proxy(pair):
+    ports = pair("reverse-proxy.conf", {"htpasswd": htpasswd_sha("admin", "s3cret")})
+    host = ["Host: app.test"]
+    same(ports, "GET", "/name", host)
+    same(ports, "GET", "/status/404", host)
+    same(ports, "GET", "/internal/x", host, body=False)
+    same(ports, "GET", "/admin/x", host, body=False)
+    same(ports, "GET", "/admin/x", host + [auth("admin", "wrong")], body=False)
+    # the origin sees the same request from both (the echo is compared
+    # without the addresses and ports, which differ)
+    rs = [fetch(p, "GET", "/admin/x?q=1", host + [auth("admin", "s3cret")])[0] for p in ports]
+    assert [r.status for r in rs] == [200, 200], rs
+    en, es = (echo_of(r) for r in rs)
+    assert en["target"] == es["target"] == "/echo/x?q=1"
+    def fwd(e):
+        return sorted((k.lower(), v) for k, v in e["headers"]
+                      if k.lower() in ("host", "x-real-ip", "x-forwarded-for", "x-forwarded-proto",
+                                       "authorization"))
+    assert fwd(en) == fwd(es), (en, es)
+    # the API's rate: 2 r/s with a burst of 3, nodelay: in a quick run of
+    # 8 requests both let the first ones through and refuse the rest with 429
+    for port in ports:
+        codes = [fetch(port, "GET", "/api/x", host)[0].status for _ in range(8)]
+        assert codes[:4] == [200] * 4 and 429 in codes[4:], (port, codes)
+
+
+# ------------------------------------------------------------ websocket
+
+def ws_handshake(port, path="/ws"):
+    key = base64.b64encode(os.urandom(16)).decode()
+    c = h.Conn(port)
+    c.send(h.request("GET", path, host="ws.test", headers=[
+        "Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: " + key,
+        "Sec-WebSocket-Version: 13"]))
+    return c, c.read_response()
+
+
+def test_websocket_app(pair):
+    ports = pair("websocket-app.conf")
+    for port in ports:
+        c, r = ws_handshake(port)
+        try:
+            assert r.status == 101, r
+            assert r.header("upgrade").lower() == "websocket"
+            # one masked text frame, echoed back unmasked by the origin
+            mask = os.urandom(4)
+            data = b"hello"
+            c.send(bytes([0x81, 0x80 | len(data)]) + mask
+                   + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+            head = c.read_exact(2)
+            assert head[0] == 0x81 and head[1] == len(data), head
+            assert c.read_exact(len(data)) == data
+        finally:
+            c.close()
+    same(ports, "GET", "/name", ["Host: ws.test"])
+
+
+# ------------------------------------------------------------ Debian's stock configuration
+
+def stock_tree(dst, port):
+    """/etc/nginx copied to dst with its paths moved under dst and port 80
+    changed to port; returns the main file."""
+    shutil.copytree("/etc/nginx", dst, symlinks=False)
+    subst = (("/etc/nginx", str(dst)), ("/var/log/nginx", str(dst)),
+             ("/run/nginx.pid", str(dst / "nginx.pid")), ("/var/www/html", str(dst / "www")),
+             ("listen 80 ", "listen 127.0.0.1:%d " % port),
+             ("listen [::]:80 ", "listen [::1]:%d " % port))
+    for f in (dst / "nginx.conf", dst / "sites-available" / "default"):
+        text = f.read_text()
+        for a, b in subst:
+            text = text.replace(a, b)
+        f.write_text(text)
+    enabled = dst / "sites-enabled" / "default"
+    if enabled.exists() or enabled.is_symlink():
+        enabled.unlink()
+    shutil.copy(dst / "sites-available" / "default", enabled)
+    (dst / "www").mkdir()
+    (dst / "www" / "index.nginx-debian.html").write_text("<h1>Welcome</h1>\n")
+    (dst / "www" / "page.html").write_text("<p>%s</p>\n" % ("text " * 200))
+    return dst / "nginx.conf"
+
+
+def test_debian_stock_configuration(tmp_path):
+    """Debian's /etc/nginx (nginx.conf, sites-available/default), paths moved
+    and scalwsd's module line added: scalwsd -t accepts it, and both servers
+    answer the same."""
+    if not os.path.exists("/etc/nginx/nginx.conf"):
+        pytest.fail("Debian's nginx is not installed: `sh auto/deps test` installs it")
+    ports, running = [], []
+    try:
+        for who in ("nginx", "scalwsd"):
+            port = h.free_port()
+            conf = stock_tree(tmp_path / who, port)
+            h.make_traversable(tmp_path)
+            if who == "scalwsd":
+                conf.write_text("modules_dir %s;\n" % h.MODULES + conf.read_text())
+                rc = h.run_scalwsd(["-t", "-p", str(conf.parent), "-c", str(conf)])
+                assert rc.returncode == 0, rc.stderr.decode()
+                srv = h.Server(conf.parent, conf.read_text(), [port], conf_name="nginx.conf")
+                srv.start()
+                running.append(srv)
+            else:
+                running.append(Nginx(conf.parent, conf.read_text(), port))
+            ports.append(port)
+        same(ports, "GET", "/")
+        same(ports, "GET", "/page.html", ["Accept-Encoding: gzip"])
+        same(ports, "GET", "/missing", body=False)
+        same(ports, "HEAD", "/")
+    finally:
+        for r in running:
+            r.stop()
+
+
+# ------------------------------------------------------------ PHP site
+
+PHP_FILES = {
+    "php/index.php": "<?php header('X-Front: index'); echo 'front ', $_SERVER['REQUEST_URI'], "
+                     "' args=', $_SERVER['QUERY_STRING'], \"\\n\";",
+    "php/info.php": "<?php header('Content-Type: text/plain'); echo $_SERVER['SCRIPT_NAME'], '|', "
+                    "$_SERVER['PATH_INFO'] ?? '', '|', $_GET['a'] ?? '', '|', "
+                    "$_SERVER['REQUEST_METHOD'], '|', file_get_contents('php://input'), "
+                    "\"\\n\";",
+    "php/form.php": "<?php http_response_code(201); header('X-Got: ' . ($_POST['name'] ?? '')); "
+                    "echo 'ok';",
+    "php/style.css": "body{}\n",
+    "php/.htaccess": "deny\n",
+}
+
+
+def test_php_site(pair, tmp_path):
+    import phpfpm
+    fpm = phpfpm.PhpFpm(tmp_path / "fpm")
+    fpm.start()
+
+    def prepare(who, d):
+        # each server includes Debian's own snippet, which includes
+        # fastcgi.conf from its configuration directory: nginx's from
+        # /etc/nginx, scalwsd's from its conf/
+        (d / "snippets").mkdir()
+        shutil.copy("/etc/nginx/snippets/fastcgi-php.conf", d / "snippets")
+        src = "/etc/nginx/fastcgi.conf" if who == "nginx" else os.path.join(h.SRC, "conf",
+                                                                              "fastcgi.conf")
+        shutil.copy(src, d / "fastcgi.conf")
+
+    try:
+        ports = pair("php-site.conf", PHP_FILES, extra={"PHP_SOCK": fpm.sock}, prepare=prepare)
+        host = ["Host: php.test"]
+        for path in ("/", "/index.php", "/some/permalink/", "/some/permalink/?p=3",
+                     "/info.php", "/info.php?a=b", "/info.php/extra/path?a=1", "/style.css",
+                     "/missing.php"):
+            same(ports, "GET", path, host, also=("x-front",), body=not path.startswith("/missing"))
+        same(ports, "GET", "/.htaccess", host, body=False)
+        same(ports, "HEAD", "/info.php", host)
+        body = b"name=alice&x=1"
+        for port in ports:
+            r = h.exchange(port, h.request("POST", "/form.php", host="php.test", headers=[
+                "Content-Type: application/x-www-form-urlencoded", "Content-Length: %d" % len(body)],
+                body=body))
+            assert r.status == 201 and r.header("x-got") == "alice", r
+    finally:
+        fpm.kill()
