@@ -40,12 +40,13 @@ http {
 
 
 class Nginx:
-    def __init__(self, tmp, conf_text, port):
+    def __init__(self, tmp, conf_text, port, extra=()):
         self.tmp, self.port = Path(tmp), port
         (self.tmp / "logs").mkdir(parents=True, exist_ok=True)
         (self.tmp / "nginx.conf").write_text(conf_text)
         self.err = open(self.tmp / "stderr.txt", "ab")
-        self.proc = subprocess.Popen([NGINX, "-p", str(self.tmp), "-c", str(self.tmp / "nginx.conf")],
+        self.proc = subprocess.Popen([NGINX, "-p", str(self.tmp), "-c", str(self.tmp / "nginx.conf")]
+                                     + list(extra),
                                      stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
                                      start_new_session=True)
         deadline = time.monotonic() + 10
@@ -300,6 +301,14 @@ def stock_tree(dst, port):
     return dst / "nginx.conf"
 
 
+class ForegroundServer(h.Server):
+    """A configuration without "daemon off" (Debian's), kept in the
+    foreground from the command line, as systemd runs nginx."""
+
+    def cmd(self, *extra):
+        return super().cmd("-g", "daemon off;", *extra)
+
+
 def test_debian_stock_configuration(tmp_path):
     """Debian's /etc/nginx (nginx.conf, sites-available/default), paths moved
     and scalwsd's module line added: scalwsd -t accepts it, and both servers
@@ -316,11 +325,13 @@ def test_debian_stock_configuration(tmp_path):
                 conf.write_text("modules_dir %s;\n" % h.MODULES + conf.read_text())
                 rc = h.run_scalwsd(["-t", "-p", str(conf.parent), "-c", str(conf)])
                 assert rc.returncode == 0, rc.stderr.decode()
-                srv = h.Server(conf.parent, conf.read_text(), [port], conf_name="nginx.conf")
+                srv = ForegroundServer(conf.parent, conf.read_text(), [port],
+                                       conf_name="nginx.conf")
                 srv.start()
                 running.append(srv)
             else:
-                running.append(Nginx(conf.parent, conf.read_text(), port))
+                running.append(Nginx(conf.parent, conf.read_text(), port,
+                                     extra=("-g", "daemon off;")))
             ports.append(port)
         same(ports, "GET", "/")
         same(ports, "GET", "/page.html", ["Accept-Encoding: gzip"])
