@@ -27,9 +27,7 @@
 #include "sws_notify.h"
 #include "sws_pidfile.h"
 
-int         sws_process = SWS_PROCESS_SINGLE;
-pid_t       sws_pid;
-sws_uint_t  sws_worker;
+/* sws_process, sws_pid, sws_worker: sws_process_id.c */
 
 volatile sig_atomic_t  sws_quit;
 volatile sig_atomic_t  sws_terminate;
