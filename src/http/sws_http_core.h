@@ -34,6 +34,7 @@ typedef struct {
     sws_http_phase_engine_t  engine;
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
+    sws_array_t             *caches;     /* sws_http_cache_purge_register's */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -324,6 +325,7 @@ struct sws_http_request_s {
     sws_http_event_handler_pt  read_event_handler;
     sws_http_event_handler_pt  write_event_handler;
     void                      *upstream;           /* sws_http_upstream_t */
+    void                      *timer;              /* sws_http_set_timer's */
 
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;

@@ -245,6 +245,13 @@ sws_ups_process_header(sws_http_upstream_t *u)
         sws_ups_next(u, ft);
         return;
     }
+    if (status >= SWS_HTTP_INTERNAL_SERVER_ERROR && u->cache_offer) {
+        sws_int_t rc = sws_ups_cache_failed(u, status);   /* stale instead */
+        if (rc != SWS_DECLINED) {
+            sws_ups_finalize(u, rc);
+            return;
+        }
+    }
     if (u->conf->intercept_errors && status >= 300 && sws_ups_has_error_page(r, status)) {
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);
