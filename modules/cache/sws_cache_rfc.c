@@ -294,6 +294,8 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     if (cc.no_cache) {
         fh->flags |= SWS_CACHE_F_NO_CACHE;
         fh->fresh_until = 0;
+    } else if (fh->fresh_until <= now) {
+        return "it is stale on arrival (Age)";
     }
     if (cc.must_revalidate || cc.proxy_revalidate || cc.s_maxage >= 0) {
         fh->flags |= SWS_CACHE_F_MUST_REVALIDATE;   /* s-maxage implies it (5.2.2.10) */
