@@ -16,6 +16,7 @@ o.count(path) is how many requests for the path arrived.
 Also here: helpers for the tests, the cache configuration and the access
 log of $upstream_cache_status.
 """
+import itertools
 import os
 import shutil
 import tempfile
@@ -82,7 +83,7 @@ class CacheOrigin(Origin):
 
 
 LOG_FORMAT = "log_format cachelog '$request_method $request_uri $status " \
-             "$upstream_cache_status $upstream_cache_source';"
+             "$upstream_cache_status $upstream_cache_source $http_x_tag';"
 
 
 def start(sws, o, path_params="", loc="", http="", server="", tmp=None, **kw):
@@ -111,17 +112,26 @@ def statuses(srv):
     return [tuple(line.split(" ")) for line in text.splitlines() if line]
 
 
+_tags = itertools.count()
+
+
 def get(srv, path, headers=(), method="GET", body=None, **kw):
-    """A request and the cache status its log line says: (response, status)."""
-    before = len(statuses(srv))
-    r = h.curl(srv.url(path), headers=headers, method=method, body=body, **kw)
-    h.wait_for(lambda: len(statuses(srv)) > before, timeout=5)
-    line = statuses(srv)[before]
-    return r, line[3]
+    """A request and the cache status its log line says: (response, status).
+    The line is found by a tag of this request (others may log meanwhile)."""
+    tag = "t%d" % next(_tags)
+    r = h.curl(srv.url(path), headers=list(headers) + ["X-Tag: " + tag], method=method,
+               body=body, **kw)
+
+    def line():
+        return next((s for s in statuses(srv) if s[-1] == tag), None)
+    h.wait_for(lambda: line() is not None, timeout=5)
+    srv.last_source = line()[4]
+    return r, line()[3]
 
 
 def source(srv):
-    return statuses(srv)[-1][4]
+    """Where the last response of get() came from: memory, file or -."""
+    return srv.last_source
 
 
 @pytest.fixture
