@@ -80,6 +80,8 @@ typedef struct {
  * valid, else why not (a static string, for the log). */
 const char *sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total,
     sws_cache_entry_t *e);
+/* An entry this module put in shared memory (trusted): its parts only. */
+void        sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e);
 /* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end. */
 int         sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
     sws_str_t *value);

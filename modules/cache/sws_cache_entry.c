@@ -255,3 +255,18 @@ sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_ent
     }
     return NULL;
 }
+
+/* An entry this module wrote into shared memory itself (never read from
+ * outside): its parts found without checking them again, for the hit path.
+ * The ETag is not looked for (a revalidation reads it from the file). */
+void
+sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e)
+{
+    memcpy(&e->h, p, SWS_CACHE_FIXED);
+    e->key = p + SWS_CACHE_FIXED;
+    e->vary = e->key + e->h.key_len;
+    e->fields = e->vary + e->h.vary_len;
+    e->body = len >= e->h.header_len + e->h.body_len ? p + e->h.header_len : NULL;
+    e->etag.len = 0;
+    e->etag.data = NULL;
+}

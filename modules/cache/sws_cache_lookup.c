@@ -276,6 +276,14 @@ sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     const char *why;
 
     if (ctx->blob) {
+        if (ctx->status == SWS_CACHE_HIT || ctx->status == SWS_CACHE_UPDATING) {
+            /* written by us into the zone: no need to check it again */
+            sws_cache_entry_map(ctx->blob->data, ctx->blob->size, &ctx->entry);
+            ctx->source = "memory";
+            ctx->body_off = ctx->entry.h.header_len;
+            return SWS_OK;
+        }
+        /* stale: a revalidation needs its ETag, which the full read finds */
         why = sws_cache_entry_parse(ctx->blob->data, ctx->blob->size, ctx->blob->size,
                                     &ctx->entry);
         if (why == NULL) {

@@ -58,18 +58,19 @@ sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const
 static int
 sws_http_stored_skip(const sws_str_t *name)
 {
-    static const char *const skip[] = {
-        "content-length", "transfer-encoding", "connection", "keep-alive",
-        "date", "server", NULL
-    };
-    sws_uint_t i;
-
-    for (i = 0; skip[i]; i++) {
-        if (name->len == strlen(skip[i])
-            && sws_strncasecmp(name->data, (u_char *) skip[i], name->len) == 0)
-        {
-            return 1;
-        }
+    /* by length first: a hit's fields pass here one by one */
+    switch (name->len) {
+    case 4:
+        return sws_strncasecmp(name->data, (u_char *) "date", 4) == 0;
+    case 6:
+        return sws_strncasecmp(name->data, (u_char *) "server", 6) == 0;
+    case 10:
+        return sws_strncasecmp(name->data, (u_char *) "connection", 10) == 0
+               || sws_strncasecmp(name->data, (u_char *) "keep-alive", 10) == 0;
+    case 14:
+        return sws_strncasecmp(name->data, (u_char *) "content-length", 14) == 0;
+    case 17:
+        return sws_strncasecmp(name->data, (u_char *) "transfer-encoding", 17) == 0;
     }
     return 0;
 }
