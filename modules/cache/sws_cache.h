@@ -108,9 +108,9 @@ typedef struct sws_cache_node_s  sws_cache_node_t;
  * it goes only when the last of them is done (refs), even when its node
  * was evicted or refilled meanwhile (orphan). */
 typedef struct {
-    uint32_t               refs;
+    uint32_t               refs;        /* atomic */
     uint32_t               size;        /* of data */
-    uint32_t               orphan;      /* no node points to it any more */
+    uint32_t               orphan;      /* atomic: 1 no node points to it, 2 freed */
     uint32_t               reserved;
     u_char                 data[];
 } sws_cache_blob_t;

@@ -263,7 +263,7 @@ sws_cache_take_locked(sws_cache_ctx_t *ctx, sws_cache_node_t *n)
 {
     memcpy(ctx->digest, n->digest, 16);
     if (n->mem) {
-        n->mem->refs++;
+        __atomic_add_fetch(&n->mem->refs, 1, __ATOMIC_SEQ_CST);
         ctx->blob = n->mem;
         sws_slab_lru_touch(&ctx->path->sh->mem_lru, &n->mem_lru);
     }
@@ -382,6 +382,9 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_slab_lock(p->pool);
     n = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
     if (n && n->is_marker) {
+        /* used with its variants: the manager must not take it first */
+        n->last_access = now;
+        sws_slab_lru_touch(&p->sh->lru, &n->lru);
         /* the names are copied: the marker may change once unlocked */
         vary_len = n->vary_len;
         vary = sws_pnalloc(sws_http_pool(r), vary_len ? vary_len : 1);

@@ -271,6 +271,16 @@ sws_cache_node_new_locked(sws_cache_path_t *p, const u_char *key, size_t len)
     return n;
 }
 
+/* orphan 1 -> 2: whoever does it frees the copy, once. */
+static int
+sws_cache_blob_claim(sws_cache_blob_t *b)
+{
+    uint32_t  one = 1;
+
+    return __atomic_compare_exchange_n(&b->orphan, &one, 2, 0, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
+}
+
 void
 sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n)
 {
@@ -285,9 +295,10 @@ sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n)
     }
     n->mem = NULL;
     p->sh->mem_used -= b->size;
-    if (b->refs) {
-        b->orphan = 1;                 /* the last sender frees it */
-    } else {
+    /* orphan first, then the count: a sender letting go at the same time
+     * sees one or the other, and the compare-and-swap lets one free it */
+    __atomic_store_n(&b->orphan, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&b->refs, __ATOMIC_SEQ_CST) == 0 && sws_cache_blob_claim(b)) {
         sws_slab_free_locked(p->pool, b);
     }
 }
@@ -318,18 +329,16 @@ sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_ch
     return 1;
 }
 
-/* A hit is done sending a memory copy. */
+/* A hit is done sending a memory copy: no lock unless it is the last
+ * sender of a copy no node holds any more. */
 void
 sws_cache_blob_release(sws_cache_path_t *p, sws_cache_blob_t *b)
 {
-    sws_slab_lock(p->pool);
-    if (b->refs) {
-        b->refs--;
+    if (__atomic_sub_fetch(&b->refs, 1, __ATOMIC_SEQ_CST) == 0
+        && __atomic_load_n(&b->orphan, __ATOMIC_SEQ_CST) == 1 && sws_cache_blob_claim(b))
+    {
+        sws_slab_free(p->pool, b);
     }
-    if (b->refs == 0 && b->orphan) {
-        sws_slab_free_locked(p->pool, b);
-    }
-    sws_slab_unlock(p->pool);
 }
 
 void
