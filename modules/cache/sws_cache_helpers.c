@@ -32,11 +32,16 @@
 static int
 sws_cache_zone_low(sws_cache_path_t *p)
 {
-    size_t  page, total, nfree;
+    size_t  page, total, nfree, keys, used, mem;
 
     sws_slab_pages(p->pool, &page, &total, &nfree);
-    /* memory copies use the zone too: count their room as free */
-    return (nfree + p->mem_size / page) * 16 < total && p->sh->mem_used * 2 < p->mem_size + 1;
+    /* the zone is keys_zone + mem_size: the nodes' share is what is left
+     * of it beside the memory copies; low past 15/16 of it */
+    keys = total - sws_min(total, p->mem_size / page);
+    used = total - nfree;
+    mem = (p->sh->mem_used + page - 1) / page;
+    used = used > mem ? used - mem : 0;
+    return used * 16 > keys * 15;
 }
 
 void

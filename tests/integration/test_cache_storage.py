@@ -10,7 +10,7 @@ import time
 import pytest
 
 import swsharness as h
-from cacheorigin import corigin, entry_files, get, source, start, statuses, temp_files  # noqa: F401
+from cacheorigin import LOG_FORMAT, corigin, entry_files, get, source, start, statuses, temp_files  # noqa: F401,E501
 from proxyorigin import pattern
 
 
@@ -249,3 +249,26 @@ def test_configuration_errors_name_file_and_line(tmp_path):
         ("proxy_cache_key $nosuchvar;", "unknown variable"),
     ]
     h.assert_config_errors(tmp_path, cases)
+
+
+def test_a_full_keys_zone_is_made_room_in_by_the_manager(sws, corigin):
+    o = corigin()
+    srv = sws(http="""
+        proxy_cache_path @TMP@/cache keys_zone=small:64k;
+        %s
+    """ % LOG_FORMAT, server="""
+        location /c/ {
+            proxy_pass http://%s;
+            proxy_cache small;
+            access_log @TMP@/cache.log cachelog;
+        }
+    """ % o.addr)
+    pad = "k" * 200
+    for i in range(300):
+        r = h.curl(srv.url("/c/%s%d" % (pad, i)))
+        assert r.status == 200
+    # the zone holds far fewer than 300: the manager removed the oldest, and
+    # the newest are hits
+    assert h.wait_for(lambda: "manager removed" in srv.error_log(), timeout=10)
+    assert get(srv, "/c/%s299" % pad)[1] == "HIT"
+    assert len(entry_files(srv)) < 300
