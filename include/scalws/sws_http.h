@@ -313,6 +313,10 @@ sws_int_t sws_http_send_response(sws_http_request_t *r, sws_uint_t status,
  */
 sws_int_t sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
+/* The same, without copying the headers: their names and values stay
+ * valid until the request ends (a cache holding its entry). ABI 1.2. */
+sws_int_t sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
 
 /*
  * Fixed responses: status, type and body known at configuration time. The

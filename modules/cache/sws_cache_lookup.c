@@ -253,7 +253,8 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         cl->buf = b;
         cl->next = NULL;
     }
-    return sws_http_send_stored(r, e->h.status, hs, n, cl);
+    /* the fields stay where they are (the copy held, the pool) until the end */
+    return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
 }
 
 /* Take what node has (the lock held): its memory copy, or its digest to

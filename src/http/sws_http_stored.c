@@ -87,9 +87,26 @@ sws_http_stored_copy(sws_pool_t *pool, sws_str_t *dst, const sws_str_t *src)
     return SWS_OK;
 }
 
+static sws_int_t sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy);
+
 sws_int_t
 sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 1);
+}
+
+sws_int_t
+sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 0);
+}
+
+static sws_int_t
+sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy)
 {
     sws_chain_t *cl;
     sws_str_t    name, value;
@@ -106,11 +123,16 @@ sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
             continue;
         }
         /* Copied: the producer's storage may go (an evicted entry) while
-         * the head waits in the filters. */
-        if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
-            || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK
-            || sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK)
+         * the head waits in the filters; unless it says it stays. */
+        if (!copy) {
+            name = headers[i].name;
+            value = headers[i].value;
+        } else if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
+                   || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK)
         {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
