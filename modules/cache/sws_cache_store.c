@@ -226,6 +226,9 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     } else {
         ctx->vkey = ctx->key;
     }
+    if (ctx->vkey.len > SWS_CACHE_MAX_KEY) {
+        goto declined;                 /* the Vary values make it too long to read back */
+    }
     rc = sws_cache_fields(r, &fields, &ctx->fh.nfields);
     if (rc != SWS_OK || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
         || sws_cache_tmp_open(r, ctx) != SWS_OK)

@@ -4,7 +4,9 @@ also in shared memory; the index kept across reloads and rebuilt by the
 loader after a restart; what a cut fill, a killed worker or a damaged file
 leaves. A real origin (cacheorigin.py) in front of which scalwsd caches."""
 import os
+import shutil
 import signal
+import subprocess
 import time
 
 import pytest
@@ -272,3 +274,47 @@ def test_a_full_keys_zone_is_made_room_in_by_the_manager(sws, corigin):
     assert h.wait_for(lambda: "manager removed" in srv.error_log(), timeout=10)
     assert get(srv, "/c/%s299" % pad)[1] == "HIT"
     assert len(entry_files(srv)) < 300
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_memory_hit_makes_no_file_system_call(sws, corigin):
+    o = corigin()
+    srv = start(sws, o, "mem_size=1m")
+    get(srv, "/c/nofs")
+    assert get(srv, "/c/nofs")[1] == "HIT" and source(srv) == "memory"
+    [worker] = [p for p in srv.children()
+                if b"helper" not in open("/proc/%d/cmdline" % p, "rb").read()]
+    out = srv.tmp / "strace.txt"
+    tracer = subprocess.Popen(["strace", "-f", "-qq", "-o", str(out), "-e",
+                               "trace=open,openat,stat,newfstatat,statx,pread64,read,"
+                               "lseek,sendfile,epoll_pwait", "-p", str(worker)],
+                              stderr=subprocess.DEVNULL)
+    try:
+        # strace is attached once it reports the worker's waits
+        def attached():
+            h.curl(srv.url("/respond"))
+            return out.exists() and "epoll_pwait" in out.read_text()
+        assert h.wait_for(attached, timeout=10)
+        for _ in range(3):
+            r, st = get(srv, "/c/nofs")
+            assert st == "HIT" and source(srv) == "memory" and r.body == b"/c/nofs"
+    finally:
+        tracer.terminate()
+        tracer.wait(10)
+    calls = out.read_text()
+    assert "cache" not in calls and "pread64" not in calls and "sendfile" not in calls, calls
+    # a file hit does make them (the check is not blind)
+    srv2 = start(sws, o)
+    get(srv2, "/c/nofs")
+    assert get(srv2, "/c/nofs")[1] == "HIT" and source(srv2) == "file"
+
+
+def test_an_entry_whose_file_went_is_a_miss(sws, corigin):
+    o = corigin()
+    srv = start(sws, o)
+    get(srv, "/c/gone")
+    [f] = entry_files(srv)
+    os.unlink(f)
+    assert get(srv, "/c/gone")[1] == "MISS"
+    assert get(srv, "/c/gone")[1] == "HIT"
+    assert o.count("/c/gone") == 2
