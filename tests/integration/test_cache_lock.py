@@ -6,6 +6,8 @@ stale-while-revalidate."""
 import threading
 import time
 
+import pytest
+
 import swsharness as h
 from cacheorigin import corigin, get, start, statuses  # noqa: F401
 
@@ -37,10 +39,11 @@ def many(srv, path, n, **kw):
     return out
 
 
-def test_fifty_concurrent_misses_make_one_origin_request(sws, corigin):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_fifty_concurrent_misses_make_one_origin_request(sws, corigin, workers):
     o = corigin()
     o.set("/c/lk", body=b"locked" * 1000, headers=cc("max-age=60"), delay=0.5)
-    srv = start(sws, o, "mem_size=1m", loc="proxy_cache_lock on;")
+    srv = start(sws, o, "mem_size=1m", loc="proxy_cache_lock on;", workers=workers)
     out = many(srv, "/c/lk", 50)
     assert all(r.status == 200 and r.body == b"locked" * 1000 for r in out)
     assert o.count("/c/lk") == 1

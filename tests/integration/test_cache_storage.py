@@ -174,12 +174,20 @@ def test_restart_loads_the_disk_cache(sws, corigin, tmp_path):
     # a foreign file and a leftover temporary file of a dead process
     (srv.tmp / "cache" / "README").write_text("not an entry")
     (srv.tmp / "cache" / ".tmp.999999999.1").write_text("half a fill")
+    # a corrupt one under an entry's name, and a valid entry under another's
+    good = entry_files(srv)[0]
+    bad = srv.tmp / "cache" / "0" / "00"
+    bad.mkdir(parents=True, exist_ok=True)
+    (bad / ("f" * 31 + "0")).write_bytes(b"SWSCACH1" + b"\0" * 300)
+    (bad / ("e" * 31 + "0")).write_bytes(open(good, "rb").read())
     srv.stop()
     srv.start()
     assert h.wait_for(lambda: "loaded 3 entries" in srv.error_log(), timeout=10), \
         srv.error_log()
     assert '"%s/cache/README" skipped: not a cache entry\'s name' % srv.tmp in srv.error_log()
     assert not (srv.tmp / "cache" / ".tmp.999999999.1").exists()
+    assert "skipped: of another version" in srv.error_log()
+    assert "skipped: its key does not give its name" in srv.error_log()
     for path in ("/c/p1", "/c/p2"):
         r, st = get(srv, path)
         assert st == "HIT" and r.body == path.encode() and source(srv) == "file"
