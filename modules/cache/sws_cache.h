@@ -249,10 +249,8 @@ typedef struct {
     sws_uint_t             status;       /* SWS_CACHE_* */
     const char            *source;       /* "memory", "file" */
     /* the stored entry being answered from or revalidated */
-    sws_cache_node_t      *node;
     sws_cache_blob_t      *blob;         /* a memory copy held (released at the end) */
-    u_char                *stored;       /* the header (pool or zone) */
-    size_t                 stored_len;
+    u_char                *stored;       /* the file's header read (pool) */
     int                    fd;           /* the file, or -1 */
     sws_cache_entry_t      entry;
     off_t                  body_off;     /* where the body starts in blob or fd */
