@@ -373,6 +373,16 @@ int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if
  */
 void       sws_http_upstream_cache_resume(sws_http_request_t *r, sws_int_t rc);
 
+/*
+ * ABI 1.2. From lookup, after it answered the client (a stale entry, with
+ * sws_http_send_stored) and before it returns SWS_UPSTREAM_CACHE_MISS or
+ * _REVALIDATE: the server is asked all the same, and its response goes to
+ * the cache's hooks only, never to the client (proxy_cache_background_update).
+ * The request ends when that response does; not_modified and failed must
+ * not answer then (return SWS_OK / SWS_DECLINED).
+ */
+void       sws_http_upstream_cache_background(sws_http_upstream_t *u);
+
 /* ---- configuration ------------------------------------------------------ */
 
 /* The framework's part of a location's configuration. A module keeps a

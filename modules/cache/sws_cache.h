@@ -271,6 +271,7 @@ typedef struct {
     unsigned               have_stale:1; /* an entry to serve on errors */
     unsigned               filling:1;
     unsigned               bypass:1;
+    unsigned               background:1; /* answered stale: the update is the cache's */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;

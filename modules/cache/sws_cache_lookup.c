@@ -376,7 +376,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     time_t                 now = sws_time_sec();
     u_char                *vary;
     size_t                 vary_len;
-    int                    fresh, updating, stale_ok;
+    int                    fresh, updating, stale_ok, background = 0;
     sws_int_t              rc;
 
     ctx->vkey = ctx->key;
@@ -466,6 +466,11 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (!fresh && stale_ok) {
         ctx->have_stale = 1;
     }
+    /* proxy_cache_background_update: this client gets the stale entry now,
+     * and the update runs for the cache alone */
+    background = !fresh && stale_ok && ctx->locked && lcf->background_update
+                 && sws_http_method(r) == SWS_HTTP_GET
+                 && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING) || now < n->fresh_until + n->swr);
     sws_slab_unlock(p->pool);
 
     if (fresh) {
@@ -480,6 +485,16 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         return SWS_UPSTREAM_CACHE_MISS;
     }
     ctx->status = SWS_CACHE_EXPIRED;
+    if (background) {
+        ctx->status = SWS_CACHE_STALE;
+        rc = sws_cache_send(r, ctx);
+        if (rc == SWS_ERROR || rc >= SWS_HTTP_BAD_REQUEST) {
+            return rc;
+        }
+        ctx->background = 1;
+        ctx->have_stale = 0;
+        sws_http_upstream_cache_background(sws_http_upstream_get(r));
+    }
     if ((lcf->revalidate || (ctx->entry.h.flags & SWS_CACHE_F_NO_CACHE))
         && (ctx->entry.etag.len || ctx->entry.h.last_modified != -1))
     {

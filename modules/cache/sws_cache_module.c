@@ -299,14 +299,6 @@ sws_cache_prefixed(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     sws_cache_set_prefix(cmd, lcf);
     c.post = NULL;
-    if (strcmp(suffix, "_cache_background_update") == 0
-        && sws_str_caseeq_cstr(sws_conf_arg(cf, 1), "on"))
-    {
-        /* serving stale while one request updates is there (use_stale
-         * updating, stale-while-revalidate); an update that outlives the
-         * client's request is not */
-        return "on is not supported yet (use proxy_cache_use_stale updating)";
-    }
     if (strcmp(suffix, "_cache_min_uses") == 0) {
         return sws_conf_set_num_slot(cf, &c, conf);
     }

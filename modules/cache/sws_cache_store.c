@@ -517,7 +517,9 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
     const char            *why;
     u_char                *vp;
 
-    ctx->status = SWS_CACHE_REVALIDATED;
+    if (!ctx->background) {
+        ctx->status = SWS_CACHE_REVALIDATED;
+    }
     sws_http_set_status(r, ctx->entry.h.status);
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
@@ -572,6 +574,9 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
         }
     }
     sws_cache_unlock(ctx);
+    if (ctx->background) {
+        return SWS_OK;                 /* the client had the stale entry already */
+    }
     return sws_cache_send(r, ctx);
 }
 
@@ -585,7 +590,7 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
     sws_uint_t             want;
     time_t                 now = sws_time_sec();
 
-    if (ctx == NULL || !ctx->have_stale) {
+    if (ctx == NULL || !ctx->have_stale || ctx->background) {
         return SWS_DECLINED;
     }
     switch (rc) {

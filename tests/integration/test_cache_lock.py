@@ -181,6 +181,43 @@ def test_updating_waits_under_the_lock_without_use_stale(sws, corigin):
     assert o.count("/c/st") == 2
 
 
-def test_background_update_is_refused_for_now(tmp_path):
-    h.assert_config_errors(tmp_path, [("proxy_cache_background_update on;",
-                                       "is not supported yet")])
+@pytest.mark.parametrize("how", ["use_stale", "swr", "revalidate"])
+def test_background_update(sws, corigin, how):
+    loc = "proxy_cache_background_update on; "
+    hdrs = cc("max-age=1")
+    if how == "use_stale":
+        loc += "proxy_cache_use_stale updating;"
+    elif how == "swr":
+        hdrs = cc("max-age=1, stale-while-revalidate=60")
+    else:
+        loc += "proxy_cache_use_stale updating; proxy_cache_revalidate on;"
+        hdrs = cc("max-age=1", ("ETag", '"bg"'))
+    o, srv = stale_setup(sws, corigin, loc=loc, headers=hdrs)
+    new = cc("max-age=60", ("ETag", '"bg"')) if how == "revalidate" else cc("max-age=60")
+    o.set("/c/st", body=b"stale body" if how == "revalidate" else b"new body", headers=new,
+          delay=1)
+    # the request that starts the update is answered with the stale entry
+    r, st = get(srv, "/c/st")
+    assert r.status == 200 and r.body == b"stale body" and st == "STALE"
+    assert o.count("/c/st") == 2
+    if how == "revalidate":
+        assert o.last().header("If-None-Match") == '"bg"'
+
+    # the update lands in the cache: fresh again, without another origin request
+    def updated():
+        r, st = get(srv, "/c/st")
+        return st == "HIT"
+    assert h.wait_for(updated, timeout=10)
+    r, st = get(srv, "/c/st")
+    assert r.body == (b"stale body" if how == "revalidate" else b"new body")
+    assert o.count("/c/st") == 2
+
+
+def test_background_update_of_a_failing_origin_keeps_the_entry(sws, corigin):
+    o, srv = stale_setup(sws, corigin, loc="proxy_cache_background_update on; "
+                                           "proxy_cache_use_stale updating error;")
+    o.stop()
+    r, st = get(srv, "/c/st")
+    assert r.status == 200 and r.body == b"stale body" and st == "STALE"
+    r, st = get(srv, "/c/st")
+    assert r.status == 200 and r.body == b"stale body" and st == "STALE"

@@ -525,7 +525,10 @@ sws_ups_check_broken(sws_http_request_t *r)
 {
     sws_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->conf->ignore_client_abort || !r->proto->aborted(r)) {
+    /* A background update is the cache's: it goes on without the client. */
+    if (u == NULL || u->finished || u->conf->ignore_client_abort || u->background
+        || !r->proto->aborted(r))
+    {
         return;
     }
     sws_log_error(SWS_LOG_INFO, r->log, 0, "client closed the connection while waiting "
@@ -558,6 +561,9 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
         if (alt != SWS_DECLINED) {
             rc = alt;
         }
+    }
+    if (u->background && rc >= 100) {
+        rc = SWS_OK;                    /* the client was answered from the cache */
     }
     r->read_event_handler = NULL;
     r->write_event_handler = NULL;

@@ -405,6 +405,8 @@ struct sws_http_upstream_s {
     time_t                            cond_lm;
     unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
     unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
+    unsigned                          background:1;    /* the client was answered: the
+                                                          response goes to the cache only */
     unsigned                          revalidate:1;
     unsigned                          tee:1;           /* store_body is fed */
     unsigned                          body_complete:1; /* the framing ended it */

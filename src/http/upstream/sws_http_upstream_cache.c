@@ -250,3 +250,9 @@ sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc)
     }
     return rc;
 }
+
+void
+sws_http_upstream_cache_background(sws_http_upstream_t *u)
+{
+    u->background = 1;
+}

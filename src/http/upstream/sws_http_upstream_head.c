@@ -269,7 +269,8 @@ sws_ups_process_header(sws_http_upstream_t *u)
         return;
     }
     sws_ups_cache_header(u);
-    if (sws_http_send_header(r) == SWS_ERROR) {
+    /* background: the client has its answer already; this one is the cache's */
+    if (!u->background && sws_http_send_header(r) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
     }
