@@ -20,7 +20,7 @@
  *   proxy_cache_lock on|off;  proxy_cache_lock_timeout T;  proxy_cache_lock_age T;
  *   proxy_cache_use_stale error|timeout|invalid_header|updating|http_500|http_502|
  *                         http_503|http_504|off ...;
- *   proxy_cache_background_update on|off;
+ *   proxy_cache_background_update on|off;   (the stale entry now, the update after)
  *   proxy_cache_purge ADDRESS[/BITS] ... | all;   (sws_cache_purge.c)
  *
  * Variables: $upstream_cache_status (MISS HIT EXPIRED STALE UPDATING
