@@ -175,7 +175,7 @@ def test_restart_loads_the_disk_cache(sws, corigin, tmp_path):
     (srv.tmp / "cache" / "README").write_text("not an entry")
     (srv.tmp / "cache" / ".tmp.999999999.1").write_text("half a fill")
     # a corrupt one under an entry's name, and a valid entry under another's
-    good = entry_files(srv)[0]
+    good = next(f for f in entry_files(srv) if len(os.path.basename(f)) == 32)
     bad = srv.tmp / "cache" / "0" / "00"
     bad.mkdir(parents=True, exist_ok=True)
     (bad / ("f" * 31 + "0")).write_bytes(b"SWSCACH1" + b"\0" * 300)
