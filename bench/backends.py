@@ -29,6 +29,7 @@ from procs import free_port, wait_port
 from servers import CONFIG_DIR, Nginx, substitute, _run
 
 HELLO = b"Hello, world!"
+CACHE_100K = 100 * 1024
 
 
 class Origin:
@@ -67,6 +68,10 @@ class Origin:
                 # as root nginx would switch to nobody; the servers under test
                 # run as the harness's user too
                 "USER_LINE": "user root;" if os.geteuid() == 0 else ""})
+        # the cache-hit-100k scenario's object
+        with open(os.path.join(d, "c100k.bin"), "wb") as f:
+            f.write(bytes(range(256)) * (CACHE_100K // 256))
+        os.chmod(os.path.join(d, "c100k.bin"), 0o644)
         conf = os.path.join(d, "nginx.conf")
         with open(conf, "w") as f:
             f.write(text)

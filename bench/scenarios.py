@@ -10,9 +10,6 @@ says why (printed in the report as "n/a").
 
 Scenarios planned for later slot in as rows; what each one will need:
 
-  cache-hit             backend "origin" (see proxy) answering with
-                        Cache-Control: max-age=3600; fragments turn each
-                        server's cache on
   node, python          backends "node" / "uvicorn" (one process, one port)
 
 The backends and load tools are looked up by name in run.py (BACKENDS,
@@ -149,6 +146,33 @@ SCENARIOS = [
         fragments={"scalwsd": "php", "nginx": "php", "h2o": "php"},
         not_applicable={"lighttpd": "not configured yet (mod_fastcgi)"},
         backend="php-fpm",
+    ),
+    Scenario(
+        name="cache-hit",
+        path="/cache/x",
+        description='response cache hits: GET /cache/x through each server\'s cache in '
+                    'front of the proxy scenario\'s origin, which sends "Hello, world!" '
+                    "(13 bytes) with Cache-Control: max-age=3600; after the first request "
+                    "every one is a hit (0 origin requests in the window)",
+        expect_status=200,
+        expect_length=len(HELLO),
+        # scalwsd keeps hot entries in shared memory (mem_size), nginx reads
+        # each hit from its file; h2o's and lighttpd's caches are not set up
+        fragments={"scalwsd": "cache", "nginx": "cache"},
+        not_applicable={"h2o": "no cache configured in the bench",
+                        "lighttpd": "no cache configured in the bench"},
+        backend="origin",
+    ),
+    Scenario(
+        name="cache-hit-100k",
+        path="/cache-100k/x",
+        description="response cache hits of a 100 KiB object (max-age=3600), as cache-hit",
+        expect_status=200,
+        expect_length=100 * 1024,
+        fragments={"scalwsd": "cache", "nginx": "cache"},
+        not_applicable={"h2o": "no cache configured in the bench",
+                        "lighttpd": "no cache configured in the bench"},
+        backend="origin",
         callgrind_counts=(1000, 3000),
     ),
     Scenario(

@@ -305,6 +305,8 @@ u_char   *sws_http_etag_make(u_char *buf, time_t mtime, off_t size);
 /* Location for redirects, sent as given (a relative reference is valid,
  * RFC 9110 10.2.2). */
 void      sws_http_set_location(sws_http_request_t *r, const sws_str_t *location);
+/* The Location set so far (len 0: none). ABI 1.2. */
+const sws_str_t *sws_http_location(sws_http_request_t *r);
 /* Clear everything set so far, e.g. before an error page. */
 void      sws_http_clear_response(sws_http_request_t *r);
 /* Ask the filters to honour Range for this response (static files). */
@@ -401,6 +403,10 @@ sws_int_t sws_http_send_response(sws_http_request_t *r, sws_uint_t status,
  */
 sws_int_t sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
+/* The same, without copying the headers: their names and values stay
+ * valid until the request ends (a cache holding its entry). ABI 1.2. */
+sws_int_t sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
 
 /*
  * Fixed responses: status, type and body known at configuration time. The
@@ -453,5 +459,29 @@ sws_int_t    sws_http_read_body_data(sws_http_request_t *r, u_char *buf, size_t 
  * output was sent (some or all of it: sws_http_output returned SWS_AGAIN
  * before) while the request is not finished. NULL to stop. */
 void         sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt handler);
+
+/* A module's timer for the request (one per request): handler(r) runs
+ * once, ms from now (a new call re-arms it, handler NULL cancels it). It
+ * never runs after the request is over. SWS_OK or SWS_ERROR (memory). */
+sws_int_t    sws_http_set_timer(sws_http_request_t *r, sws_msec_t ms,
+    sws_http_event_handler_pt handler);
+
+/* ---- response caches, by name (ABI 1.2) -------------------------------- */
+
+/*
+ * A module that keeps responses (the cache module) registers each of its
+ * caches by name at configuration time; any other module (an admin API)
+ * can then remove entries by key during a request of that configuration.
+ * key: one key, or every key that starts with what comes before a
+ * trailing "*". purge returns SWS_OK with *removed set, or SWS_ERROR.
+ */
+typedef sws_int_t (*sws_http_cache_purge_pt)(void *data, const sws_str_t *key,
+    sws_uint_t *removed);
+sws_int_t sws_http_cache_purge_register(sws_conf_t *cf, const sws_str_t *cache,
+    sws_http_cache_purge_pt purge, void *data);
+/* SWS_OK (*removed entries gone), SWS_DECLINED (no cache of that name),
+ * SWS_ERROR. */
+sws_int_t sws_http_cache_purge(sws_http_request_t *r, const sws_str_t *cache,
+    const sws_str_t *key, sws_uint_t *removed);
 
 #endif

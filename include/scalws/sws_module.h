@@ -9,7 +9,8 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  1      /* 1.1: sws_sdk_function(), .flags */
+#define SWS_ABI_MINOR  2      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+                                 the cache hooks' failed and resume */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
@@ -76,5 +77,10 @@ void *sws_sdk_function(const char *name);
 
 /* Loaded modules, for other modules that want to look one up. */
 sws_module_t *sws_module_find(sws_cycle_t *cycle, const char *name);
+
+/* The user the workers (and helpers) of cycle run as, when the master runs
+ * as root and they change to it; else -1, and so is *gid. For a module
+ * that makes directories the workers write into (a cache path). ABI 1.2. */
+sws_int_t sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid);
 
 #endif

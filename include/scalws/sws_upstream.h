@@ -343,7 +343,13 @@ typedef struct {
     sws_int_t  (*store_body)(sws_http_request_t *r, void *data, const u_char *p, size_t n);
     void       (*store_end)(sws_http_request_t *r, void *data, int complete);
     sws_int_t  (*not_modified)(sws_http_request_t *r, void *data);
-    void        *reserved[4];    /* zero: hooks of later minor versions */
+    /* ABI 1.2 (was reserved[0]): the response failed before its head went
+     * to the client: rc is the 502/504 about to be sent, or the server's
+     * own 5xx (its head is on r). SWS_DECLINED: go on with rc; anything a
+     * content handler returns: the hook answered instead (a stale entry:
+     * proxy_cache_use_stale). Only for MISS and REVALIDATE lookups. */
+    sws_int_t  (*failed)(sws_http_request_t *r, void *data, sws_int_t rc);
+    void        *reserved[3];    /* zero: hooks of later minor versions */
 } sws_http_upstream_cache_t;
 
 /* At configuration time, for the level being parsed (http, server or
@@ -371,6 +377,25 @@ sws_int_t  sws_http_upstream_cache_validators(sws_http_upstream_t *u, const sws_
  */
 int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
     sws_str_t *if_modified_since);
+
+/*
+ * ABI 1.2. lookup may also return SWS_BUSY: the cache decides later (it
+ * waits for another request's fill of the same key, say, with
+ * sws_http_set_timer). It then calls this with what lookup would have
+ * returned (SWS_DECLINED, SWS_UPSTREAM_CACHE_MISS, _REVALIDATE, or what it
+ * answered with), and the request goes on from there. Call it once.
+ */
+void       sws_http_upstream_cache_resume(sws_http_request_t *r, sws_int_t rc);
+
+/*
+ * ABI 1.2. From lookup, after it answered the client (a stale entry, with
+ * sws_http_send_stored) and before it returns SWS_UPSTREAM_CACHE_MISS or
+ * _REVALIDATE: the server is asked all the same, and its response goes to
+ * the cache's hooks only, never to the client (proxy_cache_background_update).
+ * The request ends when that response does; not_modified and failed must
+ * not answer then (return SWS_OK / SWS_DECLINED).
+ */
+void       sws_http_upstream_cache_background(sws_http_upstream_t *u);
 
 /* ---- configuration ------------------------------------------------------ */
 

@@ -574,3 +574,16 @@ sws_core_set_load_module(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     return SWS_CONF_OK;
 }
+
+sws_int_t
+sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid)
+{
+    sws_core_conf_t *ccf = sws_core_conf(cycle);
+
+    *gid = -1;
+    if (geteuid() != 0 || ccf == NULL || ccf->user.data == NULL) {
+        return -1;
+    }
+    *gid = (sws_int_t) ccf->gid;
+    return (sws_int_t) ccf->uid;
+}

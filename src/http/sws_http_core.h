@@ -39,6 +39,7 @@ typedef struct {
     sws_uint_t               nmodules;
     sws_uint_t               nvariables; /* per-request variable slots (set, map) */
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
+    sws_array_t             *caches;     /* sws_http_cache_purge_register's */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -393,6 +394,7 @@ struct sws_http_request_s {
     sws_http_event_handler_pt  read_event_handler;
     sws_http_event_handler_pt  write_event_handler;
     void                      *upstream;           /* sws_http_upstream_t */
+    void                      *timer;              /* sws_http_set_timer's */
 
     sws_uint_t                 phase_handler;
     sws_uint_t                 uri_changes;

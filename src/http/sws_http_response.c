@@ -281,6 +281,12 @@ sws_http_set_location(sws_http_request_t *r, const sws_str_t *location)
     r->location = *location;
 }
 
+const sws_str_t *
+sws_http_location(sws_http_request_t *r)
+{
+    return &r->location;
+}
+
 void
 sws_http_clear_response(sws_http_request_t *r)
 {

@@ -58,18 +58,19 @@ sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const
 static int
 sws_http_stored_skip(const sws_str_t *name)
 {
-    static const char *const skip[] = {
-        "content-length", "transfer-encoding", "connection", "keep-alive",
-        "date", "server", NULL
-    };
-    sws_uint_t i;
-
-    for (i = 0; skip[i]; i++) {
-        if (name->len == strlen(skip[i])
-            && sws_strncasecmp(name->data, (u_char *) skip[i], name->len) == 0)
-        {
-            return 1;
-        }
+    /* by length first: a hit's fields pass here one by one */
+    switch (name->len) {
+    case 4:
+        return sws_strncasecmp(name->data, (u_char *) "date", 4) == 0;
+    case 6:
+        return sws_strncasecmp(name->data, (u_char *) "server", 6) == 0;
+    case 10:
+        return sws_strncasecmp(name->data, (u_char *) "connection", 10) == 0
+               || sws_strncasecmp(name->data, (u_char *) "keep-alive", 10) == 0;
+    case 14:
+        return sws_strncasecmp(name->data, (u_char *) "content-length", 14) == 0;
+    case 17:
+        return sws_strncasecmp(name->data, (u_char *) "transfer-encoding", 17) == 0;
     }
     return 0;
 }
@@ -86,9 +87,26 @@ sws_http_stored_copy(sws_pool_t *pool, sws_str_t *dst, const sws_str_t *src)
     return SWS_OK;
 }
 
+static sws_int_t sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy);
+
 sws_int_t
 sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 1);
+}
+
+sws_int_t
+sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 0);
+}
+
+static sws_int_t
+sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy)
 {
     sws_chain_t *cl;
     sws_str_t    name, value;
@@ -105,11 +123,16 @@ sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
             continue;
         }
         /* Copied: the producer's storage may go (an evicted entry) while
-         * the head waits in the filters. */
-        if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
-            || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK
-            || sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK)
+         * the head waits in the filters; unless it says it stays. */
+        if (!copy) {
+            name = headers[i].name;
+            value = headers[i].value;
+        } else if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
+                   || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK)
         {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
     }

@@ -163,7 +163,6 @@ sws_int_t
 sws_http_upstream_start(sws_http_request_t *r)
 {
     sws_http_upstream_t *u = r->upstream;
-    sws_uint_t           words;
     sws_int_t            rc;
 
     if (u == NULL || u->us == NULL || u->us->npeers == 0) {
@@ -177,6 +176,17 @@ sws_http_upstream_start(sws_http_request_t *r)
     if (rc != SWS_DECLINED) {
         return rc;                      /* answered from storage, or failed */
     }
+    return sws_ups_start_servers(u);
+}
+
+/* Servers, then the body: after the cache's lookup said to go on. */
+sws_int_t
+sws_ups_start_servers(sws_http_upstream_t *u)
+{
+    sws_http_request_t  *r = u->r;
+    sws_uint_t           words;
+    sws_int_t            rc;
+
     if (u->us->list) {
         sws_ups_dyn_sync(u->us);        /* the tries below count the live servers */
     }
@@ -591,7 +601,10 @@ sws_ups_check_broken(sws_http_request_t *r)
 {
     sws_http_upstream_t *u = r->upstream;
 
-    if (u == NULL || u->finished || u->conf->ignore_client_abort || !r->proto->aborted(r)) {
+    /* A background update is the cache's: it goes on without the client. */
+    if (u == NULL || u->finished || u->conf->ignore_client_abort || u->background
+        || !r->proto->aborted(r))
+    {
         return;
     }
     sws_log_error(SWS_LOG_INFO, r->log, 0, "client closed the connection while waiting "
@@ -619,6 +632,15 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
         sws_ups_close_connection(u);
     }
     sws_ups_cache_end(u, u->body_complete);
+    if (rc >= SWS_HTTP_INTERNAL_SERVER_ERROR && !r->header_sent) {
+        sws_int_t alt = sws_ups_cache_failed(u, rc);   /* a stale entry instead */
+        if (alt != SWS_DECLINED) {
+            rc = alt;
+        }
+    }
+    if (u->background && rc >= 100) {
+        rc = SWS_OK;                    /* the client was answered from the cache */
+    }
     r->read_event_handler = NULL;
     r->write_event_handler = NULL;
     if (u->proto->finalize) {

@@ -421,6 +421,9 @@ struct sws_http_upstream_s {
     sws_str_t                         cond_etag;   /* revalidation's validators */
     time_t                            cond_lm;
     unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
+    unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
+    unsigned                          background:1;    /* the client was answered: the
+                                                          response goes to the cache only */
     unsigned                          revalidate:1;
     unsigned                          tee:1;           /* store_body is fed */
     unsigned                          body_complete:1; /* the framing ended it */
@@ -537,6 +540,9 @@ void       sws_ups_cache_header(sws_http_upstream_t *u);
 void       sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n);
 void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
 void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
+sws_int_t  sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc);
+/* sws_http_upstream.c: the start after the cache's lookup */
+sws_int_t  sws_ups_start_servers(sws_http_upstream_t *u);
 
 /* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
 sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);

@@ -90,6 +90,8 @@ sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match
     return 1;
 }
 
+static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
+
 /* Before the body is read: SWS_DECLINED (go on to a server), or what the
  * content handler returns (the cache answered). */
 sws_int_t
@@ -107,6 +109,17 @@ sws_ups_cache_lookup(sws_http_upstream_t *u)
     u->cond_lm = -1;
 
     rc = u->cache->lookup(u->r, u->cache_data);
+    if (rc == SWS_BUSY) {
+        u->cache_waiting = 1;           /* sws_http_upstream_cache_resume() goes on */
+        return SWS_DONE;
+    }
+    return sws_ups_cache_decide(u, rc);
+}
+
+/* What a lookup (or a resume) said. */
+static sws_int_t
+sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
+{
     switch (rc) {
     case SWS_DECLINED:
         u->cache = NULL;
@@ -200,4 +213,46 @@ sws_ups_cache_not_modified(sws_http_upstream_t *u)
     rc = u->cache->not_modified ? u->cache->not_modified(u->r, u->cache_data)
                                 : SWS_HTTP_INTERNAL_SERVER_ERROR;
     sws_ups_finalize(u, rc);
+}
+
+void
+sws_http_upstream_cache_resume(sws_http_request_t *r, sws_int_t rc)
+{
+    sws_http_upstream_t *u = r->upstream;
+
+    if (u == NULL || !u->cache_waiting || u->cache == NULL) {
+        return;
+    }
+    u->cache_waiting = 0;
+    rc = sws_ups_cache_decide(u, rc);
+    if (rc == SWS_DECLINED) {
+        rc = sws_ups_start_servers(u);
+    }
+    if (rc != SWS_DONE) {
+        sws_http_finalize(r, rc);
+    }
+}
+
+/*
+ * The response failed before the client saw anything of it (rc: 502, 504,
+ * or the server's 5xx): the cache may answer instead. SWS_DECLINED, or
+ * what it answered with.
+ */
+sws_int_t
+sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc)
+{
+    if (!u->cache_offer || u->cache->failed == NULL || u->r->header_sent || rc < 500) {
+        return SWS_DECLINED;
+    }
+    rc = u->cache->failed(u->r, u->cache_data, rc);
+    if (rc != SWS_DECLINED) {
+        u->cache_offer = 0;
+    }
+    return rc;
+}
+
+void
+sws_http_upstream_cache_background(sws_http_upstream_t *u)
+{
+    u->background = 1;
 }

@@ -276,6 +276,13 @@ sws_ups_process_header(sws_http_upstream_t *u)
         sws_ups_next(u, ft);
         return;
     }
+    if (status >= SWS_HTTP_INTERNAL_SERVER_ERROR && u->cache_offer) {
+        sws_int_t rc = sws_ups_cache_failed(u, status);   /* stale instead */
+        if (rc != SWS_DECLINED) {
+            sws_ups_finalize(u, rc);
+            return;
+        }
+    }
     if (u->conf->intercept_errors && status >= 300 && sws_ups_has_error_page(r, status)) {
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);
@@ -293,7 +300,8 @@ sws_ups_process_header(sws_http_upstream_t *u)
         return;
     }
     sws_ups_cache_header(u);
-    if (sws_http_send_header(r) == SWS_ERROR) {
+    /* background: the client has its answer already; this one is the cache's */
+    if (!u->background && sws_http_send_header(r) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
         return;
     }

@@ -154,8 +154,8 @@ sws_ups_flush(sws_http_upstream_t *u, int last)
     u->pending = NULL;
     u->pending_tail = &u->pending;
 
-    rc = sws_http_output(r, out);
-    if (r->header_only) {
+    rc = u->background ? SWS_OK : sws_http_output(r, out);
+    if (r->header_only || u->background) {
         /* The body goes nowhere: count it as sent. */
         for (cl = u->busy; cl; cl = cl->next) {
             cl->buf->pos = cl->buf->last;
@@ -282,7 +282,7 @@ sws_ups_response_start(sws_http_upstream_t *u)
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
     }
-    if (r->header_only) {
+    if (r->header_only && !u->background) {
         /* HEAD, or a filter made it a 304: the body is not wanted. */
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);

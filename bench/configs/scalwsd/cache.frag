@@ -1,0 +1,4 @@
+        location /cache {
+            proxy_pass http://origin;
+            proxy_cache bench;
+        }

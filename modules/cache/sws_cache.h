@@ -1,0 +1,356 @@
+/*
+ * The cache module: an RFC 9111 shared response cache in front of the
+ * upstream framework (proxy, fastcgi, any protocol module), on the
+ * framework's cache hooks (sws_http_upstream_cache_t). Shared between its
+ * files:
+ *
+ *   sws_cache_module.c    directives (one table for every prefix: proxy_,
+ *                         fastcgi_), configuration, variables, descriptor
+ *   sws_cache_path.c      proxy_cache_path: the zone, the index (nodes in
+ *                         a slab, by key), file names, the memory copies
+ *   sws_cache_entry.c     the stored-entry format (files and memory alike)
+ *                         and its checked reader (outside input: fuzzed)
+ *   sws_cache_rfc.c       Cache-Control, freshness, age, what may be stored
+ *   sws_cache_lookup.c    the lookup hook: hits, misses, lock, stale
+ *   sws_cache_store.c     the store hooks: the fill (temp file + rename),
+ *                         revalidation's 304, stale on errors
+ *   sws_cache_helpers.c   the cache manager and the cache loader
+ *   sws_cache_purge.c     proxy_cache_purge and the purge function
+ */
+#ifndef SWS_CACHE_H
+#define SWS_CACHE_H
+
+#include <scalws/scalws.h>
+
+/* ---- the stored entry (sws_cache_entry.c) ------------------------------ */
+
+/*
+ * A stored response is one run of bytes, the same in a file under the
+ * cache's path and in shared memory: this fixed header, the key (the base
+ * key first, then, for a variant, what the Vary fields selected), the Vary
+ * field names, the response fields, then the body. Numbers are native
+ * (a cache directory belongs to one machine). The reader checks every
+ * length and byte before anything is used: a file in PATH is outside input.
+ */
+#define SWS_CACHE_MAGIC       "SWSCACH1"
+#define SWS_CACHE_VERSION     1
+#define SWS_CACHE_MAX_KEY     4096
+#define SWS_CACHE_MAX_FIELDS  256
+#define SWS_CACHE_MAX_HEADER  (64 * 1024)
+
+/* flags */
+#define SWS_CACHE_F_NO_CACHE         0x0001   /* revalidate on every use */
+#define SWS_CACHE_F_MUST_REVALIDATE  0x0002   /* never stale */
+#define SWS_CACHE_F_ALL              0x0003
+
+typedef struct {
+    u_char     magic[8];
+    uint32_t   version;
+    uint32_t   header_len;      /* everything before the body */
+    uint64_t   body_len;
+    uint32_t   key_len;
+    uint32_t   base_len;        /* the key without the variant part */
+    uint32_t   vary_len;        /* "accept-encoding,accept-language" */
+    uint32_t   fields_len;
+    uint32_t   nfields;
+    uint16_t   status;
+    uint16_t   flags;
+    int64_t    response_time;   /* when it came (wall clock seconds) */
+    int64_t    initial_age;     /* its age then (RFC 9111 4.2.3) */
+    int64_t    fresh_until;     /* wall clock seconds */
+    int64_t    swr;             /* stale-while-revalidate, seconds */
+    int64_t    sie;             /* stale-if-error, seconds */
+    int64_t    last_modified;   /* -1: none */
+    uint32_t   checksum;        /* of the header with this field 0 */
+    uint32_t   reserved;
+} sws_cache_file_header_t;
+
+/* A checked entry: pointers into the bytes it was read from. */
+typedef struct {
+    sws_cache_file_header_t   h;
+    const u_char             *key;
+    const u_char             *vary;
+    const u_char             *fields;
+    const u_char             *body;       /* NULL when only the header was read */
+    sws_str_t                 etag;       /* from the fields; len 0: none */
+} sws_cache_entry_t;
+
+/* Check the header at [p, p + len) (len: what was read, at least the
+ * header), of an entry whose size is total (file or memory). NULL if
+ * valid, else why not (a static string, for the log). */
+const char *sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total,
+    sws_cache_entry_t *e);
+/* An entry this module put in shared memory (trusted): its parts only. */
+void        sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e);
+/* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end. */
+int         sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
+    sws_str_t *value);
+/* The header's size for these parts, and writing it at buf (that many
+ * bytes). The checksum is computed here. */
+size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);
+u_char     *sws_cache_entry_write(u_char *buf, sws_cache_file_header_t *h, const u_char *key,
+    const u_char *vary, const u_char *fields);
+/* One field into a fields block (name and value lengths < 64 KiB). */
+size_t      sws_cache_field_size(const sws_str_t *name, const sws_str_t *value);
+u_char     *sws_cache_field_write(u_char *p, const sws_str_t *name, const sws_str_t *value);
+/* FNV-1a, for the header's checksum; and the 128-bit key digest that
+ * names the files. */
+uint32_t    sws_cache_checksum(const u_char *p, size_t len);
+void        sws_cache_digest(const u_char *key, size_t len, u_char digest[16]);
+
+/* ---- the index in shared memory (sws_cache_path.c) ----------------------- */
+
+/* One key in the zone: a stored entry, a Vary marker (its variants are
+ * under longer keys), or only a count of uses (min_uses). */
+typedef struct sws_cache_node_s  sws_cache_node_t;
+
+/* A memory copy of an entry, in the zone: hits send straight from it, so
+ * it goes only when the last of them is done (refs), even when its node
+ * was evicted or refilled meanwhile (orphan). */
+typedef struct {
+    uint32_t               refs;        /* atomic */
+    uint32_t               size;        /* of data */
+    uint32_t               orphan;      /* atomic: 1 no node points to it, 2 freed */
+    uint32_t               reserved;
+    u_char                 data[];
+} sws_cache_blob_t;
+
+struct sws_cache_node_s {
+    sws_slab_hash_node_t   hash;
+    sws_slab_lru_node_t    lru;          /* every node, by use */
+    sws_slab_lru_node_t    mem_lru;      /* nodes with a memory copy */
+    sws_queue_t            variants;     /* marker: its variants; variant: siblings */
+    sws_cache_node_t      *marker;       /* variant: its marker */
+    u_char                 digest[16];
+    time_t                 fresh_until;
+    time_t                 response_time;
+    time_t                 last_access;  /* for inactive */
+    time_t                 swr;
+    time_t                 sie;
+    sws_msec_t             lock_until;   /* a fill runs (monotonic ms); 0: none */
+    uint64_t               fs_size;      /* the file's bytes (0: no file) */
+    sws_cache_blob_t      *mem;          /* the entry's bytes in the zone, or NULL */
+    uint32_t               uses;
+    uint32_t               key_len;
+    u_char                *vary;         /* marker: the Vary names (in the zone) */
+    uint32_t               vary_len;
+    uint16_t               flags;        /* SWS_CACHE_F_* */
+    unsigned               exists:1;     /* a complete entry is stored */
+    unsigned               is_marker:1;
+    unsigned               in_mem_lru:1;
+    u_char                 key[];
+};
+
+/* The root of a zone (sws_slab_data). */
+typedef struct {
+    sws_slab_hash_t       *hash;
+    sws_slab_lru_t         lru;
+    sws_slab_lru_t         mem_lru;
+    uint64_t               fs_used;      /* bytes in files */
+    uint64_t               mem_used;     /* bytes of memory copies */
+    uint64_t               nentries;
+    unsigned               loaded:1;     /* the loader has finished */
+    uint64_t               counter;      /* temp file names */
+} sws_cache_sh_t;
+
+/* proxy_cache_path */
+typedef struct {
+    sws_str_t              name;         /* keys_zone NAME */
+    sws_str_t              path;         /* absolute, no trailing slash */
+    sws_uint_t             levels[3];    /* 0 ends: levels=1:2 -> {1, 2, 0} */
+    size_t                 keys_size;
+    size_t                 max_size;     /* 0: no limit */
+    time_t                 inactive;     /* seconds */
+    size_t                 mem_size;     /* 0: no memory copies */
+    size_t                 mem_max_object;
+    sws_int_t              use_temp_path;
+    sws_shm_zone_t        *zone;
+    sws_slab_pool_t       *pool;
+    sws_cache_sh_t        *sh;
+    const char            *file;         /* where it was defined */
+    sws_uint_t             line;
+} sws_cache_path_t;
+
+/* The module's http-level conf: every proxy_cache_path. */
+typedef struct {
+    sws_array_t           *paths;        /* sws_cache_path_t * */
+} sws_cache_main_conf_t;
+
+/* What a prefix (proxy_, fastcgi_) stands for. */
+typedef struct {
+    const char            *name;         /* "proxy" */
+    const char            *default_key;
+} sws_cache_prefix_t;
+
+/* proxy_cache_valid */
+typedef struct {
+    sws_uint_t             status;       /* 0: any */
+    time_t                 valid;
+} sws_cache_valid_t;
+
+/* proxy_cache_use_stale */
+#define SWS_CACHE_STALE_ERROR     0x0001
+#define SWS_CACHE_STALE_TIMEOUT   0x0002
+#define SWS_CACHE_STALE_UPDATING  0x0004
+#define SWS_CACHE_STALE_500       0x0008
+#define SWS_CACHE_STALE_502       0x0010
+#define SWS_CACHE_STALE_503       0x0020
+#define SWS_CACHE_STALE_504       0x0040
+#define SWS_CACHE_STALE_OFF       0x8000
+
+/* proxy_ignore_headers */
+#define SWS_CACHE_IGN_CC          0x0001   /* Cache-Control */
+#define SWS_CACHE_IGN_EXPIRES     0x0002
+#define SWS_CACHE_IGN_SET_COOKIE  0x0004
+#define SWS_CACHE_IGN_VARY        0x0008
+
+typedef struct {
+    sws_cache_path_t      *path;         /* NULL: off */
+    sws_str_t              cache_name;   /* while parsing */
+    sws_cache_main_conf_t *main;         /* where the paths are (for the merge) */
+    sws_int_t              cache_set;    /* proxy_cache given here */
+    const sws_cache_prefix_t *prefix;
+    sws_http_format_t     *key;
+    sws_array_t           *valid;        /* sws_cache_valid_t */
+    sws_uint_t             methods;      /* SWS_HTTP_GET | ... */
+    sws_int_t              min_uses;
+    sws_array_t           *bypass;       /* sws_http_format_t * */
+    sws_array_t           *no_cache;     /* sws_http_format_t * */
+    sws_uint_t             ignore;       /* SWS_CACHE_IGN_* */
+    sws_int_t              revalidate;
+    sws_int_t              lock;
+    sws_msec_t             lock_timeout;
+    sws_msec_t             lock_age;
+    sws_uint_t             use_stale;    /* SWS_CACHE_STALE_* */
+    sws_int_t              background_update;
+    sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
+} sws_cache_loc_conf_t;
+
+/* $upstream_cache_status */
+enum {
+    SWS_CACHE_NONE = 0,
+    SWS_CACHE_MISS,
+    SWS_CACHE_HIT,
+    SWS_CACHE_EXPIRED,
+    SWS_CACHE_STALE,
+    SWS_CACHE_UPDATING,
+    SWS_CACHE_REVALIDATED,
+    SWS_CACHE_BYPASS
+};
+
+/* A request's state. */
+typedef struct {
+    sws_cache_loc_conf_t  *conf;
+    sws_cache_path_t      *path;
+    sws_str_t              key;          /* the base key */
+    sws_str_t              vkey;         /* the variant's key (= key without Vary) */
+    sws_str_t              lkey;         /* the key whose lock this request holds */
+    u_char                 digest[16];
+    sws_uint_t             status;       /* SWS_CACHE_* */
+    const char            *source;       /* "memory", "file" */
+    /* the stored entry being answered from or revalidated */
+    sws_cache_blob_t      *blob;         /* a memory copy held (released at the end) */
+    u_char                *stored;       /* the file's header read (pool) */
+    int                    fd;           /* the file, or -1 */
+    sws_cache_entry_t      entry;
+    off_t                  body_off;     /* where the body starts in blob or fd */
+    /* the fill */
+    int                    tmp_fd;
+    sws_str_t              tmp_name;
+    u_char                *mem;          /* header + body for a memory copy */
+    size_t                 mem_len;
+    size_t                 mem_cap;
+    uint64_t               body_len;
+    off_t                  expect_len;   /* Content-Length, -1 unknown */
+    sws_cache_file_header_t fh;
+    u_char                *head;         /* the header to write */
+    size_t                 head_len;
+    sws_msec_t             wait_until;   /* lock wait deadline */
+    unsigned               locked:1;     /* this request holds the key's lock */
+    unsigned               no_store:1;   /* lock timed out: do not store */
+    unsigned               have_stale:1; /* an entry to serve on errors */
+    unsigned               filling:1;
+    unsigned               bypass:1;
+    unsigned               background:1; /* answered stale: the update is the cache's */
+} sws_cache_ctx_t;
+
+extern sws_module_t sws_module;
+extern const sws_http_upstream_cache_t sws_cache_hooks;
+
+/* sws_cache_path.c */
+char             *sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+sws_cache_path_t *sws_cache_path_find(sws_cache_main_conf_t *cmcf, const sws_str_t *name);
+sws_cache_node_t *sws_cache_node_find_locked(sws_cache_path_t *p, const u_char *key, size_t len);
+/* A new node for key (the lock held); NULL if the zone is full. */
+sws_cache_node_t *sws_cache_node_new_locked(sws_cache_path_t *p, const u_char *key, size_t len);
+/* Take node out of the index (its file stays: the caller unlinks it). */
+void              sws_cache_node_remove_locked(sws_cache_path_t *p, sws_cache_node_t *n);
+/* Drop node's memory copy (freed now, or by its last sender). */
+void              sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n);
+/* Give node a memory copy of the len bytes at data if mem_size has room
+ * (never evicts); 1 if it has one now. */
+int               sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n,
+    const u_char *data, size_t len);
+void              sws_cache_blob_release(sws_cache_path_t *p, sws_cache_blob_t *b);
+/* PATH/c/ab/<32 hex> into buf (PATH_MAX); returns its length. */
+size_t            sws_cache_file_name(sws_cache_path_t *p, const u_char digest[16], char *buf,
+    size_t size);
+/* Make the directories of a file name (before a rename into it). */
+sws_int_t         sws_cache_make_dirs(sws_cache_path_t *p, char *name, sws_log_t *log);
+
+/* sws_cache_rfc.c */
+typedef struct {
+    time_t     max_age;            /* -1: none */
+    time_t     s_maxage;
+    time_t     swr;
+    time_t     sie;
+    unsigned   no_store:1;
+    unsigned   no_cache:1;
+    unsigned   private_:1;
+    unsigned   public_:1;
+    unsigned   must_revalidate:1;
+    unsigned   proxy_revalidate:1;
+    unsigned   only_if_cached:1;
+} sws_cache_cc_t;
+
+void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
+/* The request's Cache-Control (client directives) combined over its fields. */
+void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
+/* Whether the response on r may be stored, and the entry's times: NULL and
+ * h filled, or why not (for the debug log). */
+const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
+    sws_cache_file_header_t *h, sws_str_t *vary);
+/* The Age of an entry now. */
+time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
+
+/* sws_cache_lookup.c */
+sws_int_t sws_cache_lookup(sws_http_request_t *r, void *data);
+sws_int_t sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+sws_int_t sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *vary,
+    size_t vary_len);
+void      sws_cache_unlock(sws_cache_ctx_t *ctx);
+/* Open and check the entry's file; SWS_OK, SWS_DECLINED (none or bad). */
+sws_int_t sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
+/* sws_cache_store.c */
+sws_int_t sws_cache_store_header(sws_http_request_t *r, void *data);
+sws_int_t sws_cache_store_body(sws_http_request_t *r, void *data, const u_char *p, size_t n);
+void      sws_cache_store_end(sws_http_request_t *r, void *data, int complete);
+sws_int_t sws_cache_not_modified(sws_http_request_t *r, void *data);
+sws_int_t sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc);
+/* Remove key (and its variants) from the index and its files; how many
+ * stored entries went. */
+sws_uint_t sws_cache_invalidate(sws_cache_path_t *p, const sws_str_t *key, sws_log_t *log);
+sws_uint_t sws_cache_drop_node_locked(sws_cache_path_t *p, sws_cache_node_t *n);
+
+/* sws_cache_helpers.c */
+sws_int_t sws_cache_helpers_add(sws_conf_t *cf, sws_cache_path_t *p);
+/* One pass of the manager (also called by tests through the loader). */
+void      sws_cache_manage(sws_cache_path_t *p, sws_log_t *log);
+
+/* sws_cache_purge.c */
+char     *sws_cache_purge_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+sws_int_t sws_cache_purge_init(sws_conf_t *cf);
+sws_int_t sws_cache_purge_request(sws_http_request_t *r, sws_cache_loc_conf_t *lcf);
+
+#endif

@@ -1,0 +1,603 @@
+/*
+ * The lookup hook: before any server is chosen, find the request's entry
+ * (through its Vary marker when it has one), and answer a fresh one at
+ * once, from the zone's memory copy (no file system call) or from its
+ * file; a stale one is revalidated, replaced, or served stale while
+ * another request updates it; with proxy_cache_lock a second miss for a
+ * key waits for the first one's fill instead of asking the server too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "sws_cache.h"
+
+#define SWS_CACHE_LOCK_POLL  20       /* ms between looks at a busy key */
+
+static void
+sws_cache_cleanup(void *data)
+{
+    sws_cache_ctx_t *ctx = data;
+
+    if (ctx->blob) {
+        sws_cache_blob_release(ctx->path, ctx->blob);
+        ctx->blob = NULL;
+    }
+    if (ctx->fd != -1) {
+        close(ctx->fd);
+        ctx->fd = -1;
+    }
+    if (ctx->tmp_fd != -1) {
+        close(ctx->tmp_fd);
+        ctx->tmp_fd = -1;
+        unlink((char *) ctx->tmp_name.data);   /* a fill that did not finish */
+    }
+    sws_cache_unlock(ctx);
+}
+
+/* A key's fill is over (done or not): others need not wait for it. */
+void
+sws_cache_unlock(sws_cache_ctx_t *ctx)
+{
+    sws_cache_node_t *n;
+
+    if (!ctx->locked) {
+        return;
+    }
+    ctx->locked = 0;
+    sws_slab_lock(ctx->path->pool);
+    n = sws_cache_node_find_locked(ctx->path, ctx->lkey.data, ctx->lkey.len);
+    if (n) {
+        n->lock_until = 0;
+    }
+    sws_slab_unlock(ctx->path->pool);
+}
+
+static sws_int_t
+sws_cache_eval(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
+{
+    out->len = sws_http_format_len(f, r);
+    out->data = sws_pnalloc(sws_http_pool(r), out->len ? out->len : 1);
+    if (out->data == NULL) {
+        return SWS_ERROR;
+    }
+    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
+    return SWS_OK;
+}
+
+/* Any of the values not empty and not "0" (proxy_cache_bypass, proxy_no_cache). */
+static int
+sws_cache_any(sws_http_request_t *r, sws_array_t *list)
+{
+    sws_http_format_t **f;
+    sws_str_t           v;
+    sws_uint_t          i;
+
+    if (list == NULL) {
+        return 0;
+    }
+    f = list->elts;
+    for (i = 0; i < list->nelts; i++) {
+        if (sws_cache_eval(r, f[i], &v) != SWS_OK) {
+            return 1;
+        }
+        if (v.len && !(v.len == 1 && v.data[0] == '0')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The variant's key: the base key, then "\n" name ":" values for each
+ * Vary name (the request's fields of that name joined by ","). */
+sws_int_t
+sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *vary,
+    size_t vary_len)
+{
+    const sws_array_t        *in = sws_http_headers_in(r);
+    const sws_http_header_t  *h = in->elts;
+    const u_char             *name, *end = vary + vary_len, *comma;
+    size_t                    len = ctx->key.len, nlen;
+    sws_uint_t                i, pass;
+    u_char                   *p = NULL;
+
+    if (vary_len == 0) {
+        ctx->vkey = ctx->key;
+        return SWS_OK;
+    }
+    /* pass 0 measures, pass 1 writes */
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            p = sws_pnalloc(sws_http_pool(r), len);
+            if (p == NULL) {
+                return SWS_ERROR;
+            }
+            ctx->vkey.data = p;
+            p = sws_cpymem(p, ctx->key.data, ctx->key.len);
+        }
+        for (name = vary; name < end; name = comma + 1) {
+            comma = memchr(name, ',', (size_t) (end - name));
+            if (comma == NULL) {
+                comma = end;
+            }
+            nlen = (size_t) (comma - name);
+            if (pass == 0) {
+                len += 2 + nlen;
+            } else {
+                *p++ = '\n';
+                p = sws_cpymem(p, name, nlen);
+                *p++ = ':';
+            }
+            for (i = 0; i < in->nelts; i++) {
+                if (h[i].name.len == nlen && memcmp(h[i].name.data, name, nlen) == 0) {
+                    if (pass == 0) {
+                        len += h[i].value.len + 1;
+                    } else {
+                        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+                        *p++ = ',';
+                    }
+                }
+            }
+            if (comma == end) {
+                break;
+            }
+        }
+    }
+    ctx->vkey.len = (size_t) (p - ctx->vkey.data);
+    return SWS_OK;
+}
+
+/* ---- answering from an entry ---- */
+
+/* The entry's file: opened and its header checked, kept in ctx. */
+sws_int_t
+sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    char          name[4096];
+    u_char       *buf;
+    ssize_t       n;
+    off_t         size;
+    const char   *why;
+
+    sws_cache_file_name(ctx->path, ctx->digest, name, sizeof(name));
+    ctx->fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (ctx->fd == -1) {
+        if (errno != ENOENT) {
+            sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "open(\"%s\") failed", name);
+        }
+        return SWS_DECLINED;
+    }
+    size = lseek(ctx->fd, 0, SEEK_END);
+    buf = sws_pnalloc(sws_http_pool(r), 4096);
+    if (buf == NULL || size < 0) {
+        return SWS_DECLINED;
+    }
+    n = pread(ctx->fd, buf, 4096, 0);
+    if (n > 0) {
+        why = sws_cache_entry_parse(buf, (size_t) n, (uint64_t) size, &ctx->entry);
+        if (why && strcmp(why, "is truncated in its header") == 0
+            && ctx->entry.h.header_len <= SWS_CACHE_MAX_HEADER + 2 * SWS_CACHE_MAX_KEY + 128)
+        {
+            size_t  hl = ctx->entry.h.header_len;   /* read as far as the header says */
+
+            buf = sws_pnalloc(sws_http_pool(r), hl);
+            if (buf == NULL || pread(ctx->fd, buf, hl, 0) != (ssize_t) hl) {
+                return SWS_DECLINED;
+            }
+            why = sws_cache_entry_parse(buf, hl, (uint64_t) size, &ctx->entry);
+        }
+    } else {
+        why = "cannot be read";
+    }
+    if (why == NULL && (ctx->entry.h.key_len != ctx->vkey.len
+                        || memcmp(ctx->entry.key, ctx->vkey.data, ctx->vkey.len) != 0))
+    {
+        why = "holds another key";
+    }
+    if (why) {
+        sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "cache \"%.*s\": file \"%s\" %s: "
+                      "not used", (int) ctx->path->name.len, ctx->path->name.data, name, why);
+        close(ctx->fd);
+        ctx->fd = -1;
+        return SWS_DECLINED;
+    }
+    ctx->stored = buf;
+    return SWS_OK;
+}
+
+/* Send the entry in ctx (memory copy or file) through the filters, with
+ * its Age. */
+sws_int_t
+sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    static const sws_str_t  age_name = sws_string("Age");
+    sws_cache_entry_t      *e = &ctx->entry;
+    sws_http_header_t      *hs;
+    sws_chain_t            *cl = NULL;
+    sws_buf_t              *b;
+    sws_uint_t              n = 0;
+    uint32_t                pos = 0;
+    time_t                  age;
+    u_char                 *p;
+
+    hs = sws_palloc(sws_http_pool(r), (e->h.nfields + 1) * sizeof(sws_http_header_t));
+    p = sws_pnalloc(sws_http_pool(r), 24);
+    if (hs == NULL || p == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    while (sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
+        hs[n++].hash = 1;
+    }
+    /* RFC 9111 5.1: every response from a cache says how old it is. */
+    age = sws_cache_age(e->h.response_time, e->h.initial_age, sws_time_sec());
+    hs[n].name = age_name;
+    hs[n].value.data = p;
+    hs[n].value.len = (size_t) (sws_sprint_uint(p, (uint64_t) age) - p);
+    hs[n++].hash = 1;
+
+    if (e->h.body_len) {
+        b = sws_calloc_buf(sws_http_pool(r));
+        cl = sws_alloc_chain_link(sws_http_pool(r));
+        if (b == NULL || cl == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (ctx->blob) {
+            b->memory = 1;
+            b->start = b->pos = ctx->blob->data + ctx->body_off;
+            b->end = b->last = b->pos + e->h.body_len;
+        } else {
+            b->in_file = 1;
+            b->fd = ctx->fd;
+            b->file_pos = ctx->body_off;
+            b->file_last = ctx->body_off + (off_t) e->h.body_len;
+        }
+        cl->buf = b;
+        cl->next = NULL;
+    }
+    /* the fields stay where they are (the copy held, the pool) until the end */
+    return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
+}
+
+/* Take what node has (the lock held): its memory copy, or its digest to
+ * open the file once the lock is let go. */
+static void
+sws_cache_take_locked(sws_cache_ctx_t *ctx, sws_cache_node_t *n)
+{
+    memcpy(ctx->digest, n->digest, 16);
+    if (n->mem) {
+        __atomic_add_fetch(&n->mem->refs, 1, __ATOMIC_SEQ_CST);
+        ctx->blob = n->mem;
+        sws_slab_lru_touch(&ctx->path->sh->mem_lru, &n->mem_lru);
+    }
+}
+
+/* After sws_cache_take_locked, without the lock: the entry in ctx->entry. */
+static sws_int_t
+sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    const char *why;
+
+    if (ctx->blob) {
+        if (ctx->status == SWS_CACHE_HIT || ctx->status == SWS_CACHE_UPDATING) {
+            /* written by us into the zone: no need to check it again */
+            sws_cache_entry_map(ctx->blob->data, ctx->blob->size, &ctx->entry);
+            ctx->source = "memory";
+            ctx->body_off = ctx->entry.h.header_len;
+            return SWS_OK;
+        }
+        /* stale: a revalidation needs its ETag, which the full read finds */
+        why = sws_cache_entry_parse(ctx->blob->data, ctx->blob->size, ctx->blob->size,
+                                    &ctx->entry);
+        if (why == NULL) {
+            ctx->source = "memory";
+            ctx->body_off = ctx->entry.h.header_len;
+            return SWS_OK;
+        }
+        sws_log_error(SWS_LOG_ALERT, sws_http_log(r), 0, "cache \"%.*s\": a memory copy %s",
+                      (int) ctx->path->name.len, ctx->path->name.data, why);
+        sws_cache_blob_release(ctx->path, ctx->blob);
+        ctx->blob = NULL;
+    }
+    if (sws_cache_open_file(r, ctx) != SWS_OK) {
+        return SWS_DECLINED;
+    }
+    ctx->source = "file";
+    ctx->body_off = ctx->entry.h.header_len;
+    return SWS_OK;
+}
+
+/* A file hit of an entry small enough: keep it in memory for the next
+ * hits, if mem_size has room (the manager makes room, not requests). */
+static void
+sws_cache_promote(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_cache_path_t  *p = ctx->path;
+    sws_cache_node_t  *n;
+    uint64_t           total = ctx->entry.h.header_len + ctx->entry.h.body_len;
+    u_char            *buf;
+
+    if (p->mem_size == 0 || total > p->mem_max_object
+        || p->sh->mem_used + total > p->mem_size)
+    {
+        return;
+    }
+    buf = sws_pnalloc(sws_http_pool(r), total);
+    if (buf == NULL || pread(ctx->fd, buf, total, 0) != (ssize_t) total) {
+        return;
+    }
+    sws_slab_lock(p->pool);
+    n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+    if (n && n->exists && n->mem == NULL && memcmp(n->digest, ctx->digest, 16) == 0
+        && n->response_time == ctx->entry.h.response_time)
+    {
+        sws_cache_mem_attach_locked(p, n, buf, total);
+    }
+    sws_slab_unlock(p->pool);
+}
+
+static sws_cache_ctx_t *
+sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+
+    if (ctx) {
+        return ctx;
+    }
+    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_cache_ctx_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+    ctx->conf = lcf;
+    ctx->path = lcf->path;
+    ctx->fd = -1;
+    ctx->tmp_fd = -1;
+    ctx->expect_len = -1;
+    if (sws_pool_cleanup_add(sws_http_pool(r), sws_cache_cleanup, ctx) != SWS_OK) {
+        return NULL;
+    }
+    sws_http_set_ctx(r, &sws_module, ctx);
+    return ctx;
+}
+
+/* ---- the decision ---- */
+
+static void sws_cache_wait_handler(sws_http_request_t *r);
+
+/*
+ * Find the entry and decide: a hit answered (what send returns), MISS,
+ * REVALIDATE, or SWS_BUSY (wait for the fill another request runs).
+ */
+static sws_int_t
+sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_cache_loc_conf_t  *lcf = ctx->conf;
+    sws_cache_path_t      *p = ctx->path;
+    sws_cache_node_t      *n;
+    sws_msec_t             now_ms = sws_current_msec();
+    time_t                 now = sws_time_sec();
+    u_char                *vary;
+    size_t                 vary_len;
+    int                    fresh, updating, stale_ok, background = 0;
+    sws_int_t              rc;
+
+    ctx->vkey = ctx->key;
+    sws_slab_lock(p->pool);
+    n = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+    if (n && n->is_marker) {
+        /* used with its variants: the manager must not take it first */
+        n->last_access = now;
+        sws_slab_lru_touch(&p->sh->lru, &n->lru);
+        /* the names are copied: the marker may change once unlocked */
+        vary_len = n->vary_len;
+        vary = sws_pnalloc(sws_http_pool(r), vary_len ? vary_len : 1);
+        if (vary == NULL) {
+            sws_slab_unlock(p->pool);
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        memcpy(vary, n->vary, vary_len);
+        sws_slab_unlock(p->pool);
+        if (sws_cache_variant_key(r, ctx, vary, vary_len) != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        sws_slab_lock(p->pool);
+        n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+    }
+
+    if (ctx->bypass) {
+        sws_slab_unlock(p->pool);
+        ctx->status = SWS_CACHE_BYPASS;
+        return SWS_UPSTREAM_CACHE_MISS;
+    }
+
+    if (n == NULL || !n->exists) {
+        if (n == NULL && (lcf->min_uses > 1 || lcf->lock)) {
+            n = sws_cache_node_new_locked(p, ctx->vkey.data, ctx->vkey.len);
+        }
+        if (n) {
+            n->last_access = now;
+            sws_slab_lru_touch(&p->sh->lru, &n->lru);
+            if (lcf->min_uses > 1 && ++n->uses < (uint32_t) lcf->min_uses) {
+                ctx->no_store = 1;     /* not asked for often enough yet */
+            }
+        }
+        if (n && lcf->lock && !ctx->no_store && !ctx->locked
+            && sws_http_method(r) != SWS_HTTP_HEAD)    /* a HEAD fills nothing */
+        {
+            if (n->lock_until > now_ms) {
+                sws_slab_unlock(p->pool);
+                return SWS_BUSY;       /* another request fills it */
+            }
+            n->lock_until = now_ms + lcf->lock_age;
+            ctx->locked = 1;
+            ctx->lkey = ctx->vkey;
+        }
+        sws_slab_unlock(p->pool);
+        if (ctx->status == SWS_CACHE_NONE) {
+            ctx->status = SWS_CACHE_MISS;
+        }
+        return SWS_UPSTREAM_CACHE_MISS;
+    }
+
+    n->last_access = now;
+    sws_slab_lru_touch(&p->sh->lru, &n->lru);
+    fresh = now < n->fresh_until && !(n->flags & SWS_CACHE_F_NO_CACHE);
+    updating = n->lock_until > now_ms;
+    stale_ok = !(n->flags & (SWS_CACHE_F_MUST_REVALIDATE | SWS_CACHE_F_NO_CACHE));
+    if (!fresh && updating && !ctx->locked) {
+        /* another request updates it: stale meanwhile if allowed, else wait */
+        if (stale_ok && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING)
+                         || now < n->fresh_until + n->swr))
+        {
+            sws_cache_take_locked(ctx, n);
+            sws_slab_unlock(p->pool);
+            ctx->status = SWS_CACHE_UPDATING;
+            goto send;
+        }
+        if (lcf->lock) {
+            sws_slab_unlock(p->pool);
+            return SWS_BUSY;
+        }
+    }
+    sws_cache_take_locked(ctx, n);
+    if (!fresh && !ctx->locked && sws_http_method(r) != SWS_HTTP_HEAD) {
+        n->lock_until = now_ms + lcf->lock_age;    /* "updating" for the others */
+        ctx->locked = 1;
+        ctx->lkey = ctx->vkey;
+    }
+    if (!fresh && stale_ok) {
+        ctx->have_stale = 1;
+    }
+    /* proxy_cache_background_update: this client gets the stale entry now,
+     * and the update runs for the cache alone */
+    /* (HTTP/1 only: an HTTP/2 stream's request ends with its response, and
+     * the update with it) */
+    background = !fresh && stale_ok && ctx->locked && lcf->background_update
+                 && sws_http_method(r) == SWS_HTTP_GET
+                 && sws_http_version(r) < SWS_HTTP_VERSION_20
+                 && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING) || now < n->fresh_until + n->swr);
+    sws_slab_unlock(p->pool);
+
+    if (fresh) {
+        ctx->status = SWS_CACHE_HIT;
+        goto send;
+    }
+
+    /* stale: the entry stays at hand for a 304, or for an error */
+    if (sws_cache_load(r, ctx) != SWS_OK) {
+        ctx->have_stale = 0;
+        ctx->status = SWS_CACHE_MISS;
+        return SWS_UPSTREAM_CACHE_MISS;
+    }
+    ctx->status = SWS_CACHE_EXPIRED;
+    if (background) {
+        ctx->status = SWS_CACHE_STALE;
+        rc = sws_cache_send(r, ctx);
+        if (rc == SWS_ERROR || rc >= SWS_HTTP_BAD_REQUEST) {
+            return rc;
+        }
+        ctx->background = 1;
+        ctx->have_stale = 0;
+        sws_http_upstream_cache_background(sws_http_upstream_get(r));
+    }
+    if ((lcf->revalidate || (ctx->entry.h.flags & SWS_CACHE_F_NO_CACHE))
+        && (ctx->entry.etag.len || ctx->entry.h.last_modified != -1))
+    {
+        if (sws_http_upstream_cache_validators(sws_http_upstream_get(r), &ctx->entry.etag,
+                                               (time_t) ctx->entry.h.last_modified)
+            != SWS_OK)
+        {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        return SWS_UPSTREAM_CACHE_REVALIDATE;
+    }
+    return SWS_UPSTREAM_CACHE_MISS;
+
+send:
+    if (sws_cache_load(r, ctx) != SWS_OK) {
+        ctx->status = SWS_CACHE_MISS;
+        return SWS_UPSTREAM_CACHE_MISS;
+    }
+    rc = sws_cache_send(r, ctx);
+    if (ctx->blob == NULL && ctx->status == SWS_CACHE_HIT) {
+        sws_cache_promote(r, ctx);
+    }
+    return rc;
+}
+
+/* Waiting for another request's fill of the key: look again. */
+static void
+sws_cache_wait_handler(sws_http_request_t *r)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_int_t        rc;
+
+    if (sws_current_msec() >= ctx->wait_until) {
+        /* waited long enough: to the server, and nothing is stored
+         * (proxy_cache_lock_timeout, as nginx) */
+        ctx->no_store = 1;
+        ctx->status = SWS_CACHE_MISS;
+        sws_http_upstream_cache_resume(r, SWS_UPSTREAM_CACHE_MISS);
+        return;
+    }
+    rc = sws_cache_decide(r, ctx);
+    if (rc == SWS_BUSY) {
+        if (sws_http_set_timer(r, SWS_CACHE_LOCK_POLL, sws_cache_wait_handler) != SWS_OK) {
+            sws_http_upstream_cache_resume(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
+        }
+        return;
+    }
+    sws_http_upstream_cache_resume(r, rc);
+}
+
+sws_int_t
+sws_cache_lookup(sws_http_request_t *r, void *data)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    sws_cache_ctx_t       *ctx;
+    sws_uint_t             method = sws_http_method(r);
+    sws_str_t              key;
+    sws_int_t              rc;
+
+    (void) data;
+    if (lcf->path == NULL) {
+        return SWS_DECLINED;
+    }
+    if (lcf->purge_allow && method == SWS_HTTP_UNKNOWN
+        && sws_str_eq_cstr(sws_http_method_name(r), "PURGE"))
+    {
+        return sws_cache_purge_request(r, lcf);
+    }
+    if (!(method & (lcf->methods | SWS_HTTP_HEAD))) {
+        if (method & (SWS_HTTP_POST | SWS_HTTP_PUT | SWS_HTTP_DELETE | SWS_HTTP_PATCH)) {
+            /* RFC 9111 4.4: an unsafe method invalidates the target URI
+             * (done before the answer: at worst one more miss) */
+            if (sws_cache_eval(r, lcf->key, &key) == SWS_OK) {
+                sws_cache_invalidate(lcf->path, &key, sws_http_log(r));
+            }
+        }
+        return SWS_DECLINED;
+    }
+    ctx = sws_cache_ctx(r, lcf);
+    if (ctx == NULL || sws_cache_eval(r, lcf->key, &ctx->key) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (ctx->key.len == 0 || ctx->key.len > SWS_CACHE_MAX_KEY / 2) {
+        return SWS_DECLINED;           /* a key too long for the file format */
+    }
+    ctx->bypass = sws_cache_any(r, lcf->bypass) ? 1 : 0;
+    if (sws_cache_any(r, lcf->no_cache)) {
+        ctx->no_store = 1;
+    }
+    if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
+        return SWS_DECLINED;
+    }
+
+    rc = sws_cache_decide(r, ctx);
+    if (rc != SWS_BUSY) {
+        return rc;
+    }
+    ctx->wait_until = sws_current_msec() + lcf->lock_timeout;
+    if (sws_http_set_timer(r, SWS_CACHE_LOCK_POLL, sws_cache_wait_handler) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return SWS_BUSY;
+}

@@ -1,0 +1,662 @@
+/*
+ * Filling the cache: the store hooks write a response to a temporary file
+ * as it streams (the header's place kept at the start, written last, when
+ * the body's length is known), and only a body that came whole, of the
+ * length announced, is renamed into place and indexed. A worker killed,
+ * a full disk or a server that dies mid-body leaves a temporary file at
+ * most (the loader removes those), never an entry that a hit would serve
+ * short. Small entries are also copied into the zone for memory hits.
+ *
+ * Also here: revalidation's 304 (the stored fields updated from it, the
+ * entry written again with its body), stale entries answered when the
+ * server fails (proxy_cache_use_stale, stale-if-error), invalidation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "sws_cache.h"
+
+/* Fields an entry does not keep: this response's framing, what the core
+ * writes itself, and Age, which a hit computes. */
+static int
+sws_cache_field_skip(const sws_str_t *name)
+{
+    static const char *const skip[] = {
+        "content-length", "transfer-encoding", "connection", "keep-alive", "date",
+        "server", "age", "proxy-connection", "te", "trailer", "upgrade", NULL
+    };
+    sws_uint_t i;
+
+    for (i = 0; skip[i]; i++) {
+        if (name->len == strlen(skip[i])
+            && sws_strncasecmp(name->data, (u_char *) skip[i], name->len) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The fields of the response on r as a fields block (pool memory). */
+static sws_int_t
+sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
+{
+    static const sws_str_t    ct = sws_string("Content-Type"), et = sws_string("ETag"),
+                              lm = sws_string("Last-Modified"), lo = sws_string("Location");
+    const sws_array_t        *out = sws_http_headers_out(r);
+    const sws_http_header_t  *h = out->elts;
+    const sws_str_t          *special[4];
+    const sws_str_t          *names[4] = { &ct, &et, &lm, &lo };
+    sws_str_t                 lmv;
+    u_char                    date[40], *p;
+    size_t                    len = 0;
+    sws_uint_t                i, pass;
+    time_t                    t = sws_http_last_modified(r);
+
+    special[0] = sws_http_content_type(r);
+    special[1] = sws_http_etag(r);
+    special[2] = NULL;
+    if (t != -1) {
+        lmv.data = date;
+        lmv.len = (size_t) (sws_http_time(date, t) - date);
+        special[2] = &lmv;
+    }
+    special[3] = sws_http_location(r);
+
+    *nfields = 0;
+    p = NULL;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            p = sws_pnalloc(sws_http_pool(r), len ? len : 1);
+            if (p == NULL) {
+                return SWS_ERROR;
+            }
+            block->data = p;
+        }
+        for (i = 0; i < 4; i++) {
+            if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535) {
+                continue;
+            }
+            if (pass == 0) {
+                len += sws_cache_field_size(names[i], special[i]);
+                (*nfields)++;
+            } else {
+                p = sws_cache_field_write(p, names[i], special[i]);
+            }
+        }
+        for (i = 0; i < out->nelts; i++) {
+            if (h[i].hash == 0 || h[i].name.len == 0 || h[i].name.len > 255
+                || h[i].value.len > 65535 || sws_cache_field_skip(&h[i].name))
+            {
+                continue;
+            }
+            if (pass == 0) {
+                len += sws_cache_field_size(&h[i].name, &h[i].value);
+                (*nfields)++;
+            } else {
+                p = sws_cache_field_write(p, &h[i].name, &h[i].value);
+            }
+        }
+        if (*nfields > SWS_CACHE_MAX_FIELDS || len > SWS_CACHE_MAX_HEADER) {
+            return SWS_DECLINED;
+        }
+    }
+    block->len = len;
+    return SWS_OK;
+}
+
+/* The header of the entry in ctx (key, vary, fields) into ctx->head. */
+static sws_int_t
+sws_cache_make_head(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_str_t *vary,
+    const sws_str_t *fields)
+{
+    ctx->fh.key_len = (uint32_t) ctx->vkey.len;
+    ctx->fh.base_len = (uint32_t) ctx->key.len;
+    ctx->fh.vary_len = (uint32_t) vary->len;
+    ctx->fh.fields_len = (uint32_t) fields->len;
+    ctx->head_len = sws_cache_entry_header_size(ctx->vkey.len, vary->len, fields->len);
+    ctx->head = sws_pnalloc(sws_http_pool(r), ctx->head_len);
+    if (ctx->head == NULL) {
+        return SWS_ERROR;
+    }
+    sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary->data, fields->data);
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_cache_tmp_open(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_cache_path_t  *p = ctx->path;
+    uint64_t           n;
+    u_char            *s;
+
+    sws_slab_lock(p->pool);
+    n = ++p->sh->counter;
+    sws_slab_unlock(p->pool);
+    s = sws_pnalloc(sws_http_pool(r), p->path.len + 64);
+    if (s == NULL) {
+        return SWS_ERROR;
+    }
+    ctx->tmp_name.data = s;
+    ctx->tmp_name.len = (size_t) (sws_slprintf(s, s + p->path.len + 63, "%s/.tmp.%ld.%llu",
+                                               (char *) p->path.data, (long) getpid(),
+                                               (unsigned long long) n) - s);
+    s[ctx->tmp_name.len] = '\0';
+    ctx->tmp_fd = open((char *) s, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (ctx->tmp_fd == -1) {
+        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "open(\"%s\") failed", s);
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_cache_write(int fd, const u_char *p, size_t n, off_t at)
+{
+    ssize_t  w;
+
+    while (n) {
+        w = pwrite(fd, p, n, at);
+        if (w <= 0) {
+            if (w == -1 && errno == EINTR) {
+                continue;
+            }
+            return SWS_ERROR;
+        }
+        p += w;
+        n -= (size_t) w;
+        at += w;
+    }
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_cache_mem_add(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *p, size_t n)
+{
+    u_char  *nb;
+    size_t   cap;
+
+    if (ctx->mem == NULL) {
+        return SWS_OK;
+    }
+    if (ctx->mem_len + n > ctx->path->mem_max_object) {
+        ctx->mem = NULL;               /* too big for memory: the file only */
+        return SWS_OK;
+    }
+    if (ctx->mem_len + n > ctx->mem_cap) {
+        cap = sws_max(ctx->mem_cap * 2, ctx->mem_len + n);
+        cap = sws_min(cap, ctx->path->mem_max_object);
+        nb = sws_pnalloc(sws_http_pool(r), cap);
+        if (nb == NULL) {
+            ctx->mem = NULL;
+            return SWS_OK;
+        }
+        memcpy(nb, ctx->mem, ctx->mem_len);
+        ctx->mem = nb;
+        ctx->mem_cap = cap;
+    }
+    memcpy(ctx->mem + ctx->mem_len, p, n);
+    ctx->mem_len += n;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_store_header(sws_http_request_t *r, void *data)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_str_t              vary, fields;
+    const char            *why;
+    off_t                  len;
+    sws_int_t              rc;
+
+    if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
+        goto declined;
+    }
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
+    if (why) {
+        sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
+        goto declined;
+    }
+    if (vary.len) {
+        if (sws_cache_variant_key(r, ctx, vary.data, vary.len) != SWS_OK) {
+            goto declined;
+        }
+    } else {
+        ctx->vkey = ctx->key;
+    }
+    if (ctx->vkey.len > SWS_CACHE_MAX_KEY) {
+        goto declined;                 /* the Vary values make it too long to read back */
+    }
+    rc = sws_cache_fields(r, &fields, &ctx->fh.nfields);
+    if (rc != SWS_OK || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
+        || sws_cache_tmp_open(r, ctx) != SWS_OK)
+    {
+        goto declined;
+    }
+    len = sws_http_content_length(r);
+    ctx->expect_len = len;
+    ctx->body_len = 0;
+    if (ctx->path->mem_size && ctx->head_len + (len > 0 ? (size_t) len : 0)
+                               <= ctx->path->mem_max_object)
+    {
+        ctx->mem_cap = ctx->head_len + (len > 0 ? (size_t) len : 1024);
+        ctx->mem_cap = sws_min(ctx->mem_cap, ctx->path->mem_max_object);
+        ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->mem_cap);
+        ctx->mem_len = ctx->head_len;   /* the header goes there at the end */
+    }
+    ctx->filling = 1;
+    return SWS_OK;
+
+declined:
+    if (ctx) {
+        sws_cache_unlock(ctx);
+    }
+    return SWS_DECLINED;
+}
+
+sws_int_t
+sws_cache_store_body(sws_http_request_t *r, void *data, const u_char *p, size_t n)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+
+    (void) data;
+    if (sws_cache_write(ctx->tmp_fd, p, n, (off_t) (ctx->head_len + ctx->body_len)) != SWS_OK) {
+        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "cache: writing \"%s\" failed",
+                      ctx->tmp_name.data);
+        return SWS_ERROR;
+    }
+    ctx->body_len += n;
+    return sws_cache_mem_add(r, ctx, p, n);
+}
+
+/* Put the finished entry (file renamed into place) in the index. */
+static void
+sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, uint64_t total)
+{
+    sws_cache_path_t  *p = ctx->path;
+    sws_cache_node_t  *n, *m = NULL;
+    int                variant = ctx->fh.vary_len != 0;
+    const u_char      *vary = ctx->head + sizeof(sws_cache_file_header_t) + ctx->fh.key_len;
+
+    sws_slab_lock(p->pool);
+    if (variant) {
+        m = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+        if (m && (!m->is_marker || m->vary_len != ctx->fh.vary_len
+                  || memcmp(m->vary, vary, m->vary_len) != 0))
+        {
+            /* the response varies now, or on other fields: a new marker */
+            if (m->exists) {
+                char  old[4096];
+
+                sws_cache_file_name(p, m->digest, old, sizeof(old));
+                unlink(old);
+            }
+            sws_cache_node_remove_locked(p, m);
+            m = NULL;
+        }
+        if (m == NULL) {
+            m = sws_cache_node_new_locked(p, ctx->key.data, ctx->key.len);
+            if (m) {
+                m->vary = sws_slab_alloc_locked(p->pool, ctx->fh.vary_len);
+                if (m->vary == NULL) {
+                    sws_cache_node_remove_locked(p, m);
+                    m = NULL;
+                } else {
+                    memcpy(m->vary, vary, ctx->fh.vary_len);
+                    m->vary_len = ctx->fh.vary_len;
+                    m->is_marker = 1;
+                }
+            }
+        }
+        if (m == NULL) {
+            goto full;
+        }
+        m->last_access = sws_time_sec();
+    }
+    n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+    if (n && n->is_marker) {
+        sws_cache_node_remove_locked(p, n);     /* it varied before, not now */
+        n = NULL;
+    }
+    if (n == NULL) {
+        n = sws_cache_node_new_locked(p, ctx->vkey.data, ctx->vkey.len);
+        if (n == NULL) {
+            goto full;
+        }
+    }
+    if (n->exists) {
+        p->sh->fs_used -= n->fs_size;
+    } else {
+        p->sh->nentries++;
+    }
+    n->exists = 1;
+    n->flags = ctx->fh.flags;
+    n->fresh_until = ctx->fh.fresh_until;
+    n->response_time = ctx->fh.response_time;
+    n->swr = ctx->fh.swr;
+    n->sie = ctx->fh.sie;
+    n->fs_size = total;
+    n->uses = 0;
+    n->last_access = sws_time_sec();
+    p->sh->fs_used += total;
+    if (m && n->marker != m) {
+        if (n->marker) {
+            sws_queue_remove(&n->variants);
+        }
+        sws_queue_insert_tail(&m->variants, &n->variants);
+        n->marker = m;
+    }
+    if (ctx->mem && ctx->mem_len == total) {
+        sws_cache_mem_attach_locked(p, n, ctx->mem, total);
+    } else {
+        sws_cache_mem_detach_locked(p, n);
+    }
+    sws_slab_lru_touch(&p->sh->lru, &n->lru);
+    if (ctx->locked && ctx->lkey.len == ctx->vkey.len
+        && memcmp(ctx->lkey.data, ctx->vkey.data, ctx->vkey.len) == 0)
+    {
+        n->lock_until = 0;
+        ctx->locked = 0;
+    }
+    sws_slab_unlock(p->pool);
+    return;
+
+full:
+    sws_slab_unlock(p->pool);
+    sws_log_error(SWS_LOG_WARN, sws_http_log(r), 0, "cache \"%.*s\": keys zone is full, "
+                  "entry not kept", (int) p->name.len, p->name.data);
+    unlink(name);
+}
+
+/* The temp file holds header + body: into place and into the index. */
+static sws_int_t
+sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    char      name[4096];
+    uint64_t  total = ctx->head_len + ctx->body_len;
+
+    sws_cache_digest(ctx->vkey.data, ctx->vkey.len, ctx->digest);
+    sws_cache_file_name(ctx->path, ctx->digest, name, sizeof(name));
+    if (sws_cache_make_dirs(ctx->path, name, sws_http_log(r)) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (rename((char *) ctx->tmp_name.data, name) == -1) {
+        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "rename(\"%s\", \"%s\") failed",
+                      ctx->tmp_name.data, name);
+        return SWS_ERROR;
+    }
+    sws_cache_index(r, ctx, name, total);
+    return SWS_OK;
+}
+
+void
+sws_cache_store_end(sws_http_request_t *r, void *data, int complete)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+
+    (void) data;
+    if (ctx == NULL || !ctx->filling) {
+        return;
+    }
+    ctx->filling = 0;
+    if (complete && ctx->expect_len >= 0 && (uint64_t) ctx->expect_len != ctx->body_len) {
+        complete = 0;                  /* not what Content-Length said */
+    }
+    if (complete) {
+        ctx->fh.body_len = ctx->body_len;
+        sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data,
+                              ctx->head + sizeof(sws_cache_file_header_t) + ctx->fh.key_len,
+                              ctx->head + sizeof(sws_cache_file_header_t) + ctx->fh.key_len
+                              + ctx->fh.vary_len);
+        if (ctx->mem) {
+            memcpy(ctx->mem, ctx->head, ctx->head_len);
+        }
+        complete = sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) == SWS_OK;
+    }
+    close(ctx->tmp_fd);
+    ctx->tmp_fd = -1;
+    if (!complete || sws_cache_commit(r, ctx) != SWS_OK) {
+        unlink((char *) ctx->tmp_name.data);
+    }
+    sws_cache_unlock(ctx);
+}
+
+/* ---- revalidation ---- */
+
+/* Merge the stored fields the 304 did not replace onto r, so that r holds
+ * the updated response (RFC 9111 4.3.4). */
+static sws_int_t
+sws_cache_merge_stored(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_str_t           name, value, *dn, *dv;
+    uint32_t            pos = 0;
+    time_t              t;
+
+    while (sws_cache_entry_field(&ctx->entry, &pos, &name, &value)) {
+        if (name.len == 12 && sws_strncasecmp(name.data, (u_char *) "content-type", 12) == 0) {
+            if (sws_http_content_type(r) == NULL || sws_http_content_type(r)->len == 0) {
+                goto copy;
+            }
+            continue;
+        }
+        if (name.len == 4 && sws_strncasecmp(name.data, (u_char *) "etag", 4) == 0) {
+            if (sws_http_etag(r) == NULL || sws_http_etag(r)->len == 0) {
+                goto copy;
+            }
+            continue;
+        }
+        if (name.len == 13 && sws_strncasecmp(name.data, (u_char *) "last-modified", 13) == 0) {
+            if (sws_http_last_modified(r) == -1) {
+                t = sws_parse_http_time(value.data, value.len);
+                sws_http_set_last_modified(r, t);
+            }
+            continue;
+        }
+        if (sws_http_header_out(r, (const char *) name.data, name.len) != NULL) {
+            continue;                  /* the 304 brought a newer one */
+        }
+copy:
+        dn = sws_palloc(sws_http_pool(r), 2 * sizeof(sws_str_t));
+        if (dn == NULL) {
+            return SWS_ERROR;
+        }
+        dv = dn + 1;
+        dn->len = name.len;
+        dn->data = sws_pstrdup(sws_http_pool(r), &name);
+        dv->len = value.len;
+        dv->data = sws_pstrdup(sws_http_pool(r), &value);
+        if (dn->data == NULL || dv->data == NULL) {
+            return SWS_ERROR;
+        }
+        if (name.len == 12 && sws_strncasecmp(name.data, (u_char *) "content-type", 12) == 0) {
+            sws_http_set_content_type(r, dv);
+        } else if (name.len == 4 && sws_strncasecmp(name.data, (u_char *) "etag", 4) == 0) {
+            sws_http_set_etag(r, dv);
+        } else if (sws_http_header_out_add(r, dn, dv) == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
+/* Copy the stored body after a new header into a temp file. */
+static sws_int_t
+sws_cache_copy_body(sws_cache_ctx_t *ctx)
+{
+    u_char   buf[65536];
+    off_t    from = ctx->body_off, to = (off_t) ctx->head_len;
+    uint64_t left = ctx->entry.h.body_len;
+    ssize_t  n;
+
+    if (ctx->blob) {
+        return sws_cache_write(ctx->tmp_fd, ctx->blob->data + ctx->body_off, left, to);
+    }
+    while (left) {
+        n = pread(ctx->fd, buf, sws_min(left, sizeof(buf)), from);
+        if (n <= 0) {
+            return SWS_ERROR;
+        }
+        if (sws_cache_write(ctx->tmp_fd, buf, (size_t) n, to) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        from += n;
+        to += n;
+        left -= (uint64_t) n;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_not_modified(sws_http_request_t *r, void *data)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_str_t              vary, fields;
+    const char            *why;
+    u_char                *vp;
+
+    if (!ctx->background) {
+        ctx->status = SWS_CACHE_REVALIDATED;
+    }
+    sws_http_set_status(r, ctx->entry.h.status);
+    if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
+    if (why == NULL && !ctx->no_store) {
+        /* the stored Vary names stay: the variant is the same one */
+        vary.len = ctx->entry.h.vary_len;
+        vp = (u_char *) ctx->entry.vary;
+        vary.data = vp;
+        if (sws_cache_fields(r, &fields, &ctx->fh.nfields) == SWS_OK
+            && sws_cache_make_head(r, ctx, &vary, &fields) == SWS_OK
+            && sws_cache_tmp_open(r, ctx) == SWS_OK)
+        {
+            ctx->fh.body_len = ctx->entry.h.body_len;
+            ctx->body_len = ctx->entry.h.body_len;
+            ctx->mem = NULL;
+            if (ctx->head_len + ctx->body_len <= ctx->path->mem_max_object
+                && ctx->path->mem_size)
+            {
+                ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->head_len + ctx->body_len);
+                ctx->mem_len = ctx->head_len + ctx->body_len;
+            }
+            sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary.data,
+                                  fields.data);
+            if (sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) == SWS_OK
+                && sws_cache_copy_body(ctx) == SWS_OK)
+            {
+                if (ctx->mem) {
+                    memcpy(ctx->mem, ctx->head, ctx->head_len);
+                    if (ctx->blob) {
+                        memcpy(ctx->mem + ctx->head_len, ctx->blob->data + ctx->body_off,
+                               ctx->body_len);
+                    } else if (pread(ctx->fd, ctx->mem + ctx->head_len, ctx->body_len,
+                                     ctx->body_off) != (ssize_t) ctx->body_len)
+                    {
+                        ctx->mem = NULL;
+                    }
+                }
+                close(ctx->tmp_fd);
+                ctx->tmp_fd = -1;
+                if (sws_cache_commit(r, ctx) != SWS_OK) {
+                    unlink((char *) ctx->tmp_name.data);
+                }
+                /* what the client gets: the updated header, the old body */
+                if (sws_cache_entry_parse(ctx->head, ctx->head_len,
+                                          ctx->head_len + ctx->body_len, &ctx->entry) != NULL)
+                {
+                    return SWS_HTTP_INTERNAL_SERVER_ERROR;
+                }
+            }
+        }
+    }
+    sws_cache_unlock(ctx);
+    if (ctx->background) {
+        return SWS_OK;                 /* the client had the stale entry already */
+    }
+    return sws_cache_send(r, ctx);
+}
+
+/* ---- stale on errors ---- */
+
+sws_int_t
+sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_uint_t             want;
+    time_t                 now = sws_time_sec();
+
+    if (ctx == NULL || !ctx->have_stale || ctx->background) {
+        return SWS_DECLINED;
+    }
+    switch (rc) {
+    case SWS_HTTP_INTERNAL_SERVER_ERROR:
+        want = SWS_CACHE_STALE_500;
+        break;
+    case SWS_HTTP_BAD_GATEWAY:
+        want = SWS_CACHE_STALE_ERROR | SWS_CACHE_STALE_502;
+        break;
+    case SWS_HTTP_SERVICE_UNAVAILABLE:
+        want = SWS_CACHE_STALE_503;
+        break;
+    case SWS_HTTP_GATEWAY_TIME_OUT:
+        want = SWS_CACHE_STALE_TIMEOUT | SWS_CACHE_STALE_504;
+        break;
+    default:
+        want = 0;
+    }
+    /* proxy_cache_use_stale, or the response's own stale-if-error */
+    if (!(lcf->use_stale & want)
+        && !(ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie))
+    {
+        return SWS_DECLINED;
+    }
+    ctx->status = SWS_CACHE_STALE;
+    ctx->filling = 0;
+    sws_cache_unlock(ctx);
+    return sws_cache_send(r, ctx);
+}
+
+/* ---- invalidation ---- */
+
+sws_uint_t
+sws_cache_drop_node_locked(sws_cache_path_t *p, sws_cache_node_t *n)
+{
+    sws_cache_node_t  *v;
+    sws_uint_t         removed = 0;
+    char               name[4096];
+
+    if (n->is_marker) {
+        while (!sws_queue_empty(&n->variants)) {
+            v = sws_queue_data(sws_queue_head(&n->variants), sws_cache_node_t, variants);
+            removed += sws_cache_drop_node_locked(p, v);
+        }
+    }
+    if (n->exists) {
+        sws_cache_file_name(p, n->digest, name, sizeof(name));
+        unlink(name);
+        removed++;
+    }
+    sws_cache_node_remove_locked(p, n);
+    return removed;
+}
+
+sws_uint_t
+sws_cache_invalidate(sws_cache_path_t *p, const sws_str_t *key, sws_log_t *log)
+{
+    sws_cache_node_t  *n;
+    sws_uint_t         removed = 0;
+
+    (void) log;
+    sws_slab_lock(p->pool);
+    n = sws_cache_node_find_locked(p, key->data, key->len);
+    if (n) {
+        removed = sws_cache_drop_node_locked(p, n);
+    }
+    sws_slab_unlock(p->pool);
+    return removed;
+}
