@@ -272,6 +272,7 @@ typedef struct {
     unsigned               filling:1;
     unsigned               bypass:1;
     unsigned               background:1; /* answered stale: the update is the cache's */
+    unsigned               only_if_cached:1; /* the request's: no origin request */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
