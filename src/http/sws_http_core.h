@@ -207,6 +207,7 @@ struct sws_http_session_s {
      * NULL (none, or a LOCAL / UNKNOWN one). */
     sws_http_proxy_protocol_t *proxy;
     void                      *pp_state;       /* the parser, while reading it */
+    sws_msec_t                 start_msec;     /* accepted ($connection_time) */
     unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
     unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
 };
@@ -401,6 +402,7 @@ struct sws_http_request_s {
     sws_msec_t                 start_msec;
     time_t                     start_sec;
     off_t                      sent_start;         /* c->sent at request start */
+    off_t                      head_length;        /* bytes of the request head ($request_length) */
 
     /* The client as this request sees it: the connection's peer, or the
      * address realip found (sws_http_set_remote_addr). $remote_addr, the
@@ -445,6 +447,7 @@ struct sws_http_request_s {
     unsigned                   expect_trailers:1;
     unsigned                   limit_rate_set:1;
     unsigned                   limit_rate_after_set:1;
+    unsigned                   pipelined:1;        /* its head was read with the last one's ($pipe) */
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
