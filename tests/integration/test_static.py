@@ -596,3 +596,15 @@ def test_client_abort_mid_download_server_healthy(sws):
     r = h.curl(s.url("/respond"))
     assert r.status == 200 and r.body == b"Hello, world!", r
     assert s.alive()
+
+
+def test_log_not_found(sws):
+    # a missing file is an error-log line unless log_not_found is off (404 both ways)
+    s = sws(server="""
+        location /quiet/ { log_not_found off; }
+        location /loud/ { }
+    """)
+    assert h.curl(s.url("/quiet/nothere-q.txt")).status == 404
+    assert h.curl(s.url("/loud/nothere-l.txt")).status == 404
+    assert h.wait_file_contains(s.error_log_path, "nothere-l.txt", 5), s.error_log()
+    assert "nothere-q.txt" not in s.error_log()
