@@ -136,6 +136,11 @@ struct sws_http_core_loc_conf_s {
     unsigned                named:1;       /* location @name: internal only */
     unsigned                noname:1;      /* an if block (nested) */
     sws_array_t            *nested;        /* its if blocks: sws_http_core_loc_conf_t * */
+    /* limit_except: the methods listed (a mask, and names the core has no
+     * constant for) and the block, which the others enter */
+    sws_uint_t              limit_except;
+    sws_array_t            *limit_except_names;
+    sws_http_core_loc_conf_t *limit_except_loc;
 
     sws_str_t               root;          /* root or alias, no trailing slash for root */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
@@ -454,6 +459,11 @@ struct sws_http_request_s {
 #define SWS_HTTP_MAX_HEADERS  100                  /* fields in a request head */
 
 /* ---- core functions shared between the http files ---- */
+
+/* sws_http_limit_except.c */
+char *sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+sws_http_core_loc_conf_t *sws_http_limit_except(sws_http_request_t *r,
+    sws_http_core_loc_conf_t *clcf);
 
 /* sws_http_session.c: a new client connection becomes a session (then
  * TLS, HTTP/1 or HTTP/2); closing one whatever its protocol. */

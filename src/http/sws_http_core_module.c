@@ -96,6 +96,8 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_errors),
     { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "limit_except", SWS_HTTP_LOC_CONF | SWS_CONF_BLOCK | SWS_CONF_1MORE,
+      sws_http_core_limit_except, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "internal", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, sws_http_core_internal,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     /* nginx's hash sizes: accepted and checked, ours size themselves */
