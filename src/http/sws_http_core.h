@@ -148,6 +148,7 @@ struct sws_http_core_loc_conf_s {
     sws_str_t               default_type;
     sws_int_t               sendfile;
     sws_int_t               absolute_redirect;       /* a Location "/x" made absolute */
+    sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
     sws_int_t               server_name_in_redirect; /* with server_name, not Host */
     sws_int_t               port_in_redirect;
     sws_int_t               tcp_nopush;
@@ -457,6 +458,7 @@ struct sws_http_request_s {
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
 #define SWS_HTTP_MAX_HEADERS  100                  /* fields in a request head */
+#define SWS_HTTP_RANGE_MAX    16                   /* most ranges of a Range (max_ranges) */
 
 /* ---- core functions shared between the http files ---- */
 
