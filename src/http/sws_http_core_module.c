@@ -79,6 +79,8 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("keepalive_timeout", SWS_CONF_TAKE12, sws_http_core_keepalive, keepalive_timeout),
     LOC_SLOT("keepalive_requests", SWS_CONF_TAKE1, sws_conf_set_num_slot, keepalive_requests),
     LOC_SLOT("send_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, send_timeout),
+    LOC_SLOT("sendfile_max_chunk", SWS_CONF_TAKE1, sws_conf_set_size_slot,
+             sendfile_max_chunk),
     LOC_SLOT("client_body_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, client_body_timeout),
     LOC_SLOT("client_max_body_size", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              client_max_body_size),
@@ -265,6 +267,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->keepalive_timeout = SWS_UNSET_MSEC;
     clcf->keepalive_requests = SWS_UNSET_UINT;
     clcf->send_timeout = SWS_UNSET_MSEC;
+    clcf->sendfile_max_chunk = SWS_UNSET_SIZE;
     clcf->client_body_timeout = SWS_UNSET_MSEC;
     clcf->client_max_body_size = SWS_UNSET_SIZE;
     clcf->client_body_buffer_size = SWS_UNSET_SIZE;
@@ -348,6 +351,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_msec_value(conf->keepalive_timeout, prev->keepalive_timeout, 75000);
     sws_conf_merge_uint_value(conf->keepalive_requests, prev->keepalive_requests, 1000);
     sws_conf_merge_msec_value(conf->send_timeout, prev->send_timeout, 60000);
+    sws_conf_merge_size_value(conf->sendfile_max_chunk, prev->sendfile_max_chunk, 0);
     sws_conf_merge_msec_value(conf->client_body_timeout, prev->client_body_timeout, 60000);
     sws_conf_merge_size_value(conf->client_max_body_size, prev->client_max_body_size,
                               1024 * 1024);

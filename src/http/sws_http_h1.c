@@ -861,7 +861,7 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
     sws_connection_t *c = r->connection;
     sws_chain_t     **ll, *cl, *add;
     sws_http_core_loc_conf_t *clcf;
-    off_t             limit;
+    off_t             limit, chunk;
     sws_msec_t        delay;
 
     /* Append in to the queue (links copied: the caller owns its chain). */
@@ -902,6 +902,10 @@ sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in)
         c->write->handler = sws_http1_writer;
         sws_add_timer(c->write, delay);
         return SWS_AGAIN;
+    }
+    chunk = (off_t) sws_http_core_loc(r)->sendfile_max_chunk;
+    if (chunk > 0 && (limit <= 0 || limit > chunk)) {
+        limit = chunk;                 /* sendfile_max_chunk: others get a turn sooner */
     }
     if (c->write->ready) {
         cl = c->send_chain(c, r->out, limit > 0 ? limit : 0);

@@ -623,3 +623,13 @@ def test_max_ranges(sws):
     assert r.status == 206 and r.body == RANGE[2:5], r
     r = h.curl(s.url("/zero/r.txt"), headers=["Range: bytes=2-4"])
     assert r.status == 200 and r.body == RANGE and r.header("Accept-Ranges") is None, r
+
+
+def test_sendfile_max_chunk(sws):
+    # at most 8 KiB per send call: the 1 MiB file still arrives whole
+    s = sws(files={"html/chunk/big.bin": BIG}, server="""
+        location /chunk/ { sendfile_max_chunk 8k; }
+    """)
+    for _ in range(2):
+        r = h.curl(s.url("/chunk/big.bin"))
+        assert r.status == 200 and r.body == BIG, r
