@@ -151,6 +151,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
     size_t                  sendfile_max_chunk; /* most one send writes; 0: the transport's */
     sws_int_t               recursive_error_pages;
+    sws_int_t               reset_timedout_connection;
     sws_int_t               server_name_in_redirect; /* with server_name, not Host */
     sws_int_t               port_in_redirect;
     sws_int_t               tcp_nopush;

@@ -63,6 +63,8 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
     LOC_SLOT("absolute_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, absolute_redirect),
     LOC_SLOT("max_ranges", SWS_CONF_TAKE1, sws_conf_set_num_slot, max_ranges),
+    LOC_SLOT("reset_timedout_connection", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             reset_timedout_connection),
     LOC_SLOT("recursive_error_pages", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              recursive_error_pages),
     LOC_SLOT("server_name_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot,
@@ -255,6 +257,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->sendfile = SWS_UNSET;
     clcf->absolute_redirect = SWS_UNSET;
     clcf->max_ranges = SWS_UNSET;
+    clcf->reset_timedout_connection = SWS_UNSET;
     clcf->recursive_error_pages = SWS_UNSET;
     clcf->server_name_in_redirect = SWS_UNSET;
     clcf->port_in_redirect = SWS_UNSET;
@@ -339,6 +342,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->absolute_redirect, prev->absolute_redirect, 1);
     sws_conf_merge_value(conf->max_ranges, prev->max_ranges, SWS_HTTP_RANGE_MAX);
+    sws_conf_merge_value(conf->reset_timedout_connection, prev->reset_timedout_connection, 0);
     sws_conf_merge_value(conf->recursive_error_pages, prev->recursive_error_pages, 0);
     sws_conf_merge_value(conf->server_name_in_redirect, prev->server_name_in_redirect, 0);
     sws_conf_merge_value(conf->port_in_redirect, prev->port_in_redirect, 1);

@@ -954,6 +954,7 @@ sws_http1_writer(sws_event_t *wev)
     if (wev->timedout) {
         sws_log_error(SWS_LOG_INFO, c->log, 0, "client timed out reading the response");
         wev->timedout = 0;
+        c->timedout = 1;
         r->keepalive = 0;
         sws_http1_finish(r, SWS_ERROR);
         return;
@@ -980,10 +981,18 @@ static void
 sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
 {
     sws_connection_t *c = r->connection;
+    struct linger     reset = { 1, 0 };
 
     if (rc == SWS_ERROR) {
         r->done = 1;
         sws_http_log_request(r);
+        /* reset_timedout_connection: a client that stopped reading, or a
+         * "return 444", gets a RST, and the socket's buffers go at once */
+        if ((c->timedout || r->status == SWS_HTTP_CLOSE)
+            && sws_http_core_loc(r)->reset_timedout_connection == 1)
+        {
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+        }
         sws_http1_close_connection(c);
         return;
     }

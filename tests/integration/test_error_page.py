@@ -67,3 +67,58 @@ def test_recursive_error_pages(sws):
     assert r.status == 403 and r.body == b"custom server error\n", r
     r = h.curl(s.url("/loop/x"))
     assert r.status in (404, 500), r                 # bounded: no endless redirects
+
+
+def test_reset_timedout_connection_444(sws):
+    # "return 444" closes without an answer: with reset_timedout_connection
+    # on the client sees a reset, else an orderly close
+    import socket
+    s = sws(server="""
+        location = /quiet { return 444; }
+        location = /reset { reset_timedout_connection on; return 444; }
+    """)
+
+    def outcome(path):
+        with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
+            c.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            try:
+                return "close" if c.recv(100) == b"" else "data"
+            except ConnectionResetError:
+                return "reset"
+    assert outcome("/quiet") == "close"
+    assert outcome("/reset") == "reset"
+
+
+def test_reset_timedout_connection_send_timeout(sws):
+    # a client that stops reading: after send_timeout the connection is
+    # reset (on) or closed (off); the client reading afterwards sees which
+    import socket
+    import time
+    big = b"z" * (16 << 20)
+    s = sws(files={"html/r/big.bin": big, "html/q/big.bin": big}, server="""
+        location /r/ { send_timeout 1s; reset_timedout_connection on; }
+        location /q/ { send_timeout 1s; }
+    """)
+
+    def outcome(path):
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        c.settimeout(10)
+        c.connect(("127.0.0.1", s.port))
+        try:
+            c.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path).encode())
+            time.sleep(2.5)                      # past send_timeout, reading nothing
+            got = 0
+            while True:
+                d = c.recv(1 << 20)
+                if not d:
+                    return "close", got
+                got += len(d)
+        except ConnectionResetError:
+            return "reset", got
+        finally:
+            c.close()
+    kind, got = outcome("/r/big.bin")
+    assert kind == "reset" and got < len(big), (kind, got)
+    kind, got = outcome("/q/big.bin")
+    assert kind == "close" and got < len(big), (kind, got)
