@@ -152,6 +152,9 @@ struct sws_http_core_loc_conf_s {
     size_t                  sendfile_max_chunk; /* most one send writes; 0: the transport's */
     sws_int_t               recursive_error_pages;
     sws_int_t               reset_timedout_connection;
+    sws_msec_t              keepalive_time;      /* a connection's longest keep-alive life */
+    sws_uint_t              keepalive_disable;   /* SWS_HTTP_KEEPALIVE_DISABLE_* */
+    sws_uint_t              lingering_close;     /* SWS_HTTP_LINGERING_* */
     sws_int_t               server_name_in_redirect; /* with server_name, not Host */
     sws_int_t               port_in_redirect;
     sws_int_t               tcp_nopush;
@@ -462,6 +465,11 @@ struct sws_http_request_s {
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
 #define SWS_HTTP_MAX_HEADERS  100                  /* fields in a request head */
 #define SWS_HTTP_RANGE_MAX    16                   /* most ranges of a Range (max_ranges) */
+#define SWS_HTTP_LINGERING_OFF     0
+#define SWS_HTTP_LINGERING_ON      1
+#define SWS_HTTP_LINGERING_ALWAYS  2
+#define SWS_HTTP_KEEPALIVE_DISABLE_MSIE6   0x1
+#define SWS_HTTP_KEEPALIVE_DISABLE_SAFARI  0x2
 
 /* ---- core functions shared between the http files ---- */
 

@@ -26,10 +26,26 @@ static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, 
 static char *sws_http_core_open_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_disable_symlinks(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_set_keepalive_disable(sws_conf_t *cf, const sws_command_t *cmd,
+    void *conf);
 
 static const sws_conf_enum_t sws_http_core_satisfy[] = {
     { sws_string("all"), SWS_HTTP_SATISFY_ALL },
     { sws_string("any"), SWS_HTTP_SATISFY_ANY },
+    { sws_null_string, 0 }
+};
+
+static const sws_conf_enum_t sws_http_core_lingering[] = {
+    { sws_string("off"), SWS_HTTP_LINGERING_OFF },
+    { sws_string("on"), SWS_HTTP_LINGERING_ON },
+    { sws_string("always"), SWS_HTTP_LINGERING_ALWAYS },
+    { sws_null_string, 0 }
+};
+
+static const sws_conf_enum_t sws_http_core_keepalive_disable[] = {
+    { sws_string("none"), 0 },
+    { sws_string("msie6"), SWS_HTTP_KEEPALIVE_DISABLE_MSIE6 },
+    { sws_string("safari"), SWS_HTTP_KEEPALIVE_DISABLE_SAFARI },
     { sws_null_string, 0 }
 };
 
@@ -80,6 +96,12 @@ static const sws_command_t sws_http_core_commands[] = {
       offsetof(sws_http_core_loc_conf_t, satisfy), sws_http_core_satisfy },
     LOC_SLOT("keepalive_timeout", SWS_CONF_TAKE12, sws_http_core_keepalive, keepalive_timeout),
     LOC_SLOT("keepalive_requests", SWS_CONF_TAKE1, sws_conf_set_num_slot, keepalive_requests),
+    LOC_SLOT("keepalive_time", SWS_CONF_TAKE1, sws_conf_set_msec_slot, keepalive_time),
+    { "keepalive_disable", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_set_keepalive_disable,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "lingering_close", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_enum_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_http_core_loc_conf_t, lingering_close),
+      sws_http_core_lingering },
     LOC_SLOT("send_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot, send_timeout),
     LOC_SLOT("sendfile_max_chunk", SWS_CONF_TAKE1, sws_conf_set_size_slot,
              sendfile_max_chunk),
@@ -269,6 +291,9 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->satisfy = SWS_UNSET_UINT;
     clcf->keepalive_timeout = SWS_UNSET_MSEC;
     clcf->keepalive_requests = SWS_UNSET_UINT;
+    clcf->keepalive_time = SWS_UNSET_MSEC;
+    clcf->keepalive_disable = SWS_UNSET_UINT;
+    clcf->lingering_close = SWS_UNSET_UINT;
     clcf->send_timeout = SWS_UNSET_MSEC;
     clcf->sendfile_max_chunk = SWS_UNSET_SIZE;
     clcf->client_body_timeout = SWS_UNSET_MSEC;
@@ -354,6 +379,11 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_uint_value(conf->satisfy, prev->satisfy, SWS_HTTP_SATISFY_ALL);
     sws_conf_merge_msec_value(conf->keepalive_timeout, prev->keepalive_timeout, 75000);
     sws_conf_merge_uint_value(conf->keepalive_requests, prev->keepalive_requests, 1000);
+    sws_conf_merge_msec_value(conf->keepalive_time, prev->keepalive_time, 3600000);
+    sws_conf_merge_uint_value(conf->keepalive_disable, prev->keepalive_disable,
+                              SWS_HTTP_KEEPALIVE_DISABLE_MSIE6);
+    sws_conf_merge_uint_value(conf->lingering_close, prev->lingering_close,
+                              SWS_HTTP_LINGERING_ON);
     sws_conf_merge_msec_value(conf->send_timeout, prev->send_timeout, 60000);
     sws_conf_merge_size_value(conf->sendfile_max_chunk, prev->sendfile_max_chunk, 0);
     sws_conf_merge_msec_value(conf->client_body_timeout, prev->client_body_timeout, 60000);
@@ -1005,5 +1035,37 @@ sws_http_core_internal(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return "is duplicate";
     }
     clcf->internal = 1;
+    return SWS_CONF_OK;
+}
+
+
+/* keepalive_disable none | BROWSER ...: msie6, safari (nginx's names) */
+static char *
+sws_http_core_set_keepalive_disable(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t  *clcf = conf;
+    const sws_conf_enum_t     *e;
+    sws_str_t                 *arg;
+    sws_uint_t                 i;
+
+    (void) cmd;
+    if (clcf->keepalive_disable != SWS_UNSET_UINT) {
+        return "is duplicate";
+    }
+    clcf->keepalive_disable = 0;
+    for (i = 1; i < sws_conf_nargs(cf); i++) {
+        arg = sws_conf_arg(cf, i);
+        for (e = sws_http_core_keepalive_disable; e->name.len; e++) {
+            if (arg->len == e->name.len && memcmp(arg->data, e->name.data, arg->len) == 0) {
+                break;
+            }
+        }
+        if (e->name.len == 0 || (e->value == 0 && sws_conf_nargs(cf) > 2)) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" (none, msie6, "
+                               "safari)", (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        clcf->keepalive_disable |= e->value;
+    }
     return SWS_CONF_OK;
 }

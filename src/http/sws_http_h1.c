@@ -1129,6 +1129,10 @@ sws_http1_request_done(sws_http_request_t *r)
         {
             linger = 1;                 /* input waits: a reset would cut the response */
         }
+        /* lingering_close: always waits for the client's end; off never */
+        if (clcf->lingering_close != SWS_HTTP_LINGERING_ON) {
+            linger = clcf->lingering_close == SWS_HTTP_LINGERING_ALWAYS;
+        }
         hc->r = NULL;
         if (linger && !c->error) {
             sws_http1_lingering_close(c, 0);

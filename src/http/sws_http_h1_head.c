@@ -1,6 +1,40 @@
 /* The HTTP/1.1 response head, built in one buffer from the response fields. */
 #include "sws_http_h1.h"
 
+/* keepalive_disable: MSIE 6 and older after a POST, Safari (nginx's tests
+ * of the User-Agent). */
+static int
+sws_http1_keepalive_disabled(sws_http_request_t *r, sws_uint_t which)
+{
+    const sws_str_t  *ua;
+    const u_char     *p, *last;
+
+    if ((which & SWS_HTTP_KEEPALIVE_DISABLE_MSIE6) && r->method == SWS_HTTP_POST
+        && (ua = sws_http_header_in(r, "user-agent", 10)) != NULL)
+    {
+        last = ua->data + ua->len;
+        for (p = ua->data; p + 7 <= last; p++) {
+            if (memcmp(p, "MSIE ", 5) == 0 && p[5] >= '1' && p[5] <= '6' && p[6] == '.') {
+                return 1;
+            }
+        }
+    }
+    if ((which & SWS_HTTP_KEEPALIVE_DISABLE_SAFARI)
+        && (ua = sws_http_header_in(r, "user-agent", 10)) != NULL)
+    {
+        last = ua->data + ua->len;
+        for (p = ua->data; p + 7 <= last; p++) {
+            if (memcmp(p, "Safari/", 7) == 0) {
+                return 1;
+            }
+            if (memcmp(p, "Chrome/", 7) == 0) {
+                return 0;              /* Chrome says Safari too */
+            }
+        }
+    }
+    return 0;
+}
+
 void
 sws_http1_decide_keepalive(sws_http_request_t *r)
 {
@@ -9,7 +43,10 @@ sws_http1_decide_keepalive(sws_http_request_t *r)
     if (r->keepalive
         && (clcf->keepalive_timeout == 0
             || r->session->requests >= clcf->keepalive_requests
-            || sws_exiting || r->connection->close))
+            || sws_current_msec() - r->session->start_msec >= clcf->keepalive_time
+            || sws_exiting || r->connection->close
+            || (clcf->keepalive_disable && sws_http1_keepalive_disabled(r,
+                                                                 clcf->keepalive_disable))))
     {
         r->keepalive = 0;
     }
