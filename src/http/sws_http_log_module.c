@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     sws_http_log_file_t *file;
     sws_http_format_t   *format;
+    sws_http_format_t   *cond;         /* if=: no line when empty or "0" */
 } sws_http_log_t;
 
 typedef struct sws_http_log_main_conf_s sws_http_log_main_conf_t;
@@ -62,6 +63,8 @@ static sws_int_t sws_http_log_postconfiguration(sws_conf_t *cf);
 static void sws_http_log_exit_worker(sws_cycle_t *cycle);
 static char *sws_http_log_set_format(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_log_set_file_cache(sws_conf_t *cf, const sws_command_t *cmd,
+    void *conf);
 
 static const sws_command_t  sws_http_log_commands[] = {
     { "log_format", SWS_HTTP_MAIN_CONF | SWS_CONF_2MORE,
@@ -69,6 +72,9 @@ static const sws_command_t  sws_http_log_commands[] = {
     { "access_log", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
                     | SWS_CONF_TAKE1234,
       sws_http_log_set_log, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "open_log_file_cache", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
+                             | SWS_CONF_TAKE1234,
+      sws_http_log_set_file_cache, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     sws_null_command
 };
 
@@ -208,6 +214,23 @@ sws_http_log_line(sws_http_request_t *r, sws_http_log_t *log)
     sws_http_log_write(file, line, (size_t) (p - line));
 }
 
+/* access_log ... if=COND: the line is written unless COND is empty or "0" */
+static int
+sws_http_log_cond(sws_http_request_t *r, sws_http_format_t *cond)
+{
+    u_char  buf[64], *p;
+    size_t  len = sws_http_format_len(cond, r);
+
+    if (len == 0) {
+        return 0;
+    }
+    if (len > sizeof(buf)) {
+        return 1;                       /* longer than "0": true */
+    }
+    p = sws_http_format_render(cond, r, buf);
+    return !((size_t) (p - buf) == 1 && buf[0] == '0');
+}
+
 static sws_int_t
 sws_http_log_handler(sws_http_request_t *r)
 {
@@ -231,7 +254,9 @@ sws_http_log_handler(sws_http_request_t *r)
 
     log = logs->elts;
     for (i = 0; i < logs->nelts; i++) {
-        sws_http_log_line(r, &log[i]);
+        if (log[i].cond == NULL || sws_http_log_cond(r, log[i].cond)) {
+            sws_http_log_line(r, &log[i]);
+        }
     }
     /* DECLINED: any other LOG handler runs too */
     return SWS_DECLINED;
@@ -513,10 +538,11 @@ sws_http_log_add(sws_conf_t *cf, sws_http_log_loc_conf_t *lcf, sws_http_log_file
     }
     log->file = file;
     log->format = format;
+    log->cond = NULL;
     return log;
 }
 
-/* access_log PATH [FORMAT [buffer=SIZE] [flush=TIME]] | off */
+/* access_log PATH [FORMAT [buffer=SIZE] [flush=TIME] [if=COND]] | off */
 static char *
 sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -524,8 +550,10 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_http_log_main_conf_t  *lmcf;
     sws_uint_t                 nargs = sws_conf_nargs(cf), i;
     sws_str_t                  path = *sws_conf_arg(cf, 1), *arg, fname, v;
-    sws_http_format_t         *format;
+    sws_http_format_t         *format, *cond = NULL;
     sws_http_log_file_t       *file;
+    sws_http_log_t            *log;
+    const char                *err = NULL;
     ssize_t                    size = 0;
     sws_msec_t                 flush = 0;
     char                      *rv;
@@ -567,6 +595,14 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             if (flush <= 0) {
                 goto invalid;
             }
+        } else if (cond == NULL && sws_conf_param(arg, "if=", &v)) {
+            cond = sws_http_format_compile(sws_conf_pool(cf), &v, SWS_HTTP_ESCAPE_NONE, &err);
+            if (cond == NULL) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s in \"%.*s\"",
+                                   err ? err : "invalid condition", (int) arg->len,
+                                   arg->data);
+                return SWS_CONF_ERROR;
+            }
         } else {
             goto invalid;
         }
@@ -594,7 +630,12 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
 
-    return sws_http_log_add(cf, lcf, file, format) ? SWS_CONF_OK : SWS_CONF_ERROR;
+    log = sws_http_log_add(cf, lcf, file, format);
+    if (log == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    log->cond = cond;
+    return SWS_CONF_OK;
 
 invalid:
     sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" of access_log",
@@ -634,4 +675,53 @@ sws_http_log_postconfiguration(sws_conf_t *cf)
     }
 
     return sws_http_add_phase_handler(cf, SWS_HTTP_LOG_PHASE, sws_http_log_handler);
+}
+
+
+/*
+ * open_log_file_cache max=N [inactive=T] [min_uses=N] [valid=T] | off:
+ * nginx's cache of the descriptors of logs whose paths hold variables.
+ * Paths here hold none: every log file is opened once per configuration,
+ * so there is nothing to cache. The parameters are checked as nginx does.
+ */
+static char *
+sws_http_log_set_file_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_str_t   *arg, v;
+    sws_uint_t   i, nargs = sws_conf_nargs(cf);
+    int          max = 0;
+
+    (void) cmd;
+    (void) conf;
+    if (nargs == 2 && sws_str_eq_cstr(sws_conf_arg(cf, 1), "off")) {
+        return SWS_CONF_OK;
+    }
+    for (i = 1; i < nargs; i++) {
+        arg = sws_conf_arg(cf, i);
+        if (sws_conf_param(arg, "max=", &v)) {
+            if (sws_atoi(v.data, v.len) <= 0) {
+                goto invalid;
+            }
+            max = 1;
+        } else if (sws_conf_param(arg, "min_uses=", &v)) {
+            if (sws_atoi(v.data, v.len) < 0) {
+                goto invalid;
+            }
+        } else if (sws_conf_param(arg, "inactive=", &v) || sws_conf_param(arg, "valid=", &v)) {
+            if (sws_parse_time_ms(&v) < 0) {
+                goto invalid;
+            }
+        } else {
+            goto invalid;
+        }
+    }
+    if (!max) {
+        return "must have \"max\" parameter";
+    }
+    return SWS_CONF_OK;
+
+invalid:
+    sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid \"open_log_file_cache\" parameter "
+                       "\"%.*s\"", (int) arg->len, arg->data);
+    return SWS_CONF_ERROR;
 }

@@ -226,3 +226,38 @@ def test_buffered_log_flushed_on_reload(sws):
     s.signal(signal.SIGHUP)
     assert h.wait_file_contains(s.tmp / "buf.log", "/respond?reload", 5), \
         "buffered line lost when the old worker exited on reload"
+
+
+def test_access_log_if(sws):
+    # if=: no line when the condition is empty or "0" (nginx's health-check
+    # pattern with a map)
+    s = sws(http="""
+        map $uri $loggable { /health 0; default 1; }
+        log_format bare '$request_uri';
+    """, server="""
+        access_log @TMP@/if.log bare if=$loggable;
+        access_log @TMP@/arg.log bare if=$arg_log;
+        location / { respond 200 "x"; }
+    """)
+    for p in ("/health", "/page", "/other?log=1", "/zero?log=0"):
+        assert h.curl(s.url(p)).status == 200
+    text = h.wait_file_contains(s.tmp / "if.log", "/zero?log=0", 5)
+    assert text.split() == ["/page", "/other?log=1", "/zero?log=0"], text
+    text = h.wait_file_contains(s.tmp / "arg.log", "/other?log=1", 5)
+    assert text.split() == ["/other?log=1"], text
+
+
+@pytest.mark.parametrize("line,ok", [
+    ("open_log_file_cache max=1000 inactive=20s valid=1m min_uses=2;", True),
+    ("open_log_file_cache off;", True),
+    ("open_log_file_cache inactive=20s;", False),
+    ("open_log_file_cache max=0;", False),
+    ("open_log_file_cache max=10 sometimes;", False),
+    ("access_log logs/x.log combined if=;", False),
+])
+def test_open_log_file_cache_and_if_parameters(tmp_path, line, ok):
+    import conferr
+    if ok:
+        conferr.check_ok(tmp_path, server="        %s\n" % line)
+    else:
+        conferr.check(tmp_path, [line.split()[0]], server="        %s  # ERR\n" % line)
