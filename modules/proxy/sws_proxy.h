@@ -38,6 +38,13 @@ typedef struct {
     unsigned             is_default:1;
 } sws_proxy_redirect_t;
 
+/* A proxy_cookie_domain / proxy_cookie_path rule (sws_proxy_cookie.c). */
+typedef struct {
+    sws_str_t            match;       /* literal; empty with re */
+    sws_regex_t         *re;
+    sws_http_format_t   *replacement;
+} sws_proxy_cookie_rule_t;
+
 /* Where requests go: proxy_pass's parts (sws_proxy_url.c). */
 typedef struct {
     sws_str_t                  url;          /* "http://authority" without the URI part */
@@ -62,6 +69,8 @@ typedef struct {
     sws_proxy_headers_t       *headers;
     sws_int_t                  pass_request_headers;
     sws_array_t               *redirects;    /* sws_proxy_redirect_t; empty: off */
+    sws_array_t               *cookie_domains;  /* sws_proxy_cookie_rule_t; empty: off */
+    sws_array_t               *cookie_paths;
 } sws_proxy_loc_conf_t;
 
 typedef struct {
@@ -76,6 +85,10 @@ extern sws_module_t sws_module;
 extern const sws_http_upstream_proto_t sws_proxy_proto;
 
 sws_int_t sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out);
+/* sws_proxy_cookie.c */
+char     *sws_proxy_cookie(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+sws_int_t sws_proxy_rewrite_cookie(sws_http_request_t *r, sws_proxy_loc_conf_t *plcf,
+    sws_str_t *value);
 /* proxy_redirect: the hook of the framework's HTTP/1 response parser. */
 sws_int_t sws_proxy_response_header(sws_http_request_t *r, void *data, const sws_str_t *name,
     const u_char *lcname, sws_str_t *value);

@@ -45,6 +45,10 @@ static const sws_command_t sws_proxy_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
     { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_cookie_domain", ALL | SWS_CONF_TAKE12, sws_proxy_cookie,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, cookie_domains), NULL },
+    { "proxy_cookie_path", ALL | SWS_CONF_TAKE12, sws_proxy_cookie,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, cookie_paths), NULL },
     /* nginx's: accepted and checked, the proxy's header set sizes itself */
     { "proxy_headers_hash_max_size", ALL | SWS_CONF_TAKE1, sws_conf_set_hash_size_slot,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
@@ -356,6 +360,12 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     }
     sws_conf_merge_uint_value(conf->http_version, prev->http_version, SWS_HTTP_VERSION_11);
     sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
+    if (conf->cookie_domains == NULL) {
+        conf->cookie_domains = prev->cookie_domains;
+    }
+    if (conf->cookie_paths == NULL) {
+        conf->cookie_paths = prev->cookie_paths;
+    }
     if (conf->redirects == NULL) {
         conf->redirects = prev->redirects;
     }

@@ -72,8 +72,15 @@ sws_int_t
 sws_proxy_response_header(sws_http_request_t *r, void *data, const sws_str_t *name,
     const u_char *lcname, sws_str_t *value)
 {
+    sws_proxy_ctx_t  *ctx = data;
+
     if (name->len == 8 && memcmp(lcname, "location", 8) == 0) {
         return sws_proxy_rewrite_location(r, data, value);
+    }
+    if (name->len == 10 && memcmp(lcname, "set-cookie", 10) == 0
+        && (ctx->plcf->cookie_domains || ctx->plcf->cookie_paths))
+    {
+        return sws_proxy_rewrite_cookie(r, ctx->plcf, value);
     }
     return SWS_OK;
 }
