@@ -473,10 +473,31 @@ struct sws_http_request_s {
 
 /* ---- core functions shared between the http files ---- */
 
-/* sws_http_limit_except.c */
+/* sws_http_limit_except.c: the directive; the location a request in clcf
+ * is served by: the limit_except block's when its method is not listed. */
 char *sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-sws_http_core_loc_conf_t *sws_http_limit_except(sws_http_request_t *r,
-    sws_http_core_loc_conf_t *clcf);
+
+static inline sws_http_core_loc_conf_t *
+sws_http_limit_except(sws_http_request_t *r, sws_http_core_loc_conf_t *clcf)
+{
+    const sws_str_t  *names;
+    sws_uint_t        i;
+
+    if (clcf->limit_except_loc == NULL || (r->method & clcf->limit_except)) {
+        return clcf;
+    }
+    if (r->method == SWS_HTTP_UNKNOWN && clcf->limit_except_names) {
+        names = clcf->limit_except_names->elts;
+        for (i = 0; i < clcf->limit_except_names->nelts; i++) {
+            if (names[i].len == r->method_name.len
+                && memcmp(names[i].data, r->method_name.data, names[i].len) == 0)
+            {
+                return clcf;
+            }
+        }
+    }
+    return clcf->limit_except_loc;
+}
 
 /* sws_http_session.c: a new client connection becomes a session (then
  * TLS, HTTP/1 or HTTP/2); closing one whatever its protocol. */

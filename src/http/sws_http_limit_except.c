@@ -4,7 +4,8 @@
  * method is not listed; GET brings HEAD with it. The block is a nested
  * location (as an "if" block is), merged with its location, so the content
  * handler (proxy_pass ...) and everything else not set in it are the
- * location's; the request enters it once its location is found.
+ * location's; the request enters it once its location is found
+ * (sws_http_limit_except() in sws_http_core.h).
  */
 #include "sws_http_core.h"
 
@@ -78,28 +79,4 @@ sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     clcf->limit_except_loc = (sws_http_core_loc_conf_t *) loc;
     return sws_http_conf_parse_nested(cf, loc);
-}
-
-/* The location a request in clcf is served by: the limit_except block's
- * when its method is not one of those listed. */
-sws_http_core_loc_conf_t *
-sws_http_limit_except(sws_http_request_t *r, sws_http_core_loc_conf_t *clcf)
-{
-    const sws_str_t  *names;
-    sws_uint_t        i;
-
-    if (clcf->limit_except_loc == NULL || (r->method & clcf->limit_except)) {
-        return clcf;
-    }
-    if (r->method == SWS_HTTP_UNKNOWN && clcf->limit_except_names) {
-        names = clcf->limit_except_names->elts;
-        for (i = 0; i < clcf->limit_except_names->nelts; i++) {
-            if (names[i].len == r->method_name.len
-                && memcmp(names[i].data, r->method_name.data, names[i].len) == 0)
-            {
-                return clcf;
-            }
-        }
-    }
-    return clcf->limit_except_loc;
 }
