@@ -602,6 +602,10 @@ sws_upgrade_exited(sws_cycle_t *cycle, int status)
         /* The new master steered them to its workers. */
         (void) sws_reuseport_steer(cycle, sws_workers_n);
     }
+    /* systemd followed the new master (its MAINPID=): this one again. */
+    sws_notify(cycle->log, SWS_NOTIFY_READY, "the new binary exited: generation %lu %s",
+               (unsigned long) sws_generation, sws_workers_stopped ? "stopped (WINCH), HUP "
+               "starts it" : "serves");
     if (rename(sws_pid_path, sws_pid_path_kept) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\", \"%s\") failed",
                       sws_pid_path, sws_pid_path_kept);
@@ -762,6 +766,22 @@ sws_arm_timer(sws_cycle_t *cycle)
 }
 
 
+/*
+ * STOPPING=1, unless the service goes on in the other master of a binary
+ * upgrade: this one is the old binary (the new one said MAINPID= itself),
+ * or the new binary being rolled back (the old one said it again). The
+ * unit has NotifyAccess=all for that (contrib/systemd/scalws.service).
+ */
+static void
+sws_notify_stopping(sws_cycle_t *cycle, const char *status)
+{
+    if (sws_new_binary != 0 || sws_upgrade_parent_runs()) {
+        return;
+    }
+    sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "%s", status);
+}
+
+
 static void
 sws_master_stop(sws_cycle_t *cycle, int signo)
 {
@@ -770,14 +790,14 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
-        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "gracefully shutting down");
+        sws_notify_stopping(cycle, "gracefully shutting down");
         sws_master_state = SWS_MASTER_QUITTING;
     } else {
         if (sws_master_state == SWS_MASTER_TERMINATING) {
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
-        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "shutting down");
+        sws_notify_stopping(cycle, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
         /* Fast: the helpers stop with the workers, not after them. */
@@ -998,6 +1018,8 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "starting the workers again (HUP "
                           "after WINCH), generation %lu", (unsigned long) sws_generation);
             sws_start_workers(cycle);
+            /* A rollback: systemd follows this master again (MAINPID=). */
+            sws_notify_serving(cycle);
         }
         if (sws_reconfigure) {
             sws_reconfigure = 0;
