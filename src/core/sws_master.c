@@ -221,6 +221,11 @@ sws_start_workers(sws_cycle_t *cycle)
     sws_int_t         i, n = ccf->worker_processes;
 
     sws_adapt_reuseport = SWS_REUSEPORT_NONE;
+    if (!ccf->adaptive && sws_reuseport_tcp(cycle)) {
+        /* A program of the configuration before (or of the other master
+         * of an upgrade) would leave workers out. */
+        sws_reuseport_unsteer(cycle);
+    }
     if (ccf->adaptive) {
         /* A reload keeps the number reached, within the new bounds. */
         n = sws_workers_n ? (sws_int_t) sws_workers_n : ccf->workers_start;

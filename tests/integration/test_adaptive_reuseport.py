@@ -220,3 +220,39 @@ def test_reuseport_queue_of_a_retired_socket_brings_a_worker(sws):
             c.close()
         finally:
             me.close()
+
+
+def test_reload_and_upgrade_keep_the_steering(sws):
+    # A reload (and a binary upgrade) keeps the sockets of the group and
+    # steers them again; new connections all along find a worker.
+    import signal
+    from test_upgrade import start_upgrade, stop_master
+    with migrate_req(0):
+        s = sws(main=MAIN, server=SERVER, ports=2, loglevel="notice")
+        assert h.wait_for(lambda: len(s.children()) == 1, 5)
+        stop = threading.Event()
+        done, errors = [], []
+        t = threading.Thread(target=churn, args=(s.ports[1], stop, done, errors))
+        t.start()
+        new = None
+        try:
+            for _ in range(3):
+                s.signal(signal.SIGHUP)
+                assert h.wait_file_contains(s.error_log_path, "configuration reloaded", 10)
+                n = len(done)
+                assert h.wait_for(lambda: len(done) > n + 10, 20), "no progress"
+            new = start_upgrade(s, 1)
+            n = len(done)
+            assert h.wait_for(lambda: len(done) > n + 10, 20), "no progress"
+            s.signal(signal.SIGWINCH)
+            s.signal(signal.SIGQUIT)
+            assert s.wait_exit(10) == 0, s.error_log()
+            n = len(done)
+            assert h.wait_for(lambda: len(done) > n + 40, 20), "no progress"
+        finally:
+            stop.set()
+            t.join(30)
+            if new:
+                stop_master(new)
+        assert errors == [], errors[:5]
+        assert s.error_log().count("go to the running workers (BPF)") == 5, s.error_log()
