@@ -607,10 +607,13 @@ sws_upgrade_exited(sws_cycle_t *cycle, int status)
         /* The new master steered them to its workers. */
         (void) sws_reuseport_steer(cycle, sws_workers_n);
     }
-    /* systemd followed the new master (its MAINPID=): this one again. */
-    sws_notify(cycle->log, SWS_NOTIFY_READY, "the new binary exited: generation %lu %s",
-               (unsigned long) sws_generation, sws_workers_stopped ? "stopped (WINCH), HUP "
-               "starts it" : "serves");
+    /* systemd followed the new master (its MAINPID=): this one again
+     * (unless it is on its way out too). */
+    if (sws_master_state == SWS_MASTER_RUNNING) {
+        sws_notify(cycle->log, SWS_NOTIFY_READY, "the new binary exited: generation %lu %s",
+                   (unsigned long) sws_generation, sws_workers_stopped
+                   ? "stopped (WINCH), HUP starts it" : "serves");
+    }
     if (rename(sws_pid_path, sws_pid_path_kept) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\", \"%s\") failed",
                       sws_pid_path, sws_pid_path_kept);

@@ -589,7 +589,7 @@ sws_event_accept(sws_event_t *ev)
 sws_int_t
 sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
 {
-    sws_uint_t        i;
+    sws_uint_t        i, w;
     sws_listening_t **lss = cycle->listening.elts, *ls;
     sws_connection_t *c;
     int               fd;
@@ -597,6 +597,18 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
+        /* The other workers' sockets are theirs: a copy here would keep a
+         * retired worker's socket in its group, with a queue nobody
+         * accepts (sws_reuseport.c). */
+        for (w = 0; w < ls->worker_fds_n; w++) {
+            if (ls->worker_fds[w] != fd && ls->worker_fds[w] != -1) {
+                close(ls->worker_fds[w]);
+                ls->worker_fds[w] = -1;
+            }
+        }
+        if (ls->worker_fds_n) {
+            ls->fd = fd;
+        }
         if (ls->udp) {
             if (sws_udp_listening_enable(ls, fd, cycle) != SWS_OK) {
                 return SWS_ERROR;

@@ -10,6 +10,7 @@ import base64
 import contextlib
 import fcntl
 import os
+import signal
 import socket
 import threading
 import time
@@ -102,6 +103,11 @@ def scale_up_and_down(s, rounds=2):
             try:
                 up = h.wait_for(lambda: len(s.children()) == 2, 30)
                 assert up, "round %d: no second worker\n%s" % (rnd, s.error_log(3000))
+                if rnd == 1:
+                    # The second round with a reload at 2 workers: the new
+                    # worker 0 must not keep a copy of worker 1's socket.
+                    s.signal(signal.SIGHUP)
+                    assert h.wait_for(lambda: "configuration reloaded" in s.error_log(), 10)
                 n = len(done)
                 assert h.wait_for(lambda: len(done) > n + 20, 20), "no progress"
             finally:
@@ -225,7 +231,6 @@ def test_reuseport_queue_of_a_retired_socket_brings_a_worker(sws):
 def test_reload_and_upgrade_keep_the_steering(sws):
     # A reload (and a binary upgrade) keeps the sockets of the group and
     # steers them again; new connections all along find a worker.
-    import signal
     from test_upgrade import start_upgrade, stop_master
     with migrate_req(0):
         s = sws(main=MAIN, server=SERVER, ports=2, loglevel="notice")

@@ -5,11 +5,13 @@
  * the queues of the first n sockets only, whatever n, and detached the
  * kernel's hash uses all of them again; the accept queue of one worker's
  * sockets is seen; a worker's socket closed leaves the group (nothing
- * reaches it, the others keep theirs), one opened again joins it.
+ * reaches it, the others keep theirs), one opened again joins it; a
+ * worker keeps no copy of the other workers' sockets.
  */
 #define _GNU_SOURCE 1
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +197,37 @@ START_TEST(closed_and_opened_again)
 }
 END_TEST
 
+START_TEST(a_worker_keeps_only_its_own)
+{
+    fixture_t  f;
+    int        fds[WORKERS], w, got[WORKERS];
+
+    group(&f);
+    for (w = 0; w < WORKERS; w++) {
+        fds[w] = f.ls->worker_fds[w];
+    }
+    ck_assert_int_eq(sws_epoll_init(&f.cycle, 64), SWS_OK);
+    ck_assert_int_eq(sws_connections_init(&f.cycle, 16), SWS_OK);
+    sws_event_timer_init();
+    /* Worker 1: the copies of workers 0 and 2's sockets are closed, or a
+     * retired worker's socket would stay in the group through them. */
+    ck_assert_int_eq(sws_listening_enable(&f.cycle, 1), SWS_OK);
+    ck_assert_int_eq(f.ls->worker_fds[0], -1);
+    ck_assert_int_eq(f.ls->worker_fds[1], fds[1]);
+    ck_assert_int_eq(f.ls->worker_fds[2], -1);
+    ck_assert_int_eq(f.ls->fd, fds[1]);
+    ck_assert_int_eq(fcntl(fds[0], F_GETFD), -1);
+    ck_assert_int_eq(fcntl(fds[2], F_GETFD), -1);
+    /* The others' sockets gone, the kernel's hash has only this one. */
+    spread(&f, 30, got);
+    ck_assert_int_eq(got[1], 30);
+    sws_listening_disable(&f.cycle, 0);
+    f.ls->worker_fds[1] = -1;                  /* closed with its connection */
+    sws_epoll_done();
+    done(&f);
+}
+END_TEST
+
 START_TEST(migrate_req_read)
 {
     FILE  *fp = fopen("/proc/sys/net/ipv4/tcp_migrate_req", "r");
@@ -219,6 +252,7 @@ reuseport_suite(void)
     tcase_add_test(tc, steered_to_the_first_n);
     tcase_add_test(tc, queued_per_worker);
     tcase_add_test(tc, closed_and_opened_again);
+    tcase_add_test(tc, a_worker_keeps_only_its_own);
     tcase_add_test(tc, migrate_req_read);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
