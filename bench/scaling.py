@@ -10,6 +10,7 @@ round counts.
     bench/scaling.py                          # all CPUs but one for the server
     bench/scaling.py --server-cpus 0-1 --client-cpus 2-3 --max 2
     bench/scaling.py --path /file.txt --json
+    bench/scaling.py --duration 1 --rounds 1 --adaptive-duration 3   # smoke run
 
 This is a timed benchmark: run it on a quiet machine (not while others
 share it). Also reports the adaptive runtime's own choice: the number of
@@ -43,11 +44,16 @@ def cpu_list(text):
     return out
 
 
+def wrk_argv(url, args, headers=(), duration=None):
+    return (["taskset", "-c", args.client_cpus, "wrk", "-t%d" % args.threads,
+             "-c%d" % args.connections, "-d%ds" % (duration or args.duration),
+             "--timeout", "2s", "--latency"]
+            + [a for h in headers for a in ("-H", h)] + [url])
+
+
 def wrk(url, args, headers=()):
-    argv = ["taskset", "-c", args.client_cpus, "wrk", "-t%d" % args.threads,
-            "-c%d" % args.connections, "-d%ds" % args.duration, "--timeout", "2s",
-            "--latency"] + [a for h in headers for a in ("-H", h)] + [url]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=args.duration + 30)
+    p = subprocess.run(wrk_argv(url, args, headers), capture_output=True, text=True,
+                       timeout=args.duration + 30)
     return loadgen.parse_wrk(p.stdout)
 
 
@@ -73,8 +79,25 @@ def adaptive_choice(h, args, server_cpus):
                      http="    keepalive_requests 1000000;\n")
         try:
             s.wait_children(1)
-            r = wrk(s.url(args.path), args, args.header)
-            return {"workers": len(s.children()), "rps": r["rps"],
+            # Its own duration: the master looks once a second, and adds or
+            # retires one worker at a time. The number of workers is
+            # followed meanwhile; "settled" is the one of the last third.
+            d = args.adaptive_duration
+            p = subprocess.Popen(wrk_argv(s.url(args.path), args, args.header, d),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            t0 = time.monotonic()
+            timeline = []
+            while p.poll() is None and time.monotonic() - t0 < d + 30:
+                n = len(s.children())
+                if not timeline or timeline[-1][1] != n:
+                    timeline.append((round(time.monotonic() - t0, 2), n))
+                time.sleep(0.25)
+            out, _ = p.communicate(timeout=30)
+            r = loadgen.parse_wrk(out)
+            last = [n for t, n in timeline if t >= 2 * d / 3] or [timeline[-1][1]]
+            return {"workers": timeline[-1][1], "settled": max(set(last), key=last.count),
+                    "timeline": timeline, "rps": r["rps"], "errors": r["socket_errors"]
+                    + r["non2xx"], "duration": d,
                     "log": [ln for ln in s.error_log().splitlines() if "adaptive:" in ln][-6:]}
         finally:
             s.stop()
@@ -88,6 +111,8 @@ def main():
     p.add_argument("--max", type=int, default=0, help="most workers (default: server CPUs)")
     p.add_argument("--duration", type=int, default=10)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--adaptive-duration", type=int, default=30,
+                   help="s of the adaptive runtime's run (default 30)")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--path", default="/respond")
@@ -133,8 +158,10 @@ def main():
     for w in result["workers"]:
         print("%8d %12.0f %10.0f %%" % (w["n"], w["rps"], 100 * w["efficiency"]))
     a = result["adaptive"]
-    print("adaptive (min 1, max %d): settled on %d workers, %.0f req/s"
-          % (nmax, a["workers"], a["rps"] or 0))
+    print("adaptive (min 1, max %d), %d s: settled on %d workers, %.0f req/s, %d errors"
+          % (nmax, a["duration"], a["settled"], a["rps"] or 0, a["errors"]))
+    print("  workers over time (s: n): "
+          + ", ".join("%.1f: %d" % (t, n) for t, n in a["timeline"]))
     for ln in a["log"]:
         print("  " + re.sub(r"^\S+ \S+ ", "", ln))
     return 0

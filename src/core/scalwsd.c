@@ -18,6 +18,7 @@
 #include "sws_log_internal.h"
 #include "sws_pidfile.h"
 #include "sws_process.h"
+#include "sws_process_internal.h"
 #include "sws_proctitle.h"
 #include "../event/sws_event.h"
 
@@ -365,6 +366,7 @@ main(int argc, char **argv)
     if (inherited) {
         sws_log_error(SWS_LOG_NOTICE, log, 0, "binary upgrade: %lu listening sockets "
                       "inherited", (unsigned long) inherited);
+        sws_upgrade_began();
     }
 
     cycle = sws_cycle_init(NULL, &o.args);

@@ -60,6 +60,11 @@ sws_helper_exec(sws_helper_t *h)
     sws_uint_t        i;
     char             *eq;
 
+    /* systemd's socket is the master's: the unit accepts what any of its
+     * processes says there (NotifyAccess=all, for a binary upgrade), and an
+     * application's READY=1 or STOPPING=1 is not the server's. (An env
+     * line of the helper may still set it.) */
+    unsetenv("NOTIFY_SOCKET");
     for (i = 0; i < h->env.nelts; i++) {
         eq = strchr((char *) e[i].data, '=');
         *eq = '\0';

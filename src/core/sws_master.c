@@ -22,6 +22,7 @@
 #include "sws_process.h"
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
+#include "../event/sws_reuseport.h"
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
@@ -36,12 +37,22 @@
 #define SWS_ADAPT_UP        75      /* % busy (mean) above which a worker is added */
 #define SWS_ADAPT_DOWN      20      /* % busy below which, SWS_ADAPT_CALM samples */
 #define SWS_ADAPT_CALM      3       /*   in a row with no backlog, one goes */
+#define SWS_ADAPT_QUEUE     16      /* connections waiting that add a worker at
+                                       once (fewer: two samples in a row) */
 
 enum {
     SWS_CHILD_FREE = 0,
     SWS_CHILD_RUNNING,
     SWS_CHILD_QUITTING,     /* told to stop: never respawned */
     SWS_CHILD_PENDING       /* to be respawned at `at` */
+};
+
+/* What the adaptive runtime does with per-worker (reuseport) sockets
+ * (sws_reuseport.c). */
+enum {
+    SWS_REUSEPORT_NONE = 0,  /* none */
+    SWS_REUSEPORT_MIGRATE,   /* tcp_migrate_req: a retired worker's are closed */
+    SWS_REUSEPORT_STEER      /* all open, new connections to the workers that run */
 };
 
 enum {
@@ -73,6 +84,8 @@ static sws_uint_t    sws_workers_n;         /* adaptive: workers of this generat
 static sws_msec_t    sws_adapt_at;          /* adaptive: the next sample, 0: off */
 static uint64_t      sws_adapt_last_ns;
 static sws_uint_t    sws_adapt_calm;        /* samples in a row below SWS_ADAPT_DOWN */
+static sws_uint_t    sws_adapt_queued;      /* connections waiting at the last sample */
+static int           sws_adapt_reuseport;   /* adaptive with reuseport: SWS_REUSEPORT_* */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
 static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
@@ -133,7 +146,9 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
         sws_note_accepting();                /* the slot's last word, first */
         sws_worker_stats[worker].ready = 0;  /* not this one yet */
     }
-    pid = fork();
+    /* Its reuseport sockets, if they were closed when a worker of its
+     * index was retired (a new one joins its group). */
+    pid = sws_listening_worker_open(cycle, worker) == SWS_OK ? fork() : -1;
     if (pid == 0) {
         sws_worker_generation = sws_generation;
         sws_helpers_close_pipes();
@@ -162,18 +177,40 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
 }
 
 
+/*
+ * The adaptive runtime with reuseport TCP sockets, n workers to start: with
+ * tcp_migrate_req the sockets of the others are closed (their queues move
+ * to the first n), else all stay open and new connections are steered to
+ * the first n. 0: that cannot be done, keep the maximum.
+ */
 static int
-sws_adapt_per_worker_sockets(sws_cycle_t *cycle)
+sws_adapt_reuseport_mode(sws_cycle_t *cycle, sws_uint_t n)
 {
-    sws_listening_t **lss = cycle->listening.elts;
-    sws_uint_t        i;
+    sws_core_conf_t  *ccf = sws_core_conf(cycle);
+    sws_uint_t        w;
 
-    for (i = 0; i < cycle->listening.nelts; i++) {
-        if (lss[i]->worker_fds_n > 0) {
-            return 1;
+    if (sws_reuseport_migrates()) {
+        sws_reuseport_unsteer(cycle);
+        for (w = n; w < (sws_uint_t) ccf->workers_max; w++) {
+            sws_listening_worker_close(cycle, w);
+        }
+        sws_adapt_reuseport = SWS_REUSEPORT_MIGRATE;
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: reuseport sockets of a "
+                      "retired worker are closed (tcp_migrate_req: their queues move)");
+        return 1;
+    }
+    for (w = 0; w < (sws_uint_t) ccf->workers_max; w++) {
+        if (sws_listening_worker_open(cycle, w) != SWS_OK) {
+            return 0;
         }
     }
-    return 0;
+    if (sws_reuseport_steer(cycle, n) != SWS_OK) {
+        return 0;
+    }
+    sws_adapt_reuseport = SWS_REUSEPORT_STEER;
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: new connections of reuseport "
+                  "sockets go to the running workers (BPF); a retired worker drains its queue");
+    return 1;
 }
 
 
@@ -183,22 +220,32 @@ sws_start_workers(sws_cycle_t *cycle)
     sws_core_conf_t  *ccf = sws_core_conf(cycle);
     sws_int_t         i, n = ccf->worker_processes;
 
-    if (ccf->adaptive && sws_adapt_per_worker_sockets(cycle)) {
-        /* A socket of its own per worker (reuseport, QUIC): a retired
-         * worker's queue would have nobody to accept it. */
-        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "adaptive: listening sockets with "
-                      "\"reuseport\" (or QUIC) keep worker_processes_max (%ld) workers",
-                      (long) ccf->workers_max);
-        n = ccf->workers_max;
-        sws_adapt_at = 0;
-    } else if (ccf->adaptive) {
+    sws_adapt_reuseport = SWS_REUSEPORT_NONE;
+    if (!ccf->adaptive && sws_reuseport_tcp(cycle)) {
+        /* A program of the configuration before (or of the other master
+         * of an upgrade) would leave workers out. */
+        sws_reuseport_unsteer(cycle);
+    }
+    if (ccf->adaptive) {
         /* A reload keeps the number reached, within the new bounds. */
         n = sws_workers_n ? (sws_int_t) sws_workers_n : ccf->workers_start;
         n = sws_max(sws_min(n, ccf->workers_max), ccf->workers_min);
         sws_adapt_at = sws_master_now() + SWS_ADAPT_PERIOD;
         sws_adapt_last_ns = 0;
         sws_adapt_calm = 0;
+        sws_adapt_queued = 0;
     } else {
+        sws_adapt_at = 0;
+    }
+    if (ccf->adaptive
+        && (sws_reuseport_udp(cycle)
+            || (sws_reuseport_tcp(cycle) && !sws_adapt_reuseport_mode(cycle, (sws_uint_t) n))))
+    {
+        /* QUIC's UDP sockets: a worker's flows would move (sws_reuseport.c). */
+        sws_log_error(SWS_LOG_WARN, cycle->log, 0, "adaptive: %s keep worker_processes_max "
+                      "(%ld) workers", sws_reuseport_udp(cycle) ? "QUIC (UDP) sockets"
+                      : "reuseport sockets that cannot be steered", (long) ccf->workers_max);
+        n = ccf->workers_max;
         sws_adapt_at = 0;
     }
     sws_workers_n = (sws_uint_t) n;
@@ -367,10 +414,12 @@ sws_adapt(sws_cycle_t *cycle)
     sws_child_t      *c;
     sws_uint_t        i, n = 0, backlog, busy;
     uint64_t          sum = 0, ns, now_ns;
+    int               waiting;
     sws_msec_t        now = sws_master_now();
 
+    /* While a new binary runs, its master steers the shared sockets. */
     if (sws_adapt_at == 0 || now < sws_adapt_at || sws_workers_stopped
-        || sws_worker_stats == NULL || sws_retire_at != 0)
+        || sws_worker_stats == NULL || sws_retire_at != 0 || sws_new_binary != 0)
     {
         return;
     }
@@ -403,13 +452,24 @@ sws_adapt(sws_cycle_t *cycle)
     sws_log_debug(cycle->log, "adaptive: %lu workers, %lu %% busy, %lu waiting",
                   (unsigned long) sws_workers_n, (unsigned long) busy, (unsigned long) backlog);
 
-    if ((busy > SWS_ADAPT_UP || backlog > 0) && sws_workers_n < (sws_uint_t) ccf->workers_max) {
+    /* One connection in a queue at the moment of a look is noise on a
+     * crowded machine (a worker not scheduled yet); one at each of two
+     * looks, or many at one, is not. */
+    waiting = backlog >= SWS_ADAPT_QUEUE || (backlog > 0 && sws_adapt_queued > 0);
+    sws_adapt_queued = backlog;
+
+    if ((busy > SWS_ADAPT_UP || waiting) && sws_workers_n < (sws_uint_t) ccf->workers_max) {
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy, "
                       "%lu connections waiting: starting worker %lu",
                       (unsigned long) sws_workers_n, (unsigned long) busy,
                       (unsigned long) backlog, (unsigned long) sws_workers_n);
+        if (sws_adapt_reuseport == SWS_REUSEPORT_STEER) {
+            /* Its queue fills from now on: it accepts once started. */
+            (void) sws_reuseport_steer(cycle, sws_workers_n + 1);
+        }
         sws_spawn_worker(cycle, sws_workers_n++);
         sws_adapt_calm = 0;
+        sws_adapt_queued = 0;
         sws_adapt_last_ns = 0;               /* a new sample base with it */
         return;
     }
@@ -429,11 +489,23 @@ sws_adapt(sws_cycle_t *cycle)
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "adaptive: %lu workers %lu %% busy: "
                           "retiring worker %lu (process %ld)", (unsigned long) sws_workers_n,
                           (unsigned long) busy, (unsigned long) c->worker, (long) c->pid);
+            if (sws_adapt_reuseport == SWS_REUSEPORT_STEER
+                && sws_reuseport_steer(cycle, sws_workers_n - 1) == SWS_OK
+                && c->state == SWS_CHILD_RUNNING)
+            {
+                /* Nothing new comes to its sockets: it takes what came. */
+                __atomic_store_n(&sws_worker_stats[c->worker].drain, c->pid,
+                                 __ATOMIC_RELEASE);
+            }
             if (c->state == SWS_CHILD_PENDING) {
                 c->state = SWS_CHILD_FREE;
             } else {
                 sws_signal_child(cycle, c, SIGQUIT);
                 c->state = SWS_CHILD_QUITTING;
+            }
+            if (sws_adapt_reuseport == SWS_REUSEPORT_MIGRATE) {
+                /* Its queue moves when the worker has closed its copy too. */
+                sws_listening_worker_close(cycle, c->worker);
             }
             break;
         }
@@ -531,6 +603,17 @@ sws_upgrade_exited(sws_cycle_t *cycle, int status)
                   WIFSIGNALED(status) ? "on signal" : "with code",
                   WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     sws_new_binary = 0;
+    if (sws_adapt_reuseport == SWS_REUSEPORT_STEER && !sws_workers_stopped) {
+        /* The new master steered them to its workers. */
+        (void) sws_reuseport_steer(cycle, sws_workers_n);
+    }
+    /* systemd followed the new master (its MAINPID=): this one again
+     * (unless it is on its way out too). */
+    if (sws_master_state == SWS_MASTER_RUNNING) {
+        sws_notify(cycle->log, SWS_NOTIFY_READY, "the new binary exited: generation %lu %s",
+                   (unsigned long) sws_generation, sws_workers_stopped
+                   ? "stopped (WINCH), HUP starts it" : "serves");
+    }
     if (rename(sws_pid_path, sws_pid_path_kept) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "rename(\"%s\", \"%s\") failed",
                       sws_pid_path, sws_pid_path_kept);
@@ -691,6 +774,22 @@ sws_arm_timer(sws_cycle_t *cycle)
 }
 
 
+/*
+ * STOPPING=1, unless the service goes on in the other master of a binary
+ * upgrade: this one is the old binary (the new one said MAINPID= itself),
+ * or the new binary being rolled back (the old one said it again). The
+ * unit has NotifyAccess=all for that (contrib/systemd/scalws.service).
+ */
+static void
+sws_notify_stopping(sws_cycle_t *cycle, const char *status)
+{
+    if (sws_new_binary != 0 || sws_upgrade_parent_runs()) {
+        return;
+    }
+    sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "%s", status);
+}
+
+
 static void
 sws_master_stop(sws_cycle_t *cycle, int signo)
 {
@@ -699,14 +798,14 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
-        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "gracefully shutting down");
+        sws_notify_stopping(cycle, "gracefully shutting down");
         sws_master_state = SWS_MASTER_QUITTING;
     } else {
         if (sws_master_state == SWS_MASTER_TERMINATING) {
             return;
         }
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
-        sws_notify(cycle->log, SWS_NOTIFY_STOPPING, "shutting down");
+        sws_notify_stopping(cycle, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
         sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
         /* Fast: the helpers stop with the workers, not after them. */
@@ -927,6 +1026,8 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "starting the workers again (HUP "
                           "after WINCH), generation %lu", (unsigned long) sws_generation);
             sws_start_workers(cycle);
+            /* A rollback: systemd follows this master again (MAINPID=). */
+            sws_notify_serving(cycle);
         }
         if (sws_reconfigure) {
             sws_reconfigure = 0;

@@ -50,6 +50,9 @@ sws_int_t sws_save_argv(int argc, char *const *argv);
 typedef struct {
     sws_uint_t  ready;
     uint64_t    busy_ns;
+    /* The master retires the worker of this pid with its own reuseport
+     * sockets steered away (sws_reuseport.c): on QUIT it drains them. */
+    pid_t       drain;
 } sws_worker_stat_t;
 
 /* In a worker whose busy time the master wants: its slot, else NULL. */

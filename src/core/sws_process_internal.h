@@ -23,6 +23,12 @@ extern sws_uint_t  sws_worker_generation;
 /* USR2: fork and exec the binary of the saved command line with cycle's
  * listening sockets inherited (sws_upgrade.c). The child's pid, or -1. */
 pid_t sws_upgrade_exec(sws_cycle_t *cycle);
+/* The old master, in a new binary started by its USR2 (sws_upgrade_began
+ * notes it at start-up, when sockets were inherited); 0 in others. While it
+ * runs, it is the one systemd may follow again (a rollback): this master's
+ * end is not the service's. */
+void  sws_upgrade_began(void);
+int   sws_upgrade_parent_runs(void);
 
 /* Run every module's init_master hook; logs which one failed. */
 sws_int_t sws_init_master_modules(sws_cycle_t *cycle);

@@ -27,6 +27,7 @@
 extern char **environ;
 
 static char **sws_argv;
+static pid_t   sws_upgrade_parent;
 
 
 /* A copy of the command line, argv[0] made absolute: the master may run
@@ -141,4 +142,20 @@ sws_upgrade_exec(sws_cycle_t *cycle)
     free(var);
     free(env);
     return pid;
+}
+
+
+void
+sws_upgrade_began(void)
+{
+    sws_upgrade_parent = getppid();
+}
+
+
+int
+sws_upgrade_parent_runs(void)
+{
+    /* Once it has exited this process has another parent (init, or a
+     * subreaper such as systemd). */
+    return sws_upgrade_parent > 1 && getppid() == sws_upgrade_parent;
 }

@@ -177,8 +177,13 @@ void       sws_listening_inherited_close(void);
 char      *sws_listening_env(sws_cycle_t *cycle);
 /* Worker: register the accept events of this worker's sockets. */
 sws_int_t sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker);
-/* Worker: stop accepting (graceful shutdown). */
-void      sws_listening_disable(sws_cycle_t *cycle);
+/* Worker: stop accepting (graceful shutdown); keep_own: except on this
+ * worker's own (reuseport) TCP sockets, which a retired worker drains. */
+void      sws_listening_disable(sws_cycle_t *cycle, int keep_own);
+/* Master, adaptive runtime: open worker w's missing reuseport TCP sockets;
+ * close the master's copies of them. */
+sws_int_t sws_listening_worker_open(sws_cycle_t *cycle, sws_uint_t w);
+void      sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
 /* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time

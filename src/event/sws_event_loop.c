@@ -5,6 +5,7 @@
 #include "sws_event.h"
 #include "sws_process.h"
 #include "sws_events_module.h"
+#include "sws_reuseport.h"
 #include "sws_core_module.h"
 #include "../core/sws_log_internal.h"
 
@@ -77,7 +78,8 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
 {
     uint64_t         now;
     sws_core_conf_t *ccf = sws_core_conf(cycle);
-    sws_msec_t       timer, deadline = 0;
+    sws_msec_t       timer, deadline = 0, drain_until = 0;
+    int              drain = 0;
 
     sws_worker_init(cycle, worker);
     sws_worker_accepting(worker);
@@ -95,11 +97,25 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
             sws_exiting = 1;
             sws_exiting_idle = ccf->shutdown_idle;
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "gracefully shutting down");
-            sws_listening_disable(cycle);
+            drain = sws_worker_stat != NULL
+                    && __atomic_load_n(&sws_worker_stat->drain, __ATOMIC_ACQUIRE) == sws_pid;
+            if (drain) {
+                drain_until = sws_current_msec() + SWS_REUSEPORT_DRAIN;
+            }
+            sws_listening_disable(cycle, drain);
             sws_shutdown_connections();
             if (ccf->shutdown_timeout > 0) {
                 deadline = sws_current_msec() + ccf->shutdown_timeout;
             }
+        }
+
+        if (drain && sws_current_msec() >= drain_until
+            && !sws_reuseport_queued(cycle, worker))
+        {
+            /* Retired: what began before the master steered new
+             * connections away from this worker's sockets has come. */
+            drain = 0;
+            sws_listening_disable(cycle, 0);
         }
 
         if (sws_exiting) {
@@ -124,6 +140,9 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
         timer = sws_event_find_timer();
         if (sws_exiting && (timer == -1 || timer > 500)) {
             timer = 500;   /* re-check the shutdown state */
+        }
+        if (drain && (timer == -1 || timer > 50)) {
+            timer = 50;    /* the end of the drain */
         }
 
         /* The adaptive runtime: the time from a wake-up to the next wait is

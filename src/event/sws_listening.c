@@ -434,6 +434,46 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
     return SWS_OK;
 }
 
+/* The adaptive runtime with tcp_migrate_req (sws_reuseport.c): worker w's
+ * TCP sockets are opened before it starts, and the master's copies closed
+ * when it is retired (the kernel moves their queues to the others once
+ * the worker has closed its copies too). UDP sockets stay. */
+sws_int_t
+sws_listening_worker_open(sws_cycle_t *cycle, sws_uint_t w)
+{
+    sws_uint_t        i;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (ls->udp || w >= ls->worker_fds_n || ls->worker_fds[w] != -1) {
+            continue;
+        }
+        ls->worker_fds[w] = sws_open_socket(cycle, ls);
+        if (ls->worker_fds[w] == -1) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
+
+void
+sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w)
+{
+    sws_uint_t        i;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        /* Worker 0 always runs (worker_processes_min >= 1): ls->fd is its. */
+        if (ls->udp || w == 0 || w >= ls->worker_fds_n || ls->worker_fds[w] == -1) {
+            continue;
+        }
+        close(ls->worker_fds[w]);
+        ls->worker_fds[w] = -1;
+    }
+}
+
 void
 sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
 {
@@ -446,7 +486,9 @@ sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
             /* The new cycle owns the sockets; close only the extra
              * reuseport sockets it did not take. */
             for (w = ls->inherited_n; w < ls->worker_fds_n; w++) {
-                close(ls->worker_fds[w]);
+                if (ls->worker_fds[w] != -1) {
+                    close(ls->worker_fds[w]);
+                }
             }
             continue;
         }
@@ -547,7 +589,7 @@ sws_event_accept(sws_event_t *ev)
 sws_int_t
 sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
 {
-    sws_uint_t        i;
+    sws_uint_t        i, w;
     sws_listening_t **lss = cycle->listening.elts, *ls;
     sws_connection_t *c;
     int               fd;
@@ -555,6 +597,18 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
+        /* The other workers' sockets are theirs: a copy here would keep a
+         * retired worker's socket in its group, with a queue nobody
+         * accepts (sws_reuseport.c). */
+        for (w = 0; w < ls->worker_fds_n; w++) {
+            if (ls->worker_fds[w] != fd && ls->worker_fds[w] != -1) {
+                close(ls->worker_fds[w]);
+                ls->worker_fds[w] = -1;
+            }
+        }
+        if (ls->worker_fds_n) {
+            ls->fd = fd;
+        }
         if (ls->udp) {
             if (sws_udp_listening_enable(ls, fd, cycle) != SWS_OK) {
                 return SWS_ERROR;
@@ -578,7 +632,7 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
 }
 
 void
-sws_listening_disable(sws_cycle_t *cycle)
+sws_listening_disable(sws_cycle_t *cycle, int keep_own)
 {
     sws_uint_t        i;
     sws_listening_t **lss = cycle->listening.elts, *ls;
@@ -587,7 +641,7 @@ sws_listening_disable(sws_cycle_t *cycle)
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         c = ls->connection;
-        if (c == NULL) {
+        if (c == NULL || (keep_own && ls->worker_fds_n > 0 && !ls->udp)) {
             continue;
         }
         if (ls->udp && c->shutdown != NULL) {

@@ -84,11 +84,16 @@ def test_worker_cpus_pins_workers(sws):
         assert line.split(":")[1].strip() == str(cpu), line
 
 
-def test_reuseport_keeps_the_maximum(sws):
+def test_reuseport_scales_too(sws):
+    # One socket per worker no longer keeps the maximum (the ways it
+    # retires one: test_adaptive_reuseport.py).
     s = sws(main=MAIN, loglevel="notice",
             server="        listen 127.0.0.1:@PORT2@ reuseport;\n", ports=2)
-    assert h.wait_for(lambda: len(workers(s)) == 2, 5), workers(s)
-    assert "keep worker_processes_max (2) workers" in s.error_log()
+    assert h.wait_for(lambda: len(workers(s)) == 1, 5), workers(s)
+    time.sleep(1.5)
+    assert len(workers(s)) == 1, workers(s)
+    assert "keep worker_processes_max" not in s.error_log()
+    assert h.exchange(s.ports[1], h.request("GET", "/respond"), timeout=5).status == 200
 
 
 def test_adaptive_configuration_errors(tmp_path):

@@ -687,7 +687,7 @@ START_TEST(event_loop_delivers_batches)
     ck_assert_ptr_eq(seen.us[0]->listening, ls);
     ck_assert_int_ge(rounds, 1);
 
-    sws_listening_disable(&f.cycle);
+    sws_listening_disable(&f.cycle, 0);
     sws_listening_close(&f.cycle, 0);
     close(c);
     sws_epoll_done();
