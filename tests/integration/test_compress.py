@@ -396,6 +396,16 @@ def test_gzip_crc_every_length(sws, origin):
             assert gzip.decompress(r.body) == text_body(n), n
 
 
+def test_empty_and_tiny_bodies_of_unknown_length(sws, origin):
+    # A chunked body of 0, 1 or 2 bytes (no length, so no gzip_min_length):
+    # a coder finished with (almost) nothing in it still makes a stream
+    # that decodes, with its trailer.
+    srv, o = proxy_srv(sws, origin)
+    for coding in ("gzip", "br", "zstd"):
+        for n in (0, 1, 2):
+            check(get(srv, "/text/%d?chunked=1" % n, coding), coding, text_body(n))
+
+
 def test_proxied_already_encoded_or_no_transform(sws, origin):
     srv, o = proxy_srv(sws, origin)
     r = get(srv, "/text/5000?ce=gzip", "gzip")
