@@ -3,16 +3,16 @@
  * otherwise), brotli and zstd behind one streaming interface: run over
  * some input into some output room, with a mode (go on, flush, finish).
  *
- * Memory: a worker keeps a few zlib states and zstd contexts between
- * responses (reset, not freed: see sws_compress_idle_t), so that a busy
- * worker compresses in memory that is already its own and warm in the
- * cache rather than allocating, zeroing and freeing 200 KiB a response.
- * brotli has no reset: an encoder per response, freed by a pool cleanup.
- * Each coder's window is
- * fitted to the body when its length is known (as nginx fits zlib's), so a
- * small response does not cost a large window: gzip up to a 32 KiB window
- * (nginx's gzip_window) and a 64 KiB hash (see below), brotli up to 512
- * KiB (lgwin 19), zstd as its level chooses for the pledged size.
+ * Memory: a worker keeps a few igzip and zlib states and zstd contexts
+ * between responses (reset, not freed: see sws_compress_idle_t), so that
+ * a busy worker compresses in memory that is already its own and warm in
+ * the cache rather than allocating, zeroing and freeing 200 KiB a
+ * response. brotli has no reset: an encoder per response, freed by a pool
+ * cleanup. Each coder's window is fitted to the body when its length is
+ * known (as nginx fits zlib's), so a small response does not cost a large
+ * window: zlib up to a 32 KiB window (nginx's gzip_window) and a 64 KiB
+ * hash (see below), brotli up to 512 KiB (lgwin 19), zstd as its level
+ * chooses for the pledged size; igzip's state is fixed (166 KiB).
  */
 #include <stdlib.h>
 #include <zlib.h>
@@ -282,9 +282,10 @@ sws_compress_zlib_run(sws_compress_stream_t *s, const u_char **in, const u_char 
 
 typedef struct sws_compress_isal_s sws_compress_isal_t;
 struct sws_compress_isal_s {
+    /* first: as aligned as malloc's block, as when allocated apart */
+    u_char                level_buf[SWS_COMPRESS_ISAL_BUF_SIZE];
     struct isal_zstream   z;
     sws_compress_isal_t  *next;
-    u_char                level_buf[SWS_COMPRESS_ISAL_BUF_SIZE];
 };
 
 static sws_compress_isal_t  *sws_compress_isal_idle;
