@@ -483,6 +483,38 @@ def test_paused_stream_is_flushed(sws, origin, coding):
         assert got + rest == b"".join(b"data: %d\n\n" % i for i in range(8))
 
 
+def test_flushes_across_tiny_output_buffers(sws, origin):
+    # Two 64-byte output buffers: each flush (an event) ends in a buffer
+    # nearly full or nearly empty, so the coder's flush block and the
+    # bits before it are split across buffers at every offset; each event
+    # must still decode when it arrives, and the whole stream at the end.
+    o = origin()
+    srv = sws(http="    %s\n" % ALL, server="""
+        location /nobuf/ { proxy_pass http://%s/; proxy_buffering off;
+                           gzip_buffers 2 64; gzip_types text/event-stream; }
+""" % o.addr)
+    d = zlib.decompressobj(16 + 15)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/nobuf/sse/12", headers=[("Accept-Encoding", "gzip")]))
+        assert c.read_line().startswith(b"HTTP/1.1 200")
+        while c.read_line() != b"":
+            pass
+        got, t_first = read_compressed_stream(c, d.decompress, b"data: 0\n\n")
+        assert t_first < 0.4, t_first                  # the stream takes 1.2 s
+        for i in range(1, 12):
+            if b"data: %d\n\n" % i not in got:
+                more, _ = read_compressed_stream(c, d.decompress, b"data: %d\n\n" % i)
+                got += more
+            assert got.endswith(b"\n\n"), (i, got)   # flushed whole events
+        while True:                                    # the end: the trailer, then 0
+            n = int(c.read_line(), 16)
+            if n == 0:
+                break
+            got += d.decompress(c.read_exact(n))
+            assert c.read_line() == b""
+    assert d.eof and got == b"".join(b"data: %d\n\n" % i for i in range(12))
+
+
 def test_coder_kept_after_a_stream_cut_between_flushes(sws, origin):
     # A client leaves a flushed gzip stream in the middle: the worker keeps
     # that coder (igzip's or zlib's) and hands it, reset, to the next
