@@ -118,6 +118,10 @@ main(int argc, char **argv)
     u_char *back;
     z_stream d;
 
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s zlib-nginx|zlib-ours|libdeflate|isal LEVEL FILE REPS\n", argv[0]);
+        return 2;
+    }
     lib = argv[1]; level = atoi(argv[2]); reps = atoi(argv[4]);
     f = fopen(argv[3], "rb");
     fseek(f, 0, SEEK_END); in_len = ftell(f); rewind(f);
