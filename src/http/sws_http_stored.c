@@ -67,6 +67,9 @@ sws_http_stored_skip(const sws_str_t *name)
     case 10:
         return sws_strncasecmp(name->data, (u_char *) "connection", 10) == 0
                || sws_strncasecmp(name->data, (u_char *) "keep-alive", 10) == 0;
+    case 13:
+        /* the range filter says it, for a 200 (else it was said twice) */
+        return sws_strncasecmp(name->data, (u_char *) "accept-ranges", 13) == 0;
     case 14:
         return sws_strncasecmp(name->data, (u_char *) "content-length", 14) == 0;
     case 17:

@@ -106,7 +106,7 @@ def refill_over(srv, o, n, paths):
 def test_a_purge_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfile):
     o = corigin()
     body = numbered(BIG)
-    o.set("/c/big", body=body, headers=cc("max-age=600"))
+    o.set("/c/big", body=body, headers=cc("max-age=600") + [("Accept-Ranges", "bytes")])
     srv = big_server(sws, o, sendfile)
     assert get(srv, "/c/big")[1] == "MISS"
     r, st = get(srv, "/c/big")
@@ -120,6 +120,7 @@ def test_a_purge_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfile):
     assert not logged(srv, "slow") and len(c.body) < BIG
     got = c.rest()
     assert b" 200 " in c.head.split(b"\r\n")[0] and b"Age: " in c.head
+    assert c.head.lower().count(b"accept-ranges:") == 1            # not twice
     assert len(got) == BIG and got == body
     assert h.wait_for(lambda: logged(srv, "slow"), timeout=5)
     [line] = [s for s in statuses(srv) if s[-1] == "slow"]
