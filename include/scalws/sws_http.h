@@ -171,6 +171,17 @@ int              sws_http_is_internal(sws_http_request_t *r);
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r);
 /* The value of the first header with this lower-case name, or NULL. */
 const sws_str_t   *sws_http_header_in(sws_http_request_t *r, const char *lcname, size_t len);
+/*
+ * Basic credentials (RFC 7617) in an Authorization value: "Basic" (any
+ * case), spaces, the base64 of "user:password", optional trailing spaces.
+ * buf (SWS_HTTP_MAX_CREDENTIALS bytes) receives the decoded credentials;
+ * user and password point into it. SWS_OK, or SWS_DECLINED when the value
+ * is another scheme or malformed: bad base64, no ':', a NUL or control
+ * byte, longer than SWS_HTTP_MAX_CREDENTIALS.
+ */
+#define SWS_HTTP_MAX_CREDENTIALS  1024
+sws_int_t          sws_http_parse_basic_credentials(const u_char *value, size_t len,
+    u_char *buf, sws_str_t *user, sws_str_t *password);
 /* -1 if the request has no body length (no body, or chunked). */
 off_t              sws_http_content_length_in(sws_http_request_t *r);
 int                sws_http_has_body(sws_http_request_t *r);

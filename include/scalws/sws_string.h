@@ -59,6 +59,14 @@ size_t     sws_escape_uri_len(const u_char *src, size_t len, sws_uint_t mode);
 /* Write src escaped into dst (sws_escape_uri_len() bytes); returns the end. */
 u_char    *sws_escape_uri(u_char *dst, const u_char *src, size_t len, sws_uint_t mode);
 
+/* base64 (RFC 4648, standard alphabet). Decode into dst (room for
+ * len * 3 / 4 bytes; "=" padding optional): the decoded length, or -1 for a
+ * byte outside the alphabet, misplaced padding or an impossible length.
+ * Encode len bytes into dst (room for 4 * ((len + 2) / 3)), padded; returns
+ * the end. */
+ssize_t    sws_decode_base64(u_char *dst, const u_char *src, size_t len);
+u_char    *sws_encode_base64(u_char *dst, const u_char *src, size_t len);
+
 uint32_t   sws_hash_key(const u_char *data, size_t len);
 uint32_t   sws_hash_key_lc(const u_char *data, size_t len);
 

@@ -1,8 +1,9 @@
 /*
  * The auth_basic module: nginx's HTTP Basic authentication against
  * htpasswd files. The directives and the access check are in
- * sws_auth_basic_module.c; the parsers of outside input (the Authorization
- * field, password file lines, base64) in sws_auth_basic_parse.c, which
+ * sws_auth_basic_module.c; the parser of password file lines in
+ * sws_auth_basic_parse.c (the Authorization field and base64 are the
+ * core's: sws_http_parse_basic_credentials, sws_decode_base64), which
  * depends on nothing else (the fuzz target links it alone); the password
  * schemes in sws_auth_basic_crypt.c; the per-worker cache of password
  * files, re-read when they change, in sws_auth_basic_file.c.
@@ -14,26 +15,10 @@
 
 /* Longest user:password we decode (the field's base64 is at most 4/3 of
  * it): longer credentials are refused as malformed. */
-#define SWS_AUTH_BASIC_MAX_CREDENTIALS  1024
+#define SWS_AUTH_BASIC_MAX_CREDENTIALS  SWS_HTTP_MAX_CREDENTIALS
 
 /* ---- sws_auth_basic_parse.c ---- */
 
-/* Decode base64 (RFC 4648, "=" padding optional) into dst, which has room
- * for len * 3 / 4 bytes. Returns the decoded length, or -1 for a character
- * outside the alphabet, misplaced padding or a length that cannot be. */
-ssize_t   sws_auth_basic_decode_base64(u_char *dst, const u_char *src, size_t len);
-/* Encode len bytes into dst (room for 4 * ((len + 2) / 3)), padded;
- * returns the end. */
-u_char   *sws_auth_basic_encode_base64(u_char *dst, const u_char *src, size_t len);
-/*
- * An Authorization value: "Basic" (any case), spaces, the base64 of
- * "user:password", optional trailing spaces. buf (SWS_AUTH_BASIC_MAX_CREDENTIALS
- * bytes) receives the decoded credentials; user and password point into
- * it. SWS_OK, or SWS_DECLINED when the value is another scheme or
- * malformed: bad base64, no ':', a NUL or control byte, too long.
- */
-sws_int_t sws_auth_basic_parse_authorization(const u_char *value, size_t len, u_char *buf,
-    sws_str_t *user, sws_str_t *password);
 /*
  * Split the next line off [*pos, end) (LF or CRLF ends it); *pos moves past
  * it. Returns 0 at the end, else 1 with line set.

@@ -173,7 +173,7 @@ sws_auth_basic_sha(const sws_str_t *password, const sws_str_t *stored, int salte
     if (stored->len > sizeof(raw) / 3 * 4) {
         return 0;
     }
-    n = sws_auth_basic_decode_base64(raw, stored->data, stored->len);
+    n = sws_decode_base64(raw, stored->data, stored->len);
     if (n < 20 || (!salted && n != 20)) {
         return 0;
     }

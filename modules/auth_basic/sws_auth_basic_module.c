@@ -197,7 +197,7 @@ sws_auth_basic_handler(sws_http_request_t *r)
     if (buf == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    if (sws_auth_basic_parse_authorization(auth->data, auth->len, buf, &user, &password)
+    if (sws_http_parse_basic_credentials(auth->data, auth->len, buf, &user, &password)
         != SWS_OK)
     {
         sws_log_error(SWS_LOG_INFO, sws_http_log(r), 0,

@@ -276,6 +276,7 @@ typedef struct {
     unsigned               bypass:1;
     unsigned               background:1; /* answered stale: the update is the cache's */
     unsigned               body_in_file:1; /* a memory copy's body sent from fd */
+    unsigned               only_if_cached:1; /* the request's: no origin request */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;

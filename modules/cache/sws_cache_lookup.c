@@ -584,6 +584,23 @@ send:
     return rc;
 }
 
+/* What decide said, unless the request allows no origin request: a request
+ * with only-if-cached that the cache cannot answer gets 504 (RFC 9111
+ * 5.2.1.7). */
+static sws_int_t
+sws_cache_decided(sws_cache_ctx_t *ctx, sws_int_t rc)
+{
+    if (ctx->only_if_cached
+        && (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE))
+    {
+        sws_cache_unlock(ctx);
+        ctx->have_stale = 0;
+        ctx->status = SWS_CACHE_MISS;
+        return SWS_HTTP_GATEWAY_TIME_OUT;
+    }
+    return rc;
+}
+
 /* Waiting for another request's fill of the key: look again. */
 static void
 sws_cache_wait_handler(sws_http_request_t *r)
@@ -596,7 +613,7 @@ sws_cache_wait_handler(sws_http_request_t *r)
          * (proxy_cache_lock_timeout, as nginx) */
         ctx->no_store = 1;
         ctx->status = SWS_CACHE_MISS;
-        sws_http_upstream_cache_resume(r, SWS_UPSTREAM_CACHE_MISS);
+        sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, SWS_UPSTREAM_CACHE_MISS));
         return;
     }
     rc = sws_cache_decide(r, ctx);
@@ -606,7 +623,7 @@ sws_cache_wait_handler(sws_http_request_t *r)
         }
         return;
     }
-    sws_http_upstream_cache_resume(r, rc);
+    sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, rc));
 }
 
 sws_int_t
@@ -616,6 +633,7 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
     sws_cache_ctx_t       *ctx;
     sws_uint_t             method = sws_http_method(r);
     sws_str_t              key;
+    sws_cache_cc_t         rcc;
     sws_int_t              rc;
 
     (void) data;
@@ -648,13 +666,18 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
     if (sws_cache_any(r, lcf->no_cache)) {
         ctx->no_store = 1;
     }
+    sws_cache_cc_request(r, &rcc);
+    if (rcc.no_store) {
+        ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
+    }
+    ctx->only_if_cached = rcc.only_if_cached;
     if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
         return SWS_DECLINED;
     }
 
     rc = sws_cache_decide(r, ctx);
     if (rc != SWS_BUSY) {
-        return rc;
+        return sws_cache_decided(ctx, rc);
     }
     ctx->wait_until = sws_current_msec() + lcf->lock_timeout;
     if (sws_http_set_timer(r, SWS_CACHE_LOCK_POLL, sws_cache_wait_handler) != SWS_OK) {

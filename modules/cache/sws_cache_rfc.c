@@ -7,14 +7,16 @@
  */
 #include "sws_cache.h"
 
-/* delta-seconds: digits, saturating; -1 if none. */
+/* delta-seconds: digits only, saturating; -1 if none or anything else
+ * follows ("12abc" is invalid, RFC 9111 1.2.2). max-age="60" is tolerated. */
 static time_t
 sws_cache_delta(const u_char *p, const u_char *last)
 {
     time_t  t = 0;
-    int     any = 0;
+    int     any = 0, quoted = 0;
 
-    if (p < last && *p == '"') {              /* max-age="60" is tolerated */
+    if (p < last && *p == '"') {
+        quoted = 1;
         p++;
     }
     for (; p < last && *p >= '0' && *p <= '9'; p++) {
@@ -23,7 +25,13 @@ sws_cache_delta(const u_char *p, const u_char *last)
             t = t * 10 + (*p - '0');
         }
     }
-    return any ? t : -1;
+    if (quoted && p < last && *p == '"') {
+        p++;
+    }
+    while (p < last && (*p == ' ' || *p == '\t')) {
+        p++;
+    }
+    return any && p == last ? t : -1;
 }
 
 static int
@@ -241,6 +249,11 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     if (cc.no_store) {
         return "of no-store";
     }
+    if (status == SWS_HTTP_PARTIAL_CONTENT) {
+        /* a part is never served as the whole (RFC 9111 3.3); Range
+         * requests are answered from complete entries */
+        return "it is partial (206)";
+    }
     if (cc.private_) {
         return "it is private";
     }
@@ -318,7 +331,9 @@ sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc)
 
     sws_cache_cc_init(cc);
     for (i = 0; i < in->nelts; i++) {
-        if (h[i].name.len == 13 && memcmp(h[i].name.data, "cache-control", 13) == 0) {
+        if (h[i].name.len == 13
+            && sws_strncasecmp(h[i].name.data, (u_char *) "cache-control", 13) == 0)
+        {
             sws_cache_cc_parse(&h[i].value, cc);
         }
     }

@@ -493,7 +493,11 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     sws_helper_read(cycle, p, 1);
     sws_helper_out_close(cycle, p, 0);
     sws_helper_out_close(cycle, p, 1);
-    sws_helper_log_exit(cycle, p, status, p->state == SWS_HELPER_STOPPING);
+    /* a helper that ends its work (code 0, not to be restarted) ends as expected */
+    sws_helper_log_exit(cycle, p, status,
+                        p->state == SWS_HELPER_STOPPING
+                        || (WIFEXITED(status) && WEXITSTATUS(status) == 0 && p->def != NULL
+                            && p->def->restart != SWS_HELPER_RESTART_ALWAYS));
     p->pid = 0;
 
     if (p->state == SWS_HELPER_STOPPING) {

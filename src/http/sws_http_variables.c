@@ -33,12 +33,30 @@ static sws_int_t sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op,
 
 #define sws_http_var_set(v, s)  do { (v)->len = sizeof(s) - 1; (v)->data = (u_char *) (s); } while (0)
 
+/* $remote_user: the user of Basic credentials; empty for none, another
+ * scheme or a malformed value. */
 static void
-sws_http_var_empty(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+sws_http_var_remote_user(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    (void) r; (void) op;
+    const sws_str_t  *auth = sws_http_header_in(r, "authorization", 13);
+    sws_str_t         user, password;
+    u_char           *buf;
+
+    (void) op;
     v->len = 0;
-    v->data = NULL;
+    if (auth == NULL) {
+        return;
+    }
+    buf = sws_pnalloc(r->pool, SWS_HTTP_MAX_CREDENTIALS);
+    if (buf == NULL) {
+        return;
+    }
+    if (sws_http_parse_basic_credentials(auth->data, auth->len, buf, &user, &password)
+        == SWS_OK)
+    {
+        sws_memzero(password.data, password.len);    /* no copy of a password left */
+        *v = user;
+    }
 }
 
 static void
@@ -1149,7 +1167,7 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "binary_remote_addr",   sws_http_var_binary_remote_addr },
     { "remote_port",          sws_http_var_remote_port },
     { "limit_rate",           sws_http_var_limit_rate },
-    { "remote_user",          sws_http_var_empty },
+    { "remote_user",          sws_http_var_remote_user },
     { "time_local",           sws_http_var_time_local },
     { "time_iso8601",         sws_http_var_time_iso8601 },
     { "msec",                 sws_http_var_msec },

@@ -27,7 +27,7 @@ sws_fuzz_authorization(const u_char *in, size_t size)
     sws_str_t  user, password;
     size_t     i;
 
-    if (sws_auth_basic_parse_authorization(in, size, buf, &user, &password) != SWS_OK) {
+    if (sws_http_parse_basic_credentials(in, size, buf, &user, &password) != SWS_OK) {
         return;
     }
     sws_fuzz_inside(&user, buf, sizeof(buf));
@@ -86,12 +86,12 @@ sws_fuzz_base64(const u_char *in, size_t size)
         free(dec);
         return;
     }
-    elen = (size_t) (sws_auth_basic_encode_base64(enc, in, size) - enc);
-    n = sws_auth_basic_decode_base64(dec, enc, elen);
+    elen = (size_t) (sws_encode_base64(enc, in, size) - enc);
+    n = sws_decode_base64(dec, enc, elen);
     if (n != (ssize_t) size || memcmp(dec, in, size) != 0) {
         abort();
     }
-    n = sws_auth_basic_decode_base64(dec, in, size);
+    n = sws_decode_base64(dec, in, size);
     if (n > (ssize_t) (size * 3 / 4)) {
         abort();
     }

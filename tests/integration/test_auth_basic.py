@@ -84,6 +84,7 @@ SERVER = """
         location = /all-local { allow 127.0.0.1; deny all; respond 200 "all"; }
         location = /all-deny { deny all; respond 200 "alld"; }
         location = /any-noauth { satisfy any; auth_basic off; deny all; respond 200 "x"; }
+        location = /who { auth_basic off; return 200 "[$remote_user]"; }
 """
 
 
@@ -353,3 +354,18 @@ def test_config_errors_name_file_and_line(tmp_path):
         assert rc not in (None, 0) and needle in out, (http, out)
         assert "scalws.conf:1" in out, out
         assert not listening, http
+
+
+@pytest.mark.parametrize("auth,user", [
+    (None, ""), ("basic", "plain"), ("Basic !!!", ""), ("Bearer abc", ""),
+    ("Basic " + base64.b64encode(b"nocolon").decode(), ""),
+    ("Basic " + base64.b64encode(b"u\x01x:p").decode(), ""),
+    ("Basic " + base64.b64encode(b"x" * 2000 + b":p").decode(), ""),
+    ("Basic " + base64.b64encode(b"\xc3\xa9t\xc3\xa9:p").decode(), "\u00e9t\u00e9"),
+])
+def test_remote_user(srv, auth, user):
+    # $remote_user is the user of Basic credentials, checked or not (as nginx)
+    if auth == "basic":
+        auth = basic("plain", "anything")
+    r = get(srv, "/who", auth)
+    assert r.status == 200 and r.body.decode() == "[%s]" % user, r

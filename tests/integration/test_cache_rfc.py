@@ -105,6 +105,54 @@ def test_no_store_and_private_are_never_stored(sws, corigin, value):
     assert o.count("/c/n") == 2
 
 
+def test_a_partial_response_is_never_stored(sws, corigin):
+    # a 206 served from the cache to a plain GET would look like the whole
+    o = corigin()
+    o.set("/c/part", status=206, body=b"abc",
+          headers=cc("max-age=60", ("Content-Range", "bytes 0-2/10")))
+    srv = start(sws, o)
+    assert twice(srv, "/c/part") == ("MISS", "MISS")
+    assert o.count("/c/part") == 2
+
+
+@pytest.mark.parametrize("value,stored", [
+    ("max-age=60", True), ('max-age="60"', True), ("max-age=60 , public", True),
+    ("max-age=12abc", False), ("max-age=", False), ("max-age=-1", False),
+    ("max-age=1e3", False), ("max-age=99999999999999999999999", True)])
+def test_delta_seconds_are_digits_only(sws, corigin, value, stored):
+    # an invalid max-age makes the response stale (RFC 9111 1.2.2, 4.2.1);
+    # one too large for the clock saturates
+    o = corigin()
+    o.set("/c/d", headers=cc(value))
+    srv = start(sws, o)
+    assert twice(srv, "/c/d") == ("MISS", "HIT" if stored else "MISS")
+
+
+def test_request_no_store_stores_nothing(sws, corigin):
+    o = corigin()
+    srv = start(sws, o)
+    assert get(srv, "/c/rns", headers=["Cache-Control: no-store"])[1] == "MISS"
+    assert twice(srv, "/c/rns") == ("MISS", "HIT")
+    assert o.count("/c/rns") == 2
+
+
+def test_only_if_cached(sws, corigin):
+    # RFC 9111 5.2.1.7: a miss is 504 without asking the origin; a hit is
+    # served; a stale entry is not
+    o = corigin()
+    o.set("/c/oic", body=b"one", headers=cc("max-age=1"))
+    srv = start(sws, o)
+    oic = ["Cache-Control: only-if-cached"]
+    r, st = get(srv, "/c/oic", headers=oic)
+    assert r.status == 504 and o.count("/c/oic") == 0
+    assert get(srv, "/c/oic")[1] == "MISS"
+    r, st = get(srv, "/c/oic", headers=oic)
+    assert (r.status, st, r.body) == (200, "HIT", b"one")
+    assert h.wait_for(lambda: get(srv, "/c/oic", headers=oic)[0].status == 504, timeout=5)
+    assert o.count("/c/oic") == 1
+    assert get(srv, "/c/oic")[1] == "EXPIRED"         # the lock was let go
+
+
 def test_set_cookie_is_not_stored_unless_ignored(sws, corigin):
     o = corigin()
     o.set("/c/ck", headers=cc("max-age=60", ("Set-Cookie", "a=1")))

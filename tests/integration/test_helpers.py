@@ -250,6 +250,11 @@ def test_restart_policies_and_last_partial_line(sws, load, state_dir):
     text = s.error_log()
     assert text.count('started helper "once"') == 1
     assert text.count('started helper "never"') == 1
+    # a helper that ends its work (code 0, restart on-failure) is not an alert;
+    # one that fails, or a restart-always helper that ends, is
+    assert re.search(r'notice\] \d+#0: helper "once" process \d+ exited with code 0', text)
+    assert re.search(r'alert\] \d+#0: helper "never" process \d+ exited with code 4', text)
+    assert re.search(r'alert\] \d+#0: helper "always" process \d+ exited with code 0', text)
 
 
 # ---------------------------------------------------------------- reload

@@ -376,6 +376,33 @@ END_TEST
 #define ATOOF(s)  sws_atoof((const u_char *) (s), sizeof(s) - 1)
 #define HEXTOI(s) sws_hextoi((const u_char *) (s), sizeof(s) - 1)
 
+START_TEST(str_base64)
+{
+    static const struct { const char *plain, *enc; } v[] = {   /* RFC 4648 10 */
+        { "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" }, { "foo", "Zm9v" },
+        { "foob", "Zm9vYg==" }, { "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" },
+    };
+    u_char   out[16];
+    size_t   i;
+    ssize_t  n;
+
+    for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+        n = sws_encode_base64(out, (const u_char *) v[i].plain, strlen(v[i].plain)) - out;
+        ck_assert_int_eq(n, (ssize_t) strlen(v[i].enc));
+        ck_assert(memcmp(out, v[i].enc, (size_t) n) == 0);
+        n = sws_decode_base64(out, (const u_char *) v[i].enc, strlen(v[i].enc));
+        ck_assert_int_eq(n, (ssize_t) strlen(v[i].plain));
+        ck_assert(memcmp(out, v[i].plain, (size_t) n) == 0);
+    }
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm8", 3), 2);   /* unpadded */
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Z", 1), -1);
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm=8", 4), -1);
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zg===", 5), -1);
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm9v!A==", 8), -1);
+    ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm9v YQ==", 9), -1);
+}
+END_TEST
+
 START_TEST(str_atoi)
 {
     ck_assert_int_eq(ATOI("0"), 0);
@@ -1379,6 +1406,7 @@ core_suite(void)
 
     tc = tcase_create("string");
     tcase_add_test(tc, str_atoi);
+    tcase_add_test(tc, str_base64);
     tcase_add_test(tc, str_parse_size);
     tcase_add_test(tc, str_parse_time);
     tcase_add_test(tc, str_compare);
