@@ -393,6 +393,12 @@ int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if
  */
 void       sws_http_upstream_cache_resume(sws_http_request_t *r, sws_int_t rc);
 
+/* ABI 1.4. The directory of the location's *_temp_path (proxy_temp_path,
+ * fastcgi_temp_path): absolute, made by the master, no trailing slash.
+ * For a module that writes its own temporary files there (a cache with
+ * use_temp_path=on). */
+const sws_str_t *sws_http_upstream_temp_dir(sws_http_upstream_t *u);
+
 /*
  * ABI 1.4. First thing in a protocol module's content handler, before
  * sws_http_upstream_create(): the location's cache may answer a fresh hit

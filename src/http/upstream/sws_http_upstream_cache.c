@@ -263,6 +263,12 @@ sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc)
     return rc;
 }
 
+const sws_str_t *
+sws_http_upstream_temp_dir(sws_http_upstream_t *u)
+{
+    return &u->conf->temp_path->name;
+}
+
 void
 sws_http_upstream_cache_background(sws_http_upstream_t *u)
 {
