@@ -112,7 +112,6 @@ typedef struct {
     uint32_t               size;        /* of data */
     uint32_t               orphan;      /* atomic: 1 no node points to it, 2 freed */
     uint32_t               reserved;
-    uint64_t               ino;         /* the entry's file (same bytes), 0: unknown */
     u_char                 data[];
 } sws_cache_blob_t;
 
@@ -255,11 +254,9 @@ typedef struct {
     int                    fd;           /* the file, or -1 */
     sws_cache_entry_t      entry;
     off_t                  body_off;     /* where the body starts in blob or fd */
-    uint64_t               ino;          /* fd's inode */
     /* the fill */
     int                    tmp_fd;
     sws_str_t              tmp_name;
-    uint64_t               tmp_ino;      /* the temp file's inode, once closed */
     u_char                *mem;          /* header + body for a memory copy */
     size_t                 mem_len;
     size_t                 mem_cap;
@@ -275,7 +272,6 @@ typedef struct {
     unsigned               filling:1;
     unsigned               bypass:1;
     unsigned               background:1; /* answered stale: the update is the cache's */
-    unsigned               body_in_file:1; /* a memory copy's body sent from fd */
     unsigned               only_if_cached:1; /* the request's: no origin request */
     unsigned               prepared:1;   /* key and request fields evaluated */
 } sws_cache_ctx_t;
@@ -293,10 +289,10 @@ sws_cache_node_t *sws_cache_node_new_locked(sws_cache_path_t *p, const u_char *k
 void              sws_cache_node_remove_locked(sws_cache_path_t *p, sws_cache_node_t *n);
 /* Drop node's memory copy (freed now, or by its last sender). */
 void              sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n);
-/* Give node a memory copy of the len bytes at data (those of the file
- * with inode ino) if mem_size has room (never evicts); 1 if it has one now. */
+/* Give node a memory copy of the len bytes at data if mem_size has room
+ * (never evicts); 1 if it has one now. */
 int               sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n,
-    const u_char *data, size_t len, uint64_t ino);
+    const u_char *data, size_t len);
 void              sws_cache_blob_release(sws_cache_path_t *p, sws_cache_blob_t *b);
 /* PATH/c/ab/<32 hex> into buf (PATH_MAX); returns its length. */
 size_t            sws_cache_file_name(sws_cache_path_t *p, const u_char digest[16], char *buf,

@@ -9,14 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include "sws_cache.h"
 
 #define SWS_CACHE_LOCK_POLL  20       /* ms between looks at a busy key */
-/* From this size on a memory copy's body is sent from its file where the
- * connection can sendfile() (sws_cache_body_from_file): the open, fstat
- * and close it costs are less than copying that much into the socket. */
-#define SWS_CACHE_SENDFILE_MIN  (32 * 1024)
 
 static void
 sws_cache_cleanup(void *data)
@@ -153,33 +148,6 @@ sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char 
 
 /* ---- answering from an entry ---- */
 
-/* The entry's file opened into ctx->fd, with its size and inode (fstat:
- * the one call gives both); name gets its name. */
-static sws_int_t
-sws_cache_open_fd(sws_http_request_t *r, sws_cache_ctx_t *ctx, char *name, size_t size,
-    off_t *fsize)
-{
-    struct stat  st;
-
-    sws_cache_file_name(ctx->path, ctx->digest, name, size);
-    ctx->fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (ctx->fd == -1) {
-        if (errno != ENOENT) {
-            sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "open(\"%s\") failed", name);
-        }
-        return SWS_DECLINED;
-    }
-    if (fstat(ctx->fd, &st) == -1) {
-        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "fstat(\"%s\") failed", name);
-        close(ctx->fd);
-        ctx->fd = -1;
-        return SWS_DECLINED;
-    }
-    ctx->ino = (uint64_t) st.st_ino;
-    *fsize = st.st_size;
-    return SWS_OK;
-}
-
 /* The entry's file: opened and its header checked, kept in ctx. */
 sws_int_t
 sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
@@ -190,11 +158,17 @@ sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     off_t         size;
     const char   *why;
 
-    if (sws_cache_open_fd(r, ctx, name, sizeof(name), &size) != SWS_OK) {
+    sws_cache_file_name(ctx->path, ctx->digest, name, sizeof(name));
+    ctx->fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (ctx->fd == -1) {
+        if (errno != ENOENT) {
+            sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "open(\"%s\") failed", name);
+        }
         return SWS_DECLINED;
     }
+    size = lseek(ctx->fd, 0, SEEK_END);
     buf = sws_pnalloc(sws_http_pool(r), 4096);
-    if (buf == NULL) {
+    if (buf == NULL || size < 0) {
         return SWS_DECLINED;
     }
     n = pread(ctx->fd, buf, 4096, 0);
@@ -266,7 +240,7 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         if (b == NULL || cl == NULL) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (ctx->blob && !ctx->body_in_file) {
+        if (ctx->blob) {
             b->memory = 1;
             b->start = b->pos = ctx->blob->data + ctx->body_off;
             b->end = b->last = b->pos + e->h.body_len;
@@ -296,38 +270,6 @@ sws_cache_take_locked(sws_cache_ctx_t *ctx, sws_cache_node_t *n)
     }
 }
 
-/*
- * A large body of a memory copy goes from the entry's file with sendfile()
- * where the connection sends files that way: the kernel then queues the
- * file's cached pages instead of copying the body out of the zone into
- * the socket's buffers (half the copies per byte on loopback). The file
- * must be the one the copy was made of (its inode: a refill renames
- * another file into the name); an entry's file is never written once
- * renamed into place, and one removed (purge, eviction) stays whole for
- * as long as it is open. Anything else: the body goes from memory.
- */
-static void
-sws_cache_body_from_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
-{
-    char   name[4096];
-    off_t  size;
-
-    if (ctx->blob->ino == 0 || sws_http_method(r) == SWS_HTTP_HEAD
-        || !sws_http_sendfile_enabled(r)
-        || sws_cache_open_fd(r, ctx, name, sizeof(name), &size) != SWS_OK)
-    {
-        return;
-    }
-    if (ctx->ino != ctx->blob->ino
-        || (uint64_t) size != ctx->entry.h.header_len + ctx->entry.h.body_len)
-    {
-        close(ctx->fd);
-        ctx->fd = -1;
-        return;
-    }
-    ctx->body_in_file = 1;
-}
-
 /* After sws_cache_take_locked, without the lock: the entry in ctx->entry. */
 static sws_int_t
 sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
@@ -340,9 +282,6 @@ sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
             sws_cache_entry_map(ctx->blob->data, ctx->blob->size, &ctx->entry);
             ctx->source = "memory";
             ctx->body_off = ctx->entry.h.header_len;
-            if (ctx->entry.h.body_len >= SWS_CACHE_SENDFILE_MIN) {
-                sws_cache_body_from_file(r, ctx);
-            }
             return SWS_OK;
         }
         /* stale: a revalidation needs its ETag, which the full read finds */
@@ -390,7 +329,7 @@ sws_cache_promote(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (n && n->exists && n->mem == NULL && memcmp(n->digest, ctx->digest, 16) == 0
         && n->response_time == ctx->entry.h.response_time)
     {
-        sws_cache_mem_attach_locked(p, n, buf, total, ctx->ino);
+        sws_cache_mem_attach_locked(p, n, buf, total);
     }
     sws_slab_unlock(p->pool);
 }

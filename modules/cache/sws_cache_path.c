@@ -305,7 +305,7 @@ sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n)
 
 int
 sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_char *data,
-    size_t len, uint64_t ino)
+    size_t len)
 {
     sws_cache_blob_t  *b;
 
@@ -320,7 +320,6 @@ sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_ch
     b->refs = 0;
     b->orphan = 0;
     b->reserved = 0;
-    b->ino = ino;
     b->size = (uint32_t) len;
     memcpy(b->data, data, len);
     n->mem = b;

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include "sws_cache.h"
 
 /* Fields an entry does not keep: this response's framing, what the core
@@ -278,19 +277,6 @@ sws_cache_store_body(sws_http_request_t *r, void *data, const u_char *p, size_t 
     return sws_cache_mem_add(r, ctx, p, n);
 }
 
-/* The fill's file is written: its inode names it for the memory copy's
- * hits, which send a large body from it (sws_cache_load), whatever
- * file has its name by then. */
-static void
-sws_cache_tmp_close(sws_cache_ctx_t *ctx)
-{
-    struct stat  st;
-
-    ctx->tmp_ino = fstat(ctx->tmp_fd, &st) == 0 ? (uint64_t) st.st_ino : 0;
-    close(ctx->tmp_fd);
-    ctx->tmp_fd = -1;
-}
-
 /* Put the finished entry (file renamed into place) in the index. */
 static void
 sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, uint64_t total)
@@ -369,7 +355,7 @@ sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, u
         n->marker = m;
     }
     if (ctx->mem && ctx->mem_len == total) {
-        sws_cache_mem_attach_locked(p, n, ctx->mem, total, ctx->tmp_ino);
+        sws_cache_mem_attach_locked(p, n, ctx->mem, total);
     } else {
         sws_cache_mem_detach_locked(p, n);
     }
@@ -400,7 +386,6 @@ sws_cache_move_in(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     sws_cache_path_t  *p = ctx->path;
     u_char             buf[65536], *s;
-    struct stat        st;
     ssize_t            n;
     off_t              at = 0;
     int                in, out;
@@ -423,8 +408,7 @@ sws_cache_move_in(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         {
             at += n;
         }
-        if (n == 0 && fstat(out, &st) == 0) {
-            ctx->tmp_ino = (uint64_t) st.st_ino;
+        if (n == 0) {
             rc = SWS_OK;
         }
     }
@@ -495,7 +479,8 @@ sws_cache_store_end(sws_http_request_t *r, void *data, int complete)
         }
         complete = sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) == SWS_OK;
     }
-    sws_cache_tmp_close(ctx);
+    close(ctx->tmp_fd);
+    ctx->tmp_fd = -1;
     if (!complete || sws_cache_commit(r, ctx) != SWS_OK) {
         unlink((char *) ctx->tmp_name.data);
     }
@@ -638,7 +623,8 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
                         ctx->mem = NULL;
                     }
                 }
-                sws_cache_tmp_close(ctx);
+                close(ctx->tmp_fd);
+                ctx->tmp_fd = -1;
                 if (sws_cache_commit(r, ctx) != SWS_OK) {
                     unlink((char *) ctx->tmp_name.data);
                 }

@@ -1,10 +1,14 @@
 """Large hits (modules/cache): a memory copy's body is sent without being
 copied (buffers into the shared entry, which the request pins until its last
-byte is written), and on a connection that sends files with sendfile() a
-large one goes from the entry's file instead (the kernel queues its cached
-pages). A purge or an eviction while a slow client reads must never change
-what it gets: HTTP/1 with and without sendfile, and HTTP/2. The system
-calls of a hit are counted against nginx's when nginx is installed."""
+byte is written or the connection goes), over HTTP/1 and over HTTP/2 (whose DATA frames are copied from it as the windows open). A purge
+or an eviction while a slow client reads must never change what it gets;
+the memory freed then is refilled with other bytes at once. The system
+calls of a hit are counted against nginx's when nginx is installed.
+
+Sending a large memory hit from its file with sendfile() instead was tried
+and measured (docs/cache.md): on loopback it cost the worker more CPU per
+100 KiB hit than writing from the zone, so hits write from memory.
+"""
 import os
 import shutil
 import socket
@@ -87,10 +91,10 @@ def logged(srv, tag):
     return any(s[-1] == tag for s in statuses(srv))
 
 
-def big_server(sws, o, sendfile, extra=""):
+def big_server(sws, o, extra=""):
+    # sendfile on: what a connection that could send files does with a hit
     return start(sws, o, "mem_size=40m mem_max_object=10m " + extra,
-                 loc="proxy_cache_purge 127.0.0.1;",
-                 http="sendfile %s;" % ("on" if sendfile else "off"))
+                 loc="proxy_cache_purge 127.0.0.1;", http="sendfile on;")
 
 
 def refill_over(srv, o, n, paths):
@@ -102,12 +106,11 @@ def refill_over(srv, o, n, paths):
         assert st == "MISS" and r.body == other(n, i + 1)
 
 
-@pytest.mark.parametrize("sendfile", [True, False], ids=["sendfile", "memory"])
-def test_a_purge_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfile):
+def test_a_purge_while_a_slow_client_reads_a_memory_hit(sws, corigin):
     o = corigin()
     body = numbered(BIG)
     o.set("/c/big", body=body, headers=cc("max-age=600") + [("Accept-Ranges", "bytes")])
-    srv = big_server(sws, o, sendfile)
+    srv = big_server(sws, o)
     assert get(srv, "/c/big")[1] == "MISS"
     r, st = get(srv, "/c/big")
     assert st == "HIT" and source(srv) == "memory" and r.body == body
@@ -128,8 +131,7 @@ def test_a_purge_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfile):
     assert get(srv, "/c/big")[1] == "MISS"
 
 
-@pytest.mark.parametrize("sendfile", [True, False], ids=["sendfile", "memory"])
-def test_an_eviction_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfile):
+def test_an_eviction_while_a_slow_client_reads_a_memory_hit(sws, corigin):
     o = corigin()
     body = numbered(BIG)
     o.set("/c/ev", body=body, headers=cc("max-age=600"))
@@ -137,7 +139,7 @@ def test_an_eviction_while_a_slow_client_reads_a_memory_hit(sws, corigin, sendfi
     # manager drops the copy (mem_size), then the file (max_size), of the
     # least recently used
     srv = start(sws, o, "mem_size=20m mem_max_object=10m max_size=20m",
-                http="sendfile %s;" % ("on" if sendfile else "off"))
+                http="sendfile on;")
     get(srv, "/c/ev")
     [f] = entry_files(srv)
     r, st = get(srv, "/c/ev")
@@ -188,13 +190,13 @@ def test_http2_a_purge_while_a_slow_stream_reads_a_memory_hit(sws, corigin):
     assert line[3] == "HIT" and line[4] == "memory"
 
 
-def test_a_large_memory_hit_on_a_refilled_name_sends_its_own_body(sws, corigin):
-    # the copy held is of the old file; a refill renamed a new one into the
-    # name meanwhile: the hit must not send the new file's bytes
+def test_a_large_memory_hit_on_a_replaced_file_sends_its_own_body(sws, corigin):
+    # the copy held is the entry; another file put under its name (as a
+    # refill renames one in) is not what a memory hit sends
     o = corigin()
     body = numbered(200000)
     o.set("/c/rf", body=body, headers=cc("max-age=600"))
-    srv = big_server(sws, o, True)
+    srv = big_server(sws, o)
     get(srv, "/c/rf")
     [f] = entry_files(srv)
     old = open(f, "rb").read()
@@ -305,16 +307,17 @@ def test_a_large_memory_hit_makes_no_more_system_calls_than_nginx(sws, corigin, 
     n = 20
     ours, bodies = _count_calls(_worker(srv), srv.port, "/c/100k", n, srv.tmp)
     assert bodies == [body] * n and o.count("/c/100k") == 1
-    # the body goes with sendfile, the head in one send, nothing is read
-    assert ours.get("sendfile", 0) >= n, ours
+    # head and body in one write from the zone: nothing opened or read
     writes = sum(ours.get(k, 0) for k in ("sendto", "sendmsg", "writev", "write"))
-    assert writes == n, ours
-    assert not any(k in ours for k in ("read", "pread64", "preadv")), ours
+    assert writes >= n and "sendfile" not in ours, ours
+    assert not any(k in ours for k in ("open", "openat", "read", "pread64", "preadv",
+                                       "newfstatat", "fstat")), ours
+    assert ours.get("close", 0) <= 2, ours        # the connections, not files
     total = _per_hit(ours, n)
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx")
                                       else None)
     if nginx is None:
-        assert total <= 8, ours             # nginx 1.22's, measured
+        assert total <= 4, ours             # recv, the write, a wait (nginx 1.22: 8)
         return
     nd = tmp_path / "nginx"
     nd.mkdir()
