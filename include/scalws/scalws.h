@@ -22,6 +22,7 @@
 #include <scalws/sws_http1.h>
 #include <scalws/sws_upstream.h>
 #include <scalws/sws_regex.h>
+#include <scalws/sws_cidr.h>
 #include <scalws/sws_status.h>
 
 #define SCALWS_VERSION "0.1.0"

@@ -174,7 +174,8 @@ const sws_str_t   *sws_http_header_in(sws_http_request_t *r, const char *lcname,
 /*
  * Basic credentials (RFC 7617) in an Authorization value: "Basic" (any
  * case), spaces, the base64 of "user:password", optional trailing spaces.
- * buf (SWS_HTTP_MAX_CREDENTIALS bytes) receives the decoded credentials;
+ * buf (SWS_HTTP_MAX_CREDENTIALS bytes, or len if less: what is decoded is
+ * shorter than the value) receives the decoded credentials;
  * user and password point into it. SWS_OK, or SWS_DECLINED when the value
  * is another scheme or malformed: bad base64, no ':', a NUL or control
  * byte, longer than SWS_HTTP_MAX_CREDENTIALS.

@@ -14,15 +14,11 @@
  * realip made of it). An IPv4-mapped IPv6 client (::ffff:a.b.c.d, on a
  * dual-stack socket) is matched against the IPv4 rules, as nginx does.
  */
-#include <arpa/inet.h>
-#include <sys/socket.h>
 #include <scalws/scalws.h>
 
 typedef struct {
-    int       family;          /* AF_INET, AF_INET6, AF_UNIX; 0: all */
-    uint8_t   addr[16];        /* network order, masked */
-    uint8_t   mask[16];
-    unsigned  deny:1;
+    sws_cidr_t  net;           /* family 0: all; AF_UNIX: unix: */
+    unsigned    deny:1;
 } sws_access_rule_t;
 
 typedef struct {
@@ -57,34 +53,13 @@ SWS_EXPORT sws_module_t sws_module = {
 
 /* ---- the check ------------------------------------------------------ */
 
-static int
-sws_access_match(const sws_access_rule_t *rule, int family, const uint8_t *addr)
-{
-    size_t  i, n;
-
-    if (rule->family == 0) {
-        return 1;
-    }
-    if (rule->family != family) {
-        return 0;
-    }
-    n = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
-    for (i = 0; i < n; i++) {
-        if ((addr[i] & rule->mask[i]) != rule->addr[i]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static sws_int_t
 sws_access_handler(sws_http_request_t *r)
 {
-    static const uint8_t      mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
     sws_access_loc_conf_t    *lcf = sws_http_loc_conf(r, &sws_module);
-    const sws_str_t          *text;
     const sws_access_rule_t  *rule;
-    char                      buf[INET6_ADDRSTRLEN + 1];
+    const sws_str_t          *text;
+    socklen_t                 len;
     uint8_t                   addr[16];
     int                       family;
     sws_uint_t                i;
@@ -92,30 +67,16 @@ sws_access_handler(sws_http_request_t *r)
     if (lcf == NULL || lcf->rules == NULL) {
         return SWS_DECLINED;
     }
-    text = sws_http_remote_addr(r);
-    family = -1;                       /* unknown: only "all" matches */
-    if (text->len >= 5 && memcmp(text->data, "unix:", 5) == 0) {
-        family = AF_UNIX;
-    } else if (text->len && text->len < sizeof(buf)) {
-        memcpy(buf, text->data, text->len);
-        buf[text->len] = '\0';
-        if (inet_pton(AF_INET, buf, addr) == 1) {
-            family = AF_INET;
-        } else if (inet_pton(AF_INET6, buf, addr) == 1) {
-            family = AF_INET6;
-            if (memcmp(addr, mapped, sizeof(mapped)) == 0) {
-                memmove(addr, addr + 12, 4);
-                family = AF_INET;
-            }
-        }
-    }
+    /* unknown (-1): only "all" matches */
+    family = sws_cidr_addr(sws_http_remote_sockaddr(r, &len), addr);
 
     rule = lcf->rules->elts;
     for (i = 0; i < lcf->rules->nelts; i++) {
-        if (!sws_access_match(&rule[i], family, addr)) {
+        if (!sws_cidr_match(&rule[i].net, family, addr)) {
             continue;
         }
         if (rule[i].deny) {
+            text = sws_http_remote_addr(r);
             sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0,
                           "access forbidden by rule, client: %.*s, uri: \"%.*s\"",
                           (int) text->len, text->data,
@@ -129,65 +90,6 @@ sws_access_handler(sws_http_request_t *r)
 
 
 /* ---- configuration -------------------------------------------------- */
-
-/* "a.b.c.d", "a.b.c.d/N", an IPv6 address with or without "/N". */
-static sws_int_t
-sws_access_parse(sws_conf_t *cf, const sws_str_t *arg, sws_access_rule_t *rule)
-{
-    char       buf[INET6_ADDRSTRLEN + 8];
-    char      *slash;
-    long       bits, max, i;
-    uint8_t    orig[16];
-    int        changed = 0;
-
-    if (arg->len >= sizeof(buf)) {
-        return SWS_ERROR;
-    }
-    memcpy(buf, arg->data, arg->len);
-    buf[arg->len] = '\0';
-    slash = strchr(buf, '/');
-    if (slash) {
-        *slash++ = '\0';
-    }
-    if (inet_pton(AF_INET, buf, rule->addr) == 1) {
-        rule->family = AF_INET;
-        max = 32;
-    } else if (inet_pton(AF_INET6, buf, rule->addr) == 1) {
-        rule->family = AF_INET6;
-        max = 128;
-    } else {
-        return SWS_ERROR;
-    }
-    bits = max;
-    if (slash) {
-        if (*slash == '\0' || strlen(slash) > 3) {
-            return SWS_ERROR;
-        }
-        bits = 0;
-        for (; *slash; slash++) {
-            if (*slash < '0' || *slash > '9') {
-                return SWS_ERROR;
-            }
-            bits = bits * 10 + (*slash - '0');
-        }
-        if (bits > max) {
-            return SWS_ERROR;
-        }
-    }
-    memcpy(orig, rule->addr, sizeof(orig));
-    for (i = 0; i < max / 8; i++) {
-        rule->mask[i] = bits >= (i + 1) * 8 ? 0xff
-                        : bits <= i * 8 ? 0 : (uint8_t) (0xff << (8 - (bits - i * 8)));
-        rule->addr[i] &= rule->mask[i];
-        changed |= rule->addr[i] != orig[i];
-    }
-    if (changed) {
-        /* as nginx: accepted, but said */
-        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "low address bits of %.*s are meaningless",
-                           (int) arg->len, arg->data);
-    }
-    return SWS_OK;
-}
 
 /* allow / deny ADDRESS|CIDR|unix:|all; (cmd->offset: 1 for deny) */
 static char *
@@ -207,14 +109,16 @@ sws_access_rule(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     if (rule == NULL) {
         return SWS_CONF_ERROR;
     }
-    sws_memzero(rule, sizeof(sws_access_rule_t));
     rule->deny = cmd->offset == 1;
-
-    if (sws_str_eq_cstr(arg, "all")) {
-        rule->family = 0;
-    } else if (sws_str_eq_cstr(arg, "unix:")) {
-        rule->family = AF_UNIX;
-    } else if (sws_access_parse(cf, arg, rule) != SWS_OK) {
+    switch (sws_cidr_parse(arg->data, arg->len, SWS_CIDR_ALL | SWS_CIDR_UNIX, &rule->net)) {
+    case SWS_OK:
+        break;
+    case SWS_DONE:
+        /* as nginx: accepted, but said */
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "low address bits of %.*s are meaningless",
+                           (int) arg->len, arg->data);
+        break;
+    default:
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\" in \"%s\" "
                            "directive", (int) arg->len, arg->data, cmd->name);
         return SWS_CONF_ERROR;

@@ -24,13 +24,7 @@
 #include <scalws/scalws.h>
 
 typedef struct {
-    int                family;       /* AF_INET, AF_INET6, AF_UNIX */
-    u_char             addr[16];
-    u_char             mask[16];
-} sws_realip_cidr_t;
-
-typedef struct {
-    sws_array_t       *from;         /* sws_realip_cidr_t */
+    sws_array_t       *from;         /* sws_cidr_t */
     sws_str_t          header;       /* lower case; "x-real-ip" by default */
     sws_int_t          proxy_protocol;
     sws_int_t          recursive;
@@ -77,26 +71,13 @@ SWS_EXPORT sws_module_t sws_module = {
 static int
 sws_realip_trusted(const sws_realip_loc_conf_t *lcf, const struct sockaddr *sa)
 {
-    const sws_realip_cidr_t *c = lcf->from->elts;
-    const u_char            *a;
-    sws_uint_t               i, j, n;
+    const sws_cidr_t  *c = lcf->from->elts;
+    uint8_t            addr[16];
+    int                family = sws_cidr_addr(sa, addr);
+    sws_uint_t         i;
 
     for (i = 0; i < lcf->from->nelts; i++) {
-        if (c[i].family != sa->sa_family) {
-            continue;
-        }
-        if (sa->sa_family == AF_UNIX) {
-            return 1;
-        }
-        if (sa->sa_family == AF_INET) {
-            a = (const u_char *) &((const struct sockaddr_in *) sa)->sin_addr;
-            n = 4;
-        } else {
-            a = (const u_char *) &((const struct sockaddr_in6 *) sa)->sin6_addr;
-            n = 16;
-        }
-        for (j = 0; j < n && (a[j] & c[i].mask[j]) == c[i].addr[j]; j++) { }
-        if (j == n) {
+        if (sws_cidr_match(&c[i], family, addr)) {
             return 1;
         }
     }
@@ -361,20 +342,13 @@ static char *
 sws_realip_from(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_realip_loc_conf_t *lcf = conf;
-    sws_realip_cidr_t     *c;
+    sws_cidr_t            *c;
     sws_str_t             *arg = sws_conf_arg(cf, 1);
-    char                   text[INET6_ADDRSTRLEN + 8];
-    u_char                *slash;
-    sws_int_t              bits = -1;
-    size_t                 alen = arg->len, n, i;
 
     (void) cmd;
     if (lcf->from == NULL) {
-        lcf->from = sws_palloc(sws_conf_pool(cf), sizeof(sws_array_t));
-        if (lcf->from == NULL
-            || sws_array_init(lcf->from, sws_conf_pool(cf), 4, sizeof(sws_realip_cidr_t))
-               != SWS_OK)
-        {
+        lcf->from = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_cidr_t));
+        if (lcf->from == NULL) {
             return SWS_CONF_ERROR;
         }
     }
@@ -382,57 +356,15 @@ sws_realip_from(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     if (c == NULL) {
         return SWS_CONF_ERROR;
     }
-    sws_memzero(c, sizeof(*c));
-    if (sws_str_eq_cstr(arg, "unix:")) {
-        c->family = AF_UNIX;
+    switch (sws_cidr_parse(arg->data, arg->len, SWS_CIDR_UNIX, c)) {
+    case SWS_OK:
+        return SWS_CONF_OK;
+    case SWS_DONE:
+        /* as nginx: the host bits are dropped, with a warning */
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "low address bits of %.*s are meaningless",
+                           (int) arg->len, arg->data);
         return SWS_CONF_OK;
     }
-    slash = memchr(arg->data, '/', arg->len);
-    if (slash) {
-        alen = (size_t) (slash - arg->data);
-        bits = sws_atoi(slash + 1, arg->len - alen - 1);
-        if (bits < 0) {
-            goto invalid;
-        }
-    }
-    if (alen == 0 || alen >= sizeof(text)) {
-        goto invalid;
-    }
-    memcpy(text, arg->data, alen);
-    text[alen] = '\0';
-    if (inet_pton(AF_INET, text, c->addr) == 1) {
-        c->family = AF_INET;
-        n = 4;
-    } else if (inet_pton(AF_INET6, text, c->addr) == 1) {
-        c->family = AF_INET6;
-        n = 16;
-    } else {
-        goto invalid;
-    }
-    if (bits == -1) {
-        bits = (sws_int_t) n * 8;
-    }
-    if ((size_t) bits > n * 8) {
-        goto invalid;
-    }
-    for (i = 0; i < n; i++) {
-        sws_int_t b = bits - (sws_int_t) i * 8;
-        c->mask[i] = b >= 8 ? 0xff : b <= 0 ? 0 : (u_char) (0xff << (8 - b));
-        if (c->addr[i] & ~c->mask[i]) {
-            /* as nginx: the host bits are dropped, with a warning */
-            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "low address bits of %.*s are "
-                               "meaningless", (int) arg->len, arg->data);
-            for (; i < n; i++) {
-                b = bits - (sws_int_t) i * 8;
-                c->mask[i] = b >= 8 ? 0xff : b <= 0 ? 0 : (u_char) (0xff << (8 - b));
-                c->addr[i] &= c->mask[i];
-            }
-            break;
-        }
-    }
-    return SWS_CONF_OK;
-
-invalid:
     sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
                        (int) arg->len, arg->data);
     return SWS_CONF_ERROR;

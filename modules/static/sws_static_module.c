@@ -4,6 +4,7 @@
  *   index FILE...;                 directory index (default index.html)
  *   try_files FILE... URI|=CODE|@NAME;   the first file that exists, or a fallback
  *   etag on|off;                   strong ETag "mtime-size" (default on)
+ *   log_not_found on|off;          a missing file in the error log (default on)
  *
  * Content phase: the index handler takes URIs ending in '/', the static
  * handler the others. Pre-content phase: try_files. The core runs content
@@ -53,6 +54,7 @@ typedef struct {
     size_t              index_max;  /* longest relative index name */
     sws_array_t        *try_files;  /* sws_static_try_t; NULL: unset */
     sws_int_t           etag;
+    sws_int_t           log_not_found;
 } sws_static_loc_conf_t;
 
 
@@ -71,6 +73,8 @@ static const sws_command_t sws_static_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "etag", SWS_STATIC_CTX | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_static_loc_conf_t, etag), NULL },
+    { "log_not_found", SWS_STATIC_CTX | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_static_loc_conf_t, log_not_found), NULL },
     sws_null_command
 };
 
@@ -203,8 +207,13 @@ sws_static_redirect_dir(sws_http_request_t *r, const sws_str_t *uri)
 static sws_int_t
 sws_static_open_error(sws_http_request_t *r, int err, const sws_str_t *path)
 {
+    sws_static_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
+
     if (sws_static_not_found_errno(err)) {
-        sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed", path->data);
+        if (lcf->log_not_found) {
+            sws_log_error(SWS_LOG_ERR, sws_http_log(r), err, "open() \"%s\" failed",
+                          path->data);
+        }
         return SWS_HTTP_NOT_FOUND;
     }
     if (err == EACCES || err == ELOOP) {      /* ELOOP: disable_symlinks */
@@ -671,6 +680,7 @@ sws_static_create_loc_conf(sws_conf_t *cf)
 
     /* index, try_files: NULL; index_max: 0 */
     lcf->etag = SWS_UNSET;
+    lcf->log_not_found = SWS_UNSET;
 
     return lcf;
 }
@@ -696,6 +706,7 @@ sws_static_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 
     sws_conf_merge_ptr_value(conf->try_files, prev->try_files, NULL);
     sws_conf_merge_value(conf->etag, prev->etag, 1);
+    sws_conf_merge_value(conf->log_not_found, prev->log_not_found, 1);
 
     return SWS_CONF_OK;
 }

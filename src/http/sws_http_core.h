@@ -136,6 +136,11 @@ struct sws_http_core_loc_conf_s {
     unsigned                named:1;       /* location @name: internal only */
     unsigned                noname:1;      /* an if block (nested) */
     sws_array_t            *nested;        /* its if blocks: sws_http_core_loc_conf_t * */
+    /* limit_except: the methods listed (a mask, and names the core has no
+     * constant for) and the block, which the others enter */
+    sws_uint_t              limit_except;
+    sws_array_t            *limit_except_names;
+    sws_http_core_loc_conf_t *limit_except_loc;
 
     sws_str_t               root;          /* root or alias, no trailing slash for root */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
@@ -143,6 +148,8 @@ struct sws_http_core_loc_conf_s {
     sws_str_t               default_type;
     sws_int_t               sendfile;
     sws_int_t               absolute_redirect;       /* a Location "/x" made absolute */
+    sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
+    sws_int_t               recursive_error_pages;
     sws_int_t               server_name_in_redirect; /* with server_name, not Host */
     sws_int_t               port_in_redirect;
     sws_int_t               tcp_nopush;
@@ -207,6 +214,7 @@ struct sws_http_session_s {
      * NULL (none, or a LOCAL / UNKNOWN one). */
     sws_http_proxy_protocol_t *proxy;
     void                      *pp_state;       /* the parser, while reading it */
+    sws_msec_t                 start_msec;     /* accepted ($connection_time) */
     unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
     unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
 };
@@ -401,6 +409,7 @@ struct sws_http_request_s {
     sws_msec_t                 start_msec;
     time_t                     start_sec;
     off_t                      sent_start;         /* c->sent at request start */
+    off_t                      head_length;        /* bytes of the request head ($request_length) */
 
     /* The client as this request sees it: the connection's peer, or the
      * address realip found (sws_http_set_remote_addr). $remote_addr, the
@@ -445,12 +454,19 @@ struct sws_http_request_s {
     unsigned                   expect_trailers:1;
     unsigned                   limit_rate_set:1;
     unsigned                   limit_rate_after_set:1;
+    unsigned                   pipelined:1;        /* its head was read with the last one's ($pipe) */
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
 #define SWS_HTTP_MAX_HEADERS  100                  /* fields in a request head */
+#define SWS_HTTP_RANGE_MAX    16                   /* most ranges of a Range (max_ranges) */
 
 /* ---- core functions shared between the http files ---- */
+
+/* sws_http_limit_except.c */
+char *sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+sws_http_core_loc_conf_t *sws_http_limit_except(sws_http_request_t *r,
+    sws_http_core_loc_conf_t *clcf);
 
 /* sws_http_session.c: a new client connection becomes a session (then
  * TLS, HTTP/1 or HTTP/2); closing one whatever its protocol. */

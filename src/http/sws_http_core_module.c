@@ -62,6 +62,9 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
     LOC_SLOT("absolute_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, absolute_redirect),
+    LOC_SLOT("max_ranges", SWS_CONF_TAKE1, sws_conf_set_num_slot, max_ranges),
+    LOC_SLOT("recursive_error_pages", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             recursive_error_pages),
     LOC_SLOT("server_name_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              server_name_in_redirect),
     LOC_SLOT("port_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, port_in_redirect),
@@ -96,6 +99,8 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_errors),
     { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "limit_except", SWS_HTTP_LOC_CONF | SWS_CONF_BLOCK | SWS_CONF_1MORE,
+      sws_http_core_limit_except, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "internal", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, sws_http_core_internal,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     /* nginx's hash sizes: accepted and checked, ours size themselves */
@@ -247,6 +252,8 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     }
     clcf->sendfile = SWS_UNSET;
     clcf->absolute_redirect = SWS_UNSET;
+    clcf->max_ranges = SWS_UNSET;
+    clcf->recursive_error_pages = SWS_UNSET;
     clcf->server_name_in_redirect = SWS_UNSET;
     clcf->port_in_redirect = SWS_UNSET;
     clcf->tcp_nopush = SWS_UNSET;
@@ -328,6 +335,8 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_str_value(conf->default_type, prev->default_type, "text/plain");
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->absolute_redirect, prev->absolute_redirect, 1);
+    sws_conf_merge_value(conf->max_ranges, prev->max_ranges, SWS_HTTP_RANGE_MAX);
+    sws_conf_merge_value(conf->recursive_error_pages, prev->recursive_error_pages, 0);
     sws_conf_merge_value(conf->server_name_in_redirect, prev->server_name_in_redirect, 0);
     sws_conf_merge_value(conf->port_in_redirect, prev->port_in_redirect, 1);
     sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);

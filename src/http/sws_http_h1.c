@@ -161,6 +161,8 @@ sws_http1_create_request(sws_connection_t *c)
     }
     r->stream = hc;
     r->proto = &sws_http1_proto;
+    r->pipelined = hc->pipelined;
+    hc->pipelined = 0;
     hc->r = r;
     hc->request_line_done = 0;
     hc->empty_lines = 0;
@@ -255,6 +257,7 @@ sws_http1_parse_head(sws_http_request_t *r)
             return SWS_AGAIN;
         }
         end = (nl > b->pos && nl[-1] == '\r') ? nl - 1 : nl;
+        r->head_length += nl + 1 - b->pos;      /* every line found is consumed */
 
         if (!hc->request_line_done) {
             if (end == b->pos) {
@@ -1140,6 +1143,7 @@ sws_http1_request_done(sws_http_request_t *r)
         b->pos = b->last = b->start;
     }
     hc->r = NULL;
+    hc->pipelined = left > 0;
     sws_pool_reset(hc->rpool);
 
     c->read->handler = sws_http1_read_head_handler;

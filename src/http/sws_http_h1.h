@@ -17,6 +17,7 @@ typedef struct {
     unsigned                   request_line_done:1;
     unsigned                   header_timer:1;  /* the read timer is the header one */
     unsigned                   lingering:1;
+    unsigned                   pipelined:1; /* the next request's bytes came with the last */
     sws_msec_t                 lingering_deadline;
     sws_msec_t                 idle_since; /* accepted, or the last response ended */
 } sws_http1_conn_t;

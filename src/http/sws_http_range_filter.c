@@ -7,6 +7,8 @@
  *   no satisfiable range            416 + "Content-Range: bytes * /SIZE", no body
  *   one range                       206 + Content-Range, the body trimmed
  *   several ranges                  206 multipart/byteranges
+ *   more than max_ranges            200, as without Range (max_ranges 0:
+ *                                   no ranges, no Accept-Ranges; as nginx)
  *
  * The body filter never copies data: it trims the producer's buffers, or
  * makes new buffers pointing into the same file or memory. A multipart body
@@ -15,9 +17,9 @@
  * response is sent. Run after the not-modified filter.
  */
 #include <unistd.h>
+#include "sws_http_core.h"
 #include "sws_http_parse.h"
 
-#define SWS_HTTP_RANGE_MAX  16     /* more ranges: Range is ignored (200) */
 
 enum {
     SWS_HTTP_RANGE_DROP = 0,        /* 416: no body */
@@ -267,8 +269,9 @@ sws_http_range_header_filter(sws_http_request_t *r)
     const sws_str_t       *range, *if_range;
     sws_http_range_t       ranges[SWS_HTTP_RANGE_MAX];
     sws_http_range_ctx_t  *ctx;
+    sws_int_t              max = sws_http_core_loc(r)->max_ranges;
 
-    if (sws_http_status(r) != SWS_HTTP_OK || !sws_http_ranges_allowed(r)) {
+    if (sws_http_status(r) != SWS_HTTP_OK || !sws_http_ranges_allowed(r) || max == 0) {
         return sws_http_next_header_filter(r);
     }
 
@@ -292,7 +295,8 @@ sws_http_range_header_filter(sws_http_request_t *r)
         goto accept;
     }
 
-    n = sws_http_parse_range(range->data, range->len, size, ranges, SWS_HTTP_RANGE_MAX);
+    n = sws_http_parse_range(range->data, range->len, size, ranges,
+                             (sws_uint_t) sws_min(max, SWS_HTTP_RANGE_MAX));
     if (n < 0) {
         goto accept;                /* malformed, not bytes, or too many */
     }

@@ -272,7 +272,7 @@ sws_http_update_location(sws_http_request_t *r)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (clcf) {
-        r->loc_conf = clcf->loc_conf;
+        r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     } else {
         r->loc_conf = cscf->ctx->loc_conf;
     }
@@ -500,7 +500,7 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
         r->ctx[i] = NULL;
     }
     sws_http_clear_response(r);
-    r->loc_conf = clcf->loc_conf;
+    r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     rc = sws_http_location_entered(r);
     if (rc != SWS_OK) {
         sws_http_finalize(r, rc);

@@ -45,6 +45,7 @@ sws_http_init_connection(sws_connection_t *c)
     }
     s->connection = c;
     s->addr = addr;
+    s->start_msec = sws_current_msec();
     s->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
     c->data = s;
     c->write->ready = 1;        /* a new socket has room to write */

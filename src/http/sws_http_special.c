@@ -120,7 +120,10 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
         if (ep[i].status != status) {
             continue;
         }
-        r->error_page = 1;
+        /* the page's own error gets the built-in page, unless the location
+         * that sent it there says recursive_error_pages (as nginx; the
+         * internal redirects stay bounded) */
+        r->error_page = clcf->recursive_error_pages ? 0 : 1;
         if (status == SWS_HTTP_UNAUTHORIZED && sws_http_keep_challenges(r) != SWS_OK) {
             return SWS_ERROR;
         }

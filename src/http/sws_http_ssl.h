@@ -13,6 +13,7 @@ typedef struct {
     sws_str_t        ciphers;
     sws_int_t        prefer_server_ciphers;
     sws_str_t        ecdh_curve;
+    sws_str_t        dhparam;
     sws_int_t        session_cache;       /* SWS_HTTP_SSL_CACHE_* */
     sws_int_t        builtin_size;
     sws_shm_zone_t  *shm_zone;

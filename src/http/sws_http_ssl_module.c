@@ -26,6 +26,7 @@ static const sws_command_t sws_http_ssl_commands[] = {
     SSL_SLOT("ssl_prefer_server_ciphers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              prefer_server_ciphers),
     SSL_SLOT("ssl_ecdh_curve", SWS_CONF_TAKE1, sws_conf_set_str_slot, ecdh_curve),
+    SSL_SLOT("ssl_dhparam", SWS_CONF_TAKE1, sws_conf_set_path_slot, dhparam),
     SSL_SLOT("ssl_session_cache", SWS_CONF_TAKE12, sws_http_ssl_session_cache, session_cache),
     SSL_SLOT("ssl_session_timeout", SWS_CONF_TAKE1, sws_conf_set_sec_slot, session_timeout),
     SSL_SLOT("ssl_session_tickets", SWS_CONF_FLAG, sws_conf_set_flag_slot, session_tickets),
@@ -119,6 +120,9 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     }
     if (conf->stapling_responder.data == NULL) {
         conf->stapling_responder = prev->stapling_responder;
+    }
+    if (conf->dhparam.data == NULL) {
+        conf->dhparam = prev->dhparam;
     }
     if (conf->trusted_certificate.data == NULL) {
         conf->trusted_certificate = prev->trusted_certificate;
@@ -284,7 +288,8 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     if (sws_ssl_protocols(sscf->ssl, sscf->protocols) != SWS_OK
         || sws_ssl_ciphers(sscf->ssl, &sscf->ciphers, (int) sscf->prefer_server_ciphers)
            != SWS_OK
-        || sws_ssl_ecdh_curve(sscf->ssl, &sscf->ecdh_curve) != SWS_OK)
+        || sws_ssl_ecdh_curve(sscf->ssl, &sscf->ecdh_curve) != SWS_OK
+        || sws_ssl_dhparam(sscf->ssl, &sscf->dhparam) != SWS_OK)
     {
         return SWS_ERROR;
     }

@@ -31,23 +31,21 @@ static sws_int_t sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op,
 
 /* ---- getters of simple variables ---- */
 
-#define sws_http_var_set(v, s)  do { (v)->len = sizeof(s) - 1; (v)->data = (u_char *) (s); } while (0)
-
 /* $remote_user: the user of Basic credentials; empty for none, another
  * scheme or a malformed value. */
 static void
 sws_http_var_remote_user(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    const sws_str_t  *auth = sws_http_header_in(r, "authorization", 13);
+    const sws_str_t  *auth = r->h_authorization;
     sws_str_t         user, password;
     u_char           *buf;
 
     (void) op;
     v->len = 0;
-    if (auth == NULL) {
+    if (auth == NULL || auth->len == 0) {
         return;
     }
-    buf = sws_pnalloc(r->pool, SWS_HTTP_MAX_CREDENTIALS);
+    buf = sws_pnalloc(r->pool, auth->len);   /* what is decoded is shorter */
     if (buf == NULL) {
         return;
     }
@@ -59,7 +57,15 @@ sws_http_var_remote_user(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v
     }
 }
 
+/* $nginx_version: the ScalWS version, for configurations written for nginx. */
 static void
+sws_http_var_nginx_version(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) r; (void) op;
+    sws_http_var_set(v, SCALWS_VERSION);
+}
+
+void
 sws_http_var_uint(sws_http_fop_t *op, sws_str_t *v, uint64_t n)
 {
     v->data = op->scratch;
@@ -67,7 +73,7 @@ sws_http_var_uint(sws_http_fop_t *op, sws_str_t *v, uint64_t n)
 }
 
 /* "seconds.millis" of a millisecond count. */
-static void
+void
 sws_http_var_msec_text(sws_http_fop_t *op, sws_str_t *v, uint64_t ms)
 {
     u_char    *p;
@@ -1206,6 +1212,15 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "ssl_session_reused",   sws_http_var_ssl_session_reused },
     { "ssl_alpn_protocol",    sws_http_var_ssl_alpn_protocol },
     { "ssl_early_data",       sws_http_var_ssl_early_data },
+    { "request_length",       sws_http_var_request_length },
+    { "request_body",         sws_http_var_request_body },
+    { "request_body_file",    sws_http_var_request_body_file },
+    { "request_completion",   sws_http_var_request_completion },
+    { "pipe",                 sws_http_var_pipe },
+    { "connection_time",      sws_http_var_connection_time },
+    { "http2",                sws_http_var_http2 },
+    { "hostname",             sws_http_var_hostname },
+    { "nginx_version",        sws_http_var_nginx_version },
     { NULL, NULL }
 };
 
@@ -1313,6 +1328,20 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
         for (i = 0; ups[i]; i++) {
             if (sws_http_name_is(name + 9, len - 9, ups[i])) {
                 op->get = sws_http_var_upstream;
+                op->text.len = i;          /* which (no text: never printed) */
+                op->text.data = NULL;
+                return SWS_OK;
+            }
+        }
+    }
+
+    if (len > 8 && memcmp(name, "tcpinfo_", 8) == 0) {
+        static const char *const  ti[] = { "rtt", "rttvar", "snd_cwnd", "rcv_space", NULL };
+        sws_uint_t                i;
+
+        for (i = 0; ti[i]; i++) {
+            if (sws_http_name_is(name + 8, len - 8, ti[i])) {
+                op->get = sws_http_var_tcpinfo;
                 op->text.len = i;          /* which (no text: never printed) */
                 op->text.data = NULL;
                 return SWS_OK;

@@ -34,6 +34,24 @@ struct sws_http_fop_s {
 sws_int_t sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name,
     size_t len);
 
+/* Helpers of the getters: v set to a string literal; n in decimal, a millisecond count as "S.mmm",
+ * both in op's scratch. */
+#define sws_http_var_set(v, s)  do { (v)->len = sizeof(s) - 1; (v)->data = (u_char *) (s); } while (0)
+void sws_http_var_uint(sws_http_fop_t *op, sws_str_t *v, uint64_t n);
+void sws_http_var_msec_text(sws_http_fop_t *op, sws_str_t *v, uint64_t ms);
+
+/* Getters of the table kept with their subject (sws_http_var_request.c). */
+void sws_http_var_request_length(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_request_body(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_request_body_file(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_request_completion(sws_http_request_t *r, sws_http_fop_t *op,
+    sws_str_t *v);
+void sws_http_var_pipe(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_connection_time(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_tcpinfo(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_http2(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_hostname(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+
 /* Forget the variables modules declared (a new configuration starts). */
 void sws_http_variables_reset(void);
 /* An http block starts: reset, and until sws_http_variables_end() a name

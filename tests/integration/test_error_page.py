@@ -49,3 +49,21 @@ def test_non_framing_errors_keep_alive(sws):
             r = c.read_response()
             assert r is not None and r.status in (410, 503, 404), (path, r)
             assert (r.header("Connection") or "").lower() != "close", (path, r)
+
+
+def test_recursive_error_pages(sws):
+    # the page's own error: the built-in page, unless recursive_error_pages
+    # (then its error_page applies too, and a loop still ends)
+    s = sws(files=FILES, server="""
+        location /off/ { error_page 404 /gone403; }
+        location /on/ { recursive_error_pages on; error_page 404 /gone403; }
+        location = /gone403 { recursive_error_pages on; error_page 403 /errors/50x.html;
+                              return 403; }
+        location /loop/ { recursive_error_pages on; error_page 404 /loop/again; }
+    """)
+    r = h.curl(s.url("/off/x"))
+    assert r.status == 403 and b"custom" not in r.body, r
+    r = h.curl(s.url("/on/x"))
+    assert r.status == 403 and r.body == b"custom server error\n", r
+    r = h.curl(s.url("/loop/x"))
+    assert r.status in (404, 500), r                 # bounded: no endless redirects

@@ -596,3 +596,30 @@ def test_client_abort_mid_download_server_healthy(sws):
     r = h.curl(s.url("/respond"))
     assert r.status == 200 and r.body == b"Hello, world!", r
     assert s.alive()
+
+
+def test_log_not_found(sws):
+    # a missing file is an error-log line unless log_not_found is off (404 both ways)
+    s = sws(server="""
+        location /quiet/ { log_not_found off; }
+        location /loud/ { }
+    """)
+    assert h.curl(s.url("/quiet/nothere-q.txt")).status == 404
+    assert h.curl(s.url("/loud/nothere-l.txt")).status == 404
+    assert h.wait_file_contains(s.error_log_path, "nothere-l.txt", 5), s.error_log()
+    assert "nothere-q.txt" not in s.error_log()
+
+
+def test_max_ranges(sws):
+    # more ranges than max_ranges: the whole file, as without Range; 0: no
+    # ranges at all, and no Accept-Ranges (nginx's rule)
+    s = sws(files={"html/one/r.txt": RANGE, "html/zero/r.txt": RANGE}, server="""
+        location /one/ { max_ranges 1; }
+        location /zero/ { max_ranges 0; }
+    """)
+    r = h.curl(s.url("/one/r.txt"), headers=["Range: bytes=0-1,4-5"])
+    assert r.status == 200 and r.body == RANGE and r.header("Accept-Ranges") == "bytes", r
+    r = h.curl(s.url("/one/r.txt"), headers=["Range: bytes=2-4"])
+    assert r.status == 206 and r.body == RANGE[2:5], r
+    r = h.curl(s.url("/zero/r.txt"), headers=["Range: bytes=2-4"])
+    assert r.status == 200 and r.body == RANGE and r.header("Accept-Ranges") is None, r

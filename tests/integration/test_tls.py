@@ -223,6 +223,38 @@ def test_rsa_and_ecdsa_certificates_in_one_server(sws, pki):
     assert "ECDSA" in out or "ecdsa" in out, out
 
 
+def test_ssl_dhparam_offers_dhe(sws, pki, tmp_path):
+    # without ssl_dhparam no DHE cipher is offered (nginx's rule); with it, one is
+    dh = tmp_path / "dh.pem"
+    t.run(["genpkey", "-genparam", "-algorithm", "DH",
+                 "-pkeyopt", "dh_param:ffdhe2048", "-out", str(dh)])
+    v12 = ssl.TLSVersion.TLSv1_2
+    dhe = "DHE-RSA-AES128-GCM-SHA256"
+    plain = t.launch(sws, pki, kind="rsa", server="        ssl_ciphers %s;" % dhe)
+    with pytest.raises(ssl.SSLError):
+        t.peer_cert_der(plain.port, max_version=v12, ciphers=dhe)
+    s = t.launch(sws, pki, kind="rsa", server="        ssl_ciphers %s;\n"
+                                              "        ssl_dhparam %s;" % (dhe, dh))
+    _, _, cipher = t.peer_cert_der(s.port, max_version=v12, ciphers=dhe)
+    assert cipher[0] == dhe, cipher
+
+
+@pytest.mark.parametrize("content", ["", "not pem\n", None])
+def test_ssl_dhparam_errors(tmp_path, pki, content):
+    # a missing file, or one without DH parameters, stops the start naming it
+    f = tmp_path / "dh.pem"
+    if content is not None:
+        f.write_text(content)
+    crt, key = pki.leaf("localhost", "rsa")
+    conf = tmp_path / "bad.conf"
+    conf.write_text("error_log %s/e.log;\nevents {}\nhttp { server { listen 127.0.0.1:%d ssl; "
+                    "ssl_certificate %s; ssl_certificate_key %s; ssl_dhparam %s; } }\n"
+                    % (tmp_path, h.free_port(), crt, key, f))
+    r = h.run_scalwsd(["-t", "-p", str(tmp_path) + "/", "-c", str(conf)])
+    err = r.stderr.decode("utf-8", "replace")
+    assert r.returncode != 0 and str(f) in err, err
+
+
 # ---------------------------------------------------------------- SNI and ALPN
 
 SNI_SERVERS = """

@@ -1,6 +1,7 @@
 /* Unit tests of the core data structures: pools, buffers, strings, arrays,
  * red-black tree, hash, time cache and error log. */
 #include <check.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include <scalws/sws_hash.h>
 #include <scalws/sws_time.h>
 #include <scalws/sws_log.h>
+#include <scalws/sws_cidr.h>
 #include "sws_log_internal.h"
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
@@ -400,6 +402,57 @@ START_TEST(str_base64)
     ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zg===", 5), -1);
     ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm9v!A==", 8), -1);
     ck_assert_int_eq(sws_decode_base64(out, (const u_char *) "Zm9v YQ==", 9), -1);
+}
+END_TEST
+
+START_TEST(cidr_parse_and_match)
+{
+    sws_cidr_t  c;
+    uint8_t     a[16];
+    int         f;
+
+#define CIDR(t, fl)  sws_cidr_parse((const u_char *) (t), strlen(t), (fl), &c)
+#define ADDR(t)      (f = sws_cidr_addr_text((const u_char *) (t), strlen(t), a))
+    ck_assert_int_eq(CIDR("10.1.0.0/16", 0), SWS_OK);
+    ck_assert_int_eq(c.family, AF_INET);
+    ck_assert_int_eq(c.bits, 16);
+    ADDR("10.1.200.3");
+    ck_assert(sws_cidr_match(&c, f, a));
+    ADDR("10.2.0.1");
+    ck_assert(!sws_cidr_match(&c, f, a));
+    ADDR("::ffff:10.1.0.9");                 /* IPv4-mapped counts as IPv4 */
+    ck_assert_int_eq(f, AF_INET);
+    ck_assert(sws_cidr_match(&c, f, a));
+    ck_assert_int_eq(CIDR("10.1.2.3/16", 0), SWS_DONE);     /* host bits dropped */
+    ck_assert_int_eq(c.addr[2], 0);
+    ck_assert_int_eq(CIDR("192.168.1.7", 0), SWS_OK);
+    ck_assert_int_eq(c.bits, 32);
+    ck_assert_int_eq(CIDR("2001:db8::/32", 0), SWS_OK);
+    ADDR("2001:db8:ffff::1");
+    ck_assert(sws_cidr_match(&c, f, a));
+    ADDR("2001:db9::1");
+    ck_assert(!sws_cidr_match(&c, f, a));
+    ADDR("10.1.0.1");
+    ck_assert(!sws_cidr_match(&c, f, a));    /* another family */
+    ck_assert_int_eq(CIDR("0.0.0.0/0", 0), SWS_OK);
+    ck_assert(sws_cidr_match(&c, f, a));
+    ck_assert_int_eq(CIDR("all", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("all", SWS_CIDR_ALL), SWS_OK);
+    ck_assert_int_eq(c.family, 0);
+    ck_assert_int_eq(CIDR("unix:", SWS_CIDR_UNIX), SWS_OK);
+    ck_assert_int_eq(c.family, AF_UNIX);
+    ck_assert(sws_cidr_match(&c, ADDR("unix:"), a));
+    ck_assert_int_eq(CIDR("unix:", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("10.0.0.0/33", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("10.0.0.0/", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("10.0.0.0/1x", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("10.0.0.0/1234", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("/8", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("10.0.0", 0), SWS_ERROR);
+    ck_assert_int_eq(CIDR("::/129", 0), SWS_ERROR);
+    ck_assert_int_eq(ADDR("not-an-address"), -1);
+#undef CIDR
+#undef ADDR
 }
 END_TEST
 
@@ -1407,6 +1460,7 @@ core_suite(void)
     tc = tcase_create("string");
     tcase_add_test(tc, str_atoi);
     tcase_add_test(tc, str_base64);
+    tcase_add_test(tc, cidr_parse_and_match);
     tcase_add_test(tc, str_parse_size);
     tcase_add_test(tc, str_parse_time);
     tcase_add_test(tc, str_compare);

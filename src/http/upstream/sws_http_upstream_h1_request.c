@@ -354,11 +354,15 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     if (mode == SWS_UPSTREAM_BODY_BUFFERED) {
         ll = &cl->next;
         for (body = sws_http_request_body(r); body; body = body->next) {
+            /* copies of the buffers: sending moves theirs, and the body
+             * stays whole for others ($request_body in the access log) */
             cl = sws_alloc_chain_link(r->pool);
-            if (cl == NULL) {
+            b = sws_calloc_buf(r->pool);
+            if (cl == NULL || b == NULL) {
                 return SWS_ERROR;
             }
-            cl->buf = body->buf;
+            *b = *body->buf;
+            cl->buf = b;
             cl->next = NULL;
             *ll = cl;
             ll = &cl->next;

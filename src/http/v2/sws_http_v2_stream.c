@@ -335,6 +335,7 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     h->hash = sws_hash_key(h->name.data, h->name.len);
+    r->head_length += (off_t) (namelen + valuelen + 4);   /* "name: value\r\n" */
     /* A field the core refuses (a second Host ...) is answered once the
      * block is complete: HPACK decoding must go on to its end. */
     rc = sws_http_request_header(r, h);
@@ -447,6 +448,7 @@ sws_http_v2_request_line(sws_http_v2_stream_t *st)
     p = sws_cpymem(p, " HTTP/1.1", 9);
     r->request_line.data = start;
     r->request_line.len = p - start;
+    r->head_length += (off_t) r->request_line.len + 2;
     rc = sws_http_parse_request_line(&rl, start, p);
     memcpy(p - 3, "2.0", 3);            /* what $request shows */
     if (rc != SWS_OK) {
