@@ -634,7 +634,7 @@ sws_cache_hit(sws_http_request_t *r, void *data)
     }
     rc = sws_cache_prepare(r, lcf, &ctx);
     if (rc != SWS_OK) {
-        return rc == SWS_DECLINED ? SWS_DECLINED : rc;
+        return rc;
     }
     return sws_cache_decide(r, ctx, 1);
 }
