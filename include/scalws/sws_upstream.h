@@ -349,7 +349,13 @@ typedef struct {
      * content handler returns: the hook answered instead (a stale entry:
      * proxy_cache_use_stale). Only for MISS and REVALIDATE lookups. */
     sws_int_t  (*failed)(sws_http_request_t *r, void *data, sws_int_t rc);
-    void        *reserved[3];    /* zero: hooks of later minor versions */
+    /* ABI 1.4 (was reserved[0]): a fresh hit before anything else, called
+     * by sws_http_upstream_cache_hit() from a protocol module's handler
+     * before it makes its upstream request. Answer the request (what a
+     * content handler returns) or SWS_DECLINED (lookup runs later as
+     * always); it must change nothing lookup will judge. NULL: none. */
+    sws_int_t  (*hit)(sws_http_request_t *r, void *data);
+    void        *reserved[2];    /* zero: hooks of later minor versions */
 } sws_http_upstream_cache_t;
 
 /* At configuration time, for the level being parsed (http, server or
@@ -386,6 +392,21 @@ int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if
  * answered with), and the request goes on from there. Call it once.
  */
 void       sws_http_upstream_cache_resume(sws_http_request_t *r, sws_int_t rc);
+
+/* ABI 1.4. The directory of the location's *_temp_path (proxy_temp_path,
+ * fastcgi_temp_path): absolute, made by the master, no trailing slash.
+ * For a module that writes its own temporary files there (a cache with
+ * use_temp_path=on). */
+const sws_str_t *sws_http_upstream_temp_dir(sws_http_upstream_t *u);
+
+/*
+ * ABI 1.4. First thing in a protocol module's content handler, before
+ * sws_http_upstream_create(): the location's cache may answer a fresh hit
+ * at once (its hit hook), and the module then returns what this returns.
+ * SWS_DECLINED: go on as usual. Only where the cache key cannot depend on
+ * what the handler would compute first (a target given with variables).
+ */
+sws_int_t  sws_http_upstream_cache_hit(sws_http_request_t *r);
 
 /*
  * ABI 1.2. From lookup, after it answered the client (a stale entry, with

@@ -273,6 +273,7 @@ typedef struct {
     unsigned               bypass:1;
     unsigned               background:1; /* answered stale: the update is the cache's */
     unsigned               only_if_cached:1; /* the request's: no origin request */
+    unsigned               prepared:1;   /* key and request fields evaluated */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -326,6 +327,7 @@ time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
 
 /* sws_cache_lookup.c */
 sws_int_t sws_cache_lookup(sws_http_request_t *r, void *data);
+sws_int_t sws_cache_hit(sws_http_request_t *r, void *data);
 sws_int_t sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx);
 sws_int_t sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *vary,
     size_t vary_len);

@@ -367,7 +367,7 @@ static void sws_cache_wait_handler(sws_http_request_t *r);
  * REVALIDATE, or SWS_BUSY (wait for the fill another request runs).
  */
 static sws_int_t
-sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
 {
     sws_cache_loc_conf_t  *lcf = ctx->conf;
     sws_cache_path_t      *p = ctx->path;
@@ -400,6 +400,15 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         }
         sws_slab_lock(p->pool);
         n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+    }
+
+    if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
+                  || (n->flags & SWS_CACHE_F_NO_CACHE)))
+    {
+        /* not a fresh hit: the lookup decides, with its upstream request
+         * made (nothing was counted or locked here) */
+        sws_slab_unlock(p->pool);
+        return SWS_DECLINED;
     }
 
     if (ctx->bypass) {
@@ -514,7 +523,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 send:
     if (sws_cache_load(r, ctx) != SWS_OK) {
         ctx->status = SWS_CACHE_MISS;
-        return SWS_UPSTREAM_CACHE_MISS;
+        return early ? SWS_DECLINED : SWS_UPSTREAM_CACHE_MISS;
     }
     rc = sws_cache_send(r, ctx);
     if (ctx->blob == NULL && ctx->status == SWS_CACHE_HIT) {
@@ -555,7 +564,7 @@ sws_cache_wait_handler(sws_http_request_t *r)
         sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, SWS_UPSTREAM_CACHE_MISS));
         return;
     }
-    rc = sws_cache_decide(r, ctx);
+    rc = sws_cache_decide(r, ctx, 0);
     if (rc == SWS_BUSY) {
         if (sws_http_set_timer(r, SWS_CACHE_LOCK_POLL, sws_cache_wait_handler) != SWS_OK) {
             sws_http_upstream_cache_resume(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
@@ -565,6 +574,71 @@ sws_cache_wait_handler(sws_http_request_t *r)
     sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, rc));
 }
 
+/* The request's key and what its fields and the location say of it, once
+ * per request (the hit hook and the lookup may both ask): SWS_OK,
+ * SWS_DECLINED (not for the cache), or an HTTP status. */
+static sws_int_t
+sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ctx_t **out)
+{
+    sws_cache_ctx_t  *ctx;
+    sws_cache_cc_t    rcc;
+
+    ctx = sws_cache_ctx(r, lcf);
+    if (ctx == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    *out = ctx;
+    if (ctx->prepared) {
+        return ctx->key.len ? SWS_OK : SWS_DECLINED;
+    }
+    ctx->prepared = 1;
+    if (sws_cache_eval(r, lcf->key, &ctx->key) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (ctx->key.len == 0 || ctx->key.len > SWS_CACHE_MAX_KEY / 2) {
+        ctx->key.len = 0;
+        return SWS_DECLINED;           /* a key too long for the file format */
+    }
+    ctx->bypass = sws_cache_any(r, lcf->bypass) ? 1 : 0;
+    if (sws_cache_any(r, lcf->no_cache)) {
+        ctx->no_store = 1;
+    }
+    sws_cache_cc_request(r, &rcc);
+    if (rcc.no_store) {
+        ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
+    }
+    ctx->only_if_cached = rcc.only_if_cached;
+    if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
+        ctx->key.len = 0;
+        return SWS_DECLINED;
+    }
+    return SWS_OK;
+}
+
+/*
+ * The hit hook: called by the protocol module before it makes anything
+ * (sws_http_upstream_cache_hit), so that a fresh hit costs no upstream
+ * request, no protocol context and no buffers. Anything but a fresh entry
+ * of a GET or HEAD is left to the lookup, which runs later as always.
+ */
+sws_int_t
+sws_cache_hit(sws_http_request_t *r, void *data)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    sws_cache_ctx_t       *ctx;
+    sws_int_t              rc;
+
+    (void) data;
+    if (lcf->path == NULL || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
+        return SWS_DECLINED;
+    }
+    rc = sws_cache_prepare(r, lcf, &ctx);
+    if (rc != SWS_OK) {
+        return rc;
+    }
+    return sws_cache_decide(r, ctx, 1);
+}
+
 sws_int_t
 sws_cache_lookup(sws_http_request_t *r, void *data)
 {
@@ -572,7 +646,6 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
     sws_cache_ctx_t       *ctx;
     sws_uint_t             method = sws_http_method(r);
     sws_str_t              key;
-    sws_cache_cc_t         rcc;
     sws_int_t              rc;
 
     (void) data;
@@ -594,27 +667,12 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
         }
         return SWS_DECLINED;
     }
-    ctx = sws_cache_ctx(r, lcf);
-    if (ctx == NULL || sws_cache_eval(r, lcf->key, &ctx->key) != SWS_OK) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (ctx->key.len == 0 || ctx->key.len > SWS_CACHE_MAX_KEY / 2) {
-        return SWS_DECLINED;           /* a key too long for the file format */
-    }
-    ctx->bypass = sws_cache_any(r, lcf->bypass) ? 1 : 0;
-    if (sws_cache_any(r, lcf->no_cache)) {
-        ctx->no_store = 1;
-    }
-    sws_cache_cc_request(r, &rcc);
-    if (rcc.no_store) {
-        ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
-    }
-    ctx->only_if_cached = rcc.only_if_cached;
-    if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
-        return SWS_DECLINED;
+    rc = sws_cache_prepare(r, lcf, &ctx);
+    if (rc != SWS_OK) {
+        return rc;
     }
 
-    rc = sws_cache_decide(r, ctx);
+    rc = sws_cache_decide(r, ctx, 0);
     if (rc != SWS_BUSY) {
         return sws_cache_decided(ctx, rc);
     }

@@ -118,6 +118,7 @@ const sws_http_upstream_cache_t sws_cache_hooks = {
     .store_end = sws_cache_store_end,
     .not_modified = sws_cache_not_modified,
     .failed = sws_cache_failed,
+    .hit = sws_cache_hit,
 };
 
 static sws_int_t

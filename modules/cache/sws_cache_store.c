@@ -128,20 +128,26 @@ static sws_int_t
 sws_cache_tmp_open(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     sws_cache_path_t  *p = ctx->path;
+    const sws_str_t   *dir = &p->path;
     uint64_t           n;
     u_char            *s;
 
+    /* use_temp_path=on: in the location's proxy_temp_path (or
+     * fastcgi_temp_path), as nginx; moved into PATH when complete */
+    if (p->use_temp_path == 1 && sws_http_upstream_get(r)) {
+        dir = sws_http_upstream_temp_dir(sws_http_upstream_get(r));
+    }
     sws_slab_lock(p->pool);
     n = ++p->sh->counter;
     sws_slab_unlock(p->pool);
-    s = sws_pnalloc(sws_http_pool(r), p->path.len + 64);
+    s = sws_pnalloc(sws_http_pool(r), dir->len + 64);
     if (s == NULL) {
         return SWS_ERROR;
     }
     ctx->tmp_name.data = s;
-    ctx->tmp_name.len = (size_t) (sws_slprintf(s, s + p->path.len + 63, "%s/.tmp.%ld.%llu",
-                                               (char *) p->path.data, (long) getpid(),
-                                               (unsigned long long) n) - s);
+    ctx->tmp_name.len = (size_t) (sws_slprintf(s, s + dir->len + 63, "%.*s/.tmp.%ld.%llu",
+                                               (int) dir->len, (char *) dir->data,
+                                               (long) getpid(), (unsigned long long) n) - s);
     s[ctx->tmp_name.len] = '\0';
     ctx->tmp_fd = open((char *) s, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (ctx->tmp_fd == -1) {
@@ -370,6 +376,61 @@ full:
     unlink(name);
 }
 
+/*
+ * A temp file on another file system (use_temp_path=on): copied to a temp
+ * file in PATH first, so that the rename into the entry's name stays
+ * atomic; ctx->tmp_name is then the copy's (the first one goes).
+ */
+static sws_int_t
+sws_cache_move_in(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_cache_path_t  *p = ctx->path;
+    u_char             buf[65536], *s;
+    ssize_t            n;
+    off_t              at = 0;
+    int                in, out;
+    sws_int_t          rc = SWS_ERROR;
+
+    s = sws_pnalloc(sws_http_pool(r), p->path.len + 64);
+    if (s == NULL) {
+        return SWS_ERROR;
+    }
+    sws_slab_lock(p->pool);
+    n = (ssize_t) ++p->sh->counter;
+    sws_slab_unlock(p->pool);
+    *sws_slprintf(s, s + p->path.len + 63, "%s/.tmp.%ld.%llu", (char *) p->path.data,
+                  (long) getpid(), (unsigned long long) n) = '\0';
+    in = open((char *) ctx->tmp_name.data, O_RDONLY | O_CLOEXEC);
+    out = open((char *) s, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (in != -1 && out != -1) {
+        while ((n = pread(in, buf, sizeof(buf), at)) > 0
+               && sws_cache_write(out, buf, (size_t) n, at) == SWS_OK)
+        {
+            at += n;
+        }
+        if (n == 0) {
+            rc = SWS_OK;
+        }
+    }
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "copying \"%s\" to \"%s\" failed",
+                      ctx->tmp_name.data, s);
+    }
+    if (in != -1) {
+        close(in);
+    }
+    if (out != -1) {
+        close(out);
+        if (rc != SWS_OK) {
+            unlink((char *) s);
+        }
+    }
+    unlink((char *) ctx->tmp_name.data);
+    ctx->tmp_name.data = s;
+    ctx->tmp_name.len = strlen((char *) s);
+    return rc;
+}
+
 /* The temp file holds header + body: into place and into the index. */
 static sws_int_t
 sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx)
@@ -382,7 +443,10 @@ sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_make_dirs(ctx->path, name, sws_http_log(r)) != SWS_OK) {
         return SWS_ERROR;
     }
-    if (rename((char *) ctx->tmp_name.data, name) == -1) {
+    if (rename((char *) ctx->tmp_name.data, name) == -1
+        && (errno != EXDEV || sws_cache_move_in(r, ctx) != SWS_OK
+            || rename((char *) ctx->tmp_name.data, name) == -1))
+    {
         sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "rename(\"%s\", \"%s\") failed",
                       ctx->tmp_name.data, name);
         return SWS_ERROR;

@@ -117,6 +117,13 @@ sws_fcgi_handler(sws_http_request_t *r)
     sws_http_upstream_t *u;
     sws_int_t            rc;
 
+    /* A fresh fastcgi_cache hit before anything is made for the server. */
+    if (flcf->pass_fmt == NULL) {
+        rc = sws_http_upstream_cache_hit(r);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
     /* Small (the parser's state is a few words): zeroing it is cheap; the
      * buffers the response goes through are the framework's, not zeroed. */
     ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_fcgi_ctx_t));

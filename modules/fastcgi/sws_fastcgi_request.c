@@ -166,13 +166,38 @@ sws_fcgi_joined(const sws_http_header_t *hs, sws_uint_t n, sws_uint_t i, u_char 
     return len;
 }
 
-/* Is the client's header h sent as HTTP_*: not when fastcgi_param set it. */
+/* The client's conditional and range fields, which a request whose
+ * response goes to a cache does not pass on (the server is to answer in
+ * full; sws_http_upstream_cache_request). Names are lower-case. */
 static int
-sws_fcgi_header_sent(sws_fcgi_params_t *ps, const sws_http_header_t *h, u_char *scratch)
+sws_fcgi_cache_drops(const sws_str_t *name)
+{
+    static const char *const drop[] = {
+        "if-none-match", "if-modified-since", "if-match", "if-unmodified-since",
+        "if-range", "range", NULL
+    };
+    sws_uint_t i;
+
+    if (name->len < 5 || (name->data[0] != 'i' && name->data[0] != 'r')) {
+        return 0;
+    }
+    for (i = 0; drop[i]; i++) {
+        if (name->len == strlen(drop[i]) && memcmp(name->data, drop[i], name->len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Is the client's header h sent as HTTP_*: not when fastcgi_param set it,
+ * nor a conditional one when the response is for a cache. */
+static int
+sws_fcgi_header_sent(sws_fcgi_params_t *ps, const sws_http_header_t *h, u_char *scratch,
+    int for_cache)
 {
     u_char *e;
 
-    if (!sws_fcgi_header_ok(h)) {
+    if (!sws_fcgi_header_ok(h) || (for_cache && sws_fcgi_cache_drops(&h->name))) {
         return 0;
     }
     if (ps->http_names == NULL || h->name.len > 250) {
@@ -278,9 +303,17 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     off_t                     body_len;
     sws_chain_t              *cl, **tail;
     sws_buf_t                *b;
+    sws_str_t                 inm, ims;
+    int                       for_cache;
 
     mode = sws_http_upstream_body_mode(u);
     body_len = sws_http_upstream_body_length(u);
+    /* For a cache (fastcgi_cache): the client's conditionals stay out, the
+     * cache's validators go in on a revalidation, as HTTP_IF_* params. */
+    for_cache = sws_http_upstream_cache_request(u, &inm, &ims);
+    if (for_cache < 0) {
+        return SWS_ERROR;
+    }
 
     /* The length of every pair first (formats keep their values for the
      * render that follows), so that one buffer of the exact size does.
@@ -307,10 +340,18 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     }
     if (flcf->pass_request_headers) {
         for (i = 0; i < nh; i++) {
-            if (sws_fcgi_header_sent(ps, &hs[i], scratch) && sws_fcgi_first_of_name(hs, i)) {
+            if (sws_fcgi_header_sent(ps, &hs[i], scratch, for_cache)
+                && sws_fcgi_first_of_name(hs, i))
+            {
                 plen += sws_fcgi_pair_len(5 + hs[i].name.len, sws_fcgi_joined(hs, nh, i, NULL));
             }
         }
+    }
+    if (inm.len) {
+        plen += sws_fcgi_pair_len(sizeof("HTTP_IF_NONE_MATCH") - 1, inm.len);
+    }
+    if (ims.len) {
+        plen += sws_fcgi_pair_len(sizeof("HTTP_IF_MODIFIED_SINCE") - 1, ims.len);
     }
     nrec = plen ? (sws_uint_t) ((plen + SWS_FCGI_MAX_CONTENT - 1) / SWS_FCGI_MAX_CONTENT) : 0;
 
@@ -342,7 +383,9 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     }
     if (flcf->pass_request_headers) {
         for (i = 0; i < nh; i++) {
-            if (!sws_fcgi_header_sent(ps, &hs[i], scratch) || !sws_fcgi_first_of_name(hs, i)) {
+            if (!sws_fcgi_header_sent(ps, &hs[i], scratch, for_cache)
+                || !sws_fcgi_first_of_name(hs, i))
+            {
                 continue;
             }
             vlen = sws_fcgi_joined(hs, nh, i, NULL);
@@ -350,6 +393,14 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
             e = sws_fcgi_http_name(e, &hs[i].name);
             e += sws_fcgi_joined(hs, nh, i, e);
         }
+    }
+    if (inm.len) {
+        e = sws_fcgi_write_pair(e, (u_char *) "HTTP_IF_NONE_MATCH",
+                                sizeof("HTTP_IF_NONE_MATCH") - 1, inm.data, inm.len);
+    }
+    if (ims.len) {
+        e = sws_fcgi_write_pair(e, (u_char *) "HTTP_IF_MODIFIED_SINCE",
+                                sizeof("HTTP_IF_MODIFIED_SINCE") - 1, ims.data, ims.len);
     }
     p = sws_fcgi_frame_params(p, plen, nrec);
     p = sws_fcgi_write_header(p, SWS_FCGI_PARAMS, 0, 0);

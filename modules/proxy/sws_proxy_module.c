@@ -149,6 +149,14 @@ sws_proxy_handler(sws_http_request_t *r)
     sws_http_upstream_t  *u;
     sws_int_t             rc;
 
+    /* A fresh cache hit before anything is made for the server (the key's
+     * $proxy_host is the configured one unless the target has variables). */
+    if (plcf->url_fmt == NULL) {
+        rc = sws_http_upstream_cache_hit(r);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
     ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_proxy_ctx_t));
     if (ctx == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;

@@ -92,6 +92,18 @@ sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match
 
 static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
 
+sws_int_t
+sws_http_upstream_cache_hit(sws_http_request_t *r)
+{
+    sws_http_upstream_loc_conf_t *ulcf;
+
+    ulcf = sws_http_loc_conf(r, &sws_http_upstream_module);
+    if (ulcf == NULL || ulcf->cache == NULL || ulcf->cache->hit == NULL || r->upstream) {
+        return SWS_DECLINED;
+    }
+    return ulcf->cache->hit(r, ulcf->cache_data);
+}
+
 /* Before the body is read: SWS_DECLINED (go on to a server), or what the
  * content handler returns (the cache answered). */
 sws_int_t
@@ -249,6 +261,12 @@ sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc)
         u->cache_offer = 0;
     }
     return rc;
+}
+
+const sws_str_t *
+sws_http_upstream_temp_dir(sws_http_upstream_t *u)
+{
+    return &u->conf->temp_path->name;
 }
 
 void
