@@ -106,16 +106,17 @@ class PhpFpm:
     children on a unix socket, opcache on, serving @PHP_ROOT@/hello.php
     ("Hello, world!", 13 bytes). The pool is the bottleneck by design: the
     servers are compared on their own CPU per request in front of the same
-    pool. The servers keep PHP_KEEPALIVE idle connections, fewer than the
-    children (docs/fastcgi.md: an idle kept connection pins a child).
-    Placeholders: @PHP_SOCK@, @PHP_ROOT@, @PHP_CHILDREN@, @PHP_KEEPALIVE@,
+    pool. A child serves one connection at a time: a server that keeps
+    connections must open at most PHP_CHILDREN of them (scalwsd's
+    max_conns with a queue), or its requests wait in PHP-FPM's listen queue
+    behind kept connections (bench/README.md).
+    Placeholders: @PHP_SOCK@, @PHP_ROOT@, @PHP_CHILDREN@,
     @SCALWS_FASTCGI_CONF@ (the repository's conf/fastcgi.conf)."""
 
     name = "php-fpm"
     template = os.path.join(CONFIG_DIR, "php-fpm", "php-fpm.conf.in")
     script = os.path.join(CONFIG_DIR, "php-fpm", "hello.php")
     children = 8
-    keepalive = 4
     binaries = ("/usr/sbin/php-fpm8.2", "/usr/sbin/php-fpm")
 
     def __init__(self, reg, run, d, argv):
@@ -124,7 +125,6 @@ class PhpFpm:
         self.sock = os.path.join(d, "php.sock")
         self.placeholders = {
             "PHP_SOCK": self.sock, "PHP_ROOT": d, "PHP_CHILDREN": str(self.children),
-            "PHP_KEEPALIVE": str(self.keepalive),
             "SCALWS_FASTCGI_CONF": os.path.join(CONFIG_DIR, "..", "..", "conf",
                                                 "fastcgi.conf")}
         self.command = shlex.join(argv)

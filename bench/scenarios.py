@@ -136,15 +136,15 @@ SCENARIOS = [
         name="php",
         path="/hello.php",
         description="PHP: GET /hello.php (echo \"Hello, world!\", 13 bytes) through each "
-                    "server's documented PHP location (try_files $uri =404, fastcgi.conf) to "
-                    "the same PHP-FPM pool (8 static children, opcache on, on the client's "
-                    "CPU), FastCGI connections kept (keepalive 4 < 8 children)",
+                    "server's documented PHP location (try_files $uri =404, fastcgi.conf; "
+                    "lighttpd: check-local) to the same PHP-FPM pool (8 static children, "
+                    "opcache on, on the client's CPU); FastCGI connections kept by scalwsd "
+                    "(max_conns 8 with a queue) and h2o, one per request for nginx and lighttpd",
         expect_status=200,
         expect_length=len(HELLO),
-        # fragments php.frag and php.http.frag (the upstream block); h2o's
-        # FastCGI handler keeps connections without a cap on their number
-        fragments={"scalwsd": "php", "nginx": "php", "h2o": "php"},
-        not_applicable={"lighttpd": "not configured yet (mod_fastcgi)"},
+        # fragments php.frag and php.http.frag (the upstream block); why each
+        # server keeps FastCGI connections or not: bench/README.md
+        fragments=_everyone("php"),
         backend="php-fpm",
     ),
     Scenario(
