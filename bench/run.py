@@ -262,6 +262,17 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
             problems.append("%d non-2xx answers" % w["non2xx"])
         if w["socket_errors"]:
             problems.append(w["errors_detail"])
+        if w.get("mean_ms") and w["rps"] and a.connections:
+            # wrk counts a request as timed out only when its answer comes:
+            # connections that get none in the whole window (a server's
+            # FastCGI connection left in PHP-FPM's listen queue) show only
+            # as fewer busy connections than wrk has (requests/s x mean
+            # latency, Little's law; about all of them otherwise)
+            busy = w["rps"] * w["mean_ms"] / 1000.0
+            if busy < 0.5 * a.connections:
+                problems.append("only %.0f of %d connections busy on average (requests/s x "
+                                "mean latency): the others got no answer in the window"
+                                % (busy, a.connections))
         if r.popen.poll() is not None:
             problems.append("the server exited during the run")
         if backend and not backend.alive():
