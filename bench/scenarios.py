@@ -139,7 +139,8 @@ SCENARIOS = [
                     "server's documented PHP location (try_files $uri =404, fastcgi.conf; "
                     "lighttpd: check-local) to the same PHP-FPM pool (8 static children, "
                     "opcache on, on the client's CPU); FastCGI connections kept by scalwsd "
-                    "(max_conns 8 with a queue) and h2o, one per request for nginx and lighttpd",
+                    "(max_conns 8 with a queue), one per request for nginx, h2o and lighttpd "
+                    "(bench/README.md: why)",
         expect_status=200,
         expect_length=len(HELLO),
         # fragments php.frag and php.http.frag (the upstream block); why each
