@@ -209,6 +209,83 @@ def test_fastcgi_keep_conn_off_within_the_cap(sws, tmp_path):
         p.close()
 
 
+class OneChildHttp:
+    """An HTTP/1.1 origin with one "child": it accepts one connection and
+    answers its requests (keep-alive) until the proxy closes it."""
+
+    def __init__(self):
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(16)
+        self.ls.settimeout(0.2)
+        self.port = self.ls.getsockname()[1]
+        self.connections = 0
+        self.requests = 0
+        self.stop = False
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def serve(self, c):
+        c.settimeout(5)
+        buf = b""
+        while True:
+            while b"\r\n\r\n" not in buf:
+                d = c.recv(65536)
+                if not d:
+                    return
+                buf += d
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            self.requests += 1
+            path = head.split(b" ")[1]
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(path), path))
+
+    def run(self):
+        while not self.stop:
+            try:
+                c, _ = self.ls.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.connections += 1
+            try:
+                self.serve(c)
+            except OSError:
+                pass
+            finally:
+                c.close()
+
+    def close(self):
+        self.stop = True
+        self.t.join(5)
+        self.ls.close()
+
+
+def test_proxy_pass_one_child(sws):
+    """The same for proxy_pass: the cap and the queue are the framework's."""
+    o = OneChildHttp()
+    try:
+        s = sws(server="location / { proxy_pass http://one; }",
+                http="upstream one { server 127.0.0.1:%d max_conns=1; keepalive 1; queue 32; }"
+                     % o.port)
+        results = []
+
+        def client(n):
+            for i in range(4):
+                r = h.curl(s.url("/p%d/%d" % (n, i)), timeout=30)
+                results.append((r.status, r.body, ("/p%d/%d" % (n, i)).encode()))
+        ts = [threading.Thread(target=client, args=(n,), daemon=True) for n in range(6)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert len(results) == 24
+        assert all(st == 200 and body == want for st, body, want in results), results
+        assert o.connections == 1 and o.requests == 24
+    finally:
+        o.close()
+
+
 def test_configuration_errors(tmp_path):
     for i, (line, words) in enumerate([
             ("server 127.0.0.1:1 max_conns=x;", ['invalid parameter "max_conns=x"']),
