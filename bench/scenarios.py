@@ -72,6 +72,9 @@ class Scenario:
     # the Content-Encoding a correct answer has; its length is then that
     # of the encoded body, which differs by server (expect_length -1: any)
     expect_encoding: Optional[str] = None
+    # wrk's connections when not --connections (a slow page: fewer, so
+    # that answers come within wrk's timeout)
+    connections: Optional[int] = None
 
 
 ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
@@ -147,6 +150,24 @@ SCENARIOS = [
         # server keeps FastCGI connections or not: bench/README.md
         fragments=_everyone("php"),
         backend="php-fpm",
+    ),
+    Scenario(
+        name="wordpress",
+        path="/",
+        description="WordPress: GET / (the home page of Debian's WordPress, installed by "
+                    "the integration tests' script, on a private MariaDB) through each "
+                    "server's WordPress configuration (try_files $uri $uri/ /index.php?$args) "
+                    "to the php scenario's PHP-FPM pool; MariaDB and PHP-FPM on the client's "
+                    "CPU, 8 connections (one per child: a page takes tens of milliseconds of PHP)",
+        expect_status=200,
+        expect_length=-1,                   # the page's own length, > 0
+        # fragments wordpress.frag and wordpress.http.frag; h2o would need
+        # an mruby handler for try_files (its "/" serves the document root)
+        fragments={"scalwsd": "wordpress", "nginx": "wordpress", "lighttpd": "wordpress"},
+        not_applicable={"h2o": "not configured (try_files needs an mruby handler in h2o)"},
+        backend="wordpress",
+        connections=8,
+        callgrind_counts=(50, 150),
     ),
     Scenario(
         name="cache-hit",
