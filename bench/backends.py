@@ -21,8 +21,10 @@ import os
 import shlex
 import shutil
 import socket
+import subprocess
 import tempfile
 import time
+import uuid
 
 import loadgen
 from procs import free_port, wait_port
@@ -106,25 +108,25 @@ class PhpFpm:
     children on a unix socket, opcache on, serving @PHP_ROOT@/hello.php
     ("Hello, world!", 13 bytes). The pool is the bottleneck by design: the
     servers are compared on their own CPU per request in front of the same
-    pool. The servers keep PHP_KEEPALIVE idle connections, fewer than the
-    children (docs/fastcgi.md: an idle kept connection pins a child).
-    Placeholders: @PHP_SOCK@, @PHP_ROOT@, @PHP_CHILDREN@, @PHP_KEEPALIVE@,
+    pool. A child serves one connection at a time: a server that keeps
+    connections must open at most PHP_CHILDREN of them (scalwsd's
+    max_conns with a queue), or its requests wait in PHP-FPM's listen queue
+    behind kept connections (bench/README.md).
+    Placeholders: @PHP_SOCK@, @PHP_ROOT@, @PHP_CHILDREN@,
     @SCALWS_FASTCGI_CONF@ (the repository's conf/fastcgi.conf)."""
 
     name = "php-fpm"
     template = os.path.join(CONFIG_DIR, "php-fpm", "php-fpm.conf.in")
     script = os.path.join(CONFIG_DIR, "php-fpm", "hello.php")
     children = 8
-    keepalive = 4
     binaries = ("/usr/sbin/php-fpm8.2", "/usr/sbin/php-fpm")
 
-    def __init__(self, reg, run, d, argv):
+    def __init__(self, reg, run, d, argv, root=None):
         self.reg = reg
         self.run = run
         self.sock = os.path.join(d, "php.sock")
         self.placeholders = {
-            "PHP_SOCK": self.sock, "PHP_ROOT": d, "PHP_CHILDREN": str(self.children),
-            "PHP_KEEPALIVE": str(self.keepalive),
+            "PHP_SOCK": self.sock, "PHP_ROOT": root or d, "PHP_CHILDREN": str(self.children),
             "SCALWS_FASTCGI_CONF": os.path.join(CONFIG_DIR, "..", "..", "conf",
                                                 "fastcgi.conf")}
         self.command = shlex.join(argv)
@@ -147,7 +149,8 @@ class PhpFpm:
             v[0] if v else "?", cls.children)
 
     @classmethod
-    def start(cls, reg, tmp, cpu, log):
+    def start(cls, reg, tmp, cpu, log, root=None):
+        """root: the scripts' directory (None: hello.php in the pool's own)."""
         d = tempfile.mkdtemp(prefix="php-fpm-", dir=tmp)
         os.chmod(d, 0o755)
         with open(cls.template) as f:
@@ -157,12 +160,13 @@ class PhpFpm:
         conf = os.path.join(d, "php-fpm.conf")
         with open(conf, "w") as f:
             f.write(text)
-        shutil.copy(cls.script, os.path.join(d, "hello.php"))
+        if root is None:
+            shutil.copy(cls.script, os.path.join(d, "hello.php"))
         argv = ["taskset", "-c", str(cpu), cls.binary(), "-F", "-y", conf]
         if os.geteuid() == 0:
             argv.append("-R")
         run = reg.start("php-fpm", argv, os.path.join(d, "php-fpm.out"))
-        b = cls(reg, run, d, argv)
+        b = cls(reg, run, d, argv, root)
         try:
             deadline = time.monotonic() + 15
             while True:
@@ -193,4 +197,166 @@ class PhpFpm:
         self.reg.stop(self.run)
 
 
-BACKENDS = {"origin": Origin, "php-fpm": PhpFpm}
+class WordPress:
+    """WordPress's home page: Debian's wordpress package on a private
+    MariaDB (its own data directory and socket in the run's temp dir, no
+    networking, no grant tables: what tests/integration/wordpress.py does),
+    the site installed by tests/integration/wordpress/install.php (the
+    integration tests' script), served by the php scenario's pool (8
+    children, opcache on) with /usr/share/wordpress as its root. MariaDB and
+    PHP-FPM run on the client's CPU; both are the backend's CPU time.
+    Debian's wp-config.php reads /etc/wordpress/config-NAME.php, NAME from
+    the WORDPRESS_CONFIG parameter each server passes (@WP_CONFIG@): a file
+    of this run only, removed when it stops. The site's address follows the
+    request's Host (every server has its own port), so WordPress never
+    redirects the home page to another port.
+    Placeholders: those of PhpFpm (PHP_ROOT is /usr/share/wordpress) and
+    @WP_CONFIG@."""
+
+    name = "wordpress"
+    root = "/usr/share/wordpress"
+    install_script = os.path.join(CONFIG_DIR, "..", "..", "tests", "integration", "wordpress",
+                                  "install.php")
+    tools = {"mariadbd": "mariadb-server", "mariadb-install-db": "mariadb-server",
+             "mariadb": "mariadb-client", "php8.2": "php8.2-cli"}
+
+    def __init__(self, reg, db, db_sock, config, d):
+        self.reg = reg
+        self.db = db
+        self.db_sock = db_sock
+        self.config = config
+        self.dir = d
+        self.fpm = None
+        self.placeholders = {}
+        self.command = ""
+
+    @staticmethod
+    def _which(name):
+        return shutil.which(name) or ("/usr/sbin/" + name
+                                      if os.access("/usr/sbin/" + name, os.X_OK) else None)
+
+    @classmethod
+    def packages(cls):
+        pkgs = PhpFpm.packages()
+        for tool, pkg in cls.tools.items():
+            if cls._which(tool) is None and pkg not in pkgs:
+                pkgs.append(pkg)
+        if not os.path.exists(cls.root + "/wp-load.php"):
+            pkgs.append("wordpress")
+        if not os.path.exists("/usr/share/wordpress/wp-content/themes/twentytwentyone"):
+            pkgs.append("wordpress-theme-twentytwentyone")
+        if cls._which("php8.2") and "mysqli" not in _run(["php8.2", "-m"]):
+            pkgs.append("php8.2-mysql")
+        return pkgs
+
+    @classmethod
+    def describe(cls):
+        wp = _run(["dpkg-query", "-W", "-f", "${Version}", "wordpress"]).strip() or "?"
+        db = _run([cls._which("mariadbd") or "mariadbd", "--version"]).strip()
+        return "WordPress %s (Debian), home page, on %s; %s" % (
+            wp, db.split(" for ")[0], PhpFpm.describe())
+
+    def _sql(self, statement, check=True):
+        r = subprocess.run([self._which("mariadb"), "--no-defaults", "-S", self.db_sock,
+                            "-u", "root", "-e", statement], capture_output=True, timeout=20,
+                           stdin=subprocess.DEVNULL, check=False)
+        if check and r.returncode != 0:
+            raise RuntimeError("mariadb: %s" % r.stderr.decode("utf-8", "replace"))
+        return r.returncode
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        if os.geteuid() != 0 or not os.access("/etc/wordpress", os.W_OK):
+            raise RuntimeError("the wordpress scenario writes /etc/wordpress/config-NAME.php: "
+                               "run as root")
+        d = tempfile.mkdtemp(prefix="wordpress-", dir=tmp)
+        os.chmod(d, 0o755)
+        data, sock = os.path.join(d, "data"), os.path.join(d, "mysqld.sock")
+        r = subprocess.run([cls._which("mariadb-install-db"), "--no-defaults",
+                            "--datadir=" + data, "--user=root",
+                            "--auth-root-authentication-method=normal", "--skip-test-db"],
+                           capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                           check=False)
+        if r.returncode != 0:
+            raise RuntimeError("mariadb-install-db: " + r.stderr.decode("utf-8", "replace")[-500:])
+        argv = ["taskset", "-c", str(cpu), cls._which("mariadbd"), "--no-defaults",
+                "--datadir=" + data, "--socket=" + sock, "--skip-networking",
+                "--skip-grant-tables", "--pid-file=" + os.path.join(d, "mysqld.pid"),
+                "--log-error=" + os.path.join(d, "mysqld.log"), "--user=root",
+                "--innodb-buffer-pool-size=64M", "--skip-log-bin"]
+        db = reg.start("mariadbd", argv, os.path.join(d, "mysqld.out"))
+        config = "/etc/wordpress/config-scalws-bench-%s.php" % uuid.uuid4().hex[:12]
+        name = os.path.basename(config)[len("config-"):-len(".php")]
+        w = cls(reg, db, sock, config, d)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                if db.popen.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("mariadbd did not start: "
+                                       + _tail(os.path.join(d, "mysqld.log")))
+                if os.path.exists(sock) and w._sql("SELECT 1", check=False) == 0:
+                    break
+                time.sleep(0.1)
+            w._sql("CREATE DATABASE wordpress")
+            with open(config, "w") as f:
+                f.write(_WP_CONFIG % {"sock": sock, "root": cls.root})
+            r = subprocess.run([cls._which("php8.2"), cls.install_script, name],
+                               capture_output=True, timeout=300, stdin=subprocess.DEVNULL,
+                               check=False)
+            if r.returncode != 0:
+                raise RuntimeError("install.php: " + (r.stdout + r.stderr).decode(
+                    "utf-8", "replace")[-500:])
+            w.fpm = PhpFpm.start(reg, tmp, cpu, log, root=cls.root)
+        except BaseException:
+            w.stop()
+            raise
+        w.placeholders = dict(w.fpm.placeholders, WP_CONFIG=name)
+        w.command = w.fpm.command + "\n# mariadbd ($WORDPRESS = its own dir in $TMP)\n" \
+            + shlex.join(argv).replace(d, "$WORDPRESS")
+        return w
+
+    def tree(self):
+        return self.db.tree() + (self.fpm.tree() if self.fpm else [])
+
+    def alive(self):
+        return self.db.popen.poll() is None and self.fpm.alive()
+
+    def stop(self):
+        try:
+            if self.fpm:
+                self.fpm.stop()
+            self.reg.stop(self.db)
+        finally:
+            try:
+                os.unlink(self.config)
+            except OSError:
+                pass
+
+
+# The run's WordPress configuration (Debian's wp-config.php includes it).
+_WP_CONFIG = """<?php
+// Written by ScalWS bench/backends.py for one benchmark run; removed after it.
+define('DB_NAME', 'wordpress');
+define('DB_USER', 'root');
+define('DB_PASSWORD', '');
+define('DB_HOST', 'localhost:%(sock)s');
+define('WP_CONTENT_DIR', '%(root)s/wp-content');
+$bench_host = isset($_SERVER['HTTP_HOST']) ? $_SERVER['HTTP_HOST'] : '127.0.0.1';
+define('WP_HOME', 'http://' . $bench_host);
+define('WP_SITEURL', 'http://' . $bench_host);
+define('DISABLE_WP_CRON', true);
+define('AUTOMATIC_UPDATER_DISABLED', true);
+define('WP_HTTP_BLOCK_EXTERNAL', true);
+$table_prefix = 'wp_';
+"""
+
+
+def _tail(path, n=500):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()[-n:].replace("\n", " | ")
+    except OSError:
+        return ""
+
+
+BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress}

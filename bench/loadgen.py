@@ -46,6 +46,10 @@ def parse_wrk(out):
     m = re.search(r"^Requests/sec:\s*([\d.]+)", out, re.M)
     if m:
         r["rps"] = float(m.group(1))
+    # the mean latency (Thread Stats: Avg): with requests/s, how many
+    # connections were busy on average (Little's law)
+    m = re.search(r"^\s*Latency\s+([\d.]+(?:us|ms|s|m))\s", out, re.M)
+    r["mean_ms"] = _ms(m.group(1)) if m else None
     for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
         m = re.search(r"^\s*%s%%\s+(\S+)" % pct, out, re.M)
         if m:

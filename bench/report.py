@@ -468,7 +468,9 @@ def write(info, rows, cg, out_dir, log):
             add("")
         churn = [(x, summary[(sc.name, x)]["tcp_opens_per_req"]) for x in servers
                  if (summary[(sc.name, x)].get("tcp_opens_per_req") or 0) >= 0.01]
-        if sc.backend and churn:
+        # TCP connections to an origin (the php and wordpress backends are
+        # reached over unix sockets: the machine's counter is other traffic)
+        if sc.backend == "origin" and churn:
             add("New connections to the %s per request: %s (nginx and scalwsd: `keepalive %d` "
                 "for %d client connections)." % (sc.backend, ", ".join(
                     "%s %.3f" % (x, v) for x, v in churn), a.upstream_keepalive, a.connections))

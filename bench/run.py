@@ -185,6 +185,7 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         # the server starts inside the cgroup, so every process it forks is in it
         argv = ["sh", "-c", 'echo $$ > "$0" && exec "$@"', cap.procs_file()] + argv
     url = "%s://127.0.0.1:%d%s" % (scenario.scheme, ctx["port"], scenario.path)
+    conns = scenario.connections or a.connections
     tool = LOAD_TOOLS[scenario.load_tool]
     if scenario.request_headers:
         tool = functools.partial(tool, headers=scenario.request_headers)
@@ -195,10 +196,10 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         # a wrong answer must never be measured
         loadgen.exact(scenario, ctx["port"], 3, timeout=10)
         if a.warmup > 0:
-            loadgen.run_load(scenario.load_tool, tool(url, a.warmup, a.connections, 1, a.client_cpu),
+            loadgen.run_load(scenario.load_tool, tool(url, a.warmup, conns, 1, a.client_cpu),
                              os.path.join(stmp, "wrk-warmup.txt"), a.warmup)
 
-        wrk = tool(url, a.duration, a.connections, 1, a.client_cpu)
+        wrk = tool(url, a.duration, conns, 1, a.client_cpu)
         ctx["wrk_command"].setdefault(scenario.name, " ".join(wrk).replace(str(ctx["port"]), "PORT"))
         backend = ctx.get("backend")
         before = measure.cpu_ticks(r.tree())
@@ -262,6 +263,17 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
             problems.append("%d non-2xx answers" % w["non2xx"])
         if w["socket_errors"]:
             problems.append(w["errors_detail"])
+        if w.get("mean_ms") and w["rps"]:
+            # wrk counts a request as timed out only when its answer comes:
+            # connections that get none in the whole window (a server's
+            # FastCGI connection left in PHP-FPM's listen queue) show only
+            # as fewer busy connections than wrk has (requests/s x mean
+            # latency, Little's law; about all of them otherwise)
+            busy = w["rps"] * w["mean_ms"] / 1000.0
+            if busy < 0.5 * conns:
+                problems.append("only %.0f of %d connections busy on average (requests/s x "
+                                "mean latency): the others got no answer in the window"
+                                % (busy, conns))
         if r.popen.poll() is not None:
             problems.append("the server exited during the run")
         if backend and not backend.alive():

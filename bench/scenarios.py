@@ -72,6 +72,9 @@ class Scenario:
     # the Content-Encoding a correct answer has; its length is then that
     # of the encoded body, which differs by server (expect_length -1: any)
     expect_encoding: Optional[str] = None
+    # wrk's connections when not --connections (a slow page: fewer, so
+    # that answers come within wrk's timeout)
+    connections: Optional[int] = None
 
 
 ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
@@ -136,16 +139,35 @@ SCENARIOS = [
         name="php",
         path="/hello.php",
         description="PHP: GET /hello.php (echo \"Hello, world!\", 13 bytes) through each "
-                    "server's documented PHP location (try_files $uri =404, fastcgi.conf) to "
-                    "the same PHP-FPM pool (8 static children, opcache on, on the client's "
-                    "CPU), FastCGI connections kept (keepalive 4 < 8 children)",
+                    "server's documented PHP location (try_files $uri =404, fastcgi.conf; "
+                    "lighttpd: check-local) to the same PHP-FPM pool (8 static children, "
+                    "opcache on, on the client's CPU); FastCGI connections kept by scalwsd "
+                    "(max_conns 8 with a queue), one per request for nginx, h2o and lighttpd "
+                    "(bench/README.md: why)",
         expect_status=200,
         expect_length=len(HELLO),
-        # fragments php.frag and php.http.frag (the upstream block); h2o's
-        # FastCGI handler keeps connections without a cap on their number
-        fragments={"scalwsd": "php", "nginx": "php", "h2o": "php"},
-        not_applicable={"lighttpd": "not configured yet (mod_fastcgi)"},
+        # fragments php.frag and php.http.frag (the upstream block); why each
+        # server keeps FastCGI connections or not: bench/README.md
+        fragments=_everyone("php"),
         backend="php-fpm",
+    ),
+    Scenario(
+        name="wordpress",
+        path="/",
+        description="WordPress: GET / (the home page of Debian's WordPress, installed by "
+                    "the integration tests' script, on a private MariaDB) through each "
+                    "server's WordPress configuration (try_files $uri $uri/ /index.php?$args) "
+                    "to the php scenario's PHP-FPM pool; MariaDB and PHP-FPM on the client's "
+                    "CPU, 8 connections (one per child: a page takes tens of milliseconds of PHP)",
+        expect_status=200,
+        expect_length=-1,                   # the page's own length, > 0
+        # fragments wordpress.frag and wordpress.http.frag; h2o would need
+        # an mruby handler for try_files (its "/" serves the document root)
+        fragments={"scalwsd": "wordpress", "nginx": "wordpress", "lighttpd": "wordpress"},
+        not_applicable={"h2o": "not configured (try_files needs an mruby handler in h2o)"},
+        backend="wordpress",
+        connections=8,
+        callgrind_counts=(50, 150),
     ),
     Scenario(
         name="cache-hit",

@@ -795,6 +795,25 @@ sws_http1_trailers(sws_http_request_t *r, int after_data)
     return cl;
 }
 
+/* A chunk's size line, "1a2b\r\n" (at most 18 bytes): by hand, since
+ * printf cost more than the rest of the framing (700 instructions a
+ * response, measured with the php scenario's callgrind). */
+static u_char *
+sws_http1_chunk_size(u_char *p, uint64_t size)
+{
+    static const u_char  hex[] = "0123456789abcdef";
+    u_char               tmp[16], *t = tmp + sizeof(tmp);
+
+    do {
+        *--t = hex[size & 0xf];
+        size >>= 4;
+    } while (size);
+    p = sws_cpymem(p, t, (size_t) (tmp + sizeof(tmp) - t));
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
+}
+
 /* Frame body data as chunks: "size\r\n" data "\r\n", and "0\r\n\r\n" last. */
 static sws_chain_t *
 sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
@@ -819,7 +838,7 @@ sws_http1_chunk(sws_http_request_t *r, sws_chain_t *in, sws_chain_t ***tail)
             return SWS_CHAIN_ERROR;
         }
         b = cl->buf;
-        b->last = sws_slprintf(b->last, b->end, "%llx\r\n", (unsigned long long) size);
+        b->last = sws_http1_chunk_size(b->last, (uint64_t) size);
         *ll = cl;
         ll = &cl->next;
     }

@@ -26,7 +26,8 @@ def www_files():
     return files
 
 
-def php_server(start, sock, extra_server="", extra_http="", keepalive=2, **kw):
+def php_server(start, sock, extra_server="", extra_http="", keepalive=2, server_params="",
+               upstream_extra="", **kw):
     fastcgi = "include %s/conf/fastcgi_params;" % h.SRC
     one = lambda script: ("fastcgi_param SCRIPT_FILENAME $document_root/%s; %s "
                           "fastcgi_pass php;" % (script, fastcgi))
@@ -77,9 +78,9 @@ def php_server(start, sock, extra_server="", extra_http="", keepalive=2, **kw):
        "extra": extra_server}
     http = """
     request_id on;
-    upstream php { server unix:%s; keepalive %d; }
+    upstream php { server unix:%s%s; keepalive %d; %s }
     %s
-""" % (sock, keepalive, extra_http)
+""" % (sock, server_params, keepalive, upstream_extra, extra_http)
     return start(server=server, http=http, files=www_files(), **kw)
 
 
@@ -459,6 +460,40 @@ def test_concurrent_requests_never_stall(sws, tmp_path):
         assert not any(t.is_alive() for t in threads)
         assert errors == []
         assert time.monotonic() - t0 < 20
+    finally:
+        f.stop()
+
+
+def test_more_clients_than_children_with_max_conns(sws, tmp_path):
+    """max_conns = the children, with a queue: eight clients in front of two
+    children, every request answered over at most two FastCGI connections
+    (each child keeps the one it accepted; none waits in PHP-FPM's listen
+    queue). docs/upstream-queue.md."""
+    f = phpfpm.PhpFpm(tmp_path / "fpm", children=2).start()
+    try:
+        s = php_server(sws, f.sock, keepalive=2, server_params=" max_conns=2",
+                       upstream_extra="queue 64 timeout=20s;")
+        seen, errors = set(), []
+
+        def client(k):
+            try:
+                for _ in range(10):
+                    r = h.curl(s.url("/conn.php"), timeout=30)
+                    if r.status != 200:
+                        errors.append((k, r.status))
+                        continue
+                    j = json.loads(r.body)
+                    seen.add((j["pid"], tuple(sorted(j["sockets"]))))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append((k, repr(e)))
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not any(t.is_alive() for t in threads)
+        assert errors == []
+        assert 1 <= len(seen) <= 2, seen
     finally:
         f.stop()
 

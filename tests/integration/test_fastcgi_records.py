@@ -397,3 +397,23 @@ def test_configuration_errors(tmp_path):
         assert rc not in (None, 0) and needle in out, (conf, out)
         assert "scalws.conf:" in out, out           # file and line
         assert not listening
+
+
+def test_server_addr_of_another_loopback_address(sws, tmp_path):
+    """SERVER_ADDR is the address the connection came to, written out
+    digit by digit (one, two and three digits per byte)."""
+    p = Peer(tmp_path / "p.sock", lambda r: ok())
+    try:
+        s = sws(ports=2, servers="""
+            server {
+                listen 127.10.200.3:@PORT2@;
+                location / { fastcgi_pass unix:%s; include %s/conf/fastcgi.conf; }
+            }""" % (p.path, h.SRC))
+        assert h.wait_for(lambda: h.port_open(s.ports[1], "127.10.200.3"), 10)
+        r = h.curl("http://127.10.200.3:%d/x" % s.ports[1])
+        assert r.status == 200
+        prm = p.requests[0]["params"]
+        assert prm["SERVER_ADDR"] == b"127.10.200.3" and prm["REMOTE_ADDR"] == b"127.0.0.1"
+        assert prm["SERVER_PORT"] == str(s.ports[1]).encode()
+    finally:
+        p.close()

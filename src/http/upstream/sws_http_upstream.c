@@ -319,13 +319,26 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     sws_connection_t            *c;
     sws_int_t                    rc;
 
+    if (sws_ups_queue_behind(u) && sws_ups_queue_wait(u, 0) == SWS_OK) {
+        return;                         /* others wait for a connection already */
+    }
+    u->full = 0;
     peer = sws_ups_get_peer(u);
     if (peer == NULL) {
-        sws_log_error(SWS_LOG_ERR, r->log, 0, "no live upstreams in \"%.*s\" for "
-                      "\"%.*s\"", (int) u->us->name.len, u->us->name.data,
-                      (int) r->request_line.len, r->request_line.data);
+        if (u->full && sws_ups_queue_wait(u, u->woken) == SWS_OK) {
+            return;                     /* every server at max_conns: wait */
+        }
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "%s in \"%.*s\" for \"%.*s\"",
+                      !u->full ? "no live upstreams"
+                      : u->us->queue_max ? "every server at max_conns, the queue full"
+                      : "every server at max_conns", (int) u->us->name.len,
+                      u->us->name.data, (int) r->request_line.len, r->request_line.data);
+        sws_ups_queue_leave(u);
         sws_ups_finalize(u, u->status ? u->status : SWS_HTTP_BAD_GATEWAY);
         return;
+    }
+    if (u->wait_ev.timer_set) {
+        sws_del_timer(&u->wait_ev);     /* waited, and got one */
     }
     u->peer = peer;
     if (u->nattempts == u->attempts_max && u->attempts_max < SWS_UPS_ATTEMPTS_MAX) {
@@ -369,6 +382,9 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         u->reused = 1;
         rc = SWS_OK;
     } else {
+        if (peer->max_conns && peer->conns + peer->idle > peer->max_conns) {
+            sws_ups_ka_drop_one(u->us, peer);   /* idle, but not for u (TLS) */
+        }
         rc = sws_ups_connect(peer, r->log, &c);
         if (rc == SWS_ERROR) {
             sws_ups_next(u, SWS_UPS_FT_ERROR);
@@ -627,6 +643,7 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
         return;
     }
     u->finished = 1;
+    sws_ups_queue_leave(u);
     if (u->c) {
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);
@@ -668,6 +685,7 @@ sws_ups_cleanup(void *data)
 {
     sws_http_upstream_t *u = data;
 
+    sws_ups_queue_leave(u);
     if (u->c) {
         sws_ups_stats_attempt_end(u, 0);
         sws_ups_close_connection(u);

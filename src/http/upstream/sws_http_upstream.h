@@ -107,6 +107,8 @@ typedef struct {
     sws_uint_t                max_fails;
     sws_msec_t                fail_timeout;
     sws_uint_t                conns;       /* worker: connections in use */
+    sws_uint_t                max_conns;   /* in use + idle, per worker (0: no cap) */
+    sws_uint_t                idle;        /* worker: kept idle connections */
     sws_uint_t                index;       /* in us->peers */
     sws_http_upstream_srv_t  *us;
     sws_ups_shared_t         *sh;
@@ -123,6 +125,7 @@ typedef struct {
     sws_uint_t   weight;
     sws_uint_t   max_fails;
     sws_msec_t   fail_timeout;
+    sws_uint_t   max_conns;
     unsigned     backup:1;
     unsigned     down:1;
     const char  *file;
@@ -177,6 +180,14 @@ struct sws_http_upstream_srv_s {
     sws_queue_t                 ka_cache;      /* worker: idle, newest first */
     sws_queue_t                 ka_free;
     sws_http_upstream_ka_t     *ka_items;
+
+    /* queue N [timeout=T]: requests waiting while every server is at its
+     * max_conns (sws_http_upstream_queue.c) */
+    sws_uint_t                  queue_max;     /* 0: none, a 502 at once */
+    sws_msec_t                  queue_timeout;
+    sws_queue_t                 waiters;       /* worker: oldest first */
+    sws_uint_t                  nwaiting;      /* worker */
+    sws_uint_t                  wakes;         /* worker: woken, not yet run */
 
     sws_msec_t                  hc_interval;   /* 0: no active checks */
     sws_str_t                   hc_uri;
@@ -415,6 +426,13 @@ struct sws_http_upstream_s {
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
 
+    /* waiting in the group's queue (sws_http_upstream_queue.c) */
+    sws_queue_t                       wait_link;
+    sws_event_t                       wait_ev;     /* the wake (posted), the timeout */
+    unsigned                          waiting:1;   /* in us->waiters */
+    unsigned                          woken:1;     /* choosing after a wake */
+    unsigned                          full:1;      /* a server was skipped: max_conns */
+
     /* a response cache in front (sws_http_upstream_cache.c) */
     const sws_http_upstream_cache_t  *cache;       /* lookup ran, not answered */
     void                             *cache_data;
@@ -491,6 +509,8 @@ void       sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t 
 sws_int_t  sws_ups_ka_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
 /* Close the idle connections to peer (its slot got another server). */
 void       sws_ups_ka_drop_peer(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
+/* Close the least recently used idle connection to peer, if any. */
+void       sws_ups_ka_drop_one(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer);
 /* Response buffers: a per-worker cache of equal-sized blocks. */
 u_char    *sws_ups_buf_alloc(size_t size, sws_log_t *log);
 void       sws_ups_buf_free(u_char *p, size_t size);
@@ -551,6 +571,18 @@ sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 /* Bring the worker's peers up to date with the list (cheap when unchanged). */
 void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
+
+/* sws_http_upstream_queue.c */
+/* Must u wait behind requests already waiting for a connection? */
+int        sws_ups_queue_behind(sws_http_upstream_t *u);
+/* Wait (at the head after a wake that found no room): SWS_OK, or
+ * SWS_DECLINED when the queue is full or the group has none. */
+sws_int_t  sws_ups_queue_wait(sws_http_upstream_t *u, int head);
+/* An attempt on one of us's servers ended: the oldest waiter chooses again
+ * (posted, so that the connection is back in the pool first). */
+void       sws_ups_queue_wake(sws_http_upstream_srv_t *us);
+/* u ends: out of the queue, a wake it did not use passed on. */
+void       sws_ups_queue_leave(sws_http_upstream_t *u);
 
 /* sws_http_upstream_health.c */
 sws_int_t  sws_ups_health_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);

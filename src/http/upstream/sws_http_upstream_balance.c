@@ -89,7 +89,10 @@ sws_ups_balancer_init_worker(sws_http_upstream_srv_t *us)
         us->peers[i].current_weight = 0;
         us->peers[i].effective_weight = us->peers[i].weight;
         us->peers[i].conns = 0;
+        us->peers[i].idle = 0;
     }
+    sws_queue_init(&us->waiters);
+    us->nwaiting = us->wakes = 0;
 }
 
 int
@@ -134,10 +137,20 @@ sws_ups_peer_state(sws_http_upstream_peer_t *peer)
 
 #define sws_ups_tried(u, i)  ((u)->tried[(i) / 64] & ((uint64_t) 1 << ((i) % 64)))
 
+/* Not tried yet, available, and below its max_conns: its connections in
+ * use and idle stay within it, so one in use less is room (an idle one to
+ * take, or one to open). */
 static int
 sws_ups_candidate(sws_http_upstream_t *u, sws_http_upstream_peer_t *p, sws_msec_t now)
 {
-    return !sws_ups_tried(u, p->index) && sws_ups_peer_available(p, now);
+    if (sws_ups_tried(u, p->index) || !sws_ups_peer_available(p, now)) {
+        return 0;
+    }
+    if (p->max_conns && p->conns >= p->max_conns) {
+        u->full = 1;
+        return 0;
+    }
+    return 1;
 }
 
 /* Smooth weighted round robin over the candidates, primary or backup ones
@@ -363,6 +376,9 @@ sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log)
 
     if (peer->conns) {
         peer->conns--;
+    }
+    if (peer->max_conns) {
+        sws_ups_queue_wake(peer->us);
     }
     if (sh == NULL || peer->max_fails == 0) {
         return;

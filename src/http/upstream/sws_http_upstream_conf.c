@@ -5,8 +5,9 @@
  * http { } (sws_http_upstream_resolve.c), and the per-worker set-up.
  *
  *   upstream NAME {
- *       server ADDR [weight=N] [max_fails=N] [fail_timeout=T] [backup] [down];
+ *       server ADDR [weight=N] [max_fails=N] [fail_timeout=T] [max_conns=N] [backup] [down];
  *       keepalive N; keepalive_timeout T; keepalive_requests N;
+ *       queue N [timeout=T];
  *       least_conn; | hash KEY [consistent]; | random [two [least_conn]];
  *       health_check [interval=T] [uri=PATH] [fails=N] [passes=N] [timeout=T];
  *   }
@@ -21,6 +22,7 @@ static sws_int_t sws_ups_init_worker(sws_cycle_t *cycle);
 static char *sws_ups_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_ups_queue(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_method(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_health_check(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -39,6 +41,7 @@ static const sws_command_t sws_ups_commands[] = {
       NULL },
     { "keepalive_requests", UPS(SWS_CONF_TAKE1), sws_ups_keepalive, SWS_HTTP_SRV_CONF_OFFSET, 2,
       NULL },
+    { "queue", UPS(SWS_CONF_TAKE12), sws_ups_queue, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "least_conn", UPS(SWS_CONF_NOARGS), sws_ups_method, SWS_HTTP_SRV_CONF_OFFSET,
       SWS_UPS_LEAST_CONN, NULL },
     { "hash", UPS(SWS_CONF_TAKE12), sws_ups_method, SWS_HTTP_SRV_CONF_OFFSET, SWS_UPS_HASH,
@@ -253,6 +256,12 @@ sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                 goto invalid;
             }
             s->max_fails = (sws_uint_t) num;
+        } else if (sws_conf_param(arg, "max_conns=", &v)) {
+            num = sws_ups_param_num(&v, 0);
+            if (num == SWS_ERROR) {
+                goto invalid;
+            }
+            s->max_conns = (sws_uint_t) num;
         } else if (sws_conf_param(arg, "fail_timeout=", &v)) {
             s->fail_timeout = sws_parse_time_ms(&v);
             if (s->fail_timeout == SWS_ERROR) {
@@ -315,6 +324,39 @@ sws_ups_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         us->keepalive_requests = (sws_uint_t) n;
         return SWS_CONF_OK;
     }
+}
+
+/* queue N [timeout=T]: at most N requests of a worker wait while every
+ * server is at its max_conns, each at most T (60s). */
+static char *
+sws_ups_queue(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_upstream_srv_t *us = conf;
+    sws_str_t               *arg = sws_conf_arg(cf, 1), v;
+    sws_int_t                n;
+    sws_msec_t               ms = 60000;
+
+    (void) cmd;
+    if (us->queue_max) {
+        return "is duplicate";
+    }
+    n = sws_atoi(arg->data, arg->len);
+    if (n <= 0) {
+        return "has an invalid value";
+    }
+    if (sws_conf_nargs(cf) == 3) {
+        arg = sws_conf_arg(cf, 2);
+        if (!sws_conf_param(arg, "timeout=", &v)
+            || (ms = sws_parse_time_ms(&v)) == SWS_ERROR || ms == 0)
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+    }
+    us->queue_max = (sws_uint_t) n;
+    us->queue_timeout = ms;
+    return SWS_CONF_OK;
 }
 
 /* least_conn | hash KEY [consistent] | random [two [least_conn]] */

@@ -106,7 +106,27 @@ sws_ups_ka_close(sws_http_upstream_ka_t *item, int reset)
     sws_queue_remove(&item->queue);
     sws_queue_insert_head(&us->ka_free, &item->queue);
     item->c = NULL;
+    item->peer->idle--;
     sws_ups_close_conn(c);
+}
+
+/* peer is at its max_conns with an idle connection that the request at
+ * hand cannot use: the least recently used of them goes, making room. */
+void
+sws_ups_ka_drop_one(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer)
+{
+    sws_queue_t            *q;
+    sws_http_upstream_ka_t *item;
+
+    for (q = sws_queue_last(&us->ka_cache); q != sws_queue_sentinel(&us->ka_cache);
+         q = sws_queue_prev(q))
+    {
+        item = sws_queue_data(q, sws_http_upstream_ka_t, queue);
+        if (item->peer == peer) {
+            sws_ups_ka_close(item, 1);
+            return;
+        }
+    }
 }
 
 /* A run-time slot's server changed or went: its idle connections go too. */
@@ -177,6 +197,7 @@ sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
         sws_queue_remove(&item->queue);
         sws_queue_insert_head(&us->ka_free, &item->queue);
         item->c = NULL;
+        peer->idle--;
         /* The idle timer stays: sending the request re-arms it as the read
          * timeout (usually the same duration: no tree operation at all). */
         sws_reusable_connection(c, 0);
@@ -212,6 +233,7 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_queue_insert_head(&us->ka_cache, q);
     item->c = c;
     item->peer = peer;
+    peer->idle++;
 
     sws_del_timer(c->write);
     c->data = item;

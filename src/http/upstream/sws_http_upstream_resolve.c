@@ -305,6 +305,7 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
                 peer->effective_weight = peer->weight;
                 peer->max_fails = s[i].max_fails;
                 peer->fail_timeout = s[i].fail_timeout;
+                peer->max_conns = s[i].max_conns;
                 peer->backup = s[i].backup;
                 peer->down = s[i].down;
                 peer->index = k;
