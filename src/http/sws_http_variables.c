@@ -1333,7 +1333,7 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
     if (len > 9 && memcmp(name, "upstream_", 9) == 0) {
         static const char *const  ups[] = {
             "addr", "status", "response_time", "connect_time", "header_time",
-            "bytes_received", NULL
+            "bytes_received", "response_length", "bytes_sent", NULL
         };
         sws_uint_t                i;
 

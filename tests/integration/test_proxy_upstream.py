@@ -444,3 +444,25 @@ def test_reload_with_idle_upstream_connections(sws, origin):
     assert h.wait_for(lambda: not any(p in srv.children() for p in old), 3)
     assert h.curl(srv.url("/name")).status == 200
     assert h.wait_for(lambda: len(o.conns) == 1, 3)
+
+
+def test_upstream_response_length_and_bytes_sent(sws, origin):
+    # the body's decoded bytes, also of a chunked one; the request's bytes
+    # as sent (the head and the body)
+    a = origin("a")
+    srv = sws(http='log_format ul "$request_uri|$upstream_response_length|'
+                   '$upstream_bytes_sent|$upstream_bytes_received";',
+              access_log="off",
+              server="access_log @TMP@/access.log ul; location / { proxy_pass http://%s; }"
+              % a.addr)
+    assert h.curl(srv.url("/len/1234")).status == 200
+    assert h.curl(srv.url("/chunked/5000?size=700")).status == 200
+    assert h.curl(srv.url("/echo"), method="POST", body=b"b" * 300).status == 200
+    h.wait_for(lambda: len([ln for ln in srv.access_log().splitlines() if ln]) == 3, 3)
+    rows = {ln.split("|")[0]: [int(x) for x in ln.split("|")[1:]]
+            for ln in srv.access_log().splitlines() if ln}
+    assert rows["/len/1234"][0] == 1234 and rows["/len/1234"][2] > 1234
+    assert rows["/chunked/5000?size=700"][0] == 5000
+    assert rows["/chunked/5000?size=700"][2] > 5000            # chunk framing and head
+    received = [q for q in a.requests if q.path == "/echo"][0]
+    assert rows["/echo"][1] > 300 and received.body == b"b" * 300

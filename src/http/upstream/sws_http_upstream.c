@@ -357,7 +357,7 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     a->addr = &peer->name;
     a->status = 0;
     a->connect_ms = a->header_ms = a->response_ms = -1;
-    a->received = 0;
+    a->received = a->body = a->sent = 0;
     u->attempt_msec = sws_current_msec();
     sws_ups_stats_attempt_start(u);
 
@@ -487,6 +487,7 @@ sws_ups_send(sws_http_upstream_t *u)
             cl = c->send_chain(c, u->out, 0);
             if (c->sent > u->sent_start) {
                 u->sent_any = 1;
+                u->attempts[u->nattempts - 1].sent = c->sent - u->sent_start;
             }
             if (cl == SWS_CHAIN_ERROR) {
                 sws_log_error(SWS_LOG_ERR, c->log, 0, "sending the request to upstream %.*s "

@@ -66,6 +66,8 @@
 #define SWS_UPS_VAR_CONNECT_TIME   3
 #define SWS_UPS_VAR_HEADER_TIME    4
 #define SWS_UPS_VAR_BYTES_RECEIVED 5
+#define SWS_UPS_VAR_RESPONSE_LENGTH 6
+#define SWS_UPS_VAR_BYTES_SENT     7
 
 typedef struct sws_http_upstream_srv_s  sws_http_upstream_srv_t;
 typedef struct sws_ups_list_s           sws_ups_list_t;
@@ -295,6 +297,8 @@ typedef struct {
     sws_msec_t        header_ms;
     sws_msec_t        response_ms;
     off_t             received;
+    off_t             body;      /* response body bytes, decoded ($upstream_response_length) */
+    off_t             sent;      /* request bytes sent ($upstream_bytes_sent) */
 } sws_http_upstream_attempt_t;
 
 /* Where a buffer of the request started, to send it again on a retry. */

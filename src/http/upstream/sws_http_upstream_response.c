@@ -218,6 +218,7 @@ sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int
     if (rc != SWS_OK && rc != SWS_DONE) {
         return rc;
     }
+    u->attempts[u->nattempts - 1].body += in.out - s->last;
     if (u->tee) {
         sws_ups_cache_body(u, s->last, (size_t) (in.out - s->last));
     }

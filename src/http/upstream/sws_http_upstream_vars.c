@@ -71,6 +71,12 @@ sws_http_upstream_variable(sws_http_request_t *r, sws_uint_t which, sws_str_t *v
         case SWS_UPS_VAR_HEADER_TIME:
             p = sws_ups_var_ms(p, a->header_ms);
             break;
+        case SWS_UPS_VAR_RESPONSE_LENGTH:
+            p = sws_sprint_uint(p, (uint64_t) a->body);
+            break;
+        case SWS_UPS_VAR_BYTES_SENT:
+            p = sws_sprint_uint(p, (uint64_t) a->sent);
+            break;
         default:
             p = sws_sprint_uint(p, (uint64_t) a->received);
         }
