@@ -417,6 +417,11 @@ sws_int_t sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
 typedef struct sws_http_fixed_s sws_http_fixed_t;
 sws_http_fixed_t *sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status,
     const sws_str_t *content_type, const sws_str_t *body, const sws_str_t *location);
+/* The same with the Content-Type nginx's "return CODE TEXT" sends: the type
+ * of the request URI's extension (types), else default_type, found per
+ * request. ABI 1.3. */
+sws_http_fixed_t *sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status,
+    const sws_str_t *body);
 /* Send it; returns what the content handler should return. */
 sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
 

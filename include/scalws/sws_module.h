@@ -9,8 +9,9 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  2      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
-                                 the cache hooks' failed and resume */
+#define SWS_ABI_MINOR  3      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+                                 the cache hooks' failed and resume; 1.3: conf setters for
+                                 status codes and log levels, typed fixed responses */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

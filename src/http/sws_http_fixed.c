@@ -16,6 +16,7 @@ struct sws_http_fixed_s {
     /* "Content-Type: ...\r\nContent-Length: N\r\n[Location: ...\r\n]" */
     sws_str_t   fields;
     unsigned    fast:1;      /* the preformatted path may be used */
+    unsigned    typed:1;     /* Content-Type by the request's URI (types) */
 };
 
 /* Set once the built-in modules have registered their filters: when the
@@ -86,16 +87,50 @@ sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status, const sws_str_t *conten
     return f;
 }
 
+sws_http_fixed_t *
+sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status, const sws_str_t *body)
+{
+    sws_http_fixed_t *f = sws_http_fixed_create(cf, status, NULL, body, NULL);
+
+    if (f != NULL) {
+        f->typed = !(status < 200 || status == 204 || status == 304);
+    }
+    return f;
+}
+
+/* The preformatted fields behind "Content-Type: TYPE\r\n" (typed). */
+static const sws_str_t *
+sws_http_fixed_typed_fields(sws_http_request_t *r, const sws_http_fixed_t *f,
+    const sws_str_t *type)
+{
+    sws_str_t  *fields;
+    u_char     *p;
+
+    fields = sws_palloc(r->pool, sizeof(sws_str_t) + sizeof("Content-Type: \r\n") - 1
+                                 + type->len + f->fields.len);
+    if (fields == NULL) {
+        return NULL;
+    }
+    fields->data = (u_char *) (fields + 1);
+    p = sws_cpymem(fields->data, "Content-Type: ", 14);
+    p = sws_cpymem(p, type->data, type->len);
+    p = sws_cpymem(p, "\r\n", 2);
+    p = sws_cpymem(p, f->fields.data, f->fields.len);
+    fields->len = (size_t) (p - fields->data);
+    return fields;
+}
+
 static sws_int_t
-sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
+sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f,
+    const sws_str_t *type)
 {
     sws_buf_t   *b;
     sws_chain_t  out;
     sws_int_t    rc;
 
     r->status = f->status;
-    if (f->content_type.len) {
-        sws_http_set_content_type(r, &f->content_type);
+    if (type != NULL && type->len) {
+        sws_http_set_content_type(r, type);
     }
     if (f->location.len) {
         sws_http_set_location(r, &f->location);
@@ -124,6 +159,11 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
+    const sws_str_t  *type = &f->content_type, *fields = &f->fields;
+
+    if (f->typed) {
+        type = sws_http_mime_type(r, sws_http_exten(r));
+    }
     /* an error page given another status (error_page 404 =418 ...) takes
      * the ordinary path, where the header filter applies it; so does a
      * relative Location that absolute_redirect completes */
@@ -133,7 +173,13 @@ sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
         || sws_http_top_header_filter != sws_http_builtin_top_header_filter
         || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
     {
-        return sws_http_send_fixed_slow(r, f);
+        return sws_http_send_fixed_slow(r, f, type);
     }
-    return r->proto->send_fixed(r, &f->status_line, &f->fields, &f->body, f->status);
+    if (f->typed && type->len) {
+        fields = sws_http_fixed_typed_fields(r, f, type);
+        if (fields == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    return r->proto->send_fixed(r, &f->status_line, fields, &f->body, f->status);
 }
