@@ -38,6 +38,11 @@ typedef struct {
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
     sws_uint_t               nvariables; /* per-request variable slots (set, map) */
+    /* $limit_rate written by set (its slot) or declared by map (its
+     * variable): the response's rate, as nginx's set $limit_rate */
+    sws_uint_t               limit_rate_slot;
+    unsigned                 limit_rate_settable:1;
+    const void              *limit_rate_map;
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
     sws_array_t             *caches;     /* sws_http_cache_purge_register's */
 } sws_http_core_main_conf_t;
