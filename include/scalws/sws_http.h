@@ -424,6 +424,16 @@ sws_http_fixed_t *sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status,
     const sws_str_t *body);
 /* Send it; returns what the content handler should return. */
 sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
+/*
+ * A module whose filters act on some responses only says so from its
+ * postconfiguration: acts(r) is 1 when they would change r's response.
+ * A fixed response keeps the one-write path while no filter a module
+ * inserted acts on it; the filters of a module that does not call this
+ * are taken to act on every response (then fixed responses take the
+ * ordinary path). ABI 1.3.
+ */
+typedef int (*sws_http_filters_acts_pt)(sws_http_request_t *r);
+sws_int_t sws_http_filters_act_when(sws_conf_t *cf, sws_http_filters_acts_pt acts);
 
 /* ---- the request body ------------------------------------------------ */
 

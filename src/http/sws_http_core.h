@@ -516,6 +516,12 @@ extern sws_http_body_filter_pt   sws_http_top_body_filter;
 sws_int_t sws_http_output_resume(sws_http_request_t *r);
 extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+/* The postconfiguration loop (sws_http_module.c): a module's turn starts
+ * and ends; at its end, filters it inserted are recorded with the acts()
+ * it gave (sws_http_filters_act_when), or as acting on everything. */
+void sws_http_fixed_filters_reset(void);
+void sws_http_fixed_module_begin(void);
+sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
 /* sws_http_stored.c: a received or stored header put on the response
  * (Content-Type, ETag, Last-Modified, Location set as such); lcname: the
  * name in lower case when known (NULL: compared ignoring case) */

@@ -24,6 +24,82 @@ struct sws_http_fixed_s {
 sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
 
+/* The modules' filters above the built-in ones: those whose module said
+ * when they act, and whether any did not say (then every response may be
+ * changed by one). Rebuilt with each configuration. */
+#define SWS_HTTP_FIXED_ACTS_MAX  16
+
+static sws_http_filters_acts_pt  sws_http_fixed_acts[SWS_HTTP_FIXED_ACTS_MAX];
+static sws_uint_t                sws_http_fixed_nacts;
+static sws_http_filters_acts_pt  sws_http_fixed_pending;   /* this module's */
+static unsigned                  sws_http_fixed_opaque;
+
+void
+sws_http_fixed_filters_reset(void)
+{
+    sws_http_fixed_nacts = 0;
+    sws_http_fixed_pending = NULL;
+    sws_http_fixed_opaque = 0;
+}
+
+void
+sws_http_fixed_module_begin(void)
+{
+    sws_http_fixed_pending = NULL;
+}
+
+sws_int_t
+sws_http_filters_act_when(sws_conf_t *cf, sws_http_filters_acts_pt acts)
+{
+    (void) cf;
+    if (acts == NULL) {
+        return SWS_ERROR;
+    }
+    sws_http_fixed_pending = acts;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_fixed_module_end(sws_conf_t *cf, int inserted)
+{
+    if (!inserted) {
+        sws_http_fixed_pending = NULL;
+        return SWS_OK;
+    }
+    if (sws_http_fixed_pending == NULL
+        || sws_http_fixed_nacts == SWS_HTTP_FIXED_ACTS_MAX)
+    {
+        sws_http_fixed_opaque = 1;
+    } else {
+        sws_http_fixed_acts[sws_http_fixed_nacts++] = sws_http_fixed_pending;
+    }
+    sws_http_fixed_pending = NULL;
+    (void) cf;
+    return SWS_OK;
+}
+
+/* Would a module's filter change r's response? */
+static int
+sws_http_fixed_filtered(sws_http_request_t *r)
+{
+    sws_uint_t  i;
+
+    if (sws_http_top_header_filter == sws_http_builtin_top_header_filter
+        && sws_http_top_body_filter == sws_http_builtin_top_body_filter)
+    {
+        return 0;
+    }
+    if (sws_http_fixed_opaque) {
+        return 1;
+    }
+    for (i = 0; i < sws_http_fixed_nacts; i++) {
+        if (sws_http_fixed_acts[i](r)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 sws_http_fixed_t *
 sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status, const sws_str_t *content_type,
     const sws_str_t *body, const sws_str_t *location)
@@ -170,8 +246,7 @@ sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
     if (!f->fast || r->proto->send_fixed == NULL || r->err_status
         || (f->location.len && f->location.data[0] == '/'
             && sws_http_core_loc(r)->absolute_redirect)
-        || sws_http_top_header_filter != sws_http_builtin_top_header_filter
-        || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
+        || sws_http_fixed_filtered(r))
     {
         return sws_http_send_fixed_slow(r, f, type);
     }

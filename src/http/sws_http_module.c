@@ -238,13 +238,25 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (sws_http_header_filter_init(cf) != SWS_OK) {
             return SWS_CONF_ERROR;
         }
+        sws_http_fixed_filters_reset();
         for (i = 0; i < cycle->modules_n; i++) {
+            sws_http_header_filter_pt  top_h = sws_http_top_header_filter;
+            sws_http_body_filter_pt    top_b = sws_http_top_body_filter;
+
+            sws_http_fixed_module_begin();
             if (cycle->modules[i]->postconfiguration
                 && cycle->modules[i]->postconfiguration(cf) != SWS_OK)
             {
                 sws_log_error(SWS_LOG_EMERG, cf->log, 0,
                               "postconfiguration of module \"%s\" failed",
                               cycle->modules[i]->name);
+                return SWS_CONF_ERROR;
+            }
+            if (i >= sws_builtin_modules_n
+                && sws_http_fixed_module_end(cf, top_h != sws_http_top_header_filter
+                                                 || top_b != sws_http_top_body_filter)
+                   != SWS_OK)
+            {
                 return SWS_CONF_ERROR;
             }
             if (i + 1 == sws_builtin_modules_n) {
