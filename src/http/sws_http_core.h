@@ -93,6 +93,7 @@ struct sws_http_addr_s {
 struct sws_http_core_srv_conf_s {
     sws_http_conf_ctx_t       *ctx;
     sws_http_loc_matcher_t    *locations;
+    unsigned                   nested_locations:1;  /* a location has its own */
     sws_array_t                server_names;   /* sws_str_t as written */
     sws_str_t                  server_name;    /* the first one */
     size_t                     client_header_buffer_size;
@@ -141,8 +142,15 @@ struct sws_http_core_loc_conf_s {
     unsigned                named:1;       /* location @name: internal only */
     unsigned                noname:1;      /* an if block (nested) */
     sws_array_t            *nested;        /* its if blocks: sws_http_core_loc_conf_t * */
+    /* nested locations ("location /a/ { location /a/b/ { } }"): all of a
+     * server's are in its location_list, each with its parent; a level's
+     * own are matched by its children matcher, as nginx's */
+    struct sws_http_core_loc_conf_s *parent_loc;
+    sws_http_loc_matcher_t *children;
 
     sws_str_t               root;          /* root or alias, no trailing slash for root */
+    sws_http_format_t      *root_format;   /* root or alias with variables ($1 ...) */
+    unsigned                alias_whole:1; /* a regex location's alias: the whole path */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
     sws_str_t               default_type;

@@ -48,7 +48,7 @@ static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
 static const sws_command_t sws_http_core_commands[] = {
     { "server", SWS_HTTP_MAIN_CONF | SWS_CONF_BLOCK | SWS_CONF_NOARGS,
       sws_http_core_server, 0, 0, NULL },
-    { "location", SWS_HTTP_SRV_CONF | SWS_CONF_BLOCK | SWS_CONF_TAKE12,
+    { "location", SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_BLOCK | SWS_CONF_TAKE12,
       sws_http_core_location, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "listen", SWS_HTTP_SRV_CONF | SWS_CONF_1MORE, sws_http_core_listen,
       SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
@@ -278,6 +278,8 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 
     if (conf->root.data == NULL) {
         conf->alias = prev->alias;
+        conf->alias_whole = prev->alias_whole;
+        conf->root_format = prev->root_format;
         conf->root = prev->root;
         if (conf->root.data == NULL) {
             if (sws_core_default_path(cf, SWS_CORE_PATH_HTML, &conf->root) != SWS_OK) {
@@ -450,6 +452,34 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                            "named location)", (int) name->len, name->data);
         return SWS_CONF_ERROR;
     }
+    if (sws_conf_context(cf) == SWS_HTTP_LOC_CONF) {
+        /* nested in a location, with nginx's rules */
+        sws_http_core_loc_conf_t  *pclcf = parent->loc_conf[sws_http_core_module.index];
+
+        if (pclcf->noname) {
+            return "is not allowed inside \"if\"";
+        }
+        if (pclcf->exact || pclcf->named || clcf->named) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, clcf->named
+                               ? "named location \"%.*s\" can be on the server level only"
+                               : pclcf->exact
+                               ? "location \"%.*s\" cannot be inside the exact location \"%.*s\""
+                               : "location \"%.*s\" cannot be inside the named location \"%.*s\"",
+                               (int) name->len, name->data, (int) pclcf->name.len,
+                               pclcf->name.data);
+            return SWS_CONF_ERROR;
+        }
+        if (!pclcf->regex && !clcf->regex
+            && (name->len < pclcf->name.len
+                || memcmp(name->data, pclcf->name.data, pclcf->name.len) != 0))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "location \"%.*s\" is outside location "
+                               "\"%.*s\"", (int) name->len, name->data,
+                               (int) pclcf->name.len, pclcf->name.data);
+            return SWS_CONF_ERROR;
+        }
+        clcf->parent_loc = pclcf;
+    }
     if (clcf->named) {
         sws_http_core_loc_conf_t **lp2 = cscf->location_list.elts;
         sws_uint_t                 k;
@@ -603,6 +633,20 @@ sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     clcf->root = path;
     clcf->alias = alias;
+    /* as nginx: a regex location's alias is the whole path (its captures
+     * say what of the URI goes in it) */
+    clcf->alias_whole = alias && clcf->regex;
+    if (memchr(path.data, '$', path.len) != NULL) {
+        const char  *err = NULL;
+
+        clcf->root_format = sws_http_format_compile(cf->pool, &path, SWS_HTTP_ESCAPE_NONE,
+                                                    &err);
+        if (clcf->root_format == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s in \"%s\"",
+                               err ? err : "cannot compile the path", cmd->name);
+            return SWS_CONF_ERROR;
+        }
+    }
     return SWS_CONF_OK;
 }
 
@@ -700,8 +744,14 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
     uri = sws_conf_arg(cf, last);
-    if (uri->len == 0 || (uri->data[0] != '/' && uri->data[0] != '@')) {
-        return "URI must start with \"/\" (or \"@\" for a named location)";
+    /* a URL: the error becomes a redirect to it, as nginx's */
+    if (uri->len == 0
+        || (uri->data[0] != '/' && uri->data[0] != '@'
+            && !(uri->len > 7 && sws_strncasecmp(uri->data, (u_char *) "http://", 7) == 0)
+            && !(uri->len > 8 && sws_strncasecmp(uri->data, (u_char *) "https://", 8) == 0)))
+    {
+        return "URI must start with \"/\", \"@\" (a named location), \"http://\" or "
+               "\"https://\"";
     }
     arg = sws_conf_arg(cf, last - 1);
     if (arg->len && arg->data[0] == '=') {

@@ -140,6 +140,18 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             return SWS_ERROR;
         }
         uri = ep[i].uri;
+        if (uri.data[0] != '/' && uri.data[0] != '@') {
+            /* a URL: a redirect there, 302 unless "=CODE" is one */
+            sws_uint_t  code = (sws_uint_t) ep[i].overwrite;
+
+            if (!(code == 301 || code == 302 || code == 303 || code == 307 || code == 308)) {
+                code = SWS_HTTP_MOVED_TEMPORARILY;
+            }
+            sws_http_clear_response(r);
+            sws_http_set_location(r, &ep[i].uri);
+            /* sent: SWS_OK (or SWS_ERROR) */
+            return sws_http_special_response(r, code) == SWS_ERROR ? SWS_ERROR : SWS_OK;
+        }
         if (uri.data[0] == '@') {
             /* a named location keeps the method, as nginx */
             r->err_status = ep[i].overwrite >= 0 ? (sws_uint_t) ep[i].overwrite : status;
@@ -207,7 +219,7 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
 
     if (status >= 300 && r->loc_conf) {
         rc = sws_http_try_error_page(r, status);
-        if (rc == SWS_DONE || rc == SWS_ERROR) {
+        if (rc == SWS_DONE || rc == SWS_ERROR || rc == SWS_OK) {
             return rc;
         }
     }
