@@ -48,9 +48,12 @@ typedef struct {
 } sws_http_core_main_conf_t;
 
 typedef struct {
-    sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix */
+    sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix,
+                               * "mail.*" as "mail." prefix */
     unsigned   wildcard:1;
     unsigned   bare:1;        /* written ".x.com": matches "x.com" too */
+    unsigned   trailing:1;    /* "mail.*" */
+    sws_regex_t *regex;       /* "~RE": matched in configuration order */
     sws_http_core_srv_conf_t *server;
 } sws_http_server_name_t;
 
@@ -95,6 +98,7 @@ struct sws_http_core_srv_conf_s {
     sws_http_loc_matcher_t    *locations;
     unsigned                   nested_locations:1;  /* a location has its own */
     sws_array_t                server_names;   /* sws_str_t as written */
+    sws_array_t               *server_regexes; /* sws_regex_t *, the "~" names' in order */
     sws_str_t                  server_name;    /* the first one */
     size_t                     client_header_buffer_size;
     size_t                     large_client_header_buffer_size;
@@ -507,6 +511,9 @@ void      sws_http_start_request(sws_http_request_t *r);
 sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);
 /* The server for a lower-case host name on addr (default if none). */
 sws_http_core_srv_conf_t *sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host);
+/* The same; *re: the regex name that chose it (for its captures), or NULL. */
+sws_http_core_srv_conf_t *sws_http_find_server_re(sws_http_addr_t *addr,
+    const sws_str_t *host, const sws_regex_t **re);
 sws_int_t sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw_path, int complex);
 /* Validate a Host (or absolute-form authority): lower-cased, port removed. */
 sws_int_t sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out);

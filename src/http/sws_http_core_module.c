@@ -578,6 +578,47 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return SWS_CONF_OK;
 }
 
+/* server_name ~RE: compiled now (its named groups become variables);
+ * caseless when it has upper-case letters, as nginx's (hosts are
+ * compared lower-cased). */
+static sws_int_t
+sws_http_core_server_regex(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
+    const sws_str_t *arg)
+{
+    sws_str_t     pattern = { arg->len - 1, arg->data + 1 };
+    sws_regex_t **rp, *re;
+    const char   *err;
+    sws_uint_t    flags = 0;
+    size_t        i;
+
+    for (i = 0; i < pattern.len; i++) {
+        if (pattern.data[i] >= 'A' && pattern.data[i] <= 'Z') {
+            flags = SWS_REGEX_CASELESS;
+            break;
+        }
+    }
+    re = sws_regex_compile(cf->pool, &pattern, flags, &err);
+    if (re == NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+        return SWS_ERROR;
+    }
+    if (sws_http_regex_variables(cf, re) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (cscf->server_regexes == NULL) {
+        cscf->server_regexes = sws_array_create(cf->pool, 2, sizeof(sws_regex_t *));
+        if (cscf->server_regexes == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    rp = sws_array_push(cscf->server_regexes);
+    if (rp == NULL) {
+        return SWS_ERROR;
+    }
+    *rp = re;
+    return SWS_OK;
+}
+
 static char *
 sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -587,10 +628,28 @@ sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     for (i = 1; i < n; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len && arg->data[0] == '~') {
-            return "regular expression server names are not supported";
+        if (arg->len > 1 && arg->data[0] == '~') {
+            if (sws_http_core_server_regex(cf, cscf, arg) != SWS_OK) {
+                return SWS_CONF_ERROR;
+            }
+            name = sws_array_push(&cscf->server_names);
+            if (name == NULL) {
+                return SWS_CONF_ERROR;
+            }
+            *name = *arg;            /* kept as written: a regex is not lower-cased */
+            continue;
         }
-        if (arg->len && memchr(arg->data + 1, '*', arg->len - 1)) {
+        /* "*.x.com" and "mail.*": one '*', first or last, next to a dot */
+        if (arg->len
+            && memchr(arg->data + 1, '*', arg->len > 2 ? arg->len - 2 : 0) != NULL)
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid server name \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        if (arg->len > 1 && arg->data[arg->len - 1] == '*'
+            && (arg->data[0] == '*' || arg->len < 3 || arg->data[arg->len - 2] != '.'))
+        {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid server name \"%.*s\"",
                                (int) arg->len, arg->data);
             return SWS_CONF_ERROR;

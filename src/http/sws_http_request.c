@@ -180,53 +180,103 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
     return SWS_OK;
 }
 
+/*
+ * nginx's order: the exact name; the longest "*.x.com" (or ".x.com") that
+ * matches; the longest "mail.*"; the first regex in configuration order;
+ * else the address's default server.
+ */
+sws_http_core_srv_conf_t *
+sws_http_find_server_re(sws_http_addr_t *addr, const sws_str_t *host, const sws_regex_t **re)
+{
+    sws_http_server_name_t   *sn = addr->names.elts;
+    sws_http_core_srv_conf_t *found = NULL, *trailing = NULL, *regex = NULL;
+    const sws_regex_t        *regex_re = NULL;
+    sws_uint_t                i;
+    size_t                    best = 0, best_trailing = 0;
+
+    *re = NULL;
+    if (host->len == 0) {
+        for (i = 0; i < addr->names.nelts; i++) {
+            if (sn[i].name.len == 0 && !sn[i].regex && !sn[i].wildcard && !sn[i].trailing) {
+                return sn[i].server;         /* server_name "" */
+            }
+        }
+        return addr->default_server;
+    }
+    for (i = 0; i < addr->names.nelts; i++) {
+        if (sn[i].regex) {
+            if (regex == NULL
+                && sws_regex_exec(sn[i].regex, host->data, host->len, NULL, 0, NULL) > 0)
+            {
+                regex = sn[i].server;
+                regex_re = sn[i].regex;
+            }
+            continue;
+        }
+        if (sn[i].trailing) {
+            if (host->len > sn[i].name.len && sn[i].name.len > best_trailing
+                && memcmp(host->data, sn[i].name.data, sn[i].name.len) == 0)
+            {
+                best_trailing = sn[i].name.len;
+                trailing = sn[i].server;
+            }
+            continue;
+        }
+        if (!sn[i].wildcard) {
+            if (sn[i].name.len == host->len
+                && memcmp(sn[i].name.data, host->data, host->len) == 0)
+            {
+                return sn[i].server;
+            }
+            continue;
+        }
+        /* ".x.com" matches "a.x.com"; written as ".x.com" it matches
+         * "x.com" too. The longest wildcard wins. */
+        if (host->len > sn[i].name.len
+            && memcmp(host->data + host->len - sn[i].name.len, sn[i].name.data,
+                      sn[i].name.len) == 0)
+        {
+            if (sn[i].name.len > best) {
+                best = sn[i].name.len;
+                found = sn[i].server;
+            }
+        } else if (sn[i].bare && host->len + 1 == sn[i].name.len
+                   && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
+                   && best == 0)
+        {
+            found = sn[i].server;
+        }
+    }
+    if (found || trailing) {
+        return found ? found : trailing;
+    }
+    if (regex) {
+        *re = regex_re;
+        return regex;
+    }
+    return addr->default_server;
+}
+
 sws_http_core_srv_conf_t *
 sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host)
 {
-    sws_http_server_name_t   *sn = addr->names.elts;
-    sws_http_core_srv_conf_t *found = NULL;
-    sws_uint_t                i;
-    size_t                    best = 0;
+    const sws_regex_t  *re;
 
-    if (host->len) {
-        for (i = 0; i < addr->names.nelts; i++) {
-            if (!sn[i].wildcard) {
-                if (sn[i].name.len == host->len
-                    && memcmp(sn[i].name.data, host->data, host->len) == 0)
-                {
-                    found = sn[i].server;
-                    break;
-                }
-                continue;
-            }
-            /* ".x.com" matches "a.x.com"; written as ".x.com" it matches
-             * "x.com" too. The longest wildcard wins. */
-            if (host->len > sn[i].name.len
-                && memcmp(host->data + host->len - sn[i].name.len, sn[i].name.data,
-                          sn[i].name.len) == 0)
-            {
-                if (sn[i].name.len > best) {
-                    best = sn[i].name.len;
-                    found = sn[i].server;
-                }
-            } else if (sn[i].bare && host->len + 1 == sn[i].name.len
-                       && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
-                       && best == 0)
-            {
-                found = sn[i].server;
-            }
-        }
-    }
-    return found ? found : addr->default_server;
+    return sws_http_find_server_re(addr, host, &re);
 }
 
 sws_int_t
 sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
 {
-    sws_http_core_srv_conf_t *found = sws_http_find_server(addr, &r->host);
+    const sws_regex_t        *re;
+    sws_http_core_srv_conf_t *found = sws_http_find_server_re(addr, &r->host, &re);
 
     r->srv_conf = found->ctx->srv_conf;
     r->loc_conf = found->ctx->loc_conf;
+    /* a regex name's captures ($1, named groups) are the request's */
+    if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->host) == SWS_ERROR) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
     return SWS_OK;
 }
 
