@@ -432,6 +432,12 @@ sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
  * are taken to act on every response (then fixed responses take the
  * ordinary path). ABI 1.3.
  */
+/* The core's page for status (the bytes of nginx's, the server's name
+ * aside) in a buffer of the request's pool: *out NULL when the status has
+ * none (nginx answers those empty). SWS_OK or SWS_ERROR. For a filter that
+ * turns a response into an error (412, 416). ABI 1.3. */
+sws_int_t sws_http_error_page_make(sws_http_request_t *r, sws_uint_t status,
+    sws_buf_t **out);
 typedef int (*sws_http_filters_acts_pt)(sws_http_request_t *r);
 sws_int_t sws_http_filters_act_when(sws_conf_t *cf, sws_http_filters_acts_pt acts);
 

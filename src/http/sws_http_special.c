@@ -203,17 +203,53 @@ sws_http_page_title(sws_uint_t status)
     return sws_http_status_line(status);
 }
 
+/* nginx's page, byte for byte but the server's name, so that clients and
+ * tests written against nginx see the same bytes. */
 sws_int_t
-sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
+sws_http_error_page_make(sws_http_request_t *r, sws_uint_t status, sws_buf_t **out)
 {
     sws_http_core_loc_conf_t *clcf;
     const sws_str_t          *line;
+    sws_buf_t                *b;
+    size_t                    len;
+    u_char                   *p;
+
+    *out = NULL;
+    if (!sws_http_status_has_body(status) || !sws_http_status_has_page(status)) {
+        return SWS_OK;
+    }
+    clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
+    line = sws_http_page_title(status);
+    len = sizeof("<html>\r\n<head><title></title></head>\r\n<body>\r\n<center><h1></h1>"
+                 "</center>\r\n<hr><center>scalws</center>\r\n</body>\r\n</html>\r\n") - 1
+          + 2 * line->len
+          + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
+    b = sws_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    p = b->last;
+    p = sws_cpymem(p, "<html>\r\n<head><title>", 21);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</title></head>\r\n<body>\r\n<center><h1>", 37);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</h1></center>\r\n<hr><center>scalws", 34);
+    if (clcf == NULL || clcf->server_tokens) {
+        p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
+    }
+    p = sws_cpymem(p, "</center>\r\n</body>\r\n</html>\r\n", 29);
+    b->last = p;
+    *out = b;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
+{
     sws_http_header_t        *allow;
     sws_str_t                 allow_value = sws_null_string, location;
     sws_buf_t                *b;
     sws_chain_t               out;
-    size_t                    len;
-    u_char                   *p;
     sws_int_t                 rc;
     static const sws_str_t    html = sws_string("text/html");
 
@@ -277,31 +313,10 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
         return sws_http_send_special(r, 1);
     }
 
-    /* nginx's page, byte for byte but the server's name, so that clients
-     * and tests written against nginx see the same bytes */
-    clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
-    line = sws_http_page_title(status);
-    len = sizeof("<html>\r\n<head><title></title></head>\r\n<body>\r\n<center><h1></h1>"
-                 "</center>\r\n<hr><center>scalws</center>\r\n</body>\r\n</html>\r\n") - 1
-          + 2 * line->len
-          + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
-    b = sws_create_temp_buf(r->pool, len);
-    if (b == NULL) {
+    if (sws_http_error_page_make(r, status, &b) != SWS_OK || b == NULL) {
         return SWS_ERROR;
     }
-    p = b->last;
-    p = sws_cpymem(p, "<html>\r\n<head><title>", 21);
-    p = sws_cpymem(p, line->data, line->len);
-    p = sws_cpymem(p, "</title></head>\r\n<body>\r\n<center><h1>", 37);
-    p = sws_cpymem(p, line->data, line->len);
-    p = sws_cpymem(p, "</h1></center>\r\n<hr><center>scalws", 34);
-    if (clcf == NULL || clcf->server_tokens) {
-        p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
-    }
-    p = sws_cpymem(p, "</center>\r\n</body>\r\n</html>\r\n", 29);
-    b->last = p;
     b->last_buf = 1;
-
     sws_http_set_content_type(r, &html);
     sws_http_set_content_length(r, b->last - b->pos);
     if (sws_http_send_header(r) != SWS_OK) {
