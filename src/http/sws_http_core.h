@@ -68,6 +68,12 @@ typedef struct {
     unsigned                  http2:1;
     unsigned                  proxy_protocol:1;
     unsigned                  bind:1;      /* "bind", or a socket option */
+    unsigned                  deferred:1;
+    unsigned                  ipv6only_off:1;
+    int                       rcvbuf;      /* 0: the system's */
+    int                       sndbuf;
+    int                       fastopen;
+    int                       keepalive;   /* 1 on, -1 off, 0 the system's */
     const char               *file;
     sws_uint_t                line;
 } sws_http_listen_t;

@@ -1,6 +1,7 @@
 /* The "http_core" module: server, location, listen and the directives every
  * request depends on (root, types, timeouts, limits, keep-alive). */
 #include <unistd.h>
+#include <limits.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
 #include "sws_http_limit_rate.h"
@@ -520,6 +521,56 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return sws_conf_parse_block(cf, ctx, SWS_HTTP_LOC_CONF);
 }
 
+/* nginx's socket options of listen: SWS_OK (set; the address gets a
+ * socket of its own), SWS_ERROR (logged; lsn->bind left 0), SWS_DECLINED
+ * (not one of them). */
+static sws_int_t
+sws_http_core_listen_option(sws_conf_t *cf, sws_http_listen_t *lsn, const sws_str_t *arg)
+{
+    sws_str_t  v;
+    ssize_t    size;
+    sws_int_t  n;
+
+    if (sws_str_eq_cstr(arg, "deferred")) {
+        lsn->deferred = 1;
+    } else if (sws_conf_param(arg, "ipv6only=", &v)) {
+        if (!sws_str_eq_cstr(&v, "on") && !sws_str_eq_cstr(&v, "off")) {
+            goto invalid;
+        }
+        lsn->ipv6only_off = sws_str_eq_cstr(&v, "off");
+    } else if (sws_conf_param(arg, "rcvbuf=", &v) || sws_conf_param(arg, "sndbuf=", &v)) {
+        size = sws_parse_size(&v);
+        if (size <= 0 || size > INT_MAX) {
+            goto invalid;
+        }
+        *(arg->data[0] == 'r' ? &lsn->rcvbuf : &lsn->sndbuf) = (int) size;
+    } else if (sws_conf_param(arg, "fastopen=", &v)) {
+        n = sws_atoi(v.data, v.len);
+        if (n <= 0 || n > INT_MAX) {
+            goto invalid;
+        }
+        lsn->fastopen = (int) n;
+    } else if (sws_conf_param(arg, "so_keepalive=", &v)) {
+        /* "on", "off", or nginx's [idle]:[intvl]:[cnt] (taken as on) */
+        if (sws_str_eq_cstr(&v, "off")) {
+            lsn->keepalive = -1;
+        } else if (sws_str_eq_cstr(&v, "on") || memchr(v.data, ':', v.len) != NULL) {
+            lsn->keepalive = 1;
+        } else {
+            goto invalid;
+        }
+    } else {
+        return SWS_DECLINED;
+    }
+    lsn->bind = 1;
+    return SWS_OK;
+
+invalid:
+    sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                       (int) arg->len, arg->data);
+    return SWS_ERROR;
+}
+
 static char *
 sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -527,6 +578,7 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_http_listen_t        *lsn;
     sws_str_t                *arg, v;
     sws_uint_t                i, n = sws_conf_nargs(cf);
+    sws_int_t                 rc;
 
     lsn = sws_array_push(&cscf->listens);
     if (lsn == NULL) {
@@ -569,6 +621,10 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             }
             lsn->backlog = (int) b;
             lsn->bind = 1;
+        } else if ((rc = sws_http_core_listen_option(cf, lsn, arg)) != SWS_DECLINED) {
+            if (rc != SWS_OK) {
+                return SWS_CONF_ERROR;
+            }
         } else {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
                                (int) arg->len, arg->data);

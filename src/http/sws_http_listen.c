@@ -226,6 +226,12 @@ sws_http_addr_listening(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_addr_t *
         }
         ls->reuseport = addr->options->reuseport;
         ls->backlog = addr->options->backlog;
+        ls->ipv6only = !addr->options->ipv6only_off;
+        ls->deferred = addr->options->deferred;
+        ls->rcvbuf = addr->options->rcvbuf;
+        ls->sndbuf = addr->options->sndbuf;
+        ls->fastopen = addr->options->fastopen;
+        ls->keepalive = addr->options->keepalive;
     }
     ls->ssl = addr->ssl;
     ls->handler = sws_http_init_connection;
