@@ -171,6 +171,8 @@ sws_http_precondition_failed(sws_http_request_t *r)
     if (sws_http_error_page_make(r, SWS_HTTP_PRECONDITION_FAILED, &page) != SWS_OK) {
         return SWS_ERROR;
     }
+    /* an error now: the fields other filters added go (as nginx's) */
+    sws_http_clear_response(r);
     sws_http_set_status(r, SWS_HTTP_PRECONDITION_FAILED);
     sws_http_set_content_length(r, page ? page->last - page->pos : 0);
     sws_http_set_content_type(r, page ? &sws_http_not_modified_html
