@@ -346,7 +346,9 @@ sws_http_find_location(sws_http_loc_matcher_t *m, const sws_str_t *uri,
     if (rx == NULL) {
         return p;
     }
-    *re = matched;
+    if (sws_regex_captures(matched)) {
+        *re = matched;               /* one without groups keeps the outer's */
+    }
     *final = 1;
     if (rx->children) {
         int  ignored = 0;
