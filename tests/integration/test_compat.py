@@ -146,4 +146,15 @@ def test_config_errors(tmp_path):
              'invalid parameter "so_keepalive=sometimes"', "so_keepalive=sometimes"),
         case("listen 127.0.0.1:@PORT@ fastopen=0;", 'invalid parameter "fastopen=0"',
              "fastopen=0"),
+        case("charset \"utf 8\";", 'invalid charset name "utf 8"'),
+        case("charset utf-8;\ncharset latin1;", '"charset" directive is duplicate',
+             "charset latin1"),
+        case("location / { charset_types text/css;\ncharset_types text/xml; }",
+             '"charset_types" directive is duplicate', "charset_types text/xml"),
+        case("location / { autoindex_format yaml; }", 'it must be one of "html", "json", '
+             '"xml", "jsonp"'),
+    ])
+    (tmp_path / "main").mkdir()
+    rwutil.assert_errors_at(tmp_path / "main", [
+        ("charset_map koi8-r utf-8 { }", "does not recode responses", "charset_map"),
     ])

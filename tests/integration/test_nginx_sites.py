@@ -568,3 +568,33 @@ def test_static_conditional_and_ranges(pair):
             "multipart/byteranges; boundary="), r
         assert b"Content-Range: bytes 0-0/11" in r.body and b"Content-Range: bytes 10-10/11" \
             in r.body, r.body
+
+
+# ------------------------------------------------------------ charset, listings
+
+CL_FILES = {
+    "cl/index.html": "<p>index</p>\n",
+    "cl/a.foo": "foo\n",
+    "cl/page.txt": "text\n",
+    "cl/style.css": "b{}\n",
+    "cl/data.json": "{}\n",
+    "cl/sub/index.html": "sub\n",
+    "cl/list/one.txt": "1\n",
+    "cl/list/two words.txt": "22\n",
+    "cl/list/big.bin": b"\0" * 5000,
+    "cl/list/dir/x": "x\n",
+}
+
+
+def test_charset_and_listings(pair):
+    """charset (and charset_types, off), autoindex in html, json, jsonp and
+    xml, index with several names, etag off, internal, types."""
+    ports = pair("charset-listing.conf", CL_FILES)
+    host = ["Host: cl.test"]
+    for path in ("/", "/index.html", "/page.txt", "/style.css", "/data.json", "/sub/",
+                 "/sub", "/missing", "/etag/index.html", "/int/x", "/list/", "/list/dir/",
+                 "/sizes/", "/json/", "/jsonp/?callback=cb", "/jsonp/?a=1&callback=x.y_z",
+                 "/jsonp/", "/jsonp/?callback=a(b", "/xml/", "/def/", "/ctype/a.foo",
+                 "/ctype/index.html", "/ctype/page.txt", "/latin/page.txt", "/nocs/page.txt",
+                 "/types/style.css", "/types/page.txt"):
+        same(ports, "GET", path, host)
