@@ -15,6 +15,10 @@
 #include <scalws/scalws.h>
 
 typedef struct {
+    sws_uint_t         used;         /* a charset is set somewhere: the filter */
+} sws_charset_main_conf_t;
+
+typedef struct {
     sws_str_t          charset;      /* data NULL: unset; len 0: off */
     sws_array_t       *types;        /* sws_str_t, lower case; NULL: unset */
     sws_int_t          override;
@@ -24,6 +28,7 @@ typedef struct {
 static char *sws_charset_set(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_charset_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_charset_map(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static void *sws_charset_create_main_conf(sws_conf_t *cf);
 static void *sws_charset_create_loc_conf(sws_conf_t *cf);
 static char *sws_charset_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 static sws_int_t sws_charset_init(sws_conf_t *cf);
@@ -50,6 +55,7 @@ SWS_EXPORT sws_module_t sws_module = {
     SWS_MODULE_ABI,
     .name = "charset",
     .commands = sws_charset_commands,
+    .create_main_conf = sws_charset_create_main_conf,
     .create_loc_conf = sws_charset_create_loc_conf,
     .merge_loc_conf = sws_charset_merge_loc_conf,
     .postconfiguration = sws_charset_init,
@@ -162,6 +168,12 @@ sws_charset_acts(sws_http_request_t *r)
 static sws_int_t
 sws_charset_init(sws_conf_t *cf)
 {
+    sws_charset_main_conf_t  *mcf = sws_conf_http_main_conf(cf, &sws_module);
+
+    /* Without a charset anywhere the filter stays out of the chain. */
+    if (mcf == NULL || !mcf->used) {
+        return SWS_OK;
+    }
     sws_charset_next_header_filter = sws_http_insert_header_filter(sws_charset_header_filter);
     return sws_http_filters_act_when(cf, sws_charset_acts);
 }
@@ -173,9 +185,10 @@ sws_charset_init(sws_conf_t *cf)
 static char *
 sws_charset_set(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
-    sws_charset_loc_conf_t  *lcf = conf;
-    sws_str_t               *v = sws_conf_arg(cf, 1);
-    size_t                   i;
+    sws_charset_loc_conf_t   *lcf = conf;
+    sws_charset_main_conf_t  *mcf;
+    sws_str_t                *v = sws_conf_arg(cf, 1);
+    size_t                    i;
 
     (void) cmd;
     if (lcf->charset.data != NULL) {
@@ -201,6 +214,10 @@ sws_charset_set(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     lcf->charset.len = v->len;
     lcf->charset.data = (u_char *) sws_pstrdup(sws_conf_pool(cf), v);
+    mcf = sws_conf_http_main_conf(cf, &sws_module);
+    if (mcf != NULL) {
+        mcf->used = 1;
+    }
     return lcf->charset.data ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 
@@ -255,6 +272,12 @@ sws_charset_map(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     (void) cf; (void) cmd; (void) conf;
     return "is not supported: scalwsd does not recode responses (use UTF-8 sources)";
+}
+
+static void *
+sws_charset_create_main_conf(sws_conf_t *cf)
+{
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_charset_main_conf_t));
 }
 
 static void *

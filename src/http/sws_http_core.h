@@ -88,6 +88,7 @@ struct sws_http_addr_s {
     sws_listening_t           *listening;
     sws_http_core_srv_conf_t  *default_server;
     sws_array_t                names;    /* sws_http_server_name_t */
+    sws_http_core_srv_conf_t  *no_host;  /* the first server named "": Host-less requests */
     sws_http_listen_t         *lsn;      /* the first listen of the address */
     sws_http_listen_t         *options;  /* the one that sets socket options */
     sws_http_addr_t          **via;      /* a wildcard: the addresses it serves */

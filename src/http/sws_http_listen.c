@@ -117,6 +117,12 @@ sws_http_add_names(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf)
 
     for (n = 0; n < cscf->server_names.nelts; n++) {
         /* "" (also the default, as nginx's): the requests without a Host */
+        if (names[n].len == 0) {
+            if (addr->no_host == NULL) {
+                addr->no_host = cscf;
+            }
+            continue;
+        }
         sn = sws_array_push(&addr->names);
         if (sn == NULL) {
             return SWS_ERROR;

@@ -196,12 +196,7 @@ sws_http_find_server_re(sws_http_addr_t *addr, const sws_str_t *host, const sws_
 
     *re = NULL;
     if (host->len == 0) {
-        for (i = 0; i < addr->names.nelts; i++) {
-            if (sn[i].name.len == 0 && !sn[i].regex && !sn[i].wildcard && !sn[i].trailing) {
-                return sn[i].server;         /* server_name "" */
-            }
-        }
-        return addr->default_server;
+        return addr->no_host ? addr->no_host : addr->default_server;
     }
     for (i = 0; i < addr->names.nelts; i++) {
         if (sn[i].regex) {
