@@ -69,6 +69,12 @@ typedef struct {
     sws_uint_t  value;
 } sws_conf_enum_t;
 
+/* Bounds for sws_conf_set_status_slot (both included). */
+typedef struct {
+    sws_int_t   min;
+    sws_int_t   max;
+} sws_conf_range_t;
+
 /* Arguments of the directive being set: arg 0 is the directive name. */
 sws_uint_t   sws_conf_nargs(sws_conf_t *cf);
 sws_str_t   *sws_conf_arg(sws_conf_t *cf, sws_uint_t i);
@@ -121,6 +127,12 @@ char *sws_conf_set_hash_size_slot(sws_conf_t *cf, const sws_command_t *cmd, void
 char *sws_conf_set_str_array_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf); /* sws_array_t * of sws_str_t, appends */
 char *sws_conf_set_enum_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_uint_t, post = sws_conf_enum_t[] */
 char *sws_conf_set_path_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);  /* sws_str_t, made absolute against prefix */
+/* ABI 1.3: an HTTP status code (sws_int_t), post = sws_conf_range_t * or
+ * NULL for 400..599 (nginx's limit_req_status ...); a log level
+ * (sws_uint_t SWS_LOG_*) out of info | notice | warn | error (nginx's
+ * limit_req_log_level ...). */
+char *sws_conf_set_status_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+char *sws_conf_set_log_level_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 /* Merge helpers. */
 #define sws_conf_merge_value(conf, prev, def) \

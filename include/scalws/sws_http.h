@@ -429,8 +429,29 @@ sws_int_t sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
 typedef struct sws_http_fixed_s sws_http_fixed_t;
 sws_http_fixed_t *sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status,
     const sws_str_t *content_type, const sws_str_t *body, const sws_str_t *location);
+/* The same with the Content-Type nginx's "return CODE TEXT" sends: the type
+ * of the request URI's extension (types), else default_type, found per
+ * request. ABI 1.3. */
+sws_http_fixed_t *sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status,
+    const sws_str_t *body);
 /* Send it; returns what the content handler should return. */
 sws_int_t sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f);
+/*
+ * A module whose filters act on some responses only says so from its
+ * postconfiguration: acts(r) is 1 when they would change r's response.
+ * A fixed response keeps the one-write path while no filter a module
+ * inserted acts on it; the filters of a module that does not call this
+ * are taken to act on every response (then fixed responses take the
+ * ordinary path). ABI 1.3.
+ */
+/* The core's page for status (the bytes of nginx's, the server's name
+ * aside) in a buffer of the request's pool: *out NULL when the status has
+ * none (nginx answers those empty). SWS_OK or SWS_ERROR. For a filter that
+ * turns a response into an error (412, 416). ABI 1.3. */
+sws_int_t sws_http_error_page_make(sws_http_request_t *r, sws_uint_t status,
+    sws_buf_t **out);
+typedef int (*sws_http_filters_acts_pt)(sws_http_request_t *r);
+sws_int_t sws_http_filters_act_when(sws_conf_t *cf, sws_http_filters_acts_pt acts);
 
 /* ---- the request body ------------------------------------------------ */
 

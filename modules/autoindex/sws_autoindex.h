@@ -10,6 +10,7 @@
 #define SWS_AUTOINDEX_HTML  0
 #define SWS_AUTOINDEX_JSON  1
 #define SWS_AUTOINDEX_XML   2
+#define SWS_AUTOINDEX_JSONP 3   /* json in callback(...), as nginx's */
 
 typedef struct {
     sws_int_t   enable;
@@ -37,8 +38,9 @@ u_char   *sws_autoindex_reserve(sws_autoindex_out_t *o, size_t n);
 /* Write the listing of uri (the request's, decoded) into o: SWS_OK or SWS_ERROR. */
 sws_int_t sws_autoindex_html(sws_autoindex_out_t *o, const sws_str_t *uri,
     const sws_autoindex_entry_t *e, sws_uint_t n, const sws_autoindex_loc_conf_t *conf);
-sws_int_t sws_autoindex_json(sws_autoindex_out_t *o, const sws_autoindex_entry_t *e,
-    sws_uint_t n);
+/* jsonp: callback NULL for plain json. */
+sws_int_t sws_autoindex_json(sws_autoindex_out_t *o, const sws_str_t *callback,
+    const sws_autoindex_entry_t *e, sws_uint_t n);
 sws_int_t sws_autoindex_xml(sws_autoindex_out_t *o, const sws_autoindex_entry_t *e,
     sws_uint_t n);
 

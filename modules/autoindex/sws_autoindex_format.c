@@ -219,11 +219,19 @@ sws_autoindex_html(sws_autoindex_out_t *o, const sws_str_t *uri,
 }
 
 sws_int_t
-sws_autoindex_json(sws_autoindex_out_t *o, const sws_autoindex_entry_t *e, sws_uint_t n)
+sws_autoindex_json(sws_autoindex_out_t *o, const sws_str_t *callback,
+    const sws_autoindex_entry_t *e, sws_uint_t n)
 {
     sws_uint_t  i;
     u_char     *p;
 
+    if (callback != NULL
+        && (sws_out_lit(o, "/* callback */\r\n") != SWS_OK
+            || sws_out_add(o, callback->data, callback->len) != SWS_OK
+            || sws_out_lit(o, "(") != SWS_OK))
+    {
+        return SWS_ERROR;
+    }
     if (sws_out_lit(o, "[") != SWS_OK) {
         return SWS_ERROR;
     }
@@ -247,7 +255,11 @@ sws_autoindex_json(sws_autoindex_out_t *o, const sws_autoindex_entry_t *e, sws_u
         }
         o->pos = p;
     }
-    return sws_out_lit(o, "\r\n]\r\n");
+    /* nginx's bytes: no line end after the list */
+    if (sws_out_lit(o, "\r\n]") != SWS_OK) {
+        return SWS_ERROR;
+    }
+    return callback != NULL ? sws_out_lit(o, ");") : SWS_OK;
 }
 
 sws_int_t

@@ -29,6 +29,7 @@ static const sws_conf_enum_t sws_autoindex_formats[] = {
     { sws_string("html"), SWS_AUTOINDEX_HTML },
     { sws_string("json"), SWS_AUTOINDEX_JSON },
     { sws_string("xml"), SWS_AUTOINDEX_XML },
+    { sws_string("jsonp"), SWS_AUTOINDEX_JSONP },
     { sws_null_string, 0 }
 };
 
@@ -117,8 +118,42 @@ sws_autoindex_read(sws_http_request_t *r, DIR *d, const char *path, sws_array_t 
 }
 
 static const sws_str_t sws_autoindex_types[] = {
-    sws_string("text/html"), sws_string("application/json"), sws_string("text/xml")
+    sws_string("text/html"), sws_string("application/json"), sws_string("text/xml"),
+    sws_string("application/javascript")
 };
+
+/* jsonp's ?callback=NAME: *cb empty if none; SWS_ERROR if NAME is not made
+ * of letters, digits, '_' and '.' (as nginx, a 400: it is put in a script). */
+static sws_int_t
+sws_autoindex_callback(sws_http_request_t *r, sws_str_t *cb)
+{
+    const sws_str_t  *args = sws_http_args(r);
+    u_char           *p = args->data, *end = args->data + args->len, *amp;
+    size_t            i;
+
+    cb->len = 0;
+    cb->data = NULL;
+    while (p < end) {
+        amp = memchr(p, '&', (size_t) (end - p));
+        if (amp == NULL) {
+            amp = end;
+        }
+        if (amp - p >= 9 && memcmp(p, "callback=", 9) == 0) {
+            cb->data = p + 9;
+            cb->len = (size_t) (amp - p - 9);
+        }
+        p = amp + 1;
+    }
+    for (i = 0; i < cb->len; i++) {
+        u_char c = cb->data[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+              || c == '_' || c == '.'))
+        {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
 
 static sws_int_t
 sws_autoindex_handler(sws_http_request_t *r)
@@ -128,7 +163,8 @@ sws_autoindex_handler(sws_http_request_t *r)
     sws_autoindex_out_t       out;
     sws_http_file_t           f;
     sws_array_t              *entries;
-    sws_str_t                 path, body;
+    sws_str_t                 path, body, callback = sws_null_string;
+    sws_uint_t                format;
     size_t                    root_len;
     sws_int_t                 rc;
     DIR                      *d;
@@ -181,9 +217,21 @@ sws_autoindex_handler(sws_http_request_t *r)
 
     sws_memzero(&out, sizeof(out));
     out.pool = sws_http_pool(r);
-    switch (alcf->format) {
+    format = alcf->format;
+    if (format == SWS_AUTOINDEX_JSONP) {
+        if (sws_autoindex_callback(r, &callback) != SWS_OK) {
+            sws_log_error(SWS_LOG_INFO, sws_http_log(r), 0, "client sent invalid callback");
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        if (callback.len == 0) {
+            format = SWS_AUTOINDEX_JSON;    /* no callback: plain json, as nginx */
+        }
+    }
+    switch (format) {
     case SWS_AUTOINDEX_JSON:
-        rc = sws_autoindex_json(&out, entries->elts, entries->nelts);
+    case SWS_AUTOINDEX_JSONP:
+        rc = sws_autoindex_json(&out, format == SWS_AUTOINDEX_JSONP ? &callback : NULL,
+                                entries->elts, entries->nelts);
         break;
     case SWS_AUTOINDEX_XML:
         rc = sws_autoindex_xml(&out, entries->elts, entries->nelts);
@@ -197,7 +245,7 @@ sws_autoindex_handler(sws_http_request_t *r)
     }
     body.data = out.start;
     body.len = (size_t) (out.pos - out.start);
-    return sws_http_send_response(r, SWS_HTTP_OK, &sws_autoindex_types[alcf->format], &body);
+    return sws_http_send_response(r, SWS_HTTP_OK, &sws_autoindex_types[format], &body);
 }
 
 /* ---- configuration ---- */

@@ -243,11 +243,21 @@ sws_headers_body_filter(sws_http_request_t *r, sws_chain_t *in)
     return sws_headers_next_body_filter(r, in);
 }
 
+/* The filters act only where a level has add_header, add_trailer or
+ * expires: elsewhere fixed responses keep the core's one-write path. */
+static int
+sws_headers_acts(sws_http_request_t *r)
+{
+    const sws_headers_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
+
+    return lcf != NULL && (lcf->headers != NULL || lcf->trailers != NULL
+                           || lcf->expires > SWS_HEADERS_EXPIRES_OFF);
+}
+
 sws_int_t
 sws_headers_filter_init(sws_conf_t *cf)
 {
-    (void) cf;
     sws_headers_next_header_filter = sws_http_insert_header_filter(sws_headers_header_filter);
     sws_headers_next_body_filter = sws_http_insert_body_filter(sws_headers_body_filter);
-    return SWS_OK;
+    return sws_http_filters_act_when(cf, sws_headers_acts);
 }

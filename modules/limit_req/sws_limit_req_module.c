@@ -78,7 +78,6 @@ typedef struct {
 
 static char *sws_limit_req_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_limit_req(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-static char *sws_limit_req_status(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static void *sws_limit_req_create_main_conf(sws_conf_t *cf);
 static void *sws_limit_req_create_loc_conf(sws_conf_t *cf);
 static char *sws_limit_req_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
@@ -86,24 +85,15 @@ static sws_int_t sws_limit_req_init(sws_conf_t *cf);
 
 #define SWS_LIMIT_HTTP  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 
-static const sws_conf_enum_t  sws_limit_req_levels[] = {
-    { sws_string("info"), SWS_LOG_INFO },
-    { sws_string("notice"), SWS_LOG_NOTICE },
-    { sws_string("warn"), SWS_LOG_WARN },
-    { sws_string("error"), SWS_LOG_ERR },
-    { sws_null_string, 0 }
-};
-
 static const sws_command_t sws_limit_req_commands[] = {
     { "limit_req_zone", SWS_HTTP_MAIN_CONF | SWS_CONF_2MORE, sws_limit_req_zone,
       SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     { "limit_req", SWS_LIMIT_HTTP | SWS_CONF_TAKE123, sws_limit_req,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "limit_req_status", SWS_LIMIT_HTTP | SWS_CONF_TAKE1, sws_limit_req_status,
+    { "limit_req_status", SWS_LIMIT_HTTP | SWS_CONF_TAKE1, sws_conf_set_status_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_limit_req_loc_conf_t, status), NULL },
-    { "limit_req_log_level", SWS_LIMIT_HTTP | SWS_CONF_TAKE1, sws_conf_set_enum_slot,
-      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_limit_req_loc_conf_t, log_level),
-      sws_limit_req_levels },
+    { "limit_req_log_level", SWS_LIMIT_HTTP | SWS_CONF_TAKE1, sws_conf_set_log_level_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_limit_req_loc_conf_t, log_level), NULL },
     { "limit_req_dry_run", SWS_LIMIT_HTTP | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_limit_req_loc_conf_t, dry_run), NULL },
     sws_null_command
@@ -551,26 +541,6 @@ sws_limit_req(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             return "is duplicate";     /* nginx: one limit per zone and level */
         }
     }
-    return SWS_CONF_OK;
-}
-
-static char *
-sws_limit_req_status(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
-{
-    sws_int_t  *status = (sws_int_t *) ((u_char *) conf + cmd->offset);
-    sws_str_t  *arg = sws_conf_arg(cf, 1);
-    sws_int_t   n;
-
-    if (*status != SWS_UNSET) {
-        return "is duplicate";
-    }
-    n = sws_atoi(arg->data, arg->len);
-    if (n < 400 || n > 599) {
-        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "value must be between 400 and 599 in "
-                           "\"%s\"", cmd->name);
-        return SWS_CONF_ERROR;
-    }
-    *status = n;
     return SWS_CONF_OK;
 }
 

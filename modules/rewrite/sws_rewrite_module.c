@@ -57,8 +57,6 @@ SWS_EXPORT sws_module_t sws_module = {
     .postconfiguration = sws_rewrite_init,
 };
 
-static const sws_str_t  sws_rewrite_text_plain = sws_string("text/plain; charset=utf-8");
-
 
 /* ---- the phase handlers -------------------------------------------- */
 
@@ -328,11 +326,12 @@ sws_rewrite_set_return(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (op->value == NULL) {
             return SWS_CONF_ERROR;
         }
-        if (!sws_http_format_is_static(op->value)) {
-            return SWS_CONF_OK;               /* rendered per request */
+        if (url || !sws_http_format_is_static(op->value)) {
+            /* per request; a redirect's page is the core's, as an error's */
+            return SWS_CONF_OK;
         }
-    } else if (status >= 400) {
-        return SWS_CONF_OK;                   /* the core's error page */
+    } else if (status >= 300) {
+        return SWS_CONF_OK;                   /* the core's page */
     }
 
     /* no variables: the whole response is made now */
@@ -348,9 +347,8 @@ sws_rewrite_set_return(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             return SWS_CONF_ERROR;
         }
     }
-    op->fixed = sws_http_fixed_create(cf, (sws_uint_t) status,
-                                      (copy && !url) ? &sws_rewrite_text_plain : NULL,
-                                      url ? NULL : copy, url ? copy : NULL);
+    /* typed as nginx types it: by the URI's extension, else default_type */
+    op->fixed = sws_http_fixed_create_typed(cf, (sws_uint_t) status, copy);
     return op->fixed ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 

@@ -6,8 +6,6 @@
  */
 #include "sws_rewrite.h"
 
-static const sws_str_t  sws_rewrite_text_plain = sws_string("text/plain; charset=utf-8");
-
 
 sws_int_t
 sws_rewrite_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
@@ -178,7 +176,8 @@ sws_rewrite_return(sws_http_request_t *r, const sws_rewrite_op_t *op)
         sws_http_set_location(r, text);
         return (sws_int_t) op->status;      /* a page, Location kept */
     }
-    sws_http_finalize(r, sws_http_send_response(r, op->status, &sws_rewrite_text_plain,
+    sws_http_finalize(r, sws_http_send_response(r, op->status,
+                                                sws_http_mime_type(r, sws_http_exten(r)),
                                                 text));
     return SWS_DONE;
 }

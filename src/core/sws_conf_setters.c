@@ -278,3 +278,42 @@ sws_conf_set_hash_size_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf
     }
     return SWS_CONF_OK;
 }
+
+
+char *
+sws_conf_set_status_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    static const sws_conf_range_t  errors = { 400, 599 };
+    const sws_conf_range_t        *range = cmd->post ? cmd->post : &errors;
+    sws_str_t                     *value = sws_conf_arg(cf, 1);
+    sws_int_t                     *field = sws_conf_field(conf, cmd, sws_int_t);
+    sws_int_t                      n;
+
+    if (*field != SWS_UNSET) {
+        return "is duplicate";
+    }
+    n = value->len == 3 ? sws_atoi(value->data, value->len) : SWS_ERROR;
+    if (n < range->min || n > range->max) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "value must be between %d and %d in \"%s\"",
+                           (int) range->min, (int) range->max, cmd->name);
+        return SWS_CONF_ERROR;
+    }
+    *field = n;
+    return SWS_CONF_OK;
+}
+
+char *
+sws_conf_set_log_level_slot(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    static const sws_conf_enum_t  levels[] = {
+        { sws_string("info"), SWS_LOG_INFO },
+        { sws_string("notice"), SWS_LOG_NOTICE },
+        { sws_string("warn"), SWS_LOG_WARN },
+        { sws_string("error"), SWS_LOG_ERR },
+        { sws_null_string, 0 }
+    };
+    sws_command_t  c = *cmd;
+
+    c.post = levels;
+    return sws_conf_set_enum_slot(cf, &c, conf);
+}

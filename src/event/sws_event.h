@@ -63,6 +63,12 @@ struct sws_listening_s {
                                             address of the same port (Linux
                                             refuses the overlap otherwise) */
     unsigned              udp:1;         /* datagrams (sws_udp.c), no accept */
+    unsigned              deferred:1;    /* TCP_DEFER_ACCEPT (listen ... deferred) */
+    /* listen's socket options: 0 unset (the system's) */
+    int                   rcvbuf;
+    int                   sndbuf;
+    int                   fastopen;
+    int                   keepalive;     /* 1 on, -1 off */
     void                (*handler)(sws_connection_t *c);  /* new connection */
     sws_udp_handler_pt    udp_handler;   /* udp: each batch read */
     void                 *servers;       /* protocol data: virtual hosts */

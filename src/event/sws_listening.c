@@ -35,6 +35,7 @@ sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
     ls->socklen = len;
     ls->addr_text = *text;
     ls->backlog = 511;
+    ls->ipv6only = 1;               /* as nginx: [::] does not take IPv4 */
     ls->unix_socket = (sa->sa_family == AF_UNIX);
     /* What a connection keeps for its life: an HTTP/1 one (plain or TLS)
      * uses 256-320 bytes of it, an HTTP/2 one a second block. Everything
@@ -141,6 +142,43 @@ sws_parse_listen_addr(sws_pool_t *pool, const sws_str_t *text,
     return SWS_OK;
 }
 
+/* listen's options (rcvbuf=, sndbuf=, so_keepalive=, deferred,
+ * fastopen=): a failure is logged, the socket still serves, as nginx's. */
+static void
+sws_listening_options(sws_cycle_t *cycle, sws_listening_t *ls, int fd)
+{
+    int  v;
+
+    if (ls->rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &ls->rcvbuf, sizeof(int)) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt(SO_RCVBUF) %s failed",
+                      (char *) ls->addr_text.data);
+    }
+    if (ls->sndbuf && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &ls->sndbuf, sizeof(int)) == -1) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt(SO_SNDBUF) %s failed",
+                      (char *) ls->addr_text.data);
+    }
+    if (ls->keepalive) {
+        v = ls->keepalive == 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, sizeof(v)) == -1) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
+                          "setsockopt(SO_KEEPALIVE) %s failed", (char *) ls->addr_text.data);
+        }
+    }
+    if (ls->deferred) {
+        v = 1;
+        if (setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &v, sizeof(v)) == -1) {
+            sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
+                          "setsockopt(TCP_DEFER_ACCEPT) %s failed", (char *) ls->addr_text.data);
+        }
+    }
+    if (ls->fastopen
+        && setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &ls->fastopen, sizeof(int)) == -1)
+    {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt(TCP_FASTOPEN) %s failed",
+                      (char *) ls->addr_text.data);
+    }
+}
+
 static int
 sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
 {
@@ -165,8 +203,11 @@ sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
             setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
         }
         if (ls->sockaddr.ss_family == AF_INET6) {
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
+            int v6only = ls->ipv6only;
+
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof(v6only));
         }
+        sws_listening_options(cycle, ls, fd);
     } else {
         /* A stale socket file from an earlier run: remove it, but never a
          * file that is not a socket. */

@@ -38,14 +38,22 @@ typedef struct {
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
     sws_uint_t               nvariables; /* per-request variable slots (set, map) */
+    /* $limit_rate written by set (its slot) or declared by map (its
+     * variable): the response's rate, as nginx's set $limit_rate */
+    sws_uint_t               limit_rate_slot;
+    unsigned                 limit_rate_settable:1;
+    const void              *limit_rate_map;
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
     sws_array_t             *caches;     /* sws_http_cache_purge_register's */
 } sws_http_core_main_conf_t;
 
 typedef struct {
-    sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix */
+    sws_str_t  name;          /* lower-case; "*.x.com" kept as ".x.com" suffix,
+                               * "mail.*" as "mail." prefix */
     unsigned   wildcard:1;
     unsigned   bare:1;        /* written ".x.com": matches "x.com" too */
+    unsigned   trailing:1;    /* "mail.*" */
+    sws_regex_t *regex;       /* "~RE": matched in configuration order */
     sws_http_core_srv_conf_t *server;
 } sws_http_server_name_t;
 
@@ -60,6 +68,12 @@ typedef struct {
     unsigned                  http2:1;
     unsigned                  proxy_protocol:1;
     unsigned                  bind:1;      /* "bind", or a socket option */
+    unsigned                  deferred:1;
+    unsigned                  ipv6only_off:1;
+    int                       rcvbuf;      /* 0: the system's */
+    int                       sndbuf;
+    int                       fastopen;
+    int                       keepalive;   /* 1 on, -1 off, 0 the system's */
     const char               *file;
     sws_uint_t                line;
 } sws_http_listen_t;
@@ -74,6 +88,7 @@ struct sws_http_addr_s {
     sws_listening_t           *listening;
     sws_http_core_srv_conf_t  *default_server;
     sws_array_t                names;    /* sws_http_server_name_t */
+    sws_http_core_srv_conf_t  *no_host;  /* the first server named "": Host-less requests */
     sws_http_listen_t         *lsn;      /* the first listen of the address */
     sws_http_listen_t         *options;  /* the one that sets socket options */
     sws_http_addr_t          **via;      /* a wildcard: the addresses it serves */
@@ -88,7 +103,9 @@ struct sws_http_addr_s {
 struct sws_http_core_srv_conf_s {
     sws_http_conf_ctx_t       *ctx;
     sws_http_loc_matcher_t    *locations;
+    unsigned                   nested_locations:1;  /* a location has its own */
     sws_array_t                server_names;   /* sws_str_t as written */
+    sws_array_t               *server_regexes; /* sws_regex_t *, the "~" names' in order */
     sws_str_t                  server_name;    /* the first one */
     size_t                     client_header_buffer_size;
     size_t                     large_client_header_buffer_size;
@@ -141,8 +158,15 @@ struct sws_http_core_loc_conf_s {
     sws_uint_t              limit_except;
     sws_array_t            *limit_except_names;
     sws_http_core_loc_conf_t *limit_except_loc;
+    /* nested locations ("location /a/ { location /a/b/ { } }"): all of a
+     * server's are in its location_list, each with its parent; a level's
+     * own are matched by its children matcher, as nginx's */
+    struct sws_http_core_loc_conf_s *parent_loc;
+    sws_http_loc_matcher_t *children;
 
     sws_str_t               root;          /* root or alias, no trailing slash for root */
+    sws_http_format_t      *root_format;   /* root or alias with variables ($1 ...) */
+    unsigned                alias_whole:1; /* a regex location's alias: the whole path */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
     sws_str_t               default_type;
@@ -541,6 +565,9 @@ void      sws_http_start_request(sws_http_request_t *r);
 sws_int_t sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr);
 /* The server for a lower-case host name on addr (default if none). */
 sws_http_core_srv_conf_t *sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host);
+/* The same; *re: the regex name that chose it (for its captures), or NULL. */
+sws_http_core_srv_conf_t *sws_http_find_server_re(sws_http_addr_t *addr,
+    const sws_str_t *host, const sws_regex_t **re);
 sws_int_t sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw_path, int complex);
 /* Validate a Host (or absolute-form authority): lower-cased, port removed. */
 sws_int_t sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out);
@@ -558,6 +585,12 @@ extern sws_http_body_filter_pt   sws_http_top_body_filter;
 sws_int_t sws_http_output_resume(sws_http_request_t *r);
 extern sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+/* The postconfiguration loop (sws_http_module.c): a module's turn starts
+ * and ends; at its end, filters it inserted are recorded with the acts()
+ * it gave (sws_http_filters_act_when), or as acting on everything. */
+void sws_http_fixed_filters_reset(void);
+void sws_http_fixed_module_begin(void);
+sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
 /* sws_http_stored.c: a received or stored header put on the response
  * (Content-Type, ETag, Last-Modified, Location set as such); lcname: the
  * name in lower case when known (NULL: compared ignoring case) */

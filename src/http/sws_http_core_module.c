@@ -1,6 +1,7 @@
 /* The "http_core" module: server, location, listen and the directives every
  * request depends on (root, types, timeouts, limits, keep-alive). */
 #include <unistd.h>
+#include <limits.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
 #include "sws_http_limit_rate.h"
@@ -64,7 +65,7 @@ static sws_http_ofc_conf_t sws_http_ofc_default = { 1000, 60000 };
 static const sws_command_t sws_http_core_commands[] = {
     { "server", SWS_HTTP_MAIN_CONF | SWS_CONF_BLOCK | SWS_CONF_NOARGS,
       sws_http_core_server, 0, 0, NULL },
-    { "location", SWS_HTTP_SRV_CONF | SWS_CONF_BLOCK | SWS_CONF_TAKE12,
+    { "location", SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_BLOCK | SWS_CONF_TAKE12,
       sws_http_core_location, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "listen", SWS_HTTP_SRV_CONF | SWS_CONF_1MORE, sws_http_core_listen,
       SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
@@ -316,6 +317,8 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 
     if (conf->root.data == NULL) {
         conf->alias = prev->alias;
+        conf->alias_whole = prev->alias_whole;
+        conf->root_format = prev->root_format;
         conf->root = prev->root;
         if (conf->root.data == NULL) {
             if (sws_core_default_path(cf, SWS_CORE_PATH_HTML, &conf->root) != SWS_OK) {
@@ -497,6 +500,34 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                            "named location)", (int) name->len, name->data);
         return SWS_CONF_ERROR;
     }
+    if (sws_conf_context(cf) == SWS_HTTP_LOC_CONF) {
+        /* nested in a location, with nginx's rules */
+        sws_http_core_loc_conf_t  *pclcf = parent->loc_conf[sws_http_core_module.index];
+
+        if (pclcf->noname) {
+            return "is not allowed inside \"if\"";
+        }
+        if (pclcf->exact || pclcf->named || clcf->named) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, clcf->named
+                               ? "named location \"%.*s\" can be on the server level only"
+                               : pclcf->exact
+                               ? "location \"%.*s\" cannot be inside the exact location \"%.*s\""
+                               : "location \"%.*s\" cannot be inside the named location \"%.*s\"",
+                               (int) name->len, name->data, (int) pclcf->name.len,
+                               pclcf->name.data);
+            return SWS_CONF_ERROR;
+        }
+        if (!pclcf->regex && !clcf->regex
+            && (name->len < pclcf->name.len
+                || memcmp(name->data, pclcf->name.data, pclcf->name.len) != 0))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "location \"%.*s\" is outside location "
+                               "\"%.*s\"", (int) name->len, name->data,
+                               (int) pclcf->name.len, pclcf->name.data);
+            return SWS_CONF_ERROR;
+        }
+        clcf->parent_loc = pclcf;
+    }
     if (clcf->named) {
         sws_http_core_loc_conf_t **lp2 = cscf->location_list.elts;
         sws_uint_t                 k;
@@ -537,6 +568,56 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return sws_conf_parse_block(cf, ctx, SWS_HTTP_LOC_CONF);
 }
 
+/* nginx's socket options of listen: SWS_OK (set; the address gets a
+ * socket of its own), SWS_ERROR (logged; lsn->bind left 0), SWS_DECLINED
+ * (not one of them). */
+static sws_int_t
+sws_http_core_listen_option(sws_conf_t *cf, sws_http_listen_t *lsn, const sws_str_t *arg)
+{
+    sws_str_t  v;
+    ssize_t    size;
+    sws_int_t  n;
+
+    if (sws_str_eq_cstr(arg, "deferred")) {
+        lsn->deferred = 1;
+    } else if (sws_conf_param(arg, "ipv6only=", &v)) {
+        if (!sws_str_eq_cstr(&v, "on") && !sws_str_eq_cstr(&v, "off")) {
+            goto invalid;
+        }
+        lsn->ipv6only_off = sws_str_eq_cstr(&v, "off");
+    } else if (sws_conf_param(arg, "rcvbuf=", &v) || sws_conf_param(arg, "sndbuf=", &v)) {
+        size = sws_parse_size(&v);
+        if (size <= 0 || size > INT_MAX) {
+            goto invalid;
+        }
+        *(arg->data[0] == 'r' ? &lsn->rcvbuf : &lsn->sndbuf) = (int) size;
+    } else if (sws_conf_param(arg, "fastopen=", &v)) {
+        n = sws_atoi(v.data, v.len);
+        if (n <= 0 || n > INT_MAX) {
+            goto invalid;
+        }
+        lsn->fastopen = (int) n;
+    } else if (sws_conf_param(arg, "so_keepalive=", &v)) {
+        /* "on", "off", or nginx's [idle]:[intvl]:[cnt] (taken as on) */
+        if (sws_str_eq_cstr(&v, "off")) {
+            lsn->keepalive = -1;
+        } else if (sws_str_eq_cstr(&v, "on") || memchr(v.data, ':', v.len) != NULL) {
+            lsn->keepalive = 1;
+        } else {
+            goto invalid;
+        }
+    } else {
+        return SWS_DECLINED;
+    }
+    lsn->bind = 1;
+    return SWS_OK;
+
+invalid:
+    sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
+                       (int) arg->len, arg->data);
+    return SWS_ERROR;
+}
+
 static char *
 sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -544,6 +625,7 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_http_listen_t        *lsn;
     sws_str_t                *arg, v;
     sws_uint_t                i, n = sws_conf_nargs(cf);
+    sws_int_t                 rc;
 
     lsn = sws_array_push(&cscf->listens);
     if (lsn == NULL) {
@@ -586,6 +668,10 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             }
             lsn->backlog = (int) b;
             lsn->bind = 1;
+        } else if ((rc = sws_http_core_listen_option(cf, lsn, arg)) != SWS_DECLINED) {
+            if (rc != SWS_OK) {
+                return SWS_CONF_ERROR;
+            }
         } else {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
                                (int) arg->len, arg->data);
@@ -593,6 +679,47 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
     return SWS_CONF_OK;
+}
+
+/* server_name ~RE: compiled now (its named groups become variables);
+ * caseless when it has upper-case letters, as nginx's (hosts are
+ * compared lower-cased). */
+static sws_int_t
+sws_http_core_server_regex(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
+    const sws_str_t *arg)
+{
+    sws_str_t     pattern = { arg->len - 1, arg->data + 1 };
+    sws_regex_t **rp, *re;
+    const char   *err;
+    sws_uint_t    flags = 0;
+    size_t        i;
+
+    for (i = 0; i < pattern.len; i++) {
+        if (pattern.data[i] >= 'A' && pattern.data[i] <= 'Z') {
+            flags = SWS_REGEX_CASELESS;
+            break;
+        }
+    }
+    re = sws_regex_compile(cf->pool, &pattern, flags, &err);
+    if (re == NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+        return SWS_ERROR;
+    }
+    if (sws_http_regex_variables(cf, re) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (cscf->server_regexes == NULL) {
+        cscf->server_regexes = sws_array_create(cf->pool, 2, sizeof(sws_regex_t *));
+        if (cscf->server_regexes == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    rp = sws_array_push(cscf->server_regexes);
+    if (rp == NULL) {
+        return SWS_ERROR;
+    }
+    *rp = re;
+    return SWS_OK;
 }
 
 static char *
@@ -604,10 +731,28 @@ sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     for (i = 1; i < n; i++) {
         arg = sws_conf_arg(cf, i);
-        if (arg->len && arg->data[0] == '~') {
-            return "regular expression server names are not supported";
+        if (arg->len > 1 && arg->data[0] == '~') {
+            if (sws_http_core_server_regex(cf, cscf, arg) != SWS_OK) {
+                return SWS_CONF_ERROR;
+            }
+            name = sws_array_push(&cscf->server_names);
+            if (name == NULL) {
+                return SWS_CONF_ERROR;
+            }
+            *name = *arg;            /* kept as written: a regex is not lower-cased */
+            continue;
         }
-        if (arg->len && memchr(arg->data + 1, '*', arg->len - 1)) {
+        /* "*.x.com" and "mail.*": one '*', first or last, next to a dot */
+        if (arg->len
+            && memchr(arg->data + 1, '*', arg->len > 2 ? arg->len - 2 : 0) != NULL)
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid server name \"%.*s\"",
+                               (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+        if (arg->len > 1 && arg->data[arg->len - 1] == '*'
+            && (arg->data[0] == '*' || arg->len < 3 || arg->data[arg->len - 2] != '.'))
+        {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid server name \"%.*s\"",
                                (int) arg->len, arg->data);
             return SWS_CONF_ERROR;
@@ -650,6 +795,20 @@ sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     clcf->root = path;
     clcf->alias = alias;
+    /* as nginx: a regex location's alias is the whole path (its captures
+     * say what of the URI goes in it) */
+    clcf->alias_whole = alias && clcf->regex;
+    if (memchr(path.data, '$', path.len) != NULL) {
+        const char  *err = NULL;
+
+        clcf->root_format = sws_http_format_compile(cf->pool, &path, SWS_HTTP_ESCAPE_NONE,
+                                                    &err);
+        if (clcf->root_format == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s in \"%s\"",
+                               err ? err : "cannot compile the path", cmd->name);
+            return SWS_CONF_ERROR;
+        }
+    }
     return SWS_CONF_OK;
 }
 
@@ -747,8 +906,14 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
     uri = sws_conf_arg(cf, last);
-    if (uri->len == 0 || (uri->data[0] != '/' && uri->data[0] != '@')) {
-        return "URI must start with \"/\" (or \"@\" for a named location)";
+    /* a URL: the error becomes a redirect to it, as nginx's */
+    if (uri->len == 0
+        || (uri->data[0] != '/' && uri->data[0] != '@'
+            && !(uri->len > 7 && sws_strncasecmp(uri->data, (u_char *) "http://", 7) == 0)
+            && !(uri->len > 8 && sws_strncasecmp(uri->data, (u_char *) "https://", 8) == 0)))
+    {
+        return "URI must start with \"/\", \"@\" (a named location), \"http://\" or "
+               "\"https://\"";
     }
     arg = sws_conf_arg(cf, last - 1);
     if (arg->len && arg->data[0] == '=') {

@@ -16,12 +16,89 @@ struct sws_http_fixed_s {
     /* "Content-Type: ...\r\nContent-Length: N\r\n[Location: ...\r\n]" */
     sws_str_t   fields;
     unsigned    fast:1;      /* the preformatted path may be used */
+    unsigned    typed:1;     /* Content-Type by the request's URI (types) */
 };
 
 /* Set once the built-in modules have registered their filters: when the
  * tops are still these, no third-party filter wants to see responses. */
 sws_http_header_filter_pt sws_http_builtin_top_header_filter;
 sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
+
+/* The modules' filters above the built-in ones: those whose module said
+ * when they act, and whether any did not say (then every response may be
+ * changed by one). Rebuilt with each configuration. */
+#define SWS_HTTP_FIXED_ACTS_MAX  16
+
+static sws_http_filters_acts_pt  sws_http_fixed_acts[SWS_HTTP_FIXED_ACTS_MAX];
+static sws_uint_t                sws_http_fixed_nacts;
+static sws_http_filters_acts_pt  sws_http_fixed_pending;   /* this module's */
+static unsigned                  sws_http_fixed_opaque;
+
+void
+sws_http_fixed_filters_reset(void)
+{
+    sws_http_fixed_nacts = 0;
+    sws_http_fixed_pending = NULL;
+    sws_http_fixed_opaque = 0;
+}
+
+void
+sws_http_fixed_module_begin(void)
+{
+    sws_http_fixed_pending = NULL;
+}
+
+sws_int_t
+sws_http_filters_act_when(sws_conf_t *cf, sws_http_filters_acts_pt acts)
+{
+    (void) cf;
+    if (acts == NULL) {
+        return SWS_ERROR;
+    }
+    sws_http_fixed_pending = acts;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_fixed_module_end(sws_conf_t *cf, int inserted)
+{
+    if (!inserted) {
+        sws_http_fixed_pending = NULL;
+        return SWS_OK;
+    }
+    if (sws_http_fixed_pending == NULL
+        || sws_http_fixed_nacts == SWS_HTTP_FIXED_ACTS_MAX)
+    {
+        sws_http_fixed_opaque = 1;
+    } else {
+        sws_http_fixed_acts[sws_http_fixed_nacts++] = sws_http_fixed_pending;
+    }
+    sws_http_fixed_pending = NULL;
+    (void) cf;
+    return SWS_OK;
+}
+
+/* Would a module's filter change r's response? */
+static int
+sws_http_fixed_filtered(sws_http_request_t *r)
+{
+    sws_uint_t  i;
+
+    if (sws_http_top_header_filter == sws_http_builtin_top_header_filter
+        && sws_http_top_body_filter == sws_http_builtin_top_body_filter)
+    {
+        return 0;
+    }
+    if (sws_http_fixed_opaque) {
+        return 1;
+    }
+    for (i = 0; i < sws_http_fixed_nacts; i++) {
+        if (sws_http_fixed_acts[i](r)) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 sws_http_fixed_t *
 sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status, const sws_str_t *content_type,
@@ -86,16 +163,50 @@ sws_http_fixed_create(sws_conf_t *cf, sws_uint_t status, const sws_str_t *conten
     return f;
 }
 
+sws_http_fixed_t *
+sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status, const sws_str_t *body)
+{
+    sws_http_fixed_t *f = sws_http_fixed_create(cf, status, NULL, body, NULL);
+
+    if (f != NULL) {
+        f->typed = !(status < 200 || status == 204 || status == 304);
+    }
+    return f;
+}
+
+/* The preformatted fields behind "Content-Type: TYPE\r\n" (typed). */
+static const sws_str_t *
+sws_http_fixed_typed_fields(sws_http_request_t *r, const sws_http_fixed_t *f,
+    const sws_str_t *type)
+{
+    sws_str_t  *fields;
+    u_char     *p;
+
+    fields = sws_palloc(r->pool, sizeof(sws_str_t) + sizeof("Content-Type: \r\n") - 1
+                                 + type->len + f->fields.len);
+    if (fields == NULL) {
+        return NULL;
+    }
+    fields->data = (u_char *) (fields + 1);
+    p = sws_cpymem(fields->data, "Content-Type: ", 14);
+    p = sws_cpymem(p, type->data, type->len);
+    p = sws_cpymem(p, "\r\n", 2);
+    p = sws_cpymem(p, f->fields.data, f->fields.len);
+    fields->len = (size_t) (p - fields->data);
+    return fields;
+}
+
 static sws_int_t
-sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
+sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f,
+    const sws_str_t *type)
 {
     sws_buf_t   *b;
     sws_chain_t  out;
     sws_int_t    rc;
 
     r->status = f->status;
-    if (f->content_type.len) {
-        sws_http_set_content_type(r, &f->content_type);
+    if (type != NULL && type->len) {
+        sws_http_set_content_type(r, type);
     }
     if (f->location.len) {
         sws_http_set_location(r, &f->location);
@@ -124,16 +235,26 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f)
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
+    const sws_str_t  *type = &f->content_type, *fields = &f->fields;
+
+    if (f->typed) {
+        type = sws_http_mime_type(r, sws_http_exten(r));
+    }
     /* an error page given another status (error_page 404 =418 ...) takes
      * the ordinary path, where the header filter applies it; so does a
      * relative Location that absolute_redirect completes */
     if (!f->fast || r->proto->send_fixed == NULL || r->err_status
         || (f->location.len && f->location.data[0] == '/'
             && sws_http_core_loc(r)->absolute_redirect)
-        || sws_http_top_header_filter != sws_http_builtin_top_header_filter
-        || sws_http_top_body_filter != sws_http_builtin_top_body_filter)
+        || sws_http_fixed_filtered(r))
     {
-        return sws_http_send_fixed_slow(r, f);
+        return sws_http_send_fixed_slow(r, f, type);
     }
-    return r->proto->send_fixed(r, &f->status_line, &f->fields, &f->body, f->status);
+    if (f->typed && type->len) {
+        fields = sws_http_fixed_typed_fields(r, f, type);
+        if (fields == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    return r->proto->send_fixed(r, &f->status_line, fields, &f->body, f->status);
 }

@@ -1143,10 +1143,10 @@ sws_http1_request_done(sws_http_request_t *r)
      * before) keeps the connection: the client may be sending its next
      * request already, which is answered with "Connection: close". */
     if (!r->keepalive || c->close || c->error) {
-        if (sws_exiting && !c->error
-            && (hc->buf->pos < hc->buf->last || c->read->ready))
-        {
-            linger = 1;                 /* input waits: a reset would cut the response */
+        /* input waits (shutting down, or a request refused before all of
+         * it was read: 414, 431 ...): a reset would cut the response */
+        if (!c->error && (hc->buf->pos < hc->buf->last || c->read->ready)) {
+            linger = 1;
         }
         /* lingering_close: always waits for the client's end; off never */
         if (clcf->lingering_close != SWS_HTTP_LINGERING_ON) {

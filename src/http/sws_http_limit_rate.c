@@ -13,6 +13,7 @@
  */
 #include "sws_http_core.h"
 #include "sws_http_limit_rate.h"
+#include "sws_http_variables.h"
 
 /* A format's value for r as a size ("20k", "1m", digits); 0 if empty or
  * invalid (then the limit is off, with a message). */
@@ -38,18 +39,54 @@ sws_http_limit_rate_eval(sws_http_request_t *r, sws_http_format_t *f, const char
     return (off_t) n;
 }
 
+/* A map's $limit_rate: its value as a size (0: none). */
+static off_t
+sws_http_limit_rate_map(sws_http_request_t *r, const void *map)
+{
+    sws_str_t  v;
+    ssize_t    n;
+
+    sws_http_variable_ext_value(r, map, &v);
+    if (v.len == 0) {
+        return 0;
+    }
+    n = sws_parse_size(&v);
+    if (n == SWS_ERROR) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "invalid $limit_rate \"%.*s\": not limited",
+                      (int) v.len, v.data);
+        return 0;
+    }
+    return (off_t) n;
+}
+
 off_t
 sws_http_limit_rate(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf;
+    const void               *map;
 
     if (!r->limit_rate_set) {
         clcf = sws_http_core_loc(r);
+        map = r->main_conf ? sws_http_core_main(r)->limit_rate_map : NULL;
         r->limit_rate = clcf->limit_rate
-                        ? sws_http_limit_rate_eval(r, clcf->limit_rate, "limit_rate") : 0;
+                        ? sws_http_limit_rate_eval(r, clcf->limit_rate, "limit_rate")
+                        : map ? sws_http_limit_rate_map(r, map) : 0;
         r->limit_rate_set = 1;
     }
     return r->limit_rate;
+}
+
+void
+sws_http_limit_rate_set_text(sws_http_request_t *r, const sws_str_t *text)
+{
+    ssize_t  n = sws_parse_size(text);
+
+    if (n == SWS_ERROR) {
+        sws_log_error(SWS_LOG_ERR, r->log, 0, "invalid $limit_rate \"%.*s\": not changed",
+                      (int) text->len, text->data);
+        return;
+    }
+    sws_http_set_limit_rate(r, (off_t) n);
 }
 
 void

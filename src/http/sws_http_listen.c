@@ -112,21 +112,30 @@ sws_http_add_names(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf)
 {
     sws_http_server_name_t *sn;
     sws_str_t              *names = cscf->server_names.elts;
-    sws_uint_t              n;
+    sws_regex_t           **res = cscf->server_regexes ? cscf->server_regexes->elts : NULL;
+    sws_uint_t              n, nre = 0;
 
     for (n = 0; n < cscf->server_names.nelts; n++) {
+        /* "" (also the default, as nginx's): the requests without a Host */
         if (names[n].len == 0) {
+            if (addr->no_host == NULL) {
+                addr->no_host = cscf;
+            }
             continue;
         }
         sn = sws_array_push(&addr->names);
         if (sn == NULL) {
             return SWS_ERROR;
         }
+        sws_memzero(sn, sizeof(*sn));
         sn->server = cscf;
-        sn->wildcard = 0;
-        sn->bare = 0;
         sn->name = names[n];
-        if (names[n].len > 2 && names[n].data[0] == '*' && names[n].data[1] == '.') {
+        if (names[n].len > 1 && names[n].data[0] == '~') {
+            sn->regex = res[nre++];        /* compiled in the same order */
+        } else if (names[n].len > 2 && names[n].data[names[n].len - 1] == '*') {
+            sn->trailing = 1;              /* "mail.*": match by "mail." prefix */
+            sn->name.len--;
+        } else if (names[n].len > 2 && names[n].data[0] == '*' && names[n].data[1] == '.') {
             sn->wildcard = 1;          /* "*.x.com": match by ".x.com" suffix */
             sn->name.data++;
             sn->name.len--;
@@ -223,6 +232,12 @@ sws_http_addr_listening(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_addr_t *
         }
         ls->reuseport = addr->options->reuseport;
         ls->backlog = addr->options->backlog;
+        ls->ipv6only = !addr->options->ipv6only_off;
+        ls->deferred = addr->options->deferred;
+        ls->rcvbuf = addr->options->rcvbuf;
+        ls->sndbuf = addr->options->sndbuf;
+        ls->fastopen = addr->options->fastopen;
+        ls->keepalive = addr->options->keepalive;
     }
     ls->ssl = addr->ssl;
     ls->handler = sws_http_init_connection;

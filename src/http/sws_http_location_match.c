@@ -299,13 +299,28 @@ void *
 sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
     const sws_regex_t **matched)
 {
+    sws_http_loc_kind_t  kind;
+    void                *data, *re;
+
+    *matched = NULL;
+    data = sws_http_loc_matcher_static(m, uri, len, &kind);
+    if (data && (kind == SWS_LOC_EXACT || kind == SWS_LOC_PREFIX_NOREGEX)) {
+        return data;
+    }
+    re = sws_http_loc_matcher_regex(m, uri, len, matched);
+    return re ? re : data;
+}
+
+
+void *
+sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    sws_http_loc_kind_t *kind)
+{
     int               rc;
     size_t            lcp, n;
     sws_uint_t        lo, hi, mid;
     sws_loc_item_t   *e, *best;
-    sws_loc_regex_t  *re;
 
-    *matched = NULL;
     if (sws_unlikely(!m->finalized)) {
         return NULL;
     }
@@ -318,6 +333,7 @@ sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t 
         e = &m->exact[mid];
         rc = sws_http_loc_cmp(e->name.data, e->name.len, uri, len);
         if (rc == 0) {
+            *kind = SWS_LOC_EXACT;
             return e->data;
         }
         if (rc < 0) {
@@ -357,11 +373,23 @@ sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t 
             e = &m->prefix[e->parent];
         }
     }
-
-    if (best && best->noregex) {
-        return best->data;
+    if (best == NULL) {
+        return NULL;
     }
+    *kind = best->noregex ? SWS_LOC_PREFIX_NOREGEX : SWS_LOC_PREFIX;
+    return best->data;
+}
 
+
+void *
+sws_http_loc_matcher_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched)
+{
+    sws_loc_regex_t  *re;
+
+    if (sws_unlikely(!m->finalized)) {
+        return NULL;
+    }
     for (re = m->regex; re; re = re->next) {
         if (sws_regex_exec(re->re, uri, len, NULL, 0, NULL) > 0) {
             *matched = re->re;
@@ -369,6 +397,5 @@ sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t 
         }
         /* no match, or a match error (limits): try the next */
     }
-
-    return best ? best->data : NULL;
+    return NULL;
 }

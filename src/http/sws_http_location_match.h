@@ -36,4 +36,14 @@ void *sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, si
 void *sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
     const sws_regex_t **matched);
 
+/* The two halves of a match, for nested locations (nginx's order: a
+ * level's exact or longest prefix, the prefix's own locations, then the
+ * level's regexes unless the prefix is ^~). static: the exact or the
+ * longest prefix location, *kind its kind (NULL: none). regex: the first
+ * regex location that matches (NULL: none), *matched its regex. */
+void *sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    sws_http_loc_kind_t *kind);
+void *sws_http_loc_matcher_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched);
+
 #endif

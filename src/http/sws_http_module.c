@@ -115,6 +115,8 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
     sws_http_core_main_conf_t  *cmcf = http->main_conf[sws_http_core_module.index];
     sws_http_core_srv_conf_t  **servers = cmcf->servers.elts, *cscf;
     sws_http_core_loc_conf_t  **locs, *clcf;
+    sws_http_loc_matcher_t     *matcher;
+    void                      **parent;
     sws_http_loc_kind_t         kind;
     sws_uint_t                  s, i, l;
     const char                 *err;
@@ -145,8 +147,23 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
         locs = cscf->location_list.elts;
         for (l = 0; l < cscf->location_list.nelts; l++) {
             clcf = locs[l];
+            /* a nested location merges with its parent (merged before it:
+             * the list has parents first), and is matched in its level */
+            matcher = cscf->locations;
+            parent = cscf->ctx->loc_conf;
+            if (clcf->parent_loc) {
+                parent = clcf->parent_loc->loc_conf;
+                if (clcf->parent_loc->children == NULL) {
+                    clcf->parent_loc->children = sws_http_loc_matcher_create(cf->pool);
+                    if (clcf->parent_loc->children == NULL) {
+                        return SWS_ERROR;
+                    }
+                }
+                matcher = clcf->parent_loc->children;
+                cscf->nested_locations = 1;
+            }
             /* a location's merge error names the location's line */
-            if (sws_http_merge_loc(cf, cscf->ctx->loc_conf, clcf->loc_conf,
+            if (sws_http_merge_loc(cf, parent, clcf->loc_conf,
                                    clcf->file ? clcf->file : cscf->file,
                                    clcf->file ? clcf->line : cscf->line) != SWS_OK
                 || sws_http_merge_nested(cf, clcf) != SWS_OK)
@@ -160,7 +177,7 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
                  : clcf->noregex ? SWS_LOC_PREFIX_NOREGEX
                  : clcf->regex ? (clcf->caseless ? SWS_LOC_REGEX_CASELESS : SWS_LOC_REGEX)
                  : SWS_LOC_PREFIX;
-            if (sws_http_loc_matcher_add(cscf->locations, kind, &clcf->name, clcf, &err)
+            if (sws_http_loc_matcher_add(matcher, kind, &clcf->name, clcf, &err)
                 != SWS_OK)
             {
                 sws_log_error(SWS_LOG_EMERG, cf->log, 0, "%s in %s:%lu", err, clcf->file,
@@ -170,6 +187,13 @@ sws_http_merge_servers(sws_conf_t *cf, sws_http_conf_ctx_t *http)
         }
         if (sws_http_loc_matcher_finalize(cscf->locations) != SWS_OK) {
             return SWS_ERROR;
+        }
+        for (l = 0; l < cscf->location_list.nelts; l++) {
+            if (locs[l]->children
+                && sws_http_loc_matcher_finalize(locs[l]->children) != SWS_OK)
+            {
+                return SWS_ERROR;
+            }
         }
     }
     return SWS_OK;
@@ -220,6 +244,8 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     if (sws_http_variables_end(cf, &cmcf->nvariables) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
+    cmcf->limit_rate_settable = sws_http_variables_limit_rate(&cmcf->limit_rate_slot,
+                                                              &cmcf->limit_rate_map);
     if (sws_http_merge_servers(cf, ctx) != SWS_OK
         || sws_http_build_addrs(cf, cmcf) != SWS_OK)
     {
@@ -236,13 +262,25 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (sws_http_header_filter_init(cf) != SWS_OK) {
             return SWS_CONF_ERROR;
         }
+        sws_http_fixed_filters_reset();
         for (i = 0; i < cycle->modules_n; i++) {
+            sws_http_header_filter_pt  top_h = sws_http_top_header_filter;
+            sws_http_body_filter_pt    top_b = sws_http_top_body_filter;
+
+            sws_http_fixed_module_begin();
             if (cycle->modules[i]->postconfiguration
                 && cycle->modules[i]->postconfiguration(cf) != SWS_OK)
             {
                 sws_log_error(SWS_LOG_EMERG, cf->log, 0,
                               "postconfiguration of module \"%s\" failed",
                               cycle->modules[i]->name);
+                return SWS_CONF_ERROR;
+            }
+            if (i >= sws_builtin_modules_n
+                && sws_http_fixed_module_end(cf, top_h != sws_http_top_header_filter
+                                                 || top_b != sws_http_top_body_filter)
+                   != SWS_OK)
+            {
                 return SWS_CONF_ERROR;
             }
             if (i + 1 == sws_builtin_modules_n) {

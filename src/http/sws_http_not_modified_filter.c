@@ -57,6 +57,7 @@ static sws_http_body_filter_pt    sws_http_next_body_filter;
 static int        sws_http_not_modified_drop;
 
 static sws_str_t  sws_http_not_modified_no_type = { 0, (u_char *) "" };
+static sws_str_t  sws_http_not_modified_html = sws_string("text/html");
 
 
 /*
@@ -164,15 +165,25 @@ sws_http_not_modified(sws_http_request_t *r)
 static sws_int_t
 sws_http_precondition_failed(sws_http_request_t *r)
 {
+    sws_buf_t  *page;
+
+    /* the body is the core's page for 412, as nginx's */
+    if (sws_http_error_page_make(r, SWS_HTTP_PRECONDITION_FAILED, &page) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    /* an error now: the fields other filters added go (as nginx's) */
+    sws_http_clear_response(r);
     sws_http_set_status(r, SWS_HTTP_PRECONDITION_FAILED);
-    sws_http_set_content_length(r, 0);
-    sws_http_set_content_type(r, &sws_http_not_modified_no_type);
+    sws_http_set_content_length(r, page ? page->last - page->pos : 0);
+    sws_http_set_content_type(r, page ? &sws_http_not_modified_html
+                                      : &sws_http_not_modified_no_type);
     sws_http_set_etag(r, NULL);
     sws_http_set_last_modified(r, -1);
     sws_http_allow_ranges(r, 0);
     sws_http_header_out_remove(r, "content-encoding", sizeof("content-encoding") - 1);
 
-    sws_http_set_ctx(r, &sws_http_not_modified_filter_module, &sws_http_not_modified_drop);
+    sws_http_set_ctx(r, &sws_http_not_modified_filter_module,
+                     page ? (void *) page : (void *) &sws_http_not_modified_drop);
 
     return sws_http_next_header_filter(r);
 }
@@ -284,8 +295,9 @@ sws_http_not_modified_body_filter(sws_http_request_t *r, sws_chain_t *in)
     sws_buf_t    *b;
     sws_pool_t   *pool;
     sws_chain_t  *cl;
+    void         *ctx = sws_http_get_ctx(r, &sws_http_not_modified_filter_module);
 
-    if (sws_likely(sws_http_get_ctx(r, &sws_http_not_modified_filter_module) == NULL)) {
+    if (sws_likely(ctx == NULL)) {
         return sws_http_next_body_filter(r, in);
     }
 
@@ -301,11 +313,14 @@ sws_http_not_modified_body_filter(sws_http_request_t *r, sws_chain_t *in)
     }
 
     pool = sws_http_pool(r);
-    b = sws_calloc_buf(pool);
+    /* the page (its buffer is the context), or the end alone */
+    b = ctx != &sws_http_not_modified_drop && sws_http_method(r) != SWS_HTTP_HEAD
+        ? ctx : sws_calloc_buf(pool);
     cl = sws_alloc_chain_link(pool);
     if (b == NULL || cl == NULL) {
         return SWS_ERROR;
     }
+    sws_http_set_ctx(r, &sws_http_not_modified_filter_module, &sws_http_not_modified_drop);
     b->last_buf = 1;
     b->last_in_chain = 1;
     cl->buf = b;

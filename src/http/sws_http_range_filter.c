@@ -37,6 +37,7 @@ typedef struct {
     sws_str_t         *heads;       /* MULTI: part headers, one per range */
     sws_str_t          tail;        /* MULTI: the closing boundary */
     sws_chain_t       *body;        /* MULTI: the body collected so far */
+    sws_buf_t         *page;        /* DROP: the 416 page sent instead */
 } sws_http_range_ctx_t;
 
 
@@ -131,11 +132,23 @@ sws_http_range_content_range(sws_http_request_t *r, const sws_http_range_t *rang
 static sws_int_t
 sws_http_range_not_satisfiable(sws_http_request_t *r, sws_http_range_ctx_t *ctx, off_t size)
 {
+    static sws_str_t  html = sws_string("text/html");
+
     ctx->type = SWS_HTTP_RANGE_DROP;
 
+    /* the core's page for 416, without the representation's validators,
+     * as nginx's */
+    if (sws_http_error_page_make(r, SWS_HTTP_RANGE_NOT_SATISFIABLE, &ctx->page) != SWS_OK) {
+        return SWS_ERROR;
+    }
     sws_http_set_status(r, SWS_HTTP_RANGE_NOT_SATISFIABLE);
-    sws_http_set_content_length(r, 0);
-    sws_http_set_content_type(r, &sws_http_range_no_type);
+    sws_http_set_content_length(r, ctx->page ? ctx->page->last - ctx->page->pos : 0);
+    sws_http_set_content_type(r, ctx->page ? &html : &sws_http_range_no_type);
+    sws_http_set_etag(r, NULL);
+    sws_http_set_last_modified(r, -1);
+    if (sws_http_method(r) == SWS_HTTP_HEAD) {
+        ctx->page = NULL;
+    }
 
     if (sws_http_range_content_range(r, NULL, size) != SWS_OK) {
         return SWS_ERROR;
@@ -386,11 +399,12 @@ sws_http_range_short(sws_http_request_t *r, sws_http_range_ctx_t *ctx)
 }
 
 
-/* 416: drop the body, pass on only its end. */
+/* 416: drop the body, pass on only its end (after the page). */
 static sws_int_t
 sws_http_range_drop(sws_http_request_t *r, sws_http_range_ctx_t *ctx, sws_chain_t *in)
 {
-    int  last = 0;
+    int           last = 0;
+    sws_chain_t  *out = NULL;
 
     for ( ; in != NULL; in = in->next) {
         last |= in->buf->last_buf;
@@ -401,6 +415,14 @@ sws_http_range_drop(sws_http_request_t *r, sws_http_range_ctx_t *ctx, sws_chain_
         return SWS_OK;
     }
     ctx->done = 1;
+    if (ctx->page) {
+        ctx->page->last_buf = 1;
+        ctx->page->last_in_chain = 1;
+        if (sws_http_range_link(sws_http_pool(r), &out, ctx->page) == NULL) {
+            return SWS_ERROR;
+        }
+        return sws_http_next_body_filter(r, out);
+    }
 
     return sws_http_range_send_last(r);
 }

@@ -180,53 +180,98 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
     return SWS_OK;
 }
 
+/*
+ * nginx's order: the exact name; the longest "*.x.com" (or ".x.com") that
+ * matches; the longest "mail.*"; the first regex in configuration order;
+ * else the address's default server.
+ */
+sws_http_core_srv_conf_t *
+sws_http_find_server_re(sws_http_addr_t *addr, const sws_str_t *host, const sws_regex_t **re)
+{
+    sws_http_server_name_t   *sn = addr->names.elts;
+    sws_http_core_srv_conf_t *found = NULL, *trailing = NULL, *regex = NULL;
+    const sws_regex_t        *regex_re = NULL;
+    sws_uint_t                i;
+    size_t                    best = 0, best_trailing = 0;
+
+    *re = NULL;
+    if (host->len == 0) {
+        return addr->no_host ? addr->no_host : addr->default_server;
+    }
+    for (i = 0; i < addr->names.nelts; i++) {
+        if (sn[i].regex) {
+            if (regex == NULL
+                && sws_regex_exec(sn[i].regex, host->data, host->len, NULL, 0, NULL) > 0)
+            {
+                regex = sn[i].server;
+                regex_re = sn[i].regex;
+            }
+            continue;
+        }
+        if (sn[i].trailing) {
+            if (host->len > sn[i].name.len && sn[i].name.len > best_trailing
+                && memcmp(host->data, sn[i].name.data, sn[i].name.len) == 0)
+            {
+                best_trailing = sn[i].name.len;
+                trailing = sn[i].server;
+            }
+            continue;
+        }
+        if (!sn[i].wildcard) {
+            if (sn[i].name.len == host->len
+                && memcmp(sn[i].name.data, host->data, host->len) == 0)
+            {
+                return sn[i].server;
+            }
+            continue;
+        }
+        /* ".x.com" matches "a.x.com"; written as ".x.com" it matches
+         * "x.com" too. The longest wildcard wins. */
+        if (host->len > sn[i].name.len
+            && memcmp(host->data + host->len - sn[i].name.len, sn[i].name.data,
+                      sn[i].name.len) == 0)
+        {
+            if (sn[i].name.len > best) {
+                best = sn[i].name.len;
+                found = sn[i].server;
+            }
+        } else if (sn[i].bare && host->len + 1 == sn[i].name.len
+                   && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
+                   && best == 0)
+        {
+            found = sn[i].server;
+        }
+    }
+    if (found || trailing) {
+        return found ? found : trailing;
+    }
+    if (regex) {
+        *re = regex_re;
+        return regex;
+    }
+    return addr->default_server;
+}
+
 sws_http_core_srv_conf_t *
 sws_http_find_server(sws_http_addr_t *addr, const sws_str_t *host)
 {
-    sws_http_server_name_t   *sn = addr->names.elts;
-    sws_http_core_srv_conf_t *found = NULL;
-    sws_uint_t                i;
-    size_t                    best = 0;
+    const sws_regex_t  *re;
 
-    if (host->len) {
-        for (i = 0; i < addr->names.nelts; i++) {
-            if (!sn[i].wildcard) {
-                if (sn[i].name.len == host->len
-                    && memcmp(sn[i].name.data, host->data, host->len) == 0)
-                {
-                    found = sn[i].server;
-                    break;
-                }
-                continue;
-            }
-            /* ".x.com" matches "a.x.com"; written as ".x.com" it matches
-             * "x.com" too. The longest wildcard wins. */
-            if (host->len > sn[i].name.len
-                && memcmp(host->data + host->len - sn[i].name.len, sn[i].name.data,
-                          sn[i].name.len) == 0)
-            {
-                if (sn[i].name.len > best) {
-                    best = sn[i].name.len;
-                    found = sn[i].server;
-                }
-            } else if (sn[i].bare && host->len + 1 == sn[i].name.len
-                       && memcmp(host->data, sn[i].name.data + 1, host->len) == 0
-                       && best == 0)
-            {
-                found = sn[i].server;
-            }
-        }
-    }
-    return found ? found : addr->default_server;
+    return sws_http_find_server_re(addr, host, &re);
 }
 
 sws_int_t
 sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
 {
-    sws_http_core_srv_conf_t *found = sws_http_find_server(addr, &r->host);
+    const sws_regex_t        *re;
+    sws_http_core_srv_conf_t *found = sws_http_find_server_re(addr, &r->host, &re);
 
     r->srv_conf = found->ctx->srv_conf;
     r->loc_conf = found->ctx->loc_conf;
+    /* a regex name's captures ($1, named groups) are the request's */
+    if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->host) == SWS_ERROR) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
     return SWS_OK;
 }
 
@@ -260,14 +305,70 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
 static sws_int_t sws_http_location_entered(sws_http_request_t *r);
 static int sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri);
 
+/*
+ * nginx's order over nested locations: a level's exact location ends the
+ * search; its longest prefix is searched further inside; then the level's
+ * regexes are tried (innermost level first, unless that level's prefix is
+ * ^~), a match ending the search after its own nested locations. *final:
+ * an exact or regex location was chosen; *re: the last regex that matched.
+ */
+static sws_http_core_loc_conf_t *
+sws_http_find_location(sws_http_loc_matcher_t *m, const sws_str_t *uri,
+    const sws_regex_t **re, int *final)
+{
+    sws_http_core_loc_conf_t *p, *inner, *rx;
+    sws_http_loc_kind_t       kind = SWS_LOC_PREFIX;
+    const sws_regex_t        *matched = NULL;
+
+    p = sws_http_loc_matcher_static(m, uri->data, uri->len, &kind);
+    if (p && kind == SWS_LOC_EXACT) {
+        *final = 1;
+        return p;
+    }
+    if (p && p->children) {
+        inner = sws_http_find_location(p->children, uri, re, final);
+        if (*final) {
+            return inner;
+        }
+        if (inner) {
+            p = inner;
+        }
+    }
+    if (p && kind == SWS_LOC_PREFIX_NOREGEX) {
+        return p;
+    }
+    rx = sws_http_loc_matcher_regex(m, uri->data, uri->len, &matched);
+    if (rx == NULL) {
+        return p;
+    }
+    if (sws_regex_captures(matched)) {
+        *re = matched;               /* one without groups keeps the outer's */
+    }
+    *final = 1;
+    if (rx->children) {
+        int  ignored = 0;
+
+        inner = sws_http_find_location(rx->children, uri, re, &ignored);
+        if (inner) {
+            return inner;
+        }
+    }
+    return rx;
+}
+
 sws_int_t
 sws_http_update_location(sws_http_request_t *r)
 {
     sws_http_core_srv_conf_t *cscf = sws_http_core_srv(r);
     sws_http_core_loc_conf_t *clcf;
-    const sws_regex_t        *re;
+    const sws_regex_t        *re = NULL;
+    int                       final = 0;
 
-    clcf = sws_http_loc_matcher_match(cscf->locations, r->uri.data, r->uri.len, &re);
+    if (sws_likely(!cscf->nested_locations)) {
+        clcf = sws_http_loc_matcher_match(cscf->locations, r->uri.data, r->uri.len, &re);
+    } else {
+        clcf = sws_http_find_location(cscf->locations, &r->uri, &re, &final);
+    }
     if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->uri) == SWS_ERROR) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -636,26 +737,42 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const u_char             *rest = r->uri.data;
-    size_t                    rest_len = r->uri.len;
+    size_t                    rest_len = r->uri.len, root_n = clcf->root.len;
     u_char                   *p;
 
-    if (clcf->alias && !clcf->regex) {
+    if (clcf->alias_whole) {
+        rest_len = 0;               /* a regex location's alias: the path */
+    } else if (clcf->alias) {
         /* alias replaces the location's prefix; an exact location's whole
          * URI. */
         size_t skip = clcf->exact ? r->uri.len : sws_min(clcf->name.len, r->uri.len);
         rest += skip;
         rest_len -= skip;
     }
-    path->len = clcf->root.len + rest_len;
-    path->data = sws_pnalloc(r->pool, path->len + reserve + 1);
+    if (clcf->root_format) {
+        root_n = sws_http_format_len(clcf->root_format, r);
+    }
+    path->data = sws_pnalloc(r->pool, root_n + rest_len + reserve + 1);
     if (path->data == NULL) {
         return SWS_ERROR;
     }
-    p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
+    if (clcf->root_format) {
+        p = sws_http_format_render(clcf->root_format, r, path->data);
+        root_n = (size_t) (p - path->data);
+        if (!clcf->alias) {
+            while (root_n > 1 && path->data[root_n - 1] == '/') {
+                root_n--;           /* the URI brings its own */
+            }
+        }
+        p = path->data + root_n;
+    } else {
+        p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
+    }
     p = sws_cpymem(p, rest, rest_len);
     *p = '\0';
+    path->len = root_n + rest_len;
     if (root_len) {
-        *root_len = clcf->root.len;
+        *root_len = root_n;
     }
     return SWS_OK;
 }

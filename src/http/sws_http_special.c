@@ -73,6 +73,21 @@ sws_http_status_has_body(sws_uint_t status)
     return !(status < 200 || status == 204 || status == 304);
 }
 
+/* The codes nginx has a page for (its ngx_http_error_pages), and 431 (nginx
+ * answers 400 there): the others answer with an empty body. */
+static int
+sws_http_status_has_page(sws_uint_t status)
+{
+    switch (status) {
+    case 301: case 302: case 303: case 307: case 308:
+    case 421: case 429: case 431: case 500: case 501: case 502: case 503: case 504:
+    case 505: case 507:
+        return 1;
+    default:
+        return (status >= 400 && status <= 416 && status != 407);
+    }
+}
+
 /* The WWW-Authenticate fields of a 401 go with the page served for it
  * (as nginx's do): kept aside, since the redirect clears the response,
  * and put back by the core header filter (sws_http_response.c). */
@@ -128,6 +143,18 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             return SWS_ERROR;
         }
         uri = ep[i].uri;
+        if (uri.data[0] != '/' && uri.data[0] != '@') {
+            /* a URL: a redirect there, 302 unless "=CODE" is one */
+            sws_uint_t  code = (sws_uint_t) ep[i].overwrite;
+
+            if (!(code == 301 || code == 302 || code == 303 || code == 307 || code == 308)) {
+                code = SWS_HTTP_MOVED_TEMPORARILY;
+            }
+            sws_http_clear_response(r);
+            sws_http_set_location(r, &ep[i].uri);
+            /* sent: SWS_OK (or SWS_ERROR) */
+            return sws_http_special_response(r, code) == SWS_ERROR ? SWS_ERROR : SWS_OK;
+        }
         if (uri.data[0] == '@') {
             /* a named location keeps the method, as nginx */
             r->err_status = ep[i].overwrite >= 0 ? (sws_uint_t) ep[i].overwrite : status;
@@ -153,23 +180,85 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
     return SWS_DECLINED;
 }
 
+/* The title of a page: nginx's words where they are older than RFC 9110's
+ * (the status line keeps RFC 9110's: clients ignore its words), so that
+ * the page's bytes are nginx's. */
+static const sws_str_t *
+sws_http_page_title(sws_uint_t status)
+{
+    static const sws_http_status_t  titles[] = {
+        { 401, sws_string("401 Authorization Required") },
+        { 405, sws_string("405 Not Allowed") },
+        { 408, sws_string("408 Request Time-out") },
+        { 413, sws_string("413 Request Entity Too Large") },
+        { 414, sws_string("414 Request-URI Too Large") },
+        { 416, sws_string("416 Requested Range Not Satisfiable") },
+        { 503, sws_string("503 Service Temporarily Unavailable") },
+        { 504, sws_string("504 Gateway Time-out") },
+    };
+    sws_uint_t  i;
+
+    for (i = 0; i < sws_nelems(titles); i++) {
+        if (titles[i].code == status) {
+            return &titles[i].line;
+        }
+    }
+    return sws_http_status_line(status);
+}
+
+/* nginx's page, byte for byte but the server's name, so that clients and
+ * tests written against nginx see the same bytes. */
 sws_int_t
-sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
+sws_http_error_page_make(sws_http_request_t *r, sws_uint_t status, sws_buf_t **out)
 {
     sws_http_core_loc_conf_t *clcf;
     const sws_str_t          *line;
+    sws_buf_t                *b;
+    size_t                    len;
+    u_char                   *p;
+
+    *out = NULL;
+    if (!sws_http_status_has_body(status) || !sws_http_status_has_page(status)) {
+        return SWS_OK;
+    }
+    clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
+    line = sws_http_page_title(status);
+    len = sizeof("<html>\r\n<head><title></title></head>\r\n<body>\r\n<center><h1></h1>"
+                 "</center>\r\n<hr><center>scalws</center>\r\n</body>\r\n</html>\r\n") - 1
+          + 2 * line->len
+          + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
+    b = sws_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    p = b->last;
+    p = sws_cpymem(p, "<html>\r\n<head><title>", 21);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</title></head>\r\n<body>\r\n<center><h1>", 37);
+    p = sws_cpymem(p, line->data, line->len);
+    p = sws_cpymem(p, "</h1></center>\r\n<hr><center>scalws", 34);
+    if (clcf == NULL || clcf->server_tokens) {
+        p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
+    }
+    p = sws_cpymem(p, "</center>\r\n</body>\r\n</html>\r\n", 29);
+    b->last = p;
+    *out = b;
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
+{
     sws_http_header_t        *allow;
     sws_str_t                 allow_value = sws_null_string, location;
     sws_buf_t                *b;
     sws_chain_t               out;
-    size_t                    len;
-    u_char                   *p;
     sws_int_t                 rc;
     static const sws_str_t    html = sws_string("text/html");
 
-    if (status >= 400 && r->loc_conf) {
+    if (status >= 300 && r->loc_conf) {
         rc = sws_http_try_error_page(r, status);
-        if (rc == SWS_DONE || rc == SWS_ERROR) {
+        if (rc == SWS_DONE || rc == SWS_ERROR || rc == SWS_OK) {
             return rc;
         }
     }
@@ -218,28 +307,19 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
         return sws_http_send_special(r, 1);
     }
 
-    clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
-    line = sws_http_status_line(status);
-    len = sizeof("<!DOCTYPE html>\n<html><head><title></title></head>\n<body><h1></h1>\n"
-                 "<hr><p>scalws</p></body></html>\n") - 1 + 2 * line->len
-          + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
-    b = sws_create_temp_buf(r->pool, len);
-    if (b == NULL) {
+    if (!sws_http_status_has_page(status)) {
+        /* as nginx: a code without a page of its own answers empty */
+        sws_http_set_content_length(r, 0);
+        if (sws_http_send_header(r) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        return sws_http_send_special(r, 1);
+    }
+
+    if (sws_http_error_page_make(r, status, &b) != SWS_OK || b == NULL) {
         return SWS_ERROR;
     }
-    p = b->last;
-    p = sws_cpymem(p, "<!DOCTYPE html>\n<html><head><title>", 35);
-    p = sws_cpymem(p, line->data, line->len);
-    p = sws_cpymem(p, "</title></head>\n<body><h1>", 26);
-    p = sws_cpymem(p, line->data, line->len);
-    p = sws_cpymem(p, "</h1>\n<hr><p>scalws", 19);
-    if (clcf == NULL || clcf->server_tokens) {
-        p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
-    }
-    p = sws_cpymem(p, "</p></body></html>\n", 19);
-    b->last = p;
     b->last_buf = 1;
-
     sws_http_set_content_type(r, &html);
     sws_http_set_content_length(r, b->last - b->pos);
     if (sws_http_send_header(r) != SWS_OK) {

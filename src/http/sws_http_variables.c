@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <arpa/inet.h>
 #include "sws_http_core.h"
+#include "sws_http_limit_rate.h"
 #include "sws_http_variables.h"
 #include "sws_http_cookie.h"
 #include "sws_ssl.h"
@@ -875,6 +876,7 @@ static sws_array_t  *sws_http_ext_vars;     /* sws_http_ext_var_t */
 static sws_array_t  *sws_http_pending;      /* sws_http_pending_var_t */
 static sws_conf_t   *sws_http_vars_cf;      /* the http block being read */
 static sws_uint_t    sws_http_nslots;
+static sws_http_ext_var_t *sws_http_limit_rate_var;  /* set's or map's $limit_rate */
 
 void
 sws_http_variables_reset(void)
@@ -883,6 +885,7 @@ sws_http_variables_reset(void)
     sws_http_pending = NULL;
     sws_http_vars_cf = NULL;
     sws_http_nslots = 0;
+    sws_http_limit_rate_var = NULL;
 }
 
 void
@@ -988,13 +991,30 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "empty variable name");
         return SWS_ERROR;
     }
-    if (sws_http_var_is_core(name, len)) {
+    /* $limit_rate is the server's, but writable (nginx's set $limit_rate
+     * and map ... $limit_rate pace the response) */
+    if (!(len == 10 && memcmp(name, "limit_rate", 10) == 0)
+        && sws_http_var_is_core(name, len))
+    {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
                            "variable \"$%.*s\" is the server's: it cannot be %s",
                            (int) len, name, get ? "defined again" : "set");
         return SWS_ERROR;
     }
     x = sws_http_ext_find(name, len);
+    if (x != NULL && x == sws_http_ext_find((const u_char *) "limit_rate", 10)) {
+        /* a map and a set both on $limit_rate: the set's value is the
+         * rate from then on, the map's until then */
+        if (get != NULL && x->get == NULL) {
+            x->get = get;
+            x->data = data;
+            *sws_http_limit_rate_var = *x;
+            return x->index;
+        }
+        if (get == NULL) {
+            return x->index;
+        }
+    }
     if (x != NULL) {
         if (get == NULL && x->get == NULL) {
             return x->index;         /* set again: the same variable */
@@ -1013,7 +1033,41 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
     x->data = data;
     x->index = (sws_int_t) sws_http_nslots++;
     x->volatile_ = (flags & SWS_HTTP_VAR_VOLATILE) != 0;
+    if (len == 10 && memcmp(name, "limit_rate", 10) == 0) {
+        x = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_ext_var_t));
+        if (x == NULL) {
+            return SWS_ERROR;
+        }
+        *x = ((sws_http_ext_var_t *) sws_http_ext_vars->elts)[sws_http_ext_vars->nelts - 1];
+        sws_http_limit_rate_var = x;   /* a copy: the array moves as it grows */
+    }
     return x->index;
+}
+
+static void sws_http_var_ext(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+
+int
+sws_http_variables_limit_rate(sws_uint_t *slot, const void **map)
+{
+    const sws_http_ext_var_t  *x = sws_http_limit_rate_var;
+
+    *map = NULL;
+    if (x == NULL) {
+        return 0;
+    }
+    *slot = (sws_uint_t) x->index;
+    *map = x->get ? x : NULL;
+    return 1;
+}
+
+void
+sws_http_variable_ext_value(sws_http_request_t *r, const void *ext, sws_str_t *v)
+{
+    sws_http_fop_t  op;
+
+    sws_memzero(&op, sizeof(op));
+    op.ext = ext;
+    sws_http_var_ext(r, &op, v);
 }
 
 sws_int_t
@@ -1057,6 +1111,11 @@ sws_http_variable_set(sws_http_request_t *r, sws_uint_t index, const sws_str_t *
     }
     slots[index].value = *value;
     slots[index].valid = 1;
+    if (sws_http_core_main(r)->limit_rate_settable
+        && index == sws_http_core_main(r)->limit_rate_slot)
+    {
+        sws_http_limit_rate_set_text(r, value);
+    }
     return SWS_OK;
 }
 

@@ -22,6 +22,7 @@ def srv(sws_module):
     s = sws_module(files=FILES, server="""
         charset utf-8;
         location = /ret { return 200 "text"; }
+        location = /ret.txt { return 200 "text"; }
         location = /ret404 { return 404; }
         location = /r301 { return 301 /x; }
         location = /r307 { return 307 /x; }
@@ -46,8 +47,10 @@ def ctype(srv, path, method="GET"):
     ("/a.txt", 200, "text/plain; charset=utf-8"),
     ("/a.json", 200, "application/json"),              # not a charset type
     ("/a.png", 200, "image/png"),
-    ("/ret", 200, "text/plain; charset=utf-8"),        # return's default_type
+    ("/ret", 200, "application/octet-stream"),         # return's default_type: not text
+    ("/ret.txt", 200, "text/plain; charset=utf-8"),    # typed by its extension
     ("/ret404", 404, "text/html; charset=utf-8"),      # the error page
+    ("/r307", 307, "text/html; charset=utf-8"),
     ("/missing", 404, "text/html; charset=utf-8"),
     ("/json/a.json", 200, "application/json; charset=utf-8"),
     ("/any/a.png", 200, "image/png; charset=utf-8"),

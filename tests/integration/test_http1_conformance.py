@@ -109,7 +109,19 @@ NOT_MODIFIED = Expect(304, headers={"ETag": "{ETAG}", "Last-Modified": LM},
                       absent=("Content-Length", "Content-Type", "Transfer-Encoding",
                               "Content-Range", "Accept-Ranges"),
                       body=b"", close=False)
-FAILED = Expect(412, absent=("ETag", "Last-Modified", "Content-Range"), body=b"", close=False)
+def nginx_page(title):
+    """The core's error page (nginx's bytes, the server's name aside): 412
+    and 416 carry it, as nginx's do."""
+    def check(r):
+        assert r.body.startswith(b"<html>\r\n<head><title>%s</title></head>\r\n"
+                                 % title.encode()), r.body[:200]
+        assert r.body.endswith(b"</center>\r\n</body>\r\n</html>\r\n"), r.body[-100:]
+        assert r.header("Content-Type") == "text/html", r
+    return check
+
+
+FAILED = Expect(412, absent=("ETag", "Last-Modified", "Content-Range"), close=False,
+                check=nginx_page("412 Precondition Failed"))
 FULL = Expect(200, headers={"Accept-Ranges": "bytes", "Content-Length": "36"},
               absent=("Content-Range",), body=RANGE, close=False)
 
@@ -122,7 +134,9 @@ def PART(first, last):
                   body=RANGE[first:last + 1], close=False)
 
 
-UNSATISFIABLE = Expect(416, headers={"Content-Range": "bytes */36"}, body=b"", close=False)
+UNSATISFIABLE = Expect(416, headers={"Content-Range": "bytes */36"},
+                       absent=("ETag", "Last-Modified"), close=False,
+                       check=nginx_page("416 Requested Range Not Satisfiable"))
 
 
 def multipart(*spans):

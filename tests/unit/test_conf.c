@@ -657,6 +657,9 @@ typedef struct {
     sws_array_t  *arr;
     sws_uint_t    en;
     sws_str_t     path;
+    sws_int_t     status;
+    sws_int_t     redirect;
+    sws_uint_t    level;
     int           calls;
     sws_uint_t    nargs;
     sws_str_t     loc;
@@ -676,6 +679,8 @@ static const sws_conf_enum_t  speeds[] = {
     { sws_string("fast"), 2 },
     { sws_null_string, 0 }
 };
+
+static const sws_conf_range_t  redirects = { 300, 399 };
 
 static char *
 set_record(sws_conf_t *cf, const sws_command_t *cmd, void *c)
@@ -748,6 +753,12 @@ static const sws_command_t  commands_a[] = {
     { "arr", M | SWS_CONF_1MORE, sws_conf_set_str_array_slot, SWS_CONF_MAIN_OFFSET, OFF(arr), NULL },
     { "speed", M | SWS_CONF_TAKE1, sws_conf_set_enum_slot, SWS_CONF_MAIN_OFFSET, OFF(en), speeds },
     { "path", M | SWS_CONF_TAKE1, sws_conf_set_path_slot, SWS_CONF_MAIN_OFFSET, OFF(path), NULL },
+    { "status", M | SWS_CONF_TAKE1, sws_conf_set_status_slot, SWS_CONF_MAIN_OFFSET, OFF(status),
+      NULL },
+    { "redirect", M | SWS_CONF_TAKE1, sws_conf_set_status_slot, SWS_CONF_MAIN_OFFSET,
+      OFF(redirect), &redirects },
+    { "level", M | SWS_CONF_TAKE1, sws_conf_set_log_level_slot, SWS_CONF_MAIN_OFFSET, OFF(level),
+      NULL },
     { "noargs", M | SWS_CONF_NOARGS, set_record, SWS_CONF_MAIN_OFFSET, 0, NULL },
     { "take13", M | SWS_CONF_TAKE13, set_record, SWS_CONF_MAIN_OFFSET, 0, NULL },
     { "take7", M | SWS_CONF_TAKE7, set_record, SWS_CONF_MAIN_OFFSET, 0, NULL },
@@ -783,6 +794,9 @@ test_conf_init(test_conf_t *c)
     c->msec = SWS_UNSET_MSEC;
     c->sec = (time_t) SWS_UNSET;
     c->en = SWS_UNSET_UINT;
+    c->status = SWS_UNSET;
+    c->redirect = SWS_UNSET;
+    c->level = SWS_UNSET_UINT;
 }
 
 static void
@@ -1021,6 +1035,20 @@ START_TEST(test_setters_ok)
     ck_assert_uint_eq(main_conf.str.len, 0);
     ck_assert_uint_eq(main_conf.en, 1);
     ck_assert_str_eq((char *) main_conf.path.data, "/abs");
+
+    test_conf_init(&main_conf);
+    ck_assert_int_eq(run("status 429;\nredirect 308;\nlevel notice;\n"), SWS_OK);
+    ck_assert_int_eq(main_conf.status, 429);
+    ck_assert_int_eq(main_conf.redirect, 308);
+    ck_assert_uint_eq(main_conf.level, SWS_LOG_NOTICE);
+    test_conf_init(&main_conf);
+    ck_assert_int_eq(run("status 400;\nredirect 399;\nlevel info;\n"), SWS_OK);
+    ck_assert_int_eq(main_conf.status, 400);
+    ck_assert_uint_eq(main_conf.level, SWS_LOG_INFO);
+    test_conf_init(&main_conf);
+    ck_assert_int_eq(run("status 599;\nlevel error;\n"), SWS_OK);
+    ck_assert_int_eq(main_conf.status, 599);
+    ck_assert_uint_eq(main_conf.level, SWS_LOG_ERR);
 }
 END_TEST
 
@@ -1037,6 +1065,15 @@ START_TEST(test_setters_invalid)
     run_error("speed FAST;\n",
               "invalid value \"FAST\" in \"speed\" directive, it must be one of \"slow\", \"fast\"", 1);
     ck_assert_uint_eq(main_conf.en, SWS_UNSET_UINT);
+    run_error("status 200;\n", "value must be between 400 and 599 in \"status\"", 1);
+    run_error("status 600;\n", "value must be between 400 and 599 in \"status\"", 1);
+    run_error("status 4040;\n", "value must be between 400 and 599 in \"status\"", 1);
+    run_error("status 40x;\n", "value must be between 400 and 599 in \"status\"", 1);
+    run_error("redirect 404;\n", "value must be between 300 and 399 in \"redirect\"", 1);
+    ck_assert_int_eq(main_conf.status, SWS_UNSET);
+    run_error("level debug;\n", "invalid value \"debug\" in \"level\" directive, it must be "
+              "one of \"info\", \"notice\", \"warn\", \"error\"", 1);
+    ck_assert_uint_eq(main_conf.level, SWS_UNSET_UINT);
 }
 END_TEST
 
@@ -1050,6 +1087,8 @@ START_TEST(test_setters_duplicate)
     run_error("str \"\";\nstr 1;\n", "\"str\" directive is duplicate", 2);
     run_error("speed slow;\nspeed fast;\n", "\"speed\" directive is duplicate", 2);
     run_error("path a;\npath b;\n", "\"path\" directive is duplicate", 2);
+    run_error("status 429;\nstatus 503;\n", "\"status\" directive is duplicate", 2);
+    run_error("level warn;\nlevel info;\n", "\"level\" directive is duplicate", 2);
 }
 END_TEST
 

@@ -76,6 +76,45 @@ START_TEST(exact_beats_prefix)
 }
 END_TEST
 
+/* The halves nested locations use: static (exact or longest prefix, with
+ * its kind) and regex (the first match, with its regex), each alone. */
+START_TEST(static_and_regex_halves)
+{
+    sws_http_loc_kind_t  kind = SWS_LOC_REGEX;
+    const sws_regex_t   *re = NULL;
+    const char          *d;
+
+    ck_assert_int_eq(add(SWS_LOC_PREFIX, "/a", "prefix /a"), SWS_OK);
+    ck_assert_int_eq(add(SWS_LOC_PREFIX_NOREGEX, "/n", "noregex /n"), SWS_OK);
+    ck_assert_int_eq(add(SWS_LOC_EXACT, "/e", "exact /e"), SWS_OK);
+    ck_assert_int_eq(add(SWS_LOC_REGEX, "x$", "regex x"), SWS_OK);
+    ck_assert_int_eq(sws_http_loc_matcher_finalize(m), SWS_OK);
+
+    d = sws_http_loc_matcher_static(m, (const u_char *) "/a/x", 4, &kind);
+    ck_assert_str_eq(d, "prefix /a");
+    ck_assert_int_eq(kind, SWS_LOC_PREFIX);
+    d = sws_http_loc_matcher_static(m, (const u_char *) "/nx", 3, &kind);
+    ck_assert_str_eq(d, "noregex /n");
+    ck_assert_int_eq(kind, SWS_LOC_PREFIX_NOREGEX);
+    d = sws_http_loc_matcher_static(m, (const u_char *) "/e", 2, &kind);
+    ck_assert_str_eq(d, "exact /e");
+    ck_assert_int_eq(kind, SWS_LOC_EXACT);
+    ck_assert_ptr_null(sws_http_loc_matcher_static(m, (const u_char *) "/zx", 3, &kind));
+
+    d = sws_http_loc_matcher_regex(m, (const u_char *) "/a/x", 4, &re);
+    ck_assert_str_eq(d, "regex x");
+    ck_assert_ptr_nonnull(re);
+    re = NULL;
+    ck_assert_ptr_null(sws_http_loc_matcher_regex(m, (const u_char *) "/a/y", 4, &re));
+    ck_assert_ptr_null(re);
+
+    /* the whole match still gives nginx's answer for each */
+    ck_find("/a/x", "regex x");
+    ck_find("/nx", "noregex /n");
+    ck_find("/a/y", "prefix /a");
+}
+END_TEST
+
 START_TEST(longest_prefix)
 {
     ck_assert_int_eq(add(SWS_LOC_PREFIX, "/", "/"), SWS_OK);
@@ -341,6 +380,7 @@ location_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, exact_beats_prefix);
+    tcase_add_test(tc, static_and_regex_halves);
     tcase_add_test(tc, longest_prefix);
     tcase_add_test(tc, noregex_stops_regex);
     tcase_add_test(tc, regex_order);
