@@ -1330,6 +1330,40 @@ sws_http_var_header_name(sws_pool_t *pool, const u_char *name, size_t len, sws_s
     return SWS_OK;
 }
 
+/* The families whose getter takes which one as op->text.len (in the order
+ * of the names): $proxy_protocol_*, $upstream_*, $tcpinfo_*. */
+static const char *const  sws_http_pp_names[] = {
+    "addr", "port", "server_addr", "server_port", NULL
+};
+static const char *const  sws_http_ups_names[] = {       /* SWS_UPS_VAR_* */
+    "addr", "status", "response_time", "connect_time", "header_time",
+    "bytes_received", "response_length", "bytes_sent", NULL
+};
+static const char *const  sws_http_tcpinfo_names[] = {
+    "rtt", "rttvar", "snd_cwnd", "rcv_space", NULL
+};
+
+static int
+sws_http_var_family(sws_http_fop_t *op, const u_char *name, size_t len, const char *prefix,
+    const char *const *names, sws_http_var_get_pt get)
+{
+    size_t      plen = strlen(prefix);
+    sws_uint_t  i;
+
+    if (len <= plen || memcmp(name, prefix, plen) != 0) {
+        return 0;
+    }
+    for (i = 0; names[i]; i++) {
+        if (sws_http_name_is(name + plen, len - plen, names[i])) {
+            op->get = get;
+            op->text.len = i;              /* which (no text: never printed) */
+            op->text.data = NULL;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static sws_int_t
 sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
 {
@@ -1368,19 +1402,10 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
         return sws_http_var_header_name(pool, name + 10, len - 10, &op->text);
     }
 
-    if (len > 15 && memcmp(name, "proxy_protocol_", 15) == 0) {
-        static const char *const  pp[] = { "addr", "port", "server_addr", "server_port",
-                                           NULL };
-        sws_uint_t                i;
-
-        for (i = 0; pp[i]; i++) {
-            if (sws_http_name_is(name + 15, len - 15, pp[i])) {
-                op->get = sws_http_var_proxy_protocol;
-                op->text.len = i;          /* which (no text: never printed) */
-                op->text.data = NULL;
-                return SWS_OK;
-            }
-        }
+    if (sws_http_var_family(op, name, len, "proxy_protocol_", sws_http_pp_names,
+                            sws_http_var_proxy_protocol))
+    {
+        return SWS_OK;
     }
 
     if (len > 14 && memcmp(name, "upstream_http_", 14) == 0) {
@@ -1389,35 +1414,12 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
         return sws_http_var_header_name(pool, name + 14, len - 14, &op->text);
     }
 
-    if (len > 9 && memcmp(name, "upstream_", 9) == 0) {
-        static const char *const  ups[] = {
-            "addr", "status", "response_time", "connect_time", "header_time",
-            "bytes_received", "response_length", "bytes_sent", NULL
-        };
-        sws_uint_t                i;
-
-        for (i = 0; ups[i]; i++) {
-            if (sws_http_name_is(name + 9, len - 9, ups[i])) {
-                op->get = sws_http_var_upstream;
-                op->text.len = i;          /* which (no text: never printed) */
-                op->text.data = NULL;
-                return SWS_OK;
-            }
-        }
-    }
-
-    if (len > 8 && memcmp(name, "tcpinfo_", 8) == 0) {
-        static const char *const  ti[] = { "rtt", "rttvar", "snd_cwnd", "rcv_space", NULL };
-        sws_uint_t                i;
-
-        for (i = 0; ti[i]; i++) {
-            if (sws_http_name_is(name + 8, len - 8, ti[i])) {
-                op->get = sws_http_var_tcpinfo;
-                op->text.len = i;          /* which (no text: never printed) */
-                op->text.data = NULL;
-                return SWS_OK;
-            }
-        }
+    if (sws_http_var_family(op, name, len, "upstream_", sws_http_ups_names,
+                            sws_http_var_upstream)
+        || sws_http_var_family(op, name, len, "tcpinfo_", sws_http_tcpinfo_names,
+                               sws_http_var_tcpinfo))
+    {
+        return SWS_OK;
     }
 
     if (len > 4 && memcmp(name, "arg_", 4) == 0) {
