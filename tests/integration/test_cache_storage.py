@@ -228,9 +228,11 @@ def test_eviction_in_memory_keeps_mem_size(sws, corigin):
     time.sleep(0.5)                                   # the manager makes room
     for i in range(6, 10):
         get(srv, "/c/m%d" % i)
-    # at most mem_size of them are in memory; all are still on disk
+    # at most mem_size of them are in memory; all are still on disk. The
+    # latest copies first: each file hit promotes its entry, and on a slow
+    # build the manager can run between two requests and evict the oldest
     srcs = []
-    for i in range(10):
+    for i in reversed(range(10)):
         r, st = get(srv, "/c/m%d" % i)
         assert st == "HIT" and r.body == b"m" * 30000
         srcs.append(source(srv))

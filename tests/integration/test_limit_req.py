@@ -197,11 +197,12 @@ def test_client_gone_while_delayed(srv):
     conns = [h.Conn(srv.port, timeout=10) for _ in range(3)]
     for c in conns:
         c.send(h.request("GET", "/delayed?k=gone"))
+    time.sleep(0.2)                      # read and waiting, well inside its second
+    conns[2].sock.close()
+    conns[2].close()
     statuses = []
     for c in conns[:2]:
         statuses.append(c.read_response().status)
-    conns[2].sock.close()
-    conns[2].close()
     for c in conns[:2]:
         c.close()
     assert statuses == [200, 200], statuses
