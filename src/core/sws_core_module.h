@@ -45,6 +45,7 @@ typedef enum {
     SWS_CORE_PATH_MODULES,
     SWS_CORE_PATH_HTTP_LOG,
     SWS_CORE_PATH_CLIENT_BODY_TEMP,
+    SWS_CORE_PATH_PROXY_TEMP,
     SWS_CORE_PATH_HTML
 } sws_core_path_e;
 

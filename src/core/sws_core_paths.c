@@ -31,6 +31,9 @@
 #ifndef SWS_HTTP_CLIENT_BODY_TEMP_PATH
 #define SWS_HTTP_CLIENT_BODY_TEMP_PATH  "client_body_temp"
 #endif
+#ifndef SWS_HTTP_PROXY_TEMP_PATH
+#define SWS_HTTP_PROXY_TEMP_PATH  "proxy_temp"
+#endif
 #ifndef SWS_HTML_PATH
 #define SWS_HTML_PATH  "html"
 #endif
@@ -69,6 +72,7 @@ sws_core_default_path(sws_conf_t *cf, sws_core_path_e which, sws_str_t *path)
         [SWS_CORE_PATH_MODULES] = SWS_MODULES_PATH,
         [SWS_CORE_PATH_HTTP_LOG] = SWS_HTTP_LOG_PATH,
         [SWS_CORE_PATH_CLIENT_BODY_TEMP] = SWS_HTTP_CLIENT_BODY_TEMP_PATH,
+        [SWS_CORE_PATH_PROXY_TEMP] = SWS_HTTP_PROXY_TEMP_PATH,
         [SWS_CORE_PATH_HTML] = SWS_HTML_PATH,
     };
 

@@ -16,6 +16,7 @@ FHS = [
     "--http-log-path=/var/log/scalws/access.log",
     "--pid-path=/run/scalws/scalws.pid",
     "--http-client-body-temp-path=/var/cache/scalws/client_body_temp",
+    "--http-proxy-temp-path=/var/cache/scalws/proxy_temp",
     "--html-path=/usr/share/scalws/html",
 ]
 
@@ -56,6 +57,7 @@ def test_fhs_paths(tmp_path):
     assert d["SWS_ERROR_LOG_PATH"] == "/var/log/scalws/error.log"
     assert d["SWS_HTTP_LOG_PATH"] == "/var/log/scalws/access.log"
     assert d["SWS_HTTP_CLIENT_BODY_TEMP_PATH"] == "/var/cache/scalws/client_body_temp"
+    assert d["SWS_HTTP_PROXY_TEMP_PATH"] == "/var/cache/scalws/proxy_temp"
     assert d["SWS_HTML_PATH"] == "/usr/share/scalws/html"
     m = mkvars(b)
     assert m["SBIN_PATH"] == "/usr/sbin/scalwsd" and m["CONF_DIR"] == "/etc/scalws"
@@ -75,6 +77,7 @@ def test_defaults_and_relative_paths(tmp_path):
     assert d["SWS_ERROR_LOG_PATH"] == "/opt/sws/logs/error.log"
     assert d["SWS_CONF_PATH"] == "/opt/sws/conf/scalws.conf"
     assert d["SWS_HTTP_CLIENT_BODY_TEMP_PATH"] == "/opt/sws/client_body_temp"
+    assert d["SWS_HTTP_PROXY_TEMP_PATH"] == "/opt/sws/proxy_temp"
 
 
 def test_bad_paths_are_refused(tmp_path):

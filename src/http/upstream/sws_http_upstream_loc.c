@@ -4,6 +4,7 @@
  * module under names of its own ("proxy_read_timeout", ...).
  */
 #include "sws_http_upstream.h"
+#include "sws_core_module.h"
 
 static sws_int_t sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_http_upstream_conf_t *conf);
@@ -156,8 +157,8 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     return SWS_CONF_OK;
 }
 
-/* The temporary files of buffered responses: "proxy_temp" under the
- * prefix unless a level says otherwise (the master creates it, as nginx
+/* The temporary files of buffered responses: --http-proxy-temp-path
+ * ("proxy_temp" under the prefix) unless a level says otherwise (the master creates it, as nginx
  * does its *_temp directories); 1024m at most; 2 buffers at a time. */
 static sws_int_t
 sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
@@ -175,8 +176,8 @@ sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
         if (path == NULL) {
             return SWS_ERROR;
         }
-        sws_str_set(&path->name, "proxy_temp");
-        if (sws_conf_full_name(cf, &path->name, 0) != SWS_OK) {
+        /* --http-proxy-temp-path (proxy_temp under the prefix) */
+        if (sws_core_default_path(cf, SWS_CORE_PATH_PROXY_TEMP, &path->name) != SWS_OK) {
             return SWS_ERROR;
         }
         conf->temp_path = prev->temp_path = path;
