@@ -61,6 +61,8 @@ def summarize(rows, cg, scenarios, servers):
             key = (sc.name, srv)
             if (srv if srv != "scalwsd-base" else "scalwsd") not in sc.fragments:
                 out[key] = {"na": sc.not_applicable.get(srv, "not configured for this scenario")}
+                if srv == "floor":
+                    out[key]["hide"] = True     # a reference for fixed responses only
                 continue
             rs = [r for r in rows if r["scenario"] == sc.name and r["server"] == srv]
             ok = [r for r in rs if r["valid"]]
@@ -279,6 +281,8 @@ def write(info, rows, cg, out_dir, log):
         for sc in scenarios:
             for p in peers:
                 s = summary[(sc.name, p)]
+                if s.get("hide"):
+                    continue
                 if "na" in s:
                     cells = [sc.name, p] + ["n/a"] * (len(hdr) - 2)
                 else:
@@ -340,6 +344,12 @@ def write(info, rows, cg, out_dir, log):
         add("- scalwsd: a copy of `%s` and of the modules in `%s`, taken when the run started." %
             tuple(os.path.relpath(p, os.getcwd()) if p.startswith(os.getcwd()) else p
                   for p in info["scalwsd_built"]))
+    if "floor" in servers:
+        add("- floor: not a web server but a reference (`bench/floor.c`, built by the harness): "
+            "one process that answers every request of the fixed-response scenarios with one "
+            "`writev()` of a prebuilt head and a body in memory, and does nothing else. Its CPU "
+            "per request is about the kernel's share of the exchange, which no server goes "
+            "below; scalwsd's capacity against it (below 1) shows how close to that floor it is.")
     add("- CPU µs/req: user + system time of all the server's processes (`/proc/PID/stat`, "
         "reaped children included) over the measured window, divided by wrk's request count. "
         "Peak RSS: `VmHWM` summed over all the server's processes / over the workers only.")
@@ -408,6 +418,8 @@ def write(info, rows, cg, out_dir, log):
         add("|" + "---|" * len(hdr))
         for srv in servers:
             s = summary[(sc.name, srv)]
+            if s.get("hide"):
+                continue
             if "na" in s:
                 add("| " + " | ".join([srv] + ["n/a"] * (len(hdr) - 2) + [s["na"]]) + " |")
                 continue

@@ -77,11 +77,14 @@ class Scenario:
     connections: Optional[int] = None
 
 
-ALL_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
+# the web servers compared; "floor" (bench/floor.c) is a reference beside
+# them: one fixed response per request, the kernel's cost and little else
+WEB_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
+ALL_SERVERS = WEB_SERVERS + ("floor",)
 
 
 def _everyone(fragment: str) -> Dict[str, str]:
-    return {s: fragment for s in ALL_SERVERS}
+    return {s: fragment for s in WEB_SERVERS}
 
 
 # The TLS fragment: certificate and session cache (h2o: in its listen block,
@@ -95,7 +98,7 @@ SCENARIOS = [
         description="small static file: GET /hello.txt (13 bytes), HTTP/1.1 keep-alive",
         expect_status=200,
         expect_length=len(HELLO),
-        fragments=_everyone(""),
+        fragments=dict(_everyone(""), floor="small"),
     ),
     Scenario(
         name="static-1m",
@@ -180,7 +183,7 @@ SCENARIOS = [
         expect_length=len(HELLO),
         # scalwsd keeps hot entries in shared memory (mem_size), nginx reads
         # each hit from its file; h2o's and lighttpd's caches are not set up
-        fragments={"scalwsd": "cache", "nginx": "cache"},
+        fragments={"scalwsd": "cache", "nginx": "cache", "floor": "small"},
         not_applicable={"h2o": "no cache configured in the bench",
                         "lighttpd": "no cache configured in the bench"},
         backend="origin",
@@ -191,7 +194,7 @@ SCENARIOS = [
         description="response cache hits of a 100 KiB object (max-age=3600), as cache-hit",
         expect_status=200,
         expect_length=100 * 1024,
-        fragments={"scalwsd": "cache", "nginx": "cache"},
+        fragments={"scalwsd": "cache", "nginx": "cache", "floor": "100k"},
         not_applicable={"h2o": "no cache configured in the bench",
                         "lighttpd": "no cache configured in the bench"},
         backend="origin",

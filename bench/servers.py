@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 CONFIG_DIR = os.path.join(BENCH_DIR, "configs")
@@ -238,6 +239,40 @@ class Lighttpd(ServerDef):
         return [self.binary(), "-D", "-f", conf_path]
 
 
+class Floor(ServerDef):
+    """The reference of bench/floor.c: built here with cc, once per source
+    (the binary is named after the source's hash, in the system's temp dir)."""
+    name = "floor"
+    conf_name = "floor.conf"
+
+    def __init__(self):
+        self._binary = None
+
+    def binary(self):
+        if self._binary:
+            return self._binary
+        src = os.path.join(BENCH_DIR, "floor.c")
+        with open(src, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:12]
+        out = os.path.join(tempfile.gettempdir(), "scalws-bench-floor-%s" % digest)
+        if not os.access(out, os.X_OK):
+            tmp_out = "%s.%d" % (out, os.getpid())
+            if subprocess.run(["cc", "-O2", "-o", tmp_out, src], check=False).returncode != 0:
+                return None
+            os.replace(tmp_out, out)
+        self._binary = out
+        return out
+
+    def missing_packages(self, scenarios):
+        return []           # only a C compiler, which the build needs anyway
+
+    def version(self):
+        return "bench/floor.c, %s" % os.path.basename(self.binary() or "not built")
+
+    def argv(self, conf_path, tmp):
+        return [self.binary(), conf_path]
+
+
 class ScalwsdBaseline(Scalwsd):
     """Another scalwsd build (--baseline DIR: DIR/scalwsd and DIR/modules),
     measured beside the tree's own in the same run: before/after reports."""
@@ -261,6 +296,7 @@ def make_servers(scalwsd_binary, modules_dir, baseline=None):
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),
+        "floor": Floor(),
     }
     if baseline:
         servers["scalwsd-base"] = ScalwsdBaseline(os.path.join(baseline, "scalwsd"),
