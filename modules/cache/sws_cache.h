@@ -124,6 +124,7 @@ struct sws_cache_node_s {
     u_char                 digest[16];
     time_t                 fresh_until;
     time_t                 response_time;
+    time_t                 initial_age;  /* the entry's age when it came */
     time_t                 last_access;  /* for inactive */
     time_t                 swr;
     time_t                 sie;
@@ -223,6 +224,7 @@ typedef struct {
     sws_msec_t             lock_age;
     sws_uint_t             use_stale;    /* SWS_CACHE_STALE_* */
     sws_int_t              background_update;
+    sws_int_t              request_directives;  /* honour the request's Cache-Control */
     sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
 } sws_cache_loc_conf_t;
 
@@ -266,6 +268,10 @@ typedef struct {
     u_char                *head;         /* the header to write */
     size_t                 head_len;
     sws_msec_t             wait_until;   /* lock wait deadline */
+    /* the request's Cache-Control (RFC 9111 5.2.1), -1: not given */
+    time_t                 req_max_age;
+    time_t                 req_min_fresh;
+    time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
     unsigned               locked:1;     /* this request holds the key's lock */
     unsigned               no_store:1;   /* lock timed out: do not store */
     unsigned               have_stale:1; /* an entry to serve on errors */
@@ -274,6 +280,8 @@ typedef struct {
     unsigned               background:1; /* answered stale: the update is the cache's */
     unsigned               only_if_cached:1; /* the request's: no origin request */
     unsigned               prepared:1;   /* key and request fields evaluated */
+    unsigned               req_no_cache:1;   /* the request's no-cache */
+    unsigned               req_limits:1;     /* any of the four: no fast hit */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -306,6 +314,8 @@ typedef struct {
     time_t     s_maxage;
     time_t     swr;
     time_t     sie;
+    time_t     min_fresh;          /* request directives; -1: none */
+    time_t     max_stale;          /* without a value: SWS_CACHE_ANY_STALE */
     unsigned   no_store:1;
     unsigned   no_cache:1;
     unsigned   private_:1;
@@ -314,6 +324,8 @@ typedef struct {
     unsigned   proxy_revalidate:1;
     unsigned   only_if_cached:1;
 } sws_cache_cc_t;
+
+#define SWS_CACHE_ANY_STALE  ((time_t) 1 << 40)
 
 void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
 /* The request's Cache-Control (client directives) combined over its fields. */

@@ -210,6 +210,7 @@ sws_cache_load_file(sws_cache_load_t *ld, const char *file, const char *base, of
     n->flags = e.h.flags;
     n->fresh_until = e.h.fresh_until;
     n->response_time = e.h.response_time;
+    n->initial_age = e.h.initial_age;
     n->swr = e.h.swr;
     n->sie = e.h.sie;
     n->fs_size = (uint64_t) size;

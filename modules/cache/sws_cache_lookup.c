@@ -360,6 +360,40 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
 
 /* ---- the decision ---- */
 
+/* Does the request let a fresh entry answer it without validation (RFC
+ * 9111 5.2.1: its no-cache, max-age and min-fresh)? */
+static int
+sws_cache_request_takes_fresh(const sws_cache_ctx_t *ctx, const sws_cache_node_t *n, time_t now)
+{
+    if (!ctx->req_limits) {
+        return 1;
+    }
+    if (ctx->req_no_cache) {
+        return 0;
+    }
+    if (ctx->req_max_age >= 0
+        && sws_cache_age(n->response_time, n->initial_age, now) > ctx->req_max_age)
+    {
+        return 0;
+    }
+    return ctx->req_min_fresh < 0 || n->fresh_until - now >= ctx->req_min_fresh;
+}
+
+/* Does the request take this stale entry as it is (its max-stale, within
+ * its max-age), where the entry allows being served stale (4.2.4)? */
+static int
+sws_cache_request_takes_stale(const sws_cache_ctx_t *ctx, const sws_cache_node_t *n, time_t now)
+{
+    if (ctx->req_max_stale < 0 || ctx->req_no_cache
+        || (n->flags & (SWS_CACHE_F_MUST_REVALIDATE | SWS_CACHE_F_NO_CACHE))
+        || now - n->fresh_until > ctx->req_max_stale)
+    {
+        return 0;
+    }
+    return ctx->req_max_age < 0
+           || sws_cache_age(n->response_time, n->initial_age, now) <= ctx->req_max_age;
+}
+
 static void sws_cache_wait_handler(sws_http_request_t *r);
 
 /*
@@ -376,7 +410,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     time_t                 now = sws_time_sec();
     u_char                *vary;
     size_t                 vary_len;
-    int                    fresh, updating, stale_ok, background = 0;
+    int                    fresh, forced, updating, stale_ok, background = 0;
     sws_int_t              rc;
 
     ctx->vkey = ctx->key;
@@ -403,7 +437,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     }
 
     if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
-                  || (n->flags & SWS_CACHE_F_NO_CACHE)))
+                  || (n->flags & SWS_CACHE_F_NO_CACHE) || ctx->req_limits))
     {
         /* not a fresh hit: the lookup decides, with its upstream request
          * made (nothing was counted or locked here) */
@@ -449,9 +483,21 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     n->last_access = now;
     sws_slab_lru_touch(&p->sh->lru, &n->lru);
     fresh = now < n->fresh_until && !(n->flags & SWS_CACHE_F_NO_CACHE);
+    /* fresh, but the request wants it validated (or younger): to the
+     * origin for this request alone, the others still take the entry */
+    forced = fresh && !sws_cache_request_takes_fresh(ctx, n, now);
+    if (forced) {
+        fresh = 0;
+    }
     updating = n->lock_until > now_ms;
     stale_ok = !(n->flags & (SWS_CACHE_F_MUST_REVALIDATE | SWS_CACHE_F_NO_CACHE));
-    if (!fresh && updating && !ctx->locked) {
+    if (!fresh && !forced && sws_cache_request_takes_stale(ctx, n, now)) {
+        sws_cache_take_locked(ctx, n);
+        sws_slab_unlock(p->pool);
+        ctx->status = SWS_CACHE_STALE;
+        goto send;
+    }
+    if (!fresh && !forced && updating && !ctx->locked) {
         /* another request updates it: stale meanwhile if allowed, else wait */
         if (stale_ok && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING)
                          || now < n->fresh_until + n->swr))
@@ -467,7 +513,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         }
     }
     sws_cache_take_locked(ctx, n);
-    if (!fresh && !ctx->locked && sws_http_method(r) != SWS_HTTP_HEAD) {
+    if (!fresh && !forced && !ctx->locked && sws_http_method(r) != SWS_HTTP_HEAD) {
         n->lock_until = now_ms + lcf->lock_age;    /* "updating" for the others */
         ctx->locked = 1;
         ctx->lkey = ctx->vkey;
@@ -496,7 +542,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         ctx->status = SWS_CACHE_MISS;
         return SWS_UPSTREAM_CACHE_MISS;
     }
-    ctx->status = SWS_CACHE_EXPIRED;
+    ctx->status = forced ? SWS_CACHE_MISS : SWS_CACHE_EXPIRED;
     if (background) {
         ctx->status = SWS_CACHE_STALE;
         rc = sws_cache_send(r, ctx);
@@ -608,6 +654,15 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
     }
     ctx->only_if_cached = rcc.only_if_cached;
+    ctx->req_max_age = ctx->req_min_fresh = ctx->req_max_stale = -1;
+    if (lcf->request_directives) {
+        ctx->req_no_cache = rcc.no_cache;
+        ctx->req_max_age = rcc.max_age;
+        ctx->req_min_fresh = rcc.min_fresh;
+        ctx->req_max_stale = rcc.max_stale;
+        ctx->req_limits = rcc.no_cache || rcc.max_age >= 0 || rcc.min_fresh >= 0
+                          || rcc.max_stale >= 0;
+    }
     if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
         ctx->key.len = 0;
         return SWS_DECLINED;

@@ -21,6 +21,8 @@
  *   proxy_cache_use_stale error|timeout|invalid_header|updating|http_500|http_502|
  *                         http_503|http_504|off ...;
  *   proxy_cache_background_update on|off;   (the stale entry now, the update after)
+ *   proxy_cache_request_directives on|off;  (the request's max-age, min-fresh,
+ *                                            max-stale, no-cache: RFC 9111 5.2.1)
  *   proxy_cache_purge ADDRESS[/BITS] ... | all;   (sws_cache_purge.c)
  *
  * Variables: $upstream_cache_status (MISS HIT EXPIRED STALE UPDATING
@@ -86,6 +88,8 @@ static const sws_cache_prefix_t  sws_cache_fastcgi = { "fastcgi", "$scheme$host$
       &pre },                                                                             \
     { P "_cache_background_update", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,     \
       OFF(background_update), &pre },                                                     \
+    { P "_cache_request_directives", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,    \
+      OFF(request_directives), &pre },                                                    \
     { P "_cache_purge", SWS_HTTP_LOC_CONF | SWS_CONF_1MORE, sws_cache_purge_directive,    \
       LOC_OFF, 0, &pre }
 
@@ -224,6 +228,7 @@ sws_cache_create_loc_conf(sws_conf_t *cf)
     lcf->lock_age = SWS_UNSET_MSEC;
     lcf->use_stale = SWS_UNSET_UINT;
     lcf->background_update = SWS_UNSET;
+    lcf->request_directives = SWS_UNSET;
     return lcf;
 }
 
@@ -278,6 +283,7 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_msec_value(conf->lock_age, prev->lock_age, 5000);
     sws_conf_merge_uint_value(conf->use_stale, prev->use_stale, SWS_CACHE_STALE_OFF);
     sws_conf_merge_value(conf->background_update, prev->background_update, 0);
+    sws_conf_merge_value(conf->request_directives, prev->request_directives, 1);
     if (conf->purge_allow == NULL) {
         conf->purge_allow = prev->purge_allow;
     }

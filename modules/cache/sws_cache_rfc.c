@@ -108,6 +108,11 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
             cc->sie = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "only-if-cached")) {
             cc->only_if_cached = 1;
+        } else if (sws_cache_token_is(name, n, "min-fresh")) {
+            cc->min_fresh = t >= 0 ? t : 0;
+        } else if (sws_cache_token_is(name, n, "max-stale")) {
+            /* without a value, or an invalid one: any staleness (5.2.1.2) */
+            cc->max_stale = t >= 0 ? t : SWS_CACHE_ANY_STALE;
         }
     }
 }
@@ -116,7 +121,7 @@ static void
 sws_cache_cc_init(sws_cache_cc_t *cc)
 {
     sws_memzero(cc, sizeof(*cc));
-    cc->max_age = cc->s_maxage = cc->swr = cc->sie = -1;
+    cc->max_age = cc->s_maxage = cc->swr = cc->sie = cc->min_fresh = cc->max_stale = -1;
 }
 
 time_t

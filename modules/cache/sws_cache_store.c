@@ -341,6 +341,7 @@ sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, u
     n->flags = ctx->fh.flags;
     n->fresh_until = ctx->fh.fresh_until;
     n->response_time = ctx->fh.response_time;
+    n->initial_age = ctx->fh.initial_age;
     n->swr = ctx->fh.swr;
     n->sie = ctx->fh.sie;
     n->fs_size = total;
