@@ -98,10 +98,15 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
         } else if (sws_cache_token_is(name, n, "proxy-revalidate")) {
             cc->proxy_revalidate = 1;
         } else if (sws_cache_token_is(name, n, "max-age")) {
-            /* an invalid value counts as stale (RFC 9111 4.2.1) */
-            cc->max_age = t >= 0 ? t : 0;
+            /* an invalid value counts as stale (RFC 9111 4.2.1); of two,
+             * the first one holds (4.2.1) */
+            if (cc->max_age == -1) {
+                cc->max_age = t >= 0 ? t : 0;
+            }
         } else if (sws_cache_token_is(name, n, "s-maxage")) {
-            cc->s_maxage = t >= 0 ? t : 0;
+            if (cc->s_maxage == -1) {
+                cc->s_maxage = t >= 0 ? t : 0;
+            }
         } else if (sws_cache_token_is(name, n, "stale-while-revalidate")) {
             cc->swr = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "stale-if-error")) {

@@ -46,6 +46,18 @@ def test_s_maxage_wins_over_max_age(sws, corigin):
     assert twice(srv, "/c/s") == ("MISS", "HIT")
 
 
+def test_of_two_max_ages_the_first_holds(sws, corigin):
+    # RFC 9111 4.2.1: the first occurrence, in one field line or across two
+    o = corigin()
+    o.set("/c/m1", headers=cc("max-age=0, max-age=60"))
+    o.set("/c/m2", headers=cc("max-age=60, max-age=0"))
+    o.set("/c/m3", headers=cc("max-age=60", ("Cache-Control", "max-age=0")))
+    srv = start(sws, o)
+    assert twice(srv, "/c/m1") == ("MISS", "MISS")
+    assert twice(srv, "/c/m2") == ("MISS", "HIT")
+    assert twice(srv, "/c/m3") == ("MISS", "HIT")
+
+
 def test_expires(sws, corigin):
     o = corigin()
     future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 3600))
