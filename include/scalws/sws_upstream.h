@@ -418,6 +418,14 @@ sws_int_t  sws_http_upstream_cache_hit(sws_http_request_t *r);
  */
 void       sws_http_upstream_cache_background(sws_http_upstream_t *u);
 
+/*
+ * ABI 1.5. For a cache's store_header: the Date of the server's response
+ * (hidden from the client unless passed, as nginx's proxy_hide_header
+ * default), for the age and the Expires of RFC 9111 4.2; -1 if none or not
+ * a valid date. Known only where the location has a cache.
+ */
+time_t     sws_http_upstream_date(sws_http_upstream_t *u);
+
 /* ---- configuration ------------------------------------------------------ */
 
 /* The framework's part of a location's configuration. A module keeps a

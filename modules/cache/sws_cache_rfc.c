@@ -256,6 +256,9 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
             }
         }
     }
+    if (date == -1 && sws_http_upstream_get(r)) {
+        date = sws_http_upstream_date(sws_http_upstream_get(r));   /* hidden from the client */
+    }
     if (cc.no_store) {
         return "of no-store";
     }

@@ -4,6 +4,7 @@
 POST invalidating, Vary, conditional and Range requests from the entry,
 revalidation, and the directives that steer it. $upstream_cache_status
 comes from the access log."""
+import email.utils
 import time
 
 import pytest
@@ -83,6 +84,36 @@ def test_age_counts_against_freshness_and_is_sent(sws, corigin):
     assert st == "HIT" and 100 <= int(r.header("Age")) < 110
     assert r.headers_all("Age") == [r.header("Age")]       # one, ours
     assert twice(srv, "/c/old") == ("MISS", "MISS")        # stale on arrival
+
+
+def http_date(offset):
+    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + offset))
+
+
+def test_date_gives_the_apparent_age(sws, corigin):
+    # RFC 9111 4.2.3: a response whose Date is 100 s old is 100 s old, Age
+    # or not; the Date itself stays hidden from the client, as nginx's
+    o = corigin()
+    o.set("/c/d1", headers=cc("max-age=600", ("Date", http_date(-100))))
+    o.set("/c/d2", headers=cc("max-age=60", ("Date", http_date(-100))))
+    srv = start(sws, o)
+    get(srv, "/c/d1")
+    r, st = get(srv, "/c/d1")
+    assert st == "HIT" and 100 <= int(r.header("Age")) < 110
+    assert abs(email.utils.parsedate_to_datetime(r.header("Date")).timestamp()
+               - time.time()) < 10                         # ours, not the server's
+    assert twice(srv, "/c/d2") == ("MISS", "MISS")        # stale on arrival
+
+
+def test_expires_counts_from_the_servers_date(sws, corigin):
+    # 4.2.1: the lifetime is Expires minus Date, whatever our clock says:
+    # a server two hours ahead that gives one hour is already expired
+    o = corigin()
+    o.set("/c/ex", headers=[("Date", http_date(7200)), ("Expires", http_date(3600))])
+    o.set("/c/ok", headers=[("Date", http_date(7200)), ("Expires", http_date(7260))])
+    srv = start(sws, o)
+    assert twice(srv, "/c/ex") == ("MISS", "MISS")
+    assert twice(srv, "/c/ok") == ("MISS", "HIT")
 
 
 def test_proxy_cache_valid_without_explicit_freshness(sws, corigin):

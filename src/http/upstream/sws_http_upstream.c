@@ -364,6 +364,7 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     /* A fresh attempt: nothing of the last one's response is kept. */
     u->connecting = u->request_sent = u->sent_any = u->header_done = 0;
     u->body_done = u->keepalive = u->upgrade = u->reused = 0;
+    u->date = -1;
     if (u->head.start) {
         u->head.pos = u->head.last = u->head.start;
     }

@@ -442,6 +442,8 @@ struct sws_http_upstream_s {
     void                             *cache_data;
     sws_str_t                         cond_etag;   /* revalidation's validators */
     time_t                            cond_lm;
+    time_t                            date;        /* the response's Date (for the
+                                                      cache: -1 else) */
     unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
     unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
     unsigned                          background:1;    /* the client was answered: the

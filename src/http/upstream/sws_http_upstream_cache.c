@@ -274,3 +274,9 @@ sws_http_upstream_cache_background(sws_http_upstream_t *u)
 {
     u->background = 1;
 }
+
+time_t
+sws_http_upstream_date(sws_http_upstream_t *u)
+{
+    return u->date;
+}

@@ -332,6 +332,9 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
             /* The server may turn buffering off for its response (SSE). */
             u->buffering = !(value->len == 2 && sws_strncasecmp(value->data,
                                                                  (u_char *) "no", 2) == 0);
+        } else if (u->cache && name->len == 4 && memcmp(lcname, "date", 4) == 0) {
+            /* hidden from the client, but the cache counts the age by it */
+            u->date = sws_parse_http_time(value->data, value->len);
         }
         return SWS_OK;
     }
