@@ -323,6 +323,7 @@ typedef struct {
     unsigned   must_revalidate:1;
     unsigned   proxy_revalidate:1;
     unsigned   only_if_cached:1;
+    unsigned   must_understand:1;
 } sws_cache_cc_t;
 
 #define SWS_CACHE_ANY_STALE  ((time_t) 1 << 40)

@@ -113,6 +113,8 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
             cc->sie = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "only-if-cached")) {
             cc->only_if_cached = 1;
+        } else if (sws_cache_token_is(name, n, "must-understand")) {
+            cc->must_understand = 1;
         } else if (sws_cache_token_is(name, n, "min-fresh")) {
             cc->min_fresh = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "max-stale")) {
@@ -120,6 +122,19 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
             cc->max_stale = t >= 0 ? t : SWS_CACHE_ANY_STALE;
         }
     }
+}
+
+/* The final status codes whose caching this cache implements (RFC 9110
+ * 15: the heuristically cacheable ones, and the redirects). */
+static int
+sws_cache_status_understood(sws_uint_t status)
+{
+    switch (status) {
+    case 200: case 203: case 204: case 300: case 301: case 302: case 307: case 308:
+    case 404: case 405: case 410: case 414: case 501:
+        return 1;
+    }
+    return 0;
 }
 
 static void
@@ -259,7 +274,13 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     if (date == -1 && sws_http_upstream_get(r)) {
         date = sws_http_upstream_date(sws_http_upstream_get(r));   /* hidden from the client */
     }
-    if (cc.no_store) {
+    if (cc.must_understand) {
+        /* RFC 9111 5.2.2.3: stored only if its status code is understood,
+         * and then no-store does not apply */
+        if (!sws_cache_status_understood(status)) {
+            return "of must-understand with a status code not understood";
+        }
+    } else if (cc.no_store) {
         return "of no-store";
     }
     if (status == SWS_HTTP_PARTIAL_CONTENT) {

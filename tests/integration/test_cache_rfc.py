@@ -148,6 +148,19 @@ def test_no_store_and_private_are_never_stored(sws, corigin, value):
     assert o.count("/c/n") == 2
 
 
+def test_must_understand(sws, corigin):
+    # RFC 9111 5.2.2.3: with a status code the cache understands, stored in
+    # spite of no-store; with another one, never stored
+    o = corigin()
+    o.set("/c/mu", headers=cc("max-age=60, no-store, must-understand"))
+    o.set("/c/mu202", status=202, headers=cc("max-age=60, must-understand"))
+    o.set("/c/202", status=202, headers=cc("max-age=60"))
+    srv = start(sws, o)
+    assert twice(srv, "/c/mu") == ("MISS", "HIT")
+    assert twice(srv, "/c/mu202") == ("MISS", "MISS")
+    assert twice(srv, "/c/202") == ("MISS", "HIT")
+
+
 def test_a_partial_response_is_never_stored(sws, corigin):
     # a 206 served from the cache to a plain GET would look like the whole
     o = corigin()
