@@ -426,6 +426,16 @@ void       sws_http_upstream_cache_background(sws_http_upstream_t *u);
  */
 time_t     sws_http_upstream_date(sws_http_upstream_t *u);
 
+/*
+ * ABI 1.5. From lookup, for a HEAD request it returns SWS_UPSTREAM_CACHE_MISS
+ * or _REVALIDATE for: ask the server with GET instead, so that the whole
+ * response can be stored (proxy_cache_convert_head). The client still gets
+ * the head only; the body is read for the cache alone. Done by the
+ * protocols on sws_http_upstream_h1_create_request (proxy); for the others
+ * the request stays a HEAD and nothing is stored.
+ */
+void       sws_http_upstream_cache_convert_head(sws_http_upstream_t *u);
+
 /* ---- configuration ------------------------------------------------------ */
 
 /* The framework's part of a location's configuration. A module keeps a

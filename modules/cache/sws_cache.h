@@ -225,6 +225,7 @@ typedef struct {
     sws_uint_t             use_stale;    /* SWS_CACHE_STALE_* */
     sws_int_t              background_update;
     sws_int_t              request_directives;  /* honour the request's Cache-Control */
+    sws_int_t              convert_head;        /* a HEAD miss is asked as GET */
     sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
 } sws_cache_loc_conf_t;
 

@@ -360,6 +360,14 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
 
 /* ---- the decision ---- */
 
+/* Does the request's response fill the entry? A HEAD's only when it is
+ * asked as GET (proxy_cache_convert_head; never for FastCGI). */
+static int
+sws_cache_fills(sws_http_request_t *r, const sws_cache_loc_conf_t *lcf)
+{
+    return sws_http_method(r) != SWS_HTTP_HEAD || lcf->convert_head;
+}
+
 /* Does the request let a fresh entry answer it without validation (RFC
  * 9111 5.2.1: its no-cache, max-age and min-fresh)? */
 static int
@@ -463,7 +471,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
             }
         }
         if (n && lcf->lock && !ctx->no_store && !ctx->locked
-            && sws_http_method(r) != SWS_HTTP_HEAD)    /* a HEAD fills nothing */
+            && sws_cache_fills(r, lcf))
         {
             if (n->lock_until > now_ms) {
                 sws_slab_unlock(p->pool);
@@ -513,7 +521,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         }
     }
     sws_cache_take_locked(ctx, n);
-    if (!fresh && !forced && !ctx->locked && sws_http_method(r) != SWS_HTTP_HEAD) {
+    if (!fresh && !forced && !ctx->locked && sws_cache_fills(r, lcf)) {
         n->lock_until = now_ms + lcf->lock_age;    /* "updating" for the others */
         ctx->locked = 1;
         ctx->lkey = ctx->vkey;
@@ -582,8 +590,13 @@ send:
  * with only-if-cached that the cache cannot answer gets 504 (RFC 9111
  * 5.2.1.7). */
 static sws_int_t
-sws_cache_decided(sws_cache_ctx_t *ctx, sws_int_t rc)
+sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
+    if ((rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE)
+        && !ctx->no_store && sws_http_method(r) == SWS_HTTP_HEAD && sws_cache_fills(r, ctx->conf))
+    {
+        sws_http_upstream_cache_convert_head(sws_http_upstream_get(r));
+    }
     if (ctx->only_if_cached
         && (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE))
     {
@@ -607,7 +620,7 @@ sws_cache_wait_handler(sws_http_request_t *r)
          * (proxy_cache_lock_timeout, as nginx) */
         ctx->no_store = 1;
         ctx->status = SWS_CACHE_MISS;
-        sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, SWS_UPSTREAM_CACHE_MISS));
+        sws_http_upstream_cache_resume(r, sws_cache_decided(r, ctx, SWS_UPSTREAM_CACHE_MISS));
         return;
     }
     rc = sws_cache_decide(r, ctx, 0);
@@ -617,7 +630,7 @@ sws_cache_wait_handler(sws_http_request_t *r)
         }
         return;
     }
-    sws_http_upstream_cache_resume(r, sws_cache_decided(ctx, rc));
+    sws_http_upstream_cache_resume(r, sws_cache_decided(r, ctx, rc));
 }
 
 /* The request's key and what its fields and the location say of it, once
@@ -729,7 +742,7 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
 
     rc = sws_cache_decide(r, ctx, 0);
     if (rc != SWS_BUSY) {
-        return sws_cache_decided(ctx, rc);
+        return sws_cache_decided(r, ctx, rc);
     }
     ctx->wait_until = sws_current_msec() + lcf->lock_timeout;
     if (sws_http_set_timer(r, SWS_CACHE_LOCK_POLL, sws_cache_wait_handler) != SWS_OK) {

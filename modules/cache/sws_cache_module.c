@@ -23,6 +23,7 @@
  *   proxy_cache_background_update on|off;   (the stale entry now, the update after)
  *   proxy_cache_request_directives on|off;  (the request's max-age, min-fresh,
  *                                            max-stale, no-cache: RFC 9111 5.2.1)
+ *   proxy_cache_convert_head on|off;        (proxy only: a HEAD miss asks GET)
  *   proxy_cache_purge ADDRESS[/BITS] ... | all;   (sws_cache_purge.c)
  *
  * Variables: $upstream_cache_status (MISS HIT EXPIRED STALE UPDATING
@@ -95,6 +96,9 @@ static const sws_cache_prefix_t  sws_cache_fastcgi = { "fastcgi", "$scheme$host$
 
 static const sws_command_t sws_cache_commands[] = {
     SWS_CACHE_COMMANDS("proxy", sws_cache_proxy),
+    /* proxy's alone: FastCGI's method is a parameter (REQUEST_METHOD) */
+    { "proxy_cache_convert_head", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,
+      OFF(convert_head), &sws_cache_proxy },
     SWS_CACHE_COMMANDS("fastcgi", sws_cache_fastcgi),
     sws_null_command
 };
@@ -229,6 +233,7 @@ sws_cache_create_loc_conf(sws_conf_t *cf)
     lcf->use_stale = SWS_UNSET_UINT;
     lcf->background_update = SWS_UNSET;
     lcf->request_directives = SWS_UNSET;
+    lcf->convert_head = SWS_UNSET;
     return lcf;
 }
 
@@ -284,6 +289,10 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_uint_value(conf->use_stale, prev->use_stale, SWS_CACHE_STALE_OFF);
     sws_conf_merge_value(conf->background_update, prev->background_update, 0);
     sws_conf_merge_value(conf->request_directives, prev->request_directives, 1);
+    sws_conf_merge_value(conf->convert_head, prev->convert_head, 1);
+    if (conf->prefix != &sws_cache_proxy) {
+        conf->convert_head = 0;        /* FastCGI's method is its REQUEST_METHOD */
+    }
     if (conf->purge_allow == NULL) {
         conf->purge_allow = prev->purge_allow;
     }

@@ -242,3 +242,20 @@ def test_background_update_over_http2_is_a_plain_update(sws, corigin):
     r, st = get(srv, "/c/st", prior_knowledge=True)
     assert st == "HIT" and r.body == b"new body"
     assert o.count("/c/st") == 2
+
+
+def test_background_update_logs_what_the_client_got(sws, corigin):
+    # the update was answered 304, the client got the stale entry's 200:
+    # the log says 200, and the update's head did not mix with the
+    # client's (the entry is fresh by the update's own max-age)
+    loc = ("proxy_cache_background_update on; proxy_cache_use_stale updating; "
+           "proxy_cache_revalidate on;")
+    o, srv = stale_setup(sws, corigin, loc=loc, headers=cc("max-age=1", ("ETag", '"lg"')))
+    o.set("/c/st", body=b"stale body", headers=cc("max-age=60", ("ETag", '"lg"')))
+    r, st = get(srv, "/c/st")
+    assert (r.status, st) == (200, "STALE")
+    assert h.wait_for(lambda: get(srv, "/c/st")[1] == "HIT", timeout=10)
+    line = next(s for s in statuses(srv) if s[3] == "STALE")
+    assert line[2] == "200"
+    r, st = get(srv, "/c/st")
+    assert r.headers_all("Cache-Control") == ["max-age=60"] and int(r.header("Age")) < 5

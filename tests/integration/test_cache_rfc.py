@@ -309,12 +309,40 @@ def test_head_is_answered_from_the_get_entry(sws, corigin):
     assert o.count("/c/hd") == 1
 
 
-def test_a_head_miss_stores_nothing(sws, corigin):
+def test_a_head_miss_is_asked_as_get_and_stored(sws, corigin):
+    # proxy_cache_convert_head on (nginx's default): the server is asked
+    # with GET, the client gets the head alone, the next GET is a hit
     o = corigin()
+    o.set("/c/hg", body=b"x" * 5000, headers=cc("max-age=60"))
     srv = start(sws, o)
+    r, st = get(srv, "/c/hg", method="HEAD")
+    assert (r.status, st, r.body) == (200, "MISS", b"")
+    assert r.header("Content-Length") == "5000"
+    assert o.last().method == "GET"
+    r, st = get(srv, "/c/hg")
+    assert (st, r.body) == ("HIT", b"x" * 5000) and o.count("/c/hg") == 1
+    assert get(srv, "/c/hg", method="HEAD")[1] == "HIT"
+
+
+def test_a_head_miss_stores_nothing_with_convert_head_off(sws, corigin):
+    o = corigin()
+    srv = start(sws, o, loc="proxy_cache_convert_head off;")
     assert get(srv, "/c/hm", method="HEAD")[1] == "MISS"
+    assert o.last().method == "HEAD"
     assert get(srv, "/c/hm")[1] == "MISS"
     assert get(srv, "/c/hm")[1] == "HIT"
+
+
+def test_a_conditional_miss_answered_304_is_stored_whole(sws, corigin):
+    # the client's If-None-Match matches what the server sent: it gets a
+    # 304, and the whole response is read for the cache all the same
+    o = corigin()
+    o.set("/c/cm", body=b"y" * 3000, headers=cc("max-age=60", ("ETag", '"cm"')))
+    srv = start(sws, o)
+    r, st = get(srv, "/c/cm", headers=['If-None-Match: "cm"'])
+    assert (r.status, st) == (304, "MISS")
+    r, st = get(srv, "/c/cm")
+    assert (st, r.body) == ("HIT", b"y" * 3000) and o.count("/c/cm") == 1
 
 
 def test_conditional_requests_are_answered_from_the_entry(sws, corigin):

@@ -67,10 +67,10 @@ def seen(srv):
 _n = [0]
 
 
-def get(srv, path, headers=()):
+def get(srv, path, headers=(), method="GET"):
     _n[0] += 1
     tag = "f%d" % _n[0]
-    r = h.curl(srv.url(path), headers=list(headers) + ["X-Tag: " + tag])
+    r = h.curl(srv.url(path), method=method, headers=list(headers) + ["X-Tag: " + tag])
 
     def line():
         try:
@@ -98,6 +98,18 @@ def test_a_miss_passes_no_client_conditionals_and_the_hit_needs_no_php(sws, fpm)
     r, st = get(srv, "/c.php", headers=["Range: bytes=4-6"])
     assert st == "HIT" and r.status == 206 and r.body == b"php"
     assert len(seen(srv)) == 1                       # PHP was asked once
+
+
+def test_a_head_miss_stays_a_head_and_stores_nothing(sws, fpm):
+    # proxy_cache_convert_head is proxy's: FastCGI's method is the
+    # REQUEST_METHOD parameter, and a body-less answer is never the entry
+    srv = server(sws, fpm)
+    r, st = get(srv, "/c.php", method="HEAD")
+    assert (r.status, st, r.body) == (200, "MISS", b"")
+    r, st = get(srv, "/c.php")
+    assert (st, r.body) == ("MISS", BODY)
+    r, st = get(srv, "/c.php")
+    assert (st, r.body) == ("HIT", BODY)
 
 
 def test_revalidation_sends_the_validators_as_params(sws, fpm):

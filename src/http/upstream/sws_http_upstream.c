@@ -376,6 +376,10 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         if (u->proto->reinit) {
             u->proto->reinit(r, u->ctx);
         }
+    } else if (u->background) {
+        /* the client's (stale) answer went out: the update's head starts
+         * from nothing, not on top of it */
+        sws_http_clear_response(r);
     }
 
     c = sws_ups_ka_get(u, peer);
@@ -657,8 +661,11 @@ sws_ups_finalize(sws_http_upstream_t *u, sws_int_t rc)
             rc = alt;
         }
     }
-    if (u->background && rc >= 100) {
-        rc = SWS_OK;                    /* the client was answered from the cache */
+    if (u->background) {
+        r->status = u->client_status;   /* for the log: what the client got */
+        if (rc >= 100) {
+            rc = SWS_OK;                /* the client was answered from the cache */
+        }
     }
     r->read_event_handler = NULL;
     r->write_event_handler = NULL;

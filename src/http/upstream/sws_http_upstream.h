@@ -444,11 +444,15 @@ struct sws_http_upstream_s {
     time_t                            cond_lm;
     time_t                            date;        /* the response's Date (for the
                                                       cache: -1 else) */
+    sws_uint_t                        client_status;   /* background: what the client
+                                                          got (for the log) */
     unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
     unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
     unsigned                          background:1;    /* the client was answered: the
                                                           response goes to the cache only */
     unsigned                          revalidate:1;
+    unsigned                          head_as_get:1;   /* the cache asks: HEAD as GET */
+    unsigned                          sent_as_get:1;   /* ... and the protocol did it */
     unsigned                          tee:1;           /* store_body is fed */
     unsigned                          body_complete:1; /* the framing ended it */
     unsigned                          spilling:1;      /* reading into the file */
@@ -565,6 +569,7 @@ sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);
 void       sws_ups_cache_header(sws_http_upstream_t *u);
 void       sws_ups_cache_body(sws_http_upstream_t *u, const u_char *p, size_t n);
 void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
+void       sws_ups_cache_only(sws_http_upstream_t *u);
 void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 sws_int_t  sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc);
 /* sws_http_upstream.c: the start after the cache's lookup */

@@ -157,9 +157,9 @@ sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
 void
 sws_ups_cache_header(sws_http_upstream_t *u)
 {
-    /* A response to HEAD has no body to keep. */
+    /* A response to HEAD has no body to keep, unless it was asked with GET. */
     if (!u->cache_offer || u->cache->store_header == NULL
-        || u->r->method == SWS_HTTP_HEAD)
+        || (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get))
     {
         return;
     }
@@ -272,11 +272,28 @@ sws_http_upstream_temp_dir(sws_http_upstream_t *u)
 void
 sws_http_upstream_cache_background(sws_http_upstream_t *u)
 {
+    sws_ups_cache_only(u);
+}
+
+/* The client has its whole answer: from now on the server's response goes
+ * to the cache alone; the client's status stays what the log says. */
+void
+sws_ups_cache_only(sws_http_upstream_t *u)
+{
     u->background = 1;
+    u->client_status = u->r->status;
 }
 
 time_t
 sws_http_upstream_date(sws_http_upstream_t *u)
 {
     return u->date;
+}
+
+void
+sws_http_upstream_cache_convert_head(sws_http_upstream_t *u)
+{
+    if (u->r->method == SWS_HTTP_HEAD) {
+        u->head_as_get = 1;
+    }
 }

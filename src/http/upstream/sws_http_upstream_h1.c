@@ -108,7 +108,7 @@ sws_ups_h1_head_done(sws_http_request_t *r, sws_ups_h1_t *st)
     keepalive = !st->http10
                 && (st->version >= SWS_HTTP_VERSION_11 ? !st->conn_close : st->conn_keepalive);
 
-    if (r->method == SWS_HTTP_HEAD || status == 204 || status == 304) {
+    if ((r->method == SWS_HTTP_HEAD && !u->sent_as_get) || status == 204 || status == 304) {
         st->body = SWS_UPS_H1_BODY_NONE;
         sws_http_set_content_length(r, status == 204 ? -1 : st->length);
     } else if (st->te_chunked && st->length >= 0) {

@@ -172,6 +172,7 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     const sws_http_header_t *h = r->headers_in.elts;
     const sws_str_t         *method = rq->method.len ? &rq->method : &r->method_name;
     static const sws_str_t   upgrade_name = sws_string("upgrade");
+    static const sws_str_t   get_name = sws_string("GET");
     const sws_str_t         *upgrade = NULL;
     const sws_http_header_t *fields;
     sws_http_header_t       *f;
@@ -196,6 +197,11 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     for_cache = sws_http_upstream_cache_request(u, &inm, &ims);
     if (for_cache < 0) {
         return SWS_ERROR;
+    }
+    /* proxy_cache_convert_head: the whole response, for the cache */
+    u->sent_as_get = for_cache && u->head_as_get && r->method == SWS_HTTP_HEAD;
+    if (u->sent_as_get) {
+        method = &get_name;
     }
     check_conn = sws_http_header_in(r, "connection", 10) != NULL;
 

@@ -305,6 +305,11 @@ sws_ups_process_header(sws_http_upstream_t *u)
         sws_ups_finalize(u, SWS_ERROR);
         return;
     }
+    if (r->header_only && u->tee) {
+        /* a HEAD asked with GET, or a 304 of the filters: the client has
+         * all it gets, the body is read for the cache alone */
+        sws_ups_cache_only(u);
+    }
     sws_ups_response_start(u);
 }
 
