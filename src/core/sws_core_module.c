@@ -513,11 +513,20 @@ static char *
 sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_core_conf_t  *ccf = conf;
+
+    (void) cmd;
+    return sws_core_error_log_directive(cf, &ccf->error_log);
+}
+
+/* "error_log FILE [LEVEL]" at any level (the main one, http, server,
+ * location): the log opened into *log, registered for USR1's reopen. */
+char *
+sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
+{
     sws_str_t         name, *level;
     sws_int_t         lv = SWS_LOG_ERR;
 
-    (void) cmd;
-    if (ccf->error_log != NULL) {
+    if (*log != NULL) {
         return "is duplicate";
     }
 
@@ -541,8 +550,8 @@ sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return SWS_CONF_ERROR;
     }
 
-    ccf->error_log = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
-    if (ccf->error_log == NULL) {
+    *log = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
+    if (*log == NULL) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "cannot open error log \"%s\"",
                            (char *) name.data);
         return SWS_CONF_ERROR;

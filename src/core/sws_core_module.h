@@ -53,6 +53,10 @@ typedef enum {
  * prefix it follows "-p" (sws_core_strip_prefix), elsewhere it stays. */
 sws_int_t sws_core_default_path(sws_conf_t *cf, sws_core_path_e which, sws_str_t *path);
 
+/* "error_log FILE [LEVEL]" into *log (NULL: not given yet, else "is
+ * duplicate"); for the main directive and http's. */
+char *sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log);
+
 #define sws_core_conf(cycle) \
     ((sws_core_conf_t *) (cycle)->conf_ctx[sws_core_module.index])
 

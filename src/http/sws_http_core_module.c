@@ -21,6 +21,7 @@ static char *sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void
 static char *sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -75,6 +76,8 @@ static const sws_command_t sws_http_core_commands[] = {
     { "alias", SWS_HTTP_LOC_CONF | SWS_CONF_TAKE1, sws_http_core_root,
       SWS_HTTP_LOC_CONF_OFFSET, 1, NULL },
     { "types", HTTP_ALL | SWS_CONF_BLOCK | SWS_CONF_NOARGS, sws_http_core_types,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "error_log", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_error_log,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
@@ -372,6 +375,9 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->max_ranges, prev->max_ranges, SWS_HTTP_RANGE_MAX);
     sws_conf_merge_value(conf->reset_timedout_connection, prev->reset_timedout_connection, 0);
     sws_conf_merge_value(conf->recursive_error_pages, prev->recursive_error_pages, 0);
+    if (conf->error_log == NULL) {
+        conf->error_log = prev->error_log;
+    }
     sws_conf_merge_value(conf->server_name_in_redirect, prev->server_name_in_redirect, 0);
     sws_conf_merge_value(conf->port_in_redirect, prev->port_in_redirect, 1);
     sws_conf_merge_value(conf->tcp_nopush, prev->tcp_nopush, 0);
@@ -1233,4 +1239,16 @@ sws_http_core_set_keepalive_disable(sws_conf_t *cf, const sws_command_t *cmd, vo
         clcf->keepalive_disable |= e->value;
     }
     return SWS_CONF_OK;
+}
+
+
+/* error_log FILE [LEVEL] in http, server or location: the requests there
+ * log to it (the connection's messages stay in the main one). */
+static char *
+sws_http_core_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t *clcf = conf;
+
+    (void) cmd;
+    return sws_core_error_log_directive(cf, &clcf->error_log);
 }

@@ -58,6 +58,9 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     r->main_conf = cscf->ctx->main_conf;
     r->srv_conf = cscf->ctx->srv_conf;
     r->loc_conf = cscf->ctx->loc_conf;
+    if (sws_http_core_loc(r)->error_log) {
+        r->log = sws_http_core_loc(r)->error_log;     /* the default server's */
+    }
     cmcf = sws_http_core_main(r);
     r->ctx = sws_pcalloc(pool, sizeof(void *) * cmcf->nmodules);
     if (r->ctx == NULL
@@ -268,6 +271,9 @@ sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
 
     r->srv_conf = found->ctx->srv_conf;
     r->loc_conf = found->ctx->loc_conf;
+    if (sws_http_core_loc(r)->error_log) {
+        r->log = sws_http_core_loc(r)->error_log;     /* the server's error_log */
+    }
     /* a regex name's captures ($1, named groups) are the request's */
     if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->host) == SWS_ERROR) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
@@ -387,6 +393,7 @@ sws_http_location_entered(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
 
+    r->log = clcf->error_log ? clcf->error_log : r->connection->log;
     if (clcf->request_id && r->request_id.len == 0) {
         sws_http_request_id_init(r);
     }
