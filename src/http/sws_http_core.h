@@ -113,6 +113,7 @@ struct sws_http_core_srv_conf_s {
     sws_msec_t                 client_header_timeout;
     sws_int_t                  merge_slashes;
     sws_int_t                  underscores_in_headers;
+    sws_int_t                  ignore_invalid_headers;
     sws_array_t                location_list;  /* sws_http_core_loc_conf_t * while parsing */
     sws_array_t                listens;        /* sws_http_listen_t */
     unsigned                   listen:1;

@@ -159,6 +159,8 @@ static const sws_command_t sws_http_core_commands[] = {
     SRV_SLOT("merge_slashes", SWS_CONF_FLAG, sws_conf_set_flag_slot, merge_slashes),
     SRV_SLOT("underscores_in_headers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              underscores_in_headers),
+    SRV_SLOT("ignore_invalid_headers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
+             ignore_invalid_headers),
     sws_null_command
 };
 
@@ -213,6 +215,7 @@ sws_http_core_create_srv_conf(sws_conf_t *cf)
     cscf->client_header_timeout = SWS_UNSET_MSEC;
     cscf->merge_slashes = SWS_UNSET;
     cscf->underscores_in_headers = SWS_UNSET;
+    cscf->ignore_invalid_headers = SWS_UNSET;
     cscf->file = sws_conf_file(cf);
     cscf->line = sws_conf_line(cf);
     return cscf;
@@ -232,6 +235,7 @@ sws_http_core_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_msec_value(conf->client_header_timeout, prev->client_header_timeout, 60000);
     sws_conf_merge_value(conf->merge_slashes, prev->merge_slashes, 1);
     sws_conf_merge_value(conf->underscores_in_headers, prev->underscores_in_headers, 0);
+    sws_conf_merge_value(conf->ignore_invalid_headers, prev->ignore_invalid_headers, 1);
 
     if (conf->client_header_buffer_size < 128) {
         return "client_header_buffer_size must be at least 128 bytes";

@@ -314,7 +314,9 @@ sws_http1_parse_head(sws_http_request_t *r)
             return SWS_HTTP_HEADERS_TOO_LARGE;
         }
         rc = sws_http_request_header(r, h);
-        if (rc != SWS_OK) {
+        if (rc == SWS_DECLINED) {
+            r->headers_in.nelts--;       /* ignore_invalid_headers */
+        } else if (rc != SWS_OK) {
             return rc;
         }
         b->pos = nl + 1;

@@ -8,6 +8,32 @@
  */
 #include "sws_http_request_head.h"
 
+#define O2 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2
+const u_char sws_http_name_odd[256] = {
+    O2, O2,                                                  /* 0x00 - 0x1f */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 2, 2,          /* 0x20: '-' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2,          /* 0x30: 0-9 */
+    O2,                                                      /* 0x40 */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1,          /* 0x50: '_' */
+    2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,          /* 0x60: a-o */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2,          /* 0x70: p-z */
+    O2, O2, O2, O2, O2, O2, O2, O2                           /* 0x80 - 0xff */
+};
+#undef O2
+
+int
+sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *h, u_char odd)
+{
+    sws_http_core_srv_conf_t *cscf = sws_http_core_srv(r);
+
+    if (!cscf->ignore_invalid_headers || (odd == 1 && cscf->underscores_in_headers)) {
+        return 0;
+    }
+    sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid header: \"%.*s\", ignored",
+                  (int) sws_min(h->name.len, 64), h->name.data);
+    return 1;
+}
+
 sws_int_t
 sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h)
 {

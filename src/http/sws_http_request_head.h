@@ -12,8 +12,18 @@
 /* Logs why h is refused; 400. */
 sws_int_t sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h);
 
+/* For each byte of a lower-case field name: 0 for [a-z0-9-], 1 for '_',
+ * 2 for any other. */
+extern const u_char sws_http_name_odd[256];
+
+/* A name with '_' or another character than [a-z0-9-]: is it dropped
+ * (ignore_invalid_headers, underscores_in_headers)? Logs it if so. */
+int       sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *h,
+    u_char odd);
+
 /* A field of the request head (name lower-case) arrived: the ones the core
- * looks at are remembered (r->h_host ...). SWS_OK, or 400 for a repeated
+ * looks at are remembered (r->h_host ...). SWS_OK, SWS_DECLINED for a field
+ * to drop (ignore_invalid_headers: the caller takes it off), or 400 for a repeated
  * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization (as nginx:
  * which one a module would check must not be a guess) or a differing
  * Content-Length. Connection is a list: the first one is what the core
@@ -21,7 +31,17 @@ sws_int_t sws_http_request_header_refused(sws_http_request_t *r, sws_http_header
 static inline sws_int_t
 sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
 {
-    sws_str_t **slot = NULL;
+    sws_str_t   **slot = NULL;
+    const u_char *p = h->name.data;
+    size_t        n = h->name.len;
+    u_char        odd = 0;
+
+    while (n--) {
+        odd |= sws_http_name_odd[*p++];
+    }
+    if (sws_unlikely(odd) && sws_http_request_header_ignored(r, h, odd)) {
+        return SWS_DECLINED;             /* the caller drops it */
+    }
 
     switch (h->name.len) {
     case 4:

@@ -339,7 +339,9 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     /* A field the core refuses (a second Host ...) is answered once the
      * block is complete: HPACK decoding must go on to its end. */
     rc = sws_http_request_header(r, h);
-    if (rc != SWS_OK && st->field_error == 0) {
+    if (rc == SWS_DECLINED) {
+        r->headers_in.nelts--;           /* ignore_invalid_headers */
+    } else if (rc != SWS_OK && st->field_error == 0) {
         st->field_error = (sws_uint_t) rc;
     }
     return 0;
