@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <scalws/scalws.h>
 #include "sws_core_module.h"
@@ -18,6 +20,8 @@
 
 static void *sws_core_create_conf(sws_conf_t *cf);
 static char *sws_core_init_conf(sws_conf_t *cf, void *conf);
+static char *sws_core_set_env(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_core_set_pcre_jit(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_workers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_affinity(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_core_set_workers_bound(sws_conf_t *cf, const sws_command_t *cmd,
@@ -53,6 +57,12 @@ static const sws_command_t  sws_core_commands[] = {
     SWS_CORE_DIRECTIVE("worker_shutdown_idle", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
                        shutdown_idle),
     SWS_CORE_DIRECTIVE("error_log", SWS_CONF_TAKE12, sws_core_set_error_log, error_log),
+    SWS_CORE_DIRECTIVE("env", SWS_CONF_TAKE1, sws_core_set_env, env),
+    SWS_CORE_DIRECTIVE("pcre_jit", SWS_CONF_FLAG, sws_core_set_pcre_jit, pcre_jit),
+    /* the time is read once per turn of the event loop (the vDSO's clock):
+     * nothing for a resolution to save; the value is checked */
+    SWS_CORE_DIRECTIVE("timer_resolution", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
+                       timer_resolution),
     /* Both are read by the cycle before dispatch; the setters record them. */
     SWS_CORE_DIRECTIVE("modules_dir", SWS_CONF_TAKE1, sws_conf_set_path_slot, modules_dir),
     SWS_CORE_DIRECTIVE("load_module", SWS_CONF_TAKE1, sws_core_set_load_module,
@@ -113,6 +123,9 @@ sws_core_create_conf(sws_conf_t *cf)
     ccf->rlimit_nofile = SWS_UNSET;
     ccf->shutdown_timeout = SWS_UNSET_MSEC;
     ccf->shutdown_idle = SWS_UNSET_MSEC;
+    ccf->pcre_jit = SWS_UNSET;
+    ccf->timer_resolution = SWS_UNSET_MSEC;
+    sws_regex_use_jit(1);              /* each configuration says again */
     return ccf;
 }
 
@@ -595,4 +608,72 @@ sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid)
     }
     *gid = (sws_int_t) ccf->gid;
     return (sws_int_t) ccf->uid;
+}
+
+
+/* env NAME[=VALUE]: VALUE is put in the environment of the processes that
+ * this configuration starts (sws_core_apply_env); a NAME alone is kept, as
+ * every variable is (nginx clears the others). */
+static char *
+sws_core_set_env(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    sws_str_t        *v = sws_conf_arg(cf, 1), *slot;
+    u_char           *eq;
+
+    (void) cmd;
+    eq = memchr(v->data, '=', v->len);
+    if (v->len == 0 || eq == v->data) {
+        return "needs a variable name";
+    }
+    if (eq == NULL) {
+        return SWS_CONF_OK;           /* inherited already */
+    }
+    if (ccf->env == NULL) {
+        ccf->env = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_str_t));
+        if (ccf->env == NULL) {
+            return SWS_CONF_ERROR;
+        }
+    }
+    slot = sws_array_push(ccf->env);
+    if (slot == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    slot->len = v->len;
+    slot->data = (u_char *) sws_pstrdup_cstr(sws_conf_pool(cf), v);
+    return slot->data ? SWS_CONF_OK : SWS_CONF_ERROR;
+}
+
+void
+sws_core_apply_env(sws_core_conf_t *ccf)
+{
+    sws_str_t   *e;
+    sws_uint_t   i;
+    char        *eq;
+
+    if (ccf->env == NULL) {
+        return;
+    }
+    e = ccf->env->elts;
+    for (i = 0; i < ccf->env->nelts; i++) {
+        eq = strchr((char *) e[i].data, '=');
+        *eq = '\0';
+        setenv((char *) e[i].data, eq + 1, 1);
+        *eq = '=';
+    }
+    sws_time_zone_changed();           /* env TZ=...: the local time of the logs */
+}
+
+/* pcre_jit on|off: the regular expressions compiled after it (JIT is on
+ * unless a configuration says off; nginx's default is off). */
+static char *
+sws_core_set_pcre_jit(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_core_conf_t  *ccf = conf;
+    char             *rv = sws_conf_set_flag_slot(cf, cmd, conf);
+
+    if (rv == SWS_CONF_OK) {
+        sws_regex_use_jit((int) ccf->pcre_jit);
+    }
+    return rv;
 }

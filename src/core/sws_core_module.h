@@ -29,6 +29,9 @@ typedef struct {
     sws_log_t    *error_log;         /* error_log FILE [LEVEL] (default --error-log-path error) */
     sws_str_t     modules_dir;       /* modules_dir DIR (default from configure) */
     sws_array_t  *load_modules;      /* load_module PATH; (sws_str_t) */
+    sws_array_t  *env;               /* env NAME=VALUE; (sws_str_t "NAME=VALUE") */
+    sws_int_t     pcre_jit;
+    sws_msec_t    timer_resolution;  /* checked only */
 } sws_core_conf_t;
 
 extern sws_module_t sws_core_module;
@@ -52,6 +55,17 @@ typedef enum {
 /* Set *path to that default, made absolute: under the configure-time
  * prefix it follows "-p" (sws_core_strip_prefix), elsewhere it stays. */
 sws_int_t sws_core_default_path(sws_conf_t *cf, sws_core_path_e which, sws_str_t *path);
+
+/* pcre_jit: whether the regexes compiled from now on get JIT code
+ * (sws_regex.c). */
+void sws_regex_use_jit(int on);
+
+/* env TZ=...: the local time of the logs follows (sws_times.c). */
+void sws_time_zone_changed(void);
+
+/* The env NAME=VALUE of a configuration, into this process's environment
+ * (before it starts the processes of that configuration). */
+void sws_core_apply_env(sws_core_conf_t *ccf);
 
 /* "error_log FILE [LEVEL]" into *log (NULL: not given yet, else "is
  * duplicate"); for the main directive and http's. */

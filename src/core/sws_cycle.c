@@ -359,6 +359,9 @@ sws_cycle_init(sws_cycle_t *old, const sws_cycle_args_t *args)
     if (ccf->error_log) {
         cycle->log = ccf->error_log;
     }
+    if (!args->test_only) {
+        sws_core_apply_env(ccf);
+    }
     sws_cycle_chown_logs(cycle, ccf);
 
     if (!args->test_only) {

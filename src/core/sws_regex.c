@@ -13,6 +13,7 @@
 #include <scalws/sws_pool.h>
 #include <scalws/sws_log.h>
 #include <scalws/sws_regex.h>
+#include "sws_core_module.h"
 
 struct sws_regex_s {
     pcre2_code  *code;
@@ -37,6 +38,15 @@ sws_regex_cleanup(void *data)
     re->code = NULL;
 }
 
+
+/* pcre_jit (the core's directive): on unless a configuration says off. */
+static int sws_regex_jit = 1;
+
+void
+sws_regex_use_jit(int on)
+{
+    sws_regex_jit = on;
+}
 
 sws_regex_t *
 sws_regex_compile(sws_pool_t *pool, const sws_str_t *pattern, sws_uint_t flags,
@@ -79,7 +89,7 @@ sws_regex_compile(sws_pool_t *pool, const sws_str_t *pattern, sws_uint_t flags,
         return NULL;
     }
 
-    re->jit = (pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE) == 0);
+    re->jit = sws_regex_jit && pcre2_jit_compile(re->code, PCRE2_JIT_COMPLETE) == 0;
 
     (void) pcre2_pattern_info(re->code, PCRE2_INFO_CAPTURECOUNT, &re->captures);
     (void) pcre2_pattern_info(re->code, PCRE2_INFO_NAMECOUNT, &re->names);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <scalws/sws_time.h>
 #include <scalws/sws_string.h>
+#include "sws_core_module.h"
 
 #define SWS_TIME_SLOTS  8
 
@@ -279,6 +280,15 @@ sws_time_format(time_t sec)
 void
 sws_time_init(void)
 {
+    sws_time_update();
+}
+
+
+void
+sws_time_zone_changed(void)
+{
+    tzset();
+    sws_cached_sec = -1;               /* the local forms again, this second too */
     sws_time_update();
 }
 

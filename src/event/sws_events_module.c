@@ -7,6 +7,7 @@ static void *sws_events_create_conf(sws_conf_t *cf);
 static char *sws_events_init_conf(sws_conf_t *cf, void *conf);
 static char *sws_events_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_events_use(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_events_accept_delay(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 static const sws_conf_enum_t sws_events_methods[] = {
     { sws_string("epoll"), 1 },
@@ -21,6 +22,9 @@ static const sws_command_t sws_events_commands[] = {
       offsetof(sws_events_conf_t, worker_connections), NULL },
     { "use", SWS_EVENT_CONF | SWS_CONF_TAKE1, sws_events_use, 0, 0, sws_events_methods },
     { "multi_accept", SWS_EVENT_CONF | SWS_CONF_FLAG, sws_events_use, 0, 0, NULL },
+    { "accept_mutex", SWS_EVENT_CONF | SWS_CONF_FLAG, sws_events_use, 0, 0, NULL },
+    { "accept_mutex_delay", SWS_EVENT_CONF | SWS_CONF_TAKE1, sws_events_accept_delay, 0, 0,
+      NULL },
     sws_null_command
 };
 
@@ -60,8 +64,11 @@ sws_events_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return sws_conf_parse_block(cf, NULL, SWS_EVENT_CONF);
 }
 
-/* "use epoll" and "multi_accept" are accepted for nginx compatibility:
- * epoll is the only method, and accepting in batches is always on. */
+/* "use epoll", "multi_accept" and "accept_mutex" are accepted for nginx
+ * compatibility: epoll is the only method, accepting in batches is always
+ * on, and the listening sockets are in each worker's epoll with
+ * EPOLLEXCLUSIVE (or each worker has its own reuseport socket), so that one
+ * worker is woken per connection, which is what nginx's mutex is for. */
 static char *
 sws_events_use(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -69,6 +76,18 @@ sws_events_use(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     if (cmd->post && !sws_str_eq_cstr(v, "epoll")) {
         return "supports only \"epoll\"";
+    }
+    return SWS_CONF_OK;
+}
+
+/* accept_mutex_delay TIME: checked; there is no mutex to wait for. */
+static char *
+sws_events_accept_delay(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    (void) cmd;
+    (void) conf;
+    if (sws_parse_time_ms(sws_conf_arg(cf, 1)) == (sws_msec_t) SWS_ERROR) {
+        return "has an invalid time";
     }
     return SWS_CONF_OK;
 }

@@ -22,6 +22,7 @@ static char *sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd,
 static char *sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_checked_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -78,6 +79,19 @@ static const sws_command_t sws_http_core_commands[] = {
     { "types", HTTP_ALL | SWS_CONF_BLOCK | SWS_CONF_NOARGS, sws_http_core_types,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "error_log", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_error_log,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    /* nginx's, checked and without effect here (docs/directives.md says
+     * why each changes nothing): the MSIE answers, subrequest logging,
+     * the buffers of file data read without sendfile, postponed output */
+    { "msie_padding", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "msie_refresh", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "log_subrequest", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "output_buffers", HTTP_ALL | SWS_CONF_TAKE2, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "postpone_output", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
@@ -1255,4 +1269,27 @@ sws_http_core_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     (void) cmd;
     return sws_core_error_log_directive(cf, &clcf->error_log);
+}
+
+
+/* The directives of nginx that change nothing here: their values are
+ * checked as nginx checks them (on|off, a size, "NUMBER SIZE"). */
+static char *
+sws_http_core_checked_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_str_t  *v = sws_conf_arg(cf, 1);
+
+    (void) conf;
+    if (cmd->type & SWS_CONF_FLAG) {
+        return sws_str_eq_cstr(v, "on") || sws_str_eq_cstr(v, "off")
+               ? SWS_CONF_OK : "takes \"on\" or \"off\"";
+    }
+    if (sws_conf_nargs(cf) == 3) {            /* output_buffers NUMBER SIZE */
+        if (sws_atoi(v->data, v->len) <= 0) {
+            return "has an invalid number of buffers";
+        }
+        v = sws_conf_arg(cf, 2);
+    }
+    return sws_parse_size(v) > 0 || (v->len == 1 && v->data[0] == '0')
+           ? SWS_CONF_OK : "has an invalid size";
 }

@@ -129,7 +129,7 @@ daemon off;
 master_process on;
 worker_processes @WORKERS@;
 @MAIN@
-events { worker_connections 1024; }
+events { worker_connections 1024; @EVENTS@ }
 http {
     include @MIME@;
     default_type application/octet-stream;
@@ -162,6 +162,7 @@ def render(template, tmp, ports, **kw):
         "ACCESS_LOG": "%s/access.log" % tmp,
         "LOAD": "",
         "MAIN": "",
+        "EVENTS": "",
         "HTTP": "",
         "SERVER": "",
         "SERVERS": "",
