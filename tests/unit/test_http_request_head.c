@@ -13,6 +13,8 @@
 static sws_pool_t                *pool;
 static sws_http_core_srv_conf_t   dflt, other;
 static void                      *dflt_srv[8], *other_srv[8];
+static sws_http_core_loc_conf_t   dflt_loc, other_loc;      /* the servers' own levels */
+static void                      *dflt_locs[8], *other_locs[8];
 static sws_http_conf_ctx_t        dflt_ctx, other_ctx;
 static sws_http_addr_t            addr;
 static sws_http_session_t         session;
@@ -34,6 +36,12 @@ setup(void)
     other_srv[sws_http_core_module.index] = &other;
     dflt_ctx.srv_conf = dflt_srv;
     other_ctx.srv_conf = other_srv;
+    memset(&dflt_loc, 0, sizeof(dflt_loc));
+    memset(&other_loc, 0, sizeof(other_loc));
+    dflt_locs[sws_http_core_module.index] = &dflt_loc;
+    other_locs[sws_http_core_module.index] = &other_loc;
+    dflt_ctx.loc_conf = dflt_locs;
+    other_ctx.loc_conf = other_locs;
     dflt.ctx = &dflt_ctx;
     other.ctx = &other_ctx;
 
