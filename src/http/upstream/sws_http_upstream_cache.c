@@ -273,4 +273,5 @@ void
 sws_http_upstream_cache_background(sws_http_upstream_t *u)
 {
     u->background = 1;
+    u->r->background = 1;       /* for the protocol: it outlives its response */
 }

@@ -591,6 +591,10 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
     sws_http_v2_stream_t *st = r->stream;
 
     r->done = 1;
+    if (st->background) {
+        sws_http_v2_background_done(st);   /* the stream closed before */
+        return;
+    }
     if (rc == SWS_ERROR) {
         /* Cut: the client must not take a partial body for a whole one. */
         if (!st->out_closed) {
