@@ -11,6 +11,7 @@ from hyperframe.frame import DataFrame, GoAwayFrame, HeadersFrame, RstStreamFram
 
 import h2raw
 import swsharness as h
+import tlsutil as t
 from cacheorigin import corigin, get, start, statuses  # noqa: F401
 
 LOC = ("proxy_cache_background_update on; proxy_cache_use_stale updating; "
@@ -37,10 +38,10 @@ def stale(sws, corigin, paths=("/c/st",), loc=LOC, **kw):
     return o, srv
 
 
-def h2_get(conn, path, tag, timeout=10):
+def h2_get(conn, path, tag, timeout=10, scheme="http"):
     """One GET on conn: (status, {field: value}, body, seconds it took)."""
     t0 = time.monotonic()
-    sid = conn.get(path, scheme="http", extra=[("x-tag", tag)])
+    sid = conn.get(path, scheme=scheme, extra=[("x-tag", tag)])
     hdrs, body, _ = conn.response(sid, timeout=timeout)
     fields = {k.decode() if isinstance(k, bytes) else k: v.decode() if isinstance(v, bytes) else v
               for k, v in hdrs}
@@ -155,6 +156,7 @@ def test_client_leaves_while_the_update_runs(sws, corigin, how):
     # ... and then it is in the cache
     assert updated(srv, o)
     assert [s[3] for s in tagged(srv, "left")] == ["STALE"]
+    assert "background requests run" in srv.error_log()    # it outlived the connection
     no_crash(srv)
 
 
@@ -198,4 +200,28 @@ def test_reload_while_an_update_of_an_http2_client_runs(sws, corigin, keep):
     finally:
         conn.close()
     assert updated(srv, o)
+    no_crash(srv)
+
+
+def test_over_tls_the_update_outlives_the_connection(sws, corigin, pki):
+    o = corigin()
+    o.set("/c/st", body=b"stale body", headers=cc("max-age=1"))
+    srv = start(lambda **kw: t.launch(sws, pki, listen="http2", **kw), o, loc=LOC)
+
+    def tls_get(tag):
+        with h2raw.H2(srv.port, tls=True) as conn:
+            return h2_get(conn, "/c/st", tag, scheme="https")
+    assert tls_get("fill")[1]["x-cache-status"] == "MISS"
+    time.sleep(2.1)
+    o.set("/c/st", body=b"new body", headers=cc("max-age=60"), delay=SLOW)
+    status, f, body, took = tls_get("tls")       # closed right after the response
+    assert body == b"stale body" and f["x-cache-status"] == "STALE" and took < SLOW / 2
+    assert h.wait_for(lambda: o.count("/c/st") == 2, timeout=5)
+
+    def hit():
+        _, f, body, _ = tls_get("poll")
+        return f["x-cache-status"] == "HIT" and body == b"new body"
+    assert h.wait_for(hit, timeout=10, step=0.2)
+    assert o.count("/c/st") == 2
+    assert "background requests run" in srv.error_log()
     no_crash(srv)

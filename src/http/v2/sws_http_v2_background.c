@@ -63,8 +63,8 @@ sws_http_v2_background_wait(sws_http_v2_conn_t *h2c)
         return 1;
     }
     h2c->gone = 1;
-    sws_log_debug(c->log, "http2 connection closed: its memory waits for "
-                  "background requests");
+    sws_log_error(SWS_LOG_INFO, c->log, 0, "http2 connection closed while "
+                  "background requests run: they go on");
     sws_del_timer(c->read);
     sws_del_timer(c->write);
     sws_delete_posted_event(c->read);
