@@ -225,3 +225,24 @@ def test_over_tls_the_update_outlives_the_connection(sws, corigin, pki):
     assert o.count("/c/st") == 2
     assert "background requests run" in srv.error_log()
     no_crash(srv)
+
+
+def test_an_update_done_before_the_slow_client_read_the_stale_entry(sws, corigin):
+    # the update ends while the stream still sends: it ends as any stream
+    big = bytes(range(256)) * 200
+    o = corigin()
+    o.set("/c/big", body=big, headers=cc("max-age=1"))
+    srv = start(sws, o, loc=LOC, server="http2 on;")
+    assert get(srv, "/c/big")[1] == "MISS"
+    time.sleep(2.1)
+    o.set("/c/big", body=b"new body", headers=cc("max-age=60"))
+    with h2raw.H2(srv.port, settings={h2raw.INITIAL_WINDOW_SIZE: 4096}) as conn:
+        sid = conn.get("/c/big", scheme="http", extra=[("x-tag", "slowread")])
+        assert h.wait_for(lambda: o.count("/c/big") == 2, timeout=5)
+        time.sleep(0.5)                           # the update is in by now
+        hdrs, body, _ = conn.response(sid, timeout=20)
+        assert h2raw.status(hdrs) == 200 and body == big
+    assert [s[3] for s in tagged(srv, "slowread")] == ["STALE"]
+    r, st = get(srv, "/c/big", prior_knowledge=True)
+    assert st == "HIT" and r.body == b"new body"
+    no_crash(srv)
