@@ -246,3 +246,25 @@ def test_an_update_done_before_the_slow_client_read_the_stale_entry(sws, corigin
     r, st = get(srv, "/c/big", prior_knowledge=True)
     assert st == "HIT" and r.body == b"new body"
     no_crash(srv)
+
+
+def test_worker_shutdown_timeout_bounds_a_slow_update(sws, corigin):
+    # an update slower than worker_shutdown_timeout does not keep the old
+    # worker; the entry stays stale, and is updated later
+    o, srv = stale(sws, corigin, loc=LOC + " proxy_cache_lock_age 1s;",
+                   main="worker_shutdown_timeout 1s;")
+    o.set("/c/st", body=b"new body", headers=cc("max-age=60"), delay=6)
+    old = set(re.findall(r"started worker process (\d+)", srv.error_log()))
+    with h2raw.H2(srv.port) as conn:
+        assert h2_get(conn, "/c/st", "slowest")[2] == b"stale body"
+    assert h.wait_for(lambda: o.count("/c/st") == 2, timeout=5)
+    t0 = time.monotonic()
+    srv.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: not {str(p) for p in srv.children()} & old, timeout=5)
+    assert time.monotonic() - t0 < 4
+    assert "worker_shutdown_timeout: closing" in srv.error_log()
+    o.set("/c/st", body=b"new body", headers=cc("max-age=60"))
+    # the dead worker's claim on the key lasts proxy_cache_lock_age at most
+    assert h.wait_for(lambda: get(srv, "/c/st", prior_knowledge=True)[1] == "HIT", timeout=8,
+                      step=0.3)
+    no_crash(srv)
