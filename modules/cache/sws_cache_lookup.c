@@ -530,12 +530,10 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         ctx->have_stale = 1;
     }
     /* proxy_cache_background_update: this client gets the stale entry now,
-     * and the update runs for the cache alone */
-    /* (HTTP/1 only: an HTTP/2 stream's request ends with its response, and
-     * the update with it) */
+     * and the update runs for the cache alone (the request outlives its
+     * response: an HTTP/2 stream ends, its request goes on) */
     background = !fresh && stale_ok && ctx->locked && lcf->background_update
                  && sws_http_method(r) == SWS_HTTP_GET
-                 && sws_http_version(r) < SWS_HTTP_VERSION_20
                  && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING) || now < n->fresh_until + n->swr);
     sws_slab_unlock(p->pool);
 

@@ -271,7 +271,11 @@ typedef struct {
      * SWS_OK (all sent), SWS_AGAIN (rest pending), SWS_ERROR. */
     sws_int_t (*send_body)(sws_http_request_t *r, sws_chain_t *in);
     /* The request is complete (response sent or failed): log and either
-     * keep the connection or close it (h1), or end the stream (h2). */
+     * keep the connection or close it (h1), or end the stream (h2). A
+     * request marked r->background may be finished only after the
+     * protocol's end of its response (h1: the connection waits for it;
+     * h2: its stream closes, is logged, and the request and its pool stay
+     * until finish). */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
     /* Start reading the body into r->body (created, not finished), then call
      * r->body->done: SWS_OK (done called now or later) or an HTTP status /
@@ -486,6 +490,10 @@ struct sws_http_request_s {
     unsigned                   limit_rate_set:1;
     unsigned                   limit_rate_after_set:1;
     unsigned                   pipelined:1;        /* its head was read with the last one's ($pipe) */
+    /* The client has its whole response, and the request goes on for the
+     * server alone (a cache update, sws_http_upstream_cache_background):
+     * the protocol keeps it until it is finalized, past its stream's end. */
+    unsigned                   background:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */

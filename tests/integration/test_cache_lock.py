@@ -223,27 +223,6 @@ def test_background_update_of_a_failing_origin_keeps_the_entry(sws, corigin):
     assert r.status == 200 and r.body == b"stale body" and st == "STALE"
 
 
-def test_background_update_over_http2_is_a_plain_update(sws, corigin):
-    # an HTTP/2 stream's request ends with its response: the update is the
-    # request's own there (the others get the stale entry meanwhile)
-    o = corigin()
-    o.set("/c/st", body=b"stale body", headers=cc("max-age=1"))
-    srv = start(sws, o, loc="proxy_cache_background_update on; proxy_cache_use_stale updating;",
-                server="http2 on;")
-    assert get(srv, "/c/st", prior_knowledge=True)[1] == "MISS"
-    expire()
-    o.set("/c/st", body=b"new body", headers=cc("max-age=60"), delay=1)
-    bg = h.Background(lambda ev: h.curl(srv.url("/c/st"), prior_knowledge=True, timeout=20))
-    bg.start()
-    assert h.wait_for(lambda: o.count("/c/st") == 2, timeout=5)
-    r, st = get(srv, "/c/st", prior_knowledge=True)
-    assert r.http_version == 3 and r.body == b"stale body" and st == "UPDATING"
-    assert bg.finish().body == b"new body"
-    r, st = get(srv, "/c/st", prior_knowledge=True)
-    assert st == "HIT" and r.body == b"new body"
-    assert o.count("/c/st") == 2
-
-
 def test_background_update_logs_what_the_client_got(sws, corigin):
     # the update was answered 304, the client got the stale entry's 200:
     # the log says 200, and the update's head did not mix with the

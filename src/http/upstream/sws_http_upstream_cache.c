@@ -276,11 +276,14 @@ sws_http_upstream_cache_background(sws_http_upstream_t *u)
 }
 
 /* The client has its whole answer: from now on the server's response goes
- * to the cache alone; the client's status stays what the log says. */
+ * to the cache alone (and the protocol keeps the request past its response:
+ * an HTTP/2 stream ends, its request goes on); the client's status stays
+ * what the log says. */
 void
 sws_ups_cache_only(sws_http_upstream_t *u)
 {
     u->background = 1;
+    u->r->background = 1;
     u->client_status = u->r->status;
 }
 

@@ -392,6 +392,7 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     h2c->client = s;
     h2c->conf = s->cscf->ctx->srv_conf[sws_http_v2_module.index];
     sws_queue_init(&h2c->streams);
+    sws_queue_init(&h2c->background);
     h2mcf = s->cscf->ctx->main_conf[sws_http_v2_module.index];
 
     if (sws_http_v2_rbuf == NULL || sws_http_v2_rbuf_size < h2mcf->recv_buffer_size) {
@@ -524,6 +525,9 @@ sws_http_v2_close(sws_http_v2_conn_t *h2c)
     sws_connection_t *c = h2c->connection;
 
     sws_http_v2_release(h2c);
+    if (sws_http_v2_background_wait(h2c)) {
+        return;             /* closed by the last background request */
+    }
     sws_http_close_connection(c);
 }
 

@@ -57,6 +57,9 @@ struct sws_http_v2_conn_s {
     nghttp2_session           *session;
     sws_http_v2_srv_conf_t    *conf;
     sws_queue_t                streams;     /* sws_http_v2_stream_t, open */
+    /* Streams closed whose request goes on (r->background), until it is
+     * finalized (sws_http_v2_background.c). */
+    sws_queue_t                background;
     sws_uint_t                 nstreams;
     sws_uint_t                 processed;   /* requests started */
 
@@ -100,6 +103,8 @@ struct sws_http_v2_conn_s {
     unsigned                   send_pending:1; /* frames submitted: run the session */
     unsigned                   creating:1;    /* inside nghttp2_session_server_new3 */
     unsigned                   fb_dirty:1;    /* fb_pages may be resident */
+    unsigned                   gone:1;        /* closed for the client: the memory
+                                               * waits for background requests */
 
     /* nghttp2's frame buffer, made by the session's allocator, and the
      * pages of it that an idle connection gives back (sws_http_v2.c);
@@ -130,7 +135,7 @@ struct sws_http_v2_stream_s {
     int32_t                    id;
     sws_http_request_t        *r;
     sws_pool_t                *pool;
-    sws_queue_t                queue;       /* in h2c->streams */
+    sws_queue_t                queue;       /* in h2c->streams (h2c->background) */
     sws_event_t                rev;         /* header / body timeout */
     sws_event_t                wev;         /* send timeout */
     sws_event_t                pace;        /* limit_rate: DATA resumes then */
@@ -159,6 +164,7 @@ struct sws_http_v2_stream_s {
     unsigned                   too_large:1;   /* header list over the limit */
     unsigned                   body_error:1;  /* body refused (413) */
     unsigned                   reset:1;       /* RST_STREAM submitted */
+    unsigned                   background:1;  /* closed, its request goes on */
     sws_uint_t                 field_error;   /* a field the core refused: the status */
 };
 
@@ -174,6 +180,18 @@ sws_int_t sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t 
 /* The stream is gone (nghttp2 closed it, or the connection ends): log the
  * request if it was not, free its pool. */
 void      sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error);
+
+/* ---- requests that outlive their stream (sws_http_v2_background.c) ---- */
+
+/* The stream closed (st->background set: its request goes on, st is in
+ * h2c->background) while r->background asks to finish the request later. */
+void      sws_http_v2_background_keep(sws_http_v2_stream_t *st);
+/* Its request was finalized: its pool goes, from the event loop. */
+void      sws_http_v2_background_done(sws_http_v2_stream_t *st);
+/* The connection ends: 1 if background requests still use it (the client
+ * side is closed now, the memory is freed after the last of them), else 0
+ * (close it). */
+int       sws_http_v2_background_wait(sws_http_v2_conn_t *h2c);
 
 /* ---- the response (sws_http_v2_response.c) ---- */
 

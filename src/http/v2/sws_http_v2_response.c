@@ -591,7 +591,13 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
     sws_http_v2_stream_t *st = r->stream;
 
     r->done = 1;
-    if (rc == SWS_ERROR) {
+    if (st->background) {
+        sws_http_v2_background_done(st);   /* the stream closed before */
+        return;
+    }
+    /* (a background request failing cuts nothing: the client's response
+     * was complete before it began) */
+    if (rc == SWS_ERROR && !r->background) {
         /* Cut: the client must not take a partial body for a whole one. */
         if (!st->out_closed) {
             sws_http_v2_reset(st, NGHTTP2_INTERNAL_ERROR);

@@ -887,10 +887,17 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
                               (int) st->id, (unsigned) error);
             }
         }
-        r->done = 1;
+        if (!r->background) {
+            r->done = 1;
+        }
         sws_http_log_request(r);
     }
-    sws_pool_destroy(st->pool);       /* st lives there too */
+    if (r && st->started && r->background && !r->done) {
+        /* Over for the client, not for the server: finish frees it. */
+        sws_http_v2_background_keep(st);
+    } else {
+        sws_pool_destroy(st->pool);   /* st lives there too */
+    }
     sws_http_v2_post_send(h2c);
 }
 
