@@ -303,6 +303,10 @@ def stock_tree(dst, port):
     (dst / "www").mkdir()
     (dst / "www" / "index.nginx-debian.html").write_text("<h1>Welcome</h1>\n")
     (dst / "www" / "page.html").write_text("<p>%s</p>\n" % ("text " * 200))
+    # one mtime for both servers' copies: their ETags and Last-Modified
+    # must not differ because the copies were made a second apart
+    for f in (dst / "www").iterdir():
+        os.utime(f, (1700000000, 1700000000))
     return dst / "nginx.conf"
 
 
