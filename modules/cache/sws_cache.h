@@ -82,9 +82,26 @@ const char *sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total,
     sws_cache_entry_t *e);
 /* An entry this module put in shared memory (trusted): its parts only. */
 void        sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e);
-/* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end. */
-int         sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
-    sws_str_t *value);
+/* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end.
+ * (Inline: every hit walks its entry's fields.) */
+static inline int
+sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
+    sws_str_t *value)
+{
+    uint16_t  n, v;
+
+    if (*pos + 4 > e->h.fields_len) {
+        return 0;
+    }
+    memcpy(&n, e->fields + *pos, 2);
+    memcpy(&v, e->fields + *pos + 2, 2);
+    name->data = (u_char *) e->fields + *pos + 4;
+    name->len = n;
+    value->data = name->data + n;
+    value->len = v;
+    *pos += 4 + (uint32_t) n + v;
+    return 1;
+}
 /* The header's size for these parts, and writing it at buf (that many
  * bytes). The checksum is computed here. */
 size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);

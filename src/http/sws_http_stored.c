@@ -22,12 +22,24 @@ sws_http_lc_eq(const u_char *p, const char *lc, size_t n)
 {
     uint64_t  a, b;
 
+    uint32_t  c, d;
+
     for ( ; n >= 8; n -= 8, p += 8, lc += 8) {
         memcpy(&a, p, 8);
         memcpy(&b, lc, 8);
         if ((a | ((b & 0x4040404040404040ULL) >> 1)) != b) {
             return 0;
         }
+    }
+    if (n >= 4) {
+        memcpy(&c, p, 4);
+        memcpy(&d, lc, 4);
+        if ((c | ((d & 0x40404040U) >> 1)) != d) {
+            return 0;
+        }
+        n -= 4;
+        p += 4;
+        lc += 4;
     }
     for ( ; n; n--, p++, lc++) {
         if ((u_char) (*p | ((*lc & 0x40) >> 1)) != (u_char) *lc) {
@@ -80,29 +92,59 @@ sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const
     return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
 }
 
-/* Fields a stored response does not bring: the framing of this response
- * and what the core writes itself. */
+/* What a stored field is to the response being sent. */
+enum {
+    SWS_HTTP_STORED_ADD = 0,      /* an ordinary field: added as it is */
+    SWS_HTTP_STORED_SKIP,         /* this response's framing, or what the core writes */
+    SWS_HTTP_STORED_ETAG,
+    SWS_HTTP_STORED_LOCATION,
+    SWS_HTTP_STORED_TYPE,
+    SWS_HTTP_STORED_LAST_MODIFIED
+};
+
+/* By length, then by the first letter: a hit's fields pass here one by
+ * one, so each costs at most one comparison of its name. */
 static int
-sws_http_stored_skip(const sws_str_t *name)
+sws_http_stored_kind(const sws_str_t *name)
 {
-    /* by length first: a hit's fields pass here one by one */
+    const u_char *p = name->data;
+
     switch (name->len) {
     case 4:
-        return sws_http_lc_eq(name->data, "date", 4);
+        if ((p[0] | 0x20) == 'e') {
+            return sws_http_lc_eq(p, "etag", 4) ? SWS_HTTP_STORED_ETAG : SWS_HTTP_STORED_ADD;
+        }
+        return sws_http_lc_eq(p, "date", 4) ? SWS_HTTP_STORED_SKIP : SWS_HTTP_STORED_ADD;
     case 6:
-        return sws_http_lc_eq(name->data, "server", 6);
+        return sws_http_lc_eq(p, "server", 6) ? SWS_HTTP_STORED_SKIP : SWS_HTTP_STORED_ADD;
+    case 8:
+        return sws_http_lc_eq(p, "location", 8) ? SWS_HTTP_STORED_LOCATION
+                                                : SWS_HTTP_STORED_ADD;
     case 10:
-        return sws_http_lc_eq(name->data, "connection", 10)
-               || sws_http_lc_eq(name->data, "keep-alive", 10);
+        return sws_http_lc_eq(p, "connection", 10) || sws_http_lc_eq(p, "keep-alive", 10)
+               ? SWS_HTTP_STORED_SKIP : SWS_HTTP_STORED_ADD;
+    case 12:
+        return sws_http_lc_eq(p, "content-type", 12) ? SWS_HTTP_STORED_TYPE
+                                                     : SWS_HTTP_STORED_ADD;
     case 13:
-        /* the range filter says it, for a 200 (else it was said twice) */
-        return sws_http_lc_eq(name->data, "accept-ranges", 13);
+        switch (p[0] | 0x20) {
+        case 'l':
+            return sws_http_lc_eq(p, "last-modified", 13) ? SWS_HTTP_STORED_LAST_MODIFIED
+                                                          : SWS_HTTP_STORED_ADD;
+        case 'a':
+            /* the range filter says it, for a 200 (else it was said twice) */
+            return sws_http_lc_eq(p, "accept-ranges", 13) ? SWS_HTTP_STORED_SKIP
+                                                          : SWS_HTTP_STORED_ADD;
+        }
+        return SWS_HTTP_STORED_ADD;
     case 14:
-        return sws_http_lc_eq(name->data, "content-length", 14);
+        return sws_http_lc_eq(p, "content-length", 14) ? SWS_HTTP_STORED_SKIP
+                                                       : SWS_HTTP_STORED_ADD;
     case 17:
-        return sws_http_lc_eq(name->data, "transfer-encoding", 17);
+        return sws_http_lc_eq(p, "transfer-encoding", 17) ? SWS_HTTP_STORED_SKIP
+                                                          : SWS_HTTP_STORED_ADD;
     }
-    return 0;
+    return SWS_HTTP_STORED_ADD;
 }
 
 static sws_int_t
@@ -138,9 +180,12 @@ static sws_int_t
 sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy)
 {
-    sws_chain_t *cl;
-    sws_str_t    name, value;
-    sws_uint_t   i;
+    sws_http_header_t  *h;
+    sws_chain_t        *cl;
+    sws_str_t           name, value;
+    sws_uint_t          i;
+    time_t              t;
+    int                 kind;
 
     if (r->header_sent) {
         sws_log_error(SWS_LOG_ALERT, r->log, 0, "a stored response after the header was sent");
@@ -149,7 +194,8 @@ sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
     sws_http_clear_response(r);
     sws_http_set_status(r, status);
     for (i = 0; i < n; i++) {
-        if (sws_http_stored_skip(&headers[i].name)) {
+        kind = sws_http_stored_kind(&headers[i].name);
+        if (kind == SWS_HTTP_STORED_SKIP) {
             continue;
         }
         /* Copied: the producer's storage may go (an evicted entry) while
@@ -162,9 +208,31 @@ sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
         {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (sws_http_response_header_set(r, &name, NULL, &value) != SWS_OK) {
+        switch (kind) {
+        case SWS_HTTP_STORED_ETAG:
+            r->etag = value;
+            continue;
+        case SWS_HTTP_STORED_LOCATION:
+            r->location = value;
+            continue;
+        case SWS_HTTP_STORED_TYPE:
+            r->content_type = value;
+            continue;
+        case SWS_HTTP_STORED_LAST_MODIFIED:
+            t = sws_parse_http_time(value.data, value.len);
+            if (t != -1) {
+                r->last_modified = t;
+                continue;
+            }
+            break;                     /* not a date: kept as it came */
+        }
+        h = sws_array_push(&r->headers_out);
+        if (h == NULL) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
+        h->name = name;
+        h->value = value;
+        h->hash = 1;
     }
     sws_http_set_content_length(r, sws_chain_size(body));
     if (status == SWS_HTTP_OK) {
