@@ -357,7 +357,13 @@ sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t
         }
     }
 
-    if (lo > 0) {
+    if (lo > 0 && m->prefix[lo - 1].name.len <= len
+        && memcmp(m->prefix[lo - 1].name.data, uri, m->prefix[lo - 1].name.len) == 0)
+    {
+        /* the usual case: that entry is a prefix of the URI itself (a
+         * longer one would sort between it and the URI) */
+        best = &m->prefix[lo - 1];
+    } else if (lo > 0) {
         e = &m->prefix[lo - 1];
         n = sws_min(e->name.len, len);
         for (lcp = 0; lcp < n && e->name.data[lcp] == uri[lcp]; lcp++) { /* void */ }
