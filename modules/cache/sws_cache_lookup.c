@@ -204,6 +204,13 @@ sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
+/* What one answer from an entry needs besides the fields: one allocation. */
+typedef struct {
+    sws_chain_t   cl;
+    sws_buf_t     b;
+    u_char        age[24];
+} sws_cache_answer_t;
+
 /* Send the entry in ctx (memory copy or file) through the filters, with
  * its Age. */
 sws_int_t
@@ -211,36 +218,36 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     static const sws_str_t  age_name = sws_string("Age");
     sws_cache_entry_t      *e = &ctx->entry;
+    sws_cache_answer_t     *a;
     sws_http_header_t      *hs;
     sws_chain_t            *cl = NULL;
     sws_buf_t              *b;
     sws_uint_t              n = 0;
     uint32_t                pos = 0;
     time_t                  age;
-    u_char                 *p;
 
-    hs = sws_palloc(sws_http_pool(r), (e->h.nfields + 1) * sizeof(sws_http_header_t));
-    p = sws_pnalloc(sws_http_pool(r), 24);
-    if (hs == NULL || p == NULL) {
+    /* the fields first: sws_http_header_t is the stricter alignment */
+    hs = sws_palloc(sws_http_pool(r), (e->h.nfields + 1) * sizeof(sws_http_header_t)
+                                      + sizeof(sws_cache_answer_t));
+    if (hs == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
+    a = (sws_cache_answer_t *) (hs + e->h.nfields + 1);
     while (sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
         hs[n++].hash = 1;
     }
     /* RFC 9111 5.1: every response from a cache says how old it is. */
     age = sws_cache_age(e->h.response_time, e->h.initial_age, sws_time_sec());
     hs[n].name = age_name;
-    hs[n].value.data = p;
-    hs[n].value.len = (size_t) (sws_sprint_uint(p, (uint64_t) age) - p);
+    hs[n].value.data = a->age;
+    hs[n].value.len = (size_t) (sws_sprint_uint(a->age, (uint64_t) age) - a->age);
     hs[n++].hash = 1;
 
     if (e->h.body_len) {
-        b = sws_calloc_buf(sws_http_pool(r));
-        cl = sws_alloc_chain_link(sws_http_pool(r));
-        if (b == NULL || cl == NULL) {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
+        b = &a->b;
+        sws_memzero(b, sizeof(sws_buf_t));
         if (ctx->blob) {
+            b->fd = -1;
             b->memory = 1;
             b->start = b->pos = ctx->blob->data + ctx->body_off;
             b->end = b->last = b->pos + e->h.body_len;
@@ -250,6 +257,7 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
             b->file_pos = ctx->body_off;
             b->file_last = ctx->body_off + (off_t) e->h.body_len;
         }
+        cl = &a->cl;
         cl->buf = b;
         cl->next = NULL;
     }
@@ -599,8 +607,8 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->key.len = 0;
         return SWS_DECLINED;           /* a key too long for the file format */
     }
-    ctx->bypass = sws_cache_any(r, lcf->bypass) ? 1 : 0;
-    if (sws_cache_any(r, lcf->no_cache)) {
+    ctx->bypass = lcf->bypass && sws_cache_any(r, lcf->bypass) ? 1 : 0;
+    if (lcf->no_cache && sws_cache_any(r, lcf->no_cache)) {
         ctx->no_store = 1;
     }
     sws_cache_cc_request(r, &rcc);
