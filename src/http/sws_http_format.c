@@ -271,12 +271,16 @@ sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r)
     sws_http_fop_t  *op = f->ops, *last = f->ops + f->nops;
     size_t           n = 0;
 
-    sws_http_format_eval(f, r);
-    f->primed = r;
-
+    /* evaluated and measured in one walk (render writes these values) */
     for ( ; op < last; op++) {
-        n += op->get ? sws_http_escaped_len(&op->value, f->escape) : op->text.len;
+        if (op->get) {
+            op->get(r, op, &op->value);
+            n += sws_http_escaped_len(&op->value, f->escape);
+        } else {
+            n += op->text.len;
+        }
     }
+    f->primed = r;
     return n;
 }
 
