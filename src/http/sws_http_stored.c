@@ -15,9 +15,10 @@
  * '-' only)? Eight bytes at a time: a letter of lc has bit 0x40 set, so
  * (lc & 0x40..) >> 1 puts 0x20 on the letters only, and ORing that into p
  * lower-cases p's letters there while a '-' must match exactly. Each hit
- * passes its stored fields here, so it is worth a few lines.
+ * passes its stored fields here, so it is worth a few lines; inlined, the
+ * loops fold away (the names are constants).
  */
-static int
+static inline __attribute__((always_inline)) int
 sws_http_lc_eq(const u_char *p, const char *lc, size_t n)
 {
     uint64_t  a, b;
