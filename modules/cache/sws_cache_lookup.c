@@ -380,7 +380,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     sws_cache_loc_conf_t  *lcf = ctx->conf;
     sws_cache_path_t      *p = ctx->path;
     sws_cache_node_t      *n;
-    sws_msec_t             now_ms = sws_current_msec();
+    sws_msec_t             now_ms;
     time_t                 now = sws_time_sec();
     u_char                *vary;
     size_t                 vary_len;
@@ -418,6 +418,17 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         sws_slab_unlock(p->pool);
         return SWS_DECLINED;
     }
+
+    if (early) {
+        /* a fresh hit (just seen): what the rest decides does not apply */
+        n->last_access = now;
+        sws_slab_lru_touch(&p->sh->lru, &n->lru);
+        sws_cache_take_locked(ctx, n);
+        sws_slab_unlock(p->pool);
+        ctx->status = SWS_CACHE_HIT;
+        goto send;
+    }
+    now_ms = sws_current_msec();
 
     if (ctx->bypass) {
         sws_slab_unlock(p->pool);
