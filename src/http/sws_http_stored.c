@@ -227,9 +227,13 @@ sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
             }
             break;                     /* not a date: kept as it came */
         }
-        h = sws_array_push(&r->headers_out);
-        if (h == NULL) {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        if (r->headers_out.nelts < r->headers_out.nalloc) {
+            h = (sws_http_header_t *) r->headers_out.elts + r->headers_out.nelts++;
+        } else {
+            h = sws_array_push(&r->headers_out);
+            if (h == NULL) {
+                return SWS_HTTP_INTERNAL_SERVER_ERROR;
+            }
         }
         h->name = name;
         h->value = value;
