@@ -272,6 +272,18 @@ sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r)
     size_t           n = 0;
 
     /* evaluated and measured in one walk (render writes these values) */
+    if (f->escape == SWS_HTTP_ESCAPE_NONE) {
+        for ( ; op < last; op++) {
+            if (op->get) {
+                op->get(r, op, &op->value);
+                n += op->value.len;
+            } else {
+                n += op->text.len;
+            }
+        }
+        f->primed = r;
+        return n;
+    }
     for ( ; op < last; op++) {
         if (op->get) {
             op->get(r, op, &op->value);
