@@ -6,6 +6,7 @@
  */
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_swar.h"
 
 struct sws_http_format_s {
     sws_http_fop_t      *ops;
@@ -296,30 +297,6 @@ sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r)
     return n;
 }
 
-/* n bytes from s to p: the short values of a key or a log line (a scheme,
- * a host, a status) in two overlapping moves, not a call. */
-static inline u_char *
-sws_http_format_copy(u_char *p, const u_char *s, size_t n)
-{
-    size_t  i;
-
-    if (n > 16) {
-        return sws_cpymem(p, s, n);
-    }
-    if (n >= 8) {
-        memcpy(p, s, 8);
-        memcpy(p + n - 8, s + n - 8, 8);
-    } else if (n >= 4) {
-        memcpy(p, s, 4);
-        memcpy(p + n - 4, s + n - 4, 4);
-    } else {
-        for (i = 0; i < n; i++) {
-            p[i] = s[i];
-        }
-    }
-    return p + n;
-}
-
 u_char *
 sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf)
 {
@@ -333,9 +310,9 @@ sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf)
     if (f->escape == SWS_HTTP_ESCAPE_NONE) {
         for ( ; op < last; op++) {
             if (op->get) {
-                buf = sws_http_format_copy(buf, op->value.data, op->value.len);
+                buf = sws_swar_copy(buf, op->value.data, op->value.len);
             } else {
-                buf = sws_http_format_copy(buf, op->text.data, op->text.len);
+                buf = sws_swar_copy(buf, op->text.data, op->text.len);
             }
         }
         return buf;
