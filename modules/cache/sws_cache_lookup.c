@@ -346,11 +346,13 @@ static sws_cache_ctx_t *
 sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
 {
     sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_pool_t      *pool;
 
     if (ctx) {
         return ctx;
     }
-    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_cache_ctx_t));
+    pool = sws_http_pool(r);
+    ctx = sws_pcalloc(pool, sizeof(sws_cache_ctx_t));
     if (ctx == NULL) {
         return NULL;
     }
@@ -359,7 +361,7 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;
-    if (sws_pool_cleanup_add(sws_http_pool(r), sws_cache_cleanup, ctx) != SWS_OK) {
+    if (sws_pool_cleanup_add(pool, sws_cache_cleanup, ctx) != SWS_OK) {
         return NULL;
     }
     sws_http_set_ctx(r, &sws_module, ctx);
@@ -627,7 +629,7 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
     }
     ctx->only_if_cached = rcc.only_if_cached;
-    if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
+    if (ctx->path->sh == NULL) {      /* the zone's root (sws_slab_data), once made */
         ctx->key.len = 0;
         return SWS_DECLINED;
     }
