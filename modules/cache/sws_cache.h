@@ -123,12 +123,14 @@ typedef struct sws_cache_node_s  sws_cache_node_t;
 
 /* A memory copy of an entry, in the zone: hits send straight from it, so
  * it goes only when the last of them is done (refs), even when its node
- * was evicted or refilled meanwhile (orphan). */
+ * was evicted or refilled meanwhile (orphan). After the entry's bytes, its
+ * fields prepared once for every hit (sws_http_stored_head_t, pointing
+ * into data; the zone is at one address in every worker). */
 typedef struct {
     uint32_t               refs;        /* atomic */
-    uint32_t               size;        /* of data */
+    uint32_t               size;        /* of data: the entry */
     uint32_t               orphan;      /* atomic: 1 no node points to it, 2 freed */
-    uint32_t               reserved;
+    uint32_t               head_off;    /* the prepared head at data + head_off; 0: none */
     u_char                 data[];
 } sws_cache_blob_t;
 

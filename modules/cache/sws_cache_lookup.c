@@ -204,11 +204,12 @@ sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
-/* What one answer from an entry needs besides the fields: one allocation. */
+/* What one answer from an entry needs besides its fields: one allocation. */
 typedef struct {
-    sws_chain_t   cl;
-    sws_buf_t     b;
-    u_char        age[24];
+    sws_http_header_t  age;
+    sws_chain_t        cl;
+    sws_buf_t          b;
+    u_char             digits[24];
 } sws_cache_answer_t;
 
 /* Send the entry in ctx (memory copy or file) through the filters, with
@@ -222,26 +223,30 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_http_header_t      *hs;
     sws_chain_t            *cl = NULL;
     sws_buf_t              *b;
-    sws_uint_t              n = 0;
+    sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
+    int                     prepared = ctx->blob && ctx->blob->head_off;
 
+    /* a memory copy has its fields prepared; a file's are walked here (and
+     * Age after them) */
+    room = prepared ? 0 : e->h.nfields + 1;
     /* the fields first: sws_http_header_t is the stricter alignment */
-    hs = sws_palloc(sws_http_pool(r), (e->h.nfields + 1) * sizeof(sws_http_header_t)
+    hs = sws_palloc(sws_http_pool(r), room * sizeof(sws_http_header_t)
                                       + sizeof(sws_cache_answer_t));
     if (hs == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    a = (sws_cache_answer_t *) (hs + e->h.nfields + 1);
-    while (sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
+    a = (sws_cache_answer_t *) (hs + room);
+    while (n + 1 < room && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
         hs[n++].hash = 1;
     }
     /* RFC 9111 5.1: every response from a cache says how old it is. */
     age = sws_cache_age(e->h.response_time, e->h.initial_age, sws_time_sec());
-    hs[n].name = age_name;
-    hs[n].value.data = a->age;
-    hs[n].value.len = (size_t) (sws_sprint_uint(a->age, (uint64_t) age) - a->age);
-    hs[n++].hash = 1;
+    a->age.name = age_name;
+    a->age.value.data = a->digits;
+    a->age.value.len = (size_t) (sws_sprint_uint(a->digits, (uint64_t) age) - a->digits);
+    a->age.hash = 1;
 
     if (e->h.body_len) {
         b = &a->b;
@@ -262,6 +267,12 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         cl->next = NULL;
     }
     /* the fields stay where they are (the copy held, the pool) until the end */
+    if (prepared) {
+        return sws_http_send_stored_head(r, e->h.status,
+                   (const sws_http_stored_head_t *) (ctx->blob->data + ctx->blob->head_off),
+                   &a->age, 1, cl);
+    }
+    hs[n++] = a->age;
     return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
 }
 

@@ -160,85 +160,62 @@ sws_http_stored_copy(sws_pool_t *pool, sws_str_t *dst, const sws_str_t *src)
     return SWS_OK;
 }
 
-static sws_int_t sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
-    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy);
-
-sws_int_t
-sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
-    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+/* The room for n more response fields: the list's own, or pushed. */
+static sws_http_header_t *
+sws_http_stored_room(sws_http_request_t *r, sws_uint_t n)
 {
-    return sws_http_stored_send(r, status, headers, n, body, 1);
+    sws_http_header_t *h;
+
+    if (r->headers_out.nalloc - r->headers_out.nelts >= n) {
+        h = (sws_http_header_t *) r->headers_out.elts + r->headers_out.nelts;
+        r->headers_out.nelts += n;
+        return h;
+    }
+    return sws_array_push_n(&r->headers_out, n);
 }
 
-sws_int_t
-sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
-    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
-{
-    return sws_http_stored_send(r, status, headers, n, body, 0);
-}
-
+/* One field, of this kind (not SKIP), on the response. */
 static sws_int_t
-sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
-    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy)
+sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
+    const sws_str_t *value)
 {
-    sws_http_header_t  *h;
-    sws_chain_t        *cl;
-    sws_str_t           name, value;
-    sws_uint_t          i;
-    time_t              t;
-    int                 kind;
+    sws_http_header_t *h;
+    time_t             t;
 
-    if (r->header_sent) {
-        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a stored response after the header was sent");
+    switch (kind) {
+    case SWS_HTTP_STORED_ETAG:
+        r->etag = *value;
+        return SWS_OK;
+    case SWS_HTTP_STORED_LOCATION:
+        r->location = *value;
+        return SWS_OK;
+    case SWS_HTTP_STORED_TYPE:
+        r->content_type = *value;
+        return SWS_OK;
+    case SWS_HTTP_STORED_LAST_MODIFIED:
+        t = sws_parse_http_time(value->data, value->len);
+        if (t != -1) {
+            r->last_modified = t;
+            return SWS_OK;
+        }
+        break;                         /* not a date: kept as it came */
+    }
+    h = sws_http_stored_room(r, 1);
+    if (h == NULL) {
         return SWS_ERROR;
     }
-    sws_http_clear_response(r);
-    sws_http_set_status(r, status);
-    for (i = 0; i < n; i++) {
-        kind = sws_http_stored_kind(&headers[i].name);
-        if (kind == SWS_HTTP_STORED_SKIP) {
-            continue;
-        }
-        /* Copied: the producer's storage may go (an evicted entry) while
-         * the head waits in the filters; unless it says it stays. */
-        if (!copy) {
-            name = headers[i].name;
-            value = headers[i].value;
-        } else if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
-                   || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK)
-        {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        switch (kind) {
-        case SWS_HTTP_STORED_ETAG:
-            r->etag = value;
-            continue;
-        case SWS_HTTP_STORED_LOCATION:
-            r->location = value;
-            continue;
-        case SWS_HTTP_STORED_TYPE:
-            r->content_type = value;
-            continue;
-        case SWS_HTTP_STORED_LAST_MODIFIED:
-            t = sws_parse_http_time(value.data, value.len);
-            if (t != -1) {
-                r->last_modified = t;
-                continue;
-            }
-            break;                     /* not a date: kept as it came */
-        }
-        if (r->headers_out.nelts < r->headers_out.nalloc) {
-            h = (sws_http_header_t *) r->headers_out.elts + r->headers_out.nelts++;
-        } else {
-            h = sws_array_push(&r->headers_out);
-            if (h == NULL) {
-                return SWS_HTTP_INTERNAL_SERVER_ERROR;
-            }
-        }
-        h->name = name;
-        h->value = value;
-        h->hash = 1;
-    }
+    h->name = *name;
+    h->value = *value;
+    h->hash = 1;
+    return SWS_OK;
+}
+
+/* After the fields: the framing, the head through the filters, the body. */
+static sws_int_t
+sws_http_stored_finish(sws_http_request_t *r, sws_uint_t status, sws_chain_t *body)
+{
+    sws_chain_t *cl;
+
     sws_http_set_content_length(r, sws_chain_size(body));
     if (status == SWS_HTTP_OK) {
         sws_http_allow_ranges(r, 1);
@@ -256,4 +233,136 @@ sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
     for (cl = body; cl->next; cl = cl->next) { /* the last link */ }
     cl->buf->last_buf = 1;
     return sws_http_output(r, body);
+}
+
+/* A stored response replaces whatever was set on r. */
+static sws_int_t
+sws_http_stored_start(sws_http_request_t *r, sws_uint_t status)
+{
+    if (r->header_sent) {
+        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a stored response after the header was sent");
+        return SWS_ERROR;
+    }
+    sws_http_clear_response(r);
+    sws_http_set_status(r, status);
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_stored_send(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body, int copy)
+{
+    sws_str_t   name, value;
+    sws_uint_t  i;
+    int         kind;
+
+    if (sws_http_stored_start(r, status) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    for (i = 0; i < n; i++) {
+        kind = sws_http_stored_kind(&headers[i].name);
+        if (kind == SWS_HTTP_STORED_SKIP) {
+            continue;
+        }
+        /* Copied: the producer's storage may go (an evicted entry) while
+         * the head waits in the filters; unless it says it stays. */
+        if (!copy) {
+            name = headers[i].name;
+            value = headers[i].value;
+        } else if (sws_http_stored_copy(r->pool, &name, &headers[i].name) != SWS_OK
+                   || sws_http_stored_copy(r->pool, &value, &headers[i].value) != SWS_OK)
+        {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        if (sws_http_stored_put(r, kind, &name, &value) != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    return sws_http_stored_finish(r, status, body);
+}
+
+sws_int_t
+sws_http_send_stored(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 1);
+}
+
+sws_int_t
+sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body)
+{
+    return sws_http_stored_send(r, status, headers, n, body, 0);
+}
+
+/* ---- prepared once, sent many times ---- */
+
+void
+sws_http_stored_prepare(sws_http_stored_head_t *head, sws_http_header_t *fields,
+    const sws_http_header_t *headers, sws_uint_t n)
+{
+    sws_uint_t  i, j = 0;
+    time_t      t;
+
+    sws_memzero(head, sizeof(sws_http_stored_head_t));
+    head->last_modified = -1;
+    /* forward, j <= i: fields may be headers itself */
+    for (i = 0; i < n; i++) {
+        switch (sws_http_stored_kind(&headers[i].name)) {
+        case SWS_HTTP_STORED_SKIP:
+            continue;
+        case SWS_HTTP_STORED_ETAG:
+            head->etag = headers[i].value;
+            continue;
+        case SWS_HTTP_STORED_LOCATION:
+            head->location = headers[i].value;
+            continue;
+        case SWS_HTTP_STORED_TYPE:
+            head->content_type = headers[i].value;
+            continue;
+        case SWS_HTTP_STORED_LAST_MODIFIED:
+            t = sws_parse_http_time(headers[i].value.data, headers[i].value.len);
+            if (t != -1) {
+                head->last_modified = t;
+                continue;
+            }
+            break;
+        }
+        fields[j] = headers[i];
+        fields[j++].hash = 1;
+    }
+    head->fields = fields;
+    head->nfields = (uint32_t) j;
+}
+
+sws_int_t
+sws_http_send_stored_head(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_stored_head_t *head, const sws_http_header_t *more, sws_uint_t nmore,
+    sws_chain_t *body)
+{
+    sws_http_header_t *h;
+
+    if (sws_http_stored_start(r, status) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    r->content_type = head->content_type;
+    r->etag = head->etag;
+    r->location = head->location;
+    r->last_modified = (time_t) head->last_modified;
+    if (head->nfields) {
+        /* copied into the request's list: filters may change it, never the head */
+        h = sws_http_stored_room(r, head->nfields);
+        if (h == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        memcpy(h, head->fields, head->nfields * sizeof(sws_http_header_t));
+    }
+    if (nmore) {
+        h = sws_http_stored_room(r, nmore);
+        if (h == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        memcpy(h, more, nmore * sizeof(sws_http_header_t));
+    }
+    return sws_http_stored_finish(r, status, body);
 }
