@@ -179,8 +179,7 @@ static sws_int_t
 sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
     const sws_str_t *value)
 {
-    sws_http_header_t *h;
-    time_t             t;
+    time_t t;
 
     switch (kind) {
     case SWS_HTTP_STORED_ETAG:
@@ -200,14 +199,7 @@ sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
         }
         break;                         /* not a date: kept as it came */
     }
-    h = sws_http_stored_room(r, 1);
-    if (h == NULL) {
-        return SWS_ERROR;
-    }
-    h->name = *name;
-    h->value = *value;
-    h->hash = 1;
-    return SWS_OK;
+    return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
 }
 
 /* After the fields: the framing, the head through the filters, the body. */
