@@ -3,6 +3,8 @@ hook before proxy makes its upstream request (sws_http_upstream_cache_hit),
 except where the key depends on what proxy computes first (a proxy_pass
 with variables); the stored fields go back through the core's matching of
 the fields it keeps apart, in any case, and never on a look-alike name."""
+import gzip
+
 import swsharness as h
 from cacheorigin import LOG_FORMAT, corigin, get, source, start, statuses  # noqa: F401
 
@@ -128,3 +130,30 @@ def test_filters_on_one_memory_hit_leave_the_next_alone(sws, corigin):
     assert st == "HIT" and again.status == 200 and again.body == b"0123456789"
     assert _fields(again) == _fields(first)
     assert o.count("/c/f") == 1
+
+
+def test_memory_hits_gzipped_with_a_charset_and_over_http2(sws, corigin):
+    o = corigin()
+    page = b"<p>prepared</p>" * 200
+    o.set("/c/z", body=page, headers=[("Content-Type", "text/html"), ("ETag", '"z1"'),
+                                      ("Cache-Control", "max-age=600")])
+    srv = start(sws, o, "mem_size=1m", ports=2,
+                loc='gzip on; gzip_min_length 1; charset utf-8; '
+                    'add_header X-Status "$upstream_cache_status";',
+                server="listen 127.0.0.1:@PORT2@ http2;")
+    get(srv, "/c/z")
+    r, st = get(srv, "/c/z", headers=["Accept-Encoding: gzip"])
+    assert st == "HIT" and source(srv) == "memory" and r.status == 200
+    assert r.header("Content-Encoding") == "gzip" and gzip.decompress(r.body) == page
+    assert r.header("ETag") == 'W/"z1"'            # the compressed body's, weak
+    # the next hit, plain: the entry's own fields, not what gzip made of them
+    r, st = get(srv, "/c/z")
+    assert st == "HIT" and r.body == page and r.header("Content-Encoding") is None
+    assert r.header("ETag") == '"z1"' and r.header("Content-Length") == str(len(page))
+    assert r.header("Content-Type") == "text/html; charset=utf-8"
+    # HTTP/2 (h2c) clients get the same hit, with its Age
+    r = h.curl("http://127.0.0.1:%d/c/z" % srv.ports[1], prior_knowledge=True)
+    assert r.status == 200 and r.http_version == 3 and r.body == page
+    assert r.header("X-Status") == "HIT" and r.header("Age") is not None
+    assert r.header("Content-Type") == "text/html; charset=utf-8"
+    assert o.count("/c/z") == 1
