@@ -22,7 +22,6 @@ static inline __attribute__((always_inline)) int
 sws_http_lc_eq(const u_char *p, const char *lc, size_t n)
 {
     uint64_t  a, b;
-
     uint32_t  c, d;
 
     for ( ; n >= 8; n -= 8, p += 8, lc += 8) {
