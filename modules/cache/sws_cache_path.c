@@ -332,15 +332,23 @@ sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_ch
     b->orphan = 0;
     b->size = (uint32_t) len;
     memcpy(b->data, data, len);
-    /* what every hit would do to the fields, done once */
+    /* what every hit would do to the fields, done once (not for bytes
+     * whose header does not hold its fields: those hits walk them) */
     sws_cache_entry_map(b->data, len, &e);
-    head = (sws_http_stored_head_t *) (b->data + off);
-    fields = (sws_http_header_t *) (head + 1);
-    while (i < e.h.nfields && sws_cache_entry_field(&e, &pos, &fields[i].name, &fields[i].value)) {
-        i++;
+    b->head_off = 0;
+    if (e.h.header_len <= len
+        && (size_t) (e.fields - b->data) + e.h.fields_len <= e.h.header_len)
+    {
+        head = (sws_http_stored_head_t *) (b->data + off);
+        fields = (sws_http_header_t *) (head + 1);
+        while (i < e.h.nfields
+               && sws_cache_entry_field(&e, &pos, &fields[i].name, &fields[i].value))
+        {
+            i++;
+        }
+        sws_http_stored_prepare(head, fields, fields, i);
+        b->head_off = (uint32_t) off;
     }
-    sws_http_stored_prepare(head, fields, fields, i);
-    b->head_off = (uint32_t) off;
     n->mem = b;
     p->sh->mem_used += len;
     sws_slab_lru_insert(&p->sh->mem_lru, &n->mem_lru);
