@@ -421,6 +421,37 @@ sws_int_t sws_http_send_stored_ref(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *headers, sws_uint_t n, sws_chain_t *body);
 
 /*
+ * A stored response's fields prepared once for many sends (a cache's
+ * memory copy, answered by every hit): the fields sws_http_send_stored
+ * leaves out dropped, Content-Type, ETag, Location and a valid
+ * Last-Modified taken apart, the others kept in order. ABI 1.5.
+ *
+ * sws_http_stored_prepare() fills head from the n headers, writing the
+ * kept ones into fields (room for n; it may be headers itself). Nothing
+ * is copied: head, fields and what they point to must stay valid and
+ * unchanged for as long as it is sent from.
+ * sws_http_send_stored_head() is sws_http_send_stored_ref() of that head,
+ * then the nmore headers in more added as they are (this response's own,
+ * an Age: none that the core keeps apart or writes itself). The request's
+ * field list is a copy, so filters change it and never the head.
+ */
+typedef struct {
+    sws_str_t           content_type;
+    sws_str_t           etag;
+    sws_str_t           location;
+    int64_t             last_modified;     /* -1: none */
+    sws_http_header_t  *fields;
+    uint32_t            nfields;
+    uint32_t            reserved;
+} sws_http_stored_head_t;
+
+void      sws_http_stored_prepare(sws_http_stored_head_t *head, sws_http_header_t *fields,
+    const sws_http_header_t *headers, sws_uint_t n);
+sws_int_t sws_http_send_stored_head(sws_http_request_t *r, sws_uint_t status,
+    const sws_http_stored_head_t *head, const sws_http_header_t *more, sws_uint_t nmore,
+    sws_chain_t *body);
+
+/*
  * Fixed responses: status, type and body known at configuration time. The
  * core preformats what it can, and answers HTTP/1.x requests with one write
  * and without building header structures when nothing (no third-party

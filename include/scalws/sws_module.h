@@ -15,7 +15,8 @@
                                  status codes and log levels, typed fixed responses;
                                  1.4: the cache's hit hook, sws_http_upstream_cache_hit;
                                  1.5: sws_http_upstream_date,
-                                 sws_http_upstream_cache_convert_head */
+                                 sws_http_upstream_cache_convert_head, prepared stored
+                                 heads (sws_http_stored_prepare, sws_http_send_stored_head) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -82,9 +82,26 @@ const char *sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total,
     sws_cache_entry_t *e);
 /* An entry this module put in shared memory (trusted): its parts only. */
 void        sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e);
-/* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end. */
-int         sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
-    sws_str_t *value);
+/* The fields of a checked entry, one by one: *pos starts at 0. 0 at the end.
+ * (Inline: every hit walks its entry's fields.) */
+static inline int
+sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
+    sws_str_t *value)
+{
+    uint16_t  n, v;
+
+    if (*pos + 4 > e->h.fields_len) {
+        return 0;
+    }
+    memcpy(&n, e->fields + *pos, 2);
+    memcpy(&v, e->fields + *pos + 2, 2);
+    name->data = (u_char *) e->fields + *pos + 4;
+    name->len = n;
+    value->data = name->data + n;
+    value->len = v;
+    *pos += 4 + (uint32_t) n + v;
+    return 1;
+}
 /* The header's size for these parts, and writing it at buf (that many
  * bytes). The checksum is computed here. */
 size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);
@@ -106,12 +123,14 @@ typedef struct sws_cache_node_s  sws_cache_node_t;
 
 /* A memory copy of an entry, in the zone: hits send straight from it, so
  * it goes only when the last of them is done (refs), even when its node
- * was evicted or refilled meanwhile (orphan). */
+ * was evicted or refilled meanwhile (orphan). After the entry's bytes, its
+ * fields prepared once for every hit (sws_http_stored_head_t, pointing
+ * into data; the zone is at one address in every worker). */
 typedef struct {
     uint32_t               refs;        /* atomic */
-    uint32_t               size;        /* of data */
+    uint32_t               size;        /* of data: the entry */
     uint32_t               orphan;      /* atomic: 1 no node points to it, 2 freed */
-    uint32_t               reserved;
+    uint32_t               head_off;    /* the prepared head at data + head_off; 0: none */
     u_char                 data[];
 } sws_cache_blob_t;
 

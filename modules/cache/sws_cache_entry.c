@@ -128,25 +128,6 @@ sws_cache_is_tchar(u_char c)
     return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-int
-sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name,
-    sws_str_t *value)
-{
-    uint16_t  n, v;
-
-    if (*pos + 4 > e->h.fields_len) {
-        return 0;
-    }
-    memcpy(&n, e->fields + *pos, 2);
-    memcpy(&v, e->fields + *pos + 2, 2);
-    name->data = (u_char *) e->fields + *pos + 4;
-    name->len = n;
-    value->data = name->data + n;
-    value->len = v;
-    *pos += 4 + (uint32_t) n + v;
-    return 1;
-}
-
 const char *
 sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_entry_t *e)
 {

@@ -204,6 +204,14 @@ sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
+/* What one answer from an entry needs besides its fields: one allocation. */
+typedef struct {
+    sws_http_header_t  age;
+    sws_chain_t        cl;
+    sws_buf_t          b;
+    u_char             digits[24];
+} sws_cache_answer_t;
+
 /* Send the entry in ctx (memory copy or file) through the filters, with
  * its Age. */
 sws_int_t
@@ -211,36 +219,40 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     static const sws_str_t  age_name = sws_string("Age");
     sws_cache_entry_t      *e = &ctx->entry;
+    sws_cache_answer_t     *a;
     sws_http_header_t      *hs;
     sws_chain_t            *cl = NULL;
     sws_buf_t              *b;
-    sws_uint_t              n = 0;
+    sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
-    u_char                 *p;
+    int                     prepared = ctx->blob && ctx->blob->head_off;
 
-    hs = sws_palloc(sws_http_pool(r), (e->h.nfields + 1) * sizeof(sws_http_header_t));
-    p = sws_pnalloc(sws_http_pool(r), 24);
-    if (hs == NULL || p == NULL) {
+    /* a memory copy has its fields prepared; a file's are walked here (and
+     * Age after them) */
+    room = prepared ? 0 : e->h.nfields + 1;
+    /* the fields first: sws_http_header_t is the stricter alignment */
+    hs = sws_palloc(sws_http_pool(r), room * sizeof(sws_http_header_t)
+                                      + sizeof(sws_cache_answer_t));
+    if (hs == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    while (sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
+    a = (sws_cache_answer_t *) (hs + room);
+    while (n + 1 < room && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
         hs[n++].hash = 1;
     }
     /* RFC 9111 5.1: every response from a cache says how old it is. */
     age = sws_cache_age(e->h.response_time, e->h.initial_age, sws_time_sec());
-    hs[n].name = age_name;
-    hs[n].value.data = p;
-    hs[n].value.len = (size_t) (sws_sprint_uint(p, (uint64_t) age) - p);
-    hs[n++].hash = 1;
+    a->age.name = age_name;
+    a->age.value.data = a->digits;
+    a->age.value.len = (size_t) (sws_sprint_uint(a->digits, (uint64_t) age) - a->digits);
+    a->age.hash = 1;
 
     if (e->h.body_len) {
-        b = sws_calloc_buf(sws_http_pool(r));
-        cl = sws_alloc_chain_link(sws_http_pool(r));
-        if (b == NULL || cl == NULL) {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
+        b = &a->b;
+        sws_memzero(b, sizeof(sws_buf_t));
         if (ctx->blob) {
+            b->fd = -1;
             b->memory = 1;
             b->start = b->pos = ctx->blob->data + ctx->body_off;
             b->end = b->last = b->pos + e->h.body_len;
@@ -250,10 +262,17 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
             b->file_pos = ctx->body_off;
             b->file_last = ctx->body_off + (off_t) e->h.body_len;
         }
+        cl = &a->cl;
         cl->buf = b;
         cl->next = NULL;
     }
     /* the fields stay where they are (the copy held, the pool) until the end */
+    if (prepared) {
+        return sws_http_send_stored_head(r, e->h.status,
+                   (const sws_http_stored_head_t *) (ctx->blob->data + ctx->blob->head_off),
+                   &a->age, 1, cl);
+    }
+    hs[n++] = a->age;
     return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
 }
 
@@ -338,11 +357,13 @@ static sws_cache_ctx_t *
 sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
 {
     sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+    sws_pool_t      *pool;
 
     if (ctx) {
         return ctx;
     }
-    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_cache_ctx_t));
+    pool = sws_http_pool(r);
+    ctx = sws_pcalloc(pool, sizeof(sws_cache_ctx_t));
     if (ctx == NULL) {
         return NULL;
     }
@@ -351,7 +372,7 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;
-    if (sws_pool_cleanup_add(sws_http_pool(r), sws_cache_cleanup, ctx) != SWS_OK) {
+    if (sws_pool_cleanup_add(pool, sws_cache_cleanup, ctx) != SWS_OK) {
         return NULL;
     }
     sws_http_set_ctx(r, &sws_module, ctx);
@@ -414,7 +435,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     sws_cache_loc_conf_t  *lcf = ctx->conf;
     sws_cache_path_t      *p = ctx->path;
     sws_cache_node_t      *n;
-    sws_msec_t             now_ms = sws_current_msec();
+    sws_msec_t             now_ms;
     time_t                 now = sws_time_sec();
     u_char                *vary;
     size_t                 vary_len;
@@ -452,6 +473,17 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         sws_slab_unlock(p->pool);
         return SWS_DECLINED;
     }
+
+    if (early) {
+        /* a fresh hit (just seen): what the rest decides does not apply */
+        n->last_access = now;
+        sws_slab_lru_touch(&p->sh->lru, &n->lru);
+        sws_cache_take_locked(ctx, n);
+        sws_slab_unlock(p->pool);
+        ctx->status = SWS_CACHE_HIT;
+        goto send;
+    }
+    now_ms = sws_current_msec();
 
     if (ctx->bypass) {
         sws_slab_unlock(p->pool);
@@ -656,8 +688,8 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->key.len = 0;
         return SWS_DECLINED;           /* a key too long for the file format */
     }
-    ctx->bypass = sws_cache_any(r, lcf->bypass) ? 1 : 0;
-    if (sws_cache_any(r, lcf->no_cache)) {
+    ctx->bypass = lcf->bypass && sws_cache_any(r, lcf->bypass) ? 1 : 0;
+    if (lcf->no_cache && sws_cache_any(r, lcf->no_cache)) {
         ctx->no_store = 1;
     }
     sws_cache_cc_request(r, &rcc);
@@ -674,7 +706,7 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->req_limits = rcc.no_cache || rcc.max_age >= 0 || rcc.min_fresh >= 0
                           || rcc.max_stale >= 0;
     }
-    if (!sws_slab_data(ctx->path->pool) || ctx->path->sh == NULL) {
+    if (ctx->path->sh == NULL) {      /* the zone's root (sws_slab_data), once made */
         ctx->key.len = 0;
         return SWS_DECLINED;
     }

@@ -307,21 +307,48 @@ int
 sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_char *data,
     size_t len)
 {
-    sws_cache_blob_t  *b;
+    sws_cache_blob_t        *b;
+    sws_cache_entry_t        e;
+    sws_http_stored_head_t  *head;
+    sws_http_header_t       *fields;
+    size_t                   off;
+    uint32_t                 pos = 0, i = 0;
 
     sws_cache_mem_detach_locked(p, n);
     if (len > p->mem_max_object || p->sh->mem_used + len > p->mem_size) {
         return 0;
     }
-    b = sws_slab_alloc_locked(p->pool, sizeof(sws_cache_blob_t) + len);
+    /* the data is an entry this module wrote or checked (the fill, a
+     * checked file): its fields are where its header says */
+    sws_cache_entry_map(data, len, &e);
+    off = sws_align(len, sizeof(void *));
+    b = sws_slab_alloc_locked(p->pool, sizeof(sws_cache_blob_t) + off
+                                       + sizeof(sws_http_stored_head_t)
+                                       + e.h.nfields * sizeof(sws_http_header_t));
     if (b == NULL) {
         return 0;
     }
     b->refs = 0;
     b->orphan = 0;
-    b->reserved = 0;
     b->size = (uint32_t) len;
     memcpy(b->data, data, len);
+    /* what every hit would do to the fields, done once (not for bytes
+     * whose header does not hold its fields: those hits walk them) */
+    sws_cache_entry_map(b->data, len, &e);
+    b->head_off = 0;
+    if (e.h.header_len <= len
+        && (size_t) (e.fields - b->data) + e.h.fields_len <= e.h.header_len)
+    {
+        head = (sws_http_stored_head_t *) (b->data + off);
+        fields = (sws_http_header_t *) (head + 1);
+        while (i < e.h.nfields
+               && sws_cache_entry_field(&e, &pos, &fields[i].name, &fields[i].value))
+        {
+            i++;
+        }
+        sws_http_stored_prepare(head, fields, fields, i);
+        b->head_off = (uint32_t) off;
+    }
     n->mem = b;
     p->sh->mem_used += len;
     sws_slab_lru_insert(&p->sh->mem_lru, &n->mem_lru);

@@ -421,6 +421,18 @@ sws_sprint_uint(u_char *buf, uint64_t n)
     size_t    len;
     unsigned  d;
 
+    /* one or two digits (a small Content-Length, an Age) written in place:
+     * the copy below costs more than the number */
+    if (n < 10) {
+        *buf = (u_char) ('0' + n);
+        return buf + 1;
+    }
+    if (n < 100) {
+        d = (unsigned) n * 2;
+        buf[0] = sws_digit_pairs[d];
+        buf[1] = sws_digit_pairs[d + 1];
+        return buf + 2;
+    }
     while (n >= 100) {
         d = (unsigned) (n % 100) * 2;
         n /= 100;

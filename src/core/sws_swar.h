@@ -29,6 +29,32 @@ sws_load32(const u_char *p)
 }
 
 
+/* n bytes from s to p, returning p + n: a short string (a header's name or
+ * value, a variable's value) in two overlapping moves rather than a call
+ * to memcpy, which costs more than the copy at these lengths. */
+static inline u_char *
+sws_swar_copy(u_char *p, const u_char *s, size_t n)
+{
+    size_t  i;
+
+    if (n > 16) {
+        return (u_char *) memcpy(p, s, n) + n;
+    }
+    if (n >= 8) {
+        memcpy(p, s, 8);
+        memcpy(p + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(p, s, 4);
+        memcpy(p + n - 4, s + n - 4, 4);
+    } else {
+        for (i = 0; i < n; i++) {
+            p[i] = s[i];
+        }
+    }
+    return p + n;
+}
+
+
 /* ASCII 'A'..'Z' -> 'a'..'z' in each byte; other bytes (including >= 0x80)
  * unchanged. Bit 7 of each lane flags "is upper" without carries between
  * lanes: low 7 bits plus a bias stay below 0x100. */

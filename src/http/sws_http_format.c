@@ -6,6 +6,7 @@
  */
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_swar.h"
 
 struct sws_http_format_s {
     sws_http_fop_t      *ops;
@@ -271,12 +272,28 @@ sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r)
     sws_http_fop_t  *op = f->ops, *last = f->ops + f->nops;
     size_t           n = 0;
 
-    sws_http_format_eval(f, r);
-    f->primed = r;
-
-    for ( ; op < last; op++) {
-        n += op->get ? sws_http_escaped_len(&op->value, f->escape) : op->text.len;
+    /* evaluated and measured in one walk (render writes these values) */
+    if (f->escape == SWS_HTTP_ESCAPE_NONE) {
+        for ( ; op < last; op++) {
+            if (op->get) {
+                op->get(r, op, &op->value);
+                n += op->value.len;
+            } else {
+                n += op->text.len;
+            }
+        }
+        f->primed = r;
+        return n;
     }
+    for ( ; op < last; op++) {
+        if (op->get) {
+            op->get(r, op, &op->value);
+            n += sws_http_escaped_len(&op->value, f->escape);
+        } else {
+            n += op->text.len;
+        }
+    }
+    f->primed = r;
     return n;
 }
 
@@ -290,6 +307,16 @@ sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf)
     }
     f->primed = NULL;
 
+    if (f->escape == SWS_HTTP_ESCAPE_NONE) {
+        for ( ; op < last; op++) {
+            if (op->get) {
+                buf = sws_swar_copy(buf, op->value.data, op->value.len);
+            } else {
+                buf = sws_swar_copy(buf, op->text.data, op->text.len);
+            }
+        }
+        return buf;
+    }
     for ( ; op < last; op++) {
         if (op->get) {
             buf = sws_http_escape(buf, &op->value, f->escape);

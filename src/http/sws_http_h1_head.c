@@ -1,5 +1,6 @@
 /* The HTTP/1.1 response head, built in one buffer from the response fields. */
 #include "sws_http_h1.h"
+#include "sws_swar.h"
 
 /* keepalive_disable: MSIE 6 and older after a POST, Safari (nginx's tests
  * of the User-Agent). */
@@ -224,10 +225,10 @@ sws_http1_build_head(sws_http_request_t *r)
         if (h[i].hash == 0) {
             continue;
         }
-        p = sws_cpymem(p, h[i].name.data, h[i].name.len);
+        p = sws_swar_copy(p, h[i].name.data, h[i].name.len);
         *p++ = ':';
         *p++ = ' ';
-        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+        p = sws_swar_copy(p, h[i].value.data, h[i].value.len);
         *p++ = '\r';
         *p++ = '\n';
     }

@@ -316,7 +316,7 @@ void *
 sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
     sws_http_loc_kind_t *kind)
 {
-    int               rc;
+    int               rc, is_prefix;
     size_t            lcp, n;
     sws_uint_t        lo, hi, mid;
     sws_loc_item_t   *e, *best;
@@ -347,17 +347,25 @@ sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t
     best = NULL;
     lo = 0;
     hi = m->nprefix;
+    is_prefix = 0;
     while (lo < hi) {
         mid = lo + (hi - lo) / 2;
         e = &m->prefix[mid];
-        if (sws_http_loc_cmp(e->name.data, e->name.len, uri, len) <= 0) {
+        n = sws_min(e->name.len, len);
+        rc = n ? memcmp(e->name.data, uri, n) : 0;
+        if (rc < 0 || (rc == 0 && e->name.len <= len)) {
             lo = mid + 1;
+            is_prefix = rc == 0;       /* of this entry, which may be the last */
         } else {
             hi = mid;
         }
     }
 
-    if (lo > 0) {
+    if (lo > 0 && is_prefix) {
+        /* the usual case: that entry is a prefix of the URI itself (a
+         * longer one would sort between it and the URI) */
+        best = &m->prefix[lo - 1];
+    } else if (lo > 0) {
         e = &m->prefix[lo - 1];
         n = sws_min(e->name.len, len);
         for (lcp = 0; lcp < n && e->name.data[lcp] == uri[lcp]; lcp++) { /* void */ }
