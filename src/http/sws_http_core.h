@@ -205,6 +205,7 @@ struct sws_http_core_loc_conf_s {
     void                   *open_file_cache;        /* sws_http_ofc_conf_t, NULL: off */
     sws_msec_t              open_file_cache_valid;
     sws_int_t               open_file_cache_errors;
+    sws_int_t               open_file_cache_min_uses;
     unsigned                open_file_cache_set:1;  /* "open_file_cache off" counts */
     sws_int_t               disable_symlinks;       /* SWS_HTTP_SYMLINKS_* */
     sws_str_t               disable_symlinks_from;  /* from=PATH: not checked */

@@ -141,6 +141,8 @@ static const sws_command_t sws_http_core_commands[] = {
              open_file_cache_valid),
     LOC_SLOT("open_file_cache_errors", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              open_file_cache_errors),
+    LOC_SLOT("open_file_cache_min_uses", SWS_CONF_TAKE1, sws_conf_set_num_slot,
+             open_file_cache_min_uses),
     { "disable_symlinks", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_disable_symlinks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "limit_except", SWS_HTTP_LOC_CONF | SWS_CONF_BLOCK | SWS_CONF_1MORE,
@@ -325,6 +327,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->lingering_time = SWS_UNSET_MSEC;
     clcf->open_file_cache_valid = SWS_UNSET_MSEC;
     clcf->open_file_cache_errors = SWS_UNSET;
+    clcf->open_file_cache_min_uses = SWS_UNSET;
     clcf->disable_symlinks = SWS_UNSET;
     return clcf;
 }
@@ -381,6 +384,10 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     }
     sws_conf_merge_msec_value(conf->open_file_cache_valid, prev->open_file_cache_valid, 5000);
     sws_conf_merge_value(conf->open_file_cache_errors, prev->open_file_cache_errors, 0);
+    sws_conf_merge_value(conf->open_file_cache_min_uses, prev->open_file_cache_min_uses, 1);
+    if (conf->open_file_cache_min_uses < 1) {
+        return "open_file_cache_min_uses must be at least 1";
+    }
     if (conf->disable_symlinks == SWS_UNSET) {
         conf->disable_symlinks = prev->disable_symlinks == SWS_UNSET ? SWS_HTTP_SYMLINKS_OFF
                                                                       : prev->disable_symlinks;

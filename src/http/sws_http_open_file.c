@@ -26,7 +26,10 @@ sws_http_open_file(sws_http_request_t *r, const sws_str_t *path, sws_http_file_t
     f->fd = -1;
     sws_http_symlinks(r, path, &sl);
 
-    if (clcf->open_file_cache) {
+    if (clcf->open_file_cache
+        && sws_http_ofc_admits(clcf->open_file_cache,
+                               (sws_uint_t) clcf->open_file_cache_min_uses, &sl, path))
+    {
         return sws_http_ofc_open(r, clcf->open_file_cache, clcf->open_file_cache_valid,
                                  (int) clcf->open_file_cache_errors, &sl, path, f);
     }

@@ -497,3 +497,51 @@ sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_ms
     f->data = e->data;
     return SWS_OK;
 }
+
+
+/* ---- open_file_cache_min_uses ---- */
+
+#define SWS_OFC_COUNTERS  4096         /* slots; a collision resets a count */
+
+typedef struct {
+    uint32_t    hash;
+    uint32_t    uses;
+    sws_msec_t  first;                 /* the first use counted */
+} sws_ofc_counter_t;
+
+static sws_ofc_counter_t *sws_ofc_counters;
+
+int
+sws_http_ofc_admits(const sws_http_ofc_conf_t *conf, sws_uint_t min_uses,
+    const sws_http_symlinks_t *sl, const sws_str_t *path)
+{
+    sws_ofc_counter_t *c;
+    sws_msec_t         now;
+    uint32_t           hash;
+
+    if (min_uses <= 1) {
+        return 1;
+    }
+    hash = sws_hash_key(path->data, path->len);
+    if (ofc.ready && sws_ofc_lookup(path, hash, sl)) {
+        return 1;                      /* cached already */
+    }
+    if (sws_ofc_counters == NULL) {
+        sws_ofc_counters = calloc(SWS_OFC_COUNTERS, sizeof(sws_ofc_counter_t));
+        if (sws_ofc_counters == NULL) {
+            return 0;
+        }
+    }
+    now = sws_current_msec();
+    c = &sws_ofc_counters[hash & (SWS_OFC_COUNTERS - 1)];
+    if (c->uses == 0 || c->hash != hash || now - c->first >= conf->inactive) {
+        c->hash = hash;
+        c->uses = 0;
+        c->first = now;
+    }
+    if (++c->uses < min_uses) {
+        return 0;
+    }
+    c->uses = 0;                       /* in the cache from now on */
+    return 1;
+}

@@ -20,6 +20,13 @@ typedef struct {
 /* Files up to this size are kept in memory and sent without file I/O. */
 #define SWS_HTTP_OFC_DATA_MAX  8192
 
+/* open_file_cache_min_uses: may path go through the cache now? Yes when it
+ * is in it or min_uses is 1; else its uses within `inactive` are counted
+ * (a small per-worker table by the path's hash) and it is let in at the
+ * min_uses-th. Until then it is opened without the cache. */
+int       sws_http_ofc_admits(const sws_http_ofc_conf_t *conf, sws_uint_t min_uses,
+    const sws_http_symlinks_t *sl, const sws_str_t *path);
+
 /* sl: how the path is opened (disable_symlinks); entries opened under
  * different rules are different entries. */
 sws_int_t sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf,
