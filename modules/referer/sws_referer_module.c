@@ -15,11 +15,9 @@
  * The directive adds to the location's list; a location without one takes
  * its parent's whole list. With no valid_referers, every request is valid.
  */
-#include <scalws/scalws.h>
+#include "sws_referer.h"
 
 extern sws_module_t sws_module;
-
-#define SWS_REFERER_MAX_HOST  256
 
 /* A wildcard host: ".x.com" (a suffix: "*.x.com" and ".x.com") or "www.x."
  * (a prefix: "www.x.*"); uri the part after the host ("" none). */
@@ -124,56 +122,36 @@ sws_referer_host_find(const sws_referer_conf_t *rcf, const u_char *host, size_t 
 static int
 sws_referer_is_valid(sws_http_request_t *r, const sws_referer_conf_t *rcf)
 {
-    const sws_str_t    *ref = sws_http_header_in(r, "referer", 7);
-    sws_regex_t *const *re;
-    sws_str_t           rest, host, *uri;
-    u_char              buf[SWS_REFERER_MAX_HOST];
-    size_t              i, skip = 0, path;
-    sws_uint_t          n;
+    const sws_str_t     *ref = sws_http_header_in(r, "referer", 7);
+    sws_regex_t *const  *re;
+    sws_referer_parts_t  parts;
+    sws_str_t           *uri;
+    sws_uint_t           n;
+    sws_int_t            rc;
 
     if (ref == NULL) {
         return rcf->none;
     }
-    if (ref->len >= sizeof("http://i.ru") - 1) {
-        if (sws_strncasecmp(ref->data, (u_char *) "http://", 7) == 0) {
-            skip = 7;
-        } else if (sws_strncasecmp(ref->data, (u_char *) "https://", 8) == 0) {
-            skip = 8;
-        }
+    rc = sws_referer_parse(ref->data, ref->len, &parts);
+    if (rc != SWS_OK) {
+        return rc == SWS_DECLINED ? rcf->blocked : 0;
     }
-    if (skip == 0) {
-        return rcf->blocked;
-    }
-    rest.data = ref->data + skip;
-    rest.len = ref->len - skip;
-    for (i = 0; i < rest.len && rest.data[i] != '/' && rest.data[i] != ':'; i++) {
-        if (i == SWS_REFERER_MAX_HOST) {
-            return 0;
-        }
-        buf[i] = sws_tolower(rest.data[i]);
-    }
-    host.data = buf;
-    host.len = i;
-
-    uri = sws_referer_host_find(rcf, buf, i);
+    uri = sws_referer_host_find(rcf, parts.host.data, parts.host.len);
     if (uri != NULL) {
-        /* a listed host: the rest from its first '/' (past a port) must
-         * start with the entry's URI part; no regex is tried then */
-        for (path = i; path < rest.len && rest.data[path] != '/'; path++) {
-            /* void */
-        }
-        return rest.len - path >= uri->len
-               && memcmp(rest.data + path, uri->data, uri->len) == 0;
+        /* a listed host: its URI part must start the path; no regex is
+         * tried then */
+        return parts.path.len >= uri->len
+               && memcmp(parts.path.data, uri->data, uri->len) == 0;
     }
     if (rcf->regexes) {
         re = rcf->regexes->elts;
         for (n = 0; n < rcf->regexes->nelts; n++) {
-            if (sws_regex_exec(re[n], rest.data, rest.len, NULL, 0, NULL) > 0) {
+            if (sws_regex_exec(re[n], parts.rest.data, parts.rest.len, NULL, 0, NULL) > 0) {
                 return 1;
             }
         }
     }
-    return rcf->server_names && sws_http_server_name_match(r, &host, &rest);
+    return rcf->server_names && sws_http_server_name_match(r, &parts.host, &parts.rest);
 }
 
 static void

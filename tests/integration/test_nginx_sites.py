@@ -208,6 +208,23 @@ def test_static_site(pair):
     same(ports, "GET", "/new-page.html", host + ["Range: bytes=2-5"])
 
 
+# ------------------------------------------------------------ hotlinking
+
+def test_hotlink_site(pair):
+    ports = pair("hotlink-site.conf", {"img/a.png": b"\x89PNG\r\n\x1a\n" + bytes(64),
+                                       "img/embed/x.html": "<p>embed</p>\n"})
+    host = ["Host: img.test"]
+    for referer in (None, "", "example.test/hidden", "http://img.test/page",
+                    "https://cdn.img.test/p", "http://partner.test/gallery/2",
+                    "http://partner.test/other", "https://www.google.com/search?q=a",
+                    "http://evil.test/", "http://img.test.evil.test/"):
+        hdrs = host + ([] if referer is None else ["Referer: " + referer])
+        same(ports, "GET", "/a.png", hdrs)
+    same(ports, "GET", "/embed/x.html", host + ["Referer: http://img.test/"])
+    same(ports, "GET", "/embed/x.html", host, body=False)
+    same(ports, "GET", "/embed/x.html", host + ["Referer: http://evil.test/"], body=False)
+
+
 # ------------------------------------------------------------ reverse proxy
 
 def htpasswd_sha(user, password):
