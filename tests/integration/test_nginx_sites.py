@@ -117,6 +117,7 @@ def pair(tmp_path, origin):
             ports.append(port)
         return ports
 
+    start.origin = o
     yield start
     for r in running:
         r.stop()
@@ -265,6 +266,33 @@ def test_reverse_proxy(pair):
     for port in ports:
         codes = [fetch(port, "GET", "/api/x", host)[0].status for _ in range(8)]
         assert codes[:4] == [200] * 4 and 429 in codes[4:], (port, codes)
+
+
+# ------------------------------------------------------------ gateway
+
+def test_gateway_site(pair):
+    ports = pair("gateway.conf")
+    o = pair.origin
+    host = ["Host: gw.test"]
+    seen = []
+    for port in ports:
+        r, _ = fetch(port, "GET", "/check?token=abc", host)
+        seen.append(echo_of(r))
+    for e in seen:
+        assert (e["method"], e["body"]) == ("POST", "token=abc&uri=/check"), e
+    assert [dict((k.lower(), v) for k, v in e["headers"])["content-length"] for e in seen] \
+        == ["20", "20"]
+    # the legacy backend sees both servers come from 127.0.0.2
+    for port in ports:
+        r, _ = fetch(port, "GET", "/legacy/x", host)
+        assert r.status == 200, r
+        assert o.peers[-1][0] == "127.0.0.2", (port, o.peers[-3:])
+    # a slow download: the same bytes, neither server faster than the rate allows
+    for port in ports:
+        t0 = time.monotonic()
+        r, body = fetch(port, "GET", "/files/500000", host)
+        assert r.status == 200 and len(body) == 500000, r
+        assert time.monotonic() - t0 >= 1.2, port
 
 
 # ------------------------------------------------------------ websocket
