@@ -140,8 +140,9 @@ sws_referer_is_valid(sws_http_request_t *r, const sws_referer_conf_t *rcf)
     if (uri != NULL) {
         /* a listed host: its URI part must start the path; no regex is
          * tried then */
-        return parts.path.len >= uri->len
-               && memcmp(parts.path.data, uri->data, uri->len) == 0;
+        return uri->len == 0
+               || (parts.path.len >= uri->len
+                   && memcmp(parts.path.data, uri->data, uri->len) == 0);
     }
     if (rcf->regexes) {
         re = rcf->regexes->elts;
