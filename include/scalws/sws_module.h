@@ -16,7 +16,9 @@
                                  1.4: the cache's hit hook, sws_http_upstream_cache_hit;
                                  1.5: sws_http_upstream_date,
                                  sws_http_upstream_cache_convert_head;
-                                 1.6: sws_http_server_name_match */
+                                 1.6: sws_http_server_name_match, sws_hostnames,
+                                 the framework's bind, socket_keepalive,
+                                 busy_buffers_size, limit_rate, h1 request body */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -19,18 +19,9 @@
 
 extern sws_module_t sws_module;
 
-/* A wildcard host: ".x.com" (a suffix: "*.x.com" and ".x.com") or "www.x."
- * (a prefix: "www.x.*"); uri the part after the host ("" none). */
 typedef struct {
-    sws_str_t    key;
-    sws_str_t   *uri;
-    unsigned     bare:1;          /* ".x.com": x.com itself too */
-} sws_referer_wildcard_t;
-
-typedef struct {
-    sws_hash_t   *exact;          /* host -> sws_str_t * (its URI part) */
-    sws_array_t  *suffixes;       /* sws_referer_wildcard_t, longest first */
-    sws_array_t  *prefixes;
+    sws_hash_t       *exact;      /* host -> sws_str_t * (its URI part) */
+    sws_hostnames_t  *wildcards;  /* the same, "*.x.com", ".x.com", "www.x.*" */
     sws_array_t  *regexes;        /* sws_regex_t * */
     unsigned      set:1;          /* valid_referers at this level */
     unsigned      none:1;
@@ -67,37 +58,6 @@ static sws_str_t  sws_referer_invalid = sws_string("1");
 
 /* ---- hosts ---- */
 
-/* The URI part of the longest wildcard host matches, or NULL. */
-static sws_str_t *
-sws_referer_wildcard_find(const sws_array_t *list, const u_char *host, size_t len,
-    int suffix)
-{
-    const sws_referer_wildcard_t  *w;
-    sws_uint_t                     i;
-
-    if (list == NULL) {
-        return NULL;
-    }
-    w = list->elts;
-    for (i = 0; i < list->nelts; i++) {
-        if (suffix) {
-            if (len > w[i].key.len
-                && memcmp(host + len - w[i].key.len, w[i].key.data, w[i].key.len) == 0)
-            {
-                return w[i].uri;
-            }
-            if (w[i].bare && len + 1 == w[i].key.len
-                && memcmp(host, w[i].key.data + 1, len) == 0)
-            {
-                return w[i].uri;
-            }
-        } else if (len > w[i].key.len && memcmp(host, w[i].key.data, w[i].key.len) == 0) {
-            return w[i].uri;
-        }
-    }
-    return NULL;
-}
-
 /* The URI part of the listed host, NULL if it is not listed. */
 static sws_str_t *
 sws_referer_host_find(const sws_referer_conf_t *rcf, const u_char *host, size_t len)
@@ -107,11 +67,8 @@ sws_referer_host_find(const sws_referer_conf_t *rcf, const u_char *host, size_t 
     if (rcf->exact) {
         uri = sws_hash_find(rcf->exact, host, len);
     }
-    if (uri == NULL) {
-        uri = sws_referer_wildcard_find(rcf->suffixes, host, len, 1);
-    }
-    if (uri == NULL) {
-        uri = sws_referer_wildcard_find(rcf->prefixes, host, len, 0);
+    if (uri == NULL && rcf->wildcards) {
+        uri = sws_hostnames_find(rcf->wildcards, host, len);
     }
     return uri;
 }
@@ -199,7 +156,7 @@ sws_referer_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         return SWS_CONF_OK;
     }
     if ((conf->none || conf->blocked) && !conf->server_names && conf->exact == NULL
-        && conf->suffixes == NULL && conf->prefixes == NULL)
+        && conf->wildcards == NULL)
     {
         /* nginx's check: a regex alone does not count */
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "the \"none\" or \"blocked\" referers "
@@ -210,83 +167,6 @@ sws_referer_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
-/* "*.x.com", ".x.com", "www.x.*": a wildcard (*suffix tells which);
- * -1 for a '*' anywhere else; 0 for a plain host. */
-static int
-sws_referer_wildcard_kind(const sws_str_t *host, int *suffix)
-{
-    const u_char  *star = memchr(host->data, '*', host->len);
-
-    if (host->len > 2 && host->data[0] == '*' && host->data[1] == '.') {
-        *suffix = 1;
-        star = memchr(host->data + 1, '*', host->len - 1);
-        return star ? -1 : 1;
-    }
-    if (host->len > 2 && host->data[host->len - 1] == '*'
-        && host->data[host->len - 2] == '.')
-    {
-        *suffix = 0;
-        star = memchr(host->data, '*', host->len - 1);
-        return star ? -1 : 1;
-    }
-    if (star != NULL) {
-        return -1;
-    }
-    if (host->len > 1 && host->data[0] == '.') {
-        *suffix = 1;
-        return 1;
-    }
-    return 0;
-}
-
-static sws_int_t
-sws_referer_wildcard_add(sws_conf_t *cf, sws_array_t **list, const sws_str_t *host,
-    int suffix, sws_str_t *uri)
-{
-    sws_referer_wildcard_t  *w, tmp;
-    sws_uint_t               i;
-    sws_str_t                key = *host;
-
-    if (suffix && key.data[0] == '*') {
-        key.data++;                   /* "*.x.com" kept as ".x.com" */
-        key.len--;
-    } else if (!suffix) {
-        key.len--;                    /* "www.x.*" kept as "www.x." */
-    }
-    if (*list == NULL) {
-        *list = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_referer_wildcard_t));
-        if (*list == NULL) {
-            return SWS_ERROR;
-        }
-    }
-    w = (*list)->elts;
-    for (i = 0; i < (*list)->nelts; i++) {
-        if (w[i].key.len == key.len && sws_strncasecmp(w[i].key.data, key.data, key.len) == 0) {
-            return SWS_BUSY;          /* ".x.com" and "*.x.com" are one key, as nginx's */
-        }
-    }
-    w = sws_array_push(*list);
-    if (w == NULL) {
-        return SWS_ERROR;
-    }
-    w->key.data = sws_pnalloc(sws_conf_pool(cf), key.len);
-    if (w->key.data == NULL) {
-        return SWS_ERROR;
-    }
-    sws_strlow(w->key.data, key.data, key.len);
-    w->key.len = key.len;
-    w->uri = uri;
-    w->bare = suffix && host->data[0] == '.';
-
-    w = (*list)->elts;                /* longest first: the first match wins */
-    for (i = (*list)->nelts - 1; i > 0 && w[i - 1].key.len < w[i].key.len; i--) {
-        tmp = w[i - 1];
-        w[i - 1] = w[i];
-        w[i] = tmp;
-    }
-    return SWS_OK;
-}
-
 /* HOST or HOST/URI */
 static char *
 sws_referer_add_host(sws_conf_t *cf, sws_referer_conf_t *rcf, const sws_str_t *arg)
@@ -294,7 +174,7 @@ sws_referer_add_host(sws_conf_t *cf, sws_referer_conf_t *rcf, const sws_str_t *a
     sws_str_t  host = *arg, *uri;
     u_char    *slash = memchr(arg->data, '/', arg->len);
     sws_int_t  rc;
-    int        kind, suffix = 0;
+    int        kind;
 
     uri = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_str_t));
     if (uri == NULL) {
@@ -305,15 +185,20 @@ sws_referer_add_host(sws_conf_t *cf, sws_referer_conf_t *rcf, const sws_str_t *a
         uri->len = arg->len - host.len;
         uri->data = slash;            /* the configuration's text lives on */
     }
-    kind = host.len ? sws_referer_wildcard_kind(&host, &suffix) : -1;
-    if (kind < 0) {
+    kind = host.len ? sws_hostnames_kind(&host) : SWS_HOSTNAME_INVALID;
+    if (kind == SWS_HOSTNAME_INVALID) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid hostname or wildcard \"%.*s\"",
                            (int) arg->len, arg->data);
         return SWS_CONF_ERROR;
     }
-    if (kind > 0) {
-        rc = sws_referer_wildcard_add(cf, suffix ? &rcf->suffixes : &rcf->prefixes, &host,
-                                      suffix, uri);
+    if (kind == SWS_HOSTNAME_WILDCARD) {
+        if (rcf->wildcards == NULL) {
+            rcf->wildcards = sws_hostnames_create(sws_conf_pool(cf));
+            if (rcf->wildcards == NULL) {
+                return SWS_CONF_ERROR;
+            }
+        }
+        rc = sws_hostnames_add(rcf->wildcards, &host, uri);
     } else {
         if (rcf->exact == NULL) {
             rcf->exact = sws_hash_create(sws_conf_pool(cf), 16, 1);
