@@ -10,6 +10,7 @@
 #include <scalws/sws_queue.h>
 #include <scalws/sws_rbtree.h>
 #include <scalws/sws_hash.h>
+#include <scalws/sws_hostnames.h>
 #include <scalws/sws_time.h>
 #include <scalws/sws_log.h>
 #include <scalws/sws_conf.h>

@@ -249,6 +249,13 @@ void     *sws_http_location_conf(sws_http_location_t *loc, const sws_module_t *m
 char     *sws_http_conf_parse_nested(sws_conf_t *cf, sws_http_location_t *loc);
 sws_int_t sws_http_enter_location(sws_http_request_t *r, sws_http_location_t *loc);
 
+/* ABI 1.6: 1 if host (lower case, no port) is a name of the request's
+ * server: its server_name entries, exact, "*.x.com", ".x.com" (x.com too)
+ * or "mail.*"; a "~" name's regex is matched against subject instead (NULL:
+ * regexes do not count). 0 otherwise. */
+int       sws_http_server_name_match(sws_http_request_t *r, const sws_str_t *host,
+    const sws_str_t *subject);
+
 /* 1 if the response's file data goes with sendfile(): the location's
  * sendfile is on and the protocol sends files that way (HTTP/1 on a plain
  * socket or kernel TLS; not HTTP/2, which copies files into DATA frames). */

@@ -230,7 +230,12 @@ typedef struct {
     unsigned                  own_upgrade:1;     /* no Upgrade line from here */
     unsigned                  no_client_fields:1;
     unsigned                  reserved_bits:27;
-    void                     *reserved[4];
+    /* ABI 1.6: the body to send instead of the client's (proxy_set_body;
+     * NULL: none), with its Content-Length. Call
+     * sws_http_upstream_set_pass_body(u, 0) before start, so that the
+     * client's body is not read for the server. */
+    const sws_str_t          *body;
+    void                     *reserved[3];
 } sws_http_upstream_h1_request_t;
 
 /* The head (and the buffered body) into *out; sets up the response parser
@@ -496,6 +501,13 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_TEMP_PATH             40  /* DIR [l1 [l2 [l3]]] (proxy_temp) */
 #define SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE    41  /* SIZE (1024m; 0: no file) */
 #define SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE  42  /* SIZE: read and written at a time */
+/* ABI 1.6 (nginx compatibility) */
+#define SWS_UPSTREAM_CONF_BIND                  43  /* ADDRESS[:PORT] (variables) | off */
+#define SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE      44  /* on|off: SO_KEEPALIVE (off) */
+#define SWS_UPSTREAM_CONF_BUSY_BUFFERS_SIZE     45  /* SIZE: nginx's checks against the
+                                                       buffers; no effect (docs/proxy.md) */
+#define SWS_UPSTREAM_CONF_LIMIT_RATE            46  /* RATE (bytes/s) of reading each
+                                                       response (0: no limit) */
 
 /* From the module's target directive: requests of this location may go
  * over TLS (an https:// target, or a target with variables). The client

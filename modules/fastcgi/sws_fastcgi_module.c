@@ -13,7 +13,8 @@
  * fastcgi_next_upstream_tries, fastcgi_next_upstream_timeout,
  * fastcgi_buffering, fastcgi_buffers, fastcgi_buffer_size,
  * fastcgi_request_buffering, fastcgi_pass_request_body,
- * fastcgi_ignore_client_abort, fastcgi_hide_header, fastcgi_pass_header,
+ * fastcgi_ignore_client_abort, fastcgi_bind, fastcgi_socket_keepalive,
+ * fastcgi_busy_buffers_size, fastcgi_limit_rate, fastcgi_hide_header, fastcgi_pass_header,
  * fastcgi_intercept_errors.
  */
 #include "sws_fastcgi.h"
@@ -61,6 +62,10 @@ static const sws_command_t sws_fcgi_commands[] = {
     UPS("fastcgi_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
     UPS("fastcgi_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
     UPS("fastcgi_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
+    UPS("fastcgi_bind", SWS_CONF_TAKE12, SWS_UPSTREAM_CONF_BIND),
+    UPS("fastcgi_socket_keepalive", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE),
+    UPS("fastcgi_busy_buffers_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUSY_BUFFERS_SIZE),
+    UPS("fastcgi_limit_rate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_LIMIT_RATE),
     UPS("fastcgi_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
     UPS("fastcgi_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("fastcgi_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),

@@ -22,8 +22,7 @@ typedef struct {
 typedef struct {
     sws_http_format_t   *source;
     sws_hash_t          *exact;
-    sws_array_t         *head;       /* sws_map_wildcard_t: "*.x.com" */
-    sws_array_t         *tail;       /* "x.*" */
+    sws_hostnames_t     *wildcards;  /* hostnames: "*.x.com", ".x.com", "x.*" */
     sws_array_t         *regexes;    /* sws_map_regex_t */
     sws_map_value_t     *deflt;
     unsigned             hostnames:1;
@@ -164,17 +163,14 @@ sws_map_variable(sws_http_request_t *r, void *data, sws_str_t *value)
     if (map->exact) {
         v = sws_hash_find(map->exact, src.data, src.len);
     }
-    if (v == NULL && (map->head || map->tail)) {
+    if (v == NULL && map->wildcards) {
         low.data = sws_pnalloc(sws_http_pool(r), src.len + 1);
         if (low.data == NULL) {
             return;
         }
         sws_strlow(low.data, src.data, src.len);
         low.len = src.len;
-        v = sws_map_wildcard_find(map->head, &low, 1);
-        if (v == NULL) {
-            v = sws_map_wildcard_find(map->tail, &low, 0);
-        }
+        v = sws_hostnames_find(map->wildcards, low.data, low.len);
     }
     if (v == NULL && map->regexes) {
         re = map->regexes->elts;
@@ -210,7 +206,7 @@ sws_map_entry(sws_conf_t *cf, void *data)
     sws_uint_t        n = sws_conf_nargs(cf);
     sws_int_t         rc;
     const char       *err;
-    int               head, caseless;
+    int               caseless;
 
     if (n == 1 && sws_str_eq_cstr(key, "hostnames")) {
         map->hostnames = 1;
@@ -267,8 +263,14 @@ sws_map_entry(sws_conf_t *cf, void *data)
         k.data++;                             /* "\default": the literal key */
         k.len--;
     }
-    if (map->hostnames && sws_map_is_wildcard(&k, &head)) {
-        rc = sws_map_wildcard_add(cf, head ? &map->head : &map->tail, &k, head, v);
+    if (map->hostnames && sws_hostnames_kind(&k) == SWS_HOSTNAME_WILDCARD) {
+        if (map->wildcards == NULL) {
+            map->wildcards = sws_hostnames_create(sws_conf_pool(cf));
+            if (map->wildcards == NULL) {
+                return SWS_CONF_ERROR;
+            }
+        }
+        rc = sws_hostnames_add(map->wildcards, &k, v);
     } else {
         if (map->hostnames && k.len && k.data[k.len - 1] == '.') {
             k.len--;

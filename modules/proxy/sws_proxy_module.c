@@ -6,6 +6,8 @@
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
  *   proxy_redirect default|off|FROM TO;
+ *   proxy_method METHOD;                   may hold variables
+ *   proxy_set_body TEXT;                   may hold variables: the body instead of the client's
  *   proxy_headers_hash_max_size, proxy_headers_hash_bucket_size (checked, no effect)
  *
  * and, through the upstream framework: proxy_connect_timeout,
@@ -13,7 +15,8 @@
  * proxy_next_upstream_tries, proxy_next_upstream_timeout, proxy_buffering,
  * proxy_buffers, proxy_buffer_size, proxy_temp_path, proxy_max_temp_file_size,
  * proxy_temp_file_write_size, proxy_request_buffering,
- * proxy_pass_request_body, proxy_ignore_client_abort, proxy_hide_header,
+ * proxy_pass_request_body, proxy_ignore_client_abort, proxy_bind,
+ * proxy_socket_keepalive, proxy_busy_buffers_size, proxy_limit_rate, proxy_hide_header,
  * proxy_pass_header, proxy_intercept_errors, proxy_upgrade, and TLS to
  * the servers: proxy_ssl_server_name, proxy_ssl_name, proxy_ssl_verify,
  * proxy_ssl_trusted_certificate, proxy_ssl_verify_depth,
@@ -29,6 +32,7 @@ static char *sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf
 static char *sws_proxy_http_version(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_proxy_set_header(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_proxy_format(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 #define LOC       SWS_HTTP_LOC_CONF
 #define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
@@ -45,6 +49,10 @@ static const sws_command_t sws_proxy_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
     { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "proxy_method", ALL | SWS_CONF_TAKE1, sws_proxy_format,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, method), NULL },
+    { "proxy_set_body", ALL | SWS_CONF_TAKE1, sws_proxy_format,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, body), NULL },
     { "proxy_cookie_domain", ALL | SWS_CONF_TAKE12, sws_proxy_cookie,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, cookie_domains), NULL },
     { "proxy_cookie_path", ALL | SWS_CONF_TAKE12, sws_proxy_cookie,
@@ -73,6 +81,10 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("proxy_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
     UPS("proxy_upgrade", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_UPGRADE),
+    UPS("proxy_bind", SWS_CONF_TAKE12, SWS_UPSTREAM_CONF_BIND),
+    UPS("proxy_socket_keepalive", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE),
+    UPS("proxy_busy_buffers_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUSY_BUFFERS_SIZE),
+    UPS("proxy_limit_rate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_LIMIT_RATE),
     UPS("proxy_ssl_server_name", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
     UPS("proxy_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
     UPS("proxy_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),
@@ -168,6 +180,9 @@ sws_proxy_handler(sws_http_request_t *r)
     ctx->u = u;
     ctx->plcf = plcf;
     ctx->t = &plcf->target;
+    if (plcf->body) {
+        sws_http_upstream_set_pass_body(u, 0);   /* proxy_set_body's goes instead */
+    }
     sws_http_set_ctx(r, &sws_module, ctx);
     sws_http_upstream_h1_set_header_hook(u, sws_proxy_response_header, ctx);
     if (plcf->url_fmt) {
@@ -377,6 +392,8 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->redirects == NULL) {
         conf->redirects = prev->redirects;
     }
+    sws_conf_merge_ptr_value(conf->method, prev->method, NULL);
+    sws_conf_merge_ptr_value(conf->body, prev->body, NULL);
 
     /* proxy_set_header: inherited only when none is set at this level. */
     if (conf->set_list == NULL) {
@@ -391,6 +408,36 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         if (conf->set_list == prev->set_list) {
             prev->headers = conf->headers;     /* the siblings share it */
         }
+    }
+    return SWS_CONF_OK;
+}
+
+/* proxy_method METHOD, proxy_set_body TEXT: formats (variables allowed),
+ * at cmd->offset. */
+static char *
+sws_proxy_format(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t  *plcf = conf;
+    sws_http_format_t    **fmt = (sws_http_format_t **) ((u_char *) conf + cmd->offset);
+    const sws_str_t       *arg = sws_conf_arg(cf, 1);
+    int                    method = cmd->offset == offsetof(sws_proxy_loc_conf_t, method);
+    const char            *err = NULL;
+
+    if (method ? plcf->method_set : plcf->body_set) {
+        return "is duplicate";
+    }
+    if (method && arg->len == 0) {
+        return "takes a method name, not an empty one";
+    }
+    *fmt = sws_http_format_compile(sws_conf_pool(cf), arg, SWS_HTTP_ESCAPE_NONE, &err);
+    if (*fmt == NULL) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+        return SWS_CONF_ERROR;
+    }
+    if (method) {
+        plcf->method_set = 1;
+    } else {
+        plcf->body_set = 1;
     }
     return SWS_CONF_OK;
 }

@@ -134,6 +134,20 @@ sws_proxy_xff(sws_http_request_t *r, sws_str_t *out)
     return SWS_OK;
 }
 
+/* A format's text for r, in the request's pool. */
+static sws_int_t
+sws_proxy_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
+{
+    size_t  len = sws_http_format_len(f, r);
+
+    out->data = sws_pnalloc(sws_http_pool(r), len ? len : 1);
+    if (out->data == NULL) {
+        return SWS_ERROR;
+    }
+    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
+    return SWS_OK;
+}
+
 /* What is the proxy's own in the request; the rest (framing, Connection,
  * the client's fields without the hop-by-hop ones) is the framework's
  * HTTP/1 client (sws_http_upstream_h1_create_request). */
@@ -148,6 +162,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_proxy_headers_t            *hs = plcf->headers;
     const sws_str_t                *rid = sws_http_request_id(r);
     sws_http_upstream_h1_request_t  rq;
+    sws_str_t                       body;
     sws_http_header_t              *f;
     sws_uint_t                      i, n = 0;
     size_t                          len;
@@ -200,5 +215,13 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     rq.own_connection = hs->connection;
     rq.own_upgrade = hs->upgrade;
     rq.no_client_fields = !plcf->pass_request_headers;
+    if ((plcf->method && sws_proxy_render(r, plcf->method, &rq.method) != SWS_OK)
+        || (plcf->body && sws_proxy_render(r, plcf->body, &body) != SWS_OK))
+    {
+        return SWS_ERROR;
+    }
+    if (plcf->body) {
+        rq.body = &body;
+    }
     return sws_http_upstream_h1_create_request(ctx->u, &rq, out);
 }

@@ -173,6 +173,9 @@ def test_config_errors(tmp_path):
              " default;"),
         case("map $arg_a $b {\n default 1;\n default 2;\n}", "duplicate default", " default 2;"),
         case("map $arg_a $b {\n x 1;\n X 2;\n}", 'conflicting parameter "X"', " X 2;"),
+        # one wildcard, as in nginx (the core's sws_hostnames)
+        case("map $host $b {\n hostnames;\n .a.com 1;\n *.a.com 2;\n}",
+             'conflicting parameter "*.a.com"', " *.a.com 2;"),
         case("map $arg_a $b {\n ~(x 1;\n}", "missing closing parenthesis", " ~(x 1;"),
         case("map $arg_a $b {\n x 1 2;\n}", "invalid number of the map parameters", " x 1 2;"),
         case("map $arg_a $b {\n x $nosuch;\n}", 'unknown variable "$nosuch"', " x $nosuch;"),

@@ -117,6 +117,7 @@ def pair(tmp_path, origin):
             ports.append(port)
         return ports
 
+    start.origin = o
     yield start
     for r in running:
         r.stop()
@@ -208,6 +209,23 @@ def test_static_site(pair):
     same(ports, "GET", "/new-page.html", host + ["Range: bytes=2-5"])
 
 
+# ------------------------------------------------------------ hotlinking
+
+def test_hotlink_site(pair):
+    ports = pair("hotlink-site.conf", {"img/a.png": b"\x89PNG\r\n\x1a\n" + bytes(64),
+                                       "img/embed/x.html": "<p>embed</p>\n"})
+    host = ["Host: img.test"]
+    for referer in (None, "", "example.test/hidden", "http://img.test/page",
+                    "https://cdn.img.test/p", "http://partner.test/gallery/2",
+                    "http://partner.test/other", "https://www.google.com/search?q=a",
+                    "http://evil.test/", "http://img.test.evil.test/"):
+        hdrs = host + ([] if referer is None else ["Referer: " + referer])
+        same(ports, "GET", "/a.png", hdrs)
+    same(ports, "GET", "/embed/x.html", host + ["Referer: http://img.test/"])
+    same(ports, "GET", "/embed/x.html", host, body=False)
+    same(ports, "GET", "/embed/x.html", host + ["Referer: http://evil.test/"], body=False)
+
+
 # ------------------------------------------------------------ reverse proxy
 
 def htpasswd_sha(user, password):
@@ -248,6 +266,33 @@ def test_reverse_proxy(pair):
     for port in ports:
         codes = [fetch(port, "GET", "/api/x", host)[0].status for _ in range(8)]
         assert codes[:4] == [200] * 4 and 429 in codes[4:], (port, codes)
+
+
+# ------------------------------------------------------------ gateway
+
+def test_gateway_site(pair):
+    ports = pair("gateway.conf")
+    o = pair.origin
+    host = ["Host: gw.test"]
+    seen = []
+    for port in ports:
+        r, _ = fetch(port, "GET", "/check?token=abc", host)
+        seen.append(echo_of(r))
+    for e in seen:
+        assert (e["method"], e["body"]) == ("POST", "token=abc&uri=/check"), e
+    assert [dict((k.lower(), v) for k, v in e["headers"])["content-length"] for e in seen] \
+        == ["20", "20"]
+    # the legacy backend sees both servers come from 127.0.0.2
+    for port in ports:
+        r, _ = fetch(port, "GET", "/legacy/x", host)
+        assert r.status == 200, r
+        assert o.peers[-1][0] == "127.0.0.2", (port, o.peers[-3:])
+    # a slow download: the same bytes, neither server faster than the rate allows
+    for port in ports:
+        t0 = time.monotonic()
+        r, body = fetch(port, "GET", "/files/500000", host)
+        assert r.status == 200 and len(body) == 500000, r
+        assert time.monotonic() - t0 >= 1.2, port
 
 
 # ------------------------------------------------------------ websocket

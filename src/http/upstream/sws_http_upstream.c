@@ -316,6 +316,7 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     sws_http_request_t          *r = u->r;
     sws_http_upstream_peer_t    *peer;
     sws_http_upstream_attempt_t *a;
+    sws_ups_socket_opts_t        opts;
     sws_connection_t            *c;
     sws_int_t                    rc;
 
@@ -390,7 +391,8 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
         if (peer->max_conns && peer->conns + peer->idle > peer->max_conns) {
             sws_ups_ka_drop_one(u->us, peer);   /* idle, but not for u (TLS) */
         }
-        rc = sws_ups_connect(peer, r->log, &c);
+        rc = sws_ups_socket_opts(u, &opts) == SWS_OK
+             ? sws_ups_connect(peer, &opts, r->log, &c) : SWS_BUSY;
         if (rc == SWS_ERROR) {
             sws_ups_next(u, SWS_UPS_FT_ERROR);
             return;
@@ -559,6 +561,11 @@ sws_ups_event_handler(sws_event_t *ev)
 
     if (ev->timedout) {
         ev->timedout = 0;
+        if (u->rate_delayed && !ev->write) {
+            u->rate_delayed = 0;          /* limit_rate's pause is over */
+            sws_ups_response_read(u);
+            return;
+        }
         if (u->connecting) {
             sws_log_error(SWS_LOG_ERR, c->log, 0, "upstream %.*s timed out connecting",
                           (int) u->peer->name.len, u->peer->name.data);

@@ -270,7 +270,24 @@ struct sws_http_upstream_conf_s {
     unsigned                  ssl_wanted:1;      /* TLS possible here */
     const sws_http_upstream_probe_t *probe;      /* the target's probes (NULL: HTTP) */
     void                     *probe_data;
+    /* the socket (sws_http_upstream_bind.c) */
+    sws_int_t                 socket_keepalive;  /* SO_KEEPALIVE */
+    sws_int_t                 bind;              /* 1: bind_fmt or bind_sa; 0: off */
+    sws_http_format_t        *bind_fmt;          /* an address with variables */
+    struct sockaddr_storage   bind_sa;
+    socklen_t                 bind_socklen;
+    size_t                    busy_buffers_size; /* checked against the buffers only */
+    const char               *busy_name;         /* the directive, for its messages */
+    size_t                    limit_rate;        /* bytes/s of reading the response; 0: none */
 };
+
+/* What a connection's socket gets before connect(). */
+typedef struct {
+    const struct sockaddr    *local;             /* bind to it; NULL: no */
+    socklen_t                 local_len;
+    struct sockaddr_storage   sa;                /* an address from variables */
+    unsigned                  keepalive:1;
+} sws_ups_socket_opts_t;
 
 /* The http_upstream module's location conf: what every protocol module's
  * upstream requests of the location share. */
@@ -355,6 +372,8 @@ struct sws_http_upstream_s {
     sws_uint_t                        tries;       /* attempts left */
     sws_msec_t                        start_msec;  /* of the first attempt */
     sws_msec_t                        attempt_msec;
+    sws_msec_t                        rate_start;      /* limit_rate: the body's first read */
+    off_t                             rate_read;       /* body bytes read since */
     sws_connection_t                 *c;
     sws_http_upstream_attempt_t      *attempts;    /* attempts_small, or grown */
     sws_http_upstream_attempt_t       attempts_small[2];
@@ -418,6 +437,7 @@ struct sws_http_upstream_s {
     unsigned                          upgrade:1;
     unsigned                          reused:1;        /* from the keep-alive pool */
     unsigned                          paused:1;        /* no room: not reading */
+    unsigned                          rate_delayed:1;  /* limit_rate: the read timer waits */
     unsigned                          buffering:1;
     unsigned                          finished:1;
     unsigned                          tunnel:1;
@@ -504,8 +524,12 @@ void        sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *u
 /* Connect to peer: SWS_OK (connected), SWS_AGAIN (in progress: the write
  * event tells), SWS_ERROR (the server: logged), SWS_BUSY (no socket or
  * connection slot here: not the server's fault). *cp is the connection. */
-sws_int_t  sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log,
-    sws_connection_t **cp);
+sws_int_t  sws_ups_connect(sws_http_upstream_peer_t *peer, const sws_ups_socket_opts_t *opts,
+    sws_log_t *log, sws_connection_t **cp);
+/* sws_http_upstream_bind.c: proxy_bind, proxy_socket_keepalive */
+char      *sws_ups_set_bind(sws_conf_t *cf, sws_http_upstream_conf_t *uc);
+sws_int_t  sws_ups_socket_opts(sws_http_upstream_t *u, sws_ups_socket_opts_t *opts);
+sws_int_t  sws_ups_socket_apply(int fd, const sws_ups_socket_opts_t *opts, sws_log_t *log);
 /* After SWS_AGAIN: did it connect? SWS_OK or SWS_ERROR (logged). */
 sws_int_t  sws_ups_connect_test(sws_connection_t *c, sws_http_upstream_peer_t *peer);
 /* An idle connection to peer that may serve u (plain, or TLS of u's

@@ -14,7 +14,8 @@
 #include "sws_http_upstream.h"
 
 sws_int_t
-sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log, sws_connection_t **cp)
+sws_ups_connect(sws_http_upstream_peer_t *peer, const sws_ups_socket_opts_t *opts,
+    sws_log_t *log, sws_connection_t **cp)
 {
     sws_connection_t *c;
     int               fd, rc, err, on = 1;
@@ -35,6 +36,10 @@ sws_ups_connect(sws_http_upstream_peer_t *peer, sws_log_t *log, sws_connection_t
     if (!c->unix_socket) {
         /* Requests are written whole: Nagle would only delay them. */
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+        if (sws_ups_socket_apply(fd, opts, log) != SWS_OK) {
+            sws_close_connection(c);
+            return SWS_BUSY;
+        }
     }
 
     rc = connect(fd, (struct sockaddr *) &peer->sockaddr, peer->socklen);
@@ -181,8 +186,8 @@ sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
     sws_http_upstream_ka_t *item;
     sws_connection_t       *c;
 
-    if (us->ka_items == NULL) {
-        return NULL;
+    if (us->ka_items == NULL || u->conf->bind == 1) {
+        return NULL;                  /* proxy_bind: see sws_ups_ka_put */
     }
     for (q = sws_queue_head(&us->ka_cache); q != sws_queue_sentinel(&us->ka_cache);
          q = sws_queue_next(q))
@@ -215,8 +220,11 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_queue_t            *q;
     sws_http_upstream_ka_t *item;
 
+    /* A connection from a proxy_bind address is not kept: the pool is the
+     * group's, and another location's request would go from its address. */
     if (us->ka_items == NULL || sws_exiting || c->close || c->read->eof || c->read->error
-        || c->write->error || c->requests >= us->keepalive_requests)
+        || c->write->error || c->requests >= us->keepalive_requests
+        || (c->data && ((sws_http_upstream_t *) c->data)->conf->bind == 1))
     {
         sws_ups_close_conn(c);
         return;

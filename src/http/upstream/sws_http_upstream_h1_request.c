@@ -206,7 +206,10 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     check_conn = sws_http_header_in(r, "connection", 10) != NULL;
 
     /* The body's framing. */
-    if (mode == SWS_UPSTREAM_BODY_NONE) {
+    if (rq->body != NULL) {
+        numend = sws_sprint_uint(num, (uint64_t) rq->body->len);   /* proxy_set_body */
+        mode = SWS_UPSTREAM_BODY_NONE;
+    } else if (mode == SWS_UPSTREAM_BODY_NONE) {
         if (sws_http_header_in(r, "content-length", 14) && !sws_http_has_body(r)) {
             numend = sws_cpymem(num, "0", 1);        /* "Content-Length: 0" stays */
         }
@@ -357,6 +360,18 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     cl->next = NULL;
     *out = cl;
 
+    if (rq->body != NULL && rq->body->len) {
+        b = sws_calloc_buf(r->pool);
+        cl->next = sws_alloc_chain_link(r->pool);
+        if (b == NULL || cl->next == NULL) {
+            return SWS_ERROR;
+        }
+        b->pos = b->start = rq->body->data;
+        b->last = b->end = rq->body->data + rq->body->len;
+        b->memory = 1;
+        cl->next->buf = b;
+        cl->next->next = NULL;
+    }
     if (mode == SWS_UPSTREAM_BODY_BUFFERED) {
         ll = &cl->next;
         for (body = sws_http_request_body(r); body; body = body->next) {

@@ -228,7 +228,7 @@ sws_ups_probe_start(sws_http_upstream_peer_t *peer)
         return;
     }
 
-    rc = sws_ups_connect(peer, sws_ups_hc_log(), &pr->c);
+    rc = sws_ups_connect(peer, NULL, sws_ups_hc_log(), &pr->c);
     if (rc == SWS_BUSY) {
         free(pr);                     /* no verdict: our shortage, not its */
         return;

@@ -8,6 +8,10 @@
 
 static sws_int_t sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_http_upstream_conf_t *conf);
+static sws_int_t sws_ups_socket_merge(sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf);
+static sws_int_t sws_ups_busy_buffers_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf);
 
 sws_http_upstream_conf_t *
 sws_http_upstream_conf_create(sws_conf_t *cf)
@@ -34,6 +38,10 @@ sws_http_upstream_conf_create(sws_conf_t *cf)
     uc->head_buffer_size = SWS_UNSET_SIZE;
     uc->max_temp_file_size = -1;
     uc->temp_file_write_size = SWS_UNSET_SIZE;
+    uc->socket_keepalive = SWS_UNSET;
+    uc->bind = SWS_UNSET;
+    uc->busy_buffers_size = SWS_UNSET_SIZE;
+    uc->limit_rate = SWS_UNSET_SIZE;
     return uc;
 }
 
@@ -133,6 +141,12 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
         return "max_temp_file_size must be 0 or at least temp_file_write_size";
     }
 
+    if (sws_ups_socket_merge(prev, conf) != SWS_OK
+        || sws_ups_busy_buffers_merge(cf, prev, conf) != SWS_OK)
+    {
+        return SWS_CONF_ERROR;
+    }
+
     if (conf->upstream == NULL && prev->upstream != NULL) {
         /* an if block without a target of its own (only a location has
          * one before): it goes where its location goes */
@@ -203,6 +217,80 @@ sws_ups_temp_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     sws_conf_merge_size_value(conf->temp_file_write_size, prev->temp_file_write_size,
                               2 * sws_max(conf->buffer_size, conf->head_buffer_size));
     return SWS_OK;
+}
+
+/* proxy_bind (inherited whole, "off" included), proxy_socket_keepalive,
+ * proxy_limit_rate */
+static sws_int_t
+sws_ups_socket_merge(sws_http_upstream_conf_t *prev, sws_http_upstream_conf_t *conf)
+{
+    sws_conf_merge_value(conf->socket_keepalive, prev->socket_keepalive, 0);
+    if (conf->bind == SWS_UNSET) {
+        conf->bind = prev->bind == SWS_UNSET ? 0 : prev->bind;
+        conf->bind_fmt = prev->bind_fmt;
+        conf->bind_sa = prev->bind_sa;
+        conf->bind_socklen = prev->bind_socklen;
+    }
+    sws_conf_merge_size_value(conf->limit_rate, prev->limit_rate, 0);
+    return SWS_OK;
+}
+
+/*
+ * proxy_busy_buffers_size: nginx's checks, when it is set (nginx makes
+ * the default, twice the larger of the two buffer sizes, fail the second
+ * check with few buffers; here a configuration without the directive
+ * loads as it did). Our buffering needs no such limit: see docs/proxy.md.
+ */
+static sws_int_t
+sws_ups_busy_buffers_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
+    sws_http_upstream_conf_t *conf)
+{
+    size_t       size = sws_max(conf->head_buffer_size, conf->buffer_size);
+    const char  *name;
+    size_t       plen;
+
+    if (conf->busy_buffers_size == SWS_UNSET_SIZE) {
+        conf->busy_buffers_size = prev->busy_buffers_size;
+        conf->busy_name = prev->busy_name;
+    }
+    if (conf->busy_buffers_size == SWS_UNSET_SIZE) {
+        return SWS_OK;
+    }
+    name = conf->busy_name;
+    plen = strlen(name) - (sizeof("busy_buffers_size") - 1);    /* "proxy_" */
+    if (conf->busy_buffers_size < size) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "\"%s\" must be equal to or greater than "
+                           "the maximum of the value of \"%.*sbuffer_size\" and one of the "
+                           "\"%.*sbuffers\"", name, (int) plen, name, (int) plen, name);
+        return SWS_ERROR;
+    }
+    if (conf->busy_buffers_size > (conf->nbuffers - 1) * conf->buffer_size) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "\"%s\" must be less than the size of all "
+                           "\"%.*sbuffers\" minus one buffer", name, (int) plen, name);
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+static char *
+sws_ups_set_busy_buffers(sws_conf_t *cf, const sws_command_t *cmd,
+    sws_http_upstream_conf_t *uc)
+{
+    sws_str_t  *arg = sws_conf_arg(cf, 1);
+    ssize_t     size;
+
+    if (uc->busy_buffers_size != SWS_UNSET_SIZE) {
+        return "is duplicate";
+    }
+    size = sws_parse_size(arg);
+    if (size == SWS_ERROR) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\"",
+                           (int) arg->len, arg->data);
+        return SWS_CONF_ERROR;
+    }
+    uc->busy_buffers_size = (size_t) size;
+    uc->busy_name = cmd->name;
+    return SWS_CONF_OK;
 }
 
 static char *
@@ -484,6 +572,14 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
         return sws_ups_set_temp_size(cf, uc, 1);
     case SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE:
         return sws_ups_set_temp_size(cf, uc, 0);
+    case SWS_UPSTREAM_CONF_BIND:
+        return sws_ups_set_bind(cf, uc);
+    case SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE:
+        SWS_UPS_TYPED(socket_keepalive, sws_conf_set_flag_slot);
+    case SWS_UPSTREAM_CONF_BUSY_BUFFERS_SIZE:
+        return sws_ups_set_busy_buffers(cf, cmd, uc);
+    case SWS_UPSTREAM_CONF_LIMIT_RATE:
+        SWS_UPS_TYPED(limit_rate, sws_conf_set_size_slot);
     }
     if (cmd->offset >= SWS_UPSTREAM_CONF_SSL_SERVER_NAME
         && cmd->offset <= SWS_UPSTREAM_CONF_SSL_SESSION_REUSE)

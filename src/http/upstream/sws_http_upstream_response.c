@@ -12,6 +12,10 @@
  *
  * Buffering on: read while there is room and data, then pass everything in
  * one go. Off: pass each piece as soon as it is read.
+ *
+ * proxy_limit_rate R: in the first t seconds of the body at most R * (t + 1)
+ * bytes are read (nginx's allowance); past that the read waits on a timer
+ * for the time the excess takes at R.
  */
 #include "sws_http_upstream.h"
 
@@ -246,6 +250,29 @@ sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int
 
 /* ---- the body ---- */
 
+/* How much limit_rate lets u read now (SIZE_MAX: no limit); 0: the read
+ * timer is set for when more may come. */
+static size_t
+sws_ups_rate_allowance(sws_http_upstream_t *u)
+{
+    size_t      rate = u->conf->limit_rate;
+    sws_msec_t  elapsed;
+    off_t       limit;
+
+    if (rate == 0) {
+        return (size_t) -1;
+    }
+    elapsed = sws_current_msec() - u->rate_start;
+    limit = (off_t) ((uint64_t) rate * (elapsed + 1000) / 1000) - u->rate_read;
+    if (limit > 0) {
+        return (size_t) limit;
+    }
+    u->rate_delayed = 1;
+    sws_del_timer(u->c->read);
+    sws_add_timer(u->c->read, (sws_msec_t) ((uint64_t) -limit * 1000 / rate + 1));
+    return 0;
+}
+
 void
 sws_ups_response_start(sws_http_upstream_t *u)
 {
@@ -253,6 +280,9 @@ sws_ups_response_start(sws_http_upstream_t *u)
     sws_http_upstream_slot_t *s;
     sws_int_t                 rc;
 
+    u->rate_start = sws_current_msec();
+    u->rate_read = 0;
+    u->rate_delayed = 0;
     u->nslots = u->buffering ? 1 + u->conf->nbuffers : 1;
     u->slots = sws_pcalloc(r->pool, u->nslots * sizeof(sws_http_upstream_slot_t));
     if (u->slots == NULL) {
@@ -338,12 +368,17 @@ sws_ups_response_read(sws_http_upstream_t *u)
     const char               *why = NULL;
     off_t                     spilled = 0;
     int                       yield = 0;
+    size_t                    allowed, room;
 
-    if (u->finished || u->body_done || c == NULL) {
+    if (u->finished || u->body_done || c == NULL || u->rate_delayed) {
         return;
     }
     u->paused = 0;
     while (c->read->ready) {
+        allowed = sws_ups_rate_allowance(u);
+        if (allowed == 0) {
+            break;                   /* the timer set, reading goes on then */
+        }
         s = u->spilling ? &u->spill : sws_ups_slot_for_read(u);
         if (s == NULL && sws_ups_spill_begin(u) == SWS_OK) {
             s = &u->spill;           /* the buffers wait: the rest to a file */
@@ -357,7 +392,8 @@ sws_ups_response_read(sws_http_upstream_t *u)
             yield = 1;               /* others get a turn: go on from a posted event */
             break;
         }
-        n = c->recv(c, s->last, (size_t) (s->end - s->last));
+        room = sws_min((size_t) (s->end - s->last), allowed);
+        n = c->recv(c, s->last, room);
         if (n == SWS_AGAIN) {
             break;
         }
@@ -367,6 +403,7 @@ sws_ups_response_read(sws_http_upstream_t *u)
         }
         if (n > 0) {
             u->attempts[u->nattempts - 1].received += n;
+            u->rate_read += n;
         }
         rc = sws_ups_input(u, s, (size_t) (n > 0 ? n : 0), n == 0);
         if (rc == SWS_DONE) {
@@ -402,8 +439,8 @@ sws_ups_response_read(sws_http_upstream_t *u)
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
     }
-    if (!u->paused && !c->read->ready) {
-        sws_ups_mark_flush(u);       /* all the upstream has sent so far */
+    if (!u->paused && (!c->read->ready || u->rate_delayed)) {
+        sws_ups_mark_flush(u);       /* all the upstream has sent so far (or may, now) */
     }
     if (sws_ups_flush(u, 0) == SWS_ERROR) {
         sws_ups_finalize(u, SWS_ERROR);
@@ -412,7 +449,9 @@ sws_ups_response_read(sws_http_upstream_t *u)
     if (yield) {
         sws_post_event(c->read);
     }
-    if (!u->paused) {
+    if (u->rate_delayed) {
+        /* limit_rate's timer is set */
+    } else if (!u->paused) {
         sws_add_timer(c->read, u->conf->read_timeout);
     } else if (sws_ups_slot_for_read(u)) {
         /* Flushing made room at once (a fast client): go on later. */
@@ -431,7 +470,7 @@ sws_ups_response_write_handler(sws_http_request_t *r)
         return;
     }
     sws_ups_update_busy(u);
-    if (u->paused && u->c && sws_ups_slot_for_read(u)) {
+    if (u->paused && !u->rate_delayed && u->c && sws_ups_slot_for_read(u)) {
         u->paused = 0;
         if (u->c->read->ready) {
             sws_ups_response_read(u);
