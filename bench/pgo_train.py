@@ -30,8 +30,12 @@ http {{
     include {src}/conf/mime.types;
     default_type application/octet-stream;
     access_log off;
-    # not the configure-time default (it may be a system path: --http-client-body-temp-path)
+    # not the configure-time defaults: they may be system paths that do not
+    # exist where the package is built (--http-client-body-temp-path,
+    # --http-proxy-temp-path; fastcgi's default is the proxy's)
     client_body_temp_path {tmp}/client_body_temp;
+    proxy_temp_path {tmp}/proxy_temp;
+    fastcgi_temp_path {tmp}/fastcgi_temp;
     keepalive_requests 100000;
     server {{
         listen 127.0.0.1:{port};
@@ -41,6 +45,14 @@ http {{
     }}
 }}
 """
+
+
+def read_file(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def free_port():
@@ -125,6 +137,9 @@ def main():
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
+                if proc.poll() is not None:
+                    sys.exit("pgo training: scalwsd exited with %d at start:\n%s"
+                             % (proc.returncode, read_file(tmp + "/error.log")))
                 time.sleep(0.05)
         mix = [("/respond", False), ("/hello.txt", False), ("/cached/hello.txt", False),
                ("/respond", False), ("/hello.txt", False), ("/", False),

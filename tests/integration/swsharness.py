@@ -7,6 +7,7 @@ everything afterwards. Every network and process operation is bounded.
 import os
 import re
 import signal as _signal
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -116,6 +117,24 @@ def make_traversable(path):
             os.chmod(d, os.stat(d).st_mode | 0o755)
         except OSError:
             pass
+
+
+def copy_for_other_user(tmp):
+    """The server's binary, its modules and mime.types copied under tmp,
+    opened to every user, for a test that runs scalwsd as another user
+    (nobody): the checkout itself may lie where only its owner can reach it
+    (cloned as root into /root, mode 0700). Returns (scalwsd, modules_dir,
+    mime_types)."""
+    d = Path(tmp, "for-other-user")
+    (d / "modules").mkdir(parents=True, exist_ok=True)
+    shutil.copy2(SCALWSD, d / "scalwsd")
+    for so in Path(MODULES).glob("*.so"):
+        shutil.copy2(so, d / "modules" / so.name)
+    shutil.copy2(MIME, d / "mime.types")
+    for f in [d, d / "modules"] + list(d.rglob("*")):
+        os.chmod(f, 0o755)
+    make_traversable(d)
+    return str(d / "scalwsd"), str(d / "modules"), str(d / "mime.types")
 
 
 # ---------------------------------------------------------------- config

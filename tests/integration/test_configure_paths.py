@@ -100,15 +100,17 @@ def test_user_directive_naming_the_current_user(tmp_path):
     warning, as before."""
     tmp_path.chmod(0o777)
     h.make_traversable(tmp_path)
+    scalwsd, modules, mime = h.copy_for_other_user(tmp_path)
     for name, user, warned in (("same", "nobody", False), ("other", "root", True)):
         d = tmp_path / name
         d.mkdir()
         d.chmod(0o777)
         (d / "html").mkdir()
-        text = h.render(h.MAIN_TEMPLATE, d, [h.free_port()], main="user %s;" % user)
+        text = h.render(h.MAIN_TEMPLATE, d, [h.free_port()], main="user %s;" % user,
+                        modules=modules, mime=mime)
         (d / "scalws.conf").write_text(text)
         (d / "scalws.conf").chmod(0o644)
-        r = subprocess.run([h.SCALWSD, "-t", "-p", str(d) + "/", "-c", str(d / "scalws.conf")],
+        r = subprocess.run([scalwsd, "-t", "-p", str(d) + "/", "-c", str(d / "scalws.conf")],
                            capture_output=True, timeout=30, preexec_fn=as_nobody,
                            stdin=subprocess.DEVNULL)
         err = r.stderr.decode()
@@ -124,11 +126,13 @@ def test_logs_created_as_root_go_to_the_user(tmp_path):
         import pytest
         pytest.skip("needs root")
     h.make_traversable(tmp_path)
+    scalwsd, modules, mime = h.copy_for_other_user(tmp_path)
     (tmp_path / "html").mkdir()
     other = tmp_path / "other.log"
     other.write_text("")
     os.chown(other, 1, -1)
     text = h.render(h.MAIN_TEMPLATE, tmp_path, [h.free_port()], main="user nobody;",
+                    modules=modules, mime=mime,
                     access_log=str(tmp_path / "access.log"),
                     http="    access_log %s;\n" % other)
     (tmp_path / "scalws.conf").write_text(text)
@@ -138,12 +142,12 @@ def test_logs_created_as_root_go_to_the_user(tmp_path):
         assert os.stat(tmp_path / name).st_uid == 65534, name
     assert os.stat(other).st_uid == 1
     # and the server as nobody opens them
-    r = subprocess.run([h.SCALWSD, "-t", "-p", str(tmp_path) + "/", "-c",
+    r = subprocess.run([scalwsd, "-t", "-p", str(tmp_path) + "/", "-c",
                         str(tmp_path / "scalws.conf")], capture_output=True, timeout=30,
                        preexec_fn=as_nobody, stdin=subprocess.DEVNULL)
     assert r.returncode != 0 and b"other.log" in r.stderr, r.stderr   # not its file
     os.chown(other, 65534, -1)
-    r = subprocess.run([h.SCALWSD, "-t", "-p", str(tmp_path) + "/", "-c",
+    r = subprocess.run([scalwsd, "-t", "-p", str(tmp_path) + "/", "-c",
                         str(tmp_path / "scalws.conf")], capture_output=True, timeout=30,
                        preexec_fn=as_nobody, stdin=subprocess.DEVNULL)
     assert r.returncode == 0, r.stderr.decode()
