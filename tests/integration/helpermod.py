@@ -24,7 +24,8 @@ A third-party module for the helper process tests, built against the SDK
         "exit NAME PID code=C signal=S core=0 stopped=0|1 ready=0|1
          restarting=0|1 starts=N exits=N" (the last two: sws_helper_status)
       with GROUP: ready adds ADDR to that upstream's run-time list, exit
-      drains it (by the list's handle), and the result follows:
+      drains it (by the list's handle, resolved once and kept across
+      reloads), and the result follows:
       "add OK|BUSY|DECLINED|ERROR", "drain ..."
 
 Every setting names a helper declared above it.
@@ -80,6 +81,20 @@ th_event(th_events_t *ev, const char *line, size_t len)
     }
 }
 
+/* The handle of the events' group, resolved once in the master at the
+ * first callback and kept across reloads (the module stays loaded): it
+ * follows its group by name. */
+static sws_int_t  th_list;
+
+static sws_int_t
+th_list_handle(th_events_t *ev)
+{
+    if (th_list <= 0) {
+        th_list = sws_http_upstream_list_handle(&ev->group);
+    }
+    return th_list;
+}
+
 static const char *
 th_rc(sws_int_t rc)
 {
@@ -99,7 +114,8 @@ th_on_ready(sws_helper_t *hp, pid_t pid, void *data)
     th_event(ev, line, n);
     if (ev->group.len) {
         n = snprintf(line, sizeof(line), "add %s\n",
-                     th_rc(sws_http_upstream_server_add(&ev->group, &ev->addr, 1)));
+                     th_rc(th_list_handle(ev) > 0
+                           ? sws_http_upstream_list_add(th_list, &ev->addr, 1) : th_list));
         th_event(ev, line, n);
     }
 }
@@ -124,7 +140,8 @@ th_on_exit(sws_helper_t *hp, const sws_helper_exit_t *ex, void *data)
     th_event(ev, line, n);
     if (ev->group.len) {
         n = snprintf(line, sizeof(line), "drain %s\n",
-                     th_rc(sws_http_upstream_server_drain(&ev->group, &ev->addr)));
+                     th_rc(th_list_handle(ev) > 0
+                           ? sws_http_upstream_list_drain(th_list, &ev->addr) : th_list));
         th_event(ev, line, n);
     }
 }

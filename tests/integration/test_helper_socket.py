@@ -153,6 +153,55 @@ def test_killed_helper_restarts_and_the_socket_keeps_queuing(sws, load):
     assert h.curl(s.url("/app/y")).body.decode() == "app %d web /app/y\n" % p1
 
 
+def reload(s, text):
+    s.conf_text = text
+    s.write_conf(text)
+    n = s.error_log().count("configuration reloaded")
+    s.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: s.error_log().count("configuration reloaded") > n, 10), \
+        s.error_log()[-3000:]
+
+
+def test_the_list_the_callbacks_fill_survives_reloads(sws, load):
+    s = start(sws, load, app("web", "serve")
+              + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
+              + "test_helper_backoff web 200ms 10s 10s;\n"
+              + "test_helper_events web @TMP@/events g 127.0.0.1:@PORT2@;\n"
+              + "upstream g { server 127.0.0.1:1 down; }\n",
+              server="location /app/ { proxy_pass http://g; }\n")
+    assert wait_event(s, r"add OK")
+    pid = helper_pids(s, "web")[-1]
+    assert h.curl(s.url("/app/1")).body.decode() == "app %d web /app/1\n" % pid
+    # the helper is kept, and so is the server its ready callback added:
+    # no new ready, the new workers send to it all the same
+    old = s.children()
+    reload(s, s.conf_text + "\n# nothing\n")
+    workers = s.wait_children(2, exclude=old)
+    assert workers
+    for i in range(5):
+        r = h.curl(s.url("/app/2"), fresh=True)
+        assert r.status == 200 and r.body.decode() == "app %d web /app/2\n" % pid, r
+    # the group changes (one more configured server, a down one): the same
+    reload(s, s.conf_text.replace("server 127.0.0.1:1 down;",
+                                  "server 127.0.0.1:1 down; server 127.0.0.1:2 down;"))
+    time.sleep(0.3)
+    assert h.curl(s.url("/app/3"), fresh=True).body.decode() == "app %d web /app/3\n" % pid
+    assert events(s) == ["ready web %d" % pid, "add OK"]
+    # the handle the module resolved before the reloads still works
+    os.kill(pid, signal.SIGKILL)
+    assert wait_event(s, r"add OK", count=2)
+    p1 = helper_pids(s, "web")[-1]
+    assert events(s)[2:] == [events(s)[2], "drain OK", "ready web %d" % p1, "add OK"]
+    assert h.curl(s.url("/app/4"), fresh=True).body.decode() == "app %d web /app/4\n" % p1
+    # a configuration without the group: the handle says DECLINED
+    reload(s, s.conf_text.replace("upstream g {", "upstream g2 {")
+                          .replace("proxy_pass http://g;", "proxy_pass http://g2;"))
+    os.kill(p1, signal.SIGKILL)
+    assert wait_event(s, r"add DECLINED")
+    assert events(s)[6:] == [events(s)[6], "drain DECLINED", events(s)[8], "add DECLINED"]
+    assert h.curl(s.url("/app/5"), fresh=True).status == 502
+
+
 def test_exit_reports_its_code(sws, load):
     s = start(sws, load, app("bye", "exit", "3")
               + "test_helper_restart bye never;\n"
