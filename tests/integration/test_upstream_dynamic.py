@@ -307,3 +307,15 @@ def test_list_shows_states_weights_and_counts(sws, origin, tdyn):
     assert int(rows[0][3]) + int(rows[1][3]) >= 20 - count(c)
     assert int(rows[1][3]) == count(b)
     assert h.curl(srv.url("/dyn?op=list&up=nope"), fresh=True).body == b""
+
+
+def test_statistics_structs_say_their_size(sws, origin, tdyn):
+    """ABI 1.7: the size fields; the functions of earlier SDKs write nothing
+    from size on (a module built against them has a shorter struct)."""
+    a = origin("a")
+    srv = start(sws, tdyn, [a.addr])
+    r = h.curl(srv.url("/dyn?op=sizes&up=g"), fresh=True)
+    f = r.body.decode().split()
+    assert f[0] == "status" and f[1].split("/")[0] == f[1].split("/")[1], f
+    assert f[2] == "stats" and f[3].split("/")[0] == f[3].split("/")[1], f
+    assert f[4:] == ["get", "7", "info", "7"], f

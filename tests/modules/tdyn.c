@@ -12,6 +12,10 @@
  *            same by handle (sws_http_upstream_list_*), the list through
  *            sws_http_upstream_list_info with the struct's size;
  *            ?op=handle&up=GROUP: the handle, or DECLINED
+ *            ?op=sizes: the size fields of ABI 1.7, "status S stats S get S
+ *            info S" (sws_status_get, sws_http_upstream_stats_read, then what
+ *            the 1.6 functions _stats_get and _server_info of up left in a
+ *            size preset to 7: they fill only the struct before it)
  *
  * Every response also gets "X-Worker: PID", so that a test knows which
  * worker served it.
@@ -97,6 +101,29 @@ tdyn_handler(sws_http_request_t *r)
     sws_int_t               rc, handle = 0;
     u_char                  buf[32];
 
+    if (sws_str_eq_cstr(&op, "sizes")) {
+        sws_status_t               ss;
+        sws_http_upstream_stats_t  st, old;
+        size_t                     info;
+        u_char                     out[160];
+
+        sws_status_get(&ss);
+        st.size = sizeof(st);
+        if (sws_http_upstream_stats_read(0, &st) != SWS_OK) {
+            st.size = 0;
+        }
+        old.size = 7;
+        (void) sws_http_upstream_stats_get(0, &old);
+        info = old.size;
+        old.size = 7;
+        (void) sws_http_upstream_server_info(&up, 0, &old);
+        body.data = out;
+        body.len = (size_t) (sws_slprintf(out, out + sizeof(out), "status %llu/%zu stats %zu/%zu "
+                                          "get %zu info %zu", (unsigned long long) ss.size,
+                                          sizeof(ss), st.size, sizeof(st), info, old.size)
+                             - out);
+        return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+    }
     if (sws_str_eq_cstr(&op, "handle")) {
         rc = sws_http_upstream_list_handle(&up);
         if (rc > 0) {
