@@ -58,11 +58,30 @@ sws_helper_listen_fds(sws_helper_t *h, int sock)
 {
     char  pid[32];
 
+    sws_log_t  **logs = h->cycle->open_logs.elts;
+    sws_uint_t   i;
+    int          moved = -1;
+
     unsetenv("LISTEN_FDS");
     unsetenv("LISTEN_PID");
     unsetenv("LISTEN_FDNAMES");
     if (sock == -1) {
         return;
+    }
+    /* A log file at fd 3 (the error log, opened first) moves aside, so
+     * that a failed execv is still logged. */
+    for (i = 0; i < h->cycle->open_logs.nelts; i++) {
+        if (logs[i]->fd == 3) {
+            if (moved == -1) {
+                moved = fcntl(3, F_DUPFD_CLOEXEC, 4);
+            }
+            if (moved != -1) {
+                logs[i]->fd = moved;
+            }
+        }
+    }
+    if (h->cycle->log->fd == 3 && moved != -1) {
+        h->cycle->log->fd = moved;
     }
     if (sock == 3) {
         if (fcntl(3, F_SETFD, 0) == -1) {
@@ -106,8 +125,7 @@ sws_helper_exec(sws_helper_t *h, int sock)
         }
         *eq = '=';
     }
-    /* Last, so that fd 3 is the socket whatever was there (the error log,
-     * say: a failed execv below may then go unlogged). */
+    /* Last, so that fd 3 is the socket whatever was there. */
     sws_helper_listen_fds(h, sock);
     for (i = 0; i < sws_nelems(sigs); i++) {
         signal(sigs[i], SIG_DFL);

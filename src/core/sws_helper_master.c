@@ -760,12 +760,19 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
 
     if (p->state == SWS_HELPER_STOPPING && !timed_out) {
         p->state = SWS_HELPER_IDLE;
-        if (p->successor != NULL && !sws_helpers_stopped
-            && sws_helper_adopt(cycle, p, p->successor) == SWS_OK)
-        {
-            sws_helper_spawn(cycle, p);
+        if (p->successor != NULL && !sws_helpers_stopped) {
+            /* The old process's end is told before its successor can be
+             * ready (a helper with nothing to wait for is ready at once). */
             ex.restarting = 1;
-        } else if (p->def == NULL) {
+            if (cb->on_exit != NULL) {
+                cb->on_exit(cb, &ex, cb->cb_data);
+            }
+            if (sws_helper_adopt(cycle, p, p->successor) == SWS_OK) {
+                sws_helper_spawn(cycle, p);
+            }
+            return 1;
+        }
+        if (p->def == NULL) {
             sws_helper_remove(p);
         }
         goto done;

@@ -321,6 +321,36 @@ def test_a_stale_unix_socket_is_replaced_and_a_busy_one_is_not(sws, load, sockdi
         busy.close()
 
 
+def test_a_changed_helper_reports_its_old_exit_before_the_new_ready(sws, load):
+    # no socket, no probe: the new process is ready as soon as it starts
+    loop = "'while :; do sleep 0.1; done'"
+    s = start(sws, load, "test_helper_program plain /bin/sh -c %s;\n" % loop
+              + "test_helper_events plain @TMP@/events;\n")
+    assert wait_event(s, r"ready plain \d+")
+    p0 = helper_pids(s, "plain")[-1]
+    reload(s, s.conf_text.replace(loop, "'while :; do sleep 0.2; done'"))
+    assert wait_event(s, r"ready plain \d+", count=2)
+    p1 = helper_pids(s, "plain")[-1]
+    ev = events(s)
+    assert ev[0] == "ready plain %d" % p0 and ev[2] == "ready plain %d" % p1, ev
+    assert ev[1].startswith("exit plain %d code=-1 signal=15 core=0 stopped=1 ready=1 "
+                            "restarting=1 starts=1 exits=1" % p0), ev
+
+
+def test_exec_failure_of_a_socket_helper_is_logged(sws, load, tmp_path):
+    # the error log may be the master's fd 3: it is moved aside for the socket
+    script = tmp_path / "badinterp.sh"
+    script.write_text("#!/no/such/interpreter\necho hi\n")
+    os.chmod(script, 0o755)
+    s = start(sws, load, "test_helper_program bad %s;\n" % script
+              + "test_helper_socket bad 127.0.0.1:@PORT2@;\n"
+              + "test_helper_backoff bad 200ms 1s 10s;\n")
+    assert h.wait_for(lambda: 'helper "bad": execv "%s" failed: No such file or directory'
+                      % script in s.error_log(), 5), s.error_log()[-2000:]
+    assert h.wait_for(lambda: len(re.findall(r'helper "bad" process \d+ exited with code 127',
+                                             s.error_log())) >= 2, 5)
+
+
 def test_bad_socket_definitions_are_configuration_errors(tmp_path, load):
     h.assert_config_errors(tmp_path, [
         ("test_helper_program app /bin/true;\ntest_helper_socket app nonsense:x;\n",
