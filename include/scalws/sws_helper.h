@@ -81,7 +81,7 @@ sws_int_t sws_helper_set_socket(sws_helper_t *h, const sws_str_t *addr,
  * Readiness. A helper with a socket is ready once its program accepts on
  * it: the master queues a probe connection of its own at each start and
  * the helper is ready when the backlog has been emptied (the program sees
- * that connection close without a request). A helper without one may name
+ * that connection close without a request), or for TCP has shrunk. A helper without one may name
  * an address that it listens on itself (same forms): it is ready when a
  * connection to it succeeds. With neither, it is ready as soon as it has
  * started. The master checks every 50 ms; a helper not ready within

@@ -28,6 +28,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include "sws_helper_internal.h"
 #include "sws_process.h"
 
@@ -78,6 +79,7 @@ struct sws_helper_proc_s {
     struct sockaddr_storage  sock_sa;
     socklen_t           sock_salen;
     int                 probe;      /* a probe connection, -1 */
+    uint32_t            backlog;    /* TCP: the backlog at the last check */
     sws_msec_t          ready_check;     /* the next check, 0: none due */
     sws_msec_t          ready_deadline;  /* 0: no limit */
     uint64_t            starts;
@@ -383,6 +385,23 @@ failed:
 }
 
 
+/* The connections waiting in a TCP listener's backlog (UINT32_MAX: not
+ * known, a unix socket). */
+static uint32_t
+sws_helper_backlog(sws_helper_proc_t *p)
+{
+    struct tcp_info  ti;
+    socklen_t        len = sizeof(ti);
+
+    if (p->sock_sa.ss_family == AF_UNIX
+        || getsockopt(p->sock, IPPROTO_TCP, TCP_INFO, &ti, &len) == -1)
+    {
+        return UINT32_MAX;
+    }
+    return ti.tcpi_unacked;            /* a listener's: its accept queue */
+}
+
+
 /* Before the fork: a connection of the master's own waits in the backlog,
  * so that the program is seen to accept once the backlog is empty. */
 static void
@@ -399,6 +418,7 @@ sws_helper_queue_probe(sws_cycle_t *cycle, sws_helper_proc_t *p)
     pfd.fd = p->sock;
     pfd.events = POLLIN;
     (void) poll(&pfd, 1, 100);         /* the handshake is the kernel's: a moment */
+    p->backlog = sws_helper_backlog(p);
 }
 
 
@@ -408,13 +428,24 @@ sws_helper_check_ready(sws_helper_proc_t *p)
 {
     struct pollfd  pfd;
     socklen_t      len = sizeof(int);
+    uint32_t       backlog;
     int            err = 0;
 
     if (p->sock != -1) {
-        /* the backlog, the probe in it, was emptied: the program accepts */
+        /* The backlog, the probe in it, was emptied: the program accepts.
+         * Under load it may not empty; a TCP backlog shorter than at the
+         * last check says as much (only an accept takes from it). */
         pfd.fd = p->sock;
         pfd.events = POLLIN;
-        return poll(&pfd, 1, 0) == 0;
+        if (poll(&pfd, 1, 0) == 0) {
+            return 1;
+        }
+        backlog = sws_helper_backlog(p);
+        if (backlog < p->backlog) {
+            return 1;
+        }
+        p->backlog = backlog;
+        return 0;
     }
     if (p->probe == -1) {
         return sws_helper_connect(p, &p->def->probe_sa, p->def->probe_salen) == 0;

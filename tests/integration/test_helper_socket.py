@@ -112,6 +112,29 @@ def test_program_serves_on_the_handed_over_socket(sws, load):
     assert workers and not any(held(w) for w in workers)
 
 
+def test_ready_under_load_when_the_backlog_never_empties(sws, load):
+    """Clients that connect and say nothing keep the backlog from emptying
+    (the program takes one at a time and waits 5 s on each): the helper is
+    ready all the same once it accepts, seen by the backlog shrinking."""
+    s = start(sws, load, app("web", "serve", "1.0")
+              + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
+              + "test_helper_ready_timeout web 3s;\n"
+              + "test_helper_events web @TMP@/events;\n")
+    assert h.wait_for(lambda: helper_pids(s, "web"), 5)
+    idle = []
+    try:
+        for _ in range(4):        # while the program sleeps before accepting
+            idle.append(socket.create_connection(("127.0.0.1", s.ports[1]), timeout=5))
+            time.sleep(0.1)
+        t0 = time.monotonic()
+        assert wait_event(s, r"ready web \d+", timeout=4), s.error_log()[-2000:]
+        assert time.monotonic() - t0 < 2.0
+        assert "did not become ready" not in s.error_log()
+    finally:
+        for c in idle:
+            c.close()
+
+
 def test_killed_helper_restarts_and_the_socket_keeps_queuing(sws, load):
     s = start(sws, load, app("web", "serve", "0.3")
               + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
