@@ -69,15 +69,10 @@ def helper_pids(s, name):
 
 
 def get(port, path="/", timeout=5):
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as c:
-        c.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\n\r\n" % path.encode())
-        data = b""
-        while True:
-            got = c.recv(4096)
-            if not got:
-                break
-            data += got
-    return data.decode()
+    """The body of a GET straight to the program."""
+    r = h.exchange(port, h.request(path=path), timeout=timeout)
+    assert r is not None and r.status == 200, r
+    return r.body.decode()
 
 
 def test_program_serves_on_the_handed_over_socket(sws, load):
@@ -135,13 +130,19 @@ def test_ready_under_load_when_the_backlog_never_empties(sws, load):
             c.close()
 
 
+def start_behind_group(sws, load, serve_args, backoff):
+    """Helper "web" on @PORT2@, added to group g (for /app/) when ready and
+    drained when it exits."""
+    return start(sws, load, app("web", "serve", *serve_args)
+                 + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
+                 + "test_helper_backoff web %s 10s 10s;\n" % backoff
+                 + "test_helper_events web @TMP@/events g 127.0.0.1:@PORT2@;\n"
+                 + "upstream g { server 127.0.0.1:1 down; }\n",
+                 server="location /app/ { proxy_pass http://g; }\n")
+
+
 def test_killed_helper_restarts_and_the_socket_keeps_queuing(sws, load):
-    s = start(sws, load, app("web", "serve", "0.3")
-              + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
-              + "test_helper_backoff web 800ms 10s 10s;\n"
-              + "test_helper_events web @TMP@/events g 127.0.0.1:@PORT2@;\n"
-              + "upstream g { server 127.0.0.1:1 down; }\n",
-              server="location /app/ { proxy_pass http://g; }\n")
+    s = start_behind_group(sws, load, ["0.3"], "800ms")
     assert wait_event(s, r"ready web \d+")
     p0 = helper_pids(s, "web")[-1]
     os.kill(p0, signal.SIGKILL)
@@ -186,12 +187,7 @@ def reload(s, text):
 
 
 def test_the_list_the_callbacks_fill_survives_reloads(sws, load):
-    s = start(sws, load, app("web", "serve")
-              + "test_helper_socket web 127.0.0.1:@PORT2@;\n"
-              + "test_helper_backoff web 200ms 10s 10s;\n"
-              + "test_helper_events web @TMP@/events g 127.0.0.1:@PORT2@;\n"
-              + "upstream g { server 127.0.0.1:1 down; }\n",
-              server="location /app/ { proxy_pass http://g; }\n")
+    s = start_behind_group(sws, load, [], "200ms")
     assert wait_event(s, r"add OK")
     pid = helper_pids(s, "web")[-1]
     assert h.curl(s.url("/app/1")).body.decode() == "app %d web /app/1\n" % pid

@@ -32,8 +32,11 @@ def start(sws, tdyn, servers, extra=""):
                          location / { proxy_pass http://g; }""")
 
 
-def op(srv, what, addr, w=None, up="g"):
+def op(srv, what, addr, w=None, up="g", handle=None):
+    """handle: by handle (tdyn's h=: "name" resolves up in the worker)."""
     q = "/dyn?op=%s&up=%s&addr=%s" % (what, up, addr)
+    if handle is not None:
+        q += "&h=%s" % handle
     if w is not None:
         q += "&w=%d" % w
     r = h.curl(srv.url(q), fresh=True)
@@ -261,12 +264,7 @@ def test_lists_by_handle(sws, origin, tdyn):
     assert op(srv, "handle", "", up="nope") == "DECLINED"
 
     def hop(what, addr, w=None, handle="name"):
-        q = "/dyn?op=%s&up=g&addr=%s&h=%s" % (what, addr, handle)
-        if w is not None:
-            q += "&w=%d" % w
-        r = h.curl(srv.url(q), fresh=True)
-        assert r.status == 200, r
-        return r.body.decode()
+        return op(srv, what, addr, w=w, handle=handle)
 
     assert hop("add", b.addr, w=2) == "OK"
     assert hop("add", c.addr) == "BUSY"                  # the room is full
