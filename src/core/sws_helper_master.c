@@ -303,17 +303,19 @@ sws_helper_probe_close(sws_helper_proc_t *p)
 static int
 sws_helper_connect(sws_helper_proc_t *p, const struct sockaddr_storage *sa, socklen_t len)
 {
-    int  fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int  fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc;
 
     if (fd == -1) {
         return -1;
     }
-    if (connect(fd, (const struct sockaddr *) sa, len) == 0 || errno == EINPROGRESS) {
-        p->probe = fd;
-        return errno == EINPROGRESS ? 1 : 0;
+    rc = connect(fd, (const struct sockaddr *) sa, len) == 0 ? 0
+         : errno == EINPROGRESS ? 1 : -1;
+    if (rc == -1) {
+        close(fd);
+        return -1;
     }
-    close(fd);
-    return -1;
+    p->probe = fd;
+    return rc;
 }
 
 
