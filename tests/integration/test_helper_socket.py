@@ -271,6 +271,18 @@ def test_a_helper_never_ready_is_restarted_as_failed(sws, load):
     assert "ready stuck" not in "\n".join(events(s))
 
 
+@pytest.mark.skipif(not h.have_ipv6(), reason="no IPv6 on loopback")
+def test_ipv6_socket(sws, load):
+    port = h.free_port(socket.AF_INET6, "::1")
+    s = start(sws, load, app("web6", "serve")
+              + "test_helper_socket web6 [::1]:%d;\n" % port
+              + "test_helper_events web6 @TMP@/events;\n")
+    assert wait_event(s, r"ready web6 \d+"), s.error_log()[-2000:]
+    pid = helper_pids(s, "web6")[-1]
+    r = h.exchange(port, h.request(path="/six"), family=socket.AF_INET6, host="::1")
+    assert r is not None and r.body.decode() == "app %d web6 /six\n" % pid, r
+
+
 def test_ready_probe_of_a_program_that_listens_itself(sws, load):
     s = start(sws, load, app("own", "bind", "@PORT2@", "0.7")
               + "test_helper_probe own 127.0.0.1:@PORT2@;\n"
