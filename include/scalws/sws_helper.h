@@ -61,6 +61,86 @@ sws_int_t sws_helper_set_backoff(sws_helper_t *h, sws_msec_t first, sws_msec_t m
 sws_int_t sws_helper_set_stop(sws_helper_t *h, int signo, sws_msec_t timeout);
 
 /*
+ * ABI 1.7: what an application module needs to put a helper behind a
+ * run-time server list (sws_upstream.h) without watching it itself.
+ *
+ * Socket handoff, as systemd's socket activation does it (programs only):
+ * the master opens addr ("127.0.0.1:8080", "[::1]:8080", "unix:/path";
+ * backlog 511), and the program finds it listening as fd 3 with
+ * LISTEN_FDS=1, LISTEN_PID=its pid and LISTEN_FDNAMES=fdname (NULL or
+ * empty: the helper's name). The master keeps the socket open while the
+ * helper restarts, so connections wait in the backlog; a reload keeps it
+ * while the helper keeps the same address. It is closed (a unix path
+ * unlinked) when the helper is no longer configured and when the master
+ * exits. SWS_OK, or SWS_ERROR (logged) for an address that is not one.
+ */
+sws_int_t sws_helper_set_socket(sws_helper_t *h, const sws_str_t *addr,
+    const sws_str_t *fdname);
+
+/*
+ * Readiness. A helper with a socket is ready once its program accepts on
+ * it: the master queues a probe connection of its own at each start and
+ * the helper is ready when the backlog has been emptied (the program sees
+ * that connection close without a request), or for TCP has shrunk. A helper without one may name
+ * an address that it listens on itself (same forms): it is ready when a
+ * connection to it succeeds. With neither, it is ready as soon as it has
+ * started. The master checks every 50 ms; a helper not ready within
+ * timeout ms (default 30 s; 0: no limit) is a failed start: logged, stopped
+ * (its stop signal, then SIGKILL) and restarted with the backoff.
+ */
+sws_int_t sws_helper_set_ready_probe(sws_helper_t *h, const sws_str_t *addr);
+sws_int_t sws_helper_set_ready_timeout(sws_helper_t *h, sws_msec_t timeout);
+
+/* How a helper's process ended: for the exit callback. size is
+ * sizeof(sws_helper_exit_t) of the core that filled it: a module built
+ * against a later SDK reads a field only if it lies within size. */
+typedef struct {
+    size_t      size;
+    pid_t       pid;
+    int         code;          /* its exit code, -1 if a signal ended it */
+    int         signo;         /* the signal that ended it, 0 if it exited */
+    unsigned    core_dumped:1;
+    unsigned    stopped:1;     /* the master had asked it to stop (reload,
+                                  quit, ready timeout) */
+    unsigned    was_ready:1;   /* it had become ready */
+    unsigned    restarting:1;  /* it will be started again */
+    unsigned    reserved_bits:28;
+    sws_msec_t  ran;           /* how long it ran, ms */
+    uint64_t    reserved[6];
+} sws_helper_exit_t;
+
+/* Called in the master, with the running configuration's h and data:
+ * ready when a start of the helper (process pid) becomes ready; on_exit
+ * for every end of one of its processes, ready or not. A helper that a
+ * reload changed gets the old process's exit through the new definition's
+ * callbacks; one that the configuration no longer declares gets none. The
+ * workers learn of it through what the callbacks change in shared memory
+ * (a server list, a zone). Either may be NULL. */
+typedef void (*sws_helper_ready_pt)(sws_helper_t *h, pid_t pid, void *data);
+typedef void (*sws_helper_exit_pt)(sws_helper_t *h, const sws_helper_exit_t *ex, void *data);
+sws_int_t sws_helper_set_callbacks(sws_helper_t *h, sws_helper_ready_pt ready,
+    sws_helper_exit_pt on_exit, void *data);
+
+/* A helper's state as the master sees it (call in the master: from a
+ * callback, an init_master hook; in another process it answers SWS_DECLINED).
+ * st->size: the caller's sizeof(sws_helper_status_t); the core fills no
+ * more than that and sets it to what it filled. */
+typedef struct {
+    size_t      size;
+    pid_t       pid;           /* 0: no process now */
+    unsigned    running:1;     /* a process, being stopped or not */
+    unsigned    ready:1;       /* that process is ready */
+    unsigned    reserved_bits:30;
+    uint64_t    starts;        /* processes started */
+    uint64_t    exits;         /* ... and ended */
+    int         last_code;     /* the last end, as in sws_helper_exit_t */
+    int         last_signo;
+    uint64_t    reserved[6];
+} sws_helper_status_t;
+
+sws_int_t sws_helper_status(sws_helper_t *h, sws_helper_status_t *st);
+
+/*
  * Inside a function helper. The handled signals are blocked, as in every
  * ScalWS process, except while it waits in sws_helper_sleep(): loop on
  * "work, then sws_helper_sleep()" and return when it says the helper must

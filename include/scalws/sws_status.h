@@ -17,7 +17,12 @@ typedef struct {
     uint64_t  reading;    /* requests whose head is being read */
     uint64_t  writing;    /* requests being processed and answered */
     uint64_t  waiting;    /* client connections with no request in progress */
-    uint64_t  reserved[9];
+    /* ABI 1.7 (was reserved[0]): the bytes the core filled,
+     * sizeof(sws_status_t) as it knows it. A counter added later (taken
+     * from reserved) is there only if it lies within size; a core of an
+     * earlier SDK leaves size 0 and the reserved space zero. */
+    uint64_t  size;
+    uint64_t  reserved[8];
 } sws_status_t;
 
 void sws_status_get(sws_status_t *st);

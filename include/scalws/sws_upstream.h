@@ -522,8 +522,8 @@ void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
  * group's name ("backend", or an implicit "host:port"); addr: an address
  * that needs no resolver ("127.0.0.1:8080", "[::1]:8080", "unix:/path").
  * A group has room for dynamic_servers N added ones (8 by default for an
- * upstream { } block, 0 for an implicit group). A reload starts again from
- * the configuration. Callable from a worker or the master.
+ * upstream { } block, 0 for an implicit group). A reload keeps what was
+ * added (see the handles below). Callable from a worker or the master.
  *
  *   add     a new server (weight 1..1000), or a drained or removed one back;
  *           SWS_BUSY: no room left
@@ -540,6 +540,34 @@ sws_int_t  sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str
 sws_int_t  sws_http_upstream_server_drain(const sws_str_t *upstream, const sws_str_t *addr);
 sws_int_t  sws_http_upstream_server_remove(const sws_str_t *upstream, const sws_str_t *addr);
 sws_int_t  sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight);
+
+/*
+ * ABI 1.7: the same by handle, without a name lookup. A handle (> 0) names
+ * a group of this process's running configuration that has a run-time
+ * list; resolve it once (init_master, init_worker, or at first use) and
+ * keep it: it follows its group by name across reloads. SWS_DECLINED: no
+ * such group (or one without room, an implicit group); SWS_ERROR: memory.
+ * The functions answer as those above, and SWS_ERROR for a value that is
+ * no handle, SWS_DECLINED while its group is not in the running
+ * configuration (a reload dropped it; a later one may bring it back).
+ *
+ * Across a reload, a group that is still there by name keeps its servers
+ * added at run time (up or draining, with their weights), in their order,
+ * as many as its dynamic_servers room holds (the others are dropped, with
+ * a warning); an added server whose address the configuration now names
+ * itself gives way to the configured one. Their counters are kept when
+ * the group's configured servers and room did not change. The configured
+ * servers take their state and weight from the new configuration: a
+ * drain, removal or weight set on one at run time does not outlive the
+ * reload. A group the configuration no longer has drops its list; one of
+ * the same name that comes back later starts empty.
+ */
+sws_int_t  sws_http_upstream_list_handle(const sws_str_t *upstream);
+sws_int_t  sws_http_upstream_list_add(sws_int_t list, const sws_str_t *addr, sws_uint_t weight);
+sws_int_t  sws_http_upstream_list_drain(sws_int_t list, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_list_remove(sws_int_t list, const sws_str_t *addr);
+sws_int_t  sws_http_upstream_list_weight(sws_int_t list, const sws_str_t *addr,
     sws_uint_t weight);
 
 /* ---- metrics (shared by all workers; for the admin module) ------------- */
@@ -560,11 +588,22 @@ typedef struct {
     uint64_t    status[5];         /* responses 1xx .. 5xx */
     uint64_t    health_checks;     /* active probes */
     uint64_t    health_fails;      /* failed probes */
+    /* ABI 1.7: room to grow. Before a call that reads it
+     * (sws_http_upstream_stats_read, sws_http_upstream_list_info) the
+     * caller sets size to its sizeof(sws_http_upstream_stats_t); the core
+     * fills no more than that, and sets size to what it filled: a field
+     * appended later is there only if it lies within size. The functions
+     * of earlier SDKs (sws_http_upstream_stats_get, _server_info) fill the
+     * struct up to size, not size itself, as they always did. */
+    size_t      size;
+    uint64_t    reserved[8];
 } sws_http_upstream_stats_t;
 
 /* The servers of every upstream of the running configuration. */
 sws_uint_t sws_http_upstream_stats_count(void);
 sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st);
+/* ABI 1.7: the same, as far as st->size says (SWS_ERROR if it is too small). */
+sws_int_t  sws_http_upstream_stats_read(sws_uint_t i, sws_http_upstream_stats_t *st);
 
 /* The i-th server of one group as its run-time list has it now (the
  * configured ones, then those added and not removed), with its counters:
@@ -572,6 +611,10 @@ sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *
  * "unhealthy" or "unavail". SWS_OK, or SWS_DECLINED past the last one (or
  * no such group). */
 sws_int_t  sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
+    sws_http_upstream_stats_t *st);
+/* ABI 1.7: the same by handle (sws_http_upstream_list_handle), as far
+ * as st->size says (SWS_ERROR if it is too small). */
+sws_int_t  sws_http_upstream_list_info(sws_int_t list, sws_uint_t i,
     sws_http_upstream_stats_t *st);
 
 #endif

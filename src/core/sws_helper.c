@@ -17,11 +17,13 @@
 #include "sws_helper_internal.h"
 #include "sws_conf_internal.h"
 #include "sws_core_module.h"
+#include "../event/sws_event.h"
 
 #define SWS_HELPER_BACKOFF_FIRST  100
 #define SWS_HELPER_BACKOFF_MAX    10000
 #define SWS_HELPER_BACKOFF_RESET  10000
 #define SWS_HELPER_STOP_TIMEOUT   5000
+#define SWS_HELPER_READY_TIMEOUT  30000
 
 /* The cycle's helpers live in an array hung off the cycle. */
 sws_array_t *
@@ -103,6 +105,7 @@ sws_helper_add(sws_conf_t *cf, const sws_str_t *name)
     h->backoff_reset = SWS_HELPER_BACKOFF_RESET;
     h->stop_signal = SIGTERM;
     h->stop_timeout = SWS_HELPER_STOP_TIMEOUT;
+    h->ready_timeout = SWS_HELPER_READY_TIMEOUT;
     *hp = h;
     return h;
 }
@@ -237,6 +240,80 @@ sws_helper_set_stop(sws_helper_t *h, int signo, sws_msec_t timeout)
     }
     h->stop_signal = signo;
     h->stop_timeout = timeout;
+    return SWS_OK;
+}
+
+
+/* An address to listen on or connect to, as sws_parse_listen_addr() takes
+ * it; text keeps the normalized form. */
+static sws_int_t
+sws_helper_set_addr(sws_helper_t *h, const sws_str_t *addr, sws_str_t *text,
+    struct sockaddr_storage *sa, socklen_t *salen, const char *what)
+{
+    sws_str_t  norm;
+
+    if (addr->len == 0 || memchr(addr->data, '\0', addr->len) != NULL
+        || sws_parse_listen_addr(h->pool, addr, sa, salen, &norm) != SWS_OK)
+    {
+        sws_helper_error(h, 0, what, NULL);
+        return SWS_ERROR;
+    }
+    return sws_helper_copy(h, text, &norm);
+}
+
+
+sws_int_t
+sws_helper_set_socket(sws_helper_t *h, const sws_str_t *addr, const sws_str_t *fdname)
+{
+    sws_uint_t  i;
+
+    if (fdname != NULL && fdname->len > 0) {
+        /* systemd's names: at most 255 of these, no ":" (the separator) */
+        for (i = 0; i < fdname->len; i++) {
+            if (fdname->data[i] <= ' ' || fdname->data[i] >= 0x7f || fdname->data[i] == ':') {
+                break;
+            }
+        }
+        if (i < fdname->len || fdname->len > 255) {
+            sws_helper_error(h, 0, "invalid socket name (LISTEN_FDNAMES)", NULL);
+            return SWS_ERROR;
+        }
+        if (sws_helper_copy(h, &h->fdname, fdname) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    return sws_helper_set_addr(h, addr, &h->socket, &h->socket_sa, &h->socket_salen,
+                               "invalid socket address");
+}
+
+
+sws_int_t
+sws_helper_set_ready_probe(sws_helper_t *h, const sws_str_t *addr)
+{
+    return sws_helper_set_addr(h, addr, &h->probe, &h->probe_sa, &h->probe_salen,
+                               "invalid ready probe address");
+}
+
+
+sws_int_t
+sws_helper_set_ready_timeout(sws_helper_t *h, sws_msec_t timeout)
+{
+    if (timeout < 0) {
+        sws_helper_error(h, 0, "invalid ready timeout", NULL);
+        return SWS_ERROR;
+    }
+    h->ready_timeout = timeout;
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_helper_set_callbacks(sws_helper_t *h, sws_helper_ready_pt ready,
+    sws_helper_exit_pt on_exit, void *data)
+{
+    h->on_ready = ready;
+    h->on_exit = on_exit;
+    h->cb_data = data;
     return SWS_OK;
 }
 
@@ -386,8 +463,8 @@ sws_helper_signature(sws_helper_t *h)
     sws_str_t   *s;
     sws_uint_t   i;
     sws_int_t    rc = SWS_OK;
-    sws_msec_t   times[5] = { h->backoff_first, h->backoff_max, h->backoff_reset,
-                              h->stop_timeout, (sws_msec_t) h->restart };
+    sws_msec_t   times[6] = { h->backoff_first, h->backoff_max, h->backoff_reset,
+                              h->stop_timeout, (sws_msec_t) h->restart, h->ready_timeout };
     int          ids[3] = { (int) h->uid, (int) h->gid, h->stop_signal };
 
     if (sws_array_init(&sig, h->pool, 256, 1) != SWS_OK) {
@@ -405,6 +482,9 @@ sws_helper_signature(sws_helper_t *h)
     }
     rc |= sws_helper_sign(&sig, "", 0);
     rc |= sws_helper_sign(&sig, h->directory.data, h->directory.len);
+    rc |= sws_helper_sign(&sig, h->socket.data, h->socket.len);
+    rc |= sws_helper_sign(&sig, h->fdname.data, h->fdname.len);
+    rc |= sws_helper_sign(&sig, h->probe.data, h->probe.len);
     rc |= sws_helper_sign(&sig, times, sizeof(times));
     rc |= sws_helper_sign(&sig, ids, sizeof(ids));
     if (rc != SWS_OK) {
@@ -428,6 +508,19 @@ sws_helper_check(sws_helper_t *h)
         sws_helper_error(h, 0, h->run ? "has both a function and a program"
                                : "has nothing to run (no function, no program)", NULL);
         return SWS_ERROR;
+    }
+
+    if (h->socket.data != NULL && h->run != NULL) {
+        sws_helper_error(h, 0, "a socket is handed to a program only", NULL);
+        return SWS_ERROR;
+    }
+    if (h->socket.data != NULL && h->probe.data != NULL) {
+        sws_helper_error(h, 0, "has both a socket and a ready probe (the socket is "
+                         "the probe)", NULL);
+        return SWS_ERROR;
+    }
+    if (h->socket.data != NULL && h->fdname.data == NULL) {
+        h->fdname = h->name;
     }
 
     if (h->program.data != NULL) {

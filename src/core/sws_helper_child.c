@@ -49,8 +49,60 @@ sws_helper_child_fail(sws_helper_t *h, int err, const char *what, const char *ar
  * actions (ignored SIGPIPE too), nothing blocked. The dispositions are
  * reset before the mask is cleared, so a stop signal that came early
  * takes its default action instead of a flag that exec would forget. */
+/* systemd's socket activation (sd_listen_fds(3)): the socket as fd 3 and
+ * the variables that say so, LISTEN_PID being this process (exec keeps
+ * the pid). A master started by systemd with sockets of its own does not
+ * pass its variables on. */
 static void
-sws_helper_exec(sws_helper_t *h)
+sws_helper_listen_fds(sws_helper_t *h, int sock)
+{
+    char  pid[32];
+
+    sws_log_t  **logs = h->cycle->open_logs.elts;
+    sws_uint_t   i;
+    int          moved = -1;
+
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDNAMES");
+    if (sock == -1) {
+        return;
+    }
+    /* A log file at fd 3 (the error log, opened first) moves aside, so
+     * that a failed execv is still logged. */
+    for (i = 0; i < h->cycle->open_logs.nelts; i++) {
+        if (logs[i]->fd == 3) {
+            if (moved == -1) {
+                moved = fcntl(3, F_DUPFD_CLOEXEC, 4);
+            }
+            if (moved != -1) {
+                logs[i]->fd = moved;
+            }
+        }
+    }
+    if (h->cycle->log->fd == 3 && moved != -1) {
+        h->cycle->log->fd = moved;
+    }
+    if (sock == 3) {
+        if (fcntl(3, F_SETFD, 0) == -1) {
+            sws_helper_child_fail(h, errno, "fcntl", "3");
+        }
+    } else if (dup2(sock, 3) == -1) {      /* without FD_CLOEXEC */
+        sws_helper_child_fail(h, errno, "dup2", "3");
+    } else {
+        close(sock);
+    }
+    snprintf(pid, sizeof(pid), "%ld", (long) getpid());
+    if (setenv("LISTEN_FDS", "1", 1) != 0 || setenv("LISTEN_PID", pid, 1) != 0
+        || setenv("LISTEN_FDNAMES", (char *) h->fdname.data, 1) != 0)
+    {
+        sws_helper_child_fail(h, errno, "setenv", "LISTEN_FDS");
+    }
+}
+
+
+static void
+sws_helper_exec(sws_helper_t *h, int sock)
 {
     static const int  sigs[] = {
         SIGHUP, SIGQUIT, SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGCHLD, SIGWINCH, SIGALRM, SIGPIPE
@@ -73,6 +125,8 @@ sws_helper_exec(sws_helper_t *h)
         }
         *eq = '=';
     }
+    /* Last, so that fd 3 is the socket whatever was there. */
+    sws_helper_listen_fds(h, sock);
     for (i = 0; i < sws_nelems(sigs); i++) {
         signal(sigs[i], SIG_DFL);
     }
@@ -120,7 +174,7 @@ sws_helper_function(sws_helper_t *h)
 
 
 void
-sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
+sws_helper_child(sws_helper_t *h, int out, int err, int sock, pid_t master)
 {
     int  null;
 
@@ -133,7 +187,14 @@ sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
 
     /* Nothing of the master's but the configuration: not the other
      * helpers' pipes, not the listening sockets (a helper kept across a
-     * reload would hold a port the new configuration dropped). */
+     * reload would hold a port the new configuration dropped), not the
+     * other helpers' sockets: its own is kept aside first. */
+    if (sock != -1) {
+        sock = fcntl(sock, F_DUPFD_CLOEXEC, 3);
+        if (sock == -1) {
+            sws_helper_child_fail(h, errno, "fcntl", "F_DUPFD_CLOEXEC");
+        }
+    }
     sws_helpers_close_pipes();
     sws_listening_close(h->cycle, 0);
     if (dup2(out, STDOUT_FILENO) == -1 || dup2(err, STDERR_FILENO) == -1) {
@@ -168,7 +229,7 @@ sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
     }
 
     if (h->run == NULL) {
-        sws_helper_exec(h);
+        sws_helper_exec(h, sock);
     }
     sws_helper_function(h);
     exit(0);

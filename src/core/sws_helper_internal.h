@@ -9,6 +9,7 @@
 
 #include <signal.h>
 #include <sys/types.h>
+#include <sys/socket.h>
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 
@@ -45,6 +46,20 @@ struct sws_helper_s {
     int                 stop_signal;
     sws_msec_t          stop_timeout;
 
+    /* ABI 1.7: the socket handed to the program as fd 3 (sws_helper_set_socket;
+     * socket.len 0: none), the readiness probe, the callbacks. */
+    sws_str_t           socket;       /* as given, NUL-terminated */
+    sws_str_t           fdname;       /* LISTEN_FDNAMES */
+    struct sockaddr_storage  socket_sa;
+    socklen_t           socket_salen;
+    sws_str_t           probe;        /* an address the program listens on */
+    struct sockaddr_storage  probe_sa;
+    socklen_t           probe_salen;
+    sws_msec_t          ready_timeout;
+    sws_helper_ready_pt on_ready;     /* not in the signature: a reload that */
+    sws_helper_exit_pt  on_exit;      /* only moves the module keeps the process */
+    void               *cb_data;
+
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */
     sws_str_t           signature;
@@ -63,9 +78,9 @@ sws_int_t sws_helpers_check(sws_cycle_t *cycle);
 sws_array_t *sws_helpers_of(sws_cycle_t *cycle);
 
 /* In a forked child (sws_helper_child.c): become helper h (output on out and err, which are
- * dup'ed to 1 and 2), then run its function or exec its program; never
+ * dup'ed to 1 and 2; sock, unless -1, the listening socket handed over as fd 3), then run its function or exec its program; never
  * returns. */
-void sws_helper_child(sws_helper_t *h, int out, int err, pid_t master)
+void sws_helper_child(sws_helper_t *h, int out, int err, int sock, pid_t master)
     __attribute__((noreturn));
 
 /*
@@ -92,7 +107,8 @@ void       sws_helpers_run_timers(sws_cycle_t *cycle);
 void       sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask);
 /* USR1: function helpers reopen their log files too. */
 void       sws_helpers_signal_reopen(sws_cycle_t *cycle);
-/* In any forked child of the master: close the helpers' pipes. */
+/* In any forked child of the master: close the helpers' pipes and their
+ * handed-off sockets (without unlinking a unix path). */
 void       sws_helpers_close_pipes(void);
 /* At the master's exit. */
 void       sws_helpers_free(void);

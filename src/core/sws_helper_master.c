@@ -8,6 +8,12 @@
  * are handled exactly as before. A helper that dies is restarted after a
  * delay that doubles with each quick death; a stop is its stop signal,
  * then SIGKILL once its stop timeout passed.
+ *
+ * A helper with a socket (sws_helper_set_socket) has it opened here at its
+ * first start and kept while it restarts: connections wait in the backlog.
+ * Until a start is ready (sws_helper_set_ready_probe) the master checks it
+ * on a timer; the callbacks of the running definition hear of its
+ * readiness and of every exit.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE     /* ppoll, pipe2 */
@@ -18,14 +24,22 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include "sws_helper_internal.h"
+#include "sws_process.h"
 
 /* Output lines longer than this are logged in pieces of this size. */
 #define SWS_HELPER_LINE       1024
 /* Read at most this much of one pipe per wake-up: a helper that writes
  * without pause cannot keep the master from its signals. */
 #define SWS_HELPER_READ_MAX   65536
+/* How often a start that is not ready yet is checked, ms. */
+#define SWS_HELPER_READY_POLL 50
+#define SWS_HELPER_BACKLOG    511
 
 enum {
     SWS_HELPER_IDLE = 0,     /* no process, none due (exited for good, stopped) */
@@ -57,7 +71,21 @@ struct sws_helper_proc_s {
     sws_msec_t          at;
     sws_msec_t          backoff;    /* the delay of the next restart */
     unsigned            killed:1;
+    unsigned            ready:1;    /* the running process became ready */
+    unsigned            timed_out:1; /* stopped for not becoming ready: a failure */
     sws_helper_out_t    out[2];     /* stdout, stderr */
+
+    int                 sock;       /* the handed-off listening socket, -1 */
+    struct sockaddr_storage  sock_sa;
+    socklen_t           sock_salen;
+    int                 probe;      /* a probe connection, -1 */
+    uint32_t            backlog;    /* TCP: the backlog at the last check */
+    sws_msec_t          ready_check;     /* the next check, 0: none due */
+    sws_msec_t          ready_deadline;  /* 0: no limit */
+    uint64_t            starts;
+    uint64_t            exits;
+    int                 last_code;
+    int                 last_signo;
 };
 
 static sws_helper_proc_t  *sws_helper_procs;
@@ -223,6 +251,9 @@ sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask)
 }
 
 
+static void sws_helper_socket_close(sws_helper_proc_t *p, int unlink_path);
+static void sws_helper_probe_close(sws_helper_proc_t *p);
+
 void
 sws_helpers_close_pipes(void)
 {
@@ -235,6 +266,215 @@ sws_helpers_close_pipes(void)
                 p->out[k].fd = -1;
             }
         }
+        sws_helper_socket_close(p, 0);
+        sws_helper_probe_close(p);
+    }
+}
+
+
+/* ---------------------------------------------------------------- sockets */
+
+static void
+sws_helper_socket_close(sws_helper_proc_t *p, int unlink_path)
+{
+    if (p->sock == -1) {
+        return;
+    }
+    close(p->sock);
+    p->sock = -1;
+    if (unlink_path && p->sock_sa.ss_family == AF_UNIX) {
+        (void) unlink(((struct sockaddr_un *) &p->sock_sa)->sun_path);
+    }
+}
+
+
+static void
+sws_helper_probe_close(sws_helper_proc_t *p)
+{
+    if (p->probe != -1) {
+        close(p->probe);
+        p->probe = -1;
+    }
+}
+
+
+/* A connection of the master's own, not waited for (the probes): 0
+ * connected, 1 in progress (p->probe set either way), -1 refused. */
+static int
+sws_helper_connect(sws_helper_proc_t *p, const struct sockaddr_storage *sa, socklen_t len)
+{
+    int  fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), rc;
+
+    if (fd == -1) {
+        return -1;
+    }
+    rc = connect(fd, (const struct sockaddr *) sa, len) == 0 ? 0
+         : errno == EINPROGRESS ? 1 : -1;
+    if (rc == -1) {
+        close(fd);
+        return -1;
+    }
+    p->probe = fd;
+    return rc;
+}
+
+
+/* A unix socket path that a dead process left: nobody accepts there. */
+static int
+sws_helper_stale_path(const struct sockaddr_storage *sa, socklen_t len)
+{
+    struct stat  st;
+    int          fd, stale;
+
+    if (lstat(((const struct sockaddr_un *) sa)->sun_path, &st) == -1 || !S_ISSOCK(st.st_mode)) {
+        return 0;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        return 0;
+    }
+    stale = connect(fd, (const struct sockaddr *) sa, len) == -1 && errno == ECONNREFUSED;
+    close(fd);
+    return stale;
+}
+
+
+static sws_int_t
+sws_helper_socket_open(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    sws_helper_t  *h = p->def;
+    int            fd, on = 1, family = h->socket_sa.ss_family;
+
+    fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd == -1) {
+        goto failed;
+    }
+    if (family == AF_UNIX) {
+        if (sws_helper_stale_path(&h->socket_sa, h->socket_salen)) {
+            (void) unlink(((struct sockaddr_un *) &h->socket_sa)->sun_path);
+        }
+    } else if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) == -1
+               || (family == AF_INET6
+                   && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on)) == -1))
+    {
+        goto failed;
+    }
+    if (bind(fd, (struct sockaddr *) &h->socket_sa, h->socket_salen) == -1) {
+        goto failed;
+    }
+    /* As nginx does with its unix listeners: the workers, whatever their
+     * user, connect to it. */
+    if (family == AF_UNIX && chmod(((struct sockaddr_un *) &h->socket_sa)->sun_path, 0666) == -1) {
+        goto failed;
+    }
+    if (listen(fd, SWS_HELPER_BACKLOG) == -1) {
+        goto failed;
+    }
+    p->sock = fd;
+    memcpy(&p->sock_sa, &h->socket_sa, sizeof(p->sock_sa));
+    p->sock_salen = h->socket_salen;
+    sws_log_error(SWS_LOG_INFO, cycle->log, 0, "helper \"%s\" listens on %s",
+                  p->name, (char *) h->socket.data);
+    return SWS_OK;
+
+failed:
+    sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "helper \"%s\": cannot listen on %s",
+                  p->name, (char *) h->socket.data);
+    if (fd != -1) {
+        close(fd);
+    }
+    return SWS_ERROR;
+}
+
+
+/* The connections waiting in a TCP listener's backlog (UINT32_MAX: not
+ * known, a unix socket). */
+static uint32_t
+sws_helper_backlog(sws_helper_proc_t *p)
+{
+    struct tcp_info  ti;
+    socklen_t        len = sizeof(ti);
+
+    if (p->sock_sa.ss_family == AF_UNIX
+        || getsockopt(p->sock, IPPROTO_TCP, TCP_INFO, &ti, &len) == -1)
+    {
+        return UINT32_MAX;
+    }
+    return ti.tcpi_unacked;            /* a listener's: its accept queue */
+}
+
+
+/* Before the fork: a connection of the master's own waits in the backlog,
+ * so that the program is seen to accept once the backlog is empty. */
+static void
+sws_helper_queue_probe(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    struct pollfd  pfd;
+
+    sws_helper_probe_close(p);
+    if (sws_helper_connect(p, &p->sock_sa, p->sock_salen) == -1) {
+        /* a full backlog: that it empties says as much */
+        sws_log_error(SWS_LOG_INFO, cycle->log, errno, "helper \"%s\": no probe connection",
+                      p->name);
+    }
+    pfd.fd = p->sock;
+    pfd.events = POLLIN;
+    (void) poll(&pfd, 1, 100);         /* the handshake is the kernel's: a moment */
+    p->backlog = sws_helper_backlog(p);
+}
+
+
+/* 1 if the running start of p is ready. */
+static int
+sws_helper_check_ready(sws_helper_proc_t *p)
+{
+    struct pollfd  pfd;
+    socklen_t      len = sizeof(int);
+    uint32_t       backlog;
+    int            err = 0;
+
+    if (p->sock != -1) {
+        /* The backlog, the probe in it, was emptied: the program accepts.
+         * Under load it may not empty; a TCP backlog shorter than at the
+         * last check says as much (only an accept takes from it). */
+        pfd.fd = p->sock;
+        pfd.events = POLLIN;
+        if (poll(&pfd, 1, 0) == 0) {
+            return 1;
+        }
+        backlog = sws_helper_backlog(p);
+        if (backlog < p->backlog) {
+            return 1;
+        }
+        p->backlog = backlog;
+        return 0;
+    }
+    if (p->probe == -1) {
+        return sws_helper_connect(p, &p->def->probe_sa, p->def->probe_salen) == 0;
+    }
+    pfd.fd = p->probe;
+    pfd.events = POLLOUT;
+    if (poll(&pfd, 1, 0) == 0) {
+        return 0;                       /* still connecting */
+    }
+    if (getsockopt(p->probe, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        return 1;
+    }
+    sws_helper_probe_close(p);          /* refused: again at the next check */
+    return 0;
+}
+
+
+static void
+sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    p->ready = 1;
+    p->ready_check = 0;
+    sws_helper_probe_close(p);
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is ready",
+                  p->name, (long) p->pid);
+    if (p->def->on_ready != NULL) {
+        p->def->on_ready(p->def, p->pid, p->def->cb_data);
     }
 }
 
@@ -256,6 +496,13 @@ sws_helper_adopt(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_helper_t *h)
     free(p->signature);
     p->signature = sig;
     p->signature_len = h->signature.len;
+    /* A socket kept for another address (a reload changed it) goes. */
+    if (p->sock != -1
+        && (h->socket.data == NULL || h->socket_salen != p->sock_salen
+            || memcmp(&h->socket_sa, &p->sock_sa, p->sock_salen) != 0))
+    {
+        sws_helper_socket_close(p, 1);
+    }
     p->def = h;
     p->successor = NULL;
     p->stop_signal = h->stop_signal;
@@ -281,9 +528,16 @@ sws_helper_schedule(sws_cycle_t *cycle, sws_helper_proc_t *p, const char *why)
 static void
 sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
 {
-    int    out[2] = { -1, -1 }, err[2] = { -1, -1 };
-    pid_t  pid, master = getpid();
+    int         out[2] = { -1, -1 }, err[2] = { -1, -1 };
+    pid_t       pid, master = getpid();
+    sws_msec_t  now;
 
+    if (p->def->socket.data != NULL) {
+        if (p->sock == -1 && sws_helper_socket_open(cycle, p) != SWS_OK) {
+            goto failed;
+        }
+        sws_helper_queue_probe(cycle, p);
+    }
     if (pipe2(out, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "pipe2() failed for helper \"%s\"",
                       p->name);
@@ -293,7 +547,7 @@ sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
     if (pid == 0) {
         close(out[0]);
         close(err[0]);
-        sws_helper_child(p->def, out[1], err[1], master);
+        sws_helper_child(p->def, out[1], err[1], p->sock, master);
     }
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "fork() failed for helper \"%s\"",
@@ -310,12 +564,23 @@ sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
     p->pid = pid;
     p->state = SWS_HELPER_RUNNING;
     p->killed = 0;
-    p->started = sws_helper_now();
+    p->ready = 0;
+    p->timed_out = 0;
+    p->starts++;
+    now = sws_helper_now();
+    p->started = now;
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started helper \"%s\" process %ld",
                   p->name, (long) pid);
+    if (p->sock == -1 && p->def->probe.data == NULL) {
+        sws_helper_became_ready(cycle, p);      /* nothing to wait for */
+    } else {
+        p->ready_check = now + SWS_HELPER_READY_POLL;
+        p->ready_deadline = p->def->ready_timeout ? now + p->def->ready_timeout : 0;
+    }
     return;
 
 failed:
+    sws_helper_probe_close(p);
     for (int k = 0; k < 2; k++) {
         if (out[k] != -1) {
             close(out[k]);
@@ -340,6 +605,7 @@ sws_helper_proc_new(sws_cycle_t *cycle, sws_helper_t *h)
     }
     snprintf(p->name, sizeof(p->name), "%s", (char *) h->name.data);
     p->out[0].fd = p->out[1].fd = -1;
+    p->sock = p->probe = -1;
     if (sws_helper_adopt(cycle, p, h) != SWS_OK) {
         free(p);
         return NULL;
@@ -446,6 +712,8 @@ sws_helper_remove(sws_helper_proc_t *p)
             break;
         }
     }
+    sws_helper_socket_close(p, 1);
+    sws_helper_probe_close(p);
     free(p->signature);
     free(p);
 }
@@ -474,8 +742,10 @@ int
 sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
 {
     sws_helper_proc_t  *p;
+    sws_helper_t       *cb;
+    sws_helper_exit_t   ex;
     sws_msec_t          now = sws_helper_now();
-    int                 failed;
+    int                 failed, timed_out;
 
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->pid == pid
@@ -498,22 +768,51 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
                         p->state == SWS_HELPER_STOPPING
                         || (WIFEXITED(status) && WEXITSTATUS(status) == 0 && p->def != NULL
                             && p->def->restart != SWS_HELPER_RESTART_ALWAYS));
-    p->pid = 0;
 
-    if (p->state == SWS_HELPER_STOPPING) {
+    /* For the exit callback: the running definition's (a changed helper's
+     * old process: its successor's). */
+    sws_memzero(&ex, sizeof(ex));
+    ex.size = sizeof(ex);
+    ex.pid = p->pid;
+    ex.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    ex.signo = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    ex.core_dumped = WIFSIGNALED(status) && WCOREDUMP(status);
+    ex.stopped = p->state == SWS_HELPER_STOPPING;
+    ex.was_ready = p->ready;
+    ex.ran = now - p->started;
+    cb = p->def != NULL ? p->def : p->successor;
+    p->exits++;
+    p->last_code = ex.code;
+    p->last_signo = ex.signo;
+    p->pid = 0;
+    p->ready = 0;
+    p->ready_check = 0;
+    sws_helper_probe_close(p);
+    timed_out = p->timed_out;
+    p->timed_out = 0;
+
+    if (p->state == SWS_HELPER_STOPPING && !timed_out) {
         p->state = SWS_HELPER_IDLE;
-        if (p->successor != NULL && !sws_helpers_stopped
-            && sws_helper_adopt(cycle, p, p->successor) == SWS_OK)
-        {
-            sws_helper_spawn(cycle, p);
-        } else if (p->def == NULL) {
+        if (p->successor != NULL && !sws_helpers_stopped) {
+            /* The old process's end is told before its successor can be
+             * ready (a helper with nothing to wait for is ready at once). */
+            ex.restarting = 1;
+            if (cb->on_exit != NULL) {
+                cb->on_exit(cb, &ex, cb->cb_data);
+            }
+            if (sws_helper_adopt(cycle, p, p->successor) == SWS_OK) {
+                sws_helper_spawn(cycle, p);
+            }
+            return 1;
+        }
+        if (p->def == NULL) {
             sws_helper_remove(p);
         }
-        return 1;
+        goto done;
     }
 
     p->state = SWS_HELPER_IDLE;
-    failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    failed = timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (sws_helpers_stopped || p->def == NULL
         || p->def->restart == SWS_HELPER_RESTART_NEVER
         || (p->def->restart == SWS_HELPER_RESTART_ON_FAILURE && !failed))
@@ -523,12 +822,18 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
                           "(restart %s)", p->name,
                           p->def->restart == SWS_HELPER_RESTART_NEVER ? "never" : "on-failure");
         }
-        return 1;
+        goto done;
     }
     if (now - p->started >= p->def->backoff_reset) {
         p->backoff = p->def->backoff_first;      /* it had run well for a while */
     }
-    sws_helper_schedule(cycle, p, "died");
+    sws_helper_schedule(cycle, p, timed_out ? "was not ready" : "died");
+    ex.restarting = 1;
+
+done:
+    if (cb != NULL && cb->on_exit != NULL) {
+        cb->on_exit(cb, &ex, cb->cb_data);
+    }
     return 1;
 }
 
@@ -547,8 +852,35 @@ sws_helpers_next_timer(void)
         {
             next = sws_max(p->at, 1);
         }
+        if (p->state == SWS_HELPER_RUNNING && p->ready_check != 0
+            && (next == 0 || p->ready_check < next))
+        {
+            next = p->ready_check;
+        }
     }
     return next;
+}
+
+
+/* A start not ready yet: ready now, or out of time (a failed start: it is
+ * stopped, then restarted with the backoff), or checked again later. */
+static void
+sws_helper_ready_timer(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t now)
+{
+    if (sws_helper_check_ready(p)) {
+        sws_helper_became_ready(cycle, p);
+        return;
+    }
+    if (p->ready_deadline == 0 || now < p->ready_deadline) {
+        p->ready_check = now + SWS_HELPER_READY_POLL;
+        return;
+    }
+    sws_log_error(SWS_LOG_ERR, cycle->log, 0, "helper \"%s\" process %ld did not become "
+                  "ready within %ld ms", p->name, (long) p->pid, (long) p->def->ready_timeout);
+    p->ready_check = 0;
+    sws_helper_probe_close(p);
+    sws_helper_stop(cycle, p, p->stop_timeout);
+    p->timed_out = 1;
 }
 
 
@@ -559,6 +891,12 @@ sws_helpers_run_timers(sws_cycle_t *cycle)
     sws_msec_t          now = sws_helper_now();
 
     for (p = sws_helper_procs; p; p = p->next) {
+        if (p->state == SWS_HELPER_RUNNING && p->ready_check != 0 && now >= p->ready_check
+            && p->def != NULL)
+        {
+            sws_helper_ready_timer(cycle, p, now);
+            continue;
+        }
         if (now < p->at) {
             continue;
         }
@@ -612,6 +950,7 @@ sws_helpers_reload(sws_cycle_t *cycle)
         h = sws_helper_find(defs, p->name);
         p->def = NULL;
         p->successor = NULL;
+        p->timed_out = 0;          /* a stop by this reload is no failed start */
 
         if (h == NULL) {
             if (p->state == SWS_HELPER_RUNNING) {
@@ -688,6 +1027,9 @@ sws_helpers_free(void)
 {
     sws_helper_proc_t  *p, *next;
 
+    for (p = sws_helper_procs; p; p = p->next) {
+        sws_helper_socket_close(p, 1);          /* the master's: unlinked */
+    }
     sws_helpers_close_pipes();
     for (p = sws_helper_procs; p; p = next) {
         next = p->next;
@@ -700,4 +1042,35 @@ sws_helpers_free(void)
     sws_helper_pfds = NULL;
     sws_helper_pouts = NULL;
     sws_helper_pfds_n = 0;
+}
+
+
+sws_int_t
+sws_helper_status(sws_helper_t *h, sws_helper_status_t *st)
+{
+    sws_helper_status_t  s;
+    sws_helper_proc_t   *p;
+
+    if (sws_process != SWS_PROCESS_MASTER || st->size < offsetof(sws_helper_status_t, pid)) {
+        return SWS_DECLINED;
+    }
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->def == h || p->successor == h) {
+            break;
+        }
+    }
+    if (p == NULL) {
+        return SWS_DECLINED;
+    }
+    sws_memzero(&s, sizeof(s));
+    s.size = sws_min(st->size, sizeof(s));
+    s.pid = p->pid;
+    s.running = p->state == SWS_HELPER_RUNNING || p->state == SWS_HELPER_STOPPING;
+    s.ready = p->ready;
+    s.starts = p->starts;
+    s.exits = p->exits;
+    s.last_code = p->last_code;
+    s.last_signo = p->last_signo;
+    memcpy(st, &s, s.size);
+    return SWS_OK;
 }

@@ -43,6 +43,7 @@ sws_status_get(sws_status_t *st)
     uint64_t busy;
 
     sws_memzero(st, sizeof(*st));
+    st->size = sizeof(*st);
     st->accepted = sws_conn_stats_sum(offsetof(sws_conn_stats_t, accepted));
     st->handled = sws_conn_stats_sum(offsetof(sws_conn_stats_t, handled));
     st->active = sws_conn_stats_sum(offsetof(sws_conn_stats_t, active));

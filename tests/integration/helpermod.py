@@ -15,6 +15,18 @@ A third-party module for the helper process tests, built against the SDK
   test_helper_backoff NAME FIRST MAX RESET;    (times: 100ms, 2s ...)
   test_helper_stop NAME TERM|INT|QUIT|HUP|USR1|USR2|KILL TIMEOUT;
   test_helper_ticks;       (location) answers "ticks N", the shared counter
+  test_helper_socket NAME ADDR [FDNAME];       socket handoff (ABI 1.7)
+  test_helper_probe NAME ADDR;
+  test_helper_ready_timeout NAME TIME;
+  test_helper_events NAME FILE [GROUP ADDR];
+      the ready and exit callbacks append a line to FILE:
+        "ready NAME PID"
+        "exit NAME PID code=C signal=S core=0 stopped=0|1 ready=0|1
+         restarting=0|1 starts=N exits=N" (the last two: sws_helper_status)
+      with GROUP: ready adds ADDR to that upstream's run-time list, exit
+      drains it (by the list's handle, resolved once and kept across
+      reloads), and the result follows:
+      "add OK|BUSY|DECLINED|ERROR", "drain ..."
 
 Every setting names a helper declared above it.
 """
@@ -49,6 +61,90 @@ typedef struct {
 } th_tick_t;
 
 static const sws_str_t  zone_name = sws_string("test_helper");
+
+typedef struct {
+    char       *file;
+    sws_str_t   group;           /* empty: none */
+    sws_str_t   addr;
+} th_events_t;
+
+static void
+th_event(th_events_t *ev, const char *line, size_t len)
+{
+    int fd = open(ev->file, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+    if (fd != -1) {
+        if (write(fd, line, len) != (ssize_t) len) {
+            /* the test sees it missing */
+        }
+        close(fd);
+    }
+}
+
+/* The handle of the events' group, resolved once in the master at the
+ * first callback and kept across reloads (the module stays loaded): it
+ * follows its group by name. */
+static sws_int_t  th_list;
+
+static sws_int_t
+th_list_handle(th_events_t *ev)
+{
+    if (th_list <= 0) {
+        th_list = sws_http_upstream_list_handle(&ev->group);
+    }
+    return th_list;
+}
+
+static const char *
+th_rc(sws_int_t rc)
+{
+    return rc == SWS_OK ? "OK" : rc == SWS_BUSY ? "BUSY" : rc == SWS_DECLINED ? "DECLINED"
+           : "ERROR";
+}
+
+static void
+th_on_ready(sws_helper_t *hp, pid_t pid, void *data)
+{
+    th_events_t *ev = data;
+    char         line[128];
+    int          n;
+
+    n = snprintf(line, sizeof(line), "ready %s %ld\n", (char *) sws_helper_name(hp)->data,
+                 (long) pid);
+    th_event(ev, line, n);
+    if (ev->group.len) {
+        n = snprintf(line, sizeof(line), "add %s\n",
+                     th_rc(th_list_handle(ev) > 0
+                           ? sws_http_upstream_list_add(th_list, &ev->addr, 1) : th_list));
+        th_event(ev, line, n);
+    }
+}
+
+static void
+th_on_exit(sws_helper_t *hp, const sws_helper_exit_t *ex, void *data)
+{
+    th_events_t         *ev = data;
+    sws_helper_status_t  st;
+    char                 line[256];
+    int                  n;
+
+    st.size = sizeof(st);
+    if (sws_helper_status(hp, &st) != SWS_OK) {
+        st.starts = st.exits = 999;
+    }
+    n = snprintf(line, sizeof(line), "exit %s %ld code=%d signal=%d core=%u stopped=%u ready=%u "
+                 "restarting=%u starts=%llu exits=%llu size=%zu\n",
+                 (char *) sws_helper_name(hp)->data, (long) ex->pid, ex->code, ex->signo,
+                 ex->core_dumped, ex->stopped, ex->was_ready, ex->restarting,
+                 (unsigned long long) st.starts, (unsigned long long) st.exits, ex->size);
+    th_event(ev, line, n);
+    if (ev->group.len) {
+        n = snprintf(line, sizeof(line), "drain %s\n",
+                     th_rc(th_list_handle(ev) > 0
+                           ? sws_http_upstream_list_drain(th_list, &ev->addr) : th_list));
+        th_event(ev, line, n);
+    }
+}
 
 static sws_int_t
 th_zone_init(sws_shm_zone_t *zone, void *old)
@@ -221,6 +317,28 @@ th_setting(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     case 5:
         rc = sws_helper_set_user(hp, a2, sws_conf_nargs(cf) > 3 ? sws_conf_arg(cf, 3) : NULL);
         break;
+    case 6:
+        rc = sws_helper_set_socket(hp, a2, sws_conf_nargs(cf) > 3 ? sws_conf_arg(cf, 3) : NULL);
+        break;
+    case 7:
+        rc = sws_helper_set_ready_probe(hp, a2);
+        break;
+    case 8:
+        rc = sws_helper_set_ready_timeout(hp, sws_parse_time_ms(a2));
+        break;
+    case 9: {
+        th_events_t *ev = sws_pcalloc(sws_conf_pool(cf), sizeof(th_events_t));
+
+        if (ev == NULL || (ev->file = sws_pstrdup_cstr(sws_conf_pool(cf), a2)) == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        if (sws_conf_nargs(cf) > 4) {
+            ev->group = *sws_conf_arg(cf, 3);
+            ev->addr = *sws_conf_arg(cf, 4);
+        }
+        rc = sws_helper_set_callbacks(hp, th_on_ready, th_on_exit, ev);
+        break;
+    }
     case 4:
         for (i = 0; th_signals[i].name && !sws_str_eq_cstr(a2, th_signals[i].name); i++) {
             /* void */
@@ -273,6 +391,14 @@ static const sws_command_t commands[] = {
       SWS_HTTP_MAIN_CONF_OFFSET, 4, NULL },
     { "test_helper_user", TH_MAIN | SWS_CONF_TAKE23, th_setting,
       SWS_HTTP_MAIN_CONF_OFFSET, 5, NULL },
+    { "test_helper_socket", TH_MAIN | SWS_CONF_TAKE23, th_setting,
+      SWS_HTTP_MAIN_CONF_OFFSET, 6, NULL },
+    { "test_helper_probe", TH_MAIN | SWS_CONF_TAKE2, th_setting,
+      SWS_HTTP_MAIN_CONF_OFFSET, 7, NULL },
+    { "test_helper_ready_timeout", TH_MAIN | SWS_CONF_TAKE2, th_setting,
+      SWS_HTTP_MAIN_CONF_OFFSET, 8, NULL },
+    { "test_helper_events", TH_MAIN | SWS_CONF_TAKE2 | SWS_CONF_TAKE4, th_setting,
+      SWS_HTTP_MAIN_CONF_OFFSET, 9, NULL },
     { "test_helper_ticks", SWS_HTTP_LOC_CONF | SWS_CONF_NOARGS, th_ticks,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     sws_null_command

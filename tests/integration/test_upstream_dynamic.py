@@ -32,8 +32,11 @@ def start(sws, tdyn, servers, extra=""):
                          location / { proxy_pass http://g; }""")
 
 
-def op(srv, what, addr, w=None, up="g"):
+def op(srv, what, addr, w=None, up="g", handle=None):
+    """handle: by handle (tdyn's h=: "name" resolves up in the worker)."""
     q = "/dyn?op=%s&up=%s&addr=%s" % (what, up, addr)
+    if handle is not None:
+        q += "&h=%s" % handle
     if w is not None:
         q += "&w=%d" % w
     r = h.curl(srv.url(q), fresh=True)
@@ -171,19 +174,116 @@ def test_dynamic_servers_directive_is_checked(tmp_path):
     ])
 
 
-def test_reload_starts_again_from_the_configuration(sws, origin, tdyn):
+def reload(srv, text=None):
+    import signal
+    old = srv.children()
+    n = srv.error_log().count("configuration reloaded")
+    if text is not None:
+        srv.conf_text = text
+        srv.write_conf(text)
+    srv.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: srv.error_log().count("configuration reloaded") > n, 10), \
+        srv.error_log()[-2000:]
+    assert len(srv.wait_children(2, timeout=5, exclude=old)) == 2
+    # the old workers are gone: every answer is the new configuration's
+    assert h.wait_for(lambda: not set(old) & set(srv.children()), 10)
+
+
+def listing(srv, up="g", handle=None):
+    q = "/dyn?op=list&up=%s" % up + ("&h=%s" % handle if handle else "")
+    r = h.curl(srv.url(q), fresh=True)
+    assert r.status == 200, r
+    return [tuple(line.split()[:3]) for line in r.body.decode().splitlines()]
+
+
+def test_added_servers_survive_a_reload(sws, origin, tdyn):
     a, b, c = origin("a"), origin("b"), origin("c")
     srv = start(sws, tdyn, [a.addr])
-    old = srv.wait_children(2)
     assert op(srv, "add", b.addr) == "OK"
     assert {n for _, n in spread(srv, 20)} == {"a", "b"}
-    # the same servers: the list is reused in place, seeded again
-    import signal
-    srv.signal(signal.SIGHUP)
-    assert len(srv.wait_children(2, timeout=5, exclude=old)) == 2
+    # the same servers: the list is reused in place, b stays
+    reload(srv)
+    assert {n for _, n in spread(srv, 20)} == {"a", "b"}
+    assert listing(srv) == [(a.addr, "1", "up"), (b.addr, "1", "up")]
+    # the group changed (another configured server, more room): b is
+    # carried into the new list, with its weight; a drained one stays drained
+    assert op(srv, "weight", b.addr, w=3) == "OK"
+    assert op(srv, "add", "127.0.0.1:9", w=2) == "OK"
+    assert op(srv, "drain", "127.0.0.1:9") == "OK"
+    reload(srv, srv.conf_text.replace("server %s;" % a.addr,
+                                      "server %s; server %s; dynamic_servers 4;"
+                                      % (a.addr, c.addr)))
+    assert listing(srv) == [(a.addr, "1", "up"), (c.addr, "1", "up"), (b.addr, "3", "up"),
+                            ("127.0.0.1:9", "2", "draining")]
+    got = [n for _, n in spread(srv, 50)]
+    assert set(got) == {"a", "b", "c"} and got.count("b") > got.count("a"), got
+    # a group the configuration drops loses its list; back later, it is empty
+    text = srv.conf_text
+    reload(srv, text.replace("upstream g {", "upstream other {")
+                    .replace("proxy_pass http://g;", "proxy_pass http://other;"))
+    assert op(srv, "add", b.addr) == "DECLINED"
+    assert listing(srv, up="other") == [(a.addr, "1", "up"), (c.addr, "1", "up")]
+    reload(srv, text)
+    assert listing(srv) == [(a.addr, "1", "up"), (c.addr, "1", "up")]
+    assert {n for _, n in spread(srv, 20)} == {"a", "c"}
+
+
+def test_reload_rules_for_configured_and_added_servers(sws, origin, tdyn):
+    a, b, c, d = origin("a"), origin("b"), origin("c"), origin("d")
+    srv = start(sws, tdyn, [a.addr, b.addr], extra="dynamic_servers 2;")
+    assert op(srv, "add", c.addr, w=2) == "OK"
+    assert op(srv, "add", d.addr) == "OK"
+    assert op(srv, "add", "127.0.0.1:9") == "BUSY"
+    # run-time changes to a configured server last until the next reload
+    assert op(srv, "drain", b.addr) == "OK"
+    assert op(srv, "weight", a.addr, w=5) == "OK"
+    reload(srv)
+    assert listing(srv) == [(a.addr, "1", "up"), (b.addr, "1", "up"), (c.addr, "2", "up"),
+                            (d.addr, "1", "up")]
+    # the configuration names c now, and has room for one: c is the
+    # configured one, d stays; with room for none, d goes, logged
+    reload(srv, srv.conf_text.replace("server %s;" % b.addr,
+                                      "server %s; server %s;" % (b.addr, c.addr)))
+    assert listing(srv) == [(a.addr, "1", "up"), (b.addr, "1", "up"), (c.addr, "1", "up"),
+                            (d.addr, "1", "up")]
+    reload(srv, srv.conf_text.replace("dynamic_servers 2;", "dynamic_servers 0;"))
+    assert listing(srv) == [(a.addr, "1", "up"), (b.addr, "1", "up"), (c.addr, "1", "up")]
+    assert 'upstream "g" has no room for server %s added at run time: dropped' % d.addr \
+        in srv.error_log()
+    assert {n for _, n in spread(srv, 30)} == {"a", "b", "c"}
+
+
+def test_lists_by_handle(sws, origin, tdyn):
+    """Handles are a process's own: tdyn resolves one in the worker that
+    serves each request (h=name), where it is the same every time."""
+    a, b, c = origin("a"), origin("b"), origin("c")
+    srv = start(sws, tdyn, [a.addr], extra="dynamic_servers 1;")
+    hd = op(srv, "handle", "")
+    assert hd.isdigit() and int(hd) > 0, hd
+    assert op(srv, "handle", "", up="G") == hd           # names are case-insensitive
+    assert op(srv, "handle", "", up="nope") == "DECLINED"
+
+    def hop(what, addr, w=None, handle="name"):
+        return op(srv, what, addr, w=w, handle=handle)
+
+    assert hop("add", b.addr, w=2) == "OK"
+    assert hop("add", c.addr) == "BUSY"                  # the room is full
+    assert listing(srv, handle="name") == [(a.addr, "1", "up"), (b.addr, "2", "up")]
+    assert {n for _, n in spread(srv, 20)} == {"a", "b"}
+    assert hop("weight", b.addr, w=1) == "OK"
+    assert hop("weight", b.addr, w=0) == "ERROR"
+    assert hop("drain", b.addr) == "OK"
     assert {n for _, n in spread(srv, 20)} == {"a"}
-    assert op(srv, "add", c.addr) == "OK"
-    assert {n for _, n in spread(srv, 30)} == {"a", "c"}
+    assert hop("remove", b.addr) == "OK"
+    assert hop("remove", b.addr) == "DECLINED"           # not in the list any more
+    assert hop("add", "example.com:80") == "ERROR"       # no resolver
+    # no such handle
+    for bad in ("0", "-1", "999"):
+        assert hop("add", c.addr, handle=bad) == "ERROR", bad
+    assert listing(srv, handle="999") == []
+    assert hop("add", c.addr) == "OK"
+    reload(srv)
+    assert listing(srv, handle="name") == [(a.addr, "1", "up"), (c.addr, "1", "up")]
 
 
 def test_list_shows_states_weights_and_counts(sws, origin, tdyn):
@@ -195,13 +295,25 @@ def test_list_shows_states_weights_and_counts(sws, origin, tdyn):
     assert op(srv, "drain", b.addr) == "OK"
     assert op(srv, "remove", c.addr) == "OK"
 
-    def listing():
+    def rows_now():
         r = h.curl(srv.url("/dyn?op=list&up=g"), fresh=True)
         return [line.split() for line in r.body.decode().splitlines()]
 
-    rows = listing()
+    rows = rows_now()
     assert [(x[0], x[1], x[2]) for x in rows] == [(a.addr, "1", "up"), (b.addr, "3", "draining")]
     # the counters are shared: both workers' requests are in them
     assert int(rows[0][3]) + int(rows[1][3]) >= 20 - count(c)
     assert int(rows[1][3]) == count(b)
     assert h.curl(srv.url("/dyn?op=list&up=nope"), fresh=True).body == b""
+
+
+def test_statistics_structs_say_their_size(sws, origin, tdyn):
+    """ABI 1.7: the size fields; the functions of earlier SDKs write nothing
+    from size on (a module built against them has a shorter struct)."""
+    a = origin("a")
+    srv = start(sws, tdyn, [a.addr])
+    r = h.curl(srv.url("/dyn?op=sizes&up=g"), fresh=True)
+    f = r.body.decode().split()
+    assert f[0] == "status" and f[1].split("/")[0] == f[1].split("/")[1], f
+    assert f[2] == "stats" and f[3].split("/")[0] == f[3].split("/")[1], f
+    assert f[4:] == ["get", "7", "info", "7"], f

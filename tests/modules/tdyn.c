@@ -8,6 +8,15 @@
  *            ?op=list&up=GROUP: a line per server (sws_http_upstream_server_info):
  *            "ADDR WEIGHT STATE REQUESTS"
  *
+ *            with &h=N (or &h=name: the handle of up, resolved here): the
+ *            same by handle (sws_http_upstream_list_*), the list through
+ *            sws_http_upstream_list_info with the struct's size;
+ *            ?op=handle&up=GROUP: the handle, or DECLINED
+ *            ?op=sizes: the size fields of ABI 1.7, "status S stats S get S
+ *            info S" (sws_status_get, sws_http_upstream_stats_read, then what
+ *            the 1.6 functions _stats_get and _server_info of up left in a
+ *            size preset to 7: they fill only the struct before it)
+ *
  * Every response also gets "X-Worker: PID", so that a test knows which
  * worker served it.
  */
@@ -47,7 +56,7 @@ tdyn_arg(sws_http_request_t *r, const char *name)
 }
 
 static sws_int_t
-tdyn_list(sws_http_request_t *r, const sws_str_t *up)
+tdyn_list(sws_http_request_t *r, const sws_str_t *up, sws_int_t handle)
 {
     static const sws_str_t     type = sws_string("text/plain");
     sws_http_upstream_stats_t  st;
@@ -61,7 +70,18 @@ tdyn_list(sws_http_request_t *r, const sws_str_t *up)
     }
     body.data = p;
     last = p + 4096;
-    for (i = 0; sws_http_upstream_server_info(up, i, &st) == SWS_OK; i++) {
+    for (i = 0; ; i++) {
+        if (handle) {
+            st.size = sizeof(st);
+            if (sws_http_upstream_list_info(handle, i, &st) != SWS_OK) {
+                break;
+            }
+            if (st.size != sizeof(st)) {
+                return SWS_HTTP_INTERNAL_SERVER_ERROR;
+            }
+        } else if (sws_http_upstream_server_info(up, i, &st) != SWS_OK) {
+            break;
+        }
         p = sws_slprintf(p, last, "%.*s %lu %s %llu\n", (int) st.addr.len, st.addr.data,
                          (unsigned long) st.weight, st.state,
                          (unsigned long long) st.requests);
@@ -77,12 +97,64 @@ tdyn_handler(sws_http_request_t *r)
     sws_str_t               op = tdyn_arg(r, "op"), up = tdyn_arg(r, "up");
     sws_str_t               addr = tdyn_arg(r, "addr"), w = tdyn_arg(r, "w"), body;
     sws_uint_t              weight = w.len ? (sws_uint_t) sws_atoi(w.data, w.len) : 1;
-    sws_int_t               rc;
+    sws_str_t               hs = tdyn_arg(r, "h");
+    sws_int_t               rc, handle = 0;
+    u_char                  buf[32];
 
-    if (sws_str_eq_cstr(&op, "list")) {
-        return tdyn_list(r, &up);
+    if (sws_str_eq_cstr(&op, "sizes")) {
+        sws_status_t               ss;
+        sws_http_upstream_stats_t  st, old;
+        size_t                     info;
+        u_char                     out[160];
+
+        sws_status_get(&ss);
+        st.size = sizeof(st);
+        if (sws_http_upstream_stats_read(0, &st) != SWS_OK) {
+            st.size = 0;
+        }
+        old.size = 7;
+        (void) sws_http_upstream_stats_get(0, &old);
+        info = old.size;
+        old.size = 7;
+        (void) sws_http_upstream_server_info(&up, 0, &old);
+        body.data = out;
+        body.len = (size_t) (sws_slprintf(out, out + sizeof(out), "status %llu/%zu stats %zu/%zu "
+                                          "get %zu info %zu", (unsigned long long) ss.size,
+                                          sizeof(ss), st.size, sizeof(st), info, old.size)
+                             - out);
+        return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
     }
-    if (sws_str_eq_cstr(&op, "add")) {
+    if (sws_str_eq_cstr(&op, "handle")) {
+        rc = sws_http_upstream_list_handle(&up);
+        if (rc > 0) {
+            body.data = buf;
+            body.len = (size_t) (sws_slprintf(buf, buf + sizeof(buf), "%ld", (long) rc) - buf);
+            return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+        }
+        goto answer;
+    }
+    if (hs.len) {
+        handle = sws_str_eq_cstr(&hs, "name") ? sws_http_upstream_list_handle(&up)
+                 : hs.data[0] == '-' ? -sws_atoi(hs.data + 1, hs.len - 1)
+                 : sws_atoi(hs.data, hs.len);
+        if (handle == 0) {
+            handle = -1000;            /* "0": no handle either */
+        }
+    }
+    if (sws_str_eq_cstr(&op, "list")) {
+        return tdyn_list(r, &up, handle);
+    }
+    if (handle) {
+        rc = sws_str_eq_cstr(&op, "add") ? sws_http_upstream_list_add(handle, &addr, weight)
+             : sws_str_eq_cstr(&op, "drain") ? sws_http_upstream_list_drain(handle, &addr)
+             : sws_str_eq_cstr(&op, "remove") ? sws_http_upstream_list_remove(handle, &addr)
+             : sws_str_eq_cstr(&op, "weight") ? sws_http_upstream_list_weight(handle, &addr,
+                                                                                weight)
+             : SWS_ABORT;
+        if (rc == SWS_ABORT) {
+            return SWS_HTTP_BAD_REQUEST;
+        }
+    } else if (sws_str_eq_cstr(&op, "add")) {
         rc = sws_http_upstream_server_add(&up, &addr, weight);
     } else if (sws_str_eq_cstr(&op, "drain")) {
         rc = sws_http_upstream_server_drain(&up, &addr);
@@ -93,6 +165,7 @@ tdyn_handler(sws_http_request_t *r)
     } else {
         return SWS_HTTP_BAD_REQUEST;
     }
+answer:
     switch (rc) {
     case SWS_OK:       sws_str_set(&body, "OK"); break;
     case SWS_DECLINED: sws_str_set(&body, "DECLINED"); break;

@@ -253,6 +253,65 @@ START_TEST(test_setters)
 END_TEST
 
 
+/* ABI 1.7: the socket, the probe, the ready timeout. */
+START_TEST(test_socket_setters)
+{
+    sws_helper_t  *h = add(&a, "s");
+    sws_str_t      bad = str("host.example:80"), empty = str(""), nul = { 5, (u_char *) "1:\0:2" },
+                   v4 = str("127.0.0.1:8080"), unix_path = str("unix:/tmp/x.sock"),
+                   colon = str("a:b"), space = str("a b"), name = str("web");
+
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(sws_helper_set_socket(h, &bad, NULL), SWS_ERROR);
+    ck_assert_logged("invalid socket address");
+    ck_assert_int_eq(sws_helper_set_socket(h, &empty, NULL), SWS_ERROR);
+    ck_assert_int_eq(sws_helper_set_socket(h, &nul, NULL), SWS_ERROR);
+    ck_assert_int_eq(sws_helper_set_socket(h, &v4, &colon), SWS_ERROR);
+    ck_assert_logged("invalid socket name");
+    ck_assert_int_eq(sws_helper_set_socket(h, &v4, &space), SWS_ERROR);
+    ck_assert_ptr_null(h->socket.data);
+    ck_assert_int_eq(sws_helper_set_ready_probe(h, &bad), SWS_ERROR);
+    ck_assert_logged("invalid ready probe address");
+    ck_assert_int_eq(sws_helper_set_ready_timeout(h, -1), SWS_ERROR);
+    ck_assert_int_eq(h->ready_timeout, 30000);
+
+    ck_assert_int_eq(sws_helper_set_socket(h, &unix_path, NULL), SWS_OK);
+    ck_assert_str_eq((char *) h->socket.data, "unix:/tmp/x.sock");
+    ck_assert_int_eq(h->socket_sa.ss_family, AF_UNIX);
+    ck_assert_int_eq(sws_helper_set_socket(h, &v4, &name), SWS_OK);
+    ck_assert_str_eq((char *) h->socket.data, "127.0.0.1:8080");
+    ck_assert_str_eq((char *) h->fdname.data, "web");
+    ck_assert_int_eq(sws_helper_set_ready_timeout(h, 0), SWS_OK);
+    ck_assert_int_eq(sws_helper_set_callbacks(h, NULL, NULL, NULL), SWS_OK);
+}
+END_TEST
+
+
+/* A socket without a name is named after its helper; a socket is for a
+ * program, without a probe. */
+START_TEST(test_check_socket)
+{
+    sws_helper_t  *h = add_program(&a, "web", "/bin/sh");
+    sws_str_t      v4 = str("127.0.0.1:8080"), probe = str("127.0.0.1:8081"), fn = str("fn");
+
+    ck_assert_int_eq(sws_helper_set_socket(h, &v4, NULL), SWS_OK);
+    ck_assert_int_eq(sws_helpers_check(&a.cycle), SWS_OK);
+    ck_assert_str_eq((char *) h->fdname.data, "web");
+
+    ck_assert_int_eq(sws_helper_set_ready_probe(h, &probe), SWS_OK);
+    ck_assert_int_eq(sws_helpers_check(&a.cycle), SWS_ERROR);
+    ck_assert_logged("has both a socket and a ready probe");
+
+    fake_reset(&b);
+    h = sws_helper_add(&b.cf, &fn);
+    ck_assert_int_eq(sws_helper_set_function(h, run_a, NULL), SWS_OK);
+    ck_assert_int_eq(sws_helper_set_socket(h, &v4, NULL), SWS_OK);
+    ck_assert_int_eq(sws_helpers_check(&b.cycle), SWS_ERROR);
+    ck_assert_logged("a socket is handed to a program only");
+}
+END_TEST
+
+
 START_TEST(test_check_program)
 {
     sws_helper_t  *t, *p, *rel;
@@ -362,7 +421,20 @@ declare(fake_conf_t *f, int change)
     } else if (change == 6) {
         /* "a.js" and "" as two arguments, against one "a.js" */
         ck_assert_int_eq(sws_helper_add_arg(h, &(sws_str_t) sws_string("")), SWS_OK);
+    } else if (change == 7) {
+        ck_assert_int_eq(sws_helper_set_socket(h, &(sws_str_t) sws_string("127.0.0.1:1"),
+                                               NULL), SWS_OK);
+    } else if (change == 8) {
+        ck_assert_int_eq(sws_helper_set_socket(h, &(sws_str_t) sws_string("127.0.0.1:1"),
+                                               &(sws_str_t) sws_string("other")), SWS_OK);
+    } else if (change == 9) {
+        ck_assert_int_eq(sws_helper_set_ready_probe(h, &(sws_str_t) sws_string("127.0.0.1:1")),
+                         SWS_OK);
+    } else if (change == 10) {
+        ck_assert_int_eq(sws_helper_set_ready_timeout(h, 1000), SWS_OK);
     }
+    /* the callbacks are not part of the definition */
+    ck_assert_int_eq(sws_helper_set_callbacks(h, NULL, NULL, f), SWS_OK);
     ck_assert_int_eq(sws_helpers_check(&f->cycle), SWS_OK);
     return h;
 }
@@ -387,7 +459,7 @@ START_TEST(test_signatures)
     ck_assert(same(x, y));
     ck_assert_uint_gt(x->signature.len, 0);
 
-    for (change = 1; change <= 6; change++) {
+    for (change = 1; change <= 10; change++) {
         fake_reset(&b);
         y = declare(&b, change);
         ck_assert_msg(!same(x, y), "change %d gives the same signature", change);
@@ -427,6 +499,8 @@ helper_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_setters);
+    tcase_add_test(tc, test_socket_setters);
+    tcase_add_test(tc, test_check_socket);
     tcase_add_test(tc, test_check_program);
     tcase_add_test(tc, test_check_errors);
     tcase_add_test(tc, test_signatures);

@@ -517,6 +517,9 @@ int        sws_ups_peer_available(sws_http_upstream_peer_t *peer, sws_msec_t now
 void       sws_ups_peer_done(sws_http_upstream_peer_t *peer, int failed, sws_log_t *log);
 const char *sws_ups_peer_state(sws_http_upstream_peer_t *peer);
 /* sws_http_upstream_stats.c: a server's statistics as the SDK gives them. */
+/* sws_http_upstream_stats.c: st gets no more than size bytes of out. */
+void        sws_ups_stats_copy(sws_http_upstream_stats_t *st, sws_http_upstream_stats_t *out,
+    size_t size);
 void        sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *upstream,
     sws_http_upstream_peer_t *p);
 
@@ -606,6 +609,9 @@ sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 /* Bring the worker's peers up to date with the list (cheap when unchanged). */
 void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
+/* A new running configuration in this process (init_master, init_worker):
+ * the SDK's list handles follow their groups into it. */
+void       sws_ups_dyn_handles_update(sws_http_upstream_main_conf_t *umcf);
 
 /* sws_http_upstream_queue.c */
 /* Must u wait behind requests already waiting for a connection? */

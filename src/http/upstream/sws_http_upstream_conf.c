@@ -540,6 +540,7 @@ static sws_int_t
 sws_ups_init_master(sws_cycle_t *cycle)
 {
     sws_ups_current = cycle->conf_ctx[sws_http_upstream_module.index];
+    sws_ups_dyn_handles_update(sws_ups_current);
     return SWS_OK;
 }
 
@@ -552,6 +553,7 @@ sws_ups_init_worker(sws_cycle_t *cycle)
 
     umcf = cycle->conf_ctx[sws_http_upstream_module.index];
     sws_ups_current = umcf;
+    sws_ups_dyn_handles_update(umcf);
     if (umcf == NULL) {
         return SWS_OK;
     }

@@ -15,8 +15,17 @@
  * connections to the old one. A drained or removed server is only "down":
  * requests already on it finish.
  *
- * A reload seeds the lists from the configuration again; a list whose
- * group kept its servers is reused in place (the zone is named after them).
+ * A reload seeds the configured servers' slots from the configuration
+ * again and keeps the servers added at run time to a group that is still
+ * there by name (sws_ups_dyn_keep): in place when the group kept its
+ * configured servers and its room (the zone is named after them), else
+ * copied into the new list. A group the configuration dropped drops its
+ * list.
+ *
+ * Handles (sws_http_upstream_list_handle) are indices into a table of this
+ * process that names the groups: each entry follows its group by name from
+ * one configuration to the next, so that a handle stays good across
+ * reloads and costs no name lookup.
  */
 #include <stdlib.h>
 #include <sys/un.h>
@@ -73,7 +82,7 @@ sws_ups_list_zone_init(sws_shm_zone_t *zone, void *old_data)
 /* The group's list: the previous configuration's if it has the same
  * slots, else a new one. The caller holds the lock. */
 static sws_ups_list_t *
-sws_ups_list_get(sws_slab_pool_t *pool, sws_http_upstream_srv_t *us)
+sws_ups_list_get(sws_slab_pool_t *pool, sws_http_upstream_srv_t *us, int *in_place)
 {
     sws_slab_hash_t      *hash = sws_slab_data(pool);
     sws_slab_hash_node_t *node;
@@ -83,6 +92,7 @@ sws_ups_list_get(sws_slab_pool_t *pool, sws_http_upstream_srv_t *us)
     if (node) {
         l = sws_slab_hash_entry(node, sws_ups_list_t, hash);
         if (l->nslots == us->nall && l->nconf == us->npeers) {
+            *in_place = 1;
             return l;
         }
         /* Old workers may still read it: it stays, out of the table. */
@@ -113,6 +123,117 @@ sws_ups_slot_set_addr(sws_ups_slot_t *sl, const struct sockaddr_storage *sa, soc
     sl->name_len = (uint32_t) sws_ups_addr_format(sa, (char *) sl->name, sizeof(sl->name));
 }
 
+/* A server added at run time, carried from the previous configuration's
+ * list into the new one. */
+typedef struct {
+    struct sockaddr_storage  sockaddr;
+    socklen_t                socklen;
+    uint32_t                 weight;
+    uint32_t                 state;
+} sws_ups_kept_t;
+
+static sws_http_upstream_srv_t *sws_ups_dyn_group(sws_http_upstream_main_conf_t *umcf,
+    const sws_str_t *name);
+static int sws_ups_same_addr(const struct sockaddr_storage *a,
+    const struct sockaddr_storage *b);
+
+/* The run-time servers of the previous configuration's group of the same
+ * name (in the master, the running configuration), into *kept (in pool);
+ * their number, or SWS_ERROR. */
+static sws_int_t
+sws_ups_dyn_old(sws_pool_t *pool, sws_http_upstream_srv_t *us, sws_ups_kept_t **keep)
+{
+    sws_http_upstream_srv_t  *old;
+    sws_ups_list_t           *ol;
+    sws_ups_slot_t           *sl;
+    sws_ups_kept_t           *kept;
+    sws_uint_t                i, n = 0, max;
+
+    old = sws_ups_dyn_group(sws_http_upstream_main(), &us->name);
+    if (old == NULL || old->list == NULL || old->list->nslots == old->list->nconf) {
+        return 0;
+    }
+    ol = old->list;
+    max = ol->nslots - ol->nconf;      /* read without the lock: fixed */
+    kept = sws_palloc(pool, max * sizeof(sws_ups_kept_t));
+    if (kept == NULL) {
+        return SWS_ERROR;
+    }
+    *keep = kept;
+    sws_slab_lock(ol->pool);
+    for (i = ol->nconf; i < ol->nslots && n < max; i++) {
+        sl = &ol->slots[i];
+        if (sl->state != SWS_UPS_SLOT_FREE) {
+            memcpy(&kept[n].sockaddr, &sl->sockaddr, sizeof(sl->sockaddr));
+            kept[n].socklen = sl->socklen;
+            kept[n].weight = sl->weight;
+            kept[n].state = sl->state;
+            n++;
+        }
+    }
+    sws_slab_unlock(ol->pool);
+    return (sws_int_t) n;
+}
+
+/* Is the server at sa configured in us? */
+static int
+sws_ups_dyn_configured(sws_http_upstream_srv_t *us, const struct sockaddr_storage *sa)
+{
+    sws_uint_t  j;
+
+    for (j = 0; j < us->npeers; j++) {
+        if (sws_ups_same_addr(&us->peers[j].sockaddr, sa)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The run-time slots of l for the new configuration (the lock held):
+ * reused in place, an added server stays where it is; in a new list the
+ * kept ones take the first slots. An added server that the configuration
+ * now names itself goes (the configured one stands); one beyond the room
+ * goes too, logged. */
+static void
+sws_ups_dyn_keep(sws_conf_t *cf, sws_http_upstream_srv_t *us, sws_ups_list_t *l,
+    int in_place, sws_ups_kept_t *kept, sws_uint_t nkept)
+{
+    sws_ups_slot_t  *sl;
+    sws_uint_t       i, k = 0;
+    char             name[SWS_UPS_NAME_LEN];
+
+    for (i = l->nconf; i < l->nslots; i++) {
+        sl = &l->slots[i];
+        if (in_place) {
+            if (sl->state != SWS_UPS_SLOT_FREE && sws_ups_dyn_configured(us, &sl->sockaddr)) {
+                sl->state = SWS_UPS_SLOT_FREE;
+                sl->weight = 0;
+                sl->gen++;
+            }
+            continue;
+        }
+        while (k < nkept && sws_ups_dyn_configured(us, &kept[k].sockaddr)) {
+            k++;
+        }
+        if (k == nkept) {
+            break;
+        }
+        sws_ups_slot_set_addr(sl, &kept[k].sockaddr, kept[k].socklen);
+        sl->state = kept[k].state;
+        sl->weight = kept[k].weight;
+        sl->gen++;
+        k++;
+    }
+    for ( ; !in_place && k < nkept; k++) {
+        if (!sws_ups_dyn_configured(us, &kept[k].sockaddr)) {
+            sws_ups_addr_format(&kept[k].sockaddr, name, sizeof(name));
+            sws_conf_log_error(SWS_LOG_WARN, cf, 0, "upstream \"%.*s\" has no room for "
+                               "server %s added at run time: dropped", (int) us->name.len,
+                               us->name.data, name);
+        }
+    }
+}
+
 sws_int_t
 sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
 {
@@ -122,11 +243,14 @@ sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
     sws_slab_pool_t          *pool;
     sws_ups_list_t           *l;
     sws_ups_slot_t           *sl;
+    sws_ups_kept_t           *kept = NULL;
     sws_uint_t                i, j;
+    sws_int_t                 nkept;
     uint64_t                  sig = 1469598103934665603ULL;
     size_t                    size = 64 * 1024;
     u_char                    name[40];
     sws_str_t                 zname;
+    int                       in_place;
 
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         us = ups[i];
@@ -150,37 +274,47 @@ sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
     }
     pool = zone->data;
 
-    sws_slab_lock(pool);
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         us = ups[i];
-        l = sws_ups_list_get(pool, us);
+        /* Read before the list may be reseeded in place. */
+        nkept = sws_ups_dyn_old(cf->temp_pool ? cf->temp_pool : cf->pool, us, &kept);
+        if (nkept == SWS_ERROR) {
+            return SWS_ERROR;
+        }
+        in_place = 0;
+
+        sws_slab_lock(pool);
+        l = sws_ups_list_get(pool, us, &in_place);
         if (l == NULL) {
             sws_slab_unlock(pool);
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "no room for the server list of "
                                "upstream \"%.*s\"", (int) us->name.len, us->name.data);
             return SWS_ERROR;
         }
-        for (j = 0; j < us->nall; j++) {
+        for (j = 0; j < us->npeers; j++) {
             p = &us->peers[j];
             sl = &l->slots[j];
-            if (!p->dynamic) {
-                sl->state = p->down ? SWS_UPS_SLOT_FREE : SWS_UPS_SLOT_UP;
-                sl->weight = (uint32_t) p->weight;
-                sws_ups_slot_set_addr(sl, &p->sockaddr, p->socklen);
-                continue;
+            sl->state = p->down ? SWS_UPS_SLOT_FREE : SWS_UPS_SLOT_UP;
+            sl->weight = (uint32_t) p->weight;
+            sws_ups_slot_set_addr(sl, &p->sockaddr, p->socklen);
+        }
+        if (!in_place) {
+            for (j = us->npeers; j < us->nall; j++) {
+                l->slots[j].state = SWS_UPS_SLOT_FREE;
             }
-            /* Free again; the generation tells the workers of an old
-             * configuration still reading it that the address went. */
-            sl->state = SWS_UPS_SLOT_FREE;
-            sl->weight = 0;
-            sl->gen++;
-            p->gen = sl->gen;
-            p->sh = &sl->sh;
+        }
+        sws_ups_dyn_keep(cf, us, l, in_place, kept, (sws_uint_t) nkept);
+        for (j = us->npeers; j < us->nall; j++) {
+            /* The workers of this configuration take each slot's server
+             * from the list at their first choice (the generation differs). */
+            us->peers[j].gen = l->slots[j].gen - 1;
+            us->peers[j].sh = &l->slots[j].sh;
         }
         us->list = l;
-        us->list_version = __atomic_add_fetch(&l->version, 1, __ATOMIC_RELEASE);
+        __atomic_add_fetch(&l->version, 1, __ATOMIC_RELEASE);
+        us->list_version = 0;          /* synced at the first choice */
+        sws_slab_unlock(pool);
     }
-    sws_slab_unlock(pool);
     return SWS_OK;
 }
 
@@ -279,40 +413,42 @@ sws_ups_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storag
     }
 }
 
-/* The group's list and the slot of addr in it (NULL: none). SWS_OK,
- * SWS_DECLINED (no such group), SWS_ERROR (not an address). */
-static sws_int_t
-sws_ups_dyn_find(const sws_str_t *upstream, const sws_str_t *addr, sws_ups_list_t **list,
-    struct sockaddr_storage *sa, socklen_t *salen, sws_ups_slot_t **slot)
+/* The group of that name with a run-time list in umcf, or NULL. */
+static sws_http_upstream_srv_t *
+sws_ups_dyn_group(sws_http_upstream_main_conf_t *umcf, const sws_str_t *name)
 {
-    sws_http_upstream_main_conf_t  *umcf = sws_http_upstream_main();
-    sws_http_upstream_srv_t       **ups, *us = NULL;
-    sws_ups_list_t                 *l;
-    sws_str_t                       host;
-    const char                     *err;
-    sws_uint_t                      i;
+    sws_http_upstream_srv_t  **ups;
+    sws_uint_t                 i;
 
     if (umcf == NULL) {
-        return SWS_DECLINED;
+        return NULL;
     }
     ups = umcf->upstreams.elts;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
-        if (sws_str_caseeq(&ups[i]->name, upstream) && ups[i]->list) {
-            us = ups[i];
-            break;
+        if (sws_str_caseeq(&ups[i]->name, name) && ups[i]->list) {
+            return ups[i];
         }
     }
-    if (us == NULL) {
-        return SWS_DECLINED;
-    }
+    return NULL;
+}
+
+/* The slot of addr in the group's list (NULL: none). SWS_OK, SWS_ERROR
+ * (not an address). */
+static sws_int_t
+sws_ups_dyn_find(sws_http_upstream_srv_t *us, const sws_str_t *addr,
+    struct sockaddr_storage *sa, socklen_t *salen, sws_ups_slot_t **slot)
+{
+    sws_ups_list_t  *l = us->list;
+    sws_str_t        host;
+    const char      *err;
+    sws_uint_t       i;
+
     if (addr->len == 0
         || sws_ups_parse_literal(addr, us->defined ? 80 : us->port, sa, salen, &host, &err)
            != 1)
     {
         return SWS_ERROR;
     }
-    l = us->list;
-    *list = l;
     *slot = NULL;
     for (i = 0; i < l->nslots; i++) {
         if (l->slots[i].socklen && sws_ups_same_addr(&l->slots[i].sockaddr, sa)) {
@@ -329,9 +465,8 @@ sws_ups_dyn_changed(sws_ups_list_t *l)
     __atomic_add_fetch(&l->version, 1, __ATOMIC_RELEASE);
 }
 
-sws_int_t
-sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
-    sws_uint_t weight)
+static sws_int_t
+sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t weight)
 {
     sws_ups_list_t          *l;
     sws_ups_slot_t          *sl;
@@ -343,10 +478,11 @@ sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
     if (weight < 1 || weight > SWS_UPS_WEIGHT_MAX) {
         return SWS_ERROR;
     }
-    rc = sws_ups_dyn_find(upstream, addr, &l, &sa, &salen, &sl);
+    rc = sws_ups_dyn_find(us, addr, &sa, &salen, &sl);
     if (rc != SWS_OK) {
         return rc;
     }
+    l = us->list;
     sws_slab_lock(l->pool);
     if (sl == NULL || (sl->state == SWS_UPS_SLOT_FREE && sl >= &l->slots[l->nconf])) {
         /* A new server (or an added one that was removed): a free slot of
@@ -373,9 +509,10 @@ sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
     return SWS_OK;
 }
 
-/* Drain, remove, weight: a change to a server the list has. */
+/* Drain, remove (state), weight (weight, not 0): a change to a server the
+ * list has. */
 static sws_int_t
-sws_ups_dyn_change(const sws_str_t *upstream, const sws_str_t *addr, uint32_t state,
+sws_ups_dyn_change(sws_http_upstream_srv_t *us, const sws_str_t *addr, uint32_t state,
     sws_uint_t weight)
 {
     sws_ups_list_t          *l;
@@ -384,10 +521,14 @@ sws_ups_dyn_change(const sws_str_t *upstream, const sws_str_t *addr, uint32_t st
     socklen_t                salen;
     sws_int_t                rc;
 
-    rc = sws_ups_dyn_find(upstream, addr, &l, &sa, &salen, &sl);
+    if (us == NULL) {
+        return SWS_DECLINED;
+    }
+    rc = sws_ups_dyn_find(us, addr, &sa, &salen, &sl);
     if (rc != SWS_OK) {
         return rc;
     }
+    l = us->list;
     sws_slab_lock(l->pool);
     if (sl == NULL || sl->state == SWS_UPS_SLOT_FREE) {
         sws_slab_unlock(l->pool);
@@ -403,16 +544,35 @@ sws_ups_dyn_change(const sws_str_t *upstream, const sws_str_t *addr, uint32_t st
     return SWS_OK;
 }
 
+static sws_int_t sws_ups_dyn_info(sws_http_upstream_srv_t *us, sws_uint_t i,
+    sws_http_upstream_stats_t *st, size_t size);
+
+/* ---- by name ---- */
+
+sws_int_t
+sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
+    sws_uint_t weight)
+{
+    sws_http_upstream_srv_t  *us = sws_ups_dyn_group(sws_http_upstream_main(), upstream);
+
+    if (us == NULL) {
+        return SWS_DECLINED;
+    }
+    return sws_ups_dyn_add(us, addr, weight);
+}
+
 sws_int_t
 sws_http_upstream_server_drain(const sws_str_t *upstream, const sws_str_t *addr)
 {
-    return sws_ups_dyn_change(upstream, addr, SWS_UPS_SLOT_DRAIN, 0);
+    return sws_ups_dyn_change(sws_ups_dyn_group(sws_http_upstream_main(), upstream), addr,
+                              SWS_UPS_SLOT_DRAIN, 0);
 }
 
 sws_int_t
 sws_http_upstream_server_remove(const sws_str_t *upstream, const sws_str_t *addr)
 {
-    return sws_ups_dyn_change(upstream, addr, SWS_UPS_SLOT_FREE, 0);
+    return sws_ups_dyn_change(sws_ups_dyn_group(sws_http_upstream_main(), upstream), addr,
+                              SWS_UPS_SLOT_FREE, 0);
 }
 
 sws_int_t
@@ -422,29 +582,155 @@ sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_str_t *addr
     if (weight < 1 || weight > SWS_UPS_WEIGHT_MAX) {
         return SWS_ERROR;
     }
-    return sws_ups_dyn_change(upstream, addr, 0, weight);
+    return sws_ups_dyn_change(sws_ups_dyn_group(sws_http_upstream_main(), upstream), addr, 0,
+                              weight);
 }
 
 sws_int_t
 sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
     sws_http_upstream_stats_t *st)
 {
-    sws_http_upstream_main_conf_t  *umcf = sws_http_upstream_main();
-    sws_http_upstream_srv_t       **ups, *us = NULL;
-    sws_http_upstream_peer_t       *p;
-    sws_uint_t                      j;
-    uint32_t                        state;
+    /* A module of ABI 1.6 or older knows the struct up to size. */
+    return sws_ups_dyn_info(sws_ups_dyn_group(sws_http_upstream_main(), upstream), i, st,
+                            offsetof(sws_http_upstream_stats_t, size));
+}
 
-    if (umcf == NULL) {
+/* ---- by handle ---- */
+
+typedef struct {
+    sws_str_t                 name;      /* malloc()ed */
+    sws_http_upstream_srv_t  *us;        /* in the running configuration, or NULL */
+} sws_ups_handle_t;
+
+static sws_ups_handle_t  *sws_ups_handles;
+static sws_uint_t         sws_ups_handles_n;
+static sws_uint_t         sws_ups_handles_cap;
+
+/* A new running configuration in this process: each handle follows its
+ * group by name (NULL when the group is gone). */
+void
+sws_ups_dyn_handles_update(sws_http_upstream_main_conf_t *umcf)
+{
+    sws_uint_t  i;
+
+    for (i = 0; i < sws_ups_handles_n; i++) {
+        sws_ups_handles[i].us = sws_ups_dyn_group(umcf, &sws_ups_handles[i].name);
+    }
+}
+
+sws_int_t
+sws_http_upstream_list_handle(const sws_str_t *upstream)
+{
+    sws_http_upstream_srv_t  *us = sws_ups_dyn_group(sws_http_upstream_main(), upstream);
+    sws_ups_handle_t         *hs;
+    sws_uint_t                i;
+    u_char                   *name;
+
+    if (us == NULL) {
         return SWS_DECLINED;
     }
-    ups = umcf->upstreams.elts;
-    for (j = 0; j < umcf->upstreams.nelts; j++) {
-        if (sws_str_caseeq(&ups[j]->name, upstream) && ups[j]->list) {
-            us = ups[j];
-            break;
+    for (i = 0; i < sws_ups_handles_n; i++) {
+        if (sws_str_caseeq(&sws_ups_handles[i].name, upstream)) {
+            return (sws_int_t) i + 1;
         }
     }
+    if (sws_ups_handles_n == sws_ups_handles_cap) {
+        hs = realloc(sws_ups_handles, (sws_ups_handles_cap * 2 + 8) * sizeof(*hs));
+        if (hs == NULL) {
+            return SWS_ERROR;
+        }
+        sws_ups_handles = hs;
+        sws_ups_handles_cap = sws_ups_handles_cap * 2 + 8;
+    }
+    name = malloc(sws_max(upstream->len, 1));
+    if (name == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(name, upstream->data, upstream->len);
+    hs = &sws_ups_handles[sws_ups_handles_n++];
+    hs->name.data = name;
+    hs->name.len = upstream->len;
+    hs->us = us;
+    return (sws_int_t) sws_ups_handles_n;
+}
+
+/* The group behind a handle: SWS_OK, SWS_ERROR (no such handle),
+ * SWS_DECLINED (its group is not in the running configuration). */
+static sws_int_t
+sws_ups_dyn_handle(sws_int_t list, sws_http_upstream_srv_t **us)
+{
+    if (list < 1 || (sws_uint_t) list > sws_ups_handles_n) {
+        return SWS_ERROR;
+    }
+    *us = sws_ups_handles[list - 1].us;
+    return *us ? SWS_OK : SWS_DECLINED;
+}
+
+sws_int_t
+sws_http_upstream_list_add(sws_int_t list, const sws_str_t *addr, sws_uint_t weight)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    return rc == SWS_OK ? sws_ups_dyn_add(us, addr, weight) : rc;
+}
+
+sws_int_t
+sws_http_upstream_list_drain(sws_int_t list, const sws_str_t *addr)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    return rc == SWS_OK ? sws_ups_dyn_change(us, addr, SWS_UPS_SLOT_DRAIN, 0) : rc;
+}
+
+sws_int_t
+sws_http_upstream_list_remove(sws_int_t list, const sws_str_t *addr)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    return rc == SWS_OK ? sws_ups_dyn_change(us, addr, SWS_UPS_SLOT_FREE, 0) : rc;
+}
+
+sws_int_t
+sws_http_upstream_list_weight(sws_int_t list, const sws_str_t *addr, sws_uint_t weight)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    if (rc == SWS_OK && (weight < 1 || weight > SWS_UPS_WEIGHT_MAX)) {
+        return SWS_ERROR;
+    }
+    return rc == SWS_OK ? sws_ups_dyn_change(us, addr, 0, weight) : rc;
+}
+
+sws_int_t
+sws_http_upstream_list_info(sws_int_t list, sws_uint_t i, sws_http_upstream_stats_t *st)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    if (rc != SWS_OK) {
+        return rc;
+    }
+    if (st->size < offsetof(sws_http_upstream_stats_t, size)) {
+        return SWS_ERROR;
+    }
+    return sws_ups_dyn_info(us, i, st, st->size);
+}
+
+/* The i-th server of us as its list has it now, into st: no more than
+ * size bytes of it. */
+static sws_int_t
+sws_ups_dyn_info(sws_http_upstream_srv_t *us, sws_uint_t i, sws_http_upstream_stats_t *st,
+    size_t size)
+{
+    sws_http_upstream_stats_t   out;
+    sws_http_upstream_peer_t   *p;
+    sws_uint_t                  j;
+    uint32_t                    state;
+
     if (us == NULL) {
         return SWS_DECLINED;
     }
@@ -462,9 +748,10 @@ sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
     if (j == us->nall) {
         return SWS_DECLINED;
     }
-    sws_ups_peer_stats(st, &us->name, p);
+    sws_ups_peer_stats(&out, &us->name, p);
     if (state == SWS_UPS_SLOT_DRAIN) {
-        st->state = "draining";
+        out.state = "draining";
     }
+    sws_ups_stats_copy(st, &out, size);
     return SWS_OK;
 }

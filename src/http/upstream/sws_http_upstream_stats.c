@@ -201,11 +201,23 @@ sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *upstream,
     }
 }
 
-sws_int_t
-sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
+/* Into the caller's struct as far as it knows it (size: its sizeof, or
+ * the 1.6 layout for the functions of that SDK): a field appended later
+ * never lands outside a module's older, shorter struct. */
+void
+sws_ups_stats_copy(sws_http_upstream_stats_t *st, sws_http_upstream_stats_t *out, size_t size)
+{
+    size = sws_min(size, sizeof(*out));
+    out->size = size;
+    memcpy(st, out, size);
+}
+
+static sws_int_t
+sws_ups_stats_fill(sws_uint_t i, sws_http_upstream_stats_t *st, size_t size)
 {
     sws_http_upstream_main_conf_t  *umcf = sws_ups_stats_main;
     sws_http_upstream_srv_t       **ups;
+    sws_http_upstream_stats_t       out;
     sws_uint_t                      g;
 
     if (umcf == NULL || i >= umcf->npeers) {
@@ -215,6 +227,22 @@ sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
     for (g = 0; i >= ups[g]->npeers; g++) {
         i -= ups[g]->npeers;
     }
-    sws_ups_peer_stats(st, &ups[g]->name, &ups[g]->peers[i]);
+    sws_ups_peer_stats(&out, &ups[g]->name, &ups[g]->peers[i]);
+    sws_ups_stats_copy(st, &out, size);
     return SWS_OK;
+}
+
+sws_int_t
+sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st)
+{
+    return sws_ups_stats_fill(i, st, offsetof(sws_http_upstream_stats_t, size));
+}
+
+sws_int_t
+sws_http_upstream_stats_read(sws_uint_t i, sws_http_upstream_stats_t *st)
+{
+    if (st->size < offsetof(sws_http_upstream_stats_t, size)) {
+        return SWS_ERROR;
+    }
+    return sws_ups_stats_fill(i, st, st->size);
 }
