@@ -28,7 +28,14 @@ typedef struct {
     uint32_t              key;          /* phase position << 16 | rank */
     uint16_t              next;         /* first step of the next phase */
     uint8_t               phase;        /* position in the order of phases */
+    uint8_t               marks;        /* SWS_HTTP_STEP_*: what the runner does first */
 } sws_http_phase_step_t;
+
+#define SWS_HTTP_STEP_FIND_LOCATION  0x01   /* the core's: choose the location */
+#define SWS_HTTP_STEP_ACCESS_START   0x02   /* the access phase starts here */
+#define SWS_HTTP_STEP_ACCESS_END     0x04   /* the first step after it */
+#define SWS_HTTP_STEP_CONTENT        0x08   /* the content phase starts here */
+#define SWS_HTTP_STEP_END            0x10   /* no content handler answered */
 
 /*
  * A location's phase engine: the handlers of every phase that have work
@@ -41,8 +48,6 @@ typedef struct sws_http_phase_engine_s {
     uint16_t                server_rewrite_index; /* where internal redirects restart */
     uint16_t                find_location_index;  /* "rewrite ... last" goes on here */
     uint16_t                rewrite_index;        /* a named location starts here */
-    uint16_t                access_index;         /* first ACCESS step */
-    uint16_t                content_index;        /* first CONTENT step */
 } sws_http_phase_engine_t;
 
 /* A registered phase handler (sws_http_register_phase_handler). */

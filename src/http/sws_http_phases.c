@@ -32,11 +32,6 @@ enum {
 
 #define SWS_HTTP_STEP_KEY(pos, rank)  (((uint32_t) (pos) << 16) | (uint32_t) (rank))
 
-/* The find-location step's answer when it found one: r goes on in that
- * location's engine (not a status, not an SWS_* code). */
-#define SWS_HTTP_PHASE_MOVED  (-1000)
-
-static sws_int_t sws_http_find_location_handler(sws_http_request_t *r);
 
 static sws_uint_t
 sws_http_phase_position(sws_http_phase_t phase)
@@ -82,7 +77,7 @@ sws_http_phase_engine_build(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, voi
     sws_http_phase_reg_t    *regs = cmcf->phase_handlers.elts;
     sws_http_phase_engine_t *pe;
     sws_http_phase_step_t   *st;
-    sws_uint_t               n = cmcf->phase_handlers.nelts, i, k = 0, nlog = 0, pos, first;
+    sws_uint_t               n = cmcf->phase_handlers.nelts, i, k = 0, nlog = 0, pos;
     sws_uint_t               start[SWS_HTTP_POSITIONS + 1];
     const sws_http_phase_handler_t *h;
 
@@ -97,7 +92,7 @@ sws_http_phase_engine_build(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, voi
     for (pos = 0; pos < SWS_HTTP_POSITIONS; pos++) {
         start[pos] = k;
         if (pos == SWS_HTTP_POS_FIND_LOCATION) {
-            st[k].handler = sws_http_find_location_handler;
+            st[k].marks = SWS_HTTP_STEP_FIND_LOCATION;
             st[k].key = SWS_HTTP_STEP_KEY(pos, 0);
             st[k++].phase = (uint8_t) pos;
         }
@@ -116,21 +111,23 @@ sws_http_phase_engine_build(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, voi
         }
     }
     start[SWS_HTTP_POSITIONS] = k;
-    /* the end: no content handler answered */
     st[k].key = SWS_HTTP_STEP_KEY(SWS_HTTP_POS_LOG, 0);
     st[k].phase = SWS_HTTP_POS_LOG;
+    st[k].marks = SWS_HTTP_STEP_END;
     st[k].next = (uint16_t) k;
     for (pos = 0; pos < SWS_HTTP_POS_LOG; pos++) {
-        first = start[pos];
-        for (i = first; i < start[pos + 1]; i++) {
+        for (i = start[pos]; i < start[pos + 1]; i++) {
             st[i].next = (uint16_t) start[pos + 1];
         }
     }
+    /* several marks may fall on one step (empty phases): the runner takes
+     * them in this order */
+    st[start[SWS_HTTP_POS_ACCESS]].marks |= SWS_HTTP_STEP_ACCESS_START;
+    st[start[SWS_HTTP_POS_ACCESS + 1]].marks |= SWS_HTTP_STEP_ACCESS_END;
+    st[start[SWS_HTTP_POS_CONTENT]].marks |= SWS_HTTP_STEP_CONTENT;
     pe->server_rewrite_index = (uint16_t) start[1];
     pe->find_location_index = (uint16_t) start[SWS_HTTP_POS_FIND_LOCATION];
     pe->rewrite_index = (uint16_t) start[SWS_HTTP_POS_FIND_LOCATION + 1];
-    pe->access_index = (uint16_t) start[SWS_HTTP_POS_ACCESS];
-    pe->content_index = (uint16_t) start[SWS_HTTP_POS_CONTENT];
     return pe;
 }
 
@@ -212,7 +209,7 @@ sws_http_phase_rebase(sws_http_request_t *r, const sws_http_phase_engine_t *pe, 
 {
     sws_uint_t i = 0;
 
-    while (pe->steps[i].handler && pe->steps[i].key < key) {
+    while (!(pe->steps[i].marks & SWS_HTTP_STEP_END) && pe->steps[i].key < key) {
         i++;
     }
     r->phase_engine = pe;
@@ -242,8 +239,10 @@ sws_http_run_phases_from(sws_http_request_t *r, sws_http_phase_t phase)
     sws_http_core_run_phases(r);
 }
 
+/* The find-location step: SWS_OK with r in the location found, its
+ * engine's REWRITE phase next, or a status. */
 static sws_int_t
-sws_http_find_location_handler(sws_http_request_t *r)
+sws_http_find_location_step(sws_http_request_t *r)
 {
     sws_int_t rc = sws_http_update_location(r);
 
@@ -253,10 +252,9 @@ sws_http_find_location_handler(sws_http_request_t *r)
     if (!r->internal && sws_http_core_loc(r)->internal) {
         return SWS_HTTP_NOT_FOUND;       /* "internal": not for clients */
     }
-    /* the found location's own handlers from its REWRITE phase on */
     r->phase_engine = sws_http_loc_engine(r);
     r->phase_handler = r->phase_engine->rewrite_index;
-    return SWS_HTTP_PHASE_MOVED;
+    return SWS_OK;
 }
 
 static sws_int_t
@@ -323,6 +321,67 @@ sws_http_access_step(sws_http_request_t *r, const sws_http_phase_step_t *st, sws
     return SWS_DONE;
 }
 
+/* What a step's marks ask before its handler runs: SWS_OK to run it,
+ * SWS_AGAIN when r moved on (run the loop again), SWS_DONE when r was
+ * finalised. */
+static sws_int_t
+sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st,
+    sws_http_core_loc_conf_t *clcf)
+{
+    sws_int_t rc;
+
+    if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
+        rc = sws_http_find_location_step(r);
+        if (rc == SWS_OK) {
+            return SWS_AGAIN;
+        }
+        sws_http_finalize(r, rc);
+        return SWS_DONE;
+    }
+    if (st->marks & SWS_HTTP_STEP_ACCESS_START) {
+        r->access_code = 0;
+    }
+    if ((st->marks & SWS_HTTP_STEP_ACCESS_END) && r->access_code) {
+        /* satisfy any, and no check said yes */
+        rc = (sws_int_t) r->access_code;
+        r->access_code = 0;
+        sws_http_finalize(r, rc);
+        return SWS_DONE;
+    }
+    if ((st->marks & SWS_HTTP_STEP_CONTENT) && clcf->handler) {
+        sws_http_finalize(r, clcf->handler(r));
+        return SWS_DONE;
+    }
+    if (st->marks & SWS_HTTP_STEP_END) {
+        /* No content handler answered: for a directory (the index handler
+         * found no index file) the listing module, else 403, as nginx. */
+        sws_http_finalize(r, sws_http_no_content(r));
+        return SWS_DONE;
+    }
+    return SWS_OK;
+}
+
+/* After a handler moved r into another location (an "if" block): on at
+ * the same place among that location's handlers. SWS_OK to go on. */
+static sws_int_t
+sws_http_phase_moved(sws_http_request_t *r, const sws_http_phase_step_t *st, sws_int_t rc)
+{
+    uint32_t key;
+
+    if (rc == SWS_DECLINED) {
+        key = st->key + 1;
+    } else if (rc == SWS_AGAIN) {
+        key = st->key;                                   /* this handler again */
+    } else if (rc == SWS_OK) {
+        key = SWS_HTTP_STEP_KEY(st->phase + 1, 0);       /* the next phase */
+    } else {
+        sws_http_finalize(r, rc);
+        return SWS_DONE;
+    }
+    sws_http_phase_rebase(r, sws_http_loc_engine(r), key);
+    return rc == SWS_AGAIN ? SWS_DONE : SWS_OK;
+}
+
 /* Walk r's location's engine from r->phase_handler until a handler
  * suspends the request or the content phase finishes it. */
 void
@@ -333,14 +392,13 @@ sws_http_core_run_phases(sws_http_request_t *r)
     sws_http_core_loc_conf_t      *clcf;
     sws_int_t                      rc;
     sws_uint_t                     i;
-    uint32_t                       key;
 
     for ( ;; ) {
         clcf = sws_http_core_loc(r);
         pe = clcf->engine;
         if (sws_unlikely(pe != r->phase_engine)) {
             /* r was moved to another location since its step was set
-             * (back from a suspension): the same place there */
+             * (while it was suspended): the same place there */
             if (pe == NULL) {
                 pe = sws_http_core_main(r)->engine;
             }
@@ -352,54 +410,24 @@ sws_http_core_run_phases(sws_http_request_t *r)
         i = r->phase_handler;
         st = &pe->steps[i];
 
-        if (i == pe->access_index) {
-            r->access_code = 0;
-        }
-        if (r->access_code && st->phase != SWS_HTTP_POS_ACCESS) {
-            /* satisfy any, and no check said yes */
-            rc = (sws_int_t) r->access_code;
-            r->access_code = 0;
-            sws_http_finalize(r, rc);
-            return;
-        }
-
-        if (i == pe->content_index && clcf->handler) {
-            sws_http_finalize(r, clcf->handler(r));
-            return;
-        }
-
-        if (st->handler == NULL) {
-            /* No content handler answered: for a directory (the index
-             * handler found no index file) the listing module, else 403,
-             * as nginx. */
-            sws_http_finalize(r, sws_http_no_content(r));
-            return;
+        if (st->marks) {
+            rc = sws_http_phase_marks(r, st, clcf);
+            if (rc == SWS_AGAIN) {
+                continue;
+            }
+            if (rc == SWS_DONE) {
+                return;
+            }
         }
 
         rc = st->handler(r);
 
-        if (rc == SWS_HTTP_PHASE_MOVED) {
-            continue;                  /* a location was found */
-        }
         if (sws_unlikely(sws_http_core_loc(r) != clcf) && rc != SWS_DONE) {
-            /* The handler entered another location (an "if" block): on
-             * at the same place in that location's handlers. */
-            key = st->key + 1;                                   /* DECLINED */
-            if (rc == SWS_AGAIN) {
-                key = st->key;                                   /* this again */
-            } else if (rc == SWS_OK) {
-                key = SWS_HTTP_STEP_KEY(st->phase + 1, 0);       /* next phase */
-            } else if (rc != SWS_DECLINED) {
-                sws_http_finalize(r, rc);
-                return;
-            }
-            sws_http_phase_rebase(r, sws_http_loc_engine(r), key);
-            if (rc == SWS_AGAIN) {
+            if (sws_http_phase_moved(r, st, rc) != SWS_OK) {
                 return;
             }
             continue;
         }
-
         if (st->phase == SWS_HTTP_POS_ACCESS) {
             rc = sws_http_access_step(r, st, i, rc);
             if (rc == SWS_DONE) {
@@ -420,10 +448,9 @@ sws_http_core_run_phases(sws_http_request_t *r)
             r->phase_handler = st->next;
             continue;
         }
-        if (rc == SWS_AGAIN || rc == SWS_DONE) {
-            return;
+        if (rc != SWS_AGAIN && rc != SWS_DONE) {
+            sws_http_finalize(r, rc);
         }
-        sws_http_finalize(r, rc);
         return;
     }
 }
