@@ -18,7 +18,7 @@ import time
 import pytest
 
 import swsharness as h
-from test_nginx_sites import NGINX, Nginx
+from test_nginx_sites import NGINX, start_server
 
 SATISFY = ("all", "any")
 ACCESS = {"none": "", "allow": "allow 127.0.0.1; deny all;", "deny": "deny all;"}
@@ -36,17 +36,8 @@ RIGHT, WRONG, MISSING = "right", "wrong", "missing"
 FREE_SEQUENCE = [(RIGHT, "free"), (WRONG, "free"), (MISSING, "free"), (RIGHT, "free")]
 HELD_SEQUENCE = [(RIGHT, "held"), (MISSING, "held")]
 
-CONF = """\
-@MODULE_LINE@
-error_log @DIR@/error.log info;
-pid @DIR@/server.pid;
-daemon off;
-master_process on;
-worker_processes 1;
-events { worker_connections 256; }
-http {
-    access_log off;
-    default_type text/plain;
+# the http block's content, in test_nginx_sites' MAIN around it
+SITE = """\
     # one limit_req counter per location; limit_conn's slot named by the client
     limit_req_zone $uri zone=perloc:1m rate=1r/m;
     limit_conn_zone $http_x_slot zone=slots:1m;
@@ -60,7 +51,6 @@ http {
         }
 @LOCATIONS@
     }
-}
 """
 
 
@@ -80,21 +70,14 @@ def locations():
 
 def request(port, path, creds, slot):
     """(status, asks for credentials) of one request on its own connection."""
-    head = "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\nX-Slot: %s\r\n" % (path, slot)
+    headers = [("X-Slot", slot), ("Connection", "close")]
     if creds != MISSING:
         pw = "secret" if creds == RIGHT else "guess"
-        head += "Authorization: Basic %s\r\n" % base64.b64encode(("alice:" + pw).encode()).decode()
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall((head + "\r\n").encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    head = data.split(b"\r\n\r\n", 1)[0].decode("latin-1")
-    status = int(head.split(" ", 2)[1])
-    return status, "\r\nwww-authenticate:" in head.lower()
+        headers.append(("Authorization",
+                        "Basic " + base64.b64encode(("alice:" + pw).encode()).decode()))
+    r = h.exchange(port, h.request(path=path, host="t", headers=headers))
+    assert r is not None, path
+    return r.status, r.header("WWW-Authenticate") is not None
 
 
 class Holder:
@@ -127,18 +110,11 @@ def servers(tmp_path_factory):
             d.mkdir()
             (d / "htpasswd").write_text("alice:{PLAIN}secret\n")
             port = h.free_port()
-            text = CONF.replace("@LOCATIONS@", locations())
-            text = text.replace("@MODULE_LINE@", "user root;\n" + ("modules_dir %s;" % h.MODULES
-                                                                  if who == "scalwsd" else ""))
-            text = (text.replace("@DIR@", str(d)).replace("@ROOT@", str(root))
+            site = SITE.replace("@LOCATIONS@", locations())
+            site = (site.replace("@DIR@", str(d)).replace("@ROOT@", str(root))
                     .replace("@PORT@", str(port)))
             h.make_traversable(tmp)
-            if who == "nginx":
-                running.append(Nginx(d, text, port))
-            else:
-                srv = h.Server(d, text, [port])
-                srv.start()
-                running.append(srv)
+            running.append(start_server(who, d, port, site))
             ports[who] = port
         holders = [Holder(ports["nginx"]), Holder(ports["scalwsd"])]
         time.sleep(0.1)
