@@ -390,10 +390,12 @@ sws_http_core_run_phases(sws_http_request_t *r)
     const sws_http_phase_engine_t *pe;
     const sws_http_phase_step_t   *st;
     sws_http_core_loc_conf_t      *clcf;
+    void                         **level;
     sws_int_t                      rc;
     sws_uint_t                     i;
 
     for ( ;; ) {
+        level = r->loc_conf;           /* each level has its own array */
         clcf = sws_http_core_loc(r);
         pe = clcf->engine;
         if (sws_unlikely(pe != r->phase_engine)) {
@@ -422,7 +424,7 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
         rc = st->handler(r);
 
-        if (sws_unlikely(sws_http_core_loc(r) != clcf) && rc != SWS_DONE) {
+        if (sws_unlikely(r->loc_conf != level) && rc != SWS_DONE) {
             if (sws_http_phase_moved(r, st, rc) != SWS_OK) {
                 return;
             }
