@@ -127,3 +127,115 @@ def test_realip_before_limit_req(srv):
     assert get(srv, "/limited/a", ["X-Real: 10.0.0.1"])[0] == 200
     assert get(srv, "/limited/b", ["X-Real: 10.0.0.2"])[0] == 200
     assert get(srv, "/limited/c", ["X-Real: 10.0.0.1"])[0] == 503
+
+
+# A module of the test's own (MODNAME is its name, so it loads before or
+# after access and auth_basic): an ACCESS handler at order 150 that answers
+# 418 wherever "ordertest on" is set, and nowhere else (its active() test);
+# registrations the core must refuse make its postconfiguration fail.
+ORDER_MODULE = r"""
+#include <scalws/scalws.h>
+
+typedef struct { sws_int_t on; } ot_conf_t;
+
+SWS_EXPORT sws_module_t sws_module;
+
+static sws_int_t
+ot_handler(sws_http_request_t *r)
+{
+    (void) r;
+    return 418;                     /* ran: only where it is active */
+}
+
+static sws_uint_t
+ot_active(const void *conf)
+{
+    return ((const ot_conf_t *) conf)->on == 1;
+}
+
+static sws_int_t
+ot_init(sws_conf_t *cf)
+{
+    sws_http_phase_handler_t h = {
+        .phase = SWS_HTTP_ACCESS_PHASE, .order = 150, .handler = ot_handler,
+        .module = &sws_module, .active = ot_active
+    };
+    sws_http_phase_handler_t bad = h;
+
+    bad.phase = SWS_HTTP_PHASE_COUNT;                     /* not a phase */
+    if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
+    bad.phase = SWS_HTTP_FIND_LOCATION_PHASE;             /* the core's */
+    if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
+    bad.phase = SWS_HTTP_PHASE_MAX;
+    if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
+    bad = h;
+    bad.module = NULL;                                    /* active needs it */
+    if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
+    bad = h;
+    bad.handler = NULL;
+    if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
+    return sws_http_register_phase_handler(cf, &h);
+}
+
+static void *
+ot_create(sws_conf_t *cf)
+{
+    ot_conf_t *c = sws_pcalloc(sws_conf_pool(cf), sizeof(ot_conf_t));
+
+    if (c) c->on = SWS_UNSET;
+    return c;
+}
+
+static char *
+ot_merge(sws_conf_t *cf, void *parent, void *child)
+{
+    ot_conf_t *p = parent, *c = child;
+
+    (void) cf;
+    sws_conf_merge_value(c->on, p->on, 0);
+    return SWS_CONF_OK;
+}
+
+static const sws_command_t ot_commands[] = {
+    { "ordertest", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_FLAG,
+      sws_conf_set_flag_slot, SWS_HTTP_LOC_CONF_OFFSET, offsetof(ot_conf_t, on), NULL },
+    sws_null_command
+};
+
+SWS_EXPORT sws_module_t sws_module = {
+    SWS_MODULE_ABI,
+    .name = "MODNAME",
+    .commands = ot_commands,
+    .create_loc_conf = ot_create,
+    .merge_loc_conf = ot_merge,
+    .postconfiguration = ot_init,
+};
+"""
+
+ORDER_SERVER = r"""
+        location /off/ { deny all; }
+        location /deny/ { ordertest on; deny all; }
+        location /auth/ { ordertest on; auth_basic "x"; auth_basic_user_file @TMP@/htpasswd; }
+        location /inherit/ {
+            ordertest on;
+            location /inherit/off/ { ordertest off; try_files /ok.txt =404; }
+            try_files /ok.txt =404;
+        }
+        location /none/ { try_files /ok.txt =404; }
+"""
+
+
+@pytest.mark.parametrize("name", ["aa_order", "zz_order"])
+def test_module_order_and_active_not_load_order(sws, tmp_path, name):
+    so = h.build_module(tmp_path / "mod", name, ORDER_MODULE.replace("MODNAME", name))
+    srv = sws(load="load_module %s;" % so, server=ORDER_SERVER,
+              files={"html/ok.txt": "ok\n", "htpasswd": "u:{PLAIN}p\n"})
+    # allow/deny (order 100) before it, auth_basic (200) after it, whatever
+    # the module's name (its place in the load order)
+    assert get(srv, "/deny/x")[0] == 403
+    assert get(srv, "/auth/x")[0] == 418
+    # active where "ordertest on" is set or inherited, absent elsewhere
+    assert get(srv, "/inherit/x")[0] == 418
+    assert get(srv, "/inherit/off/x") == (200, "ok\n")
+    assert get(srv, "/none/x") == (200, "ok\n")
+    assert get(srv, "/off/x")[0] == 403
