@@ -94,8 +94,7 @@ typedef enum {
     SWS_HTTP_PHASE_COUNT = 8,
     /* ABI 1.7: limits (limit_req, limit_conn) and the client's address
      * (realip), before the access checks; runs after REWRITE */
-    SWS_HTTP_PREACCESS_PHASE = 9,
-    SWS_HTTP_PHASE_MAX                  /* bound of the values; grows */
+    SWS_HTTP_PREACCESS_PHASE = 9
 } sws_http_phase_t;
 
 /*
@@ -131,7 +130,8 @@ typedef struct {
     sws_http_phase_t      phase;
     sws_uint_t            order;
     sws_http_handler_pt   handler;
-    const sws_module_t   *module;     /* the registering module (&sws_module) */
+    const sws_module_t   *module;     /* the registering module (&sws_module);
+                                         active gets its loc conf (NULL if none) */
     sws_uint_t          (*active)(const void *loc_conf);
     void                 *reserved[4];
 } sws_http_phase_handler_t;

@@ -583,6 +583,8 @@ sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *
 /* Run the phases of r's location from the start of phase (POST_READ,
  * SERVER_REWRITE, FIND_LOCATION or REWRITE). */
 void      sws_http_run_phases_from(sws_http_request_t *r, sws_http_phase_t phase);
+/* Is phase one of the core's phases (in its order of phases)? */
+int       sws_http_phase_known(sws_http_phase_t phase);
 /* sws_http_request.c: a new request of session s, served (until the Host
  * is known) by the session's server, allocated in pool (which the caller
  * owns). */

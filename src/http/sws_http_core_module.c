@@ -1038,8 +1038,7 @@ sws_http_register_phase_handler(sws_conf_t *cf, const sws_http_phase_handler_t *
     const sws_module_t        *m;
 
     if (cmcf == NULL || h == NULL || h->handler == NULL
-        || h->phase >= SWS_HTTP_PHASE_MAX || h->phase == SWS_HTTP_PHASE_COUNT
-        || h->phase == SWS_HTTP_FIND_LOCATION_PHASE || (h->active && h->module == NULL))
+        || !sws_http_phase_known(h->phase) || h->phase == SWS_HTTP_FIND_LOCATION_PHASE || (h->active && h->module == NULL))
     {
         return SWS_ERROR;
     }

@@ -47,6 +47,13 @@ sws_http_phase_position(sws_http_phase_t phase)
 }
 
 
+int
+sws_http_phase_known(sws_http_phase_t phase)
+{
+    return sws_http_phase_position(phase) < SWS_HTTP_POSITIONS;
+}
+
+
 /* ---- compiling --------------------------------------------------------- */
 
 static int

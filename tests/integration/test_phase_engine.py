@@ -166,7 +166,7 @@ ot_init(sws_conf_t *cf)
     if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
     bad.phase = SWS_HTTP_FIND_LOCATION_PHASE;             /* the core's */
     if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
-    bad.phase = SWS_HTTP_PHASE_MAX;
+    bad.phase = (sws_http_phase_t) 10;
     if (sws_http_register_phase_handler(cf, &bad) != SWS_ERROR) return SWS_ERROR;
     bad = h;
     bad.module = NULL;                                    /* active needs it */
