@@ -332,10 +332,10 @@ sws_http_access_step(sws_http_request_t *r, const sws_http_phase_step_t *st, sws
  * SWS_AGAIN when r moved on (run the loop again), SWS_DONE when r was
  * finalised. */
 static sws_int_t
-sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st,
-    sws_http_core_loc_conf_t *clcf)
+sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st)
 {
-    sws_int_t rc;
+    sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
+    sws_int_t                 rc;
 
     if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
         rc = sws_http_find_location_step(r);
@@ -389,43 +389,46 @@ sws_http_phase_moved(sws_http_request_t *r, const sws_http_phase_step_t *st, sws
     return rc == SWS_AGAIN ? SWS_DONE : SWS_OK;
 }
 
+/* r's engine, after r was moved to another level since its step was set
+ * (while it was suspended): the same place there. */
+static const sws_http_phase_engine_t *
+sws_http_phase_resync(sws_http_request_t *r)
+{
+    const sws_http_phase_engine_t *pe = sws_http_loc_engine(r);
+
+    if (sws_unlikely(pe != r->phase_engine)) {
+        sws_http_phase_rebase(r, pe, r->phase_engine
+                                     ? r->phase_engine->steps[r->phase_handler].key : 0);
+    }
+    return pe;
+}
+
 /* Walk r's location's engine from r->phase_handler until a handler
- * suspends the request or the content phase finishes it. */
+ * suspends the request or the content phase finishes it. The engine and
+ * the step stay in registers while the request stays at its level. */
 void
 sws_http_core_run_phases(sws_http_request_t *r)
 {
-    const sws_http_phase_engine_t *pe;
+    const sws_http_phase_engine_t *pe = sws_http_phase_resync(r);
     const sws_http_phase_step_t   *st;
-    sws_http_core_loc_conf_t      *clcf;
-    void                         **level;
+    void                         **level = r->loc_conf;   /* each level has its own */
     sws_int_t                      rc;
-    sws_uint_t                     i;
+    sws_uint_t                     i = r->phase_handler;
 
     for ( ;; ) {
-        level = r->loc_conf;           /* each level has its own array */
-        clcf = sws_http_core_loc(r);
-        pe = clcf->engine;
-        if (sws_unlikely(pe != r->phase_engine)) {
-            /* r was moved to another location since its step was set
-             * (while it was suspended): the same place there */
-            if (pe == NULL) {
-                pe = sws_http_core_main(r)->engine;
-            }
-            if (pe != r->phase_engine) {
-                sws_http_phase_rebase(r, pe, r->phase_engine
-                                             ? r->phase_engine->steps[r->phase_handler].key : 0);
-            }
-        }
-        i = r->phase_handler;
         st = &pe->steps[i];
+        r->phase_handler = i;
 
         if (st->marks) {
-            rc = sws_http_phase_marks(r, st, clcf);
-            if (rc == SWS_AGAIN) {
-                continue;
-            }
+            rc = sws_http_phase_marks(r, st);
             if (rc == SWS_DONE) {
                 return;
+            }
+            if (rc == SWS_AGAIN) {     /* a location was found */
+                pe = r->phase_engine;
+                level = r->loc_conf;
+                i = r->phase_handler;
+                continue;
             }
         }
 
@@ -435,6 +438,9 @@ sws_http_core_run_phases(sws_http_request_t *r)
             if (sws_http_phase_moved(r, st, rc) != SWS_OK) {
                 return;
             }
+            pe = r->phase_engine;
+            level = r->loc_conf;
+            i = r->phase_handler;
             continue;
         }
         if (st->phase == SWS_HTTP_POS_ACCESS) {
@@ -442,11 +448,11 @@ sws_http_core_run_phases(sws_http_request_t *r)
             if (rc == SWS_DONE) {
                 return;
             }
-            r->phase_handler = (sws_uint_t) rc;
+            i = (sws_uint_t) rc;
             continue;
         }
         if (rc == SWS_DECLINED) {
-            r->phase_handler = i + 1;
+            i++;
             continue;
         }
         if (st->phase == SWS_HTTP_POS_CONTENT) {
@@ -454,7 +460,7 @@ sws_http_core_run_phases(sws_http_request_t *r)
             return;
         }
         if (rc == SWS_OK) {
-            r->phase_handler = st->next;
+            i = st->next;
             continue;
         }
         if (rc != SWS_AGAIN && rc != SWS_DONE) {
