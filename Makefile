@@ -12,6 +12,7 @@
 #   make test              unit tests, then integration tests
 #   make test-unit         unit tests only (tests/unit, Check)
 #   make test-integration  integration tests only (tests/integration, pytest)
+#   make test-budget       instructions per request against bench/budgets (callgrind)
 #   make test-sanitize     the tests on an ASan + UBSan build in objs-san
 #   make install           install under the prefix (DESTDIR=... to stage)
 #   make bench             run bench/run against the build
@@ -34,7 +35,7 @@ CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
                    $(wildcard modules/. modules/*/config)
 
 BUILD_TARGETS = all modules tests run install bench bench-idle pgo fuzz
-TEST_TARGETS  = test test-unit test-integration test-sanitize
+TEST_TARGETS  = test test-unit test-integration test-budget test-sanitize
 
 .PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help deb test-package
 .DEFAULT_GOAL := all

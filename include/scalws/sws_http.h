@@ -75,16 +75,26 @@ typedef struct {
 
 /* ---- phases ---------------------------------------------------------- */
 
+/*
+ * The request phases. The values are ABI (a module built for 1.0 passes
+ * them); the order in which the phases run is the core's table, not these
+ * numbers: POST_READ, SERVER_REWRITE, FIND_LOCATION, REWRITE, PREACCESS,
+ * ACCESS, PRE_CONTENT, CONTENT, LOG.
+ */
 typedef enum {
     SWS_HTTP_POST_READ_PHASE = 0,
-    SWS_HTTP_SERVER_REWRITE_PHASE,
-    SWS_HTTP_FIND_LOCATION_PHASE,   /* core only */
-    SWS_HTTP_REWRITE_PHASE,
-    SWS_HTTP_ACCESS_PHASE,
-    SWS_HTTP_PRE_CONTENT_PHASE,
-    SWS_HTTP_CONTENT_PHASE,
-    SWS_HTTP_LOG_PHASE,
-    SWS_HTTP_PHASE_COUNT
+    SWS_HTTP_SERVER_REWRITE_PHASE = 1,
+    SWS_HTTP_FIND_LOCATION_PHASE = 2,   /* core only */
+    SWS_HTTP_REWRITE_PHASE = 3,
+    SWS_HTTP_ACCESS_PHASE = 4,
+    SWS_HTTP_PRE_CONTENT_PHASE = 5,
+    SWS_HTTP_CONTENT_PHASE = 6,
+    SWS_HTTP_LOG_PHASE = 7,
+    /* ABI 1.0-1.6's count of phases, kept for its value: no phase */
+    SWS_HTTP_PHASE_COUNT = 8,
+    /* ABI 1.7: limits (limit_req, limit_conn) and the client's address
+     * (realip), before the access checks; runs after REWRITE */
+    SWS_HTTP_PREACCESS_PHASE = 9
 } sws_http_phase_t;
 
 /*
@@ -101,7 +111,44 @@ typedef sws_int_t (*sws_http_header_filter_pt)(sws_http_request_t *r);
 typedef sws_int_t (*sws_http_body_filter_pt)(sws_http_request_t *r, sws_chain_t *in);
 typedef void      (*sws_http_event_handler_pt)(sws_http_request_t *r);
 
-/* Registration, from a module's postconfiguration hook. */
+/*
+ * Registration, from a module's postconfiguration hook (ABI 1.7): the phase,
+ * the handler's place in it, and where it has work. Within a phase the
+ * handlers run by ascending order, then by module name: load order decides
+ * nothing. The bundled modules use multiples of 100 (SWS_HTTP_ORDER_*);
+ * another module takes a number between those it must follow and precede.
+ *
+ * Each location (and server level, if block and limit_except block) gets
+ * its own list of handlers at configuration time: active() is called with
+ * the module's merged location conf of each, and a handler is left out
+ * where it answers 0 (its directives are not used there), so that it costs
+ * nothing on those requests. active NULL: the handler runs everywhere.
+ * POST_READ and SERVER_REWRITE handlers are asked with the server level's
+ * conf (they run before a location is chosen).
+ */
+typedef struct {
+    sws_http_phase_t      phase;
+    sws_uint_t            order;
+    sws_http_handler_pt   handler;
+    const sws_module_t   *module;     /* the registering module (&sws_module);
+                                         active gets its loc conf (NULL if none) */
+    sws_uint_t          (*active)(const void *loc_conf);
+    void                 *reserved[4];
+} sws_http_phase_handler_t;
+
+#define SWS_HTTP_ORDER_REALIP       100   /* PREACCESS; POST_READ */
+#define SWS_HTTP_ORDER_LIMIT_REQ    200   /* PREACCESS */
+#define SWS_HTTP_ORDER_LIMIT_CONN   300   /* PREACCESS */
+#define SWS_HTTP_ORDER_ACCESS       100   /* ACCESS: allow/deny */
+#define SWS_HTTP_ORDER_AUTH_BASIC   200   /* ACCESS */
+#define SWS_HTTP_ORDER_INDEX        100   /* CONTENT: index files */
+#define SWS_HTTP_ORDER_PRECOMPRESSED 200  /* CONTENT: gzip_static and kin */
+#define SWS_HTTP_ORDER_STATIC       300   /* CONTENT: files */
+#define SWS_HTTP_ORDER_DEFAULT      1000  /* sws_http_add_phase_handler's */
+
+sws_int_t sws_http_register_phase_handler(sws_conf_t *cf, const sws_http_phase_handler_t *h);
+
+/* The same with order SWS_HTTP_ORDER_DEFAULT, in every location (ABI 1.0). */
 sws_int_t sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase,
     sws_http_handler_pt handler);
 /* From postconfiguration: the handler that lists a directory (autoindex).

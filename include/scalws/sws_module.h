@@ -23,7 +23,9 @@
                                  1.7: helpers' socket handoff, readiness, ready and
                                  exit callbacks, sws_helper_status; server lists by
                                  handle (sws_http_upstream_list*); size fields in
-                                 the statistics structs */
+                                 the statistics structs; SWS_HTTP_PREACCESS_PHASE,
+                                 sws_http_register_phase_handler (a handler's
+                                 phase, order and the locations it has work in) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

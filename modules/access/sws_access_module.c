@@ -144,8 +144,22 @@ sws_access_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
+/* Only where allow or deny is written (here or above). */
+static sws_uint_t
+sws_access_active(const void *conf)
+{
+    const sws_access_loc_conf_t *lcf = conf;
+
+    return lcf->rules != NULL;
+}
+
 static sws_int_t
 sws_access_init(sws_conf_t *cf)
 {
-    return sws_http_add_phase_handler(cf, SWS_HTTP_ACCESS_PHASE, sws_access_handler);
+    sws_http_phase_handler_t h = {
+        .phase = SWS_HTTP_ACCESS_PHASE, .order = SWS_HTTP_ORDER_ACCESS,
+        .handler = sws_access_handler, .module = &sws_module, .active = sws_access_active
+    };
+
+    return sws_http_register_phase_handler(cf, &h);
 }

@@ -303,10 +303,25 @@ sws_auth_basic_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
+/* Only where auth_basic is on with a user file. */
+static sws_uint_t
+sws_auth_basic_active(const void *conf)
+{
+    const sws_auth_basic_loc_conf_t *lcf = conf;
+
+    return lcf->realm != NULL && lcf->file != NULL;
+}
+
 static sws_int_t
 sws_auth_basic_init(sws_conf_t *cf)
 {
-    return sws_http_add_phase_handler(cf, SWS_HTTP_ACCESS_PHASE, sws_auth_basic_handler);
+    sws_http_phase_handler_t h = {
+        .phase = SWS_HTTP_ACCESS_PHASE, .order = SWS_HTTP_ORDER_AUTH_BASIC,
+        .handler = sws_auth_basic_handler, .module = &sws_module,
+        .active = sws_auth_basic_active
+    };
+
+    return sws_http_register_phase_handler(cf, &h);
 }
 
 static void

@@ -202,8 +202,30 @@ sws_compress_static_handler(sws_http_request_t *r)
 }
 
 
+/* Only where gzip_static, brotli_static or zstd_static is on. */
+static sws_uint_t
+sws_compress_static_active(const void *conf)
+{
+    const sws_compress_loc_conf_t *lcf = conf;
+    sws_uint_t                     i;
+
+    for (i = 0; i < SWS_COMPRESS_NCODINGS; i++) {
+        if (lcf->coding[i].static_mode != SWS_COMPRESS_STATIC_OFF) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* After the index handler (a URI ending in '/' is its), before the files. */
 sws_int_t
 sws_compress_static_init(sws_conf_t *cf)
 {
-    return sws_http_add_phase_handler(cf, SWS_HTTP_CONTENT_PHASE, sws_compress_static_handler);
+    sws_http_phase_handler_t h = {
+        .phase = SWS_HTTP_CONTENT_PHASE, .order = SWS_HTTP_ORDER_PRECOMPRESSED,
+        .handler = sws_compress_static_handler, .module = &sws_module,
+        .active = sws_compress_static_active
+    };
+
+    return sws_http_register_phase_handler(cf, &h);
 }

@@ -461,8 +461,24 @@ sws_limit_conn_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
+/* Only where limit_conn is written (here or above). */
+static sws_uint_t
+sws_limit_conn_active(const void *conf)
+{
+    const sws_limit_conn_loc_conf_t *lcf = conf;
+
+    return lcf->limits != NULL && lcf->limits->nelts > 0;
+}
+
+/* Before the access checks, as nginx: "satisfy any" lets no one past it. */
 static sws_int_t
 sws_limit_conn_init(sws_conf_t *cf)
 {
-    return sws_http_add_phase_handler(cf, SWS_HTTP_ACCESS_PHASE, sws_limit_conn_handler);
+    sws_http_phase_handler_t h = {
+        .phase = SWS_HTTP_PREACCESS_PHASE, .order = SWS_HTTP_ORDER_LIMIT_CONN,
+        .handler = sws_limit_conn_handler, .module = &sws_module,
+        .active = sws_limit_conn_active
+    };
+
+    return sws_http_register_phase_handler(cf, &h);
 }

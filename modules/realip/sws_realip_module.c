@@ -16,8 +16,8 @@
  * protocol header's client address and port.
  *
  * As in nginx, the server's settings apply first (POST_READ phase); if
- * they changed nothing, the location's are tried at the start of its
- * REWRITE phase (nginx: PREACCESS). Once per request.
+ * they changed nothing, the location's are tried in its PREACCESS phase,
+ * before limit_req, limit_conn and the access checks. Once per request.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -297,7 +297,7 @@ sws_realip_post_read(sws_http_request_t *r)
 }
 
 static sws_int_t
-sws_realip_rewrite(sws_http_request_t *r)
+sws_realip_location(sws_http_request_t *r)
 {
     /* after an internal redirect the address is the changed one already */
     if (sws_http_is_internal(r)) {
@@ -453,13 +453,29 @@ sws_realip_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
+/* Only where set_real_ip_from is written (here or above). */
+static sws_uint_t
+sws_realip_active(const void *conf)
+{
+    const sws_realip_loc_conf_t *lcf = conf;
+
+    return lcf->from != NULL && lcf->from->nelts > 0;
+}
+
 static sws_int_t
 sws_realip_init(sws_conf_t *cf)
 {
-    if (sws_http_add_phase_handler(cf, SWS_HTTP_POST_READ_PHASE, sws_realip_post_read)
-        != SWS_OK)
-    {
+    sws_http_phase_handler_t server = {
+        .phase = SWS_HTTP_POST_READ_PHASE, .order = SWS_HTTP_ORDER_REALIP,
+        .handler = sws_realip_post_read, .module = &sws_module, .active = sws_realip_active
+    };
+    sws_http_phase_handler_t location = {
+        .phase = SWS_HTTP_PREACCESS_PHASE, .order = SWS_HTTP_ORDER_REALIP,
+        .handler = sws_realip_location, .module = &sws_module, .active = sws_realip_active
+    };
+
+    if (sws_http_register_phase_handler(cf, &server) != SWS_OK) {
         return SWS_ERROR;
     }
-    return sws_http_add_phase_handler(cf, SWS_HTTP_REWRITE_PHASE, sws_realip_rewrite);
+    return sws_http_register_phase_handler(cf, &location);
 }

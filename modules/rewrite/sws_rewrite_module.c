@@ -94,13 +94,40 @@ sws_rewrite_location_handler(sws_http_request_t *r)
     return rc == SWS_OK ? SWS_DECLINED : rc;
 }
 
+/* Only where a script is written: it is not inherited. The server's
+ * level is asked for the server's phase, each location for its own. */
+static sws_uint_t
+sws_rewrite_server_active(const void *conf)
+{
+    const sws_rewrite_loc_conf_t *lcf = conf;
+
+    return lcf->ops != NULL;
+}
+
+static sws_uint_t
+sws_rewrite_location_active(const void *conf)
+{
+    const sws_rewrite_loc_conf_t *lcf = conf;
+
+    return lcf->ops != NULL && !lcf->server;
+}
+
 static sws_int_t
 sws_rewrite_init(sws_conf_t *cf)
 {
-    if (sws_http_add_phase_handler(cf, SWS_HTTP_SERVER_REWRITE_PHASE,
-                                   sws_rewrite_server_handler) != SWS_OK
-        || sws_http_add_phase_handler(cf, SWS_HTTP_REWRITE_PHASE,
-                                      sws_rewrite_location_handler) != SWS_OK)
+    sws_http_phase_handler_t srv = {
+        .phase = SWS_HTTP_SERVER_REWRITE_PHASE, .order = SWS_HTTP_ORDER_DEFAULT,
+        .handler = sws_rewrite_server_handler, .module = &sws_module,
+        .active = sws_rewrite_server_active
+    };
+    sws_http_phase_handler_t loc = {
+        .phase = SWS_HTTP_REWRITE_PHASE, .order = SWS_HTTP_ORDER_DEFAULT,
+        .handler = sws_rewrite_location_handler, .module = &sws_module,
+        .active = sws_rewrite_location_active
+    };
+
+    if (sws_http_register_phase_handler(cf, &srv) != SWS_OK
+        || sws_http_register_phase_handler(cf, &loc) != SWS_OK)
     {
         return SWS_ERROR;
     }

@@ -87,10 +87,6 @@ SWS_EXPORT sws_module_t sws_module = {
     .postconfiguration = sws_static_postconfiguration,
 };
 
-/* Set by try_files while the configuration is read, so that the phase
- * handler is only registered when some location uses it. */
-static int  sws_static_try_files_used;
-
 static sws_str_t  sws_static_default_index_name[] = { sws_string("index.html") };
 static sws_array_t  sws_static_default_index = {
     sws_static_default_index_name, 1, sizeof(sws_str_t), 1, NULL
@@ -974,31 +970,38 @@ sws_static_set_try_files(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
 
-    sws_static_try_files_used = 1;
 
     return SWS_CONF_OK;
 }
 
 
+/* try_files only where it is written. */
+static sws_uint_t
+sws_static_try_files_active(const void *conf)
+{
+    const sws_static_loc_conf_t *lcf = conf;
+
+    return lcf->try_files != NULL;
+}
+
 static sws_int_t
 sws_static_postconfiguration(sws_conf_t *cf)
 {
-    if (sws_http_add_phase_handler(cf, SWS_HTTP_CONTENT_PHASE, sws_static_index_handler)
-            != SWS_OK
-        || sws_http_add_phase_handler(cf, SWS_HTTP_CONTENT_PHASE, sws_static_handler)
-            != SWS_OK)
-    {
-        return SWS_ERROR;
-    }
+    static const sws_http_phase_handler_t handlers[] = {
+        { .phase = SWS_HTTP_CONTENT_PHASE, .order = SWS_HTTP_ORDER_INDEX,
+          .handler = sws_static_index_handler, .module = &sws_module },
+        { .phase = SWS_HTTP_CONTENT_PHASE, .order = SWS_HTTP_ORDER_STATIC,
+          .handler = sws_static_handler, .module = &sws_module },
+        { .phase = SWS_HTTP_PRE_CONTENT_PHASE, .order = SWS_HTTP_ORDER_DEFAULT,
+          .handler = sws_static_try_files_handler, .module = &sws_module,
+          .active = sws_static_try_files_active },
+    };
+    sws_uint_t i;
 
-    if (sws_static_try_files_used) {
-        sws_static_try_files_used = 0;     /* for the next configuration */
-        if (sws_http_add_phase_handler(cf, SWS_HTTP_PRE_CONTENT_PHASE,
-                                       sws_static_try_files_handler) != SWS_OK)
-        {
+    for (i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
+        if (sws_http_register_phase_handler(cf, &handlers[i]) != SWS_OK) {
             return SWS_ERROR;
         }
     }
-
     return SWS_OK;
 }

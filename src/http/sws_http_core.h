@@ -19,22 +19,50 @@ typedef struct sws_http_session_s       sws_http_session_t;
 
 /* ---- configuration ---- */
 
+/* One step of a phase engine: a handler, the phase it belongs to (its
+ * position in the core's order of phases) and its place in the order of
+ * all handlers (key), by which a request that enters another location in
+ * the middle of a phase (an "if" block) goes on at the same place there. */
 typedef struct {
-    sws_http_handler_pt  *handlers;     /* the flat phase engine, NULL-ended */
-    sws_uint_t           *next;         /* index of the next phase's first handler */
-    sws_http_phase_t     *phase_of;     /* phase of each handler */
-    sws_uint_t            server_rewrite_index; /* where internal redirects restart */
-    sws_uint_t            find_location_index;  /* "rewrite ... last" goes on here */
-    sws_uint_t            rewrite_index;        /* a named location starts here */
-    sws_uint_t            content_index;/* first CONTENT handler */
-    sws_uint_t            log_index;    /* first LOG handler */
-    sws_uint_t            access_index; /* first ACCESS handler */
+    sws_http_handler_pt   handler;      /* NULL: the end */
+    uint32_t              key;          /* phase position << 16 | rank */
+    uint16_t              next;         /* first step of the next phase */
+    uint8_t               phase;        /* position in the order of phases */
+    uint8_t               marks;        /* SWS_HTTP_STEP_*: what the runner does first */
+} sws_http_phase_step_t;
+
+#define SWS_HTTP_STEP_FIND_LOCATION  0x01   /* the core's: choose the location */
+#define SWS_HTTP_STEP_ACCESS_START   0x02   /* the access phase starts here */
+#define SWS_HTTP_STEP_ACCESS_END     0x04   /* the first step after it */
+#define SWS_HTTP_STEP_CONTENT        0x08   /* the content phase starts here */
+#define SWS_HTTP_STEP_END            0x10   /* no content handler answered */
+
+/*
+ * A location's phase engine: the handlers of every phase that have work
+ * there, in order, compiled at configuration time (sws_http_phases.c).
+ * Each location, server level, if block and limit_except block has one.
+ */
+typedef struct sws_http_phase_engine_s {
+    sws_http_phase_step_t  *steps;
+    sws_http_handler_pt    *log;          /* the LOG phase's, NULL-ended */
+    uint16_t                server_rewrite_index; /* where internal redirects restart */
+    uint16_t                find_location_index;  /* "rewrite ... last" goes on here */
+    uint16_t                rewrite_index;        /* a named location starts here */
 } sws_http_phase_engine_t;
+
+/* A registered phase handler (sws_http_register_phase_handler). */
+typedef struct {
+    sws_http_phase_handler_t  h;
+    const char               *module_name;
+    sws_uint_t                seq;          /* registration order: last tie-break */
+} sws_http_phase_reg_t;
 
 typedef struct {
     sws_array_t              servers;    /* sws_http_core_srv_conf_t * */
-    sws_array_t              phases[SWS_HTTP_PHASE_COUNT]; /* sws_http_handler_pt */
-    sws_http_phase_engine_t  engine;
+    sws_array_t              phase_handlers; /* sws_http_phase_reg_t, as registered */
+    const sws_module_t      *postconf_module; /* whose postconfiguration runs */
+    /* every handler, for a level no engine was built for */
+    sws_http_phase_engine_t *engine;
     sws_array_t              addrs;      /* sws_http_addr_t * */
     sws_uint_t               nmodules;
     sws_uint_t               nvariables; /* per-request variable slots (set, map) */
@@ -144,6 +172,7 @@ struct sws_http_core_loc_conf_s {
     void                  **loc_conf;      /* this level's confs */
     sws_http_handler_pt     handler;       /* content handler, or NULL */
     const char             *handler_owner;
+    struct sws_http_phase_engine_s *engine; /* this level's phase handlers */
     const char             *file;          /* where the location is */
     sws_uint_t              line;
     unsigned                exact:1;
@@ -440,7 +469,8 @@ struct sws_http_request_s {
     void                      *upstream;           /* sws_http_upstream_t */
     void                      *timer;              /* sws_http_set_timer's */
 
-    sws_uint_t                 phase_handler;
+    sws_uint_t                 phase_handler;  /* a step of phase_engine */
+    const struct sws_http_phase_engine_s *phase_engine;
     sws_uint_t                 uri_changes;
     sws_msec_t                 start_msec;
     time_t                     start_sec;
@@ -550,6 +580,11 @@ sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
+/* Run the phases of r's location from the start of phase (POST_READ,
+ * SERVER_REWRITE, FIND_LOCATION or REWRITE). */
+void      sws_http_run_phases_from(sws_http_request_t *r, sws_http_phase_t phase);
+/* Is phase one of the core's phases (in its order of phases)? */
+int       sws_http_phase_known(sws_http_phase_t phase);
 /* sws_http_request.c: a new request of session s, served (until the Host
  * is known) by the session's server, allocated in pool (which the caller
  * owns). */

@@ -192,7 +192,6 @@ static void *
 sws_http_core_create_main_conf(sws_conf_t *cf)
 {
     sws_http_core_main_conf_t *cmcf;
-    sws_uint_t                 i;
 
     cmcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_core_main_conf_t));
     if (cmcf == NULL
@@ -201,12 +200,10 @@ sws_http_core_create_main_conf(sws_conf_t *cf)
     {
         return NULL;
     }
-    for (i = 0; i < SWS_HTTP_PHASE_COUNT; i++) {
-        if (sws_array_init(&cmcf->phases[i], sws_conf_pool(cf), 2,
-                           sizeof(sws_http_handler_pt)) != SWS_OK)
-        {
-            return NULL;
-        }
+    if (sws_array_init(&cmcf->phase_handlers, sws_conf_pool(cf), 16,
+                       sizeof(sws_http_phase_reg_t)) != SWS_OK)
+    {
+        return NULL;
     }
     return cmcf;
 }
@@ -1032,22 +1029,38 @@ invalid:
 
 /* ---- SDK functions bound to configuration ---- */
 
+/* Phase handlers: kept as registered; sws_http_phases.c compiles them. */
+sws_int_t
+sws_http_register_phase_handler(sws_conf_t *cf, const sws_http_phase_handler_t *h)
+{
+    sws_http_core_main_conf_t *cmcf = sws_conf_http_main_conf(cf, &sws_http_core_module);
+    sws_http_phase_reg_t      *reg;
+    const sws_module_t        *m;
+
+    if (cmcf == NULL || h == NULL || h->handler == NULL
+        || !sws_http_phase_known(h->phase) || h->phase == SWS_HTTP_FIND_LOCATION_PHASE || (h->active && h->module == NULL))
+    {
+        return SWS_ERROR;
+    }
+    reg = sws_array_push(&cmcf->phase_handlers);
+    if (reg == NULL) {
+        return SWS_ERROR;
+    }
+    reg->h = *h;
+    m = h->module ? h->module : cmcf->postconf_module;
+    reg->module_name = m && m->name ? m->name : "";
+    reg->seq = cmcf->phase_handlers.nelts;
+    return SWS_OK;
+}
+
 sws_int_t
 sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase, sws_http_handler_pt handler)
 {
-    sws_http_core_main_conf_t *cmcf;
-    sws_http_handler_pt       *h;
+    sws_http_phase_handler_t h = {
+        .phase = phase, .order = SWS_HTTP_ORDER_DEFAULT, .handler = handler
+    };
 
-    cmcf = sws_conf_http_main_conf(cf, &sws_http_core_module);
-    if (cmcf == NULL || phase >= SWS_HTTP_PHASE_COUNT || phase == SWS_HTTP_FIND_LOCATION_PHASE) {
-        return SWS_ERROR;
-    }
-    h = sws_array_push(&cmcf->phases[phase]);
-    if (h == NULL) {
-        return SWS_ERROR;
-    }
-    *h = handler;
-    return SWS_OK;
+    return sws_http_register_phase_handler(cf, &h);
 }
 
 sws_int_t

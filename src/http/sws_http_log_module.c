@@ -643,6 +643,15 @@ invalid:
     return SWS_CONF_ERROR;
 }
 
+/* Not where access_log is off. */
+static sws_uint_t
+sws_http_log_active(const void *conf)
+{
+    const sws_http_log_loc_conf_t *lcf = conf;
+
+    return lcf != NULL && lcf->off != 1;
+}
+
 /* Register the handler; when the http level sets nothing (not even off),
  * requests of levels that set nothing either go to the --http-log-path
  * default (logs/access.log). */
@@ -674,7 +683,14 @@ sws_http_log_postconfiguration(sws_conf_t *cf)
         lmcf->default_logs = dflt.logs;
     }
 
-    return sws_http_add_phase_handler(cf, SWS_HTTP_LOG_PHASE, sws_http_log_handler);
+    {
+        sws_http_phase_handler_t h = {
+            .phase = SWS_HTTP_LOG_PHASE, .order = SWS_HTTP_ORDER_DEFAULT,
+            .handler = sws_http_log_handler, .module = &sws_http_log_module,
+            .active = sws_http_log_active
+        };
+        return sws_http_register_phase_handler(cf, &h);
+    }
 }
 
 

@@ -268,6 +268,7 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             sws_http_body_filter_pt    top_b = sws_http_top_body_filter;
 
             sws_http_fixed_module_begin();
+            cmcf->postconf_module = cycle->modules[i];
             if (cycle->modules[i]->postconfiguration
                 && cycle->modules[i]->postconfiguration(cf) != SWS_OK)
             {

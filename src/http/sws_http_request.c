@@ -429,8 +429,7 @@ sws_http_handler(sws_http_request_t *r)
             return;
         }
     }
-    r->phase_handler = 0;
-    sws_http_core_run_phases(r);
+    sws_http_run_phases_from(r, SWS_HTTP_POST_READ_PHASE);
 }
 
 sws_int_t
@@ -454,8 +453,7 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     }
     sws_http_clear_response(r);
     r->loc_conf = ((sws_http_core_srv_conf_t *) sws_http_core_srv(r))->ctx->loc_conf;
-    r->phase_handler = sws_http_core_main(r)->engine.server_rewrite_index;
-    sws_http_core_run_phases(r);
+    sws_http_run_phases_from(r, SWS_HTTP_SERVER_REWRITE_PHASE);
     return SWS_DONE;
 }
 
@@ -566,8 +564,7 @@ sws_http_relocate(sws_http_request_t *r)
     if (sws_http_uri_cycle(r, "processing", &r->uri)) {
         return SWS_DONE;
     }
-    r->phase_handler = sws_http_core_main(r)->engine.find_location_index;
-    sws_http_core_run_phases(r);
+    sws_http_run_phases_from(r, SWS_HTTP_FIND_LOCATION_PHASE);
     return SWS_DONE;
 }
 
@@ -615,8 +612,7 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
         return SWS_DONE;
     }
     /* the location's own rewrites on: the server's ran already */
-    r->phase_handler = sws_http_core_main(r)->engine.rewrite_index;
-    sws_http_core_run_phases(r);
+    sws_http_run_phases_from(r, SWS_HTTP_REWRITE_PHASE);
     return SWS_DONE;
 }
 

@@ -71,6 +71,19 @@ class Nginx:
         self.err.close()
 
 
+def start_server(who, d, port, site):
+    """nginx or scalwsd ("who") started in directory d on port, with the
+    http block's content site (MAIN around it)."""
+    text = MAIN.replace("@SITE@", site)
+    text = text.replace("@MODULE_LINE@", "modules_dir %s;" % h.MODULES if who == "scalwsd" else "")
+    text = text.replace("@TMP@", str(d)).replace("@MIME@", h.MIME)
+    if who == "nginx":
+        return Nginx(d, text, port)
+    srv = h.Server(d, text, [port])
+    srv.start()
+    return srv
+
+
 def site_text(name, **subst):
     text = (SITES / name).read_text()
     for k, v in subst.items():
@@ -102,18 +115,9 @@ def pair(tmp_path, origin):
             port = h.free_port()
             if prepare:
                 prepare(who, d)
-            text = MAIN.replace("@SITE@", site_text(site, PORT=port, ROOT=root, DIR=d,
-                                                   ORIGIN=o.addr, CONF=SITES,
-                                                   **(extra or {})))
-            text = text.replace("@MODULE_LINE@", "modules_dir %s;" % h.MODULES
-                                if who == "scalwsd" else "")
-            text = text.replace("@TMP@", str(d)).replace("@MIME@", h.MIME)
-            if who == "nginx":
-                running.append(Nginx(d, text, port))
-            else:
-                srv = h.Server(d, text, [port])
-                srv.start()
-                running.append(srv)
+            running.append(start_server(who, d, port,
+                                        site_text(site, PORT=port, ROOT=root, DIR=d,
+                                                  ORIGIN=o.addr, CONF=SITES, **(extra or {}))))
             ports.append(port)
         return ports
 

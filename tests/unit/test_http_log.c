@@ -24,12 +24,15 @@ static sws_http_handler_pt  log_handler;
 static sws_http_phase_t     log_phase;
 static int                  handlers_added;
 
+static sws_uint_t         (*log_active)(const void *conf);
+
 sws_int_t
-sws_http_add_phase_handler(sws_conf_t *cf, sws_http_phase_t phase, sws_http_handler_pt h)
+sws_http_register_phase_handler(sws_conf_t *cf, const sws_http_phase_handler_t *h)
 {
     (void) cf;
-    log_phase = phase;
-    log_handler = h;
+    log_phase = h->phase;
+    log_handler = h->handler;
+    log_active = h->active;
     handlers_added++;
     return SWS_OK;
 }
@@ -417,6 +420,10 @@ START_TEST(default_log_off)
     req.loc_conf = srv_locs;                           /* the server inherits off */
     log_request("/y");
     ck_assert_int_eq(count_lines("loc.log"), 1);
+    /* the engine leaves the handler out where the log is off */
+    ck_assert_ptr_nonnull(log_active);
+    ck_assert_uint_eq(log_active(srv_locs[1]), 0);
+    ck_assert_uint_eq(log_active(loc_locs[1]), 1);
 }
 END_TEST
 
@@ -449,6 +456,8 @@ START_TEST(off_wins_at_its_level)
     finish_conf();
     log_request("/off");
     ck_assert_str_eq(file_text("h.log"), "");
+    ck_assert_uint_eq(log_active(loc_locs[1]), 0);
+    ck_assert_uint_eq(log_active(srv_locs[1]), 1);
 }
 END_TEST
 
