@@ -7,7 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
-#include "sws_http_h1.h"
+#include "v1/sws_http_h1.h"
 #include "sws_http_ssl.h"
 #include "v2/sws_http_v2.h"
 

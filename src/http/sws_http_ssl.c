@@ -5,7 +5,7 @@
  * choosing HTTP/2 or HTTP/1.1.
  */
 #include "sws_http_ssl.h"
-#include "sws_http_h1.h"
+#include "v1/sws_http_h1.h"
 #include "v2/sws_http_v2.h"
 
 static void sws_http_ssl_peek(sws_event_t *rev);
