@@ -271,13 +271,17 @@ typedef struct {
     /* Queue and send body data (NULL: just flush what is queued). Returns
      * SWS_OK (all sent), SWS_AGAIN (rest pending), SWS_ERROR. */
     sws_int_t (*send_body)(sws_http_request_t *r, sws_chain_t *in);
-    /* The request is complete (response sent or failed): log and either
-     * keep the connection or close it (h1), or end the stream (h2). A
-     * request marked r->background may be finished only after the
-     * protocol's end of its response (h1: the connection waits for it;
-     * h2: its stream closes, is logged, and the request and its pool stay
-     * until finish). */
+    /* The response is produced (SWS_OK: send what is queued, then end it)
+     * or failed (SWS_ERROR: cut it, so that the client cannot take a part
+     * for the whole). Transport only: once the client's side is over (now
+     * or later) the protocol says so with sws_http_request_ended, and the
+     * core logs and releases the request (sws_http_request_end.c). */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
+    /* The core is done with r (both sides ended, logged): the protocol
+     * lets go of what carried it. h1: drop an unread body, then keep the
+     * connection for the next request or close it (at once when r->cut);
+     * h2: free the stream. r is gone after it. */
+    void      (*release)(sws_http_request_t *r);
     /* Start reading the body into r->body (created, not finished), then call
      * r->body->done: SWS_OK (done called now or later) or an HTTP status /
      * SWS_ERROR. With r->body->stream set, only get ready: the consumer pulls the data
@@ -495,6 +499,10 @@ struct sws_http_request_s {
      * server alone (a cache update, sws_http_upstream_cache_background):
      * the protocol keeps it until it is finalized, past its stream's end. */
     unsigned                   background:1;
+    /* The client's side is over (sws_http_request_ended): logged; cut:
+     * the response did not reach it whole. */
+    unsigned                   client_ended:1;
+    unsigned                   cut:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -546,9 +554,17 @@ void      sws_http_proxy_protocol_start(sws_connection_t *c);
 /* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
  * and their sockets. */
 sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
-/* sws_http_phases.c */
+/* sws_http_phases.c; the log phase runs from sws_http_request_ended only. */
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);
+/* sws_http_request_end.c: the protocol's word that the client's side of r
+ * is over: its response went out whole (SWS_OK), or never will (SWS_ERROR:
+ * cut, reset, the client gone; an HTTP status: the client left while
+ * sending the head, logged with that status). The core sets 499 where the
+ * client left a request being served, logs r and, once r is finalized
+ * too, calls r->proto->release (r is gone then): SWS_OK. SWS_AGAIN: a
+ * background request goes on; sws_http_finalize releases it later. */
+sws_int_t sws_http_request_ended(sws_http_request_t *r, sws_int_t rc);
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 /* sws_http_request.c: a new request of session s, served (until the Host
  * is known) by the session's server, allocated in pool (which the caller

@@ -620,55 +620,6 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
     return SWS_DONE;
 }
 
-/* ---- finalisation ---- */
-
-void
-sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
-{
-    if (rc == SWS_DONE || r->done) {
-        return;
-    }
-
-    if (rc == SWS_ERROR || rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
-        if (rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
-            r->status = (sws_uint_t) rc;
-        } else if (r->status == 0) {
-            r->status = SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        r->keepalive = 0;
-        r->proto->finish(r, SWS_ERROR);
-        return;
-    }
-
-    if (rc >= 100) {
-        if (r->header_sent) {
-            /* Too late for an error page: cut the response. */
-            r->keepalive = 0;
-            r->proto->finish(r, SWS_ERROR);
-            return;
-        }
-        rc = sws_http_special_response(r, (sws_uint_t) rc);
-        if (rc == SWS_DONE) {
-            return;     /* an error_page redirect took over */
-        }
-        if (rc == SWS_ERROR) {
-            r->proto->finish(r, SWS_ERROR);
-            return;
-        }
-    } else if (!r->header_sent) {
-        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a handler finished without a response");
-        rc = sws_http_special_response(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
-        if (rc == SWS_ERROR || rc == SWS_DONE) {
-            if (rc == SWS_ERROR) {
-                r->proto->finish(r, SWS_ERROR);
-            }
-            return;
-        }
-    }
-
-    r->proto->finish(r, SWS_OK);
-}
-
 /* ---- SDK accessors ---- */
 
 sws_pool_t *sws_http_pool(sws_http_request_t *r) { return r->pool; }

@@ -22,6 +22,8 @@ static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
+static void sws_http1_release_request(sws_http_request_t *r);
+static void sws_http1_request_done(sws_http_request_t *r);
 static void sws_http1_shutdown(sws_connection_t *c);
 static void sws_http1_exiting_idle(sws_connection_t *c, int last_look);
 static void sws_http1_lingering_close(sws_connection_t *c, int exiting);
@@ -38,6 +40,7 @@ const sws_http_proto_t sws_http1_proto = {
     .send_header = sws_http1_send_header,
     .send_body = sws_http1_send_body,
     .finish = sws_http1_finish,
+    .release = sws_http1_release_request,
     .read_body = sws_http1_read_body,
     .read_body_data = sws_http1_read_body_data,
     .discard_body = sws_http1_discard_body,
@@ -535,9 +538,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
             if (r) {
                 sws_log_error(SWS_LOG_INFO, c->log, 0,
                               "client closed the connection while sending the request head");
-                r->status = SWS_HTTP_BAD_REQUEST;
                 r->keepalive = 0;
-                sws_http_log_request(r);
+                (void) sws_http_request_ended(r, SWS_HTTP_BAD_REQUEST);   /* closes */
+                return;
             }
             sws_http1_close_connection(c);
             return;
@@ -977,19 +980,21 @@ sws_http1_writer(sws_event_t *wev)
         wev->timedout = 0;
         c->timedout = 1;
         r->keepalive = 0;
-        sws_http1_finish(r, SWS_ERROR);
+        c->write->handler = sws_http1_empty_handler;
+        (void) sws_http_request_ended(r, SWS_ERROR);
         return;
     }
     /* a filter holding data goes on first: it queues more, or ends */
     rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
     if (rc == SWS_ERROR) {
         r->keepalive = 0;
-        sws_http1_finish(r, SWS_ERROR);
+        c->write->handler = sws_http1_empty_handler;
+        (void) sws_http_request_ended(r, SWS_ERROR);
         return;
     }
     if (rc == SWS_OK && r->done && !r->filter_buffered) {
         c->write->handler = sws_http1_empty_handler;
-        sws_http1_request_done(r);
+        (void) sws_http_request_ended(r, SWS_OK);
         return;
     }
     if (!r->done && r->write_event_handler) {
@@ -998,36 +1003,41 @@ sws_http1_writer(sws_event_t *wev)
     }
 }
 
+/* The response is produced: send the rest (the writer goes on if the
+ * socket is full), or cut it. The connection's fate is the release's. */
 static void
 sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
+{
+    if (rc == SWS_OK) {
+        rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
+        if (rc == SWS_AGAIN || (rc == SWS_OK && r->filter_buffered)) {
+            return;          /* sws_http1_writer finishes */
+        }
+    }
+    (void) sws_http_request_ended(r, rc);
+}
+
+/* The core is done with r: a cut response closes the connection (with a
+ * reset where reset_timedout_connection says), else the connection is
+ * kept for the next request or closed gently. */
+static void
+sws_http1_release_request(sws_http_request_t *r)
 {
     sws_connection_t *c = r->connection;
     struct linger     reset = { 1, 0 };
 
-    if (rc == SWS_ERROR) {
-        r->done = 1;
-        sws_http_log_request(r);
-        /* reset_timedout_connection: a client that stopped reading, or a
-         * "return 444", gets a RST, and the socket's buffers go at once */
-        if ((c->timedout || r->status == SWS_HTTP_CLOSE)
-            && sws_http_core_loc(r)->reset_timedout_connection == 1)
-        {
-            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-        }
-        sws_http1_close_connection(c);
+    if (!r->cut) {
+        sws_http1_request_done(r);
         return;
     }
-    r->done = 1;
-    rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
-    if (rc == SWS_ERROR) {
-        sws_http_log_request(r);
-        sws_http1_close_connection(c);
-        return;
+    /* reset_timedout_connection: a client that stopped reading, or a
+     * "return 444", gets a RST, and the socket's buffers go at once */
+    if ((c->timedout || r->status == SWS_HTTP_CLOSE)
+        && sws_http_core_loc(r)->reset_timedout_connection == 1)
+    {
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
     }
-    if (rc == SWS_AGAIN || r->filter_buffered) {
-        return;          /* sws_http1_writer finishes */
-    }
-    sws_http1_request_done(r);
+    sws_http1_close_connection(c);
 }
 
 /* ---- after the response ---- */
@@ -1112,7 +1122,7 @@ sws_http1_discard_handler(sws_event_t *rev)
     sws_http1_request_done(r);
 }
 
-void
+static void
 sws_http1_request_done(sws_http_request_t *r)
 {
     sws_connection_t         *c = r->connection;
@@ -1121,8 +1131,6 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
-
-    sws_http_log_request(r);
 
     /* A body nobody read: drop it. What has not arrived yet is read and
      * dropped in the background; the connection is reused after it. */

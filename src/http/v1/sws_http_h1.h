@@ -31,7 +31,6 @@ void      sws_http1_close_connection(sws_connection_t *c);
 sws_int_t sws_http1_init(sws_http_session_t *s);
 void      sws_http1_start(sws_http_session_t *s);
 void      sws_http1_block_reading_handler(sws_event_t *rev);
-void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);
 sws_int_t sws_http1_read_body(sws_http_request_t *r);
 sws_int_t sws_http1_discard_body(sws_http_request_t *r);

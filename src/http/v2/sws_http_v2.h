@@ -177,8 +177,8 @@ sws_int_t sws_http_v2_read_body(sws_http_request_t *r);
 sws_int_t sws_http_v2_discard_body(sws_http_request_t *r);
 sws_int_t sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
     size_t *n);
-/* The stream is gone (nghttp2 closed it, or the connection ends): log the
- * request if it was not, free its pool. */
+/* The stream is gone (nghttp2 closed it, or the connection ends): the
+ * client's side of its request is over (sws_http_request_ended). */
 void      sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error);
 
 /* ---- requests that outlive their stream (sws_http_v2_background.c) ---- */
