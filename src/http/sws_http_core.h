@@ -229,19 +229,59 @@ extern sws_module_t sws_http_core_module;
 /* ---- the client session ---- */
 
 /*
- * What a client connection is, whatever protocol it speaks: the transport
- * (addresses, log, TLS: r->connection), the listening address whose
- * virtual hosts it may reach, the server chosen so far (the address's
- * default, or the one SNI named), and what it served. HTTP/1 keeps its
- * own state (header buffers, request pool, lingering) beside it
- * (sws_http_h1.h), HTTP/2 its session (v2/sws_http_v2.h); a request sees
- * only this (r->session). It lives in the connection's pool.
+ * What the transport under a session answers, whatever it is: TCP under
+ * HTTP/1 and HTTP/2 (sws_http_session.c), later QUIC under HTTP/3. Asked
+ * by variables and rarely: indirect calls cost nothing per request.
+ */
+typedef struct {
+    uint32_t   rtt;            /* smoothed round-trip time, µs */
+    uint32_t   rttvar;         /* its variation, µs */
+    uint32_t   snd_cwnd;       /* congestion window, packets */
+    uint32_t   rcv_space;      /* receive window, bytes */
+} sws_http_transport_info_t;
+
+typedef struct {
+    const char *name;          /* "tcp" */
+    /* $tcpinfo_*: the round-trip estimate and windows now. SWS_OK, or
+     * SWS_DECLINED (none: a unix socket). */
+    sws_int_t (*info)(sws_http_session_t *s, sws_http_transport_info_t *ti);
+    /* The local address the client reached ($server_addr of a wildcard
+     * listener). SWS_OK or SWS_ERROR. */
+    sws_int_t (*local_addr)(sws_http_session_t *s, struct sockaddr_storage *sa);
+    /* Is the session still in TLS early data (0-RTT), its handshake not
+     * over? (Asked only where s->ssl is set.) */
+    int       (*tls_early)(sws_http_session_t *s);
+} sws_http_transport_t;
+
+struct ssl_st;
+
+/*
+ * What a client is, whatever protocol it speaks: its transport and what
+ * the transport knows (addresses, log, TLS state, the connection's
+ * number), the listening address whose virtual hosts it may reach, the
+ * server chosen so far (the address's default, or the one SNI named), and
+ * what it served. Requests and variables see the client only through
+ * this (r->session), never through a socket: a QUIC stream has none of
+ * its own. HTTP/1 keeps its own state (header buffers, request pool,
+ * lingering) beside it (v1/sws_http_h1.h), HTTP/2 its session
+ * (v2/sws_http_v2.h). It lives in the connection's pool.
  */
 struct sws_http_session_s {
-    sws_connection_t          *connection;
+    sws_connection_t          *connection;   /* the transport's: protocols only */
+    const sws_http_transport_t *transport;
     sws_http_addr_t           *addr;
+    sws_listening_t           *listening;
+    sws_log_t                 *log;
+    struct sockaddr           *sockaddr;     /* the client's (before realip) */
+    socklen_t                  socklen;
+    sws_str_t                  addr_text;
+    /* The TLS state once the handshake is done (TLS over TCP; QUIC's own
+     * handshake), NULL: none. $ssl_* read it. */
+    struct ssl_st             *ssl;
+    sws_uint_t                 number;       /* $connection */
     sws_http_core_srv_conf_t  *cscf;         /* the address's default server, or SNI's */
     sws_uint_t                 requests;     /* requests started ($connection_requests) */
+    uint32_t                   requests_now; /* in progress (stub_status's busy) */
     /* What a PROXY protocol header said (listen ... proxy_protocol), or
      * NULL (none, or a LOCAL / UNKNOWN one). */
     sws_http_proxy_protocol_t *proxy;
@@ -306,12 +346,13 @@ typedef struct {
      * h2: the stream was reset or the connection is ending. */
     int       (*aborted)(sws_http_request_t *r);
     /* Upgrade: once the 101 head is queued, the client side becomes a byte
-     * tunnel over r->connection. *pending gets what the client sent after
-     * the request (consumed), and from then on every event of the
-     * connection calls r->read_event_handler. SWS_OK, or SWS_DECLINED when
-     * the protocol cannot (h2: no extended CONNECT). pending NULL: only
-     * say whether it could. */
-    sws_int_t (*tunnel)(sws_http_request_t *r, sws_str_t *pending);
+     * tunnel, *bytes (its recv and send_chain; an HTTP/1 connection
+     * itself, a stream of a multiplexed one). *pending gets what the
+     * client sent after the request (consumed), and from then on every
+     * event of the byte stream calls r->read_event_handler. SWS_OK, or
+     * SWS_DECLINED when the protocol cannot (h2: no extended CONNECT).
+     * pending NULL: only say whether it could. */
+    sws_int_t (*tunnel)(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes);
     /* Can the file data of the response go with sendfile() (h1 on a plain
      * socket or kernel TLS)? h2 copies DATA frames from files: no. */
     int       (*sendfile)(sws_http_request_t *r);

@@ -92,6 +92,7 @@ sws_http_ssl_handshaked(sws_connection_t *c)
         sws_http_close_connection(c);
         return;
     }
+    s->ssl = c->ssl->connection;     /* the session's TLS facts ($ssl_*) */
     sws_ssl_alpn(c, &alpn);
     if (alpn.len == 2 && memcmp(alpn.data, "h2", 2) == 0) {
         sws_http_v2_init(s, NULL, 0);

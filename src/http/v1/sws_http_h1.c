@@ -17,7 +17,8 @@ static void sws_http1_empty_handler(sws_event_t *ev);
 static sws_int_t sws_http1_process_head(sws_http_request_t *r);
 static sws_int_t sws_http1_send_header(sws_http_request_t *r);
 static int sws_http1_aborted(sws_http_request_t *r);
-static sws_int_t sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending);
+static sws_int_t sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending,
+    sws_connection_t **bytes);
 static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
@@ -162,6 +163,8 @@ sws_http1_create_request(sws_connection_t *c)
     if (r == NULL) {
         return NULL;
     }
+    r->connection = c;
+    r->sent_start = c->sent;
     r->stream = hc;
     r->proto = &sws_http1_proto;
     r->pipelined = hc->pipelined;
@@ -600,7 +603,7 @@ sws_http1_tunnel_handler(sws_event_t *ev)
 }
 
 static sws_int_t
-sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending)
+sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes)
 {
     sws_http1_conn_t *hc = r->stream;
     sws_connection_t *c = r->connection;
@@ -608,6 +611,7 @@ sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending)
     if (pending == NULL) {
         return SWS_OK;
     }
+    *bytes = c;
     /* What the client sent right after its request (it need not wait for
      * the 101) is the tunnel's first data. */
     pending->data = hc->buf->pos;

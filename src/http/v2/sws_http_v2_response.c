@@ -39,7 +39,7 @@ sws_http_v2_aborted(sws_http_request_t *r)
  * CONNECT, RFC 8441, not offered): the Upgrade headers are not passed on
  * and the request is served as an ordinary one. */
 static sws_int_t
-sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending)
+sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes)
 {
     return SWS_DECLINED;
 }

@@ -228,6 +228,7 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
         sws_pool_destroy(pool);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
+    st->r->connection = c;
     st->r->stream = st;
     st->r->proto = &sws_http_v2_proto;
     st->r->http_version = SWS_HTTP_VERSION_20;
