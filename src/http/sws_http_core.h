@@ -16,6 +16,7 @@
 typedef struct sws_http_core_srv_conf_s sws_http_core_srv_conf_t;
 typedef struct sws_http_core_loc_conf_s sws_http_core_loc_conf_t;
 typedef struct sws_http_session_s       sws_http_session_t;
+typedef struct sws_http_protocol_s      sws_http_protocol_t;
 
 /* ---- configuration ---- */
 
@@ -45,6 +46,7 @@ typedef struct {
     const void              *limit_rate_map;
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
     sws_array_t             *caches;     /* sws_http_cache_purge_register's */
+    sws_array_t             *protocols;  /* sws_http_protocol_t *, as registered */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -287,9 +289,56 @@ struct sws_http_session_s {
     sws_http_proxy_protocol_t *proxy;
     void                      *pp_state;       /* the parser, while reading it */
     sws_msec_t                 start_msec;     /* accepted ($connection_time) */
+    /* A protocol the client may still choose by its preface (HTTP/2's
+     * prior knowledge), while the fallback reads the first bytes; NULL:
+     * none (ALPN chose, or the first bytes were something else). */
+    const sws_http_protocol_t *prior;
     unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
-    unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
 };
+
+/* ---- the protocols a session may speak (sws_http_protocol.c) ---- */
+
+#define SWS_HTTP_LISTENER_TCP   0x01     /* plain TCP */
+#define SWS_HTTP_LISTENER_TLS   0x02     /* TLS over TCP */
+#define SWS_HTTP_LISTENER_QUIC  0x04     /* QUIC (UDP) */
+
+struct sws_http_protocol_s {
+    const char  *name;
+    sws_str_t    alpn;          /* its ALPN id ("h2"); empty: none */
+    sws_uint_t   alpn_rank;     /* ALPN: the higher is preferred */
+    sws_uint_t   listeners;     /* SWS_HTTP_LISTENER_*: where it runs */
+    /* Chosen on its listeners when ALPN chose none (HTTP/1). */
+    unsigned     fallback:1;
+    /* What a client starts with to choose it without ALPN (HTTP/2's
+     * connection preface); the fallback protocol looks for it. */
+    sws_str_t    preface;
+    /* May session s speak it (HTTP/2: "listen ... http2" or "http2 on")?
+     * NULL: always. */
+    int        (*enabled)(sws_http_session_t *s);
+    /* Take the session's connection over; pre: bytes read already (the
+     * preface and what followed it), len 0: none. */
+    void       (*start)(sws_http_session_t *s, const u_char *pre, size_t len);
+    /* The client began the preface, then sent something else: answer as
+     * the protocol wants (HTTP/2: GOAWAY), then close. NULL: close. */
+    void       (*bad_preface)(sws_http_session_t *s);
+};
+
+/* At configuration time (a module's postconfiguration). SWS_ERROR when a
+ * protocol holds the ALPN id, or the fallback, on the same listener type. */
+sws_int_t sws_http_protocol_register(sws_conf_t *cf, const sws_http_protocol_t *p);
+/* The usable protocol with ALPN id alpn (NULL or empty: the fallback) on
+ * a listener of type listener, or NULL. */
+const sws_http_protocol_t *sws_http_protocol_find(sws_http_session_t *s, sws_uint_t listener,
+    const sws_str_t *alpn);
+/* Hand the session to the protocol ALPN chose (alpn, NULL or empty: none),
+ * else to the listener's fallback (s->prior set: a preface may still
+ * choose another). Closes the connection when none is registered. */
+void      sws_http_protocol_start(sws_http_session_t *s, sws_uint_t listener,
+    const sws_str_t *alpn);
+/* The TLS ALPN callback's choice: our preferred protocol among those the
+ * client offers (in, wire format). 1 (*out, *outlen set) or 0: none. */
+int       sws_http_protocol_alpn_select(sws_http_session_t *s, sws_uint_t listener,
+    const unsigned char **out, unsigned char *outlen, const unsigned char *in, unsigned inlen);
 
 /* ---- the protocol behind a request ---- */
 

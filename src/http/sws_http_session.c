@@ -8,9 +8,8 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include "sws_ssl.h"
-#include "v1/sws_http_h1.h"
+#include "sws_http_core.h"
 #include "sws_http_ssl.h"
-#include "v2/sws_http_v2.h"
 
 static sws_int_t
 sws_http_addr_text(sws_connection_t *c)
@@ -114,7 +113,8 @@ sws_http_init_connection(sws_connection_t *c)
     sws_http_session_start(c);
 }
 
-/* TLS or HTTP/1 (HTTP/2 by its preface or ALPN) from here on. After a
+/* TLS, or the plain listener's protocol (sws_http_protocol.c) from here
+ * on. After a
  * PROXY header (c->read->ready), bytes may be waiting already: with
  * edge-triggered events none would come for them, so read at once. */
 void
@@ -123,14 +123,11 @@ sws_http_session_start(sws_connection_t *c)
     sws_http_session_t *s = c->data;
     sws_http_addr_t    *addr = s->addr;
 
-    if (addr->ssl) {
-        sws_http_ssl_init_connection(c);
-    } else {
-        s->h2_allowed = sws_http_v2_enabled(addr, s->cscf);
-        if (sws_http1_init(s) != SWS_OK) {
-            return;
-        }
+    if (!addr->ssl) {
+        sws_http_protocol_start(s, SWS_HTTP_LISTENER_TCP, NULL);
+        return;
     }
+    sws_http_ssl_init_connection(c);
     if (c->read->ready) {
         c->read->handler(c->read);
     }

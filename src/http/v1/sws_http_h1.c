@@ -7,7 +7,6 @@
 #include "sws_http_limit_rate.h"
 #include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
-#include "v2/sws_http_v2.h"
 
 static void sws_http1_read_head_handler(sws_event_t *rev);
 
@@ -53,7 +52,7 @@ const sws_http_proto_t sws_http1_proto = {
     .send_fixed = sws_http1_send_fixed,
 };
 
-sws_int_t
+static sws_int_t
 sws_http1_init(sws_http_session_t *s)
 {
     sws_connection_t *c = s->connection;
@@ -75,57 +74,41 @@ sws_http1_init(sws_http_session_t *s)
     return SWS_OK;
 }
 
+/* The session's protocol from now on (sws_http_protocol_t start). A
+ * plain connection's head is read when the socket says so (at once if it
+ * has said so already); after TLS at once: bytes may wait in the TLS
+ * layer, or have been read while peeking. */
 void
-sws_http1_start(sws_http_session_t *s)
+sws_http1_start(sws_http_session_t *s, const u_char *pre, size_t len)
 {
     sws_connection_t *c = s->connection;
 
+    (void) pre; (void) len;
     if (sws_http1_init(s) != SWS_OK) {
         return;
     }
-    /* Bytes may wait already (in the TLS layer, or read while peeking). */
-    sws_http1_read_head_handler(c->read);
-}
-
-/* Is b the start of the HTTP/2 connection preface (prior knowledge)?
- * 1 yes (all of it there), 0 no, SWS_AGAIN: so far yes, need more,
- * SWS_DECLINED: its first line, then something else (an HTTP/2 client
- * with an invalid preface, not HTTP/1). */
-static sws_int_t
-sws_http1_h2_preface(sws_buf_t *b)
-{
-    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    size_t            n = sws_min((size_t) (b->last - b->pos), sizeof(preface) - 1);
-
-    if (memcmp(b->pos, preface, n) != 0) {
-        return n > 16 && memcmp(b->pos, preface, 16) == 0 ? SWS_DECLINED : 0;
+    if (c->ssl || c->read->ready) {
+        sws_http1_read_head_handler(c->read);
     }
-    return n == sizeof(preface) - 1 ? 1 : SWS_AGAIN;
 }
 
-/* RFC 9113 3.4: an invalid preface is a connection error of type
- * PROTOCOL_ERROR: a GOAWAY saying so (best effort), then the close. */
-static void
-sws_http1_h2_bad_preface(sws_connection_t *c)
+/* Is b the start of the preface of the protocol a client may still choose
+ * (s->prior: HTTP/2's prior knowledge)? 1 yes (all of it there), 0 no,
+ * SWS_AGAIN: so far yes, need more, SWS_DECLINED: its first line, then
+ * something else (a client of that protocol with an invalid preface, not
+ * an HTTP/1 one). */
+static sws_int_t
+sws_http1_prior_preface(const sws_str_t *preface, sws_buf_t *b)
 {
-    static const u_char goaway[] = {
-        0, 0, 8, 7, 0, 0, 0, 0, 0,          /* GOAWAY, 8 bytes, stream 0 */
-        0, 0, 0, 0, 0, 0, 0, 1              /* last stream 0, PROTOCOL_ERROR */
-    };
+    size_t   n = sws_min((size_t) (b->last - b->pos), preface->len);
+    u_char  *nl;
 
-    sws_buf_t   b;
-    sws_chain_t cl;
-
-    sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent an invalid HTTP/2 preface");
-    sws_memzero(&b, sizeof(sws_buf_t));
-    b.pos = b.start = (u_char *) goaway;
-    b.last = b.end = (u_char *) goaway + sizeof(goaway);
-    b.fd = -1;
-    b.memory = 1;
-    cl.buf = &b;
-    cl.next = NULL;
-    (void) c->send_chain(c, &cl, 0);
-    sws_http1_close_connection(c);
+    if (memcmp(b->pos, preface->data, n) != 0) {
+        nl = memchr(preface->data, '\n', preface->len);
+        return nl && n > (size_t) (nl + 1 - preface->data)
+               && memcmp(b->pos, preface->data, nl + 1 - preface->data) == 0 ? SWS_DECLINED : 0;
+    }
+    return n == preface->len ? 1 : SWS_AGAIN;
 }
 
 void
@@ -460,25 +443,32 @@ sws_http1_read_head_handler(sws_event_t *rev)
     for ( ;; ) {
         b = hc->buf;
 
-        if (r == NULL && b->pos < b->last && hc->session->h2_allowed
+        if (r == NULL && b->pos < b->last && hc->session->prior
             && hc->session->requests == 0)
         {
-            rc = sws_http1_h2_preface(b);
+            const sws_http_protocol_t *prior = hc->session->prior;
+
+            rc = sws_http1_prior_preface(&prior->preface, b);
             if (rc == 1) {
                 sws_del_timer(rev);
-                sws_http_v2_init(hc->session, b->pos, b->last - b->pos);
+                prior->start(hc->session, b->pos, b->last - b->pos);
                 return;
             }
             if (rc == SWS_DECLINED) {
-                sws_http1_h2_bad_preface(c);
+                sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent an invalid %s preface",
+                              prior->name);
+                if (prior->bad_preface) {
+                    prior->bad_preface(hc->session);
+                }
+                sws_http1_close_connection(c);
                 return;
             }
             if (rc == 0) {
-                hc->session->h2_allowed = 0;
+                hc->session->prior = NULL;
             }
         }
 
-        if (r == NULL && b->pos < b->last && !hc->session->h2_allowed) {
+        if (r == NULL && b->pos < b->last && hc->session->prior == NULL) {
             /* The first bytes of a request (maybe pipelined after the last
              * one): from now on the head must arrive within the header
              * timeout, not the keep-alive one. */

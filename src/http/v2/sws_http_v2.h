@@ -37,10 +37,6 @@ typedef struct {
 
 extern sws_module_t sws_http_v2_module;
 
-/* HTTP/2 is on for a connection to addr served (so far) by cscf:
- * "listen ... http2" or "http2 on" in the server. */
-int  sws_http_v2_enabled(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf);
-
 /* ---- the connection ---- */
 
 /* Output waiting for the socket: frames copied into blocks. */
@@ -114,8 +110,9 @@ struct sws_http_v2_conn_s {
     u_char                    *fb_pages_end;
 };
 
-/* Take over the session's connection: data/len are bytes read already
- * (the client preface of prior knowledge), or NULL. */
+/* Take over the session's connection (the protocol's start, by the
+ * registry: sws_http_v2_module.c): data/len are bytes read already (the
+ * client preface of prior knowledge), or NULL. */
 void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
 /* Have the connection's output go out (from the event loop, not from
  * within nghttp2's callbacks). */
