@@ -654,7 +654,21 @@ void      sws_http_log_request(sws_http_request_t *r);
  * client left a request being served, logs r and, once r is finalized
  * too, calls r->proto->release (r is gone then): SWS_OK. SWS_AGAIN: a
  * background request goes on; sws_http_finalize releases it later. */
-sws_int_t sws_http_request_ended(sws_http_request_t *r, sws_int_t rc);
+sws_int_t sws_http_request_ended_other(sws_http_request_t *r, sws_int_t rc);
+
+static inline sws_int_t
+sws_http_request_ended(sws_http_request_t *r, sws_int_t rc)
+{
+    /* Inline, the common case: a response sent whole, then at once the
+     * log (a response has a status) and the release. */
+    if (sws_unlikely(rc != SWS_OK || r->background)) {
+        return sws_http_request_ended_other(r, rc);
+    }
+    sws_http_log_request(r);
+    r->done = 1;
+    r->proto->release(r);
+    return SWS_OK;
+}
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 /* sws_http_request.c: a new request of session s, served (until the Host
  * is known) by the session's server, allocated in pool (which the caller

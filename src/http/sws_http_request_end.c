@@ -78,8 +78,10 @@ sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
     r->proto->finish(r, SWS_OK);
 }
 
+/* The rest of sws_http_request_ended (sws_http_core.h): a response that
+ * did not reach the client whole, or a background request. */
 sws_int_t
-sws_http_request_ended(sws_http_request_t *r, sws_int_t rc)
+sws_http_request_ended_other(sws_http_request_t *r, sws_int_t rc)
 {
     if (rc != SWS_OK) {
         r->cut = 1;

@@ -22,7 +22,6 @@ static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
-static void sws_http1_release_request(sws_http_request_t *r);
 static void sws_http1_request_done(sws_http_request_t *r);
 static void sws_http1_shutdown(sws_connection_t *c);
 static void sws_http1_exiting_idle(sws_connection_t *c, int last_look);
@@ -40,7 +39,7 @@ const sws_http_proto_t sws_http1_proto = {
     .send_header = sws_http1_send_header,
     .send_body = sws_http1_send_body,
     .finish = sws_http1_finish,
-    .release = sws_http1_release_request,
+    .release = sws_http1_request_done,
     .read_body = sws_http1_read_body,
     .read_body_data = sws_http1_read_body_data,
     .discard_body = sws_http1_discard_body,
@@ -1011,29 +1010,6 @@ sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
     (void) sws_http_request_ended(r, rc);
 }
 
-/* The core is done with r: a cut response closes the connection (with a
- * reset where reset_timedout_connection says), else the connection is
- * kept for the next request or closed gently. */
-static void
-sws_http1_release_request(sws_http_request_t *r)
-{
-    sws_connection_t *c = r->connection;
-    struct linger     reset = { 1, 0 };
-
-    if (!r->cut) {
-        sws_http1_request_done(r);
-        return;
-    }
-    /* reset_timedout_connection: a client that stopped reading, or a
-     * "return 444", gets a RST, and the socket's buffers go at once */
-    if ((c->timedout || r->status == SWS_HTTP_CLOSE)
-        && sws_http_core_loc(r)->reset_timedout_connection == 1)
-    {
-        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-    }
-    sws_http1_close_connection(c);
-}
-
 /* ---- after the response ---- */
 
 /* exiting: the worker is shutting down and c was idle: the client sees
@@ -1116,6 +1092,10 @@ sws_http1_discard_handler(sws_event_t *rev)
     sws_http1_request_done(r);
 }
 
+/* The core is done with r (sws_http_proto_t release): a cut response
+ * closes the connection (with a reset where reset_timedout_connection
+ * says); else an unread body is dropped, and the connection is kept for
+ * the next request or closed gently. */
 static void
 sws_http1_request_done(sws_http_request_t *r)
 {
@@ -1125,6 +1105,19 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
+    struct linger             reset = { 1, 0 };
+
+    if (sws_unlikely(r->cut)) {
+        /* reset_timedout_connection: a client that stopped reading, or a
+         * "return 444", gets a RST, and the socket's buffers go at once */
+        if ((c->timedout || r->status == SWS_HTTP_CLOSE)
+            && clcf->reset_timedout_connection == 1)
+        {
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+        }
+        sws_http1_close_connection(c);
+        return;
+    }
 
     /* A body nobody read: drop it. What has not arrived yet is read and
      * dropped in the background; the connection is reused after it. */
