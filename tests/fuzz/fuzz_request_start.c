@@ -211,13 +211,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r->request_line.len = end - p;
     r->http_version = h2 ? SWS_HTTP_VERSION_20 : SWS_HTTP_VERSION_11;
     if (rc == SWS_OK) {
-        r->method = rl.method;
-        r->method_name = rl.method_name;
-        r->unparsed_uri = rl.target;
-        r->args = rl.args;
-        r->raw_path = rl.path;
-        r->complex_uri = rl.complex_path;
-        r->asterisk = rl.asterisk;
+        sws_http_request_line_take(r, &rl);
         if (!h2 && rl.host.len) {
             r->host = rl.host;
             r->schema = rl.schema;

@@ -69,27 +69,20 @@ def test_client_leaving_during_the_response_is_logged_499_once(srv):
     assert line.split()[1:3] == ["499", "-"], line
 
 
-def test_h2_stream_reset_during_the_response_is_logged_499_once(srv):
+@pytest.mark.parametrize("how", ["reset", "closed"])
+def test_h2_client_leaving_during_the_response_is_logged_499_once(srv, how):
+    # The stream reset (the connection goes on), or the connection closed.
+    uri = "/slow?h2-" + how
     with h2raw.H2(srv.port) as c:
-        sid = c.get("/slow?h2-gone")
+        sid = c.get(uri)
         time.sleep(0.3)
-        c.send_frame(h2raw.RstStreamFrame(sid, error_code=h2raw.CANCEL))
-        sid2 = c.get("/v?h2-after")
-        _, body, _ = c.response(sid2)
-        assert body == b"v"
-    assert h.wait_for(lambda: lines(srv, "/slow?h2-gone"), 3), h._read(srv.tmp / "end.log")
+        if how == "reset":
+            c.send_frame(h2raw.RstStreamFrame(sid, error_code=h2raw.CANCEL))
+            _, body, _ = c.response(c.get("/v?h2-after"))
+            assert body == b"v"
+    assert h.wait_for(lambda: lines(srv, uri), 3), h._read(srv.tmp / "end.log")
     time.sleep(0.2)
-    [line] = lines(srv, "/slow?h2-gone")
-    assert line.split()[1:] == ["499", "-", "HTTP/2.0"], line
-
-
-def test_h2_connection_closed_during_the_response_is_logged_499_once(srv):
-    with h2raw.H2(srv.port) as c:
-        c.get("/slow?h2-closed")
-        time.sleep(0.3)
-    assert h.wait_for(lambda: lines(srv, "/slow?h2-closed"), 3), h._read(srv.tmp / "end.log")
-    time.sleep(0.2)
-    [line] = lines(srv, "/slow?h2-closed")
+    [line] = lines(srv, uri)
     assert line.split()[1:] == ["499", "-", "HTTP/2.0"], line
 
 

@@ -460,13 +460,7 @@ sws_http_v2_request_line(sws_http_v2_stream_t *st)
     if (rl.host.len) {
         return SWS_HTTP_BAD_REQUEST;    /* :path is never absolute */
     }
-    r->method = rl.method;
-    r->method_name = rl.method_name;
-    r->unparsed_uri = rl.target;
-    r->args = rl.args;
-    r->raw_path = rl.path;
-    r->complex_uri = rl.complex_path;
-    r->asterisk = rl.asterisk;
+    sws_http_request_line_take(r, &rl);
     return SWS_OK;
 }
 
