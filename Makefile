@@ -34,13 +34,18 @@ MAKEOVERRIDES := $(filter-out B=%,$(MAKEOVERRIDES))
 CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
                    $(wildcard modules/. modules/*/config)
 
-BUILD_TARGETS = all modules tests run install bench bench-idle pgo fuzz
+BUILD_TARGETS = all modules tests run install bench bench-idle pgo
 TEST_TARGETS  = test test-unit test-integration test-budget test-sanitize
 
-.PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) clean distclean help deb test-package
+.PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) fuzz clean distclean help deb test-package
 .DEFAULT_GOAL := all
 
 $(BUILD_TARGETS): $(B)/Makefile
+	@$(MAKE) --no-print-directory -f $(B)/Makefile $@
+
+# The fuzz targets need clang (auto/deps fuzz installs it).
+fuzz: $(B)/Makefile
+	@sh auto/deps fuzz
 	@$(MAKE) --no-print-directory -f $(B)/Makefile $@
 
 # The test packages are checked on every run (it is quick): a test needs

@@ -175,7 +175,6 @@ sws_http_body_filter_pt   sws_http_insert_body_filter(sws_http_body_filter_pt f)
 
 sws_pool_t  *sws_http_pool(sws_http_request_t *r);
 sws_log_t   *sws_http_log(sws_http_request_t *r);
-sws_connection_t *sws_http_connection(sws_http_request_t *r);
 
 sws_uint_t       sws_http_method(sws_http_request_t *r);
 const sws_str_t *sws_http_method_name(sws_http_request_t *r);

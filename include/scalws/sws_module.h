@@ -25,7 +25,10 @@
                                  handle (sws_http_upstream_list*); size fields in
                                  the statistics structs; SWS_HTTP_PREACCESS_PHASE,
                                  sws_http_register_phase_handler (a handler's
-                                 phase, order and the locations it has work in) */
+                                 phase, order and the locations it has work in);
+                                 sws_http_connection() retired (a request
+                                 has a session, not a connection; no module
+                                 used it) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -115,7 +115,6 @@ struct sws_connection_s {
     unsigned              shared:1;
     unsigned              sendfile:1;    /* send file buffers with sendfile() */
     unsigned              counted:1;     /* an accepted client: in the status counters */
-    uint32_t              requests_now;  /* its requests in progress (stub_status) */
 };
 
 /* ---- timers (sws_event_timer.c) ---- */

@@ -16,6 +16,7 @@
 typedef struct sws_http_core_srv_conf_s sws_http_core_srv_conf_t;
 typedef struct sws_http_core_loc_conf_s sws_http_core_loc_conf_t;
 typedef struct sws_http_session_s       sws_http_session_t;
+typedef struct sws_http_protocol_s      sws_http_protocol_t;
 
 /* ---- configuration ---- */
 
@@ -73,6 +74,7 @@ typedef struct {
     const void              *limit_rate_map;
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
     sws_array_t             *caches;     /* sws_http_cache_purge_register's */
+    sws_array_t             *protocols;  /* sws_http_protocol_t *, as registered */
 } sws_http_core_main_conf_t;
 
 typedef struct {
@@ -258,27 +260,114 @@ extern sws_module_t sws_http_core_module;
 /* ---- the client session ---- */
 
 /*
- * What a client connection is, whatever protocol it speaks: the transport
- * (addresses, log, TLS: r->connection), the listening address whose
- * virtual hosts it may reach, the server chosen so far (the address's
- * default, or the one SNI named), and what it served. HTTP/1 keeps its
- * own state (header buffers, request pool, lingering) beside it
- * (sws_http_h1.h), HTTP/2 its session (v2/sws_http_v2.h); a request sees
- * only this (r->session). It lives in the connection's pool.
+ * What the transport under a session answers, whatever it is: TCP under
+ * HTTP/1 and HTTP/2 (sws_http_session.c), later QUIC under HTTP/3. Asked
+ * by variables and rarely: indirect calls cost nothing per request.
+ */
+typedef struct {
+    uint32_t   rtt;            /* smoothed round-trip time, µs */
+    uint32_t   rttvar;         /* its variation, µs */
+    uint32_t   snd_cwnd;       /* congestion window, packets */
+    uint32_t   rcv_space;      /* receive window, bytes */
+} sws_http_transport_info_t;
+
+typedef struct {
+    const char *name;          /* "tcp" */
+    /* $tcpinfo_*: the round-trip estimate and windows now. SWS_OK, or
+     * SWS_DECLINED (none: a unix socket). */
+    sws_int_t (*info)(sws_http_session_t *s, sws_http_transport_info_t *ti);
+    /* The local address the client reached ($server_addr of a wildcard
+     * listener). SWS_OK or SWS_ERROR. */
+    sws_int_t (*local_addr)(sws_http_session_t *s, struct sockaddr_storage *sa);
+    /* Is the session still in TLS early data (0-RTT), its handshake not
+     * over? (Asked only where s->ssl is set.) */
+    int       (*tls_early)(sws_http_session_t *s);
+} sws_http_transport_t;
+
+struct ssl_st;
+
+/*
+ * What a client is, whatever protocol it speaks: its transport and what
+ * the transport knows (addresses, log, TLS state, the connection's
+ * number), the listening address whose virtual hosts it may reach, the
+ * server chosen so far (the address's default, or the one SNI named), and
+ * what it served. Requests and variables see the client only through
+ * this (r->session), never through a socket: a QUIC stream has none of
+ * its own. HTTP/1 keeps its own state (header buffers, request pool,
+ * lingering) beside it (v1/sws_http_h1.h), HTTP/2 its session
+ * (v2/sws_http_v2.h). It lives in the connection's pool.
  */
 struct sws_http_session_s {
-    sws_connection_t          *connection;
+    sws_connection_t          *connection;   /* the transport's: protocols only */
+    const sws_http_transport_t *transport;
     sws_http_addr_t           *addr;
+    sws_listening_t           *listening;
+    sws_log_t                 *log;
+    struct sockaddr           *sockaddr;     /* the client's (before realip) */
+    socklen_t                  socklen;
+    sws_str_t                  addr_text;
+    /* The TLS state once the handshake is done (TLS over TCP; QUIC's own
+     * handshake), NULL: none. $ssl_* read it. */
+    struct ssl_st             *ssl;
+    sws_uint_t                 number;       /* $connection */
     sws_http_core_srv_conf_t  *cscf;         /* the address's default server, or SNI's */
     sws_uint_t                 requests;     /* requests started ($connection_requests) */
+    uint32_t                   requests_now; /* in progress (stub_status's busy) */
     /* What a PROXY protocol header said (listen ... proxy_protocol), or
      * NULL (none, or a LOCAL / UNKNOWN one). */
     sws_http_proxy_protocol_t *proxy;
     void                      *pp_state;       /* the parser, while reading it */
     sws_msec_t                 start_msec;     /* accepted ($connection_time) */
+    /* A protocol the client may still choose by its preface (HTTP/2's
+     * prior knowledge), while the fallback reads the first bytes; NULL:
+     * none (ALPN chose, or the first bytes were something else). */
+    const sws_http_protocol_t *prior;
     unsigned                   plain_on_tls:1; /* plain HTTP sent to a TLS port */
-    unsigned                   h2_allowed:1;   /* an HTTP/2 preface may still come */
 };
+
+/* ---- the protocols a session may speak (sws_http_protocol.c) ---- */
+
+#define SWS_HTTP_LISTENER_TCP   0x01     /* plain TCP */
+#define SWS_HTTP_LISTENER_TLS   0x02     /* TLS over TCP */
+#define SWS_HTTP_LISTENER_QUIC  0x04     /* QUIC (UDP) */
+
+struct sws_http_protocol_s {
+    const char  *name;
+    sws_str_t    alpn;          /* its ALPN id ("h2"); empty: none */
+    sws_uint_t   alpn_rank;     /* ALPN: the higher is preferred */
+    sws_uint_t   listeners;     /* SWS_HTTP_LISTENER_*: where it runs */
+    /* Chosen on its listeners when ALPN chose none (HTTP/1). */
+    unsigned     fallback:1;
+    /* What a client starts with to choose it without ALPN (HTTP/2's
+     * connection preface); the fallback protocol looks for it. */
+    sws_str_t    preface;
+    /* May session s speak it (HTTP/2: "listen ... http2" or "http2 on")?
+     * NULL: always. */
+    int        (*enabled)(sws_http_session_t *s);
+    /* Take the session's connection over; pre: bytes read already (the
+     * preface and what followed it), len 0: none. */
+    void       (*start)(sws_http_session_t *s, const u_char *pre, size_t len);
+    /* The client began the preface, then sent something else: answer as
+     * the protocol wants (HTTP/2: GOAWAY), then close. NULL: close. */
+    void       (*bad_preface)(sws_http_session_t *s);
+};
+
+/* At configuration time (a module's postconfiguration). SWS_ERROR when a
+ * protocol holds the ALPN id, or the fallback, on the same listener type. */
+sws_int_t sws_http_protocol_register(sws_conf_t *cf, const sws_http_protocol_t *p);
+/* The usable protocol with ALPN id alpn (NULL or empty: the fallback) on
+ * a listener of type listener, or NULL. */
+const sws_http_protocol_t *sws_http_protocol_find(sws_http_session_t *s, sws_uint_t listener,
+    const sws_str_t *alpn);
+/* Hand the session to the protocol ALPN chose (alpn, NULL or empty: none),
+ * else to the listener's fallback (s->prior set: a preface may still
+ * choose another). Closes the connection when none is registered. */
+void      sws_http_protocol_start(sws_http_session_t *s, sws_uint_t listener,
+    const sws_str_t *alpn);
+/* The TLS ALPN callback's choice: our preferred protocol among those the
+ * client offers (in, wire format). 1 (*out, *outlen set) or 0: none. */
+int       sws_http_protocol_alpn_select(sws_http_session_t *s, sws_uint_t listener,
+    const unsigned char **out, unsigned char *outlen, const unsigned char *in, unsigned inlen);
 
 /* ---- the protocol behind a request ---- */
 
@@ -300,13 +389,17 @@ typedef struct {
     /* Queue and send body data (NULL: just flush what is queued). Returns
      * SWS_OK (all sent), SWS_AGAIN (rest pending), SWS_ERROR. */
     sws_int_t (*send_body)(sws_http_request_t *r, sws_chain_t *in);
-    /* The request is complete (response sent or failed): log and either
-     * keep the connection or close it (h1), or end the stream (h2). A
-     * request marked r->background may be finished only after the
-     * protocol's end of its response (h1: the connection waits for it;
-     * h2: its stream closes, is logged, and the request and its pool stay
-     * until finish). */
+    /* The response is produced (SWS_OK: send what is queued, then end it)
+     * or failed (SWS_ERROR: cut it, so that the client cannot take a part
+     * for the whole). Transport only: once the client's side is over (now
+     * or later) the protocol says so with sws_http_request_ended, and the
+     * core logs and releases the request (sws_http_request_end.c). */
     void      (*finish)(sws_http_request_t *r, sws_int_t rc);
+    /* The core is done with r (both sides ended, logged): the protocol
+     * lets go of what carried it. h1: drop an unread body, then keep the
+     * connection for the next request or close it (at once when r->cut);
+     * h2: free the stream. r is gone after it. */
+    void      (*release)(sws_http_request_t *r);
     /* Start reading the body into r->body (created, not finished), then call
      * r->body->done: SWS_OK (done called now or later) or an HTTP status /
      * SWS_ERROR. With r->body->stream set, only get ready: the consumer pulls the data
@@ -331,12 +424,13 @@ typedef struct {
      * h2: the stream was reset or the connection is ending. */
     int       (*aborted)(sws_http_request_t *r);
     /* Upgrade: once the 101 head is queued, the client side becomes a byte
-     * tunnel over r->connection. *pending gets what the client sent after
-     * the request (consumed), and from then on every event of the
-     * connection calls r->read_event_handler. SWS_OK, or SWS_DECLINED when
-     * the protocol cannot (h2: no extended CONNECT). pending NULL: only
-     * say whether it could. */
-    sws_int_t (*tunnel)(sws_http_request_t *r, sws_str_t *pending);
+     * tunnel, *bytes (its recv and send_chain; an HTTP/1 connection
+     * itself, a stream of a multiplexed one). *pending gets what the
+     * client sent after the request (consumed), and from then on every
+     * event of the byte stream calls r->read_event_handler. SWS_OK, or
+     * SWS_DECLINED when the protocol cannot (h2: no extended CONNECT).
+     * pending NULL: only say whether it could. */
+    sws_int_t (*tunnel)(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes);
     /* Can the file data of the response go with sendfile() (h1 on a plain
      * socket or kernel TLS)? h2 copies DATA frames from files: no. */
     int       (*sendfile)(sws_http_request_t *r);
@@ -525,6 +619,10 @@ struct sws_http_request_s {
      * server alone (a cache update, sws_http_upstream_cache_background):
      * the protocol keeps it until it is finalized, past its stream's end. */
     unsigned                   background:1;
+    /* The client's side is over (sws_http_request_ended): logged; cut:
+     * the response did not reach it whole. */
+    unsigned                   client_ended:1;
+    unsigned                   cut:1;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -576,9 +674,31 @@ void      sws_http_proxy_protocol_start(sws_connection_t *c);
 /* sws_http_listen.c: the listening addresses of the servers (cmcf->addrs)
  * and their sockets. */
 sws_int_t sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
-/* sws_http_phases.c */
+/* sws_http_phases.c; the log phase runs from sws_http_request_ended only. */
 void      sws_http_core_run_phases(sws_http_request_t *r);
 void      sws_http_log_request(sws_http_request_t *r);
+/* sws_http_request_end.c: the protocol's word that the client's side of r
+ * is over: its response went out whole (SWS_OK), or never will (SWS_ERROR:
+ * cut, reset, the client gone; an HTTP status: the client left while
+ * sending the head, logged with that status). The core sets 499 where the
+ * client left a request being served, logs r and, once r is finalized
+ * too, calls r->proto->release (r is gone then): SWS_OK. SWS_AGAIN: a
+ * background request goes on; sws_http_finalize releases it later. */
+sws_int_t sws_http_request_ended_other(sws_http_request_t *r, sws_int_t rc);
+
+static inline sws_int_t
+sws_http_request_ended(sws_http_request_t *r, sws_int_t rc)
+{
+    /* Inline, the common case: a response sent whole, then at once the
+     * log (a response has a status) and the release. */
+    if (sws_unlikely(rc != SWS_OK || r->background)) {
+        return sws_http_request_ended_other(r, rc);
+    }
+    sws_http_log_request(r);
+    r->done = 1;
+    r->proto->release(r);
+    return SWS_OK;
+}
 sws_int_t sws_http_phase_engine_init(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf);
 /* Run the phases of r's location from the start of phase (POST_READ,
  * SERVER_REWRITE, FIND_LOCATION or REWRITE). */

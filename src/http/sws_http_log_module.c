@@ -204,9 +204,8 @@ sws_http_log_line(sws_http_request_t *r, sws_http_log_t *log)
 
     line = len <= sizeof(stack) ? stack : sws_pnalloc(r->pool, len);
     if (line == NULL) {
-        sws_log_error(SWS_LOG_ALERT, r->connection ? r->connection->log : file->cycle->log,
-                      0, "no memory for an access log line of %lu bytes",
-                      (unsigned long) len);
+        sws_log_error(SWS_LOG_ALERT, r->log ? r->log : file->cycle->log, 0,
+                      "no memory for an access log line of %lu bytes", (unsigned long) len);
         return;
     }
     p = sws_http_format_render(log->format, r, line);

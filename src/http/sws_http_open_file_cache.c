@@ -95,7 +95,7 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
      * reached, no kernel support) only open_file_cache_valid applies. */
     ofc.inotify_fd = sws_exiting ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (ofc.inotify_fd != -1) {
-        ofc.ic = sws_get_connection(ofc.inotify_fd, r->connection->log);
+        ofc.ic = sws_get_connection(ofc.inotify_fd, r->session->log);
         if (ofc.ic == NULL || sws_epoll_add_connection(ofc.ic) != SWS_OK) {
             if (ofc.ic) {
                 sws_close_connection(ofc.ic);
@@ -108,7 +108,7 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
             ofc.ic->read->handler = sws_ofc_inotify_handler;
             ofc.ic->write->handler = sws_ofc_empty_handler;
             ofc.ic->shutdown = sws_ofc_shutdown;
-            ofc.ic->log = r->connection->log;
+            ofc.ic->log = r->session->log;
         }
     } else if (!sws_exiting) {
         sws_log_error(SWS_LOG_WARN, r->log, errno, "inotify_init1() failed: the open "

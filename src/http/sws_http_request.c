@@ -23,7 +23,7 @@ sws_http_request_uncount(void *data)
     } else {
         sws_conn_stat(reading, -1);
     }
-    if (--r->connection->requests_now == 0) {
+    if (--r->session->requests_now == 0) {
         sws_conn_stat(busy, -1);
     }
 }
@@ -42,7 +42,6 @@ sws_http_request_count_head(sws_http_request_t *r)
 sws_http_request_t *
 sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
-    sws_connection_t          *c = s->connection;
     sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
     sws_http_core_main_conf_t *cmcf;
@@ -51,10 +50,9 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     if (r == NULL) {
         return NULL;
     }
-    r->connection = c;
     r->session = s;
     r->pool = pool;
-    r->log = c->log;
+    r->log = s->log;
     r->main_conf = cscf->ctx->main_conf;
     r->srv_conf = cscf->ctx->srv_conf;
     r->loc_conf = cscf->ctx->loc_conf;
@@ -74,7 +72,7 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     }
     sws_conn_stat(requests, 1);
     sws_conn_stat(reading, 1);
-    if (c->requests_now++ == 0) {
+    if (s->requests_now++ == 0) {
         sws_conn_stat(busy, 1);
     }
     r->content_length_n = -1;
@@ -82,11 +80,10 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     r->last_modified = -1;
     r->start_msec = sws_current_msec();
     r->start_sec = sws_time_sec();
-    r->sent_start = c->sent;
-    r->sockaddr = (struct sockaddr *) &c->sockaddr;
-    r->socklen = c->socklen;
-    r->addr_text = c->addr_text;
-    if (c->ssl) {
+    r->sockaddr = s->sockaddr;
+    r->socklen = s->socklen;
+    r->addr_text = s->addr_text;
+    if (s->ssl) {
         sws_str_set(&r->schema, "https");
     } else {
         sws_str_set(&r->schema, "http");
@@ -393,7 +390,7 @@ sws_http_location_entered(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
 
-    r->log = clcf->error_log ? clcf->error_log : r->connection->log;
+    r->log = clcf->error_log ? clcf->error_log : r->session->log;
     if (clcf->request_id && r->request_id.len == 0) {
         sws_http_request_id_init(r);
     }
@@ -414,9 +411,9 @@ sws_http_location_entered(sws_http_request_t *r)
 void
 sws_http_handler(sws_http_request_t *r)
 {
-    sws_connection_t *c = r->connection;
+    sws_http_session_t *s = r->session;
 
-    if (c->ssl && c->ssl->in_early) {
+    if (s->ssl && s->transport->tls_early(s)) {
         /* TLS early data, the handshake not over: this may be a replay
          * (RFC 8470). Marked ($ssl_early_data); only safe methods are
          * served now, the others get 425 and the client sends them again
@@ -616,60 +613,10 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
     return SWS_DONE;
 }
 
-/* ---- finalisation ---- */
-
-void
-sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
-{
-    if (rc == SWS_DONE || r->done) {
-        return;
-    }
-
-    if (rc == SWS_ERROR || rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
-        if (rc == SWS_HTTP_CLOSE || rc == SWS_HTTP_CLIENT_CLOSED_REQUEST) {
-            r->status = (sws_uint_t) rc;
-        } else if (r->status == 0) {
-            r->status = SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        r->keepalive = 0;
-        r->proto->finish(r, SWS_ERROR);
-        return;
-    }
-
-    if (rc >= 100) {
-        if (r->header_sent) {
-            /* Too late for an error page: cut the response. */
-            r->keepalive = 0;
-            r->proto->finish(r, SWS_ERROR);
-            return;
-        }
-        rc = sws_http_special_response(r, (sws_uint_t) rc);
-        if (rc == SWS_DONE) {
-            return;     /* an error_page redirect took over */
-        }
-        if (rc == SWS_ERROR) {
-            r->proto->finish(r, SWS_ERROR);
-            return;
-        }
-    } else if (!r->header_sent) {
-        sws_log_error(SWS_LOG_ALERT, r->log, 0, "a handler finished without a response");
-        rc = sws_http_special_response(r, SWS_HTTP_INTERNAL_SERVER_ERROR);
-        if (rc == SWS_ERROR || rc == SWS_DONE) {
-            if (rc == SWS_ERROR) {
-                r->proto->finish(r, SWS_ERROR);
-            }
-            return;
-        }
-    }
-
-    r->proto->finish(r, SWS_OK);
-}
-
 /* ---- SDK accessors ---- */
 
 sws_pool_t *sws_http_pool(sws_http_request_t *r) { return r->pool; }
 sws_log_t *sws_http_log(sws_http_request_t *r) { return r->log; }
-sws_connection_t *sws_http_connection(sws_http_request_t *r) { return r->connection; }
 sws_uint_t sws_http_method(sws_http_request_t *r) { return r->method; }
 const sws_str_t *sws_http_method_name(sws_http_request_t *r) { return &r->method_name; }
 sws_uint_t sws_http_version(sws_http_request_t *r) { return r->http_version; }

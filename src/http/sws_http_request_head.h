@@ -97,4 +97,19 @@ sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
     return SWS_OK;
 }
 
+/* The request line as parsed (sws_http_parse_request_line): HTTP/1's, or
+ * the one HTTP/2 makes of :method and :path. The version, the line itself
+ * and an absolute-form authority are the protocol's to take. */
+static inline void
+sws_http_request_line_take(sws_http_request_t *r, const sws_http_request_line_t *rl)
+{
+    r->method = rl->method;
+    r->method_name = rl->method_name;
+    r->unparsed_uri = rl->target;
+    r->args = rl->args;
+    r->raw_path = rl->path;
+    r->complex_uri = rl->complex_path;
+    r->asterisk = rl->asterisk;
+}
+
 #endif

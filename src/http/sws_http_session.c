@@ -7,9 +7,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
-#include "sws_http_h1.h"
+#include "sws_ssl.h"
+#include "sws_http_core.h"
 #include "sws_http_ssl.h"
-#include "v2/sws_http_v2.h"
 
 static sws_int_t
 sws_http_addr_text(sws_connection_t *c)
@@ -31,6 +31,49 @@ sws_http_addr_text(sws_connection_t *c)
     return sws_str_from_cstr(c->pool, &c->addr_text, p);
 }
 
+/* ---- TCP: what the transport of HTTP/1 and HTTP/2 knows ---- */
+
+static sws_int_t
+sws_http_tcp_info(sws_http_session_t *s, sws_http_transport_info_t *info)
+{
+    sws_connection_t *c = s->connection;
+    struct tcp_info   ti;
+    socklen_t         len = sizeof(ti);
+
+    if (c->unix_socket || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) {
+        return SWS_DECLINED;
+    }
+    info->rtt = ti.tcpi_rtt;
+    info->rttvar = ti.tcpi_rttvar;
+    info->snd_cwnd = ti.tcpi_snd_cwnd;
+    info->rcv_space = ti.tcpi_rcv_space;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_tcp_local_addr(sws_http_session_t *s, struct sockaddr_storage *sa)
+{
+    socklen_t len = sizeof(*sa);
+
+    return getsockname(s->connection->fd, (struct sockaddr *) sa, &len) == 0 ? SWS_OK
+                                                                               : SWS_ERROR;
+}
+
+static int
+sws_http_tcp_tls_early(sws_http_session_t *s)
+{
+    sws_connection_t *c = s->connection;
+
+    return c->ssl && c->ssl->in_early;
+}
+
+static const sws_http_transport_t sws_http_tcp_transport = {
+    .name = "tcp",
+    .info = sws_http_tcp_info,
+    .local_addr = sws_http_tcp_local_addr,
+    .tls_early = sws_http_tcp_tls_early,
+};
+
 void
 sws_http_init_connection(sws_connection_t *c)
 {
@@ -44,7 +87,14 @@ sws_http_init_connection(sws_connection_t *c)
         return;
     }
     s->connection = c;
+    s->transport = &sws_http_tcp_transport;
     s->addr = addr;
+    s->listening = c->listening;
+    s->log = c->log;
+    s->sockaddr = (struct sockaddr *) &c->sockaddr;
+    s->socklen = c->socklen;
+    s->addr_text = c->addr_text;
+    s->number = c->number;
     s->start_msec = sws_current_msec();
     s->cscf = addr->default_server->ctx->srv_conf[sws_http_core_module.index];
     c->data = s;
@@ -63,7 +113,8 @@ sws_http_init_connection(sws_connection_t *c)
     sws_http_session_start(c);
 }
 
-/* TLS or HTTP/1 (HTTP/2 by its preface or ALPN) from here on. After a
+/* TLS, or the plain listener's protocol (sws_http_protocol.c) from here
+ * on. After a
  * PROXY header (c->read->ready), bytes may be waiting already: with
  * edge-triggered events none would come for them, so read at once. */
 void
@@ -72,14 +123,11 @@ sws_http_session_start(sws_connection_t *c)
     sws_http_session_t *s = c->data;
     sws_http_addr_t    *addr = s->addr;
 
-    if (addr->ssl) {
-        sws_http_ssl_init_connection(c);
-    } else {
-        s->h2_allowed = sws_http_v2_enabled(addr, s->cscf);
-        if (sws_http1_init(s) != SWS_OK) {
-            return;
-        }
+    if (!addr->ssl) {
+        sws_http_protocol_start(s, SWS_HTTP_LISTENER_TCP, NULL);
+        return;
     }
+    sws_http_ssl_init_connection(c);
     if (c->read->ready) {
         c->read->handler(c->read);
     }

@@ -2,11 +2,9 @@
  * The TLS side of HTTP connections: a first look at the bytes (a plain
  * HTTP request on a TLS port gets a 400), the handshake with the default
  * server's context, SNI choosing the server (and its certificate), ALPN
- * choosing HTTP/2 or HTTP/1.1.
+ * choosing the protocol (sws_http_protocol.c).
  */
 #include "sws_http_ssl.h"
-#include "sws_http_h1.h"
-#include "v2/sws_http_v2.h"
 
 static void sws_http_ssl_peek(sws_event_t *rev);
 static void sws_http_ssl_handshaked(sws_connection_t *c);
@@ -66,7 +64,7 @@ sws_http_ssl_peek(sws_event_t *ev)
         /* HTTP/1.x in clear text: read it as such and answer 400. */
         sws_del_timer(c->read);
         s->plain_on_tls = 1;
-        sws_http1_start(s);
+        sws_http_protocol_start(s, SWS_HTTP_LISTENER_TLS, NULL);
         return;
     }
     if (sscf->ssl == NULL || sws_ssl_create_connection(sscf->ssl, c) != SWS_OK) {
@@ -92,14 +90,9 @@ sws_http_ssl_handshaked(sws_connection_t *c)
         sws_http_close_connection(c);
         return;
     }
+    s->ssl = c->ssl->connection;     /* the session's TLS facts ($ssl_*) */
     sws_ssl_alpn(c, &alpn);
-    if (alpn.len == 2 && memcmp(alpn.data, "h2", 2) == 0) {
-        sws_http_v2_init(s, NULL, 0);
-        return;
-    }
-    /* Without ALPN, a client may still start HTTP/2 by its preface. */
-    s->h2_allowed = alpn.len == 0 && sws_http_v2_enabled(s->addr, s->cscf);
-    sws_http1_start(s);
+    sws_http_protocol_start(s, SWS_HTTP_LISTENER_TLS, &alpn);
 }
 
 /* ---- callbacks ---- */
@@ -188,21 +181,14 @@ int
 sws_http_ssl_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
     const unsigned char *in, unsigned int inlen, void *arg)
 {
-    static const unsigned char h2[] = "\x02h2\x08http/1.1";
-    sws_connection_t          *c = sws_ssl_get_connection(ssl);
-    sws_http_session_t        *s = c ? c->data : NULL;
-    const unsigned char       *ours = h2 + 3;
-    unsigned int               ours_len = sizeof(h2) - 1 - 3;
+    sws_connection_t   *c = sws_ssl_get_connection(ssl);
+    sws_http_session_t *s = c ? c->data : NULL;
 
     (void) arg;
 
-    if (s && sws_http_v2_enabled(s->addr, s->cscf)) {
-        ours = h2;
-        ours_len = sizeof(h2) - 1;
-    }
-    /* Our preference order (h2 first), among what the client offers. */
-    if (SSL_select_next_proto((unsigned char **) out, outlen, ours, ours_len, in, inlen)
-        != OPENSSL_NPN_NEGOTIATED)
+    /* Our preference among what the client offers (the registry's). */
+    if (s == NULL
+        || !sws_http_protocol_alpn_select(s, SWS_HTTP_LISTENER_TLS, out, outlen, in, inlen))
     {
         /* Nothing in common: go on without ALPN (RFC 7301 allows a fatal
          * alert, but an HTTP/1.1 answer is friendlier). */

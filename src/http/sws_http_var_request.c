@@ -75,12 +75,8 @@ sws_http_var_request_body_file(sws_http_request_t *r, sws_http_fop_t *op, sws_st
 void
 sws_http_var_request_completion(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    sws_connection_t  *c = r->connection;
-
     (void) op;
-    if (r->done && c && !c->error && !c->timedout
-        && r->status != SWS_HTTP_CLIENT_CLOSED_REQUEST)
-    {
+    if (r->done && !r->cut && r->status != SWS_HTTP_CLIENT_CLOSED_REQUEST) {
         sws_http_var_set(v, "OK");
     } else {
         v->len = 0;
@@ -110,26 +106,25 @@ sws_http_var_connection_time(sws_http_request_t *r, sws_http_fop_t *op, sws_str_
     sws_http_var_msec_text(op, v, sws_current_msec() - r->session->start_msec);
 }
 
-/* $tcpinfo_rtt, _rttvar (µs), _snd_cwnd, _rcv_space: TCP_INFO of the
- * connection now; op->text.len says which. Empty on a unix socket. */
+/* $tcpinfo_rtt, _rttvar (µs), _snd_cwnd, _rcv_space: what the session's
+ * transport knows now (TCP_INFO over TCP, whichever protocol is on it);
+ * op->text.len says which. Empty on a unix socket. */
 void
 sws_http_var_tcpinfo(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    struct tcp_info  ti;
-    socklen_t        len = sizeof(ti);
-    uint32_t         n;
+    sws_http_session_t        *s = r->session;
+    sws_http_transport_info_t  ti;
+    uint32_t                   n;
 
-    if (r->connection == NULL || r->connection->unix_socket
-        || getsockopt(r->connection->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
-    {
+    if (s == NULL || s->transport->info(s, &ti) != SWS_OK) {
         v->len = 0;
         return;
     }
     switch (op->text.len) {
-    case 0:  n = ti.tcpi_rtt; break;
-    case 1:  n = ti.tcpi_rttvar; break;
-    case 2:  n = ti.tcpi_snd_cwnd; break;
-    default: n = ti.tcpi_rcv_space; break;
+    case 0:  n = ti.rtt; break;
+    case 1:  n = ti.rttvar; break;
+    case 2:  n = ti.snd_cwnd; break;
+    default: n = ti.rcv_space; break;
     }
     sws_http_var_uint(op, v, n);
 }
@@ -141,7 +136,7 @@ sws_http_var_http2(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     (void) op;
     if (r->http_version != SWS_HTTP_VERSION_20) {
         v->len = 0;
-    } else if (r->connection && r->connection->ssl) {
+    } else if (r->session && r->session->ssl) {
         sws_http_var_set(v, "h2");
     } else {
         sws_http_var_set(v, "h2c");

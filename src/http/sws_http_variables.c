@@ -95,8 +95,8 @@ sws_http_var_remote_addr(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v
     (void) op;
     if (r->addr_text.data) {
         *v = r->addr_text;
-    } else if (r->connection) {
-        *v = r->connection->addr_text;     /* a request not made by the core */
+    } else if (r->session) {
+        *v = r->session->addr_text;        /* a request not made by the core */
     } else {
         v->len = 0;
     }
@@ -266,10 +266,10 @@ sws_http_var_host(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 static void
 sws_http_var_scheme(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    sws_connection_t  *c = r->connection;
+    sws_http_session_t *s = r->session;
 
     (void) op;
-    if (c && (c->ssl || (c->listening && c->listening->ssl))) {
+    if (s && (s->ssl || s->addr->ssl)) {
         sws_http_var_set(v, "https");
     } else {
         sws_http_var_set(v, "http");
@@ -307,19 +307,18 @@ sws_http_sockaddr_port(const struct sockaddr_storage *sa)
 static int
 sws_http_local_sockaddr(sws_http_request_t *r, struct sockaddr_storage *sa)
 {
-    sws_connection_t *c = r->connection;
-    socklen_t         len = sizeof(*sa);
+    sws_http_session_t *s = r->session;
 
-    if (c == NULL || c->listening == NULL) {
+    if (s == NULL || s->listening == NULL) {
         return 0;
     }
-    *sa = c->listening->sockaddr;
+    *sa = s->listening->sockaddr;
     if ((sa->ss_family == AF_INET
          && ((struct sockaddr_in *) sa)->sin_addr.s_addr == htonl(INADDR_ANY))
         || (sa->ss_family == AF_INET6
             && IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *) sa)->sin6_addr)))
     {
-        if (getsockname(c->fd, (struct sockaddr *) sa, &len) != 0) {
+        if (s->transport->local_addr(s, sa) != SWS_OK) {
             return 0;
         }
     }
@@ -333,8 +332,8 @@ sws_http_var_server_port(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v
     sws_uint_t              port;
 
     v->len = 0;
-    if (r->connection && r->connection->listening) {
-        port = sws_http_sockaddr_port(&r->connection->listening->sockaddr);
+    if (r->session && r->session->listening) {
+        port = sws_http_sockaddr_port(&r->session->listening->sockaddr);
         if (port == 0 && sws_http_local_sockaddr(r, &sa)) {
             port = sws_http_sockaddr_port(&sa);
         }
@@ -454,13 +453,12 @@ sws_http_var_sent(sws_http_request_t *r)
 {
     off_t  n;
 
-    if (r->connection == NULL) {
-        return 0;
+    if (r->proto == NULL) {
+        return 0;                          /* a request not made by the core */
     }
     /* HTTP/1: the connection's count since the request began; a stream
      * of a multiplexed connection keeps its own. */
-    n = (r->proto && r->proto->bytes_sent) ? r->proto->bytes_sent(r)
-                                           : r->connection->sent - r->sent_start;
+    n = r->proto->bytes_sent(r);
     return n > 0 ? n : 0;
 }
 
@@ -496,8 +494,8 @@ sws_http_var_request_id(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 static void
 sws_http_var_connection(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    if (r->connection) {
-        sws_http_var_uint(op, v, r->connection->number);
+    if (r->session) {
+        sws_http_var_uint(op, v, r->session->number);
     } else {
         v->len = 0;
     }
@@ -506,7 +504,7 @@ sws_http_var_connection(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 static void
 sws_http_var_connection_requests(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    if (r->connection) {
+    if (r->session) {
         sws_http_var_uint(op, v, r->session->requests);
     } else {
         v->len = 0;
@@ -686,12 +684,12 @@ sws_http_var_sent_transfer_encoding(sws_http_request_t *r, sws_http_fop_t *op, s
 
 /* ---- TLS ---- */
 
+/* The session's TLS state once its handshake is done (TLS over TCP,
+ * later QUIC's): the same answers over every protocol. */
 static SSL *
 sws_http_var_ssl(sws_http_request_t *r)
 {
-    sws_connection_t *c = r->connection;
-
-    return (c && c->ssl && c->ssl->handshaked) ? c->ssl->connection : NULL;
+    return r->session ? r->session->ssl : NULL;
 }
 
 static void
@@ -744,11 +742,16 @@ sws_http_var_ssl_session_reused(sws_http_request_t *r, sws_http_fop_t *op, sws_s
 static void
 sws_http_var_ssl_alpn_protocol(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
+    SSL                 *ssl = sws_http_var_ssl(r);
+    const unsigned char *data = NULL;
+    unsigned int         len = 0;
+
     (void) op;
-    v->len = 0;
-    if (sws_http_var_ssl(r)) {
-        sws_ssl_alpn(r->connection, v);
+    if (ssl) {
+        SSL_get0_alpn_selected(ssl, &data, &len);
     }
+    v->data = (u_char *) data;
+    v->len = data ? len : 0;
 }
 
 /* "1" when the request's head came in TLS early data and the handshake

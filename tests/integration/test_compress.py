@@ -210,7 +210,7 @@ def test_gzip_coder_by_level(srv):
     # are zlib's, whose output at level 2 is what zlib makes (within 1 %).
     # Every body decodes byte-exact (the CRC and length are checked too).
     page = bench_page()
-    src = open(os.path.join(h.SRC, "src", "http", "sws_http_h1.c"), "rb").read()
+    src = open(os.path.join(h.SRC, "src", "http", "v1", "sws_http_h1.c"), "rb").read()
     for name, data in (("bench.html", page), ("h1.html", src)):
         (srv.tmp / "html" / name).write_bytes(data)
         r1 = get(srv, "/" + name, "gzip")

@@ -114,6 +114,7 @@ setup(void)
     memset(&conn, 0, sizeof(conn));
     sws_str_set(&conn.addr_text, "127.0.0.1");
     req.connection = &conn;
+    req.addr_text = conn.addr_text;
     req.pool = pool;
     req.main_conf = main_confs;
     req.srv_conf = srv_confs;

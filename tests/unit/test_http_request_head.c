@@ -8,7 +8,7 @@
 #include <check.h>
 #include <string.h>
 #include "sws_http_request_head.h"
-#include "sws_http_h1.h"
+#include "v1/sws_http_h1.h"
 
 static sws_pool_t                *pool;
 static sws_http_core_srv_conf_t   dflt, other;

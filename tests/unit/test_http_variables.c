@@ -19,6 +19,16 @@ static struct sws_http_request_s  req;
 static struct sws_connection_s    conn;
 static sws_http_core_srv_conf_t   cscf;
 static sws_http_session_t         session;
+static sws_http_addr_t            addr;
+
+/* The protocol of the test's request: HTTP/1's count of bytes sent. */
+static off_t
+test_bytes_sent(sws_http_request_t *r)
+{
+    return r->connection->sent - r->sent_start;
+}
+
+static const sws_http_proto_t test_proto = { .name = "test", .bytes_sent = test_bytes_sent };
 static void                      *srv_confs[1];
 
 static void
@@ -49,8 +59,11 @@ setup(void)
 
     sws_str_set(&conn.addr_text, "192.0.2.7");
     conn.sent = 5000;
-    conn.number = 42;
+    memset(&addr, 0, sizeof(addr));
     session.connection = &conn;
+    session.addr = &addr;
+    session.addr_text = conn.addr_text;
+    session.number = 42;
     session.requests = 3;
 
     sws_str_set(&cscf.server_name, "example.org");
@@ -58,6 +71,7 @@ setup(void)
 
     req.connection = &conn;
     req.session = &session;
+    req.proto = &test_proto;
     req.pool = pool;
     req.srv_conf = srv_confs;
     sws_str_set(&req.method_name, "GET");
@@ -281,7 +295,8 @@ START_TEST(byte_counts)
     ck_assert_str_eq(render("$bytes_sent $body_bytes_sent", 0), "100 0");
     conn.sent = 500;
     ck_assert_str_eq(render("$bytes_sent $body_bytes_sent", 0), "0 0");
-    req.connection = NULL;
+    req.proto = NULL;          /* a request not made by the core: no session */
+    req.session = NULL;
     ck_assert_str_eq(render("$bytes_sent $body_bytes_sent [$remote_addr] $connection", 0),
                      "0 0 [-] -");
 }
@@ -290,7 +305,7 @@ END_TEST
 START_TEST(connection_fields)
 {
     ck_assert_str_eq(render("$connection $connection_requests", 0), "42 3");
-    conn.number = 18446744073709551615ULL;
+    session.number = 18446744073709551615ULL;
     ck_assert_str_eq(render("$connection", 0), "18446744073709551615");
 }
 END_TEST

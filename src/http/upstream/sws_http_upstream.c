@@ -138,7 +138,7 @@ sws_http_upstream_upgrade_allowed(sws_http_upstream_t *u)
     int                      seen = 0;
 
     if (!u->conf->upgrade || r->http_version < SWS_HTTP_VERSION_11 || r->h_connection == NULL
-        || r->proto->tunnel(r, NULL) != SWS_OK || sws_http_has_body(r)
+        || r->proto->tunnel(r, NULL, NULL) != SWS_OK || sws_http_has_body(r)
         || sws_strlcasestrn(r->h_connection->data, r->h_connection->data
                             + r->h_connection->len, (u_char *) "upgrade", 7) == NULL)
     {

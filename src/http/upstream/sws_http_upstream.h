@@ -420,6 +420,7 @@ struct sws_http_upstream_s {
     /* tunnel */
     sws_buf_t                        *t_down;      /* upstream -> client */
     sws_buf_t                        *t_up;        /* client -> upstream */
+    sws_connection_t                 *t_client;    /* the client's byte stream (proto->tunnel) */
 
     unsigned                          started:1;
     unsigned                          attempt_open:1;  /* counted in the stats */

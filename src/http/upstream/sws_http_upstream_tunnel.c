@@ -33,7 +33,7 @@ sws_ups_tunnel_start(sws_http_upstream_t *u)
 
     /* The client side becomes a byte stream; what the client sent right
      * after its request (it may not wait for the 101) goes first. */
-    if (r->proto->tunnel(r, &pre) != SWS_OK) {
+    if (r->proto->tunnel(r, &pre, &u->t_client) != SWS_OK) {
         sws_ups_finalize(u, SWS_ERROR);     /* never: upgrade_allowed asked */
         return;
     }
@@ -127,7 +127,7 @@ static void
 sws_ups_tunnel_process(sws_http_upstream_t *u)
 {
     sws_http_request_t *r = u->r;
-    sws_connection_t   *c = r->connection, *uc = u->c;
+    sws_connection_t   *c = u->t_client, *uc = u->c;
     sws_chain_t        *cl;
     sws_int_t           down, up;
     unsigned            eof;

@@ -37,10 +37,6 @@ typedef struct {
 
 extern sws_module_t sws_http_v2_module;
 
-/* HTTP/2 is on for a connection to addr served (so far) by cscf:
- * "listen ... http2" or "http2 on" in the server. */
-int  sws_http_v2_enabled(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf);
-
 /* ---- the connection ---- */
 
 /* Output waiting for the socket: frames copied into blocks. */
@@ -114,8 +110,9 @@ struct sws_http_v2_conn_s {
     u_char                    *fb_pages_end;
 };
 
-/* Take over the session's connection: data/len are bytes read already
- * (the client preface of prior knowledge), or NULL. */
+/* Take over the session's connection (the protocol's start, by the
+ * registry: sws_http_v2_module.c): data/len are bytes read already (the
+ * client preface of prior knowledge), or NULL. */
 void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
 /* Have the connection's output go out (from the event loop, not from
  * within nghttp2's callbacks). */
@@ -177,8 +174,8 @@ sws_int_t sws_http_v2_read_body(sws_http_request_t *r);
 sws_int_t sws_http_v2_discard_body(sws_http_request_t *r);
 sws_int_t sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t size,
     size_t *n);
-/* The stream is gone (nghttp2 closed it, or the connection ends): log the
- * request if it was not, free its pool. */
+/* The stream is gone (nghttp2 closed it, or the connection ends): the
+ * client's side of its request is over (sws_http_request_ended). */
 void      sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error);
 
 /* ---- requests that outlive their stream (sws_http_v2_background.c) ---- */

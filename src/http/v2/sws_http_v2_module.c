@@ -6,6 +6,7 @@ static char *sws_http_v2_init_main_conf(sws_conf_t *cf, void *conf);
 static void *sws_http_v2_create_srv_conf(sws_conf_t *cf);
 static char *sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *child);
 static void *sws_http_v2_create_loc_conf(sws_conf_t *cf);
+static sws_int_t sws_http_v2_postconfiguration(sws_conf_t *cf);
 static char *sws_http_v2_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 
 #define HTTP_ALL  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
@@ -38,14 +39,60 @@ sws_module_t sws_http_v2_module = {
     .merge_srv_conf = sws_http_v2_merge_srv_conf,
     .create_loc_conf = sws_http_v2_create_loc_conf,
     .merge_loc_conf = sws_http_v2_merge_loc_conf,
+    .postconfiguration = sws_http_v2_postconfiguration,
 };
 
-int
-sws_http_v2_enabled(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf)
+/* "listen ... http2", or "http2 on" in the session's server (the
+ * address's default, or the one SNI chose). */
+static int
+sws_http_v2_enabled(sws_http_session_t *s)
 {
-    sws_http_v2_srv_conf_t *h2scf = cscf->ctx->srv_conf[sws_http_v2_module.index];
+    sws_http_v2_srv_conf_t *h2scf = s->cscf->ctx->srv_conf[sws_http_v2_module.index];
 
-    return addr->http2 || h2scf->enable == 1;
+    return s->addr->http2 || h2scf->enable == 1;
+}
+
+/* RFC 9113 3.4: an invalid preface is a connection error of type
+ * PROTOCOL_ERROR: a GOAWAY saying so (best effort); the caller closes. */
+static void
+sws_http_v2_bad_preface(sws_http_session_t *s)
+{
+    static const u_char goaway[] = {
+        0, 0, 8, 7, 0, 0, 0, 0, 0,          /* GOAWAY, 8 bytes, stream 0 */
+        0, 0, 0, 0, 0, 0, 0, 1              /* last stream 0, PROTOCOL_ERROR */
+    };
+
+    sws_connection_t *c = s->connection;
+    sws_buf_t         b;
+    sws_chain_t       cl;
+
+    sws_memzero(&b, sizeof(sws_buf_t));
+    b.pos = b.start = (u_char *) goaway;
+    b.last = b.end = (u_char *) goaway + sizeof(goaway);
+    b.fd = -1;
+    b.memory = 1;
+    cl.buf = &b;
+    cl.next = NULL;
+    (void) c->send_chain(c, &cl, 0);
+}
+
+/* HTTP/2 on TLS listeners by ALPN "h2", on plain ones by the preface
+ * (prior knowledge, RFC 9113 3.3). */
+static const sws_http_protocol_t sws_http_v2_protocol = {
+    .name = "HTTP/2",
+    .alpn = sws_string("h2"),
+    .alpn_rank = 2,
+    .listeners = SWS_HTTP_LISTENER_TCP | SWS_HTTP_LISTENER_TLS,
+    .preface = sws_string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+    .enabled = sws_http_v2_enabled,
+    .start = sws_http_v2_init,
+    .bad_preface = sws_http_v2_bad_preface,
+};
+
+static sws_int_t
+sws_http_v2_postconfiguration(sws_conf_t *cf)
+{
+    return sws_http_protocol_register(cf, &sws_http_v2_protocol);
 }
 
 static void *

@@ -17,6 +17,7 @@ static sws_int_t sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t stat
     const sws_http_header_t *h, sws_uint_t n);
 static sws_int_t sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in);
 static void      sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc);
+static void      sws_http_v2_release(sws_http_request_t *r);
 static off_t     sws_http_v2_bytes_sent(sws_http_request_t *r);
 static ssize_t   sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id,
     uint8_t *buf, size_t length, uint32_t *data_flags, nghttp2_data_source *source,
@@ -38,7 +39,7 @@ sws_http_v2_aborted(sws_http_request_t *r)
  * CONNECT, RFC 8441, not offered): the Upgrade headers are not passed on
  * and the request is served as an ordinary one. */
 static sws_int_t
-sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending)
+sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes)
 {
     return SWS_DECLINED;
 }
@@ -56,6 +57,7 @@ const sws_http_proto_t sws_http_v2_proto = {
     .send_header = sws_http_v2_send_header,
     .send_body = sws_http_v2_send_body,
     .finish = sws_http_v2_finish,
+    .release = sws_http_v2_release,
     .read_body = sws_http_v2_read_body,
     .read_body_data = sws_http_v2_read_body_data,
     .discard_body = sws_http_v2_discard_body,
@@ -590,11 +592,6 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
 {
     sws_http_v2_stream_t *st = r->stream;
 
-    r->done = 1;
-    if (st->background) {
-        sws_http_v2_background_done(st);   /* the stream closed before */
-        return;
-    }
     /* (a background request failing cuts nothing: the client's response
      * was complete before it began) */
     if (rc == SWS_ERROR && !r->background) {
@@ -612,6 +609,21 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
         nghttp2_session_resume_data(st->h2c->session, st->id);
     }
     sws_http_v2_post_send(st->h2c);
+}
+
+/* The core is done with r: the stream's pool goes (st lives there too);
+ * for a stream that closed before its request was finalized, from the
+ * event loop, outside the finalizing caller's frames. */
+static void
+sws_http_v2_release(sws_http_request_t *r)
+{
+    sws_http_v2_stream_t *st = r->stream;
+
+    if (st->background) {
+        sws_http_v2_background_done(st);
+        return;
+    }
+    sws_pool_destroy(st->pool);
 }
 
 /* Outside nghttp2's callbacks, once the frames are out: a streaming

@@ -228,6 +228,7 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
         sws_pool_destroy(pool);
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
+    st->r->connection = c;
     st->r->stream = st;
     st->r->proto = &sws_http_v2_proto;
     st->r->http_version = SWS_HTTP_VERSION_20;
@@ -459,13 +460,7 @@ sws_http_v2_request_line(sws_http_v2_stream_t *st)
     if (rl.host.len) {
         return SWS_HTTP_BAD_REQUEST;    /* :path is never absolute */
     }
-    r->method = rl.method;
-    r->method_name = rl.method_name;
-    r->unparsed_uri = rl.target;
-    r->args = rl.args;
-    r->raw_path = rl.path;
-    r->complex_uri = rl.complex_path;
-    r->asterisk = rl.asterisk;
+    sws_http_request_line_take(r, &rl);
     return SWS_OK;
 }
 
@@ -875,28 +870,16 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
     sws_queue_remove(&st->queue);
     h2c->nstreams--;
 
-    if (r && st->started && !r->logged) {
-        if (!st->out_closed) {
-            /* Reset by the client, or cut: as nginx, 499 if nothing was
-             * sent yet. */
-            if (!r->header_sent) {
-                r->status = SWS_HTTP_CLIENT_CLOSED_REQUEST;
-            }
-            if (error != NGHTTP2_NO_ERROR) {
-                sws_log_debug(r->log, "http2 stream %d closed with error %u",
-                              (int) st->id, (unsigned) error);
-            }
-        }
-        if (!r->background) {
-            r->done = 1;
-        }
-        sws_http_log_request(r);
+    if (error != NGHTTP2_NO_ERROR && r) {
+        sws_log_debug(r->log, "http2 stream %d closed with error %u", (int) st->id,
+                      (unsigned) error);
     }
-    if (r && st->started && r->background && !r->done) {
-        /* Over for the client, not for the server: finish frees it. */
+    if (r == NULL) {
+        sws_pool_destroy(st->pool);    /* never became a request */
+    } else if (sws_http_request_ended(r, st->out_closed ? SWS_OK : SWS_ERROR) == SWS_AGAIN) {
+        /* Over for the client, not for the server: the core releases it
+         * when it is finalized. */
         sws_http_v2_background_keep(st);
-    } else {
-        sws_pool_destroy(st->pool);   /* st lives there too */
     }
     sws_http_v2_post_send(h2c);
 }

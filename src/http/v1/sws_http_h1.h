@@ -25,13 +25,10 @@ typedef struct {
 extern const sws_http_proto_t sws_http1_proto;
 
 void      sws_http1_close_connection(sws_connection_t *c);
-/* HTTP/1 takes over the session's connection (c->data was the session):
- * heads are read when the socket says so; sws_http1_start reads at once
- * (bytes may wait in the TLS layer). SWS_OK or SWS_ERROR (closed). */
-sws_int_t sws_http1_init(sws_http_session_t *s);
-void      sws_http1_start(sws_http_session_t *s);
+/* HTTP/1 takes over the session's connection (the protocol's start, by
+ * the registry: sws_http_v1_module.c). */
+void      sws_http1_start(sws_http_session_t *s, const u_char *pre, size_t len);
 void      sws_http1_block_reading_handler(sws_event_t *rev);
-void      sws_http1_request_done(sws_http_request_t *r);
 sws_int_t sws_http1_send_body(sws_http_request_t *r, sws_chain_t *in);
 sws_int_t sws_http1_read_body(sws_http_request_t *r);
 sws_int_t sws_http1_discard_body(sws_http_request_t *r);

@@ -7,7 +7,6 @@
 #include "sws_http_limit_rate.h"
 #include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
-#include "v2/sws_http_v2.h"
 
 static void sws_http1_read_head_handler(sws_event_t *rev);
 
@@ -17,11 +16,13 @@ static void sws_http1_empty_handler(sws_event_t *ev);
 static sws_int_t sws_http1_process_head(sws_http_request_t *r);
 static sws_int_t sws_http1_send_header(sws_http_request_t *r);
 static int sws_http1_aborted(sws_http_request_t *r);
-static sws_int_t sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending);
+static sws_int_t sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending,
+    sws_connection_t **bytes);
 static int sws_http1_sendfile(sws_http_request_t *r);
 static sws_int_t sws_http1_send_interim(sws_http_request_t *r, sws_uint_t status,
     const sws_http_header_t *h, sws_uint_t n);
 static void sws_http1_finish(sws_http_request_t *r, sws_int_t rc);
+static void sws_http1_request_done(sws_http_request_t *r);
 static void sws_http1_shutdown(sws_connection_t *c);
 static void sws_http1_exiting_idle(sws_connection_t *c, int last_look);
 static void sws_http1_lingering_close(sws_connection_t *c, int exiting);
@@ -38,6 +39,7 @@ const sws_http_proto_t sws_http1_proto = {
     .send_header = sws_http1_send_header,
     .send_body = sws_http1_send_body,
     .finish = sws_http1_finish,
+    .release = sws_http1_request_done,
     .read_body = sws_http1_read_body,
     .read_body_data = sws_http1_read_body_data,
     .discard_body = sws_http1_discard_body,
@@ -49,7 +51,7 @@ const sws_http_proto_t sws_http1_proto = {
     .send_fixed = sws_http1_send_fixed,
 };
 
-sws_int_t
+static sws_int_t
 sws_http1_init(sws_http_session_t *s)
 {
     sws_connection_t *c = s->connection;
@@ -71,57 +73,41 @@ sws_http1_init(sws_http_session_t *s)
     return SWS_OK;
 }
 
+/* The session's protocol from now on (sws_http_protocol_t start). A
+ * plain connection's head is read when the socket says so (at once if it
+ * has said so already); after TLS at once: bytes may wait in the TLS
+ * layer, or have been read while peeking. */
 void
-sws_http1_start(sws_http_session_t *s)
+sws_http1_start(sws_http_session_t *s, const u_char *pre, size_t len)
 {
     sws_connection_t *c = s->connection;
 
+    (void) pre; (void) len;
     if (sws_http1_init(s) != SWS_OK) {
         return;
     }
-    /* Bytes may wait already (in the TLS layer, or read while peeking). */
-    sws_http1_read_head_handler(c->read);
-}
-
-/* Is b the start of the HTTP/2 connection preface (prior knowledge)?
- * 1 yes (all of it there), 0 no, SWS_AGAIN: so far yes, need more,
- * SWS_DECLINED: its first line, then something else (an HTTP/2 client
- * with an invalid preface, not HTTP/1). */
-static sws_int_t
-sws_http1_h2_preface(sws_buf_t *b)
-{
-    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-    size_t            n = sws_min((size_t) (b->last - b->pos), sizeof(preface) - 1);
-
-    if (memcmp(b->pos, preface, n) != 0) {
-        return n > 16 && memcmp(b->pos, preface, 16) == 0 ? SWS_DECLINED : 0;
+    if (c->ssl || c->read->ready) {
+        sws_http1_read_head_handler(c->read);
     }
-    return n == sizeof(preface) - 1 ? 1 : SWS_AGAIN;
 }
 
-/* RFC 9113 3.4: an invalid preface is a connection error of type
- * PROTOCOL_ERROR: a GOAWAY saying so (best effort), then the close. */
-static void
-sws_http1_h2_bad_preface(sws_connection_t *c)
+/* Is b the start of the preface of the protocol a client may still choose
+ * (s->prior: HTTP/2's prior knowledge)? 1 yes (all of it there), 0 no,
+ * SWS_AGAIN: so far yes, need more, SWS_DECLINED: its first line, then
+ * something else (a client of that protocol with an invalid preface, not
+ * an HTTP/1 one). */
+static sws_int_t
+sws_http1_prior_preface(const sws_str_t *preface, sws_buf_t *b)
 {
-    static const u_char goaway[] = {
-        0, 0, 8, 7, 0, 0, 0, 0, 0,          /* GOAWAY, 8 bytes, stream 0 */
-        0, 0, 0, 0, 0, 0, 0, 1              /* last stream 0, PROTOCOL_ERROR */
-    };
+    size_t   n = sws_min((size_t) (b->last - b->pos), preface->len);
+    u_char  *nl;
 
-    sws_buf_t   b;
-    sws_chain_t cl;
-
-    sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent an invalid HTTP/2 preface");
-    sws_memzero(&b, sizeof(sws_buf_t));
-    b.pos = b.start = (u_char *) goaway;
-    b.last = b.end = (u_char *) goaway + sizeof(goaway);
-    b.fd = -1;
-    b.memory = 1;
-    cl.buf = &b;
-    cl.next = NULL;
-    (void) c->send_chain(c, &cl, 0);
-    sws_http1_close_connection(c);
+    if (memcmp(b->pos, preface->data, n) != 0) {
+        nl = memchr(preface->data, '\n', preface->len);
+        return nl && n > (size_t) (nl + 1 - preface->data)
+               && memcmp(b->pos, preface->data, nl + 1 - preface->data) == 0 ? SWS_DECLINED : 0;
+    }
+    return n == preface->len ? 1 : SWS_AGAIN;
 }
 
 void
@@ -159,6 +145,8 @@ sws_http1_create_request(sws_connection_t *c)
     if (r == NULL) {
         return NULL;
     }
+    r->connection = c;
+    r->sent_start = c->sent;
     r->stream = hc;
     r->proto = &sws_http1_proto;
     r->pipelined = hc->pipelined;
@@ -454,25 +442,32 @@ sws_http1_read_head_handler(sws_event_t *rev)
     for ( ;; ) {
         b = hc->buf;
 
-        if (r == NULL && b->pos < b->last && hc->session->h2_allowed
+        if (r == NULL && b->pos < b->last && hc->session->prior
             && hc->session->requests == 0)
         {
-            rc = sws_http1_h2_preface(b);
+            const sws_http_protocol_t *prior = hc->session->prior;
+
+            rc = sws_http1_prior_preface(&prior->preface, b);
             if (rc == 1) {
                 sws_del_timer(rev);
-                sws_http_v2_init(hc->session, b->pos, b->last - b->pos);
+                prior->start(hc->session, b->pos, b->last - b->pos);
                 return;
             }
             if (rc == SWS_DECLINED) {
-                sws_http1_h2_bad_preface(c);
+                sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent an invalid %s preface",
+                              prior->name);
+                if (prior->bad_preface) {
+                    prior->bad_preface(hc->session);
+                }
+                sws_http1_close_connection(c);
                 return;
             }
             if (rc == 0) {
-                hc->session->h2_allowed = 0;
+                hc->session->prior = NULL;
             }
         }
 
-        if (r == NULL && b->pos < b->last && !hc->session->h2_allowed) {
+        if (r == NULL && b->pos < b->last && hc->session->prior == NULL) {
             /* The first bytes of a request (maybe pipelined after the last
              * one): from now on the head must arrive within the header
              * timeout, not the keep-alive one. */
@@ -535,9 +530,9 @@ sws_http1_read_head_handler(sws_event_t *rev)
             if (r) {
                 sws_log_error(SWS_LOG_INFO, c->log, 0,
                               "client closed the connection while sending the request head");
-                r->status = SWS_HTTP_BAD_REQUEST;
                 r->keepalive = 0;
-                sws_http_log_request(r);
+                (void) sws_http_request_ended(r, SWS_HTTP_BAD_REQUEST);   /* closes */
+                return;
             }
             sws_http1_close_connection(c);
             return;
@@ -597,7 +592,7 @@ sws_http1_tunnel_handler(sws_event_t *ev)
 }
 
 static sws_int_t
-sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending)
+sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending, sws_connection_t **bytes)
 {
     sws_http1_conn_t *hc = r->stream;
     sws_connection_t *c = r->connection;
@@ -605,6 +600,7 @@ sws_http1_tunnel(sws_http_request_t *r, sws_str_t *pending)
     if (pending == NULL) {
         return SWS_OK;
     }
+    *bytes = c;
     /* What the client sent right after its request (it need not wait for
      * the 101) is the tunnel's first data. */
     pending->data = hc->buf->pos;
@@ -977,19 +973,21 @@ sws_http1_writer(sws_event_t *wev)
         wev->timedout = 0;
         c->timedout = 1;
         r->keepalive = 0;
-        sws_http1_finish(r, SWS_ERROR);
+        c->write->handler = sws_http1_empty_handler;
+        (void) sws_http_request_ended(r, SWS_ERROR);
         return;
     }
     /* a filter holding data goes on first: it queues more, or ends */
     rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
     if (rc == SWS_ERROR) {
         r->keepalive = 0;
-        sws_http1_finish(r, SWS_ERROR);
+        c->write->handler = sws_http1_empty_handler;
+        (void) sws_http_request_ended(r, SWS_ERROR);
         return;
     }
     if (rc == SWS_OK && r->done && !r->filter_buffered) {
         c->write->handler = sws_http1_empty_handler;
-        sws_http1_request_done(r);
+        (void) sws_http_request_ended(r, SWS_OK);
         return;
     }
     if (!r->done && r->write_event_handler) {
@@ -998,36 +996,18 @@ sws_http1_writer(sws_event_t *wev)
     }
 }
 
+/* The response is produced: send the rest (the writer goes on if the
+ * socket is full), or cut it. The connection's fate is the release's. */
 static void
 sws_http1_finish(sws_http_request_t *r, sws_int_t rc)
 {
-    sws_connection_t *c = r->connection;
-    struct linger     reset = { 1, 0 };
-
-    if (rc == SWS_ERROR) {
-        r->done = 1;
-        sws_http_log_request(r);
-        /* reset_timedout_connection: a client that stopped reading, or a
-         * "return 444", gets a RST, and the socket's buffers go at once */
-        if ((c->timedout || r->status == SWS_HTTP_CLOSE)
-            && sws_http_core_loc(r)->reset_timedout_connection == 1)
-        {
-            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    if (rc == SWS_OK) {
+        rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
+        if (rc == SWS_AGAIN || (rc == SWS_OK && r->filter_buffered)) {
+            return;          /* sws_http1_writer finishes */
         }
-        sws_http1_close_connection(c);
-        return;
     }
-    r->done = 1;
-    rc = r->filter_buffered ? sws_http_output_resume(r) : sws_http1_send_body(r, NULL);
-    if (rc == SWS_ERROR) {
-        sws_http_log_request(r);
-        sws_http1_close_connection(c);
-        return;
-    }
-    if (rc == SWS_AGAIN || r->filter_buffered) {
-        return;          /* sws_http1_writer finishes */
-    }
-    sws_http1_request_done(r);
+    (void) sws_http_request_ended(r, rc);
 }
 
 /* ---- after the response ---- */
@@ -1112,7 +1092,11 @@ sws_http1_discard_handler(sws_event_t *rev)
     sws_http1_request_done(r);
 }
 
-void
+/* The core is done with r (sws_http_proto_t release): a cut response
+ * closes the connection (with a reset where reset_timedout_connection
+ * says); else an unread body is dropped, and the connection is kept for
+ * the next request or closed gently. */
+static void
 sws_http1_request_done(sws_http_request_t *r)
 {
     sws_connection_t         *c = r->connection;
@@ -1121,8 +1105,19 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_buf_t                *b;
     size_t                    left;
     int                       linger = 0;
+    struct linger             reset = { 1, 0 };
 
-    sws_http_log_request(r);
+    if (sws_unlikely(r->cut)) {
+        /* reset_timedout_connection: a client that stopped reading, or a
+         * "return 444", gets a RST, and the socket's buffers go at once */
+        if ((c->timedout || r->status == SWS_HTTP_CLOSE)
+            && clcf->reset_timedout_connection == 1)
+        {
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+        }
+        sws_http1_close_connection(c);
+        return;
+    }
 
     /* A body nobody read: drop it. What has not arrived yet is read and
      * dropped in the background; the connection is reused after it. */
