@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  6      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  7      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -19,7 +19,8 @@
                                  heads (sws_http_stored_prepare, sws_http_send_stored_head);
                                  1.6: sws_http_server_name_match, sws_hostnames,
                                  the framework's bind, socket_keepalive,
-                                 busy_buffers_size, limit_rate, h1 request body */
+                                 busy_buffers_size, limit_rate, h1 request body;
+                                 1.7: sws_http_format_string */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

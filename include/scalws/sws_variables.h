@@ -37,6 +37,21 @@ size_t  sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r);
  * the end of what was written. */
 u_char *sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf);
 
+/*
+ * Measure, find room for and render f for r in one call (one pass over the
+ * variables for the length, one to write, as the two calls above). The
+ * output goes into buf if it fits in size bytes with extra bytes to spare
+ * after it, else into len + extra bytes of pool; the extra bytes are the
+ * caller's (a NUL, a newline, more text). out->data is the output,
+ * out->len its length; an empty output with no extra and no buf is "".
+ * SWS_OK; SWS_ERROR: no memory; SWS_DECLINED when it does not fit buf and
+ * pool is NULL: out->len is then the length it needs and the values stay
+ * kept in f, so sws_http_format_render() for the same r can still write
+ * it once the caller has made room. buf may be NULL (size 0).
+ */
+sws_int_t sws_http_format_string(sws_http_format_t *f, sws_http_request_t *r,
+    sws_pool_t *pool, size_t extra, u_char *buf, size_t size, sws_str_t *out);
+
 /* 1 if the format has no variables (its output never changes). */
 int     sws_http_format_is_static(const sws_http_format_t *f);
 
