@@ -65,6 +65,9 @@ sws_http_limit_rate(sws_http_request_t *r)
     const void               *map;
 
     if (!r->limit_rate_set) {
+        if (r->loc_conf == NULL) {
+            return 0;              /* not located (a request a module made) */
+        }
         clcf = sws_http_core_loc(r);
         map = r->main_conf ? sws_http_core_main(r)->limit_rate_map : NULL;
         r->limit_rate = clcf->limit_rate

@@ -295,6 +295,17 @@ START_TEST(connection_fields)
 }
 END_TEST
 
+/* A request with no location (one a module made, or the fuzzer's): the
+ * variables that read the location's conf answer without it (found by
+ * tests/fuzz/fuzz_log_format.c: $limit_rate read it). */
+START_TEST(no_location)
+{
+    ck_assert_ptr_null(req.loc_conf);
+    ck_assert_str_eq(render("[$limit_rate] [$document_root] [$request_filename]",
+                            SWS_HTTP_ESCAPE_NONE), "[0] [] []");
+}
+END_TEST
+
 START_TEST(request_time)
 {
     req.start_msec = sws_current_msec() - 1234;
@@ -638,6 +649,7 @@ variables_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, compile_unknown_variable);
+    tcase_add_test(tc, no_location);
     tcase_add_test(tc, compile_bad_syntax);
     tcase_add_test(tc, compile_bad_escape);
     tcase_add_test(tc, compile_copies_text);
