@@ -140,8 +140,7 @@ sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_
         }
     }
     z = sws_pcalloc(cf->pool, sizeof(sws_keyed_zone_t));
-    zp = sws_array_push(cycle->keyed_zones);
-    if (z == NULL || zp == NULL) {
+    if (z == NULL) {
         return NULL;
     }
     z->type = type;
@@ -171,6 +170,10 @@ sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_
         return NULL;
     }
     z->pool = z->shm->data;
+    zp = sws_array_push(cycle->keyed_zones);
+    if (zp == NULL) {
+        return NULL;
+    }
     *zp = z;
     return z;
 }

@@ -8,30 +8,25 @@
 
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_test_request.h"
 
 /* The variables read the server's conf through the core module's index. */
 sws_module_t  sws_http_core_module = { .index = 0 };
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
-static sws_pool_t                *pool;
-static struct sws_http_request_s  req;
-static struct sws_connection_s    conn;
-static sws_http_core_srv_conf_t   cscf;
-static sws_http_session_t         session;
-static void                      *srv_confs[1];
+static sws_pool_t          *pool;
+static sws_test_request_t   t;
+
+/* the request's parts, as the tests below name them */
+#define req      (t.req)
+#define conn     (t.conn)
+#define cscf     (t.cscf)
 
 static void
 add_header(sws_array_t *a, const char *name, const char *value)
 {
-    sws_http_header_t  *h = sws_array_push(a);
-
-    ck_assert_ptr_nonnull(h);
-    h->name.data = (u_char *) name;
-    h->name.len = strlen(name);
-    h->value.data = (u_char *) value;
-    h->value.len = strlen(value);
-    h->hash = sws_hash_key_lc(h->name.data, h->name.len);
+    ck_assert_int_eq(sws_test_header_add(a, name, value), SWS_OK);
 }
 
 static void
@@ -41,46 +36,7 @@ setup(void)
     ck_assert_ptr_nonnull(pool);
     sws_time_init();
     sws_time_update();
-
-    memset(&req, 0, sizeof(req));
-    memset(&conn, 0, sizeof(conn));
-    memset(&cscf, 0, sizeof(cscf));
-    memset(&session, 0, sizeof(session));
-
-    sws_str_set(&conn.addr_text, "192.0.2.7");
-    conn.sent = 5000;
-    conn.number = 42;
-    session.connection = &conn;
-    session.requests = 3;
-
-    sws_str_set(&cscf.server_name, "example.org");
-    srv_confs[0] = &cscf;
-
-    req.connection = &conn;
-    req.session = &session;
-    req.pool = pool;
-    req.srv_conf = srv_confs;
-    sws_str_set(&req.method_name, "GET");
-    req.method = SWS_HTTP_GET;
-    req.http_version = SWS_HTTP_VERSION_11;
-    sws_str_set(&req.request_line, "GET /a%20b?x=1&y=2 HTTP/1.1");
-    sws_str_set(&req.unparsed_uri, "/a%20b?x=1&y=2");
-    sws_str_set(&req.uri, "/a b");
-    sws_str_set(&req.args, "x=1&y=2");
-    sws_str_set(&req.host, "www.example.com");
-    req.status = 200;
-    req.sent_start = 1000;
-    req.header_size = 150;
-    req.start_msec = sws_current_msec();
-    req.out_content_length = -1;
-    req.last_modified = -1;
-
-    ck_assert_int_eq(sws_array_init(&req.headers_in, pool, 8, sizeof(sws_http_header_t)),
-                     SWS_OK);
-    ck_assert_int_eq(sws_array_init(&req.headers_out, pool, 8, sizeof(sws_http_header_t)),
-                     SWS_OK);
-    add_header(&req.headers_in, "host", "www.example.com");
-    add_header(&req.headers_in, "user-agent", "curl/8.0");
+    ck_assert_int_eq(sws_test_request_init(&t, pool), SWS_OK);
     add_header(&req.headers_in, "referer", "http://ref/");
 }
 
