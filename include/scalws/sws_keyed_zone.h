@@ -38,6 +38,7 @@ typedef struct {
 typedef struct {
     sws_str_t          name;
     sws_keyed_zone_t  *zone;    /* NULL until resolved */
+    void              *data;    /* once resolved: sws_keyed_zone_data(zone) */
     const char        *file;    /* where the zone was named */
     sws_uint_t         line;
 } sws_keyed_zone_ref_t;

@@ -20,7 +20,7 @@
                                  1.6: sws_http_server_name_match, sws_hostnames,
                                  the framework's bind, socket_keepalive,
                                  busy_buffers_size, limit_rate, h1 request body;
-                                 1.7: sws_http_format_string, keyed shared
+                                 1.7: sws_http_format_string (inline), keyed shared
                                  zones (sws_keyed_zone.h), the zones listed and
                                  inspected (sws_shm_zone_count .. _info) */
 

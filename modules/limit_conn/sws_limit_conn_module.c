@@ -165,7 +165,7 @@ sws_limit_conn_handler(sws_http_request_t *r)
     l = lcf->uses->elts;
 
     for (i = 0; i < lcf->uses->nelts; i++) {
-        z = sws_keyed_zone_data(l[i].ref.zone);
+        z = l[i].ref.data;
         if (sws_http_format_string(z->key, r, NULL, 0, buf, sizeof(buf), &key) != SWS_OK
             || key.len == 0)
         {

@@ -56,7 +56,6 @@ typedef struct {
 static char *sws_limit_req_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_limit_req(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static void *sws_limit_req_create_main_conf(sws_conf_t *cf);
-static sws_limit_req_zone_t *sws_limit_req_zone_of(sws_limit_req_t *l);
 static void *sws_limit_req_create_loc_conf(sws_conf_t *cf);
 static char *sws_limit_req_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 static sws_int_t sws_limit_req_init(sws_conf_t *cf);
@@ -197,7 +196,7 @@ sws_limit_req_handler(sws_http_request_t *r)
     single = lcf->uses->nelts == 1;
 
     for (i = 0; i < lcf->uses->nelts; i++) {
-        z = sws_limit_req_zone_of(&l[i]);
+        z = l[i].ref.data;
         if (sws_http_format_string(z->key, r, sws_http_pool(r), 0, NULL, 0, &keys[i])
             != SWS_OK)
         {
@@ -225,7 +224,7 @@ sws_limit_req_handler(sws_http_request_t *r)
         if (keys[i].data == NULL) {
             continue;
         }
-        z = sws_limit_req_zone_of(&l[i]);
+        z = l[i].ref.data;
         excess = single ? excesses[i] : sws_limit_req_excess(z, &keys[i], INT64_MAX);
         if (excess < 0) {
             sws_log_error(SWS_LOG_ALERT, sws_http_log(r), 0,
@@ -278,12 +277,6 @@ sws_limit_req_var_status(sws_http_request_t *r, void *data, sws_str_t *v)
 
 
 /* ---- configuration --------------------------------------------------- */
-
-static sws_limit_req_zone_t *
-sws_limit_req_zone_of(sws_limit_req_t *l)
-{
-    return sws_keyed_zone_data(l->ref.zone);
-}
 
 static char *
 sws_limit_req_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf)

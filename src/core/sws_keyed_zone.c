@@ -7,6 +7,7 @@
  */
 #include "sws_conf_internal.h"
 #include "sws_cycle.h"
+#include "sws_shm_internal.h"
 #include <scalws/sws_keyed_zone.h>
 #include <scalws/sws_slab.h>
 
@@ -20,13 +21,16 @@ struct sws_keyed_zone_s {
     void                         *data;
     sws_shm_zone_t               *shm;
     sws_slab_pool_t              *pool;
+    struct sws_keyed_zone_sh_s   *sh;       /* the pool's root, in the zone */
+    void                         *mutex;    /* the zone's lock */
     size_t                        head;     /* the core's header of a record */
+    size_t                        body;     /* the owner's part, 8-aligned */
     const char                   *file;     /* the declaration */
     sws_uint_t                    line;
 };
 
 /* The zone's root, in the zone. */
-typedef struct {
+typedef struct sws_keyed_zone_sh_s {
     sws_slab_hash_t  *hash;
     sws_slab_lru_t    lru;
 } sws_keyed_zone_sh_t;
@@ -150,6 +154,7 @@ sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_
     z->line = sws_conf_line(cf);
     z->head = sws_align(type->evict ? sizeof(sws_keyed_zone_head_t)
                                     : sizeof(sws_slab_hash_node_t), 8);
+    z->body = sws_align(type->record_size, 8);
     z->name.data = sws_pstrdup(cf->pool, name);
     z->name.len = name->len;
     z->key.data = sws_pstrdup(cf->pool, key);
@@ -170,6 +175,8 @@ sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_
         return NULL;
     }
     z->pool = z->shm->data;
+    z->sh = sws_slab_data(z->pool);
+    z->mutex = sws_shm_zone_mutex(z->shm);
     zp = sws_array_push(cycle->keyed_zones);
     if (zp == NULL) {
         return NULL;
@@ -199,6 +206,7 @@ sws_keyed_zone_resolve(sws_conf_t *cf, const sws_keyed_zone_type_t *type, sws_ar
         ref = (sws_keyed_zone_ref_t *) ((u_char *) uses->elts + i * uses->size);
         if (ref->zone == NULL) {
             ref->zone = sws_keyed_zone_find(cf->cycle, type, &ref->name);
+            ref->data = ref->zone ? ref->zone->data : NULL;
         }
         if (ref->zone == NULL) {
             /* nginx's words: a zone named but never declared has no size */
@@ -285,23 +293,25 @@ sws_keyed_zone_data(sws_keyed_zone_t *zone)
 
 /* ---- records ---------------------------------------------------------- */
 
+/* (The functions below are on the requests' path: they reach the
+ * zone's root and lock directly, not through the slab's accessors.) */
+
 void
 sws_keyed_zone_lock(sws_keyed_zone_t *zone)
 {
-    sws_slab_lock(zone->pool);
+    sws_shm_mutex_lock(zone->mutex);
 }
 
 void
 sws_keyed_zone_unlock(sws_keyed_zone_t *zone)
 {
-    sws_slab_unlock(zone->pool);
+    sws_shm_mutex_unlock(zone->mutex);
 }
 
 void *
 sws_keyed_zone_lookup(sws_keyed_zone_t *zone, const u_char *key, size_t len)
 {
-    sws_keyed_zone_sh_t   *sh = sws_slab_data(zone->pool);
-    sws_slab_hash_node_t  *hn = sws_slab_hash_find(sh->hash, key, len);
+    sws_slab_hash_node_t  *hn = sws_slab_hash_find(zone->sh->hash, key, len);
 
     return hn ? (u_char *) hn + zone->head : NULL;
 }
@@ -309,11 +319,12 @@ sws_keyed_zone_lookup(sws_keyed_zone_t *zone, const u_char *key, size_t len)
 void *
 sws_keyed_zone_insert(sws_keyed_zone_t *zone, const u_char *key, size_t len)
 {
-    sws_keyed_zone_sh_t    *sh = sws_slab_data(zone->pool);
-    size_t                  rsize = zone->head + zone->type->record_size;
+    sws_keyed_zone_sh_t    *sh = zone->sh;
+    size_t                  rsize = zone->head + zone->body, i;
     sws_keyed_zone_head_t  *h, *gone;
     sws_slab_lru_node_t    *old;
     u_char                 *copy;
+    uint64_t               *body;
 
     while ((h = sws_slab_alloc_locked(zone->pool, rsize + len)) == NULL
            && zone->type->evict && (old = sws_slab_lru_oldest(&sh->lru)) != NULL)
@@ -326,7 +337,10 @@ sws_keyed_zone_insert(sws_keyed_zone_t *zone, const u_char *key, size_t len)
     if (h == NULL) {
         return NULL;
     }
-    sws_memzero((u_char *) h + zone->head, zone->type->record_size);
+    body = (uint64_t *) ((u_char *) h + zone->head);
+    for (i = 0; i < zone->body / 8; i++) {
+        body[i] = 0;                    /* a few words: cheaper than memset */
+    }
     copy = (u_char *) h + rsize;
     memcpy(copy, key, len);
     sws_slab_hash_insert(sh->hash, &h->hash, copy, len);
@@ -339,7 +353,7 @@ sws_keyed_zone_insert(sws_keyed_zone_t *zone, const u_char *key, size_t len)
 void
 sws_keyed_zone_touch(sws_keyed_zone_t *zone, void *record)
 {
-    sws_keyed_zone_sh_t    *sh = sws_slab_data(zone->pool);
+    sws_keyed_zone_sh_t    *sh = zone->sh;
     sws_keyed_zone_head_t  *h = (sws_keyed_zone_head_t *) ((u_char *) record - zone->head);
 
     if (zone->type->evict) {
@@ -350,7 +364,7 @@ sws_keyed_zone_touch(sws_keyed_zone_t *zone, void *record)
 void
 sws_keyed_zone_delete(sws_keyed_zone_t *zone, void *record)
 {
-    sws_keyed_zone_sh_t    *sh = sws_slab_data(zone->pool);
+    sws_keyed_zone_sh_t    *sh = zone->sh;
     sws_keyed_zone_head_t  *h = (sws_keyed_zone_head_t *) ((u_char *) record - zone->head);
 
     if (zone->type->evict) {
@@ -363,7 +377,7 @@ sws_keyed_zone_delete(sws_keyed_zone_t *zone, void *record)
 sws_uint_t
 sws_keyed_zone_count(sws_keyed_zone_t *zone)
 {
-    sws_keyed_zone_sh_t *sh = sws_slab_data(zone->pool);
+    sws_keyed_zone_sh_t *sh = zone->sh;
 
     return sws_slab_hash_count(sh->hash);
 }

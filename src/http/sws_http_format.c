@@ -326,28 +326,3 @@ sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf)
     }
     return buf;
 }
-
-sws_int_t
-sws_http_format_string(sws_http_format_t *f, sws_http_request_t *r, sws_pool_t *pool,
-    size_t extra, u_char *buf, size_t size, sws_str_t *out)
-{
-    size_t  len = sws_http_format_len(f, r);
-
-    out->len = len;
-    if (buf && len + extra <= size) {
-        out->data = buf;
-    } else if (pool == NULL) {
-        return SWS_DECLINED;            /* values kept: render can still write it */
-    } else if (len + extra == 0) {
-        out->data = (u_char *) "";
-        return SWS_OK;
-    } else {
-        out->data = sws_pnalloc(pool, len + extra);
-        if (out->data == NULL) {
-            f->primed = NULL;
-            return SWS_ERROR;
-        }
-    }
-    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
-    return SWS_OK;
-}
