@@ -110,7 +110,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* JSON: the string unescapes to the name */
     memset(&o, 0, sizeof(o));
     o.pool = pool;
-    if (sws_autoindex_json(&o, &e, 1) != SWS_OK) {
+    if (sws_autoindex_json(&o, NULL, &e, 1) != SWS_OK) {
         abort();
     }
     p = between(o.start, o.pos, "\"name\":\"", "\", \"type\"", &q);
