@@ -77,12 +77,19 @@ __wrap_glob(const char *pattern, int flags, int (*errfunc)(const char *, int),
 }
 
 static void
+cleanup(void)
+{
+    rmdir(dir);                          /* empty: each input's file is unlinked */
+}
+
+static void
 setup(void)
 {
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
         abort();
     }
+    atexit(cleanup);
     dir_len = strlen(dir);
     quiet.fd = __real_open("/dev/null", O_WRONLY);
     quiet.level = SWS_LOG_EMERG;
