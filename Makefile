@@ -19,6 +19,7 @@
 #   make bench-idle        memory per idle keep-alive connection (bench/idle)
 #   make pgo               a profile-guided build in objs-pgo (plain build untouched)
 #   make fuzz              libFuzzer targets in tests/fuzz, FUZZ_TIME seconds each
+#                          (FUZZ_TARGETS="fuzz_conf_read ...": only those)
 #   make deb               Debian packages scalws, scalws-dev in objs-deb (lintian-checked)
 #   make test-package      build them, install and run them on a fresh Debian 12 root
 #   make clean             remove what the build made; distclean: objs too

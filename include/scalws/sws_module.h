@@ -28,7 +28,10 @@
                                  phase, order and the locations it has work in);
                                  sws_http_connection() retired (a request
                                  has a session, not a connection; no module
-                                 used it) */
+                                 used it); sws_http_format_string (inline),
+                                 keyed shared zones (sws_keyed_zone.h), the
+                                 zones listed and inspected (sws_shm_zone_count
+                                 .. _info) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

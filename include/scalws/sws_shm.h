@@ -44,4 +44,36 @@ sws_shm_zone_t *sws_shm_zone_add(sws_conf_t *cf, const sws_str_t *name, size_t s
 void sws_shm_lock(sws_shm_zone_t *zone);
 void sws_shm_unlock(sws_shm_zone_t *zone);
 
+/* ---- inspection (for the admin API; ABI 1.7) ---- */
+
+/* The zones of cycle (a configuration), in no particular order: i from 0
+ * to sws_shm_zone_count() - 1. A zone's name is the one it was added
+ * with: modules prefix theirs ("limit_req:one", "cache1.NAME.z"). */
+sws_uint_t      sws_shm_zone_count(sws_cycle_t *cycle);
+sws_shm_zone_t *sws_shm_zone_get(sws_cycle_t *cycle, sws_uint_t i);
+sws_shm_zone_t *sws_shm_zone_find(sws_cycle_t *cycle, const sws_str_t *name);
+
+/* What sws_shm_zone_info() tells. Set size to sizeof(sws_shm_zone_info_t)
+ * before the call: fields appended later are filled only for callers that
+ * know them. */
+typedef struct {
+    size_t            size;
+    sws_str_t         name;
+    size_t            zone_size;   /* usable bytes */
+    const char       *owner;       /* the module that added it, or "core" */
+    /* A zone that is a slab pool (sws_slab.h); else slab NULL and the
+     * page counts 0. Its size classes: sws_slab_nclasses, sws_slab_stat. */
+    struct sws_slab_pool_s  *slab;   /* a sws_slab_pool_t */
+    size_t            page_size;
+    size_t            pages;
+    size_t            used_pages;
+    size_t            free_pages;  /* with the empty page a class keeps */
+} sws_shm_zone_info_t;
+
+/* Fill info (up to info->size bytes) for zone of cycle. SWS_ERROR if
+ * info->size is too small for the fields of ABI 1.7. Takes the zone's
+ * lock for a slab pool's counts. */
+sws_int_t sws_shm_zone_info(sws_cycle_t *cycle, sws_shm_zone_t *zone,
+    sws_shm_zone_info_t *info);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include <scalws/sws_types.h>
 #include <scalws/sws_conf.h>
+#include <scalws/sws_pool.h>
 
 /* How variable values are escaped (literal text is never escaped). */
 #define SWS_HTTP_ESCAPE_DEFAULT  0   /* < 0x20, '"', '\\', >= 0x7f as \xHH;
@@ -36,6 +37,44 @@ size_t  sws_http_format_len(sws_http_format_t *f, sws_http_request_t *r);
 /* Write the output into buf (room for sws_http_format_len bytes); returns
  * the end of what was written. */
 u_char *sws_http_format_render(sws_http_format_t *f, sws_http_request_t *r, u_char *buf);
+
+/*
+ * Measure, find room for and render f for r in one call (one pass over the
+ * variables for the length, one to write, as the two calls above). The
+ * output goes into buf if it fits in size bytes with extra bytes to spare
+ * after it, else into len + extra bytes of pool; the extra bytes are the
+ * caller's (a NUL, a newline, more text). out->data is the output,
+ * out->len its length; an empty output with no extra and no buf is "".
+ * SWS_OK; SWS_ERROR: no memory; SWS_DECLINED when it does not fit buf and
+ * pool is NULL: out->len is then the length it needs and the values stay
+ * kept in f, so sws_http_format_render() for the same r can still write
+ * it once the caller has made room. buf may be NULL (size 0).
+ */
+static inline sws_int_t
+sws_http_format_string(sws_http_format_t *f, sws_http_request_t *r, sws_pool_t *pool,
+    size_t extra, u_char *buf, size_t size, sws_str_t *out)
+{
+    /* inline: at a call site the constant arguments fold away, and what
+     * is left is the two calls a caller would write (no cost of its own) */
+    size_t  len = sws_http_format_len(f, r);
+
+    out->len = len;
+    if (buf && len + extra <= size) {
+        out->data = buf;
+    } else if (pool == NULL) {
+        return SWS_DECLINED;            /* the values stay kept in f */
+    } else if (len + extra == 0) {
+        out->data = (u_char *) "";
+        return SWS_OK;
+    } else {
+        out->data = (u_char *) sws_pnalloc(pool, len + extra);
+        if (out->data == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
+    return SWS_OK;
+}
 
 /* 1 if the format has no variables (its output never changes). */
 int     sws_http_format_is_static(const sws_http_format_t *f);

@@ -55,16 +55,7 @@ SWS_EXPORT sws_module_t sws_module = {
 static sws_int_t
 sws_auth_basic_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
 {
-    size_t   len = sws_http_format_len(f, r);
-    u_char  *p;
-
-    p = sws_pnalloc(sws_http_pool(r), len + 1);
-    if (p == NULL) {
-        return SWS_ERROR;
-    }
-    out->data = p;
-    out->len = (size_t) (sws_http_format_render(f, r, p) - p);
-    return SWS_OK;
+    return sws_http_format_string(f, r, sws_http_pool(r), 1, NULL, 0, out);
 }
 
 /* The password file for r, NUL-terminated: a relative path made of

@@ -55,13 +55,7 @@ sws_cache_unlock(sws_cache_ctx_t *ctx)
 static sws_int_t
 sws_cache_eval(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
 {
-    out->len = sws_http_format_len(f, r);
-    out->data = sws_pnalloc(sws_http_pool(r), out->len ? out->len : 1);
-    if (out->data == NULL) {
-        return SWS_ERROR;
-    }
-    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
-    return SWS_OK;
+    return sws_http_format_string(f, r, sws_http_pool(r), 0, NULL, 0, out);
 }
 
 /* Any of the values not empty and not "0" (proxy_cache_bypass, proxy_no_cache). */

@@ -182,13 +182,12 @@ sws_cache_purge_request(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
         return SWS_HTTP_FORBIDDEN;
     }
     sws_http_discard_body(r);
-    key.len = sws_http_format_len(lcf->key, r);
-    key.data = sws_pnalloc(sws_http_pool(r), key.len + 1);
     p = sws_pnalloc(sws_http_pool(r), 64);
-    if (key.data == NULL || p == NULL) {
+    if (p == NULL
+        || sws_http_format_string(lcf->key, r, sws_http_pool(r), 1, NULL, 0, &key) != SWS_OK)
+    {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    key.len = (size_t) (sws_http_format_render(lcf->key, r, key.data) - key.data);
     if (sws_cache_purge_key(lcf->path, &key, &removed) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -101,12 +101,11 @@ sws_fcgi_eval_target(sws_http_request_t *r, sws_fcgi_ctx_t *ctx)
     sws_str_t  addr;
     sws_int_t  rc;
 
-    addr.len = sws_http_format_len(ctx->flcf->pass_fmt, r);
-    addr.data = sws_pnalloc(sws_http_pool(r), addr.len + 1);
-    if (addr.data == NULL) {
+    if (sws_http_format_string(ctx->flcf->pass_fmt, r, sws_http_pool(r), 1, NULL, 0, &addr)
+        != SWS_OK)
+    {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    addr.len = (size_t) (sws_http_format_render(ctx->flcf->pass_fmt, r, addr.data) - addr.data);
     rc = sws_http_upstream_set_target(ctx->u, &addr, SWS_FCGI_DEFAULT_PORT);
     if (rc == SWS_DECLINED) {
         return SWS_HTTP_BAD_GATEWAY;

@@ -150,19 +150,17 @@ sws_geo_variable(sws_http_request_t *r, void *data, sws_str_t *value)
     sws_geo_t  *geo = data;
     uint8_t     addr[16];
     socklen_t   len;
-    size_t      n;
-    u_char     *p;
+    sws_str_t   text;
     int         family;
 
     if (geo->source) {
-        n = sws_http_format_len(geo->source, r);
-        p = sws_pnalloc(sws_http_pool(r), n + 1);
-        if (p == NULL) {
+        if (sws_http_format_string(geo->source, r, sws_http_pool(r), 0, NULL, 0, &text)
+            != SWS_OK)
+        {
             value->len = 0;
             return;
         }
-        n = (size_t) (sws_http_format_render(geo->source, r, p) - p);
-        family = sws_cidr_addr_text(p, n, addr);
+        family = sws_cidr_addr_text(text.data, text.len, addr);
     } else {
         family = sws_cidr_addr(sws_http_remote_sockaddr(r, &len), addr);
     }

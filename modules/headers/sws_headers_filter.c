@@ -47,20 +47,17 @@ sws_headers_safe_status(sws_uint_t status)
 static sws_int_t
 sws_headers_value(sws_http_request_t *r, sws_headers_field_t *f, sws_str_t *out)
 {
-    size_t   len, i;
+    size_t   i;
     u_char  *p;
 
     if (f->value == NULL) {
         *out = f->text;
         return SWS_OK;
     }
-    len = sws_http_format_len(f->value, r);
-    p = sws_pnalloc(sws_http_pool(r), len ? len : 1);
-    if (p == NULL) {
+    if (sws_http_format_string(f->value, r, sws_http_pool(r), 0, NULL, 0, out) != SWS_OK) {
         return SWS_ERROR;
     }
-    out->data = p;
-    out->len = (size_t) (sws_http_format_render(f->value, r, p) - p);
+    p = out->data;
     for (i = 0; i < out->len; i++) {
         if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) {
             p[i] = ' ';

@@ -65,20 +65,16 @@ sws_split_variable(sws_http_request_t *r, void *data, sws_str_t *value)
 {
     sws_split_t             *sc = data;
     const sws_split_part_t  *part = sc->parts->elts;
-    size_t                   len;
-    u_char                  *p;
+    sws_str_t                text;
     uint32_t                 hash;
     sws_uint_t               i;
 
     value->len = 0;
     value->data = NULL;
-    len = sws_http_format_len(sc->source, r);
-    p = sws_pnalloc(sws_http_pool(r), len + 1);
-    if (p == NULL) {
+    if (sws_http_format_string(sc->source, r, sws_http_pool(r), 0, NULL, 0, &text) != SWS_OK) {
         return;
     }
-    len = (size_t) (sws_http_format_render(sc->source, r, p) - p);
-    hash = sws_murmur_hash2(p, len);
+    hash = sws_murmur_hash2(text.data, text.len);
     for (i = 0; i < sc->parts->nelts; i++) {
         if (part[i].bound == 0 || hash < part[i].bound) {
             if (sws_map_value_get(r, part[i].value, value) != SWS_OK) {

@@ -17,7 +17,7 @@ static sws_int_t
 sws_proxy_cookie_rule(sws_http_request_t *r, const sws_proxy_cookie_rule_t *rule,
     const sws_str_t *value, int prefix, sws_str_t *out)
 {
-    size_t     tail = 0, len;
+    size_t     tail = 0;
     sws_int_t  rc;
     u_char    *p;
 
@@ -38,13 +38,12 @@ sws_proxy_cookie_rule(sws_http_request_t *r, const sws_proxy_cookie_rule_t *rule
     {
         return SWS_DECLINED;
     }
-    len = sws_http_format_len(rule->replacement, r);
-    p = sws_pnalloc(sws_http_pool(r), len + tail + 1);
-    if (p == NULL) {
+    if (sws_http_format_string(rule->replacement, r, sws_http_pool(r), tail + 1, NULL, 0, out)
+        != SWS_OK)
+    {
         return SWS_ERROR;
     }
-    out->data = p;
-    p = sws_http_format_render(rule->replacement, r, p);
+    p = out->data + out->len;
     if (tail) {
         p = sws_cpymem(p, value->data + value->len - tail, tail);
     }

@@ -133,12 +133,12 @@ sws_proxy_eval_target(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
     sws_int_t             rc;
 
     t = sws_palloc(sws_http_pool(r), sizeof(sws_proxy_target_t));
-    url.len = sws_http_format_len(plcf->url_fmt, r);
-    url.data = sws_pnalloc(sws_http_pool(r), url.len + 1);
-    if (t == NULL || url.data == NULL) {
+    if (t == NULL
+        || sws_http_format_string(plcf->url_fmt, r, sws_http_pool(r), 1, NULL, 0, &url)
+           != SWS_OK)
+    {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    url.len = (size_t) (sws_http_format_render(plcf->url_fmt, r, url.data) - url.data);
     err = sws_proxy_parse_url(&url, t, &auth);
     if (err) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "proxy_pass URL \"%.*s\" %s",

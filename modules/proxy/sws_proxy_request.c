@@ -138,14 +138,7 @@ sws_proxy_xff(sws_http_request_t *r, sws_str_t *out)
 static sws_int_t
 sws_proxy_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
 {
-    size_t  len = sws_http_format_len(f, r);
-
-    out->data = sws_pnalloc(sws_http_pool(r), len ? len : 1);
-    if (out->data == NULL) {
-        return SWS_ERROR;
-    }
-    out->len = (size_t) (sws_http_format_render(f, r, out->data) - out->data);
-    return SWS_OK;
+    return sws_http_format_string(f, r, sws_http_pool(r), 0, NULL, 0, out);
 }
 
 /* What is the proxy's own in the request; the rest (framing, Connection,
@@ -165,7 +158,6 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_str_t                       body;
     sws_http_header_t              *f;
     sws_uint_t                      i, n = 0;
-    size_t                          len;
 
     sws_memzero(&rq, sizeof(rq));
     ctx->rid = rid->len != 0;
@@ -191,15 +183,13 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
         f[n++].value = *rid;
     }
     for (i = 0; i < hs->ndynamic; i++) {
-        len = sws_http_format_len(hs->dynamic[i].value, r);
         f[n].name = hs->dynamic[i].name;
-        f[n].value.data = sws_pnalloc(sws_http_pool(r), len ? len : 1);
-        if (f[n].value.data == NULL) {
+        /* An empty value: no field (and the client's is not sent either). */
+        if (sws_http_format_string(hs->dynamic[i].value, r, sws_http_pool(r), 0, NULL, 0,
+                                   &f[n].value) != SWS_OK)
+        {
             return SWS_ERROR;
         }
-        /* An empty value: no field (and the client's is not sent either). */
-        f[n].value.len = (size_t) (sws_http_format_render(hs->dynamic[i].value, r,
-                                                          f[n].value.data) - f[n].value.data);
         n++;
     }
     if (!hs->host) {

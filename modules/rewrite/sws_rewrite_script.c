@@ -10,15 +10,10 @@
 sws_int_t
 sws_rewrite_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
 {
-    size_t   len = sws_http_format_len(f, r);
-    u_char  *p = sws_pnalloc(sws_http_pool(r), len + 1);
-
-    if (p == NULL) {
+    if (sws_http_format_string(f, r, sws_http_pool(r), 1, NULL, 0, out) != SWS_OK) {
         return SWS_ERROR;
     }
-    out->data = p;
-    out->len = (size_t) (sws_http_format_render(f, r, p) - p);
-    p[out->len] = '\0';
+    out->data[out->len] = '\0';
     return SWS_OK;
 }
 

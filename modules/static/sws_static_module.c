@@ -508,7 +508,7 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
     const sws_str_t *uri, const sws_str_t *args)
 {
     u_char     *p, *q, *end;
-    sws_str_t   new_uri, new_args;
+    sws_str_t   new_uri, new_args, text;
 
     if (t->code) {
         return t->code;
@@ -518,11 +518,11 @@ sws_static_try_fallback(sws_http_request_t *r, const sws_static_try_t *t,
     }
 
     if (t->fmt) {
-        p = sws_pnalloc(sws_http_pool(r), sws_http_format_len(t->fmt, r) + 1);
-        if (p == NULL) {
+        if (sws_http_format_string(t->fmt, r, sws_http_pool(r), 1, NULL, 0, &text) != SWS_OK) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
-        end = sws_http_format_render(t->fmt, r, p);
+        p = text.data;
+        end = p + text.len;
     } else {
         p = sws_pnalloc(sws_http_pool(r), sws_static_try_len(t, uri, args) + 1);
         if (p == NULL) {
@@ -552,7 +552,7 @@ sws_static_try_files_handler(sws_http_request_t *r)
 {
     u_char                 *ubuf, *fbuf, *vbuf, *p, *u;
     size_t                  root_len, ulen, flen, umax, fmax;
-    sws_str_t               path, new_uri, file;
+    sws_str_t               path, new_uri, file, value;
     sws_uint_t              i, j, n;
     sws_http_file_t         f;
     const sws_str_t        *uri, *args;
@@ -586,19 +586,23 @@ sws_static_try_files_handler(sws_http_request_t *r)
 
         } else if (t->fmt) {
             /* any other variable: the value under the root, as nginx */
-            ulen = sws_http_format_len(t->fmt, r);
-            vbuf = sws_pnalloc(sws_http_pool(r), ulen + root_len + ulen + 1);
-            if (vbuf == NULL) {
+            if (sws_http_format_string(t->fmt, r, sws_http_pool(r), 0, NULL, 0, &value)
+                != SWS_OK)
+            {
                 return SWS_HTTP_INTERNAL_SERVER_ERROR;
             }
-            sws_http_format_render(t->fmt, r, vbuf);
+            vbuf = value.data;
+            ulen = value.len;
             if (sws_static_climbs(vbuf, ulen)) {
                 continue;           /* a value never leads out of the root */
             }
-            p = sws_cpymem(vbuf + ulen, path.data, root_len);
+            file.data = sws_pnalloc(sws_http_pool(r), root_len + ulen + 1);
+            if (file.data == NULL) {
+                return SWS_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            p = sws_cpymem(file.data, path.data, root_len);
             p = sws_cpymem(p, vbuf, ulen);
             *p = '\0';
-            file.data = vbuf + ulen;
             file.len = (size_t) (p - file.data);
 
         } else {

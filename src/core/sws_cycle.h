@@ -36,6 +36,9 @@ struct sws_cycle_s {
     /* sws_helper_t * declared by modules (sws_helper.c), or NULL. */
     sws_array_t       *helpers;
 
+    /* sws_keyed_zone_t * declared by modules (sws_keyed_zone.c), or NULL. */
+    sws_array_t       *keyed_zones;
+
     /* Worker runtime state (src/event). */
     void              *event_state;
 };

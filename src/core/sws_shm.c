@@ -213,3 +213,69 @@ sws_shm_unlock(sws_shm_zone_t *zone)
 {
     sws_shm_mutex_unlock(sws_shm_zone_mutex(zone));
 }
+
+
+/* ---- inspection ---- */
+
+/* The zones of a cycle are the maps it was the last to add. */
+sws_uint_t
+sws_shm_zone_count(sws_cycle_t *cycle)
+{
+    sws_shm_map_t *m;
+    sws_uint_t     n = 0;
+
+    for (m = sws_shm_maps; m; m = m->next) {
+        n += (m->cycle == cycle && m->zone);
+    }
+    return n;
+}
+
+sws_shm_zone_t *
+sws_shm_zone_get(sws_cycle_t *cycle, sws_uint_t i)
+{
+    sws_shm_map_t *m;
+
+    for (m = sws_shm_maps; m; m = m->next) {
+        if (m->cycle == cycle && m->zone && i-- == 0) {
+            return m->zone;
+        }
+    }
+    return NULL;
+}
+
+sws_shm_zone_t *
+sws_shm_zone_find(sws_cycle_t *cycle, const sws_str_t *name)
+{
+    sws_shm_map_t *m = sws_shm_map_find(name);
+
+    /* (a name reused with another shape: the old map's name is hidden) */
+    return m && m->cycle == cycle ? m->zone : NULL;
+}
+
+sws_int_t
+sws_shm_zone_info(sws_cycle_t *cycle, sws_shm_zone_t *zone, sws_shm_zone_info_t *info)
+{
+    sws_shm_zone_info_t  all;
+    sws_uint_t           i;
+
+    if (info->size < offsetof(sws_shm_zone_info_t, free_pages) + sizeof(size_t)) {
+        return SWS_ERROR;
+    }
+    sws_memzero(&all, sizeof(all));
+    all.size = info->size;
+    all.name = zone->name;
+    all.zone_size = zone->size;
+    all.owner = "core";
+    for (i = 0; i < cycle->modules_n; i++) {
+        if (zone->tag == cycle->modules[i]) {
+            all.owner = cycle->modules[i]->name;
+        }
+    }
+    all.slab = sws_slab_of_zone(zone);
+    if (all.slab) {
+        sws_slab_pages(all.slab, &all.page_size, &all.pages, &all.free_pages);
+        all.used_pages = all.pages - all.free_pages;
+    }
+    memcpy(info, &all, sws_min(info->size, sizeof(all)));
+    return SWS_OK;
+}

@@ -10,4 +10,7 @@ void *sws_shm_zone_mutex(sws_shm_zone_t *zone);
 void  sws_shm_mutex_lock(void *mutex);
 void  sws_shm_mutex_unlock(void *mutex);
 
+/* The slab pool the zone is (sws_slab_init made it one), or NULL. */
+struct sws_slab_pool_s *sws_slab_of_zone(sws_shm_zone_t *zone);
+
 #endif

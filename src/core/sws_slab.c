@@ -77,6 +77,19 @@ struct sws_slab_pool_s {
     sws_slab_class_t  runs;       /* pages: pages in runs; used: runs */
 };
 
+sws_slab_pool_t *
+sws_slab_of_zone(sws_shm_zone_t *zone)
+{
+    sws_slab_pool_t *pool = (sws_slab_pool_t *) zone->addr;
+
+    if (zone->data != pool || zone->size < sizeof(sws_slab_pool_t)
+        || pool->magic != SWS_SLAB_MAGIC || pool->zone_size != zone->size)
+    {
+        return NULL;
+    }
+    return pool;
+}
+
 /* ---- lists of pages ---- */
 
 static void

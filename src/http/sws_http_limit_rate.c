@@ -24,12 +24,11 @@ sws_http_limit_rate_eval(sws_http_request_t *r, sws_http_format_t *f, const char
     ssize_t    n;
     u_char     buf[64];
 
-    v.len = sws_http_format_len(f, r);
-    if (v.len == 0 || v.len > sizeof(buf)) {
+    if (sws_http_format_string(f, r, NULL, 0, buf, sizeof(buf), &v) != SWS_OK
+        || v.len == 0)
+    {
         return 0;
     }
-    v.data = buf;
-    (void) sws_http_format_render(f, r, buf);
     n = sws_parse_size(&v);
     if (n == SWS_ERROR) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "invalid %s \"%.*s\": not limited", what,
@@ -66,6 +65,9 @@ sws_http_limit_rate(sws_http_request_t *r)
     const void               *map;
 
     if (!r->limit_rate_set) {
+        if (r->loc_conf == NULL) {
+            return 0;              /* not located (a request a module made) */
+        }
         clcf = sws_http_core_loc(r);
         map = r->main_conf ? sws_http_core_main(r)->limit_rate_map : NULL;
         r->limit_rate = clcf->limit_rate

@@ -178,56 +178,62 @@ static void
 sws_http_log_line(sws_http_request_t *r, sws_http_log_t *log)
 {
     sws_http_log_file_t  *file = log->file;
-    u_char                stack[SWS_HTTP_LOG_STACK_LINE], *line, *p;
-    size_t                len;
+    u_char                stack[SWS_HTTP_LOG_STACK_LINE], *p;
+    sws_str_t             line;
     int                   was_empty;
 
-    len = sws_http_format_len(log->format, r) + 1;
-
     if (file->start) {
-        if (len > (size_t) (file->end - file->pos)) {
+        /* into the buffer, with the newline; if the buffer has no room
+         * left, the line's length is known and its values kept */
+        was_empty = file->pos == file->start;
+        if (sws_http_format_string(log->format, r, NULL, 1, file->pos,
+                                   (size_t) (file->end - file->pos), &line) != SWS_OK)
+        {
             sws_http_log_flush(file);
-        }
-        if (len <= (size_t) (file->end - file->pos)) {
-            was_empty = file->pos == file->start;
-            p = sws_http_format_render(log->format, r, file->pos);
-            *p++ = '\n';
-            file->pos = p;
-            if (was_empty && file->flush > 0 && !file->flush_ev.timer_set) {
-                sws_add_timer(&file->flush_ev, file->flush);
+            was_empty = 1;
+            if (line.len + 1 > (size_t) (file->end - file->pos)) {
+                /* longer than the whole buffer: written on its own, after
+                 * the buffer's lines (flushed above), measured again (a
+                 * line that long is rare) */
+                goto alone;
             }
-            return;
+            line.data = file->pos;
+            line.len = (size_t) (sws_http_format_render(log->format, r, file->pos)
+                                 - file->pos);
         }
-        /* longer than the whole buffer: written on its own, after the
-         * buffer's lines (flushed above) */
-    }
-
-    line = len <= sizeof(stack) ? stack : sws_pnalloc(r->pool, len);
-    if (line == NULL) {
-        sws_log_error(SWS_LOG_ALERT, r->log ? r->log : file->cycle->log, 0,
-                      "no memory for an access log line of %lu bytes", (unsigned long) len);
+        p = line.data + line.len;
+        *p++ = '\n';
+        file->pos = p;
+        if (was_empty && file->flush > 0 && !file->flush_ev.timer_set) {
+            sws_add_timer(&file->flush_ev, file->flush);
+        }
         return;
     }
-    p = sws_http_format_render(log->format, r, line);
-    *p++ = '\n';
-    sws_http_log_write(file, line, (size_t) (p - line));
+
+alone:
+    if (sws_http_format_string(log->format, r, r->pool, 1, stack, sizeof(stack), &line)
+        != SWS_OK)
+    {
+        sws_log_error(SWS_LOG_ALERT, r->log ? r->log : file->cycle->log, 0,
+                      "no memory for an access log line of %lu bytes",
+                      (unsigned long) line.len + 1);
+        return;
+    }
+    line.data[line.len++] = '\n';
+    sws_http_log_write(file, line.data, line.len);
 }
 
 /* access_log ... if=COND: the line is written unless COND is empty or "0" */
 static int
 sws_http_log_cond(sws_http_request_t *r, sws_http_format_t *cond)
 {
-    u_char  buf[64], *p;
-    size_t  len = sws_http_format_len(cond, r);
+    u_char     buf[64];
+    sws_str_t  v;
 
-    if (len == 0) {
-        return 0;
-    }
-    if (len > sizeof(buf)) {
+    if (sws_http_format_string(cond, r, NULL, 0, buf, sizeof(buf), &v) != SWS_OK) {
         return 1;                       /* longer than "0": true */
     }
-    p = sws_http_format_render(cond, r, buf);
-    return !((size_t) (p - buf) == 1 && buf[0] == '0');
+    return v.len != 0 && !(v.len == 1 && v.data[0] == '0');
 }
 
 static sws_int_t

@@ -700,15 +700,13 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
         rest_len -= skip;
     }
     if (clcf->root_format) {
-        root_n = sws_http_format_len(clcf->root_format, r);
-    }
-    path->data = sws_pnalloc(r->pool, root_n + rest_len + reserve + 1);
-    if (path->data == NULL) {
-        return SWS_ERROR;
-    }
-    if (clcf->root_format) {
-        p = sws_http_format_render(clcf->root_format, r, path->data);
-        root_n = (size_t) (p - path->data);
+        /* the root, then room for the rest of the path */
+        if (sws_http_format_string(clcf->root_format, r, r->pool, rest_len + reserve + 1,
+                                   NULL, 0, path) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+        root_n = path->len;
         if (!clcf->alias) {
             while (root_n > 1 && path->data[root_n - 1] == '/') {
                 root_n--;           /* the URI brings its own */
@@ -716,6 +714,10 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
         }
         p = path->data + root_n;
     } else {
+        path->data = sws_pnalloc(r->pool, root_n + rest_len + reserve + 1);
+        if (path->data == NULL) {
+            return SWS_ERROR;
+        }
         p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
     }
     p = sws_cpymem(p, rest, rest_len);

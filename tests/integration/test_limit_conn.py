@@ -152,8 +152,12 @@ def test_config_errors(tmp_path):
         ("limit_conn_zone $binary_remote_addr zone=z;", 'invalid zone size "z"'),
         ("limit_conn_zone $binary_remote_addr zone=z:1k;", 'zone "z:1k" is too small'),
         ("limit_conn_zone $nope zone=z:64k;", 'unknown variable'),
-        (z + z, 'duplicate zone "z"'),
-        ("limit_conn nosuch 1;", 'unknown limit_conn_zone "nosuch" in'),
+        # nginx's words for a zone declared twice, or named and not declared
+        (z + z, 'limit_conn_zone "z" is already bound to key "$binary_remote_addr"'),
+        (z + z.replace("z:64k", "z:128k"),
+         'the size 131072 of shared memory zone "z" conflicts with already declared '
+         'size 65536'),
+        ("limit_conn nosuch 1;", 'zero size shared memory zone "nosuch" in'),
         (z + "limit_conn z 0;", 'invalid number of connections "0"'),
         (z + "limit_conn z many;", 'invalid number of connections "many"'),
         (z + "limit_conn z 1; limit_conn z 2;", '"limit_conn" directive is duplicate'),

@@ -222,8 +222,12 @@ def test_config_errors(tmp_path):
         ("limit_req_zone $nope zone=z:64k rate=1r/s;", 'unknown variable'),
         ("limit_req_zone $binary_remote_addr zone=z:64k rate=1r/s bogus;",
          'invalid parameter "bogus"'),
-        (z + z, 'duplicate zone "z"'),
-        ("limit_req zone=nosuch;", 'unknown limit_req_zone "nosuch" in'),
+        # nginx's words for a zone declared twice, or named and not declared
+        (z + z, 'limit_req_zone "z" is already bound to key "$binary_remote_addr"'),
+        (z + z.replace("z:64k", "z:128k"),
+         'the size 131072 of shared memory zone "z" conflicts with already declared '
+         'size 65536'),
+        ("limit_req zone=nosuch;", 'zero size shared memory zone "nosuch" in'),
         (z + "limit_req zone=z burst=x;", 'invalid burst value "burst=x"'),
         (z + "limit_req zone=z delay=-1;", 'invalid delay value "delay=-1"'),
         (z + "limit_req zone=z nodelay delay=2;", 'exclude each other'),

@@ -8,40 +8,25 @@
 
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
+#include "sws_test_request.h"
 
 /* The variables read the server's conf through the core module's index. */
 sws_module_t  sws_http_core_module = { .index = 0 };
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
-static sws_pool_t                *pool;
-static struct sws_http_request_s  req;
-static struct sws_connection_s    conn;
-static sws_http_core_srv_conf_t   cscf;
-static sws_http_session_t         session;
-static sws_http_addr_t            addr;
+static sws_pool_t          *pool;
+static sws_test_request_t   t;
 
-/* The protocol of the test's request: HTTP/1's count of bytes sent. */
-static off_t
-test_bytes_sent(sws_http_request_t *r)
-{
-    return r->connection->sent - r->sent_start;
-}
-
-static const sws_http_proto_t test_proto = { .name = "test", .bytes_sent = test_bytes_sent };
-static void                      *srv_confs[1];
+/* the request's parts, as the tests below name them */
+#define req      (t.req)
+#define conn     (t.conn)
+#define cscf     (t.cscf)
 
 static void
 add_header(sws_array_t *a, const char *name, const char *value)
 {
-    sws_http_header_t  *h = sws_array_push(a);
-
-    ck_assert_ptr_nonnull(h);
-    h->name.data = (u_char *) name;
-    h->name.len = strlen(name);
-    h->value.data = (u_char *) value;
-    h->value.len = strlen(value);
-    h->hash = sws_hash_key_lc(h->name.data, h->name.len);
+    ck_assert_int_eq(sws_test_header_add(a, name, value), SWS_OK);
 }
 
 static void
@@ -51,50 +36,7 @@ setup(void)
     ck_assert_ptr_nonnull(pool);
     sws_time_init();
     sws_time_update();
-
-    memset(&req, 0, sizeof(req));
-    memset(&conn, 0, sizeof(conn));
-    memset(&cscf, 0, sizeof(cscf));
-    memset(&session, 0, sizeof(session));
-
-    sws_str_set(&conn.addr_text, "192.0.2.7");
-    conn.sent = 5000;
-    memset(&addr, 0, sizeof(addr));
-    session.connection = &conn;
-    session.addr = &addr;
-    session.addr_text = conn.addr_text;
-    session.number = 42;
-    session.requests = 3;
-
-    sws_str_set(&cscf.server_name, "example.org");
-    srv_confs[0] = &cscf;
-
-    req.connection = &conn;
-    req.session = &session;
-    req.proto = &test_proto;
-    req.pool = pool;
-    req.srv_conf = srv_confs;
-    sws_str_set(&req.method_name, "GET");
-    req.method = SWS_HTTP_GET;
-    req.http_version = SWS_HTTP_VERSION_11;
-    sws_str_set(&req.request_line, "GET /a%20b?x=1&y=2 HTTP/1.1");
-    sws_str_set(&req.unparsed_uri, "/a%20b?x=1&y=2");
-    sws_str_set(&req.uri, "/a b");
-    sws_str_set(&req.args, "x=1&y=2");
-    sws_str_set(&req.host, "www.example.com");
-    req.status = 200;
-    req.sent_start = 1000;
-    req.header_size = 150;
-    req.start_msec = sws_current_msec();
-    req.out_content_length = -1;
-    req.last_modified = -1;
-
-    ck_assert_int_eq(sws_array_init(&req.headers_in, pool, 8, sizeof(sws_http_header_t)),
-                     SWS_OK);
-    ck_assert_int_eq(sws_array_init(&req.headers_out, pool, 8, sizeof(sws_http_header_t)),
-                     SWS_OK);
-    add_header(&req.headers_in, "host", "www.example.com");
-    add_header(&req.headers_in, "user-agent", "curl/8.0");
+    ck_assert_int_eq(sws_test_request_init(&t, pool), SWS_OK);
     add_header(&req.headers_in, "referer", "http://ref/");
 }
 
@@ -305,8 +247,19 @@ END_TEST
 START_TEST(connection_fields)
 {
     ck_assert_str_eq(render("$connection $connection_requests", 0), "42 3");
-    session.number = 18446744073709551615ULL;
+    t.session.number = 18446744073709551615ULL;
     ck_assert_str_eq(render("$connection", 0), "18446744073709551615");
+}
+END_TEST
+
+/* A request with no location (one a module made, or the fuzzer's): the
+ * variables that read the location's conf answer without it (found by
+ * tests/fuzz/fuzz_log_format.c: $limit_rate read it). */
+START_TEST(no_location)
+{
+    ck_assert_ptr_null(req.loc_conf);
+    ck_assert_str_eq(render("[$limit_rate] [$document_root] [$request_filename]",
+                            SWS_HTTP_ESCAPE_NONE), "[0] [] []");
 }
 END_TEST
 
@@ -653,6 +606,7 @@ variables_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, compile_unknown_variable);
+    tcase_add_test(tc, no_location);
     tcase_add_test(tc, compile_bad_syntax);
     tcase_add_test(tc, compile_bad_escape);
     tcase_add_test(tc, compile_copies_text);

@@ -4,6 +4,11 @@
  * processes (and a holder that dies), and a reload: the same memory with the
  * old data, or new memory for a new size, and a thrown-away configuration
  * that leaves the old zone alone. (tests/unit/test_upstream.c covers more.)
+ * Keyed zones (sws_keyed_zone.h): zone=NAME:SIZE, declaration and nginx's
+ * errors for a zone declared twice or named and never declared, records
+ * (lookup, insert, touch, delete), eviction of the least recently used
+ * keys or refusal when full, records kept across a reload, the limits of a
+ * level; and the inspection of a configuration's zones.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -18,12 +23,18 @@
 #include "sws_cycle.h"
 #include "sws_log_internal.h"
 #include <scalws/sws_shm.h>
+#include <scalws/sws_keyed_zone.h>
+#include <scalws/sws_slab.h>
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
 static struct sws_log_s  tlog;
 static char              logpath[] = "/tmp/sws_test_shm_log.XXXXXX";
 static int               tag_a, tag_b;
+
+/* Two owners of keyed zones: modules of the fake cycle. */
+static sws_module_t   mod_a = { .name = "mod_a" }, mod_b = { .name = "mod_b" };
+static sws_module_t  *mods[] = { &mod_a, &mod_b };
 
 typedef struct {
     struct sws_cycle_s  cycle;
@@ -38,6 +49,8 @@ fake_init(fake_t *f, fake_t *old)
     ck_assert_ptr_nonnull(f->cycle.pool);
     f->cycle.log = &tlog;
     f->cycle.old_cycle = old ? &old->cycle : NULL;
+    f->cycle.modules = mods;
+    f->cycle.modules_n = 2;
     f->conf.cycle = &f->cycle;
     f->conf.pool = f->cycle.pool;
     f->conf.log = &tlog;
@@ -46,11 +59,17 @@ fake_init(fake_t *f, fake_t *old)
 static const char *
 log_text(void)
 {
-    static char buf[8192];
+    static char buf[65536];
     ssize_t     n = pread(tlog.fd, buf, sizeof(buf) - 1, 0);
 
     buf[n > 0 ? n : 0] = '\0';
     return buf;
+}
+
+static int
+logged_text(const char *what)
+{
+    return strstr(log_text(), what) != NULL;
 }
 
 static int init_calls;
@@ -274,6 +293,317 @@ START_TEST(failed_reload_keeps_old_zone)
 }
 END_TEST
 
+typedef struct {
+    uint64_t  n;
+} rec_t;
+
+static const sws_keyed_zone_type_t  evicting = {
+    .name = "ev", .directive = "ev_zone", .tag = &mod_a,
+    .record_size = sizeof(rec_t), .evict = 1,
+};
+static const sws_keyed_zone_type_t  refusing = {
+    .name = "rf", .directive = "rf_zone", .tag = &mod_b,
+    .record_size = sizeof(rec_t), .evict = 0,
+};
+
+static sws_keyed_zone_t *
+add(fake_t *f, const sws_keyed_zone_type_t *type, const char *name, size_t size)
+{
+    sws_str_t  n = { strlen(name), (u_char *) name };
+
+    return sws_keyed_zone_add(&f->conf, type, &n, size, STR("$binary_remote_addr"), NULL);
+}
+
+static rec_t *
+insert(sws_keyed_zone_t *z, const char *key)
+{
+    rec_t *r;
+
+    sws_keyed_zone_lock(z);
+    r = sws_keyed_zone_insert(z, (const u_char *) key, strlen(key));
+    sws_keyed_zone_unlock(z);
+    return r;
+}
+
+static rec_t *
+lookup(sws_keyed_zone_t *z, const char *key)
+{
+    rec_t *r;
+
+    sws_keyed_zone_lock(z);
+    r = sws_keyed_zone_lookup(z, (const u_char *) key, strlen(key));
+    sws_keyed_zone_unlock(z);
+    return r;
+}
+
+START_TEST(parse_spec)
+{
+    fake_t     f;
+    sws_str_t  name;
+    size_t     size;
+
+    fake_init(&f, NULL);
+    ck_assert_int_eq(sws_keyed_zone_parse(&f.conf, STR("one:1m"), &name, &size), SWS_OK);
+    ck_assert_int_eq((int) name.len, 3);
+    ck_assert_int_eq(memcmp(name.data, "one", 3), 0);
+    ck_assert_uint_eq(size, 1048576);
+    ck_assert_int_eq(sws_keyed_zone_parse(&f.conf, STR("one:16k"), &name, &size), SWS_ERROR);
+    ck_assert(logged_text("zone \"one:16k\" is too small"));
+    ck_assert_int_eq(sws_keyed_zone_parse(&f.conf, STR(":1m"), &name, &size), SWS_ERROR);
+    ck_assert_int_eq(sws_keyed_zone_parse(&f.conf, STR("one"), &name, &size), SWS_ERROR);
+    ck_assert_int_eq(sws_keyed_zone_parse(&f.conf, STR("one:x"), &name, &size), SWS_ERROR);
+    ck_assert(logged_text("invalid zone size \"one:x\""));
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+START_TEST(declare_twice_and_resolve)
+{
+    fake_t                 f;
+    sws_keyed_zone_t      *a;
+    sws_array_t           *uses;
+    sws_keyed_zone_ref_t  *ref;
+
+    fake_init(&f, NULL);
+    a = add(&f, &evicting, "one", 65536);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_null(add(&f, &evicting, "one", 131072));
+    ck_assert(logged_text("the size 131072 of shared memory zone \"one\" conflicts with already "
+                     "declared size 65536"));
+    ck_assert_ptr_null(add(&f, &evicting, "one", 65536));
+    ck_assert(logged_text("ev_zone \"one\" is already bound to key \"$binary_remote_addr\""));
+    /* another module's zone may have the same name */
+    ck_assert_ptr_nonnull(add(&f, &refusing, "one", 65536));
+
+    uses = sws_array_create(f.conf.pool, 2, sizeof(sws_keyed_zone_ref_t));
+    ref = sws_array_push(uses);
+    ck_assert_int_eq(sws_keyed_zone_use(&f.conf, ref, STR("one")), SWS_OK);
+    ck_assert_int_eq(sws_keyed_zone_resolve(&f.conf, &evicting, uses), SWS_OK);
+    ck_assert_ptr_eq(ref->zone, a);
+    ck_assert_int_eq(sws_keyed_zone_resolve(&f.conf, &evicting, NULL), SWS_OK);
+    ref = sws_array_push(uses);
+    ck_assert_int_eq(sws_keyed_zone_use(&f.conf, ref, STR("two")), SWS_OK);
+    ck_assert_int_eq(sws_keyed_zone_resolve(&f.conf, &evicting, uses), SWS_ERROR);
+    ck_assert(logged_text("zero size shared memory zone \"two\""));
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+START_TEST(records)
+{
+    fake_t             f;
+    sws_keyed_zone_t  *z;
+    rec_t             *r;
+
+    fake_init(&f, NULL);
+    z = add(&f, &refusing, "r", 65536);
+    ck_assert_ptr_nonnull(z);
+    ck_assert_ptr_null(lookup(z, "10.0.0.1"));
+    r = insert(z, "10.0.0.1");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->n, 0);                      /* zeroed */
+    r->n = 7;
+    ck_assert_ptr_eq(lookup(z, "10.0.0.1"), r);
+    ck_assert_ptr_null(lookup(z, "10.0.0.10"));
+    ck_assert_uint_eq(sws_keyed_zone_count(z), 1);
+    sws_keyed_zone_lock(z);
+    sws_keyed_zone_delete(z, r);
+    sws_keyed_zone_unlock(z);
+    ck_assert_ptr_null(lookup(z, "10.0.0.1"));
+    ck_assert_uint_eq(sws_keyed_zone_count(z), 0);
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+/* A full evicting zone drops the least recently used keys; a full
+ * refusing one refuses new keys and keeps the others. */
+START_TEST(full_zones)
+{
+    fake_t             f;
+    sws_keyed_zone_t  *ev, *rf;
+    char               key[32];
+    rec_t             *first, *r;
+    int                i, n;
+
+    fake_init(&f, NULL);
+    ev = add(&f, &evicting, "e", 32768);
+    rf = add(&f, &refusing, "f", 32768);
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_ptr_nonnull(rf);
+
+    first = insert(ev, "key-first");
+    ck_assert_ptr_nonnull(first);
+    insert(ev, "key-second");
+    for (i = 0; i < 5000; i++) {
+        snprintf(key, sizeof(key), "key-%d", i);
+        ck_assert_ptr_nonnull(insert(ev, key));      /* never refused */
+        if (i % 16 == 0) {
+            sws_keyed_zone_lock(ev);
+            sws_keyed_zone_touch(ev, first);         /* kept in use */
+            sws_keyed_zone_unlock(ev);
+        }
+    }
+    ck_assert_ptr_eq(lookup(ev, "key-first"), first);
+    ck_assert_ptr_null(lookup(ev, "key-second"));   /* the oldest went */
+    ck_assert_ptr_nonnull(lookup(ev, "key-4999"));
+    ck_assert_uint_lt(sws_keyed_zone_count(ev), 5000);
+
+    for (n = 0; n < 5000; n++) {
+        snprintf(key, sizeof(key), "key-%d", n);
+        if ((r = insert(rf, key)) == NULL) {
+            break;
+        }
+        r->n = (uint64_t) n;
+    }
+    ck_assert_int_gt(n, 100);
+    ck_assert_int_lt(n, 5000);                       /* refused when full */
+    ck_assert_uint_eq(sws_keyed_zone_count(rf), (sws_uint_t) n);
+    r = lookup(rf, "key-0");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->n, 0);
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+/* A reload with the same name and size keeps the records; another size
+ * starts afresh. */
+START_TEST(reload_keeps_records)
+{
+    fake_t             old, f;
+    sws_keyed_zone_t  *z, *z2, *same, *resized;
+    rec_t             *r;
+
+    fake_init(&old, NULL);
+    z = add(&old, &evicting, "keep", 65536);
+    z2 = add(&old, &evicting, "resize", 65536);
+    ck_assert_ptr_nonnull(z);
+    ck_assert_ptr_nonnull(z2);
+    insert(z, "a")->n = 42;
+    ck_assert_ptr_nonnull(insert(z2, "b"));
+
+    fake_init(&f, &old);
+    same = add(&f, &evicting, "keep", 65536);
+    resized = add(&f, &evicting, "resize", 131072);
+    ck_assert_ptr_nonnull(same);
+    ck_assert_ptr_nonnull(resized);
+    sws_pool_destroy(old.cycle.pool);
+    r = lookup(same, "a");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_uint_eq(r->n, 42);
+    ck_assert_ptr_null(lookup(resized, "b"));
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+typedef struct {
+    sws_keyed_zone_ref_t  ref;
+    int                   mine;
+} use_t;
+
+START_TEST(limits_of_levels)
+{
+    fake_t                    f;
+    sws_keyed_zone_limits_t  *http, *loc, *bare;
+    use_t                    *u;
+    char                     *err;
+
+    fake_init(&f, NULL);
+    http = sws_keyed_zone_limits_create(&f.conf);
+    loc = sws_keyed_zone_limits_create(&f.conf);
+    bare = sws_keyed_zone_limits_create(&f.conf);
+    u = sws_keyed_zone_limits_add(&f.conf, http, sizeof(use_t), STR("one"), &err);
+    ck_assert_ptr_nonnull(u);
+    u->mine = 5;
+    ck_assert_ptr_null(sws_keyed_zone_limits_add(&f.conf, http, sizeof(use_t), STR("one"),
+                                                 &err));
+    ck_assert_str_eq(err, "is duplicate");
+    http->status = 429;
+    ck_assert_ptr_nonnull(add(&f, &evicting, "one", 65536));   /* declared after use */
+
+    ck_assert_ptr_eq(sws_keyed_zone_limits_merge(&f.conf, &evicting, http, bare), SWS_CONF_OK);
+    ck_assert_ptr_eq(bare->uses, http->uses);                  /* inherited */
+    ck_assert_int_eq(bare->status, 429);
+    ck_assert_uint_eq(bare->log_level, SWS_LOG_ERR);
+    ck_assert_int_eq(bare->dry_run, 0);
+    ck_assert_ptr_nonnull(((use_t *) bare->uses->elts)->ref.zone);
+    ck_assert_int_eq(((use_t *) bare->uses->elts)->mine, 5);
+
+    ck_assert_ptr_nonnull(sws_keyed_zone_limits_add(&f.conf, loc, sizeof(use_t), STR("nope"),
+                                                    &err));
+    ck_assert_ptr_eq(sws_keyed_zone_limits_merge(&f.conf, &evicting, http, loc),
+                     SWS_CONF_ERROR);
+    ck_assert(logged_text("zero size shared memory zone \"nope\""));
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+/* The zones of a configuration, listed and inspected by name. */
+START_TEST(inspection)
+{
+    fake_t               f;
+    sws_keyed_zone_t    *z;
+    sws_shm_zone_t      *shm, *plain;
+    sws_shm_zone_info_t  info;
+    sws_slab_stat_t      st;
+    size_t               used;
+    sws_uint_t           i, n, seen = 0;
+    char                 key[32];
+
+    fake_init(&f, NULL);
+    z = add(&f, &evicting, "one", 65536);
+    ck_assert_ptr_nonnull(z);
+    plain = sws_shm_zone_add(&f.conf, STR("plain"), 8192, NULL, &f);
+    ck_assert_ptr_nonnull(plain);
+
+    ck_assert_uint_eq(sws_shm_zone_count(&f.cycle), 2);
+    for (i = 0; i < 2; i++) {
+        shm = sws_shm_zone_get(&f.cycle, i);
+        ck_assert_ptr_nonnull(shm);
+        seen |= shm == plain ? 1 : 2;
+    }
+    ck_assert_uint_eq(seen, 3);
+    ck_assert_ptr_null(sws_shm_zone_get(&f.cycle, 2));
+    ck_assert_ptr_null(sws_shm_zone_find(&f.cycle, STR("one")));
+    shm = sws_shm_zone_find(&f.cycle, STR("ev:one"));
+    ck_assert_ptr_nonnull(shm);
+
+    info.size = sizeof(info);
+    ck_assert_int_eq(sws_shm_zone_info(&f.cycle, shm, &info), SWS_OK);
+    ck_assert_uint_eq(info.size, sizeof(info));
+    ck_assert_int_eq((int) info.name.len, 6);
+    ck_assert_str_eq(info.owner, "mod_a");
+    ck_assert_uint_eq(info.zone_size, 65536);
+    ck_assert_ptr_nonnull(info.slab);
+    ck_assert_uint_gt(info.pages, 0);
+    ck_assert_uint_eq(info.used_pages + info.free_pages, info.pages);
+    used = info.used_pages;
+
+    for (i = 0; i < 200; i++) {
+        snprintf(key, sizeof(key), "client-%u", (unsigned) i);
+        ck_assert_ptr_nonnull(insert(z, key));
+    }
+    ck_assert_int_eq(sws_shm_zone_info(&f.cycle, shm, &info), SWS_OK);
+    ck_assert_uint_gt(info.used_pages, used);
+    n = sws_slab_nclasses(info.slab);
+    ck_assert_uint_gt(n, 1);
+    for (i = 0, used = 0; i < n; i++) {
+        ck_assert_int_eq(sws_slab_stat(info.slab, i, &st), SWS_OK);
+        used += st.used;
+    }
+    ck_assert_uint_ge(used, 200);
+
+    ck_assert_int_eq(sws_shm_zone_info(&f.cycle, plain, &info), SWS_OK);
+    ck_assert_str_eq(info.owner, "core");
+    ck_assert_ptr_null(info.slab);
+    ck_assert_uint_eq(info.pages, 0);
+
+    info.size = offsetof(sws_shm_zone_info_t, owner);   /* an impossible caller */
+    ck_assert_int_eq(sws_shm_zone_info(&f.cycle, plain, &info), SWS_ERROR);
+    sws_pool_destroy(f.cycle.pool);
+    ck_assert_uint_eq(sws_shm_zone_count(&f.cycle), 0);
+}
+END_TEST
+
 static Suite *
 shm_suite(void)
 {
@@ -288,6 +618,17 @@ shm_suite(void)
     tcase_add_test(tc, lock_holder_dies);
     tcase_add_test(tc, reload_takes_over);
     tcase_add_test(tc, failed_reload_keeps_old_zone);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("keyed");
+    tcase_add_test(tc, parse_spec);
+    tcase_add_test(tc, declare_twice_and_resolve);
+    tcase_add_test(tc, records);
+    tcase_add_test(tc, full_zones);
+    tcase_add_test(tc, reload_keeps_records);
+    tcase_add_test(tc, limits_of_levels);
+    tcase_add_test(tc, inspection);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return s;

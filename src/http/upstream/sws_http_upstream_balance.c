@@ -222,17 +222,15 @@ static uint32_t
 sws_ups_key_hash(sws_http_upstream_t *u)
 {
     sws_http_format_t *f = u->us->hash_key;
-    u_char             stack[256], *buf = stack;
-    size_t             len = sws_http_format_len(f, u->r);
+    u_char             stack[256];
+    sws_str_t          key;
 
-    if (len > sizeof(stack)) {
-        buf = sws_pnalloc(u->r->pool, len);
-        if (buf == NULL) {
-            return 0;
-        }
+    if (sws_http_format_string(f, u->r, u->r->pool, 0, stack, sizeof(stack), &key)
+        != SWS_OK)
+    {
+        return 0;
     }
-    sws_http_format_render(f, u->r, buf);
-    return sws_hash_key(buf, len);
+    return sws_hash_key(key.data, key.len);
 }
 
 static sws_http_upstream_peer_t *

@@ -126,15 +126,12 @@ sws_ups_socket_opts(sws_http_upstream_t *u, sws_ups_socket_opts_t *opts)
         opts->local_len = uc->bind_socklen;
         return SWS_OK;
     }
-    v.len = sws_http_format_len(uc->bind_fmt, r);
+    if (sws_http_format_string(uc->bind_fmt, r, r->pool, 0, NULL, 0, &v) != SWS_OK) {
+        return SWS_ERROR;
+    }
     if (v.len == 0) {
         return SWS_OK;                        /* empty: no bind, as nginx */
     }
-    v.data = sws_pnalloc(r->pool, v.len);
-    if (v.data == NULL) {
-        return SWS_ERROR;
-    }
-    v.len = (size_t) (sws_http_format_render(uc->bind_fmt, r, v.data) - v.data);
     if (sws_ups_bind_parse(v.data, v.len, &opts->sa, &opts->local_len) != SWS_OK) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "invalid local address \"%.*s\"",
                       (int) sws_min(v.len, 128), v.data);

@@ -85,12 +85,9 @@ sws_http_upstream_set_ssl(sws_http_upstream_t *u, const sws_str_t *host)
         return SWS_ERROR;
     }
     if (sc->name_fmt) {
-        name.len = sws_http_format_len(sc->name_fmt, r);
-        name.data = sws_pnalloc(r->pool, name.len + 1);
-        if (name.data == NULL) {
+        if (sws_http_format_string(sc->name_fmt, r, r->pool, 1, NULL, 0, &name) != SWS_OK) {
             return SWS_ERROR;
         }
-        name.len = (size_t) (sws_http_format_render(sc->name_fmt, r, name.data) - name.data);
     } else {
         name = *host;
     }
@@ -127,13 +124,11 @@ sws_ups_ssl_probe_conf(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
     }
     if (sc->name_fmt && sws_http_format_is_static(sc->name_fmt)) {
         /* No variables: the output does not depend on a request. */
-        name.len = sws_http_format_len(sc->name_fmt, NULL);
-        name.data = sws_pnalloc(sws_conf_pool(cf), name.len + 1);
-        if (name.data == NULL) {
+        if (sws_http_format_string(sc->name_fmt, NULL, sws_conf_pool(cf), 1, NULL, 0, &name)
+            != SWS_OK)
+        {
             return SWS_ERROR;
         }
-        name.len = (size_t) (sws_http_format_render(sc->name_fmt, NULL, name.data)
-                             - name.data);
     } else {
         if (sc->name_fmt) {
             sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the health probes of upstream "
