@@ -72,10 +72,20 @@ typedef struct {
     uint64_t   total;         /* chunks its pages hold (runs: = pages) */
     uint64_t   requests;      /* allocations asked for, ever */
     uint64_t   failures;      /* ... that found no room */
+    /* ABI 1.7: room to grow. Before sws_slab_stat_read the caller sets
+     * struct_size to its sizeof(sws_slab_stat_t); the core fills no more
+     * than that and sets it to what it filled: a field appended later is
+     * there only if it lies within struct_size. sws_slab_stat (1.0) fills
+     * the fields before struct_size only, as it always did. */
+    size_t     struct_size;
+    uint64_t   reserved[6];
 } sws_slab_stat_t;
 
 sws_uint_t sws_slab_nclasses(sws_slab_pool_t *pool);
 sws_int_t  sws_slab_stat(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st);
+/* ABI 1.7: the same, as far as st->struct_size says (SWS_ERROR if it is
+ * too small or i is no class). */
+sws_int_t  sws_slab_stat_read(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st);
 /* The page size, the pages of the zone, and how many are free now (with
  * the one empty page each class keeps for its next chunk: it goes to
  * whoever needs it when no other page is left). */

@@ -489,6 +489,23 @@ sws_slab_stat(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st)
     return SWS_OK;
 }
 
+sws_int_t
+sws_slab_stat_read(sws_slab_pool_t *pool, sws_uint_t i, sws_slab_stat_t *st)
+{
+    size_t  have = st->struct_size;
+
+    if (have < offsetof(sws_slab_stat_t, struct_size) + sizeof(st->struct_size)) {
+        return SWS_ERROR;
+    }
+    if (sws_slab_stat(pool, i, st) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    /* every field this core knows lies before reserved; a caller's larger
+     * struct keeps its own zeroes beyond */
+    st->struct_size = have < sizeof(*st) ? have : sizeof(*st);
+    return SWS_OK;
+}
+
 void
 sws_slab_pages(sws_slab_pool_t *pool, size_t *page_size, size_t *total, size_t *nfree)
 {

@@ -6,6 +6,7 @@
  * room, two processes allocating under the lock, and reloads (same name
  * and size: the same pool with its data; another size: a fresh one).
  */
+#include <stddef.h>
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -143,6 +144,50 @@ START_TEST(every_size_class)
     sws_slab_free(pool, p);
     ck_assert_uint_eq(free_pages(pool), total);
     ck_assert_int_eq(sws_slab_stat(pool, n, &st), SWS_ERROR);
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+/* sws_slab_stat_read (1.7) fills as far as the caller's struct_size:
+ * a caller of 1.6's layout (no struct_size) is refused, a larger struct
+ * keeps its tail, and 1.0's sws_slab_stat writes nothing from struct_size on. */
+START_TEST(stat_read_by_size)
+{
+    fake_t           f;
+    sws_slab_pool_t *pool = slab_zone(&f, NULL, "statsize", 256 * 1024);
+    struct {
+        sws_slab_stat_t  st;
+        uint64_t         later;      /* a field of a later SDK */
+    } big;
+    sws_slab_stat_t  st;
+    void            *p;
+
+    ck_assert_ptr_nonnull(pool);
+    p = sws_slab_alloc(pool, 8);
+    ck_assert_ptr_nonnull(p);
+
+    memset(&st, 0, sizeof(st));
+    st.struct_size = offsetof(sws_slab_stat_t, struct_size);     /* too small */
+    ck_assert_int_eq(sws_slab_stat_read(pool, 0, &st), SWS_ERROR);
+    st.struct_size = sizeof(st);
+    ck_assert_int_eq(sws_slab_stat_read(pool, sws_slab_nclasses(pool), &st), SWS_ERROR);
+    ck_assert_int_eq(sws_slab_stat_read(pool, 0, &st), SWS_OK);
+    ck_assert_uint_eq(st.struct_size, sizeof(st));
+    ck_assert_uint_eq(st.size, 8);
+    ck_assert_uint_eq(st.used, 1);
+
+    memset(&big, 0x5a, sizeof(big));
+    big.st.struct_size = sizeof(big);
+    ck_assert_int_eq(sws_slab_stat_read(pool, 0, &big.st), SWS_OK);
+    ck_assert_uint_eq(big.st.struct_size, sizeof(sws_slab_stat_t));
+    ck_assert_uint_eq(big.st.used, 1);
+    ck_assert_uint_eq(big.later, 0x5a5a5a5a5a5a5a5aULL);       /* not its field */
+
+    memset(&st, 0x5a, sizeof(st));
+    ck_assert_int_eq(sws_slab_stat(pool, 0, &st), SWS_OK);
+    ck_assert_uint_eq(st.struct_size, 0x5a5a5a5a5a5a5a5aULL);  /* 1.0's layout only */
+    ck_assert_uint_eq(st.used, 1);
+    sws_slab_free(pool, p);
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
@@ -651,6 +696,7 @@ slab_suite(void)
     TCase *tc = tcase_create("slab");
 
     tcase_add_test(tc, every_size_class);
+    tcase_add_test(tc, stat_read_by_size);
     tcase_add_test(tc, size_zero_and_too_big);
     tcase_add_test(tc, alloc_until_full_then_reuse);
     tcase_add_test(tc, large_and_fragmentation);
