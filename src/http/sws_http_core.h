@@ -123,7 +123,12 @@ struct sws_http_addr_s {
     sws_http_listen_t         *options;  /* the one that sets socket options */
     sws_http_addr_t          **via;      /* a wildcard: the addresses it serves */
     sws_uint_t                 nvia;
+    sws_http_core_srv_conf_t  *first;    /* the first server on the address */
     unsigned                   explicit_default:1;
+    /* more than one server on the address, or a regex name (captures):
+     * else every request goes to the default server without a look at
+     * the names */
+    unsigned                   names_matter:1;
     unsigned                   ssl:1;      /* a "listen ... ssl" */
     unsigned                   http2:1;    /* a "listen ... http2" */
     unsigned                   proxy_protocol:1; /* a "listen ... proxy_protocol" */

@@ -195,6 +195,9 @@ sws_http_find_server_re(sws_http_addr_t *addr, const sws_str_t *host, const sws_
     size_t                    best = 0, best_trailing = 0;
 
     *re = NULL;
+    if (!addr->names_matter) {
+        return addr->default_server;       /* the only server there is */
+    }
     if (host->len == 0) {
         return addr->no_host ? addr->no_host : addr->default_server;
     }
@@ -266,10 +269,13 @@ sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
     const sws_regex_t        *re;
     sws_http_core_srv_conf_t *found = sws_http_find_server_re(addr, &r->host, &re);
 
-    r->srv_conf = found->ctx->srv_conf;
-    r->loc_conf = found->ctx->loc_conf;
-    if (sws_http_core_loc(r)->error_log) {
-        r->log = sws_http_core_loc(r)->error_log;     /* the server's error_log */
+    if (r->srv_conf != found->ctx->srv_conf) {
+        /* not the default server the request started in */
+        r->srv_conf = found->ctx->srv_conf;
+        r->loc_conf = found->ctx->loc_conf;
+        if (sws_http_core_loc(r)->error_log) {
+            r->log = sws_http_core_loc(r)->error_log;     /* the server's error_log */
+        }
     }
     /* a regex name's captures ($1, named groups) are the request's */
     if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->host) == SWS_ERROR) {
