@@ -441,10 +441,11 @@ typedef struct {
     int       (*sendfile)(sws_http_request_t *r);
     /* A fixed response formatted at configuration time, in one write
      * (sws_http_fixed.c, when no filter may change it), or NULL: the
-     * protocol has no such fast path (h2). */
+     * protocol has no such fast path (h2). type: a Content-Type that
+     * goes before the fields (the URI's, of a typed response), or NULL. */
     sws_int_t (*send_fixed)(sws_http_request_t *r, const sws_str_t *status_line,
-                            const sws_str_t *fields, const sws_str_t *body,
-                            sws_uint_t status);
+                            const sws_str_t *type, const sws_str_t *fields,
+                            const sws_str_t *body, sws_uint_t status);
 } sws_http_proto_t;
 
 /* ---- the request ---- */
