@@ -267,8 +267,12 @@ sws_int_t
 sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
 {
     const sws_regex_t        *re;
-    sws_http_core_srv_conf_t *found = sws_http_find_server_re(addr, &r->host, &re);
+    sws_http_core_srv_conf_t *found;
 
+    if (!addr->names_matter) {
+        return SWS_OK;        /* the address's only server, the request's already */
+    }
+    found = sws_http_find_server_re(addr, &r->host, &re);
     if (r->srv_conf != found->ctx->srv_conf) {
         /* not the default server the request started in */
         r->srv_conf = found->ctx->srv_conf;
