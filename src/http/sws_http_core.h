@@ -9,6 +9,7 @@
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 #include "sws_conf_internal.h"
+#include "sws_palloc_internal.h"
 #include "sws_event.h"
 #include "sws_http_parse.h"
 #include "sws_http_location_match.h"
@@ -629,6 +630,9 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
+    /* Out of stub_status's counters when the request's pool goes: the
+     * pool's cleanup record, carried here rather than allocated. */
+    sws_pool_cleanup_t         uncount;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */

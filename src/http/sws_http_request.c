@@ -67,9 +67,9 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     {
         return NULL;
     }
-    if (sws_pool_cleanup_add(pool, sws_http_request_uncount, r) != SWS_OK) {
-        return NULL;
-    }
+    r->uncount.handler = sws_http_request_uncount;
+    r->uncount.data = r;
+    sws_pool_cleanup_link(pool, &r->uncount);
     sws_conn_stat(requests, 1);
     sws_conn_stat(reading, 1);
     if (s->requests_now++ == 0) {
