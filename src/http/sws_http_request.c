@@ -9,6 +9,8 @@
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
+static void sws_http_clear_ctx(sws_http_request_t *r);
+
 /* ---- creation ---- */
 
 /* The request's pool goes (reset for the next request, or destroyed,
@@ -44,7 +46,6 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
     sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
-    sws_http_core_main_conf_t *cmcf;
 
     r = sws_pcalloc(pool, sizeof(sws_http_request_t));
     if (r == NULL) {
@@ -59,10 +60,9 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     if (sws_http_core_loc(r)->error_log) {
         r->log = sws_http_core_loc(r)->error_log;     /* the default server's */
     }
-    cmcf = sws_http_core_main(r);
-    r->ctx = sws_pcalloc(pool, sizeof(void *) * cmcf->nmodules);
-    if (r->ctx == NULL
-        || sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
+    /* r->ctx: allocated when a module first sets a context (most
+     * requests meet no module that keeps one) */
+    if (sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
         || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
     {
         return NULL;
@@ -442,8 +442,6 @@ sws_http_handler(sws_http_request_t *r)
 sws_int_t
 sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sws_str_t *args)
 {
-    sws_uint_t i;
-
     if (sws_http_uri_cycle(r, "internally redirecting to", uri)) {
         return SWS_DONE;
     }
@@ -455,9 +453,7 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     r->exten.len = 0;
     r->internal = 1;
     /* Modules start afresh in the new location. */
-    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
-        r->ctx[i] = NULL;
-    }
+    sws_http_clear_ctx(r);
     sws_http_clear_response(r);
     r->loc_conf = ((sws_http_core_srv_conf_t *) sws_http_core_srv(r))->ctx->loc_conf;
     sws_http_run_phases_from(r, SWS_HTTP_SERVER_REWRITE_PHASE);
@@ -608,9 +604,7 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
         return SWS_DONE;
     }
     r->internal = 1;
-    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
-        r->ctx[i] = NULL;
-    }
+    sws_http_clear_ctx(r);
     sws_http_clear_response(r);
     r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     rc = sws_http_location_entered(r);
@@ -672,13 +666,34 @@ sws_http_header_in(sws_http_request_t *r, const char *lcname, size_t len)
 void *
 sws_http_get_ctx(sws_http_request_t *r, const sws_module_t *m)
 {
-    return r->ctx[m->index];
+    return r->ctx ? r->ctx[m->index] : NULL;
 }
 
 void
 sws_http_set_ctx(sws_http_request_t *r, const sws_module_t *m, void *ctx)
 {
+    if (r->ctx == NULL) {
+        if (ctx == NULL) {
+            return;                       /* none to clear */
+        }
+        r->ctx = sws_pcalloc(r->pool, sizeof(void *) * sws_http_core_main(r)->nmodules);
+        if (r->ctx == NULL) {
+            /* out of memory: the module finds no context, as before it
+             * set one (its own allocation failed the same way) */
+            sws_log_error(SWS_LOG_ALERT, r->log, 0, "no memory for a module's request context");
+            return;
+        }
+    }
     r->ctx[m->index] = ctx;
+}
+
+/* Every module's context of r gone (a new location after a redirect). */
+static void
+sws_http_clear_ctx(sws_http_request_t *r)
+{
+    if (r->ctx) {
+        sws_memzero(r->ctx, sizeof(void *) * sws_http_core_main(r)->nmodules);
+    }
 }
 
 void *sws_http_main_conf(sws_http_request_t *r, const sws_module_t *m) { return r->main_conf[m->index]; }
