@@ -139,20 +139,27 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
         end++;
     } else {
         /* One look-up per byte; only bytes other than lower-case letters,
-         * digits and '-' '_' '~' take the branch (a Host is checked on
-         * every request). */
+         * digits and '-' '_' '~' take a branch, '.' first (a Host is
+         * checked on every request). */
         for (end = p; end < last; end++) {
             cls = sws_http_host_chars[*end];
             if (sws_likely(cls == 1)) {
                 continue;
             }
+            if (cls == 3) {
+                if (end > p && end[-1] == '.') {
+                    return SWS_ERROR;       /* ".." */
+                }
+                continue;
+            }
+            if (cls == 2) {
+                upper = 1;
+                continue;
+            }
             if (cls == 4) {
                 break;                      /* ":port" */
             }
-            if (cls == 0 || (cls == 3 && end > p && end[-1] == '.')) {
-                return SWS_ERROR;          /* a bad byte, or ".." */
-            }
-            upper |= (cls == 2);
+            return SWS_ERROR;               /* a bad byte */
         }
     }
     if (end < last) {                       /* ":port" */
@@ -160,7 +167,7 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
             return SWS_ERROR;
         }
         for (q = end + 1; q < last; q++) {
-            if (*q < '0' || *q > '9') {
+            if ((u_char) (*q - '0') > 9) {
                 return SWS_ERROR;
             }
         }
