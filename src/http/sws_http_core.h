@@ -177,6 +177,9 @@ typedef struct {
 
 struct sws_http_core_loc_conf_s {
     sws_str_t               name;          /* the location pattern */
+    /* an exact location's: the extension of its name, which is the URI
+     * of a request the matcher brings here (typing needs no scan then) */
+    sws_str_t               exten;
     void                  **loc_conf;      /* this level's confs */
     sws_http_handler_pt     handler;       /* content handler, or NULL */
     const char             *handler_owner;

@@ -393,6 +393,9 @@ sws_http_update_location(sws_http_request_t *r)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (clcf) {
+        if (clcf->exact && r->uri.len == clcf->name.len) {
+            r->exten = clcf->exten;       /* the URI is the location's name */
+        }
         r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     } else {
         r->loc_conf = cscf->ctx->loc_conf;

@@ -24,6 +24,7 @@ SERVER = r"""
         location = /cookie { return 200 "c=$cookie_session|$cookie_other"; }
         location = /typed.txt { return 200 "typed"; }
         location = /typed.dir/plain { return 200 "untyped"; }
+        location = /retyped { rewrite ^ /re.txt; return 200 "retyped"; }
 """
 
 SERVERS = r"""
@@ -145,3 +146,11 @@ def test_text_typed_by_the_uri(srv):
     r = h.curl(srv.url("/typed.dir/plain"))
     assert r.status == 200 and r.header("Content-Type") == "application/octet-stream", r
     assert r.body == b"untyped", r
+
+
+def test_text_typed_by_the_uri_rewritten(srv):
+    """An exact location's name types its text until a rewrite changes the
+    URI: then the new URI's extension does."""
+    r = h.exchange(srv.port, h.request(path="/retyped"))
+    assert r.status == 200 and r.body == b"retyped", r
+    assert r.headers_all("Content-Type") == ["text/plain"], r
