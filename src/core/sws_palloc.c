@@ -35,13 +35,6 @@ struct sws_pool_large_s {
     sws_pool_large_t  *next;
 };
 
-typedef struct sws_pool_cleanup_s sws_pool_cleanup_t;
-struct sws_pool_cleanup_s {
-    sws_pool_cleanup_pt  handler;
-    void                *data;
-    sws_pool_cleanup_t  *next;
-};
-
 struct sws_pool_s {
     sws_pool_block_t     block;     /* the first block; must stay first */
     sws_pool_block_t    *current;   /* first block worth trying */
@@ -331,6 +324,14 @@ sws_pool_cleanup_add(sws_pool_t *pool, sws_pool_cleanup_pt handler, void *data)
     c->next = pool->cleanup;
     pool->cleanup = c;
     return SWS_OK;
+}
+
+
+void
+sws_pool_cleanup_link(sws_pool_t *pool, sws_pool_cleanup_t *c)
+{
+    c->next = pool->cleanup;
+    pool->cleanup = c;
 }
 
 

@@ -8,6 +8,19 @@
 #include <scalws/sws_pool.h>
 #include <scalws/sws_buf.h>
 
+/* A cleanup: handler(data) when the pool is reset or destroyed. */
+typedef struct sws_pool_cleanup_s sws_pool_cleanup_t;
+struct sws_pool_cleanup_s {
+    sws_pool_cleanup_pt  handler;
+    void                *data;
+    sws_pool_cleanup_t  *next;
+};
+
+/* sws_pool_cleanup_add with the record in the caller's memory (an object
+ * allocated from the pool that carries its own cleanup): no allocation.
+ * handler and data are set by the caller. */
+void sws_pool_cleanup_link(sws_pool_t *pool, sws_pool_cleanup_t *c);
+
 /* The head of the pool's free list of chain links (emptied by reset). */
 sws_chain_t **sws_pool_chain_free_list(sws_pool_t *pool);
 

@@ -4,6 +4,13 @@
 /* Until a configuration maps the zone (and in -t runs): local slots. */
 static sws_conn_stats_t  sws_conn_stats_local[SWS_CONN_STATS_SLOTS];
 sws_conn_stats_t        *sws_conn_stats_base = sws_conn_stats_local;
+sws_conn_stats_t        *sws_conn_stats_own = sws_conn_stats_local;
+
+void
+sws_conn_stats_attach(void)
+{
+    sws_conn_stats_own = &sws_conn_stats_base[sws_worker % SWS_CONN_STATS_SLOTS];
+}
 
 static sws_int_t
 sws_conn_stats_zone_init(sws_shm_zone_t *zone, void *old_data)
@@ -11,6 +18,7 @@ sws_conn_stats_zone_init(sws_shm_zone_t *zone, void *old_data)
     (void) old_data;                /* kept memory: the counters go on */
     zone->data = zone->addr;
     sws_conn_stats_base = (sws_conn_stats_t *) zone->addr;
+    sws_conn_stats_attach();
     return SWS_OK;
 }
 

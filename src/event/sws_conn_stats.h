@@ -26,10 +26,15 @@ typedef struct {
 } sws_conn_stats_t;
 
 extern sws_conn_stats_t *sws_conn_stats_base;   /* SLOTS of them */
+/* This worker's slot: base + sws_worker % SLOTS, kept by
+ * sws_conn_stats_attach (a counted event costs one add then). */
+extern sws_conn_stats_t *sws_conn_stats_own;
 
 #define sws_conn_stat(field, n) \
-    ((void) __atomic_fetch_add(&sws_conn_stats_base[sws_worker % SWS_CONN_STATS_SLOTS].field, \
-                               (uint64_t) (n), __ATOMIC_RELAXED))
+    ((void) __atomic_fetch_add(&sws_conn_stats_own->field, (uint64_t) (n), __ATOMIC_RELAXED))
+
+/* When the zone or the worker's index changed. */
+void sws_conn_stats_attach(void);
 
 /* From the events module's configuration: the zone. */
 sws_int_t sws_conn_stats_init(sws_conf_t *cf);

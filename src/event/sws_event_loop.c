@@ -6,6 +6,7 @@
 #include "sws_process.h"
 #include "sws_events_module.h"
 #include "sws_reuseport.h"
+#include "sws_conn_stats.h"
 #include "sws_core_module.h"
 #include "../core/sws_log_internal.h"
 
@@ -31,6 +32,7 @@ sws_worker_init(sws_cycle_t *cycle, sws_uint_t worker)
 
     sws_time_update();
     sws_event_timer_init();
+    sws_conn_stats_attach();            /* this worker's counters */
 
     if (sws_epoll_init(cycle, 512) != SWS_OK
         || sws_connections_init(cycle, ecf->worker_connections) != SWS_OK

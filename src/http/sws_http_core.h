@@ -9,6 +9,7 @@
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 #include "sws_conf_internal.h"
+#include "sws_palloc_internal.h"
 #include "sws_event.h"
 #include "sws_http_parse.h"
 #include "sws_http_location_match.h"
@@ -123,7 +124,12 @@ struct sws_http_addr_s {
     sws_http_listen_t         *options;  /* the one that sets socket options */
     sws_http_addr_t          **via;      /* a wildcard: the addresses it serves */
     sws_uint_t                 nvia;
+    sws_http_core_srv_conf_t  *first;    /* the first server on the address */
     unsigned                   explicit_default:1;
+    /* more than one server on the address, or a regex name (captures):
+     * else every request goes to the default server without a look at
+     * the names */
+    unsigned                   names_matter:1;
     unsigned                   ssl:1;      /* a "listen ... ssl" */
     unsigned                   http2:1;    /* a "listen ... http2" */
     unsigned                   proxy_protocol:1; /* a "listen ... proxy_protocol" */
@@ -171,6 +177,9 @@ typedef struct {
 
 struct sws_http_core_loc_conf_s {
     sws_str_t               name;          /* the location pattern */
+    /* an exact location's: the extension of its name, which is the URI
+     * of a request the matcher brings here (typing needs no scan then) */
+    sws_str_t               exten;
     void                  **loc_conf;      /* this level's confs */
     sws_http_handler_pt     handler;       /* content handler, or NULL */
     const char             *handler_owner;
@@ -436,10 +445,11 @@ typedef struct {
     int       (*sendfile)(sws_http_request_t *r);
     /* A fixed response formatted at configuration time, in one write
      * (sws_http_fixed.c, when no filter may change it), or NULL: the
-     * protocol has no such fast path (h2). */
+     * protocol has no such fast path (h2). type: a Content-Type that
+     * goes before the fields (the URI's, of a typed response), or NULL. */
     sws_int_t (*send_fixed)(sws_http_request_t *r, const sws_str_t *status_line,
-                            const sws_str_t *fields, const sws_str_t *body,
-                            sws_uint_t status);
+                            const sws_str_t *type, const sws_str_t *fields,
+                            const sws_str_t *body, sws_uint_t status);
 } sws_http_proto_t;
 
 /* ---- the request ---- */
@@ -623,6 +633,9 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
+    /* Out of stub_status's counters when the request's pool goes: the
+     * pool's cleanup record, carried here rather than allocated. */
+    sws_pool_cleanup_t         uncount;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */

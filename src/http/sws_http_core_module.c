@@ -517,6 +517,9 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return "has an empty location";
     }
     clcf->name = *name;
+    if (clcf->exact) {
+        sws_http_path_exten(&clcf->name, &clcf->exten);
+    }
     if (name->data[0] == '@' && n == 2) {
         if (name->len == 1) {
             return "has an empty name after \"@\"";

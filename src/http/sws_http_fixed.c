@@ -174,28 +174,6 @@ sws_http_fixed_create_typed(sws_conf_t *cf, sws_uint_t status, const sws_str_t *
     return f;
 }
 
-/* The preformatted fields behind "Content-Type: TYPE\r\n" (typed). */
-static const sws_str_t *
-sws_http_fixed_typed_fields(sws_http_request_t *r, const sws_http_fixed_t *f,
-    const sws_str_t *type)
-{
-    sws_str_t  *fields;
-    u_char     *p;
-
-    fields = sws_palloc(r->pool, sizeof(sws_str_t) + sizeof("Content-Type: \r\n") - 1
-                                 + type->len + f->fields.len);
-    if (fields == NULL) {
-        return NULL;
-    }
-    fields->data = (u_char *) (fields + 1);
-    p = sws_cpymem(fields->data, "Content-Type: ", 14);
-    p = sws_cpymem(p, type->data, type->len);
-    p = sws_cpymem(p, "\r\n", 2);
-    p = sws_cpymem(p, f->fields.data, f->fields.len);
-    fields->len = (size_t) (p - fields->data);
-    return fields;
-}
-
 static sws_int_t
 sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f,
     const sws_str_t *type)
@@ -235,7 +213,7 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f,
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
-    const sws_str_t  *type = &f->content_type, *fields = &f->fields;
+    const sws_str_t  *type = &f->content_type;
 
     if (f->typed) {
         type = sws_http_mime_type(r, sws_http_exten(r));
@@ -250,11 +228,6 @@ sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
     {
         return sws_http_send_fixed_slow(r, f, type);
     }
-    if (f->typed && type->len) {
-        fields = sws_http_fixed_typed_fields(r, f, type);
-        if (fields == NULL) {
-            return SWS_ERROR;
-        }
-    }
-    return r->proto->send_fixed(r, &f->status_line, fields, &f->body, f->status);
+    return r->proto->send_fixed(r, &f->status_line, f->typed && type->len ? type : NULL,
+                                &f->fields, &f->body, f->status);
 }

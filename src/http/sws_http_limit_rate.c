@@ -105,8 +105,10 @@ sws_http_set_limit_rate_after(sws_http_request_t *r, off_t after)
     r->limit_rate_after_set = 1;
 }
 
+/* sws_http_limit_rate_allow's rest (sws_http_limit_rate.h): a rate that
+ * may be set. */
 off_t
-sws_http_limit_rate_allow(sws_http_request_t *r, off_t sent, sws_msec_t *delay)
+sws_http_limit_rate_pace(sws_http_request_t *r, off_t sent, sws_msec_t *delay)
 {
     sws_http_core_loc_conf_t *clcf;
     off_t                     rate = sws_http_limit_rate(r), allowed;

@@ -132,6 +132,7 @@ sws_http_add_names(sws_http_addr_t *addr, sws_http_core_srv_conf_t *cscf)
         sn->name = names[n];
         if (names[n].len > 1 && names[n].data[0] == '~') {
             sn->regex = res[nre++];        /* compiled in the same order */
+            addr->names_matter = 1;
         } else if (names[n].len > 2 && names[n].data[names[n].len - 1] == '*') {
             sn->trailing = 1;              /* "mail.*": match by "mail." prefix */
             sn->name.len--;
@@ -182,6 +183,11 @@ sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *ls
     }
     if (addr->options == NULL) {
         addr->options = lsn;           /* the defaults, until one sets some */
+    }
+    if (addr->first == NULL) {
+        addr->first = cscf;
+    } else if (addr->first != cscf) {
+        addr->names_matter = 1;
     }
     return sws_http_add_names(addr, cscf);
 }

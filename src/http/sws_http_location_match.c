@@ -295,25 +295,10 @@ sws_http_loc_matcher_find(sws_http_loc_matcher_t *m, const u_char *uri, size_t l
 }
 
 
-void *
-sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
-    const sws_regex_t **matched)
-{
-    sws_http_loc_kind_t  kind;
-    void                *data, *re;
-
-    *matched = NULL;
-    data = sws_http_loc_matcher_static(m, uri, len, &kind);
-    if (data && (kind == SWS_LOC_EXACT || kind == SWS_LOC_PREFIX_NOREGEX)) {
-        return data;
-    }
-    re = sws_http_loc_matcher_regex(m, uri, len, matched);
-    return re ? re : data;
-}
-
-
-void *
-sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+/* The exact and prefix locations (the bodies are inlined into
+ * sws_http_loc_matcher_match, run on every request). */
+static inline void *
+sws_loc_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
     sws_http_loc_kind_t *kind)
 {
     int               rc, is_prefix;
@@ -389,8 +374,8 @@ sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t
 }
 
 
-void *
-sws_http_loc_matcher_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+static inline void *
+sws_loc_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
     const sws_regex_t **matched)
 {
     sws_loc_regex_t  *re;
@@ -406,4 +391,37 @@ sws_http_loc_matcher_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t 
         /* no match, or a match error (limits): try the next */
     }
     return NULL;
+}
+
+
+void *
+sws_http_loc_matcher_static(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    sws_http_loc_kind_t *kind)
+{
+    return sws_loc_static(m, uri, len, kind);
+}
+
+
+void *
+sws_http_loc_matcher_regex(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched)
+{
+    return sws_loc_regex(m, uri, len, matched);
+}
+
+
+void *
+sws_http_loc_matcher_match(sws_http_loc_matcher_t *m, const u_char *uri, size_t len,
+    const sws_regex_t **matched)
+{
+    sws_http_loc_kind_t  kind;
+    void                *data, *re;
+
+    *matched = NULL;
+    data = sws_loc_static(m, uri, len, &kind);
+    if (data && (kind == SWS_LOC_EXACT || kind == SWS_LOC_PREFIX_NOREGEX)) {
+        return data;
+    }
+    re = sws_loc_regex(m, uri, len, matched);
+    return re ? re : data;
 }

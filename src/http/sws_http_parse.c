@@ -84,6 +84,21 @@ static const u_char sws_http_name_lc[256] = {
     /* 0x80 - 0xff: none */
 };
 
+/* For each byte of a lower-case field name: 0 for [a-z0-9-], 1 for '_',
+ * 2 for any other (ignore_invalid_headers, underscores_in_headers). */
+#define O2 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2
+const u_char sws_http_name_odd[256] = {
+    O2, O2,                                                  /* 0x00 - 0x1f */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 2, 2,          /* 0x20: '-' */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2,          /* 0x30: 0-9 */
+    O2,                                                      /* 0x40 */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1,          /* 0x50: '_' */
+    2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,          /* 0x60: a-o */
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2,          /* 0x70: p-z */
+    O2, O2, O2, O2, O2, O2, O2, O2                           /* 0x80 - 0xff */
+};
+#undef O2
+
 static u_char sws_http_slash[] = "/";
 static u_char sws_http_schema_http[] = "http";
 static u_char sws_http_schema_https[] = "https";
@@ -403,10 +418,12 @@ version:
 }
 
 
-sws_int_t
-sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end)
+/* The field line's parser; odd (if not NULL): the name's class, as
+ * sws_http_name_odd's, taken in the same pass. */
+static inline sws_int_t
+sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end, u_char *odd)
 {
-    u_char  *p, *l, *v, c;
+    u_char  *p, *l, *v, c, o = 0;
 
     /* field-name ":" -- no whitespace before the colon, no obs-fold */
     for (p = start, l = lc; p < end; p++) {
@@ -415,6 +432,12 @@ sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_ch
             break;
         }
         *l++ = c;
+        if (odd) {
+            o |= sws_http_name_odd[c];
+        }
+    }
+    if (odd) {
+        *odd = o;
     }
 
     if (p == start || p == end || *p != ':') {
@@ -456,6 +479,21 @@ sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_ch
     h->value.len = p - v;
 
     return SWS_OK;
+}
+
+
+sws_int_t
+sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end)
+{
+    return sws_http_parse_field(h, lc, start, end, NULL);
+}
+
+
+sws_int_t
+sws_http_parse_request_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end,
+    u_char *odd)
+{
+    return sws_http_parse_field(h, lc, start, end, odd);
 }
 
 

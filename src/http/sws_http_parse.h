@@ -54,6 +54,16 @@ int       sws_http_request_line_hopeless(const u_char *start, const u_char *last
 sws_int_t sws_http_normalize_path(const u_char *src, size_t len, u_char *dst,
     size_t *dst_len, int merge_slashes);
 
+/* For each byte of a lower-case field name: 0 for [a-z0-9-], 1 for '_',
+ * 2 for any other. */
+extern const u_char sws_http_name_odd[256];
+
+/* sws_http_parse_header_line (the SDK's) for a request's field: *odd is
+ * the name's class (the OR of sws_http_name_odd over its bytes), found in
+ * the same pass as the lower-casing. */
+sws_int_t sws_http_parse_request_field(sws_http_header_t *h, u_char *lc, u_char *start,
+    u_char *end, u_char *odd);
+
 /* The extension of the last segment of a normalised path ("" if none). */
 void sws_http_path_exten(const sws_str_t *path, sws_str_t *exten);
 

@@ -9,6 +9,8 @@
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
+static void sws_http_clear_ctx(sws_http_request_t *r);
+
 /* ---- creation ---- */
 
 /* The request's pool goes (reset for the next request, or destroyed,
@@ -44,7 +46,6 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
     sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
-    sws_http_core_main_conf_t *cmcf;
 
     r = sws_pcalloc(pool, sizeof(sws_http_request_t));
     if (r == NULL) {
@@ -59,17 +60,16 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     if (sws_http_core_loc(r)->error_log) {
         r->log = sws_http_core_loc(r)->error_log;     /* the default server's */
     }
-    cmcf = sws_http_core_main(r);
-    r->ctx = sws_pcalloc(pool, sizeof(void *) * cmcf->nmodules);
-    if (r->ctx == NULL
-        || sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
+    /* r->ctx: allocated when a module first sets a context (most
+     * requests meet no module that keeps one) */
+    if (sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
         || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
     {
         return NULL;
     }
-    if (sws_pool_cleanup_add(pool, sws_http_request_uncount, r) != SWS_OK) {
-        return NULL;
-    }
+    r->uncount.handler = sws_http_request_uncount;
+    r->uncount.data = r;
+    sws_pool_cleanup_link(pool, &r->uncount);
     sws_conn_stat(requests, 1);
     sws_conn_stat(reading, 1);
     if (s->requests_now++ == 0) {
@@ -139,20 +139,27 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
         end++;
     } else {
         /* One look-up per byte; only bytes other than lower-case letters,
-         * digits and '-' '_' '~' take the branch (a Host is checked on
-         * every request). */
+         * digits and '-' '_' '~' take a branch, '.' first (a Host is
+         * checked on every request). */
         for (end = p; end < last; end++) {
             cls = sws_http_host_chars[*end];
             if (sws_likely(cls == 1)) {
                 continue;
             }
+            if (cls == 3) {
+                if (end > p && end[-1] == '.') {
+                    return SWS_ERROR;       /* ".." */
+                }
+                continue;
+            }
+            if (cls == 2) {
+                upper = 1;
+                continue;
+            }
             if (cls == 4) {
                 break;                      /* ":port" */
             }
-            if (cls == 0 || (cls == 3 && end > p && end[-1] == '.')) {
-                return SWS_ERROR;          /* a bad byte, or ".." */
-            }
-            upper |= (cls == 2);
+            return SWS_ERROR;               /* a bad byte */
         }
     }
     if (end < last) {                       /* ":port" */
@@ -160,7 +167,7 @@ sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *ou
             return SWS_ERROR;
         }
         for (q = end + 1; q < last; q++) {
-            if (*q < '0' || *q > '9') {
+            if ((u_char) (*q - '0') > 9) {
                 return SWS_ERROR;
             }
         }
@@ -195,6 +202,9 @@ sws_http_find_server_re(sws_http_addr_t *addr, const sws_str_t *host, const sws_
     size_t                    best = 0, best_trailing = 0;
 
     *re = NULL;
+    if (!addr->names_matter) {
+        return addr->default_server;       /* the only server there is */
+    }
     if (host->len == 0) {
         return addr->no_host ? addr->no_host : addr->default_server;
     }
@@ -264,12 +274,19 @@ sws_int_t
 sws_http_find_virtual_server(sws_http_request_t *r, sws_http_addr_t *addr)
 {
     const sws_regex_t        *re;
-    sws_http_core_srv_conf_t *found = sws_http_find_server_re(addr, &r->host, &re);
+    sws_http_core_srv_conf_t *found;
 
-    r->srv_conf = found->ctx->srv_conf;
-    r->loc_conf = found->ctx->loc_conf;
-    if (sws_http_core_loc(r)->error_log) {
-        r->log = sws_http_core_loc(r)->error_log;     /* the server's error_log */
+    if (!addr->names_matter) {
+        return SWS_OK;        /* the address's only server, the request's already */
+    }
+    found = sws_http_find_server_re(addr, &r->host, &re);
+    if (r->srv_conf != found->ctx->srv_conf) {
+        /* not the default server the request started in */
+        r->srv_conf = found->ctx->srv_conf;
+        r->loc_conf = found->ctx->loc_conf;
+        if (sws_http_core_loc(r)->error_log) {
+            r->log = sws_http_core_loc(r)->error_log;     /* the server's error_log */
+        }
     }
     /* a regex name's captures ($1, named groups) are the request's */
     if (re && sws_regex_captures(re) && sws_http_regex_exec(r, re, &r->host) == SWS_ERROR) {
@@ -376,6 +393,9 @@ sws_http_update_location(sws_http_request_t *r)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (clcf) {
+        if (clcf->exact && r->uri.len == clcf->name.len) {
+            r->exten = clcf->exten;       /* the URI is the location's name */
+        }
         r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     } else {
         r->loc_conf = cscf->ctx->loc_conf;
@@ -432,8 +452,6 @@ sws_http_handler(sws_http_request_t *r)
 sws_int_t
 sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sws_str_t *args)
 {
-    sws_uint_t i;
-
     if (sws_http_uri_cycle(r, "internally redirecting to", uri)) {
         return SWS_DONE;
     }
@@ -445,9 +463,7 @@ sws_http_internal_redirect(sws_http_request_t *r, const sws_str_t *uri, const sw
     r->exten.len = 0;
     r->internal = 1;
     /* Modules start afresh in the new location. */
-    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
-        r->ctx[i] = NULL;
-    }
+    sws_http_clear_ctx(r);
     sws_http_clear_response(r);
     r->loc_conf = ((sws_http_core_srv_conf_t *) sws_http_core_srv(r))->ctx->loc_conf;
     sws_http_run_phases_from(r, SWS_HTTP_SERVER_REWRITE_PHASE);
@@ -598,9 +614,7 @@ sws_http_named_location(sws_http_request_t *r, const sws_str_t *name)
         return SWS_DONE;
     }
     r->internal = 1;
-    for (i = 0; i < sws_http_core_main(r)->nmodules; i++) {
-        r->ctx[i] = NULL;
-    }
+    sws_http_clear_ctx(r);
     sws_http_clear_response(r);
     r->loc_conf = sws_http_limit_except(r, clcf)->loc_conf;
     rc = sws_http_location_entered(r);
@@ -662,13 +676,34 @@ sws_http_header_in(sws_http_request_t *r, const char *lcname, size_t len)
 void *
 sws_http_get_ctx(sws_http_request_t *r, const sws_module_t *m)
 {
-    return r->ctx[m->index];
+    return r->ctx ? r->ctx[m->index] : NULL;
 }
 
 void
 sws_http_set_ctx(sws_http_request_t *r, const sws_module_t *m, void *ctx)
 {
+    if (r->ctx == NULL) {
+        if (ctx == NULL) {
+            return;                       /* none to clear */
+        }
+        r->ctx = sws_pcalloc(r->pool, sizeof(void *) * sws_http_core_main(r)->nmodules);
+        if (r->ctx == NULL) {
+            /* out of memory: the module finds no context, as before it
+             * set one (its own allocation failed the same way) */
+            sws_log_error(SWS_LOG_ALERT, r->log, 0, "no memory for a module's request context");
+            return;
+        }
+    }
     r->ctx[m->index] = ctx;
+}
+
+/* Every module's context of r gone (a new location after a redirect). */
+static void
+sws_http_clear_ctx(sws_http_request_t *r)
+{
+    if (r->ctx) {
+        sws_memzero(r->ctx, sizeof(void *) * sws_http_core_main(r)->nmodules);
+    }
 }
 
 void *sws_http_main_conf(sws_http_request_t *r, const sws_module_t *m) { return r->main_conf[m->index]; }

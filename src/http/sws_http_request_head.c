@@ -8,19 +8,6 @@
  */
 #include "sws_http_request_head.h"
 
-#define O2 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2
-const u_char sws_http_name_odd[256] = {
-    O2, O2,                                                  /* 0x00 - 0x1f */
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 2, 2,          /* 0x20: '-' */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2,          /* 0x30: 0-9 */
-    O2,                                                      /* 0x40 */
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1,          /* 0x50: '_' */
-    2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,          /* 0x60: a-o */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2,          /* 0x70: p-z */
-    O2, O2, O2, O2, O2, O2, O2, O2                           /* 0x80 - 0xff */
-};
-#undef O2
-
 int
 sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *h, u_char odd)
 {

@@ -12,10 +12,6 @@
 /* Logs why h is refused; 400. */
 sws_int_t sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h);
 
-/* For each byte of a lower-case field name: 0 for [a-z0-9-], 1 for '_',
- * 2 for any other. */
-extern const u_char sws_http_name_odd[256];
-
 /* A name with '_' or another character than [a-z0-9-]: is it dropped
  * (ignore_invalid_headers, underscores_in_headers)? Logs it if so. */
 int       sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *h,
@@ -27,18 +23,13 @@ int       sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_
  * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization (as nginx:
  * which one a module would check must not be a guess) or a differing
  * Content-Length. Connection is a list: the first one is what the core
- * reads. */
+ * reads. odd: the name's class (sws_http_name_odd), which HTTP/1's parser
+ * finds as it lower-cases the name (sws_http_parse_request_field). */
 static inline sws_int_t
-sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
+sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
 {
     sws_str_t   **slot = NULL;
-    const u_char *p = h->name.data;
-    size_t        n = h->name.len;
-    u_char        odd = 0;
 
-    while (n--) {
-        odd |= sws_http_name_odd[*p++];
-    }
     if (sws_unlikely(odd) && sws_http_request_header_ignored(r, h, odd)) {
         return SWS_DECLINED;             /* the caller drops it */
     }
@@ -95,6 +86,21 @@ sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
         *slot = &h->value;
     }
     return SWS_OK;
+}
+
+/* sws_http_request_field for a field whose name's class is not known yet
+ * (HTTP/2's decoded fields). */
+static inline sws_int_t
+sws_http_request_header(sws_http_request_t *r, sws_http_header_t *h)
+{
+    const u_char *p = h->name.data;
+    size_t        n = h->name.len;
+    u_char        odd = 0;
+
+    while (n--) {
+        odd |= sws_http_name_odd[*p++];
+    }
+    return sws_http_request_field(r, h, odd);
 }
 
 /* The request line as parsed (sws_http_parse_request_line): HTTP/1's, or

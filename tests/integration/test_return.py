@@ -22,6 +22,9 @@ SERVER = r"""
         location = /close { return 444; }
         location = /shadow { return 200 "return wins"; respond 200 "respond"; }
         location = /cookie { return 200 "c=$cookie_session|$cookie_other"; }
+        location = /typed.txt { return 200 "typed"; }
+        location = /typed.dir/plain { return 200 "untyped"; }
+        location = /retyped { rewrite ^ /re.txt; return 200 "retyped"; }
 """
 
 SERVERS = r"""
@@ -129,3 +132,25 @@ def test_config_errors(tmp_path):
         case("return 200 $nosuch;", 'unknown variable "$nosuch"'),
         case("return;", "invalid number of arguments"),
     ])
+
+
+def test_text_typed_by_the_uri(srv):
+    """The one-write path: the URI's type goes before the preformatted
+    fields, once; a '.' in a directory is no extension."""
+    r = h.exchange(srv.port, h.request(path="/typed.txt"))
+    assert r.status == 200 and r.body == b"typed", r
+    assert r.headers_all("Content-Type") == ["text/plain"], r
+    assert r.header("Content-Length") == "5", r
+    r = h.curl(srv.url("/typed.txt"), method="HEAD")
+    assert r.status == 200 and r.header("Content-Type") == "text/plain" and r.body == b"", r
+    r = h.curl(srv.url("/typed.dir/plain"))
+    assert r.status == 200 and r.header("Content-Type") == "application/octet-stream", r
+    assert r.body == b"untyped", r
+
+
+def test_text_typed_by_the_uri_rewritten(srv):
+    """An exact location's name types its text until a rewrite changes the
+    URI: then the new URI's extension does."""
+    r = h.exchange(srv.port, h.request(path="/retyped"))
+    assert r.status == 200 and r.body == b"retyped", r
+    assert r.headers_all("Content-Type") == ["text/plain"], r

@@ -1119,6 +1119,14 @@ START_TEST(exten_cases)
         { "/", "" },
         { "", "" },
         { "x.Y", "Y" },
+        /* longer than a word: the scan's eight-byte steps and the rest */
+        { "/aaaaaaaa/bbbbbbbb.tar.gz", "gz" },
+        { "/a.bcdefghijklmnop/x", "" },
+        { "/abcdefghijklmnopq", "" },
+        { "/x.abcdefghijklmnopqrs", "abcdefghijklmnopqrs" },
+        { ".abcdefghijklmnop", "abcdefghijklmnop" },
+        { "abcdefgh.", "" },
+        { "/respond", "" },
     };
     sws_str_t  path, ext;
     size_t     i;

@@ -53,6 +53,7 @@ setup(void)
     sws_str_set(&sn->name, "other.test");
     sn->server = &other;
     addr.default_server = &dflt;
+    addr.names_matter = 1;          /* two servers (sws_http_add_listen) */
 
     session.connection = &conn;
     session.addr = &addr;
@@ -191,6 +192,21 @@ START_TEST(host_picks_server)
     sws_str_set(&r->host, "localhost");
     ck_assert_int_eq(sws_http_process_request_headers(r), SWS_OK);
     ck_assert_ptr_eq(r->srv_conf, dflt_srv);
+}
+END_TEST
+
+/* An address whose names cannot matter (one server, no regex name): the
+ * request stays in the server it started in, whatever its Host. */
+START_TEST(host_one_server_address)
+{
+    sws_http_request_t *r;
+
+    addr.names_matter = 0;
+    r = req(V11, GET, "/");
+    field(r, "host", "other.test");
+    ck_assert_int_eq(sws_http_process_request_headers(r), SWS_OK);
+    ck_assert_ptr_eq(r->srv_conf, dflt_srv);
+    addr.names_matter = 1;
 }
 END_TEST
 
@@ -355,6 +371,7 @@ request_head_suite(void)
     tcase_add_test(tc, fields_remembered);
     tcase_add_test(tc, fields_refused_when_repeated);
     tcase_add_test(tc, host_required_from_http11);
+    tcase_add_test(tc, host_one_server_address);
     tcase_add_test(tc, host_picks_server);
     tcase_add_test(tc, host_invalid);
     tcase_add_test(tc, content_length);

@@ -226,6 +226,7 @@ sws_http1_parse_head(sws_http_request_t *r)
     sws_http_request_line_t rl;
     sws_http_header_t      *h;
     sws_int_t               rc;
+    u_char                  odd;
 
     for ( ;; ) {
         b = hc->buf;
@@ -292,7 +293,7 @@ sws_http1_parse_head(sws_http_request_t *r)
         if (h == NULL) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
         }
-        rc = sws_http_parse_header_line(h, b->pos, b->pos, end);
+        rc = sws_http_parse_request_field(h, b->pos, b->pos, end, &odd);
         if (rc != SWS_OK) {
             sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid header line: \"%.*s\"",
                           (int) sws_min(end - b->pos, 64), b->pos);
@@ -301,7 +302,7 @@ sws_http1_parse_head(sws_http_request_t *r)
         if (r->headers_in.nelts > SWS_HTTP_MAX_HEADERS) {
             return SWS_HTTP_HEADERS_TOO_LARGE;
         }
-        rc = sws_http_request_header(r, h);
+        rc = sws_http_request_field(r, h, odd);
         if (rc == SWS_DECLINED) {
             r->headers_in.nelts--;       /* ignore_invalid_headers */
         } else if (rc != SWS_OK) {

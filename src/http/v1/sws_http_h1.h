@@ -42,7 +42,7 @@ sws_buf_t *sws_http1_build_head(sws_http_request_t *r);
 void       sws_http1_decide_keepalive(sws_http_request_t *r);
 /* The preformatted fast path of fixed responses (sws_http_proto_t send_fixed). */
 sws_int_t  sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
-    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
+    const sws_str_t *type, const sws_str_t *fields, const sws_str_t *body, sws_uint_t status);
 
 /* Idle connections (sws_http_h1_idle.c): give back the request pool and
  * the header buffer; take them again. take_buffer gives hc->small fresh

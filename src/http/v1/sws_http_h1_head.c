@@ -240,7 +240,7 @@ sws_http1_build_head(sws_http_request_t *r)
 
 sws_int_t
 sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
-    const sws_str_t *fields, const sws_str_t *body, sws_uint_t status)
+    const sws_str_t *type, const sws_str_t *fields, const sws_str_t *body, sws_uint_t status)
 {
     sws_buf_t   *b;
     sws_chain_t *cl;
@@ -253,19 +253,28 @@ sws_http1_send_fixed(sws_http_request_t *r, const sws_str_t *status_line,
     r->header_only = head;
     sws_http1_decide_keepalive(r);
 
-    b = sws_create_temp_buf(r->pool, status_line->len + fields->len + sws_http1_common_len(r)
+    b = sws_create_temp_buf(r->pool, status_line->len
+                                     + (type ? sizeof("Content-Type: \r\n") - 1 + type->len : 0)
+                                     + fields->len + sws_http1_common_len(r)
                                      + (head ? 0 : body->len));
     cl = sws_alloc_chain_link(r->pool);
     if (b == NULL || cl == NULL) {
         return SWS_ERROR;
     }
-    p = sws_cpymem(b->last, status_line->data, status_line->len);
+    /* short pieces: copied without calls to memcpy */
+    p = sws_swar_copy(b->last, status_line->data, status_line->len);
     p = sws_http1_server_date(r, p);
-    p = sws_cpymem(p, fields->data, fields->len);
+    if (type) {
+        p = sws_swar_copy(p, (const u_char *) "Content-Type: ", 14);
+        p = sws_swar_copy(p, type->data, type->len);
+        *p++ = '\r';
+        *p++ = '\n';
+    }
+    p = sws_swar_copy(p, fields->data, fields->len);
     p = sws_http1_head_end(r, p);
     r->header_size = p - b->last;
     if (!head && body->len) {
-        p = sws_cpymem(p, body->data, body->len);
+        p = sws_swar_copy(p, body->data, body->len);
     }
     b->last = p;
     b->last_buf = 1;
