@@ -41,11 +41,23 @@ sws_http_request_count_head(sws_http_request_t *r)
     }
 }
 
+/* An empty array of n fields at elts (the request is zeroed: nelts 0). */
+static inline void
+sws_http_request_headers_init(sws_array_t *a, sws_pool_t *pool, sws_http_header_t *elts,
+    sws_uint_t n)
+{
+    a->elts = elts;
+    a->size = sizeof(sws_http_header_t);
+    a->nalloc = n;
+    a->pool = pool;
+}
+
 sws_http_request_t *
 sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
     sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
+    sws_http_header_t         *h;
 
     r = sws_pcalloc(pool, sizeof(sws_http_request_t));
     if (r == NULL) {
@@ -62,11 +74,14 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     }
     /* r->ctx: allocated when a module first sets a context (most
      * requests meet no module that keeps one) */
-    if (sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
-        || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
-    {
+    /* headers_in (16) and headers_out (8) in one allocation: headers_out
+     * last, so that it still grows in place while it is the pool's latest */
+    h = sws_palloc(pool, (16 + 8) * sizeof(sws_http_header_t));
+    if (h == NULL) {
         return NULL;
     }
+    sws_http_request_headers_init(&r->headers_in, pool, h, 16);
+    sws_http_request_headers_init(&r->headers_out, pool, h + 16, 8);
     r->uncount.handler = sws_http_request_uncount;
     r->uncount.data = r;
     sws_pool_cleanup_link(pool, &r->uncount);
