@@ -6,6 +6,7 @@
 #include "sws_http_core.h"
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
+#include "sws_times_internal.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
@@ -93,8 +94,8 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     r->content_length_n = -1;
     r->out_content_length = -1;
     r->last_modified = -1;
-    r->start_msec = sws_current_msec();
-    r->start_sec = sws_time_sec();
+    r->start_msec = sws_now_msec();
+    r->start_sec = sws_now_sec();
     r->sockaddr = s->sockaddr;
     r->socklen = s->socklen;
     r->addr_text = s->addr_text;
