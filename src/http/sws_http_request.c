@@ -132,8 +132,45 @@ static const u_char sws_http_host_chars[256] = {
  * IPv4 and [IPv6] literals, an optional numeric port. The result is the
  * lower-case host without port and trailing dot; it points into the value
  * unless it had upper-case letters. SWS_ERROR if it is not a valid host. */
+/* The last Host this worker found valid with no upper-case letter, as it
+ * came and the length of its result (no port, no trailing dot): keep-alive
+ * clients send the same Host on every request, and whether a Host is
+ * valid depends on its bytes alone. */
+#define SWS_HTTP_HOST_MEMO  48
+
+static struct {
+    size_t  len;                        /* 0: none yet */
+    size_t  out_len;
+    u_char  data[SWS_HTTP_HOST_MEMO];
+} sws_http_host_memo;
+
+static sws_int_t sws_http_validate_host_bytes(sws_http_request_t *r, const sws_str_t *in,
+    sws_str_t *out) __attribute__((noinline));
+
 sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
+{
+    if (in->len == sws_http_host_memo.len && memcmp(in->data, sws_http_host_memo.data,
+                                                     in->len) == 0)
+    {
+        out->data = in->data;
+        out->len = sws_http_host_memo.out_len;
+        return SWS_OK;
+    }
+    if (sws_http_validate_host_bytes(r, in, out) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    /* the result is the value's own bytes: no upper-case letter */
+    if (out->data == in->data && in->len && in->len <= SWS_HTTP_HOST_MEMO) {
+        sws_http_host_memo.len = in->len;
+        sws_http_host_memo.out_len = out->len;
+        memcpy(sws_http_host_memo.data, in->data, in->len);
+    }
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_validate_host_bytes(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
     u_char  *p = in->data, *last = in->data + in->len, *end, *q, c;
     sws_uint_t cls, upper = 0;
