@@ -14,7 +14,6 @@
 
 #define SWS_TIME_SLOTS  8
 
-#define SWS_HTTP_TIME_LEN     (sizeof("Sun, 06 Nov 1994 08:49:37 GMT") - 1)
 #define SWS_LOG_TIME_LEN      (sizeof("06/Nov/1994:08:49:37 +0000") - 1)
 #define SWS_ERR_LOG_TIME_LEN  (sizeof("1994/11/06 08:49:37") - 1)
 #define SWS_ISO8601_TIME_LEN  (sizeof("1994-11-06T08:49:37+00:00") - 1)

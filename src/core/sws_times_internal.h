@@ -8,6 +8,9 @@
 #include <time.h>
 #include <scalws/sws_time.h>
 
+/* The length of every sws_cached_http_time() (RFC 9110's IMF-fixdate) */
+#define SWS_HTTP_TIME_LEN     (sizeof("Sun, 06 Nov 1994 08:49:37 GMT") - 1)
+
 extern volatile time_t      sws_cached_sec;
 extern volatile sws_msec_t  sws_cached_msec;
 
