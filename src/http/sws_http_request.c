@@ -375,7 +375,9 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
     return SWS_OK;
 }
 
-static sws_int_t sws_http_location_entered(sws_http_request_t *r);
+/* inlined: every request passes there on its way to its location */
+static inline sws_int_t sws_http_location_entered(sws_http_request_t *r)
+    __attribute__((always_inline));
 static int sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri);
 
 /*
@@ -458,7 +460,7 @@ sws_http_update_location(sws_http_request_t *r)
 
 /* What a request's new location decides at once: its request id, and a
  * declared body over client_max_body_size. */
-static sws_int_t
+static inline sws_int_t
 sws_http_location_entered(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
