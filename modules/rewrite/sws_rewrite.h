@@ -81,6 +81,8 @@ struct sws_rewrite_loc_conf_s {
     sws_int_t            log;        /* rewrite_log */
     sws_int_t            uninit_warn;/* uninitialized_variable_warn (accepted) */
     unsigned             server:1;   /* the server's own script */
+    unsigned             first_return:1; /* the script starts with a return:
+                                      * the location's phase runs it alone */
 };
 
 /* sws_rewrite_cond.c: parse "if" arguments 1..n-1 (the parentheses
@@ -92,10 +94,12 @@ sws_int_t sws_rewrite_cond_eval(sws_http_request_t *r, const sws_rewrite_cond_t 
 /* Render a format into the request's pool, NUL-terminated (not counted). */
 sws_int_t sws_rewrite_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out);
 
-/* sws_rewrite_script.c: run a script. SWS_DECLINED: it ran to its end;
+/* sws_rewrite_script.c: return CODE [TEXT|URL] (a status, SWS_DONE or
+ * SWS_HTTP_CLOSE); run a script. SWS_DECLINED: it ran to its end;
  * SWS_OK: break (or rewrite ... break); SWS_AGAIN: rewrite ... last;
  * anything else ends the phase handler with it (a status, SWS_DONE).
  * *changed: the URI was rewritten. */
+sws_int_t sws_rewrite_return(sws_http_request_t *r, const sws_rewrite_op_t *op);
 sws_int_t sws_rewrite_run(sws_http_request_t *r, const sws_rewrite_loc_conf_t *lcf,
     int *changed);
 

@@ -87,6 +87,11 @@ sws_rewrite_location_handler(sws_http_request_t *r)
     if (lcf->ops == NULL || lcf->server) {
         return SWS_DECLINED;
     }
+    /* A script that starts with a return is that return (a status,
+     * SWS_DONE or 444: never a rewrite's codes below). */
+    if (lcf->first_return) {
+        return sws_rewrite_return(r, lcf->ops->elts);
+    }
     rc = sws_rewrite_run(r, lcf, &changed);
     if (rc == SWS_AGAIN || (rc == SWS_DECLINED && changed)) {
         return sws_http_relocate(r);
@@ -345,6 +350,9 @@ sws_rewrite_set_return(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return SWS_CONF_ERROR;
     }
     op->status = (sws_uint_t) status;
+    if (lcf->ops->nelts == 1) {
+        lcf->first_return = 1;
+    }
     if (status == SWS_HTTP_CLOSE) {
         return SWS_CONF_OK;
     }

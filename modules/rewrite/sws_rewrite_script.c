@@ -143,7 +143,7 @@ sws_rewrite_is_redirect(sws_uint_t status)
 
 
 /* return CODE [TEXT|URL]: the response is this request's. */
-static sws_int_t
+sws_int_t
 sws_rewrite_return(sws_http_request_t *r, const sws_rewrite_op_t *op)
 {
     sws_int_t   rc;

@@ -10,10 +10,10 @@
 #include <scalws/sws_time.h>
 #include <scalws/sws_string.h>
 #include "sws_core_module.h"
+#include "sws_times_internal.h"
 
 #define SWS_TIME_SLOTS  8
 
-#define SWS_HTTP_TIME_LEN     (sizeof("Sun, 06 Nov 1994 08:49:37 GMT") - 1)
 #define SWS_LOG_TIME_LEN      (sizeof("06/Nov/1994:08:49:37 +0000") - 1)
 #define SWS_ERR_LOG_TIME_LEN  (sizeof("1994/11/06 08:49:37") - 1)
 #define SWS_ISO8601_TIME_LEN  (sizeof("1994-11-06T08:49:37+00:00") - 1)
@@ -32,8 +32,8 @@ static sws_str_t  sws_cached_log = { SWS_LOG_TIME_LEN, NULL };
 static sws_str_t  sws_cached_err = { SWS_ERR_LOG_TIME_LEN, NULL };
 static sws_str_t  sws_cached_iso = { SWS_ISO8601_TIME_LEN, NULL };
 
-static volatile time_t      sws_cached_sec = -1;
-static volatile sws_msec_t  sws_cached_msec;
+volatile time_t      sws_cached_sec = -1;        /* sws_times_internal.h */
+volatile sws_msec_t  sws_cached_msec;
 
 static const char  sws_wdays[7][4] = {
     "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"

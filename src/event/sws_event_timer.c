@@ -1,5 +1,6 @@
 /* Timers: a red-black tree of events keyed by their expiry (monotonic ms). */
 #include "sws_event.h"
+#include "sws_times_internal.h"
 
 /* Re-arming a timer to within this many ms of where it is leaves it where
  * it is: keep-alive and body timers are re-armed on every request. */
@@ -17,7 +18,7 @@ sws_event_timer_init(void)
 void
 sws_add_timer(sws_event_t *ev, sws_msec_t ms)
 {
-    sws_uint_t key = (sws_uint_t) (sws_current_msec() + ms);
+    sws_uint_t key = (sws_uint_t) (sws_now_msec() + ms);
 
     if (ev->timer_set) {
         sws_int_t diff = (sws_int_t) (key - ev->timer.key);
@@ -52,7 +53,7 @@ sws_event_find_timer(void)
         return -1;
     }
     node = sws_rbtree_min(sws_timers.root, &sws_timer_sentinel);
-    timer = (sws_int_t) (node->key - (sws_uint_t) sws_current_msec());
+    timer = (sws_int_t) (node->key - (sws_uint_t) sws_now_msec());
     return timer > 0 ? timer : 0;
 }
 
@@ -67,7 +68,7 @@ sws_event_expire_timers(void)
             return;
         }
         node = sws_rbtree_min(sws_timers.root, &sws_timer_sentinel);
-        if ((sws_int_t) (node->key - (sws_uint_t) sws_current_msec()) > 0) {
+        if ((sws_int_t) (node->key - (sws_uint_t) sws_now_msec()) > 0) {
             return;
         }
         ev = (sws_event_t *) ((u_char *) node - offsetof(sws_event_t, timer));

@@ -6,6 +6,7 @@
 #include "sws_http_core.h"
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
+#include "sws_times_internal.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
@@ -41,11 +42,23 @@ sws_http_request_count_head(sws_http_request_t *r)
     }
 }
 
+/* An empty array of n fields at elts (the request is zeroed: nelts 0). */
+static inline void
+sws_http_request_headers_init(sws_array_t *a, sws_pool_t *pool, sws_http_header_t *elts,
+    sws_uint_t n)
+{
+    a->elts = elts;
+    a->size = sizeof(sws_http_header_t);
+    a->nalloc = n;
+    a->pool = pool;
+}
+
 sws_http_request_t *
 sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
 {
     sws_http_core_srv_conf_t  *cscf = s->cscf;
     sws_http_request_t        *r;
+    sws_http_header_t         *h;
 
     r = sws_pcalloc(pool, sizeof(sws_http_request_t));
     if (r == NULL) {
@@ -62,11 +75,14 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     }
     /* r->ctx: allocated when a module first sets a context (most
      * requests meet no module that keeps one) */
-    if (sws_array_init(&r->headers_in, pool, 16, sizeof(sws_http_header_t)) != SWS_OK
-        || sws_array_init(&r->headers_out, pool, 8, sizeof(sws_http_header_t)) != SWS_OK)
-    {
+    /* headers_in (16) and headers_out (8) in one allocation: headers_out
+     * last, so that it still grows in place while it is the pool's latest */
+    h = sws_palloc(pool, (16 + 8) * sizeof(sws_http_header_t));
+    if (h == NULL) {
         return NULL;
     }
+    sws_http_request_headers_init(&r->headers_in, pool, h, 16);
+    sws_http_request_headers_init(&r->headers_out, pool, h + 16, 8);
     r->uncount.handler = sws_http_request_uncount;
     r->uncount.data = r;
     sws_pool_cleanup_link(pool, &r->uncount);
@@ -78,8 +94,8 @@ sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool)
     r->content_length_n = -1;
     r->out_content_length = -1;
     r->last_modified = -1;
-    r->start_msec = sws_current_msec();
-    r->start_sec = sws_time_sec();
+    r->start_msec = sws_now_msec();
+    r->start_sec = sws_now_sec();
     r->sockaddr = s->sockaddr;
     r->socklen = s->socklen;
     r->addr_text = s->addr_text;
@@ -116,8 +132,45 @@ static const u_char sws_http_host_chars[256] = {
  * IPv4 and [IPv6] literals, an optional numeric port. The result is the
  * lower-case host without port and trailing dot; it points into the value
  * unless it had upper-case letters. SWS_ERROR if it is not a valid host. */
+/* The last Host this worker found valid with no upper-case letter, as it
+ * came and the length of its result (no port, no trailing dot): keep-alive
+ * clients send the same Host on every request, and whether a Host is
+ * valid depends on its bytes alone. */
+#define SWS_HTTP_HOST_MEMO  48
+
+static struct {
+    size_t  len;                        /* 0: none yet */
+    size_t  out_len;
+    u_char  data[SWS_HTTP_HOST_MEMO];
+} sws_http_host_memo;
+
+static sws_int_t sws_http_validate_host_bytes(sws_http_request_t *r, const sws_str_t *in,
+    sws_str_t *out) __attribute__((noinline));
+
 sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
+{
+    if (in->len == sws_http_host_memo.len && memcmp(in->data, sws_http_host_memo.data,
+                                                     in->len) == 0)
+    {
+        out->data = in->data;
+        out->len = sws_http_host_memo.out_len;
+        return SWS_OK;
+    }
+    if (sws_http_validate_host_bytes(r, in, out) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    /* the result is the value's own bytes: no upper-case letter */
+    if (out->data == in->data && in->len && in->len <= SWS_HTTP_HOST_MEMO) {
+        sws_http_host_memo.len = in->len;
+        sws_http_host_memo.out_len = out->len;
+        memcpy(sws_http_host_memo.data, in->data, in->len);
+    }
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_http_validate_host_bytes(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
     u_char  *p = in->data, *last = in->data + in->len, *end, *q, c;
     sws_uint_t cls, upper = 0;
@@ -322,7 +375,9 @@ sws_http_set_uri(sws_http_request_t *r, const sws_str_t *raw, int complex)
     return SWS_OK;
 }
 
-static sws_int_t sws_http_location_entered(sws_http_request_t *r);
+/* inlined: every request passes there on its way to its location */
+static inline sws_int_t sws_http_location_entered(sws_http_request_t *r)
+    __attribute__((always_inline));
 static int sws_http_uri_cycle(sws_http_request_t *r, const char *what, const sws_str_t *uri);
 
 /*
@@ -405,7 +460,7 @@ sws_http_update_location(sws_http_request_t *r)
 
 /* What a request's new location decides at once: its request id, and a
  * declared body over client_max_body_size. */
-static sws_int_t
+static inline sws_int_t
 sws_http_location_entered(sws_http_request_t *r)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);

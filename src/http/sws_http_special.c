@@ -40,13 +40,19 @@ sws_http_status_line(sws_uint_t status)
     static u_char     buf[8][5];
     static sws_str_t  unknown[8];
     static sws_uint_t next;
+    /* the last registered code asked for: 200 on most responses */
+    static const sws_http_status_t *last = &sws_http_statuses[0];
     sws_uint_t        lo = 0, hi = sws_nelems(sws_http_statuses), mid;
     sws_str_t        *s;
 
+    if (status == last->code) {
+        return &last->line;
+    }
     while (lo < hi) {
         mid = (lo + hi) / 2;
         if (sws_http_statuses[mid].code == status) {
-            return &sws_http_statuses[mid].line;
+            last = &sws_http_statuses[mid];
+            return &last->line;
         }
         if (sws_http_statuses[mid].code < status) {
             lo = mid + 1;

@@ -241,6 +241,47 @@ START_TEST(host_invalid)
 }
 END_TEST
 
+/* The same Host again (the remembered one): the same result, from the
+ * new request's own bytes; a different, an upper-case, an invalid or a long
+ * one after it is judged on its own. */
+START_TEST(host_again)
+{
+    static const char *seq[][2] = {
+        { "other.test.:8080", "other.test" }, { "other.test.:8080", "other.test" },
+        { "other.test", "other.test" }, { "Other.test", "other.test" },
+        { "Other.test", "other.test" }, { "other.test.:8080", "other.test" },
+        { "127.0.0.1:80", "127.0.0.1" }, { "127.0.0.1:80", "127.0.0.1" },
+        { "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.test",
+          "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.test" },
+        { "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.test",
+          "a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.test" },
+        { "127.0.0.1:80", "127.0.0.1" }, { "127.0.0.1:8x", NULL },
+        { "127.0.0.1:80", "127.0.0.1" }, { "[::1]:80", "[::1]" }, { "[::1]:80", "[::1]" },
+    };
+    sws_http_request_t *r;
+    unsigned            i;
+    char               *value;
+
+    for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+        r = req(V11, GET, "/");
+        value = sws_pnalloc(pool, strlen(seq[i][0]) + 1);   /* a new buffer each time */
+        ck_assert_ptr_nonnull(value);
+        strcpy(value, seq[i][0]);
+        field(r, "host", value);
+        if (seq[i][1] == NULL) {
+            ck_assert_msg(sws_http_process_request_headers(r) == SWS_HTTP_BAD_REQUEST, "%u", i);
+            continue;
+        }
+        ck_assert_msg(sws_http_process_request_headers(r) == SWS_OK, "%u", i);
+        ck_assert_msg(r->host.len == strlen(seq[i][1])
+                      && memcmp(r->host.data, seq[i][1], r->host.len) == 0,
+                      "%u: %.*s", i, (int) r->host.len, r->host.data);
+        /* the value's own bytes unless they had to be lower-cased */
+        ck_assert_int_eq(r->host.data == (u_char *) value, value[0] != 'O');
+    }
+}
+END_TEST
+
 /* ---- framing, Expect, CONNECT, OPTIONS * ---- */
 
 START_TEST(content_length)
@@ -374,6 +415,7 @@ request_head_suite(void)
     tcase_add_test(tc, host_one_server_address);
     tcase_add_test(tc, host_picks_server);
     tcase_add_test(tc, host_invalid);
+    tcase_add_test(tc, host_again);
     tcase_add_test(tc, content_length);
     tcase_add_test(tc, h1_transfer_encoding);
     tcase_add_test(tc, h1_keepalive);

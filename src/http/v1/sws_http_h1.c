@@ -7,6 +7,7 @@
 #include "sws_http_limit_rate.h"
 #include "sws_http_request_head.h"
 #include "sws_http_ssl.h"
+#include "sws_times_internal.h"
 
 static void sws_http1_read_head_handler(sws_event_t *rev);
 
@@ -63,7 +64,7 @@ sws_http1_init(sws_http_session_t *s)
         return SWS_ERROR;
     }
     hc->session = s;
-    hc->idle_since = sws_current_msec();
+    hc->idle_since = sws_now_msec();
     c->data = hc;
     c->shutdown = sws_http1_shutdown;
     c->read->handler = sws_http1_read_head_handler;
@@ -1193,7 +1194,7 @@ sws_http1_request_done(sws_http_request_t *r)
     sws_reusable_connection(c, 1);
     sws_add_timer(c->read, clcf->keepalive_timeout);
     hc->header_timer = 0;
-    hc->idle_since = sws_current_msec();
+    hc->idle_since = sws_now_msec();
     if (sws_exiting) {
         sws_http1_exiting_idle(c, 0);
     }

@@ -1,6 +1,7 @@
 /* The HTTP/1.1 response head, built in one buffer from the response fields. */
 #include "sws_http_h1.h"
 #include "sws_swar.h"
+#include "sws_times_internal.h"
 
 /* keepalive_disable: MSIE 6 and older after a POST, Safari (nginx's tests
  * of the User-Agent). */
@@ -44,7 +45,7 @@ sws_http1_decide_keepalive(sws_http_request_t *r)
     if (r->keepalive
         && (clcf->keepalive_timeout == 0
             || r->session->requests >= clcf->keepalive_requests
-            || sws_current_msec() - r->session->start_msec >= clcf->keepalive_time
+            || sws_now_msec() - r->session->start_msec >= clcf->keepalive_time
             || sws_exiting || r->connection->close
             || (clcf->keepalive_disable && sws_http1_keepalive_disabled(r,
                                                                  clcf->keepalive_disable))))
@@ -86,7 +87,8 @@ sws_http1_server_date(sws_http_request_t *r, u_char *p)
     } else {
         p = sws_cpymem(p, SWS_SERVER_BARE, sizeof(SWS_SERVER_BARE) - 1);
     }
-    p = sws_cpymem(p, date->data, date->len);
+    /* a length the compiler knows: moves, not a call to memcpy */
+    p = sws_cpymem(p, date->data, SWS_HTTP_TIME_LEN);
     return sws_cpymem(p, "\r\n", 2);
 }
 
