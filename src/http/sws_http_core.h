@@ -209,6 +209,14 @@ struct sws_http_core_loc_conf_s {
     sws_http_format_t      *root_format;   /* root or alias with variables ($1 ...) */
     unsigned                alias_whole:1; /* a regex location's alias: the whole path */
     sws_hash_t             *types;         /* extension -> sws_str_t * */
+    /* The last extension (up to 8 bytes) this worker typed here and its
+     * type in types: requests for the same kind of file come in runs, and
+     * the memory is the worker's own after the fork, like the conf's life */
+    struct {
+        size_t              len;           /* 0: none yet */
+        u_char              exten[8];
+        const sws_str_t    *type;
+    } types_memo;
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
     sws_str_t               default_type;
     sws_int_t               sendfile;

@@ -823,13 +823,24 @@ const sws_str_t *
 sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exten)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    sws_str_t                *type;
+    const sws_str_t          *type;
 
-    if (exten->len && clcf->types) {
-        type = sws_hash_find(clcf->types, exten->data, exten->len);
-        if (type) {
-            return type;
-        }
+    if (exten->len == 0 || clcf->types == NULL) {
+        return &clcf->default_type;
     }
-    return &clcf->default_type;
+    if (exten->len == clcf->types_memo.len
+        && memcmp(exten->data, clcf->types_memo.exten, exten->len) == 0)
+    {
+        return clcf->types_memo.type;
+    }
+    type = sws_hash_find(clcf->types, exten->data, exten->len);
+    if (type == NULL) {
+        type = &clcf->default_type;
+    }
+    if (exten->len <= sizeof(clcf->types_memo.exten)) {
+        clcf->types_memo.len = exten->len;
+        memcpy(clcf->types_memo.exten, exten->data, exten->len);
+        clcf->types_memo.type = type;
+    }
+    return type;
 }

@@ -1,0 +1,44 @@
+"""A location types a response by its file extension (types, default_type);
+a worker remembers the last extension it typed in a location, so requests
+for other extensions in turn, in several letter cases, an unknown one and
+none at all must each still get their own type, in one worker over one
+keep-alive connection."""
+import swsharness as h
+
+FILES = {"html/" + n: "x\n" for n in
+         ("a.txt", "b.html", "c.txt", "d.TXT", "e", "f.nosuchtype", "g.css",
+          "h.verylongextension", "i.verylongextensiox", "j.html")}
+
+EXPECT = [
+    ("/a.txt", "text/plain"),
+    ("/b.html", "text/html"),
+    ("/c.txt", "text/plain"),
+    ("/d.TXT", "text/plain"),
+    ("/e", "application/x-test-default"),
+    ("/f.nosuchtype", "application/x-test-default"),
+    ("/a.txt", "text/plain"),
+    ("/h.verylongextension", "application/x-long-one"),
+    ("/i.verylongextensiox", "application/x-test-default"),
+    ("/h.verylongextension", "application/x-long-one"),
+    ("/g.css", "text/css"),
+    ("/other/j.html", "text/x-other"),
+    ("/b.html", "text/html"),
+    ("/other/j.html", "text/x-other"),
+]
+
+
+def test_each_extension_its_own_type(sws):
+    srv = sws(files=dict(FILES, **{"html/other/j.html": "y\n"}),
+              server="    types { text/plain txt; text/html html; text/css css;\n"
+                     "            application/x-long-one verylongextension; }\n"
+                     "    default_type application/x-test-default;\n"
+                     "    location /other/ { types { text/x-other html; } }\n")
+    c = h.Conn(srv.port)
+    try:
+        for path, ctype in EXPECT:
+            c.send(h.request("GET", path))
+            resp = c.read_response()
+            assert resp.status == 200, (path, resp.status)
+            assert resp.header("content-type").split(";")[0] == ctype, (path, resp.headers)
+    finally:
+        c.close()
