@@ -1,0 +1,24 @@
+# ScalWS benchmark ratios (bench/report.py); run from this directory:
+#   gnuplot 2026-12-05-quick-vm-static-small+static-1m+respond+proxy+cache-hit+tls-h2-static-small-scalwsd-vs-baseline-ratios.gp
+set terminal svg size 1100,600 dynamic font 'sans,12' background rgb 'white'
+set output '../2026-12-05-quick-static-small+static-1m+respond+proxy+cache-hit+tls-h2-static-small-scalwsd-vs-baseline-ratios.svg'
+set title "scalwsd against each peer: above 1 = scalwsd better" noenhanced
+set datafile separator '\t'
+set datafile missing '?'
+set style data histogram
+set style histogram cluster gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set ylabel 'ratio (log scale)'
+set logscale y 2
+set yrange [0.5:2]
+set ytics ("0.5" 0.5, "1" 1, "2" 2)
+set grid ytics
+set bmargin 7
+set key outside bottom center horizontal noenhanced
+set xtics ("static-small\nscalwsd-base" 0, "static-1m\nscalwsd-base" 1, "respond\nscalwsd-base" 2, "proxy\nscalwsd-base" 3, "cache-hit\nscalwsd-base" 4, "tls-h2-static-small\nscalwsd-base" 5) scale 0 noenhanced
+set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 1.5 lc rgb '#333333' front
+plot '2026-12-05-quick-vm-static-small+static-1m+respond+proxy+cache-hit+tls-h2-static-small-scalwsd-vs-baseline-ratios.dat' using 2 title 'req/s (scalwsd / peer)', \
+     '' using 3 title 'capacity: CPU µs/req (peer / scalwsd)', \
+     '' using 4 title 'req/s with the server capped (scalwsd / peer)', \
+     '' using 5 title 'instructions/req (peer / scalwsd)'
