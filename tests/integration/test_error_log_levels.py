@@ -57,6 +57,9 @@ def test_usr1_reopens_them(sws):
     os.rename(s.tmp / "loc.err", s.tmp / "loc.err.1")
     s.signal(signal.SIGUSR1)
     assert h.wait_for(lambda: (s.tmp / "loc.err").exists(), timeout=5)
+    # the master reopens (and creates the file) first; the worker reopens
+    # its own descriptors at its next loop turn, after it has logged so
+    assert h.wait_for(lambda: s.error_log().count("reopening logs") >= 2, timeout=5)
     h.curl(s.url("/loc/two.txt"))
     assert h.wait_file_contains(s.tmp / "loc.err", "two.txt", 3)
     assert "two.txt" not in read(s.tmp / "loc.err.1")

@@ -275,7 +275,10 @@ def test_usr1_reopens_logs(sws):
     os.rename(s.access_log_path, rotated)
     os.rename(s.error_log_path, s.tmp / "error.log.1")
     s.signal(signal.SIGUSR1)
-    time.sleep(0.5)
+    # the master's and then the worker's "reopening logs", each written to
+    # the old file just before that process reopens
+    assert h.wait_for(lambda: (s.tmp / "error.log.1").read_text().count("reopening logs") >= 2,
+                      timeout=5)
     h.curl(s.url("/respond?after"))
     assert h.wait_file_contains(s.access_log_path, "/respond?after", 3), \
         "new access.log missing or without the request after USR1"
