@@ -307,6 +307,11 @@ sws_http_discard_body(sws_http_request_t *r)
     if (r->body) {
         return SWS_OK;
     }
+    if (!sws_http_has_body(r)) {
+        /* Nothing will come to discard: no body object either (a GET's
+         * usual case). A later read makes one that is finished at once. */
+        return SWS_OK;
+    }
     if (sws_http_body_create(r) == NULL) {
         return SWS_ERROR;
     }

@@ -351,7 +351,7 @@ sws_http1_discard_some(sws_http_request_t *r)
             return SWS_ERROR;
         }
     }
-    if (r->body->finished) {
+    if (r->body == NULL || r->body->finished) {     /* none, or read */
         return SWS_OK;
     }
     if (r->expect_continue && !r->continue_sent) {
