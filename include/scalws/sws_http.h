@@ -422,6 +422,33 @@ sws_int_t sws_http_send_special(sws_http_request_t *r, int last);
  * filter holds nothing; return SWS_AGAIN while it is set. */
 void      sws_http_set_buffered(sws_http_request_t *r, int on);
 int       sws_http_buffered(sws_http_request_t *r);
+/*
+ * Body transforms (ABI 1.8): the body filter machinery of a module that
+ * turns the body into another as it flows (gzip, gunzip, sub_filter). The
+ * module gives a coder, run(r, data, &in, in_end, &out, out_end, mode),
+ * that takes input from [*in, in_end) and writes into [*out, out_end),
+ * advancing both, and returns SWS_OK when it is done with this input for
+ * this mode (for FLUSH and FINISH: all it has is written; in is NULL),
+ * SWS_AGAIN when it needs more output room, SWS_ERROR after logging why.
+ * The transform keeps at most nbufs output buffers of bufsize bytes:
+ * when all wait for the client it takes no more input (the producer's
+ * buffers stay unconsumed: back-pressure) and holds the request's
+ * buffered mark (its own bit of it). File input is read in chunks. A
+ * flush buffer in the input makes it run FLUSH and pass what it has; the
+ * last buffer FINISH, then the output ends with last_buf. Made in a
+ * header filter (pool memory); the module's body filter calls
+ * sws_http_transform_filter(r, t, in, next) and returns what it returns.
+ */
+#define SWS_HTTP_TRANSFORM_RUN     0   /* take input, write when ready */
+#define SWS_HTTP_TRANSFORM_FLUSH   1   /* everything so far, now */
+#define SWS_HTTP_TRANSFORM_FINISH  2   /* the end of the body */
+typedef struct sws_http_transform_s  sws_http_transform_t;
+typedef sws_int_t (*sws_http_transform_pt)(sws_http_request_t *r, void *data,
+    const u_char **in, const u_char *in_end, u_char **out, u_char *out_end, int mode);
+sws_http_transform_t *sws_http_transform_create(sws_http_request_t *r, sws_uint_t nbufs,
+    size_t bufsize, sws_http_transform_pt run, void *data);
+sws_int_t sws_http_transform_filter(sws_http_request_t *r, sws_http_transform_t *t,
+    sws_chain_t *in, sws_http_body_filter_pt next);
 /* Whether the header was already sent (then an error can only close). */
 int       sws_http_header_sent(sws_http_request_t *r);
 /* Whether the response must carry no body (HEAD, 204, 304). */

@@ -493,6 +493,9 @@ typedef struct {
     unsigned                     timedout:1;
 } sws_http_request_body_t;
 
+/* Bits of a request's buffered mark (filter_buffered). */
+#define SWS_HTTP_BUFFERED_BITS  8
+
 struct sws_http_request_s {
     sws_connection_t          *connection;
     sws_http_session_t        *session;        /* the client session */
@@ -625,8 +628,12 @@ struct sws_http_request_s {
     unsigned                   ssl_early:1;        /* head came in TLS early data,
                                                     * before the handshake ended */
     /* A body filter holds data until output is sent (sws_http_set_buffered):
-     * the writers run the filters again, and the response is not over. */
-    unsigned                   filter_buffered:1;
+     * the writers run the filters again, and the response is not over.
+     * Bit 0 is sws_http_set_buffered()'s, the others the body transforms'
+     * (sws_http_transform.c), one each, so that several in one chain do
+     * not clear each other's mark. */
+    unsigned                   filter_buffered:SWS_HTTP_BUFFERED_BITS;
+    unsigned                   transforms:4;       /* body transforms made */
     /* Trailer fields will follow the body (sws_http_expect_trailers):
      * HTTP/1.1 frames it chunked even when its length is known. */
     unsigned                   expect_trailers:1;

@@ -208,8 +208,17 @@ sws_http_output_resume(sws_http_request_t *r)
     return sws_http_top_body_filter(r, NULL);
 }
 
-void sws_http_set_buffered(sws_http_request_t *r, int on) { r->filter_buffered = on ? 1 : 0; }
-int sws_http_buffered(sws_http_request_t *r) { return r->filter_buffered; }
+void
+sws_http_set_buffered(sws_http_request_t *r, int on)
+{
+    if (on) {
+        r->filter_buffered |= 1;
+    } else {
+        r->filter_buffered &= ~1u;
+    }
+}
+
+int sws_http_buffered(sws_http_request_t *r) { return r->filter_buffered != 0; }
 int sws_http_header_sent(sws_http_request_t *r) { return r->header_sent; }
 void sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt h) { r->write_event_handler = h; }
 int sws_http_header_only(sws_http_request_t *r) { return r->header_only; }
