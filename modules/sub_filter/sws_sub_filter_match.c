@@ -190,7 +190,8 @@ sws_sub_drain_hold(sws_sub_state_t *st, const u_char **in, const u_char *in_end,
         st->hold_len -= drop;
         memmove(st->hold, st->hold + drop, st->hold_len);
     }
-    return SWS_OK;
+    /* the last replacement may not have fitted */
+    return st->pend_len ? SWS_AGAIN : SWS_OK;
 }
 
 
