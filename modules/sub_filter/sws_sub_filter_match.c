@@ -72,10 +72,11 @@ sws_sub_state_init(sws_sub_state_t *st, const sws_sub_set_t *set, sws_sub_value_
 }
 
 
-/* Which pattern matches at s (len bytes known; eof: no more will come):
- * its index, SWS_SUB_NOMATCH, or SWS_SUB_UNDECIDED (more bytes needed). */
+/* Which pattern matches at s (len bytes known): its index,
+ * SWS_SUB_NOMATCH, or SWS_SUB_UNDECIDED (a pattern tried before any that
+ * matches runs past the bytes known: more are needed). */
 static sws_int_t
-sws_sub_decide(const sws_sub_state_t *st, const u_char *s, size_t len, int eof)
+sws_sub_decide(const sws_sub_state_t *st, const u_char *s, size_t len)
 {
     const sws_sub_pattern_t  *p;
     sws_uint_t                i;
@@ -93,12 +94,7 @@ sws_sub_decide(const sws_sub_state_t *st, const u_char *s, size_t len, int eof)
         if (j < n) {
             continue;
         }
-        if (p->len <= len) {
-            return (sws_int_t) i;
-        }
-        if (!eof) {
-            return SWS_SUB_UNDECIDED;
-        }
+        return p->len <= len ? (sws_int_t) i : SWS_SUB_UNDECIDED;
     }
     return SWS_SUB_NOMATCH;
 }
@@ -171,9 +167,16 @@ sws_sub_drain_hold(sws_sub_state_t *st, const u_char **in, const u_char *in_end,
             *in += take;
         }
         m = st->first[st->hold[0]]
-            ? sws_sub_decide(st, st->hold, st->hold_len, eof) : SWS_SUB_NOMATCH;
+            ? sws_sub_decide(st, st->hold, st->hold_len) : SWS_SUB_NOMATCH;
         if (m == SWS_SUB_UNDECIDED) {
-            return SWS_DONE;
+            if (!eof) {
+                return SWS_DONE;
+            }
+            /* the body ended inside a possible match: what is kept goes
+             * out as it is, not searched again (as nginx) */
+            sws_sub_emit(st, st->hold, st->hold_len, out, out_end);
+            st->hold_len = 0;
+            break;
         }
         if (*out == out_end) {
             return SWS_AGAIN;
@@ -245,7 +248,7 @@ sws_sub_match_run(sws_sub_state_t *st, const u_char **in, const u_char *in_end, 
             p = q;
             continue;
         }
-        m = sws_sub_decide(st, p, (size_t) (end - p), 0);
+        m = sws_sub_decide(st, p, (size_t) (end - p));
         if (m == SWS_SUB_UNDECIDED) {
             /* shorter than the longest pattern: it fits in hold */
             st->hold_len = (size_t) (end - p);

@@ -6,7 +6,8 @@
  * sizes, with flushes between pieces, and the result must be the bytes a
  * plain reference gets from the whole body at once (leftmost match, the
  * first configured at one place, case ignored in ASCII, each string once
- * with once).
+ * with once; a body ending inside a possible match ends as it is, as
+ * nginx's does).
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
 #include <stdlib.h>
@@ -59,17 +60,23 @@ fuzz_reference(const sws_sub_set_t *set, const u_char *body, size_t len, u_char 
 
     while (i < len) {
         for (k = 0; k < set->n; k++) {
-            if (done[k] || set->pats[k].len > len - i) {
+            if (done[k]) {
                 continue;
             }
-            for (j = 0; j < set->pats[k].len
+            for (j = 0; j < set->pats[k].len && i + j < len
                         && fuzz_lower(body[i + j]) == set->pats[k].data[j]; j++)
             {
                 /* compare */
             }
-            if (j == set->pats[k].len) {
+            if (j == set->pats[k].len || i + j == len) {
                 break;
             }
+        }
+        if (k < set->n && set->pats[k].len > len - i) {
+            /* the body ends inside a possible match: the rest as it is */
+            memcpy(out + o, body + i, len - i);
+            o += len - i;
+            break;
         }
         if (k < set->n) {
             memcpy(out + o, fuzz_values[k].data, fuzz_values[k].len);
