@@ -449,6 +449,12 @@ sws_http_transform_t *sws_http_transform_create(sws_http_request_t *r, sws_uint_
     size_t bufsize, sws_http_transform_pt run, void *data);
 sws_int_t sws_http_transform_filter(sws_http_request_t *r, sws_http_transform_t *t,
     sws_chain_t *in, sws_http_body_filter_pt next);
+/* ABI 1.8: the response depends on whether the client accepts gzip (a
+ * filter that decompresses for clients that do not: gunzip), so that the
+ * filter that knows gzip_vary (compress, whose header filter runs after)
+ * sends "Vary: Accept-Encoding" where it is on, as nginx's r->gzip_vary. */
+void      sws_http_set_gzip_vary(sws_http_request_t *r);
+int       sws_http_gzip_vary(sws_http_request_t *r);
 /* Whether the header was already sent (then an error can only close). */
 int       sws_http_header_sent(sws_http_request_t *r);
 /* Whether the response must carry no body (HEAD, 204, 304). */

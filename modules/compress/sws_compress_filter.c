@@ -238,6 +238,12 @@ sws_compress_header_filter(sws_http_request_t *r)
     sws_compress_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
     const sws_compress_coding_conf_t *cc;
 
+    /* a filter before this one acted by Accept-Encoding (gunzip) */
+    if (sws_http_gzip_vary(r) && lcf->coding[SWS_COMPRESS_GZIP].vary == 1
+        && sws_compress_add_vary(r) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
     for (c = 0; c < SWS_COMPRESS_NCODINGS; c++) {
         allowed |= lcf->coding[c].enable ? 1u << c : 0;
     }

@@ -634,6 +634,9 @@ struct sws_http_request_s {
      * not clear each other's mark. */
     unsigned                   filter_buffered:SWS_HTTP_BUFFERED_BITS;
     unsigned                   transforms:4;       /* body transforms made */
+    /* The response varies on Accept-Encoding for a filter that acted or
+     * not by it (gunzip): gzip_vary says so (sws_http_set_gzip_vary). */
+    unsigned                   gzip_vary:1;
     /* Trailer fields will follow the body (sws_http_expect_trailers):
      * HTTP/1.1 frames it chunked even when its length is known. */
     unsigned                   expect_trailers:1;

@@ -218,6 +218,8 @@ sws_http_set_buffered(sws_http_request_t *r, int on)
     }
 }
 
+void sws_http_set_gzip_vary(sws_http_request_t *r) { r->gzip_vary = 1; }
+int sws_http_gzip_vary(sws_http_request_t *r) { return r->gzip_vary; }
 int sws_http_buffered(sws_http_request_t *r) { return r->filter_buffered != 0; }
 int sws_http_header_sent(sws_http_request_t *r) { return r->header_sent; }
 void sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt h) { r->write_event_handler = h; }

@@ -15,6 +15,7 @@ by name (Origin.bodies); routes:
   /gzbad/NAME       gzipped, with bytes in the middle of the deflate data
                     changed (a corrupt stream)
   /gzcut/NAME       gzipped, the last half cut off (Content-Length as sent)
+  /gz2/NAME         gzipped as two gzip members (each half of the body)
 
 Each response is text/html (or ?type=T) with Content-Length, an ETag and a
 Last-Modified. The headers of the last request are kept (last_headers).
@@ -86,6 +87,10 @@ class Origin:
         if kind in ("gz", "gzsplit", "gzbad", "gzcut") or (
                 kind == "ae" and "gzip" in headers.get("accept-encoding", "")):
             body = gzip.compress(body, mtime=0)
+            encoding = "gzip"
+        if kind == "gz2":
+            half = len(body) // 2
+            body = gzip.compress(body[:half], mtime=0) + gzip.compress(body[half:], mtime=0)
             encoding = "gzip"
         if kind == "gzbad":
             mid = len(body) // 2
