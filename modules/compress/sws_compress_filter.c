@@ -239,7 +239,7 @@ sws_compress_header_filter(sws_http_request_t *r)
     const sws_compress_coding_conf_t *cc;
 
     /* a filter before this one acted by Accept-Encoding (gunzip) */
-    if (sws_http_gzip_vary(r) && lcf->coding[SWS_COMPRESS_GZIP].vary == 1
+    if (lcf->coding[SWS_COMPRESS_GZIP].vary == 1 && sws_http_gzip_vary(r)
         && sws_compress_add_vary(r) != SWS_OK)
     {
         return SWS_ERROR;

@@ -39,6 +39,12 @@ typedef struct {
     unsigned    ended:1;        /* a member's end was the last thing seen */
 } sws_gunzip_ctx_t;
 
+typedef struct {
+    sws_uint_t  used;           /* gunzip on somewhere: the filters */
+} sws_gunzip_main_conf_t;
+
+static char *sws_gunzip_set(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static void *sws_gunzip_create_main_conf(sws_conf_t *cf);
 static char *sws_gunzip_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static void *sws_gunzip_create_loc_conf(sws_conf_t *cf);
 static char *sws_gunzip_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
@@ -47,7 +53,7 @@ static sws_int_t sws_gunzip_init(sws_conf_t *cf);
 #define SWS_GUNZIP_HTTP  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 
 static const sws_command_t sws_gunzip_commands[] = {
-    { "gunzip", SWS_GUNZIP_HTTP | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+    { "gunzip", SWS_GUNZIP_HTTP | SWS_CONF_FLAG, sws_gunzip_set,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_gunzip_loc_conf_t, enable), NULL },
     { "gunzip_buffers", SWS_GUNZIP_HTTP | SWS_CONF_TAKE2, sws_gunzip_buffers,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
@@ -61,6 +67,7 @@ SWS_EXPORT sws_module_t sws_module = {
     .name = "gunzip",
     .requires = sws_gunzip_requires,
     .commands = sws_gunzip_commands,
+    .create_main_conf = sws_gunzip_create_main_conf,
     .create_loc_conf = sws_gunzip_create_loc_conf,
     .merge_loc_conf = sws_gunzip_merge_loc_conf,
     .postconfiguration = sws_gunzip_init,
@@ -271,6 +278,12 @@ sws_gunzip_acts(sws_http_request_t *r)
 static sws_int_t
 sws_gunzip_init(sws_conf_t *cf)
 {
+    sws_gunzip_main_conf_t  *mcf = sws_conf_http_main_conf(cf, &sws_module);
+
+    /* Without "gunzip on" anywhere the filters stay out of the chain. */
+    if (mcf == NULL || !mcf->used) {
+        return SWS_OK;
+    }
     sws_gunzip_next_header_filter = sws_http_insert_header_filter(sws_gunzip_header_filter);
     sws_gunzip_next_body_filter = sws_http_insert_body_filter(sws_gunzip_body_filter);
     return sws_http_filters_act_when(cf, sws_gunzip_acts);
@@ -278,6 +291,21 @@ sws_gunzip_init(sws_conf_t *cf)
 
 
 /* ---- configuration ------------------------------------------------------ */
+
+/* gunzip on|off; */
+static char *
+sws_gunzip_set(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_gunzip_loc_conf_t   *lcf = conf;
+    sws_gunzip_main_conf_t  *mcf = sws_conf_http_main_conf(cf, &sws_module);
+    char                    *rv = sws_conf_set_flag_slot(cf, cmd, conf);
+
+    if (rv == SWS_CONF_OK && lcf->enable == 1 && mcf != NULL) {
+        mcf->used = 1;
+    }
+    return rv;
+}
+
 
 /* gunzip_buffers NUMBER SIZE; */
 static char *
@@ -303,6 +331,13 @@ sws_gunzip_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     lcf->bufs_num = num;
     lcf->bufs_size = (size_t) size;
     return SWS_CONF_OK;
+}
+
+
+static void *
+sws_gunzip_create_main_conf(sws_conf_t *cf)
+{
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_gunzip_main_conf_t));
 }
 
 

@@ -49,7 +49,12 @@ typedef struct {
     sws_http_request_t    *r;
 } sws_sub_ctx_t;
 
+typedef struct {
+    sws_uint_t          used;       /* a sub_filter somewhere: the filters */
+} sws_sub_main_conf_t;
+
 static char *sws_sub_filter(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static void *sws_sub_create_main_conf(sws_conf_t *cf);
 static char *sws_sub_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static void *sws_sub_create_loc_conf(sws_conf_t *cf);
 static char *sws_sub_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
@@ -73,6 +78,7 @@ SWS_EXPORT sws_module_t sws_module = {
     SWS_MODULE_ABI,
     .name = "sub_filter",
     .commands = sws_sub_commands,
+    .create_main_conf = sws_sub_create_main_conf,
     .create_loc_conf = sws_sub_create_loc_conf,
     .merge_loc_conf = sws_sub_merge_loc_conf,
     .postconfiguration = sws_sub_init,
@@ -280,6 +286,12 @@ sws_sub_acts(sws_http_request_t *r)
 static sws_int_t
 sws_sub_init(sws_conf_t *cf)
 {
+    sws_sub_main_conf_t  *mcf = sws_conf_http_main_conf(cf, &sws_module);
+
+    /* Without a sub_filter anywhere the filters stay out of the chain. */
+    if (mcf == NULL || !mcf->used) {
+        return SWS_OK;
+    }
     sws_sub_next_header_filter = sws_http_insert_header_filter(sws_sub_header_filter);
     sws_sub_next_body_filter = sws_http_insert_body_filter(sws_sub_body_filter);
     return sws_http_filters_act_when(cf, sws_sub_acts);
@@ -310,8 +322,12 @@ sws_sub_filter(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_pool_t          *pool = sws_conf_pool(cf);
     sws_str_t           *match = sws_conf_arg(cf, 1);
     sws_sub_pair_t      *pair;
+    sws_sub_main_conf_t *mcf = sws_conf_http_main_conf(cf, &sws_module);
 
     (void) cmd;
+    if (mcf != NULL) {
+        mcf->used = 1;
+    }
     if (match->len == 0) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "empty search pattern");
         return SWS_CONF_ERROR;
@@ -385,6 +401,13 @@ sws_sub_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         }
     }
     return SWS_CONF_OK;
+}
+
+
+static void *
+sws_sub_create_main_conf(sws_conf_t *cf)
+{
+    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_sub_main_conf_t));
 }
 
 
