@@ -35,7 +35,7 @@
                                  1.8: body transforms (sws_http_transform_create,
                                  sws_http_transform_filter), for gzip, gunzip and
                                  sub_filter in one chain; sws_http_set_gzip_vary,
-                                 sws_http_gzip_vary */
+                                 sws_http_gzip_vary, sws_http_weak_etag */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -200,30 +200,6 @@ sws_compress_add_vary(sws_http_request_t *r)
 }
 
 
-/* W/"x" for "x": a compressed body is not byte-identical to the file. */
-static sws_int_t
-sws_compress_weaken_etag(sws_http_request_t *r)
-{
-    const sws_str_t  *etag = sws_http_etag(r);
-    sws_str_t        *weak;
-
-    if (etag == NULL || etag->len == 0 || etag->data[0] != '"') {
-        return SWS_OK;                  /* none, or already weak */
-    }
-    weak = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + etag->len + 2);
-    if (weak == NULL) {
-        return SWS_ERROR;
-    }
-    weak->data = (u_char *) (weak + 1);
-    weak->data[0] = 'W';
-    weak->data[1] = '/';
-    sws_memcpy(weak->data + 2, etag->data, etag->len);
-    weak->len = etag->len + 2;
-    sws_http_set_etag(r, weak);
-    return SWS_OK;
-}
-
-
 static sws_int_t
 sws_compress_header_filter(sws_http_request_t *r)
 {
@@ -321,7 +297,7 @@ sws_compress_header_filter(sws_http_request_t *r)
 
     if (sws_http_header_out_add(r, &sws_compress_content_encoding,
                                 &sws_compress_token[coding]) == NULL
-        || sws_compress_weaken_etag(r) != SWS_OK)
+        || sws_http_weak_etag(r) != SWS_OK)
     {
         return SWS_ERROR;
     }

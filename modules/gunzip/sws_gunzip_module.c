@@ -135,8 +135,6 @@ sws_gunzip_header_filter(sws_http_request_t *r)
     sws_http_header_t            *ce;
     sws_gunzip_ctx_t             *ctx;
     sws_http_transform_t         *t;
-    const sws_str_t              *etag;
-    sws_str_t                    *weak;
     sws_pool_t                   *pool;
 
     if (!lcf->enable
@@ -177,18 +175,8 @@ sws_gunzip_header_filter(sws_http_request_t *r)
     sws_http_header_out_remove(r, "accept-ranges", 13);
 
     /* W/"x" for "x": the body is no longer the bytes the tag was for */
-    etag = sws_http_etag(r);
-    if (etag->len > 1 && etag->data[0] == '"') {
-        weak = sws_palloc(pool, sizeof(sws_str_t) + etag->len + 2);
-        if (weak == NULL) {
-            return SWS_ERROR;
-        }
-        weak->data = (u_char *) (weak + 1);
-        weak->data[0] = 'W';
-        weak->data[1] = '/';
-        sws_memcpy(weak->data + 2, etag->data, etag->len);
-        weak->len = etag->len + 2;
-        sws_http_set_etag(r, weak);
+    if (sws_http_weak_etag(r) != SWS_OK) {
+        return SWS_ERROR;
     }
     return sws_gunzip_next_header_filter(r);
 }

@@ -191,8 +191,6 @@ sws_sub_header_filter(sws_http_request_t *r)
     const sws_sub_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
     sws_pool_t                *pool;
     sws_sub_ctx_t             *ctx;
-    const sws_str_t           *etag;
-    sws_str_t                 *weak;
     sws_int_t                  rc;
 
     if (lcf->pairs == NULL || sws_http_content_length(r) == 0
@@ -242,20 +240,8 @@ sws_sub_header_filter(sws_http_request_t *r)
     if (!lcf->last_modified) {
         sws_http_set_last_modified(r, -1);
         sws_http_set_etag(r, NULL);
-    } else {
-        etag = sws_http_etag(r);
-        if (etag->len > 1 && etag->data[0] == '"') {
-            weak = sws_palloc(pool, sizeof(sws_str_t) + etag->len + 2);
-            if (weak == NULL) {
-                return SWS_ERROR;
-            }
-            weak->data = (u_char *) (weak + 1);
-            weak->data[0] = 'W';
-            weak->data[1] = '/';
-            sws_memcpy(weak->data + 2, etag->data, etag->len);
-            weak->len = etag->len + 2;
-            sws_http_set_etag(r, weak);
-        }
+    } else if (sws_http_weak_etag(r) != SWS_OK) {
+        return SWS_ERROR;
     }
     return sws_sub_next_header_filter(r);
 }

@@ -258,6 +258,26 @@ sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag)
     }
 }
 
+sws_int_t
+sws_http_weak_etag(sws_http_request_t *r)
+{
+    u_char  *p;
+
+    if (r->etag.len < 2 || r->etag.data[0] != '"') {
+        return SWS_OK;                  /* none, or weak already */
+    }
+    p = sws_pnalloc(r->pool, r->etag.len + 2);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    p[0] = 'W';
+    p[1] = '/';
+    sws_memcpy(p + 2, r->etag.data, r->etag.len);
+    r->etag.data = p;
+    r->etag.len += 2;
+    return SWS_OK;
+}
+
 /* Lower-case hex of v, no leading zeros. */
 static u_char *
 sws_http_etag_hex(u_char *p, uint64_t v)
