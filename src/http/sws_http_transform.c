@@ -280,20 +280,19 @@ sws_http_transform_step(sws_http_request_t *r, sws_http_transform_t *t)
             if (t->cur && t->cur->buf->last > t->cur->buf->pos) {
                 sws_http_transform_out_done(t);
             }
-            if (t->out) {
-                out = ((sws_chain_t *) ((u_char *) t->out_tail
-                                        - offsetof(sws_chain_t, next)))->buf;
-                out->flush = 1;
-                out->last_buf = mode == SWS_HTTP_TRANSFORM_FINISH;
-            } else if (mode == SWS_HTTP_TRANSFORM_FINISH) {
-                /* an empty result still ends the response */
+            if (t->out == NULL) {
+                /* nothing new: an empty buffer still carries the flush
+                 * (for a coder further on) or the end */
                 out = sws_http_transform_out_buf(r, t);
                 if (out == NULL) {
                     return t->nbufs >= t->nbufs_max ? SWS_AGAIN : SWS_ERROR;
                 }
-                out->last_buf = 1;
                 sws_http_transform_out_done(t);
             }
+            out = ((sws_chain_t *) ((u_char *) t->out_tail
+                                    - offsetof(sws_chain_t, next)))->buf;
+            out->flush = 1;
+            out->last_buf = mode == SWS_HTTP_TRANSFORM_FINISH;
             t->flush = 0;
             if (mode == SWS_HTTP_TRANSFORM_FINISH) {
                 t->done = 1;

@@ -7,6 +7,7 @@ by name (Origin.bodies); routes:
 
   /split/K/NAME     body NAME: its first K bytes, a pause, the rest
   /bytes/NAME       body NAME one byte at a time, a short pause between
+  /slow/K/NAME      its first K bytes, a pause of SLOW seconds, the rest
   /plain/NAME       body NAME in one write
   /gz/NAME          body NAME gzipped, with Content-Encoding: gzip
                     (whatever the request's Accept-Encoding)
@@ -26,6 +27,7 @@ import threading
 import time
 
 PAUSE = 0.02
+SLOW = 0.6
 LAST_MODIFIED = "Mon, 02 Jan 2023 03:04:05 GMT"
 
 
@@ -103,10 +105,10 @@ class Origin:
         if encoding:
             fields.append("Content-Encoding: " + encoding)
         c.sendall(("\r\n".join(fields) + "\r\n\r\n").encode())
-        if kind in ("split", "gzsplit"):
+        if kind in ("split", "gzsplit", "slow"):
             k = int(parts[1])
             c.sendall(body[:k])
-            time.sleep(PAUSE)
+            time.sleep(SLOW if kind == "slow" else PAUSE)
             c.sendall(body[k:])
         elif kind == "bytes":
             for i in range(len(body)):

@@ -162,6 +162,15 @@ def test_http2(servers, tmp_path):
             r = h.curl("http://127.0.0.1:%d%s" % (srv.port, path), prior_knowledge=True)
             assert r.status == 200 and r.body == gzip.decompress(
                 gzip.compress(origin.bodies[path.rsplit("/", 1)[1]])), path
+        # a corrupt stream over HTTP/2: the stream ends short, the server goes on
+        try:
+            r = h.curl("http://127.0.0.1:%d/g/gzbad/big" % srv.port, prior_knowledge=True)
+            assert len(r.body) < len(TEXT) * 200, len(r.body)
+        except Exception as e:                  # pycurl: a reset stream
+            assert "pycurl" in type(e).__module__ or "error" in type(e).__name__, e
+        assert h.wait_for(lambda: "inflate() failed" in srv.error_log(), timeout=5)
+        r = h.curl("http://127.0.0.1:%d/g/gz/t" % srv.port, prior_knowledge=True)
+        assert r.status == 200 and r.body == TEXT
     finally:
         srv.stop()
 

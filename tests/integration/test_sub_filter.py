@@ -5,11 +5,14 @@ types, variables, Last-Modified and ETag, HEAD, Range and conditional
 requests, an encoded upstream response, gzip after the replacement, HTTP/2;
 and the configuration's errors."""
 import gzip
+import socket
+import time
+import zlib
 
 import pytest
 
 import swsharness as h
-from bodyorigin import Origin
+from bodyorigin import Origin, SLOW as SLOW_PAUSE
 from test_nginx_sites import NGINX, start_server, server_token
 
 PAGE = b"<p>abc ABC abc xyz</p>\n<a href=\"http://origin.test/a\">Abc</a> aab ab abc\n"
@@ -31,6 +34,8 @@ LOCATIONS = {
     "lm": "sub_filter abc X; sub_filter_last_modified on;",
     "inherit": "",
     "own": "sub_filter xyz Z;",
+    "ret": 'sub_filter_types *; sub_filter abc X; return 200 "abc ABC\\n";',
+    "rettype": 'sub_filter abc X; return 200 "abc ABC\\n";',
 }
 
 
@@ -126,6 +131,9 @@ def test_static_files_as_nginx(servers):
     assert b"example.org" in same(ports, "/inherit/page.html").body
     r = same(ports, "/own/page.html")
     assert b"origin.test" in r.body and b"abc Z" in r.body
+    # a fixed response (return) through the filter where its type is taken
+    assert same(ports, "/ret/page.html").body == b"X ABC\n"
+    assert same(ports, "/rettype/page.html").body == b"abc ABC\n"
     # an error page is text/html too
     r = same(ports, "/missing.html")
     assert r.status == 404 and b"is gone" in r.body
@@ -194,6 +202,52 @@ def test_proxied_large_body(servers):
         r = same(ports, "/%s/plain/big" % loc)
         # the body ends inside a possible match: those bytes as they are
         assert r.body.count(b"[link a]") == 20000 and r.body.endswith(b"tail http://origin.te")
+
+
+def first_text(port, path, headers, want, timeout=3.0):
+    """Read a chunked response as it comes: (seconds until the decoded body,
+    inflated when gzipped, holds want; that body so far)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock.sendall(h.request("GET", path, headers=headers))
+    t0, data, plain = time.monotonic(), b"", b""
+    inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if headers else None
+    try:
+        while want not in plain and time.monotonic() - t0 < timeout:
+            data += sock.recv(65536)
+            head, sep, rest = data.partition(b"\r\n\r\n")
+            plain = b""
+            if inflate:
+                inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while sep and b"\r\n" in rest:
+                size, _, after = rest.partition(b"\r\n")
+                n = int(size, 16)
+                if n == 0 or len(after) < n + 2:
+                    break
+                plain += inflate.decompress(after[:n]) if inflate else after[:n]
+                rest = after[n + 2:]
+        return time.monotonic() - t0, plain
+    finally:
+        sock.close()
+
+
+def test_streams_what_it_has(servers):
+    """A paused upstream: what is decided reaches the client before the
+    rest is sent (no buffering of the whole body), through gzip too; the
+    bytes that may start a match wait for the rest."""
+    ports = servers(proxied("unbuf", "proxy_buffering off;")
+                    + proxied("gz", "proxy_buffering off; gzip on; gzip_min_length 1;"))
+    body = b"first http://origin.test/a part, then http://origin.test/a the rest"
+    servers.origin.bodies["s"] = body
+    k = body.index(b"test/a the")               # the pause inside the second link
+    for loc, headers in (("unbuf", []), ("gz", ["Accept-Encoding: gzip"])):
+        took, plain = first_text(ports[1], "/%s/slow/%d/s" % (loc, k), headers,
+                                 b"[link a] part, then ")
+        assert took < SLOW_PAUSE, (loc, took, plain)   # before the pause ended
+        assert plain == b"first [link a] part, then ", (loc, plain)
+        rn, rs = (get(p, "/%s/slow/%d/s" % (loc, k), headers) for p in ports)
+        if headers:
+            rn.body, rs.body = gzip.decompress(rn.body), gzip.decompress(rs.body)
+        assert rs.body == rn.body == body.replace(b"http://origin.test/a", b"[link a]")
 
 
 def test_encoded_upstream_response(servers):
