@@ -4,7 +4,9 @@ replace, and byte by byte), several strings with common prefixes, once,
 types, variables, Last-Modified and ETag, HEAD, Range and conditional
 requests, an encoded upstream response, gzip after the replacement, HTTP/2;
 and the configuration's errors."""
+import email.utils
 import gzip
+import os
 import socket
 import time
 import zlib
@@ -16,6 +18,9 @@ from bodyorigin import Origin, SLOW as SLOW_PAUSE
 from test_nginx_sites import NGINX, start_server, server_token
 
 PAGE = b"<p>abc ABC abc xyz</p>\n<a href=\"http://origin.test/a\">Abc</a> aab ab abc\n"
+
+MTIME = 1672628645                      # the files' mtime
+IMS = email.utils.formatdate(MTIME, usegmt=True)
 
 FILES = {"page.html": PAGE, "style.css": b"a { x: abc; }\n", "note.txt": b"abc\n",
          "empty.html": b""}
@@ -58,7 +63,7 @@ def site(port, root, extra=""):
 def servers(tmp_path):
     """start(extra) -> (nginx port, scalwsd port) on the same site; the
     origin of the proxied locations is servers.origin."""
-    if not __import__("os").path.exists(NGINX):
+    if not os.path.exists(NGINX):
         pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
     running = []
     origin = Origin()
@@ -67,6 +72,7 @@ def servers(tmp_path):
         for name, data in FILES.items():
             (root / loc).mkdir(parents=True, exist_ok=True)
             (root / loc / name).write_bytes(data)
+            os.utime(root / loc / name, (MTIME, MTIME))
     h.make_traversable(tmp_path)
 
     def start(extra=""):
@@ -133,7 +139,8 @@ def test_static_files_as_nginx(servers):
     assert b"origin.test" in r.body and b"abc Z" in r.body
     # a fixed response (return) through the filter where its type is taken
     assert same(ports, "/ret/page.html").body == b"X X\n"     # (the server says once off)
-    assert same(ports, "/rettype/page.html").body == b"abc ABC\n"
+    assert same(ports, "/rettype/page.html").body == b"X X\n"   # typed by .html
+    assert same(ports, "/rettype/page.bin").body == b"abc ABC\n"
     # an error page is text/html too
     r = same(ports, "/missing.html")
     assert r.status == 404 and b"is gone" in r.body
@@ -156,8 +163,7 @@ def test_head_range_and_conditional_requests(servers):
         assert rs.header("last-modified") == rn.header("last-modified")
     # where sub_filter removes them, nginx still answers 304 from the
     # file's; scalwsd has nothing left to compare and sends the page
-    rn, rs = (get(p, "/many/page.html", ["If-Modified-Since: %s" % r.header("last-modified")])
-              for p in ports)
+    rn, rs = (get(p, "/many/page.html", ["If-Modified-Since: " + IMS]) for p in ports)
     assert rn.status == 304 and rs.status == 200 and rs.body == get(ports[0], "/many/page.html").body
 
 
