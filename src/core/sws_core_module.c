@@ -14,6 +14,7 @@
 #include "sws_core_module.h"
 #include "sws_cycle.h"
 #include "sws_log_internal.h"
+#include "sws_syslog.h"
 
 
 #define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
@@ -536,8 +537,10 @@ sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 char *
 sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
 {
-    sws_str_t         name, *level;
-    sws_int_t         lv = SWS_LOG_ERR;
+    sws_str_t           name, *level;
+    sws_int_t           lv = SWS_LOG_ERR;
+    sws_syslog_peer_t  *peer;
+    int                 failed;
 
     if (*log != NULL) {
         return "is duplicate";
@@ -554,6 +557,14 @@ sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
     }
 
     name = *sws_conf_arg(cf, 1);
+    peer = sws_syslog_conf(cf, &name, &failed);
+    if (failed) {
+        return SWS_CONF_ERROR;
+    }
+    if (peer) {
+        *log = sws_syslog_error_log(sws_conf_pool(cf), peer, (sws_uint_t) lv);
+        return *log ? SWS_CONF_OK : SWS_CONF_ERROR;
+    }
     if (name.len == 0) {
         return "has an empty file name";
     }

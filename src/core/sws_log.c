@@ -29,7 +29,7 @@ static const sws_str_t  sws_log_levels[] = {
     sws_string("debug"),
 };
 
-static sws_log_t  sws_stderr_log = { STDERR_FILENO, SWS_LOG_NOTICE, NULL };
+static sws_log_t  sws_stderr_log = { STDERR_FILENO, SWS_LOG_NOTICE, NULL, NULL, NULL };
 static pid_t      sws_log_pid;
 
 
@@ -92,6 +92,8 @@ sws_log_open(sws_pool_t *pool, const char *path, sws_uint_t level)
         return NULL;
     }
     log->level = level;
+    log->writer = NULL;
+    log->wdata = NULL;
 
     if (strcmp(path, "stderr") == 0) {
         log->fd = STDERR_FILENO;
@@ -116,6 +118,25 @@ sws_log_open(sws_pool_t *pool, const char *path, sws_uint_t level)
         errno = err;
         return NULL;
     }
+    return log;
+}
+
+
+sws_log_t *
+sws_log_create_writer(sws_pool_t *pool, sws_uint_t level, sws_log_writer_pt writer,
+    void *wdata)
+{
+    sws_log_t  *log;
+
+    log = sws_palloc(pool, sizeof(sws_log_t));
+    if (log == NULL) {
+        return NULL;
+    }
+    log->fd = -1;
+    log->level = level;
+    log->path = NULL;
+    log->writer = writer;
+    log->wdata = wdata;
     return log;
 }
 
@@ -193,6 +214,11 @@ sws_log_verror(sws_uint_t level, sws_log_t *log, int err, const char *fmt, va_li
         estr = strerror_r(err, ebuf, sizeof(ebuf));
         /* leave one byte for the newline */
         p = sws_slprintf(p, last - 1, ": %s (%d)", estr, err);
+    }
+    if (log->writer) {
+        log->writer(log, level, line, (size_t) (p - line));
+        errno = saved_errno;
+        return;
     }
     *p++ = '\n';
 
