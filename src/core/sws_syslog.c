@@ -12,6 +12,7 @@
  * was missing is found again when it is back.
  */
 #include <ctype.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <string.h>
@@ -368,11 +369,21 @@ sws_syslog_header(sws_syslog_peer_t *peer, sws_uint_t severity, u_char *buf)
 static int
 sws_syslog_connect(sws_syslog_peer_t *peer)
 {
-    int  fd;
+    int  fd, low;
 
     fd = socket(peer->addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd == -1) {
         return -1;
+    }
+    if (fd < 10) {
+        /* out of the low numbers that have fixed uses (a helper child puts
+         * its listening socket at fd 3 and may still log before exec) */
+        low = fd;
+        fd = fcntl(low, F_DUPFD_CLOEXEC, 10);
+        close(low);
+        if (fd == -1) {
+            return -1;
+        }
     }
     if (connect(fd, (struct sockaddr *) &peer->addr, peer->addrlen) == -1) {
         close(fd);
