@@ -118,9 +118,11 @@ sws_syslog_parse_server(const u_char *v, size_t len, sws_syslog_peer_t *peer,
             *reason = "invalid host";
             return SWS_ERROR;
         }
-        if (rb + 1 < last
-            && (rb[1] != ':' || (port = sws_syslog_port(rb + 2, last - rb - 2)) < 0))
-        {
+        if (rb + 1 < last && rb[1] != ':') {
+            *reason = "invalid host";
+            return SWS_ERROR;
+        }
+        if (rb + 1 < last && (port = sws_syslog_port(rb + 2, last - rb - 2)) < 0) {
             *reason = "invalid port";
             return SWS_ERROR;
         }

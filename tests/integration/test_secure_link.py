@@ -5,13 +5,12 @@ usual `if ($secure_link = "") { return 403; }` configurations."""
 import base64
 import hashlib
 import os
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import conferr
+from nginxcheck import nginx_t
 import swsharness as h
 from test_nginx_sites import NGINX, start_server
 
@@ -181,15 +180,6 @@ def test_secret_mode(ports):
     assert same(ports, "/j/p/%s/a.txt" % other) == (200, b"[]\n")
     pother = hashlib.md5(b"%s/a.txtother" % other.encode()).hexdigest()
     assert same(ports, "/j/p/%s/a.txt" % other.replace(other, pother)) == (200, b"[]\n")
-
-
-def nginx_t(tmp, http):
-    conf = Path(tmp) / "nginx.conf"
-    conf.write_text("error_log %s/e.log;\npid %s/pid;\nevents {}\nhttp {\n%s\n}\n"
-                    % (tmp, tmp, http))
-    r = subprocess.run([NGINX, "-t", "-p", str(tmp), "-c", str(conf)], capture_output=True,
-                       timeout=10, stdin=subprocess.DEVNULL)
-    return r.returncode, r.stderr.decode()
 
 
 MIXED = '"secure_link_secret" cannot be mixed with "secure_link" and "secure_link_md5"'

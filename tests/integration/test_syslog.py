@@ -8,13 +8,13 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 import conferr
+from nginxcheck import nginx_t
 import swsharness as h
 from test_nginx_sites import NGINX, start_server
 
@@ -355,13 +355,9 @@ BAD_ACCESS = [
 
 def nginx_refusal(tmp, directive):
     """nginx -t's message for the directive in an http block."""
-    conf = Path(tmp) / "nginx.conf"
-    conf.write_text("error_log %s/e.log;\npid %s/pid;\nevents {}\nhttp {\n    %s;\n}\n"
-                    % (tmp, tmp, directive))
-    r = subprocess.run([NGINX, "-t", "-p", str(tmp), "-c", str(conf)], capture_output=True,
-                       timeout=10, stdin=subprocess.DEVNULL)
-    assert r.returncode != 0, directive
-    return r.stderr.decode()
+    rc, err = nginx_t(tmp, "    %s;" % directive)
+    assert rc != 0, directive
+    return err
 
 
 @pytest.mark.parametrize("directive", ["access_log", "error_log"])

@@ -7,13 +7,12 @@ import email.utils
 import os
 import re
 import struct
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import conferr
+from nginxcheck import nginx_t
 import swsharness as h
 from test_nginx_sites import NGINX, start_server
 
@@ -203,15 +202,6 @@ def test_padding_and_trailing_garbage(servers):
                    "uid=AAAAAAAAAAAAAAAAAAAA==", "uid=AAAAAAAAAAAAAAAA=AAAAA"):
         answers = [get(p, "/a", cookie)[0].body.split(b" set=")[0] for p in (np, sp)]
         assert answers[0] == answers[1], (cookie, answers)
-
-
-def nginx_t(tmp, http):
-    conf = Path(tmp) / "nginx.conf"
-    conf.write_text("error_log %s/e.log;\npid %s/pid;\nevents {}\nhttp {\n%s\n}\n"
-                    % (tmp, tmp, http))
-    r = subprocess.run([NGINX, "-t", "-p", str(tmp), "-c", str(conf)], capture_output=True,
-                       timeout=10, stdin=subprocess.DEVNULL)
-    return r.returncode, r.stderr.decode()
 
 
 REFUSED = [
