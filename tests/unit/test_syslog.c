@@ -134,7 +134,7 @@ START_TEST(sending)
     struct sockaddr_in  sin;
     struct sockaddr_un  sun;
     socklen_t           len = sizeof(sin);
-    char                text[64], path[64];
+    char                text[128], path[64];
     ssize_t             n;
 
     rx = socket(AF_INET, SOCK_DGRAM, 0);
