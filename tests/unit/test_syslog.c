@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -134,7 +135,7 @@ START_TEST(sending)
     struct sockaddr_in  sin;
     struct sockaddr_un  sun;
     socklen_t           len = sizeof(sin);
-    char                text[128], path[64];
+    char                text[128], path[64], dir[] = "/tmp/sws-syslog-XXXXXX";
     ssize_t             n;
 
     rx = socket(AF_INET, SOCK_DGRAM, 0);
@@ -154,8 +155,8 @@ START_TEST(sending)
     close(rx);
 
     /* a missing unix socket: dropped at once, then found once it is there */
-    snprintf(path, sizeof(path), "/tmp/sws-syslog-test-%ld.sock", (long) getpid());
-    unlink(path);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/rx.sock", dir);
     snprintf(text, sizeof(text), "server=unix:%s", path);
     ck_assert_int_eq(parse(text), SWS_OK);
     ck_assert_int_eq(sws_syslog_send(&peer, (const u_char *) "a", 1), 0);
@@ -174,6 +175,7 @@ START_TEST(sending)
     close(peer.fd);
     close(urx);
     unlink(path);
+    rmdir(dir);
 }
 END_TEST
 
