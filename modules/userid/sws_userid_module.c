@@ -67,6 +67,7 @@ typedef struct {
 typedef struct {
     sws_http_format_t  *reset;        /* "$uid_reset" */
     sws_http_format_t  *server_addr;  /* "$server_addr" */
+    unsigned            sets:1;       /* some level has userid on or v1 */
 } sws_userid_main_conf_t;
 
 static char *sws_userid_set_enable(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -603,6 +604,7 @@ sws_userid_set_enable(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     static const char *const  names[] = { "off", "log", "v1", "on" };
     sws_userid_conf_t        *ucf = conf;
+    sws_userid_main_conf_t   *mcf;
     sws_str_t                *v = sws_conf_arg(cf, 1);
     sws_uint_t                i;
 
@@ -613,6 +615,10 @@ sws_userid_set_enable(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     for (i = 0; i < 4; i++) {
         if (sws_str_eq_cstr(v, names[i])) {
             ucf->enable = i;
+            if (i >= SWS_USERID_V1) {
+                mcf = sws_conf_http_main_conf(cf, &sws_module);
+                mcf->sets = 1;
+            }
             return SWS_CONF_OK;
         }
     }
@@ -784,9 +790,16 @@ sws_userid_acts(sws_http_request_t *r)
 }
 
 
+/* The filter only in a configuration that sets cookies somewhere: where
+ * no level has "userid on" or "v1" it would cost every response a call. */
 static sws_int_t
 sws_userid_init(sws_conf_t *cf)
 {
+    const sws_userid_main_conf_t  *mcf = sws_conf_http_main_conf(cf, &sws_module);
+
+    if (mcf == NULL || !mcf->sets) {
+        return SWS_OK;
+    }
     sws_userid_next_header_filter = sws_http_insert_header_filter(sws_userid_header_filter);
     return sws_http_filters_act_when(cf, sws_userid_acts);
 }
