@@ -533,18 +533,17 @@ sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 /* "error_log FILE [LEVEL]" at any level (the main one, http, server,
- * location): the log opened into *log, registered for USR1's reopen. */
+ * location): the log opened and added to the chain at *log (several at
+ * one level each get every message of their level, as in nginx),
+ * registered for USR1's reopen. */
 char *
 sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
 {
     sws_str_t           name, *level;
     sws_int_t           lv = SWS_LOG_ERR;
     sws_syslog_peer_t  *peer;
+    sws_log_t          *new;
     int                 failed;
-
-    if (*log != NULL) {
-        return "is duplicate";
-    }
 
     if (sws_conf_nargs(cf) > 2) {
         level = sws_conf_arg(cf, 2);
@@ -562,8 +561,12 @@ sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
         return SWS_CONF_ERROR;
     }
     if (peer) {
-        *log = sws_syslog_error_log(sws_conf_pool(cf), peer, (sws_uint_t) lv);
-        return *log ? SWS_CONF_OK : SWS_CONF_ERROR;
+        new = sws_syslog_error_log(sws_conf_pool(cf), peer, (sws_uint_t) lv);
+        if (new == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_log_chain(log, new);
+        return SWS_CONF_OK;
     }
     if (name.len == 0) {
         return "has an empty file name";
@@ -574,12 +577,13 @@ sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
         return SWS_CONF_ERROR;
     }
 
-    *log = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
-    if (*log == NULL) {
+    new = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
+    if (new == NULL) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "cannot open error log \"%s\"",
                            (char *) name.data);
         return SWS_CONF_ERROR;
     }
+    sws_log_chain(log, new);
     return SWS_CONF_OK;
 }
 

@@ -211,6 +211,34 @@ def test_error_log_levels_and_severity(both):
     assert n1[0][:3] == s1[0][:3] and n2[0][:2] == s2[0][:2]
 
 
+def test_several_error_logs_at_one_level(sws, tmp_path):
+    """A file and syslog at one level, as nginx allows: each gets what its
+    own level lets through, the same line."""
+    rx = Receiver(tmp_path / "rx.sock")
+    try:
+        srv = sws(server="""
+        error_log syslog:server=%s,tag=e warn;
+        error_log @TMP@/srv.err info;
+        error_log @TMP@/srv2.err error;
+        location /nothing/ { root @TMP@/none; }""" % rx.addr)
+        assert get(srv.port, "/nothing/x.html").status == 404
+        [m] = rx.take(1)
+        pri, _, tag, text = split(m)
+        assert (pri, tag) == (187, b"e") and b"[error]" in text and b"x.html" in text
+        for f in ("srv.err", "srv2.err"):
+            assert h.wait_file_contains(srv.tmp / f, "x.html")
+            assert text.decode() + "\n" in (srv.tmp / f).read_text()
+        # an info line reaches the info log only
+        with h.Conn(srv.port) as c:
+            c.send(b"GET / HTTP/1.1\r\nHost: localhost\r\nBad Header\r\n\r\n")
+            assert c.read_response().status == 400
+        assert h.wait_file_contains(srv.tmp / "srv.err", "invalid header line")
+        assert "invalid header line" not in (srv.tmp / "srv2.err").read_text()
+        assert all(b"invalid header line" not in m for m in rx.rest(0.2))
+    finally:
+        rx.close()
+
+
 def test_main_error_log_every_worker_and_reload(sws, tmp_path):
     """A main-level error_log and an access_log to syslog with two workers:
     each worker sends its own lines; after a reload the new configuration's
