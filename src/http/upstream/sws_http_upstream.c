@@ -165,6 +165,9 @@ sws_http_upstream_start(sws_http_request_t *r)
     sws_http_upstream_t *u = r->upstream;
     sws_int_t            rc;
 
+    if (u && u->us == NULL && u->rname.len && !u->started) {
+        return sws_ups_resolve_start(u);   /* a name: its addresses first */
+    }
     if (u == NULL || u->us == NULL || u->us->npeers == 0) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }

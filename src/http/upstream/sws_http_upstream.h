@@ -34,6 +34,7 @@
 #include "sws_http_temp_file.h"
 #include "sws_ssl.h"
 #include <scalws/sws_shm.h>
+#include <scalws/sws_resolver.h>
 
 /* next_upstream conditions (a mask). */
 #define SWS_UPS_FT_ERROR           0x0001
@@ -295,6 +296,9 @@ typedef struct {
     const sws_http_upstream_cache_t  *cache;     /* NULL: none */
     void                             *cache_data;
     unsigned                          cache_set:1;
+    /* run-time DNS (sws_http_upstream_dns.c) */
+    sws_resolver_t                   *resolver;  /* NULL: none (inherited) */
+    sws_msec_t                        resolver_timeout;
 } sws_http_upstream_loc_conf_t;
 
 /* A buffer of the response body. Data in it goes downstream as "shadow"
@@ -451,6 +455,14 @@ struct sws_http_upstream_s {
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
 
+    /* a name to resolve first (sws_http_upstream_dns.c) */
+    sws_str_t                         rname;       /* the host, without the port */
+    sws_str_t                         raddr;       /* as given: "host[:port]" */
+    sws_uint_t                        rport;
+    sws_resolver_query_t             *rquery;      /* asked, not answered */
+    sws_int_t                         rrc;         /* answered at once: the outcome */
+    unsigned                          rsync:1;     /* in sws_resolver_resolve() */
+
     /* waiting in the group's queue (sws_http_upstream_queue.c) */
     sws_queue_t                       wait_link;
     sws_event_t                       wait_ev;     /* the wake (posted), the timeout */
@@ -591,6 +603,16 @@ void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
 
 /* sws_http_upstream_cache.c */
 void      *sws_ups_create_loc_conf(sws_conf_t *cf);
+/* sws_http_upstream_dns.c: resolver and resolver_timeout */
+char      *sws_ups_resolver_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+void       sws_ups_resolver_merge(sws_http_upstream_loc_conf_t *prev,
+    sws_http_upstream_loc_conf_t *conf);
+/* A name target (set_target): remembered, or refused without a resolver.
+ * SWS_OK, or SWS_DECLINED (logged). */
+sws_int_t  sws_ups_resolve_later(sws_http_upstream_t *u, const sws_str_t *addr,
+    sws_uint_t default_port);
+/* From sws_http_upstream_start: ask, go on when answered. */
+sws_int_t  sws_ups_resolve_start(sws_http_upstream_t *u);
 char      *sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 /* SWS_DECLINED: go on to a server; else the content handler's result. */
 sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);

@@ -53,6 +53,12 @@ static const sws_command_t sws_ups_commands[] = {
     { "zone", UPS(SWS_CONF_TAKE12), sws_ups_zone, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "dynamic_servers", UPS(SWS_CONF_TAKE1), sws_ups_dynamic, SWS_HTTP_SRV_CONF_OFFSET, 0,
       NULL },
+    /* run-time DNS for per-request targets (sws_http_upstream_dns.c) */
+    { "resolver", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_1MORE,
+      sws_ups_resolver_directive, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "resolver_timeout", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
+      | SWS_CONF_TAKE1, sws_conf_set_msec_slot, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_upstream_loc_conf_t, resolver_timeout), NULL },
     sws_null_command
 };
 
