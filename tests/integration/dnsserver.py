@@ -39,12 +39,18 @@ class DnsServer:
         self.lock = threading.Lock()
         self.table = {}
         self.counts = {}
-        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.udp.bind((host, 0))
-        self.port = self.udp.getsockname()[1]
-        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.tcp.bind((host, self.port))
+        for _ in range(50):          # a port free for both protocols
+            self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.udp.bind((host, 0))
+            self.port = self.udp.getsockname()[1]
+            self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                self.tcp.bind((host, self.port))
+                break
+            except OSError:
+                self.udp.close()
+                self.tcp.close()
         self.tcp.listen(16)
         self.addr = "%s:%d" % (host, self.port)
         self.stopped = False

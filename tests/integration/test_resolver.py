@@ -1,13 +1,18 @@
 """Run-time DNS (resolver, resolver_timeout): proxy_pass and fastcgi_pass
 with variables resolve names at request time through c-ares in the event
 loop, against a DNS server of the test's own on loopback (dnsserver.py)
-whose answers change while the server runs."""
+whose answers change while the server runs. The failures (NXDOMAIN,
+SERVFAIL, REFUSED, no answer, a malformed one) are compared with nginx
+1.22 on the same configuration: the status and the error-log line."""
+import os
+import socket
 import time
 
 import pytest
 
 import swsharness as h
 from dnsserver import DnsServer
+from test_nginx_sites import NGINX, start_server
 
 
 @pytest.fixture
@@ -17,20 +22,263 @@ def dns():
     d.stop()
 
 
-def proxy_conf(dns, extra=""):
-    return ("resolver %s %s; resolver_timeout 2s;" % (dns.addr, extra),
-            "location / { proxy_pass http://$arg_h:$arg_p; }")
+def proxy(dns, params="ipv6=off", timeout="2s", more=""):
+    return dict(http="resolver %s %s; resolver_timeout %s; %s" % (dns.addr, params, timeout,
+                                                                  more),
+                server="location / { proxy_pass http://$arg_h:$arg_p; }")
 
 
-def test_name_resolved_and_used(sws, origin, dns):
+def test_name_resolved_and_cached(sws, origin, dns):
     a = origin("a")
     dns.set("app.test", a=["127.0.0.1"], ttl=60)
-    http, server = proxy_conf(dns, "ipv6=off")
-    srv = sws(http=http, server=server)
+    srv = sws(**proxy(dns))
     r = h.curl(srv.url("/name?h=app.test&p=%d" % a.port))
     assert r.status == 200 and r.body == b"a"
-    # cached (TTL 60 s): no second question
-    for _ in range(3):
-        assert h.curl(srv.url("/name?h=APP.test&p=%d" % a.port)).body == b"a"
+    # cached for the TTL (60 s): no second question, any case of the name
+    for name in ("APP.test", "app.test."):
+        assert h.curl(srv.url("/name?h=%s&p=%d" % (name, a.port))).body == b"a"
     assert dns.asked("app.test", "A") == 1
     assert dns.asked("app.test", "AAAA") == 0          # ipv6=off
+
+
+def test_new_address_after_ttl(sws, origin, dns):
+    a = origin("a", host="127.0.0.1")
+    b = origin("b", host="127.0.0.2", port=a.port)
+    dns.set("app.test", a=["127.0.0.1"], ttl=1)
+    srv = sws(**proxy(dns))
+    url = srv.url("/name?h=app.test&p=%d" % a.port)
+    assert h.curl(url).body == b"a"
+    dns.set("app.test", a=["127.0.0.2"], ttl=1)
+    assert h.curl(url).body == b"a"                   # still the cached answer
+    time.sleep(1.1)
+    assert h.curl(url).body == b"b"
+    assert dns.asked("app.test") == 2
+
+
+def test_valid_overrides_ttl(sws, origin, dns):
+    a = origin("a", host="127.0.0.1")
+    b = origin("b", host="127.0.0.2", port=a.port)
+    dns.set("app.test", a=["127.0.0.1"], ttl=3600)
+    srv = sws(**proxy(dns, "ipv6=off valid=1s"))
+    url = srv.url("/name?h=app.test&p=%d" % a.port)
+    assert h.curl(url).body == b"a"
+    dns.set("app.test", a=["127.0.0.2"], ttl=3600)
+    time.sleep(1.1)
+    assert h.curl(url).body == b"b"
+
+
+def test_several_addresses_round_robin(sws, origin, dns):
+    a = origin("a", host="127.0.0.1")
+    b = origin("b", host="127.0.0.2", port=a.port)
+    dns.set("app.test", a=["127.0.0.1", "127.0.0.2"])
+    srv = sws(**proxy(dns))
+    seen = {h.curl(srv.url("/name?h=app.test&p=%d" % a.port)).body for _ in range(4)}
+    assert seen == {b"a", b"b"}
+
+
+def test_ipv6_on_by_default(sws, origin, dns):
+    """nginx looks up both A and AAAA unless ipv6=off; an address of each
+    family is used."""
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"])
+    srv = sws(**proxy(dns, params=""))
+    assert h.curl(srv.url("/name?h=app.test&p=%d" % a.port)).body == b"a"
+    assert dns.asked("app.test", "A") == 1 and dns.asked("app.test", "AAAA") == 1
+    if h.have_ipv6():
+        six = origin("six", host="::1")
+        dns.set("six.test", aaaa=["::1"])
+        r = h.curl(srv.url("/name?h=six.test&p=%d" % six.port))
+        assert r.status == 200 and r.body == b"six"
+
+
+def test_ipv4_off(sws, origin, dns):
+    if not h.have_ipv6():
+        pytest.skip("no IPv6 loopback")
+    six = origin("six", host="::1")
+    dns.set("six.test", a=["127.0.0.1"], aaaa=["::1"])
+    srv = sws(**proxy(dns, params="ipv4=off"))
+    assert h.curl(srv.url("/name?h=six.test&p=%d" % six.port)).body == b"six"
+    assert dns.asked("six.test", "A") == 0
+
+
+def test_truncated_answer_asked_again_over_tcp(sws, origin, dns):
+    a = origin("a")
+    dns.set("big.test", a=["127.0.0.1"], mode="truncate")
+    srv = sws(**proxy(dns))
+    r = h.curl(srv.url("/name?h=big.test&p=%d" % a.port))
+    assert r.status == 200 and r.body == b"a"
+    assert dns.asked("big.test", "A", "udp") >= 1 and dns.asked("big.test", "A", "tcp") >= 1
+
+
+def test_upstream_name_and_literal_need_no_question(sws, origin, dns):
+    a = origin("a")
+    srv = sws(http="resolver %s; upstream app.test { server %s; }" % (dns.addr, a.addr),
+              server="location / { proxy_pass http://$arg_h; }")
+    assert h.curl(srv.url("/name?h=app.test")).body == b"a"
+    assert h.curl(srv.url("/name?h=%s" % a.addr)).body == b"a"
+    assert dns.asked("app.test", "A") == 0 and dns.asked("app.test", "AAAA") == 0
+
+
+def test_static_proxy_pass_untouched(sws, origin, dns):
+    """A proxy_pass without variables is resolved at start-up, as before."""
+    a = origin("a")
+    srv = sws(http="resolver %s;" % dns.addr,
+              server="location / { proxy_pass http://%s; }" % a.addr)
+    assert h.curl(srv.url("/name")).body == b"a"
+    assert sum(dns.counts.values()) == 0
+
+
+def test_fastcgi_pass_name(sws, dns, tmp_path):
+    from test_fastcgi_records import Peer, ok
+    p = Peer(None, lambda r: ok(b"fcgi by name"), tcp=True)
+    try:
+        port = p.path.rsplit(":", 1)[1]
+        dns.set("fcgi.test", a=["127.0.0.1"])
+        s = sws(http="resolver %s ipv6=off;" % dns.addr,
+                server="location / { fastcgi_pass $arg_h:%s; include %s/conf/fastcgi.conf; }"
+                       % (port, h.SRC))
+        assert h.curl(s.url("/x.php?h=fcgi.test")).body == b"fcgi by name"
+        assert h.curl(s.url("/x.php?h=nx.test")).status == 502
+        h.wait_for(lambda: "nx.test could not be resolved (3: Host not found)"
+                   in s.error_log(), 2)
+    finally:
+        p.close()
+
+
+def test_client_leaves_while_resolving(sws, origin, dns):
+    """The request ends before the answer: its question is cancelled, the
+    worker goes on (and answers the next one)."""
+    a = origin("a")
+    dns.set("slow.test", mode="drop")
+    dns.set("app.test", a=["127.0.0.1"])
+    srv = sws(**proxy(dns, timeout="3s"))
+    for _ in range(3):
+        with h.Conn(srv.port) as c:
+            c.send(h.request("GET", "/name?h=slow.test&p=%d" % a.port))
+            time.sleep(0.2)
+    assert h.curl(srv.url("/name?h=app.test&p=%d" % a.port)).body == b"a"
+    time.sleep(3.2)                        # the cancelled questions' timeouts pass
+    assert h.curl(srv.url("/name?h=app.test&p=%d" % a.port)).body == b"a"
+    assert srv.alive()
+    assert "signal" not in srv.error_log() and "[alert]" not in srv.error_log()
+
+
+def test_shared_cache_between_workers(sws, origin, dns):
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"])
+    srv = sws(WORKERS=2, **proxy(dns))
+    for _ in range(8):
+        assert h.curl(srv.url("/name?h=app.test&p=%d" % a.port), fresh=True).body == b"a"
+    assert dns.asked("app.test") == 1
+
+
+def test_questions_for_one_name_shared(sws, origin, dns):
+    """Requests waiting for the same name wait for one question."""
+    import threading
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"], ttl=60)
+    srv = sws(**proxy(dns))
+    out = []
+    ts = [threading.Thread(target=lambda: out.append(
+        h.curl(srv.url("/name?h=app.test&p=%d" % a.port), fresh=True).body)) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(10)
+    assert out == [b"a"] * 4
+    assert dns.asked("app.test") == 1
+
+
+# ---- failures, side by side with nginx 1.22 ----
+
+FAILURES = [
+    # (name, dns settings, nginx's error-log line)
+    ("nx.test", dict(rcode=3), "nx.test could not be resolved (3: Host not found)"),
+    ("fail.test", dict(rcode=2), "fail.test could not be resolved (2: Server failure)"),
+    ("refused.test", dict(rcode=5), "refused.test could not be resolved (5: Operation refused)"),
+    ("empty.test", dict(), "empty.test could not be resolved (3: Host not found)"),
+    ("drop.test", dict(mode="drop"), "drop.test could not be resolved (110: Operation timed out)"),
+    ("bad.test", dict(a=["127.0.0.1"], mode="malformed"), "bad.test could not be resolved"),
+]
+
+
+@pytest.fixture
+def both(tmp_path, dns):
+    if not os.path.exists(NGINX):
+        pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
+    running = []
+
+    def start(site):
+        ports = []
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            port = h.free_port()
+            running.append(start_server(who, d, port, site.replace("@PORT@", str(port))))
+            ports.append((port, d))
+        return ports
+
+    yield start
+    for r in running:
+        r.stop()
+
+
+def test_failures_as_nginx(both, dns, origin):
+    a = origin("a")
+    for name, kw, _ in FAILURES:
+        dns.set(name, **kw)
+    site = """resolver %s ipv6=off; resolver_timeout 1s;
+        server { listen 127.0.0.1:@PORT@; location / { proxy_pass http://$arg_h:%d; } }
+        """ % (dns.addr, a.port)
+    (ng, ngdir), (sw, swdir) = both(site)
+    for name, _, line in FAILURES:
+        t0 = time.monotonic()
+        rn = h.curl("http://127.0.0.1:%d/?h=%s" % (ng, name))
+        rs = h.curl("http://127.0.0.1:%d/?h=%s" % (sw, name))
+        assert rs.status == rn.status == 502, (name, rn.status, rs.status)
+        assert time.monotonic() - t0 < 6                 # never a hang
+        h.wait_for(lambda: line in h._read(swdir / "error.log"), 2)
+        if name != "bad.test":                           # nginx: "invalid DNS response", then
+            assert line in h._read(ngdir / "error.log")  # the timeout
+    # and an answer, after all that
+    dns.set("ok.test", a=["127.0.0.1"])
+    for port in (ng, sw):
+        assert h.curl("http://127.0.0.1:%d/name?h=ok.test" % port).body == b"a"
+
+
+def test_no_resolver_as_nginx(both, origin):
+    a = origin("a")
+    site = """server { listen 127.0.0.1:@PORT@;
+                  location / { proxy_pass http://$arg_h:%d; } }""" % a.port
+    (ng, ngdir), (sw, swdir) = both(site)
+    for port, d in ((ng, ngdir), (sw, swdir)):
+        assert h.curl("http://127.0.0.1:%d/?h=app.test" % port).status == 502
+        assert h.curl("http://127.0.0.1:%d/name?h=127.0.0.1" % port).body == b"a"
+        h.wait_for(lambda: "no resolver defined to resolve app.test"
+                   in h._read(d / "error.log"), 2)
+
+
+# ---- the directives ----
+
+def test_directive_forms_accepted(sws, origin, dns):
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"])
+    srv = sws(http="resolver 127.0.0.1 [::1]:5353 valid=30s ipv6=on ipv4=on "
+                   "status_zone=dns; resolver_timeout 10s;",
+              server="location / { resolver %s ipv6=off valid=5; resolver_timeout 1s; "
+                     "proxy_pass http://$arg_h:%d; }" % (dns.addr, a.port))
+    assert h.curl(srv.url("/name?h=app.test")).body == b"a"
+
+
+def test_directive_errors(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("resolver;", 'invalid number of arguments in "resolver"'),
+        ("resolver 127.0.0.1 ipv6=maybe;", "invalid parameter: ipv6=maybe"),
+        ("resolver 127.0.0.1 valid=soon;", "invalid parameter: valid=soon"),
+        ("resolver 127.0.0.1:99999;", 'invalid port in resolver "127.0.0.1:99999"'),
+        ("resolver no.such.host.invalid;", 'host not found in resolver "no.such.host.invalid"'),
+        ("resolver 127.0.0.1 ipv4=off ipv6=off;", '"ipv4" and "ipv6" cannot both be "off"'),
+        ("resolver 127.0.0.1; resolver 127.0.0.2;", '"resolver" directive is duplicate'),
+        ("resolver_timeout never;", "resolver_timeout"),
+        ("resolver valid=1s;", "no name servers defined in resolver"),
+    ])

@@ -82,7 +82,8 @@ sws_ups_resolved_group(sws_http_upstream_t *u, const sws_resolver_result_t *res)
     sws_http_request_t        *r = u->r;
     sws_http_upstream_srv_t   *us;
     sws_http_upstream_peer_t  *peer;
-    sws_uint_t                 i, n = res->naddrs;
+    sws_uint_t                 i, k, n = res->naddrs;
+    static sws_uint_t          rotate;
 
     if (res->status != SWS_RESOLVE_OK || n == 0) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "%.*s could not be resolved (%d: %s)",
@@ -102,9 +103,14 @@ sws_ups_resolved_group(sws_http_upstream_t *u, const sws_resolver_result_t *res)
     us->npeers = us->nprimary = us->nall = us->nused = us->nlive = n;
     us->method = SWS_UPS_RR;
     us->keepalive = 0;                  /* ka_items NULL: nothing is kept */
+    /* Each request's group starts its round robin at the first peer: the
+     * addresses are rotated from one request to the next (nginx rotates
+     * them at random) so that all of them get requests. */
+    rotate++;
     for (i = 0; i < n; i++, peer++) {
-        memcpy(&peer->sockaddr, &res->addrs[i].sockaddr, res->addrs[i].socklen);
-        peer->socklen = res->addrs[i].socklen;
+        k = (i + rotate) % n;
+        memcpy(&peer->sockaddr, &res->addrs[k].sockaddr, res->addrs[k].socklen);
+        peer->socklen = res->addrs[k].socklen;
         if (peer->sockaddr.ss_family == AF_INET6) {
             ((struct sockaddr_in6 *) &peer->sockaddr)->sin6_port = htons((uint16_t) u->rport);
         } else {
