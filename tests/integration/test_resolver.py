@@ -282,3 +282,74 @@ def test_directive_errors(tmp_path):
         ("resolver_timeout never;", "resolver_timeout"),
         ("resolver valid=1s;", "no name servers defined in resolver"),
     ])
+
+
+# ---- server NAME resolve (an upstream { } block) ----
+
+def ups_resolve(dns, port, more=""):
+    return dict(http="resolver %s ipv6=off; upstream backend { zone backend 64k; "
+                     "server app.test:%d resolve; keepalive 4; %s }" % (dns.addr, port, more),
+                server="location / { proxy_pass http://backend; proxy_http_version 1.1; "
+                       "proxy_set_header Connection \"\"; }")
+
+
+def names(conn, n):
+    out = []
+    for _ in range(n):
+        conn.send(h.request("GET", "/name"))
+        r = conn.read_response()
+        out.append(r.body if r.status == 200 else r.status)
+    return out
+
+
+def test_upstream_server_follows_the_name(sws, origin, dns):
+    a = origin("a", host="127.0.0.1")
+    b = origin("b", host="127.0.0.2", port=a.port)
+    dns.set("app.test", a=["127.0.0.1"], ttl=1)
+    srv = sws(WORKERS=2, **ups_resolve(dns, a.port))
+    h.wait_for(lambda: h.curl(srv.url("/name")).status == 200, 3)
+    with h.Conn(srv.port) as c:
+        assert names(c, 3) == [b"a"] * 3
+        accepted = a.accepted
+        dns.set("app.test", a=["127.0.0.1", "127.0.0.2"], ttl=1)
+        h.wait_for(lambda: b"b" in names(c, 2), 4)
+        assert set(names(c, 4)) == {b"a", b"b"}
+        # the address that stayed kept its kept-alive connection
+        assert a.accepted == accepted
+        dns.set("app.test", a=["127.0.0.2"], ttl=1)
+        h.wait_for(lambda: names(c, 2) == [b"b", b"b"], 4)
+        assert names(c, 4) == [b"b"] * 4
+    # every worker sees the list
+    assert {h.curl(srv.url("/name"), fresh=True).body for _ in range(6)} == {b"b"}
+    # the name goes: no server left, 502 (nginx's "no live upstreams")
+    dns.set("app.test", rcode=3, ttl=1)
+    h.wait_for(lambda: h.curl(srv.url("/name")).status == 502, 8)
+    assert "app.test could not be resolved (3: Host not found)" in srv.error_log()
+    # and comes back
+    dns.set("app.test", a=["127.0.0.1"], ttl=1)
+    h.wait_for(lambda: h.curl(srv.url("/name")).body == b"a", 8)
+
+
+def test_upstream_server_resolve_keeps_addresses_on_failure(sws, origin, dns):
+    """A SERVFAIL or no answer is no news: the servers stay."""
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"], ttl=1)
+    srv = sws(**ups_resolve(dns, a.port))
+    h.wait_for(lambda: h.curl(srv.url("/name")).status == 200, 3)
+    dns.set("app.test", rcode=2, ttl=1)
+    h.wait_for(lambda: "app.test could not be resolved (2: Server failure)" in srv.error_log(),
+               4)
+    assert h.curl(srv.url("/name")).body == b"a"
+
+
+def test_upstream_server_resolve_errors(tmp_path, dns):
+    h.assert_config_errors(tmp_path, [
+        ("resolver %s; upstream u { server app.test:80 resolve; }" % dns.addr,
+         'resolving names at run time requires upstream "u"'),
+        ("upstream u { zone u 64k; server app.test:80 resolve; }",
+         'no resolver defined to resolve names at run time in upstream "u"'),
+        ("resolver %s; upstream u { zone u 64k; dynamic_servers 0; server a.test resolve; }"
+         % dns.addr, "needs room for run-time servers"),
+        ("resolver %s; upstream u { zone u 64k; server a.test:0 resolve; }" % dns.addr,
+         'invalid port in upstream "a.test:0"'),
+    ])

@@ -168,7 +168,7 @@ sws_http_upstream_start(sws_http_request_t *r)
     if (u && u->us == NULL && u->rname.len && !u->started) {
         return sws_ups_resolve_start(u);   /* a name: its addresses first */
     }
-    if (u == NULL || u->us == NULL || u->us->npeers == 0) {
+    if (u == NULL || u->us == NULL || (u->us->npeers == 0 && u->us->resolving == NULL)) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (u->started) {

@@ -131,6 +131,7 @@ typedef struct {
     sws_uint_t   max_conns;
     unsigned     backup:1;
     unsigned     down:1;
+    unsigned     resolve:1;    /* a name followed at run time */
     const char  *file;
     sws_uint_t   line;
 } sws_http_upstream_server_t;
@@ -215,6 +216,12 @@ struct sws_http_upstream_srv_s {
     unsigned                    hc_probe_warned:1;
     unsigned                    ndynamic_set:1;
     unsigned                    ring_heap:1;   /* worker: ring rebuilt, malloc()ed */
+    unsigned                    zone:1;        /* "zone" (run-time lists need it) */
+    /* "server NAME resolve" lines: their addresses live in the run-time
+     * slots, kept up to date by worker 0 (sws_http_upstream_dns.c) */
+    sws_array_t                *resolving;     /* sws_http_upstream_server_t, or NULL */
+    sws_resolver_t             *resolver;
+    sws_msec_t                  resolver_timeout;
 };
 
 typedef struct {
@@ -613,6 +620,10 @@ sws_int_t  sws_ups_resolve_later(sws_http_upstream_t *u, const sws_str_t *addr,
     sws_uint_t default_port);
 /* From sws_http_upstream_start: ask, go on when answered. */
 sws_int_t  sws_ups_resolve_start(sws_http_upstream_t *u);
+/* At the end of http { }: the resolver of a group with "server ... resolve"
+ * (SWS_CONF_OK or an error, logged); in worker 0: start following them. */
+char      *sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+sws_int_t  sws_ups_resolving_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
 char      *sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 /* SWS_DECLINED: go on to a server; else the content handler's result. */
 sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);

@@ -86,10 +86,19 @@ sws_ups_postconfiguration(sws_conf_t *cf)
 {
     sws_http_upstream_main_conf_t  *umcf = sws_conf_http_main_conf(cf, &sws_http_upstream_module);
     sws_http_temp_path_t          **paths;
+    sws_http_upstream_srv_t       **ups;
     sws_uint_t                      i;
 
     if (umcf == NULL) {
         return SWS_OK;
+    }
+    /* "server ... resolve": the http level's resolver (known here, with the
+     * http block's confs at hand) */
+    ups = umcf->upstreams.elts;
+    for (i = 0; i < umcf->upstreams.nelts; i++) {
+        if (ups[i]->resolving && sws_ups_resolving_conf(cf, ups[i]) != SWS_CONF_OK) {
+            return SWS_ERROR;
+        }
     }
     paths = umcf->temp_paths.elts;
     for (i = 0; i < umcf->temp_paths.nelts; i++) {
@@ -277,6 +286,8 @@ sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             s->backup = 1;
         } else if (sws_str_eq_cstr(arg, "down")) {
             s->down = 1;
+        } else if (sws_str_eq_cstr(arg, "resolve")) {
+            s->resolve = 1;
         } else {
             goto invalid;
         }
@@ -482,7 +493,10 @@ invalid:
 static char *
 sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
-    (void) cf; (void) cmd; (void) conf;
+    sws_http_upstream_srv_t *us = conf;
+
+    (void) cf; (void) cmd;
+    us->zone = 1;                    /* every group's state is shared anyway */
     return SWS_CONF_OK;
 }
 
@@ -514,6 +528,7 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
     sws_http_upstream_srv_t       **ups = umcf->upstreams.elts, *us;
     sws_uint_t                      i;
     char                           *rv;
+    int                             resolving = 0;
 
     umcf->npeers = 0;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
@@ -529,8 +544,9 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
             return SWS_CONF_ERROR;
         }
         umcf->npeers += us->npeers;
+        resolving |= us->resolving != NULL;
     }
-    if (umcf->npeers && (sws_ups_zone_init(cf, umcf) != SWS_OK
+    if ((umcf->npeers || resolving) && (sws_ups_zone_init(cf, umcf) != SWS_OK
                          || sws_ups_dyn_init(cf, umcf) != SWS_OK))
     {
         return SWS_CONF_ERROR;
@@ -569,7 +585,8 @@ sws_ups_init_worker(sws_cycle_t *cycle)
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         sws_ups_balancer_init_worker(ups[i]);
         if (sws_ups_ka_init_worker(cycle, ups[i]) != SWS_OK
-            || sws_ups_health_init_worker(cycle, ups[i]) != SWS_OK)
+            || sws_ups_health_init_worker(cycle, ups[i]) != SWS_OK
+            || (ups[i]->resolving && sws_ups_resolving_init_worker(cycle, ups[i]) != SWS_OK))
         {
             return SWS_ERROR;
         }

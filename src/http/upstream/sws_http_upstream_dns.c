@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include "sws_http_upstream.h"
+#include "sws_process.h"
 
 /* ---- the directives ---- */
 
@@ -184,4 +185,208 @@ sws_ups_resolve_start(sws_http_upstream_t *u)
         return rc != SWS_OK ? SWS_HTTP_INTERNAL_SERVER_ERROR : u->rrc;
     }
     return sws_http_upstream_start(r);
+}
+
+/* ---- "server NAME resolve" in an upstream { } block ---- */
+
+/* One name a group follows, in worker 0. */
+typedef struct {
+    sws_http_upstream_srv_t  *us;
+    sws_str_t                 host;       /* the name, without the port */
+    sws_uint_t                port;
+    sws_uint_t                weight;
+    sws_event_t               timer;      /* the next question */
+    sws_resolver_query_t     *query;
+    sws_log_t                *log;
+    sws_uint_t                naddrs;     /* in the list now */
+    struct sockaddr_storage   addrs[SWS_RESOLVER_MAX_ADDRS];
+} sws_ups_followed_t;
+
+/* Asked again this long after a failure (valid= when set is the answer's). */
+#define SWS_UPS_RESOLVE_RETRY  5000
+
+char *
+sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us)
+{
+    sws_http_upstream_loc_conf_t *ulcf = sws_conf_http_loc_conf(cf, &sws_http_upstream_module);
+    sws_http_upstream_server_t   *s = us->resolving->elts;
+    sws_uint_t                    i;
+    u_char                       *colon;
+    sws_int_t                     port;
+
+    for (i = 0; i < us->resolving->nelts; i++) {
+        colon = memchr(s[i].addr.data, ':', s[i].addr.len);
+        port = colon ? sws_atoi(colon + 1, (size_t) (s[i].addr.data + s[i].addr.len - colon - 1))
+                     : 80;
+        if (port < 1 || port > 65535 || colon == s[i].addr.data || s[i].backup) {
+            sws_log_error(SWS_LOG_EMERG, cf->log, 0, "%s in upstream \"%.*s\" in %s:%lu",
+                          s[i].backup ? "a backup server cannot be resolved at run time"
+                                      : "invalid port", (int) s[i].addr.len, s[i].addr.data,
+                          s[i].file, (unsigned long) s[i].line);
+            return SWS_CONF_ERROR;
+        }
+    }
+    if (!us->zone) {
+        sws_log_error(SWS_LOG_EMERG, cf->log, 0, "resolving names at run time requires "
+                      "upstream \"%.*s\" in %s:%lu to be in shared memory",
+                      (int) us->name.len, us->name.data, us->file, (unsigned long) us->line);
+        return SWS_CONF_ERROR;
+    }
+    if (ulcf == NULL || ulcf->resolver == NULL) {
+        sws_log_error(SWS_LOG_EMERG, cf->log, 0, "no resolver defined to resolve names at "
+                      "run time in upstream \"%.*s\" in %s:%lu", (int) us->name.len,
+                      us->name.data, us->file, (unsigned long) us->line);
+        return SWS_CONF_ERROR;
+    }
+    if (us->ndynamic == 0) {
+        sws_log_error(SWS_LOG_EMERG, cf->log, 0, "\"server %.*s resolve\" needs room for "
+                      "run-time servers in upstream \"%.*s\" (dynamic_servers 0) in %s:%lu",
+                      (int) s[0].addr.len, s[0].addr.data, (int) us->name.len,
+                      us->name.data, s[0].file, (unsigned long) s[0].line);
+        return SWS_CONF_ERROR;
+    }
+    us->resolver = ulcf->resolver;
+    us->resolver_timeout = ulcf->resolver_timeout == SWS_UNSET_MSEC ? 30000
+                                                                    : ulcf->resolver_timeout;
+    return SWS_CONF_OK;
+}
+
+static int
+sws_ups_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_INET6) {
+        return memcmp(&((const struct sockaddr_in6 *) a)->sin6_addr,
+                      &((const struct sockaddr_in6 *) b)->sin6_addr, 16) == 0;
+    }
+    return ((const struct sockaddr_in *) a)->sin_addr.s_addr
+           == ((const struct sockaddr_in *) b)->sin_addr.s_addr;
+}
+
+static void
+sws_ups_followed_change(sws_ups_followed_t *f, const struct sockaddr_storage *sa, int add)
+{
+    char                     text[SWS_UPS_NAME_LEN];
+    struct sockaddr_storage  ss = *sa;
+    sws_str_t                addr;
+    sws_int_t                rc;
+
+    if (ss.ss_family == AF_INET6) {
+        ((struct sockaddr_in6 *) &ss)->sin6_port = htons((uint16_t) f->port);
+    } else {
+        ((struct sockaddr_in *) &ss)->sin_port = htons((uint16_t) f->port);
+    }
+    addr.len = sws_ups_addr_format(&ss, text, sizeof(text));
+    addr.data = (u_char *) text;
+    rc = add ? sws_http_upstream_server_add(&f->us->name, &addr, f->weight)
+             : sws_http_upstream_server_remove(&f->us->name, &addr);
+    if (rc == SWS_BUSY) {
+        sws_log_error(SWS_LOG_WARN, f->log, 0, "upstream \"%.*s\" has no room for %s of "
+                      "\"%.*s\" (dynamic_servers)", (int) f->us->name.len, f->us->name.data,
+                      text, (int) f->host.len, f->host.data);
+    } else if (rc == SWS_OK) {
+        sws_log_error(SWS_LOG_NOTICE, f->log, 0, "upstream \"%.*s\": %s %s (%.*s)",
+                      (int) f->us->name.len, f->us->name.data, add ? "added" : "removed",
+                      text, (int) f->host.len, f->host.data);
+    }
+}
+
+/* The name's addresses now: those gone leave the list (requests on them
+ * finish), new ones come, those that stay are not touched (nor are their
+ * connections). */
+static void
+sws_ups_followed_answer(void *data, const sws_resolver_result_t *res)
+{
+    sws_ups_followed_t      *f = data;
+    struct sockaddr_storage  now[SWS_RESOLVER_MAX_ADDRS];
+    sws_uint_t               i, j, n = 0;
+    sws_msec_t               next;
+
+    f->query = NULL;
+    if (res->status != SWS_RESOLVE_OK && res->status != SWS_RESOLVE_NXDOMAIN) {
+        /* no answer to go by: the addresses stay until one comes */
+        sws_log_error(SWS_LOG_ERR, f->log, 0, "%.*s could not be resolved (%d: %s)",
+                      (int) f->host.len, f->host.data, (int) res->status,
+                      sws_resolver_strerror(res->status));
+        sws_add_timer(&f->timer, SWS_UPS_RESOLVE_RETRY);
+        return;
+    }
+    if (res->status == SWS_RESOLVE_NXDOMAIN) {
+        sws_log_error(SWS_LOG_ERR, f->log, 0, "%.*s could not be resolved (%d: %s)",
+                      (int) f->host.len, f->host.data, (int) res->status,
+                      sws_resolver_strerror(res->status));
+    }
+    for (i = 0; i < res->naddrs && n < SWS_RESOLVER_MAX_ADDRS; i++) {
+        now[n++] = res->addrs[i].sockaddr;
+    }
+    for (i = 0; i < f->naddrs; i++) {
+        for (j = 0; j < n && !sws_ups_same_ip(&f->addrs[i], &now[j]); j++) { /* find */ }
+        if (j == n) {
+            sws_ups_followed_change(f, &f->addrs[i], 0);
+        }
+    }
+    for (j = 0; j < n; j++) {
+        for (i = 0; i < f->naddrs && !sws_ups_same_ip(&f->addrs[i], &now[j]); i++) { }
+        if (i == f->naddrs) {
+            sws_ups_followed_change(f, &now[j], 1);
+        }
+    }
+    memcpy(f->addrs, now, n * sizeof(now[0]));
+    f->naddrs = n;
+    next = res->status == SWS_RESOLVE_OK ? (sws_msec_t) res->ttl * 1000 : SWS_UPS_RESOLVE_RETRY;
+    sws_add_timer(&f->timer, next > 1000 ? next : 1000);
+}
+
+static void
+sws_ups_followed_ask(sws_event_t *ev)
+{
+    sws_ups_followed_t *f = ev->data;
+
+    if (f->query) {
+        return;
+    }
+    if (sws_resolver_resolve(f->us->resolver, &f->host, f->us->resolver_timeout, f->log,
+                             sws_ups_followed_answer, f, &f->query)
+        == SWS_ERROR)
+    {
+        sws_add_timer(&f->timer, SWS_UPS_RESOLVE_RETRY);
+    }
+}
+
+/* Worker 0 follows the names for every worker: the list is shared. */
+sws_int_t
+sws_ups_resolving_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us)
+{
+    sws_http_upstream_server_t *s = us->resolving->elts;
+    sws_ups_followed_t         *f;
+    sws_uint_t                  i;
+    u_char                     *colon;
+    sws_int_t                   port;
+
+    if (sws_worker != 0) {
+        return SWS_OK;
+    }
+    for (i = 0; i < us->resolving->nelts; i++) {
+        f = sws_pcalloc(cycle->pool, sizeof(sws_ups_followed_t));
+        if (f == NULL) {
+            return SWS_ERROR;
+        }
+        f->us = us;
+        f->weight = s[i].weight;
+        f->log = cycle->log;
+        f->host = s[i].addr;
+        f->port = 80;
+        colon = memchr(s[i].addr.data, ':', s[i].addr.len);
+        if (colon) {
+            f->host.len = (size_t) (colon - s[i].addr.data);
+            port = sws_atoi(colon + 1, s[i].addr.len - f->host.len - 1);
+            f->port = (sws_uint_t) port;          /* checked at configuration */
+        }
+        f->timer.data = f;
+        f->timer.handler = sws_ups_followed_ask;
+        sws_add_timer(&f->timer, 1);
+    }
+    return SWS_OK;
 }

@@ -29,7 +29,9 @@ sws_ups_find_known(const sws_str_t *addr, sws_uint_t default_port)
                && addr->data[addr->len - 1] != ']';
     ups = umcf->upstreams.elts;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
-        if (!sws_str_caseeq(&ups[i]->name, addr) || ups[i]->npeers == 0) {
+        if (!sws_str_caseeq(&ups[i]->name, addr)
+            || (ups[i]->npeers == 0 && ups[i]->resolving == NULL))
+        {
             continue;
         }
         /* "proxy_pass http://h" elsewhere means h:80; here it may be 443. */
