@@ -322,6 +322,10 @@ sws_resolver_done_handler(sws_event_t *ev)
 
     sws_resolver_result_of(lk, &r);
     sws_resolver_cache_put(lk->w->res, &lk->name, &r);
+    /* Out of the lookups before anyone is told: a handler that asks for
+     * the name again (an error_page to another proxy) starts afresh. */
+    sws_queue_remove(&lk->link);
+    sws_queue_init(&lk->link);
     while (!sws_queue_empty(&lk->waiters)) {
         qq = sws_queue_head(&lk->waiters);
         q = sws_queue_data(qq, sws_resolver_query_t, link);
