@@ -353,3 +353,32 @@ def test_upstream_server_resolve_errors(tmp_path, dns):
         ("resolver %s; upstream u { zone u 64k; server a.test:0 resolve; }" % dns.addr,
          'invalid port in upstream "a.test:0"'),
     ])
+
+
+def test_cache_in_front_as_nginx(both, dns, origin):
+    """proxy_cache in front: a fresh hit is answered without the name
+    (nginx looks in the cache first too); a name that cannot be resolved
+    is a 502 even with an expired entry and proxy_cache_use_stale error
+    (nginx finalizes at once, without the stale one)."""
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"], ttl=1)
+    site = """resolver %s ipv6=off; resolver_timeout 1s;
+        proxy_cache_path @TMP@/cache keys_zone=c:1m;
+        server { listen 127.0.0.1:@PORT@;
+          proxy_cache c; proxy_cache_use_stale error; proxy_cache_key $request_uri;
+          add_header X-Cache $upstream_cache_status;
+          location /long/ { proxy_pass http://$arg_h:%d/name; proxy_cache_valid 200 1m; }
+          location /short/ { proxy_pass http://$arg_h:%d/name; proxy_cache_valid 200 1s; } }
+        """ % (dns.addr, a.port, a.port)
+    (ng, _), (sw, swdir) = both(site)
+    for port in (ng, sw):
+        for loc in ("long", "short"):
+            r = h.curl("http://127.0.0.1:%d/%s/?h=app.test" % (port, loc))
+            assert r.body == b"a" and r.header("x-cache") == "MISS", (port, loc)
+    dns.set("app.test", rcode=2)
+    time.sleep(2.1)                     # the answer and the short entries expire
+    for port in (ng, sw):
+        r = h.curl("http://127.0.0.1:%d/long/?h=app.test" % port)
+        assert r.body == b"a" and r.header("x-cache") == "HIT", port
+        assert h.curl("http://127.0.0.1:%d/short/?h=app.test" % port).status == 502, port
+    assert "app.test could not be resolved (2: Server failure)" in h._read(swdir / "error.log")

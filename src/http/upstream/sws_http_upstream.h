@@ -618,7 +618,8 @@ void       sws_ups_resolver_merge(sws_http_upstream_loc_conf_t *prev,
  * SWS_OK, or SWS_DECLINED (logged). */
 sws_int_t  sws_ups_resolve_later(sws_http_upstream_t *u, const sws_str_t *addr,
     sws_uint_t default_port);
-/* From sws_http_upstream_start: ask, go on when answered. */
+/* From sws_ups_start_servers (after the cache's lookup): ask, go on there
+ * when answered. */
 sws_int_t  sws_ups_resolve_start(sws_http_upstream_t *u);
 /* At the end of http { }: the resolver of a group with "server ... resolve"
  * (SWS_CONF_OK or an error, logged); in worker 0: start following them. */

@@ -143,9 +143,12 @@ sws_ups_resolved(void *data, const sws_resolver_result_t *res)
         u->rrc = rc;                    /* sws_ups_resolve_start goes on */
         return;
     }
-    if (rc == SWS_OK) {
-        rc = sws_http_upstream_start(r);
+    if (rc != SWS_OK) {
+        u->cache_offer = 0;             /* nginx: a 502, never a stale entry */
+        sws_ups_finalize(u, rc);
+        return;
     }
+    rc = sws_ups_start_servers(u);
     if (rc != SWS_DONE) {
         sws_http_finalize(r, rc);
     }
@@ -181,10 +184,15 @@ sws_ups_resolve_start(sws_http_upstream_t *u)
     if (rc == SWS_AGAIN) {
         return SWS_DONE;                /* sws_ups_resolved goes on */
     }
-    if (rc != SWS_OK || u->rrc != SWS_OK) {
-        return rc != SWS_OK ? SWS_HTTP_INTERNAL_SERVER_ERROR : u->rrc;
+    if (rc != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    return sws_http_upstream_start(r);
+    if (u->rrc != SWS_OK) {
+        u->cache_offer = 0;
+        sws_ups_finalize(u, u->rrc);
+        return SWS_DONE;
+    }
+    return sws_ups_start_servers(u);
 }
 
 /* ---- "server NAME resolve" in an upstream { } block ---- */
