@@ -382,3 +382,44 @@ def test_cache_in_front_as_nginx(both, dns, origin):
         assert r.body == b"a" and r.header("x-cache") == "HIT", port
         assert h.curl("http://127.0.0.1:%d/short/?h=app.test" % port).status == 502, port
     assert "app.test could not be resolved (2: Server failure)" in h._read(swdir / "error.log")
+
+
+def test_resolver_in_the_upstream_block(sws, origin, dns):
+    """nginx 1.27.3's form: the upstream's own resolver and timeout."""
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"])
+    srv = sws(http="upstream backend { zone backend 64k; resolver %s ipv6=off; "
+                   "resolver_timeout 2s; server app.test:%d resolve; }" % (dns.addr, a.port),
+              server="location / { proxy_pass http://backend; }")
+    assert h.wait_for(lambda: h.curl(srv.url("/name")).body == b"a", 3)
+
+
+def test_http2_requests_wait_for_the_name(sws, origin, dns):
+    """Over HTTP/2 (h2c) too: a name, one that never comes (resolver_timeout),
+    one not found."""
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"])
+    dns.set("slow.test", mode="drop")
+    srv = sws(ports=2, http="resolver %s ipv6=off; resolver_timeout 1s;" % dns.addr,
+              server="listen 127.0.0.1:@PORT2@ http2; "
+                     "location / { proxy_pass http://$arg_h:%d; }" % a.port)
+    base = "http://127.0.0.1:%d" % srv.ports[1]
+    r = h.curl(base + "/name?h=app.test", prior_knowledge=True)
+    assert r.status == 200 and r.body == b"a"
+    assert h.curl(base + "/name?h=slow.test", prior_knowledge=True).status == 502
+    assert h.curl(base + "/name?h=nx.test", prior_knowledge=True).status == 502
+
+
+def test_reload_keeps_resolving(sws, origin, dns):
+    import signal
+    a = origin("a")
+    dns.set("app.test", a=["127.0.0.1"], ttl=60)
+    srv = sws(**proxy(dns))
+    url = srv.url("/name?h=app.test&p=%d" % a.port)
+    assert h.curl(url).body == b"a"
+    n = srv.error_log().count("configuration reloaded")
+    srv.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: srv.error_log().count("configuration reloaded") > n, 10)
+    for _ in range(3):
+        assert h.curl(url, fresh=True).body == b"a"
+    assert dns.asked("app.test") == 1          # the cache's zone was kept

@@ -59,6 +59,11 @@ static const sws_command_t sws_ups_commands[] = {
     { "resolver_timeout", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
       | SWS_CONF_TAKE1, sws_conf_set_msec_slot, SWS_HTTP_LOC_CONF_OFFSET,
       offsetof(sws_http_upstream_loc_conf_t, resolver_timeout), NULL },
+    /* the same in an upstream block, for its "server ... resolve" (nginx 1.27.3) */
+    { "resolver", UPS(SWS_CONF_1MORE), sws_ups_resolver_directive_ups, SWS_HTTP_SRV_CONF_OFFSET,
+      0, NULL },
+    { "resolver_timeout", UPS(SWS_CONF_TAKE1), sws_conf_set_msec_slot, SWS_HTTP_SRV_CONF_OFFSET,
+      offsetof(sws_http_upstream_srv_t, resolver_timeout), NULL },
     sws_null_command
 };
 
@@ -165,6 +170,7 @@ sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name, sws_uint_t port, int creat
     us->file = sws_conf_file(cf);
     us->line = sws_conf_line(cf);
     us->keepalive = SWS_UNSET_UINT;
+    us->resolver_timeout = SWS_UNSET_MSEC;
     us->keepalive_timeout = SWS_UNSET_MSEC;
     us->keepalive_requests = SWS_UNSET_UINT;
     us->unix_sock = name->len > 5 && sws_strncasecmp(name->data, (u_char *) "unix:", 5) == 0;

@@ -26,6 +26,20 @@ sws_ups_resolver_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return ulcf->resolver ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 
+/* "resolver" in an upstream block: for its "server ... resolve" lines. */
+char *
+sws_ups_resolver_directive_ups(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_upstream_srv_t *us = conf;
+
+    (void) cmd;
+    if (us->resolver) {
+        return "is duplicate";
+    }
+    us->resolver = sws_resolver_conf(cf, 1);
+    return us->resolver ? SWS_CONF_OK : SWS_CONF_ERROR;
+}
+
 void
 sws_ups_resolver_merge(sws_http_upstream_loc_conf_t *prev, sws_http_upstream_loc_conf_t *conf)
 {
@@ -240,7 +254,10 @@ sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us)
                       (int) us->name.len, us->name.data, us->file, (unsigned long) us->line);
         return SWS_CONF_ERROR;
     }
-    if (ulcf == NULL || ulcf->resolver == NULL) {
+    if (us->resolver == NULL && ulcf) {
+        us->resolver = ulcf->resolver;       /* the upstream's own first */
+    }
+    if (us->resolver == NULL) {
         sws_log_error(SWS_LOG_EMERG, cf->log, 0, "no resolver defined to resolve names at "
                       "run time in upstream \"%.*s\" in %s:%lu", (int) us->name.len,
                       us->name.data, us->file, (unsigned long) us->line);
@@ -253,9 +270,10 @@ sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us)
                       us->name.data, s[0].file, (unsigned long) s[0].line);
         return SWS_CONF_ERROR;
     }
-    us->resolver = ulcf->resolver;
-    us->resolver_timeout = ulcf->resolver_timeout == SWS_UNSET_MSEC ? 30000
-                                                                    : ulcf->resolver_timeout;
+    if (us->resolver_timeout == SWS_UNSET_MSEC) {
+        us->resolver_timeout = ulcf && ulcf->resolver_timeout != SWS_UNSET_MSEC
+                               ? ulcf->resolver_timeout : 30000;
+    }
     return SWS_CONF_OK;
 }
 
