@@ -5,7 +5,9 @@ runs (dns.set(name, a=[...], aaaa=[...], ttl=N, rcode=N, mode=...)).
 mode: "answer" (the records), "drop" (never answers), "truncate" (over UDP
 an empty answer with the TC bit: the client must ask again over TCP, where
 the records come), "malformed" (a header and question that match, records
-cut short). Every question is counted (dns.asked(name, "A"))."""
+cut short), "garbage" (the question's id, then random bytes). Every question is counted (dns.asked(name, "A"))."""
+import os
+import random
 import socket
 import struct
 import threading
@@ -100,6 +102,8 @@ class DnsServer:
         mode = entry["mode"]
         if mode == "drop":
             return None
+        if mode == "garbage":
+            return query[:2] + os.urandom(random.randrange(0, 200))
         rd = flags & 0x0100
         records = []
         if qtype == 1:
