@@ -424,3 +424,29 @@ def test_reload_keeps_resolving(sws, origin, dns):
     for _ in range(3):
         assert h.curl(url, fresh=True).body == b"a"
     assert dns.asked("app.test") == 1          # the cache's zone was kept
+
+
+def test_upstream_server_resolve_across_reloads(sws, origin, dns):
+    """A reload keeps the addresses of the names it still follows (no
+    moment without servers); those of a name it no longer has go."""
+    import signal
+    a = origin("a", host="127.0.0.1")
+    b = origin("b", host="127.0.0.2", port=a.port)
+    dns.set("app.test", a=["127.0.0.1"], ttl=60)
+    dns.set("other.test", a=["127.0.0.2"], ttl=60)
+    srv = sws(**ups_resolve(dns, a.port))
+    assert h.wait_for(lambda: h.curl(srv.url("/name")).body == b"a", 3)
+
+    def reload(text):
+        n = srv.error_log().count("configuration reloaded")
+        srv.write_conf(text)
+        srv.signal(signal.SIGHUP)
+        assert h.wait_for(lambda: srv.error_log().count("configuration reloaded") > n, 10)
+
+    reload(srv.conf_text)
+    for _ in range(5):
+        assert h.curl(srv.url("/name"), fresh=True).body == b"a"
+    reload(srv.conf_text.replace("server app.test:", "server other.test:"))
+    assert h.wait_for(lambda: {h.curl(srv.url("/name"), fresh=True).body
+                               for _ in range(4)} == {b"b"}, 5)
+    assert "removed 127.0.0.1:%d (other.test)" % a.port in srv.error_log()

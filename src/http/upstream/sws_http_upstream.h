@@ -645,6 +645,17 @@ sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 /* Bring the worker's peers up to date with the list (cheap when unchanged). */
 void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
+/* Add a server to the run-time list (sws_http_upstream_server_add);
+ * resolved: the Nth "server NAME resolve" line's address (1-based), 0: a
+ * server added by hand. A reload keeps the addresses of the lines it still
+ * has; sws_ups_dyn_resolved gives those of line owner (their number, at
+ * most max), for the new configuration's worker 0 to go on from. */
+sws_int_t  sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr,
+    sws_uint_t weight, int resolved);
+/* The same address and port (the same path for unix:). */
+int        sws_ups_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+sws_uint_t sws_ups_dyn_resolved(sws_http_upstream_srv_t *us, sws_uint_t owner,
+    struct sockaddr_storage *out, sws_uint_t max);
 /* A new running configuration in this process (init_master, init_worker):
  * the SDK's list handles follow their groups into it. */
 void       sws_ups_dyn_handles_update(sws_http_upstream_main_conf_t *umcf);

@@ -217,6 +217,7 @@ typedef struct {
     sws_str_t                 host;       /* the name, without the port */
     sws_uint_t                port;
     sws_uint_t                weight;
+    sws_uint_t                owner;      /* its line among us->resolving, 1-based */
     sws_event_t               timer;      /* the next question */
     sws_resolver_query_t     *query;
     sws_log_t                *log;
@@ -277,36 +278,26 @@ sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us)
     return SWS_CONF_OK;
 }
 
-static int
-sws_ups_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+static void
+sws_ups_set_port(struct sockaddr_storage *ss, sws_uint_t port)
 {
-    if (a->ss_family != b->ss_family) {
-        return 0;
+    if (ss->ss_family == AF_INET6) {
+        ((struct sockaddr_in6 *) ss)->sin6_port = htons((uint16_t) port);
+    } else {
+        ((struct sockaddr_in *) ss)->sin_port = htons((uint16_t) port);
     }
-    if (a->ss_family == AF_INET6) {
-        return memcmp(&((const struct sockaddr_in6 *) a)->sin6_addr,
-                      &((const struct sockaddr_in6 *) b)->sin6_addr, 16) == 0;
-    }
-    return ((const struct sockaddr_in *) a)->sin_addr.s_addr
-           == ((const struct sockaddr_in *) b)->sin_addr.s_addr;
 }
 
 static void
 sws_ups_followed_change(sws_ups_followed_t *f, const struct sockaddr_storage *sa, int add)
 {
     char                     text[SWS_UPS_NAME_LEN];
-    struct sockaddr_storage  ss = *sa;
     sws_str_t                addr;
     sws_int_t                rc;
 
-    if (ss.ss_family == AF_INET6) {
-        ((struct sockaddr_in6 *) &ss)->sin6_port = htons((uint16_t) f->port);
-    } else {
-        ((struct sockaddr_in *) &ss)->sin_port = htons((uint16_t) f->port);
-    }
-    addr.len = sws_ups_addr_format(&ss, text, sizeof(text));
+    addr.len = sws_ups_addr_format(sa, text, sizeof(text));
     addr.data = (u_char *) text;
-    rc = add ? sws_http_upstream_server_add(&f->us->name, &addr, f->weight)
+    rc = add ? sws_ups_dyn_add(f->us, &addr, f->weight, (int) f->owner)
              : sws_http_upstream_server_remove(&f->us->name, &addr);
     if (rc == SWS_BUSY) {
         sws_log_error(SWS_LOG_WARN, f->log, 0, "upstream \"%.*s\" has no room for %s of "
@@ -345,16 +336,17 @@ sws_ups_followed_answer(void *data, const sws_resolver_result_t *res)
                       sws_resolver_strerror(res->status));
     }
     for (i = 0; i < res->naddrs && n < SWS_RESOLVER_MAX_ADDRS; i++) {
-        now[n++] = res->addrs[i].sockaddr;
+        now[n] = res->addrs[i].sockaddr;
+        sws_ups_set_port(&now[n++], f->port);
     }
     for (i = 0; i < f->naddrs; i++) {
-        for (j = 0; j < n && !sws_ups_same_ip(&f->addrs[i], &now[j]); j++) { /* find */ }
+        for (j = 0; j < n && !sws_ups_same_addr(&f->addrs[i], &now[j]); j++) { /* find */ }
         if (j == n) {
             sws_ups_followed_change(f, &f->addrs[i], 0);
         }
     }
     for (j = 0; j < n; j++) {
-        for (i = 0; i < f->naddrs && !sws_ups_same_ip(&f->addrs[i], &now[j]); i++) { }
+        for (i = 0; i < f->naddrs && !sws_ups_same_addr(&f->addrs[i], &now[j]); i++) { }
         if (i == f->naddrs) {
             sws_ups_followed_change(f, &now[j], 1);
         }
@@ -400,7 +392,10 @@ sws_ups_resolving_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us)
             return SWS_ERROR;
         }
         f->us = us;
+        f->owner = i + 1;
         f->weight = s[i].weight;
+        /* after a reload: the addresses the last configuration had */
+        f->naddrs = sws_ups_dyn_resolved(us, f->owner, f->addrs, SWS_RESOLVER_MAX_ADDRS);
         f->log = cycle->log;
         f->host = s[i].addr;
         f->port = 80;
