@@ -612,7 +612,6 @@ void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
 void      *sws_ups_create_loc_conf(sws_conf_t *cf);
 /* sws_http_upstream_dns.c: resolver and resolver_timeout */
 char      *sws_ups_resolver_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-char      *sws_ups_resolver_directive_ups(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 void       sws_ups_resolver_merge(sws_http_upstream_loc_conf_t *prev,
     sws_http_upstream_loc_conf_t *conf);
 /* A name target (set_target): remembered, or refused without a resolver.

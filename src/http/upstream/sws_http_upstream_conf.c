@@ -55,13 +55,14 @@ static const sws_command_t sws_ups_commands[] = {
       NULL },
     /* run-time DNS for per-request targets (sws_http_upstream_dns.c) */
     { "resolver", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_1MORE,
-      sws_ups_resolver_directive, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+      sws_ups_resolver_directive, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_upstream_loc_conf_t, resolver), NULL },
     { "resolver_timeout", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
       | SWS_CONF_TAKE1, sws_conf_set_msec_slot, SWS_HTTP_LOC_CONF_OFFSET,
       offsetof(sws_http_upstream_loc_conf_t, resolver_timeout), NULL },
     /* the same in an upstream block, for its "server ... resolve" (nginx 1.27.3) */
-    { "resolver", UPS(SWS_CONF_1MORE), sws_ups_resolver_directive_ups, SWS_HTTP_SRV_CONF_OFFSET,
-      0, NULL },
+    { "resolver", UPS(SWS_CONF_1MORE), sws_ups_resolver_directive, SWS_HTTP_SRV_CONF_OFFSET,
+      offsetof(sws_http_upstream_srv_t, resolver), NULL },
     { "resolver_timeout", UPS(SWS_CONF_TAKE1), sws_conf_set_msec_slot, SWS_HTTP_SRV_CONF_OFFSET,
       offsetof(sws_http_upstream_srv_t, resolver_timeout), NULL },
     sws_null_command

@@ -13,31 +13,19 @@
 
 /* ---- the directives ---- */
 
+/* "resolver" at the http levels (the location conf's field) and in an
+ * upstream block (the group's, for its "server ... resolve" lines):
+ * cmd->offset is the field's. */
 char *
 sws_ups_resolver_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
-    sws_http_upstream_loc_conf_t *ulcf = conf;
+    sws_resolver_t **slot = (sws_resolver_t **) ((char *) conf + cmd->offset);
 
-    (void) cmd;
-    if (ulcf->resolver) {
+    if (*slot) {
         return "is duplicate";
     }
-    ulcf->resolver = sws_resolver_conf(cf, 1);
-    return ulcf->resolver ? SWS_CONF_OK : SWS_CONF_ERROR;
-}
-
-/* "resolver" in an upstream block: for its "server ... resolve" lines. */
-char *
-sws_ups_resolver_directive_ups(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
-{
-    sws_http_upstream_srv_t *us = conf;
-
-    (void) cmd;
-    if (us->resolver) {
-        return "is duplicate";
-    }
-    us->resolver = sws_resolver_conf(cf, 1);
-    return us->resolver ? SWS_CONF_OK : SWS_CONF_ERROR;
+    *slot = sws_resolver_conf(cf, 1);
+    return *slot ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 
 void
