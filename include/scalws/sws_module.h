@@ -32,7 +32,9 @@
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
-                                 1.8: body transforms (sws_http_transform_create,
+                                 1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
+                                 _resolve, _cancel, _strerror), sws_keyed_zone_get;
+                                 body transforms (sws_http_transform_create,
                                  sws_http_transform_filter), for gzip, gunzip and
                                  sub_filter in one chain; sws_http_set_gzip_vary,
                                  sws_http_gzip_vary, sws_http_weak_etag */
