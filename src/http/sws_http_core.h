@@ -773,6 +773,10 @@ sws_int_t sws_http_update_location(sws_http_request_t *r);
 /* sws_http_special.c: generated error responses */
 sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
 const sws_str_t *sws_http_status_line(sws_uint_t status);
+/* sws_http_not_modified_filter.c: conditional requests decided (the
+ * response may become a 304 or a 412) before the header filters run.
+ * SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_not_modified_check(sws_http_request_t *r);
 /* sws_http_response.c: the ends of the filter chains */
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;

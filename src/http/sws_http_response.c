@@ -161,6 +161,12 @@ sws_http_send_header(sws_http_request_t *r)
     {
         return SWS_ERROR;
     }
+    /* conditional requests first, as nginx's not-modified filter (the top
+     * of its chain): on the producer's validators, and every filter sees
+     * the 304 or 412 */
+    if (sws_http_not_modified_check(r) != SWS_OK) {
+        return SWS_ERROR;
+    }
     return sws_http_top_header_filter(r);
 }
 
