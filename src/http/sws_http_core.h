@@ -38,6 +38,9 @@ typedef struct {
 #define SWS_HTTP_STEP_ACCESS_END     0x04   /* the first step after it */
 #define SWS_HTTP_STEP_CONTENT        0x08   /* the content phase starts here */
 #define SWS_HTTP_STEP_END            0x10   /* no content handler answered */
+/* The preaccess phase starts here, and it or the access phase has work:
+ * a subrequest goes on after the access phase, as nginx's skip them */
+#define SWS_HTTP_STEP_PREACCESS      0x20
 
 /*
  * A location's phase engine: the handlers of every phase that have work
@@ -50,6 +53,7 @@ typedef struct sws_http_phase_engine_s {
     uint16_t                server_rewrite_index; /* where internal redirects restart */
     uint16_t                find_location_index;  /* "rewrite ... last" goes on here */
     uint16_t                rewrite_index;        /* a named location starts here */
+    uint16_t                access_end_index;     /* a subrequest skips to here */
 } sws_http_phase_engine_t;
 
 /* A registered phase handler (sws_http_register_phase_handler). */
@@ -641,9 +645,17 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
+    /* A subrequest waits for the end of a background subrequest (a
+     * mirror) before it is released: the client has its response. */
+    unsigned                   subreq_wait:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;
+    /* Subrequests (sws_http_subrequest.c): those r started that still
+     * run, and, for a subrequest, its own record (parent, callback, what
+     * it captured); NULL for requests that never meet one. */
+    struct sws_http_subreqs_s *subreqs;
+    struct sws_http_subreq_s  *subreq;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -712,7 +724,7 @@ sws_http_request_ended(sws_http_request_t *r, sws_int_t rc)
 {
     /* Inline, the common case: a response sent whole, then at once the
      * log (a response has a status) and the release. */
-    if (sws_unlikely(rc != SWS_OK || r->background)) {
+    if (sws_unlikely(rc != SWS_OK || r->background || r->subreq_wait)) {
         return sws_http_request_ended_other(r, rc);
     }
     sws_http_log_request(r);
@@ -783,6 +795,10 @@ sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
  * name in lower case when known (NULL: compared ignoring case) */
 sws_int_t sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name,
     const u_char *lcname, const sws_str_t *value);
+/* sws_http_subrequest.c: 1 while r is kept for a background subrequest
+ * that still runs (r->subreq_wait); r is then released when the last
+ * one ends. */
+int       sws_http_subrequest_waits(sws_http_request_t *r);
 /* sws_http_request_id.c */
 void      sws_http_request_id_init(sws_http_request_t *r);
 /* sws_http_variables.c (access log) */
