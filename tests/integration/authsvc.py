@@ -4,12 +4,13 @@ start on a free port (python3 authsvc.py PORT).
 
   any path       200 when the request has "Cookie: session=good" or
                  "X-Token: good" (X-Auth-Request-User: alice,
-                 X-Auth-Request-Email: alice@example.test), else 401 with
+                 X-Auth-Request-Email: alice@example.test, a Set-Cookie
+                 that refreshes the session), else 401 with
                  WWW-Authenticate: Bearer realm="test"
   /code/NNN      that status (401: two WWW-Authenticate fields; 3xx: a
                  Location)
   /slow/MS       waits MS ms, then as any path
-  /sign_in       200 "sign in" (the error_page of the gatekeeper site)
+  .../sign_in    200 "sign in" (the error_page of the gatekeeper site)
 
 Every answer has X-Seen-Uri (the X-Original-URI it got), X-Seen-Method,
 X-Seen-Length (the Content-Length it got, "-" if none), X-Seen-Path, and a
@@ -39,12 +40,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path.startswith("/code/"):
             status = int(path.split("/")[2])
         body = b"the auth service's own body"
-        if path.startswith("/sign_in"):
+        if path.endswith("/sign_in"):
             status, body = 200, b"sign in\n"
         self.send_response(status)
-        if status == 200:
+        if status == 200 and good:
             self.send_header("X-Auth-Request-User", "alice")
             self.send_header("X-Auth-Request-Email", "alice@example.test")
+            self.send_header("Set-Cookie", "session=good; Path=/; HttpOnly")
         if status == 401:
             self.send_header("WWW-Authenticate", 'Bearer realm="test"')
             if path.startswith("/code/"):
