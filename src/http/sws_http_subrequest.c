@@ -492,7 +492,9 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sr->uri.len = conf->uri.len;
     sr->raw_path = sr->uri;
     sr->args.data = sr->uri.data + sr->uri.len;
-    sws_memcpy(sr->args.data, conf->args.data, conf->args.len);
+    if (conf->args.len) {
+        sws_memcpy(sr->args.data, conf->args.data, conf->args.len);
+    }
     sr->args.len = conf->args.len;
     sws_http_path_exten(&sr->uri, &sr->exten);
     if (sr->method == SWS_HTTP_HEAD) {
