@@ -548,9 +548,10 @@ struct sws_http_request_s {
     sws_str_t                 *h_request_id;
     sws_str_t                 *h_authorization;
     off_t                      content_length_n;   /* -1 none */
-    /* A body of unknown length follows: chunked (h1), or DATA frames
-     * without content-length (h2). */
-    unsigned                   chunked_in:1;
+    /* The subrequests r started that still run (sws_http_subrequest.c;
+     * NULL for requests that never start one). A subrequest's own record
+     * is its r->stream (r->proto is sws_http_subreq_proto). */
+    struct sws_http_subreqs_s *subreqs;
 
     /* response */
     sws_uint_t                 status;
@@ -598,6 +599,10 @@ struct sws_http_request_s {
      * access log, allow/deny and limit keys read these. */
     struct sockaddr           *sockaddr;
     socklen_t                  socklen;
+    /* A body of unknown length follows: chunked (h1), or DATA frames
+     * without content-length (h2). (Here, beside socklen: a word of its
+     * own where there was room.) */
+    unsigned                   chunked_in:1;
     sws_str_t                  addr_text;
 
     /* limit_rate (bytes/s of the response, 0: none) and limit_rate_after,
@@ -645,17 +650,12 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
-    /* A subrequest waits for the end of a background subrequest (a
-     * mirror) before it is released: the client has its response. */
+    /* r waits for the end of a background subrequest (a mirror) before
+     * it is released: its client has the response. */
     unsigned                   subreq_wait:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;
-    /* Subrequests (sws_http_subrequest.c): those r started that still
-     * run, and, for a subrequest, its own record (parent, callback, what
-     * it captured); NULL for requests that never meet one. */
-    struct sws_http_subreqs_s *subreqs;
-    struct sws_http_subreq_s  *subreq;
 };
 
 #define SWS_HTTP_TOO_EARLY  425                    /* RFC 8470 */
@@ -797,8 +797,10 @@ sws_int_t sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *n
     const u_char *lcname, const sws_str_t *value);
 /* sws_http_subrequest.c: 1 while r is kept for a background subrequest
  * that still runs (r->subreq_wait); r is then released when the last
- * one ends. */
+ * one ends. The protocol under every subrequest. */
 int       sws_http_subrequest_waits(sws_http_request_t *r);
+extern const sws_http_proto_t sws_http_subreq_proto;
+#define sws_http_is_subrequest(r)  ((r)->proto == &sws_http_subreq_proto)
 /* sws_http_request_id.c */
 void      sws_http_request_id_init(sws_http_request_t *r);
 /* sws_http_variables.c (access log) */

@@ -347,20 +347,24 @@ sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st)
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     sws_int_t                 rc;
 
-    if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
-        rc = sws_http_find_location_step(r);
-        if (rc == SWS_OK) {
+    /* (one test for both: a location without limits or access checks
+     * pays nothing for subrequests) */
+    if (st->marks & (SWS_HTTP_STEP_FIND_LOCATION | SWS_HTTP_STEP_PREACCESS)) {
+        if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
+            rc = sws_http_find_location_step(r);
+            if (rc == SWS_OK) {
+                return SWS_AGAIN;
+            }
+            sws_http_finalize(r, rc);
+            return SWS_DONE;
+        }
+        if (sws_http_is_subrequest(r)) {
+            /* A subrequest runs no limits and no access checks (nginx's):
+             * its parent passed them; an auth_request's own location
+             * would otherwise ask itself. */
+            r->phase_handler = r->phase_engine->access_end_index;
             return SWS_AGAIN;
         }
-        sws_http_finalize(r, rc);
-        return SWS_DONE;
-    }
-    if ((st->marks & SWS_HTTP_STEP_PREACCESS) && r->subreq) {
-        /* A subrequest runs no limits and no access checks (nginx's):
-         * its parent passed them; an auth_request's own location would
-         * otherwise ask itself. */
-        r->phase_handler = r->phase_engine->access_end_index;
-        return SWS_AGAIN;
     }
     if (st->marks & SWS_HTTP_STEP_ACCESS_START) {
         r->access_code = 0;

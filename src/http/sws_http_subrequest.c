@@ -33,7 +33,7 @@ typedef struct sws_http_subreqs_s {
 } sws_http_subreqs_t;
 
 /* A subrequest's record (in its own pool). */
-typedef struct sws_http_subreq_s {
+typedef struct {
     sws_queue_t                  link;      /* in the parent's live list */
     sws_http_request_t          *parent;
     sws_http_request_t          *sr;
@@ -48,8 +48,6 @@ typedef struct sws_http_subreq_s {
     unsigned                     truncated:1;
     sws_event_t                  end;       /* posted when the core released it */
 } sws_http_subreq_t;
-
-extern const sws_http_proto_t sws_http_subreq_proto;
 
 static void sws_http_subreq_end(sws_event_t *ev);
 
@@ -386,7 +384,8 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sws_http_request_t  *sr;
     sws_pool_t          *pool;
     sws_http_header_t   *h;
-    sws_uint_t           depth = r->subreq ? r->subreq->depth + 1 : 1;
+    sws_uint_t           depth = sws_http_is_subrequest(r)
+                                 ? ((sws_http_subreq_t *) r->stream)->depth + 1 : 1;
 
     if (out) {
         *out = NULL;
@@ -438,7 +437,6 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sr->session = r->session;
     sr->connection = r->connection;
     sr->stream = sub;
-    sr->subreq = sub;
     sr->proto = &sws_http_subreq_proto;
     sr->pool = pool;
     sr->log = r->log;
@@ -519,15 +517,15 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
 sws_http_request_t *
 sws_http_parent(sws_http_request_t *r)
 {
-    return r->subreq ? r->subreq->parent : NULL;
+    return sws_http_is_subrequest(r) ? ((sws_http_subreq_t *) r->stream)->parent : NULL;
 }
 
 sws_int_t
 sws_http_subrequest_body(sws_http_request_t *sr, sws_str_t *body)
 {
-    sws_http_subreq_t *sub = sr->subreq;
+    sws_http_subreq_t *sub = sr->stream;
 
-    if (sub == NULL) {
+    if (!sws_http_is_subrequest(sr)) {
         body->data = NULL;
         body->len = 0;
         return SWS_OK;
