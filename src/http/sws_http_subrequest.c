@@ -32,7 +32,8 @@ typedef struct sws_http_subreqs_s {
     int                 *alive;         /* a completion's watch on the parent */
 } sws_http_subreqs_t;
 
-/* A subrequest's record (in its own pool). */
+/* A subrequest's record (in its own pool): its r->stream, since the
+ * protocol under it is this file's. */
 typedef struct {
     sws_queue_t                  link;      /* in the parent's live list */
     sws_http_request_t          *parent;
