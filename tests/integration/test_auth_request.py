@@ -281,6 +281,8 @@ SATISFY_SITE = """
         location /code-302/ { auth_request /auth-302; }
         location /code-204/ { auth_request /auth-204; }
         location /code-500/ { auth_request /auth-500; }
+        location = /auth-static { internal; }
+        location /cond/ { auth_request /auth-static; }
         location /vars/ {
             auth_request /auth;
             auth_request_set $user $upstream_http_x_auth_request_user;
@@ -298,7 +300,7 @@ SATISFY_SITE = """
 
 SATISFY_DIRS = ("any-ip-no", "any-ip-yes", "all-ip-yes", "all-ip-no", "any-basic", "all-basic",
                 "any-deny-basic", "any-deny-500", "any-basic-403", "inherit", "inherit/open",
-                "inherit/deny", "code-401", "code-302", "code-204", "code-500", "vars")
+                "inherit/deny", "code-401", "code-302", "code-204", "code-500", "vars", "cond")
 
 
 def test_satisfy_beside_nginx(tmp_path, authsvc, origin):
@@ -309,6 +311,7 @@ def test_satisfy_beside_nginx(tmp_path, authsvc, origin):
     for d in SATISFY_DIRS:
         (root / d).mkdir(parents=True, exist_ok=True)
         (root / d / "f.txt").write_text("file of %s\n" % d)
+    (root / "auth-static").write_text("a file is a 200 for the check\n")
     (root / "htpasswd").write_text("bob:{SHA}%s\n" % base64.b64encode(
         hashlib.sha1(b"pw").digest()).decode())
     h.make_traversable(tmp_path)
@@ -339,6 +342,16 @@ def test_satisfy_beside_nginx(tmp_path, authsvc, origin):
                     assert rs.header(name) == rn.header(name), (what, rn.headers, rs.headers)
                 compared += 1
         assert compared == len(SATISFY_DIRS) * 6
+        # the client's conditions and ranges are not the subrequest's: the
+        # auth location's file stays a 200 there (not a 304, 412 or 206)
+        for hdrs in (["If-None-Match: *"], ["If-Match: \"nope\""], ["Range: bytes=0-1"],
+                     ["If-Modified-Since: Sat, 01 Jan 2050 00:00:00 GMT"]):
+            rn, rs = (h.exchange(p, h.request("GET", "/cond/f.txt", headers=hdrs)) for p in ports)
+            assert (rs.status, ns.server_token(rs.body)) == (rn.status, ns.server_token(rn.body)), \
+                (hdrs, rn, rs)
+            # (the client's file answers them itself; a date ahead is ignored)
+            assert rs.status == (200 if "2050" in hdrs[0] else 206 if "Range" in hdrs[0]
+                                 else 304 if "None" in hdrs[0] else 412), (hdrs, rs)
     finally:
         for r in running:
             r.stop()

@@ -116,9 +116,11 @@ def tsub(tmp_path_factory):
 def srv(tmp_path, tsub, origin):
     o = origin("up")
     s = h.launch(tmp_path, ports=2, load="load_module %s;" % tsub,
-                 files={"html/f.txt": "0123456789" * 10},
+                 files={"html/f.txt": "0123456789" * 10, "html/g.txt": "gz " * 100},
                  server="""
         location = /file { tsub /f.txt 1000; }
+        location = /gz { tsub /g.txt 1000; }
+        location = /g.txt { gzip on; gzip_min_length 1; gzip_types text/plain; }
         location = /file-cut { tsub /f.txt 25; }
         location = /up { tsub /internal-up 100000; }
         location = /missing { tsub /nothing-here 100; }
@@ -153,6 +155,12 @@ def test_capture(srv):
     assert len(r.body.split(b"body=", 1)[1]) == 100          # the page, cut at 100
     r = h.curl(srv.url("/ret"))
     assert r.body.startswith(b"status=302 "), r
+    # the client's Accept-Encoding, Range and conditions are not the
+    # subrequest's: its body is the file as it is
+    r = h.curl(srv.url("/gz"), headers=["Accept-Encoding: gzip", "Range: bytes=0-3"])
+    assert r.body == b"status=200 type=text/plain origin=- cut=0 sent=1 body=" + b"gz " * 100, r
+    assert h.curl(srv.url("/g.txt"), headers=["Accept-Encoding: gzip"]).header(
+        "Content-Encoding") == "gzip"                  # (the client's own request is)
     # an HTTP/2 client's request: the same
     r = h.curl("http://127.0.0.1:%d/file" % srv.ports[1], prior_knowledge=True)
     assert r.body.endswith(b"body=" + b"0123456789" * 10), r
