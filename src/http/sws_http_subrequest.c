@@ -70,6 +70,8 @@ sws_http_subreqs_cleanup(void *data)
         sub = sws_queue_data(sws_queue_head(&subs->live), sws_http_subreq_t, link);
         sws_queue_remove(&sub->link);
         subs->nlive--;
+        sws_log_error(SWS_LOG_INFO, sub->sr->log, 0, "subrequest \"%.*s\" ends with its "
+                      "request", (int) sub->sr->uri.len, sub->sr->uri.data);
         sws_pool_destroy(sub->sr->pool);
     }
 }
