@@ -132,6 +132,11 @@ def test_verdicts(srv, h2):
             assert r.headers_all("WWW-Authenticate") == ['Bearer realm="test"'], r.headers
         else:
             assert r.header("WWW-Authenticate") is None and r.header("Location") is None, r
+    # the service down (502), slow (504 at proxy_read_timeout): 500, at once
+    t0 = time.monotonic()
+    assert get(srv, "/down", h2=h2).status == 500
+    assert get(srv, "/slow", h2=h2).status == 500
+    assert time.monotonic() - t0 < 2.5
 
 
 def test_error_log_and_failures(srv):
@@ -151,6 +156,34 @@ def test_error_log_and_failures(srv):
     # error_page 401 = another location, as oauth2-proxy's sign-in
     r = get(srv, "/unauth-page")
     assert (r.status, r.body) == (200, b"please sign in\n"), r
+
+
+def test_keepalive(srv):
+    """Checked requests one after another on one connection (HTTP/1.1 and
+    HTTP/2): each is asked of the service, the connection goes on."""
+    import pycurl
+    import h2raw
+    from test_cache_background_h2 import responses
+    c = pycurl.Curl()
+    try:
+        got = [get(srv, "/index.html", [] if i == 1 else ["Cookie: session=good"], handle=c)
+               for i in range(4)]
+    finally:
+        c.close()
+    assert [r.status for r in got] == [200, 401, 200, 200], got
+    assert sum(r.num_connects for r in got) == 1, [r.num_connects for r in got]
+    # (curl 7.88 does not reuse an h2c prior-knowledge connection: raw frames,
+    # one stream after another, then three at once)
+    with h2raw.H2(srv.ports[1]) as conn:
+        good = [("cookie", "session=good")]
+        statuses = []
+        for extra in (good, [], good):
+            sid = conn.get("/index.html", scheme="http", extra=extra)
+            statuses.append(h2raw.status(conn.response(sid)[0]))
+        sids = [conn.get("/index.html", scheme="http", extra=e) for e in (good, [], good)]
+        got = responses(conn, sids, 5)
+        statuses += [got[sid][0] for sid in sids]
+    assert statuses == [200, 401, 200, 200, 401, 200], statuses
 
 
 def test_proxied_after_auth(srv):
@@ -225,7 +258,7 @@ def test_directives(tmp_path):
         location /c/ { auth_request ""; }
     """, http="auth_request_set $y 1; auth_request off;")
     ok.stop()
-    h.assert_config_errors(tmp_path, [
+    refused(tmp_path, [
         ("auth_request;", 'invalid number of arguments in "auth_request"'),
         ("auth_request /a /b;", 'invalid number of arguments in "auth_request"'),
         ("server { auth_request /a; auth_request /b; }", '"auth_request" directive is duplicate'),
@@ -238,9 +271,18 @@ def test_directives(tmp_path):
         ("server { if ($uri) { auth_request_set $x 1; } }",
          '"auth_request_set" directive is not allowed here'),
     ])
-    out = "\n".join(open(p).read() for p in tmp_path.glob("c*/error.log")) + \
-        "\n".join(open(p).read() for p in tmp_path.glob("c*/stderr.txt"))
-    assert "scalws.conf:" in out                       # file and line in each message
+
+
+def refused(tmp, cases):
+    """Each (http block, message) keeps the server from starting, with the
+    message followed by the file and line of the directive."""
+    import re
+    for i, (http, needle) in enumerate(cases):
+        d = Path(tmp) / ("c%d" % i)
+        d.mkdir()
+        rc, out, listening = h.start_expect_failure(d, http=http)
+        assert rc not in (None, 0) and not listening, (http, out)
+        assert re.search(re.escape(needle) + r".* in \S+/scalws\.conf:\d+", out), (http, out)
 
 
 # ---------------------------------------------------- satisfy, beside nginx

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import swsharness as h
+from test_auth_request import refused
 
 SERVER = """
         location /m/ {
@@ -163,7 +164,7 @@ def test_directives(tmp_path):
         location = /b { return 204; }
     """)
     ok.stop()
-    h.assert_config_errors(tmp_path, [
+    refused(tmp_path, [
         ("mirror;", 'invalid number of arguments in "mirror"'),
         ("mirror /a /b;", 'invalid number of arguments in "mirror"'),
         ("mirror off; mirror /a;", '"mirror" directive is duplicate'),
