@@ -33,7 +33,11 @@
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
                                  1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
-                                 _resolve, _cancel, _strerror), sws_keyed_zone_get */
+                                 _resolve, _cancel, _strerror), sws_keyed_zone_get;
+                                 subrequests (sws_http_subrequest,
+                                 sws_http_parent, sws_http_subrequest_body),
+                                 SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
+                                 request's own_length */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
