@@ -425,6 +425,7 @@ sws_ssl_switch(SSL *s, sws_ssl_t *to)
         ERR_clear_error();
         return SWS_ERROR;
     }
+    sws_ssl_verify_switch(s, to->ctx);
     SSL_set_max_early_data(s, SSL_CTX_get_max_early_data(to->ctx));
     SSL_set_recv_max_early_data(s, SSL_CTX_get_recv_max_early_data(to->ctx));
     return SWS_OK;

@@ -1342,6 +1342,10 @@ static const char *const  sws_http_ups_names[] = {       /* SWS_UPS_VAR_* */
     "addr", "status", "response_time", "connect_time", "header_time",
     "bytes_received", "response_length", "bytes_sent", NULL
 };
+static const char *const  sws_http_ssl_client_names[] = {    /* SWS_SSL_PEER_* */
+    "verify", "s_dn", "i_dn", "s_dn_legacy", "i_dn_legacy", "serial", "fingerprint",
+    "cert", "raw_cert", "escaped_cert", "v_start", "v_end", "v_remain", NULL
+};
 static const char *const  sws_http_tcpinfo_names[] = {
     "rtt", "rttvar", "snd_cwnd", "rcv_space", NULL
 };
@@ -1420,7 +1424,9 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
     if (sws_http_var_family(op, name, len, "upstream_", sws_http_ups_names,
                             sws_http_var_upstream)
         || sws_http_var_family(op, name, len, "tcpinfo_", sws_http_tcpinfo_names,
-                               sws_http_var_tcpinfo))
+                               sws_http_var_tcpinfo)
+        || sws_http_var_family(op, name, len, "ssl_client_", sws_http_ssl_client_names,
+                               sws_http_var_ssl_client))
     {
         return SWS_OK;
     }
