@@ -480,3 +480,74 @@ def test_configuration_like_nginx(tmp_path, cpki, lines, ok, msg):
     n = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(nconf)],
                        capture_output=True, timeout=20)
     assert (n.returncode == 0) == ok, n.stderr.decode()
+
+
+# ------------------------------------------------------------ to upstream servers
+
+UPSTREAM = """
+    server {
+        listen 127.0.0.1:@PORT@ ssl;
+        ssl_certificate @CERT@;
+        ssl_certificate_key @KEY@;
+        ssl_verify_client on;
+        ssl_client_certificate @CA@;
+        location / { return 200 "upstream $ssl_client_verify $ssl_client_s_dn $uri\\n"; }
+    }
+"""
+
+# (session reuse off: nginx resumes the session /with/ made for /expired/,
+# its certificate with it; scalwsd keeps sessions per client certificate)
+FRONT = """
+    server {
+        listen 127.0.0.1:@PORT@;
+        proxy_ssl_session_reuse off;
+        location /with/ {
+            proxy_ssl_certificate @VALID@;
+            proxy_ssl_certificate_key @VALID_KEY@;
+            proxy_pass https://127.0.0.1:@UP@/;
+        }
+        location /expired/ {
+            proxy_ssl_certificate @EXPIRED@;
+            proxy_ssl_certificate_key @EXPIRED_KEY@;
+            proxy_pass https://127.0.0.1:@UP@/;
+        }
+        location /without/ {
+            proxy_pass https://127.0.0.1:@UP@/;
+        }
+    }
+"""
+
+
+def test_proxy_presents_a_certificate_to_a_scalwsd_upstream(tmp_path, cpki):
+    """proxy_ssl_certificate: nginx and scalwsd in front of a scalwsd that
+    requires a client certificate, with a valid one, an expired one, none."""
+    crt, key = cpki.pki.chain("localhost")
+    up_dir = tmp_path / "up"
+    up_dir.mkdir()
+    up_port = h.free_port()
+    running = [start_server("scalwsd", up_dir, up_port, UPSTREAM.replace("@PORT@", str(up_port))
+                            .replace("@CERT@", str(crt)).replace("@KEY@", str(key))
+                            .replace("@CA@", str(cpki.ca)))]
+    try:
+        ports = []
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            port = h.free_port()
+            text = FRONT.replace("@PORT@", str(port)).replace("@UP@", str(up_port))
+            for name in ("valid", "expired"):
+                text = (text.replace("@%s@" % name.upper(), str(cpki.certs[name][0]))
+                        .replace("@%s_KEY@" % name.upper(), str(cpki.certs[name][1])))
+            h.make_traversable(tmp_path)
+            running.append(start_server(who, d, port, text))
+            ports.append(port)
+        for path, status, start in (("/with/a", 200, b"upstream SUCCESS CN=alice,"),
+                                    ("/expired/a", 400, b"<html>"),
+                                    ("/without/a", 400, b"<html>")):
+            rn, rs = (h.exchange(p, h.request("GET", path)) for p in ports)
+            assert (rs.status, server_token(rs.body)) == (rn.status, server_token(rn.body)), \
+                (path, rn, rs)
+            assert rs.status == status and rs.body.startswith(start), (path, rs)
+    finally:
+        for r in running:
+            r.stop()
