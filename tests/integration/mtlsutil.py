@@ -193,3 +193,72 @@ def get(port, path="/", ctx=None, session=None, host="localhost"):
     except (ssl.SSLError, ConnectionError, socket.timeout, IndexError, ValueError):
         return None, b"", None, False
     return r.status, r.body, sess, reused
+
+
+# ------------------------------------------------------------ a raw TLS 1.2 client
+
+def _record(ctype, body):
+    return bytes([ctype, 3, 3]) + len(body).to_bytes(2, "big") + body
+
+
+def _handshake(htype, body):
+    return bytes([htype]) + len(body).to_bytes(3, "big") + body
+
+
+def _ext(etype, body):
+    return etype.to_bytes(2, "big") + len(body).to_bytes(2, "big") + body
+
+
+def client_hello(name=b"localhost"):
+    """A TLS 1.2 ClientHello (ECDHE with ECDSA or RSA, AES-GCM)."""
+    import os as _os
+    suites = b"\xc0\x2b\xc0\x2f\xc0\x2c\xc0\x30"
+    sni = b"\x00" + len(name).to_bytes(2, "big") + name
+    exts = (_ext(0, (len(sni)).to_bytes(2, "big") + sni)
+            + _ext(0x0a, b"\x00\x04\x00\x1d\x00\x17")          # x25519, P-256
+            + _ext(0x0b, b"\x01\x00")                          # uncompressed points
+            + _ext(0x0d, b"\x00\x06\x04\x03\x08\x04\x04\x01"))  # signature algorithms
+    body = (b"\x03\x03" + _os.urandom(32) + b"\x00" + len(suites).to_bytes(2, "big") + suites
+            + b"\x01\x00" + len(exts).to_bytes(2, "big") + exts)
+    return _record(0x16, _handshake(1, body))
+
+
+def garbage_certificate(port, cert_list, timeout=5):
+    """TLS 1.2 by hand up to the client's Certificate message, whose body is
+    cert_list (bytes: what goes after the message header, the list's own
+    length included or not, as the test likes). Returns (handshake message
+    types the server sent, the alert it answered with as (level,
+    description), or None if it closed without one)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(client_hello())
+        buf, hs, types = b"", b"", []
+        while 14 not in types:                       # ServerHelloDone
+            while len(buf) < 5 or len(buf) < 5 + int.from_bytes(buf[3:5], "big"):
+                d = s.recv(65536)
+                if not d:
+                    return types, None
+                buf += d
+            n = 5 + int.from_bytes(buf[3:5], "big")
+            rec, buf = buf[:n], buf[n:]
+            if rec[0] == 0x15:
+                return types, (rec[5], rec[6])
+            hs += rec[5:]
+            while len(hs) >= 4 and len(hs) >= 4 + int.from_bytes(hs[1:4], "big"):
+                types.append(hs[0])
+                hs = hs[4 + int.from_bytes(hs[1:4], "big"):]
+        s.sendall(_record(0x16, _handshake(11, cert_list)))
+        data = b""
+        while True:
+            try:
+                d = s.recv(65536)
+            except (ConnectionError, socket.timeout):
+                break
+            if not d:
+                break
+            data += d
+        if len(data) >= 7 and data[0] == 0x15:
+            return types, (data[5], data[6])
+        return types, None
+    finally:
+        s.close()

@@ -551,3 +551,30 @@ def test_proxy_presents_a_certificate_to_a_scalwsd_upstream(tmp_path, cpki):
     finally:
         for r in running:
             r.stop()
+
+
+def certificate_list(*certs):
+    body = b"".join(len(c).to_bytes(3, "big") + c for c in certs)
+    return len(body).to_bytes(3, "big") + body
+
+
+def test_garbage_in_place_of_a_certificate(pair, cpki):
+    """A raw TLS 1.2 client sends bytes that are no certificate (random
+    bytes, a truncated certificate, lengths that do not add up) in its
+    Certificate message: the handshake ends with OpenSSL's alert, as with
+    nginx, the worker goes on."""
+    ports = pair()
+    der = cpki.pki.der(cpki.certs["valid"][0])
+    cases = (certificate_list(os.urandom(300)),
+             certificate_list(der[:len(der) // 2]),
+             certificate_list(b"\x30\x82\xff\xff" + der[4:]),
+             b"\x00\x10\x00" + der[:50],                  # list longer than the message
+             b"\x00\x00\x05\x00\x00\x09abcde")            # entry longer than the list
+    for server in ("on", "optional", "no_ca"):
+        for body in cases:
+            r = both(ports, server, lambda p: m.garbage_certificate(p, body))
+            assert 13 in r[0], ("no CertificateRequest", server, r)   # it asked for one
+            assert r[1] is not None and r[1][0] == 2, (server, body[:8], r)
+    # still serving
+    for server in ("on", "optional"):
+        assert m.curl(ports[1][server], cert=cpki.certs["valid"])[0] == 200
