@@ -65,8 +65,13 @@ sws_int_t  sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
  * sws_http_upstream_ssl.c, which puts them in the connect state). */
 sws_int_t  sws_ssl_create_client(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
 /* Load a certificate chain (PEM, leaf first) and its key; call once per
- * pair: an RSA and an ECDSA pair may share a context. */
-sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key);
+ * pair: an RSA and an ECDSA pair may share a context. An encrypted key is
+ * read with each of passwords (sws_str_t; NULL: none) in turn. */
+sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key,
+    const sws_array_t *passwords);
+/* The passphrases of a password file (one a line; ssl_password_file), in
+ * pool; NULL (logged) if it cannot be read or holds none. */
+sws_array_t *sws_ssl_read_passwords(sws_pool_t *pool, sws_log_t *log, const char *file);
 /* "TLSv1.2 TLSv1.3" style bit set -> min/max versions. */
 #define SWS_SSL_TLSv1    0x02
 #define SWS_SSL_TLSv1_1  0x04

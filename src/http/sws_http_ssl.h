@@ -16,6 +16,7 @@ typedef struct {
 typedef struct {
     sws_array_t     *certificates;        /* sws_str_t paths */
     sws_array_t     *certificate_keys;
+    sws_http_ssl_file_t  password_file;   /* passphrases of encrypted keys */
     sws_uint_t       protocols;           /* SWS_SSL_TLSv1_2 | ... */
     sws_str_t        ciphers;
     sws_int_t        prefer_server_ciphers;

@@ -24,6 +24,7 @@ static char *sws_http_ssl_paths(sws_conf_t *cf, const sws_command_t *cmd, void *
 static const sws_command_t sws_http_ssl_commands[] = {
     SSL_SLOT("ssl_certificate", SWS_CONF_TAKE1, sws_http_ssl_paths, certificates),
     SSL_SLOT("ssl_certificate_key", SWS_CONF_TAKE1, sws_http_ssl_paths, certificate_keys),
+    SSL_SLOT("ssl_password_file", SWS_CONF_TAKE1, sws_http_ssl_file, password_file),
     SSL_SLOT("ssl_protocols", SWS_CONF_1MORE, sws_http_ssl_protocols, protocols),
     SSL_SLOT("ssl_ciphers", SWS_CONF_TAKE1, sws_conf_set_str_slot, ciphers),
     SSL_SLOT("ssl_prefer_server_ciphers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
@@ -103,6 +104,9 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
         if (conf->certificate_keys == NULL) {
             conf->certificate_keys = prev->certificate_keys;
         }
+    }
+    if (conf->password_file.name.data == NULL) {
+        conf->password_file = prev->password_file;
     }
     sws_conf_merge_uint_value(conf->protocols, prev->protocols,
                               SWS_SSL_TLSv1_2 | SWS_SSL_TLSv1_3);
@@ -372,6 +376,7 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     sws_pool_t *pool = sws_conf_pool(cf);
     sws_log_t  *log = sws_conf_log(cf);
     sws_str_t  *certs, *keys, *names;
+    sws_array_t *passwords = NULL;
     sws_uint_t  i;
     u_char      idbuf[4096], *p = idbuf, *last = idbuf + sizeof(idbuf);
 
@@ -394,11 +399,19 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     if (sscf->ssl == NULL || sws_ssl_create(sscf->ssl, pool, log) != SWS_OK) {
         return SWS_ERROR;
     }
+    if (sscf->password_file.name.len) {
+        passwords = sws_ssl_read_passwords(pool, log, (char *) sscf->password_file.name.data);
+        if (passwords == NULL) {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "ssl_password_file in %s:%lu",
+                          sscf->password_file.file, (unsigned long) sscf->password_file.line);
+            return SWS_ERROR;
+        }
+    }
     certs = sscf->certificates->elts;
     keys = sscf->certificate_keys->elts;
     for (i = 0; i < sscf->certificates->nelts; i++) {
-        if (sws_ssl_certificate(sscf->ssl, (char *) certs[i].data, (char *) keys[i].data)
-            != SWS_OK)
+        if (sws_ssl_certificate(sscf->ssl, (char *) certs[i].data, (char *) keys[i].data,
+                                passwords) != SWS_OK)
         {
             return SWS_ERROR;
         }

@@ -578,3 +578,91 @@ def test_garbage_in_place_of_a_certificate(pair, cpki):
     # still serving
     for server in ("on", "optional"):
         assert m.curl(ports[1][server], cert=cpki.certs["valid"])[0] == 200
+
+
+# ------------------------------------------------------------ encrypted keys
+
+def encrypted(key, out, passphrase):
+    t.run(["pkey", "-in", str(key), "-out", str(out), "-aes256", "-passout",
+           "pass:" + passphrase])
+    return out
+
+
+def test_password_files(tmp_path, cpki):
+    """ssl_password_file (the server's key) and proxy_ssl_password_file (a
+    client certificate's key): each passphrase in turn, as nginx; a file
+    without the right one is refused by both."""
+    import subprocess
+    crt, key = cpki.pki.chain("localhost")
+    skey = encrypted(key, tmp_path / "server.key", "s3rv3r")
+    ckey = encrypted(cpki.certs["valid"][1], tmp_path / "client.key", "cl13nt")
+    (tmp_path / "good.pass").write_text("wrong\n\nalso wrong\r\ns3rv3r\ncl13nt")
+    (tmp_path / "bad.pass").write_text("wrong\n")
+    h.make_traversable(tmp_path)
+    up_port = h.free_port()
+    site = """
+    server {
+        listen 127.0.0.1:@UP@ ssl;
+        ssl_certificate @CERT@;
+        ssl_certificate_key @SKEY@;
+        ssl_password_file @PASS@;
+        ssl_verify_client on;
+        ssl_client_certificate @CA@;
+        location / { return 200 "up $ssl_client_s_dn\\n"; }
+    }
+    server {
+        listen 127.0.0.1:@PORT@;
+        location / {
+            proxy_ssl_certificate @CCERT@;
+            proxy_ssl_certificate_key @CKEY@;
+            proxy_ssl_password_file @PASS@;
+            proxy_ssl_session_reuse off;
+            proxy_pass https://127.0.0.1:@UP@;
+        }
+    }
+"""
+
+    def text(port, pass_file):
+        return (site.replace("@UP@", str(up_port)).replace("@PORT@", str(port))
+                .replace("@CERT@", str(crt)).replace("@SKEY@", str(skey))
+                .replace("@CA@", str(cpki.ca)).replace("@CCERT@", str(cpki.certs["valid"][0]))
+                .replace("@CKEY@", str(ckey)).replace("@PASS@", str(pass_file)))
+
+    # refused by both with a file of wrong passphrases
+    for who in ("nginx", "scalwsd"):
+        d = tmp_path / ("bad-" + who)
+        d.mkdir()
+        body = text(h.free_port(), tmp_path / "bad.pass")
+        if who == "nginx":
+            (d / "n.conf").write_text("error_log %s/e.log;\npid %s/n.pid;\nevents {}\n"
+                                      "http {\n%s\n}\n" % (d, d, body))
+            r = subprocess.run([NGINX, "-t", "-p", str(d), "-c", str(d / "n.conf")],
+                               capture_output=True, timeout=20)
+        else:
+            conf = d / "s.conf"
+            conf.write_text(h.render(h.MAIN_TEMPLATE, d, [h.free_port()], servers=body))
+            r = subprocess.run([h.SCALWSD, "-t", "-c", str(conf), "-p", str(d)],
+                               capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
+            assert b"every passphrase" in r.stderr + r.stdout, r
+        assert r.returncode != 0, (who, r)
+    # served by both with the right one among others (scalwsd upstream, then
+    # nginx in front of it; then scalwsd in front)
+    running = []
+    try:
+        up = tmp_path / "up"
+        up.mkdir()
+        body = text(h.free_port(), tmp_path / "good.pass")
+        up_only = body.split("    server {")[1]
+        running.append(start_server("scalwsd", up, up_port, "    server {" + up_only))
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            port = h.free_port()
+            front = text(port, tmp_path / "good.pass").split("    server {")[2]
+            running.append(start_server(who, d, port, "    server {" + front))
+            r = h.exchange(port, h.request("GET", "/x"))
+            assert (r.status, r.body) == (200, b"up CN=alice,OU=api,O=ScalWS\\, Inc.,C=FR\n"), \
+                (who, r)
+    finally:
+        for r in running:
+            r.stop()
