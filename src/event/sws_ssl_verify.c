@@ -113,7 +113,7 @@ sws_ssl_forget_session(SSL *s)
 
 /* ---- the facts of the peer's certificate ---- */
 
-/* What bio holds, copied into pool (trailing newline kept). */
+/* What bio holds, copied into pool (a trailing newline kept). */
 static sws_int_t
 sws_ssl_bio_text(BIO *bio, sws_pool_t *pool, sws_str_t *out)
 {
@@ -133,46 +133,29 @@ sws_ssl_bio_text(BIO *bio, sws_pool_t *pool, sws_str_t *out)
     return SWS_OK;
 }
 
-static sws_int_t
-sws_ssl_cert_pem(X509 *cert, sws_pool_t *pool, sws_str_t *out)
-{
-    BIO       *bio = BIO_new(BIO_s_mem());
-    sws_int_t  rc = SWS_ERROR;
-
-    if (bio && PEM_write_bio_X509(bio, cert) == 1) {
-        rc = sws_ssl_bio_text(bio, pool, out);
-    }
-    BIO_free(bio);
-    return rc;
-}
-
-/* PEM with each line after the first indented by a tab and no final
+/* The PEM with each line after the first indented by a tab and no final
  * newline: a value that fits one header field folded the old way. */
 static sws_int_t
-sws_ssl_cert_folded(X509 *cert, sws_pool_t *pool, sws_str_t *out)
+sws_ssl_pem_folded(const sws_str_t *pem, sws_pool_t *pool, sws_str_t *out)
 {
-    sws_str_t  pem;
-    size_t     i, len;
-    u_char    *p;
+    size_t  i, len;
+    u_char *p;
 
-    if (sws_ssl_cert_pem(cert, pool, &pem) != SWS_OK) {
-        return SWS_ERROR;
-    }
-    if (pem.len == 0) {
-        *out = pem;
+    if (pem->len == 0) {
+        *out = *pem;
         return SWS_OK;
     }
-    len = pem.len - 1;
-    for (i = 0; i < pem.len - 1; i++) {
-        len += pem.data[i] == '\n';
+    len = pem->len - 1;
+    for (i = 0; i < pem->len - 1; i++) {
+        len += pem->data[i] == '\n';
     }
     p = out->data = sws_pnalloc(pool, len);
     if (p == NULL) {
         return SWS_ERROR;
     }
-    for (i = 0; i < pem.len - 1; i++) {
-        *p++ = pem.data[i];
-        if (pem.data[i] == '\n') {
+    for (i = 0; i < pem->len - 1; i++) {
+        *p++ = pem->data[i];
+        if (pem->data[i] == '\n') {
             *p++ = '\t';
         }
     }
@@ -181,80 +164,36 @@ sws_ssl_cert_folded(X509 *cert, sws_pool_t *pool, sws_str_t *out)
 }
 
 static sws_int_t
-sws_ssl_cert_escaped(X509 *cert, sws_pool_t *pool, sws_str_t *out)
+sws_ssl_pem_escaped(const sws_str_t *pem, sws_pool_t *pool, sws_str_t *out)
 {
-    sws_str_t  pem;
-    size_t     len;
+    size_t  len = sws_escape_uri_len(pem->data, pem->len, SWS_ESCAPE_URI_COMPONENT);
 
-    if (sws_ssl_cert_pem(cert, pool, &pem) != SWS_OK) {
-        return SWS_ERROR;
-    }
-    len = sws_escape_uri_len(pem.data, pem.len, SWS_ESCAPE_URI_COMPONENT);
     out->data = sws_pnalloc(pool, len ? len : 1);
     if (out->data == NULL) {
         return SWS_ERROR;
     }
-    out->len = (size_t) (sws_escape_uri(out->data, pem.data, pem.len,
+    out->len = (size_t) (sws_escape_uri(out->data, pem->data, pem->len,
                                         SWS_ESCAPE_URI_COMPONENT) - out->data);
     return SWS_OK;
 }
 
+/* "/C=FR/O=.../CN=..." */
 static sws_int_t
-sws_ssl_name_text(X509_NAME *name, int legacy, sws_pool_t *pool, sws_str_t *out)
+sws_ssl_name_oneline(X509_NAME *name, sws_pool_t *pool, sws_str_t *out)
 {
-    BIO       *bio;
-    char      *line;
+    char      *line = X509_NAME_oneline(name, NULL, 0);
     sws_int_t  rc = SWS_ERROR;
 
-    out->len = 0;
-    if (name == NULL) {
-        return SWS_OK;
+    if (line == NULL) {
+        return SWS_ERROR;
     }
-    if (legacy) {
-        line = X509_NAME_oneline(name, NULL, 0);
-        if (line == NULL) {
-            return SWS_ERROR;
-        }
-        out->len = strlen(line);
-        out->data = sws_pnalloc(pool, out->len ? out->len : 1);
-        if (out->data) {
-            memcpy(out->data, line, out->len);
-            rc = SWS_OK;
-        }
-        OPENSSL_free(line);
-        return rc;
+    out->len = strlen(line);
+    out->data = sws_pnalloc(pool, out->len ? out->len : 1);
+    if (out->data) {
+        memcpy(out->data, line, out->len);
+        rc = SWS_OK;
     }
-    bio = BIO_new(BIO_s_mem());
-    if (bio && X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253) >= 0) {
-        rc = sws_ssl_bio_text(bio, pool, out);
-    }
-    BIO_free(bio);
-    return rc;
-}
-
-static sws_int_t
-sws_ssl_serial_text(X509 *cert, sws_pool_t *pool, sws_str_t *out)
-{
-    BIO       *bio = BIO_new(BIO_s_mem());
-    sws_int_t  rc = SWS_ERROR;
-
-    if (bio && i2a_ASN1_INTEGER(bio, X509_get0_serialNumber(cert)) >= 0) {
-        rc = sws_ssl_bio_text(bio, pool, out);
-    }
-    BIO_free(bio);
-    return rc;
-}
-
-static sws_int_t
-sws_ssl_time_text(const ASN1_TIME *t, sws_pool_t *pool, sws_str_t *out)
-{
-    BIO       *bio = BIO_new(BIO_s_mem());
-    sws_int_t  rc = SWS_ERROR;
-
-    if (bio && ASN1_TIME_print(bio, t) == 1) {
-        rc = sws_ssl_bio_text(bio, pool, out);
-    }
-    BIO_free(bio);
+    OPENSSL_free(line);
     return rc;
 }
 
@@ -318,11 +257,38 @@ sws_ssl_verify_text(SSL *s, sws_pool_t *pool, sws_str_t *out)
     return SWS_OK;
 }
 
+/* The facts OpenSSL prints (into bio): 1 printed, 0 failed, -1 not one. */
+static int
+sws_ssl_print_fact(BIO *bio, X509 *cert, sws_uint_t fact)
+{
+    switch (fact) {
+    case SWS_SSL_PEER_S_DN:
+        return X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0, XN_FLAG_RFC2253) >= 0;
+    case SWS_SSL_PEER_I_DN:
+        return X509_NAME_print_ex(bio, X509_get_issuer_name(cert), 0, XN_FLAG_RFC2253) >= 0;
+    case SWS_SSL_PEER_SERIAL:
+        return i2a_ASN1_INTEGER(bio, X509_get0_serialNumber(cert)) >= 0;
+    case SWS_SSL_PEER_CERT:
+    case SWS_SSL_PEER_RAW_CERT:
+    case SWS_SSL_PEER_ESCAPED_CERT:
+        return PEM_write_bio_X509(bio, cert) == 1;
+    case SWS_SSL_PEER_V_START:
+        return ASN1_TIME_print(bio, X509_get0_notBefore(cert)) == 1;
+    case SWS_SSL_PEER_V_END:
+        return ASN1_TIME_print(bio, X509_get0_notAfter(cert)) == 1;
+    default:
+        return -1;
+    }
+}
+
 sws_int_t
 sws_ssl_peer_fact(SSL *s, sws_uint_t fact, sws_pool_t *pool, sws_str_t *out)
 {
     X509      *cert;
+    BIO       *bio;
+    sws_str_t  pem;
     sws_int_t  rc;
+    int        printed;
 
     out->len = 0;
     cert = s ? SSL_get1_peer_certificate(s) : NULL;
@@ -332,48 +298,33 @@ sws_ssl_peer_fact(SSL *s, sws_uint_t fact, sws_pool_t *pool, sws_str_t *out)
         }
         return SWS_OK;
     }
-    switch (fact) {
-    case SWS_SSL_PEER_VERIFY:
-        rc = sws_ssl_verify_text(s, pool, out);
-        break;
-    case SWS_SSL_PEER_S_DN:
-    case SWS_SSL_PEER_S_DN_LEGACY:
-        rc = sws_ssl_name_text(X509_get_subject_name(cert), fact == SWS_SSL_PEER_S_DN_LEGACY,
-                               pool, out);
-        break;
-    case SWS_SSL_PEER_I_DN:
-    case SWS_SSL_PEER_I_DN_LEGACY:
-        rc = sws_ssl_name_text(X509_get_issuer_name(cert), fact == SWS_SSL_PEER_I_DN_LEGACY,
-                               pool, out);
-        break;
-    case SWS_SSL_PEER_SERIAL:
-        rc = sws_ssl_serial_text(cert, pool, out);
-        break;
-    case SWS_SSL_PEER_FINGERPRINT:
-        rc = sws_ssl_fingerprint(cert, pool, out);
-        break;
-    case SWS_SSL_PEER_CERT:
-        rc = sws_ssl_cert_folded(cert, pool, out);
-        break;
-    case SWS_SSL_PEER_RAW_CERT:
-        rc = sws_ssl_cert_pem(cert, pool, out);
-        break;
-    case SWS_SSL_PEER_ESCAPED_CERT:
-        rc = sws_ssl_cert_escaped(cert, pool, out);
-        break;
-    case SWS_SSL_PEER_V_START:
-        rc = sws_ssl_time_text(X509_get0_notBefore(cert), pool, out);
-        break;
-    case SWS_SSL_PEER_V_END:
-        rc = sws_ssl_time_text(X509_get0_notAfter(cert), pool, out);
-        break;
-    case SWS_SSL_PEER_V_REMAIN:
-        rc = sws_ssl_days_left(cert, pool, out);
-        break;
-    default:
+    bio = BIO_new(BIO_s_mem());
+    printed = bio ? sws_ssl_print_fact(bio, cert, fact) : 0;
+    if (printed == 1) {
+        rc = sws_ssl_bio_text(bio, pool, &pem);
+        if (rc == SWS_OK && fact == SWS_SSL_PEER_CERT) {
+            rc = sws_ssl_pem_folded(&pem, pool, out);
+        } else if (rc == SWS_OK && fact == SWS_SSL_PEER_ESCAPED_CERT) {
+            rc = sws_ssl_pem_escaped(&pem, pool, out);
+        } else {
+            *out = pem;
+        }
+    } else if (printed == 0) {
         rc = SWS_ERROR;
-        break;
+    } else if (fact == SWS_SSL_PEER_VERIFY) {
+        rc = sws_ssl_verify_text(s, pool, out);
+    } else if (fact == SWS_SSL_PEER_S_DN_LEGACY) {
+        rc = sws_ssl_name_oneline(X509_get_subject_name(cert), pool, out);
+    } else if (fact == SWS_SSL_PEER_I_DN_LEGACY) {
+        rc = sws_ssl_name_oneline(X509_get_issuer_name(cert), pool, out);
+    } else if (fact == SWS_SSL_PEER_FINGERPRINT) {
+        rc = sws_ssl_fingerprint(cert, pool, out);
+    } else if (fact == SWS_SSL_PEER_V_REMAIN) {
+        rc = sws_ssl_days_left(cert, pool, out);
+    } else {
+        rc = SWS_ERROR;
     }
+    BIO_free(bio);
     X509_free(cert);
     if (rc != SWS_OK) {
         out->len = 0;

@@ -263,27 +263,11 @@ def test_access_checks_with_certificates(pair, cpki):
         assert r[0] == want, (cert, r)
 
     def basic(port, path, cert, user=None):
-        s = m.context(cert)
-        headers = [("Connection", "close")]
-        if user:
-            import base64
-            headers.append(("Authorization", "Basic " + base64.b64encode(user).decode()))
-        conn = t.connect(port, ctx=s)
-        try:
-            conn.sendall(h.request("GET", path, host="localhost", headers=headers))
-            data = b""
-            while True:
-                try:
-                    d = conn.recv(65536)
-                except (ssl.SSLEOFError, ConnectionResetError):
-                    break
-                if not d:
-                    break
-                data += d
-        finally:
-            conn.close()
-        head, _, body = data.partition(b"\r\n\r\n")
-        return int(head.split()[1]), body
+        import base64
+        headers = [("Authorization", "Basic " + base64.b64encode(user).decode())] \
+            if user else []
+        r, _, _ = t.get(port, path, ctx=m.context(cert), headers=headers)
+        return r.status, r.body
 
     for server, path, cert, user, want in (
             ("on", "/admin/", valid, None, 401),
