@@ -1,12 +1,12 @@
 /*
  * Client certificates in HTTP: the answer to a request whose certificate
- * did not verify, or was required and not sent (nginx's 495 and 496), and
- * the $ssl_client_* variables. The handshake took any certificate
- * (sws_ssl_verify.c); the server the request is for (by Host) decides.
+ * did not verify, or was required and not sent (nginx's 495 and 496). The
+ * handshake took any certificate (sws_ssl_verify.c); the server the
+ * request is for (by Host) decides. The $ssl_client_* variables are with
+ * the other $ssl_* ones (sws_http_variables.c).
  */
 #include <strings.h>
 #include "sws_http_ssl.h"
-#include "sws_http_variables.h"
 
 /* nginx's rule: once a name was given in the handshake, a request for
  * another name may not reach a server that checks certificates (the
@@ -58,17 +58,4 @@ sws_http_ssl_verify_request(sws_http_request_t *r)
         return SWS_HTTP_SSL_NO_CERT;
     }
     return SWS_OK;
-}
-
-/* $ssl_client_NAME: op->text.len is the SWS_SSL_PEER_* fact. Empty
- * without TLS. */
-void
-sws_http_var_ssl_client(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
-{
-    SSL *ssl = r->session ? r->session->ssl : NULL;
-
-    v->len = 0;
-    if (ssl) {
-        (void) sws_ssl_peer_fact(ssl, op->text.len, r->pool, v);
-    }
 }

@@ -767,6 +767,19 @@ sws_http_var_ssl_early_data(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t
     }
 }
 
+/* $ssl_client_NAME: op->text.len is the SWS_SSL_PEER_* fact
+ * (sws_ssl_verify.c). Empty without TLS. */
+static void
+sws_http_var_ssl_client(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    v->len = 0;
+    if (ssl) {
+        (void) sws_ssl_peer_fact(ssl, op->text.len, r->pool, v);
+    }
+}
+
 /* $arg_NAME: the raw value of the first query argument NAME (any case). */
 static void
 sws_http_var_arg(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)

@@ -51,8 +51,6 @@ void sws_http_var_connection_time(sws_http_request_t *r, sws_http_fop_t *op, sws
 void sws_http_var_tcpinfo(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_http2(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_hostname(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
-/* $ssl_client_*: op->text.len is the SWS_SSL_PEER_* fact (sws_http_ssl_client.c). */
-void sws_http_var_ssl_client(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 
 /* Forget the variables modules declared (a new configuration starts). */
 void sws_http_variables_reset(void);
