@@ -8,6 +8,7 @@ with nginx 1.22's on the same configuration (certificates made at test
 time: mtlsutil)."""
 import os
 import re
+import signal
 import socket
 import ssl
 from pathlib import Path
@@ -91,6 +92,19 @@ SITE = """
         location / { return 200 "@VARS@\\n"; }
     }
     server {
+        listen 127.0.0.1:@P_sni@ ssl http2;
+        location / { return 200 "default @VARS@\n"; }
+    }
+    server {
+        listen 127.0.0.1:@P_sni@ ssl http2;
+        server_name secure.test;
+        ssl_verify_client on;
+        ssl_verify_depth 2;
+        ssl_client_certificate @SUB@;
+        ssl_trusted_certificate @CA@;
+        location / { return 200 "secure @VARS@\n"; }
+    }
+    server {
         listen 127.0.0.1:@P_pages@ ssl http2;
         ssl_verify_client on;
         ssl_client_certificate @CA@;
@@ -109,7 +123,7 @@ SITE = """
         location / { return 200 "redirect $ssl_client_verify\\n"; }
     }
 """
-SERVERS = ("on", "optional", "no_ca", "off", "trusted", "pages", "redirect")
+SERVERS = ("on", "optional", "no_ca", "off", "trusted", "pages", "redirect", "sni")
 CERTS = (None, "valid", "intermediate", "expired", "future", "revoked", "wrongca",
          "selfsigned", "badsig")
 
@@ -345,6 +359,27 @@ def test_other_name_than_the_handshakes_is_misdirected(pair, cpki):
         for http2 in (False, True):
             r = both(ports, "on", lambda p: m.curl(p, cert=valid, host=host, http2=http2)[:2])
             assert r[0] == want, (host, r)
+
+
+def test_the_servers_sni_chooses_ask_for_certificates(pair, cpki):
+    """A server chosen by SNI brings its own client certificate settings to
+    the handshake (the address's default server asks for none)."""
+    ports = pair()
+    for name in (None, "valid", "intermediate", "expired"):
+        cert = cpki.certs[name] if name else None
+        for sni in ("secure.test", "localhost"):
+            for http2 in (False, True):
+                r = both(ports, "sni", lambda p: m.curl(p, cert=cert, sni=sni, host=sni,
+                                                        http2=http2)[:2])
+                if sni == "localhost":
+                    assert r[1].startswith(b"default NONE|"), (name, r)
+                elif name in ("valid", "intermediate"):
+                    assert r[1].startswith(b"secure SUCCESS|CN="), (name, r)
+                else:
+                    assert r[0] == 400, (name, sni, r)
+    names = t.s_client(ports[1]["sni"], "-tls1_2", servername="secure.test", input=b"")
+    assert "Acceptable client certificate CA names\nO = ScalWS, CN = ScalWS Test " \
+           "Intermediate\n" in names, names
 
 
 def test_client_ca_names_sent(pair, cpki):
@@ -650,3 +685,50 @@ def test_password_files(tmp_path, cpki):
     finally:
         for r in running:
             r.stop()
+
+
+def test_a_reload_to_on_does_not_let_old_sessions_in(tmp_path, cpki):
+    """Sessions made while a server took clients without certificates
+    (optional) do not pass it once a reload makes it "on": not resumed
+    (tickets and the shared cache), and answered 496 if they were."""
+    crt, key = cpki.pki.chain("localhost")
+    port = h.free_port()
+    conf = """
+    ssl_session_cache shared:R:1m;
+    ssl_session_tickets @TICKETS@;
+    server {
+        listen 127.0.0.1:@P@ ssl;
+        ssl_certificate @CERT@;
+        ssl_certificate_key @KEY@;
+        ssl_client_certificate @CA@;
+        ssl_verify_client @MODE@;
+        location / { return 200 "$ssl_client_verify\\n"; }
+    }
+"""
+    for tickets in ("on", "off"):
+        d = tmp_path / tickets
+        d.mkdir()
+
+        def text(mode):
+            return (conf.replace("@P@", str(port)).replace("@CERT@", str(crt))
+                    .replace("@KEY@", str(key)).replace("@CA@", str(cpki.ca))
+                    .replace("@MODE@", mode).replace("@TICKETS@", tickets))
+        srv = start_server("scalwsd", d, port, text("optional"))
+        try:
+            ctx = m.context(None, tickets=tickets == "on")
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_3 if tickets == "on" \
+                else ssl.TLSVersion.TLSv1_2
+            status, body, sess, _ = m.get(port, ctx=ctx)
+            assert (status, body) == (200, b"NONE\n")
+            assert m.get(port, ctx=ctx, session=sess)[3], "resumed before the reload"
+            conf_path = next(d.glob("*.conf"))
+            conf_path.write_text(conf_path.read_text().replace(
+                "ssl_verify_client optional;", "ssl_verify_client on;"))
+            kids = srv.children()
+            srv.signal(signal.SIGHUP)
+            assert srv.wait_children(1, timeout=10, exclude=kids), "no new worker"
+            status, body, _, reused = m.get(port, ctx=ctx, session=sess)
+            assert status == 400 and b"No required SSL certificate was sent" in body, body
+            assert not reused, tickets
+        finally:
+            srv.stop()
