@@ -437,6 +437,8 @@ def test_resumed_session_keeps_the_verdict(pair, cpki, tickets):
         # the cache; a ticket still resumes it with its verdict): never 200
         r = run(p["on"], expired)
         assert r[0][0] == 400 and r[1][0] == 400, (who, r)
+        if tickets == "off":
+            assert not r[1][2], ("resumed from the cache", who, r)
         # optional_no_ca: the verdict comes back with the session
         r = run(p["no_ca"], cpki.certs["wrongca"])
         assert r[0] == (200, b"FAILED:unable to verify the first certificate"), (who, r)
