@@ -32,7 +32,9 @@
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
-                                 1.8: SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
+                                 1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
+                                 _resolve, _cancel, _strerror), sws_keyed_zone_get,
+                                 SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
                                  (proxy_ssl_password_file) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
