@@ -37,7 +37,9 @@
                                  subrequests (sws_http_subrequest,
                                  sws_http_parent, sws_http_subrequest_body),
                                  SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
-                                 request's own_length */
+                                 request's own_length;
+                                 SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
+                                 (proxy_ssl_password_file) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -929,6 +929,8 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t                *uri, *arg;
     sws_uint_t                i, n = sws_conf_nargs(cf), last = n - 1;
     sws_int_t                 overwrite = -1, code;
+    sws_http_format_t        *fmt = NULL;
+    const char               *err;
 
     if (clcf->error_pages == NULL) {
         clcf->error_pages = sws_array_create(cf->pool, 4, sizeof(sws_http_error_page_t));
@@ -945,6 +947,14 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     {
         return "URI must start with \"/\", \"@\" (a named location), \"http://\" or "
                "\"https://\"";
+    }
+    if (memchr(uri->data, '$', uri->len)) {
+        /* "https://$host$request_uri", the usual answer to a 497 */
+        fmt = sws_http_format_compile(cf->pool, uri, SWS_HTTP_ESCAPE_NONE, &err);
+        if (fmt == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+            return SWS_CONF_ERROR;
+        }
     }
     arg = sws_conf_arg(cf, last - 1);
     if (arg->len && arg->data[0] == '=') {
@@ -972,6 +982,10 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         ep->status = (sws_uint_t) code;
         ep->uri = *uri;
         ep->overwrite = overwrite;
+        ep->uri_fmt = fmt;
+        if (overwrite == -1 && code >= SWS_HTTP_SSL_CERT_ERROR && code <= SWS_HTTP_TO_HTTPS) {
+            ep->overwrite = SWS_HTTP_BAD_REQUEST;    /* nginx's own codes go out as 400 */
+        }
     }
     return SWS_CONF_OK;
 }
