@@ -229,6 +229,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
     size_t                  sendfile_max_chunk; /* most one send writes; 0: the transport's */
     sws_int_t               recursive_error_pages;
+    sws_int_t               log_subrequest;  /* subrequests go to the access log */
     sws_log_t              *error_log;      /* NULL: the connection's (the main one) */
     sws_int_t               reset_timedout_connection;
     sws_msec_t              keepalive_time;      /* a connection's longest keep-alive life */
