@@ -34,6 +34,12 @@
                                  .. _info);
                                  1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
                                  _resolve, _cancel, _strerror), sws_keyed_zone_get;
+                                 subrequests (sws_http_subrequest,
+                                 sws_http_parent, sws_http_subrequest_body),
+                                 SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
+                                 request's own_length;
+                                 SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
+                                 (proxy_ssl_password_file);
                                  body transforms (sws_http_transform_create,
                                  sws_http_transform_filter), for gzip, gunzip and
                                  sub_filter in one chain; sws_http_set_gzip_vary,

@@ -216,7 +216,11 @@ sws_ups_start_servers(sws_http_upstream_t *u)
         if (rc != SWS_OK) {
             return rc;
         }
-    } else if (u->conf->request_buffering || u->buffering_forced) {
+    } else if (u->conf->request_buffering || u->buffering_forced
+               || (r->body && r->body->finished && !r->body->stream))
+    {
+        /* (a body read whole already, by a mirror or for a subrequest,
+         * goes as it is) */
         u->body_mode = SWS_UPSTREAM_BODY_BUFFERED;
         rc = sws_http_read_body(r, sws_ups_body_read_done);
         return rc == SWS_OK ? SWS_DONE : rc;
