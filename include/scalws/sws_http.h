@@ -364,6 +364,10 @@ void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: n
 time_t    sws_http_last_modified(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
+/* ABI 1.8: a strong ETag "x" becomes W/"x" (a filter that changes the
+ * body's bytes but not its meaning: gzip, gunzip, sub_filter); none or a
+ * weak one stays. SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_weak_etag(sws_http_request_t *r);
 /* The strong ETag of a file, "MTIME-SIZE" in lower-case hex with its
  * quotes (the one the static module and the file cache send), written into
  * buf of SWS_HTTP_ETAG_LEN bytes; returns the end. */
@@ -424,6 +428,39 @@ sws_int_t sws_http_send_special(sws_http_request_t *r, int last);
  * filter holds nothing; return SWS_AGAIN while it is set. */
 void      sws_http_set_buffered(sws_http_request_t *r, int on);
 int       sws_http_buffered(sws_http_request_t *r);
+/*
+ * Body transforms (ABI 1.8): the body filter machinery of a module that
+ * turns the body into another as it flows (gzip, gunzip, sub_filter). The
+ * module gives a coder, run(r, data, &in, in_end, &out, out_end, mode),
+ * that takes input from [*in, in_end) and writes into [*out, out_end),
+ * advancing both, and returns SWS_OK when it is done with this input for
+ * this mode (for FLUSH and FINISH: all it has is written; in is NULL),
+ * SWS_AGAIN when it needs more output room, SWS_ERROR after logging why.
+ * The transform keeps at most nbufs output buffers of bufsize bytes:
+ * when all wait for the client it takes no more input (the producer's
+ * buffers stay unconsumed: back-pressure) and holds the request's
+ * buffered mark (its own bit of it). File input is read in chunks. A
+ * flush buffer in the input makes it run FLUSH and pass what it has; the
+ * last buffer FINISH, then the output ends with last_buf. Made in a
+ * header filter (pool memory); the module's body filter calls
+ * sws_http_transform_filter(r, t, in, next) and returns what it returns.
+ */
+#define SWS_HTTP_TRANSFORM_RUN     0   /* take input, write when ready */
+#define SWS_HTTP_TRANSFORM_FLUSH   1   /* everything so far, now */
+#define SWS_HTTP_TRANSFORM_FINISH  2   /* the end of the body */
+typedef struct sws_http_transform_s  sws_http_transform_t;
+typedef sws_int_t (*sws_http_transform_pt)(sws_http_request_t *r, void *data,
+    const u_char **in, const u_char *in_end, u_char **out, u_char *out_end, int mode);
+sws_http_transform_t *sws_http_transform_create(sws_http_request_t *r, sws_uint_t nbufs,
+    size_t bufsize, sws_http_transform_pt run, void *data);
+sws_int_t sws_http_transform_filter(sws_http_request_t *r, sws_http_transform_t *t,
+    sws_chain_t *in, sws_http_body_filter_pt next);
+/* ABI 1.8: the response depends on whether the client accepts gzip (a
+ * filter that decompresses for clients that do not: gunzip), so that the
+ * filter that knows gzip_vary (compress, whose header filter runs after)
+ * sends "Vary: Accept-Encoding" where it is on, as nginx's r->gzip_vary. */
+void      sws_http_set_gzip_vary(sws_http_request_t *r);
+int       sws_http_gzip_vary(sws_http_request_t *r);
 /* Whether the header was already sent (then an error can only close). */
 int       sws_http_header_sent(sws_http_request_t *r);
 /* Whether the response must carry no body (HEAD, 204, 304). */

@@ -39,7 +39,11 @@
                                  SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
                                  request's own_length;
                                  SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
-                                 (proxy_ssl_password_file) */
+                                 (proxy_ssl_password_file);
+                                 body transforms (sws_http_transform_create,
+                                 sws_http_transform_filter), for gzip, gunzip and
+                                 sub_filter in one chain; sws_http_set_gzip_vary,
+                                 sws_http_gzip_vary, sws_http_weak_etag */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -91,10 +91,10 @@ sws_int_t sws_compress_accept_choose(const sws_compress_accept_t *a, sws_uint_t 
 
 typedef struct sws_compress_stream_s  sws_compress_stream_t;
 
-/* Flush modes of sws_compress_stream_run. */
-#define SWS_COMPRESS_RUN     0      /* take input, produce when the coder wants */
-#define SWS_COMPRESS_FLUSH   1      /* everything so far, decodable now */
-#define SWS_COMPRESS_FINISH  2      /* the end of the stream */
+/* Flush modes of sws_compress_stream_run: the core's body transform's. */
+#define SWS_COMPRESS_RUN     SWS_HTTP_TRANSFORM_RUN
+#define SWS_COMPRESS_FLUSH   SWS_HTTP_TRANSFORM_FLUSH
+#define SWS_COMPRESS_FINISH  SWS_HTTP_TRANSFORM_FINISH
 
 /* A coder for one response, released with the request's pool. size: the
  * body's length when known (-1 if not), to size the window to it. */

@@ -13,38 +13,17 @@
  * response, as from nginx), its ETag becomes weak, and with *_vary on it
  * says "Vary: Accept-Encoding" (also when this client got identity).
  *
- * The body filter takes input buffers as they come (memory, or file
- * ranges read with pread in chunks of SWS_COMPRESS_FILE_CHUNK) and writes
- * into at most *_buffers output buffers. When all of them wait for the
- * client it stops taking input: the producer's buffers stay unconsumed,
- * so the producer (the upstream framework) stops reading from its server,
- * and the request is marked buffered, so that the core calls the filter
- * again each time output was sent. A flush buffer (the upstream paused, an
- * SSE event) makes the coder flush; the last buffer finishes the stream.
- * Memory per request: the coder's state, the output buffers and one read
- * chunk, whatever the length of the body.
+ * The body is the core's body transform (sws_http_transform_create) with
+ * the coder of sws_compress_codec.c: at most *_buffers output buffers,
+ * back-pressure on the producer when they all wait for the client, a flush
+ * buffer (the upstream paused, an SSE event) flushes the coder, the last
+ * buffer finishes the stream. Memory per request: the coder's state, the
+ * output buffers and one read chunk, whatever the length of the body.
  */
-#include <unistd.h>
 #include "sws_compress.h"
 
-#define SWS_COMPRESS_FILE_CHUNK  32768
-
-typedef struct {
-    sws_compress_stream_t  *stream;
-    const sws_compress_coding_conf_t *cc;
-    sws_chain_t            *in;         /* our links to input not yet consumed */
-    sws_chain_t            *free;       /* output buffers ready for use */
-    sws_chain_t            *busy;       /* passed on, not yet sent */
-    sws_chain_t           **busy_tail;
-    sws_chain_t            *out;        /* filled, to pass on */
-    sws_chain_t           **out_tail;
-    sws_chain_t            *cur;        /* the output buffer being filled */
-    sws_int_t               nbufs;      /* output buffers allocated */
-    sws_buf_t              *chunk;      /* file data read, being compressed */
-    unsigned                flush:1;    /* a flush to do once the input is in */
-    unsigned                last:1;     /* the last buffer arrived */
-    unsigned                done:1;     /* the stream is finished and passed on */
-} sws_compress_ctx_t;
+static sws_int_t sws_compress_run(sws_http_request_t *r, void *data, const u_char **in,
+    const u_char *in_end, u_char **out, u_char *out_end, int mode);
 
 static sws_http_header_filter_pt  sws_compress_next_header_filter;
 static sws_http_body_filter_pt    sws_compress_next_body_filter;
@@ -221,30 +200,6 @@ sws_compress_add_vary(sws_http_request_t *r)
 }
 
 
-/* W/"x" for "x": a compressed body is not byte-identical to the file. */
-static sws_int_t
-sws_compress_weaken_etag(sws_http_request_t *r)
-{
-    const sws_str_t  *etag = sws_http_etag(r);
-    sws_str_t        *weak;
-
-    if (etag == NULL || etag->len == 0 || etag->data[0] != '"') {
-        return SWS_OK;                  /* none, or already weak */
-    }
-    weak = sws_palloc(sws_http_pool(r), sizeof(sws_str_t) + etag->len + 2);
-    if (weak == NULL) {
-        return SWS_ERROR;
-    }
-    weak->data = (u_char *) (weak + 1);
-    weak->data[0] = 'W';
-    weak->data[1] = '/';
-    sws_memcpy(weak->data + 2, etag->data, etag->len);
-    weak->len = etag->len + 2;
-    sws_http_set_etag(r, weak);
-    return SWS_OK;
-}
-
-
 static sws_int_t
 sws_compress_header_filter(sws_http_request_t *r)
 {
@@ -252,12 +207,19 @@ sws_compress_header_filter(sws_http_request_t *r)
     sws_uint_t                c, status, allowed = 0, vary = 0;
     off_t                     len;
     sws_http_header_t        *h;
-    sws_compress_ctx_t       *ctx;
+    sws_compress_stream_t    *stream;
+    sws_http_transform_t     *t;
     sws_compress_accept_t     accept;
     const sws_str_t          *type;
     sws_compress_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);
     const sws_compress_coding_conf_t *cc;
 
+    /* a filter before this one acted by Accept-Encoding (gunzip) */
+    if (lcf->coding[SWS_COMPRESS_GZIP].vary == 1 && sws_http_gzip_vary(r)
+        && sws_compress_add_vary(r) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
     for (c = 0; c < SWS_COMPRESS_NCODINGS; c++) {
         allowed |= lcf->coding[c].enable ? 1u << c : 0;
     }
@@ -326,22 +288,20 @@ sws_compress_header_filter(sws_http_request_t *r)
         return sws_compress_next_header_filter(r);
     }
 
-    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_compress_ctx_t));
-    if (ctx == NULL) {
+    stream = sws_compress_stream_create(r, (sws_uint_t) coding, cc->level, len);
+    if (stream == NULL) {
         return SWS_ERROR;
     }
-    ctx->cc = cc;
-    ctx->stream = sws_compress_stream_create(r, (sws_uint_t) coding, cc->level, len);
-    if (ctx->stream == NULL) {
+    t = sws_http_transform_create(r, (sws_uint_t) cc->bufs_num, cc->bufs_size,
+                                  sws_compress_run, stream);
+    if (t == NULL) {
         return SWS_ERROR;
     }
-    ctx->busy_tail = &ctx->busy;
-    ctx->out_tail = &ctx->out;
-    sws_http_set_ctx(r, &sws_module, ctx);
+    sws_http_set_ctx(r, &sws_module, t);
 
     if (sws_http_header_out_add(r, &sws_compress_content_encoding,
                                 &sws_compress_token[coding]) == NULL
-        || sws_compress_weaken_etag(r) != SWS_OK)
+        || sws_http_weak_etag(r) != SWS_OK)
     {
         return SWS_ERROR;
     }
@@ -355,291 +315,25 @@ sws_compress_header_filter(sws_http_request_t *r)
 
 /* ---- the body ------------------------------------------------------------ */
 
-/* Sent output buffers go back to the free list. */
-static void
-sws_compress_reclaim(sws_compress_ctx_t *ctx)
-{
-    sws_chain_t  *cl;
-
-    while ((cl = ctx->busy) != NULL && cl->buf->pos == cl->buf->last) {
-        ctx->busy = cl->next;
-        cl->buf->pos = cl->buf->last = cl->buf->start;
-        cl->buf->flush = 0;
-        cl->buf->last_buf = 0;
-        cl->next = ctx->free;
-        ctx->free = cl;
-    }
-    if (ctx->busy == NULL) {
-        ctx->busy_tail = &ctx->busy;
-    }
-}
-
-
-/* An output buffer to write into, or NULL when all of them wait to be sent. */
-static sws_buf_t *
-sws_compress_out_buf(sws_http_request_t *r, sws_compress_ctx_t *ctx)
-{
-    sws_chain_t  *cl;
-    sws_buf_t    *b;
-
-    if (ctx->cur) {
-        return ctx->cur->buf;
-    }
-    cl = ctx->free;
-    if (cl) {
-        ctx->free = cl->next;
-    } else {
-        if (ctx->nbufs >= ctx->cc->bufs_num) {
-            return NULL;
-        }
-        b = sws_create_temp_buf(sws_http_pool(r), ctx->cc->bufs_size);
-        cl = sws_alloc_chain_link(sws_http_pool(r));
-        if (b == NULL || cl == NULL) {
-            return NULL;
-        }
-        b->tag = ctx;
-        cl->buf = b;
-        ctx->nbufs++;
-    }
-    cl->next = NULL;
-    ctx->cur = cl;
-    return cl->buf;
-}
-
-
-/* Queue the current output buffer (with its own link) to be passed on. */
-static void
-sws_compress_out_done(sws_compress_ctx_t *ctx)
-{
-    *ctx->out_tail = ctx->cur;
-    ctx->out_tail = &ctx->cur->next;
-    ctx->cur = NULL;
-}
-
-
-/*
- * Drop the input links whose data is all taken, noting their flags. At
- * once: a producer reuses a buffer as soon as it sees it taken (the
- * upstream framework does, for its next read), and a stale link to it
- * would take the new data twice.
- */
-static void
-sws_compress_drop_used(sws_http_request_t *r, sws_compress_ctx_t *ctx)
-{
-    sws_chain_t  *cl;
-    sws_buf_t    *b;
-
-    if (ctx->chunk && ctx->chunk->pos < ctx->chunk->last) {
-        return;                         /* the file buffer is not done */
-    }
-    while ((cl = ctx->in) != NULL) {
-        b = cl->buf;
-        if (sws_buf_in_memory(b) ? b->pos < b->last
-                                 : b->in_file && b->file_pos < b->file_last)
-        {
-            return;
-        }
-        if (b->flush) {
-            ctx->flush = 1;
-        }
-        if (b->last_buf) {
-            ctx->last = 1;
-        }
-        ctx->in = cl->next;
-        sws_free_chain(sws_http_pool(r), cl);
-    }
-}
-
-
-/*
- * The input to compress now, as memory [pos, last) of *from: the first
- * input buffer with data (file data read into ctx->chunk first). Returns
- * 0 when no input is left.
- */
+/* The coder of the core's body transform. */
 static sws_int_t
-sws_compress_input(sws_http_request_t *r, sws_compress_ctx_t *ctx, sws_buf_t **from)
-{
-    sws_buf_t    *b, *ch;
-    ssize_t       n;
-    size_t        size;
-
-    if (ctx->chunk && ctx->chunk->pos < ctx->chunk->last) {
-        *from = ctx->chunk;
-        return 1;
-    }
-    sws_compress_drop_used(r, ctx);
-    if (ctx->in == NULL) {
-        return 0;
-    }
-    b = ctx->in->buf;
-    if (sws_buf_in_memory(b)) {
-        *from = b;
-        return 1;
-    }
-
-    /* a file range (drop_used left only one with data): the next chunk */
-    if (ctx->chunk == NULL) {
-        ctx->chunk = sws_create_temp_buf(sws_http_pool(r), SWS_COMPRESS_FILE_CHUNK);
-        if (ctx->chunk == NULL) {
-            return SWS_ERROR;
-        }
-    }
-    ch = ctx->chunk;
-    size = (size_t) sws_min((off_t) SWS_COMPRESS_FILE_CHUNK, b->file_last - b->file_pos);
-    n = pread(b->fd, ch->start, size, b->file_pos);
-    if (n <= 0) {
-        sws_log_error(SWS_LOG_CRIT, sws_http_log(r), n == -1 ? errno : 0,
-                      "pread() of the body to compress failed%s",
-                      n == 0 ? " (file truncated?)" : "");
-        return SWS_ERROR;
-    }
-    b->file_pos += n;
-    ch->pos = ch->start;
-    ch->last = ch->start + n;
-    *from = ch;
-    return 1;
-}
-
-
-/* Compress what input there is into free output buffers. Returns SWS_OK
- * (input used up, or the stream done), SWS_AGAIN (out of output buffers),
- * SWS_ERROR. */
-static sws_int_t
-sws_compress_deflate(sws_http_request_t *r, sws_compress_ctx_t *ctx)
-{
-    sws_buf_t     *in, *out;
-    sws_int_t      rc, have;
-    const u_char  *pos;
-    int            mode;
-
-    for ( ;; ) {
-        have = sws_compress_input(r, ctx, &in);
-        if (have == SWS_ERROR) {
-            return SWS_ERROR;
-        }
-        if (!have && ctx->last) {
-            mode = SWS_COMPRESS_FINISH;
-        } else if (!have && ctx->flush) {
-            mode = SWS_COMPRESS_FLUSH;
-        } else if (!have) {
-            return SWS_OK;                  /* wait for more input */
-        } else {
-            mode = SWS_COMPRESS_RUN;
-        }
-
-        out = sws_compress_out_buf(r, ctx);
-        if (out == NULL) {
-            return ctx->nbufs >= ctx->cc->bufs_num ? SWS_AGAIN : SWS_ERROR;
-        }
-
-        if (have) {
-            pos = in->pos;
-            rc = sws_compress_stream_run(ctx->stream, &pos, in->last, &out->last, out->end,
-                                         mode);
-            in->pos = (u_char *) pos;
-            sws_compress_drop_used(r, ctx);
-        } else {
-            pos = NULL;
-            rc = sws_compress_stream_run(ctx->stream, &pos, NULL, &out->last, out->end, mode);
-        }
-        if (rc == SWS_ERROR) {
-            return SWS_ERROR;
-        }
-
-        if (out->last == out->end) {
-            sws_compress_out_done(ctx);
-        }
-        if (rc == SWS_OK && mode != SWS_COMPRESS_RUN) {
-            /* everything so far is in the buffers: pass it on now */
-            if (ctx->cur && ctx->cur->buf->last > ctx->cur->buf->pos) {
-                sws_compress_out_done(ctx);
-            }
-            if (ctx->out) {
-                out = ((sws_chain_t *) ((u_char *) ctx->out_tail
-                                        - offsetof(sws_chain_t, next)))->buf;
-                out->flush = 1;
-                out->last_buf = mode == SWS_COMPRESS_FINISH;
-            }
-            ctx->flush = 0;
-            if (mode == SWS_COMPRESS_FINISH) {
-                ctx->done = 1;
-                return SWS_OK;
-            }
-        }
-    }
-}
-
-
-/* Our output buffers among the links just passed on: keep them in order
- * to know when they were sent (the links are ours; the next filters copy
- * them). */
-static void
-sws_compress_to_busy(sws_http_request_t *r, sws_compress_ctx_t *ctx, sws_chain_t *out)
+sws_compress_run(sws_http_request_t *r, void *data, const u_char **in, const u_char *in_end,
+    u_char **out, u_char *out_end, int mode)
 {
     (void) r;
-    *ctx->busy_tail = out;
-    while (*ctx->busy_tail) {
-        ctx->busy_tail = &(*ctx->busy_tail)->next;
-    }
+    return sws_compress_stream_run(data, in, in_end, out, out_end, mode);
 }
 
 
 static sws_int_t
 sws_compress_body_filter(sws_http_request_t *r, sws_chain_t *in)
 {
-    sws_compress_ctx_t  *ctx = sws_http_get_ctx(r, &sws_module);
-    sws_chain_t         *out;
-    sws_int_t            rc, next_rc = SWS_OK;
+    sws_http_transform_t  *t = sws_http_get_ctx(r, &sws_module);
 
-    if (ctx == NULL || ctx->done) {
+    if (t == NULL) {
         return sws_compress_next_body_filter(r, in);
     }
-
-    /* our own links to the input: the caller may reuse its chain */
-    if (in && sws_chain_add_copy(sws_http_pool(r), &ctx->in, in) != SWS_OK) {
-        return SWS_ERROR;
-    }
-
-    for ( ;; ) {
-        sws_compress_reclaim(ctx);
-
-        rc = sws_compress_deflate(r, ctx);
-        if (rc == SWS_ERROR) {
-            sws_http_set_buffered(r, 0);
-            return SWS_ERROR;
-        }
-
-        out = ctx->out;
-        ctx->out = NULL;
-        ctx->out_tail = &ctx->out;
-        if (out == NULL && in != NULL && rc == SWS_OK) {
-            break;                      /* nothing to pass yet: more input first */
-        }
-
-        next_rc = sws_compress_next_body_filter(r, out);
-        if (next_rc == SWS_ERROR) {
-            sws_http_set_buffered(r, 0);
-            return SWS_ERROR;
-        }
-        sws_compress_to_busy(r, ctx, out);
-        sws_compress_reclaim(ctx);
-
-        /* out of buffers and the client took some at once: go on */
-        if (rc == SWS_AGAIN && ctx->free != NULL) {
-            in = NULL;
-            continue;
-        }
-        break;
-    }
-
-    /* Holding input (or output to flush or finish) while the client is
-     * slow: the core calls again once some output went out. */
-    if (!ctx->done && rc == SWS_AGAIN) {
-        sws_http_set_buffered(r, 1);
-        return SWS_AGAIN;
-    }
-    sws_http_set_buffered(r, 0);
-    return ctx->busy ? SWS_AGAIN : next_rc;
+    return sws_http_transform_filter(r, t, in, sws_compress_next_body_filter);
 }
 
 

@@ -507,6 +507,9 @@ typedef struct {
     unsigned                     timedout:1;
 } sws_http_request_body_t;
 
+/* Bits of a request's buffered mark (filter_buffered). */
+#define SWS_HTTP_BUFFERED_BITS  8
+
 struct sws_http_request_s {
     sws_connection_t          *connection;
     sws_http_session_t        *session;        /* the client session */
@@ -644,8 +647,15 @@ struct sws_http_request_s {
     unsigned                   ssl_early:1;        /* head came in TLS early data,
                                                     * before the handshake ended */
     /* A body filter holds data until output is sent (sws_http_set_buffered):
-     * the writers run the filters again, and the response is not over. */
-    unsigned                   filter_buffered:1;
+     * the writers run the filters again, and the response is not over.
+     * Bit 0 is sws_http_set_buffered()'s, the others the body transforms'
+     * (sws_http_transform.c), one each, so that several in one chain do
+     * not clear each other's mark. */
+    unsigned                   filter_buffered:SWS_HTTP_BUFFERED_BITS;
+    unsigned                   transforms:4;       /* body transforms made */
+    /* The response varies on Accept-Encoding for a filter that acted or
+     * not by it (gunzip): gzip_vary says so (sws_http_set_gzip_vary). */
+    unsigned                   gzip_vary:1;
     /* Trailer fields will follow the body (sws_http_expect_trailers):
      * HTTP/1.1 frames it chunked even when its length is known. */
     unsigned                   expect_trailers:1;
@@ -785,6 +795,10 @@ sws_int_t sws_http_update_location(sws_http_request_t *r);
 /* sws_http_special.c: generated error responses */
 sws_int_t sws_http_special_response(sws_http_request_t *r, sws_uint_t status);
 const sws_str_t *sws_http_status_line(sws_uint_t status);
+/* sws_http_not_modified_filter.c: conditional requests decided (the
+ * response may become a 304 or a 412) before the header filters run.
+ * SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_not_modified_check(sws_http_request_t *r);
 /* sws_http_response.c: the ends of the filter chains */
 sws_int_t sws_http_header_filter_init(sws_conf_t *cf);
 extern sws_http_header_filter_pt sws_http_top_header_filter;

@@ -8,10 +8,16 @@
  *   if_modified_since off|exact|before;   (default before: RFC 9110 13.1.3;
  *                                          nginx's default is exact)
  *
- * This header filter must run before the range filter (be inserted after
- * it): a 304 or 412 is then no longer a 200 that ranges could apply to.
+ * The check runs first of all, before every header filter
+ * (sws_http_send_header calls it), as nginx's not-modified filter, which
+ * is at the top of its chain: it decides on the validators the response's
+ * producer set, before a module's filter changes them (gzip makes the ETag
+ * weak, sub_filter drops it, add_header replaces it), and the filters then
+ * see the 304 or the 412 (gzip, sub_filter and gunzip leave it alone,
+ * add_header adds only its "always" fields to a 412), as nginx's do. The
+ * body filter, after a 412, sends the page instead of the body.
  */
-#include <scalws/scalws.h>
+#include "sws_http_core.h"
 
 #define SWS_HTTP_IMS_OFF     0
 #define SWS_HTTP_IMS_EXACT   1
@@ -50,7 +56,6 @@ sws_module_t  sws_http_not_modified_filter_module = {
     .postconfiguration = sws_http_not_modified_init,
 };
 
-static sws_http_header_filter_pt  sws_http_next_header_filter;
 static sws_http_body_filter_pt    sws_http_next_body_filter;
 
 /* The request context of a 412: its body is dropped. */
@@ -158,7 +163,7 @@ sws_http_not_modified(sws_http_request_t *r)
     sws_http_header_out_remove(r, "content-encoding", sizeof("content-encoding") - 1);
 
     /* ETag, Last-Modified, Cache-Control, Expires, Vary stay (RFC 9110 15.4.5) */
-    return sws_http_next_header_filter(r);
+    return SWS_OK;
 }
 
 
@@ -185,7 +190,7 @@ sws_http_precondition_failed(sws_http_request_t *r)
     sws_http_set_ctx(r, &sws_http_not_modified_filter_module,
                      page ? (void *) page : (void *) &sws_http_not_modified_drop);
 
-    return sws_http_next_header_filter(r);
+    return SWS_OK;
 }
 
 
@@ -196,8 +201,8 @@ sws_http_is_name(const sws_http_header_t *h, const char *name, size_t len)
 }
 
 
-static sws_int_t
-sws_http_not_modified_header_filter(sws_http_request_t *r)
+sws_int_t
+sws_http_not_modified_check(sws_http_request_t *r)
 {
     time_t                             t, lm;
     sws_uint_t                         i, n;
@@ -209,7 +214,7 @@ sws_http_not_modified_header_filter(sws_http_request_t *r)
     if (sws_http_status(r) != SWS_HTTP_OK
         || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD)))
     {
-        return sws_http_next_header_filter(r);
+        return SWS_OK;
     }
 
     /* one pass over the request headers for the four "if-*" names */
@@ -242,7 +247,7 @@ sws_http_not_modified_header_filter(sws_http_request_t *r)
     {
         /* (the client's conditions are not a subrequest's: an auth
          * service's 200 must not become a 304) */
-        return sws_http_next_header_filter(r);
+        return SWS_OK;
     }
 
     etag = sws_http_etag(r);
@@ -287,7 +292,7 @@ sws_http_not_modified_header_filter(sws_http_request_t *r)
         }
     }
 
-    return sws_http_next_header_filter(r);
+    return SWS_OK;
 }
 
 
@@ -369,8 +374,6 @@ sws_http_not_modified_init(sws_conf_t *cf)
 {
     (void) cf;
 
-    sws_http_next_header_filter = sws_http_insert_header_filter(
-                                      sws_http_not_modified_header_filter);
     sws_http_next_body_filter = sws_http_insert_body_filter(sws_http_not_modified_body_filter);
 
     return SWS_OK;

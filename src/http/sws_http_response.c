@@ -162,6 +162,12 @@ sws_http_send_header(sws_http_request_t *r)
     {
         return SWS_ERROR;
     }
+    /* conditional requests first, as nginx's not-modified filter (the top
+     * of its chain): on the producer's validators, and every filter sees
+     * the 304 or 412 */
+    if (sws_http_not_modified_check(r) != SWS_OK) {
+        return SWS_ERROR;
+    }
     return sws_http_top_header_filter(r);
 }
 
@@ -209,8 +215,19 @@ sws_http_output_resume(sws_http_request_t *r)
     return sws_http_top_body_filter(r, NULL);
 }
 
-void sws_http_set_buffered(sws_http_request_t *r, int on) { r->filter_buffered = on ? 1 : 0; }
-int sws_http_buffered(sws_http_request_t *r) { return r->filter_buffered; }
+void
+sws_http_set_buffered(sws_http_request_t *r, int on)
+{
+    if (on) {
+        r->filter_buffered |= 1;
+    } else {
+        r->filter_buffered &= ~1u;
+    }
+}
+
+void sws_http_set_gzip_vary(sws_http_request_t *r) { r->gzip_vary = 1; }
+int sws_http_gzip_vary(sws_http_request_t *r) { return r->gzip_vary; }
+int sws_http_buffered(sws_http_request_t *r) { return r->filter_buffered != 0; }
 int sws_http_header_sent(sws_http_request_t *r) { return r->header_sent; }
 void sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_handler_pt h) { r->write_event_handler = h; }
 int sws_http_header_only(sws_http_request_t *r) { return r->header_only; }
@@ -246,6 +263,26 @@ sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag)
         r->etag.len = 0;
         r->etag.data = NULL;
     }
+}
+
+sws_int_t
+sws_http_weak_etag(sws_http_request_t *r)
+{
+    u_char  *p;
+
+    if (r->etag.len < 2 || r->etag.data[0] != '"') {
+        return SWS_OK;                  /* none, or weak already */
+    }
+    p = sws_pnalloc(r->pool, r->etag.len + 2);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    p[0] = 'W';
+    p[1] = '/';
+    sws_memcpy(p + 2, r->etag.data, r->etag.len);
+    r->etag.data = p;
+    r->etag.len += 2;
+    return SWS_OK;
 }
 
 /* Lower-case hex of v, no leading zeros. */

@@ -235,8 +235,15 @@ def test_add_header_etag_and_last_modified_replace(srv):
     assert r.status == 200, r
     assert r.headers_all("ETag") == ['"mine"'], r
     assert r.headers_all("Last-Modified") == ["Wed, 01 Jan 2020 00:00:00 GMT"], r
+    # conditional requests are decided on the file's own validators, before
+    # add_header replaces them, as nginx 1.22 does (its not-modified filter
+    # runs first): "mine" is not the file's tag, the file's tag is
     r = raw(srv, "/etag/x.txt", headers=[("If-None-Match", '"mine"')])
-    assert r.status == 304, r
+    assert r.status == 200, r
+    st = os.stat(srv.tmp / "html" / "etag" / "x.txt")
+    file_etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
+    r = raw(srv, "/etag/x.txt", headers=[("If-None-Match", file_etag)])
+    assert r.status == 304 and r.headers_all("ETag") == ['"mine"'], r
     r = raw(srv, "/etag/none")
     assert r.status == 200, r
     assert r.header("ETag") is None and r.header("Last-Modified") is None, r
