@@ -25,6 +25,7 @@
 #include <scalws/sws_buf.h>
 #include <scalws/sws_conf.h>
 #include <scalws/sws_http.h>
+#include <scalws/sws_variables.h>
 #include <scalws/sws_upstream.h>
 
 /* ---- parameters ----------------------------------------------------- */
@@ -130,26 +131,61 @@ sws_int_t  sws_http_cgi_head_parse(sws_http_cgi_head_t *h, sws_buf_t *b);
  */
 sws_int_t  sws_http_cgi_body(sws_http_cgi_head_t *h, sws_http_upstream_input_t *in);
 
+/* ---- the location's configuration and the target -------------------- */
+
+/*
+ * What every CGI-style location has: the FIRST member of the module's
+ * location conf (its upstream pointer first, so that the framework's
+ * setter finds it).
+ */
+typedef struct {
+    sws_http_upstream_conf_t  *upstream;
+    sws_http_format_t         *pass;          /* a target with variables */
+    sws_http_cgi_params_t     *params;        /* PREFIX_param */
+    sws_int_t                  pass_request_headers;
+    void                      *reserved[4];
+} sws_http_cgi_conf_t;
+
+/* From create_loc_conf and merge_loc_conf (pairs: the module's codec). */
+sws_int_t  sws_http_cgi_conf_init(sws_conf_t *cf, sws_http_cgi_conf_t *c);
+char      *sws_http_cgi_conf_merge(sws_conf_t *cf, sws_http_cgi_conf_t *prev,
+    sws_http_cgi_conf_t *conf, const sws_http_cgi_pairs_t *pairs);
+
+/*
+ * From the module's PREFIX_pass setter: addr (its scheme, if any, taken
+ * off by the module) is the location's target: with variables, evaluated
+ * per request; else an upstream { } name, "host:port", "[v6]:port" or
+ * "unix:/path" (default_port for one without a port). SWS_CONF_OK or an
+ * error message; the module then sets its content handler.
+ */
+char      *sws_http_cgi_pass(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_str_t *addr,
+    sws_uint_t default_port);
+
+/* From the handler, after sws_http_upstream_create: a target with
+ * variables evaluated. SWS_OK, or the status to answer (502: logged). */
+sws_int_t  sws_http_cgi_target(sws_http_request_t *r, sws_http_upstream_t *u,
+    const sws_http_cgi_conf_t *c, sws_uint_t default_port);
+
 /* ---- the directives ------------------------------------------------- */
 
 /*
  * The directive table of a CGI-style module with prefix P ("uwsgi"), whose
- * location conf (type T) starts with its sws_http_upstream_conf_t pointer
- * and has a sws_http_cgi_params_t pointer PARAMS and a sws_int_t HEADERS
- * (PREFIX_pass_request_headers, SWS_UNSET at create). The rest is the
- * framework's (sws_http_upstream_conf_directive). The cache's directives
- * (PREFIX_cache ...) are the cache module's.
+ * location conf (type T) starts with its sws_http_cgi_conf_t, member cgi:
+ * PREFIX_param, PREFIX_pass_request_headers and the framework's
+ * (sws_http_upstream_conf_directive). The module adds PREFIX_pass and its
+ * own; the cache's directives (PREFIX_cache ...) are the cache module's.
  */
 #define SWS_HTTP_CGI_ALL_  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define SWS_HTTP_CGI_UPS_(P, suffix, args, id)                                          \
     { P suffix, SWS_HTTP_CGI_ALL_ | (args), sws_http_upstream_conf_directive,            \
       SWS_HTTP_LOC_CONF_OFFSET, id, NULL }
 
-#define SWS_HTTP_CGI_COMMANDS(P, T, PARAMS, HEADERS)                                    \
+#define SWS_HTTP_CGI_COMMANDS(P, T)                                                     \
     { P "_param", SWS_HTTP_CGI_ALL_ | SWS_CONF_TAKE23, sws_http_cgi_param_directive,     \
-      SWS_HTTP_LOC_CONF_OFFSET, offsetof(T, PARAMS), NULL },                              \
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(T, cgi.params), NULL },                          \
     { P "_pass_request_headers", SWS_HTTP_CGI_ALL_ | SWS_CONF_FLAG,                      \
-      sws_conf_set_flag_slot, SWS_HTTP_LOC_CONF_OFFSET, offsetof(T, HEADERS), NULL },     \
+      sws_conf_set_flag_slot, SWS_HTTP_LOC_CONF_OFFSET,                                  \
+      offsetof(T, cgi.pass_request_headers), NULL },                                     \
     SWS_HTTP_CGI_UPS_(P, "_connect_timeout", SWS_CONF_TAKE1,                             \
                       SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),                                \
     SWS_HTTP_CGI_UPS_(P, "_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT), \

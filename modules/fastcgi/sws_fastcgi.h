@@ -20,13 +20,9 @@
 #include "sws_fastcgi_record.h"
 
 typedef struct {
-    sws_http_upstream_conf_t  *upstream;       /* first: the framework's setter finds it */
-
-    sws_http_format_t         *pass_fmt;       /* fastcgi_pass with variables */
-    sws_http_cgi_params_t     *params;         /* fastcgi_param */
+    sws_http_cgi_conf_t        cgi;            /* first: the framework's setter finds it */
     sws_str_t                  index;
     sws_int_t                  keep_conn;
-    sws_int_t                  pass_request_headers;
     sws_regex_t               *split_re;       /* fastcgi_split_path_info */
 } sws_fcgi_loc_conf_t;
 

@@ -42,7 +42,7 @@ static const sws_command_t sws_fcgi_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "fastcgi_keep_conn", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, keep_conn), NULL },
-    SWS_HTTP_CGI_COMMANDS("fastcgi", sws_fcgi_loc_conf_t, params, pass_request_headers),
+    SWS_HTTP_CGI_COMMANDS("fastcgi", sws_fcgi_loc_conf_t),
     sws_null_command
 };
 
@@ -70,24 +70,6 @@ const sws_http_upstream_proto_t sws_fcgi_proto = {
 /* ---- the content handler ---- */
 
 static sws_int_t
-sws_fcgi_eval_target(sws_http_request_t *r, sws_fcgi_ctx_t *ctx)
-{
-    sws_str_t  addr;
-    sws_int_t  rc;
-
-    if (sws_http_format_string(ctx->flcf->pass_fmt, r, sws_http_pool(r), 1, NULL, 0, &addr)
-        != SWS_OK)
-    {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rc = sws_http_upstream_set_target(ctx->u, &addr, SWS_FCGI_DEFAULT_PORT);
-    if (rc == SWS_DECLINED) {
-        return SWS_HTTP_BAD_GATEWAY;
-    }
-    return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
-}
-
-static sws_int_t
 sws_fcgi_handler(sws_http_request_t *r)
 {
     sws_fcgi_loc_conf_t *flcf = sws_http_loc_conf(r, &sws_module);
@@ -96,7 +78,7 @@ sws_fcgi_handler(sws_http_request_t *r)
     sws_int_t            rc;
 
     /* A fresh fastcgi_cache hit before anything is made for the server. */
-    if (flcf->pass_fmt == NULL) {
+    if (flcf->cgi.pass == NULL) {
         rc = sws_http_upstream_cache_hit(r);
         if (rc != SWS_DECLINED) {
             return rc;
@@ -108,7 +90,7 @@ sws_fcgi_handler(sws_http_request_t *r)
     if (ctx == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    u = sws_http_upstream_create(r, &sws_fcgi_proto, ctx, flcf->upstream);
+    u = sws_http_upstream_create(r, &sws_fcgi_proto, ctx, flcf->cgi.upstream);
     if (u == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -119,11 +101,9 @@ sws_fcgi_handler(sws_http_request_t *r)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     sws_http_set_ctx(r, &sws_module, ctx);
-    if (flcf->pass_fmt) {
-        rc = sws_fcgi_eval_target(r, ctx);
-        if (rc != SWS_OK) {
-            return rc;
-        }
+    rc = sws_http_cgi_target(r, u, &flcf->cgi, SWS_FCGI_DEFAULT_PORT);
+    if (rc != SWS_OK) {
+        return rc;
     }
     ctx->keep = flcf->keep_conn && sws_http_upstream_can_keepalive(u);
     /* A STDIN record carries 65535 bytes at most. */
@@ -232,12 +212,10 @@ sws_fcgi_create_loc_conf(sws_conf_t *cf)
     if (flcf == NULL) {
         return NULL;
     }
-    flcf->upstream = sws_http_upstream_conf_create(cf);
-    if (flcf->upstream == NULL) {
+    if (sws_http_cgi_conf_init(cf, &flcf->cgi) != SWS_OK) {
         return NULL;
     }
     flcf->keep_conn = SWS_UNSET;
-    flcf->pass_request_headers = SWS_UNSET;
     return flcf;
 }
 
@@ -245,18 +223,12 @@ static char *
 sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 {
     sws_fcgi_loc_conf_t *prev = parent, *conf = child;
-    char                *rv;
 
-    rv = sws_http_upstream_conf_merge(cf, prev->upstream, conf->upstream);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
     sws_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
-    sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
     if (conf->index.data == NULL) {
         conf->index = prev->index;
     }
-    return sws_http_cgi_params_merge(cf, &prev->params, &conf->params, &sws_fcgi_pairs);
+    return sws_http_cgi_conf_merge(cf, &prev->cgi, &conf->cgi, &sws_fcgi_pairs);
 }
 
 static char *
@@ -264,32 +236,17 @@ sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_fcgi_loc_conf_t *flcf = conf;
     sws_str_t           *addr = sws_conf_arg(cf, 1);
-    const char          *err;
     char                *rv;
 
     (void) cmd;
 
-    if (flcf->pass_fmt || sws_http_upstream_conf_has_target(flcf->upstream)) {
-        return "is duplicate";
+    rv = sws_http_cgi_pass(cf, &flcf->cgi, addr, SWS_FCGI_DEFAULT_PORT);
+    if (rv != SWS_CONF_OK) {
+        return rv;
     }
-    if (memchr(addr->data, '$', addr->len)) {
-        flcf->pass_fmt = sws_http_format_compile(sws_conf_pool(cf), addr,
-                                                 SWS_HTTP_ESCAPE_NONE, &err);
-        if (flcf->pass_fmt == NULL) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "fastcgi_pass: %s", err);
-            return SWS_CONF_ERROR;
-        }
-    } else {
-        if (addr->len > 7 && memcmp(addr->data, "http://", 7) == 0) {
-            return "takes an address, not a URL";
-        }
-        rv = sws_http_upstream_conf_set_target(cf, flcf->upstream, addr,
-                                               SWS_FCGI_DEFAULT_PORT);
-        if (rv != SWS_CONF_OK) {
-            return rv;
-        }
+    if (flcf->cgi.pass == NULL) {
         /* The group's health_check probes speak FastCGI. */
-        sws_http_upstream_conf_set_probe(flcf->upstream, &sws_fcgi_probe, flcf);
+        sws_http_upstream_conf_set_probe(flcf->cgi.upstream, &sws_fcgi_probe, flcf);
     }
     if (sws_http_set_content_handler(cf, sws_fcgi_handler, "fastcgi_pass") != SWS_OK) {
         return SWS_CONF_ERROR;

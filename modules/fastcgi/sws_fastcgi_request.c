@@ -107,8 +107,8 @@ sws_fcgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_buf_t                *b;
 
     mode = sws_http_upstream_body_mode(u);
-    rd = sws_http_cgi_params_measure(r, u, flcf->params,
-                                     flcf->pass_request_headers ? SWS_HTTP_CGI_PASS_HEADERS : 0,
+    rd = sws_http_cgi_params_measure(r, u, flcf->cgi.params,
+                                     flcf->cgi.pass_request_headers ? SWS_HTTP_CGI_PASS_HEADERS : 0,
                                      &plen);
     if (rd == NULL) {
         return SWS_ERROR;
