@@ -166,6 +166,38 @@ char      *sws_http_cgi_pass(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_s
 sws_int_t  sws_http_cgi_target(sws_http_request_t *r, sws_http_upstream_t *u,
     const sws_http_cgi_conf_t *c, sws_uint_t default_port);
 
+/* ---- a whole protocol: the handler and the response ------------------ */
+
+/*
+ * For a protocol whose response is a CGI or HTTP head and the bytes after
+ * it (uwsgi, SCGI), all but create_request is here: the per-request
+ * context, the content handler's work and the proto table's response
+ * entries. create_request gets ctx as a sws_http_cgi_ctx_t *.
+ */
+typedef struct {
+    sws_http_upstream_t   *u;
+    sws_http_cgi_head_t   *head;
+    void                  *conf;         /* the module's location conf */
+    void                  *reserved[2];
+} sws_http_cgi_ctx_t;
+
+/*
+ * What the module's content handler returns: conf is its location conf
+ * (a sws_http_cgi_conf_t first); a fresh cache hit answers at once,
+ * else the upstream is made with proto and a sws_http_cgi_ctx_t, the head
+ * parser with proto->name and head_flags, the target evaluated, a body of
+ * unknown length read whole first (the program is told CONTENT_LENGTH),
+ * and the request started.
+ */
+sws_int_t  sws_http_cgi_handler(sws_http_request_t *r, const sws_http_upstream_proto_t *proto,
+    void *conf, sws_uint_t head_flags, sws_uint_t default_port);
+
+/* The proto table's reinit, process_header and input_filter for it. */
+void       sws_http_cgi_reinit(sws_http_request_t *r, void *ctx);
+sws_int_t  sws_http_cgi_process_header(sws_http_request_t *r, void *ctx, sws_buf_t *b);
+sws_int_t  sws_http_cgi_input_filter(sws_http_request_t *r, void *ctx,
+    sws_http_upstream_input_t *in);
+
 /* ---- the directives ------------------------------------------------- */
 
 /*

@@ -30,12 +30,6 @@ typedef struct {
     sws_int_t             modifier2;
 } sws_uwsgi_loc_conf_t;
 
-typedef struct {
-    sws_http_upstream_t   *u;
-    sws_uwsgi_loc_conf_t  *ulcf;
-    sws_http_cgi_head_t   *head;
-} sws_uwsgi_ctx_t;
-
 static void *sws_uwsgi_create_loc_conf(sws_conf_t *cf);
 static char *sws_uwsgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 static char *sws_uwsgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -104,8 +98,8 @@ static const sws_http_cgi_pairs_t sws_uwsgi_pairs = {
 static sws_int_t
 sws_uwsgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
 {
-    sws_uwsgi_ctx_t        *ctx = data;
-    sws_uwsgi_loc_conf_t   *ulcf = ctx->ulcf;
+    sws_http_cgi_ctx_t     *ctx = data;
+    sws_uwsgi_loc_conf_t   *ulcf = ctx->conf;
     sws_pool_t             *pool = sws_http_pool(r);
     sws_http_cgi_render_t  *rd;
     sws_chain_t            *cl;
@@ -143,41 +137,12 @@ sws_uwsgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     return sws_http_upstream_body_chain(ctx->u, &cl->next) ? SWS_OK : SWS_ERROR;
 }
 
-/* ---- the response: HTTP, or CGI fields ---- */
-
-static void
-sws_uwsgi_reinit(sws_http_request_t *r, void *data)
-{
-    sws_uwsgi_ctx_t *ctx = data;
-
-    (void) r;
-    sws_http_cgi_head_reset(ctx->head);
-}
-
-static sws_int_t
-sws_uwsgi_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
-{
-    sws_uwsgi_ctx_t *ctx = data;
-
-    (void) r;
-    return sws_http_cgi_head_parse(ctx->head, b);
-}
-
-static sws_int_t
-sws_uwsgi_input_filter(sws_http_request_t *r, void *data, sws_http_upstream_input_t *in)
-{
-    sws_uwsgi_ctx_t *ctx = data;
-
-    (void) r;
-    return sws_http_cgi_body(ctx->head, in);
-}
-
 static const sws_http_upstream_proto_t sws_uwsgi_proto = {
     .name = "uwsgi",
     .create_request = sws_uwsgi_create_request,
-    .reinit = sws_uwsgi_reinit,
-    .process_header = sws_uwsgi_process_header,
-    .input_filter = sws_uwsgi_input_filter,
+    .reinit = sws_http_cgi_reinit,
+    .process_header = sws_http_cgi_process_header,
+    .input_filter = sws_http_cgi_input_filter,
 };
 
 /* ---- the content handler ---- */
@@ -185,43 +150,9 @@ static const sws_http_upstream_proto_t sws_uwsgi_proto = {
 static sws_int_t
 sws_uwsgi_handler(sws_http_request_t *r)
 {
-    sws_uwsgi_loc_conf_t *ulcf = sws_http_loc_conf(r, &sws_module);
-    sws_uwsgi_ctx_t      *ctx;
-    sws_http_upstream_t  *u;
-    sws_int_t             rc;
-
-    /* A fresh uwsgi_cache hit before anything is made for the server. */
-    if (ulcf->cgi.pass == NULL) {
-        rc = sws_http_upstream_cache_hit(r);
-        if (rc != SWS_DECLINED) {
-            return rc;
-        }
-    }
-    ctx = sws_palloc(sws_http_pool(r), sizeof(sws_uwsgi_ctx_t));
-    if (ctx == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    u = sws_http_upstream_create(r, &sws_uwsgi_proto, ctx, ulcf->cgi.upstream);
-    if (u == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    ctx->u = u;
-    ctx->ulcf = ulcf;
-    ctx->head = sws_http_cgi_head_create(u, "uwsgi",
-                                         SWS_HTTP_CGI_STATUS_LINE | SWS_HTTP_CGI_LENGTH);
-    if (ctx->head == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rc = sws_http_cgi_target(r, u, &ulcf->cgi, SWS_UWSGI_DEFAULT_PORT);
-    if (rc != SWS_OK) {
-        return rc;
-    }
-    if (sws_http_has_body(r) && sws_http_content_length_in(r) < 0) {
-        /* The application reads CONTENT_LENGTH bytes: a chunked body is
-         * read whole first. */
-        sws_http_upstream_set_request_buffering(u, 1);
-    }
-    return sws_http_upstream_start(r);
+    return sws_http_cgi_handler(r, &sws_uwsgi_proto, sws_http_loc_conf(r, &sws_module),
+                                SWS_HTTP_CGI_STATUS_LINE | SWS_HTTP_CGI_LENGTH,
+                                SWS_UWSGI_DEFAULT_PORT);
 }
 
 /* ---- configuration ---- */

@@ -77,3 +77,68 @@ sws_http_cgi_target(sws_http_request_t *r, sws_http_upstream_t *u, const sws_htt
     }
     return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
 }
+
+/* ---- a protocol whose response is a CGI head and the bytes after it ---- */
+
+sws_int_t
+sws_http_cgi_handler(sws_http_request_t *r, const sws_http_upstream_proto_t *proto, void *conf,
+    sws_uint_t head_flags, sws_uint_t default_port)
+{
+    sws_http_cgi_conf_t *c = conf;
+    sws_http_cgi_ctx_t  *ctx;
+    sws_http_upstream_t *u;
+    sws_int_t            rc;
+
+    /* A fresh cache hit before anything is made for the server. */
+    if (c->pass == NULL) {
+        rc = sws_http_upstream_cache_hit(r);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
+    ctx = sws_pcalloc(r->pool, sizeof(sws_http_cgi_ctx_t));
+    if (ctx == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    u = sws_http_upstream_create(r, proto, ctx, c->upstream);
+    if (u == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ctx->u = u;
+    ctx->conf = conf;
+    ctx->head = sws_http_cgi_head_create(u, proto->name, head_flags);
+    if (ctx->head == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rc = sws_http_cgi_target(r, u, c, default_port);
+    if (rc != SWS_OK) {
+        return rc;
+    }
+    if (sws_http_has_body(r) && sws_http_content_length_in(r) < 0) {
+        /* The program reads CONTENT_LENGTH bytes: a chunked body is read
+         * whole first. */
+        sws_http_upstream_set_request_buffering(u, 1);
+    }
+    return sws_http_upstream_start(r);
+}
+
+void
+sws_http_cgi_reinit(sws_http_request_t *r, void *ctx)
+{
+    (void) r;
+    sws_http_cgi_head_reset(((sws_http_cgi_ctx_t *) ctx)->head);
+}
+
+sws_int_t
+sws_http_cgi_process_header(sws_http_request_t *r, void *ctx, sws_buf_t *b)
+{
+    (void) r;
+    return sws_http_cgi_head_parse(((sws_http_cgi_ctx_t *) ctx)->head, b);
+}
+
+sws_int_t
+sws_http_cgi_input_filter(sws_http_request_t *r, void *ctx, sws_http_upstream_input_t *in)
+{
+    (void) r;
+    return sws_http_cgi_body(((sws_http_cgi_ctx_t *) ctx)->head, in);
+}
