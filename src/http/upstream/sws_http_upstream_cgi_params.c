@@ -205,15 +205,18 @@ sws_http_cgi_params_has(const sws_http_cgi_params_t *ps, const char *name)
 
 /* A field a CGI program gets as HTTP_NAME: names made only of letters,
  * digits and '-' (with '_' a client could pose as another field, "X_Foo"
- * for "X-Foo"), and never Proxy (HTTP_PROXY would set a CGI program's
- * proxy: "httpoxy"). */
+ * for "X-Foo"), never Proxy (HTTP_PROXY would set a CGI program's proxy:
+ * "httpoxy"), nor Transfer-Encoding: the body a program gets is never
+ * chunked (one of unknown length is read whole, CONTENT_LENGTH counts it),
+ * and WSGI servers read no body at all when told it is. */
 static int
 sws_cgi_header_ok(const sws_http_header_t *h)
 {
     size_t i;
 
     if (h->hash == 0 || h->name.len == 0
-        || (h->name.len == 5 && memcmp(h->name.data, "proxy", 5) == 0))
+        || (h->name.len == 5 && memcmp(h->name.data, "proxy", 5) == 0)
+        || (h->name.len == 17 && memcmp(h->name.data, "transfer-encoding", 17) == 0))
     {
         return 0;
     }
