@@ -1,7 +1,9 @@
 /*
  * CGI-style parameters (<scalws/sws_upstream_cgi.h>): the *_param
  * directives of fastcgi, uwsgi and scgi, compiled per level with the
- * module's pair codec (constant pairs encoded once), and rendered per
+ * module's pair codec (constant pairs encoded once; the order is the
+ * configuration's: a program that gets a name twice keeps the last one, as
+ * behind nginx), and rendered per
  * request with the client's header fields as HTTP_* in one pass to measure
  * and one to write, into a buffer the module sizes exactly.
  */
@@ -21,6 +23,10 @@ struct sws_http_cgi_params_s {
     sws_array_t                 *list;          /* sws_cgi_param_t, as written */
     const sws_http_cgi_pairs_t  *pairs;         /* NULL until compiled */
     sws_str_t                    static_pairs;  /* the constant ones, encoded */
+    sws_str_t                   *runs;          /* runs[i]: the constant pairs
+                                                   before dynamic[i] (in
+                                                   static_pairs), runs[n]: after
+                                                   the last: the order is kept */
     sws_cgi_param_t            **dynamic;
     sws_uint_t                   ndynamic;
     sws_hash_t                  *http_names;    /* HTTP_* set by a *_param: the
@@ -131,7 +137,8 @@ sws_cgi_params_compile(sws_pool_t *pool, sws_http_cgi_params_t *ps,
     ps->pairs = pairs;
     ps->http_names = sws_hash_create(pool, 8, 0);
     ps->dynamic = sws_palloc(pool, (n ? n : 1) * sizeof(sws_cgi_param_t *));
-    if (ps->http_names == NULL || ps->dynamic == NULL) {
+    ps->runs = sws_pcalloc(pool, (n + 1) * sizeof(sws_str_t));
+    if (ps->http_names == NULL || ps->dynamic == NULL || ps->runs == NULL) {
         return SWS_CONF_ERROR;
     }
     for (i = 0; i < n; i++) {
@@ -144,6 +151,7 @@ sws_cgi_params_compile(sws_pool_t *pool, sws_http_cgi_params_t *ps,
         return SWS_CONF_ERROR;
     }
     ps->static_pairs.data = p;
+    ps->runs[0].data = p;
     for (i = 0; i < n; i++) {
         if (t[i].name.len > 5 && memcmp(t[i].name.data, "HTTP_", 5) == 0
             && sws_hash_add(ps->http_names, &t[i].name, &marker) == SWS_ERROR)
@@ -153,10 +161,13 @@ sws_cgi_params_compile(sws_pool_t *pool, sws_http_cgi_params_t *ps,
         if (t[i].value == NULL) {
             p = sws_cgi_pair(pairs, p, t[i].name.data, t[i].name.len, t[i].text.data,
                              t[i].text.len);
-        } else {
-            ps->dynamic[ps->ndynamic++] = &t[i];
+            continue;
         }
+        ps->runs[ps->ndynamic].len = (size_t) (p - ps->runs[ps->ndynamic].data);
+        ps->dynamic[ps->ndynamic++] = &t[i];
+        ps->runs[ps->ndynamic].data = p;
     }
+    ps->runs[ps->ndynamic].len = (size_t) (p - ps->runs[ps->ndynamic].data);
     ps->static_pairs.len = (size_t) (p - ps->static_pairs.data);
     return SWS_CONF_OK;
 }
@@ -413,9 +424,9 @@ sws_http_cgi_params_write(sws_http_cgi_render_t *rd, u_char *e)
     u_char                       scratch[256], numbuf[24];
     size_t                       vlen;
 
-    e = sws_cpymem(e, ps->static_pairs.data, ps->static_pairs.len);
     for (i = 0; i < ps->ndynamic; i++) {
         fp = ps->dynamic[i];
+        e = sws_cpymem(e, ps->runs[i].data, ps->runs[i].len);
         vlen = rd->lens[i] & ~SWS_CGI_LEN_BODY;
         if (vlen == 0 && fp->if_not_empty) {
             continue;
@@ -434,6 +445,9 @@ sws_http_cgi_params_write(sws_http_cgi_render_t *rd, u_char *e)
         if (c->after_value) {
             e = c->after_value(e, fp->name.len, vlen);
         }
+    }
+    if (ps->runs) {
+        e = sws_cpymem(e, ps->runs[ps->ndynamic].data, ps->runs[ps->ndynamic].len);
     }
     if (rd->headers) {
         for (i = 0; i < nh; i++) {
