@@ -88,6 +88,12 @@ typedef struct sws_http_cgi_render_s  sws_http_cgi_render_t;
 sws_http_cgi_render_t *sws_http_cgi_params_measure(sws_http_request_t *r,
     sws_http_upstream_t *u, const sws_http_cgi_params_t *ps, sws_uint_t flags, size_t *len);
 
+/* For create_request: the request's head [start, last) (pool memory) as
+ * the first link of *out, a buffered body's buffers after it (as they
+ * are). SWS_OK or SWS_ERROR. */
+sws_int_t  sws_http_cgi_request_chain(sws_http_upstream_t *u, u_char *start, u_char *last,
+    sws_chain_t **out);
+
 /* The pairs measured, written at p (exactly *len bytes); returns the end.
  * Nothing else may evaluate variables of r in between (the formats keep
  * the values they measured). */
@@ -152,14 +158,14 @@ char      *sws_http_cgi_conf_merge(sws_conf_t *cf, sws_http_cgi_conf_t *prev,
     sws_http_cgi_conf_t *conf, const sws_http_cgi_pairs_t *pairs);
 
 /*
- * From the module's PREFIX_pass setter: addr (its scheme, if any, taken
- * off by the module) is the location's target: with variables, evaluated
- * per request; else an upstream { } name, "host:port", "[v6]:port" or
- * "unix:/path" (default_port for one without a port). SWS_CONF_OK or an
- * error message; the module then sets its content handler.
+ * From the module's PREFIX_pass setter (cmd): addr (its scheme, if any,
+ * taken off by the module) is the location's target: with variables,
+ * evaluated per request; else an upstream { } name, "host:port",
+ * "[v6]:port" or "unix:/path" (default_port for one without a port); the
+ * location's content handler is handler. SWS_CONF_OK or an error message.
  */
-char      *sws_http_cgi_pass(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_str_t *addr,
-    sws_uint_t default_port);
+char      *sws_http_cgi_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_http_cgi_conf_t *c,
+    const sws_str_t *addr, sws_uint_t default_port, sws_http_handler_pt handler);
 
 /* From the handler, after sws_http_upstream_create: a target with
  * variables evaluated. SWS_OK, or the status to answer (502: logged). */

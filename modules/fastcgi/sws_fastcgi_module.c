@@ -235,23 +235,15 @@ static char *
 sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_fcgi_loc_conf_t *flcf = conf;
-    sws_str_t           *addr = sws_conf_arg(cf, 1);
     char                *rv;
 
-    (void) cmd;
-
-    rv = sws_http_cgi_pass(cf, &flcf->cgi, addr, SWS_FCGI_DEFAULT_PORT);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
-    if (flcf->cgi.pass == NULL) {
+    rv = sws_http_cgi_pass(cf, cmd, &flcf->cgi, sws_conf_arg(cf, 1), SWS_FCGI_DEFAULT_PORT,
+                           sws_fcgi_handler);
+    if (rv == SWS_CONF_OK && flcf->cgi.pass == NULL) {
         /* The group's health_check probes speak FastCGI. */
         sws_http_upstream_conf_set_probe(flcf->cgi.upstream, &sws_fcgi_probe, flcf);
     }
-    if (sws_http_set_content_handler(cf, sws_fcgi_handler, "fastcgi_pass") != SWS_OK) {
-        return SWS_CONF_ERROR;
-    }
-    return SWS_CONF_OK;
+    return rv;
 }
 
 static char *

@@ -76,10 +76,8 @@ sws_scgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_scgi_loc_conf_t    *slcf = ctx->conf;
     sws_pool_t             *pool = sws_http_pool(r);
     sws_http_cgi_render_t  *rd;
-    sws_chain_t            *cl;
-    sws_buf_t              *b;
     size_t                  len, clen, nlen;
-    u_char                  cl_value[24], netlen[24], *p;
+    u_char                  cl_value[24], netlen[24], *start, *p;
     off_t                   body;
 
     rd = sws_http_cgi_params_measure(r, ctx->u, slcf->cgi.params,
@@ -96,14 +94,11 @@ sws_scgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     }
     nlen = (size_t) (sws_sprint_uint(netlen, (uint64_t) len) - netlen);
 
-    p = sws_pnalloc(pool, nlen + 1 + len + 1);
-    b = sws_calloc_buf(pool);
-    cl = sws_alloc_chain_link(pool);
-    if (p == NULL || b == NULL || cl == NULL) {
+    start = sws_pnalloc(pool, nlen + 1 + len + 1);
+    if (start == NULL) {
         return SWS_ERROR;
     }
-    b->start = b->pos = p;
-    p = sws_cpymem(p, netlen, nlen);
+    p = sws_cpymem(start, netlen, nlen);
     *p++ = ':';
     p = sws_cpymem(p, "CONTENT_LENGTH", sizeof("CONTENT_LENGTH"));   /* with its NUL */
     p = sws_cpymem(p, cl_value, clen);
@@ -113,14 +108,8 @@ sws_scgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     }
     p = sws_http_cgi_params_write(rd, p);
     *p++ = ',';
-    b->end = b->last = p;
-    b->temporary = 1;
-    b->fd = -1;
-    cl->buf = b;
-    cl->next = NULL;
-    *out = cl;
     /* A buffered body follows as it is (a streamed one goes unframed). */
-    return sws_http_upstream_body_chain(ctx->u, &cl->next) ? SWS_OK : SWS_ERROR;
+    return sws_http_cgi_request_chain(ctx->u, start, p, out);
 }
 
 static const sws_http_upstream_proto_t sws_scgi_proto = {
@@ -170,15 +159,7 @@ static char *
 sws_scgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_scgi_loc_conf_t *slcf = conf;
-    char                *rv;
 
-    (void) cmd;
-    rv = sws_http_cgi_pass(cf, &slcf->cgi, sws_conf_arg(cf, 1), SWS_SCGI_DEFAULT_PORT);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
-    if (sws_http_set_content_handler(cf, sws_scgi_handler, "scgi_pass") != SWS_OK) {
-        return SWS_CONF_ERROR;
-    }
-    return SWS_CONF_OK;
+    return sws_http_cgi_pass(cf, cmd, &slcf->cgi, sws_conf_arg(cf, 1), SWS_SCGI_DEFAULT_PORT,
+                             sws_scgi_handler);
 }

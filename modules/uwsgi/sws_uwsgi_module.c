@@ -102,10 +102,8 @@ sws_uwsgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_uwsgi_loc_conf_t   *ulcf = ctx->conf;
     sws_pool_t             *pool = sws_http_pool(r);
     sws_http_cgi_render_t  *rd;
-    sws_chain_t            *cl;
-    sws_buf_t              *b;
     size_t                  len;
-    u_char                 *p;
+    u_char                 *start, *p;
 
     rd = sws_http_cgi_params_measure(r, ctx->u, ulcf->cgi.params,
                                      ulcf->cgi.pass_request_headers
@@ -117,24 +115,17 @@ sws_uwsgi_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "uwsgi request is too big: %zu", len);
         return SWS_ERROR;
     }
-    p = sws_pnalloc(pool, SWS_UWSGI_HEAD_LEN + len);
-    b = sws_calloc_buf(pool);
-    cl = sws_alloc_chain_link(pool);
-    if (p == NULL || b == NULL || cl == NULL) {
+    start = sws_pnalloc(pool, SWS_UWSGI_HEAD_LEN + len);
+    if (start == NULL) {
         return SWS_ERROR;
     }
-    b->start = b->pos = p;
+    p = start;
     *p++ = (u_char) ulcf->modifier1;
     p = sws_uwsgi_write16(p, len);
     *p++ = (u_char) ulcf->modifier2;
-    b->end = b->last = sws_http_cgi_params_write(rd, p);
-    b->temporary = 1;
-    b->fd = -1;
-    cl->buf = b;
-    cl->next = NULL;
-    *out = cl;
+    p = sws_http_cgi_params_write(rd, p);
     /* A buffered body follows as it is (a streamed one goes unframed). */
-    return sws_http_upstream_body_chain(ctx->u, &cl->next) ? SWS_OK : SWS_ERROR;
+    return sws_http_cgi_request_chain(ctx->u, start, p, out);
 }
 
 static const sws_http_upstream_proto_t sws_uwsgi_proto = {
@@ -186,9 +177,7 @@ sws_uwsgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_uwsgi_loc_conf_t *ulcf = conf;
     sws_str_t             addr = *sws_conf_arg(cf, 1);
-    char                 *rv;
 
-    (void) cmd;
     if (addr.len >= 9 && sws_strncasecmp(addr.data, (u_char *) "suwsgi://", 9) == 0) {
         return "with suwsgi:// (uwsgi over TLS) is not supported";
     }
@@ -196,14 +185,8 @@ sws_uwsgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         addr.data += 8;
         addr.len -= 8;
     }
-    rv = sws_http_cgi_pass(cf, &ulcf->cgi, &addr, SWS_UWSGI_DEFAULT_PORT);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
-    if (sws_http_set_content_handler(cf, sws_uwsgi_handler, "uwsgi_pass") != SWS_OK) {
-        return SWS_CONF_ERROR;
-    }
-    return SWS_CONF_OK;
+    return sws_http_cgi_pass(cf, cmd, &ulcf->cgi, &addr, SWS_UWSGI_DEFAULT_PORT,
+                             sws_uwsgi_handler);
 }
 
 /* uwsgi_modifier1/2: a byte of the packet's header. */

@@ -31,8 +31,8 @@ sws_http_cgi_conf_merge(sws_conf_t *cf, sws_http_cgi_conf_t *prev, sws_http_cgi_
     return sws_http_cgi_params_merge(cf, &prev->params, &conf->params, pairs);
 }
 
-char *
-sws_http_cgi_pass(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_str_t *addr,
+static char *
+sws_cgi_target_conf(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_str_t *addr,
     sws_uint_t default_port)
 {
     const char *err;
@@ -56,6 +56,22 @@ sws_http_cgi_pass(sws_conf_t *cf, sws_http_cgi_conf_t *c, const sws_str_t *addr,
         return "takes an address, not a URL";
     }
     return sws_http_upstream_conf_set_target(cf, c->upstream, addr, default_port);
+}
+
+char *
+sws_http_cgi_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_http_cgi_conf_t *c,
+    const sws_str_t *addr, sws_uint_t default_port, sws_http_handler_pt handler)
+{
+    char *rv;
+
+    rv = sws_cgi_target_conf(cf, c, addr, default_port);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    if (sws_http_set_content_handler(cf, handler, cmd->name) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
 }
 
 sws_int_t

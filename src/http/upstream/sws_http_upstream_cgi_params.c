@@ -411,6 +411,26 @@ sws_http_cgi_params_measure(sws_http_request_t *r, sws_http_upstream_t *u,
     return rd;
 }
 
+sws_int_t
+sws_http_cgi_request_chain(sws_http_upstream_t *u, u_char *start, u_char *last,
+    sws_chain_t **out)
+{
+    sws_buf_t   *b = sws_calloc_buf(u->r->pool);
+    sws_chain_t *cl = sws_alloc_chain_link(u->r->pool);
+
+    if (b == NULL || cl == NULL) {
+        return SWS_ERROR;
+    }
+    b->start = b->pos = start;
+    b->end = b->last = last;
+    b->temporary = 1;
+    b->fd = -1;
+    cl->buf = b;
+    cl->next = NULL;
+    *out = cl;
+    return sws_http_upstream_body_chain(u, &cl->next) ? SWS_OK : SWS_ERROR;
+}
+
 u_char *
 sws_http_cgi_params_write(sws_http_cgi_render_t *rd, u_char *e)
 {
