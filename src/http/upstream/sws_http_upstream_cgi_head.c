@@ -180,14 +180,14 @@ sws_cgi_head_done(sws_http_cgi_head_t *h)
     if (!h->status_set) {
         sws_http_set_status(r, SWS_HTTP_OK);
     }
+    status = sws_http_status(r);
+    h->no_body = sws_http_method(r) == SWS_HTTP_HEAD || status == 204 || status == 304;
     if (!(h->flags & SWS_HTTP_CGI_LENGTH)) {
         return SWS_OK;
     }
-    status = sws_http_status(r);
     if (h->chunked && h->length >= 0) {
         return sws_cgi_invalid(h, "both \"Content-Length\" and \"Transfer-Encoding\"");
     }
-    h->no_body = sws_http_method(r) == SWS_HTTP_HEAD || status == 204 || status == 304;
     h->rest = h->length;
     sws_http_set_content_length(r, status == 204 ? -1 : h->length);
     return SWS_OK;
