@@ -420,3 +420,15 @@ def test_directives_refused(tmp_path, server, words):
 
 def test_uwsgi_scheme_accepted(tmp_path):
     conferr.check_ok(tmp_path, server="location /a/ { uwsgi_pass uwsgi://127.0.0.1:9; }")
+
+
+def test_scgi_without_params(env):
+    """No scgi_param at all: CONTENT_LENGTH first, then SCGI 1, which the
+    specification requires (nginx sends only what the parameters say)."""
+    srv, peer = env[0], env[2]["scgi"]
+    peer.reply = b"Status: 204 No Content\r\n\r\n"
+    r = get(srv, "/sbig/", method="POST", body=b"abc", headers=["X-Big: b"])
+    assert r.status == 204
+    pairs = peer.requests[-1][1]
+    assert pairs[:2] == [("CONTENT_LENGTH", "3"), ("SCGI", "1")]
+    assert dict(pairs)["X_BIG0"] == "b" and peer.requests[-1][2] == b"abc"
