@@ -32,9 +32,15 @@
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
-                                 1.8: CGI-style protocols' shared parameters,
-                                 response head and directive table
-                                 (sws_upstream_cgi.h: sws_http_cgi_*) */
+                                 1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
+                                 _resolve, _cancel, _strerror), sws_keyed_zone_get;
+                                 subrequests (sws_http_subrequest,
+                                 sws_http_parent, sws_http_subrequest_body),
+                                 SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
+                                 request's own_length; CGI-style protocols'
+                                 shared parameters, response head and
+                                 directive table (sws_upstream_cgi.h:
+                                 sws_http_cgi_*), sws_http_upstream_body_chain */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -234,7 +234,11 @@ typedef struct {
     unsigned                  own_connection:1;  /* no Connection line from here */
     unsigned                  own_upgrade:1;     /* no Upgrade line from here */
     unsigned                  no_client_fields:1;
-    unsigned                  reserved_bits:27;
+    /* ABI 1.8: no "Content-Length: 0" for a client's request whose body
+     * is not sent (the module removed the field: nginx's
+     * proxy_set_header Content-Length "") */
+    unsigned                  own_length:1;
+    unsigned                  reserved_bits:26;
     /* ABI 1.6: the body to send instead of the client's (proxy_set_body;
      * NULL: none), with its Content-Length. Call
      * sws_http_upstream_set_pass_body(u, 0) before start, so that the

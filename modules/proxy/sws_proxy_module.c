@@ -331,6 +331,11 @@ sws_proxy_compile_headers(sws_conf_t *cf, sws_proxy_loc_conf_t *plcf)
             hs->xfp = 1;
         } else if (sws_str_eq_cstr(&lc, "x-request-id")) {
             hs->xrid = 1;
+        } else if (sws_str_eq_cstr(&lc, "content-length") && value->len == 0) {
+            /* what oauth2-proxy's and nginx's auth_request examples write
+             * beside proxy_pass_request_body off: no length for a body
+             * not passed (a body sent still gets its framing) */
+            hs->no_length = 1;
         } else if (sws_str_eq_cstr(&lc, "content-length")
                    || sws_str_eq_cstr(&lc, "transfer-encoding"))
         {
