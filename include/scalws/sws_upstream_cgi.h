@@ -149,6 +149,9 @@ typedef struct {
     sws_http_format_t         *pass;          /* a target with variables */
     sws_http_cgi_params_t     *params;        /* PREFIX_param */
     sws_int_t                  pass_request_headers;
+    unsigned                   ssl:1;         /* over TLS (uwsgi_pass suwsgi://):
+                                                 set before sws_http_cgi_pass */
+    unsigned                   reserved_bits:31;
     void                      *reserved[4];
 } sws_http_cgi_conf_t;
 
@@ -162,13 +165,16 @@ char      *sws_http_cgi_conf_merge(sws_conf_t *cf, sws_http_cgi_conf_t *prev,
  * taken off by the module) is the location's target: with variables,
  * evaluated per request; else an upstream { } name, "host:port",
  * "[v6]:port" or "unix:/path" (default_port for one without a port); the
- * location's content handler is handler. SWS_CONF_OK or an error message.
+ * location's content handler is handler; with c->ssl its requests go over
+ * TLS (the framework's *_ssl_* directives apply). SWS_CONF_OK or an error
+ * message.
  */
 char      *sws_http_cgi_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_http_cgi_conf_t *c,
     const sws_str_t *addr, sws_uint_t default_port, sws_http_handler_pt handler);
 
 /* From the handler, after sws_http_upstream_create: a target with
- * variables evaluated. SWS_OK, or the status to answer (502: logged). */
+ * variables evaluated; with c->ssl, TLS to it (its host the name for SNI
+ * and verification). SWS_OK, or the status to answer (502: logged). */
 sws_int_t  sws_http_cgi_target(sws_http_request_t *r, sws_http_upstream_t *u,
     const sws_http_cgi_conf_t *c, sws_uint_t default_port);
 

@@ -2,7 +2,8 @@
  * The uwsgi module: the uwsgi protocol to a uWSGI server (or any server
  * that speaks it) over the upstream framework.
  *
- *   uwsgi_pass [uwsgi://]ADDR|unix:/path|NAME;  may hold variables
+ *   uwsgi_pass [uwsgi://|suwsgi://]ADDR|unix:/path|NAME;  may hold variables;
+ *                                  suwsgi: over TLS, with uwsgi_ssl_* (proxy's)
  *   uwsgi_modifier1 N;  uwsgi_modifier2 N;      the packet's modifiers (0)
  *
  * and the CGI-style family shared with fastcgi and scgi
@@ -48,6 +49,24 @@ static const sws_command_t sws_uwsgi_commands[] = {
     { "uwsgi_modifier2", ALL | SWS_CONF_TAKE1, sws_uwsgi_modifier, SWS_HTTP_LOC_CONF_OFFSET,
       offsetof(sws_uwsgi_loc_conf_t, modifier2), NULL },
     SWS_HTTP_CGI_COMMANDS("uwsgi", sws_uwsgi_loc_conf_t),
+    /* TLS to the servers (uwsgi_pass suwsgi://) */
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_server_name", SWS_CONF_FLAG,
+                      SWS_UPSTREAM_CONF_SSL_SERVER_NAME),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_name", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_NAME),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_verify", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_VERIFY),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_trusted_certificate", SWS_CONF_TAKE1,
+                      SWS_UPSTREAM_CONF_SSL_TRUSTED_CERTIFICATE),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_verify_depth", SWS_CONF_TAKE1,
+                      SWS_UPSTREAM_CONF_SSL_VERIFY_DEPTH),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_protocols", SWS_CONF_1MORE,
+                      SWS_UPSTREAM_CONF_SSL_PROTOCOLS),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_ciphers", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CIPHERS),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_certificate", SWS_CONF_TAKE1,
+                      SWS_UPSTREAM_CONF_SSL_CERTIFICATE),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_certificate_key", SWS_CONF_TAKE1,
+                      SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_session_reuse", SWS_CONF_FLAG,
+                      SWS_UPSTREAM_CONF_SSL_SESSION_REUSE),
     sws_null_command
 };
 
@@ -179,9 +198,10 @@ sws_uwsgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t             addr = *sws_conf_arg(cf, 1);
 
     if (addr.len >= 9 && sws_strncasecmp(addr.data, (u_char *) "suwsgi://", 9) == 0) {
-        return "with suwsgi:// (uwsgi over TLS) is not supported";
-    }
-    if (addr.len >= 8 && sws_strncasecmp(addr.data, (u_char *) "uwsgi://", 8) == 0) {
+        addr.data += 9;
+        addr.len -= 9;
+        ulcf->cgi.ssl = 1;
+    } else if (addr.len >= 8 && sws_strncasecmp(addr.data, (u_char *) "uwsgi://", 8) == 0) {
         addr.data += 8;
         addr.len -= 8;
     }

@@ -67,11 +67,11 @@ def locations(proto, app, peer, dead_port):
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def env(tmp_path_factory, pki):
     tmp = tmp_path_factory.mktemp("uwsgi")
     sockdir = tempfile.mkdtemp(prefix="swsuw")      # short: sun_path is 108 bytes
     os.chmod(sockdir, 0o755)
-    app = uwsgiapp.UwsgiApp(tmp / "app", sockdir).start()
+    app = uwsgiapp.UwsgiApp(tmp / "app", sockdir, tls=pki.leaf("localhost")).start()
     peers = {p: cgipeer.Peer(p) for p in PROTOS}
     dead = h.free_port()
     srv = None
@@ -81,7 +81,18 @@ def env(tmp_path_factory):
             scgi_cache_path @TMP@/scache keys_zone=scgizone:1m;
             log_format cs '$request_uri $upstream_cache_status';
             client_max_body_size 10m;
-        """, server="".join(locations(p, app, peers[p], dead) for p in PROTOS))
+        """, server="".join(locations(p, app, peers[p], dead) for p in PROTOS) + """
+            location ~ ^/tls(/.*)$ {{ include @SRC@/conf/uwsgi_params; uwsgi_param PATH_INFO $1;
+                uwsgi_pass suwsgi://127.0.0.1:{tls}; }}
+            location ~ ^/tlsverify(/.*)$ {{ include @SRC@/conf/uwsgi_params;
+                uwsgi_param PATH_INFO $1; uwsgi_ssl_verify on; uwsgi_ssl_name localhost;
+                uwsgi_ssl_trusted_certificate {ca}; uwsgi_pass suwsgi://127.0.0.1:{tls}; }}
+            location ~ ^/tlswrong(/.*)$ {{ include @SRC@/conf/uwsgi_params;
+                uwsgi_param PATH_INFO $1; uwsgi_ssl_verify on; uwsgi_ssl_name other.test;
+                uwsgi_ssl_trusted_certificate {ca}; uwsgi_pass suwsgi://127.0.0.1:{tls}; }}
+            location ~ ^/tlsplain(/.*)$ {{ include @SRC@/conf/uwsgi_params;
+                uwsgi_param PATH_INFO $1; uwsgi_pass suwsgi://{plain}; }}
+        """.format(tls=app.ports["suwsgi"], ca=pki.ca, plain=app.addr("uwsgi")))
         yield srv, app, peers
     finally:
         if srv:
@@ -360,6 +371,23 @@ def test_short_body(env, proto):
     assert logged(srv, since, "prematurely closed")
 
 
+def test_uwsgi_over_tls(env):
+    """uwsgi_pass suwsgi:// to uWSGI's --ssl-socket, with uwsgi_ssl_verify
+    against the right and a wrong name, and to a server without TLS."""
+    srv = env[0]
+    e = env_of(get(srv, "/tls/env?x=1"))
+    assert e["QUERY_STRING"] == "x=1"
+    body = bytes(range(256)) * 4000
+    r = get(srv, "/tlsverify/echo", method="POST", body=body)
+    assert r.status == 200 and r.body.startswith(b"%d " % len(body))
+    since = log_size(srv)
+    assert get(srv, "/tlswrong/env").status == 502
+    assert logged(srv, since, "certificate")
+    since = log_size(srv)
+    assert get(srv, "/tlsplain/env").status == 502
+    assert logged(srv, since, "TLS handshake")
+
+
 def test_uwsgi_packet_too_big(env):
     """The variables of a uwsgi packet are 64 kB at most: a 500, logged."""
     srv = env[0]
@@ -390,15 +418,20 @@ FAMILY = """
         {P}_cache_background_update on; {EXTRA}
     }}
     location /{P}b/ {{ {P}_pass unix:/tmp/x.sock; }}
+    location /{P}d/ {{ {P}_pass {SCHEME}127.0.0.1:9; }}
     location /{P}c/ {{ {P}_pass $arg_to; }}
 """
 
 
 @pytest.mark.parametrize("proto", PROTOS)
 def test_directives_accepted(tmp_path, proto):
-    extra = "uwsgi_modifier1 30; uwsgi_modifier2 0;" if proto == "uwsgi" else ""
+    extra = ("uwsgi_modifier1 30; uwsgi_modifier2 0; uwsgi_ssl_server_name on; "
+             "uwsgi_ssl_name a.test; uwsgi_ssl_verify off; uwsgi_ssl_verify_depth 2; "
+             "uwsgi_ssl_protocols TLSv1.2 TLSv1.3; uwsgi_ssl_ciphers DEFAULT; "
+             "uwsgi_ssl_session_reuse on;" if proto == "uwsgi" else "")
     conferr.check_ok(tmp_path, http="%s_cache_path @TMP@/c keys_zone=cz%s:1m;" % (proto, proto),
-                     server=FAMILY.format(P=proto, EXTRA=extra))
+                     server=FAMILY.format(P=proto, EXTRA=extra,
+                                          SCHEME="suwsgi://" if proto == "uwsgi" else ""))
 
 
 @pytest.mark.parametrize("server,words", [
@@ -408,8 +441,8 @@ def test_directives_accepted(tmp_path, proto):
     ("location /a/ { uwsgi_param \"\" b; # ERR\n }", ["has an empty name"]),
     ("location /a/ { uwsgi_modifier1 256; # ERR\n }", ["invalid number \"256\""]),
     ("location /a/ { uwsgi_modifier1 x; # ERR\n }", ["invalid number \"x\""]),
-    ("location /a/ { uwsgi_pass suwsgi://127.0.0.1:1; # ERR\n }", ["not supported"]),
     ("location /a/ { scgi_pass http://127.0.0.1:1; # ERR\n }", ["takes an address"]),
+    ("location /a/ { scgi_ssl_verify on; # ERR\n }", ["unknown directive"]),
     ("location /a/ { scgi_param A; # ERR\n }", ["invalid number of arguments"]),
     ("location /a/ { uwsgi_param A \"${x\"; # ERR\n }", ["uwsgi_param A"]),
     ("scgi_pass 127.0.0.1:1; # ERR\n", ["not allowed here"]),

@@ -26,9 +26,10 @@ def require():
 class UwsgiApp:
     """One uWSGI master serving the application on four sockets: uwsgi and
     SCGI, each on a TCP port and a unix socket in sockdir (short: sun_path
-    is 108 bytes). addr(proto, unix) is what *_pass takes."""
+    is 108 bytes); with tls=(cert, key) a fifth, uwsgi over TLS, on
+    ports["suwsgi"]. addr(proto, unix) is what *_pass takes."""
 
-    def __init__(self, directory, sockdir, processes=2, threads=4):
+    def __init__(self, directory, sockdir, processes=2, threads=4, tls=None):
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.log = self.dir / "uwsgi.log"
@@ -40,6 +41,10 @@ class UwsgiApp:
                      "--chmod-socket=666", "--logto", str(self.log)]
         for proto, flag in (("uwsgi", "--socket"), ("scgi", "--scgi-socket")):
             self.args += [flag, "127.0.0.1:%d" % self.ports[proto], flag, self.socks[proto]]
+        if tls:
+            self.ports["suwsgi"] = h.free_port()
+            self.args += ["--ssl-socket", "127.0.0.1:%d,%s,%s" % (self.ports["suwsgi"],
+                                                                 tls[0], tls[1])]
         self.proc = None
 
     def addr(self, proto, unix=False):

@@ -68,6 +68,7 @@ sws_http_cgi_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_http_cgi_conf_t 
     if (rv != SWS_CONF_OK) {
         return rv;
     }
+    sws_http_upstream_conf_set_ssl(c->upstream, c->ssl);
     if (sws_http_set_content_handler(cf, handler, cmd->name) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
@@ -82,16 +83,23 @@ sws_http_cgi_target(sws_http_request_t *r, sws_http_upstream_t *u, const sws_htt
     sws_int_t  rc;
 
     if (c->pass == NULL) {
-        return SWS_OK;
+        addr = *sws_http_upstream_name(c->upstream);
+    } else {
+        if (sws_http_format_string(c->pass, r, r->pool, 1, NULL, 0, &addr) != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        rc = sws_http_upstream_set_target(u, &addr, default_port);
+        if (rc == SWS_DECLINED) {
+            return SWS_HTTP_BAD_GATEWAY;
+        }
+        if (rc != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
     }
-    if (sws_http_format_string(c->pass, r, r->pool, 1, NULL, 0, &addr) != SWS_OK) {
+    if (c->ssl && sws_http_upstream_set_ssl(u, &addr) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    rc = sws_http_upstream_set_target(u, &addr, default_port);
-    if (rc == SWS_DECLINED) {
-        return SWS_HTTP_BAD_GATEWAY;
-    }
-    return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
+    return SWS_OK;
 }
 
 /* ---- a protocol whose response is a CGI head and the bytes after it ---- */
