@@ -37,7 +37,9 @@
                                  subrequests (sws_http_subrequest,
                                  sws_http_parent, sws_http_subrequest_body),
                                  SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
-                                 request's own_length; CGI-style protocols'
+                                 request's own_length;
+                                 SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
+                                 (proxy_ssl_password_file); CGI-style protocols'
                                  shared parameters, response head and
                                  directive table (sws_upstream_cgi.h:
                                  sws_http_cgi_*), sws_http_upstream_body_chain */

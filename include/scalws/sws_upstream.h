@@ -504,6 +504,8 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE       24  /* FILE: a client certificate */
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY   25  /* FILE: its key */
 #define SWS_UPSTREAM_CONF_SSL_SESSION_REUSE     26  /* on|off (on) */
+/* ABI 1.8 */
+#define SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE     27  /* FILE: passphrases of the key */
 /* Buffering on: what the buffers cannot hold goes on in a temporary file,
  * so that the server's connection ends early (a gap in the numbers: room
  * for the slots above). */

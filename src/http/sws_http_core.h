@@ -177,6 +177,7 @@ typedef struct {
     sws_uint_t  status;
     sws_str_t   uri;          /* "/50x.html" or "@name" */
     sws_int_t   overwrite;    /* =CODE, -1 if none */
+    sws_http_format_t *uri_fmt;   /* the URI has variables ($host ...), else NULL */
 } sws_http_error_page_t;
 
 struct sws_http_core_loc_conf_s {
@@ -228,6 +229,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
     size_t                  sendfile_max_chunk; /* most one send writes; 0: the transport's */
     sws_int_t               recursive_error_pages;
+    sws_int_t               log_subrequest;  /* subrequests go to the access log */
     sws_log_t              *error_log;      /* NULL: the connection's (the main one) */
     sws_int_t               reset_timedout_connection;
     sws_msec_t              keepalive_time;      /* a connection's longest keep-alive life */
@@ -267,6 +269,14 @@ struct sws_http_core_loc_conf_s {
 
 #define SWS_HTTP_SATISFY_ALL  0
 #define SWS_HTTP_SATISFY_ANY  1
+
+/* nginx's own codes for what went wrong with TLS: each is answered "400
+ * Bad Request" with a page of its own (sws_http_special.c), and error_page
+ * may name it. */
+#define SWS_HTTP_MISDIRECTED_REQUEST  421   /* RFC 9110 15.5.20 */
+#define SWS_HTTP_SSL_CERT_ERROR  495   /* the client's certificate did not verify */
+#define SWS_HTTP_SSL_NO_CERT     496   /* a certificate was required, none came */
+#define SWS_HTTP_TO_HTTPS        497   /* plain HTTP on a TLS port */
 
 extern sws_module_t sws_http_module;
 extern sws_module_t sws_http_core_module;

@@ -221,6 +221,10 @@ sws_http_subreq_send_body(sws_http_request_t *sr, sws_chain_t *in)
 static void
 sws_http_subreq_finish(sws_http_request_t *sr, sws_int_t rc)
 {
+    /* logged by the location it ended in, as nginx's log_subrequest */
+    if (sr->loc_conf && sws_http_core_loc(sr)->log_subrequest) {
+        sr->logged = 0;
+    }
     if (rc == SWS_OK && sr->filter_buffered) {
         /* a filter holds the end of the body: room is never short here */
         (void) sws_http_output_resume(sr);
@@ -471,7 +475,7 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sr->out_content_length = -1;
     sr->last_modified = -1;
     sr->internal = 1;
-    sr->logged = 1;                 /* log_subrequest off: nginx's default */
+    sr->logged = 1;                 /* until its end: see sws_http_subreq_finish */
     sr->headers_out.elts = h;
     sr->headers_out.size = sizeof(sws_http_header_t);
     sr->headers_out.nalloc = 8;

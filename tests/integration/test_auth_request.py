@@ -410,3 +410,58 @@ def test_satisfy_beside_nginx(tmp_path, authsvc, origin):
     finally:
         for r in running:
             r.stop()
+
+
+LOG_SITE = """
+    log_format sub '$uri $status';
+    server {
+        listen 127.0.0.1:@PORT@;
+        root @ROOT@;
+        access_log @LOG@ sub;
+        location = /auth-on { internal; log_subrequest on; proxy_pass http://127.0.0.1:@AUTH@/code/204; }
+        location = /auth-off { internal; proxy_pass http://127.0.0.1:@AUTH@/code/204; }
+        location = /auth-deny { internal; log_subrequest on; proxy_pass http://127.0.0.1:@AUTH@/code/403; }
+        location /on/ { auth_request /auth-on; }
+        location /off/ { auth_request /auth-off; }
+        location /deny/ { auth_request /auth-deny; }
+    }
+"""
+
+
+def test_log_subrequest_beside_nginx(tmp_path, authsvc):
+    """log_subrequest on writes the subrequest's own line (its URI and its
+    status) before the client's, in the location the subrequest ended in;
+    off (the default) writes only the client's, as nginx 1.22 does."""
+    import test_nginx_sites as ns
+    root = tmp_path / "root"
+    for d in ("on", "off", "deny"):
+        (root / d).mkdir(parents=True)
+        (root / d / "f.txt").write_text("f\n")
+    h.make_traversable(tmp_path)
+    running, ports, logs = [], [], []
+    try:
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            port = h.free_port()
+            log = d / "sub.log"
+            site = LOG_SITE.replace("@PORT@", str(port)).replace("@ROOT@", str(root)) \
+                .replace("@AUTH@", str(authsvc)).replace("@LOG@", str(log))
+            running.append(ns.start_server(who, d, port, site))
+            ports.append(port)
+            logs.append(log)
+        for port in ports:
+            for d in ("on", "off", "deny"):
+                h.exchange(port, h.request("GET", "/%s/f.txt" % d))
+        want = ["/auth-on 204", "/on/f.txt 200", "/off/f.txt 200",
+                "/auth-deny 403", "/deny/f.txt 403"]
+        for log in logs:
+            deadline = time.monotonic() + 5
+            while len(log.read_text().splitlines()) < len(want) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        got = [log.read_text().splitlines() for log in logs]
+        assert got[0] == want, got
+        assert got[1] == got[0], got
+    finally:
+        for r in running:
+            r.stop()

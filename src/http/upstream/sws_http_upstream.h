@@ -245,6 +245,7 @@ typedef struct sws_ups_ssl_conf_s {
     sws_str_t             trusted;         /* C strings */
     sws_str_t             certificate;
     sws_str_t             certificate_key;
+    sws_str_t             password_file;   /* passphrases of certificate_key */
     sws_int_t             session_reuse;
     sws_ssl_t            *ssl;             /* made when a location needs it */
     unsigned              merged:1;
