@@ -67,6 +67,8 @@ static const sws_command_t sws_uwsgi_commands[] = {
                       SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY),
     SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_session_reuse", SWS_CONF_FLAG,
                       SWS_UPSTREAM_CONF_SSL_SESSION_REUSE),
+    SWS_HTTP_CGI_UPS_("uwsgi", "_ssl_password_file", SWS_CONF_TAKE1,
+                      SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE),
     sws_null_command
 };
 

@@ -428,7 +428,9 @@ def test_directives_accepted(tmp_path, proto):
     extra = ("uwsgi_modifier1 30; uwsgi_modifier2 0; uwsgi_ssl_server_name on; "
              "uwsgi_ssl_name a.test; uwsgi_ssl_verify off; uwsgi_ssl_verify_depth 2; "
              "uwsgi_ssl_protocols TLSv1.2 TLSv1.3; uwsgi_ssl_ciphers DEFAULT; "
-             "uwsgi_ssl_session_reuse on;" if proto == "uwsgi" else "")
+             "uwsgi_ssl_session_reuse on; uwsgi_ssl_password_file @TMP@/pw;"
+             if proto == "uwsgi" else "")
+    (tmp_path / "pw").write_text("secret\n")
     conferr.check_ok(tmp_path, http="%s_cache_path @TMP@/c keys_zone=cz%s:1m;" % (proto, proto),
                      server=FAMILY.format(P=proto, EXTRA=extra,
                                           SCHEME="suwsgi://" if proto == "uwsgi" else ""))
