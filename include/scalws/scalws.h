@@ -24,6 +24,7 @@
 #include <scalws/sws_variables.h>
 #include <scalws/sws_http1.h>
 #include <scalws/sws_upstream.h>
+#include <scalws/sws_upstream_cgi.h>
 #include <scalws/sws_regex.h>
 #include <scalws/sws_cidr.h>
 #include <scalws/sws_status.h>

@@ -43,7 +43,11 @@
                                  body transforms (sws_http_transform_create,
                                  sws_http_transform_filter), for gzip, gunzip and
                                  sub_filter in one chain; sws_http_set_gzip_vary,
-                                 sws_http_gzip_vary, sws_http_weak_etag */
+                                 sws_http_gzip_vary, sws_http_weak_etag;
+                                 CGI-style protocols'
+                                 shared parameters, response head and
+                                 directive table (sws_upstream_cgi.h:
+                                 sws_http_cgi_*), sws_http_upstream_body_chain */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -149,6 +149,11 @@ sws_int_t  sws_http_upstream_set_redirect(sws_http_upstream_t *u, const sws_str_
  * chunked), 0 if none. */
 off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);
 
+/* ABI 1.8. For create_request, with a buffered body (else nothing is
+ * done): copies of the body's buffers (memory or file) linked at *tail, as
+ * they are. Returns the new tail, NULL on error (memory). */
+sws_chain_t **sws_http_upstream_body_chain(sws_http_upstream_t *u, sws_chain_t **tail);
+
 /* Whether the upstream keeps connections (keepalive > 0): if not, the
  * protocol should ask the server to close ("Connection: close"). */
 int        sws_http_upstream_can_keepalive(sws_http_upstream_t *u);

@@ -631,6 +631,8 @@ struct sws_http_request_s {
     unsigned                   header_sent:1;
     unsigned                   header_only:1;
     unsigned                   allow_ranges:1;
+    unsigned                   location_as_is:1;   /* an upstream's (or a cached)
+                                                      Location: not made absolute */
     unsigned                   chunked_out:1;
     unsigned                   keepalive:1;
     unsigned                   expect_continue:1;
