@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  7      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  8      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -31,7 +31,11 @@
                                  used it); sws_http_format_string (inline),
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
-                                 .. _info) */
+                                 .. _info);
+                                 1.8: a module's own server (sws_http_conf_own_server,
+                                 sws_http_conf_public_listen), sws_cycle_conf_file; responses by status
+                                 class and bytes in sws_status_t, the counters of
+                                 one worker (sws_status_get_worker) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
@@ -103,5 +107,9 @@ sws_module_t *sws_module_find(sws_cycle_t *cycle, const char *name);
  * as root and they change to it; else -1, and so is *gid. For a module
  * that makes directories the workers write into (a cache path). ABI 1.2. */
 sws_int_t sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid);
+
+/* The main configuration file of cycle, an absolute path (NUL-terminated).
+ * ABI 1.8. */
+const sws_str_t *sws_cycle_conf_file(sws_cycle_t *cycle);
 
 #endif

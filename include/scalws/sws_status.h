@@ -22,9 +22,23 @@ typedef struct {
      * from reserved) is there only if it lies within size; a core of an
      * earlier SDK leaves size 0 and the reserved space zero. */
     uint64_t  size;
-    uint64_t  reserved[8];
+    /* ABI 1.8 (were reserved[0..6]): since start, the requests logged by
+     * the class of their status: [0] 1xx .. [4] 5xx (a status out of
+     * 100..599, 0 for one broken off, counts as 4xx, as the client's
+     * fault: 499, 444); the bytes of those requests, in (head and body
+     * read) and out (head and body sent). */
+    uint64_t  responses[5];
+    uint64_t  bytes_in;
+    uint64_t  bytes_out;
+    uint64_t  reserved[1];
 } sws_status_t;
 
 void sws_status_get(sws_status_t *st);
+
+/* ABI 1.8: the counters of the workers of index i alone (worker_processes'
+ * index, modulo SWS_STATUS_WORKERS; the process of a single-process server
+ * is 0), of every generation: 0, or -1 for i out of range. */
+#define SWS_STATUS_WORKERS  32
+sws_int_t sws_status_get_worker(sws_uint_t i, sws_status_t *st);
 
 #endif
