@@ -1,0 +1,222 @@
+/*
+ * GET /api/ and /api/SECTION: the JSON documents, read from what the core
+ * keeps in shared memory (docs/admin.md lists the fields).
+ */
+#include <unistd.h>
+#include "sws_admin.h"
+
+#define sws_admin_str(o, key, s)  sws_admin_json_str(o, key, (s)->data, (s)->len)
+
+int
+sws_admin_worker_used(sws_uint_t i, sws_status_t *st)
+{
+    if (sws_status_get_worker(i, st) != 0) {
+        return 0;
+    }
+    return i == 0 || st->accepted || st->requests || st->active;
+}
+
+static void
+sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
+    sws_admin_state_t     *st = amcf->zone->data;
+    u_char                 abi[16], *p;
+
+    p = sws_slprintf(abi, abi + sizeof(abi), "%u.%u", SWS_ABI_MAJOR, SWS_ABI_MINOR);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_cstr(o, "version", SCALWS_VERSION);
+    sws_admin_json_cstr(o, "build", "cc " __VERSION__);
+    sws_admin_json_str(o, "abi", abi, (size_t) (p - abi));
+    sws_admin_json_int(o, "start_time", (int64_t) st->start);
+    sws_admin_json_int(o, "load_time", (int64_t) st->loaded);
+    sws_admin_json_int(o, "now", (int64_t) sws_time_sec());
+    sws_admin_json_uint(o, "generation", st->generation);
+    sws_admin_json_int(o, "master_pid", (int64_t) getppid());
+    sws_admin_json_int(o, "worker_pid", (int64_t) getpid());
+    sws_admin_str(o, "config_file", &amcf->conf_file);
+    sws_admin_json_cstr(o, "config_sha256", (char *) amcf->conf_sha256);
+    sws_admin_json_bool(o, "draining", st->drain_at != 0);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_connections(sws_admin_out_t *o, const char *key, const sws_status_t *st)
+{
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "accepted", st->accepted);
+    sws_admin_json_uint(o, "handled", st->handled);
+    sws_admin_json_uint(o, "dropped", st->accepted - st->handled);
+    sws_admin_json_uint(o, "active", st->active);
+    sws_admin_json_uint(o, "reading", st->reading);
+    sws_admin_json_uint(o, "writing", st->writing);
+    sws_admin_json_uint(o, "idle", st->waiting);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_requests(sws_admin_out_t *o, const char *key, const sws_status_t *st)
+{
+    static const char *const  classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+    sws_uint_t                k;
+
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "requests", st->requests);
+    sws_admin_json_open(o, "responses", '{');
+    for (k = 0; k < 5; k++) {
+        sws_admin_json_uint(o, classes[k], st->responses[k]);
+    }
+    sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "bytes_in", st->bytes_in);
+    sws_admin_json_uint(o, "bytes_out", st->bytes_out);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_connections(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+
+    sws_status_get(&st);
+    sws_admin_connections(o, key, &st);
+}
+
+static void
+sws_admin_api_http(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+
+    sws_status_get(&st);
+    sws_admin_requests(o, key, &st);
+}
+
+static void
+sws_admin_api_workers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+    sws_uint_t    i;
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; i < SWS_STATUS_WORKERS; i++) {
+        if (!sws_admin_worker_used(i, &st)) {
+            continue;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_json_uint(o, "id", i);
+        sws_admin_connections(o, "connections", &st);
+        sws_admin_requests(o, "http", &st);
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+static void
+sws_admin_upstream_server(sws_admin_out_t *o, const sws_http_upstream_stats_t *us)
+{
+    static const char *const  classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+    sws_uint_t                k;
+
+    sws_admin_json_open(o, NULL, '{');
+    sws_admin_str(o, "server", &us->server);
+    sws_admin_str(o, "address", &us->addr);
+    sws_admin_json_cstr(o, "state", us->state);
+    sws_admin_json_uint(o, "weight", us->weight);
+    sws_admin_json_bool(o, "backup", us->backup);
+    sws_admin_json_uint(o, "active", us->active);
+    sws_admin_json_uint(o, "requests", us->requests);
+    sws_admin_json_uint(o, "responses", us->responses);
+    sws_admin_json_open(o, "status", '{');
+    for (k = 0; k < 5; k++) {
+        sws_admin_json_uint(o, classes[k], us->status[k]);
+    }
+    sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "failures", us->failures);
+    sws_admin_json_uint(o, "response_time_ms_total", us->response_time_ms);
+    sws_admin_json_uint(o, "health_checks", us->health_checks);
+    sws_admin_json_uint(o, "health_check_failures", us->health_fails);
+    sws_admin_json_close(o, '}');
+}
+
+/* {"GROUP": {"servers": [...]}, ...}: the stats list the servers group
+ * by group. */
+static void
+sws_admin_api_upstreams(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_http_upstream_stats_t  us;
+    sws_str_t                  group = { 0, NULL };
+    sws_uint_t                 i, n = sws_http_upstream_stats_count();
+    u_char                    *name;
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; i < n; i++) {
+        sws_memzero(&us, sizeof(us));
+        us.size = sizeof(us);
+        if (sws_http_upstream_stats_read(i, &us) != SWS_OK) {
+            continue;
+        }
+        if (group.data == NULL || !sws_str_eq(&group, &us.upstream)) {
+            if (group.data) {
+                sws_admin_json_close(o, ']');
+                sws_admin_json_close(o, '}');
+            }
+            group = us.upstream;
+            /* the writer takes keys as C strings */
+            name = sws_pnalloc(sws_http_pool(r), group.len + 1);
+            if (name == NULL) {
+                o->overflow = 1;
+                return;
+            }
+            sws_memcpy(name, group.data, group.len);
+            name[group.len] = '\0';
+            sws_admin_json_open(o, (char *) name, '{');
+            sws_admin_json_open(o, "servers", '[');
+        }
+        sws_admin_upstream_server(o, &us);
+    }
+    if (group.data) {
+        sws_admin_json_close(o, ']');
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
+    sws_shm_zone_info_t    info;
+    sws_shm_zone_t        *zone;
+    sws_uint_t             i, n = sws_shm_zone_count(amcf->cycle);
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; i < n; i++) {
+        zone = sws_shm_zone_get(amcf->cycle, i);
+        sws_memzero(&info, sizeof(info));
+        info.size = sizeof(info);
+        if (zone == NULL || sws_shm_zone_info(amcf->cycle, zone, &info) != SWS_OK) {
+            continue;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_str(o, "name", &info.name);
+        sws_admin_json_cstr(o, "owner", info.owner);
+        sws_admin_json_uint(o, "size", info.zone_size);
+        if (info.slab) {
+            sws_admin_json_uint(o, "page_size", info.page_size);
+            sws_admin_json_uint(o, "pages", info.pages);
+            sws_admin_json_uint(o, "used_pages", info.used_pages);
+            sws_admin_json_uint(o, "free_pages", info.free_pages);
+        }
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+const sws_admin_section_t  sws_admin_sections[] = {
+    { "server", sws_admin_api_server },
+    { "connections", sws_admin_api_connections },
+    { "http", sws_admin_api_http },
+    { "workers", sws_admin_api_workers },
+    { "upstreams", sws_admin_api_upstreams },
+    { "zones", sws_admin_api_zones },
+    { NULL, NULL }
+};

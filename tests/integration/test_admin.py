@@ -1,0 +1,235 @@
+"""The admin module (docs/admin.md): its own listener, tokens, /health,
+/ready, the JSON API and its counters, /metrics (checked by promtool)."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+import swsharness as h
+
+RO = "ro-token-0123456789abcdef"
+RW = "rw-token-0123456789abcdef"
+TOKENS = "# admin tokens\nro %s\n\nrw %s\n" % (RO, RW)
+
+
+def admin_block(port="@PORT3@", tokens=False, extra=""):
+    return "admin { listen 127.0.0.1:%s; %s %s }" % (
+        port, "token_file @TMP@/admin.tokens;" if tokens else "", extra)
+
+
+def start(sws, tokens=False, extra="", http="", **kw):
+    files = kw.pop("files", {})
+    if tokens:
+        files["admin.tokens"] = TOKENS
+    # the admin listener on the last port; @PORT2@ for another server
+    return sws(ports=3, http=admin_block(tokens=tokens, extra=extra) + "\n" + http,
+               files=files, **kw)
+
+
+def get(srv, path, token=None, method="GET", headers=(), body=None, port=None):
+    hdrs = list(headers)
+    if token:
+        hdrs.append("Authorization: Bearer %s" % token)
+    return h.curl("http://127.0.0.1:%d%s" % (port or srv.ports[-1], path), method=method,
+                  headers=hdrs, body=body)
+
+
+def api(srv, path="/api/", token=None):
+    r = get(srv, path, token)
+    assert r.status == 200, r
+    assert r.header("Content-Type") == "application/json"
+    return json.loads(r.body)
+
+
+# ---- access
+
+def test_health_ready_and_api_without_tokens(sws):
+    srv = start(sws)
+    r = get(srv, "/health")
+    assert r.status == 200 and json.loads(r.body) == {"status": "alive"}
+    r = get(srv, "/ready")
+    assert r.status == 200 and json.loads(r.body) == {"ready": True}
+    assert r.header("Cache-Control") == "no-store"
+    doc = api(srv)
+    assert set(doc) == {"server", "connections", "http", "workers", "upstreams", "zones"}
+    assert doc["server"]["version"] and doc["server"]["abi"] == "1.8"
+    assert doc["server"]["config_file"] == str(srv.conf_path)
+    assert len(doc["server"]["config_sha256"]) == 64
+    import hashlib
+    assert doc["server"]["config_sha256"] == hashlib.sha256(
+        srv.conf_path.read_bytes()).hexdigest()
+    one, slash = api(srv, "/api/server"), api(srv, "/api/server/")
+    assert one.keys() == slash.keys() and one["start_time"] == slash["start_time"]
+    r = get(srv, "/api/nothing")
+    assert r.status == 404 and json.loads(r.body)["error"]["status"] == 404
+    r = get(srv, "/elsewhere")
+    assert r.status == 404
+    r = get(srv, "/health", method="POST", body="x")
+    assert r.status == 405
+
+
+def test_admin_paths_are_not_on_ordinary_listeners(sws):
+    srv = start(sws)
+    for path in ("/api/", "/api/server", "/metrics", "/health", "/ready"):
+        r = get(srv, path, port=srv.ports[0])
+        assert r.status == 404, (path, r)
+        assert b"generation" not in r.body
+
+
+def test_tokens(sws):
+    srv = start(sws, tokens=True)
+    # the probes need none
+    assert get(srv, "/health").status == 200
+    assert get(srv, "/ready").status == 200
+    for path in ("/api/", "/api/http", "/metrics"):
+        r = get(srv, path)
+        assert r.status == 401, r
+        assert r.header("WWW-Authenticate").startswith("Bearer")
+        assert json.loads(r.body)["error"]["status"] == 401 or path == "/metrics"
+        assert get(srv, path, token=RO[:-1]).status == 401
+        assert get(srv, path, token=RO + "x").status == 401
+        assert get(srv, path, token="").status == 401
+        assert get(srv, path, headers=["Authorization: Basic %s" % RO]).status == 401
+        assert get(srv, path, token=RO).status == 200
+        assert get(srv, path, token=RW).status == 200
+        assert get(srv, path, headers=["Authorization: bearer  %s " % RW]).status == 200
+    # a read-only token may not change anything
+    r = get(srv, "/api/server", token=RO, method="POST", body="{}")
+    assert r.status == 403 and b"only read" in r.body
+    r = get(srv, "/api/server", method="POST", body="{}")
+    assert r.status == 401
+
+
+@pytest.mark.parametrize("listen,needle", [
+    ("0.0.0.0:@PORT2@", "0.0.0.0:"),
+    ("@PORT2@", ":"),
+])
+def test_public_listen_needs_a_token(tmp_path, listen, needle):
+    conf_http = "admin {\n    listen %s;\n}" % listen
+    rc, out, listening = h.start_expect_failure(tmp_path, http=conf_http, ports=2)
+    assert rc not in (None, 0), out
+    assert "not loopback or a unix socket, without a token_file" in out, out
+    assert "scalws.conf:" in out and needle in out, out
+
+
+def test_public_listen_with_a_token_starts(sws):
+    srv = sws(ports=2, http="admin { listen 0.0.0.0:@PORT2@; token_file @TMP@/t; }",
+              files={"t": TOKENS})
+    assert get(srv, "/api/http").status == 401
+    assert get(srv, "/api/http", token=RO).status == 200
+
+
+def test_unix_socket_listener(sws, tmp_path):
+    sock = tmp_path / "admin.sock"
+    srv = sws(ports=1, http="admin { listen unix:%s; }" % sock, unix_paths=[str(sock)])
+    r = h.curl("http://localhost/api/http", unix=str(sock))
+    assert r.status == 200 and "requests" in json.loads(r.body)
+
+
+@pytest.mark.parametrize("block,needle", [
+    ("admin { listen 127.0.0.1:@PORT@; }", "is not shared with another server"),
+    ("admin { token_file @TMP@/none; }", "open() \""),
+    ("admin { token_file @TMP@/bad1; }", "line 1 of"),
+    ("admin { token_file @TMP@/bad2; }", "shorter than 16"),
+    ("admin { token_file @TMP@/bad3; }", "a character a bearer token may not have"),
+    ("admin { token_file @TMP@/empty; }", "has no token"),
+    ("admin { token_file @TMP@/t; token_file @TMP@/t; }", "is duplicate"),
+    ("server { listen 127.0.0.1:@PORT2@; token_file @TMP@/t; }",
+     "is only allowed in an admin block"),
+    ("admin { listen 127.0.0.1:@PORT2@; } admin { listen 127.0.0.1:@PORT2@; }",
+     "is not shared with another server"),
+])
+def test_configuration_errors(tmp_path, block, needle):
+    files = {"t": TOKENS, "bad1": "rx %s\n" % RW, "bad2": "rw short\n",
+             "bad3": "rw %s\"\n" % RW, "empty": "# nothing\n"}
+    (tmp_path / "html").mkdir()
+    for k, v in files.items():
+        (tmp_path / k).write_text(v)
+    rc, out, listening = h.start_expect_failure(tmp_path, http=block, ports=2)
+    assert rc not in (None, 0) and needle in out, out
+    assert "scalws.conf:" in out, out
+
+
+# ---- counters
+
+def test_counters_add_up_over_http1_and_http2(sws):
+    srv = start(sws, files={"html/f.txt": "x" * 1000}, servers="""
+        server { listen 127.0.0.1:@PORT2@ http2; root @TMP@/html; }""")
+    base = "http://127.0.0.1:%d" % srv.port
+    base2 = "http://127.0.0.1:%d" % srv.ports[1]
+    before = api(srv, "/api/http")
+    for _ in range(5):
+        assert h.curl(base + "/respond").status == 200
+    for _ in range(3):
+        assert h.curl(base2 + "/f.txt", prior_knowledge=True).status == 200
+    for _ in range(4):
+        assert h.curl(base + "/missing").status == 404
+    # a request the client breaks off while sending its head: a 400
+    r = h.exchange(srv.port, b"GET /x HTTP/1.1\r\nHost: localhost\r\nBad header\r\n\r\n")
+    assert r.status == 400
+    after = api(srv, "/api/http")
+    d = {k: after["responses"][k] - before["responses"][k] for k in after["responses"]}
+    # the "before" request itself was answered after its own snapshot
+    assert d == {"1xx": 0, "2xx": 5 + 3 + 1, "3xx": 0, "4xx": 4 + 1, "5xx": 0}, d
+    assert after["requests"] - before["requests"] == 5 + 3 + 4 + 1 + 1
+    assert after["bytes_out"] - before["bytes_out"] > 3 * 1000
+    assert after["bytes_in"] - before["bytes_in"] > 13 * len("GET / HTTP/1.1\r\n")
+    doc = api(srv, "/api/workers")
+    assert sum(w["http"]["requests"] for w in doc) >= after["requests"]
+
+
+def test_upstream_counters(sws):
+    dead = h.free_port()
+    srv = start(sws, http="""
+        upstream back { server 127.0.0.1:@PORT@; server 127.0.0.1:%d max_fails=0; }
+        """ % dead, server="location /up/ { proxy_pass http://back/; }"
+                           "location = /upstream-target/respond { return 200 ok; }")
+    base = "http://127.0.0.1:%d" % srv.port
+    for _ in range(6):
+        h.curl(base + "/up/respond")
+    ups = api(srv, "/api/upstreams")
+    assert list(ups) == ["back"]
+    servers = {s["server"]: s for s in ups["back"]["servers"]}
+    assert set(servers) == {"127.0.0.1:%d" % srv.port, "127.0.0.1:%d" % dead}
+    live, gone = servers["127.0.0.1:%d" % srv.port], servers["127.0.0.1:%d" % dead]
+    assert live["requests"] + gone["requests"] >= 6
+    assert gone["failures"] >= 1 and gone["failures"] == gone["requests"]
+    assert live["status"]["2xx"] == live["responses"] == live["requests"]
+
+
+# ---- metrics
+
+def promtool(text):
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       timeout=30)
+    return p.returncode, (p.stdout + p.stderr).decode()
+
+
+@pytest.mark.skipif(shutil.which("promtool") is None, reason="no promtool (prometheus)")
+def test_metrics_pass_promtool(sws):
+    srv = start(sws, http="upstream back { server 127.0.0.1:@PORT@; }",
+                server="location /up/ { proxy_pass http://back/; }")
+    h.curl("http://127.0.0.1:%d/up/respond" % srv.port)
+    h.curl("http://127.0.0.1:%d/missing" % srv.port)
+    r = get(srv, "/metrics")
+    assert r.status == 200
+    assert r.header("Content-Type").startswith("text/plain; version=0.0.4")
+    text = r.body.decode()
+    rc, out = promtool(r.body)
+    assert rc == 0 and out.strip() == "", out
+    assert 'scalws_http_requests_total{code="4xx"} 1\n' in text, text
+    assert "# TYPE scalws_http_requests_total counter\n" in text
+    assert 'scalws_build_info{version="' in text
+    assert 'scalws_upstream_requests_total{upstream="back",server="127.0.0.1:%d"} 1' \
+        % srv.port in text
+    assert "scalws_upstream_response_time_seconds_count{" in text
+    assert "# EOF" not in text
+    # OpenMetrics on request
+    r = get(srv, "/metrics", headers=["Accept: application/openmetrics-text; version=1.0.0"])
+    assert r.header("Content-Type").startswith("application/openmetrics-text")
+    om = r.body.decode()
+    assert om.endswith("# EOF\n")
+    assert "# TYPE scalws_http_requests counter\n" in om
+    assert "# TYPE scalws_build info\n" in om
+    assert 'scalws_http_requests_total{code="2xx"}' in om
