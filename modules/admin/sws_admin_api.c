@@ -111,10 +111,11 @@ sws_admin_api_workers(sws_http_request_t *r, sws_admin_out_t *o, const char *key
 }
 
 static void
-sws_admin_upstream_server(sws_admin_out_t *o, const sws_http_upstream_stats_t *us)
+sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstream_stats_t *us)
 {
-    static const char *const  classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
-    sws_uint_t                k;
+    static const char *const    classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+    sws_http_upstream_bucket_t  b[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
+    sws_uint_t                  k, n = SWS_HTTP_UPSTREAM_TIME_BUCKETS;
 
     sws_admin_json_open(o, NULL, '{');
     sws_admin_str(o, "server", &us->server);
@@ -132,6 +133,17 @@ sws_admin_upstream_server(sws_admin_out_t *o, const sws_http_upstream_stats_t *u
     sws_admin_json_close(o, '}');
     sws_admin_json_uint(o, "failures", us->failures);
     sws_admin_json_uint(o, "response_time_ms_total", us->response_time_ms);
+    /* cumulative: [{"le": ms, "count": responses within}], then all */
+    sws_admin_json_open(o, "response_time_histogram", '[');
+    if (sws_http_upstream_stats_histogram(i, b, &n) == SWS_OK) {
+        for (k = 0; k < n; k++) {
+            sws_admin_json_open(o, NULL, '{');
+            sws_admin_json_int(o, "le_ms", b[k].le);
+            sws_admin_json_uint(o, "count", b[k].count);
+            sws_admin_json_close(o, '}');
+        }
+    }
+    sws_admin_json_close(o, ']');
     sws_admin_json_uint(o, "health_checks", us->health_checks);
     sws_admin_json_uint(o, "health_check_failures", us->health_fails);
     sws_admin_json_close(o, '}');
@@ -171,7 +183,7 @@ sws_admin_api_upstreams(sws_http_request_t *r, sws_admin_out_t *o, const char *k
             sws_admin_json_open(o, (char *) name, '{');
             sws_admin_json_open(o, "servers", '[');
         }
-        sws_admin_upstream_server(o, &us);
+        sws_admin_upstream_server(o, i, &us);
     }
     if (group.data) {
         sws_admin_json_close(o, ']');

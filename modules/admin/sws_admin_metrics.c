@@ -17,12 +17,12 @@ typedef struct {
 #define SWS_ADMIN_COUNTER  0
 #define SWS_ADMIN_GAUGE    1
 #define SWS_ADMIN_INFO     2
-#define SWS_ADMIN_SUMMARY  3
+#define SWS_ADMIN_HISTOGRAM  3
 
 static void
 sws_admin_prom_family(sws_admin_prom_t *m, const char *name, sws_uint_t type, const char *help)
 {
-    static const char *const  types[] = { "counter", "gauge", "info", "summary" };
+    static const char *const  types[] = { "counter", "gauge", "info", "histogram" };
     const char               *fam;
 
     m->name = name;
@@ -214,6 +214,39 @@ typedef enum {
     SWS_ADMIN_UP_CHECK_FAILS
 } sws_admin_up_field_t;
 
+/* NAME_bucket{..., le="0.005"} ... le="+Inf", NAME_sum, NAME_count. */
+static void
+sws_admin_metrics_histogram(sws_admin_prom_t *m, sws_uint_t i, sws_admin_label_t *l,
+    const sws_http_upstream_stats_t *us)
+{
+    sws_http_upstream_bucket_t  b[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
+    sws_uint_t                  k, n = SWS_HTTP_UPSTREAM_TIME_BUCKETS;
+    sws_admin_out_t             le;
+    u_char                      buf[SWS_HTTP_UPSTREAM_TIME_BUCKETS][24];
+
+    if (sws_http_upstream_stats_histogram(i, b, &n) != SWS_OK) {
+        n = 0;
+    }
+    for (k = 0; k <= n; k++) {
+        if (k < n) {
+            sws_admin_out_init(&le, buf[k], sizeof(buf[k]));
+            sws_admin_out_milli(&le, (uint64_t) b[k].le);
+            while (le.pos[-1] == '0') {        /* "0.010" -> "0.01", "1.000" -> "1" */
+                le.pos--;
+            }
+            if (le.pos[-1] == '.') {
+                le.pos--;
+            }
+            l[2] = (sws_admin_label_t) { "le", buf[k], (size_t) (le.pos - le.start) };
+        } else {
+            l[2] = (sws_admin_label_t) sws_admin_label_cstr("le", "+Inf");
+        }
+        sws_admin_prom_sample_as(m, "_bucket", l, 3, k < n ? b[k].count : us->responses, 0);
+    }
+    sws_admin_prom_sample_as(m, "_sum", l, 2, us->response_time_ms, 1);
+    sws_admin_prom_sample_as(m, "_count", l, 2, us->responses, 0);
+}
+
 static void
 sws_admin_metrics_upstream(sws_admin_prom_t *m, sws_admin_up_field_t field)
 {
@@ -243,8 +276,7 @@ sws_admin_metrics_upstream(sws_admin_prom_t *m, sws_admin_up_field_t field)
             sws_admin_prom_sample(m, l, 3, 1);
             continue;
         case SWS_ADMIN_UP_TIME:
-            sws_admin_prom_sample_as(m, "_sum", l, 2, us.response_time_ms, 1);
-            sws_admin_prom_sample_as(m, "_count", l, 2, us.responses, 0);
+            sws_admin_metrics_histogram(m, i, l, &us);
             continue;
         case SWS_ADMIN_UP_REQUESTS:  v = us.requests; break;
         case SWS_ADMIN_UP_FAILURES:  v = us.failures; break;
@@ -279,7 +311,7 @@ sws_admin_metrics_upstreams(sws_admin_prom_t *m)
           SWS_ADMIN_UP_STATE },
         { "scalws_upstream_server_weight", SWS_ADMIN_GAUGE,
           "The server's weight.", SWS_ADMIN_UP_WEIGHT },
-        { "scalws_upstream_response_time_seconds", SWS_ADMIN_SUMMARY,
+        { "scalws_upstream_response_time_seconds", SWS_ADMIN_HISTOGRAM,
           "Time to the response head.", SWS_ADMIN_UP_TIME },
         { "scalws_upstream_health_checks", SWS_ADMIN_COUNTER,
           "Active health check probes.", SWS_ADMIN_UP_CHECKS },

@@ -196,6 +196,11 @@ def test_upstream_counters(sws):
     assert live["requests"] + gone["requests"] >= 6
     assert gone["failures"] >= 1 and gone["failures"] == gone["requests"]
     assert live["status"]["2xx"] == live["responses"] == live["requests"]
+    hist = live["response_time_histogram"]
+    assert [b["le_ms"] for b in hist] == [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000,
+                                          10000]
+    counts = [b["count"] for b in hist]
+    assert counts == sorted(counts) and counts[-1] == live["responses"]
 
 
 # ---- metrics
@@ -223,7 +228,13 @@ def test_metrics_pass_promtool(sws):
     assert 'scalws_build_info{version="' in text
     assert 'scalws_upstream_requests_total{upstream="back",server="127.0.0.1:%d"} 1' \
         % srv.port in text
-    assert "scalws_upstream_response_time_seconds_count{" in text
+    assert "# TYPE scalws_upstream_response_time_seconds histogram\n" in text
+    up = 'upstream="back",server="127.0.0.1:%d"' % srv.port
+    assert "scalws_upstream_response_time_seconds_bucket{%s,le=\"0.005\"} " % up in text
+    assert "scalws_upstream_response_time_seconds_bucket{%s,le=\"0.01\"} " % up in text
+    assert "scalws_upstream_response_time_seconds_bucket{%s,le=\"10\"} 1\n" % up in text
+    assert "scalws_upstream_response_time_seconds_bucket{%s,le=\"+Inf\"} 1\n" % up in text
+    assert "scalws_upstream_response_time_seconds_count{%s} 1\n" % up in text
     assert "# EOF" not in text
     # OpenMetrics on request
     r = get(srv, "/metrics", headers=["Accept: application/openmetrics-text; version=1.0.0"])
