@@ -244,3 +244,21 @@ def test_metrics_pass_promtool(sws):
     assert "# TYPE scalws_http_requests counter\n" in om
     assert "# TYPE scalws_build info\n" in om
     assert 'scalws_http_requests_total{code="2xx"}' in om
+
+
+def test_tls_with_the_ordinary_ssl_directives(sws, pki):
+    crt, key = pki.leaf("localhost")
+    srv = sws(ports=2, http="""admin {
+        listen 127.0.0.1:@PORT2@ ssl http2;
+        ssl_certificate %s;
+        ssl_certificate_key %s;
+    }""" % (crt, key))
+    url = "https://localhost:%d/api/server" % srv.ports[1]
+    resolve = ["localhost:%d:127.0.0.1" % srv.ports[1]]
+    r = h.curl(url, cainfo=pki.ca, resolve=resolve)
+    assert r.status == 200 and json.loads(r.body)["abi"] == "1.8"
+    r = h.curl(url, cainfo=pki.ca, resolve=resolve, http2=True)
+    assert r.status == 200 and r.http_version == 3     # CURL_HTTP_VERSION_2_0
+    # plain text on the TLS port is not served
+    r = h.exchange(srv.ports[1], h.request("GET", "/api/server"))
+    assert r is None or r.status == 400
