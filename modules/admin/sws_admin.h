@@ -26,6 +26,8 @@ typedef struct {
     sws_str_t           conf_file;
     u_char              conf_sha256[65];  /* hex; "" when it could not be read */
     sws_uint_t          parsing;     /* inside an admin { } block now */
+    sws_str_t           state_file;  /* "" if none */
+    sws_log_t          *log;
 } sws_admin_main_conf_t;
 
 #define SWS_ADMIN_READ   1
@@ -40,6 +42,7 @@ typedef struct {
     sws_uint_t    admin;         /* this server is an admin { } block */
     sws_array_t  *tokens;        /* sws_admin_token_t; NULL: no token_file */
     sws_str_t     token_file;
+    sws_msec_t    drain_time;    /* drain_time: before a drain quits */
 } sws_admin_srv_conf_t;
 
 extern sws_module_t  sws_module;
@@ -59,5 +62,13 @@ extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL 
 int sws_admin_worker_used(sws_uint_t i, sws_status_t *st);
 
 sws_int_t sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics);
+
+/* A POST, PATCH or DELETE under /api/ (path: what follows it), with a
+ * read-write token: SWS_DONE or an HTTP status. */
+sws_int_t sws_admin_change(sws_http_request_t *r, const sws_str_t *path);
+
+/* The state file: written after a change, applied at configuration load. */
+void      sws_admin_state_save(sws_http_request_t *r);
+sws_int_t sws_admin_state_apply(sws_cycle_t *cycle, sws_admin_main_conf_t *amcf);
 
 #endif

@@ -21,6 +21,7 @@ sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
     sws_admin_state_t     *st = amcf->zone->data;
+    sws_server_status_t    ss;
     u_char                 abi[16], *p;
 
     p = sws_slprintf(abi, abi + sizeof(abi), "%u.%u", SWS_ABI_MAJOR, SWS_ABI_MINOR);
@@ -37,6 +38,21 @@ sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_str(o, "config_file", &amcf->conf_file);
     sws_admin_json_cstr(o, "config_sha256", (char *) amcf->conf_sha256);
     sws_admin_json_bool(o, "draining", st->drain_at != 0);
+    sws_memzero(&ss, sizeof(ss));
+    ss.size = sizeof(ss);
+    if (sws_server_status(&ss) == SWS_OK) {
+        sws_admin_json_uint(o, "reloads", ss.reloads);
+        sws_admin_json_uint(o, "reload_failures", ss.reload_failures);
+        if (ss.reloads) {
+            sws_admin_json_bool(o, "last_reload_ok", ss.last_reload_ok);
+            sws_admin_json_int(o, "last_reload_time", (int64_t) ss.last_reload);
+            sws_admin_json_cstr(o, "last_reload_error",
+                                ss.last_reload_ok ? NULL : ss.last_error);
+        }
+        if (ss.quit_in >= 0) {
+            sws_admin_json_int(o, "quit_in_ms", ss.quit_in);
+        }
+    }
     sws_admin_json_close(o, '}');
 }
 
@@ -149,43 +165,58 @@ sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstr
     sws_admin_json_close(o, '}');
 }
 
-/* {"GROUP": {"servers": [...]}, ...}: the stats list the servers group
- * by group. */
+/* {"GROUP": {"servers": [...]}, ...}: the stats list the configured
+ * servers group by group; a group that takes changes at run time lists
+ * them, then those added, from its run-time list. */
 static void
 sws_admin_api_upstreams(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
-    sws_http_upstream_stats_t  us;
-    sws_str_t                  group = { 0, NULL };
-    sws_uint_t                 i, n = sws_http_upstream_stats_count();
+    sws_http_upstream_stats_t  us, ls;
+    sws_uint_t                 i, k, first, n = sws_http_upstream_stats_count();
+    sws_int_t                  list;
     u_char                    *name;
 
     sws_admin_json_open(o, key, '{');
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i = first) {
         sws_memzero(&us, sizeof(us));
         us.size = sizeof(us);
         if (sws_http_upstream_stats_read(i, &us) != SWS_OK) {
-            continue;
+            break;
         }
-        if (group.data == NULL || !sws_str_eq(&group, &us.upstream)) {
-            if (group.data) {
-                sws_admin_json_close(o, ']');
-                sws_admin_json_close(o, '}');
+        /* the group's configured servers: [i, first) */
+        for (first = i + 1; first < n; first++) {
+            sws_memzero(&ls, sizeof(ls));
+            ls.size = sizeof(ls);
+            if (sws_http_upstream_stats_read(first, &ls) != SWS_OK
+                || !sws_str_eq(&ls.upstream, &us.upstream))
+            {
+                break;
             }
-            group = us.upstream;
-            /* the writer takes keys as C strings */
-            name = sws_pnalloc(sws_http_pool(r), group.len + 1);
-            if (name == NULL) {
-                o->overflow = 1;
-                return;
-            }
-            sws_memcpy(name, group.data, group.len);
-            name[group.len] = '\0';
-            sws_admin_json_open(o, (char *) name, '{');
-            sws_admin_json_open(o, "servers", '[');
         }
-        sws_admin_upstream_server(o, i, &us);
-    }
-    if (group.data) {
+        /* the writer takes keys as C strings */
+        name = sws_pnalloc(sws_http_pool(r), us.upstream.len + 1);
+        if (name == NULL) {
+            o->overflow = 1;
+            return;
+        }
+        sws_memcpy(name, us.upstream.data, us.upstream.len);
+        name[us.upstream.len] = '\0';
+        sws_admin_json_open(o, (char *) name, '{');
+        list = sws_http_upstream_list_handle(&us.upstream);
+        sws_admin_json_bool(o, "changeable", list > 0);
+        sws_admin_json_open(o, "servers", '[');
+        for (k = 0; ; k++) {
+            sws_memzero(&ls, sizeof(ls));
+            ls.size = sizeof(ls);
+            if (list > 0 ? sws_http_upstream_list_info(list, k, &ls) != SWS_OK
+                         : (i + k >= first || sws_http_upstream_stats_read(i + k, &ls)
+                                              != SWS_OK))
+            {
+                break;
+            }
+            /* an added server has no histogram (past the configured ones) */
+            sws_admin_upstream_server(o, i + k < first ? i + k : n, &ls);
+        }
         sws_admin_json_close(o, ']');
         sws_admin_json_close(o, '}');
     }

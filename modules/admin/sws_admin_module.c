@@ -27,12 +27,20 @@ static void *sws_admin_create_main_conf(sws_conf_t *cf);
 static void *sws_admin_create_srv_conf(sws_conf_t *cf);
 static char *sws_admin_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_admin_token_file(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_admin_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static sws_int_t sws_admin_init_master(sws_cycle_t *cycle);
 
 static const sws_command_t sws_admin_commands[] = {
     { "admin", SWS_HTTP_MAIN_CONF | SWS_CONF_BLOCK | SWS_CONF_NOARGS,
       sws_admin_block, SWS_HTTP_MAIN_CONF_OFFSET, 0, NULL },
     { "token_file", SWS_HTTP_SRV_CONF | SWS_CONF_TAKE1,
       sws_admin_token_file, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "drain_time", SWS_HTTP_SRV_CONF | SWS_CONF_TAKE1,
+      sws_admin_only, SWS_HTTP_SRV_CONF_OFFSET, offsetof(sws_admin_srv_conf_t, drain_time),
+      NULL },
+    { "state_file", SWS_HTTP_SRV_CONF | SWS_CONF_TAKE1,
+      sws_admin_only, SWS_HTTP_MAIN_CONF_OFFSET, offsetof(sws_admin_main_conf_t, state_file),
+      NULL },
     sws_null_command
 };
 
@@ -42,7 +50,13 @@ SWS_EXPORT sws_module_t sws_module = {
     .commands = sws_admin_commands,
     .create_main_conf = sws_admin_create_main_conf,
     .create_srv_conf = sws_admin_create_srv_conf,
+    .init_master = sws_admin_init_master,
 };
+
+/* The configuration being read or last read (for init_master, which is
+ * given only the cycle). */
+static sws_admin_main_conf_t  *sws_admin_main;
+static sws_cycle_t            *sws_admin_main_cycle;
 
 static const sws_str_t sws_admin_json_type = sws_string("application/json");
 static const sws_str_t sws_admin_prom_type = sws_string("text/plain; version=0.0.4; charset=utf-8");
@@ -328,15 +342,15 @@ sws_admin_handler(sws_http_request_t *r)
                     break;
                 }
             }
-            if (s->name == NULL) {
-                return sws_admin_error(r, SWS_HTTP_NOT_FOUND, "no such API path");
-            }
         }
         if (!read) {
             if (!(access & SWS_ADMIN_WRITE)) {
                 return sws_admin_denied(r, access);
             }
-            return sws_admin_error(r, SWS_HTTP_NOT_ALLOWED, "only GET and HEAD here");
+            return sws_admin_change(r, &name);
+        }
+        if (s && s->name == NULL) {
+            return sws_admin_error(r, SWS_HTTP_NOT_FOUND, "no such API path");
         }
         return sws_admin_write(r, SWS_HTTP_OK, sws_admin_api, (void *) s, &sws_admin_json_type);
     }
@@ -412,13 +426,47 @@ sws_admin_create_main_conf(sws_conf_t *cf)
     }
     amcf->cycle = sws_conf_cycle(cf);
     amcf->conf_file = *sws_cycle_conf_file(amcf->cycle);
+    amcf->log = sws_conf_log(cf);
+    sws_admin_main = amcf;
+    sws_admin_main_cycle = amcf->cycle;
     return amcf;
 }
 
 static void *
 sws_admin_create_srv_conf(sws_conf_t *cf)
 {
-    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_admin_srv_conf_t));
+    sws_admin_srv_conf_t *ascf;
+
+    ascf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_admin_srv_conf_t));
+    if (ascf) {
+        ascf->drain_time = SWS_UNSET_MSEC;
+    }
+    return ascf;
+}
+
+/* drain_time TIME, state_file PATH: in an admin block only. */
+static char *
+sws_admin_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_admin_main_conf_t *amcf = sws_conf_http_main_conf(cf, &sws_module);
+
+    if (!amcf->parsing) {
+        return "is only allowed in an admin block";
+    }
+    if (cmd->conf == SWS_HTTP_MAIN_CONF_OFFSET) {
+        return sws_conf_set_path_slot(cf, cmd, conf);
+    }
+    return sws_conf_set_msec_slot(cf, cmd, conf);
+}
+
+static sws_int_t
+sws_admin_init_master(sws_cycle_t *cycle)
+{
+    /* (a configuration without http { } leaves an older one's pointer) */
+    if (sws_admin_main == NULL || sws_admin_main_cycle != cycle) {
+        return SWS_OK;
+    }
+    return sws_admin_state_apply(cycle, sws_admin_main);
 }
 
 /* After the block: a listen others can reach needs tokens. */
@@ -431,6 +479,9 @@ sws_admin_block_done(sws_conf_t *cf, void *data)
     sws_uint_t            line;
 
     ascf->admin = 1;
+    if (ascf->drain_time == SWS_UNSET_MSEC) {
+        ascf->drain_time = 30000;
+    }
     if (ascf->tokens == NULL && sws_http_conf_public_listen(cf, &addr, &file, &line)) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
                            "the admin server listens on %.*s (in %s:%lu), which is not "

@@ -262,3 +262,223 @@ def test_tls_with_the_ordinary_ssl_directives(sws, pki):
     # plain text on the TLS port is not served
     r = h.exchange(srv.ports[1], h.request("GET", "/api/server"))
     assert r is None or r.status == 400
+
+
+# ---- changes
+
+def post(srv, path, body=None, token=None, method="POST"):
+    return get(srv, path, token=token, method=method,
+               body=body if body is not None else "",
+               headers=["Content-Type: application/json"])
+
+
+def test_writes_need_a_read_write_token(sws):
+    srv = start(sws, tokens=True, http="upstream back { server 127.0.0.1:@PORT@; }")
+    path = "/api/upstreams/back/servers"
+    body = json.dumps({"server": "127.0.0.1:1"})
+    for token, status in ((None, 401), ("wrong-token-0123456789", 401), (RO, 403)):
+        r = post(srv, path, body, token=token)
+        assert r.status == status, (token, r)
+    assert len(api(srv, "/api/upstreams", token=RO)["back"]["servers"]) == 1
+    r = post(srv, path, body, token=RW)
+    assert r.status == 201, r
+    assert json.loads(r.body)["state"] == "up"
+    assert len(api(srv, "/api/upstreams", token=RO)["back"]["servers"]) == 2
+
+
+def test_reload_and_its_refusal(sws):
+    srv = start(sws)
+    gen = api(srv, "/api/server")["generation"]
+    r = post(srv, "/api/reload")
+    assert r.status == 200, r
+    doc = json.loads(r.body)
+    assert doc["reloaded"] is True and doc["generation"] == 2
+    assert h.wait_for(lambda: api(srv, "/api/server")["generation"] == gen + 1, 5)
+    # a configuration with an error: refused, file and line in the answer
+    good = srv.conf_path.read_text()
+    srv.conf_path.write_text(good.replace("http {", "http {\n    no_such_directive 1;", 1))
+    r = post(srv, "/api/reload")
+    assert r.status == 422, r
+    msg = json.loads(r.body)["error"]["message"]
+    assert 'unknown directive "no_such_directive"' in msg, msg
+    assert "%s:%d" % (srv.conf_path, good.split("\n").index("http {") + 2) in msg, msg
+    # the old one keeps serving
+    assert h.curl("http://127.0.0.1:%d/respond" % srv.port).status == 200
+    info = api(srv, "/api/server")
+    assert info["reload_failures"] == 1 and info["last_reload_ok"] is False
+    assert "no_such_directive" in info["last_reload_error"]
+    assert "admin: reload refused" in srv.error_log()
+    assert "(asked by 127.0.0.1)" in srv.error_log()
+    r = post(srv, "/api/reload", "{\"x\": 1}")
+    assert r.status == 400 and b"unknown field" in r.body
+
+
+def test_reopen(sws):
+    srv = start(sws)
+    log = srv.tmp / "access.log"
+    h.curl("http://127.0.0.1:%d/respond" % srv.port)
+    assert h.wait_for(lambda: log.exists() and log.stat().st_size > 0, 5)
+    log.rename(srv.tmp / "access.log.1")
+    r = post(srv, "/api/reopen")
+    assert r.status == 200 and json.loads(r.body) == {"reopened": True}
+    assert h.wait_file_contains(srv.error_log_path, "reopen", 5)
+
+    def logged():
+        h.curl("http://127.0.0.1:%d/respond" % srv.port)
+        return log.exists() and b"/respond" in log.read_bytes()
+    assert h.wait_for(logged, 5)
+
+
+def test_drain(sws):
+    srv = start(sws, extra="drain_time 1s;")
+    r = post(srv, "/api/drain", json.dumps({"seconds": "x"}))
+    assert r.status == 400
+    assert get(srv, "/ready").status == 200
+    r = post(srv, "/api/drain", json.dumps({"seconds": 2}))
+    assert r.status == 202 and json.loads(r.body)["quit_in_ms"] == 2000
+    # not ready at once; still serving
+    r = get(srv, "/ready")
+    assert r.status == 503 and json.loads(r.body) == {"ready": False}
+    assert get(srv, "/health").status == 200
+    ok = 0
+    while srv.alive() and ok < 10:
+        assert h.curl("http://127.0.0.1:%d/respond" % srv.port).status == 200
+        ok += 1
+    assert ok == 10
+    assert api(srv, "/api/server")["draining"] is True
+    # then it quits by itself
+    assert srv.wait_exit(10) is not None
+    assert "the drain asked for is over" in srv.error_log()
+
+
+BAD_BODIES = [
+    ("{", 400, "not JSON"),
+    ("[1]", 400, "not a JSON object"),
+    ('{"server": "127.0.0.1:1", "server": "127.0.0.1:2"}', 400, "not JSON"),
+    ('{"server": 5}', 400, "\\\"server\\\""),
+    ('{"server": "127.0.0.1:1", "weight": 0}', 400, "weight"),
+    ('{"server": "127.0.0.1:1", "weight": 1001}', 400, "weight"),
+    ('{"server": "127.0.0.1:1", "weight": "2"}', 400, "weight"),
+    ('{"server": "127.0.0.1:1", "colour": "red"}', 400, "unknown field"),
+    ('{"server": "no.such.name.invalid:80"}', 400, "not an address"),
+]
+
+
+def test_upstream_changes(sws):
+    srv = start(sws, extra="state_file @TMP@/state/admin.state;",
+                http="upstream back { server 127.0.0.1:@PORT@; }",
+                server="location /up/ { proxy_pass http://back/; }")
+    path = "/api/upstreams/back/servers"
+    me = "127.0.0.1:%d" % srv.port
+
+    def servers():
+        return {s["server"]: s for s in api(srv, "/api/upstreams")["back"]["servers"]}
+    for body, status, needle in BAD_BODIES:
+        r = post(srv, path, body)
+        assert r.status == status and needle.encode() in r.body, (body, r)
+    assert list(servers()) == [me]
+    # unknown groups and servers
+    r = post(srv, "/api/upstreams/nothing/servers", json.dumps({"server": "127.0.0.1:1"}))
+    assert r.status == 404 and b"no upstream group" in r.body
+    r = post(srv, path + "/127.0.0.1:1", json.dumps({"state": "down"}), method="PATCH")
+    assert r.status == 404 and b"no server" in r.body
+    r = post(srv, path + "/127.0.0.1:1", method="DELETE")
+    assert r.status == 404
+    r = post(srv, path + "/" + me, json.dumps({"state": "sleeping"}), method="PATCH")
+    assert r.status == 400
+    r = post(srv, path + "/" + me, json.dumps({}), method="PATCH")
+    assert r.status == 400 and b"nothing to change" in r.body
+    r = post(srv, path + "/" + me, method="GET")
+    assert r.status == 404
+    assert servers()[me]["state"] == "up" and servers()[me]["weight"] == 1
+    assert not (srv.tmp / "state" / "admin.state").exists()
+    # add, weight, drain, down, up, remove
+    other = "127.0.0.1:%d" % h.free_port()
+    r = post(srv, path, json.dumps({"server": other, "weight": 3}))
+    assert r.status == 201 and json.loads(r.body)["weight"] == 3, r
+    assert servers()[other]["state"] == "up"
+    r = post(srv, path + "/" + me, json.dumps({"weight": 5, "state": "draining"}),
+             method="PATCH")
+    assert r.status == 200, r
+    assert json.loads(r.body) == {"server": me, "address": me, "state": "draining",
+                                  "weight": 5}
+    assert servers()[me]["state"] == "draining"
+    r = post(srv, path + "/" + other, json.dumps({"state": "draining"}), method="PATCH")
+    assert r.status == 200 and json.loads(r.body)["state"] == "draining"
+    r = post(srv, path + "/" + other, json.dumps({"state": "up"}), method="PATCH")
+    assert r.status == 200 and json.loads(r.body)["state"] == "up"
+    assert "admin: upstream \"back\": server %s added, weight 3 (asked by 127.0.0.1)" \
+        % other in srv.error_log()
+    state = json.loads((srv.tmp / "state" / "admin.state").read_text())
+    assert state == {"upstreams": {"back": [
+        {"server": me, "weight": 5, "state": "draining", "added": False},
+        {"server": other, "weight": 3, "state": "up", "added": True}]}}
+    # kept across a reload ...
+    assert post(srv, "/api/reload").status == 200
+    s = servers()
+    assert s[me]["state"] == "draining" and s[me]["weight"] == 5, s
+    assert s[other]["state"] == "up" and s[other]["weight"] == 3, s
+    # ... and a restart
+    srv.stop()
+    srv.start()
+    s = servers()
+    assert s[me]["state"] == "draining" and s[me]["weight"] == 5, s
+    assert s[other]["state"] == "up" and s[other]["weight"] == 3, s
+    # a server added at run time goes when removed; a configured one is down
+    r = post(srv, path + "/" + other, method="DELETE")
+    assert r.status == 200 and json.loads(r.body)["state"] == "removed"
+    assert other not in servers()
+    r = post(srv, path + "/" + me, json.dumps({"state": "down"}), method="PATCH")
+    assert r.status == 200 and json.loads(r.body)["state"] == "down"
+    assert servers()[me]["state"] == "down"
+    assert h.curl("http://127.0.0.1:%d/up/respond" % srv.port).status == 502
+    assert post(srv, path + "/" + me, json.dumps({"state": "up"}), method="PATCH").status == 200
+    assert servers()[me]["state"] == "up"
+    assert h.curl("http://127.0.0.1:%d/up/respond" % srv.port).status == 200
+
+
+def test_two_clients_change_one_group_at_once(sws):
+    import threading
+    srv = start(sws, http="upstream back { server 127.0.0.1:@PORT@; }",
+                extra="state_file @TMP@/state/admin.state;")
+    ports = [h.free_port() for _ in range(6)]
+    results = []
+
+    def add(ps):
+        for p in ps:
+            results.append(post(srv, "/api/upstreams/back/servers",
+                                json.dumps({"server": "127.0.0.1:%d" % p})).status)
+    threads = [threading.Thread(target=add, args=(ports[i::2],)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert results == [201] * 6
+    names = {s["server"] for s in api(srv, "/api/upstreams")["back"]["servers"]}
+    assert names == {"127.0.0.1:%d" % p for p in [srv.port] + ports}
+    state = json.loads((srv.tmp / "state" / "admin.state").read_text())
+    assert {s["server"] for s in state["upstreams"]["back"]} == names
+
+
+def test_cache_purge(sws):
+    srv = start(sws, http="proxy_cache_path @TMP@/cache keys_zone=one:1m;"
+                          "upstream back { server 127.0.0.1:@PORT@; }",
+                server="location /c/ { proxy_pass http://back/; proxy_cache one;"
+                       " proxy_cache_valid 200 1h; proxy_cache_key $uri;"
+                       " add_header X-Cache $upstream_cache_status; }")
+    base = "http://127.0.0.1:%d" % srv.port
+    for u in ("/c/respond", "/c/respond?a", "/c/respond2"):
+        h.curl(base + u)
+    assert h.curl(base + "/c/respond").header("X-Cache") == "HIT"
+    r = post(srv, "/api/caches/one/purge", json.dumps({"key": "/c/respond"}))
+    assert r.status == 200 and json.loads(r.body) == {"purged": 1}, r
+    assert h.curl(base + "/c/respond").header("X-Cache") == "MISS"
+    r = post(srv, "/api/caches/one/purge", json.dumps({"prefix": "/c/"}))
+    assert r.status == 200 and json.loads(r.body)["purged"] >= 1, r
+    r = post(srv, "/api/caches/none/purge", json.dumps({"key": "/c/respond"}))
+    assert r.status == 404
+    for body in ("{}", '{"key": "a", "prefix": "b"}', '{"key": ""}', '{"key": "a*"}',
+                 '{"key": 1}'):
+        r = post(srv, "/api/caches/one/purge", body)
+        assert r.status == 400, (body, r)
+    assert "admin: cache \"one\": 1 entries of key \"/c/respond\" purged" in srv.error_log()
