@@ -4,6 +4,9 @@
  *   sws_admin_module.c   the admin { } block, tokens, the routes
  *   sws_admin_api.c      GET /api/...: the JSON documents
  *   sws_admin_metrics.c  GET /metrics: Prometheus and OpenMetrics text
+ *   sws_admin_change.c   POST/PATCH/DELETE under /api/: the changes
+ *   sws_admin_state.c    the state file of the upstream changes
+ *   sws_admin_console.c  GET /: the console page, its CSS and script
  *   sws_admin_json.c     the output buffer and the JSON writer
  */
 #ifndef SWS_ADMIN_H
@@ -57,6 +60,16 @@ typedef struct {
 } sws_admin_section_t;
 
 extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL */
+
+/* The console's files (sws_admin_console.c), by path; ends with path NULL. */
+typedef struct {
+    const char  *path;
+    const char  *type;
+    const char  *data;
+    size_t       len;
+} sws_admin_asset_t;
+
+extern const sws_admin_asset_t  sws_admin_console[];
 
 /* The worker slots that have counted something (or slot 0). */
 int sws_admin_worker_used(sws_uint_t i, sws_status_t *st);

@@ -279,6 +279,28 @@ sws_admin_wants_openmetrics(sws_http_request_t *r)
     return 0;
 }
 
+/* The console's files: only from here (no frame, no script elsewhere). */
+static sws_int_t
+sws_admin_asset(sws_http_request_t *r, const sws_admin_asset_t *a)
+{
+    static const sws_str_t  csp = sws_string("Content-Security-Policy"),
+                            policy = sws_string("default-src 'self'; frame-ancestors 'none'"),
+                            xcto = sws_string("X-Content-Type-Options"),
+                            nosniff = sws_string("nosniff");
+    sws_str_t               type, body;
+
+    if (sws_http_header_out_add(r, &csp, &policy) == NULL
+        || sws_http_header_out_add(r, &xcto, &nosniff) == NULL)
+    {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    type.data = (u_char *) a->type;
+    type.len = strlen(a->type);
+    body.data = (u_char *) a->data;
+    body.len = a->len;
+    return sws_http_send_response(r, SWS_HTTP_OK, &type, &body);
+}
+
 static int
 sws_admin_path_is(const sws_str_t *uri, const char *path)
 {
@@ -291,6 +313,7 @@ sws_admin_handler(sws_http_request_t *r)
     sws_admin_srv_conf_t       *ascf = sws_http_srv_conf(r, &sws_module);
     const sws_str_t            *uri = sws_http_uri(r);
     const sws_admin_section_t  *s;
+    const sws_admin_asset_t    *a;
     sws_str_t                   name;
     sws_uint_t                  method = sws_http_method(r), access;
     sws_int_t                   rc;
@@ -312,6 +335,16 @@ sws_admin_handler(sws_http_request_t *r)
             return sws_admin_ready(r);
         }
         return sws_admin_write(r, SWS_HTTP_OK, sws_admin_health, NULL, &sws_admin_json_type);
+    }
+
+    /* The console's files are static: the page asks for a token itself. */
+    for (a = sws_admin_console; a->path; a++) {
+        if (sws_admin_path_is(uri, a->path)) {
+            if (!read) {
+                return sws_admin_error(r, SWS_HTTP_NOT_ALLOWED, "only GET and HEAD here");
+            }
+            return sws_admin_asset(r, a);
+        }
     }
 
     access = sws_admin_access(r, ascf);
