@@ -346,6 +346,25 @@ sws_admin_find_server(sws_int_t list, const sws_str_t *addr, sws_http_upstream_s
     }
 }
 
+/* The group and server the path names: SWS_OK, or an answer (404). */
+static sws_int_t
+sws_admin_target_server(sws_http_request_t *r, sws_admin_ctx_t *ctx, sws_int_t *list,
+    sws_http_upstream_stats_t *st)
+{
+    sws_int_t  rc;
+
+    *list = sws_admin_list(r, ctx, &rc);
+    if (*list <= 0) {
+        return rc;
+    }
+    if (sws_admin_find_server(*list, &ctx->target2, st) != SWS_OK) {
+        return sws_admin_refuse(r, SWS_HTTP_NOT_FOUND, "no server \"%.*s\" in upstream "
+                                "\"%.*s\"", (int) ctx->target2.len, ctx->target2.data,
+                                (int) ctx->target.len, ctx->target.data);
+    }
+    return SWS_OK;
+}
+
 /* weight: absent (0 in *w), or 1..1000. */
 static sws_int_t
 sws_admin_weight(json_t *body, sws_uint_t *w)
@@ -459,14 +478,9 @@ sws_admin_server_change(sws_http_request_t *r, json_t *body)
         return sws_admin_refuse(r, SWS_HTTP_BAD_REQUEST, "nothing to change: \"state\" or "
                                 "\"weight\"");
     }
-    list = sws_admin_list(r, ctx, &rc);
-    if (list <= 0) {
+    rc = sws_admin_target_server(r, ctx, &list, &st);
+    if (rc != SWS_OK) {
         return rc;
-    }
-    if (sws_admin_find_server(list, &ctx->target2, &st) != SWS_OK) {
-        return sws_admin_refuse(r, SWS_HTTP_NOT_FOUND, "no server \"%.*s\" in upstream "
-                                "\"%.*s\"", (int) ctx->target2.len, ctx->target2.data,
-                                (int) ctx->target.len, ctx->target.data);
     }
     /* by its address from now on (the list knows servers by address) */
     if (w && sws_http_upstream_list_weight(list, &st.addr, w) != SWS_OK) {
@@ -503,14 +517,9 @@ sws_admin_server_remove(sws_http_request_t *r, json_t *body)
     if (bad) {
         return sws_admin_refuse(r, SWS_HTTP_BAD_REQUEST, "unknown field \"%s\"", bad);
     }
-    list = sws_admin_list(r, ctx, &rc);
-    if (list <= 0) {
+    rc = sws_admin_target_server(r, ctx, &list, &st);
+    if (rc != SWS_OK) {
         return rc;
-    }
-    if (sws_admin_find_server(list, &ctx->target2, &st) != SWS_OK) {
-        return sws_admin_refuse(r, SWS_HTTP_NOT_FOUND, "no server \"%.*s\" in upstream "
-                                "\"%.*s\"", (int) ctx->target2.len, ctx->target2.data,
-                                (int) ctx->target.len, ctx->target.data);
     }
     if (sws_http_upstream_list_remove(list, &st.addr) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
