@@ -2,8 +2,9 @@
 driven by chromedriver through selenium. The page loads with no console
 error, its charts move while a load runs, an upstream drain clicked on the
 page shows in the API, a drain click turns /ready false; a screenshot of
-the console goes to docs/admin-console.png."""
+the console is taken (docs/admin-console.png is one)."""
 import json
+import os
 import shutil
 import tempfile
 import threading
@@ -22,7 +23,9 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-SCREENSHOT = Path(h.SRC) / "docs" / "admin-console.png"
+# SCALWS_SCREENSHOT_DIR=docs: the screenshot goes there (docs/admin-console.png
+# was made so); else beside the test's server, leaving the tree as it is.
+SCREENSHOT_DIR = os.environ.get("SCALWS_SCREENSHOT_DIR")
 
 
 @pytest.fixture
@@ -88,12 +91,12 @@ def test_console(sws, browser):
         assert float(codes[1]) > 0, codes                   # 2xx
         # a few points for the picture
         wait.until(lambda d: d.execute_script("return series.rps[0].length") >= 4)
-        SCREENSHOT.parent.mkdir(exist_ok=True)
-        browser.save_screenshot(str(SCREENSHOT))
+        shot = Path(SCREENSHOT_DIR or srv.tmp) / "admin-console.png"
+        browser.save_screenshot(str(shot))
     finally:
         stop.set()
         t.join(10)
-    assert SCREENSHOT.stat().st_size > 10000
+    assert shot.stat().st_size > 10000
 
     # an upstream server drained from the page
     second = "127.0.0.1:%d" % srv.ports[1]
