@@ -92,12 +92,18 @@ static void
 sws_admin_log_change(sws_http_request_t *r, const char *fmt, ...)
 {
     const sws_str_t *addr = sws_http_remote_addr(r);
-    u_char           msg[1024], *p;
+    u_char           msg[1024], *p, *q;
     va_list          args;
 
     va_start(args, fmt);
     p = sws_vslprintf(msg, msg + sizeof(msg), fmt, args);
     va_end(args);
+    /* a key or a name from the client: one line in the log, whatever it is */
+    for (q = msg; q < p; q++) {
+        if (*q < 0x20 || *q == 0x7f) {
+            *q = '?';
+        }
+    }
     sws_log_error(SWS_LOG_NOTICE, sws_http_log(r), 0, "admin: %.*s (asked by %.*s)",
                   (int) (p - msg), msg, (int) addr->len, addr->data);
 }

@@ -3,6 +3,7 @@
 import json
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -329,6 +330,36 @@ def test_reopen(sws):
     assert h.wait_for(logged, 5)
 
 
+def test_drain_under_load(sws):
+    import threading
+    srv = start(sws)
+    stop = threading.Event()
+    results = []
+
+    def load():
+        while not stop.is_set():
+            try:
+                results.append(h.curl("http://127.0.0.1:%d/respond" % srv.port).status)
+            except Exception as e:      # a refused or cut connection is a failure
+                results.append(repr(e))
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        assert h.wait_for(lambda: len(results) > 20, 5)
+        r = post(srv, "/api/drain", json.dumps({"seconds": 2}))
+        assert r.status == 202
+        n = len(results)
+        time.sleep(1.5)                 # inside the drain window
+        window = results[n:]
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+    assert len(window) > 20 and set(window) == {200}, set(window)
+    assert srv.wait_exit(10) is not None
+
+
 def test_drain(sws):
     srv = start(sws, extra="drain_time 1s;")
     r = post(srv, "/api/drain", json.dumps({"seconds": "x"}))
@@ -482,3 +513,8 @@ def test_cache_purge(sws):
         r = post(srv, "/api/caches/one/purge", body)
         assert r.status == 400, (body, r)
     assert "admin: cache \"one\": 1 entries of key \"/c/respond\" purged" in srv.error_log()
+    # what the client names is logged on one line
+    r = post(srv, "/api/caches/one/purge", json.dumps({"key": "/x\n2026/01/01 [emerg] forged"}))
+    assert r.status == 200
+    assert "\n2026/01/01 [emerg] forged" not in srv.error_log()
+    assert "key \"/x?2026/01/01 [emerg] forged\" purged" in srv.error_log()
