@@ -35,7 +35,8 @@
                                  1.8: a module's own server (sws_http_conf_own_server,
                                  sws_http_conf_public_listen), sws_cycle_conf_file; responses by status
                                  class and bytes in sws_status_t, the counters of
-                                 one worker (sws_status_get_worker); the upstream servers'
+                                 one worker (sws_status_get_worker), TLS and HTTP/2
+                                 (sws_status_get_protocols); the upstream servers'
                                  response-time histograms
                                  (sws_http_upstream_stats_histogram) */
 

@@ -41,4 +41,22 @@ void sws_status_get(sws_status_t *st);
 #define SWS_STATUS_WORKERS  32
 sws_int_t sws_status_get_worker(sws_uint_t i, sws_status_t *st);
 
+/* ABI 1.8: the clients' TLS handshakes and HTTP/2, since start, summed
+ * over the workers. st->size: the caller's sizeof; the core fills no more
+ * than that and sets it to what it filled (SWS_ERROR if too small). */
+typedef struct {
+    size_t    size;
+    uint64_t  tls_handshakes;     /* done in full */
+    uint64_t  tls_resumed;        /* done by resuming a session */
+    uint64_t  tls_failed;         /* failed, timed out, or left by the client */
+    uint64_t  tls_v13;            /* the done ones by protocol version */
+    uint64_t  tls_v12;
+    uint64_t  tls_older;
+    uint64_t  http2_connections;
+    uint64_t  http2_streams;      /* the HTTP/2 requests */
+    uint64_t  reserved[8];
+} sws_status_protocols_t;
+
+sws_int_t sws_status_get_protocols(sws_status_protocols_t *st);
+
 #endif

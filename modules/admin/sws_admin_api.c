@@ -107,6 +107,40 @@ sws_admin_api_http(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 }
 
 static void
+sws_admin_api_tls(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_protocols_t  st;
+
+    sws_memzero(&st, sizeof(st));
+    st.size = sizeof(st);
+    (void) sws_status_get_protocols(&st);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "handshakes", st.tls_handshakes);
+    sws_admin_json_uint(o, "resumed", st.tls_resumed);
+    sws_admin_json_uint(o, "failed", st.tls_failed);
+    sws_admin_json_open(o, "versions", '{');
+    sws_admin_json_uint(o, "TLSv1.3", st.tls_v13);
+    sws_admin_json_uint(o, "TLSv1.2", st.tls_v12);
+    sws_admin_json_uint(o, "older", st.tls_older);
+    sws_admin_json_close(o, '}');
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_http2(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_protocols_t  st;
+
+    sws_memzero(&st, sizeof(st));
+    st.size = sizeof(st);
+    (void) sws_status_get_protocols(&st);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "connections", st.http2_connections);
+    sws_admin_json_uint(o, "streams", st.http2_streams);
+    sws_admin_json_close(o, '}');
+}
+
+static void
 sws_admin_api_workers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_status_t  st;
@@ -259,6 +293,8 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "connections", sws_admin_api_connections },
     { "http", sws_admin_api_http },
     { "workers", sws_admin_api_workers },
+    { "tls", sws_admin_api_tls },
+    { "http2", sws_admin_api_http2 },
     { "upstreams", sws_admin_api_upstreams },
     { "zones", sws_admin_api_zones },
     { NULL, NULL }

@@ -207,6 +207,37 @@ sws_admin_metrics_http(sws_admin_prom_t *m)
     }
 }
 
+static void
+sws_admin_metrics_protocols(sws_admin_prom_t *m)
+{
+    sws_status_protocols_t  st;
+    sws_admin_label_t       l[1];
+
+    sws_memzero(&st, sizeof(st));
+    st.size = sizeof(st);
+    (void) sws_status_get_protocols(&st);
+    sws_admin_prom_family(m, "scalws_tls_handshakes", SWS_ADMIN_COUNTER,
+                          "Clients' TLS handshakes, by result.");
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("result", "full");
+    sws_admin_prom_sample(m, l, 1, st.tls_handshakes);
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("result", "resumed");
+    sws_admin_prom_sample(m, l, 1, st.tls_resumed);
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("result", "failed");
+    sws_admin_prom_sample(m, l, 1, st.tls_failed);
+    sws_admin_prom_family(m, "scalws_tls_protocol_handshakes", SWS_ADMIN_COUNTER,
+                          "Clients' TLS handshakes done, by protocol version.");
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("version", "TLSv1.3");
+    sws_admin_prom_sample(m, l, 1, st.tls_v13);
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("version", "TLSv1.2");
+    sws_admin_prom_sample(m, l, 1, st.tls_v12);
+    l[0] = (sws_admin_label_t) sws_admin_label_cstr("version", "older");
+    sws_admin_prom_sample(m, l, 1, st.tls_older);
+    sws_admin_prom_one(m, "scalws_http2_connections", SWS_ADMIN_COUNTER,
+                       "HTTP/2 connections.", st.http2_connections);
+    sws_admin_prom_one(m, "scalws_http2_streams", SWS_ADMIN_COUNTER,
+                       "HTTP/2 streams (requests).", st.http2_streams);
+}
+
 /* One family over every upstream server: field picks the value. */
 typedef enum {
     SWS_ADMIN_UP_REQUESTS, SWS_ADMIN_UP_RESPONSES, SWS_ADMIN_UP_FAILURES, SWS_ADMIN_UP_ACTIVE,
@@ -374,6 +405,7 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
 
     sws_admin_metrics_server(r, &m);
     sws_admin_metrics_http(&m);
+    sws_admin_metrics_protocols(&m);
     sws_admin_metrics_upstreams(&m);
     sws_admin_metrics_zones(r, &m);
     if (openmetrics) {

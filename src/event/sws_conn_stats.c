@@ -71,6 +71,35 @@ sws_status_get(sws_status_t *st)
 }
 
 sws_int_t
+sws_status_get_protocols(sws_status_protocols_t *st)
+{
+    sws_status_protocols_t  out;
+    sws_conn_stats_t       *cs;
+    sws_uint_t              i;
+    size_t                  size = st->size;
+
+    if (size < offsetof(sws_status_protocols_t, reserved)) {
+        return SWS_ERROR;
+    }
+    sws_memzero(&out, sizeof(out));
+    for (i = 0; i < SWS_CONN_STATS_SLOTS; i++) {
+        cs = &sws_conn_stats_base[i];
+        out.tls_handshakes += __atomic_load_n(&cs->tls_full, __ATOMIC_RELAXED);
+        out.tls_resumed += __atomic_load_n(&cs->tls_resumed, __ATOMIC_RELAXED);
+        out.tls_failed += __atomic_load_n(&cs->tls_failed, __ATOMIC_RELAXED);
+        out.tls_v13 += __atomic_load_n(&cs->tls_v13, __ATOMIC_RELAXED);
+        out.tls_v12 += __atomic_load_n(&cs->tls_v12, __ATOMIC_RELAXED);
+        out.tls_older += __atomic_load_n(&cs->tls_older, __ATOMIC_RELAXED);
+        out.http2_connections += __atomic_load_n(&cs->h2_connections, __ATOMIC_RELAXED);
+        out.http2_streams += __atomic_load_n(&cs->h2_streams, __ATOMIC_RELAXED);
+    }
+    size = sws_min(size, sizeof(out));
+    out.size = size;
+    memcpy(st, &out, size);
+    return SWS_OK;
+}
+
+sws_int_t
 sws_status_get_worker(sws_uint_t i, sws_status_t *st)
 {
     if (i >= SWS_STATUS_WORKERS) {

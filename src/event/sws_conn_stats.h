@@ -1,6 +1,6 @@
 /*
  * Connection and request counters for stub_status and the admin module
- * (<scalws/sws_status.h>): two cache lines per worker in a shared zone (a
+ * (<scalws/sws_status.h>): three cache lines per worker in a shared zone (a
  * worker adds only to its own, so workers do not fight over one line),
  * summed when read. A worker index has two slots, one for the even
  * generations (configurations) and one for the odd: after a reload, the
@@ -33,6 +33,16 @@ typedef struct {
     uint64_t  bytes_in;
     uint64_t  bytes_out;
     uint64_t  pad2;
+    /* The third: TLS handshakes of clients, HTTP/2 (sws_status_protocols_t);
+     * plain adds too. */
+    uint64_t  tls_full;
+    uint64_t  tls_resumed;
+    uint64_t  tls_failed;
+    uint64_t  tls_v13;
+    uint64_t  tls_v12;
+    uint64_t  tls_older;
+    uint64_t  h2_connections;
+    uint64_t  h2_streams;
 } sws_conn_stats_t;
 
 extern sws_conn_stats_t *sws_conn_stats_base;   /* SLOTS of them */

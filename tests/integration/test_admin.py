@@ -53,7 +53,8 @@ def test_health_ready_and_api_without_tokens(sws):
     assert r.status == 200 and json.loads(r.body) == {"ready": True}
     assert r.header("Cache-Control") == "no-store"
     doc = api(srv)
-    assert set(doc) == {"server", "connections", "http", "workers", "upstreams", "zones"}
+    assert set(doc) == {"server", "connections", "http", "workers", "tls", "http2",
+                        "upstreams", "zones"}
     assert doc["server"]["version"] and doc["server"]["abi"] == "1.8"
     assert doc["server"]["config_file"] == str(srv.conf_path)
     assert len(doc["server"]["config_sha256"]) == 64
@@ -178,6 +179,7 @@ def test_counters_add_up_over_http1_and_http2(sws):
     assert after["bytes_in"] - before["bytes_in"] > 13 * len("GET / HTTP/1.1\r\n")
     doc = api(srv, "/api/workers")
     assert sum(w["http"]["requests"] for w in doc) >= after["requests"]
+    assert api(srv, "/api/http2") == {"connections": 3, "streams": 3}
 
 
 def test_upstream_counters(sws):
@@ -260,6 +262,19 @@ def test_tls_with_the_ordinary_ssl_directives(sws, pki):
     assert r.status == 200 and json.loads(r.body)["abi"] == "1.8"
     r = h.curl(url, cainfo=pki.ca, resolve=resolve, http2=True)
     assert r.status == 200 and r.http_version == 3     # CURL_HTTP_VERSION_2_0
+    # a client that gives up in the handshake
+    with h.Conn(srv.ports[1]) as c:
+        c.send(b"\x16\x03\x01\x00\x05hello")
+    def tls():
+        return json.loads(h.curl(url.replace("/api/server", "/api/tls"), cainfo=pki.ca,
+                                 resolve=resolve).body)
+    assert h.wait_for(lambda: tls()["failed"] == 1, 5), tls()
+    t = tls()
+    # each curl is a connection of its own: two above, the waits, this one
+    assert t["handshakes"] + t["resumed"] == t["versions"]["TLSv1.3"] >= 4, t
+    h2 = json.loads(h.curl(url.replace("/api/server", "/api/http2"), cainfo=pki.ca,
+                           resolve=resolve).body)
+    assert h2 == {"connections": 1, "streams": 1}, h2
     # plain text on the TLS port is not served
     r = h.exchange(srv.ports[1], h.request("GET", "/api/server"))
     assert r is None or r.status == 400
