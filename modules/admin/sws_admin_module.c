@@ -357,9 +357,11 @@ sws_admin_handler(sws_http_request_t *r)
             return sws_admin_error(r, SWS_HTTP_NOT_ALLOWED, "only GET and HEAD here");
         }
         if (sws_admin_wants_openmetrics(r)) {
-            return sws_admin_write(r, SWS_HTTP_OK, sws_admin_metrics_writer, r, &sws_admin_om_type);
+            return sws_admin_write(r, SWS_HTTP_OK, sws_admin_metrics_writer, r,
+                                   &sws_admin_om_type);
         }
-        return sws_admin_write(r, SWS_HTTP_OK, sws_admin_metrics_writer, NULL, &sws_admin_prom_type);
+        return sws_admin_write(r, SWS_HTTP_OK, sws_admin_metrics_writer, NULL,
+                               &sws_admin_prom_type);
     }
 
     if (uri->len >= 5 && memcmp(uri->data, "/api/", 5) == 0) {
