@@ -36,7 +36,8 @@
                                  sws_http_conf_public_listen), sws_cycle_conf_file; responses by status
                                  class and bytes in sws_status_t, the counters of
                                  one worker (sws_status_get_worker), TLS and HTTP/2
-                                 (sws_status_get_protocols); the upstream servers'
+                                 (sws_status_get_protocols); the helpers seen from a
+                                 worker (sws_server_helper); the upstream servers'
                                  response-time histograms
                                  (sws_http_upstream_stats_histogram) */
 

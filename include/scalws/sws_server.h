@@ -38,4 +38,25 @@ typedef struct {
  * small. */
 sws_int_t sws_server_status(sws_server_status_t *st);
 
+/* The helper processes (sws_helper.h) as the master last saw them, from
+ * any process: what sws_helper_status() tells in the master. */
+#define SWS_SERVER_HELPERS  32
+typedef struct {
+    size_t      size;          /* the caller's sizeof; set to what was filled */
+    char        name[40];
+    pid_t       pid;           /* 0: no process now */
+    unsigned    running:1;
+    unsigned    ready:1;
+    unsigned    reserved_bits:30;
+    uint64_t    starts;
+    uint64_t    exits;
+    int         last_code;     /* the last end: exit code, or the signal */
+    int         last_signo;
+    uint64_t    reserved[4];
+} sws_server_helper_t;
+
+/* The i-th helper (i < SWS_SERVER_HELPERS): SWS_OK, SWS_DECLINED past the
+ * last one (or without a master), SWS_ERROR if h->size is too small. */
+sws_int_t sws_server_helper(sws_uint_t i, sws_server_helper_t *h);
+
 #endif

@@ -258,6 +258,38 @@ sws_admin_api_upstreams(sws_http_request_t *r, sws_admin_out_t *o, const char *k
 }
 
 static void
+sws_admin_api_helpers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_server_helper_t  hs;
+    sws_uint_t           i;
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; ; i++) {
+        sws_memzero(&hs, sizeof(hs));
+        hs.size = sizeof(hs);
+        if (sws_server_helper(i, &hs) != SWS_OK) {
+            break;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_json_cstr(o, "name", hs.name);
+        sws_admin_json_int(o, "pid", hs.pid);
+        sws_admin_json_cstr(o, "state", hs.ready ? "ready" : hs.running ? "starting"
+                                                  : "stopped");
+        sws_admin_json_uint(o, "starts", hs.starts);
+        sws_admin_json_uint(o, "restarts", hs.starts ? hs.starts - 1 : 0);
+        sws_admin_json_uint(o, "exits", hs.exits);
+        if (hs.exits) {
+            sws_admin_json_open(o, "last_exit", '{');
+            sws_admin_json_int(o, "code", hs.last_code);
+            sws_admin_json_int(o, "signal", hs.last_signo);
+            sws_admin_json_close(o, '}');
+        }
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+static void
 sws_admin_api_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
@@ -296,6 +328,7 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "tls", sws_admin_api_tls },
     { "http2", sws_admin_api_http2 },
     { "upstreams", sws_admin_api_upstreams },
+    { "helpers", sws_admin_api_helpers },
     { "zones", sws_admin_api_zones },
     { NULL, NULL }
 };

@@ -398,6 +398,37 @@ sws_admin_metrics_zones(sws_http_request_t *r, sws_admin_prom_t *m)
     }
 }
 
+static void
+sws_admin_metrics_helpers(sws_admin_prom_t *m)
+{
+    sws_server_helper_t  hs;
+    sws_admin_label_t    l[1];
+    sws_uint_t           i, pass;
+
+    for (pass = 0; pass < 3; pass++) {
+        if (pass == 0) {
+            sws_admin_prom_family(m, "scalws_helper_up", SWS_ADMIN_GAUGE,
+                                  "1 while a helper process runs.");
+        } else if (pass == 1) {
+            sws_admin_prom_family(m, "scalws_helper_starts", SWS_ADMIN_COUNTER,
+                                  "Processes started for a helper.");
+        } else {
+            sws_admin_prom_family(m, "scalws_helper_exits", SWS_ADMIN_COUNTER,
+                                  "Processes of a helper that ended.");
+        }
+        for (i = 0; ; i++) {
+            sws_memzero(&hs, sizeof(hs));
+            hs.size = sizeof(hs);
+            if (sws_server_helper(i, &hs) != SWS_OK) {
+                break;
+            }
+            l[0] = (sws_admin_label_t) { "helper", (u_char *) hs.name, strlen(hs.name) };
+            sws_admin_prom_sample(m, l, 1, pass == 0 ? hs.running
+                                         : pass == 1 ? hs.starts : hs.exits);
+        }
+    }
+}
+
 sws_int_t
 sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
 {
@@ -407,6 +438,7 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
     sws_admin_metrics_http(&m);
     sws_admin_metrics_protocols(&m);
     sws_admin_metrics_upstreams(&m);
+    sws_admin_metrics_helpers(&m);
     sws_admin_metrics_zones(r, &m);
     if (openmetrics) {
         sws_admin_out_cstr(o, "# EOF\n");

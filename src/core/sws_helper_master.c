@@ -1056,6 +1056,31 @@ sws_helpers_free(void)
 }
 
 
+sws_uint_t
+sws_helpers_snapshot(sws_server_helper_t *out, sws_uint_t n)
+{
+    sws_helper_proc_t  *p;
+    sws_uint_t          i = 0;
+
+    for (p = sws_helper_procs; p && i < n; p = p->next) {
+        if (p->def == NULL && p->pid == 0) {
+            continue;                  /* dropped by a reload, and gone */
+        }
+        sws_memzero(&out[i], sizeof(out[i]));
+        out[i].size = sizeof(out[i]);
+        memcpy(out[i].name, p->name, sws_min(strlen(p->name), sizeof(out[i].name) - 1));
+        out[i].pid = p->pid;
+        out[i].running = p->state == SWS_HELPER_RUNNING || p->state == SWS_HELPER_STOPPING;
+        out[i].ready = p->ready;
+        out[i].starts = p->starts;
+        out[i].exits = p->exits;
+        out[i].last_code = p->last_code;
+        out[i].last_signo = p->last_signo;
+        i++;
+    }
+    return i;
+}
+
 sws_int_t
 sws_helper_status(sws_helper_t *h, sws_helper_status_t *st)
 {

@@ -986,6 +986,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     /* The listeners were opened with the cycle: connections queue there
      * until a worker accepts them. */
     sws_notify_serving(cycle);
+    sws_server_publish_helpers();
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {
@@ -1020,6 +1021,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_alarm = 0;
         sws_run_timers(cycle);
         sws_retire_old(cycle);
+        sws_server_publish_helpers();
         if (sws_master_state == SWS_MASTER_RUNNING) {
             sws_adapt(cycle);
             /* A drain asked by a worker (sws_server_control) is over. */

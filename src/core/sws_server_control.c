@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sws_server_control.h"
+#include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "sws_process.h"
 
@@ -19,6 +20,10 @@ typedef struct {
     sws_msec_t  quit_at;        /* monotonic ms; 0: none */
     sws_uint_t  asked;          /* 1 << SWS_SERVER_*, set by workers */
     char        last_error[512];
+    /* the helpers: seq is odd while the master writes them */
+    uint64_t             helpers_seq;
+    sws_uint_t           nhelpers;
+    sws_server_helper_t  helpers[SWS_SERVER_HELPERS];
 } sws_server_shared_t;
 
 static sws_server_shared_t *sws_server_shared;
@@ -96,6 +101,59 @@ sws_server_reloaded(int ok, uint64_t generation)
     }
     /* Last: a worker waiting for it sees the rest filled. */
     __atomic_store_n(&sh->reloads, sh->reloads + 1, __ATOMIC_RELEASE);
+}
+
+void
+sws_server_publish_helpers(void)
+{
+    sws_server_shared_t *sh = sws_server_shared;
+    sws_server_helper_t  now[SWS_SERVER_HELPERS];
+    sws_uint_t           n;
+
+    if (sh == NULL) {
+        return;
+    }
+    n = sws_helpers_snapshot(now, SWS_SERVER_HELPERS);
+    if (n == sh->nhelpers && memcmp(now, sh->helpers, n * sizeof(now[0])) == 0) {
+        return;                        /* as the workers have it */
+    }
+    __atomic_store_n(&sh->helpers_seq, sh->helpers_seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    memcpy(sh->helpers, now, n * sizeof(now[0]));
+    __atomic_store_n(&sh->nhelpers, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&sh->helpers_seq, sh->helpers_seq + 1, __ATOMIC_RELEASE);
+}
+
+sws_int_t
+sws_server_helper(sws_uint_t i, sws_server_helper_t *h)
+{
+    sws_server_shared_t *sh = sws_server_shared;
+    sws_server_helper_t  one;
+    uint64_t             seq;
+    size_t               size = h->size;
+    int                  found;
+
+    if (size < offsetof(sws_server_helper_t, reserved)) {
+        return SWS_ERROR;
+    }
+    if (sh == NULL || i >= SWS_SERVER_HELPERS) {
+        return SWS_DECLINED;
+    }
+    do {                               /* again if the master wrote meanwhile */
+        seq = __atomic_load_n(&sh->helpers_seq, __ATOMIC_ACQUIRE);
+        found = i < __atomic_load_n(&sh->nhelpers, __ATOMIC_RELAXED);
+        if (found) {
+            memcpy(&one, &sh->helpers[i], sizeof(one));
+        }
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    } while ((seq & 1) || seq != __atomic_load_n(&sh->helpers_seq, __ATOMIC_RELAXED));
+    if (!found) {
+        return SWS_DECLINED;
+    }
+    size = sws_min(size, sizeof(one));
+    one.size = size;
+    memcpy(h, &one, size);
+    return SWS_OK;
 }
 
 sws_msec_t

@@ -15,6 +15,9 @@ void       sws_server_control_init(sws_log_t *log, pid_t pid);
 /* In the master after a reload: done (ok) or refused (the last emerg
  * message says why); generation: the one serving now. */
 void       sws_server_reloaded(int ok, uint64_t generation);
+/* In the master, after each wake-up: the helpers' states for the workers
+ * (sws_server_helper). */
+void       sws_server_publish_helpers(void);
 /* In the master: when a delayed quit is due (monotonic ms), 0 if none. */
 sws_msec_t sws_server_quit_at(void);
 /* In the master: the fd to sleep on (-1: none); once it woke, what the

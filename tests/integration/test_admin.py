@@ -54,7 +54,8 @@ def test_health_ready_and_api_without_tokens(sws):
     assert r.header("Cache-Control") == "no-store"
     doc = api(srv)
     assert set(doc) == {"server", "connections", "http", "workers", "tls", "http2",
-                        "upstreams", "zones"}
+                        "upstreams", "helpers", "zones"}
+    assert doc["helpers"] == []
     assert doc["server"]["version"] and doc["server"]["abi"] == "1.8"
     assert doc["server"]["config_file"] == str(srv.conf_path)
     assert len(doc["server"]["config_sha256"]) == 64
@@ -533,3 +534,36 @@ def test_cache_purge(sws):
     assert r.status == 200
     assert "\n2026/01/01 [emerg] forged" not in srv.error_log()
     assert "key \"/x?2026/01/01 [emerg] forged\" purged" in srv.error_log()
+
+
+@pytest.fixture(scope="module")
+def helper_load(tmp_path_factory):
+    import helpermod
+    return helpermod.build(tmp_path_factory.mktemp("helpermod"))
+
+
+def test_helpers(sws, helper_load):
+    srv = start(sws, load=helper_load,
+                http="test_helper_program steady /bin/sh -c 'exec sleep 60';\n"
+                     "test_helper_program flaky /bin/sh -c 'exit 3';\n"
+                     "test_helper_restart flaky always;\n"
+                     "test_helper_backoff flaky 50ms 50ms 1s;\n")
+
+    def helpers():
+        return {x["name"]: x for x in api(srv, "/api/helpers")}
+    assert h.wait_for(lambda: helpers().get("flaky", {}).get("restarts", 0) >= 2, 10), \
+        helpers()
+    hs = helpers()
+    assert set(hs) == {"steady", "flaky"}, hs
+    steady = hs["steady"]
+    assert steady["pid"] > 0 and steady["starts"] == 1 and steady["exits"] == 0
+    assert steady["state"] in ("ready", "starting") and "last_exit" not in steady
+    assert open("/proc/%d/cmdline" % steady["pid"], "rb").read().startswith(b"sleep")
+    flaky = hs["flaky"]
+    assert flaky["exits"] >= 2 and flaky["last_exit"] == {"code": 3, "signal": 0}, flaky
+    text = get(srv, "/metrics").body.decode()
+    assert 'scalws_helper_up{helper="steady"} 1\n' in text
+    assert 'scalws_helper_starts_total{helper="flaky"} ' in text
+    if shutil.which("promtool"):
+        rc, out = promtool(text.encode())
+        assert rc == 0, out
