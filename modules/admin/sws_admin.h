@@ -18,8 +18,7 @@
 /* What lasts across reloads, in the shared zone "admin:state". */
 typedef struct {
     time_t      start;          /* when the first configuration was loaded */
-    uint64_t    generation;     /* configurations loaded since: 0 the first */
-    time_t      loaded;         /* when the running one was */
+    time_t      loaded;         /* when the last one was read */
     sws_msec_t  drain_at;       /* a drain was asked then (0: none) */
 } sws_admin_state_t;
 

@@ -32,7 +32,6 @@ sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_json_int(o, "start_time", (int64_t) st->start);
     sws_admin_json_int(o, "load_time", (int64_t) st->loaded);
     sws_admin_json_int(o, "now", (int64_t) sws_time_sec());
-    sws_admin_json_uint(o, "generation", st->generation);
     sws_admin_json_int(o, "master_pid", (int64_t) getppid());
     sws_admin_json_int(o, "worker_pid", (int64_t) getpid());
     sws_admin_str(o, "config_file", &amcf->conf_file);
@@ -41,6 +40,7 @@ sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_memzero(&ss, sizeof(ss));
     ss.size = sizeof(ss);
     if (sws_server_status(&ss) == SWS_OK) {
+        sws_admin_json_uint(o, "generation", ss.generation);
         sws_admin_json_uint(o, "reloads", ss.reloads);
         sws_admin_json_uint(o, "reload_failures", ss.reload_failures);
         if (ss.reloads) {

@@ -116,6 +116,7 @@ sws_admin_metrics_server(sws_http_request_t *r, sws_admin_prom_t *m)
 {
     sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
     sws_admin_state_t     *st = amcf->zone->data;
+    sws_server_status_t    ss;
     u_char                 abi[16], *p;
     sws_admin_label_t      l[2] = {
         sws_admin_label_cstr("version", SCALWS_VERSION), { "abi", abi, 0 }
@@ -130,8 +131,18 @@ sws_admin_metrics_server(sws_http_request_t *r, sws_admin_prom_t *m)
                        (uint64_t) st->start);
     sws_admin_prom_one(m, "scalws_config_load_time_seconds", SWS_ADMIN_GAUGE,
                        "When the running configuration was loaded.", (uint64_t) st->loaded);
-    sws_admin_prom_one(m, "scalws_config_reloads", SWS_ADMIN_COUNTER,
-                       "Configurations loaded after the first.", st->generation);
+    sws_memzero(&ss, sizeof(ss));
+    ss.size = sizeof(ss);
+    if (sws_server_status(&ss) == SWS_OK) {
+        sws_admin_prom_one(m, "scalws_config_reloads", SWS_ADMIN_COUNTER,
+                           "Reloads the master finished, done or refused.", ss.reloads);
+        sws_admin_prom_one(m, "scalws_config_reload_failures", SWS_ADMIN_COUNTER,
+                           "Reloads refused: the old configuration went on.",
+                           ss.reload_failures);
+        sws_admin_prom_one(m, "scalws_config_generation", SWS_ADMIN_GAUGE,
+                           "The running configuration's generation (1 the first).",
+                           ss.generation);
+    }
     sws_admin_prom_one(m, "scalws_draining", SWS_ADMIN_GAUGE,
                        "1 while the server drains before it quits.", st->drain_at != 0);
 }

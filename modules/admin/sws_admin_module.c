@@ -402,9 +402,6 @@ sws_admin_state_init(sws_shm_zone_t *zone, void *old_data)
     zone->data = st;
     if (old_data == NULL) {
         st->start = time(NULL);
-        st->generation = 0;
-    } else {
-        st->generation++;
     }
     st->loaded = time(NULL);
     return SWS_OK;
