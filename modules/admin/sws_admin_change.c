@@ -301,12 +301,12 @@ sws_admin_drain(sws_http_request_t *r, json_t *body)
         }
         ms = (sws_msec_t) json_integer_value(v) * 1000;
     }
-    /* /ready says no at once, whatever the master does next. */
-    if (st->drain_at == 0) {
-        st->drain_at = sws_current_msec();
-    }
     if (sws_server_control(SWS_SERVER_QUIT, ms > 0 ? ms : 1) != SWS_OK) {
         return sws_admin_refuse(r, SWS_HTTP_CONFLICT, "no master process to tell");
+    }
+    /* /ready says no from now on, in every worker. */
+    if (st->drain_at == 0) {
+        st->drain_at = sws_current_msec();
     }
     sws_admin_log_change(r, "drain: not ready now, quitting in %lld ms", (long long) ms);
     if (sws_admin_begin(r, &o, 128) != SWS_OK) {

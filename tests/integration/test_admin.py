@@ -567,3 +567,14 @@ def test_helpers(sws, helper_load):
     if shutil.which("promtool"):
         rc, out = promtool(text.encode())
         assert rc == 0, out
+
+
+def test_without_a_master_the_server_changes_answer_409(sws):
+    conf = h.MAIN_TEMPLATE.replace("master_process on;", "master_process off;")
+    srv = sws(conf=conf, ports=2, http="admin { listen 127.0.0.1:@PORT2@; }")
+    for path in ("/api/reload", "/api/reopen", "/api/drain"):
+        r = post(srv, path)
+        assert r.status == 409 and b"no master" in r.body, (path, r)
+    assert get(srv, "/ready").status == 200
+    doc = api(srv, "/api/server")
+    assert "generation" not in doc and doc["draining"] is False
