@@ -578,3 +578,11 @@ def test_without_a_master_the_server_changes_answer_409(sws):
     assert get(srv, "/ready").status == 200
     doc = api(srv, "/api/server")
     assert "generation" not in doc and doc["draining"] is False
+
+
+def test_server_directives_apply_in_the_admin_block(sws):
+    # allow/deny and the rest of a server's directives work as in a server
+    srv = start(sws, extra="deny 127.0.0.1; access_log @TMP@/admin_access.log;")
+    assert get(srv, "/api/http").status == 403
+    assert get(srv, "/health").status == 403
+    assert h.wait_file_contains(srv.tmp / "admin_access.log", "GET /api/http", 5)
