@@ -18,6 +18,7 @@
 #include <scalws/sws_shm.h>
 #include <scalws/sws_slab.h>
 #include <scalws/sws_keyed_zone.h>
+#include <scalws/sws_resolver.h>
 #include <scalws/sws_helper.h>
 #include <scalws/sws_http.h>
 #include <scalws/sws_variables.h>

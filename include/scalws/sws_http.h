@@ -141,6 +141,8 @@ typedef struct {
 #define SWS_HTTP_ORDER_LIMIT_CONN   300   /* PREACCESS */
 #define SWS_HTTP_ORDER_ACCESS       100   /* ACCESS: allow/deny */
 #define SWS_HTTP_ORDER_AUTH_BASIC   200   /* ACCESS */
+#define SWS_HTTP_ORDER_AUTH_REQUEST 300   /* ACCESS (ABI 1.8) */
+#define SWS_HTTP_ORDER_MIRROR       100   /* PRE_CONTENT, before try_files (ABI 1.8) */
 #define SWS_HTTP_ORDER_INDEX        100   /* CONTENT: index files */
 #define SWS_HTTP_ORDER_PRECOMPRESSED 200  /* CONTENT: gzip_static and kin */
 #define SWS_HTTP_ORDER_STATIC       300   /* CONTENT: files */
@@ -599,6 +601,59 @@ void         sws_http_set_write_handler(sws_http_request_t *r, sws_http_event_ha
  * never runs after the request is over. SWS_OK or SWS_ERROR (memory). */
 sws_int_t    sws_http_set_timer(sws_http_request_t *r, sws_msec_t ms,
     sws_http_event_handler_pt handler);
+
+/* ---- subrequests (ABI 1.8) -------------------------------------------- */
+
+/*
+ * A subrequest runs a location of r's server internally, as nginx's do:
+ * its own request object and pool, the URI and args given, r's request
+ * headers, client address, variables' slots and $request_uri, and the
+ * phases of the location it finds from the server's rewrites on (the
+ * preaccess and access phases excepted: the parent passed them; an
+ * "internal" location is reachable). Its response goes to no client: the
+ * status and headers stay on the subrequest, the body is captured (up to
+ * body_limit bytes) or dropped. When it has ended, done(r, sr, data) runs
+ * from the event loop (never inside sws_http_subrequest): sws_http_status,
+ * sws_http_header_out, sws_http_subrequest_body and variables ($upstream_*)
+ * read sr there, and only there: sr is freed when done returns. done may
+ * resume r (sws_http_run_phases) or finalize it.
+ *
+ * If r ends first (its client went away), its subrequests that still run
+ * end with it and done is not called. A BACKGROUND subrequest (a mirror)
+ * keeps r instead: r's response goes to its client at once, and r is
+ * released (a kept-alive HTTP/1 connection reads its next request) when
+ * the last one has ended. Nesting is limited to 50 levels ("subrequests
+ * cycle" in the error log, SWS_ERROR).
+ */
+typedef void (*sws_http_subrequest_done_pt)(sws_http_request_t *r, sws_http_request_t *sr,
+    void *data);
+
+#define SWS_HTTP_SUBREQUEST_BACKGROUND     0x01  /* r waits for it, not its client */
+#define SWS_HTTP_SUBREQUEST_BODY           0x02  /* r's body (read whole first) goes with it */
+#define SWS_HTTP_SUBREQUEST_CAPTURE        0x04  /* keep its body, up to body_limit */
+#define SWS_HTTP_SUBREQUEST_PARENT_METHOD  0x08  /* r's method, not method */
+
+typedef struct {
+    sws_str_t                    uri;        /* decoded, as r->uri (copied) */
+    sws_str_t                    args;       /* without '?'; empty: none (copied) */
+    sws_uint_t                   method;     /* SWS_HTTP_GET ...; 0: GET */
+    sws_uint_t                   flags;      /* SWS_HTTP_SUBREQUEST_* */
+    size_t                       body_limit; /* CAPTURE: bytes kept, the rest dropped */
+    sws_http_subrequest_done_pt  done;       /* NULL: nothing to tell */
+    void                        *data;
+    void                        *reserved[4];
+} sws_http_subrequest_conf_t;
+
+/* Start a subrequest of r; *sr (may be NULL) gets it. SWS_OK, or SWS_ERROR
+ * (logged: no memory, nesting too deep, an empty URI, an unknown method). */
+sws_int_t sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *conf,
+    sws_http_request_t **sr);
+/* The request that started r, or NULL for a client's request. */
+sws_http_request_t *sws_http_parent(sws_http_request_t *r);
+/* A finished subrequest's captured body (sr's memory; empty unless
+ * CAPTURE). SWS_OK, or SWS_DECLINED when more came than body_limit (body
+ * holds the first body_limit bytes). */
+sws_int_t sws_http_subrequest_body(sws_http_request_t *sr, sws_str_t *body);
 
 /* ---- response caches, by name (ABI 1.2) -------------------------------- */
 

@@ -63,6 +63,12 @@ sws_int_t sws_keyed_zone_parse(sws_conf_t *cf, const sws_str_t *spec, sws_str_t 
 sws_keyed_zone_t *sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type,
     const sws_str_t *name, size_t size, const sws_str_t *key, void *data);
 
+/* The zone of type declared under name in the configuration being read
+ * so far, or NULL (ABI 1.8): a subsystem that keeps one zone of its own
+ * for all its directives declares it at the first of them. */
+sws_keyed_zone_t *sws_keyed_zone_get(sws_conf_t *cf, const sws_keyed_zone_type_t *type,
+    const sws_str_t *name);
+
 /* A directive names a zone: ref gets a copy of name and the directive's
  * file and line. SWS_ERROR: no memory. */
 sws_int_t sws_keyed_zone_use(sws_conf_t *cf, sws_keyed_zone_ref_t *ref, const sws_str_t *name);

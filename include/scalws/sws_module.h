@@ -32,14 +32,21 @@
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
-                                 1.8: a module's own server (sws_http_conf_own_server,
-                                 sws_http_conf_public_listen), sws_cycle_conf_file; responses by status
-                                 class and bytes in sws_status_t, the counters of
-                                 one worker (sws_status_get_worker), TLS and HTTP/2
-                                 (sws_status_get_protocols); the helpers seen from a
-                                 worker (sws_server_helper); the upstream servers'
-                                 response-time histograms
-                                 (sws_http_upstream_stats_histogram) */
+                                 1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
+                                 _resolve, _cancel, _strerror), sws_keyed_zone_get;
+                                 subrequests (sws_http_subrequest,
+                                 sws_http_parent, sws_http_subrequest_body),
+                                 SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
+                                 request's own_length;
+                                 SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE
+                                 (proxy_ssl_password_file);
+                                 (the admin module) sws_http_conf_own_server,
+                                 sws_http_conf_public_listen, sws_cycle_conf_file;
+                                 responses by status class and bytes in
+                                 sws_status_t, sws_status_get_worker,
+                                 sws_status_get_protocols (TLS, HTTP/2);
+                                 sws_server.h (sws_server_control, _status,
+                                 _helper); sws_http_upstream_stats_histogram */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

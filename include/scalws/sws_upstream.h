@@ -229,7 +229,11 @@ typedef struct {
     unsigned                  own_connection:1;  /* no Connection line from here */
     unsigned                  own_upgrade:1;     /* no Upgrade line from here */
     unsigned                  no_client_fields:1;
-    unsigned                  reserved_bits:27;
+    /* ABI 1.8: no "Content-Length: 0" for a client's request whose body
+     * is not sent (the module removed the field: nginx's
+     * proxy_set_header Content-Length "") */
+    unsigned                  own_length:1;
+    unsigned                  reserved_bits:26;
     /* ABI 1.6: the body to send instead of the client's (proxy_set_body;
      * NULL: none), with its Content-Length. Call
      * sws_http_upstream_set_pass_body(u, 0) before start, so that the
@@ -495,6 +499,8 @@ char *sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd,
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE       24  /* FILE: a client certificate */
 #define SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY   25  /* FILE: its key */
 #define SWS_UPSTREAM_CONF_SSL_SESSION_REUSE     26  /* on|off (on) */
+/* ABI 1.8 */
+#define SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE     27  /* FILE: passphrases of the key */
 /* Buffering on: what the buffers cannot hold goes on in a temporary file,
  * so that the server's connection ends early (a gap in the numbers: room
  * for the slots above). */

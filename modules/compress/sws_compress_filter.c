@@ -318,7 +318,11 @@ sws_compress_header_filter(sws_http_request_t *r)
         return sws_compress_next_header_filter(r);
     }
     cc = &lcf->coding[coding];
-    if (len > 0 && (size_t) len < cc->min_length && accept.identity_q != 0) {
+    if ((len > 0 && (size_t) len < cc->min_length && accept.identity_q != 0)
+        || sws_http_parent(r) != NULL)
+    {
+        /* (a subrequest's body is for the module that asked, not for
+         * the client's Accept-Encoding: nginx leaves it too) */
         return sws_compress_next_header_filter(r);
     }
 

@@ -30,6 +30,7 @@ typedef struct {
     unsigned             xff:1;
     unsigned             xfp:1;
     unsigned             xrid:1;
+    unsigned             no_length:1;     /* Content-Length "": none sent */
 } sws_proxy_headers_t;
 
 typedef struct {

@@ -21,7 +21,7 @@
  * the servers: proxy_ssl_server_name, proxy_ssl_name, proxy_ssl_verify,
  * proxy_ssl_trusted_certificate, proxy_ssl_verify_depth,
  * proxy_ssl_protocols, proxy_ssl_ciphers, proxy_ssl_certificate,
- * proxy_ssl_certificate_key, proxy_ssl_session_reuse.
+ * proxy_ssl_certificate_key, proxy_ssl_password_file, proxy_ssl_session_reuse.
  */
 #include "sws_proxy.h"
 
@@ -95,6 +95,7 @@ static const sws_command_t sws_proxy_commands[] = {
     UPS("proxy_ssl_ciphers", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CIPHERS),
     UPS("proxy_ssl_certificate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE),
     UPS("proxy_ssl_certificate_key", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY),
+    UPS("proxy_ssl_password_file", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE),
     UPS("proxy_ssl_session_reuse", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SSL_SESSION_REUSE),
     sws_null_command
 };
@@ -331,6 +332,11 @@ sws_proxy_compile_headers(sws_conf_t *cf, sws_proxy_loc_conf_t *plcf)
             hs->xfp = 1;
         } else if (sws_str_eq_cstr(&lc, "x-request-id")) {
             hs->xrid = 1;
+        } else if (sws_str_eq_cstr(&lc, "content-length") && value->len == 0) {
+            /* what oauth2-proxy's and nginx's auth_request examples write
+             * beside proxy_pass_request_body off: no length for a body
+             * not passed (a body sent still gets its framing) */
+            hs->no_length = 1;
         } else if (sws_str_eq_cstr(&lc, "content-length")
                    || sws_str_eq_cstr(&lc, "transfer-encoding"))
         {

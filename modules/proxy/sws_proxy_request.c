@@ -205,6 +205,9 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     rq.own_connection = hs->connection;
     rq.own_upgrade = hs->upgrade;
     rq.no_client_fields = !plcf->pass_request_headers;
+    if (sws_unlikely(hs->no_length)) {
+        rq.own_length = 1;
+    }
     if ((plcf->method && sws_proxy_render(r, plcf->method, &rq.method) != SWS_OK)
         || (plcf->body && sws_proxy_render(r, plcf->body, &body) != SWS_OK))
     {

@@ -14,6 +14,7 @@
 #include "sws_core_module.h"
 #include "sws_cycle.h"
 #include "sws_log_internal.h"
+#include "sws_syslog.h"
 
 
 #define SWS_CORE_MAX_CPUS     64     /* one uint64_t mask per worker */
@@ -532,16 +533,17 @@ sws_core_set_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 /* "error_log FILE [LEVEL]" at any level (the main one, http, server,
- * location): the log opened into *log, registered for USR1's reopen. */
+ * location): the log opened and added to the chain at *log (several at
+ * one level each get every message of their level, as in nginx),
+ * registered for USR1's reopen. */
 char *
 sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
 {
-    sws_str_t         name, *level;
-    sws_int_t         lv = SWS_LOG_ERR;
-
-    if (*log != NULL) {
-        return "is duplicate";
-    }
+    sws_str_t           name, *level;
+    sws_int_t           lv = SWS_LOG_ERR;
+    sws_syslog_peer_t  *peer;
+    sws_log_t          *new;
+    int                 failed;
 
     if (sws_conf_nargs(cf) > 2) {
         level = sws_conf_arg(cf, 2);
@@ -554,6 +556,18 @@ sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
     }
 
     name = *sws_conf_arg(cf, 1);
+    peer = sws_syslog_conf(cf, &name, &failed);
+    if (failed) {
+        return SWS_CONF_ERROR;
+    }
+    if (peer) {
+        new = sws_syslog_error_log(sws_conf_pool(cf), peer, (sws_uint_t) lv);
+        if (new == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_log_chain(log, new);
+        return SWS_CONF_OK;
+    }
     if (name.len == 0) {
         return "has an empty file name";
     }
@@ -563,12 +577,13 @@ sws_core_error_log_directive(sws_conf_t *cf, sws_log_t **log)
         return SWS_CONF_ERROR;
     }
 
-    *log = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
-    if (*log == NULL) {
+    new = sws_core_open_log(cf, (char *) name.data, (sws_uint_t) lv);
+    if (new == NULL) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "cannot open error log \"%s\"",
                            (char *) name.data);
         return SWS_CONF_ERROR;
     }
+    sws_log_chain(log, new);
     return SWS_CONF_OK;
 }
 

@@ -90,6 +90,12 @@ sws_keyed_zone_find(sws_cycle_t *cycle, const sws_keyed_zone_type_t *type,
     return NULL;
 }
 
+sws_keyed_zone_t *
+sws_keyed_zone_get(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_str_t *name)
+{
+    return sws_keyed_zone_find(cf->cycle, type, name);
+}
+
 static sws_int_t
 sws_keyed_zone_init(sws_shm_zone_t *shm, void *old_data)
 {

@@ -29,7 +29,7 @@ static const sws_str_t  sws_log_levels[] = {
     sws_string("debug"),
 };
 
-static sws_log_t  sws_stderr_log = { STDERR_FILENO, SWS_LOG_NOTICE, NULL };
+static sws_log_t  sws_stderr_log = { STDERR_FILENO, SWS_LOG_NOTICE, NULL, NULL, NULL, NULL };
 static pid_t      sws_log_pid;
 /* The text of the last emerg message (what refuses a configuration). */
 static char       sws_log_emerg[512];
@@ -94,6 +94,9 @@ sws_log_open(sws_pool_t *pool, const char *path, sws_uint_t level)
         return NULL;
     }
     log->level = level;
+    log->writer = NULL;
+    log->wdata = NULL;
+    log->next = NULL;
 
     if (strcmp(path, "stderr") == 0) {
         log->fd = STDERR_FILENO;
@@ -119,6 +122,37 @@ sws_log_open(sws_pool_t *pool, const char *path, sws_uint_t level)
         return NULL;
     }
     return log;
+}
+
+
+sws_log_t *
+sws_log_create_writer(sws_pool_t *pool, sws_uint_t level, sws_log_writer_pt writer,
+    void *wdata)
+{
+    sws_log_t  *log;
+
+    log = sws_palloc(pool, sizeof(sws_log_t));
+    if (log == NULL) {
+        return NULL;
+    }
+    log->fd = -1;
+    log->level = level;
+    log->path = NULL;
+    log->writer = writer;
+    log->wdata = wdata;
+    log->next = NULL;
+    return log;
+}
+
+
+void
+sws_log_chain(sws_log_t **head, sws_log_t *log)
+{
+    while (*head && (*head)->level >= log->level) {
+        head = &(*head)->next;
+    }
+    log->next = *head;
+    *head = log;
 }
 
 
@@ -202,10 +236,16 @@ sws_log_verror(sws_uint_t level, sws_log_t *log, int err, const char *fmt, va_li
         memcpy(sws_log_emerg, msg, (size_t) n);
         sws_log_emerg[n] = '\0';
     }
-    *p++ = '\n';
-
-    n = write(log->fd, line, p - line);
-    (void) n;
+    /* the same line to each log of the chain that takes the level */
+    *p = '\n';
+    for ( ; log && level <= log->level; log = log->next) {
+        if (log->writer) {
+            log->writer(log, level, line, (size_t) (p - line));
+        } else {
+            n = write(log->fd, line, p + 1 - line);
+            (void) n;
+        }
+    }
     errno = saved_errno;
 }
 

@@ -25,12 +25,14 @@ static u_char  sws_http_slots[SWS_TIME_SLOTS][SWS_HTTP_TIME_LEN];
 static u_char  sws_log_slots[SWS_TIME_SLOTS][SWS_LOG_TIME_LEN];
 static u_char  sws_err_slots[SWS_TIME_SLOTS][SWS_ERR_LOG_TIME_LEN];
 static u_char  sws_iso_slots[SWS_TIME_SLOTS][SWS_ISO8601_TIME_LEN];
+static u_char  sws_syslog_slots[SWS_TIME_SLOTS][SWS_SYSLOG_TIME_LEN];
 static sws_uint_t  sws_time_slot;
 
 static sws_str_t  sws_cached_http = { SWS_HTTP_TIME_LEN, NULL };
 static sws_str_t  sws_cached_log = { SWS_LOG_TIME_LEN, NULL };
 static sws_str_t  sws_cached_err = { SWS_ERR_LOG_TIME_LEN, NULL };
 static sws_str_t  sws_cached_iso = { SWS_ISO8601_TIME_LEN, NULL };
+static sws_str_t  sws_cached_syslog = { SWS_SYSLOG_TIME_LEN, NULL };
 
 volatile time_t      sws_cached_sec = -1;        /* sws_times_internal.h */
 volatile sws_msec_t  sws_cached_msec;
@@ -267,12 +269,21 @@ sws_time_format(time_t sec)
     *p++ = ':';
     sws_put2(p, offm);
 
+    /* "Nov  6 08:49:37" (RFC 3164: the day padded with a space) */
+    p = sws_cpymem(sws_syslog_slots[slot], sws_months[lt.tm_mon], 3);
+    *p++ = ' ';
+    *p++ = lt.tm_mday < 10 ? ' ' : (u_char) ('0' + lt.tm_mday / 10);
+    *p++ = (u_char) ('0' + lt.tm_mday % 10);
+    *p++ = ' ';
+    sws_put_hms(p, lt.tm_hour, lt.tm_min, lt.tm_sec);
+
     /* Publish only fully written strings. */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     sws_cached_http.data = sws_http_slots[slot];
     sws_cached_log.data = sws_log_slots[slot];
     sws_cached_err.data = sws_err_slots[slot];
     sws_cached_iso.data = sws_iso_slots[slot];
+    sws_cached_syslog.data = sws_syslog_slots[slot];
     sws_time_slot = slot;
 }
 
@@ -349,6 +360,13 @@ const sws_str_t *
 sws_cached_iso8601_time(void)
 {
     return &sws_cached_iso;
+}
+
+
+const sws_str_t *
+sws_cached_syslog_time(void)
+{
+    return &sws_cached_syslog;
 }
 
 

@@ -11,6 +11,10 @@
 /* The length of every sws_cached_http_time() (RFC 9110's IMF-fixdate) */
 #define SWS_HTTP_TIME_LEN     (sizeof("Sun, 06 Nov 1994 08:49:37 GMT") - 1)
 
+/* "Nov  6 08:49:37": RFC 3164's TIMESTAMP, local time */
+#define SWS_SYSLOG_TIME_LEN   (sizeof("Nov  6 08:49:37") - 1)
+const sws_str_t *sws_cached_syslog_time(void);
+
 extern volatile time_t      sws_cached_sec;
 extern volatile sws_msec_t  sws_cached_msec;
 

@@ -7,6 +7,7 @@
 #include "sws_events_module.h"
 #include "sws_reuseport.h"
 #include "sws_conn_stats.h"
+#include "sws_resolver_internal.h"
 #include "sws_core_module.h"
 #include "../core/sws_log_internal.h"
 
@@ -63,6 +64,7 @@ sws_worker_exit(sws_cycle_t *cycle)
             cycle->modules[i]->exit_worker(cycle);
         }
     }
+    sws_resolver_exit_worker();
     sws_epoll_done();
 }
 

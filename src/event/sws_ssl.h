@@ -65,8 +65,13 @@ sws_int_t  sws_ssl_create(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
  * sws_http_upstream_ssl.c, which puts them in the connect state). */
 sws_int_t  sws_ssl_create_client(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log);
 /* Load a certificate chain (PEM, leaf first) and its key; call once per
- * pair: an RSA and an ECDSA pair may share a context. */
-sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key);
+ * pair: an RSA and an ECDSA pair may share a context. An encrypted key is
+ * read with each of passwords (sws_str_t; NULL: none) in turn. */
+sws_int_t  sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key,
+    const sws_array_t *passwords);
+/* The passphrases of a password file (one a line; ssl_password_file), in
+ * pool; NULL (logged) if it cannot be read or holds none. */
+sws_array_t *sws_ssl_read_passwords(sws_pool_t *pool, sws_log_t *log, const char *file);
 /* "TLSv1.2 TLSv1.3" style bit set -> min/max versions. */
 #define SWS_SSL_TLSv1    0x02
 #define SWS_SSL_TLSv1_1  0x04
@@ -172,6 +177,44 @@ sws_int_t  sws_ssl_replay_record(sws_slab_pool_t *pool, const u_char key[16], ti
     time_t expire, time_t now);
 /* The SSL_allow_early_data_cb_fn set on every connection. */
 int        sws_ssl_early_data_allow(SSL *s, void *arg);
+
+/* ---- sws_ssl_verify.c ---- */
+
+/* Ask clients for a certificate and verify it up to depth; the handshake
+ * goes on whatever the verdict (SSL_get_verify_result holds it). */
+void       sws_ssl_verify_peer(sws_ssl_t *ssl, sws_uint_t depth);
+/* Trust the CAs of file (PEM) to verify peers; with send_names, also name
+ * them in the CertificateRequest (ssl_client_certificate, as opposed to
+ * ssl_trusted_certificate). where: what the file is, for the log
+ * ("ssl_client_certificate of the server in FILE:LINE"). */
+sws_int_t  sws_ssl_verify_locations(sws_ssl_t *ssl, const char *file, int send_names,
+    const char *where);
+/* Check every certificate of a peer's chain against the CRLs of file. */
+sws_int_t  sws_ssl_crl(sws_ssl_t *ssl, const char *file, const char *where);
+/* The errors "optional_no_ca" lets through: an issuer not known here. */
+int        sws_ssl_verify_error_optional(long err);
+/* Part of sws_ssl_switch: the verification settings of the new context
+ * (OpenSSL copies them into a connection when it is created). */
+void       sws_ssl_verify_switch(SSL *s, SSL_CTX *to);
+/* Take s's session out of the session cache (its certificate was refused:
+ * it is not resumed). */
+void       sws_ssl_forget_session(SSL *s);
+/* A fact of the peer's certificate as text in pool: empty without a
+ * certificate, but VERIFY: "NONE". */
+#define SWS_SSL_PEER_VERIFY        0   /* SUCCESS, FAILED:reason, NONE */
+#define SWS_SSL_PEER_S_DN          1   /* RFC 2253 */
+#define SWS_SSL_PEER_I_DN          2
+#define SWS_SSL_PEER_S_DN_LEGACY   3   /* /C=../CN=.. */
+#define SWS_SSL_PEER_I_DN_LEGACY   4
+#define SWS_SSL_PEER_SERIAL        5   /* hex */
+#define SWS_SSL_PEER_FINGERPRINT   6   /* SHA-1, hex */
+#define SWS_SSL_PEER_CERT          7   /* PEM, lines after the first tab-indented */
+#define SWS_SSL_PEER_RAW_CERT      8   /* PEM */
+#define SWS_SSL_PEER_ESCAPED_CERT  9   /* PEM, percent-escaped */
+#define SWS_SSL_PEER_V_START      10   /* "Mon DD HH:MM:SS YYYY GMT" */
+#define SWS_SSL_PEER_V_END        11
+#define SWS_SSL_PEER_V_REMAIN     12   /* whole days left */
+sws_int_t  sws_ssl_peer_fact(SSL *s, sws_uint_t fact, sws_pool_t *pool, sws_str_t *out);
 
 /* ---- sws_ssl_stapling.c ---- */
 

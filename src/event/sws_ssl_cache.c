@@ -352,7 +352,8 @@ sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len)
     X509         *cert;
     u_char        hash[EVP_MAX_MD_SIZE], *der;
     unsigned int  hlen = 0;
-    int           rc, n, ok;
+    int           rc, n, ok, i;
+    STACK_OF(X509_NAME) *names;
 
     /* The certificates themselves and the server's names: the same
      * server elsewhere (another process, another machine sharing the
@@ -365,6 +366,17 @@ sws_ssl_session_id_context(sws_ssl_t *ssl, const u_char *data, size_t len)
         cert = SSL_CTX_get0_certificate(ssl->ctx);
         der = NULL;
         n = cert ? i2d_X509(cert, &der) : 0;
+        if (n > 0) {
+            ok = EVP_DigestUpdate(md, der, (size_t) n) == 1;
+        }
+        OPENSSL_free(der);
+    }
+    /* The CAs named to clients too: a session whose certificate was
+     * verified against other CAs is not resumed. */
+    names = SSL_CTX_get_client_CA_list(ssl->ctx);
+    for (i = 0; ok && names && i < sk_X509_NAME_num(names); i++) {
+        der = NULL;
+        n = i2d_X509_NAME(sk_X509_NAME_value(names, i), &der);
         if (n > 0) {
             ok = EVP_DigestUpdate(md, der, (size_t) n) == 1;
         }

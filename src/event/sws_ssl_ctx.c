@@ -5,6 +5,7 @@
  * QUIC stack can use the same contexts; the TLS connections over TCP are
  * sws_ssl_io.c.
  */
+#include <stdio.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -132,19 +133,51 @@ sws_ssl_create_client(sws_ssl_t *ssl, sws_pool_t *pool, sws_log_t *log)
     return sws_ssl_create_ctx(ssl, pool, log, TLS_client_method());
 }
 
-sws_int_t
-sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key)
+/* OpenSSL asks for the passphrase of an encrypted key: the one being
+ * tried, or none (never a prompt on the terminal). */
+static int
+sws_ssl_password_callback(char *buf, int size, int rwflag, void *userdata)
 {
+    const sws_str_t *pwd = userdata;
+
+    (void) rwflag;
+    if (pwd == NULL || pwd->len > (size_t) size) {
+        return 0;
+    }
+    memcpy(buf, pwd->data, pwd->len);
+    return (int) pwd->len;
+}
+
+sws_int_t
+sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key,
+    const sws_array_t *passwords)
+{
+    const sws_str_t *pwd = passwords ? passwords->elts : NULL;
+    sws_uint_t       i, n = passwords ? passwords->nelts : 0;
+    int              ok;
+
     if (SSL_CTX_use_certificate_chain_file(ssl->ctx, cert) != 1) {
         sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
                       "cannot load certificate \"%s\": "
                       "SSL_CTX_use_certificate_chain_file() failed", cert);
         return SWS_ERROR;
     }
-    if (SSL_CTX_use_PrivateKey_file(ssl->ctx, key, SSL_FILETYPE_PEM) != 1) {
+    /* Each passphrase in turn (ssl_password_file), as nginx does. */
+    SSL_CTX_set_default_passwd_cb(ssl->ctx, sws_ssl_password_callback);
+    i = 0;
+    do {
+        SSL_CTX_set_default_passwd_cb_userdata(ssl->ctx, n ? (void *) &pwd[i] : NULL);
+        ok = SSL_CTX_use_PrivateKey_file(ssl->ctx, key, SSL_FILETYPE_PEM) == 1;
+        if (!ok && i + 1 < n) {
+            ERR_clear_error();
+        }
+    } while (!ok && ++i < n);
+    SSL_CTX_set_default_passwd_cb_userdata(ssl->ctx, NULL);
+    if (!ok) {
         sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0,
                       "cannot load certificate key \"%s\": "
-                      "SSL_CTX_use_PrivateKey_file() failed", key);
+                      "SSL_CTX_use_PrivateKey_file() failed%s", key,
+                      n ? " with every passphrase of the password file" : "");
         return SWS_ERROR;
     }
     if (SSL_CTX_check_private_key(ssl->ctx) != 1) {
@@ -153,6 +186,64 @@ sws_ssl_certificate(sws_ssl_t *ssl, const char *cert, const char *key)
         return SWS_ERROR;
     }
     return SWS_OK;
+}
+
+sws_array_t *
+sws_ssl_read_passwords(sws_pool_t *pool, sws_log_t *log, const char *file)
+{
+    sws_array_t *list;
+    sws_str_t   *pwd;
+    u_char       buf[4096], *p, *end, *eol;
+    size_t       len;
+    FILE        *f;
+
+    f = fopen(file, "r");
+    if (f == NULL) {
+        sws_log_error(SWS_LOG_EMERG, log, errno, "cannot open password file \"%s\"", file);
+        return NULL;
+    }
+    len = fread(buf, 1, sizeof(buf), f);
+    if (ferror(f) || !feof(f)) {
+        sws_log_error(SWS_LOG_EMERG, log, 0, "cannot read password file \"%s\" (at most "
+                      "%zu bytes)", file, sizeof(buf) - 1);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    list = sws_array_create(pool, 4, sizeof(sws_str_t));
+    if (list == NULL) {
+        return NULL;
+    }
+    /* one passphrase a line (CRLF or LF); empty lines are none */
+    for (p = buf, end = buf + len; p < end; p = eol + 1) {
+        eol = memchr(p, '\n', (size_t) (end - p));
+        if (eol == NULL) {
+            eol = end;
+        }
+        len = (size_t) (eol - p);
+        if (len && p[len - 1] == '\r') {
+            len--;
+        }
+        if (len == 0) {
+            continue;
+        }
+        pwd = sws_array_push(list);
+        if (pwd == NULL) {
+            return NULL;
+        }
+        pwd->data = sws_pnalloc(pool, len);
+        if (pwd->data == NULL) {
+            return NULL;
+        }
+        memcpy(pwd->data, p, len);
+        pwd->len = len;
+    }
+    OPENSSL_cleanse(buf, sizeof(buf));
+    if (list->nelts == 0) {
+        sws_log_error(SWS_LOG_EMERG, log, 0, "no passphrase in password file \"%s\"", file);
+        return NULL;
+    }
+    return list;
 }
 
 /* "TLSv1.2 TLSv1.3" (the directive's arguments from the first on) as the
@@ -425,6 +516,7 @@ sws_ssl_switch(SSL *s, sws_ssl_t *to)
         ERR_clear_error();
         return SWS_ERROR;
     }
+    sws_ssl_verify_switch(s, to->ctx);
     SSL_set_max_early_data(s, SSL_CTX_get_max_early_data(to->ctx));
     SSL_set_recv_max_early_data(s, SSL_CTX_get_recv_max_early_data(to->ctx));
     return SWS_OK;

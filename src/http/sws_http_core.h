@@ -38,6 +38,9 @@ typedef struct {
 #define SWS_HTTP_STEP_ACCESS_END     0x04   /* the first step after it */
 #define SWS_HTTP_STEP_CONTENT        0x08   /* the content phase starts here */
 #define SWS_HTTP_STEP_END            0x10   /* no content handler answered */
+/* The preaccess phase starts here, and it or the access phase has work:
+ * a subrequest goes on after the access phase, as nginx's skip them */
+#define SWS_HTTP_STEP_PREACCESS      0x20
 
 /*
  * A location's phase engine: the handlers of every phase that have work
@@ -50,6 +53,7 @@ typedef struct sws_http_phase_engine_s {
     uint16_t                server_rewrite_index; /* where internal redirects restart */
     uint16_t                find_location_index;  /* "rewrite ... last" goes on here */
     uint16_t                rewrite_index;        /* a named location starts here */
+    uint16_t                access_end_index;     /* a subrequest skips to here */
 } sws_http_phase_engine_t;
 
 /* A registered phase handler (sws_http_register_phase_handler). */
@@ -176,6 +180,7 @@ typedef struct {
     sws_uint_t  status;
     sws_str_t   uri;          /* "/50x.html" or "@name" */
     sws_int_t   overwrite;    /* =CODE, -1 if none */
+    sws_http_format_t *uri_fmt;   /* the URI has variables ($host ...), else NULL */
 } sws_http_error_page_t;
 
 struct sws_http_core_loc_conf_s {
@@ -227,6 +232,7 @@ struct sws_http_core_loc_conf_s {
     sws_int_t               max_ranges;    /* 0: no ranges; more: Range ignored */
     size_t                  sendfile_max_chunk; /* most one send writes; 0: the transport's */
     sws_int_t               recursive_error_pages;
+    sws_int_t               log_subrequest;  /* subrequests go to the access log */
     sws_log_t              *error_log;      /* NULL: the connection's (the main one) */
     sws_int_t               reset_timedout_connection;
     sws_msec_t              keepalive_time;      /* a connection's longest keep-alive life */
@@ -266,6 +272,14 @@ struct sws_http_core_loc_conf_s {
 
 #define SWS_HTTP_SATISFY_ALL  0
 #define SWS_HTTP_SATISFY_ANY  1
+
+/* nginx's own codes for what went wrong with TLS: each is answered "400
+ * Bad Request" with a page of its own (sws_http_special.c), and error_page
+ * may name it. */
+#define SWS_HTTP_MISDIRECTED_REQUEST  421   /* RFC 9110 15.5.20 */
+#define SWS_HTTP_SSL_CERT_ERROR  495   /* the client's certificate did not verify */
+#define SWS_HTTP_SSL_NO_CERT     496   /* a certificate was required, none came */
+#define SWS_HTTP_TO_HTTPS        497   /* plain HTTP on a TLS port */
 
 extern sws_module_t sws_http_module;
 extern sws_module_t sws_http_core_module;
@@ -547,9 +561,10 @@ struct sws_http_request_s {
     sws_str_t                 *h_request_id;
     sws_str_t                 *h_authorization;
     off_t                      content_length_n;   /* -1 none */
-    /* A body of unknown length follows: chunked (h1), or DATA frames
-     * without content-length (h2). */
-    unsigned                   chunked_in:1;
+    /* The subrequests r started that still run (sws_http_subrequest.c;
+     * NULL for requests that never start one). A subrequest's own record
+     * is its r->stream (r->proto is sws_http_subreq_proto). */
+    struct sws_http_subreqs_s *subreqs;
 
     /* response */
     sws_uint_t                 status;
@@ -597,6 +612,10 @@ struct sws_http_request_s {
      * access log, allow/deny and limit keys read these. */
     struct sockaddr           *sockaddr;
     socklen_t                  socklen;
+    /* A body of unknown length follows: chunked (h1), or DATA frames
+     * without content-length (h2). (Here, beside socklen: a word of its
+     * own where there was room.) */
+    unsigned                   chunked_in:1;
     sws_str_t                  addr_text;
 
     /* limit_rate (bytes/s of the response, 0: none) and limit_rate_after,
@@ -644,6 +663,9 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
+    /* r waits for the end of a background subrequest (a mirror) before
+     * it is released: its client has the response. */
+    unsigned                   subreq_wait:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;
@@ -715,7 +737,7 @@ sws_http_request_ended(sws_http_request_t *r, sws_int_t rc)
 {
     /* Inline, the common case: a response sent whole, then at once the
      * log (a response has a status) and the release. */
-    if (sws_unlikely(rc != SWS_OK || r->background)) {
+    if (sws_unlikely(rc != SWS_OK || r->background || r->subreq_wait)) {
         return sws_http_request_ended_other(r, rc);
     }
     sws_http_log_request(r);
@@ -786,6 +808,12 @@ sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
  * name in lower case when known (NULL: compared ignoring case) */
 sws_int_t sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name,
     const u_char *lcname, const sws_str_t *value);
+/* sws_http_subrequest.c: 1 while r is kept for a background subrequest
+ * that still runs (r->subreq_wait); r is then released when the last
+ * one ends. The protocol under every subrequest. */
+int       sws_http_subrequest_waits(sws_http_request_t *r);
+extern const sws_http_proto_t sws_http_subreq_proto;
+#define sws_http_is_subrequest(r)  ((r)->proto == &sws_http_subreq_proto)
 /* sws_http_request_id.c */
 void      sws_http_request_id_init(sws_http_request_t *r);
 /* sws_http_variables.c (access log) */

@@ -83,13 +83,10 @@ static const sws_command_t sws_http_core_commands[] = {
     { "error_log", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_error_log,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     /* nginx's, checked and without effect here (docs/directives.md says
-     * why each changes nothing): the MSIE answers, subrequest logging,
-     * the buffers of file data read without sendfile, postponed output */
+     * why each changes nothing): the MSIE answers, the buffers of file data read without sendfile, postponed output */
     { "msie_padding", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "msie_refresh", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
-      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "log_subrequest", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "output_buffers", HTTP_ALL | SWS_CONF_TAKE2, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
@@ -99,6 +96,7 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
     LOC_SLOT("absolute_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, absolute_redirect),
     LOC_SLOT("max_ranges", SWS_CONF_TAKE1, sws_conf_set_num_slot, max_ranges),
+    LOC_SLOT("log_subrequest", SWS_CONF_FLAG, sws_conf_set_flag_slot, log_subrequest),
     LOC_SLOT("reset_timedout_connection", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              reset_timedout_connection),
     LOC_SLOT("recursive_error_pages", SWS_CONF_FLAG, sws_conf_set_flag_slot,
@@ -302,6 +300,7 @@ sws_http_core_create_loc_conf(sws_conf_t *cf)
     clcf->sendfile = SWS_UNSET;
     clcf->absolute_redirect = SWS_UNSET;
     clcf->max_ranges = SWS_UNSET;
+    clcf->log_subrequest = SWS_UNSET;
     clcf->reset_timedout_connection = SWS_UNSET;
     clcf->recursive_error_pages = SWS_UNSET;
     clcf->server_name_in_redirect = SWS_UNSET;
@@ -397,6 +396,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->sendfile, prev->sendfile, 1);
     sws_conf_merge_value(conf->absolute_redirect, prev->absolute_redirect, 1);
     sws_conf_merge_value(conf->max_ranges, prev->max_ranges, SWS_HTTP_RANGE_MAX);
+    sws_conf_merge_value(conf->log_subrequest, prev->log_subrequest, 0);
     sws_conf_merge_value(conf->reset_timedout_connection, prev->reset_timedout_connection, 0);
     sws_conf_merge_value(conf->recursive_error_pages, prev->recursive_error_pages, 0);
     if (conf->error_log == NULL) {
@@ -1040,6 +1040,8 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t                *uri, *arg;
     sws_uint_t                i, n = sws_conf_nargs(cf), last = n - 1;
     sws_int_t                 overwrite = -1, code;
+    sws_http_format_t        *fmt = NULL;
+    const char               *err;
 
     if (clcf->error_pages == NULL) {
         clcf->error_pages = sws_array_create(cf->pool, 4, sizeof(sws_http_error_page_t));
@@ -1056,6 +1058,14 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     {
         return "URI must start with \"/\", \"@\" (a named location), \"http://\" or "
                "\"https://\"";
+    }
+    if (memchr(uri->data, '$', uri->len)) {
+        /* "https://$host$request_uri", the usual answer to a 497 */
+        fmt = sws_http_format_compile(cf->pool, uri, SWS_HTTP_ESCAPE_NONE, &err);
+        if (fmt == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s", err);
+            return SWS_CONF_ERROR;
+        }
     }
     arg = sws_conf_arg(cf, last - 1);
     if (arg->len && arg->data[0] == '=') {
@@ -1083,6 +1093,10 @@ sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         ep->status = (sws_uint_t) code;
         ep->uri = *uri;
         ep->overwrite = overwrite;
+        ep->uri_fmt = fmt;
+        if (overwrite == -1 && code >= SWS_HTTP_SSL_CERT_ERROR && code <= SWS_HTTP_TO_HTTPS) {
+            ep->overwrite = SWS_HTTP_BAD_REQUEST;    /* nginx's own codes go out as 400 */
+        }
     }
     return SWS_CONF_OK;
 }

@@ -7,12 +7,14 @@
  * Without buffer= a line is written with one write(2) (O_APPEND: lines of
  * several workers never interleave); with buffer= lines accumulate in a
  * per-worker buffer written when full, when the flush timer fires, and when
- * the worker exits.
+ * the worker exits. A "syslog:" target sends each line as a datagram
+ * (sws_syslog.c) and is never buffered, as in nginx.
  */
 #include <unistd.h>
 #include "sws_http_core.h"
 #include "sws_http_variables.h"
 #include "sws_log_internal.h"
+#include "sws_syslog.h"
 #include "sws_core_module.h"
 
 #define SWS_HTTP_LOG_DEFAULT_BUFFER  (64 * 1024)  /* flush= without buffer= */
@@ -37,7 +39,8 @@ typedef struct {
 } sws_http_log_file_t;
 
 typedef struct {
-    sws_http_log_file_t *file;
+    sws_http_log_file_t *file;         /* NULL for syslog */
+    sws_syslog_peer_t   *syslog;
     sws_http_format_t   *format;
     sws_http_format_t   *cond;         /* if=: no line when empty or "0" */
 } sws_http_log_t;
@@ -223,6 +226,41 @@ alone:
     sws_http_log_write(file, line.data, line.len);
 }
 
+/* One datagram: the syslog header and the line, without a newline. A
+ * line the socket does not take is dropped; the drops are reported to the
+ * error log at most once a second. */
+static void
+sws_http_log_syslog(sws_http_request_t *r, sws_http_log_t *log)
+{
+    sws_syslog_peer_t  *peer = log->syslog;
+    u_char              stack[SWS_SYSLOG_HEADER_MAX + SWS_HTTP_LOG_STACK_LINE], *msg, *p;
+    size_t              len;
+    time_t              now;
+
+    len = sws_http_format_len(log->format, r);
+    msg = stack;
+    if (len > sizeof(stack) - SWS_SYSLOG_HEADER_MAX) {
+        msg = sws_pnalloc(r->pool, SWS_SYSLOG_HEADER_MAX + len);
+        if (msg == NULL) {
+            return;
+        }
+    }
+    p = sws_syslog_header(peer, peer->severity, msg);
+    p = sws_http_format_render(log->format, r, p);
+    if (sws_syslog_send(peer, msg, (size_t) (p - msg)) || peer->dropped == peer->reported) {
+        return;
+    }
+    now = sws_time_sec();
+    if (now != peer->report_time) {
+        peer->report_time = now;
+        sws_log_error(SWS_LOG_WARN, r->log, errno,
+                      "send() to syslog server \"%s\" failed, %llu access log "
+                      "line(s) dropped", peer->name,
+                      (unsigned long long) (peer->dropped - peer->reported));
+        peer->reported = peer->dropped;
+    }
+}
+
 /* access_log ... if=COND: the line is written unless COND is empty or "0" */
 static int
 sws_http_log_cond(sws_http_request_t *r, sws_http_format_t *cond)
@@ -260,7 +298,11 @@ sws_http_log_handler(sws_http_request_t *r)
     log = logs->elts;
     for (i = 0; i < logs->nelts; i++) {
         if (log[i].cond == NULL || sws_http_log_cond(r, log[i].cond)) {
-            sws_http_log_line(r, &log[i]);
+            if (log[i].syslog) {
+                sws_http_log_syslog(r, &log[i]);
+            } else {
+                sws_http_log_line(r, &log[i]);
+            }
         }
     }
     /* DECLINED: any other LOG handler runs too */
@@ -542,12 +584,14 @@ sws_http_log_add(sws_conf_t *cf, sws_http_log_loc_conf_t *lcf, sws_http_log_file
         return NULL;
     }
     log->file = file;
+    log->syslog = NULL;
     log->format = format;
     log->cond = NULL;
     return log;
 }
 
-/* access_log PATH [FORMAT [buffer=SIZE] [flush=TIME] [if=COND]] | off */
+/* access_log PATH [FORMAT [buffer=SIZE] [flush=TIME] [if=COND]] | off;
+ * access_log syslog:... [FORMAT [if=COND]] */
 static char *
 sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -558,7 +602,9 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_http_format_t         *format, *cond = NULL;
     sws_http_log_file_t       *file;
     sws_http_log_t            *log;
+    sws_syslog_peer_t         *peer;
     const char                *err = NULL;
+    int                        failed;
     ssize_t                    size = 0;
     sws_msec_t                 flush = 0;
     char                      *rv;
@@ -575,6 +621,10 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     lmcf = sws_conf_http_main_conf(cf, &sws_http_log_module);
     if (lmcf == NULL) {
         return "is not in an http block";
+    }
+    peer = sws_syslog_conf(cf, &path, &failed);
+    if (failed) {
+        return SWS_CONF_ERROR;
     }
 
     sws_str_set(&fname, "combined");
@@ -611,6 +661,27 @@ sws_http_log_set_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         } else {
             goto invalid;
         }
+    }
+
+    if (peer) {
+        /* nginx's checks, in its order */
+        if (flush && size == 0) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
+                               "no buffer is defined for access_log \"%.*s\"",
+                               (int) path.len, path.data);
+            return SWS_CONF_ERROR;
+        }
+        if (size) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "logs to syslog cannot be buffered");
+            return SWS_CONF_ERROR;
+        }
+        log = sws_http_log_add(cf, lcf, NULL, format);
+        if (log == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        log->syslog = peer;
+        log->cond = cond;
+        return SWS_CONF_OK;
     }
 
     if (!sws_str_eq_cstr(&path, "stderr")) {

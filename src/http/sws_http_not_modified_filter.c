@@ -237,7 +237,11 @@ sws_http_not_modified_header_filter(sws_http_request_t *r)
         }
     }
 
-    if (im == NULL && inm == NULL && ius == NULL && ims == NULL) {
+    if ((im == NULL && inm == NULL && ius == NULL && ims == NULL)
+        || sws_http_parent(r) != NULL)
+    {
+        /* (the client's conditions are not a subrequest's: an auth
+         * service's 200 must not become a 304) */
         return sws_http_next_header_filter(r);
     }
 

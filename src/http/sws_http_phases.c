@@ -25,6 +25,7 @@ static const sws_http_phase_t sws_http_phase_order[] = {
 
 enum {
     SWS_HTTP_POS_FIND_LOCATION = 2,
+    SWS_HTTP_POS_PREACCESS = 4,
     SWS_HTTP_POS_ACCESS = 5,
     SWS_HTTP_POS_CONTENT = 7,
     SWS_HTTP_POS_LOG = 8,
@@ -130,12 +131,16 @@ sws_http_phase_engine_build(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, voi
     }
     /* several marks may fall on one step (empty phases): the runner takes
      * them in this order */
+    if (start[SWS_HTTP_POS_PREACCESS] < start[SWS_HTTP_POS_ACCESS + 1]) {
+        st[start[SWS_HTTP_POS_PREACCESS]].marks |= SWS_HTTP_STEP_PREACCESS;
+    }
     st[start[SWS_HTTP_POS_ACCESS]].marks |= SWS_HTTP_STEP_ACCESS_START;
     st[start[SWS_HTTP_POS_ACCESS + 1]].marks |= SWS_HTTP_STEP_ACCESS_END;
     st[start[SWS_HTTP_POS_CONTENT]].marks |= SWS_HTTP_STEP_CONTENT;
     pe->server_rewrite_index = (uint16_t) start[1];
     pe->find_location_index = (uint16_t) start[SWS_HTTP_POS_FIND_LOCATION];
     pe->rewrite_index = (uint16_t) start[SWS_HTTP_POS_FIND_LOCATION + 1];
+    pe->access_end_index = (uint16_t) start[SWS_HTTP_POS_ACCESS + 1];
     return pe;
 }
 
@@ -310,6 +315,11 @@ sws_http_access_step(sws_http_request_t *r, const sws_http_phase_step_t *st, sws
         }
     } else {
         if (rc == SWS_OK) {
+            if (r->access_code == SWS_HTTP_UNAUTHORIZED) {
+                /* an earlier check's challenge does not go with the
+                 * answer this one allowed (nginx drops it too) */
+                sws_http_header_out_remove(r, "WWW-Authenticate", 16);
+            }
             r->access_code = 0;
             return (sws_int_t) st->next;
         }
@@ -330,7 +340,7 @@ sws_http_access_step(sws_http_request_t *r, const sws_http_phase_step_t *st, sws
 }
 
 /* What a step's marks ask before its handler runs: SWS_OK to run it,
- * SWS_AGAIN when r moved on (run the loop again), SWS_DONE when r was
+ * SWS_AGAIN when r moved on (run the loop again from r->phase_handler), SWS_DONE when r was
  * finalised. */
 static sws_int_t
 sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st)
@@ -338,13 +348,24 @@ sws_http_phase_marks(sws_http_request_t *r, const sws_http_phase_step_t *st)
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     sws_int_t                 rc;
 
-    if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
-        rc = sws_http_find_location_step(r);
-        if (rc == SWS_OK) {
+    /* (one test for both: a location without limits or access checks
+     * pays nothing for subrequests) */
+    if (st->marks & (SWS_HTTP_STEP_FIND_LOCATION | SWS_HTTP_STEP_PREACCESS)) {
+        if (st->marks & SWS_HTTP_STEP_FIND_LOCATION) {
+            rc = sws_http_find_location_step(r);
+            if (rc == SWS_OK) {
+                return SWS_AGAIN;
+            }
+            sws_http_finalize(r, rc);
+            return SWS_DONE;
+        }
+        if (sws_http_is_subrequest(r)) {
+            /* A subrequest runs no limits and no access checks (nginx's):
+             * its parent passed them; an auth_request's own location
+             * would otherwise ask itself. */
+            r->phase_handler = r->phase_engine->access_end_index;
             return SWS_AGAIN;
         }
-        sws_http_finalize(r, rc);
-        return SWS_DONE;
     }
     if (st->marks & SWS_HTTP_STEP_ACCESS_START) {
         r->access_code = 0;
@@ -425,7 +446,7 @@ sws_http_core_run_phases(sws_http_request_t *r)
             if (rc == SWS_DONE) {
                 return;
             }
-            if (rc == SWS_AGAIN) {     /* a location was found */
+            if (rc == SWS_AGAIN) {     /* a location was found, or skipped to */
                 pe = r->phase_engine;
                 level = r->loc_conf;
                 i = r->phase_handler;

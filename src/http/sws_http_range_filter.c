@@ -299,8 +299,8 @@ sws_http_range_header_filter(sws_http_request_t *r)
     }
 
     range = sws_http_header_in(r, "range", 5);
-    if (range == NULL) {
-        goto accept;
+    if (range == NULL || sws_http_is_subrequest(r)) {
+        goto accept;                /* (the client's Range is not a subrequest's) */
     }
 
     if_range = sws_http_header_in(r, "if-range", 8);

@@ -14,8 +14,10 @@
  * r->proto->release lets the protocol reuse or free what it carried the
  * request in). A request marked r->background (a cache update the client
  * does not wait for) outlives its client's side: logged then, released at
- * its finalisation. The protocol's operations only move bytes: finish
- * sends the rest of the response and ends it, or cuts it.
+ * its finalisation; one that waits for background subrequests (mirrors,
+ * r->subreq_wait), at the end of the last of them. The protocol's
+ * operations only move bytes: finish sends the rest of the response and
+ * ends it, or cuts it.
  */
 #include "sws_http_core.h"
 
@@ -29,7 +31,9 @@ sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
         /* The client's side ended before (a background request): nothing
          * more goes to it. */
         r->done = 1;
-        r->proto->release(r);
+        if (!sws_http_subrequest_waits(r)) {
+            r->proto->release(r);
+        }
         return;
     }
 
@@ -101,6 +105,9 @@ sws_http_request_ended_other(sws_http_request_t *r, sws_int_t rc)
     }
     if (r->background && !r->done) {
         return SWS_AGAIN;          /* sws_http_finalize releases it */
+    }
+    if (sws_http_subrequest_waits(r)) {
+        return SWS_AGAIN;          /* the last mirror to end releases it */
     }
     r->done = 1;
     r->proto->release(r);

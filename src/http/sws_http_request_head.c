@@ -7,6 +7,7 @@
  * as they arrive, in sws_http_request_head.h.
  */
 #include "sws_http_request_head.h"
+#include "sws_http_ssl.h"
 
 int
 sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *h, u_char odd)
@@ -117,8 +118,17 @@ sws_http_start_request(sws_http_request_t *r)
         /* Processed all the same: logged with its line and server. */
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent a plain HTTP request to a TLS port");
         r->keepalive = 0;
-        sws_http_finalize(r, rc == SWS_OK || rc == SWS_DONE ? SWS_HTTP_BAD_REQUEST : rc);
+        sws_http_finalize(r, rc == SWS_OK || rc == SWS_DONE ? SWS_HTTP_TO_HTTPS : rc);
         return;
+    }
+    if ((rc == SWS_OK || rc == SWS_DONE) && r->session->ssl) {
+        /* The server is known: its client certificate rules apply. */
+        sws_int_t  vrc = sws_http_ssl_verify_request(r);
+
+        if (vrc != SWS_OK) {
+            sws_http_finalize(r, vrc);
+            return;
+        }
     }
     if (rc == SWS_OK) {
         sws_http_handler(r);

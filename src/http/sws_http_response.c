@@ -17,8 +17,9 @@ sws_http_core_header_filter(sws_http_request_t *r)
     if (r->err_status && (r->status == SWS_HTTP_OK || r->status == 0)) {
         r->status = r->err_status;
     }
-    /* ... and a 401's challenge (sws_http_special.c kept it) */
-    if (r->err_headers_out && r->status == SWS_HTTP_UNAUTHORIZED
+    /* ... and a 401's challenge (sws_http_special.c kept it), whatever
+     * the page's status ("error_page 401 = /sign_in": nginx's keep it) */
+    if (sws_unlikely(r->err_headers_out != NULL)
         && sws_http_header_out(r, "www-authenticate", 16) == NULL)
     {
         sws_http_header_t *h = r->err_headers_out->elts;

@@ -149,6 +149,14 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
             return SWS_ERROR;
         }
         uri = ep[i].uri;
+        if (ep[i].uri_fmt
+            && sws_http_format_string(ep[i].uri_fmt, r, r->pool, 0, NULL, 0, &uri) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+        if (uri.len == 0) {
+            return SWS_DECLINED;            /* nothing to go to: the built-in page */
+        }
         if (uri.data[0] != '/' && uri.data[0] != '@') {
             /* a URL: a redirect there, 302 unless "=CODE" is one */
             sws_uint_t  code = (sws_uint_t) ep[i].overwrite;
@@ -157,7 +165,7 @@ sws_http_try_error_page(sws_http_request_t *r, sws_uint_t status)
                 code = SWS_HTTP_MOVED_TEMPORARILY;
             }
             sws_http_clear_response(r);
-            sws_http_set_location(r, &ep[i].uri);
+            sws_http_set_location(r, &uri);
             /* sent: SWS_OK (or SWS_ERROR) */
             return sws_http_special_response(r, code) == SWS_ERROR ? SWS_ERROR : SWS_OK;
         }
@@ -212,37 +220,74 @@ sws_http_page_title(sws_uint_t status)
     return sws_http_status_line(status);
 }
 
+/* nginx's own 4xx codes (sws_http_core.h): answered 400, with a page
+ * that says why. */
+static const sws_str_t *
+sws_http_nginx_reason(sws_uint_t status)
+{
+    static const sws_str_t  reasons[] = {
+        sws_string("The SSL certificate error"),                       /* 495 */
+        sws_string("No required SSL certificate was sent"),            /* 496 */
+        sws_string("The plain HTTP request was sent to HTTPS port"),   /* 497 */
+    };
+
+    if (status < SWS_HTTP_SSL_CERT_ERROR || status > SWS_HTTP_TO_HTTPS) {
+        return NULL;
+    }
+    return &reasons[status - SWS_HTTP_SSL_CERT_ERROR];
+}
+
 /* nginx's page, byte for byte but the server's name, so that clients and
  * tests written against nginx see the same bytes. */
 sws_int_t
 sws_http_error_page_make(sws_http_request_t *r, sws_uint_t status, sws_buf_t **out)
 {
     sws_http_core_loc_conf_t *clcf;
-    const sws_str_t          *line;
+    const sws_str_t          *line, *title, *reason;
     sws_buf_t                *b;
     size_t                    len;
     u_char                   *p;
 
     *out = NULL;
+    reason = sws_http_nginx_reason(status);
+    if (reason) {
+        status = SWS_HTTP_BAD_REQUEST;
+    }
     if (!sws_http_status_has_body(status) || !sws_http_status_has_page(status)) {
         return SWS_OK;
     }
     clcf = r->loc_conf ? sws_http_core_loc(r) : NULL;
     line = sws_http_page_title(status);
+    title = line;
     len = sizeof("<html>\r\n<head><title></title></head>\r\n<body>\r\n<center><h1></h1>"
                  "</center>\r\n<hr><center>scalws</center>\r\n</body>\r\n</html>\r\n") - 1
           + 2 * line->len
           + ((clcf == NULL || clcf->server_tokens) ? sizeof("/" SCALWS_VERSION) - 1 : 0);
+    if (reason) {
+        /* "<title>400 REASON</title>", and "<center>REASON</center>\r\n"
+         * under the heading */
+        len += 4 + reason->len - line->len + 8 + reason->len + 11;
+    }
     b = sws_create_temp_buf(r->pool, len);
     if (b == NULL) {
         return SWS_ERROR;
     }
     p = b->last;
     p = sws_cpymem(p, "<html>\r\n<head><title>", 21);
-    p = sws_cpymem(p, line->data, line->len);
+    if (reason) {
+        p = sws_cpymem(p, "400 ", 4);
+        title = reason;
+    }
+    p = sws_cpymem(p, title->data, title->len);
     p = sws_cpymem(p, "</title></head>\r\n<body>\r\n<center><h1>", 37);
     p = sws_cpymem(p, line->data, line->len);
-    p = sws_cpymem(p, "</h1></center>\r\n<hr><center>scalws", 34);
+    p = sws_cpymem(p, "</h1></center>\r\n", 16);
+    if (reason) {
+        p = sws_cpymem(p, "<center>", 8);
+        p = sws_cpymem(p, reason->data, reason->len);
+        p = sws_cpymem(p, "</center>\r\n", 11);
+    }
+    p = sws_cpymem(p, "<hr><center>scalws", 18);
     if (clcf == NULL || clcf->server_tokens) {
         p = sws_cpymem(p, "/" SCALWS_VERSION, sizeof("/" SCALWS_VERSION) - 1);
     }
@@ -256,12 +301,16 @@ sws_int_t
 sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
 {
     sws_http_header_t        *allow;
+    sws_uint_t                page;
     sws_str_t                 allow_value = sws_null_string, location;
     sws_buf_t                *b;
     sws_chain_t               out;
     sws_int_t                 rc;
     static const sws_str_t    html = sws_string("text/html");
 
+    if (sws_http_nginx_reason(status)) {
+        r->keepalive = 0;                      /* before any error_page, as nginx */
+    }
     if (status >= 300 && r->loc_conf) {
         rc = sws_http_try_error_page(r, status);
         if (rc == SWS_DONE || rc == SWS_ERROR || rc == SWS_OK) {
@@ -290,6 +339,10 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
         sws_http_header_out_add(r, &allow_name, &allow_value);
     }
 
+    page = status;
+    if (sws_http_nginx_reason(status)) {
+        status = SWS_HTTP_BAD_REQUEST;         /* the page says which */
+    }
     switch (status) {
     case SWS_HTTP_BAD_REQUEST:
     case SWS_HTTP_REQUEST_TIME_OUT:
@@ -322,7 +375,7 @@ sws_http_special_response(sws_http_request_t *r, sws_uint_t status)
         return sws_http_send_special(r, 1);
     }
 
-    if (sws_http_error_page_make(r, status, &b) != SWS_OK || b == NULL) {
+    if (sws_http_error_page_make(r, page, &b) != SWS_OK || b == NULL) {
         return SWS_ERROR;
     }
     b->last_buf = 1;

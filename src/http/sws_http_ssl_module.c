@@ -11,6 +11,9 @@ static sws_int_t sws_http_ssl_init_master(sws_cycle_t *cycle);
 static sws_int_t sws_http_ssl_init_worker(sws_cycle_t *cycle);
 static char *sws_http_ssl_protocols(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_ssl_session_cache(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_ssl_verify_client(sws_conf_t *cf, const sws_command_t *cmd,
+    void *conf);
+static char *sws_http_ssl_file(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_ssl_paths(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 #define HTTP_MS  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
@@ -21,6 +24,7 @@ static char *sws_http_ssl_paths(sws_conf_t *cf, const sws_command_t *cmd, void *
 static const sws_command_t sws_http_ssl_commands[] = {
     SSL_SLOT("ssl_certificate", SWS_CONF_TAKE1, sws_http_ssl_paths, certificates),
     SSL_SLOT("ssl_certificate_key", SWS_CONF_TAKE1, sws_http_ssl_paths, certificate_keys),
+    SSL_SLOT("ssl_password_file", SWS_CONF_TAKE1, sws_http_ssl_file, password_file),
     SSL_SLOT("ssl_protocols", SWS_CONF_1MORE, sws_http_ssl_protocols, protocols),
     SSL_SLOT("ssl_ciphers", SWS_CONF_TAKE1, sws_conf_set_str_slot, ciphers),
     SSL_SLOT("ssl_prefer_server_ciphers", SWS_CONF_FLAG, sws_conf_set_flag_slot,
@@ -37,8 +41,13 @@ static const sws_command_t sws_http_ssl_commands[] = {
     SSL_SLOT("ssl_stapling_file", SWS_CONF_TAKE1, sws_conf_set_path_slot, stapling_file),
     SSL_SLOT("ssl_stapling_responder", SWS_CONF_TAKE1, sws_conf_set_str_slot,
              stapling_responder),
-    SSL_SLOT("ssl_trusted_certificate", SWS_CONF_TAKE1, sws_conf_set_path_slot,
+    SSL_SLOT("ssl_trusted_certificate", SWS_CONF_TAKE1, sws_http_ssl_file,
              trusted_certificate),
+    SSL_SLOT("ssl_verify_client", SWS_CONF_TAKE1, sws_http_ssl_verify_client, verify),
+    SSL_SLOT("ssl_client_certificate", SWS_CONF_TAKE1, sws_http_ssl_file,
+             client_certificate),
+    SSL_SLOT("ssl_verify_depth", SWS_CONF_TAKE1, sws_conf_set_num_slot, verify_depth),
+    SSL_SLOT("ssl_crl", SWS_CONF_TAKE1, sws_http_ssl_file, crl),
     SSL_SLOT("ssl_early_data", SWS_CONF_FLAG, sws_conf_set_flag_slot, early_data),
     SSL_SLOT("ssl_ktls", SWS_CONF_FLAG, sws_conf_set_flag_slot, ktls),
     SSL_SLOT("ssl_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot, buffer_size),
@@ -73,6 +82,8 @@ sws_http_ssl_create_srv_conf(sws_conf_t *cf)
     sscf->stapling = SWS_UNSET;
     sscf->stapling_verify = SWS_UNSET;
     sscf->early_data = SWS_UNSET;
+    sscf->verify = SWS_UNSET_UINT;
+    sscf->verify_depth = SWS_UNSET;
     sscf->ktls = SWS_UNSET;
     sscf->buffer_size = SWS_UNSET_SIZE;
     sscf->handshake_timeout = SWS_UNSET_MSEC;
@@ -93,6 +104,9 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
         if (conf->certificate_keys == NULL) {
             conf->certificate_keys = prev->certificate_keys;
         }
+    }
+    if (conf->password_file.name.data == NULL) {
+        conf->password_file = prev->password_file;
     }
     sws_conf_merge_uint_value(conf->protocols, prev->protocols,
                               SWS_SSL_TLSv1_2 | SWS_SSL_TLSv1_3);
@@ -124,8 +138,20 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->dhparam.data == NULL) {
         conf->dhparam = prev->dhparam;
     }
-    if (conf->trusted_certificate.data == NULL) {
+    if (conf->trusted_certificate.name.data == NULL) {
         conf->trusted_certificate = prev->trusted_certificate;
+    }
+    if (conf->verify == SWS_UNSET_UINT) {
+        conf->verify = prev->verify == SWS_UNSET_UINT ? SWS_HTTP_SSL_VERIFY_OFF : prev->verify;
+        conf->verify_file = prev->verify_file;
+        conf->verify_line = prev->verify_line;
+    }
+    sws_conf_merge_value(conf->verify_depth, prev->verify_depth, 1);
+    if (conf->client_certificate.name.data == NULL) {
+        conf->client_certificate = prev->client_certificate;
+    }
+    if (conf->crl.name.data == NULL) {
+        conf->crl = prev->crl;
     }
     sws_conf_merge_value(conf->early_data, prev->early_data, 0);
     sws_conf_merge_value(conf->ktls, prev->ktls, 0);
@@ -138,6 +164,46 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->session_timeout <= 0) {
         return "ssl_session_timeout must be positive";
     }
+    return SWS_CONF_OK;
+}
+
+/* ssl_verify_client on | off | optional | optional_no_ca */
+static char *
+sws_http_ssl_verify_client(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    static const sws_conf_enum_t  modes[] = {
+        { sws_string("off"), SWS_HTTP_SSL_VERIFY_OFF },
+        { sws_string("on"), SWS_HTTP_SSL_VERIFY_ON },
+        { sws_string("optional"), SWS_HTTP_SSL_VERIFY_OPTIONAL },
+        { sws_string("optional_no_ca"), SWS_HTTP_SSL_VERIFY_OPTIONAL_NO_CA },
+        { sws_null_string, 0 }
+    };
+    sws_http_ssl_srv_conf_t *sscf = conf;
+    sws_command_t            typed = *cmd;
+
+    typed.post = modes;
+    sscf->verify_file = sws_conf_file(cf);
+    sscf->verify_line = sws_conf_line(cf);
+    return sws_conf_set_enum_slot(cf, &typed, conf);
+}
+
+/* ssl_client_certificate, ssl_trusted_certificate, ssl_crl: a file
+ * relative to the configuration's directory, as nginx's. */
+static char *
+sws_http_ssl_file(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_ssl_file_t *f = (sws_http_ssl_file_t *) ((char *) conf + cmd->offset);
+    sws_str_t            name = *sws_conf_arg(cf, 1);
+
+    if (f->name.data != NULL) {
+        return "is duplicate";
+    }
+    if (name.len == 0 || sws_conf_full_name(cf, &name, 1) != SWS_OK) {
+        return name.len ? SWS_CONF_ERROR : "needs a file name";
+    }
+    f->name = name;                       /* NUL-terminated */
+    f->file = sws_conf_file(cf);
+    f->line = sws_conf_line(cf);
     return SWS_CONF_OK;
 }
 
@@ -245,6 +311,64 @@ invalid:
 
 /* ---- the contexts ---- */
 
+/* "ssl_crl of the server in FILE:LINE" style words for the log. */
+static const char *
+sws_http_ssl_where(sws_pool_t *pool, const char *directive, const sws_http_ssl_file_t *f)
+{
+    u_char     buf[1024];
+    sws_str_t  s;
+
+    s.data = buf;
+    s.len = (size_t) (sws_slprintf(buf, buf + sizeof(buf), "%s (in %s:%lu)", directive,
+                                   f->file ? f->file : "?", (unsigned long) f->line) - buf);
+    return sws_pstrdup_cstr(pool, &s);
+}
+
+/* Client certificates: asked for (ssl_verify_client), verified against
+ * ssl_client_certificate (named to clients) and ssl_trusted_certificate
+ * (not named), checked against ssl_crl, as nginx does. */
+static sws_int_t
+sws_http_ssl_client_verification(sws_pool_t *pool, sws_log_t *log,
+    sws_http_ssl_srv_conf_t *sscf)
+{
+    sws_ssl_t *ssl = sscf->ssl;
+
+    if (sscf->verify != SWS_HTTP_SSL_VERIFY_OFF) {
+        if (sscf->client_certificate.name.len == 0
+            && sscf->verify != SWS_HTTP_SSL_VERIFY_OPTIONAL_NO_CA)
+        {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "no ssl_client_certificate for "
+                          "ssl_verify_client in %s:%lu", sscf->verify_file,
+                          (unsigned long) sscf->verify_line);
+            return SWS_ERROR;
+        }
+        sws_ssl_verify_peer(ssl, (sws_uint_t) sscf->verify_depth);
+        if (sscf->client_certificate.name.len
+            && sws_ssl_verify_locations(ssl, (char *) sscf->client_certificate.name.data, 1,
+                   sws_http_ssl_where(pool, "ssl_client_certificate",
+                                      &sscf->client_certificate)) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+    }
+    if (sscf->trusted_certificate.name.len) {
+        SSL_CTX_set_verify_depth(ssl->ctx, (int) sscf->verify_depth);
+        if (sws_ssl_verify_locations(ssl, (char *) sscf->trusted_certificate.name.data, 0,
+                sws_http_ssl_where(pool, "ssl_trusted_certificate",
+                                   &sscf->trusted_certificate)) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+    }
+    if (sscf->crl.name.len
+        && sws_ssl_crl(ssl, (char *) sscf->crl.name.data,
+                       sws_http_ssl_where(pool, "ssl_crl", &sscf->crl)) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
 static sws_int_t
 sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     sws_http_ssl_srv_conf_t *sscf)
@@ -252,6 +376,7 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     sws_pool_t *pool = sws_conf_pool(cf);
     sws_log_t  *log = sws_conf_log(cf);
     sws_str_t  *certs, *keys, *names;
+    sws_array_t *passwords = NULL;
     sws_uint_t  i;
     u_char      idbuf[4096], *p = idbuf, *last = idbuf + sizeof(idbuf);
 
@@ -274,11 +399,19 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
     if (sscf->ssl == NULL || sws_ssl_create(sscf->ssl, pool, log) != SWS_OK) {
         return SWS_ERROR;
     }
+    if (sscf->password_file.name.len) {
+        passwords = sws_ssl_read_passwords(pool, log, (char *) sscf->password_file.name.data);
+        if (passwords == NULL) {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "ssl_password_file in %s:%lu",
+                          sscf->password_file.file, (unsigned long) sscf->password_file.line);
+            return SWS_ERROR;
+        }
+    }
     certs = sscf->certificates->elts;
     keys = sscf->certificate_keys->elts;
     for (i = 0; i < sscf->certificates->nelts; i++) {
-        if (sws_ssl_certificate(sscf->ssl, (char *) certs[i].data, (char *) keys[i].data)
-            != SWS_OK)
+        if (sws_ssl_certificate(sscf->ssl, (char *) certs[i].data, (char *) keys[i].data,
+                                passwords) != SWS_OK)
         {
             return SWS_ERROR;
         }
@@ -294,10 +427,15 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
         return SWS_ERROR;
     }
 
+    if (sws_http_ssl_client_verification(pool, log, sscf) != SWS_OK) {
+        return SWS_ERROR;
+    }
+
     /* Sessions resume only on the server (certificates and names) that
-     * made them. */
+     * made them, and with the client certificate checked as it was. */
     names = cscf->server_names.elts;
-    p = idbuf;
+    p = sws_slprintf(idbuf, last, "verify=%lu:%ld\n", (unsigned long) sscf->verify,
+                     (long) sscf->verify_depth);
     for (i = 0; i < cscf->server_names.nelts; i++) {
         p = sws_slprintf(p, last, "%.*s\n", (int) names[i].len, names[i].data);
     }
@@ -326,7 +464,7 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
 
     if (sscf->stapling
         && sws_ssl_stapling(cf, sscf->ssl, &sscf->stapling_file, &sscf->stapling_responder,
-                            &sscf->trusted_certificate, (int) sscf->stapling_verify)
+                            &sscf->trusted_certificate.name, (int) sscf->stapling_verify)
            != SWS_OK)
     {
         return SWS_ERROR;

@@ -767,6 +767,19 @@ sws_http_var_ssl_early_data(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t
     }
 }
 
+/* $ssl_client_NAME: op->text.len is the SWS_SSL_PEER_* fact
+ * (sws_ssl_verify.c). Empty without TLS. */
+static void
+sws_http_var_ssl_client(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    SSL *ssl = sws_http_var_ssl(r);
+
+    v->len = 0;
+    if (ssl) {
+        (void) sws_ssl_peer_fact(ssl, op->text.len, r->pool, v);
+    }
+}
+
 /* $arg_NAME: the raw value of the first query argument NAME (any case). */
 static void
 sws_http_var_arg(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
@@ -1342,6 +1355,10 @@ static const char *const  sws_http_ups_names[] = {       /* SWS_UPS_VAR_* */
     "addr", "status", "response_time", "connect_time", "header_time",
     "bytes_received", "response_length", "bytes_sent", NULL
 };
+static const char *const  sws_http_ssl_client_names[] = {    /* SWS_SSL_PEER_* */
+    "verify", "s_dn", "i_dn", "s_dn_legacy", "i_dn_legacy", "serial", "fingerprint",
+    "cert", "raw_cert", "escaped_cert", "v_start", "v_end", "v_remain", NULL
+};
 static const char *const  sws_http_tcpinfo_names[] = {
     "rtt", "rttvar", "snd_cwnd", "rcv_space", NULL
 };
@@ -1420,7 +1437,9 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
     if (sws_http_var_family(op, name, len, "upstream_", sws_http_ups_names,
                             sws_http_var_upstream)
         || sws_http_var_family(op, name, len, "tcpinfo_", sws_http_tcpinfo_names,
-                               sws_http_var_tcpinfo))
+                               sws_http_var_tcpinfo)
+        || sws_http_var_family(op, name, len, "ssl_client_", sws_http_ssl_client_names,
+                               sws_http_var_ssl_client))
     {
         return SWS_OK;
     }

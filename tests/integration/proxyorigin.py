@@ -80,7 +80,8 @@ class Request(HeaderList):
 
 
 class Origin:
-    def __init__(self, name="origin", unix=None, keepalive=True, backlog=64, host="127.0.0.1"):
+    def __init__(self, name="origin", unix=None, keepalive=True, backlog=64, host="127.0.0.1",
+                 port=0):
         self.name = name
         self.keepalive = keepalive
         self.accepted = 0
@@ -107,7 +108,7 @@ class Origin:
             fam = socket.AF_INET6 if ":" in host else socket.AF_INET
             self.sock = socket.socket(fam, socket.SOCK_STREAM)
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.sock.bind((host, 0))
+            self.sock.bind((host, port))
             self.port = self.sock.getsockname()[1]
         self.sock.listen(backlog)
         self.sock.settimeout(0.2)

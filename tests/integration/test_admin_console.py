@@ -41,7 +41,7 @@ def browser():
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=shutil.which("chromedriver"))
     drv = webdriver.Chrome(options=opts, service=service)
-    drv.set_page_load_timeout(20)
+    drv.set_page_load_timeout(30)
     try:
         yield drv
     finally:
@@ -69,7 +69,7 @@ def test_console(sws, browser):
     assert h.curl("http://127.0.0.1:%d/console.js" % admin).status == 200
 
     browser.get("http://127.0.0.1:%d/" % admin)
-    wait = WebDriverWait(browser, 15)
+    wait = WebDriverWait(browser, 30)
     wait.until(lambda d: d.find_element(By.ID, "ready").text == "ready")
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#upstreams tbody tr")) == 2)
 
@@ -121,7 +121,7 @@ def test_console_on_a_phone(sws, browser):
     srv = sws(ports=2, http="admin { listen 127.0.0.1:@PORT2@; }")
     browser.set_window_size(390, 844)
     browser.get("http://127.0.0.1:%d/" % srv.ports[1])
-    WebDriverWait(browser, 15).until(
+    WebDriverWait(browser, 30).until(
         lambda d: d.find_element(By.ID, "ready").text == "ready")
     # nothing wider than the screen but the tables' own scrolling cards
     width = browser.execute_script("return document.documentElement.scrollWidth")

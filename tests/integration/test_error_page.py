@@ -122,3 +122,23 @@ def test_reset_timedout_connection_send_timeout(sws):
     assert kind == "reset" and got < len(big), (kind, got)
     kind, got = outcome("/q/big.bin")
     assert kind == "close" and got < len(big), (kind, got)
+
+
+def test_error_page_uri_with_variables(sws, tmp_path):
+    """The URI may hold variables, as nginx's: a page per host, a redirect
+    built from the request; an unknown variable is refused."""
+    s = sws(files={"html/errors/127.0.0.1.html": b"the host's page\n"},
+            server="""
+        location /byhost/ { error_page 404 /errors/$host.html?from=$uri; }
+        location /errors/ { }
+        location /away/ { error_page 404 =301 https://$host:8443$request_uri; }
+""")
+    r = h.curl(s.url("/byhost/x"))
+    assert r.status == 404 and r.body == b"the host's page\n", r
+    r = h.curl(s.url("/away/x?y=1"))
+    assert r.status == 301 and r.header("Location") == "https://127.0.0.1:8443/away/x?y=1", r
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    h.assert_config_errors(bad, [("server { listen 127.0.0.1:@PORT2@; "
+                                  "error_page 404 /e/$nosuchvar; }",
+                                  'unknown variable "$nosuchvar"')], ports=2)

@@ -255,12 +255,14 @@ def connect(port, ctx=None, server_name="localhost", session=None, timeout=h.NET
     return s
 
 
-def get(port, path="/", ctx=None, server_name="localhost", host=None, session=None, **kw):
-    """One HTTP/1.1 request over TLS; returns (RawResponse, session, reused)."""
+def get(port, path="/", ctx=None, server_name="localhost", host=None, session=None,
+        headers=(), **kw):
+    """One HTTP/1.1 request over TLS (more header fields: headers, as
+    (name, value)); returns (RawResponse, session, reused)."""
     s = connect(port, ctx=ctx, server_name=server_name, session=session, **kw)
     try:
         s.sendall(h.request("GET", path, host=host or server_name,
-                            headers=[("Connection", "close")]))
+                            headers=[("Connection", "close")] + list(headers)))
         data = b""
         while True:
             try:

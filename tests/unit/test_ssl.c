@@ -269,6 +269,46 @@ START_TEST(replay_full_zone_refuses)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- passwords */
+
+static void
+write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(password_file_lines)
+{
+    sws_pool_t   *pool = sws_pool_create(4096, &tlog);
+    sws_array_t  *list;
+    sws_str_t    *pwd;
+    char          path[300];
+
+    /* one a line, CRLF or LF, empty lines skipped, the last without LF */
+    snprintf(path, sizeof(path), "%s/pass", tdir);
+    write_text(path, "first\r\n\n second \nlast");
+    list = sws_ssl_read_passwords(pool, &tlog, path);
+    ck_assert_ptr_nonnull(list);
+    ck_assert_uint_eq(list->nelts, 3);
+    pwd = list->elts;
+    ck_assert(pwd[0].len == 5 && memcmp(pwd[0].data, "first", 5) == 0);
+    ck_assert(pwd[1].len == 8 && memcmp(pwd[1].data, " second ", 8) == 0);
+    ck_assert(pwd[2].len == 4 && memcmp(pwd[2].data, "last", 4) == 0);
+    /* none in it, no file */
+    write_text(path, "\r\n\n");
+    ck_assert_ptr_null(sws_ssl_read_passwords(pool, &tlog, path));
+    ck_assert_ptr_nonnull(strstr(log_text(), "no passphrase in password file"));
+    snprintf(path, sizeof(path), "%s/none", tdir);
+    ck_assert_ptr_null(sws_ssl_read_passwords(pool, &tlog, path));
+    ck_assert_ptr_nonnull(strstr(log_text(), "cannot open password file"));
+    sws_pool_destroy(pool);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- contexts */
 
 START_TEST(context_and_certificate_errors)
@@ -282,10 +322,11 @@ START_TEST(context_and_certificate_errors)
 
     sws_memzero(&ssl, sizeof(ssl));
     ck_assert_int_eq(sws_ssl_create(&ssl, pool, &tlog), SWS_OK);
-    ck_assert_int_eq(sws_ssl_certificate(&ssl, "/nonexistent/cert.pem", key_path), SWS_ERROR);
+    ck_assert_int_eq(sws_ssl_certificate(&ssl, "/nonexistent/cert.pem", key_path, NULL),
+                     SWS_ERROR);
     ck_assert_ptr_nonnull(strstr(log_text(), "cannot load certificate \"/nonexistent/cert.pem\""));
-    ck_assert_int_eq(sws_ssl_certificate(&ssl, cert_path, other_key_path), SWS_ERROR);
-    ck_assert_int_eq(sws_ssl_certificate(&ssl, cert_path, key_path), SWS_OK);
+    ck_assert_int_eq(sws_ssl_certificate(&ssl, cert_path, other_key_path, NULL), SWS_ERROR);
+    ck_assert_int_eq(sws_ssl_certificate(&ssl, cert_path, key_path, NULL), SWS_OK);
     ck_assert_int_eq(sws_ssl_ciphers(&ssl, &bad, 1), SWS_ERROR);
     ck_assert_ptr_nonnull(strstr(log_text(), "SSL_CTX_set_cipher_list(\"NOT-A-CIPHER\")"));
     ck_assert_ptr_nonnull(strstr(log_text(), "(SSL: error:"));
@@ -354,7 +395,7 @@ pair_open(pair_t *p, int sndbuf)
     }
     p->pool = sws_pool_create(4096, &tlog);
     ck_assert_int_eq(sws_ssl_create(&p->ssl, p->pool, &tlog), SWS_OK);
-    ck_assert_int_eq(sws_ssl_certificate(&p->ssl, cert_path, key_path), SWS_OK);
+    ck_assert_int_eq(sws_ssl_certificate(&p->ssl, cert_path, key_path, NULL), SWS_OK);
 
     p->c.fd = p->sv[0];
     p->c.pool = p->pool;
@@ -597,7 +638,7 @@ START_TEST(handshake_garbage_fails_at_info)
     rev.data = wev.data = &c;
     sws_memzero(&p.ssl, sizeof(p.ssl));
     ck_assert_int_eq(sws_ssl_create(&p.ssl, c.pool, &tlog), SWS_OK);
-    ck_assert_int_eq(sws_ssl_certificate(&p.ssl, cert_path, key_path), SWS_OK);
+    ck_assert_int_eq(sws_ssl_certificate(&p.ssl, cert_path, key_path, NULL), SWS_OK);
     ck_assert_int_eq(sws_ssl_create_connection(&p.ssl, &c), SWS_OK);
     ck_assert_int_eq(write(sv[1], "\x16\x03\x01\x00\x05hello", 10), 10);
     rev.ready = 1;
@@ -623,6 +664,7 @@ ssl_suite(void)
     tcase_add_test(tc, ticket_keys_per_period);
     tcase_add_test(tc, replay_ticket_once);
     tcase_add_test(tc, replay_full_zone_refuses);
+    tcase_add_test(tc, password_file_lines);
     tcase_add_test(tc, context_and_certificate_errors);
     tcase_add_test(tc, recv_and_eof);
     tcase_add_test(tc, send_chain_memory_and_file_with_retries);

@@ -165,7 +165,9 @@ sws_http_upstream_start(sws_http_request_t *r)
     sws_http_upstream_t *u = r->upstream;
     sws_int_t            rc;
 
-    if (u == NULL || u->us == NULL || u->us->npeers == 0) {
+    if (u == NULL || (u->us == NULL && u->rname.len == 0)
+        || (u->us && u->us->npeers == 0 && u->us->resolving == NULL))
+    {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (u->started) {
@@ -187,6 +189,11 @@ sws_ups_start_servers(sws_http_upstream_t *u)
     sws_uint_t           words;
     sws_int_t            rc;
 
+    if (u->us == NULL) {
+        /* A name (after the cache, which needs no address): its addresses
+         * first, then here again. */
+        return sws_ups_resolve_start(u);
+    }
     if (u->us->list) {
         sws_ups_dyn_sync(u->us);        /* the tries below count the live servers */
     }
@@ -209,7 +216,11 @@ sws_ups_start_servers(sws_http_upstream_t *u)
         if (rc != SWS_OK) {
             return rc;
         }
-    } else if (u->conf->request_buffering || u->buffering_forced) {
+    } else if (u->conf->request_buffering || u->buffering_forced
+               || (r->body && r->body->finished && !r->body->stream))
+    {
+        /* (a body read whole already, by a mirror or for a subrequest,
+         * goes as it is) */
         u->body_mode = SWS_UPSTREAM_BODY_BUFFERED;
         rc = sws_http_read_body(r, sws_ups_body_read_done);
         return rc == SWS_OK ? SWS_DONE : rc;

@@ -34,6 +34,7 @@
 #include "sws_http_temp_file.h"
 #include "sws_ssl.h"
 #include <scalws/sws_shm.h>
+#include <scalws/sws_resolver.h>
 
 /* next_upstream conditions (a mask). */
 #define SWS_UPS_FT_ERROR           0x0001
@@ -133,6 +134,7 @@ typedef struct {
     sws_uint_t   max_conns;
     unsigned     backup:1;
     unsigned     down:1;
+    unsigned     resolve:1;    /* a name followed at run time */
     const char  *file;
     sws_uint_t   line;
 } sws_http_upstream_server_t;
@@ -217,6 +219,12 @@ struct sws_http_upstream_srv_s {
     unsigned                    hc_probe_warned:1;
     unsigned                    ndynamic_set:1;
     unsigned                    ring_heap:1;   /* worker: ring rebuilt, malloc()ed */
+    unsigned                    zone:1;        /* "zone" (run-time lists need it) */
+    /* "server NAME resolve" lines: their addresses live in the run-time
+     * slots, kept up to date by worker 0 (sws_http_upstream_dns.c) */
+    sws_array_t                *resolving;     /* sws_http_upstream_server_t, or NULL */
+    sws_resolver_t             *resolver;
+    sws_msec_t                  resolver_timeout;
 };
 
 typedef struct {
@@ -240,6 +248,7 @@ typedef struct sws_ups_ssl_conf_s {
     sws_str_t             trusted;         /* C strings */
     sws_str_t             certificate;
     sws_str_t             certificate_key;
+    sws_str_t             password_file;   /* passphrases of certificate_key */
     sws_int_t             session_reuse;
     sws_ssl_t            *ssl;             /* made when a location needs it */
     unsigned              merged:1;
@@ -298,6 +307,9 @@ typedef struct {
     const sws_http_upstream_cache_t  *cache;     /* NULL: none */
     void                             *cache_data;
     unsigned                          cache_set:1;
+    /* run-time DNS (sws_http_upstream_dns.c) */
+    sws_resolver_t                   *resolver;  /* NULL: none (inherited) */
+    sws_msec_t                        resolver_timeout;
 } sws_http_upstream_loc_conf_t;
 
 /* A buffer of the response body. Data in it goes downstream as "shadow"
@@ -454,6 +466,14 @@ struct sws_http_upstream_s {
     unsigned                          noted:1;         /* the last one came by
                                                           header_received */
 
+    /* a name to resolve first (sws_http_upstream_dns.c) */
+    sws_str_t                         rname;       /* the host, without the port */
+    sws_str_t                         raddr;       /* as given: "host[:port]" */
+    sws_uint_t                        rport;
+    sws_resolver_query_t             *rquery;      /* asked, not answered */
+    sws_int_t                         rrc;         /* answered at once: the outcome */
+    unsigned                          rsync:1;     /* in sws_resolver_resolve() */
+
     /* waiting in the group's queue (sws_http_upstream_queue.c) */
     sws_queue_t                       wait_link;
     sws_event_t                       wait_ev;     /* the wake (posted), the timeout */
@@ -594,6 +614,21 @@ void       sws_ups_tunnel_event(sws_http_upstream_t *u, int from_upstream);
 
 /* sws_http_upstream_cache.c */
 void      *sws_ups_create_loc_conf(sws_conf_t *cf);
+/* sws_http_upstream_dns.c: resolver and resolver_timeout */
+char      *sws_ups_resolver_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+void       sws_ups_resolver_merge(sws_http_upstream_loc_conf_t *prev,
+    sws_http_upstream_loc_conf_t *conf);
+/* A name target (set_target): remembered, or refused without a resolver.
+ * SWS_OK, or SWS_DECLINED (logged). */
+sws_int_t  sws_ups_resolve_later(sws_http_upstream_t *u, const sws_str_t *addr,
+    sws_uint_t default_port);
+/* From sws_ups_start_servers (after the cache's lookup): ask, go on there
+ * when answered. */
+sws_int_t  sws_ups_resolve_start(sws_http_upstream_t *u);
+/* At the end of http { }: the resolver of a group with "server ... resolve"
+ * (SWS_CONF_OK or an error, logged); in worker 0: start following them. */
+char      *sws_ups_resolving_conf(sws_conf_t *cf, sws_http_upstream_srv_t *us);
+sws_int_t  sws_ups_resolving_init_worker(sws_cycle_t *cycle, sws_http_upstream_srv_t *us);
 char      *sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 /* SWS_DECLINED: go on to a server; else the content handler's result. */
 sws_int_t  sws_ups_cache_lookup(sws_http_upstream_t *u);
@@ -613,6 +648,17 @@ sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 sws_int_t  sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 /* Bring the worker's peers up to date with the list (cheap when unchanged). */
 void       sws_ups_dyn_sync(sws_http_upstream_srv_t *us);
+/* Add a server to the run-time list (sws_http_upstream_server_add);
+ * resolved: the Nth "server NAME resolve" line's address (1-based), 0: a
+ * server added by hand. A reload keeps the addresses of the lines it still
+ * has; sws_ups_dyn_resolved gives those of line owner (their number, at
+ * most max), for the new configuration's worker 0 to go on from. */
+sws_int_t  sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr,
+    sws_uint_t weight, int resolved);
+/* The same address and port (the same path for unix:). */
+int        sws_ups_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b);
+sws_uint_t sws_ups_dyn_resolved(sws_http_upstream_srv_t *us, sws_uint_t owner,
+    struct sockaddr_storage *out, sws_uint_t max);
 /* A new running configuration in this process (init_master, init_worker):
  * the SDK's list handles follow their groups into it. */
 void       sws_ups_dyn_handles_update(sws_http_upstream_main_conf_t *umcf);

@@ -13,7 +13,13 @@
 void *
 sws_ups_create_loc_conf(sws_conf_t *cf)
 {
-    return sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_upstream_loc_conf_t));
+    sws_http_upstream_loc_conf_t *ulcf;
+
+    ulcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_http_upstream_loc_conf_t));
+    if (ulcf) {
+        ulcf->resolver_timeout = SWS_UNSET_MSEC;
+    }
+    return ulcf;
 }
 
 char *
@@ -22,6 +28,7 @@ sws_ups_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_http_upstream_loc_conf_t *prev = parent, *conf = child;
 
     (void) cf;
+    sws_ups_resolver_merge(prev, conf);
     if (!conf->cache_set) {
         conf->cache = prev->cache;
         conf->cache_data = prev->cache_data;

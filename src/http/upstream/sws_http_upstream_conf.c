@@ -53,6 +53,18 @@ static const sws_command_t sws_ups_commands[] = {
     { "zone", UPS(SWS_CONF_TAKE12), sws_ups_zone, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     { "dynamic_servers", UPS(SWS_CONF_TAKE1), sws_ups_dynamic, SWS_HTTP_SRV_CONF_OFFSET, 0,
       NULL },
+    /* run-time DNS for per-request targets (sws_http_upstream_dns.c) */
+    { "resolver", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF | SWS_CONF_1MORE,
+      sws_ups_resolver_directive, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_upstream_loc_conf_t, resolver), NULL },
+    { "resolver_timeout", SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF
+      | SWS_CONF_TAKE1, sws_conf_set_msec_slot, SWS_HTTP_LOC_CONF_OFFSET,
+      offsetof(sws_http_upstream_loc_conf_t, resolver_timeout), NULL },
+    /* the same in an upstream block, for its "server ... resolve" (nginx 1.27.3) */
+    { "resolver", UPS(SWS_CONF_1MORE), sws_ups_resolver_directive, SWS_HTTP_SRV_CONF_OFFSET,
+      offsetof(sws_http_upstream_srv_t, resolver), NULL },
+    { "resolver_timeout", UPS(SWS_CONF_TAKE1), sws_conf_set_msec_slot, SWS_HTTP_SRV_CONF_OFFSET,
+      offsetof(sws_http_upstream_srv_t, resolver_timeout), NULL },
     sws_null_command
 };
 
@@ -80,10 +92,19 @@ sws_ups_postconfiguration(sws_conf_t *cf)
 {
     sws_http_upstream_main_conf_t  *umcf = sws_conf_http_main_conf(cf, &sws_http_upstream_module);
     sws_http_temp_path_t          **paths;
+    sws_http_upstream_srv_t       **ups;
     sws_uint_t                      i;
 
     if (umcf == NULL) {
         return SWS_OK;
+    }
+    /* "server ... resolve": the http level's resolver (known here, with the
+     * http block's confs at hand) */
+    ups = umcf->upstreams.elts;
+    for (i = 0; i < umcf->upstreams.nelts; i++) {
+        if (ups[i]->resolving && sws_ups_resolving_conf(cf, ups[i]) != SWS_CONF_OK) {
+            return SWS_ERROR;
+        }
     }
     paths = umcf->temp_paths.elts;
     for (i = 0; i < umcf->temp_paths.nelts; i++) {
@@ -150,6 +171,7 @@ sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name, sws_uint_t port, int creat
     us->file = sws_conf_file(cf);
     us->line = sws_conf_line(cf);
     us->keepalive = SWS_UNSET_UINT;
+    us->resolver_timeout = SWS_UNSET_MSEC;
     us->keepalive_timeout = SWS_UNSET_MSEC;
     us->keepalive_requests = SWS_UNSET_UINT;
     us->unix_sock = name->len > 5 && sws_strncasecmp(name->data, (u_char *) "unix:", 5) == 0;
@@ -271,6 +293,8 @@ sws_ups_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             s->backup = 1;
         } else if (sws_str_eq_cstr(arg, "down")) {
             s->down = 1;
+        } else if (sws_str_eq_cstr(arg, "resolve")) {
+            s->resolve = 1;
         } else {
             goto invalid;
         }
@@ -476,7 +500,10 @@ invalid:
 static char *
 sws_ups_zone(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
-    (void) cf; (void) cmd; (void) conf;
+    sws_http_upstream_srv_t *us = conf;
+
+    (void) cf; (void) cmd;
+    us->zone = 1;                    /* every group's state is shared anyway */
     return SWS_CONF_OK;
 }
 
@@ -508,6 +535,7 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
     sws_http_upstream_srv_t       **ups = umcf->upstreams.elts, *us;
     sws_uint_t                      i;
     char                           *rv;
+    int                             resolving = 0;
 
     umcf->npeers = 0;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
@@ -523,8 +551,9 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
             return SWS_CONF_ERROR;
         }
         umcf->npeers += us->npeers;
+        resolving |= us->resolving != NULL;
     }
-    if (umcf->npeers && (sws_ups_zone_init(cf, umcf) != SWS_OK
+    if ((umcf->npeers || resolving) && (sws_ups_zone_init(cf, umcf) != SWS_OK
                          || sws_ups_dyn_init(cf, umcf) != SWS_OK))
     {
         return SWS_CONF_ERROR;
@@ -563,7 +592,8 @@ sws_ups_init_worker(sws_cycle_t *cycle)
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         sws_ups_balancer_init_worker(ups[i]);
         if (sws_ups_ka_init_worker(cycle, ups[i]) != SWS_OK
-            || sws_ups_health_init_worker(cycle, ups[i]) != SWS_OK)
+            || sws_ups_health_init_worker(cycle, ups[i]) != SWS_OK
+            || (ups[i]->resolving && sws_ups_resolving_init_worker(cycle, ups[i]) != SWS_OK))
         {
             return SWS_ERROR;
         }

@@ -42,6 +42,8 @@ typedef struct {
     uint32_t                 state;
     uint32_t                 weight;
     uint32_t                 gen;         /* bumped when the address changes */
+    uint32_t                 resolved;    /* an address of the Nth "server NAME
+                                             resolve" line (1-based), 0: not */
     socklen_t                socklen;
     struct sockaddr_storage  sockaddr;
     uint32_t                 name_len;
@@ -130,12 +132,11 @@ typedef struct {
     socklen_t                socklen;
     uint32_t                 weight;
     uint32_t                 state;
+    uint32_t                 resolved;
 } sws_ups_kept_t;
 
 static sws_http_upstream_srv_t *sws_ups_dyn_group(sws_http_upstream_main_conf_t *umcf,
     const sws_str_t *name);
-static int sws_ups_same_addr(const struct sockaddr_storage *a,
-    const struct sockaddr_storage *b);
 
 /* The run-time servers of the previous configuration's group of the same
  * name (in the master, the running configuration), into *kept (in pool);
@@ -167,6 +168,7 @@ sws_ups_dyn_old(sws_pool_t *pool, sws_http_upstream_srv_t *us, sws_ups_kept_t **
             memcpy(&kept[n].sockaddr, &sl->sockaddr, sizeof(sl->sockaddr));
             kept[n].socklen = sl->socklen;
             kept[n].weight = sl->weight;
+            kept[n].resolved = sl->resolved;
             kept[n].state = sl->state;
             n++;
         }
@@ -201,31 +203,41 @@ sws_ups_dyn_keep(sws_conf_t *cf, sws_http_upstream_srv_t *us, sws_ups_list_t *l,
     sws_ups_slot_t  *sl;
     sws_uint_t       i, k = 0;
     char             name[SWS_UPS_NAME_LEN];
+    uint32_t         nresolving = us->resolving ? (uint32_t) us->resolving->nelts : 0;
 
     for (i = l->nconf; i < l->nslots; i++) {
         sl = &l->slots[i];
         if (in_place) {
-            if (sl->state != SWS_UPS_SLOT_FREE && sws_ups_dyn_configured(us, &sl->sockaddr)) {
+            /* An address of a "resolve" line the configuration no longer
+             * has goes; the others stay, for the new worker 0 to go on
+             * from (sws_ups_dyn_resolved). */
+            if (sl->state != SWS_UPS_SLOT_FREE
+                && (sl->resolved > nresolving
+                    || sws_ups_dyn_configured(us, &sl->sockaddr)))
+            {
                 sl->state = SWS_UPS_SLOT_FREE;
                 sl->weight = 0;
                 sl->gen++;
             }
             continue;
         }
-        while (k < nkept && sws_ups_dyn_configured(us, &kept[k].sockaddr)) {
+        while (k < nkept && (sws_ups_dyn_configured(us, &kept[k].sockaddr)
+                             || kept[k].resolved > nresolving))
+        {
             k++;
         }
         if (k == nkept) {
             break;
         }
         sws_ups_slot_set_addr(sl, &kept[k].sockaddr, kept[k].socklen);
+        sl->resolved = kept[k].resolved;
         sl->state = kept[k].state;
         sl->weight = kept[k].weight;
         sl->gen++;
         k++;
     }
     for ( ; !in_place && k < nkept; k++) {
-        if (!sws_ups_dyn_configured(us, &kept[k].sockaddr)) {
+        if (!sws_ups_dyn_configured(us, &kept[k].sockaddr) && kept[k].resolved <= nresolving) {
             sws_ups_addr_format(&kept[k].sockaddr, name, sizeof(name));
             sws_conf_log_error(SWS_LOG_WARN, cf, 0, "upstream \"%.*s\" has no room for "
                                "server %s added at run time: dropped", (int) us->name.len,
@@ -392,7 +404,7 @@ sws_ups_dyn_sync(sws_http_upstream_srv_t *us)
 
 /* ---- the SDK ---- */
 
-static int
+int
 sws_ups_same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
     const struct sockaddr_in  *a4 = (const void *) a, *b4 = (const void *) b;
@@ -465,8 +477,9 @@ sws_ups_dyn_changed(sws_ups_list_t *l)
     __atomic_add_fetch(&l->version, 1, __ATOMIC_RELEASE);
 }
 
-static sws_int_t
-sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t weight)
+sws_int_t
+sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t weight,
+    int resolved)
 {
     sws_ups_list_t          *l;
     sws_ups_slot_t          *sl;
@@ -501,12 +514,35 @@ sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t w
         sws_memzero(&sl->sh, sizeof(sl->sh));
         sws_ups_slot_set_addr(sl, &sa, salen);
         sl->gen++;
+        sl->resolved = (uint32_t) resolved;
+    } else if (!resolved) {
+        sl->resolved = 0;              /* named by hand: no name's to remove */
     }
     sl->weight = (uint32_t) weight;
     sl->state = SWS_UPS_SLOT_UP;
     sws_ups_dyn_changed(l);
     sws_slab_unlock(l->pool);
     return SWS_OK;
+}
+
+sws_uint_t
+sws_ups_dyn_resolved(sws_http_upstream_srv_t *us, sws_uint_t owner,
+    struct sockaddr_storage *out, sws_uint_t max)
+{
+    sws_ups_list_t  *l = us->list;
+    sws_uint_t       i, n = 0;
+
+    if (l == NULL) {
+        return 0;
+    }
+    sws_slab_lock(l->pool);
+    for (i = l->nconf; i < l->nslots && n < max; i++) {
+        if (l->slots[i].state != SWS_UPS_SLOT_FREE && l->slots[i].resolved == owner) {
+            memcpy(&out[n++], &l->slots[i].sockaddr, sizeof(l->slots[i].sockaddr));
+        }
+    }
+    sws_slab_unlock(l->pool);
+    return n;
 }
 
 /* Drain, remove (state), weight (weight, not 0): a change to a server the
@@ -558,7 +594,7 @@ sws_http_upstream_server_add(const sws_str_t *upstream, const sws_str_t *addr,
     if (us == NULL) {
         return SWS_DECLINED;
     }
-    return sws_ups_dyn_add(us, addr, weight);
+    return sws_ups_dyn_add(us, addr, weight, 0);
 }
 
 sws_int_t
@@ -672,7 +708,7 @@ sws_http_upstream_list_add(sws_int_t list, const sws_str_t *addr, sws_uint_t wei
     sws_http_upstream_srv_t  *us;
     sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
 
-    return rc == SWS_OK ? sws_ups_dyn_add(us, addr, weight) : rc;
+    return rc == SWS_OK ? sws_ups_dyn_add(us, addr, weight, 0) : rc;
 }
 
 sws_int_t

@@ -210,7 +210,9 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
         numend = sws_sprint_uint(num, (uint64_t) rq->body->len);   /* proxy_set_body */
         mode = SWS_UPSTREAM_BODY_NONE;
     } else if (mode == SWS_UPSTREAM_BODY_NONE) {
-        if (sws_http_header_in(r, "content-length", 14) && !sws_http_has_body(r)) {
+        if (sws_http_header_in(r, "content-length", 14) && !sws_http_has_body(r)
+            && !rq->own_length)
+        {
             numend = sws_cpymem(num, "0", 1);        /* "Content-Length: 0" stays */
         }
     } else {

@@ -582,7 +582,7 @@ sws_http_upstream_conf_directive(sws_conf_t *cf, const sws_command_t *cmd, void 
         SWS_UPS_TYPED(limit_rate, sws_conf_set_size_slot);
     }
     if (cmd->offset >= SWS_UPSTREAM_CONF_SSL_SERVER_NAME
-        && cmd->offset <= SWS_UPSTREAM_CONF_SSL_SESSION_REUSE)
+        && cmd->offset <= SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE)
     {
         return sws_ups_ssl_directive(cf, cmd, uc);
     }

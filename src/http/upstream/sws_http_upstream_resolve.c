@@ -254,8 +254,23 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
         return SWS_CONF_ERROR;
     }
     /* Resolve once to count, then fill (resolution is repeated: simple,
-     * and only at start-up). */
+     * and only at start-up). A "resolve" server is followed at run time,
+     * in the room for run-time servers: no configured peer. */
     for (i = 0; i < us->servers.nelts; i++) {
+        if (s[i].resolve) {
+            if (us->resolving == NULL) {
+                us->resolving = sws_array_create(cf->pool, 2,
+                                                 sizeof(sws_http_upstream_server_t));
+                if (us->resolving == NULL) {
+                    return SWS_CONF_ERROR;
+                }
+            }
+            if (sws_array_push(us->resolving) == NULL) {
+                return SWS_CONF_ERROR;
+            }
+            ((sws_http_upstream_server_t *) us->resolving->elts)[us->resolving->nelts - 1] = s[i];
+            continue;
+        }
         n = sws_ups_resolve(cf, &s[i].addr, us->defined ? 80 : us->port, addrs,
                             SWS_UPS_MAX_ADDRS, &host, &err);
         if (n < 0) {
@@ -280,7 +295,7 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
     k = 0;
     for (pass = 0; pass < 2; pass++) {           /* primary, then backup */
         for (i = 0; i < us->servers.nelts; i++) {
-            if (s[i].backup != pass) {
+            if (s[i].backup != pass || s[i].resolve) {
                 continue;
             }
             n = sws_ups_resolve(cf, &s[i].addr, us->defined ? 80 : us->port, addrs,
@@ -329,7 +344,7 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
         peer->index = k;
         peer->us = us;
     }
-    if (us->nprimary == 0) {
+    if (us->nprimary == 0 && us->resolving == NULL) {
         sws_log_error(SWS_LOG_EMERG, cf->log, 0,
                       "upstream \"%.*s\" has only backup servers in %s:%lu",
                       (int) us->name.len, us->name.data, us->file, (unsigned long) us->line);

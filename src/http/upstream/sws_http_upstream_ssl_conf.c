@@ -104,6 +104,8 @@ sws_ups_ssl_directive(sws_conf_t *cf, const sws_command_t *cmd, sws_http_upstrea
         return sws_ups_ssl_path(cf, &sc->certificate);
     case SWS_UPSTREAM_CONF_SSL_CERTIFICATE_KEY:
         return sws_ups_ssl_path(cf, &sc->certificate_key);
+    case SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE:
+        return sws_ups_ssl_path(cf, &sc->password_file);
     }
 #undef SWS_UPS_SSL_TYPED
     return "is not an upstream TLS directive";
@@ -138,6 +140,9 @@ sws_ups_ssl_inherit(sws_ups_ssl_conf_t *sc, const sws_ups_ssl_conf_t *prev)
         sc->certificate = prev->certificate;
         sc->certificate_key = prev->certificate_key;
     }
+    if (sc->password_file.data == NULL) {
+        sc->password_file = prev->password_file;
+    }
 }
 
 /* The client context of sc's settings. */
@@ -147,6 +152,7 @@ sws_ups_ssl_create(sws_conf_t *cf, sws_ups_ssl_conf_t *sc)
     sws_pool_t *pool = sws_conf_pool(cf);
     sws_log_t  *log = sws_conf_log(cf);
     SSL_CTX    *ctx;
+    sws_array_t *passwords = NULL;
 
     if (sc->verify && sc->trusted.data == NULL) {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "TLS verification of upstream servers "
@@ -169,9 +175,15 @@ sws_ups_ssl_create(sws_conf_t *cf, sws_ups_ssl_conf_t *sc)
     {
         return SWS_ERROR;
     }
+    if (sc->certificate.data && sc->password_file.data) {
+        passwords = sws_ssl_read_passwords(pool, log, (char *) sc->password_file.data);
+        if (passwords == NULL) {
+            return SWS_ERROR;
+        }
+    }
     if (sc->certificate.data
         && sws_ssl_certificate(sc->ssl, (char *) sc->certificate.data,
-                               (char *) sc->certificate_key.data) != SWS_OK)
+                               (char *) sc->certificate_key.data, passwords) != SWS_OK)
     {
         return SWS_ERROR;
     }

@@ -2,9 +2,9 @@
  * A target chosen per request (proxy_pass with variables): the name of an
  * upstream the configuration knows (an upstream { } block, or the
  * "host:port" of another proxy_pass, already resolved at start-up, with its
- * keep-alive pool), else an address that needs no resolver. A name that
- * would need DNS is refused: there is no resolver, and a worker never
- * blocks on getaddrinfo().
+ * keep-alive pool), else an address that needs no resolver, else a name
+ * that the location's resolver is asked when the request starts
+ * (sws_http_upstream_dns.c; a worker never blocks on getaddrinfo()).
  *
  * A literal address gets a group of its own for the request (pool memory):
  * one server, no passive health, no keep-alive (like nginx, whose keep-alive
@@ -29,7 +29,9 @@ sws_ups_find_known(const sws_str_t *addr, sws_uint_t default_port)
                && addr->data[addr->len - 1] != ']';
     ups = umcf->upstreams.elts;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
-        if (!sws_str_caseeq(&ups[i]->name, addr) || ups[i]->npeers == 0) {
+        if (!sws_str_caseeq(&ups[i]->name, addr)
+            || (ups[i]->npeers == 0 && ups[i]->resolving == NULL))
+        {
             continue;
         }
         /* "proxy_pass http://h" elsewhere means h:80; here it may be 443. */
@@ -73,10 +75,7 @@ sws_http_upstream_set_target(sws_http_upstream_t *u, const sws_str_t *addr,
     rc = sws_ups_parse_literal(addr, default_port, &peer->sockaddr, &peer->socklen, &host,
                                &err);
     if (rc == 0) {
-        sws_log_error(SWS_LOG_ERR, r->log, 0, "no resolver is configured to resolve "
-                      "\"%.*s\" (an upstream name or an IP address is needed)",
-                      (int) addr->len, addr->data);
-        return SWS_DECLINED;
+        return sws_ups_resolve_later(u, addr, default_port);   /* a name: DNS */
     }
     if (rc < 0) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "%s in upstream \"%.*s\"", err,
