@@ -106,14 +106,21 @@ sws_admin_api_http(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_requests(o, key, &st);
 }
 
+/* TLS and HTTP/2 (zeros from a core that does not count them). */
+static void
+sws_admin_protocols(sws_status_protocols_t *st)
+{
+    sws_memzero(st, sizeof(*st));
+    st->size = sizeof(*st);
+    (void) sws_status_get_protocols(st);
+}
+
 static void
 sws_admin_api_tls(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_status_protocols_t  st;
 
-    sws_memzero(&st, sizeof(st));
-    st.size = sizeof(st);
-    (void) sws_status_get_protocols(&st);
+    sws_admin_protocols(&st);
     sws_admin_json_open(o, key, '{');
     sws_admin_json_uint(o, "handshakes", st.tls_handshakes);
     sws_admin_json_uint(o, "resumed", st.tls_resumed);
@@ -131,9 +138,7 @@ sws_admin_api_http2(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_status_protocols_t  st;
 
-    sws_memzero(&st, sizeof(st));
-    st.size = sizeof(st);
-    (void) sws_status_get_protocols(&st);
+    sws_admin_protocols(&st);
     sws_admin_json_open(o, key, '{');
     sws_admin_json_uint(o, "connections", st.http2_connections);
     sws_admin_json_uint(o, "streams", st.http2_streams);

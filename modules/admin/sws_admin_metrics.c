@@ -191,20 +191,19 @@ sws_admin_metrics_http(sws_admin_prom_t *m)
     sws_admin_prom_one(m, "scalws_http_sent_bytes", SWS_ADMIN_COUNTER,
                        "Bytes of the responses (heads and bodies).", st.bytes_out);
 
-    sws_admin_prom_family(m, "scalws_worker_connections_accepted", SWS_ADMIN_COUNTER,
-                          "Client connections accepted, by worker.");
-    for (i = 0; i < SWS_STATUS_WORKERS; i++) {
-        if (used[i]) {
-            l[0] = (sws_admin_label_t) { "worker", id[i], idlen[i] };
-            sws_admin_prom_sample(m, l, 1, w[i].accepted);
+    for (k = 0; k < 2; k++) {
+        if (k == 0) {
+            sws_admin_prom_family(m, "scalws_worker_connections_accepted", SWS_ADMIN_COUNTER,
+                                  "Client connections accepted, by worker.");
+        } else {
+            sws_admin_prom_family(m, "scalws_worker_connections_active", SWS_ADMIN_GAUGE,
+                                  "Client connections open now, by worker.");
         }
-    }
-    sws_admin_prom_family(m, "scalws_worker_connections_active", SWS_ADMIN_GAUGE,
-                          "Client connections open now, by worker.");
-    for (i = 0; i < SWS_STATUS_WORKERS; i++) {
-        if (used[i]) {
-            l[0] = (sws_admin_label_t) { "worker", id[i], idlen[i] };
-            sws_admin_prom_sample(m, l, 1, w[i].active);
+        for (i = 0; i < SWS_STATUS_WORKERS; i++) {
+            if (used[i]) {
+                l[0] = (sws_admin_label_t) { "worker", id[i], idlen[i] };
+                sws_admin_prom_sample(m, l, 1, k == 0 ? w[i].accepted : w[i].active);
+            }
         }
     }
     sws_admin_prom_family(m, "scalws_worker_http_requests", SWS_ADMIN_COUNTER,
