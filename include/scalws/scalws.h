@@ -28,6 +28,7 @@
 #include <scalws/sws_regex.h>
 #include <scalws/sws_cidr.h>
 #include <scalws/sws_status.h>
+#include <scalws/sws_server.h>
 
 #define SCALWS_VERSION "0.1.0"
 

@@ -616,6 +616,20 @@ sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *
 /* ABI 1.7: the same, as far as st->size says (SWS_ERROR if it is too small). */
 sws_int_t  sws_http_upstream_stats_read(sws_uint_t i, sws_http_upstream_stats_t *st);
 
+/* ABI 1.8: the response-time histogram of the i-th server of
+ * sws_http_upstream_stats_read, cumulative as Prometheus has it: b[k].count
+ * responses whose head came within b[k].le milliseconds (5, 10, 25, 50,
+ * 100, 250, 500, 1000, 2500, 5000, 10000; the responses of the stats are
+ * the +Inf bucket). *n: b's room in, the buckets filled out. SWS_OK, or
+ * SWS_ERROR past the last server. */
+#define SWS_HTTP_UPSTREAM_TIME_BUCKETS  11
+typedef struct {
+    sws_msec_t  le;
+    uint64_t    count;
+} sws_http_upstream_bucket_t;
+sws_int_t  sws_http_upstream_stats_histogram(sws_uint_t i, sws_http_upstream_bucket_t *b,
+    sws_uint_t *n);
+
 /* The i-th server of one group as its run-time list has it now (the
  * configured ones, then those added and not removed), with its counters:
  * state "up", "draining", "down" (removed, or down in the configuration),

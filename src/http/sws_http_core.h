@@ -157,6 +157,9 @@ struct sws_http_core_srv_conf_s {
     sws_array_t                location_list;  /* sws_http_core_loc_conf_t * while parsing */
     sws_array_t                listens;        /* sws_http_listen_t */
     unsigned                   listen:1;
+    /* A module's server of its own (sws_http_conf_own_server): the
+     * module's name; its addresses are its alone. */
+    const char                *own;
     const char                *file;
     sws_uint_t                 line;
 };
