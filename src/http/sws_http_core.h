@@ -641,6 +641,11 @@ struct sws_http_request_s {
      * the response did not reach it whole. */
     unsigned                   client_ended:1;
     unsigned                   cut:1;
+    /* last_modified is an end-to-end field the producer passed on (an
+     * upstream's, a stored response's): it goes out whatever the status,
+     * as nginx's copied field; one the server made (a file's) goes out
+     * with 200, 206 and 304 only. */
+    unsigned                   last_modified_passed:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;

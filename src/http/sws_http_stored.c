@@ -83,7 +83,8 @@ sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const
         if (sws_http_name_is(name, lc, "last-modified")) {
             t = sws_parse_http_time(value->data, value->len);
             if (t != -1) {
-                sws_http_set_last_modified(r, t);
+                r->last_modified = t;
+                r->last_modified_passed = 1;
                 return SWS_OK;
             }
         }
@@ -194,6 +195,7 @@ sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
         t = sws_parse_http_time(value->data, value->len);
         if (t != -1) {
             r->last_modified = t;
+            r->last_modified_passed = 1;
             return SWS_OK;
         }
         break;                         /* not a date: kept as it came */
@@ -340,6 +342,7 @@ sws_http_send_stored_head(sws_http_request_t *r, sws_uint_t status,
     r->etag = head->etag;
     r->location = head->location;
     r->last_modified = (time_t) head->last_modified;
+    r->last_modified_passed = 1;
     if (head->nfields) {
         /* copied into the request's list: filters may change it, never the head */
         h = sws_http_stored_room(r, head->nfields);
