@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  7      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  8      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -31,7 +31,10 @@
                                  used it); sws_http_format_string (inline),
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
-                                 .. _info) */
+                                 .. _info);
+                                 1.8: the cache hooks' SWS_UPSTREAM_CACHE_WATCH
+                                 (store_header sees the head of a response it
+                                 does not store) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -340,6 +340,14 @@ void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
  */
 #define SWS_UPSTREAM_CACHE_MISS        -110
 #define SWS_UPSTREAM_CACHE_REVALIDATE  -111
+/*
+ * ABI 1.8. lookup may also return SWS_UPSTREAM_CACHE_WATCH: go to a server
+ * as without a cache (the request is sent as it is, nothing is stored, no
+ * failed hook), but store_header still sees the final response head,
+ * whatever its status (a HEAD's too), to act on it: RFC 9111 4.4's
+ * invalidation after an unsafe method. store_header returns SWS_DECLINED.
+ */
+#define SWS_UPSTREAM_CACHE_WATCH       -112
 
 typedef struct {
     const char  *name;           /* for log messages */

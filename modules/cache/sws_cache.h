@@ -16,6 +16,8 @@
  *                         revalidation's 304, stale on errors
  *   sws_cache_helpers.c   the cache manager and the cache loader
  *   sws_cache_purge.c     proxy_cache_purge and the purge function
+ *   sws_cache_invalidate.c  RFC 9111 4.4: what an unsafe method's answer
+ *                         invalidates
  */
 #ifndef SWS_CACHE_H
 #define SWS_CACHE_H
@@ -302,6 +304,7 @@ typedef struct {
     unsigned               prepared:1;   /* key and request fields evaluated */
     unsigned               req_no_cache:1;   /* the request's no-cache */
     unsigned               req_limits:1;     /* any of the four: no fast hit */
+    unsigned               invalidate:1;     /* an unsafe method: its answer decides */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -388,5 +391,12 @@ void      sws_cache_manage(sws_cache_path_t *p, sws_log_t *log);
 char     *sws_cache_purge_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 sws_int_t sws_cache_purge_init(sws_conf_t *cf);
 sws_int_t sws_cache_purge_request(sws_http_request_t *r, sws_cache_loc_conf_t *lcf);
+
+/* sws_cache_invalidate.c */
+/* Is the method unsafe, or of unknown safety (RFC 9110 9.2.1)? */
+int       sws_cache_method_unsafe(sws_uint_t method);
+/* The head of an unsafe request's response is on r: invalidate what 4.4
+ * says (nothing after an error). */
+void      sws_cache_invalidate_after(sws_http_request_t *r, sws_cache_ctx_t *ctx);
 
 #endif

@@ -737,7 +737,6 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx;
     sws_uint_t             method = sws_http_method(r);
-    sws_str_t              key;
     sws_int_t              rc;
 
     (void) data;
@@ -750,14 +749,18 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
         return sws_cache_purge_request(r, lcf);
     }
     if (!(method & (lcf->methods | SWS_HTTP_HEAD))) {
-        if (method & (SWS_HTTP_POST | SWS_HTTP_PUT | SWS_HTTP_DELETE | SWS_HTTP_PATCH)) {
-            /* RFC 9111 4.4: an unsafe method invalidates the target URI
-             * (done before the answer: at worst one more miss) */
-            if (sws_cache_eval(r, lcf->key, &key) == SWS_OK) {
-                sws_cache_invalidate(lcf->path, &key, sws_http_log(r));
-            }
+        if (!sws_cache_method_unsafe(method)) {
+            return SWS_DECLINED;
         }
-        return SWS_DECLINED;
+        /* RFC 9111 4.4: what the answer invalidates depends on it (its
+         * status, its Location): the framework shows the cache its head */
+        ctx = sws_cache_ctx(r, lcf);
+        if (ctx == NULL || sws_cache_eval(r, lcf->key, &ctx->key) != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        ctx->prepared = 1;
+        ctx->invalidate = 1;
+        return SWS_UPSTREAM_CACHE_WATCH;
     }
     rc = sws_cache_prepare(r, lcf, &ctx);
     if (rc != SWS_OK) {

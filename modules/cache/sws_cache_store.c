@@ -217,6 +217,10 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     off_t                  len;
     sws_int_t              rc;
 
+    if (ctx && ctx->invalidate) {
+        sws_cache_invalidate_after(r, ctx);
+        return SWS_DECLINED;
+    }
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }

@@ -81,3 +81,64 @@ def test_origin_last_modified_passes_with_every_status(side_by_side, corigin, tm
     for key, by in seen.items():
         assert by["scalwsd"] == by["nginx"], key
         assert by["scalwsd"] == ([] if key[0] == "missing" else [LM]), key
+
+
+# ---- invalidation (RFC 9111 4.4)
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "M-SEARCH"])
+def test_an_unsafe_method_answered_2xx_invalidates(sws, corigin, method):
+    o = corigin()
+    srv = start(sws, o)
+    assert twice(srv, "/c/u") == ("MISS", "HIT")
+    r, _ = get(srv, "/c/u", method=method, body=b"x" if method != "DELETE" else None)
+    assert r.status == 200
+    assert o.count("/c/u") == 2                    # the method went to the origin
+    assert twice(srv, "/c/u") == ("MISS", "HIT")
+
+
+def test_safe_methods_invalidate_nothing(sws, corigin):
+    o = corigin()
+    srv = start(sws, o)
+    assert twice(srv, "/c/s") == ("MISS", "HIT")
+    r, _ = get(srv, "/c/s", method="OPTIONS")
+    assert get(srv, "/c/s")[1] == "HIT"
+
+
+@pytest.mark.parametrize("status", [404, 500, 503])
+def test_a_failed_unsafe_method_invalidates_nothing(sws, corigin, status):
+    o = corigin()
+    srv = start(sws, o)
+    assert twice(srv, "/c/f") == ("MISS", "HIT")
+    o.set("/c/f", body=b"no", status=status, headers=[])
+    r, _ = get(srv, "/c/f", method="POST", body=b"x")
+    assert r.status == status
+    r, st = get(srv, "/c/f")
+    assert st == "HIT" and r.body == b"/c/f"
+
+
+def test_location_and_content_location_are_invalidated(sws, corigin):
+    o = corigin()
+    srv = start(sws, o)
+    host = "127.0.0.1:%d" % srv.port
+    for p in ("/c/x", "/c/y", "/c/z", "/c/w"):
+        assert twice(srv, p) == ("MISS", "HIT")
+    o.set("/c/form", status=201, body=b"made",
+          headers=[("Location", "/c/x"),
+                   ("Content-Location", "http://%s/c/y" % host)])
+    r, _ = get(srv, "/c/form", method="POST", body=b"x")
+    assert r.status == 201
+    assert get(srv, "/c/x")[1] == "MISS"
+    assert get(srv, "/c/y")[1] == "MISS"
+    assert get(srv, "/c/z")[1] == "HIT"
+    # another origin's URI (another host, another scheme) is not ours to drop
+    o.set("/c/form2", status=303, body=b"",
+          headers=[("Location", "http://elsewhere.example/c/z"),
+                   ("Content-Location", "https://%s/c/w" % host)])
+    r, _ = get(srv, "/c/form2", method="PUT", body=b"x")
+    assert r.status == 303
+    assert get(srv, "/c/z")[1] == "HIT"
+    assert get(srv, "/c/w")[1] == "HIT"
+    # after an error, the Location of the answer is not invalidated either
+    o.set("/c/form3", status=500, body=b"", headers=[("Location", "/c/z")])
+    assert get(srv, "/c/form3", method="DELETE")[0].status == 500
+    assert get(srv, "/c/z")[1] == "HIT"

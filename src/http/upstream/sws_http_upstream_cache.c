@@ -147,6 +147,9 @@ sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
     case SWS_UPSTREAM_CACHE_MISS:
         u->cache_offer = 1;
         return SWS_DECLINED;
+    case SWS_UPSTREAM_CACHE_WATCH:
+        u->cache_watch = 1;            /* the head is shown, nothing else */
+        return SWS_DECLINED;
     default:
         u->cache = NULL;               /* answered: nothing more to tell it */
         return rc;
@@ -157,6 +160,12 @@ sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
 void
 sws_ups_cache_header(sws_http_upstream_t *u)
 {
+    if (u->cache_watch) {
+        if (u->cache->store_header) {
+            (void) u->cache->store_header(u->r, u->cache_data);
+        }
+        return;
+    }
     /* A response to HEAD has no body to keep, unless it was asked with GET. */
     if (!u->cache_offer || u->cache->store_header == NULL
         || (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get))
