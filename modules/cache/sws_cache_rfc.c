@@ -283,6 +283,10 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     } else if (cc.no_store) {
         return "of no-store";
     }
+    if (status == SWS_HTTP_NOT_MODIFIED) {
+        /* the answer to the client's own If-None-Match: no representation */
+        return "it is a 304 to the client's condition";
+    }
     if (status == SWS_HTTP_PARTIAL_CONTENT) {
         /* a part is never served as the whole (RFC 9111 3.3); Range
          * requests are answered from complete entries */

@@ -333,16 +333,21 @@ def test_a_head_miss_stores_nothing_with_convert_head_off(sws, corigin):
     assert get(srv, "/c/hm")[1] == "HIT"
 
 
-def test_a_conditional_miss_answered_304_is_stored_whole(sws, corigin):
-    # the client's If-None-Match matches what the server sent: it gets a
-    # 304, and the whole response is read for the cache all the same
+def test_a_conditional_miss_answered_304_is_not_stored(sws, corigin):
+    # the client's If-None-Match goes to the server (RFC 9111 4.3.1), whose
+    # 304 reaches the client without a body, and is not stored; a client's
+    # If-Modified-Since does not: the whole response is stored
     o = corigin()
-    o.set("/c/cm", body=b"y" * 3000, headers=cc("max-age=60", ("ETag", '"cm"')))
+    o.set("/c/cm", body=b"y" * 3000, headers=cc("max-age=60", ("ETag", '"cm"'),
+                                                ("Last-Modified", DATE)))
     srv = start(sws, o)
     r, st = get(srv, "/c/cm", headers=['If-None-Match: "cm"'])
-    assert (r.status, st) == (304, "MISS")
+    assert (r.status, st) == (304, "MISS") and o.count("/c/cm") == 1
+    r, st = get(srv, "/c/cm", headers=["If-Modified-Since: " + DATE])
+    assert (r.status, st) == (304, "MISS") and o.count("/c/cm") == 2
+    assert o.last().header("if-modified-since") is None
     r, st = get(srv, "/c/cm")
-    assert (st, r.body) == ("HIT", b"y" * 3000) and o.count("/c/cm") == 1
+    assert (st, r.body) == ("HIT", b"y" * 3000) and o.count("/c/cm") == 2
 
 
 def test_conditional_requests_are_answered_from_the_entry(sws, corigin):

@@ -2,7 +2,7 @@
 each against a real origin (cacheorigin.py) that sends exactly the fields
 the test chose, and beside nginx 1.22 where nginx does the right thing."""
 import os
-import shutil
+import time
 
 import pytest
 
@@ -11,6 +11,10 @@ from cacheorigin import corigin, get, start  # noqa: F401
 from test_nginx_sites import NGINX, start_server
 
 LM = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+
+def http_date(offset):
+    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + offset))
 
 
 def cc(value, *more):
@@ -142,3 +146,51 @@ def test_location_and_content_location_are_invalidated(sws, corigin):
     o.set("/c/form3", status=500, body=b"", headers=[("Location", "/c/z")])
     assert get(srv, "/c/form3", method="DELETE")[0].status == 500
     assert get(srv, "/c/z")[1] == "HIT"
+
+
+# ---- conditional requests
+
+@pytest.mark.parametrize("etag,inm", [
+    ('"e1"', '"zz", "e1"'),                     # a list
+    ('"e1"', 'W/"e1"'),                         # weak comparison (RFC 9110 13.1.2)
+    ('W/"e1"', '"e1"'),
+    ('W/"e1"', '"a",W/"e1"'),
+    ('"e1"', '*'),
+])
+def test_if_none_match_forms_answered_304_from_a_fresh_entry(sws, corigin, etag, inm):
+    o = corigin()
+    o.set("/c/inm", body=b"cond", headers=cc("max-age=60", ("ETag", etag)))
+    srv = start(sws, o, path_params="mem_size=1m")
+    get(srv, "/c/inm")
+    for _ in range(2):                           # from the file, then from memory
+        r, st = get(srv, "/c/inm", headers=["If-None-Match: " + inm])
+        assert (r.status, st, r.body) == (304, "HIT", b"")
+        assert r.header("ETag") == etag
+    assert o.count("/c/inm") == 1
+
+
+def test_if_modified_since_newer_than_the_entry_answers_304(sws, corigin):
+    o = corigin()
+    o.set("/c/ims", body=b"cond", headers=cc("max-age=60", ("Last-Modified", LM)))
+    srv = start(sws, o)
+    get(srv, "/c/ims")
+    for ims in (LM, "Mon, 07 Nov 1994 08:49:37 GMT", "Sat, 01 Jan 2000 00:00:00 GMT"):
+        r, st = get(srv, "/c/ims", headers=["If-Modified-Since: " + ims])
+        assert (r.status, st) == (304, "HIT"), ims
+    r, st = get(srv, "/c/ims", headers=["If-Modified-Since: Sat, 05 Nov 1994 08:49:37 GMT"])
+    assert (r.status, st, r.body) == (200, "HIT", b"cond")
+
+
+def test_if_none_match_on_a_miss_goes_to_the_origin(sws, corigin):
+    o = corigin()
+    o.set("/c/fw", body=b"y" * 3000, headers=cc("max-age=60", ("ETag", '"fw"')))
+    srv = start(sws, o)
+    r, st = get(srv, "/c/fw", headers=['If-None-Match: "fw", "old"'])
+    assert (r.status, st, r.body) == (304, "MISS", b"")
+    assert o.last().header("if-none-match") == '"fw", "old"'
+    assert r.header("ETag") == '"fw"'
+    # the 304 was not stored: the next request is a miss that stores the 200
+    r, st = get(srv, "/c/fw", headers=['If-None-Match: "old"'])
+    assert (r.status, st, r.body) == (200, "MISS", b"y" * 3000)
+    r, st = get(srv, "/c/fw")
+    assert (r.status, st, r.body) == (200, "HIT", b"y" * 3000)

@@ -69,14 +69,25 @@ int
 sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
     sws_str_t *if_modified_since)
 {
-    u_char *p;
+    const sws_str_t *v;
+    u_char          *p;
 
     if_none_match->len = if_modified_since->len = 0;
     if_none_match->data = if_modified_since->data = NULL;
     if (!u->cache_offer) {
         return 0;
     }
-    if (u->revalidate) {
+    if (!u->revalidate) {
+        /* a miss: the client's If-None-Match goes on (RFC 9111 4.3.1), so
+         * that a server's 304 reaches it without a body; a 304 is not
+         * stored. Its If-Modified-Since does not: the response's own date
+         * answers it, and a 200 fills the cache. Not for a background
+         * update: its client has its answer, the cache wants the whole. */
+        v = u->background ? NULL : sws_http_header_in(u->r, "if-none-match", 13);
+        if (v) {
+            *if_none_match = *v;
+        }
+    } else {
         *if_none_match = u->cond_etag;
         if (u->cond_lm != -1) {
             p = sws_pnalloc(u->r->pool, sizeof("Mon, 28 Sep 1970 06:00:00 GMT"));
