@@ -294,6 +294,7 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
+    time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
     unsigned               locked:1;     /* this request holds the key's lock */
     unsigned               no_store:1;   /* lock timed out: do not store */
     unsigned               have_stale:1; /* an entry to serve on errors */
@@ -355,9 +356,10 @@ void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
 /* The request's Cache-Control (client directives) combined over its fields. */
 void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and
- * h filled, or why not (for the debug log). */
+ * h filled, or why not (for the debug log). asked: when the server was
+ * asked (the response's delay counts in its age), -1 unknown. */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *h, sws_str_t *vary);
+    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked);
 /* The Age of an entry now. */
 time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
 

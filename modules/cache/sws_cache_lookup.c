@@ -363,6 +363,7 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     }
     ctx->conf = lcf;
     ctx->path = lcf->path;
+    ctx->asked = -1;
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;
@@ -616,6 +617,9 @@ send:
 static sws_int_t
 sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
+    if (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE) {
+        ctx->asked = sws_time_sec();   /* the server is asked now */
+    }
     if ((rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE)
         && !ctx->no_store && sws_http_method(r) == SWS_HTTP_HEAD && sws_cache_fills(r, ctx->conf))
     {

@@ -231,13 +231,13 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
 
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *fh, sws_str_t *vary)
+    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked)
 {
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
     sws_cache_cc_t            cc;
     sws_uint_t                i, status = sws_http_status(r);
-    time_t                    now = sws_time_sec(), date = -1, expires = -1, age = 0;
+    time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
     time_t                    lifetime = -1, apparent;
     int                       has_expires = 0;
 
@@ -265,9 +265,13 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         } else if (n->len == 4 && sws_strncasecmp(n->data, (u_char *) "date", 4) == 0) {
             date = sws_parse_http_time(h[i].value.data, h[i].value.len);
         } else if (n->len == 3 && sws_strncasecmp(n->data, (u_char *) "age", 3) == 0) {
-            age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
-            if (age < 0) {
-                age = 0;
+            /* the first line counts (RFC 9111 5.1); one that is not
+             * delta-seconds makes the response stale (1.2.2) */
+            if (age == -2) {
+                age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
+                if (age < 0) {
+                    return "its Age is not a number: stale";
+                }
             }
         }
     }
@@ -324,6 +328,8 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         }
     }
     apparent = date != -1 && now > date ? now - date : 0;
+    /* 4.2.3: corrected_age_value, the Age plus the time the answer took */
+    age = (age < 0 ? 0 : age) + (asked != -1 && now > asked ? now - asked : 0);
     if (lifetime < 0) {
         /* nothing explicit: proxy_cache_valid, counted from now */
         lifetime = sws_cache_valid_for(lcf, status);

@@ -38,21 +38,24 @@ sws_cache_field_skip(const sws_str_t *name)
     return 0;
 }
 
-/* The fields of the response on r as a fields block (pool memory). */
+/* The fields of the response on r as a fields block (pool memory). The
+ * response's Date is kept (the server's, hidden from the client or not;
+ * else when it came): hits send it, not the time of the hit. */
 static sws_int_t
 sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
 {
     static const sws_str_t    ct = sws_string("Content-Type"), et = sws_string("ETag"),
-                              lm = sws_string("Last-Modified"), lo = sws_string("Location");
+                              lm = sws_string("Last-Modified"), lo = sws_string("Location"),
+                              dt = sws_string("Date");
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
-    const sws_str_t          *special[4];
-    const sws_str_t          *names[4] = { &ct, &et, &lm, &lo };
-    sws_str_t                 lmv;
-    u_char                    date[40], *p;
+    const sws_str_t          *special[5];
+    const sws_str_t          *names[5] = { &ct, &et, &lm, &lo, &dt };
+    sws_str_t                 lmv, dtv;
+    u_char                    date[40], dated[40], *p;
     size_t                    len = 0;
     sws_uint_t                i, pass;
-    time_t                    t = sws_http_last_modified(r);
+    time_t                    t = sws_http_last_modified(r), d = -1;
 
     special[0] = sws_http_content_type(r);
     special[1] = sws_http_etag(r);
@@ -63,6 +66,12 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
         special[2] = &lmv;
     }
     special[3] = sws_http_location(r);
+    if (sws_http_upstream_get(r)) {
+        d = sws_http_upstream_date(sws_http_upstream_get(r));
+    }
+    dtv.data = dated;
+    dtv.len = (size_t) (sws_http_time(dated, d != -1 ? d : sws_time_sec()) - dated);
+    special[4] = &dtv;
 
     *nfields = 0;
     p = NULL;
@@ -74,7 +83,7 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
             }
             block->data = p;
         }
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < 5; i++) {
             if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535) {
                 continue;
             }
@@ -224,7 +233,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -523,6 +532,9 @@ sws_cache_merge_stored(sws_http_request_t *r, sws_cache_ctx_t *ctx)
             }
             continue;
         }
+        if (name.len == 4 && sws_strncasecmp(name.data, (u_char *) "date", 4) == 0) {
+            continue;                  /* the 304's Date is the entry's now */
+        }
         if (sws_http_header_out(r, (const char *) name.data, name.len) != NULL) {
             continue;                  /* the 304 brought a newer one */
         }
@@ -593,7 +605,7 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked);
     if (why == NULL && !ctx->no_store) {
         /* the stored Vary names stay: the variant is the same one */
         vary.len = ctx->entry.h.vary_len;

@@ -562,6 +562,9 @@ struct sws_http_request_s {
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
     time_t                     last_modified;
+    /* The response's own Date (a stored response's, exactly an HTTP date),
+     * written instead of the time now; len 0: now. */
+    sws_str_t                  date;
     sws_str_t                  etag;
     sws_str_t                  location;
     sws_str_t                  request_id;

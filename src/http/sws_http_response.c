@@ -303,6 +303,7 @@ sws_http_clear_response(sws_http_request_t *r)
     r->content_type.data = NULL;
     r->last_modified = -1;
     r->last_modified_passed = 0;
+    r->date.len = 0;
     r->etag.len = 0;
     r->etag.data = NULL;
     r->location.len = 0;

@@ -1,6 +1,7 @@
 """The cache's second round of RFC 9111 rules (issue 26, "Wrong today"),
 each against a real origin (cacheorigin.py) that sends exactly the fields
 the test chose, and beside nginx 1.22 where nginx does the right thing."""
+import email.utils
 import os
 import time
 
@@ -194,3 +195,74 @@ def test_if_none_match_on_a_miss_goes_to_the_origin(sws, corigin):
     assert (r.status, st, r.body) == (200, "MISS", b"y" * 3000)
     r, st = get(srv, "/c/fw")
     assert (r.status, st, r.body) == (200, "HIT", b"y" * 3000)
+
+
+# ---- Age and Date
+
+def test_age_counts_the_time_the_origin_took(sws, corigin):
+    # RFC 9111 4.2.3: corrected_age_value = age_value + response_delay
+    o = corigin()
+    o.set("/c/slow", body=b"s", headers=cc("max-age=60"), delay=1.2)
+    o.set("/c/slowage", body=b"s", headers=cc("max-age=60", ("Age", "10")), delay=1.2)
+    srv = start(sws, o)
+    assert get(srv, "/c/slow")[1] == "MISS"
+    r, st = get(srv, "/c/slow")
+    assert st == "HIT" and int(r.header("Age")) >= 1
+    get(srv, "/c/slowage")
+    r, st = get(srv, "/c/slowage")
+    assert st == "HIT" and int(r.header("Age")) >= 11
+
+
+def test_age_on_every_answer_from_the_cache(sws, corigin):
+    o = corigin()
+    o.set("/c/a304", body=b"a", headers=cc("max-age=60", ("ETag", '"a"'), ("Age", "5")))
+    srv = start(sws, o)
+    get(srv, "/c/a304")
+    for hdrs in ([], ['If-None-Match: "a"'], ["Range: bytes=0-0"]):
+        r, st = get(srv, "/c/a304", headers=hdrs)
+        assert st == "HIT" and r.status in (200, 304, 206)
+        assert r.headers_all("Age") and int(r.header("Age")) >= 5, hdrs
+
+
+def test_of_several_age_lines_the_first_counts(sws, corigin):
+    o = corigin()
+    o.set("/c/ages", headers=cc("max-age=60", ("Age", "50"), ("Age", "0")))
+    o.set("/c/ages2", headers=cc("max-age=60", ("Age", "5"), ("Age", "100")))
+    srv = start(sws, o)
+    get(srv, "/c/ages")
+    r, st = get(srv, "/c/ages")
+    assert st == "HIT" and 50 <= int(r.header("Age")) < 60
+    assert twice(srv, "/c/ages2") == ("MISS", "HIT")
+
+
+@pytest.mark.parametrize("age", ["abc", "-5", "1.5", "10x"])
+def test_an_age_not_digits_makes_the_response_stale(sws, corigin, age):
+    o = corigin()
+    o.set("/c/badage", headers=cc("max-age=60", ("Age", age)))
+    srv = start(sws, o)
+    assert twice(srv, "/c/badage") == ("MISS", "MISS")
+
+
+def date_of(r):
+    return email.utils.parsedate_to_datetime(r.header("Date")).timestamp()
+
+
+@pytest.mark.parametrize("http2", [False, True])
+def test_a_hit_keeps_the_stored_date(sws, corigin, http2):
+    o = corigin()
+    server_date = http_date(-100)
+    o.set("/c/dt", headers=cc("max-age=600", ("Date", server_date)))
+    o.set("/c/nodt", headers=cc("max-age=600"))
+    srv = start(sws, o, path_params="mem_size=1m", server="http2 on;" if http2 else "")
+    kw = dict(http2=True, prior_knowledge=True) if http2 else {}
+    get(srv, "/c/dt", **kw)
+    for _ in range(2):                           # from the file, then from memory
+        r, st = get(srv, "/c/dt", **kw)
+        assert st == "HIT" and r.headers_all("Date") == [server_date]
+    # without a Date from the server: the one the miss went out with
+    r, _ = get(srv, "/c/nodt", **kw)
+    first = date_of(r)
+    time.sleep(1.1)
+    r, st = get(srv, "/c/nodt", **kw)
+    assert st == "HIT" and len(r.headers_all("Date")) == 1 and abs(date_of(r) - first) <= 1
+    assert int(r.header("Age")) >= 1
