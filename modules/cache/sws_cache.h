@@ -348,6 +348,7 @@ typedef struct {
     unsigned   proxy_revalidate:1;
     unsigned   only_if_cached:1;
     unsigned   must_understand:1;
+    unsigned   strip:1;            /* no-cache="f", private="f": fields to drop */
 } sws_cache_cc_t;
 
 #define SWS_CACHE_ANY_STALE  ((time_t) 1 << 40)
@@ -357,9 +358,14 @@ void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
 void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and
  * h filled, or why not (for the debug log). asked: when the server was
- * asked (the response's delay counts in its age), -1 unknown. */
+ * asked (the response's delay counts in its age), -1 unknown. strip: the
+ * fields not to store (no-cache="f", private="f": "a,b,"). */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked);
+    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip);
+/* An HTTP date in any letter case (Expires); -1 if not a date. */
+time_t    sws_cache_parse_date(const u_char *p, size_t len);
+/* Is name one of the names of such a list? */
+int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
 /* The Age of an entry now. */
 time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
 

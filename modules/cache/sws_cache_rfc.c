@@ -42,25 +42,30 @@ sws_cache_token_is(const u_char *p, size_t n, const char *name)
     return n == len && sws_strncasecmp((u_char *) p, (u_char *) name, len) == 0;
 }
 
-void
-sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
+/* The next directive of a Cache-Control value at *pp: its name and its
+ * value as written (quotes kept; NULL data: none). 0 at the end. */
+static int
+sws_cache_cc_next(const u_char **pp, const u_char *last, const u_char **name, size_t *n,
+    const u_char **val, const u_char **end)
 {
-    const u_char  *p = v->data, *last = v->data + v->len, *name, *val, *end;
-    size_t         n;
-    time_t         t;
+    const u_char *p = *pp;
 
-    while (p < last) {
+    for ( ;; ) {
         while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
             p++;
         }
-        name = p;
+        if (p >= last) {
+            *pp = p;
+            return 0;
+        }
+        *name = p;
         while (p < last && *p != '=' && *p != ',' && *p != ' ' && *p != '\t') {
             p++;
         }
-        n = (size_t) (p - name);
-        val = end = NULL;
+        *n = (size_t) (p - *name);
+        *val = *end = NULL;
         if (p < last && *p == '=') {
-            val = ++p;
+            *val = ++p;
             if (p < last && *p == '"') {
                 p++;
                 while (p < last && *p != '"') {
@@ -74,23 +79,57 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
                     p++;
                 }
             }
-            end = p;
+            *end = p;
         }
-        if (n == 0) {
-            if (p < last) {
-                p++;
-            }
-            continue;
+        if (*n) {
+            *pp = p;
+            return 1;
         }
+        if (p < last) {
+            p++;
+        }
+    }
+}
+
+/* A no-cache or private value names fields (one, or a quoted list): not
+ * an empty one. */
+static int
+sws_cache_cc_names_fields(const u_char *val, const u_char *end)
+{
+    for ( ; val && val < end; val++) {
+        if (*val != '"' && *val != ' ' && *val != '\t' && *val != ',') {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
+{
+    const u_char  *p = v->data, *last = v->data + v->len, *name, *val, *end;
+    size_t         n;
+    time_t         t;
+
+    while (sws_cache_cc_next(&p, last, &name, &n, &val, &end)) {
         t = val ? sws_cache_delta(val, end) : -1;
         if (sws_cache_token_is(name, n, "no-store")) {
             cc->no_store = 1;
         } else if (sws_cache_token_is(name, n, "no-cache")) {
-            /* no-cache="field" names fields not to send unvalidated: we
-             * keep it simple and revalidate the whole response. */
-            cc->no_cache = 1;
+            /* no-cache="field": stored and reused without those fields
+             * (RFC 9111 5.2.2.4); sws_cache_strip_names lists them */
+            if (sws_cache_cc_names_fields(val, end)) {
+                cc->strip = 1;
+            } else {
+                cc->no_cache = 1;
+            }
         } else if (sws_cache_token_is(name, n, "private")) {
-            cc->private_ = 1;
+            /* private="field": those fields are not stored (5.2.2.7) */
+            if (sws_cache_cc_names_fields(val, end)) {
+                cc->strip = 1;
+            } else {
+                cc->private_ = 1;
+            }
         } else if (sws_cache_token_is(name, n, "public")) {
             cc->public_ = 1;
         } else if (sws_cache_token_is(name, n, "must-revalidate")) {
@@ -122,6 +161,119 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
             cc->max_stale = t >= 0 ? t : SWS_CACHE_ANY_STALE;
         }
     }
+}
+
+/*
+ * The field names that no-cache="..." and private="..." of the response's
+ * Cache-Control name, lower case, each followed by ',' ("set-cookie,x-a,"),
+ * into pool memory.
+ */
+static sws_int_t
+sws_cache_strip_names(sws_http_request_t *r, sws_str_t *out)
+{
+    const sws_array_t        *hs = sws_http_headers_out(r);
+    const sws_http_header_t  *h = hs->elts;
+    const u_char             *p, *last, *name, *val, *end;
+    size_t                    n, room = 0;
+    sws_uint_t                i, pass;
+    u_char                   *w = NULL, c;
+
+    out->len = 0;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            w = out->data = sws_pnalloc(sws_http_pool(r), room + 1);
+            if (w == NULL) {
+                return SWS_ERROR;
+            }
+        }
+        for (i = 0; i < hs->nelts; i++) {
+            if (h[i].hash == 0 || h[i].name.len != 13
+                || sws_strncasecmp(h[i].name.data, (u_char *) "cache-control", 13) != 0)
+            {
+                continue;
+            }
+            p = h[i].value.data;
+            last = p + h[i].value.len;
+            while (sws_cache_cc_next(&p, last, &name, &n, &val, &end)) {
+                if (val == NULL || !(sws_cache_token_is(name, n, "no-cache")
+                                     || sws_cache_token_is(name, n, "private")))
+                {
+                    continue;
+                }
+                if (pass == 0) {
+                    room += (size_t) (end - val) + 1;
+                    continue;
+                }
+                /* "a, b" or a: names split at ',' and whitespace */
+                for ( ; val < end; val++) {
+                    c = *val;
+                    if (c == '"' || c == ' ' || c == '\t' || c == ',') {
+                        if (w > out->data && w[-1] != ',') {
+                            *w++ = ',';
+                        }
+                        continue;
+                    }
+                    *w++ = sws_tolower(c);
+                }
+                if (w > out->data && w[-1] != ',') {
+                    *w++ = ',';
+                }
+            }
+        }
+    }
+    out->len = (size_t) (w - out->data);
+    return SWS_OK;
+}
+
+int
+sws_cache_strips(const sws_str_t *names, const sws_str_t *name)
+{
+    const u_char *p = names->data, *last = names->data + names->len, *comma;
+
+    for ( ; p < last; p = comma + 1) {
+        comma = memchr(p, ',', (size_t) (last - p));
+        if (comma == NULL) {
+            return 0;
+        }
+        if ((size_t) (comma - p) == name->len
+            && sws_strncasecmp((u_char *) p, name->data, name->len) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * An HTTP date in any letter case ("sun, 06 NOV 2044 08:49:37 gmt"), as
+ * the best caches read Expires: each word's first letter upper case, the
+ * rest lower, "GMT" whole. -1 if not a date.
+ */
+time_t
+sws_cache_parse_date(const u_char *p, size_t len)
+{
+    u_char  buf[64];
+    size_t  i;
+    int     first = 1;
+
+    if (len >= sizeof(buf)) {
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        u_char c = p[i];
+
+        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+            buf[i] = first ? (u_char) (c & ~0x20) : (u_char) (c | 0x20);
+            first = 0;
+        } else {
+            buf[i] = c;
+            first = 1;
+        }
+    }
+    if (len >= 3 && sws_strncasecmp(buf + len - 3, (u_char *) "gmt", 3) == 0) {
+        memcpy(buf + len - 3, "GMT", 3);
+    }
+    return sws_parse_http_time(buf, len);
 }
 
 /* The final status codes whose caching this cache implements (RFC 9110
@@ -231,15 +383,16 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
 
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked)
+    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip)
 {
+    static const sws_str_t    set_cookie = sws_string("set-cookie");
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
     sws_cache_cc_t            cc;
     sws_uint_t                i, status = sws_http_status(r);
     time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
     time_t                    lifetime = -1, apparent;
-    int                       has_expires = 0;
+    int                       has_expires = 0, cookie = 0;
 
     sws_cache_cc_init(&cc);
     for (i = 0; i < out->nelts; i++) {
@@ -255,13 +408,11 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         } else if (n->len == 10
                    && sws_strncasecmp(n->data, (u_char *) "set-cookie", 10) == 0)
         {
-            if (!(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE)) {
-                return "it sets a cookie";
-            }
+            cookie = !(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE);
         } else if (n->len == 7 && sws_strncasecmp(n->data, (u_char *) "expires", 7) == 0) {
             has_expires = 1;
             /* an invalid date means "already expired" (RFC 9111 5.3) */
-            expires = sws_parse_http_time(h[i].value.data, h[i].value.len);
+            expires = sws_cache_parse_date(h[i].value.data, h[i].value.len);
         } else if (n->len == 4 && sws_strncasecmp(n->data, (u_char *) "date", 4) == 0) {
             date = sws_parse_http_time(h[i].value.data, h[i].value.len);
         } else if (n->len == 3 && sws_strncasecmp(n->data, (u_char *) "age", 3) == 0) {
@@ -274,6 +425,13 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
                 }
             }
         }
+    }
+    strip->len = 0;
+    if (cc.strip && sws_cache_strip_names(r, strip) != SWS_OK) {
+        return "of no memory";
+    }
+    if (cookie && !sws_cache_strips(strip, &set_cookie)) {
+        return "it sets a cookie";     /* unless no-cache="set-cookie" drops it */
     }
     if (date == -1 && sws_http_upstream_get(r)) {
         date = sws_http_upstream_date(sws_http_upstream_get(r));   /* hidden from the client */

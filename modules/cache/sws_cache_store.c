@@ -42,7 +42,8 @@ sws_cache_field_skip(const sws_str_t *name)
  * response's Date is kept (the server's, hidden from the client or not;
  * else when it came): hits send it, not the time of the hit. */
 static sws_int_t
-sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
+sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields,
+    const sws_str_t *strip)
 {
     static const sws_str_t    ct = sws_string("Content-Type"), et = sws_string("ETag"),
                               lm = sws_string("Last-Modified"), lo = sws_string("Location"),
@@ -84,7 +85,9 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
             block->data = p;
         }
         for (i = 0; i < 5; i++) {
-            if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535) {
+            if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535
+                || (strip->len && sws_cache_strips(strip, names[i])))
+            {
                 continue;
             }
             if (pass == 0) {
@@ -96,7 +99,8 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
         }
         for (i = 0; i < out->nelts; i++) {
             if (h[i].hash == 0 || h[i].name.len == 0 || h[i].name.len > 255
-                || h[i].value.len > 65535 || sws_cache_field_skip(&h[i].name))
+                || h[i].value.len > 65535 || sws_cache_field_skip(&h[i].name)
+                || (strip->len && sws_cache_strips(strip, &h[i].name)))
             {
                 continue;
             }
@@ -221,7 +225,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
-    sws_str_t              vary, fields;
+    sws_str_t              vary, fields, strip;
     const char            *why;
     off_t                  len;
     sws_int_t              rc;
@@ -233,7 +237,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -248,7 +252,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     if (ctx->vkey.len > SWS_CACHE_MAX_KEY) {
         goto declined;                 /* the Vary values make it too long to read back */
     }
-    rc = sws_cache_fields(r, &fields, &ctx->fh.nfields);
+    rc = sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip);
     if (rc != SWS_OK || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
         || sws_cache_tmp_open(r, ctx) != SWS_OK)
     {
@@ -594,7 +598,7 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
-    sws_str_t              vary, fields;
+    sws_str_t              vary, fields, strip;
     const char            *why;
     u_char                *vp;
 
@@ -605,13 +609,13 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
     if (why == NULL && !ctx->no_store) {
         /* the stored Vary names stay: the variant is the same one */
         vary.len = ctx->entry.h.vary_len;
         vp = (u_char *) ctx->entry.vary;
         vary.data = vp;
-        if (sws_cache_fields(r, &fields, &ctx->fh.nfields) == SWS_OK
+        if (sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip) == SWS_OK
             && sws_cache_make_head(r, ctx, &vary, &fields) == SWS_OK
             && sws_cache_tmp_open(r, ctx) == SWS_OK)
         {

@@ -266,3 +266,48 @@ def test_a_hit_keeps_the_stored_date(sws, corigin, http2):
     r, st = get(srv, "/c/nodt", **kw)
     assert st == "HIT" and len(r.headers_all("Date")) == 1 and abs(date_of(r) - first) <= 1
     assert int(r.header("Age")) >= 1
+
+
+# ---- parsing
+
+@pytest.mark.parametrize("case", [str.lower, str.upper, lambda s: s.swapcase()])
+def test_expires_in_any_letter_case(sws, corigin, case):
+    o = corigin()
+    o.set("/c/xc", headers=[("Expires", case(http_date(3600)))])
+    o.set("/c/xp", headers=[("Expires", case(LM))])
+    srv = start(sws, o)
+    assert twice(srv, "/c/xc") == ("MISS", "HIT")
+    assert twice(srv, "/c/xp") == ("MISS", "MISS")
+
+
+@pytest.mark.parametrize("directive,gone", [
+    ('no-cache="X-Secret"', ["X-Secret"]),
+    ('no-cache=X-Secret', ["X-Secret"]),
+    ('private="X-Secret, X-Other"', ["X-Secret", "X-Other"]),
+    ('private="x-secret",no-cache="set-cookie"', ["X-Secret", "Set-Cookie"]),
+])
+def test_no_cache_and_private_with_fields_store_without_them(sws, corigin, directive, gone):
+    # RFC 9111 5.2.2.4, 5.2.2.7: stored and reused without those fields
+    o = corigin()
+    hdrs = cc("max-age=60, " + directive, ("X-Secret", "s"), ("X-Other", "o"), ("X-Kept", "k"))
+    if "set-cookie" in directive:          # else a cookie keeps it from being stored
+        hdrs.append(("Set-Cookie", "a=1"))
+    o.set("/c/f", body=b"f", headers=hdrs)
+    srv = start(sws, o)
+    r, st = get(srv, "/c/f")
+    assert st == "MISS" and r.header("X-Secret") == "s"     # the miss has them all
+    r, st = get(srv, "/c/f")
+    assert (st, r.body, r.header("X-Kept")) == ("HIT", b"f", "k")
+    for name in gone:
+        assert r.header(name) is None, name
+    assert o.count("/c/f") == 1
+
+
+def test_invalid_values_still_count_as_stale(sws, corigin):
+    o = corigin()
+    o.set("/c/i1", headers=cc("max-age=abc"))
+    o.set("/c/i2", headers=cc("max-age=0, max-age=60"))
+    o.set("/c/i3", headers=cc("s-maxage=-1, max-age=60"))
+    srv = start(sws, o)
+    for p in ("/c/i1", "/c/i2", "/c/i3"):
+        assert twice(srv, p) == ("MISS", "MISS"), p
