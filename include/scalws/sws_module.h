@@ -34,7 +34,9 @@
                                  .. _info);
                                  1.8: the cache hooks' SWS_UPSTREAM_CACHE_WATCH
                                  (store_header sees the head of a response it
-                                 does not store) */
+                                 does not store), a HEAD's head; a stored Date
+                                 sent as the response's own, the stored head's
+                                 flags (SWS_HTTP_STORED_HEAD_DATE) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

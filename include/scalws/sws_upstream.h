@@ -324,7 +324,10 @@ void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
  *   store_header  the final response head is on r (status, headers, after
  *                 the hide rules), before the header filters: SWS_OK to see
  *                 the body, SWS_DECLINED not to. Not called for an upgrade,
- *                 an intercepted error, a retried attempt, or a HEAD.
+ *                 an intercepted error, or a retried attempt. For a HEAD
+ *                 (not asked as GET), since ABI 1.8: the head only (to
+ *                 update a stored response's fields); store_end(0) follows
+ *                 an SWS_OK at once.
  *   store_body    n decoded body bytes as they come from the server (before
  *                 the client gets them; the memory is reused afterwards: copy
  *                 or write it). SWS_OK, or anything else to stop storing

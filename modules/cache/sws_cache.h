@@ -306,6 +306,7 @@ typedef struct {
     unsigned               req_no_cache:1;   /* the request's no-cache */
     unsigned               req_limits:1;     /* any of the four: no fast hit */
     unsigned               invalidate:1;     /* an unsafe method: its answer decides */
+    unsigned               head_update:1;    /* a HEAD for a stale entry: its 200 updates it */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;

@@ -576,6 +576,11 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         return SWS_UPSTREAM_CACHE_MISS;
     }
     ctx->status = forced ? SWS_CACHE_MISS : SWS_CACHE_EXPIRED;
+    /* a HEAD goes to the server as HEAD, and its answer updates the entry
+     * (RFC 9111 4.3.5): no body to read for it */
+    if (sws_http_method(r) == SWS_HTTP_HEAD) {
+        ctx->head_update = 1;
+    }
     if (background) {
         ctx->status = SWS_CACHE_STALE;
         rc = sws_cache_send(r, ctx);
@@ -621,7 +626,8 @@ sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
         ctx->asked = sws_time_sec();   /* the server is asked now */
     }
     if ((rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE)
-        && !ctx->no_store && sws_http_method(r) == SWS_HTTP_HEAD && sws_cache_fills(r, ctx->conf))
+        && !ctx->no_store && !ctx->head_update && sws_http_method(r) == SWS_HTTP_HEAD
+        && sws_cache_fills(r, ctx->conf))
     {
         sws_http_upstream_cache_convert_head(sws_http_upstream_get(r));
     }

@@ -38,6 +38,8 @@ sws_cache_field_skip(const sws_str_t *name)
     return 0;
 }
 
+static void sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
 /* The fields of the response on r as a fields block (pool memory). The
  * response's Date is kept (the server's, hidden from the client or not;
  * else when it came): hits send it, not the time of the hit. */
@@ -232,6 +234,11 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
 
     if (ctx && ctx->invalidate) {
         sws_cache_invalidate_after(r, ctx);
+        return SWS_DECLINED;
+    }
+    if (ctx && ctx->head_update) {
+        sws_cache_head_update(r, ctx);
+        sws_cache_unlock(ctx);
         return SWS_DECLINED;
     }
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
@@ -593,76 +600,118 @@ sws_cache_copy_body(sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
-sws_int_t
-sws_cache_not_modified(sws_http_request_t *r, void *data)
+/* The entry in ctx written again with the fields now on r (the stored ones
+ * the new response did not replace merged in) and its old body, and read
+ * back into ctx->entry: RFC 9111 3.2's update, from a 304 or a HEAD's 200.
+ * SWS_OK (also when the result may not be stored), SWS_ERROR. */
+static sws_int_t
+sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
-    sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
     sws_str_t              vary, fields, strip;
     const char            *why;
     u_char                *vp;
+
+    if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
+    if (why != NULL || ctx->no_store) {
+        return SWS_OK;
+    }
+    /* the stored Vary names stay: the variant is the same one */
+    vary.len = ctx->entry.h.vary_len;
+    vp = (u_char *) ctx->entry.vary;
+    vary.data = vp;
+    if (sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip) != SWS_OK
+        || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
+        || sws_cache_tmp_open(r, ctx) != SWS_OK)
+    {
+        return SWS_OK;
+    }
+    ctx->fh.body_len = ctx->entry.h.body_len;
+    ctx->body_len = ctx->entry.h.body_len;
+    ctx->mem = NULL;
+    if (ctx->head_len + ctx->body_len <= ctx->path->mem_max_object && ctx->path->mem_size) {
+        ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->head_len + ctx->body_len);
+        ctx->mem_len = ctx->head_len + ctx->body_len;
+    }
+    sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary.data, fields.data);
+    if (sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) != SWS_OK
+        || sws_cache_copy_body(ctx) != SWS_OK)
+    {
+        return SWS_OK;
+    }
+    if (ctx->mem) {
+        memcpy(ctx->mem, ctx->head, ctx->head_len);
+        if (ctx->blob) {
+            memcpy(ctx->mem + ctx->head_len, ctx->blob->data + ctx->body_off, ctx->body_len);
+        } else if (pread(ctx->fd, ctx->mem + ctx->head_len, ctx->body_len, ctx->body_off)
+                   != (ssize_t) ctx->body_len)
+        {
+            ctx->mem = NULL;
+        }
+    }
+    close(ctx->tmp_fd);
+    ctx->tmp_fd = -1;
+    if (sws_cache_commit(r, ctx) != SWS_OK) {
+        unlink((char *) ctx->tmp_name.data);
+    }
+    /* what a client gets next: the updated header, the old body */
+    if (sws_cache_entry_parse(ctx->head, ctx->head_len, ctx->head_len + ctx->body_len,
+                              &ctx->entry) != NULL)
+    {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_not_modified(sws_http_request_t *r, void *data)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
 
     if (!ctx->background) {
         ctx->status = SWS_CACHE_REVALIDATED;
     }
     sws_http_set_status(r, ctx->entry.h.status);
-    if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
+    if (sws_cache_rewrite(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
-    if (why == NULL && !ctx->no_store) {
-        /* the stored Vary names stay: the variant is the same one */
-        vary.len = ctx->entry.h.vary_len;
-        vp = (u_char *) ctx->entry.vary;
-        vary.data = vp;
-        if (sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip) == SWS_OK
-            && sws_cache_make_head(r, ctx, &vary, &fields) == SWS_OK
-            && sws_cache_tmp_open(r, ctx) == SWS_OK)
-        {
-            ctx->fh.body_len = ctx->entry.h.body_len;
-            ctx->body_len = ctx->entry.h.body_len;
-            ctx->mem = NULL;
-            if (ctx->head_len + ctx->body_len <= ctx->path->mem_max_object
-                && ctx->path->mem_size)
-            {
-                ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->head_len + ctx->body_len);
-                ctx->mem_len = ctx->head_len + ctx->body_len;
-            }
-            sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary.data,
-                                  fields.data);
-            if (sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) == SWS_OK
-                && sws_cache_copy_body(ctx) == SWS_OK)
-            {
-                if (ctx->mem) {
-                    memcpy(ctx->mem, ctx->head, ctx->head_len);
-                    if (ctx->blob) {
-                        memcpy(ctx->mem + ctx->head_len, ctx->blob->data + ctx->body_off,
-                               ctx->body_len);
-                    } else if (pread(ctx->fd, ctx->mem + ctx->head_len, ctx->body_len,
-                                     ctx->body_off) != (ssize_t) ctx->body_len)
-                    {
-                        ctx->mem = NULL;
-                    }
-                }
-                close(ctx->tmp_fd);
-                ctx->tmp_fd = -1;
-                if (sws_cache_commit(r, ctx) != SWS_OK) {
-                    unlink((char *) ctx->tmp_name.data);
-                }
-                /* what the client gets: the updated header, the old body */
-                if (sws_cache_entry_parse(ctx->head, ctx->head_len,
-                                          ctx->head_len + ctx->body_len, &ctx->entry) != NULL)
-                {
-                    return SWS_HTTP_INTERNAL_SERVER_ERROR;
-                }
-            }
-        }
     }
     sws_cache_unlock(ctx);
     if (ctx->background) {
         return SWS_OK;                 /* the client had the stale entry already */
     }
     return sws_cache_send(r, ctx);
+}
+
+/*
+ * RFC 9111 4.3.5: a 200 to a HEAD that went to the server for a stale
+ * entry updates the entry's fields and freshness, when its validators
+ * (ETag, Last-Modified) are those of the entry; when they differ, the
+ * entry is no longer the resource's: it goes.
+ */
+static void
+sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    const sws_str_t  *etag = sws_http_etag(r);
+    time_t            lm = sws_http_last_modified(r);
+
+    if (sws_http_status(r) != SWS_HTTP_OK || ctx->entry.h.status != SWS_HTTP_OK) {
+        return;
+    }
+    if ((etag->len && ctx->entry.etag.len
+         && (etag->len != ctx->entry.etag.len
+             || memcmp(etag->data, ctx->entry.etag.data, etag->len) != 0))
+        || (lm != -1 && ctx->entry.h.last_modified != -1 && lm != ctx->entry.h.last_modified))
+    {
+        sws_cache_invalidate(ctx->path, &ctx->vkey, sws_http_log(r));
+        return;
+    }
+    if (!etag->len && !ctx->entry.etag.len && (lm == -1 || ctx->entry.h.last_modified == -1)) {
+        return;                        /* nothing says it is the same response */
+    }
+    (void) sws_cache_rewrite(r, ctx);
 }
 
 /* ---- stale on errors ---- */

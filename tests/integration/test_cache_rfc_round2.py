@@ -311,3 +311,36 @@ def test_invalid_values_still_count_as_stale(sws, corigin):
     srv = start(sws, o)
     for p in ("/c/i1", "/c/i2", "/c/i3"):
         assert twice(srv, p) == ("MISS", "MISS"), p
+
+
+# ---- HEAD (RFC 9111 4.3.5)
+
+@pytest.mark.parametrize("params", ["", "mem_size=1m"])
+def test_a_head_for_a_stale_entry_goes_as_head_and_updates_it(sws, corigin, params):
+    o = corigin()
+    o.set("/c/h", body=b"one", headers=cc("max-age=1", ("ETag", '"v1"'), ("X-V", "1")))
+    srv = start(sws, o, path_params=params)
+    assert get(srv, "/c/h")[1] == "MISS"
+    time.sleep(1.1)
+    o.set("/c/h", body=b"two", headers=cc("max-age=60", ("ETag", '"v1"'), ("X-V", "2")))
+    r, st = get(srv, "/c/h", method="HEAD")
+    assert (r.status, st, r.header("X-V")) == (200, "EXPIRED", "2")
+    assert o.last().method == "HEAD" and o.count("/c/h") == 2
+    # the entry has the new fields and freshness, and its body
+    r, st = get(srv, "/c/h")
+    assert (st, r.body, r.header("X-V")) == ("HIT", b"one", "2")
+    assert o.count("/c/h") == 2
+
+
+def test_a_head_with_other_validators_drops_the_entry(sws, corigin):
+    o = corigin()
+    o.set("/c/hv", body=b"one", headers=cc("max-age=1", ("ETag", '"v1"')))
+    srv = start(sws, o)
+    get(srv, "/c/hv")
+    time.sleep(1.1)
+    o.set("/c/hv", body=b"two", headers=cc("max-age=60", ("ETag", '"v2"')))
+    r, st = get(srv, "/c/hv", method="HEAD")
+    assert r.status == 200 and o.last().method == "HEAD"
+    r, st = get(srv, "/c/hv")
+    assert (st, r.body) == ("MISS", b"two")
+    assert get(srv, "/c/hv")[1] == "HIT"

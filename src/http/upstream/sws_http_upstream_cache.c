@@ -177,10 +177,15 @@ sws_ups_cache_header(sws_http_upstream_t *u)
         }
         return;
     }
-    /* A response to HEAD has no body to keep, unless it was asked with GET. */
-    if (!u->cache_offer || u->cache->store_header == NULL
-        || (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get))
-    {
+    if (!u->cache_offer || u->cache->store_header == NULL) {
+        return;
+    }
+    if (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get) {
+        /* ABI 1.8: a HEAD's head, for its fields (RFC 9111 4.3.5); it has
+         * no body to keep: a store it starts ends at once */
+        if (u->cache->store_header(u->r, u->cache_data) == SWS_OK && u->cache->store_end) {
+            u->cache->store_end(u->r, u->cache_data, 0);
+        }
         return;
     }
     if (u->cache->store_header(u->r, u->cache_data) == SWS_OK) {
