@@ -32,7 +32,8 @@
                                  keyed shared zones (sws_keyed_zone.h), the
                                  zones listed and inspected (sws_shm_zone_count
                                  .. _info);
-                                 1.8: the cache hooks' SWS_UPSTREAM_CACHE_WATCH
+                                 1.8: the cache hooks' SWS_UPSTREAM_CACHE_WATCH,
+                                 sws_http_upstream_cache_pass_if_none_match
                                  (store_header sees the head of a response it
                                  does not store), a HEAD's head; a stored Date
                                  sent as the response's own, the stored head's

@@ -401,6 +401,14 @@ int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if
     sws_str_t *if_modified_since);
 
 /*
+ * ABI 1.8. From lookup, before it returns SWS_UPSTREAM_CACHE_MISS: the
+ * client's If-None-Match is sent as it came (RFC 9111 4.3.1: a server's
+ * 304 then reaches the client; the cache is not to store it). Not for a
+ * background update.
+ */
+void       sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u);
+
+/*
  * ABI 1.2. lookup may also return SWS_BUSY: the cache decides later (it
  * waits for another request's fill of the same key, say, with
  * sws_http_set_timer). It then calls this with what lookup would have

@@ -295,6 +295,9 @@ typedef struct {
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
     time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
+    /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
+    sws_http_header_t     *extra;
+    sws_uint_t             nextra;
     unsigned               locked:1;     /* this request holds the key's lock */
     unsigned               no_store:1;   /* lock timed out: do not store */
     unsigned               have_stale:1; /* an entry to serve on errors */
@@ -307,6 +310,7 @@ typedef struct {
     unsigned               req_limits:1;     /* any of the four: no fast hit */
     unsigned               invalidate:1;     /* an unsafe method: its answer decides */
     unsigned               head_update:1;    /* a HEAD for a stale entry: its 200 updates it */
+    unsigned               rewritten:1;      /* entry is the updated header: no prepared head */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -360,9 +364,11 @@ void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and
  * h filled, or why not (for the debug log). asked: when the server was
  * asked (the response's delay counts in its age), -1 unknown. strip: the
- * fields not to store (no-cache="f", private="f": "a,b,"). */
+ * fields not to store (no-cache="f", private="f": "a,b,"). update: the
+ * response updates a stored one (a 304's fields merged, RFC 9111 3.2): a
+ * Set-Cookie is then left out of the entry, not a reason to keep none. */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip);
+    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip, int update);
 /* An HTTP date in any letter case (Expires); -1 if not a date. */
 time_t    sws_cache_parse_date(const u_char *p, size_t len);
 /* Is name one of the names of such a list? */

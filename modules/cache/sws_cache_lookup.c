@@ -220,11 +220,15 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
-    int                     prepared = ctx->blob && ctx->blob->head_off;
+    int                     prepared = ctx->blob && ctx->blob->head_off && !ctx->rewritten;
 
     /* a memory copy has its fields prepared; a file's are walked here (and
      * Age after them) */
     room = prepared ? 0 : e->h.nfields + 1;
+    if (ctx->nextra) {
+        room = e->h.nfields + 1 + ctx->nextra;   /* (rare: not prepared then) */
+        prepared = 0;
+    }
     /* the fields first: sws_http_header_t is the stricter alignment */
     hs = sws_palloc(sws_http_pool(r), room * sizeof(sws_http_header_t)
                                       + sizeof(sws_cache_answer_t));
@@ -232,7 +236,9 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     a = (sws_cache_answer_t *) (hs + room);
-    while (n + 1 < room && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
+    while (n + 1 + ctx->nextra < room
+           && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value))
+    {
         hs[n++].hash = 1;
     }
     /* RFC 9111 5.1: every response from a cache says how old it is. */
@@ -267,6 +273,10 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
                    &a->age, 1, cl);
     }
     hs[n++] = a->age;
+    if (ctx->nextra) {
+        memcpy(&hs[n], ctx->extra, ctx->nextra * sizeof(sws_http_header_t));
+        n += ctx->nextra;
+    }
     return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
 }
 
@@ -624,6 +634,10 @@ sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
     if (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE) {
         ctx->asked = sws_time_sec();   /* the server is asked now */
+    }
+    if (rc == SWS_UPSTREAM_CACHE_MISS) {
+        /* RFC 9111 4.3.1: its 304 goes to the client, and is not stored */
+        sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_get(r));
     }
     if ((rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE)
         && !ctx->no_store && !ctx->head_update && sws_http_method(r) == SWS_HTTP_HEAD

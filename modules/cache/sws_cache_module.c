@@ -282,7 +282,9 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->no_cache = prev->no_cache;
     }
     sws_conf_merge_uint_value(conf->ignore, prev->ignore, 0);
-    sws_conf_merge_value(conf->revalidate, prev->revalidate, 0);
+    /* on: a validation is conditional when the entry has a validator
+     * (RFC 9111 4.3.1); nginx's default is off */
+    sws_conf_merge_value(conf->revalidate, prev->revalidate, 1);
     sws_conf_merge_value(conf->lock, prev->lock, 0);
     sws_conf_merge_msec_value(conf->lock_timeout, prev->lock_timeout, 5000);
     sws_conf_merge_msec_value(conf->lock_age, prev->lock_age, 5000);

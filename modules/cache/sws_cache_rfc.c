@@ -383,8 +383,9 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
 
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip)
+    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip, int update)
 {
+    u_char                   *p;
     static const sws_str_t    set_cookie = sws_string("set-cookie");
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
@@ -431,7 +432,19 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         return "of no memory";
     }
     if (cookie && !sws_cache_strips(strip, &set_cookie)) {
-        return "it sets a cookie";     /* unless no-cache="set-cookie" drops it */
+        if (!update) {
+            return "it sets a cookie"; /* unless no-cache="set-cookie" drops it */
+        }
+        /* an update (RFC 9111 3.2): the cookie is this client's, the
+         * other fields update the entry */
+        p = sws_pnalloc(sws_http_pool(r), strip->len + sizeof("set-cookie,") - 1);
+        if (p == NULL) {
+            return "of no memory";
+        }
+        memcpy(p, strip->data, strip->len);
+        memcpy(p + strip->len, "set-cookie,", sizeof("set-cookie,") - 1);
+        strip->data = p;
+        strip->len += sizeof("set-cookie,") - 1;
     }
     if (date == -1 && sws_http_upstream_get(r)) {
         date = sws_http_upstream_date(sws_http_upstream_get(r));   /* hidden from the client */

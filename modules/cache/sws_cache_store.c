@@ -244,7 +244,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 0);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -615,7 +615,7 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 1);
     if (why != NULL || ctx->no_store) {
         return SWS_OK;
     }
@@ -663,6 +663,33 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     {
         return SWS_ERROR;
     }
+    ctx->rewritten = 1;
+    return SWS_OK;
+}
+
+/* A 304's Set-Cookie fields: the entry does not keep them, this client
+ * gets them with its answer from the entry. */
+static sws_int_t
+sws_cache_keep_cookies(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    const sws_array_t        *out = sws_http_headers_out(r);
+    const sws_http_header_t  *h = out->elts;
+    sws_uint_t                i, n = 0;
+
+    for (i = 0; i < out->nelts; i++) {
+        if (h[i].hash && h[i].name.len == 10
+            && sws_strncasecmp(h[i].name.data, (u_char *) "set-cookie", 10) == 0)
+        {
+            if (ctx->extra == NULL) {
+                ctx->extra = sws_palloc(sws_http_pool(r), out->nelts * sizeof(sws_http_header_t));
+                if (ctx->extra == NULL) {
+                    return SWS_ERROR;
+                }
+            }
+            ctx->extra[n++] = h[i];
+        }
+    }
+    ctx->nextra = n;
     return SWS_OK;
 }
 
@@ -675,7 +702,7 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
         ctx->status = SWS_CACHE_REVALIDATED;
     }
     sws_http_set_status(r, ctx->entry.h.status);
-    if (sws_cache_rewrite(r, ctx) != SWS_OK) {
+    if (sws_cache_keep_cookies(r, ctx) != SWS_OK || sws_cache_rewrite(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     sws_cache_unlock(ctx);

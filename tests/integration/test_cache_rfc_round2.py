@@ -319,7 +319,9 @@ def test_invalid_values_still_count_as_stale(sws, corigin):
 def test_a_head_for_a_stale_entry_goes_as_head_and_updates_it(sws, corigin, params):
     o = corigin()
     o.set("/c/h", body=b"one", headers=cc("max-age=1", ("ETag", '"v1"'), ("X-V", "1")))
-    srv = start(sws, o, path_params=params)
+    # unconditional, so that the server answers 200 (a conditional HEAD
+    # gets a 304, which updates the entry as for a GET)
+    srv = start(sws, o, path_params=params, loc="proxy_cache_revalidate off;")
     assert get(srv, "/c/h")[1] == "MISS"
     time.sleep(1.1)
     o.set("/c/h", body=b"two", headers=cc("max-age=60", ("ETag", '"v1"'), ("X-V", "2")))
@@ -335,7 +337,7 @@ def test_a_head_for_a_stale_entry_goes_as_head_and_updates_it(sws, corigin, para
 def test_a_head_with_other_validators_drops_the_entry(sws, corigin):
     o = corigin()
     o.set("/c/hv", body=b"one", headers=cc("max-age=1", ("ETag", '"v1"')))
-    srv = start(sws, o)
+    srv = start(sws, o, loc="proxy_cache_revalidate off;")
     get(srv, "/c/hv")
     time.sleep(1.1)
     o.set("/c/hv", body=b"two", headers=cc("max-age=60", ("ETag", '"v2"')))
@@ -344,3 +346,45 @@ def test_a_head_with_other_validators_drops_the_entry(sws, corigin):
     r, st = get(srv, "/c/hv")
     assert (st, r.body) == ("MISS", b"two")
     assert get(srv, "/c/hv")[1] == "HIT"
+
+
+# ---- 304 updates (RFC 9111 3.2, 4.3.1)
+
+def test_a_stale_entry_with_a_validator_is_validated_conditionally(sws, corigin):
+    o = corigin()
+    o.set("/c/v", body=b"one", headers=cc("max-age=1", ("ETag", '"v"')))
+    o.set("/c/lm", body=b"one", headers=cc("max-age=1", ("Last-Modified", LM)))
+    srv = start(sws, o)                        # no proxy_cache_revalidate: the default
+    get(srv, "/c/v")
+    get(srv, "/c/lm")
+    time.sleep(1.1)
+    r, st = get(srv, "/c/v")
+    assert (st, r.body) == ("REVALIDATED", b"one")
+    assert o.last().header("if-none-match") == '"v"'
+    r, st = get(srv, "/c/lm")
+    assert (st, r.body) == ("REVALIDATED", b"one")
+    assert o.last().header("if-modified-since") == LM
+    # nginx's way, asked for
+    srv2 = start(sws, o, loc="proxy_cache_revalidate off;")
+    get(srv2, "/c/v")
+    time.sleep(1.1)
+    assert get(srv2, "/c/v")[1] == "EXPIRED"
+    assert o.last().header("if-none-match") is None
+
+
+@pytest.mark.parametrize("params", ["", "mem_size=1m"])
+def test_a_304_with_set_cookie_and_fields_updates_the_entry(sws, corigin, params):
+    o = corigin()
+    o.set("/c/u3", body=b"one", headers=cc("max-age=1", ("ETag", '"u"'), ("X-V", "1")))
+    srv = start(sws, o, path_params=params)
+    get(srv, "/c/u3")
+    time.sleep(1.1)
+    o.set("/c/u3", body=b"two", headers=cc("max-age=60", ("ETag", '"u"'), ("X-V", "2"),
+                                            ("Set-Cookie", "s=1")))
+    r, st = get(srv, "/c/u3")
+    assert (st, r.body, r.header("X-V"), r.header("Set-Cookie")) == \
+        ("REVALIDATED", b"one", "2", "s=1")
+    n = o.count("/c/u3")
+    r, st = get(srv, "/c/u3")                  # fresh again, the new fields, no cookie
+    assert (st, r.body, r.header("X-V"), r.header("Set-Cookie")) == ("HIT", b"one", "2", None)
+    assert o.count("/c/u3") == n

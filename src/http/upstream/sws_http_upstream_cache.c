@@ -78,12 +78,11 @@ sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match
         return 0;
     }
     if (!u->revalidate) {
-        /* a miss: the client's If-None-Match goes on (RFC 9111 4.3.1), so
-         * that a server's 304 reaches it without a body; a 304 is not
-         * stored. Its If-Modified-Since does not: the response's own date
-         * answers it, and a 200 fills the cache. Not for a background
-         * update: its client has its answer, the cache wants the whole. */
-        v = u->background ? NULL : sws_http_header_in(u->r, "if-none-match", 13);
+        /* a miss: the client's If-None-Match goes on if the cache says so
+         * (RFC 9111 4.3.1); not for a background update: its client has
+         * its answer, the cache wants the whole */
+        v = u->cache_pass_inm && !u->background
+            ? sws_http_header_in(u->r, "if-none-match", 13) : NULL;
         if (v) {
             *if_none_match = *v;
         }
@@ -99,6 +98,12 @@ sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match
         }
     }
     return 1;
+}
+
+void
+sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u)
+{
+    u->cache_pass_inm = 1;
 }
 
 static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
