@@ -566,12 +566,14 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     if (!fresh && stale_ok) {
         ctx->have_stale = 1;
     }
-    /* proxy_cache_background_update: this client gets the stale entry now,
-     * and the update runs for the cache alone (the request outlives its
-     * response: an HTTP/2 stream ends, its request goes on) */
-    background = !fresh && stale_ok && ctx->locked && lcf->background_update
-                 && sws_http_method(r) == SWS_HTTP_GET
-                 && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING) || now < n->fresh_until + n->swr);
+    /* proxy_cache_background_update, or the response's own
+     * stale-while-revalidate within its window (RFC 5861 3): this client
+     * gets the stale entry now, and the update runs for the cache alone
+     * (the request outlives its response: an HTTP/2 stream ends, its
+     * request goes on) */
+    background = !fresh && stale_ok && ctx->locked && sws_http_method(r) == SWS_HTTP_GET
+                 && ((lcf->background_update && (lcf->use_stale & SWS_CACHE_STALE_UPDATING))
+                     || now < n->fresh_until + n->swr);
     sws_slab_unlock(p->pool);
 
     if (fresh) {

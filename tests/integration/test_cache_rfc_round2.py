@@ -8,7 +8,7 @@ import time
 import pytest
 
 import swsharness as h
-from cacheorigin import corigin, get, start  # noqa: F401
+from cacheorigin import corigin, get, start, statuses  # noqa: F401
 from test_nginx_sites import NGINX, start_server
 
 LM = "Sun, 06 Nov 1994 08:49:37 GMT"
@@ -388,3 +388,60 @@ def test_a_304_with_set_cookie_and_fields_updates_the_entry(sws, corigin, params
     r, st = get(srv, "/c/u3")                  # fresh again, the new fields, no cookie
     assert (st, r.body, r.header("X-V"), r.header("Set-Cookie")) == ("HIT", b"one", "2", None)
     assert o.count("/c/u3") == n
+
+
+# ---- stale
+
+FAILS = {"503": dict(status=503), "close": dict(drop=True), "timeout": dict(delay=1.5)}
+
+
+def stale_entry(sws, corigin, loc="", cache_control="max-age=1", path="/c/st"):
+    o = corigin()
+    o.set(path, body=b"old", headers=cc(cache_control))
+    srv = start(sws, o, loc="proxy_read_timeout 1s; proxy_cache_revalidate off; " + loc)
+    assert get(srv, path)[1] == "MISS"
+    time.sleep(1.1)
+    return o, srv
+
+
+@pytest.mark.parametrize("how", sorted(FAILS))
+def test_proxy_cache_use_stale_serves_the_entry(sws, corigin, how):
+    o, srv = stale_entry(sws, corigin, "proxy_cache_use_stale error timeout http_503;")
+    o.set("/c/st", body=b"new", headers=[], **FAILS[how])
+    r, st = get(srv, "/c/st")
+    assert (r.status, st, r.body) == (200, "STALE", b"old")
+    assert int(r.header("Age")) >= 1
+
+
+@pytest.mark.parametrize("how", sorted(FAILS))
+def test_stale_if_error_serves_the_entry_within_its_window(sws, corigin, how):
+    o, srv = stale_entry(sws, corigin, cache_control="max-age=1, stale-if-error=60")
+    o.set("/c/st", body=b"new", headers=[], **FAILS[how])
+    r, st = get(srv, "/c/st")
+    assert (r.status, st, r.body) == (200, "STALE", b"old")
+
+
+@pytest.mark.parametrize("how", sorted(FAILS))
+def test_without_stale_permission_the_error_goes_to_the_client(sws, corigin, how):
+    o, srv = stale_entry(sws, corigin)
+    o.set("/c/st", body=b"new", headers=[], **FAILS[how])
+    r, st = get(srv, "/c/st")
+    assert r.status in (502, 503, 504) and r.body != b"old"
+
+
+def test_stale_while_revalidate_within_and_past_its_window(sws, corigin):
+    o, srv = stale_entry(sws, corigin, cache_control="max-age=1, stale-while-revalidate=2")
+    o.set("/c/st", body=b"new", headers=cc("max-age=1, stale-while-revalidate=2"), delay=0.5)
+    t = time.monotonic()
+    r = h.curl(srv.url("/c/st"))
+    # within the window: the stale entry at once, the update in the background
+    assert r.body == b"old" and time.monotonic() - t < 0.45
+    assert h.wait_for(lambda: any(s[1] == "/c/st" and s[3] == "STALE" for s in statuses(srv)),
+                      timeout=5)
+    assert h.wait_for(lambda: o.count("/c/st") == 2, timeout=5)
+    assert h.wait_for(lambda: get(srv, "/c/st")[0].body == b"new", timeout=5)
+    # past the window (1 s fresh + 2 s): the origin answers this request
+    time.sleep(3.2)
+    o.set("/c/st", body=b"newest", headers=cc("max-age=60"))
+    r, st = get(srv, "/c/st")
+    assert (st, r.body) == ("EXPIRED", b"newest")
