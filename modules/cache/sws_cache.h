@@ -262,6 +262,16 @@ enum {
     SWS_CACHE_BYPASS
 };
 
+/* Another variant of the request's key, whose ETag a variant miss sends
+ * (RFC 9111 4.3.1): a 304 naming it makes it this variant's entry too. */
+#define SWS_CACHE_MAX_SIBLINGS  8
+
+typedef struct {
+    u_char                 digest[16];
+    sws_str_t              key;          /* pool copy */
+    sws_str_t              etag;         /* from its file */
+} sws_cache_sibling_t;
+
 /* A request's state. */
 typedef struct {
     sws_cache_loc_conf_t  *conf;
@@ -295,6 +305,8 @@ typedef struct {
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
     time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
+    sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
+    sws_uint_t             nsiblings;
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
     sws_http_header_t     *extra;
     sws_uint_t             nextra;
@@ -385,6 +397,11 @@ sws_int_t sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, con
 void      sws_cache_unlock(sws_cache_ctx_t *ctx);
 /* Open and check the entry's file; SWS_OK, SWS_DECLINED (none or bad). */
 sws_int_t sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
+/* Of the siblings, the one whose ETag is etag, loaded as ctx's entry (its
+ * file open) with ctx->vkey kept: SWS_OK, or SWS_DECLINED (none). */
+sws_int_t sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx,
+    const sws_str_t *etag);
 
 /* sws_cache_store.c */
 sws_int_t sws_cache_store_header(sws_http_request_t *r, void *data);

@@ -430,6 +430,127 @@ sws_cache_request_takes_stale(const sws_cache_ctx_t *ctx, const sws_cache_node_t
 
 static void sws_cache_wait_handler(sws_http_request_t *r);
 
+/* The stored variants of marker (the lock held): their keys and digests,
+ * for a variant miss to validate with their ETags once unlocked. */
+static void
+sws_cache_siblings_locked(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_cache_node_t *marker)
+{
+    sws_queue_t          *q;
+    sws_cache_node_t     *v;
+    sws_cache_sibling_t  *s;
+
+    for (q = sws_queue_head(&marker->variants);
+         q != sws_queue_sentinel(&marker->variants) && ctx->nsiblings < SWS_CACHE_MAX_SIBLINGS;
+         q = sws_queue_next(q))
+    {
+        v = sws_queue_data(q, sws_cache_node_t, variants);
+        if (!v->exists) {
+            continue;
+        }
+        if (ctx->siblings == NULL) {
+            ctx->siblings = sws_pcalloc(sws_http_pool(r),
+                                        SWS_CACHE_MAX_SIBLINGS * sizeof(sws_cache_sibling_t));
+            if (ctx->siblings == NULL) {
+                return;
+            }
+        }
+        s = &ctx->siblings[ctx->nsiblings];
+        s->key.data = sws_pnalloc(sws_http_pool(r), v->key_len);
+        if (s->key.data == NULL) {
+            return;
+        }
+        memcpy(s->key.data, v->key, v->key_len);
+        s->key.len = v->key_len;
+        memcpy(s->digest, v->digest, 16);
+        ctx->nsiblings++;
+    }
+}
+
+/* Open sibling i's file as ctx's entry (ctx->vkey is its key meanwhile). */
+static sws_int_t
+sws_cache_sibling_open(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_uint_t i)
+{
+    sws_str_t  vkey = ctx->vkey;
+    sws_int_t  rc;
+
+    memcpy(ctx->digest, ctx->siblings[i].digest, 16);
+    ctx->vkey = ctx->siblings[i].key;
+    rc = sws_cache_open_file(r, ctx);
+    ctx->vkey = vkey;
+    return rc;
+}
+
+/*
+ * A variant miss with other variants stored (RFC 9111 4.3.1): ask the
+ * server with their ETags in If-None-Match; a 304 names the one that is
+ * this request's too (sws_cache_sibling_load). SWS_OK: the validators are
+ * set; SWS_DECLINED: no sibling has an ETag.
+ */
+static sws_int_t
+sws_cache_siblings_validate(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_uint_t  i, j, n = 0;
+    size_t      len = 0;
+    sws_str_t   list, *e;
+    u_char     *p;
+
+    for (i = 0; i < ctx->nsiblings; i++) {
+        if (sws_cache_sibling_open(r, ctx, i) != SWS_OK) {
+            continue;
+        }
+        ctx->siblings[i].etag.data = sws_pstrdup(sws_http_pool(r), &ctx->entry.etag);
+        ctx->siblings[i].etag.len = ctx->siblings[i].etag.data ? ctx->entry.etag.len : 0;
+        len += ctx->siblings[i].etag.len + 2;
+        close(ctx->fd);
+        ctx->fd = -1;
+    }
+    if (len == 0 || (p = sws_pnalloc(sws_http_pool(r), len)) == NULL) {
+        ctx->nsiblings = 0;
+        return SWS_DECLINED;
+    }
+    list.data = p;
+    for (i = 0; i < ctx->nsiblings; i++) {
+        e = &ctx->siblings[i].etag;
+        for (j = 0; j < i; j++) {       /* each tag once */
+            if (ctx->siblings[j].etag.len == e->len
+                && memcmp(ctx->siblings[j].etag.data, e->data, e->len) == 0)
+            {
+                break;
+            }
+        }
+        if (e->len && j == i) {
+            if (n++) {
+                p = sws_cpymem(p, ", ", 2);
+            }
+            p = sws_cpymem(p, ctx->siblings[i].etag.data, ctx->siblings[i].etag.len);
+        }
+    }
+    list.len = (size_t) (p - list.data);
+    if (sws_http_upstream_cache_validators(sws_http_upstream_get(r), &list, -1) != SWS_OK) {
+        ctx->nsiblings = 0;
+        return SWS_DECLINED;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_str_t *etag)
+{
+    sws_uint_t  i;
+
+    for (i = 0; i < ctx->nsiblings; i++) {
+        if (etag->len && ctx->siblings[i].etag.len == etag->len
+            && memcmp(ctx->siblings[i].etag.data, etag->data, etag->len) == 0
+            && sws_cache_sibling_open(r, ctx, i) == SWS_OK)
+        {
+            ctx->source = "file";
+            ctx->body_off = ctx->entry.h.header_len;
+            return SWS_OK;
+        }
+    }
+    return SWS_DECLINED;
+}
+
 /*
  * Find the entry and decide: a hit answered (what send returns), MISS,
  * REVALIDATE, or SWS_BUSY (wait for the fill another request runs).
@@ -439,7 +560,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
 {
     sws_cache_loc_conf_t  *lcf = ctx->conf;
     sws_cache_path_t      *p = ctx->path;
-    sws_cache_node_t      *n;
+    sws_cache_node_t      *n, *marker;
     sws_msec_t             now_ms;
     time_t                 now = sws_time_sec();
     u_char                *vary;
@@ -450,6 +571,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     ctx->vkey = ctx->key;
     sws_slab_lock(p->pool);
     n = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+    marker = n && n->is_marker ? n : NULL;
     if (n && n->is_marker) {
         /* used with its variants: the manager must not take it first */
         n->last_access = now;
@@ -468,6 +590,10 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         }
         sws_slab_lock(p->pool);
         n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+        marker = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+        if (marker && !marker->is_marker) {
+            marker = NULL;
+        }
     }
 
     if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
@@ -518,9 +644,15 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
             ctx->locked = 1;
             ctx->lkey = ctx->vkey;
         }
+        if (marker && lcf->revalidate && !ctx->no_store && ctx->vkey.len != ctx->key.len) {
+            sws_cache_siblings_locked(r, ctx, marker);
+        }
         sws_slab_unlock(p->pool);
         if (ctx->status == SWS_CACHE_NONE) {
             ctx->status = SWS_CACHE_MISS;
+        }
+        if (ctx->nsiblings && sws_cache_siblings_validate(r, ctx) == SWS_OK) {
+            return SWS_UPSTREAM_CACHE_REVALIDATE;
         }
         return SWS_UPSTREAM_CACHE_MISS;
     }

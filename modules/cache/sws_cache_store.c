@@ -698,6 +698,16 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
 {
     sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
 
+    if (ctx->nsiblings) {
+        /* a variant miss validated with the other variants' ETags: the
+         * one the 304 names is this variant's entry too (RFC 9111 4.3.4) */
+        if (sws_cache_sibling_load(r, ctx, sws_http_etag(r)) != SWS_OK) {
+            sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "cache \"%.*s\": a 304 names no "
+                          "stored variant", (int) ctx->path->name.len, ctx->path->name.data);
+            sws_cache_unlock(ctx);
+            return SWS_HTTP_BAD_GATEWAY;
+        }
+    }
     if (!ctx->background) {
         ctx->status = SWS_CACHE_REVALIDATED;
     }

@@ -445,3 +445,30 @@ def test_stale_while_revalidate_within_and_past_its_window(sws, corigin):
     o.set("/c/st", body=b"newest", headers=cc("max-age=60"))
     r, st = get(srv, "/c/st")
     assert (st, r.body) == ("EXPIRED", b"newest")
+
+
+# ---- a variant miss validated with the stored variants' ETags (RFC 9111 4.3.1)
+
+@pytest.mark.parametrize("params", ["", "mem_size=1m"])
+def test_a_variant_miss_is_validated_with_the_stored_etags(sws, corigin, params):
+    o = corigin()
+    o.set("/c/va", body=b"same body", headers=cc("max-age=60", ("Vary", "X-Lang"),
+                                                 ("ETag", '"s"')))
+    srv = start(sws, o, path_params=params)
+    assert get(srv, "/c/va", headers=["X-Lang: en"])[1] == "MISS"
+    r, st = get(srv, "/c/va", headers=["X-Lang: fr"])
+    assert (r.status, st, r.body) == (200, "REVALIDATED", b"same body")
+    assert o.last().header("if-none-match") == '"s"'
+    # the 304 made it this variant's entry too
+    for lang in ("fr", "en"):
+        r, st = get(srv, "/c/va", headers=["X-Lang: " + lang])
+        assert (st, r.body) == ("HIT", b"same body"), lang
+    assert o.count("/c/va") == 2
+    # another representation: the server's 200 is stored for that variant alone
+    o.set("/c/va", body=b"other", headers=cc("max-age=60", ("Vary", "X-Lang"), ("ETag", '"o"')))
+    r, st = get(srv, "/c/va", headers=["X-Lang: de"])
+    assert (st, r.body) == ("MISS", b"other")
+    assert o.last().header("if-none-match") == '"s"'          # each tag once
+    assert get(srv, "/c/va", headers=["X-Lang: de"])[1] == "HIT"
+    r, st = get(srv, "/c/va", headers=["X-Lang: en"])
+    assert (st, r.body) == ("HIT", b"same body")
