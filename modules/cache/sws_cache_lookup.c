@@ -500,7 +500,7 @@ sws_cache_siblings_validate(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         }
         ctx->siblings[i].etag.data = sws_pstrdup(sws_http_pool(r), &ctx->entry.etag);
         ctx->siblings[i].etag.len = ctx->siblings[i].etag.data ? ctx->entry.etag.len : 0;
-        len += ctx->siblings[i].etag.len + 2;
+        len += ctx->siblings[i].etag.len ? ctx->siblings[i].etag.len + 2 : 0;
         close(ctx->fd);
         ctx->fd = -1;
     }
@@ -526,7 +526,8 @@ sws_cache_siblings_validate(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         }
     }
     list.len = (size_t) (p - list.data);
-    if (sws_http_upstream_cache_validators(sws_http_upstream_get(r), &list, -1) != SWS_OK) {
+    if (list.len == 0
+        || sws_http_upstream_cache_validators(sws_http_upstream_get(r), &list, -1) != SWS_OK) {
         ctx->nsiblings = 0;
         return SWS_DECLINED;
     }

@@ -472,3 +472,13 @@ def test_a_variant_miss_is_validated_with_the_stored_etags(sws, corigin, params)
     assert get(srv, "/c/va", headers=["X-Lang: de"])[1] == "HIT"
     r, st = get(srv, "/c/va", headers=["X-Lang: en"])
     assert (st, r.body) == ("HIT", b"same body")
+
+
+def test_a_variant_miss_without_stored_etags_is_an_ordinary_miss(sws, corigin):
+    o = corigin()
+    o.set("/c/vn", body=b"v", headers=cc("max-age=60", ("Vary", "X-Lang")))
+    srv = start(sws, o)
+    assert get(srv, "/c/vn", headers=["X-Lang: en"])[1] == "MISS"
+    r, st = get(srv, "/c/vn", headers=["X-Lang: fr"])
+    assert (r.status, st) == (200, "MISS") and o.last().header("if-none-match") is None
+    assert get(srv, "/c/vn", headers=["X-Lang: fr"])[1] == "HIT"
