@@ -247,6 +247,9 @@ typedef struct {
     sws_int_t              background_update;
     sws_int_t              request_directives;  /* honour the request's Cache-Control */
     sws_int_t              convert_head;        /* a HEAD miss is asked as GET */
+    sws_int_t              heuristic;           /* percent of the age since
+                                                   Last-Modified (4.2.2); 0: off */
+    time_t                 heuristic_max;
     sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
 } sws_cache_loc_conf_t;
 

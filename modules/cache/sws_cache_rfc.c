@@ -321,6 +321,32 @@ sws_cache_valid_for(sws_cache_loc_conf_t *lcf, sws_uint_t status)
     return -1;
 }
 
+/* The heuristic lifetime (RFC 9111 4.2.2) of a response without an
+ * explicit one: proxy_cache_heuristic's share of the time between its
+ * Last-Modified and its Date, capped; for the heuristically cacheable
+ * status codes (RFC 9110 15.1), or any with public. -1: none. */
+static time_t
+sws_cache_heuristic(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_uint_t status,
+    int public_, time_t date)
+{
+    time_t  lm = sws_http_last_modified(r), t;
+
+    if (lcf->heuristic <= 0 || lm < 0 || lm >= date) {
+        return -1;
+    }
+    switch (status) {
+    case 200: case 203: case 204: case 206: case 300: case 301: case 308:
+    case 404: case 405: case 410: case 414: case 501:
+        break;
+    default:
+        if (!public_) {
+            return -1;
+        }
+    }
+    t = (date - lm) / 100 * lcf->heuristic + (date - lm) % 100 * lcf->heuristic / 100;
+    return t < lcf->heuristic_max ? t : lcf->heuristic_max;
+}
+
 /* "accept-encoding,accept-language" from the Vary fields (lower case,
  * whitespace dropped), into pool memory; "*" gives len 1 "*". */
 static sws_int_t
@@ -501,6 +527,11 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     apparent = date != -1 && now > date ? now - date : 0;
     /* 4.2.3: corrected_age_value, the Age plus the time the answer took */
     age = (age < 0 ? 0 : age) + (asked != -1 && now > asked ? now - asked : 0);
+    if (lifetime < 0 && !cc.no_cache && sws_cache_valid_for(lcf, status) < 0) {
+        /* nothing explicit, nothing configured: a share of the time since
+         * Last-Modified (RFC 9111 4.2.2) */
+        lifetime = sws_cache_heuristic(r, lcf, status, cc.public_, date != -1 ? date : now);
+    }
     if (lifetime < 0) {
         /* nothing explicit: proxy_cache_valid, counted from now */
         lifetime = sws_cache_valid_for(lcf, status);

@@ -482,3 +482,60 @@ def test_a_variant_miss_without_stored_etags_is_an_ordinary_miss(sws, corigin):
     r, st = get(srv, "/c/vn", headers=["X-Lang: fr"])
     assert (r.status, st) == (200, "MISS") and o.last().header("if-none-match") is None
     assert get(srv, "/c/vn", headers=["X-Lang: fr"])[1] == "HIT"
+
+
+# ---- heuristic freshness (RFC 9111 4.2.2)
+
+@pytest.mark.parametrize("status", [200, 301, 404, 410])
+def test_heuristic_freshness_from_last_modified(sws, corigin, status):
+    o = corigin()
+    # modified 1000 s ago: 10 % gives 100 s
+    o.set("/c/hf", body=b"h", status=status, headers=[("Last-Modified", http_date(-1000))])
+    srv = start(sws, o)
+    r, st = get(srv, "/c/hf")
+    assert (r.status, st) == (status, "MISS")
+    assert get(srv, "/c/hf")[1] == "HIT"
+
+
+def test_heuristic_freshness_is_a_share_capped_and_not_for_every_status(sws, corigin):
+    o = corigin()
+    o.set("/c/young", body=b"y", headers=[("Last-Modified", http_date(-5))])   # 0.5 s
+    o.set("/c/old", body=b"o", headers=[("Last-Modified", LM)])                 # capped
+    o.set("/c/302", body=b"r", status=302, headers=[("Last-Modified", LM), ("Location", "/x")])
+    o.set("/c/302p", body=b"r", status=302,
+          headers=[("Last-Modified", LM), ("Location", "/x"), ("Cache-Control", "public")])
+    srv = start(sws, o, loc="proxy_cache_heuristic 20% max=1s;")
+    assert twice(srv, "/c/young") == ("MISS", "HIT")          # 20 % of 5 s: 1 s
+    time.sleep(1.1)
+    assert get(srv, "/c/young")[1] == "REVALIDATED"          # stale: validated
+    assert twice(srv, "/c/old") == ("MISS", "HIT")            # years: max=1s
+    time.sleep(1.1)
+    assert get(srv, "/c/old")[1] == "REVALIDATED"
+    assert twice(srv, "/c/302") == ("MISS", "MISS")           # not heuristically cacheable
+    assert twice(srv, "/c/302p") == ("MISS", "HIT")           # unless public
+
+
+def test_heuristic_freshness_off_and_behind_explicit_and_configured(sws, corigin):
+    o = corigin()
+    o.set("/c/h1", body=b"h", headers=[("Last-Modified", http_date(-1000))])
+    o.set("/c/h2", body=b"h", headers=[("Last-Modified", http_date(-1000)),
+                                       ("Cache-Control", "max-age=0")])
+    srv = start(sws, o, loc="proxy_cache_heuristic off;")     # nginx's behaviour
+    assert twice(srv, "/c/h1") == ("MISS", "MISS")
+    srv2 = start(sws, o)
+    assert twice(srv2, "/c/h2") == ("MISS", "MISS")           # explicit wins
+    srv3 = start(sws, o, loc="proxy_cache_valid 200 1s;")     # configured wins
+    assert twice(srv3, "/c/h1") == ("MISS", "HIT")
+    time.sleep(1.1)
+    assert get(srv3, "/c/h1")[1] == "REVALIDATED"
+
+
+def test_heuristic_directive_errors(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("server { location / { proxy_cache_heuristic 0%; } }", "percentage"),
+        ("server { location / { proxy_cache_heuristic 10; } }", "percentage"),
+        ("server { location / { proxy_cache_heuristic 101%; } }", "percentage"),
+        ("server { location / { proxy_cache_heuristic 10% max=x; } }", "max= time"),
+        ("server { location / { proxy_cache_heuristic 10% 5s; } }", "max=TIME"),
+        ("server { location / { proxy_cache_heuristic off max=1s; } }", "nothing after"),
+    ])
