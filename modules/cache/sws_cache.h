@@ -10,7 +10,8 @@
  *                         a slab, by key), file names, the memory copies
  *   sws_cache_entry.c     the stored-entry format (files and memory alike)
  *                         and its checked reader (outside input: fuzzed)
- *   sws_cache_rfc.c       Cache-Control, freshness, age, what may be stored
+ *   sws_cache_parse.c     the parsers: Cache-Control, Age, Expires (fuzzed)
+ *   sws_cache_rfc.c       freshness, age, what may be stored
  *   sws_cache_lookup.c    the lookup hook: hits, misses, lock, stale
  *   sws_cache_store.c     the store hooks: the fill (temp file + rename),
  *                         revalidation's 304, stale on errors
@@ -373,7 +374,14 @@ typedef struct {
 
 #define SWS_CACHE_ANY_STALE  ((time_t) 1 << 40)
 
+/* sws_cache_parse.c: Cache-Control, delta-seconds, dates (fuzzed) */
+void      sws_cache_cc_init(sws_cache_cc_t *cc);
 void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
+/* delta-seconds at [p, last): digits only, saturating; -1 if invalid */
+time_t    sws_cache_delta(const u_char *p, const u_char *last);
+/* no-cache="..." and private="..." names of one value ("a,b,"), at w
+ * (NULL: measured); the bytes */
+size_t    sws_cache_cc_field_names(const sws_str_t *v, u_char *w);
 /* The request's Cache-Control (client directives) combined over its fields. */
 void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and

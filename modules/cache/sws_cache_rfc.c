@@ -7,162 +7,6 @@
  */
 #include "sws_cache.h"
 
-/* delta-seconds: digits only, saturating; -1 if none or anything else
- * follows ("12abc" is invalid, RFC 9111 1.2.2). max-age="60" is tolerated. */
-static time_t
-sws_cache_delta(const u_char *p, const u_char *last)
-{
-    time_t  t = 0;
-    int     any = 0, quoted = 0;
-
-    if (p < last && *p == '"') {
-        quoted = 1;
-        p++;
-    }
-    for (; p < last && *p >= '0' && *p <= '9'; p++) {
-        any = 1;
-        if (t < ((time_t) 1 << 40)) {
-            t = t * 10 + (*p - '0');
-        }
-    }
-    if (quoted && p < last && *p == '"') {
-        p++;
-    }
-    while (p < last && (*p == ' ' || *p == '\t')) {
-        p++;
-    }
-    return any && p == last ? t : -1;
-}
-
-static int
-sws_cache_token_is(const u_char *p, size_t n, const char *name)
-{
-    size_t  len = strlen(name);
-
-    return n == len && sws_strncasecmp((u_char *) p, (u_char *) name, len) == 0;
-}
-
-/* The next directive of a Cache-Control value at *pp: its name and its
- * value as written (quotes kept; NULL data: none). 0 at the end. */
-static int
-sws_cache_cc_next(const u_char **pp, const u_char *last, const u_char **name, size_t *n,
-    const u_char **val, const u_char **end)
-{
-    const u_char *p = *pp;
-
-    for ( ;; ) {
-        while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
-            p++;
-        }
-        if (p >= last) {
-            *pp = p;
-            return 0;
-        }
-        *name = p;
-        while (p < last && *p != '=' && *p != ',' && *p != ' ' && *p != '\t') {
-            p++;
-        }
-        *n = (size_t) (p - *name);
-        *val = *end = NULL;
-        if (p < last && *p == '=') {
-            *val = ++p;
-            if (p < last && *p == '"') {
-                p++;
-                while (p < last && *p != '"') {
-                    p++;
-                }
-                if (p < last) {
-                    p++;
-                }
-            } else {
-                while (p < last && *p != ',') {
-                    p++;
-                }
-            }
-            *end = p;
-        }
-        if (*n) {
-            *pp = p;
-            return 1;
-        }
-        if (p < last) {
-            p++;
-        }
-    }
-}
-
-/* A no-cache or private value names fields (one, or a quoted list): not
- * an empty one. */
-static int
-sws_cache_cc_names_fields(const u_char *val, const u_char *end)
-{
-    for ( ; val && val < end; val++) {
-        if (*val != '"' && *val != ' ' && *val != '\t' && *val != ',') {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-void
-sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
-{
-    const u_char  *p = v->data, *last = v->data + v->len, *name, *val, *end;
-    size_t         n;
-    time_t         t;
-
-    while (sws_cache_cc_next(&p, last, &name, &n, &val, &end)) {
-        t = val ? sws_cache_delta(val, end) : -1;
-        if (sws_cache_token_is(name, n, "no-store")) {
-            cc->no_store = 1;
-        } else if (sws_cache_token_is(name, n, "no-cache")) {
-            /* no-cache="field": stored and reused without those fields
-             * (RFC 9111 5.2.2.4); sws_cache_strip_names lists them */
-            if (sws_cache_cc_names_fields(val, end)) {
-                cc->strip = 1;
-            } else {
-                cc->no_cache = 1;
-            }
-        } else if (sws_cache_token_is(name, n, "private")) {
-            /* private="field": those fields are not stored (5.2.2.7) */
-            if (sws_cache_cc_names_fields(val, end)) {
-                cc->strip = 1;
-            } else {
-                cc->private_ = 1;
-            }
-        } else if (sws_cache_token_is(name, n, "public")) {
-            cc->public_ = 1;
-        } else if (sws_cache_token_is(name, n, "must-revalidate")) {
-            cc->must_revalidate = 1;
-        } else if (sws_cache_token_is(name, n, "proxy-revalidate")) {
-            cc->proxy_revalidate = 1;
-        } else if (sws_cache_token_is(name, n, "max-age")) {
-            /* an invalid value counts as stale (RFC 9111 4.2.1); of two,
-             * the first one holds (4.2.1) */
-            if (cc->max_age == -1) {
-                cc->max_age = t >= 0 ? t : 0;
-            }
-        } else if (sws_cache_token_is(name, n, "s-maxage")) {
-            if (cc->s_maxage == -1) {
-                cc->s_maxage = t >= 0 ? t : 0;
-            }
-        } else if (sws_cache_token_is(name, n, "stale-while-revalidate")) {
-            cc->swr = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "stale-if-error")) {
-            cc->sie = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "only-if-cached")) {
-            cc->only_if_cached = 1;
-        } else if (sws_cache_token_is(name, n, "must-understand")) {
-            cc->must_understand = 1;
-        } else if (sws_cache_token_is(name, n, "min-fresh")) {
-            cc->min_fresh = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "max-stale")) {
-            /* without a value, or an invalid one: any staleness (5.2.1.2) */
-            cc->max_stale = t >= 0 ? t : SWS_CACHE_ANY_STALE;
-        }
-    }
-}
-
 /*
  * The field names that no-cache="..." and private="..." of the response's
  * Cache-Control name, lower case, each followed by ',' ("set-cookie,x-a,"),
@@ -173,107 +17,31 @@ sws_cache_strip_names(sws_http_request_t *r, sws_str_t *out)
 {
     const sws_array_t        *hs = sws_http_headers_out(r);
     const sws_http_header_t  *h = hs->elts;
-    const u_char             *p, *last, *name, *val, *end;
-    size_t                    n, room = 0;
     sws_uint_t                i, pass;
-    u_char                   *w = NULL, c;
+    size_t                    len = 0;
 
     out->len = 0;
+    out->data = NULL;
     for (pass = 0; pass < 2; pass++) {
         if (pass == 1) {
-            w = out->data = sws_pnalloc(sws_http_pool(r), room + 1);
-            if (w == NULL) {
+            out->data = sws_pnalloc(sws_http_pool(r), len + 1);
+            if (out->data == NULL) {
                 return SWS_ERROR;
             }
         }
         for (i = 0; i < hs->nelts; i++) {
-            if (h[i].hash == 0 || h[i].name.len != 13
-                || sws_strncasecmp(h[i].name.data, (u_char *) "cache-control", 13) != 0)
+            if (h[i].hash && h[i].name.len == 13
+                && sws_strncasecmp(h[i].name.data, (u_char *) "cache-control", 13) == 0)
             {
-                continue;
-            }
-            p = h[i].value.data;
-            last = p + h[i].value.len;
-            while (sws_cache_cc_next(&p, last, &name, &n, &val, &end)) {
-                if (val == NULL || !(sws_cache_token_is(name, n, "no-cache")
-                                     || sws_cache_token_is(name, n, "private")))
-                {
-                    continue;
-                }
                 if (pass == 0) {
-                    room += (size_t) (end - val) + 1;
-                    continue;
-                }
-                /* "a, b" or a: names split at ',' and whitespace */
-                for ( ; val < end; val++) {
-                    c = *val;
-                    if (c == '"' || c == ' ' || c == '\t' || c == ',') {
-                        if (w > out->data && w[-1] != ',') {
-                            *w++ = ',';
-                        }
-                        continue;
-                    }
-                    *w++ = sws_tolower(c);
-                }
-                if (w > out->data && w[-1] != ',') {
-                    *w++ = ',';
+                    len += sws_cache_cc_field_names(&h[i].value, NULL);
+                } else {
+                    out->len += sws_cache_cc_field_names(&h[i].value, out->data + out->len);
                 }
             }
         }
     }
-    out->len = (size_t) (w - out->data);
     return SWS_OK;
-}
-
-int
-sws_cache_strips(const sws_str_t *names, const sws_str_t *name)
-{
-    const u_char *p = names->data, *last = names->data + names->len, *comma;
-
-    for ( ; p < last; p = comma + 1) {
-        comma = memchr(p, ',', (size_t) (last - p));
-        if (comma == NULL) {
-            return 0;
-        }
-        if ((size_t) (comma - p) == name->len
-            && sws_strncasecmp((u_char *) p, name->data, name->len) == 0)
-        {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/*
- * An HTTP date in any letter case ("sun, 06 NOV 2044 08:49:37 gmt"), as
- * the best caches read Expires: each word's first letter upper case, the
- * rest lower, "GMT" whole. -1 if not a date.
- */
-time_t
-sws_cache_parse_date(const u_char *p, size_t len)
-{
-    u_char  buf[64];
-    size_t  i;
-    int     first = 1;
-
-    if (len >= sizeof(buf)) {
-        return -1;
-    }
-    for (i = 0; i < len; i++) {
-        u_char c = p[i];
-
-        if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
-            buf[i] = first ? (u_char) (c & ~0x20) : (u_char) (c | 0x20);
-            first = 0;
-        } else {
-            buf[i] = c;
-            first = 1;
-        }
-    }
-    if (len >= 3 && sws_strncasecmp(buf + len - 3, (u_char *) "gmt", 3) == 0) {
-        memcpy(buf + len - 3, "GMT", 3);
-    }
-    return sws_parse_http_time(buf, len);
 }
 
 /* The final status codes whose caching this cache implements (RFC 9110
@@ -287,13 +55,6 @@ sws_cache_status_understood(sws_uint_t status)
         return 1;
     }
     return 0;
-}
-
-static void
-sws_cache_cc_init(sws_cache_cc_t *cc)
-{
-    sws_memzero(cc, sizeof(*cc));
-    cc->max_age = cc->s_maxage = cc->swr = cc->sie = cc->min_fresh = cc->max_stale = -1;
 }
 
 time_t
