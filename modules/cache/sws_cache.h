@@ -176,6 +176,10 @@ typedef struct {
     uint64_t               counter;      /* temp file names */
 } sws_cache_sh_t;
 
+/* mem_size not given: keys_zone's size / SWS_CACHE_MEM_SHARE */
+#define SWS_CACHE_MEM_UNSET  ((size_t) -1)
+#define SWS_CACHE_MEM_SHARE  2
+
 /* proxy_cache_path */
 typedef struct {
     sws_str_t              name;         /* keys_zone NAME */
@@ -326,7 +330,8 @@ typedef struct {
     unsigned               req_limits:1;     /* any of the four: no fast hit */
     unsigned               invalidate:1;     /* an unsafe method: its answer decides */
     unsigned               head_update:1;    /* a HEAD for a stale entry: its 200 updates it */
-    unsigned               rewritten:1;      /* entry is the updated header: no prepared head */
+    unsigned               unprepared:1;     /* not the memory copy's prepared head: entry is
+                                                an updated header, or extra fields go too */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;

@@ -220,15 +220,11 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
-    int                     prepared = ctx->blob && ctx->blob->head_off && !ctx->rewritten;
+    int                     prepared = ctx->blob && ctx->blob->head_off && !ctx->unprepared;
 
     /* a memory copy has its fields prepared; a file's are walked here (and
-     * Age after them) */
-    room = prepared ? 0 : e->h.nfields + 1;
-    if (ctx->nextra) {
-        room = e->h.nfields + 1 + ctx->nextra;   /* (rare: not prepared then) */
-        prepared = 0;
-    }
+     * Age and this answer's own fields after them) */
+    room = prepared ? 0 : e->h.nfields + 1 + ctx->nextra;
     /* the fields first: sws_http_header_t is the stricter alignment */
     hs = sws_palloc(sws_http_pool(r), room * sizeof(sws_http_header_t)
                                       + sizeof(sws_cache_answer_t));

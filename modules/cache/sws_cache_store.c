@@ -663,7 +663,7 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     {
         return SWS_ERROR;
     }
-    ctx->rewritten = 1;
+    ctx->unprepared = 1;
     return SWS_OK;
 }
 
@@ -690,6 +690,9 @@ sws_cache_keep_cookies(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         }
     }
     ctx->nextra = n;
+    if (n) {
+        ctx->unprepared = 1;
+    }
     return SWS_OK;
 }
 

@@ -539,3 +539,21 @@ def test_heuristic_directive_errors(tmp_path):
         ("server { location / { proxy_cache_heuristic 10% 5s; } }", "max=TIME"),
         ("server { location / { proxy_cache_heuristic off max=1s; } }", "nothing after"),
     ])
+
+
+# ---- mem_size's default
+
+def test_a_configuration_without_mem_size_gets_memory_hits(sws, corigin):
+    from cacheorigin import source
+    o = corigin()
+    srv = start(sws, o)                          # keys_zone=c:1m, no mem_size
+    get(srv, "/c/m")
+    r, st = get(srv, "/c/m")
+    assert (st, r.body) == ("HIT", b"/c/m")
+    if source(srv) != "memory":                  # promoted at its first file hit
+        assert get(srv, "/c/m")[1] == "HIT"
+    assert source(srv) == "memory"
+    srv2 = start(sws, o, path_params="mem_size=0")   # off, as asked
+    get(srv2, "/c/m")
+    get(srv2, "/c/m")
+    assert get(srv2, "/c/m")[1] == "HIT" and source(srv2) == "file"
