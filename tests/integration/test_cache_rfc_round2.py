@@ -127,26 +127,22 @@ def test_location_and_content_location_are_invalidated(sws, corigin):
     host = "127.0.0.1:%d" % srv.port
     for p in ("/c/x", "/c/y", "/c/z", "/c/w"):
         assert twice(srv, p) == ("MISS", "HIT")
-    o.set("/c/form", status=201, body=b"made",
-          headers=[("Location", "/c/x"),
-                   ("Content-Location", "http://%s/c/y" % host)])
-    r, _ = get(srv, "/c/form", method="POST", body=b"x")
-    assert r.status == 201
-    assert get(srv, "/c/x")[1] == "MISS"
-    assert get(srv, "/c/y")[1] == "MISS"
-    assert get(srv, "/c/z")[1] == "HIT"
-    # another origin's URI (another host, another scheme) is not ours to drop
-    o.set("/c/form2", status=303, body=b"",
-          headers=[("Location", "http://elsewhere.example/c/z"),
-                   ("Content-Location", "https://%s/c/w" % host)])
-    r, _ = get(srv, "/c/form2", method="PUT", body=b"x")
-    assert r.status == 303
-    assert get(srv, "/c/z")[1] == "HIT"
-    assert get(srv, "/c/w")[1] == "HIT"
-    # after an error, the Location of the answer is not invalidated either
-    o.set("/c/form3", status=500, body=b"", headers=[("Location", "/c/z")])
-    assert get(srv, "/c/form3", method="DELETE")[0].status == 500
-    assert get(srv, "/c/z")[1] == "HIT"
+    # (method, status, Location, Content-Location) of an answer, and what
+    # each entry is afterwards
+    for method, status, loc, cloc, after in [
+            ("POST", 201, "/c/x", "http://%s/c/y" % host,
+             dict(x="MISS", y="MISS", z="HIT", w="HIT")),
+            # another origin's URI (another host, another scheme): not ours
+            ("PUT", 303, "http://elsewhere.example/c/z", "https://%s/c/w" % host,
+             dict(z="HIT", w="HIT")),
+            # after an error, the answer's Location is not invalidated either
+            ("DELETE", 500, "/c/z", "/c/w", dict(z="HIT", w="HIT"))]:
+        o.set("/c/form", status=status, body=b"",
+              headers=[("Location", loc), ("Content-Location", cloc)])
+        r, _ = get(srv, "/c/form", method=method, body=b"x" if method != "DELETE" else None)
+        assert r.status == status
+        for name, st in after.items():
+            assert get(srv, "/c/" + name)[1] == st, (method, name)
 
 
 # ---- conditional requests
