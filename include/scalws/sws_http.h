@@ -360,6 +360,9 @@ void      sws_http_set_content_type(sws_http_request_t *r, const sws_str_t *type
 const sws_str_t *sws_http_content_type(sws_http_request_t *r);
 void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: none */
 time_t    sws_http_last_modified(sws_http_request_t *r);
+/* ABI 1.8. The response's own Date (a stored response's, which goes out
+ * instead of the time now: sws_http_send_stored); len 0: none. */
+const sws_str_t *sws_http_response_date(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
 /* The strong ETag of a file, "MTIME-SIZE" in lower-case hex with its

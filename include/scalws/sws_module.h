@@ -36,7 +36,8 @@
                                  sws_http_upstream_cache_pass_if_none_match
                                  (store_header sees the head of a response it
                                  does not store), a HEAD's head; a stored Date
-                                 sent as the response's own, the stored head's
+                                 sent as the response's own
+                                 (sws_http_response_date), the stored head's
                                  flags (SWS_HTTP_STORED_HEAD_DATE) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it

@@ -8,6 +8,9 @@
  *   if_modified_since off|exact|before;   (default before: RFC 9110 13.1.3;
  *                                          nginx's default is exact)
  *
+ * A stored response (a cache's) without Last-Modified is judged by its
+ * Date instead (RFC 9111 4.3.2).
+ *
  * This header filter must run before the range filter (be inserted after
  * it): a 304 or 412 is then no longer a 200 that ranges could apply to.
  */
@@ -267,13 +270,19 @@ sws_http_not_modified_header_filter(sws_http_request_t *r)
             return sws_http_not_modified(r);
         }
 
-    } else if (ims != NULL && lm != -1) {
+    } else if (ims != NULL && (lm != -1 || sws_http_response_date(r)->len)) {
         lcf = sws_http_loc_conf(r, &sws_http_not_modified_filter_module);
+        if (lm == -1) {
+            /* a stored response without Last-Modified: its Date (RFC 9111
+             * 4.3.2) */
+            lm = sws_parse_http_time(sws_http_response_date(r)->data,
+                                     sws_http_response_date(r)->len);
+        }
 
         if (lcf->if_modified_since != SWS_HTTP_IMS_OFF) {
             t = sws_parse_http_time(ims->value.data, ims->value.len);
 
-            if (t != -1
+            if (t != -1 && lm != -1
                 && (lm == t
                     || (lcf->if_modified_since == SWS_HTTP_IMS_BEFORE && lm < t
                         && t <= sws_time_sec())))  /* a future date is invalid */

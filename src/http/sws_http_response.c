@@ -226,6 +226,7 @@ sws_http_set_last_modified(sws_http_request_t *r, time_t t)
 }
 
 time_t sws_http_last_modified(sws_http_request_t *r) { return r->last_modified; }
+const sws_str_t *sws_http_response_date(sws_http_request_t *r) { return &r->date; }
 const sws_str_t *sws_http_etag(sws_http_request_t *r) { return &r->etag; }
 void sws_http_allow_ranges(sws_http_request_t *r, int on) { r->allow_ranges = on ? 1 : 0; }
 int sws_http_ranges_allowed(sws_http_request_t *r) { return r->allow_ranges; }

@@ -178,6 +178,21 @@ def test_if_modified_since_newer_than_the_entry_answers_304(sws, corigin):
     assert (r.status, st, r.body) == (200, "HIT", b"cond")
 
 
+def test_if_modified_since_without_last_modified_uses_the_date(sws, corigin):
+    # RFC 9111 4.3.2: no Last-Modified stored: the stored response's Date
+    o = corigin()
+    o.set("/c/imd", body=b"cond", headers=cc("max-age=600", ("Date", http_date(-100))))
+    srv = start(sws, o)
+    get(srv, "/c/imd")
+    r, st = get(srv, "/c/imd", headers=["If-Modified-Since: " + http_date(-50)])
+    assert (r.status, st) == (304, "HIT")
+    assert r.header("Last-Modified") is None
+    r, st = get(srv, "/c/imd", headers=["If-Modified-Since: " + http_date(-200)])
+    assert (r.status, st, r.body) == (200, "HIT", b"cond")
+    r, st = get(srv, "/c/imd", headers=["If-Modified-Since: not a date"])
+    assert (r.status, st, r.body) == (200, "HIT", b"cond")
+
+
 def test_if_none_match_on_a_miss_goes_to_the_origin(sws, corigin):
     o = corigin()
     o.set("/c/fw", body=b"y" * 3000, headers=cc("max-age=60", ("ETag", '"fw"')))
