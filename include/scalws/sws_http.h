@@ -379,6 +379,9 @@ void      sws_http_set_content_type(sws_http_request_t *r, const sws_str_t *type
 const sws_str_t *sws_http_content_type(sws_http_request_t *r);
 void      sws_http_set_last_modified(sws_http_request_t *r, time_t t);  /* -1: none */
 time_t    sws_http_last_modified(sws_http_request_t *r);
+/* ABI 1.8. The response's own Date (a stored response's, which goes out
+ * instead of the time now: sws_http_send_stored); len 0: none. */
+const sws_str_t *sws_http_response_date(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
 /* ABI 1.8: a strong ETag "x" becomes W/"x" (a filter that changes the
@@ -515,8 +518,10 @@ sws_int_t sws_http_send_response(sws_http_request_t *r, sws_uint_t status,
  * on it. What was set on r before is cleared. status; the n headers
  * (copied, every one: hash is not looked at; Content-Type, ETag,
  * Last-Modified and Location are set as such; the framing ones,
- * Content-Length, Transfer-Encoding, Connection and Keep-Alive, and Date
- * and Server, which the core writes, are left out); body: memory and/or
+ * Content-Length, Transfer-Encoding, Connection and Keep-Alive, and
+ * Server, which the core writes, are left out; a Date goes out instead of
+ * the core's, as the response's own (ABI 1.8; before, it was left out
+ * too)); body: memory and/or
  * file buffers (in_file, fd, file_pos..file_last) of the request's pool,
  * whose data stays valid until the request ends (the last buffer is
  * marked last_buf here; NULL: no body). The length is the body's; ranges
@@ -551,8 +556,12 @@ typedef struct {
     int64_t             last_modified;     /* -1: none */
     sws_http_header_t  *fields;
     uint32_t            nfields;
-    uint32_t            reserved;
+    uint32_t            flags;             /* ABI 1.8 (was reserved): below */
 } sws_http_stored_head_t;
+
+/* The stored Date, at fields[nfields] (not counted), goes out as the
+ * response's Date. ABI 1.8. */
+#define SWS_HTTP_STORED_HEAD_DATE  0x0001
 
 void      sws_http_stored_prepare(sws_http_stored_head_t *head, sws_http_header_t *fields,
     const sws_http_header_t *headers, sws_uint_t n);

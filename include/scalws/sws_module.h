@@ -54,7 +54,14 @@
                                  sws_status_t, sws_status_get_worker,
                                  sws_status_get_protocols (TLS, HTTP/2);
                                  sws_server.h (sws_server_control, _status,
-                                 _helper); sws_http_upstream_stats_histogram */
+                                 _helper); sws_http_upstream_stats_histogram;
+                                 the cache hooks' SWS_UPSTREAM_CACHE_WATCH,
+                                 sws_http_upstream_cache_pass_if_none_match
+                                 (store_header sees the head of a response it
+                                 does not store), a HEAD's head; a stored Date
+                                 sent as the response's own
+                                 (sws_http_response_date), the stored head's
+                                 flags (SWS_HTTP_STORED_HEAD_DATE) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

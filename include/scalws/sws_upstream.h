@@ -333,7 +333,10 @@ void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
  *   store_header  the final response head is on r (status, headers, after
  *                 the hide rules), before the header filters: SWS_OK to see
  *                 the body, SWS_DECLINED not to. Not called for an upgrade,
- *                 an intercepted error, a retried attempt, or a HEAD.
+ *                 an intercepted error, or a retried attempt. For a HEAD
+ *                 (not asked as GET), since ABI 1.8: the head only (to
+ *                 update a stored response's fields); store_end(0) follows
+ *                 an SWS_OK at once.
  *   store_body    n decoded body bytes as they come from the server (before
  *                 the client gets them; the memory is reused afterwards: copy
  *                 or write it). SWS_OK, or anything else to stop storing
@@ -349,6 +352,14 @@ void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
  */
 #define SWS_UPSTREAM_CACHE_MISS        -110
 #define SWS_UPSTREAM_CACHE_REVALIDATE  -111
+/*
+ * ABI 1.8. lookup may also return SWS_UPSTREAM_CACHE_WATCH: go to a server
+ * as without a cache (the request is sent as it is, nothing is stored, no
+ * failed hook), but store_header still sees the final response head,
+ * whatever its status (a HEAD's too), to act on it: RFC 9111 4.4's
+ * invalidation after an unsafe method. store_header returns SWS_DECLINED.
+ */
+#define SWS_UPSTREAM_CACHE_WATCH       -112
 
 typedef struct {
     const char  *name;           /* for log messages */
@@ -397,6 +408,14 @@ sws_int_t  sws_http_upstream_cache_validators(sws_http_upstream_t *u, const sws_
  */
 int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
     sws_str_t *if_modified_since);
+
+/*
+ * ABI 1.8. From lookup, before it returns SWS_UPSTREAM_CACHE_MISS: the
+ * client's If-None-Match is sent as it came (RFC 9111 4.3.1: a server's
+ * 304 then reaches the client; the cache is not to store it). Not for a
+ * background update.
+ */
+void       sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u);
 
 /*
  * ABI 1.2. lookup may also return SWS_BUSY: the cache decides later (it

@@ -10,12 +10,15 @@
  *                         a slab, by key), file names, the memory copies
  *   sws_cache_entry.c     the stored-entry format (files and memory alike)
  *                         and its checked reader (outside input: fuzzed)
- *   sws_cache_rfc.c       Cache-Control, freshness, age, what may be stored
+ *   sws_cache_parse.c     the parsers: Cache-Control, Age, Expires (fuzzed)
+ *   sws_cache_rfc.c       freshness, age, what may be stored
  *   sws_cache_lookup.c    the lookup hook: hits, misses, lock, stale
  *   sws_cache_store.c     the store hooks: the fill (temp file + rename),
  *                         revalidation's 304, stale on errors
  *   sws_cache_helpers.c   the cache manager and the cache loader
  *   sws_cache_purge.c     proxy_cache_purge and the purge function
+ *   sws_cache_invalidate.c  RFC 9111 4.4: what an unsafe method's answer
+ *                         invalidates
  */
 #ifndef SWS_CACHE_H
 #define SWS_CACHE_H
@@ -173,6 +176,10 @@ typedef struct {
     uint64_t               counter;      /* temp file names */
 } sws_cache_sh_t;
 
+/* mem_size not given: keys_zone's size / SWS_CACHE_MEM_SHARE */
+#define SWS_CACHE_MEM_UNSET  ((size_t) -1)
+#define SWS_CACHE_MEM_SHARE  2
+
 /* proxy_cache_path */
 typedef struct {
     sws_str_t              name;         /* keys_zone NAME */
@@ -245,6 +252,9 @@ typedef struct {
     sws_int_t              background_update;
     sws_int_t              request_directives;  /* honour the request's Cache-Control */
     sws_int_t              convert_head;        /* a HEAD miss is asked as GET */
+    sws_int_t              heuristic;           /* percent of the age since
+                                                   Last-Modified (4.2.2); 0: off */
+    time_t                 heuristic_max;
     sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
 } sws_cache_loc_conf_t;
 
@@ -259,6 +269,16 @@ enum {
     SWS_CACHE_REVALIDATED,
     SWS_CACHE_BYPASS
 };
+
+/* Another variant of the request's key, whose ETag a variant miss sends
+ * (RFC 9111 4.3.1): a 304 naming it makes it this variant's entry too. */
+#define SWS_CACHE_MAX_SIBLINGS  8
+
+typedef struct {
+    u_char                 digest[16];
+    sws_str_t              key;          /* pool copy */
+    sws_str_t              etag;         /* from its file */
+} sws_cache_sibling_t;
 
 /* A request's state. */
 typedef struct {
@@ -292,6 +312,12 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
+    time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
+    sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
+    sws_uint_t             nsiblings;
+    /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
+    sws_http_header_t     *extra;
+    sws_uint_t             nextra;
     unsigned               locked:1;     /* this request holds the key's lock */
     unsigned               no_store:1;   /* lock timed out: do not store */
     unsigned               have_stale:1; /* an entry to serve on errors */
@@ -302,6 +328,10 @@ typedef struct {
     unsigned               prepared:1;   /* key and request fields evaluated */
     unsigned               req_no_cache:1;   /* the request's no-cache */
     unsigned               req_limits:1;     /* any of the four: no fast hit */
+    unsigned               invalidate:1;     /* an unsafe method: its answer decides */
+    unsigned               head_update:1;    /* a HEAD for a stale entry: its 200 updates it */
+    unsigned               unprepared:1;     /* not the memory copy's prepared head: entry is
+                                                an updated header, or extra fields go too */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -344,17 +374,33 @@ typedef struct {
     unsigned   proxy_revalidate:1;
     unsigned   only_if_cached:1;
     unsigned   must_understand:1;
+    unsigned   strip:1;            /* no-cache="f", private="f": fields to drop */
 } sws_cache_cc_t;
 
 #define SWS_CACHE_ANY_STALE  ((time_t) 1 << 40)
 
+/* sws_cache_parse.c: Cache-Control, delta-seconds, dates (fuzzed) */
+void      sws_cache_cc_init(sws_cache_cc_t *cc);
 void      sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc);
+/* delta-seconds at [p, last): digits only, saturating; -1 if invalid */
+time_t    sws_cache_delta(const u_char *p, const u_char *last);
+/* no-cache="..." and private="..." names of one value ("a,b,"), at w
+ * (NULL: measured); the bytes */
+size_t    sws_cache_cc_field_names(const sws_str_t *v, u_char *w);
 /* The request's Cache-Control (client directives) combined over its fields. */
 void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and
- * h filled, or why not (for the debug log). */
+ * h filled, or why not (for the debug log). asked: when the server was
+ * asked (the response's delay counts in its age), -1 unknown. strip: the
+ * fields not to store (no-cache="f", private="f": "a,b,"). update: the
+ * response updates a stored one (a 304's fields merged, RFC 9111 3.2): a
+ * Set-Cookie is then left out of the entry, not a reason to keep none. */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *h, sws_str_t *vary);
+    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip, int update);
+/* An HTTP date in any letter case (Expires); -1 if not a date. */
+time_t    sws_cache_parse_date(const u_char *p, size_t len);
+/* Is name one of the names of such a list? */
+int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
 /* The Age of an entry now. */
 time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
 
@@ -367,6 +413,11 @@ sws_int_t sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, con
 void      sws_cache_unlock(sws_cache_ctx_t *ctx);
 /* Open and check the entry's file; SWS_OK, SWS_DECLINED (none or bad). */
 sws_int_t sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
+/* Of the siblings, the one whose ETag is etag, loaded as ctx's entry (its
+ * file open) with ctx->vkey kept: SWS_OK, or SWS_DECLINED (none). */
+sws_int_t sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx,
+    const sws_str_t *etag);
 
 /* sws_cache_store.c */
 sws_int_t sws_cache_store_header(sws_http_request_t *r, void *data);
@@ -388,5 +439,12 @@ void      sws_cache_manage(sws_cache_path_t *p, sws_log_t *log);
 char     *sws_cache_purge_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 sws_int_t sws_cache_purge_init(sws_conf_t *cf);
 sws_int_t sws_cache_purge_request(sws_http_request_t *r, sws_cache_loc_conf_t *lcf);
+
+/* sws_cache_invalidate.c */
+/* Is the method unsafe, or of unknown safety (RFC 9110 9.2.1)? */
+int       sws_cache_method_unsafe(sws_uint_t method);
+/* The head of an unsafe request's response is on r: invalidate what 4.4
+ * says (nothing after an error). */
+void      sws_cache_invalidate_after(sws_http_request_t *r, sws_cache_ctx_t *ctx);
 
 #endif

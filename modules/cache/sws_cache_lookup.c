@@ -220,11 +220,11 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
-    int                     prepared = ctx->blob && ctx->blob->head_off;
+    int                     prepared = ctx->blob && ctx->blob->head_off && !ctx->unprepared;
 
     /* a memory copy has its fields prepared; a file's are walked here (and
-     * Age after them) */
-    room = prepared ? 0 : e->h.nfields + 1;
+     * Age and this answer's own fields after them) */
+    room = prepared ? 0 : e->h.nfields + 1 + ctx->nextra;
     /* the fields first: sws_http_header_t is the stricter alignment */
     hs = sws_palloc(sws_http_pool(r), room * sizeof(sws_http_header_t)
                                       + sizeof(sws_cache_answer_t));
@@ -232,7 +232,9 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     a = (sws_cache_answer_t *) (hs + room);
-    while (n + 1 < room && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value)) {
+    while (n + 1 + ctx->nextra < room
+           && sws_cache_entry_field(e, &pos, &hs[n].name, &hs[n].value))
+    {
         hs[n++].hash = 1;
     }
     /* RFC 9111 5.1: every response from a cache says how old it is. */
@@ -267,6 +269,10 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
                    &a->age, 1, cl);
     }
     hs[n++] = a->age;
+    if (ctx->nextra) {
+        memcpy(&hs[n], ctx->extra, ctx->nextra * sizeof(sws_http_header_t));
+        n += ctx->nextra;
+    }
     return sws_http_send_stored_ref(r, e->h.status, hs, n, cl);
 }
 
@@ -363,6 +369,7 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     }
     ctx->conf = lcf;
     ctx->path = lcf->path;
+    ctx->asked = -1;
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;
@@ -419,6 +426,128 @@ sws_cache_request_takes_stale(const sws_cache_ctx_t *ctx, const sws_cache_node_t
 
 static void sws_cache_wait_handler(sws_http_request_t *r);
 
+/* The stored variants of marker (the lock held): their keys and digests,
+ * for a variant miss to validate with their ETags once unlocked. */
+static void
+sws_cache_siblings_locked(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_cache_node_t *marker)
+{
+    sws_queue_t          *q;
+    sws_cache_node_t     *v;
+    sws_cache_sibling_t  *s;
+
+    for (q = sws_queue_head(&marker->variants);
+         q != sws_queue_sentinel(&marker->variants) && ctx->nsiblings < SWS_CACHE_MAX_SIBLINGS;
+         q = sws_queue_next(q))
+    {
+        v = sws_queue_data(q, sws_cache_node_t, variants);
+        if (!v->exists) {
+            continue;
+        }
+        if (ctx->siblings == NULL) {
+            ctx->siblings = sws_pcalloc(sws_http_pool(r),
+                                        SWS_CACHE_MAX_SIBLINGS * sizeof(sws_cache_sibling_t));
+            if (ctx->siblings == NULL) {
+                return;
+            }
+        }
+        s = &ctx->siblings[ctx->nsiblings];
+        s->key.data = sws_pnalloc(sws_http_pool(r), v->key_len);
+        if (s->key.data == NULL) {
+            return;
+        }
+        memcpy(s->key.data, v->key, v->key_len);
+        s->key.len = v->key_len;
+        memcpy(s->digest, v->digest, 16);
+        ctx->nsiblings++;
+    }
+}
+
+/* Open sibling i's file as ctx's entry (ctx->vkey is its key meanwhile). */
+static sws_int_t
+sws_cache_sibling_open(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_uint_t i)
+{
+    sws_str_t  vkey = ctx->vkey;
+    sws_int_t  rc;
+
+    memcpy(ctx->digest, ctx->siblings[i].digest, 16);
+    ctx->vkey = ctx->siblings[i].key;
+    rc = sws_cache_open_file(r, ctx);
+    ctx->vkey = vkey;
+    return rc;
+}
+
+/*
+ * A variant miss with other variants stored (RFC 9111 4.3.1): ask the
+ * server with their ETags in If-None-Match; a 304 names the one that is
+ * this request's too (sws_cache_sibling_load). SWS_OK: the validators are
+ * set; SWS_DECLINED: no sibling has an ETag.
+ */
+static sws_int_t
+sws_cache_siblings_validate(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    sws_uint_t  i, j, n = 0;
+    size_t      len = 0;
+    sws_str_t   list, *e;
+    u_char     *p;
+
+    for (i = 0; i < ctx->nsiblings; i++) {
+        if (sws_cache_sibling_open(r, ctx, i) != SWS_OK) {
+            continue;
+        }
+        ctx->siblings[i].etag.data = sws_pstrdup(sws_http_pool(r), &ctx->entry.etag);
+        ctx->siblings[i].etag.len = ctx->siblings[i].etag.data ? ctx->entry.etag.len : 0;
+        len += ctx->siblings[i].etag.len ? ctx->siblings[i].etag.len + 2 : 0;
+        close(ctx->fd);
+        ctx->fd = -1;
+    }
+    if (len == 0 || (p = sws_pnalloc(sws_http_pool(r), len)) == NULL) {
+        ctx->nsiblings = 0;
+        return SWS_DECLINED;
+    }
+    list.data = p;
+    for (i = 0; i < ctx->nsiblings; i++) {
+        e = &ctx->siblings[i].etag;
+        for (j = 0; j < i; j++) {       /* each tag once */
+            if (ctx->siblings[j].etag.len == e->len
+                && memcmp(ctx->siblings[j].etag.data, e->data, e->len) == 0)
+            {
+                break;
+            }
+        }
+        if (e->len && j == i) {
+            if (n++) {
+                p = sws_cpymem(p, ", ", 2);
+            }
+            p = sws_cpymem(p, ctx->siblings[i].etag.data, ctx->siblings[i].etag.len);
+        }
+    }
+    list.len = (size_t) (p - list.data);
+    if (list.len == 0
+        || sws_http_upstream_cache_validators(sws_http_upstream_get(r), &list, -1) != SWS_OK) {
+        ctx->nsiblings = 0;
+        return SWS_DECLINED;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_str_t *etag)
+{
+    sws_uint_t  i;
+
+    for (i = 0; i < ctx->nsiblings; i++) {
+        if (etag->len && ctx->siblings[i].etag.len == etag->len
+            && memcmp(ctx->siblings[i].etag.data, etag->data, etag->len) == 0
+            && sws_cache_sibling_open(r, ctx, i) == SWS_OK)
+        {
+            ctx->source = "file";
+            ctx->body_off = ctx->entry.h.header_len;
+            return SWS_OK;
+        }
+    }
+    return SWS_DECLINED;
+}
+
 /*
  * Find the entry and decide: a hit answered (what send returns), MISS,
  * REVALIDATE, or SWS_BUSY (wait for the fill another request runs).
@@ -428,7 +557,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
 {
     sws_cache_loc_conf_t  *lcf = ctx->conf;
     sws_cache_path_t      *p = ctx->path;
-    sws_cache_node_t      *n;
+    sws_cache_node_t      *n, *marker;
     sws_msec_t             now_ms;
     time_t                 now = sws_time_sec();
     u_char                *vary;
@@ -439,6 +568,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     ctx->vkey = ctx->key;
     sws_slab_lock(p->pool);
     n = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+    marker = n && n->is_marker ? n : NULL;
     if (n && n->is_marker) {
         /* used with its variants: the manager must not take it first */
         n->last_access = now;
@@ -457,6 +587,10 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         }
         sws_slab_lock(p->pool);
         n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
+        marker = sws_cache_node_find_locked(p, ctx->key.data, ctx->key.len);
+        if (marker && !marker->is_marker) {
+            marker = NULL;
+        }
     }
 
     if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
@@ -507,9 +641,15 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
             ctx->locked = 1;
             ctx->lkey = ctx->vkey;
         }
+        if (marker && lcf->revalidate && !ctx->no_store && ctx->vkey.len != ctx->key.len) {
+            sws_cache_siblings_locked(r, ctx, marker);
+        }
         sws_slab_unlock(p->pool);
         if (ctx->status == SWS_CACHE_NONE) {
             ctx->status = SWS_CACHE_MISS;
+        }
+        if (ctx->nsiblings && sws_cache_siblings_validate(r, ctx) == SWS_OK) {
+            return SWS_UPSTREAM_CACHE_REVALIDATE;
         }
         return SWS_UPSTREAM_CACHE_MISS;
     }
@@ -555,12 +695,14 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     if (!fresh && stale_ok) {
         ctx->have_stale = 1;
     }
-    /* proxy_cache_background_update: this client gets the stale entry now,
-     * and the update runs for the cache alone (the request outlives its
-     * response: an HTTP/2 stream ends, its request goes on) */
-    background = !fresh && stale_ok && ctx->locked && lcf->background_update
-                 && sws_http_method(r) == SWS_HTTP_GET
-                 && ((lcf->use_stale & SWS_CACHE_STALE_UPDATING) || now < n->fresh_until + n->swr);
+    /* proxy_cache_background_update, or the response's own
+     * stale-while-revalidate within its window (RFC 5861 3): this client
+     * gets the stale entry now, and the update runs for the cache alone
+     * (the request outlives its response: an HTTP/2 stream ends, its
+     * request goes on) */
+    background = !fresh && stale_ok && ctx->locked && sws_http_method(r) == SWS_HTTP_GET
+                 && ((lcf->background_update && (lcf->use_stale & SWS_CACHE_STALE_UPDATING))
+                     || now < n->fresh_until + n->swr);
     sws_slab_unlock(p->pool);
 
     if (fresh) {
@@ -575,6 +717,11 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
         return SWS_UPSTREAM_CACHE_MISS;
     }
     ctx->status = forced ? SWS_CACHE_MISS : SWS_CACHE_EXPIRED;
+    /* a HEAD goes to the server as HEAD, and its answer updates the entry
+     * (RFC 9111 4.3.5): no body to read for it */
+    if (sws_http_method(r) == SWS_HTTP_HEAD) {
+        ctx->head_update = 1;
+    }
     if (background) {
         ctx->status = SWS_CACHE_STALE;
         rc = sws_cache_send(r, ctx);
@@ -616,8 +763,16 @@ send:
 static sws_int_t
 sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
+    if (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE) {
+        ctx->asked = sws_time_sec();   /* the server is asked now */
+    }
+    if (rc == SWS_UPSTREAM_CACHE_MISS) {
+        /* RFC 9111 4.3.1: its 304 goes to the client, and is not stored */
+        sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_get(r));
+    }
     if ((rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE)
-        && !ctx->no_store && sws_http_method(r) == SWS_HTTP_HEAD && sws_cache_fills(r, ctx->conf))
+        && !ctx->no_store && !ctx->head_update && sws_http_method(r) == SWS_HTTP_HEAD
+        && sws_cache_fills(r, ctx->conf))
     {
         sws_http_upstream_cache_convert_head(sws_http_upstream_get(r));
     }
@@ -737,7 +892,6 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx;
     sws_uint_t             method = sws_http_method(r);
-    sws_str_t              key;
     sws_int_t              rc;
 
     (void) data;
@@ -750,14 +904,18 @@ sws_cache_lookup(sws_http_request_t *r, void *data)
         return sws_cache_purge_request(r, lcf);
     }
     if (!(method & (lcf->methods | SWS_HTTP_HEAD))) {
-        if (method & (SWS_HTTP_POST | SWS_HTTP_PUT | SWS_HTTP_DELETE | SWS_HTTP_PATCH)) {
-            /* RFC 9111 4.4: an unsafe method invalidates the target URI
-             * (done before the answer: at worst one more miss) */
-            if (sws_cache_eval(r, lcf->key, &key) == SWS_OK) {
-                sws_cache_invalidate(lcf->path, &key, sws_http_log(r));
-            }
+        if (!sws_cache_method_unsafe(method)) {
+            return SWS_DECLINED;
         }
-        return SWS_DECLINED;
+        /* RFC 9111 4.4: what the answer invalidates depends on it (its
+         * status, its Location): the framework shows the cache its head */
+        ctx = sws_cache_ctx(r, lcf);
+        if (ctx == NULL || sws_cache_eval(r, lcf->key, &ctx->key) != SWS_OK) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        ctx->prepared = 1;
+        ctx->invalidate = 1;
+        return SWS_UPSTREAM_CACHE_WATCH;
     }
     rc = sws_cache_prepare(r, lcf, &ctx);
     if (rc != SWS_OK) {

@@ -26,6 +26,7 @@
  *                                            max-stale, no-cache: RFC 9111 5.2.1)
  *   proxy_cache_convert_head on|off;        (proxy only: a HEAD miss asks GET)
  *   proxy_cache_purge ADDRESS[/BITS] ... | all;   (sws_cache_purge.c)
+ *   proxy_cache_heuristic off | N% [max=TIME];   (RFC 9111 4.2.2; default 10% max=1d)
  *
  * Variables: $upstream_cache_status (MISS HIT EXPIRED STALE UPDATING
  * REVALIDATED BYPASS), $upstream_cache_source (memory, file: where a
@@ -48,6 +49,7 @@ static char *sws_cache_formats_directive(sws_conf_t *cf, const sws_command_t *cm
 static char *sws_cache_ignore_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_cache_stale_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_cache_prefixed(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_cache_heuristic_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 static const sws_cache_prefix_t  sws_cache_proxy = { "proxy", "$scheme$proxy_host$request_uri" };
 /* nginx has no default fastcgi_cache_key (nor uwsgi_, scgi_); the
@@ -95,6 +97,8 @@ static const sws_cache_prefix_t  sws_cache_scgi = { "scgi", "$scheme$host$reques
     { P "_cache_request_directives", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,    \
       OFF(request_directives), &pre },                                                    \
     { P "_cache_purge", SWS_HTTP_LOC_CONF | SWS_CONF_1MORE, sws_cache_purge_directive,    \
+      LOC_OFF, 0, &pre },                                                                 \
+    { P "_cache_heuristic", ALL | SWS_CONF_TAKE12, sws_cache_heuristic_directive,         \
       LOC_OFF, 0, &pre }
 
 static const sws_command_t sws_cache_commands[] = {
@@ -239,6 +243,8 @@ sws_cache_create_loc_conf(sws_conf_t *cf)
     lcf->background_update = SWS_UNSET;
     lcf->request_directives = SWS_UNSET;
     lcf->convert_head = SWS_UNSET;
+    lcf->heuristic = SWS_UNSET;
+    lcf->heuristic_max = SWS_UNSET;
     return lcf;
 }
 
@@ -287,7 +293,9 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->no_cache = prev->no_cache;
     }
     sws_conf_merge_uint_value(conf->ignore, prev->ignore, 0);
-    sws_conf_merge_value(conf->revalidate, prev->revalidate, 0);
+    /* on: a validation is conditional when the entry has a validator
+     * (RFC 9111 4.3.1); nginx's default is off */
+    sws_conf_merge_value(conf->revalidate, prev->revalidate, 1);
     sws_conf_merge_value(conf->lock, prev->lock, 0);
     sws_conf_merge_msec_value(conf->lock_timeout, prev->lock_timeout, 5000);
     sws_conf_merge_msec_value(conf->lock_age, prev->lock_age, 5000);
@@ -295,6 +303,14 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->background_update, prev->background_update, 0);
     sws_conf_merge_value(conf->request_directives, prev->request_directives, 1);
     sws_conf_merge_value(conf->convert_head, prev->convert_head, 1);
+    if (conf->heuristic == SWS_UNSET) {
+        conf->heuristic = prev->heuristic;
+        conf->heuristic_max = prev->heuristic_max;
+    }
+    if (conf->heuristic == SWS_UNSET) {
+        conf->heuristic = 10;          /* RFC 9111 4.2.2's typical 10 % */
+        conf->heuristic_max = 86400;
+    }
     if (conf->prefix != &sws_cache_proxy) {
         conf->convert_head = 0;        /* FastCGI's method is its REQUEST_METHOD */
     }
@@ -374,6 +390,49 @@ sws_cache_key_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 }
 
 /* proxy_cache_valid [CODE ...|any] TIME */
+/* proxy_cache_heuristic off | N% [max=TIME] */
+static char *
+sws_cache_heuristic_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_cache_loc_conf_t  *lcf = conf;
+    sws_str_t             *a = sws_conf_arg(cf, 1), m;
+    sws_int_t              n;
+    sws_msec_t             ms;
+
+    sws_cache_set_prefix(cmd, lcf);
+    if (lcf->heuristic != SWS_UNSET) {
+        return "is duplicate";
+    }
+    if (sws_str_eq_cstr(a, "off")) {
+        if (sws_conf_nargs(cf) != 2) {
+            return "takes nothing after \"off\"";
+        }
+        lcf->heuristic = 0;
+        lcf->heuristic_max = 0;
+        return SWS_CONF_OK;
+    }
+    n = a->len > 1 && a->data[a->len - 1] == '%' ? sws_atoi(a->data, a->len - 1) : SWS_ERROR;
+    if (n <= 0 || n > 100) {
+        return "takes \"off\" or a percentage from 1% to 100%";
+    }
+    lcf->heuristic = n;
+    lcf->heuristic_max = 86400;
+    if (sws_conf_nargs(cf) == 3) {
+        a = sws_conf_arg(cf, 2);
+        if (a->len <= 4 || memcmp(a->data, "max=", 4) != 0) {
+            return "takes \"max=TIME\" after the percentage";
+        }
+        m.data = a->data + 4;
+        m.len = a->len - 4;
+        ms = sws_parse_time_ms(&m);
+        if (ms == (sws_msec_t) SWS_ERROR || ms < 1000) {
+            return "has an invalid max= time";
+        }
+        lcf->heuristic_max = (time_t) (ms / 1000);
+    }
+    return SWS_CONF_OK;
+}
+
 static char *
 sws_cache_valid_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {

@@ -129,6 +129,7 @@ sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     p->inactive = 600;
     p->use_temp_path = 0;
     p->mem_max_object = 64 * 1024;
+    p->mem_size = SWS_CACHE_MEM_UNSET;
     p->file = sws_conf_file(cf);
     p->line = sws_conf_line(cf);
 
@@ -194,6 +195,12 @@ sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     if (p->keys_size == 0) {
         return "needs keys_zone=NAME:SIZE";
+    }
+    if (p->mem_size == SWS_CACHE_MEM_UNSET) {
+        /* a configuration from nginx (no mem_size) gets memory hits for its
+         * hot small entries too: half of keys_zone's size, added to the
+         * zone (mapped as used) */
+        p->mem_size = p->keys_size / SWS_CACHE_MEM_SHARE;
     }
     if (stat((char *) p->path.data, &st) == -1) {
         if (errno != ENOENT || mkdir((char *) p->path.data, 0700) == -1) {

@@ -7,121 +7,41 @@
  */
 #include "sws_cache.h"
 
-/* delta-seconds: digits only, saturating; -1 if none or anything else
- * follows ("12abc" is invalid, RFC 9111 1.2.2). max-age="60" is tolerated. */
-static time_t
-sws_cache_delta(const u_char *p, const u_char *last)
+/*
+ * The field names that no-cache="..." and private="..." of the response's
+ * Cache-Control name, lower case, each followed by ',' ("set-cookie,x-a,"),
+ * into pool memory.
+ */
+static sws_int_t
+sws_cache_strip_names(sws_http_request_t *r, sws_str_t *out)
 {
-    time_t  t = 0;
-    int     any = 0, quoted = 0;
+    const sws_array_t        *hs = sws_http_headers_out(r);
+    const sws_http_header_t  *h = hs->elts;
+    sws_uint_t                i, pass;
+    size_t                    len = 0;
 
-    if (p < last && *p == '"') {
-        quoted = 1;
-        p++;
-    }
-    for (; p < last && *p >= '0' && *p <= '9'; p++) {
-        any = 1;
-        if (t < ((time_t) 1 << 40)) {
-            t = t * 10 + (*p - '0');
+    out->len = 0;
+    out->data = NULL;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            out->data = sws_pnalloc(sws_http_pool(r), len + 1);
+            if (out->data == NULL) {
+                return SWS_ERROR;
+            }
         }
-    }
-    if (quoted && p < last && *p == '"') {
-        p++;
-    }
-    while (p < last && (*p == ' ' || *p == '\t')) {
-        p++;
-    }
-    return any && p == last ? t : -1;
-}
-
-static int
-sws_cache_token_is(const u_char *p, size_t n, const char *name)
-{
-    size_t  len = strlen(name);
-
-    return n == len && sws_strncasecmp((u_char *) p, (u_char *) name, len) == 0;
-}
-
-void
-sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
-{
-    const u_char  *p = v->data, *last = v->data + v->len, *name, *val, *end;
-    size_t         n;
-    time_t         t;
-
-    while (p < last) {
-        while (p < last && (*p == ' ' || *p == '\t' || *p == ',')) {
-            p++;
-        }
-        name = p;
-        while (p < last && *p != '=' && *p != ',' && *p != ' ' && *p != '\t') {
-            p++;
-        }
-        n = (size_t) (p - name);
-        val = end = NULL;
-        if (p < last && *p == '=') {
-            val = ++p;
-            if (p < last && *p == '"') {
-                p++;
-                while (p < last && *p != '"') {
-                    p++;
-                }
-                if (p < last) {
-                    p++;
-                }
-            } else {
-                while (p < last && *p != ',') {
-                    p++;
+        for (i = 0; i < hs->nelts; i++) {
+            if (h[i].hash && h[i].name.len == 13
+                && sws_strncasecmp(h[i].name.data, (u_char *) "cache-control", 13) == 0)
+            {
+                if (pass == 0) {
+                    len += sws_cache_cc_field_names(&h[i].value, NULL);
+                } else {
+                    out->len += sws_cache_cc_field_names(&h[i].value, out->data + out->len);
                 }
             }
-            end = p;
-        }
-        if (n == 0) {
-            if (p < last) {
-                p++;
-            }
-            continue;
-        }
-        t = val ? sws_cache_delta(val, end) : -1;
-        if (sws_cache_token_is(name, n, "no-store")) {
-            cc->no_store = 1;
-        } else if (sws_cache_token_is(name, n, "no-cache")) {
-            /* no-cache="field" names fields not to send unvalidated: we
-             * keep it simple and revalidate the whole response. */
-            cc->no_cache = 1;
-        } else if (sws_cache_token_is(name, n, "private")) {
-            cc->private_ = 1;
-        } else if (sws_cache_token_is(name, n, "public")) {
-            cc->public_ = 1;
-        } else if (sws_cache_token_is(name, n, "must-revalidate")) {
-            cc->must_revalidate = 1;
-        } else if (sws_cache_token_is(name, n, "proxy-revalidate")) {
-            cc->proxy_revalidate = 1;
-        } else if (sws_cache_token_is(name, n, "max-age")) {
-            /* an invalid value counts as stale (RFC 9111 4.2.1); of two,
-             * the first one holds (4.2.1) */
-            if (cc->max_age == -1) {
-                cc->max_age = t >= 0 ? t : 0;
-            }
-        } else if (sws_cache_token_is(name, n, "s-maxage")) {
-            if (cc->s_maxage == -1) {
-                cc->s_maxage = t >= 0 ? t : 0;
-            }
-        } else if (sws_cache_token_is(name, n, "stale-while-revalidate")) {
-            cc->swr = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "stale-if-error")) {
-            cc->sie = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "only-if-cached")) {
-            cc->only_if_cached = 1;
-        } else if (sws_cache_token_is(name, n, "must-understand")) {
-            cc->must_understand = 1;
-        } else if (sws_cache_token_is(name, n, "min-fresh")) {
-            cc->min_fresh = t >= 0 ? t : 0;
-        } else if (sws_cache_token_is(name, n, "max-stale")) {
-            /* without a value, or an invalid one: any staleness (5.2.1.2) */
-            cc->max_stale = t >= 0 ? t : SWS_CACHE_ANY_STALE;
         }
     }
+    return SWS_OK;
 }
 
 /* The final status codes whose caching this cache implements (RFC 9110
@@ -135,13 +55,6 @@ sws_cache_status_understood(sws_uint_t status)
         return 1;
     }
     return 0;
-}
-
-static void
-sws_cache_cc_init(sws_cache_cc_t *cc)
-{
-    sws_memzero(cc, sizeof(*cc));
-    cc->max_age = cc->s_maxage = cc->swr = cc->sie = cc->min_fresh = cc->max_stale = -1;
 }
 
 time_t
@@ -167,6 +80,32 @@ sws_cache_valid_for(sws_cache_loc_conf_t *lcf, sws_uint_t status)
         }
     }
     return -1;
+}
+
+/* The heuristic lifetime (RFC 9111 4.2.2) of a response without an
+ * explicit one: proxy_cache_heuristic's share of the time between its
+ * Last-Modified and its Date, capped; for the heuristically cacheable
+ * status codes (RFC 9110 15.1), or any with public. -1: none. */
+static time_t
+sws_cache_heuristic(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_uint_t status,
+    int public_, time_t date)
+{
+    time_t  lm = sws_http_last_modified(r), t;
+
+    if (lcf->heuristic <= 0 || lm < 0 || lm >= date) {
+        return -1;
+    }
+    switch (status) {
+    case 200: case 203: case 204: case 206: case 300: case 301: case 308:
+    case 404: case 405: case 410: case 414: case 501:
+        break;
+    default:
+        if (!public_) {
+            return -1;
+        }
+    }
+    t = (date - lm) / 100 * lcf->heuristic + (date - lm) % 100 * lcf->heuristic / 100;
+    return t < lcf->heuristic_max ? t : lcf->heuristic_max;
 }
 
 /* "accept-encoding,accept-language" from the Vary fields (lower case,
@@ -231,15 +170,17 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
 
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *fh, sws_str_t *vary)
+    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip, int update)
 {
+    u_char                   *p;
+    static const sws_str_t    set_cookie = sws_string("set-cookie");
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
     sws_cache_cc_t            cc;
     sws_uint_t                i, status = sws_http_status(r);
-    time_t                    now = sws_time_sec(), date = -1, expires = -1, age = 0;
+    time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
     time_t                    lifetime = -1, apparent;
-    int                       has_expires = 0;
+    int                       has_expires = 0, cookie = 0;
 
     sws_cache_cc_init(&cc);
     for (i = 0; i < out->nelts; i++) {
@@ -255,21 +196,42 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         } else if (n->len == 10
                    && sws_strncasecmp(n->data, (u_char *) "set-cookie", 10) == 0)
         {
-            if (!(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE)) {
-                return "it sets a cookie";
-            }
+            cookie = !(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE);
         } else if (n->len == 7 && sws_strncasecmp(n->data, (u_char *) "expires", 7) == 0) {
             has_expires = 1;
             /* an invalid date means "already expired" (RFC 9111 5.3) */
-            expires = sws_parse_http_time(h[i].value.data, h[i].value.len);
+            expires = sws_cache_parse_date(h[i].value.data, h[i].value.len);
         } else if (n->len == 4 && sws_strncasecmp(n->data, (u_char *) "date", 4) == 0) {
             date = sws_parse_http_time(h[i].value.data, h[i].value.len);
         } else if (n->len == 3 && sws_strncasecmp(n->data, (u_char *) "age", 3) == 0) {
-            age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
-            if (age < 0) {
-                age = 0;
+            /* the first line counts (RFC 9111 5.1); one that is not
+             * delta-seconds makes the response stale (1.2.2) */
+            if (age == -2) {
+                age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
+                if (age < 0) {
+                    return "its Age is not a number: stale";
+                }
             }
         }
+    }
+    strip->len = 0;
+    if (cc.strip && sws_cache_strip_names(r, strip) != SWS_OK) {
+        return "of no memory";
+    }
+    if (cookie && !sws_cache_strips(strip, &set_cookie)) {
+        if (!update) {
+            return "it sets a cookie"; /* unless no-cache="set-cookie" drops it */
+        }
+        /* an update (RFC 9111 3.2): the cookie is this client's, the
+         * other fields update the entry */
+        p = sws_pnalloc(sws_http_pool(r), strip->len + sizeof("set-cookie,") - 1);
+        if (p == NULL) {
+            return "of no memory";
+        }
+        memcpy(p, strip->data, strip->len);
+        memcpy(p + strip->len, "set-cookie,", sizeof("set-cookie,") - 1);
+        strip->data = p;
+        strip->len += sizeof("set-cookie,") - 1;
     }
     if (date == -1 && sws_http_upstream_get(r)) {
         date = sws_http_upstream_date(sws_http_upstream_get(r));   /* hidden from the client */
@@ -282,6 +244,10 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         }
     } else if (cc.no_store) {
         return "of no-store";
+    }
+    if (status == SWS_HTTP_NOT_MODIFIED) {
+        /* the answer to the client's own If-None-Match: no representation */
+        return "it is a 304 to the client's condition";
     }
     if (status == SWS_HTTP_PARTIAL_CONTENT) {
         /* a part is never served as the whole (RFC 9111 3.3); Range
@@ -320,6 +286,13 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         }
     }
     apparent = date != -1 && now > date ? now - date : 0;
+    /* 4.2.3: corrected_age_value, the Age plus the time the answer took */
+    age = (age < 0 ? 0 : age) + (asked != -1 && now > asked ? now - asked : 0);
+    if (lifetime < 0 && !cc.no_cache && sws_cache_valid_for(lcf, status) < 0) {
+        /* nothing explicit, nothing configured: a share of the time since
+         * Last-Modified (RFC 9111 4.2.2) */
+        lifetime = sws_cache_heuristic(r, lcf, status, cc.public_, date != -1 ? date : now);
+    }
     if (lifetime < 0) {
         /* nothing explicit: proxy_cache_valid, counted from now */
         lifetime = sws_cache_valid_for(lcf, status);

@@ -38,21 +38,27 @@ sws_cache_field_skip(const sws_str_t *name)
     return 0;
 }
 
-/* The fields of the response on r as a fields block (pool memory). */
+static void sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
+/* The fields of the response on r as a fields block (pool memory). The
+ * response's Date is kept (the server's, hidden from the client or not;
+ * else when it came): hits send it, not the time of the hit. */
 static sws_int_t
-sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
+sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields,
+    const sws_str_t *strip)
 {
     static const sws_str_t    ct = sws_string("Content-Type"), et = sws_string("ETag"),
-                              lm = sws_string("Last-Modified"), lo = sws_string("Location");
+                              lm = sws_string("Last-Modified"), lo = sws_string("Location"),
+                              dt = sws_string("Date");
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
-    const sws_str_t          *special[4];
-    const sws_str_t          *names[4] = { &ct, &et, &lm, &lo };
-    sws_str_t                 lmv;
-    u_char                    date[40], *p;
+    const sws_str_t          *special[5];
+    const sws_str_t          *names[5] = { &ct, &et, &lm, &lo, &dt };
+    sws_str_t                 lmv, dtv;
+    u_char                    date[40], dated[40], *p;
     size_t                    len = 0;
     sws_uint_t                i, pass;
-    time_t                    t = sws_http_last_modified(r);
+    time_t                    t = sws_http_last_modified(r), d = -1;
 
     special[0] = sws_http_content_type(r);
     special[1] = sws_http_etag(r);
@@ -63,6 +69,12 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
         special[2] = &lmv;
     }
     special[3] = sws_http_location(r);
+    if (sws_http_upstream_get(r)) {
+        d = sws_http_upstream_date(sws_http_upstream_get(r));
+    }
+    dtv.data = dated;
+    dtv.len = (size_t) (sws_http_time(dated, d != -1 ? d : sws_time_sec()) - dated);
+    special[4] = &dtv;
 
     *nfields = 0;
     p = NULL;
@@ -74,8 +86,10 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
             }
             block->data = p;
         }
-        for (i = 0; i < 4; i++) {
-            if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535) {
+        for (i = 0; i < 5; i++) {
+            if (special[i] == NULL || special[i]->len == 0 || special[i]->len > 65535
+                || (strip->len && sws_cache_strips(strip, names[i])))
+            {
                 continue;
             }
             if (pass == 0) {
@@ -87,7 +101,8 @@ sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields)
         }
         for (i = 0; i < out->nelts; i++) {
             if (h[i].hash == 0 || h[i].name.len == 0 || h[i].name.len > 255
-                || h[i].value.len > 65535 || sws_cache_field_skip(&h[i].name))
+                || h[i].value.len > 65535 || sws_cache_field_skip(&h[i].name)
+                || (strip->len && sws_cache_strips(strip, &h[i].name)))
             {
                 continue;
             }
@@ -212,15 +227,24 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
-    sws_str_t              vary, fields;
+    sws_str_t              vary, fields, strip;
     const char            *why;
     off_t                  len;
     sws_int_t              rc;
 
+    if (ctx && ctx->invalidate) {
+        sws_cache_invalidate_after(r, ctx);
+        return SWS_DECLINED;
+    }
+    if (ctx && ctx->head_update) {
+        sws_cache_head_update(r, ctx);
+        sws_cache_unlock(ctx);
+        return SWS_DECLINED;
+    }
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 0);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -235,7 +259,7 @@ sws_cache_store_header(sws_http_request_t *r, void *data)
     if (ctx->vkey.len > SWS_CACHE_MAX_KEY) {
         goto declined;                 /* the Vary values make it too long to read back */
     }
-    rc = sws_cache_fields(r, &fields, &ctx->fh.nfields);
+    rc = sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip);
     if (rc != SWS_OK || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
         || sws_cache_tmp_open(r, ctx) != SWS_OK)
     {
@@ -519,6 +543,9 @@ sws_cache_merge_stored(sws_http_request_t *r, sws_cache_ctx_t *ctx)
             }
             continue;
         }
+        if (name.len == 4 && sws_strncasecmp(name.data, (u_char *) "date", 4) == 0) {
+            continue;                  /* the 304's Date is the entry's now */
+        }
         if (sws_http_header_out(r, (const char *) name.data, name.len) != NULL) {
             continue;                  /* the 304 brought a newer one */
         }
@@ -573,76 +600,158 @@ sws_cache_copy_body(sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
-sws_int_t
-sws_cache_not_modified(sws_http_request_t *r, void *data)
+/* The entry in ctx written again with the fields now on r (the stored ones
+ * the new response did not replace merged in) and its old body, and read
+ * back into ctx->entry: RFC 9111 3.2's update, from a 304 or a HEAD's 200.
+ * SWS_OK (also when the result may not be stored), SWS_ERROR. */
+static sws_int_t
+sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
-    sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
-    sws_str_t              vary, fields;
+    sws_str_t              vary, fields, strip;
     const char            *why;
     u_char                *vp;
 
+    if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 1);
+    if (why != NULL || ctx->no_store) {
+        return SWS_OK;
+    }
+    /* the stored Vary names stay: the variant is the same one */
+    vary.len = ctx->entry.h.vary_len;
+    vp = (u_char *) ctx->entry.vary;
+    vary.data = vp;
+    if (sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip) != SWS_OK
+        || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
+        || sws_cache_tmp_open(r, ctx) != SWS_OK)
+    {
+        return SWS_OK;
+    }
+    ctx->fh.body_len = ctx->entry.h.body_len;
+    ctx->body_len = ctx->entry.h.body_len;
+    ctx->mem = NULL;
+    if (ctx->head_len + ctx->body_len <= ctx->path->mem_max_object && ctx->path->mem_size) {
+        ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->head_len + ctx->body_len);
+        ctx->mem_len = ctx->head_len + ctx->body_len;
+    }
+    sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary.data, fields.data);
+    if (sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) != SWS_OK
+        || sws_cache_copy_body(ctx) != SWS_OK)
+    {
+        return SWS_OK;
+    }
+    if (ctx->mem) {
+        memcpy(ctx->mem, ctx->head, ctx->head_len);
+        if (ctx->blob) {
+            memcpy(ctx->mem + ctx->head_len, ctx->blob->data + ctx->body_off, ctx->body_len);
+        } else if (pread(ctx->fd, ctx->mem + ctx->head_len, ctx->body_len, ctx->body_off)
+                   != (ssize_t) ctx->body_len)
+        {
+            ctx->mem = NULL;
+        }
+    }
+    close(ctx->tmp_fd);
+    ctx->tmp_fd = -1;
+    if (sws_cache_commit(r, ctx) != SWS_OK) {
+        unlink((char *) ctx->tmp_name.data);
+    }
+    /* what a client gets next: the updated header, the old body */
+    if (sws_cache_entry_parse(ctx->head, ctx->head_len, ctx->head_len + ctx->body_len,
+                              &ctx->entry) != NULL)
+    {
+        return SWS_ERROR;
+    }
+    ctx->unprepared = 1;
+    return SWS_OK;
+}
+
+/* A 304's Set-Cookie fields: the entry does not keep them, this client
+ * gets them with its answer from the entry. */
+static sws_int_t
+sws_cache_keep_cookies(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    const sws_array_t        *out = sws_http_headers_out(r);
+    const sws_http_header_t  *h = out->elts;
+    sws_uint_t                i, n = 0;
+
+    for (i = 0; i < out->nelts; i++) {
+        if (h[i].hash && h[i].name.len == 10
+            && sws_strncasecmp(h[i].name.data, (u_char *) "set-cookie", 10) == 0)
+        {
+            if (ctx->extra == NULL) {
+                ctx->extra = sws_palloc(sws_http_pool(r), out->nelts * sizeof(sws_http_header_t));
+                if (ctx->extra == NULL) {
+                    return SWS_ERROR;
+                }
+            }
+            ctx->extra[n++] = h[i];
+        }
+    }
+    ctx->nextra = n;
+    if (n) {
+        ctx->unprepared = 1;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_cache_not_modified(sws_http_request_t *r, void *data)
+{
+    sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+
+    if (ctx->nsiblings) {
+        /* a variant miss validated with the other variants' ETags: the
+         * one the 304 names is this variant's entry too (RFC 9111 4.3.4) */
+        if (sws_cache_sibling_load(r, ctx, sws_http_etag(r)) != SWS_OK) {
+            sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "cache \"%.*s\": a 304 names no "
+                          "stored variant", (int) ctx->path->name.len, ctx->path->name.data);
+            sws_cache_unlock(ctx);
+            return SWS_HTTP_BAD_GATEWAY;
+        }
+    }
     if (!ctx->background) {
         ctx->status = SWS_CACHE_REVALIDATED;
     }
     sws_http_set_status(r, ctx->entry.h.status);
-    if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
+    if (sws_cache_keep_cookies(r, ctx) != SWS_OK || sws_cache_rewrite(r, ctx) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary);
-    if (why == NULL && !ctx->no_store) {
-        /* the stored Vary names stay: the variant is the same one */
-        vary.len = ctx->entry.h.vary_len;
-        vp = (u_char *) ctx->entry.vary;
-        vary.data = vp;
-        if (sws_cache_fields(r, &fields, &ctx->fh.nfields) == SWS_OK
-            && sws_cache_make_head(r, ctx, &vary, &fields) == SWS_OK
-            && sws_cache_tmp_open(r, ctx) == SWS_OK)
-        {
-            ctx->fh.body_len = ctx->entry.h.body_len;
-            ctx->body_len = ctx->entry.h.body_len;
-            ctx->mem = NULL;
-            if (ctx->head_len + ctx->body_len <= ctx->path->mem_max_object
-                && ctx->path->mem_size)
-            {
-                ctx->mem = sws_pnalloc(sws_http_pool(r), ctx->head_len + ctx->body_len);
-                ctx->mem_len = ctx->head_len + ctx->body_len;
-            }
-            sws_cache_entry_write(ctx->head, &ctx->fh, ctx->vkey.data, vary.data,
-                                  fields.data);
-            if (sws_cache_write(ctx->tmp_fd, ctx->head, ctx->head_len, 0) == SWS_OK
-                && sws_cache_copy_body(ctx) == SWS_OK)
-            {
-                if (ctx->mem) {
-                    memcpy(ctx->mem, ctx->head, ctx->head_len);
-                    if (ctx->blob) {
-                        memcpy(ctx->mem + ctx->head_len, ctx->blob->data + ctx->body_off,
-                               ctx->body_len);
-                    } else if (pread(ctx->fd, ctx->mem + ctx->head_len, ctx->body_len,
-                                     ctx->body_off) != (ssize_t) ctx->body_len)
-                    {
-                        ctx->mem = NULL;
-                    }
-                }
-                close(ctx->tmp_fd);
-                ctx->tmp_fd = -1;
-                if (sws_cache_commit(r, ctx) != SWS_OK) {
-                    unlink((char *) ctx->tmp_name.data);
-                }
-                /* what the client gets: the updated header, the old body */
-                if (sws_cache_entry_parse(ctx->head, ctx->head_len,
-                                          ctx->head_len + ctx->body_len, &ctx->entry) != NULL)
-                {
-                    return SWS_HTTP_INTERNAL_SERVER_ERROR;
-                }
-            }
-        }
     }
     sws_cache_unlock(ctx);
     if (ctx->background) {
         return SWS_OK;                 /* the client had the stale entry already */
     }
     return sws_cache_send(r, ctx);
+}
+
+/*
+ * RFC 9111 4.3.5: a 200 to a HEAD that went to the server for a stale
+ * entry updates the entry's fields and freshness, when its validators
+ * (ETag, Last-Modified) are those of the entry; when they differ, the
+ * entry is no longer the resource's: it goes.
+ */
+static void
+sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    const sws_str_t  *etag = sws_http_etag(r);
+    time_t            lm = sws_http_last_modified(r);
+
+    if (sws_http_status(r) != SWS_HTTP_OK || ctx->entry.h.status != SWS_HTTP_OK) {
+        return;
+    }
+    if ((etag->len && ctx->entry.etag.len
+         && (etag->len != ctx->entry.etag.len
+             || memcmp(etag->data, ctx->entry.etag.data, etag->len) != 0))
+        || (lm != -1 && ctx->entry.h.last_modified != -1 && lm != ctx->entry.h.last_modified))
+    {
+        sws_cache_invalidate(ctx->path, &ctx->vkey, sws_http_log(r));
+        return;
+    }
+    if (!etag->len && !ctx->entry.etag.len && (lm == -1 || ctx->entry.h.last_modified == -1)) {
+        return;                        /* nothing says it is the same response */
+    }
+    (void) sws_cache_rewrite(r, ctx);
 }
 
 /* ---- stale on errors ---- */

@@ -583,6 +583,9 @@ struct sws_http_request_s {
     off_t                      out_content_length; /* -1 unknown */
     sws_str_t                  content_type;
     time_t                     last_modified;
+    /* The response's own Date (a stored response's, exactly an HTTP date),
+     * written instead of the time now; len 0: now. */
+    sws_str_t                  date;
     sws_str_t                  etag;
     sws_str_t                  location;
     sws_str_t                  request_id;
@@ -678,6 +681,11 @@ struct sws_http_request_s {
     /* r waits for the end of a background subrequest (a mirror) before
      * it is released: its client has the response. */
     unsigned                   subreq_wait:1;
+    /* last_modified is an end-to-end field the producer passed on (an
+     * upstream's, a stored response's): it goes out whatever the status,
+     * as nginx's copied field; one the server made (a file's) goes out
+     * with 200, 206 and 304 only. */
+    unsigned                   last_modified_passed:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;

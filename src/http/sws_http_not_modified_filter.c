@@ -16,6 +16,9 @@
  * see the 304 or the 412 (gzip, sub_filter and gunzip leave it alone,
  * add_header adds only its "always" fields to a 412), as nginx's do. The
  * body filter, after a 412, sends the page instead of the body.
+ *
+ * A stored response (a cache's) without Last-Modified is judged by its
+ * Date instead (RFC 9111 4.3.2).
  */
 #include "sws_http_core.h"
 
@@ -276,13 +279,19 @@ sws_http_not_modified_check(sws_http_request_t *r)
             return sws_http_not_modified(r);
         }
 
-    } else if (ims != NULL && lm != -1) {
+    } else if (ims != NULL && (lm != -1 || sws_http_response_date(r)->len)) {
         lcf = sws_http_loc_conf(r, &sws_http_not_modified_filter_module);
+        if (lm == -1) {
+            /* a stored response without Last-Modified: its Date (RFC 9111
+             * 4.3.2) */
+            lm = sws_parse_http_time(sws_http_response_date(r)->data,
+                                     sws_http_response_date(r)->len);
+        }
 
         if (lcf->if_modified_since != SWS_HTTP_IMS_OFF) {
             t = sws_parse_http_time(ims->value.data, ims->value.len);
 
-            if (t != -1
+            if (t != -1 && lm != -1
                 && (lm == t
                     || (lcf->if_modified_since == SWS_HTTP_IMS_BEFORE && lm < t
                         && t <= sws_time_sec())))  /* a future date is invalid */

@@ -149,11 +149,11 @@ sws_http_send_header(sws_http_request_t *r)
     if (r->err_status && r->status == SWS_HTTP_OK) {
         r->status = r->err_status;
     }
-    /* Last-Modified only with 200, 206 and 304, as nginx: an error page
-     * made from a file (error_page 404 /404.html) does not claim to be
-     * the resource */
+    /* A Last-Modified the server made only with 200, 206 and 304, as
+     * nginx: an error page made from a file (error_page 404 /404.html)
+     * does not claim to be the resource. One the origin sent is its own. */
     if (r->status != SWS_HTTP_OK && r->status != SWS_HTTP_PARTIAL_CONTENT
-        && r->status != SWS_HTTP_NOT_MODIFIED)
+        && r->status != SWS_HTTP_NOT_MODIFIED && !r->last_modified_passed)
     {
         r->last_modified = -1;
     }
@@ -237,8 +237,15 @@ sws_uint_t sws_http_status(sws_http_request_t *r) { return r->status; }
 void sws_http_set_content_length(sws_http_request_t *r, off_t n) { r->out_content_length = n; }
 off_t sws_http_content_length(sws_http_request_t *r) { return r->out_content_length; }
 const sws_str_t *sws_http_content_type(sws_http_request_t *r) { return &r->content_type; }
-void sws_http_set_last_modified(sws_http_request_t *r, time_t t) { r->last_modified = t; }
+void
+sws_http_set_last_modified(sws_http_request_t *r, time_t t)
+{
+    r->last_modified = t;
+    r->last_modified_passed = 0;       /* the server's own */
+}
+
 time_t sws_http_last_modified(sws_http_request_t *r) { return r->last_modified; }
+const sws_str_t *sws_http_response_date(sws_http_request_t *r) { return &r->date; }
 const sws_str_t *sws_http_etag(sws_http_request_t *r) { return &r->etag; }
 void sws_http_allow_ranges(sws_http_request_t *r, int on) { r->allow_ranges = on ? 1 : 0; }
 int sws_http_ranges_allowed(sws_http_request_t *r) { return r->allow_ranges; }
@@ -336,6 +343,8 @@ sws_http_clear_response(sws_http_request_t *r)
     r->content_type.len = 0;
     r->content_type.data = NULL;
     r->last_modified = -1;
+    r->last_modified_passed = 0;
+    r->date.len = 0;
     r->etag.len = 0;
     r->etag.data = NULL;
     r->location.len = 0;

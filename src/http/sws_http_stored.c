@@ -83,7 +83,8 @@ sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *name, const
         if (sws_http_name_is(name, lc, "last-modified")) {
             t = sws_parse_http_time(value->data, value->len);
             if (t != -1) {
-                sws_http_set_last_modified(r, t);
+                r->last_modified = t;
+                r->last_modified_passed = 1;
                 return SWS_OK;
             }
         }
@@ -99,8 +100,14 @@ enum {
     SWS_HTTP_STORED_ETAG,
     SWS_HTTP_STORED_LOCATION,
     SWS_HTTP_STORED_TYPE,
-    SWS_HTTP_STORED_LAST_MODIFIED
+    SWS_HTTP_STORED_LAST_MODIFIED,
+    SWS_HTTP_STORED_DATE           /* written in place of the core's (r->date) */
 };
+
+/* A stored Date is the response's own: it goes out instead of the time
+ * now (RFC 9111 4: a cache does not make a response younger). One the
+ * core cannot write as it is (not of an HTTP date's length) is left out. */
+#define sws_http_stored_date_ok(v)  ((v)->len == sizeof("Sun, 06 Nov 1994 08:49:37 GMT") - 1)
 
 /* By length, then by the first letter: a hit's fields pass here one by
  * one, so each costs at most one comparison of its name. */
@@ -114,7 +121,7 @@ sws_http_stored_kind(const sws_str_t *name)
         if ((p[0] | 0x20) == 'e') {
             return sws_http_lc_eq(p, "etag", 4) ? SWS_HTTP_STORED_ETAG : SWS_HTTP_STORED_ADD;
         }
-        return sws_http_lc_eq(p, "date", 4) ? SWS_HTTP_STORED_SKIP : SWS_HTTP_STORED_ADD;
+        return sws_http_lc_eq(p, "date", 4) ? SWS_HTTP_STORED_DATE : SWS_HTTP_STORED_ADD;
     case 6:
         return sws_http_lc_eq(p, "server", 6) ? SWS_HTTP_STORED_SKIP : SWS_HTTP_STORED_ADD;
     case 8:
@@ -195,9 +202,15 @@ sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
         t = sws_parse_http_time(value->data, value->len);
         if (t != -1) {
             r->last_modified = t;
+            r->last_modified_passed = 1;
             return SWS_OK;
         }
         break;                         /* not a date: kept as it came */
+    case SWS_HTTP_STORED_DATE:
+        if (sws_http_stored_date_ok(value)) {
+            r->date = *value;
+        }
+        return SWS_OK;
     }
     return sws_http_header_out_add(r, name, value) ? SWS_OK : SWS_ERROR;
 }
@@ -293,10 +306,12 @@ void
 sws_http_stored_prepare(sws_http_stored_head_t *head, sws_http_header_t *fields,
     const sws_http_header_t *headers, sws_uint_t n)
 {
-    sws_uint_t  i, j = 0;
-    time_t      t;
+    sws_http_header_t  date;
+    sws_uint_t         i, j = 0;
+    time_t             t;
 
     sws_memzero(head, sizeof(sws_http_stored_head_t));
+    date.name.len = 0;
     head->last_modified = -1;
     /* forward, j <= i: fields may be headers itself */
     for (i = 0; i < n; i++) {
@@ -319,12 +334,22 @@ sws_http_stored_prepare(sws_http_stored_head_t *head, sws_http_header_t *fields,
                 continue;
             }
             break;
+        case SWS_HTTP_STORED_DATE:
+            if (sws_http_stored_date_ok(&headers[i].value)) {
+                date = headers[i];
+            }
+            continue;
         }
         fields[j] = headers[i];
         fields[j++].hash = 1;
     }
     head->fields = fields;
     head->nfields = (uint32_t) j;
+    if (date.name.len) {
+        /* after the others (a slot is free: the Date's own, skipped) */
+        fields[j] = date;
+        head->flags |= SWS_HTTP_STORED_HEAD_DATE;
+    }
 }
 
 sws_int_t
@@ -342,6 +367,10 @@ sws_http_send_stored_head(sws_http_request_t *r, sws_uint_t status,
     r->location = head->location;
     r->location_as_is = 1;
     r->last_modified = (time_t) head->last_modified;
+    r->last_modified_passed = 1;
+    if (head->flags & SWS_HTTP_STORED_HEAD_DATE) {
+        r->date = head->fields[head->nfields].value;
+    }
     if (head->nfields) {
         /* copied into the request's list: filters may change it, never the head */
         h = sws_http_stored_room(r, head->nfields);

@@ -10,7 +10,7 @@ A path not set answers 200 with the path as body and max-age=60.
 Conditional requests: 304 (with the set fields, no body) when an ETag set
 for the path is in If-None-Match, or when Last-Modified equals
 If-Modified-Since. cut=True sends half of the announced body, then closes; pause=S sends
-half, waits S seconds, then the rest.
+half, waits S seconds, then the rest. drop=True closes without answering.
 o.count(path) is how many requests for the path arrived.
 
 Also here: helpers for the tests, the cache configuration and the access
@@ -33,12 +33,13 @@ class CacheOrigin(Origin):
         super().__init__(*a, **kw)
         self.routes = {}
 
-    def set(self, path, body=b"", headers=(), status=200, delay=0.0, cut=False, pause=0.0):
+    def set(self, path, body=b"", headers=(), status=200, delay=0.0, cut=False, pause=0.0,
+            drop=False):
         if isinstance(body, str):
             body = body.encode()
         with self.lock:
             self.routes[path] = dict(body=body, headers=list(headers), status=status,
-                                     delay=delay, cut=cut, pause=pause)
+                                     delay=delay, cut=cut, pause=pause, drop=drop)
 
     def count(self, path):
         with self.lock:
@@ -54,6 +55,8 @@ class CacheOrigin(Origin):
                         status=200, delay=0.0, cut=False, pause=0.0)
         if spec["delay"]:
             time.sleep(spec["delay"])
+        if spec.get("drop"):
+            return False                  # closed without an answer
         hdrs = spec["headers"]
         etag = next((v for k, v in hdrs if k.lower() == "etag"), None)
         lm = next((v for k, v in hdrs if k.lower() == "last-modified"), None)

@@ -59,7 +59,7 @@ def test_stored_fields_in_any_case_and_look_alikes(sws, corigin):
 def test_a_damaged_entry_found_by_the_hit_hook_is_a_miss(sws, corigin):
     # the hit hook declines and the lookup stores the entry again
     o = corigin()
-    srv = start(sws, o)
+    srv = start(sws, o, "mem_size=0")
     get(srv, "/c/dmg")
     import cacheorigin
     [f] = cacheorigin.entry_files(srv)
@@ -90,7 +90,7 @@ def test_a_memory_hit_sends_what_a_file_hit_does(sws, corigin):
     o = corigin()
     o.set("/c/p", body=b"prepared body", headers=PREPARED_FIELDS)
     mem = start(sws, o, "mem_size=1m")
-    disk = start(sws, o)
+    disk = start(sws, o, "mem_size=0")
     hits = []
     for srv, where in ((mem, "memory"), (disk, "file")):
         get(srv, "/c/p")

@@ -166,7 +166,16 @@ def test_use_stale_updating(sws, corigin):
 
 
 def test_stale_while_revalidate_from_the_response(sws, corigin):
-    updating(sws, corigin, "", cc("max-age=1, stale-while-revalidate=60"))
+    # RFC 5861 3: the request that finds the entry expired gets it at once
+    # and the update runs in the background; the others get UPDATING
+    o, srv = stale_setup(sws, corigin, headers=cc("max-age=1, stale-while-revalidate=60"))
+    o.set("/c/st", body=b"new body", headers=cc("max-age=60"), delay=1.5)
+    assert h.curl(srv.url("/c/st")).body == b"stale body"
+    assert h.wait_for(lambda: o.count("/c/st") == 2, timeout=5)
+    r, st = get(srv, "/c/st")                     # while the update runs
+    assert r.body == b"stale body" and st == "UPDATING"
+    assert h.wait_for(lambda: get(srv, "/c/st")[0].body == b"new body", timeout=5)
+    assert o.count("/c/st") == 2
 
 
 def test_updating_waits_under_the_lock_without_use_stale(sws, corigin):

@@ -45,7 +45,7 @@ def test_miss_then_hit_from_memory(sws, corigin):
 
 def test_without_memory_hits_come_from_the_file(sws, corigin):
     o = corigin()
-    srv = start(sws, o)                               # mem_size 0
+    srv = start(sws, o, "mem_size=0")                               # no memory copies
     get(srv, "/c/f")
     r, st = get(srv, "/c/f")
     assert st == "HIT" and source(srv) == "file" and r.body == b"/c/f"
@@ -134,7 +134,7 @@ def test_kill_9_during_a_fill_leaves_no_entry(sws, corigin):
 def test_a_damaged_file_is_not_served(sws, corigin):
     o = corigin()
     o.set("/c/d", body=b"0123456789" * 100, headers=[("Cache-Control", "max-age=60")])
-    srv = start(sws, o)
+    srv = start(sws, o, "mem_size=0")
     get(srv, "/c/d")
     [f] = entry_files(srv)
     with open(f, "r+b") as fh:
@@ -322,14 +322,14 @@ def test_a_memory_hit_makes_no_file_system_call(sws, corigin):
     calls = out.read_text()
     assert "cache" not in calls and "pread64" not in calls and "sendfile" not in calls, calls
     # a file hit does make them (the check is not blind)
-    srv2 = start(sws, o)
+    srv2 = start(sws, o, "mem_size=0")
     get(srv2, "/c/nofs")
     assert get(srv2, "/c/nofs")[1] == "HIT" and source(srv2) == "file"
 
 
 def test_an_entry_whose_file_went_is_a_miss(sws, corigin):
     o = corigin()
-    srv = start(sws, o)
+    srv = start(sws, o, "mem_size=0")
     get(srv, "/c/gone")
     [f] = entry_files(srv)
     os.unlink(f)

@@ -491,6 +491,9 @@ struct sws_http_upstream_s {
     sws_uint_t                        client_status;   /* background: what the client
                                                           got (for the log) */
     unsigned                          cache_offer:1;   /* MISS or REVALIDATE */
+    unsigned                          cache_watch:1;   /* WATCH: the head only */
+    unsigned                          cache_pass_inm:1; /* a MISS sends the client's
+                                                           If-None-Match */
     unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
     unsigned                          background:1;    /* the client was answered: the
                                                           response goes to the cache only */

@@ -76,14 +76,24 @@ int
 sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match,
     sws_str_t *if_modified_since)
 {
-    u_char *p;
+    const sws_str_t *v;
+    u_char          *p;
 
     if_none_match->len = if_modified_since->len = 0;
     if_none_match->data = if_modified_since->data = NULL;
     if (!u->cache_offer) {
         return 0;
     }
-    if (u->revalidate) {
+    if (!u->revalidate) {
+        /* a miss: the client's If-None-Match goes on if the cache says so
+         * (RFC 9111 4.3.1); not for a background update: its client has
+         * its answer, the cache wants the whole */
+        v = u->cache_pass_inm && !u->background
+            ? sws_http_header_in(u->r, "if-none-match", 13) : NULL;
+        if (v) {
+            *if_none_match = *v;
+        }
+    } else {
         *if_none_match = u->cond_etag;
         if (u->cond_lm != -1) {
             p = sws_pnalloc(u->r->pool, sizeof("Mon, 28 Sep 1970 06:00:00 GMT"));
@@ -95,6 +105,12 @@ sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if_none_match
         }
     }
     return 1;
+}
+
+void
+sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u)
+{
+    u->cache_pass_inm = 1;
 }
 
 static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
@@ -154,6 +170,9 @@ sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
     case SWS_UPSTREAM_CACHE_MISS:
         u->cache_offer = 1;
         return SWS_DECLINED;
+    case SWS_UPSTREAM_CACHE_WATCH:
+        u->cache_watch = 1;            /* the head is shown, nothing else */
+        return SWS_DECLINED;
     default:
         u->cache = NULL;               /* answered: nothing more to tell it */
         return rc;
@@ -164,10 +183,21 @@ sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc)
 void
 sws_ups_cache_header(sws_http_upstream_t *u)
 {
-    /* A response to HEAD has no body to keep, unless it was asked with GET. */
-    if (!u->cache_offer || u->cache->store_header == NULL
-        || (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get))
-    {
+    if (u->cache_watch) {
+        if (u->cache->store_header) {
+            (void) u->cache->store_header(u->r, u->cache_data);
+        }
+        return;
+    }
+    if (!u->cache_offer || u->cache->store_header == NULL) {
+        return;
+    }
+    if (u->r->method == SWS_HTTP_HEAD && !u->sent_as_get) {
+        /* ABI 1.8: a HEAD's head, for its fields (RFC 9111 4.3.5); it has
+         * no body to keep: a store it starts ends at once */
+        if (u->cache->store_header(u->r, u->cache_data) == SWS_OK && u->cache->store_end) {
+            u->cache->store_end(u->r, u->cache_data, 0);
+        }
         return;
     }
     if (u->cache->store_header(u->r, u->cache_data) == SWS_OK) {

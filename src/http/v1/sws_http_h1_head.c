@@ -80,7 +80,8 @@ sws_http1_common_len(sws_http_request_t *r)
 static u_char *
 sws_http1_server_date(sws_http_request_t *r, u_char *p)
 {
-    const sws_str_t *date = sws_cached_http_time();
+    /* the response's own (a stored one's: exactly this length), or now */
+    const sws_str_t *date = r->date.len ? &r->date : sws_cached_http_time();
 
     if (sws_http_core_loc(r)->server_tokens) {
         p = sws_cpymem(p, SWS_SERVER_FULL, sizeof(SWS_SERVER_FULL) - 1);
@@ -191,7 +192,8 @@ sws_http1_build_head(sws_http_request_t *r)
         }
         if (!(own & 2)) {
             p = sws_cpymem(p, "Date: ", 6);
-            p = sws_cpymem(p, sws_cached_http_time()->data, sws_cached_http_time()->len);
+            p = sws_cpymem(p, r->date.len ? r->date.data : sws_cached_http_time()->data,
+                           SWS_HTTP_TIME_LEN);
             p = sws_cpymem(p, "\r\n", 2);
         }
     }

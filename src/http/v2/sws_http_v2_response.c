@@ -154,6 +154,22 @@ sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_head
     return nv;
 }
 
+/* Does the response have a Date field of its own? */
+static int
+sws_http_v2_has_date(const sws_http_header_t *h, sws_uint_t n)
+{
+    sws_uint_t i;
+
+    for (i = 0; i < n; i++) {
+        if (h[i].hash && h[i].name.len == 4
+            && sws_strncasecmp(h[i].name.data, (u_char *) "date", 4) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* An interim response: a HEADERS frame with a 1xx :status that does not
  * end the stream (RFC 9113 8.1), lower-case names, no HTTP/1 connection
  * fields. */
@@ -196,7 +212,7 @@ sws_http_v2_send_header(sws_http_request_t *r)
 {
     sws_http_v2_stream_t     *st = r->stream;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
-    const sws_str_t          *date = sws_cached_http_time();
+    const sws_str_t          *date = r->date.len ? &r->date : sws_cached_http_time();
     sws_http_header_t        *h = r->headers_out.elts;
     nghttp2_data_provider     prd;
     nghttp2_nv               *nva, *nv;
@@ -225,7 +241,6 @@ sws_http_v2_send_header(sws_http_request_t *r)
     } else {
         sws_http_v2_nv_own(nv++, "server", (u_char *) "scalws", 6);
     }
-    sws_http_v2_nv_own(nv++, "date", now, date->len);
     if (r->content_type.len) {
         sws_http_v2_nv_lit(nv++, "content-type", r->content_type.data, r->content_type.len);
     }
@@ -253,6 +268,11 @@ sws_http_v2_send_header(sws_http_request_t *r)
     nv = sws_http_v2_nv_fields(r, nv, h, r->headers_out.nelts, 1);
     if (nv == NULL) {
         return SWS_ERROR;
+    }
+    if (!sws_http_v2_has_date(h, r->headers_out.nelts)) {
+        /* ours, unless the response has its own (a proxied server's
+         * passed on, a stored response's), as HTTP/1 */
+        sws_http_v2_nv_own(nv++, "date", now, date->len);
     }
     if (r->request_id.len && clcf->request_id) {
         sws_http_v2_nv_lit(nv++, "x-request-id", r->request_id.data, r->request_id.len);
