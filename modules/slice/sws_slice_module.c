@@ -47,10 +47,13 @@ typedef struct sws_slice_ctx_s {
     off_t       from, to;        /* the client's bytes [from, to) */
     sws_str_t   etag;            /* the first slice's */
     sws_str_t   range;           /* $slice_range's value for start */
+    sws_buf_t  *page;            /* a 416's, sent instead of the slice */
     unsigned    active:1;        /* the first slice was a 206 that fits */
     unsigned    want_range:1;    /* the client gets a 206 */
     unsigned    suffix:1;        /* from is the last N bytes (to know total) */
-    unsigned    whole:1;         /* several ranges, If-Range: the whole */
+    unsigned    whole:1;         /* several ranges: the whole */
+    unsigned    if_range:1;      /* decided on the first slice's validators */
+    unsigned    unsatisfiable:1; /* "bytes=5-2", "bytes=x": a 416 */
     unsigned    fetching:1;      /* a slice's subrequest runs */
     sws_slice_part_t  part;      /* the client's request's own slice */
 } sws_slice_ctx_t;
@@ -105,7 +108,10 @@ sws_slice_digits(const u_char **pp, const u_char *last, off_t *v)
     return 1;
 }
 
-/* One "bytes=A-B", "bytes=A-" or "bytes=-N"; anything else: the whole. */
+/* The client's Range, as nginx's range filter reads it: not "bytes=" is
+ * no range (the whole); several ranges, the whole (nginx's slice asks for
+ * one); one that does not parse (after "bytes=") or that is empty, a 416;
+ * else one range: A-B, A- or the last N bytes (-N). */
 static void
 sws_slice_parse_range(sws_http_request_t *r, sws_slice_ctx_t *ctx)
 {
@@ -115,13 +121,15 @@ sws_slice_parse_range(sws_http_request_t *r, sws_slice_ctx_t *ctx)
 
     ctx->from = 0;
     ctx->to = -1;                       /* the end of the file */
-    if (h == NULL || sws_http_header_in(r, "if-range", 8) != NULL || h->len < 7
-        || sws_strncasecmp(h->data, (u_char *) "bytes=", 6) != 0
-        || memchr(h->data, ',', h->len) != NULL)
-    {
-        ctx->whole = h != NULL;
+    if (h == NULL || h->len < 7 || sws_strncasecmp(h->data, (u_char *) "bytes=", 6) != 0) {
         return;
     }
+    if (memchr(h->data, ',', h->len) != NULL) {
+        ctx->whole = 1;
+        return;
+    }
+    ctx->want_range = 1;
+    ctx->if_range = sws_http_header_in(r, "if-range", 8) != NULL;
     p = h->data + 6;
     last = h->data + h->len;
     while (p < last && *p == ' ') {
@@ -130,20 +138,29 @@ sws_slice_parse_range(sws_http_request_t *r, sws_slice_ctx_t *ctx)
     if (p < last && *p == '-') {
         p++;
         if (!sws_slice_digits(&p, last, &b) || b == 0) {
-            ctx->whole = 1;
-            return;
+            goto bad;
         }
         ctx->suffix = 1;
         ctx->from = b;                  /* the last b bytes: known with the total */
     } else {
-        if (!sws_slice_digits(&p, last, &a) || p == last || *p++ != '-') {
-            ctx->whole = 1;
-            return;
+        if (!sws_slice_digits(&p, last, &a)) {
+            goto bad;
         }
-        if (p < last && *p != ' ') {
-            if (!sws_slice_digits(&p, last, &b) || b < a) {
-                ctx->whole = 1;
-                return;
+        while (p < last && *p == ' ') {
+            p++;
+        }
+        if (p == last || *p++ != '-') {
+            goto bad;
+        }
+        while (p < last && *p == ' ') {
+            p++;
+        }
+        if (p < last) {
+            if (!sws_slice_digits(&p, last, &b)) {
+                goto bad;
+            }
+            if (b < a) {
+                goto bad;
             }
         }
         ctx->from = a;
@@ -152,14 +169,15 @@ sws_slice_parse_range(sws_http_request_t *r, sws_slice_ctx_t *ctx)
     while (p < last && *p == ' ') {
         p++;
     }
-    if (p != last) {
-        ctx->whole = 1;
-        ctx->suffix = 0;
-        ctx->from = 0;
-        ctx->to = -1;
+    if (p == last) {
         return;
     }
-    ctx->want_range = 1;
+
+bad:
+    ctx->unsatisfiable = 1;
+    ctx->suffix = 0;
+    ctx->from = 0;
+    ctx->to = -1;
 }
 
 static sws_int_t
@@ -190,8 +208,9 @@ sws_slice_ctx(sws_http_request_t *r, const sws_slice_loc_conf_t *lcf)
         return NULL;
     }
     sws_slice_parse_range(r, ctx);
-    /* a suffix's start is known with the total only: from the start */
-    ctx->start = ctx->suffix ? 0 : ctx->from - ctx->from % (off_t) lcf->size;
+    /* a suffix's start is known with the total only, If-Range's answer
+     * with the validators: from the start (then on to the range's) */
+    ctx->start = (ctx->suffix || ctx->if_range) ? 0 : ctx->from - ctx->from % (off_t) lcf->size;
     if (sws_slice_set_range(r, ctx, lcf->size) != SWS_OK) {
         return NULL;
     }
@@ -265,12 +284,77 @@ static const sws_str_t  sws_slice_content_range_name = sws_string("Content-Range
 static const sws_str_t  sws_slice_accept_ranges_name = sws_string("Accept-Ranges");
 static const sws_str_t  sws_slice_bytes = sws_string("bytes");
 
+/* If-Range: the first slice's ETag (strong, the same bytes) or its
+ * Last-Modified (the same second), as nginx's range filter. */
+static int
+sws_slice_if_range_holds(sws_http_request_t *r, const sws_slice_ctx_t *ctx)
+{
+    const sws_str_t *v = sws_http_header_in(r, "if-range", 8);
+    sws_http_header_t *lm;
+    time_t           t;
+
+    if (v->len >= 2 && v->data[v->len - 1] == '"') {
+        return ctx->etag.len == v->len && v->data[0] == '"'
+               && memcmp(ctx->etag.data, v->data, v->len) == 0;
+    }
+    t = sws_parse_http_time(v->data, v->len);
+    if (t == -1) {
+        return 0;
+    }
+    if (sws_http_last_modified(r) != -1) {
+        return sws_http_last_modified(r) == t;
+    }
+    lm = sws_http_header_out(r, "last-modified", 13);
+    return lm != NULL && sws_parse_http_time(lm->value.data, lm->value.len) == t;
+}
+
+/* A range that cannot be: the core's 416 page instead of the slice, with
+ * "Content-Range: bytes * /TOTAL" and without the file's validators, as
+ * nginx's range filter answers. */
+static sws_int_t
+sws_slice_not_satisfiable(sws_http_request_t *r, sws_slice_ctx_t *ctx)
+{
+    static const sws_str_t  html = sws_string("text/html");
+    sws_str_t               v;
+    u_char                 *p;
+
+    if (sws_http_error_page_make(r, SWS_HTTP_RANGE_NOT_SATISFIABLE, &ctx->page) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    sws_http_set_status(r, SWS_HTTP_RANGE_NOT_SATISFIABLE);
+    sws_http_set_content_length(r, ctx->page ? ctx->page->last - ctx->page->pos : 0);
+    sws_http_set_content_type(r, ctx->page ? &html : NULL);
+    sws_http_set_etag(r, NULL);
+    sws_http_set_last_modified(r, -1);
+    sws_http_header_out_remove(r, "etag", 4);
+    sws_http_header_out_remove(r, "last-modified", 13);
+    sws_http_header_out_remove(r, "accept-ranges", 13);
+    p = sws_pnalloc(sws_http_pool(r), sizeof("bytes */") + 20);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    v.data = p;
+    v.len = (size_t) sprintf((char *) p, "bytes */%lld", (long long) ctx->total);
+    if (sws_http_header_out_add(r, &sws_slice_content_range_name, &v) == NULL) {
+        return SWS_ERROR;
+    }
+    ctx->from = ctx->to = 0;            /* no byte of the slice goes on */
+    return SWS_OK;
+}
+
 /* The client's response, from the first slice's head. */
 static sws_int_t
 sws_slice_client_head(sws_http_request_t *r, sws_slice_ctx_t *ctx)
 {
     sws_str_t  v;
     u_char    *p;
+
+    if (ctx->if_range && !sws_slice_if_range_holds(r, ctx)) {
+        ctx->want_range = 0;
+        ctx->suffix = 0;
+        ctx->from = 0;
+        ctx->to = -1;
+    }
 
     sws_http_header_out_remove(r, "content-range", 13);
     if (ctx->suffix) {
@@ -280,8 +364,11 @@ sws_slice_client_head(sws_http_request_t *r, sws_slice_ctx_t *ctx)
     if (ctx->to < 0 || ctx->to > ctx->total) {
         ctx->to = ctx->total;
     }
-    if (!ctx->want_range || ctx->from >= ctx->total) {
-        /* the whole file (a range beyond it too: the slice is its start) */
+    if (ctx->want_range && (ctx->unsatisfiable || ctx->from >= ctx->total)) {
+        return sws_slice_not_satisfiable(r, ctx);
+    }
+    if (!ctx->want_range) {
+        /* the whole file */
         ctx->from = 0;
         ctx->to = ctx->total;
         ctx->want_range = 0;
@@ -457,7 +544,7 @@ sws_slice_body_filter(sws_http_request_t *r, sws_chain_t *in)
     sws_http_request_t *main = sws_http_parent(r);
     sws_slice_ctx_t    *ctx;
     sws_slice_part_t   *part;
-    sws_chain_t        *cl;
+    sws_chain_t        *cl, page;
     sws_buf_t          *b;
     off_t               size, skip, cut;
     int                 last = 0;
@@ -506,6 +593,17 @@ sws_slice_body_filter(sws_http_request_t *r, sws_chain_t *in)
             b->file_pos += skip;
             b->file_last -= cut;
         }
+    }
+    if (main == NULL && ctx->page != NULL) {
+        /* a 416: its page, then the end */
+        if (!last) {
+            return SWS_OK;
+        }
+        ctx->page->last_buf = 1;
+        page.buf = ctx->page;
+        page.next = NULL;
+        ctx->page = NULL;
+        return sws_slice_next_body_filter(r, &page);
     }
     if (main == NULL && last && part->end < ctx->to) {
         /* more slices follow: the response's end is the core's */
