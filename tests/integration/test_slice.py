@@ -75,7 +75,10 @@ class RangeOrigin:
                 self.send_header("Accept-Ranges", "bytes")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            do_HEAD = do_GET
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
@@ -291,3 +294,23 @@ def test_http2_client(servers):
         for port in ports:
             r = h.curl("http://127.0.0.1:%d/nocache/f" % port, headers=hdrs, http2=True)
             assert r.status == status and r.body == want, (port, r)
+
+
+def test_head_and_http10(servers):
+    ports, _, _ = servers
+    for port in ports:
+        r = h.exchange(port, h.request("HEAD", "/nocache/f"), method="HEAD")
+        assert r.status == 200 and r.header("content-length") == str(len(DATA)) and r.body == b""
+    r = same(ports, "/nocache/f", ["Range: bytes=100-2100"])
+    rn, rs = (h.exchange(p, h.request("GET", "/nocache/f", headers=["Range: bytes=100-2100"],
+                                      version="HTTP/1.0")) for p in ports)
+    assert rn.status == rs.status == 206 and rn.body == rs.body == DATA[100:2101]
+
+
+def test_config_errors(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("slice x;", 'invalid value "x" in "slice" directive'),
+        ("slice;", 'invalid number of arguments in "slice" directive'),
+        ("slice 1m 2m;", 'invalid number of arguments in "slice" directive'),
+        ("slice 1m; slice 2m;", '"slice" directive is duplicate'),
+    ])
