@@ -314,3 +314,33 @@ def test_config_errors(tmp_path):
         ("slice 1m 2m;", 'invalid number of arguments in "slice" directive'),
         ("slice 1m; slice 2m;", '"slice" directive is duplicate'),
     ])
+
+
+def test_client_gone_mid_way(servers, tmp_path):
+    """A client that leaves while a slice's subrequest runs (an HTTP/1
+    connection closed, an HTTP/2 stream reset): the subrequest ends with its
+    request, no further slice is fetched, and the server goes on."""
+    from h2raw import H2, raw_frame
+    ports, origin, dirs = servers
+    s = socket.create_connection(("127.0.0.1", ports[1]), timeout=10)
+    s.sendall(h.request("GET", "/slow/big"))
+    got = b""
+    while len(got) < 600000:                    # into the third slice
+        got += s.recv(65536)
+    s.close()
+    with H2(ports[1]) as c:
+        sid = c.get("/slow/big", scheme="http")
+        deadline = time.monotonic() + 5
+        n = 0
+        while n < 60000 and time.monotonic() < deadline:   # no WINDOW_UPDATE: it stalls
+            f = c.read_frame(1)
+            if f is not None and f.stream_id == sid and hasattr(f, "data"):
+                n += len(f.data)
+        c.send(raw_frame(3, 0, sid, (8).to_bytes(4, "big")))      # RST_STREAM CANCEL
+        time.sleep(0.5)
+    asked = len([p for p, _ in origin.seen if p == "/big"])
+    assert asked <= 6, origin.seen          # of 2 x 13
+    r = same(ports, "/nocache/f", ["Range: bytes=900-1100"])
+    assert r.body == DATA[900:1101]
+    log = h._read(dirs[1] / "error.log")
+    assert "[alert]" not in log and "[crit]" not in log, log
