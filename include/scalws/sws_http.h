@@ -662,8 +662,9 @@ typedef void (*sws_http_subrequest_done_pt)(sws_http_request_t *r, sws_http_requ
  * module whose response goes on in OUTPUT subrequests passes its own last
  * buffer with last_buf cleared; r's response then stays open after r is
  * finalized, and the core ends it (last_buf at the protocol) once r is
- * finalized and its last OUTPUT subrequest has ended. To cut the response
- * instead (a subrequest that failed), done finalizes r with SWS_ERROR.
+ * finalized and its last OUTPUT subrequest has ended. One whose response
+ * was cut (its last buffer never came) cuts r's; to cut it for another
+ * reason (a status done does not want), done finalizes r with SWS_ERROR.
  */
 #define SWS_HTTP_SUBREQUEST_OUTPUT         0x10
 

@@ -60,6 +60,7 @@ typedef struct sws_http_subreq_s {
     unsigned                     draining:1; /* OUTPUT: ended, its bytes not yet sent */
     unsigned                     failed:1;   /* OUTPUT: its response was not sent whole */
     unsigned                     writing:1;  /* it is its parent's subs->output */
+    unsigned                     whole:1;    /* OUTPUT: its last buffer came */
     sws_event_t                  end;       /* posted when the core released it */
 } sws_http_subreq_t;
 
@@ -242,6 +243,9 @@ sws_http_subreq_output(sws_http_subreq_t *sub, sws_chain_t *in)
     }
     for ( ; in; in = in->next) {
         b = in->buf;
+        if (b->last_buf) {
+            sub->whole = 1;     /* else its producer cut it (an upstream gone) */
+        }
         if (sws_buf_special(b) || sws_buf_size(b) == 0) {
             continue;
         }
@@ -279,7 +283,11 @@ sws_http_subreq_send_body(sws_http_request_t *sr, sws_chain_t *in)
     sws_buf_t         *b;
 
     if (sub->flags & SWS_HTTP_SUBREQUEST_OUTPUT) {
-        return sr->header_only ? SWS_OK : sws_http_subreq_output(sub, in);
+        if (sr->header_only) {
+            sub->whole = 1;
+            return SWS_OK;
+        }
+        return sws_http_subreq_output(sub, in);
     }
 
     for ( ; in; in = in->next) {
@@ -312,7 +320,7 @@ sws_http_subreq_finish(sws_http_request_t *sr, sws_int_t rc)
         (void) sws_http_output_resume(sr);
     }
     if (sub->flags & SWS_HTTP_SUBREQUEST_OUTPUT) {
-        if (rc != SWS_OK || sr->filter_buffered) {
+        if (rc != SWS_OK || sr->filter_buffered || !sub->whole) {
             sub->failed = 1;
         } else {
             rc = sub->parent->proto->send_body(sub->parent, NULL);
