@@ -24,9 +24,11 @@
 #include <scalws/sws_variables.h>
 #include <scalws/sws_http1.h>
 #include <scalws/sws_upstream.h>
+#include <scalws/sws_upstream_cgi.h>
 #include <scalws/sws_regex.h>
 #include <scalws/sws_cidr.h>
 #include <scalws/sws_status.h>
+#include <scalws/sws_server.h>
 
 #define SCALWS_VERSION "0.1.0"
 

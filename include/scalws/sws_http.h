@@ -163,6 +163,23 @@ sws_int_t sws_http_set_directory_handler(sws_conf_t *cf, sws_http_handler_pt han
  * content handler in one location is a configuration error. */
 sws_int_t sws_http_set_content_handler(sws_conf_t *cf, sws_http_handler_pt handler,
     const char *owner);
+/* ABI 1.8: a module's block directive that is a server of its own (the
+ * admin module's "admin { }"). The block is read as a server { } block
+ * (listen, ssl_*, and the server-level directives of every module) whose
+ * requests all go to handler; with no listen in it, it listens on
+ * default_listen ("127.0.0.1:9090"). Its addresses are its alone: a listen
+ * that another server shares is a configuration error. done, if not NULL,
+ * is then called with cf inside the new server (sws_conf_http_srv_conf
+ * gives its confs) to check what was read; its message is reported at the
+ * block's directive. Returns SWS_CONF_OK or an error (already reported). */
+typedef char *(*sws_http_own_server_pt)(sws_conf_t *cf, void *data);
+char *sws_http_conf_own_server(sws_conf_t *cf, sws_http_handler_pt handler, const char *owner,
+    const char *default_listen, sws_http_own_server_pt done, void *data);
+/* ABI 1.8: 1 and the first listen of the server being read that is
+ * neither loopback (127.0.0.0/8, ::1) nor a unix socket, with where it is
+ * written; 0 if it has none. */
+int sws_http_conf_public_listen(sws_conf_t *cf, sws_str_t *addr, const char **file,
+    sws_uint_t *line);
 /* From a location-level directive: the location's pattern as written and
  * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location. */
 #define SWS_HTTP_LOC_PREFIX  0

@@ -45,7 +45,18 @@
                                  body transforms (sws_http_transform_create,
                                  sws_http_transform_filter), for gzip, gunzip and
                                  sub_filter in one chain; sws_http_set_gzip_vary,
-                                 sws_http_gzip_vary, sws_http_weak_etag */
+                                 sws_http_gzip_vary, sws_http_weak_etag;
+                                 CGI-style protocols'
+                                 shared parameters, response head and
+                                 directive table (sws_upstream_cgi.h:
+                                 sws_http_cgi_*), sws_http_upstream_body_chain;
+                                 (the admin module) sws_http_conf_own_server,
+                                 sws_http_conf_public_listen, sws_cycle_conf_file;
+                                 responses by status class and bytes in
+                                 sws_status_t, sws_status_get_worker,
+                                 sws_status_get_protocols (TLS, HTTP/2);
+                                 sws_server.h (sws_server_control, _status,
+                                 _helper); sws_http_upstream_stats_histogram */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
@@ -117,5 +128,9 @@ sws_module_t *sws_module_find(sws_cycle_t *cycle, const char *name);
  * as root and they change to it; else -1, and so is *gid. For a module
  * that makes directories the workers write into (a cache path). ABI 1.2. */
 sws_int_t sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid);
+
+/* The main configuration file of cycle, an absolute path (NUL-terminated).
+ * ABI 1.8. */
+const sws_str_t *sws_cycle_conf_file(sws_cycle_t *cycle);
 
 #endif

@@ -149,6 +149,11 @@ sws_int_t  sws_http_upstream_set_redirect(sws_http_upstream_t *u, const sws_str_
  * chunked), 0 if none. */
 off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);
 
+/* ABI 1.8. For create_request, with a buffered body (else nothing is
+ * done): copies of the body's buffers (memory or file) linked at *tail, as
+ * they are. Returns the new tail, NULL on error (memory). */
+sws_chain_t **sws_http_upstream_body_chain(sws_http_upstream_t *u, sws_chain_t **tail);
+
 /* Whether the upstream keeps connections (keepalive > 0): if not, the
  * protocol should ask the server to close ("Connection: close"). */
 int        sws_http_upstream_can_keepalive(sws_http_upstream_t *u);
@@ -610,6 +615,20 @@ sws_uint_t sws_http_upstream_stats_count(void);
 sws_int_t  sws_http_upstream_stats_get(sws_uint_t i, sws_http_upstream_stats_t *st);
 /* ABI 1.7: the same, as far as st->size says (SWS_ERROR if it is too small). */
 sws_int_t  sws_http_upstream_stats_read(sws_uint_t i, sws_http_upstream_stats_t *st);
+
+/* ABI 1.8: the response-time histogram of the i-th server of
+ * sws_http_upstream_stats_read, cumulative as Prometheus has it: b[k].count
+ * responses whose head came within b[k].le milliseconds (5, 10, 25, 50,
+ * 100, 250, 500, 1000, 2500, 5000, 10000; the responses of the stats are
+ * the +Inf bucket). *n: b's room in, the buckets filled out. SWS_OK, or
+ * SWS_ERROR past the last server. */
+#define SWS_HTTP_UPSTREAM_TIME_BUCKETS  11
+typedef struct {
+    sws_msec_t  le;
+    uint64_t    count;
+} sws_http_upstream_bucket_t;
+sws_int_t  sws_http_upstream_stats_histogram(sws_uint_t i, sws_http_upstream_bucket_t *b,
+    sws_uint_t *n);
 
 /* The i-th server of one group as its run-time list has it now (the
  * configured ones, then those added and not removed), with its counters:

@@ -2,7 +2,8 @@
  * The cache module: directives, configuration, variables, the descriptor.
  *
  * The directives are nginx's, under each prefix of a protocol module on
- * the upstream framework: proxy_cache*, and fastcgi_cache* for FastCGI.
+ * the upstream framework: proxy_cache*, and fastcgi_cache*, uwsgi_cache*
+ * and scgi_cache* for the CGI-style protocols.
  * They all write the same location configuration (the framework's cache
  * hooks do not care which protocol fetched the response); a prefix only
  * says what the default key is. SWS_CACHE_COMMANDS(prefix) is the whole
@@ -49,9 +50,11 @@ static char *sws_cache_stale_directive(sws_conf_t *cf, const sws_command_t *cmd,
 static char *sws_cache_prefixed(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 static const sws_cache_prefix_t  sws_cache_proxy = { "proxy", "$scheme$proxy_host$request_uri" };
-/* nginx has no default fastcgi_cache_key; the request's own host is the
- * closest to proxy's. */
+/* nginx has no default fastcgi_cache_key (nor uwsgi_, scgi_); the
+ * request's own host is the closest to proxy's. */
 static const sws_cache_prefix_t  sws_cache_fastcgi = { "fastcgi", "$scheme$host$request_uri" };
+static const sws_cache_prefix_t  sws_cache_uwsgi = { "uwsgi", "$scheme$host$request_uri" };
+static const sws_cache_prefix_t  sws_cache_scgi = { "scgi", "$scheme$host$request_uri" };
 
 #define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define LOC_OFF   SWS_HTTP_LOC_CONF_OFFSET
@@ -100,6 +103,8 @@ static const sws_command_t sws_cache_commands[] = {
     { "proxy_cache_convert_head", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,
       OFF(convert_head), &sws_cache_proxy },
     SWS_CACHE_COMMANDS("fastcgi", sws_cache_fastcgi),
+    SWS_CACHE_COMMANDS("uwsgi", sws_cache_uwsgi),
+    SWS_CACHE_COMMANDS("scgi", sws_cache_scgi),
     sws_null_command
 };
 

@@ -8,7 +8,10 @@
  *   fastcgi_keep_conn on|off;                 FCGI_KEEP_CONN: reuse connections
  *   fastcgi_pass_request_headers on|off;      the client's headers as HTTP_*
  *
- * and, through the upstream framework: fastcgi_connect_timeout,
+ * fastcgi_param and fastcgi_pass_request_headers are the core's CGI
+ * parameters (<scalws/sws_upstream_cgi.h>), and with them, the framework's
+ * directives as uwsgi and scgi have them too (SWS_HTTP_CGI_COMMANDS):
+ * fastcgi_connect_timeout,
  * fastcgi_send_timeout, fastcgi_read_timeout, fastcgi_next_upstream,
  * fastcgi_next_upstream_tries, fastcgi_next_upstream_timeout,
  * fastcgi_buffering, fastcgi_buffers, fastcgi_buffer_size,
@@ -23,7 +26,6 @@ static void *sws_fcgi_create_main_conf(sws_conf_t *cf);
 static void *sws_fcgi_create_loc_conf(sws_conf_t *cf);
 static char *sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 static char *sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-static char *sws_fcgi_param(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_fcgi_split_path_info(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 /* FastCGI servers have no standard port; PHP-FPM's usual one. */
@@ -31,44 +33,16 @@ static char *sws_fcgi_split_path_info(sws_conf_t *cf, const sws_command_t *cmd, 
 
 #define LOC       SWS_HTTP_LOC_CONF
 #define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
-#define UPS(name, args, id) \
-    { name, ALL | (args), sws_http_upstream_conf_directive, SWS_HTTP_LOC_CONF_OFFSET, id, NULL }
 
 static const sws_command_t sws_fcgi_commands[] = {
     { "fastcgi_pass", LOC | SWS_CONF_TAKE1, sws_fcgi_pass, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "fastcgi_param", ALL | SWS_CONF_TAKE23, sws_fcgi_param, SWS_HTTP_LOC_CONF_OFFSET, 0,
-      NULL },
     { "fastcgi_index", ALL | SWS_CONF_TAKE1, sws_conf_set_str_slot, SWS_HTTP_LOC_CONF_OFFSET,
       offsetof(sws_fcgi_loc_conf_t, index), NULL },
     { "fastcgi_split_path_info", LOC | SWS_CONF_TAKE1, sws_fcgi_split_path_info,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "fastcgi_keep_conn", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, keep_conn), NULL },
-    { "fastcgi_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
-      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, pass_request_headers), NULL },
-    UPS("fastcgi_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
-    UPS("fastcgi_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),
-    UPS("fastcgi_read_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_READ_TIMEOUT),
-    UPS("fastcgi_next_upstream", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_NEXT_UPSTREAM),
-    UPS("fastcgi_next_upstream_tries", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES),
-    UPS("fastcgi_next_upstream_timeout", SWS_CONF_TAKE1,
-        SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT),
-    UPS("fastcgi_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_BUFFERING),
-    UPS("fastcgi_buffers", SWS_CONF_TAKE2, SWS_UPSTREAM_CONF_BUFFERS),
-    UPS("fastcgi_buffer_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUFFER_SIZE),
-    UPS("fastcgi_temp_path", SWS_CONF_TAKE1234, SWS_UPSTREAM_CONF_TEMP_PATH),
-    UPS("fastcgi_max_temp_file_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE),
-    UPS("fastcgi_temp_file_write_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE),
-    UPS("fastcgi_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
-    UPS("fastcgi_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
-    UPS("fastcgi_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
-    UPS("fastcgi_bind", SWS_CONF_TAKE12, SWS_UPSTREAM_CONF_BIND),
-    UPS("fastcgi_socket_keepalive", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE),
-    UPS("fastcgi_busy_buffers_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUSY_BUFFERS_SIZE),
-    UPS("fastcgi_limit_rate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_LIMIT_RATE),
-    UPS("fastcgi_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
-    UPS("fastcgi_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
-    UPS("fastcgi_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
+    SWS_HTTP_CGI_COMMANDS("fastcgi", sws_fcgi_loc_conf_t),
     sws_null_command
 };
 
@@ -96,24 +70,6 @@ const sws_http_upstream_proto_t sws_fcgi_proto = {
 /* ---- the content handler ---- */
 
 static sws_int_t
-sws_fcgi_eval_target(sws_http_request_t *r, sws_fcgi_ctx_t *ctx)
-{
-    sws_str_t  addr;
-    sws_int_t  rc;
-
-    if (sws_http_format_string(ctx->flcf->pass_fmt, r, sws_http_pool(r), 1, NULL, 0, &addr)
-        != SWS_OK)
-    {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rc = sws_http_upstream_set_target(ctx->u, &addr, SWS_FCGI_DEFAULT_PORT);
-    if (rc == SWS_DECLINED) {
-        return SWS_HTTP_BAD_GATEWAY;
-    }
-    return rc == SWS_OK ? SWS_OK : SWS_HTTP_INTERNAL_SERVER_ERROR;
-}
-
-static sws_int_t
 sws_fcgi_handler(sws_http_request_t *r)
 {
     sws_fcgi_loc_conf_t *flcf = sws_http_loc_conf(r, &sws_module);
@@ -122,7 +78,7 @@ sws_fcgi_handler(sws_http_request_t *r)
     sws_int_t            rc;
 
     /* A fresh fastcgi_cache hit before anything is made for the server. */
-    if (flcf->pass_fmt == NULL) {
+    if (flcf->cgi.pass == NULL) {
         rc = sws_http_upstream_cache_hit(r);
         if (rc != SWS_DECLINED) {
             return rc;
@@ -134,18 +90,20 @@ sws_fcgi_handler(sws_http_request_t *r)
     if (ctx == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    u = sws_http_upstream_create(r, &sws_fcgi_proto, ctx, flcf->upstream);
+    u = sws_http_upstream_create(r, &sws_fcgi_proto, ctx, flcf->cgi.upstream);
     if (u == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     ctx->u = u;
     ctx->flcf = flcf;
+    ctx->head = sws_http_cgi_head_create(u, "FastCGI", SWS_HTTP_CGI_LOCAL_REDIRECT);
+    if (ctx->head == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
     sws_http_set_ctx(r, &sws_module, ctx);
-    if (flcf->pass_fmt) {
-        rc = sws_fcgi_eval_target(r, ctx);
-        if (rc != SWS_OK) {
-            return rc;
-        }
+    rc = sws_http_cgi_target(r, u, &flcf->cgi, SWS_FCGI_DEFAULT_PORT);
+    if (rc != SWS_OK) {
+        return rc;
     }
     ctx->keep = flcf->keep_conn && sws_http_upstream_can_keepalive(u);
     /* A STDIN record carries 65535 bytes at most. */
@@ -254,12 +212,10 @@ sws_fcgi_create_loc_conf(sws_conf_t *cf)
     if (flcf == NULL) {
         return NULL;
     }
-    flcf->upstream = sws_http_upstream_conf_create(cf);
-    if (flcf->upstream == NULL) {
+    if (sws_http_cgi_conf_init(cf, &flcf->cgi) != SWS_OK) {
         return NULL;
     }
     flcf->keep_conn = SWS_UNSET;
-    flcf->pass_request_headers = SWS_UNSET;
     return flcf;
 }
 
@@ -267,113 +223,27 @@ static char *
 sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 {
     sws_fcgi_loc_conf_t *prev = parent, *conf = child;
-    char                *rv;
 
-    rv = sws_http_upstream_conf_merge(cf, prev->upstream, conf->upstream);
-    if (rv != SWS_CONF_OK) {
-        return rv;
-    }
     sws_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
-    sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
     if (conf->index.data == NULL) {
         conf->index = prev->index;
     }
-    /* fastcgi_param: inherited only when none is set at this level. */
-    if (conf->param_list == NULL) {
-        conf->param_list = prev->param_list;
-        conf->params = prev->params;
-    }
-    if (conf->params == NULL) {
-        rv = sws_fcgi_compile_params(cf, conf);
-        if (rv != SWS_CONF_OK) {
-            return rv;
-        }
-        if (conf->param_list == prev->param_list) {
-            prev->params = conf->params;       /* the siblings share it */
-        }
-    }
-    return SWS_CONF_OK;
+    return sws_http_cgi_conf_merge(cf, &prev->cgi, &conf->cgi, &sws_fcgi_pairs);
 }
 
 static char *
 sws_fcgi_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     sws_fcgi_loc_conf_t *flcf = conf;
-    sws_str_t           *addr = sws_conf_arg(cf, 1);
-    const char          *err;
     char                *rv;
 
-    (void) cmd;
-
-    if (flcf->pass_fmt || sws_http_upstream_conf_has_target(flcf->upstream)) {
-        return "is duplicate";
-    }
-    if (memchr(addr->data, '$', addr->len)) {
-        flcf->pass_fmt = sws_http_format_compile(sws_conf_pool(cf), addr,
-                                                 SWS_HTTP_ESCAPE_NONE, &err);
-        if (flcf->pass_fmt == NULL) {
-            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "fastcgi_pass: %s", err);
-            return SWS_CONF_ERROR;
-        }
-    } else {
-        if (addr->len > 7 && memcmp(addr->data, "http://", 7) == 0) {
-            return "takes an address, not a URL";
-        }
-        rv = sws_http_upstream_conf_set_target(cf, flcf->upstream, addr,
-                                               SWS_FCGI_DEFAULT_PORT);
-        if (rv != SWS_CONF_OK) {
-            return rv;
-        }
+    rv = sws_http_cgi_pass(cf, cmd, &flcf->cgi, sws_conf_arg(cf, 1), SWS_FCGI_DEFAULT_PORT,
+                           sws_fcgi_handler);
+    if (rv == SWS_CONF_OK && flcf->cgi.pass == NULL) {
         /* The group's health_check probes speak FastCGI. */
-        sws_http_upstream_conf_set_probe(flcf->upstream, &sws_fcgi_probe, flcf);
+        sws_http_upstream_conf_set_probe(flcf->cgi.upstream, &sws_fcgi_probe, flcf);
     }
-    if (sws_http_set_content_handler(cf, sws_fcgi_handler, "fastcgi_pass") != SWS_OK) {
-        return SWS_CONF_ERROR;
-    }
-    return SWS_CONF_OK;
-}
-
-static char *
-sws_fcgi_param(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
-{
-    sws_fcgi_loc_conf_t *flcf = conf;
-    sws_str_t           *t, *name = sws_conf_arg(cf, 1);
-    size_t               i;
-
-    (void) cmd;
-
-    if (name->len == 0) {
-        return "has an empty name";
-    }
-    for (i = 0; i < name->len; i++) {
-        if (name->data[i] <= ' ' || name->data[i] >= 0x7f || name->data[i] == '=') {
-            return "has an invalid name";
-        }
-    }
-    if (sws_conf_nargs(cf) == 4 && !sws_str_eq_cstr(sws_conf_arg(cf, 3), "if_not_empty")) {
-        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
-                           (int) sws_conf_arg(cf, 3)->len, sws_conf_arg(cf, 3)->data);
-        return SWS_CONF_ERROR;
-    }
-    if (flcf->param_list == NULL) {
-        flcf->param_list = sws_array_create(sws_conf_pool(cf), 3 * 24, sizeof(sws_str_t));
-        if (flcf->param_list == NULL) {
-            return SWS_CONF_ERROR;
-        }
-    }
-    t = sws_array_push_n(flcf->param_list, 3);
-    if (t == NULL) {
-        return SWS_CONF_ERROR;
-    }
-    t[0] = *name;
-    t[1] = *sws_conf_arg(cf, 2);
-    if (sws_conf_nargs(cf) == 4) {
-        t[2] = *sws_conf_arg(cf, 3);
-    } else {
-        t[2].len = 0;
-        t[2].data = NULL;
-    }
-    return SWS_CONF_OK;
+    return rv;
 }
 
 static char *

@@ -4,7 +4,8 @@
  * END_REQUEST its end. Records are unframed in place, in the framework's
  * buffers: in the head buffer, the STDOUT bytes of each read move down
  * over the record headers, so that [b->pos, b->last) is CGI text only,
- * parsed line by line; in the body, the input filter does the same into
+ * parsed by the core's CGI head parser (<scalws/sws_upstream_cgi.h>,
+ * with local redirects); in the body, the input filter does the same into
  * in->out. STDERR goes to the error log line by line, with the request.
  */
 #include "sws_fastcgi.h"
@@ -144,165 +145,17 @@ sws_fcgi_reinit(sws_http_request_t *r, void *data)
 
     (void) r;
     sws_fcgi_parser_init(&ctx->parser);
+    sws_http_cgi_head_reset(ctx->head);
     ctx->dec = 0;
-    ctx->location.len = 0;
-    ctx->status_set = 0;
     ctx->predecoded = 0;
     ctx->err_len = 0;
-}
-
-static int
-sws_fcgi_token(u_char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-           || (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
-}
-
-/* "Status: 404 Not Found": the code only (the core writes the reason). */
-static sws_int_t
-sws_fcgi_status(sws_http_request_t *r, sws_fcgi_ctx_t *ctx, const sws_str_t *v)
-{
-    sws_int_t n;
-
-    if (ctx->status_set || v->len < 3 || (v->len > 3 && v->data[3] != ' ')) {
-        return SWS_UPSTREAM_INVALID;
-    }
-    n = sws_atoi(v->data, 3);
-    if (n < 200 || n > 599) {
-        return SWS_UPSTREAM_INVALID;
-    }
-    ctx->status_set = 1;
-    sws_http_set_status(r, (sws_uint_t) n);
-    return SWS_OK;
-}
-
-/* One header line [p, p + len) (no line end). */
-static sws_int_t
-sws_fcgi_header_line(sws_http_request_t *r, sws_fcgi_ctx_t *ctx, u_char *p, size_t len)
-{
-    sws_pool_t  *pool = sws_http_pool(r);
-    sws_str_t    name, value;
-    u_char      *colon, *lc, *v, *end = p + len;
-    size_t       i;
-
-    colon = memchr(p, ':', len);
-    if (colon == NULL || colon == p) {
-        return SWS_UPSTREAM_INVALID;
-    }
-    for (i = 0; p + i < colon; i++) {
-        if (!sws_fcgi_token(p[i])) {
-            return SWS_UPSTREAM_INVALID;
-        }
-    }
-    v = colon + 1;
-    while (v < end && (*v == ' ' || *v == '\t')) {
-        v++;
-    }
-    while (end > v && (end[-1] == ' ' || end[-1] == '\t')) {
-        end--;
-    }
-    for (i = 0; v + i < end; i++) {
-        if ((v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f) {
-            return SWS_UPSTREAM_INVALID;
-        }
-    }
-    /* Copies: the head buffer is reused for the body. */
-    name.len = (size_t) (colon - p);
-    value.len = (size_t) (end - v);
-    name.data = sws_pnalloc(pool, name.len * 2 + value.len + 1);
-    if (name.data == NULL) {
-        return SWS_ERROR;
-    }
-    memcpy(name.data, p, name.len);
-    lc = name.data + name.len;
-    sws_strlow(lc, p, name.len);
-    value.data = lc + name.len;
-    memcpy(value.data, v, value.len);
-
-    switch (name.len) {
-    case 6:
-        if (memcmp(lc, "status", 6) == 0) {
-            return sws_fcgi_status(r, ctx, &value);
-        }
-        break;
-    case 8:
-        if (memcmp(lc, "location", 8) == 0) {
-            if (ctx->location.len || value.len == 0) {
-                return SWS_UPSTREAM_INVALID;
-            }
-            ctx->location = value;
-            return SWS_OK;         /* passed on (or followed) at the end */
-        }
-        break;
-    case 10:
-        if (memcmp(lc, "connection", 10) == 0 || memcmp(lc, "keep-alive", 10) == 0) {
-            return sws_http_upstream_header_received(ctx->u, &name, &value);
-        }
-        break;
-    case 14:
-        /* The records delimit the body: a length of the script's own is
-         * not trusted to match what it sends. */
-        if (memcmp(lc, "content-length", 14) == 0) {
-            return sws_http_upstream_header_received(ctx->u, &name, &value);
-        }
-        break;
-    case 17:
-        if (memcmp(lc, "transfer-encoding", 17) == 0) {
-            return sws_http_upstream_header_received(ctx->u, &name, &value);
-        }
-        break;
-    }
-    return sws_http_upstream_header(ctx->u, &name, lc, &value);
-}
-
-/* The head is complete: the status, a redirect, keep-alive. */
-static sws_int_t
-sws_fcgi_head_done(sws_http_request_t *r, sws_fcgi_ctx_t *ctx)
-{
-    static const sws_str_t  loc_name = sws_string("Location");
-    sws_str_t               uri, args;
-    u_char                 *q;
-
-    if (ctx->location.len && ctx->location.data[0] == '/' && !ctx->status_set) {
-        /* RFC 3875 6.2.2: a local redirect, the request goes on at that
-         * path (not the client's business). */
-        q = memchr(ctx->location.data, '?', ctx->location.len);
-        uri.data = ctx->location.data;
-        uri.len = q ? (size_t) (q - uri.data) : ctx->location.len;
-        args.data = q ? q + 1 : NULL;
-        args.len = q ? ctx->location.len - uri.len - 1 : 0;
-        if (sws_http_upstream_set_redirect(ctx->u, &uri, &args) != SWS_OK) {
-            return SWS_ERROR;
-        }
-        sws_http_set_status(r, SWS_HTTP_MOVED_TEMPORARILY);
-        return SWS_OK;
-    }
-    if (ctx->location.len && !ctx->status_set) {
-        /* RFC 3875 6.2.3: an absolute URI without a status is a 302. */
-        sws_http_set_status(r, SWS_HTTP_MOVED_TEMPORARILY);
-        ctx->status_set = 1;
-    }
-    if (ctx->location.len
-        && sws_http_upstream_header(ctx->u, &loc_name, (const u_char *) "location",
-                                    &ctx->location) != SWS_OK)
-    {
-        return SWS_ERROR;
-    }
-    if (!ctx->status_set) {
-        sws_http_set_status(r, SWS_HTTP_OK);
-    }
-    if (ctx->keep) {
-        sws_http_upstream_set_keepalive(ctx->u, 1);
-    }
-    return SWS_OK;
 }
 
 sws_int_t
 sws_fcgi_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
 {
     sws_fcgi_ctx_t *ctx = data;
-    u_char         *raw = b->pos + ctx->dec, *out = raw, *nl, *line;
-    size_t          len;
+    u_char         *raw = b->pos + ctx->dec, *out = raw;
     sws_int_t       rc, prc;
 
     prc = sws_fcgi_unframe(r, ctx, &raw, b->last, &out);
@@ -316,29 +169,17 @@ sws_fcgi_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
     }
     b->last = out;                 /* [pos, last): CGI text only */
 
-    for ( ;; ) {
-        nl = memchr(b->pos, '\n', (size_t) (b->last - b->pos));
-        if (nl == NULL) {
-            break;
+    rc = sws_http_cgi_head_parse(ctx->head, b);
+    if (rc == SWS_OK) {
+        ctx->dec = 0;
+        ctx->predecoded = 1;
+        if (ctx->keep) {
+            sws_http_upstream_set_keepalive(ctx->u, 1);
         }
-        line = b->pos;
-        len = (size_t) (nl - line);
-        if (len && line[len - 1] == '\r') {
-            len--;
-        }
-        b->pos = nl + 1;
-        if (len == 0) {
-            ctx->dec = 0;
-            ctx->predecoded = 1;
-            return sws_fcgi_head_done(r, ctx);
-        }
-        rc = sws_fcgi_header_line(r, ctx, line, len);
-        if (rc != SWS_OK) {
-            if (rc == SWS_UPSTREAM_INVALID) {
-                sws_fcgi_bad_record(r, "an invalid header line");
-            }
-            return rc;
-        }
+        return SWS_OK;
+    }
+    if (rc != SWS_AGAIN) {
+        return rc;
     }
     ctx->dec = (size_t) (b->last - b->pos);
     if (prc == SWS_FCGI_END || ctx->parser.stdout_closed) {

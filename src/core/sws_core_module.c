@@ -625,6 +625,12 @@ sws_cycle_worker_user(sws_cycle_t *cycle, sws_int_t *gid)
     return (sws_int_t) ccf->uid;
 }
 
+const sws_str_t *
+sws_cycle_conf_file(sws_cycle_t *cycle)
+{
+    return &cycle->conf_file;
+}
+
 
 /* env NAME[=VALUE]: VALUE is put in the environment of the processes that
  * this configuration starts (sws_core_apply_env); a NAME alone is kept, as

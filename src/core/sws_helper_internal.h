@@ -103,8 +103,11 @@ sws_uint_t sws_helpers_live(void);
  * and acting on the deadlines that passed. */
 sws_msec_t sws_helpers_next_timer(void);
 void       sws_helpers_run_timers(sws_cycle_t *cycle);
-/* The master's sleep: sigsuspend() that also reads the helpers' output. */
-void       sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask);
+/* The master's sleep: sigsuspend() that also reads the helpers' output;
+ * extra: one more fd to wait for (-1: none): 1 when it is readable. */
+int        sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask, int extra);
+/* Up to n helpers' states, for sws_server_helper(): how many. */
+sws_uint_t sws_helpers_snapshot(sws_server_helper_t *out, sws_uint_t n);
 /* USR1: function helpers reopen their log files too. */
 void       sws_helpers_signal_reopen(sws_cycle_t *cycle);
 /* In any forked child of the master: close the helpers' pipes and their

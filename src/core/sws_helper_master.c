@@ -198,37 +198,42 @@ sws_helper_read(sws_cycle_t *cycle, sws_helper_proc_t *p, int stream)
 }
 
 
-void
-sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask)
+int
+sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask, int extra)
 {
     sws_helper_proc_t  *p;
-    sws_uint_t          n = 0, i;
+    sws_uint_t          n = extra != -1, i;
     void               *m;
-    int                 k;
+    int                 k, woke = 0;
 
     for (p = sws_helper_procs; p; p = p->next) {
         n += (p->out[0].fd != -1) + (p->out[1].fd != -1);
     }
     if (n == 0) {
         sigsuspend(mask);
-        return;
+        return 0;
     }
     if (n > sws_helper_pfds_n) {
         m = realloc(sws_helper_pfds, n * sizeof(struct pollfd));
         if (m == NULL) {
             sigsuspend(mask);
-            return;
+            return 0;
         }
         sws_helper_pfds = m;
         m = realloc(sws_helper_pouts, n * sizeof(sws_helper_out_t *));
         if (m == NULL) {
             sigsuspend(mask);
-            return;
+            return 0;
         }
         sws_helper_pouts = m;
         sws_helper_pfds_n = n;
     }
     i = 0;
+    if (extra != -1) {
+        sws_helper_pfds[0].fd = extra;
+        sws_helper_pfds[0].events = POLLIN;
+        sws_helper_pouts[i++] = NULL;
+    }
     for (p = sws_helper_procs; p; p = p->next) {
         for (k = 0; k < 2; k++) {
             if (p->out[k].fd != -1) {
@@ -240,14 +245,20 @@ sws_helpers_wait(sws_cycle_t *cycle, const sigset_t *mask)
     }
 
     if (ppoll(sws_helper_pfds, n, NULL, mask) <= 0) {
-        return;                                /* a signal (or an error: go on) */
+        return 0;                              /* a signal (or an error: go on) */
     }
     for (i = 0; i < n; i++) {
-        if (sws_helper_pfds[i].revents != 0) {
-            p = sws_helper_owner(sws_helper_pouts[i]);
-            sws_helper_read(cycle, p, sws_helper_pouts[i] == &p->out[1]);
+        if (sws_helper_pfds[i].revents == 0) {
+            continue;
         }
+        if (sws_helper_pouts[i] == NULL) {
+            woke = 1;
+            continue;
+        }
+        p = sws_helper_owner(sws_helper_pouts[i]);
+        sws_helper_read(cycle, p, sws_helper_pouts[i] == &p->out[1]);
     }
+    return woke;
 }
 
 
@@ -1044,6 +1055,31 @@ sws_helpers_free(void)
     sws_helper_pfds_n = 0;
 }
 
+
+sws_uint_t
+sws_helpers_snapshot(sws_server_helper_t *out, sws_uint_t n)
+{
+    sws_helper_proc_t  *p;
+    sws_uint_t          i = 0;
+
+    for (p = sws_helper_procs; p && i < n; p = p->next) {
+        if (p->def == NULL && p->pid == 0) {
+            continue;                  /* dropped by a reload, and gone */
+        }
+        sws_memzero(&out[i], sizeof(out[i]));
+        out[i].size = sizeof(out[i]);
+        memcpy(out[i].name, p->name, sws_min(strlen(p->name), sizeof(out[i].name) - 1));
+        out[i].pid = p->pid;
+        out[i].running = p->state == SWS_HELPER_RUNNING || p->state == SWS_HELPER_STOPPING;
+        out[i].ready = p->ready;
+        out[i].starts = p->starts;
+        out[i].exits = p->exits;
+        out[i].last_code = p->last_code;
+        out[i].last_signo = p->last_signo;
+        i++;
+    }
+    return i;
+}
 
 sws_int_t
 sws_helper_status(sws_helper_t *h, sws_helper_status_t *st)

@@ -31,6 +31,8 @@ static const sws_str_t  sws_log_levels[] = {
 
 static sws_log_t  sws_stderr_log = { STDERR_FILENO, SWS_LOG_NOTICE, NULL, NULL, NULL, NULL };
 static pid_t      sws_log_pid;
+/* The text of the last emerg message (what refuses a configuration). */
+static char       sws_log_emerg[512];
 
 
 sws_log_t *
@@ -192,7 +194,7 @@ void
 sws_log_verror(sws_uint_t level, sws_log_t *log, int err, const char *fmt, va_list args)
 {
     u_char           line[SWS_LOG_LINE_MAX];
-    u_char          *p, *last = line + sizeof(line);
+    u_char          *p, *msg, *last = line + sizeof(line);
     char             ebuf[128];
     const char      *estr;
     const sws_str_t *t, *lv;
@@ -221,12 +223,18 @@ sws_log_verror(sws_uint_t level, sws_log_t *log, int err, const char *fmt, va_li
     p = sws_sprint_uint(p, (uint64_t) (sws_log_pid ? sws_log_pid : getpid()));
     p = sws_cpymem(p, "#0: ", 4);
 
+    msg = p;
     p = sws_vslprintf(p, last - SWS_LOG_ERR_RESERVE, fmt, args);
 
     if (err) {
         estr = strerror_r(err, ebuf, sizeof(ebuf));
         /* leave one byte for the newline */
         p = sws_slprintf(p, last - 1, ": %s (%d)", estr, err);
+    }
+    if (level == SWS_LOG_EMERG) {
+        n = sws_min(p - msg, (ssize_t) sizeof(sws_log_emerg) - 1);
+        memcpy(sws_log_emerg, msg, (size_t) n);
+        sws_log_emerg[n] = '\0';
     }
     /* the same line to each log of the chain that takes the level */
     *p = '\n';
@@ -239,6 +247,20 @@ sws_log_verror(sws_uint_t level, sws_log_t *log, int err, const char *fmt, va_li
         }
     }
     errno = saved_errno;
+}
+
+
+const char *
+sws_log_last_emerg(void)
+{
+    return sws_log_emerg;
+}
+
+
+void
+sws_log_clear_emerg(void)
+{
+    sws_log_emerg[0] = '\0';
 }
 
 

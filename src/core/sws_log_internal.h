@@ -39,6 +39,10 @@ void       sws_log_chain(sws_log_t **head, sws_log_t *log);
 sws_int_t  sws_log_reopen(sws_log_t *log);
 /* "debug".."emerg" -> SWS_LOG_*; SWS_ERROR if unknown. */
 sws_int_t  sws_log_parse_level(const sws_str_t *name);
+/* The last emerg message logged by this process, without its time and
+ * level ("" after a clear): the refusal of a configuration. */
+const char *sws_log_last_emerg(void);
+void       sws_log_clear_emerg(void);
 /* The pid printed in log lines (getpid() until set). */
 void       sws_log_set_pid(pid_t pid);
 

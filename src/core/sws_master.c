@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include "sws_server_control.h"
 #include "sws_process.h"
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
@@ -736,6 +737,7 @@ sws_arm_timer(sws_cycle_t *cycle)
 {
     struct itimerval  itv;
     sws_msec_t        next = sws_kill_at, delay, helper = sws_helpers_next_timer();
+    sws_msec_t        quit = sws_server_quit_at();
     sws_uint_t        i;
 
     if (sws_retire_at != 0) {
@@ -760,6 +762,9 @@ sws_arm_timer(sws_cycle_t *cycle)
 
     if (helper != 0 && (next == 0 || helper < next)) {
         next = helper;
+    }
+    if (quit != 0 && sws_master_state == SWS_MASTER_RUNNING && (next == 0 || quit < next)) {
+        next = quit;
     }
 
     memset(&itv, 0, sizeof(itv));
@@ -901,8 +906,10 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "reloading the configuration");
     sws_notify(cycle->log, SWS_NOTIFY_RELOADING, "reloading the configuration");
 
+    sws_log_clear_emerg();
     new = sws_cycle_init(cycle, args);
     if (new == NULL) {
+        sws_server_reloaded(0, sws_generation);
         sws_log_error(SWS_LOG_ERR, cycle->log, 0,
                       "reload failed, the old configuration keeps serving");
         sws_notify(cycle->log, SWS_NOTIFY_READY, "reload failed: generation %lu keeps serving",
@@ -942,6 +949,7 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_helpers_reload(new);
     sws_log_error(SWS_LOG_NOTICE, new->log, 0, "configuration reloaded (generation %lu)",
                   (unsigned long) sws_generation);
+    sws_server_reloaded(1, sws_generation);
     sws_notify_serving(new);
     return new;
 }
@@ -950,6 +958,9 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
 void
 sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
 {
+    sws_msec_t  quit_at;
+    sws_uint_t  asked;
+
     sws_process = SWS_PROCESS_MASTER;
     sws_master_pid = getpid();
     sws_pid = sws_master_pid;
@@ -968,12 +979,14 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "mmap() of the workers' states failed");
         sws_worker_stats = NULL;
     }
+    sws_server_control_init(cycle->log, sws_master_pid);
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);
     /* The listeners were opened with the cycle: connections queue there
      * until a worker accepts them. */
     sws_notify_serving(cycle);
+    sws_server_publish_helpers();
 
     for ( ;; ) {
         if (sws_master_state != SWS_MASTER_RUNNING && sws_live_children() == 0) {
@@ -985,7 +998,12 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         }
 
         sws_arm_timer(cycle);
-        sws_helpers_wait(cycle, &sws_wait_sigmask);
+        if (sws_helpers_wait(cycle, &sws_wait_sigmask, sws_server_control_fd())) {
+            /* What a worker asked for, as the signals would (sws_server.h). */
+            asked = sws_server_control_take();
+            sws_reconfigure |= (asked >> SWS_SERVER_RELOAD) & 1;
+            sws_reopen |= (asked >> SWS_SERVER_REOPEN) & 1;
+        }
         sws_time_update();
 
         if (sws_child_exited) {
@@ -1003,8 +1021,15 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_alarm = 0;
         sws_run_timers(cycle);
         sws_retire_old(cycle);
+        sws_server_publish_helpers();
         if (sws_master_state == SWS_MASTER_RUNNING) {
             sws_adapt(cycle);
+            /* A drain asked by a worker (sws_server_control) is over. */
+            quit_at = sws_server_quit_at();
+            if (quit_at != 0 && sws_master_now() >= quit_at) {
+                sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "the drain asked for is over");
+                sws_master_stop(cycle, SIGQUIT);
+            }
         }
 
         if (sws_reopen) {

@@ -27,7 +27,7 @@
 #include "sws_notify.h"
 #include "sws_pidfile.h"
 
-/* sws_process, sws_pid, sws_worker: sws_process_id.c */
+/* sws_process, sws_pid, sws_worker, sws_worker_generation: sws_process_id.c */
 
 volatile sig_atomic_t  sws_quit;
 volatile sig_atomic_t  sws_terminate;
@@ -40,7 +40,6 @@ volatile sig_atomic_t  sws_alarm;
 
 sws_worker_stat_t  *sws_worker_stats;
 sws_worker_stat_t  *sws_worker_stat;
-sws_uint_t   sws_worker_generation;
 
 sigset_t  sws_wait_sigmask;
 

@@ -157,6 +157,9 @@ struct sws_http_core_srv_conf_s {
     sws_array_t                location_list;  /* sws_http_core_loc_conf_t * while parsing */
     sws_array_t                listens;        /* sws_http_listen_t */
     unsigned                   listen:1;
+    /* A module's server of its own (sws_http_conf_own_server): the
+     * module's name; its addresses are its alone. */
+    const char                *own;
     const char                *file;
     sws_uint_t                 line;
 };
@@ -631,6 +634,8 @@ struct sws_http_request_s {
     unsigned                   header_sent:1;
     unsigned                   header_only:1;
     unsigned                   allow_ranges:1;
+    unsigned                   location_as_is:1;   /* an upstream's (or a cached)
+                                                      Location: not made absolute */
     unsigned                   chunked_out:1;
     unsigned                   keepalive:1;
     unsigned                   expect_continue:1;

@@ -1,6 +1,8 @@
 /* The "http_core" module: server, location, listen and the directives every
  * request depends on (root, types, timeouts, limits, keep-alive). */
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <limits.h>
 #include "sws_http_core.h"
 #include "sws_http_open_file_cache.h"
@@ -432,8 +434,10 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     return SWS_CONF_OK;
 }
 
-static char *
-sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+/* A new server { } in the http block being read: its confs, in the
+ * servers' list. */
+static sws_http_conf_ctx_t *
+sws_http_core_server_create(sws_conf_t *cf)
 {
     sws_http_conf_ctx_t        *http = cf->ctx, *ctx;
     sws_http_core_srv_conf_t   *cscf, **sp;
@@ -442,13 +446,13 @@ sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     ctx = sws_pcalloc(cf->pool, sizeof(sws_http_conf_ctx_t));
     if (ctx == NULL) {
-        return SWS_CONF_ERROR;
+        return NULL;
     }
     ctx->main_conf = http->main_conf;
     if (sws_http_create_confs(cf, &ctx->srv_conf, 1) != SWS_OK
         || sws_http_create_confs(cf, &ctx->loc_conf, 2) != SWS_OK)
     {
-        return SWS_CONF_ERROR;
+        return NULL;
     }
     cscf = ctx->srv_conf[sws_http_core_module.index];
     cscf->ctx = ctx;
@@ -458,10 +462,117 @@ sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     cmcf = ctx->main_conf[sws_http_core_module.index];
     sp = sws_array_push(&cmcf->servers);
     if (sp == NULL) {
-        return SWS_CONF_ERROR;
+        return NULL;
     }
     *sp = cscf;
+    return ctx;
+}
+
+static char *
+sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_conf_ctx_t *ctx = sws_http_core_server_create(cf);
+
+    if (ctx == NULL) {
+        return SWS_CONF_ERROR;
+    }
     return sws_conf_parse_block(cf, ctx, SWS_HTTP_SRV_CONF);
+}
+
+char *
+sws_http_conf_own_server(sws_conf_t *cf, sws_http_handler_pt handler, const char *owner,
+    const char *default_listen, sws_http_own_server_pt done, void *data)
+{
+    sws_http_conf_ctx_t       *ctx, *saved_ctx = cf->ctx;
+    uint32_t                   saved_type = cf->cmd_type;
+    sws_http_core_srv_conf_t  *cscf;
+    sws_http_listen_t         *lsn;
+    sws_str_t                  text;
+    char                      *rv;
+
+    ctx = sws_http_core_server_create(cf);
+    if (ctx == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    cscf = ctx->srv_conf[sws_http_core_module.index];
+    cscf->own = owner;
+    cf->ctx = ctx;
+    cf->cmd_type = SWS_HTTP_SRV_CONF;
+    rv = SWS_CONF_ERROR;
+    if (sws_http_set_content_handler(cf, handler, owner) != SWS_OK
+        || sws_conf_parse_block(cf, ctx, SWS_HTTP_SRV_CONF) != SWS_CONF_OK)
+    {
+        goto done;
+    }
+    if (cscf->listens.nelts == 0) {
+        lsn = sws_array_push(&cscf->listens);
+        if (lsn == NULL) {
+            goto done;
+        }
+        sws_memzero(lsn, sizeof(*lsn));
+        text.data = (u_char *) default_listen;
+        text.len = strlen(default_listen);
+        if (sws_parse_listen_addr(cf->pool, &text, &lsn->sockaddr, &lsn->socklen,
+                                  &lsn->addr_text) != SWS_OK)
+        {
+            goto done;
+        }
+        lsn->backlog = 511;
+        lsn->file = cscf->file;
+        lsn->line = cscf->line;
+    }
+    rv = done ? done(cf, data) : SWS_CONF_OK;
+
+done:
+    cf->ctx = saved_ctx;
+    cf->cmd_type = saved_type;
+    return rv;
+}
+
+/* Loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104) or a unix socket. */
+static int
+sws_http_listen_is_private(const sws_http_listen_t *lsn)
+{
+    const struct sockaddr_in6 *sin6;
+    const u_char              *a;
+
+    switch (lsn->sockaddr.ss_family) {
+    case AF_UNIX:
+        return 1;
+    case AF_INET:
+        a = (const u_char *) &((const struct sockaddr_in *) &lsn->sockaddr)->sin_addr;
+        return a[0] == 127;
+    case AF_INET6:
+        sin6 = (const struct sockaddr_in6 *) &lsn->sockaddr;
+        if (IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr)) {
+            return 1;
+        }
+        return IN6_IS_ADDR_V4MAPPED(&sin6->sin6_addr) && sin6->sin6_addr.s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+int
+sws_http_conf_public_listen(sws_conf_t *cf, sws_str_t *addr, const char **file,
+    sws_uint_t *line)
+{
+    sws_http_core_srv_conf_t *cscf = sws_conf_http_srv_conf(cf, &sws_http_core_module);
+    sws_http_listen_t        *lsn;
+    sws_uint_t                i;
+
+    if (cscf == NULL) {
+        return 0;
+    }
+    lsn = cscf->listens.elts;
+    for (i = 0; i < cscf->listens.nelts; i++) {
+        if (!sws_http_listen_is_private(&lsn[i])) {
+            *addr = lsn[i].addr_text;
+            *file = lsn[i].file;
+            *line = lsn[i].line;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static char *

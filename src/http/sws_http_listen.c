@@ -153,6 +153,8 @@ static sws_int_t
 sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *lsn,
     sws_http_core_srv_conf_t *cscf)
 {
+    sws_http_core_srv_conf_t *own, *other;
+
     /* "ssl", "http2" and "proxy_protocol" on any listen of an address apply to it; the
      * socket options (bind, reuseport, backlog=) are one listen's. */
     addr->ssl |= lsn->ssl;
@@ -183,6 +185,20 @@ sws_http_add_listen(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_listen_t *ls
     }
     if (addr->options == NULL) {
         addr->options = lsn;           /* the defaults, until one sets some */
+    }
+    if (addr->first && addr->first != cscf && (addr->first->own || cscf->own)) {
+        /* A module's own server (admin) shares its addresses with nobody:
+         * nothing of it answers on another server's address, and nothing
+         * else on its. */
+        own = addr->first->own ? addr->first : cscf;
+        other = own == cscf ? addr->first : cscf;
+        sws_log_error(SWS_LOG_EMERG, cf->log, 0,
+                      "%s in %s:%lu: an address of the %s server (in %s:%lu) is not "
+                      "shared with another server (in %s:%lu)",
+                      (char *) lsn->addr_text.data, lsn->file, (unsigned long) lsn->line,
+                      own->own, own->file, (unsigned long) own->line, other->file,
+                      (unsigned long) other->line);
+        return SWS_ERROR;
     }
     if (addr->first == NULL) {
         addr->first = cscf;

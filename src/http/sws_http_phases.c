@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include "sws_http_core.h"
+#include "sws_conn_stats.h"
 
 /* The phases in the order they run; a step's phase is its position here. */
 static const sws_http_phase_t sws_http_phase_order[] = {
@@ -503,10 +504,21 @@ sws_http_log_request(sws_http_request_t *r)
 {
     sws_http_handler_pt *h;
 
+    sws_uint_t           cls;
+
     if (r->logged || r->main_conf == NULL) {
         return;
     }
     r->logged = 1;
+    /* The status class and the bytes (sws_status_t): 0 and the statuses
+     * out of 100..599 (a head broken off) are the client's, 4xx. */
+    cls = r->status / 100 - 1;
+    if (sws_unlikely(cls > 4)) {
+        cls = 3;
+    }
+    sws_conn_stat_plain(responses[cls], 1);
+    sws_conn_stat_plain(bytes_in, r->head_length + (r->body ? r->body->received : 0));
+    sws_conn_stat_plain(bytes_out, r->proto->bytes_sent(r));
     for (h = sws_http_loc_engine(r)->log; *h; h++) {
         (*h)(r);
     }

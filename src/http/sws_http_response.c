@@ -84,7 +84,8 @@ sws_http_send_interim(sws_http_request_t *r, sws_uint_t status,
 
 /*
  * absolute_redirect (on by default, as nginx): a Location the server made
- * that starts with "/" goes out as scheme://host[:port]/..., host being the
+ * that starts with "/" goes out as scheme://host[:port]/... (an upstream's
+ * goes as it came, as nginx passes it, also from a cache), host being the
  * request's Host (or server_name with server_name_in_redirect, or without a
  * Host), the port the listening one unless it is the scheme's default.
  */
@@ -156,7 +157,7 @@ sws_http_send_header(sws_http_request_t *r)
     {
         r->last_modified = -1;
     }
-    if (r->location.len && r->location.data[0] == '/' && r->loc_conf
+    if (r->location.len && r->location.data[0] == '/' && r->loc_conf && !r->location_as_is
         && sws_http_core_loc(r)->absolute_redirect
         && sws_http_absolute_location(r) != SWS_OK)
     {
@@ -317,6 +318,7 @@ sws_http_set_location(sws_http_request_t *r, const sws_str_t *location)
 {
     /* A relative reference is a valid Location (RFC 9110 10.2.2). */
     r->location = *location;
+    r->location_as_is = 0;
 }
 
 const sws_str_t *
@@ -338,6 +340,7 @@ sws_http_clear_response(sws_http_request_t *r)
     r->etag.data = NULL;
     r->location.len = 0;
     r->location.data = NULL;
+    r->location_as_is = 0;
     r->allow_ranges = 0;
     r->trailers_out = NULL;
     r->expect_trailers = 0;

@@ -5,6 +5,7 @@
  * choosing the protocol (sws_http_protocol.c).
  */
 #include "sws_http_ssl.h"
+#include "sws_conn_stats.h"
 
 static void sws_http_ssl_peek(sws_event_t *rev);
 static void sws_http_ssl_handshaked(sws_connection_t *c);
@@ -87,10 +88,21 @@ sws_http_ssl_handshaked(sws_connection_t *c)
 
     sws_del_timer(c->read);
     if (!c->ssl->handshaked || c->close) {
+        sws_conn_stat_plain(tls_failed, 1);
         sws_http_close_connection(c);
         return;
     }
     s->ssl = c->ssl->connection;     /* the session's TLS facts ($ssl_*) */
+    if (SSL_session_reused(s->ssl)) {
+        sws_conn_stat_plain(tls_resumed, 1);
+    } else {
+        sws_conn_stat_plain(tls_full, 1);
+    }
+    switch (SSL_version(s->ssl)) {
+    case TLS1_3_VERSION: sws_conn_stat_plain(tls_v13, 1); break;
+    case TLS1_2_VERSION: sws_conn_stat_plain(tls_v12, 1); break;
+    default:             sws_conn_stat_plain(tls_older, 1); break;
+    }
     sws_ssl_alpn(c, &alpn);
     sws_http_protocol_start(s, SWS_HTTP_LISTENER_TLS, &alpn);
 }

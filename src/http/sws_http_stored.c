@@ -186,6 +186,7 @@ sws_http_stored_put(sws_http_request_t *r, int kind, const sws_str_t *name,
         return SWS_OK;
     case SWS_HTTP_STORED_LOCATION:
         r->location = *value;
+        r->location_as_is = 1;
         return SWS_OK;
     case SWS_HTTP_STORED_TYPE:
         r->content_type = *value;
@@ -339,6 +340,7 @@ sws_http_send_stored_head(sws_http_request_t *r, sws_uint_t status,
     r->content_type = head->content_type;
     r->etag = head->etag;
     r->location = head->location;
+    r->location_as_is = 1;
     r->last_modified = (time_t) head->last_modified;
     if (head->nfields) {
         /* copied into the request's list: filters may change it, never the head */

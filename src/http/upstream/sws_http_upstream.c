@@ -94,6 +94,33 @@ sws_http_upstream_body_length(sws_http_upstream_t *u)
     }
 }
 
+sws_chain_t **
+sws_http_upstream_body_chain(sws_http_upstream_t *u, sws_chain_t **tail)
+{
+    sws_http_request_t *r = u->r;
+    sws_chain_t        *body, *cl;
+    sws_buf_t          *b;
+
+    if (u->body_mode != SWS_UPSTREAM_BODY_BUFFERED) {
+        return tail;
+    }
+    for (body = sws_http_request_body(r); body; body = body->next) {
+        /* copies of the buffers: sending moves theirs, and the body
+         * stays whole for others ($request_body in the access log) */
+        cl = sws_alloc_chain_link(r->pool);
+        b = sws_calloc_buf(r->pool);
+        if (cl == NULL || b == NULL) {
+            return NULL;
+        }
+        *b = *body->buf;
+        cl->buf = b;
+        cl->next = NULL;
+        *tail = cl;
+        tail = &cl->next;
+    }
+    return tail;
+}
+
 /* Is each protocol of an Upgrade value ("websocket", "a/1, b") one the
  * location tunnels? Only the name counts, not the version. */
 static int

@@ -96,6 +96,9 @@ typedef struct {
     uint64_t   status[5];
     uint64_t   hc_checks;
     uint64_t   hc_failed;
+    /* responses by time to their head: [k] within sws_ups_time_bounds[k]
+     * ms and above the bound before (the admin module's histogram) */
+    uint64_t   time_buckets[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
 } sws_ups_shared_t;
 
 typedef struct {

@@ -244,10 +244,18 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         if (st->hook(r, st->hook_data, &name, lc, &value) != SWS_OK) {
             return SWS_ERROR;
         }
-        if ((value.data != orig.data || value.len != orig.len)
-            && sws_http_upstream_header_received(u, &name, &orig) != SWS_OK)
-        {
-            return SWS_ERROR;
+        if (value.data != orig.data || value.len != orig.len) {
+            if (sws_http_upstream_header_received(u, &name, &orig) != SWS_OK
+                || sws_http_upstream_header(u, &name, lc, &value) != SWS_OK)
+            {
+                return SWS_ERROR;
+            }
+            /* A Location proxy_redirect rewrote is the server's own, made
+             * absolute (absolute_redirect) as nginx makes it. */
+            if (h.name.len == 8 && memcmp(lc, "location", 8) == 0) {
+                r->location_as_is = 0;
+            }
+            return SWS_OK;
         }
     }
     return sws_http_upstream_header(u, &name, lc, &value);

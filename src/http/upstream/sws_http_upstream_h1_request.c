@@ -185,7 +185,7 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     off_t                    body_len;
     size_t                   len;
     sws_buf_t               *b;
-    sws_chain_t             *cl, *body, **ll;
+    sws_chain_t             *cl;
     u_char                  *p;
 
     if (st == NULL) {
@@ -374,22 +374,8 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
         cl->next->buf = b;
         cl->next->next = NULL;
     }
-    if (mode == SWS_UPSTREAM_BODY_BUFFERED) {
-        ll = &cl->next;
-        for (body = sws_http_request_body(r); body; body = body->next) {
-            /* copies of the buffers: sending moves theirs, and the body
-             * stays whole for others ($request_body in the access log) */
-            cl = sws_alloc_chain_link(r->pool);
-            b = sws_calloc_buf(r->pool);
-            if (cl == NULL || b == NULL) {
-                return SWS_ERROR;
-            }
-            *b = *body->buf;
-            cl->buf = b;
-            cl->next = NULL;
-            *ll = cl;
-            ll = &cl->next;
-        }
+    if (sws_http_upstream_body_chain(u, &cl->next) == NULL) {
+        return SWS_ERROR;
     }
     return SWS_OK;
 }

@@ -343,5 +343,14 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
         }
         return SWS_OK;
     }
+    if (name->len == 8 && memcmp(lcname, "location", 8) == 0) {
+        /* Passed as it came (nginx does not complete an upstream's
+         * relative Location). */
+        if (sws_http_response_header_set(r, name, lcname, value) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        r->location_as_is = 1;
+        return SWS_OK;
+    }
     return sws_http_response_header_set(r, name, lcname, value);
 }

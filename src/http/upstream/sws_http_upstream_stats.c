@@ -20,6 +20,10 @@ typedef struct {
 
 static sws_http_upstream_main_conf_t *sws_ups_stats_main;
 
+static const sws_msec_t  sws_ups_time_bounds[SWS_HTTP_UPSTREAM_TIME_BUCKETS] = {
+    5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000
+};
+
 static sws_int_t
 sws_ups_zone_init_cb(sws_shm_zone_t *zone, void *old_data)
 {
@@ -140,6 +144,7 @@ sws_ups_stats_attempt_end(sws_http_upstream_t *u, int failed)
     sws_http_upstream_attempt_t *a = &u->attempts[u->nattempts - 1];
     sws_ups_shared_t            *sh = u->peer->sh;
     sws_msec_t                   ms = sws_current_msec() - u->attempt_msec;
+    sws_uint_t                   k;
 
     if (!u->attempt_open) {
         return;
@@ -160,6 +165,12 @@ sws_ups_stats_attempt_end(sws_http_upstream_t *u, int failed)
         sws_ups_atomic_add(&sh->responses, 1);
         sws_ups_atomic_add(&sh->status[a->status / 100 - 1], 1);
         sws_ups_atomic_add(&sh->response_ms, (uint64_t) (ms > 0 ? ms : 0));
+        for (k = 0; k < SWS_HTTP_UPSTREAM_TIME_BUCKETS; k++) {
+            if (ms <= sws_ups_time_bounds[k]) {
+                sws_ups_atomic_add(&sh->time_buckets[k], 1);
+                break;
+            }
+        }
     }
 }
 
@@ -212,23 +223,59 @@ sws_ups_stats_copy(sws_http_upstream_stats_t *st, sws_http_upstream_stats_t *out
     memcpy(st, out, size);
 }
 
-static sws_int_t
-sws_ups_stats_fill(sws_uint_t i, sws_http_upstream_stats_t *st, size_t size)
+/* The i-th server of every group, and its group's name. */
+static sws_http_upstream_peer_t *
+sws_ups_stats_peer(sws_uint_t i, sws_str_t **group)
 {
     sws_http_upstream_main_conf_t  *umcf = sws_ups_stats_main;
     sws_http_upstream_srv_t       **ups;
-    sws_http_upstream_stats_t       out;
     sws_uint_t                      g;
 
     if (umcf == NULL || i >= umcf->npeers) {
-        return SWS_ERROR;
+        return NULL;
     }
     ups = umcf->upstreams.elts;
     for (g = 0; i >= ups[g]->npeers; g++) {
         i -= ups[g]->npeers;
     }
-    sws_ups_peer_stats(&out, &ups[g]->name, &ups[g]->peers[i]);
+    *group = &ups[g]->name;
+    return &ups[g]->peers[i];
+}
+
+static sws_int_t
+sws_ups_stats_fill(sws_uint_t i, sws_http_upstream_stats_t *st, size_t size)
+{
+    sws_http_upstream_peer_t   *p;
+    sws_http_upstream_stats_t   out;
+    sws_str_t                  *group;
+
+    p = sws_ups_stats_peer(i, &group);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    sws_ups_peer_stats(&out, group, p);
     sws_ups_stats_copy(st, &out, size);
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_upstream_stats_histogram(sws_uint_t i, sws_http_upstream_bucket_t *b, sws_uint_t *n)
+{
+    sws_http_upstream_peer_t  *p;
+    sws_str_t                 *group;
+    uint64_t                   sum = 0;
+    sws_uint_t                 k;
+
+    p = sws_ups_stats_peer(i, &group);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    for (k = 0; k < *n && k < SWS_HTTP_UPSTREAM_TIME_BUCKETS; k++) {
+        sum += p->sh ? sws_ups_atomic_load(&p->sh->time_buckets[k]) : 0;
+        b[k].le = sws_ups_time_bounds[k];
+        b[k].count = sum;
+    }
+    *n = k;
     return SWS_OK;
 }
 

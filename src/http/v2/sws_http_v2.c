@@ -12,6 +12,7 @@
 #include "sws_alloc_cache.h"
 #include "sws_http_v2.h"
 #include "sws_ssl.h"
+#include "sws_conn_stats.h"
 
 #define SWS_H2_OUT_BLOCK     16384          /* bytes of one output block */
 #define SWS_H2_OUT_HIGH      (64 * 1024)    /* queue no more frames past this */
@@ -344,6 +345,7 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     if (rv != 0) {
         return SWS_ERROR;
     }
+    sws_conn_stat_plain(h2_connections, 1);
 
     iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
     iv[0].value = (uint32_t) conf->concurrent_streams;

@@ -11,6 +11,7 @@
  * Host differing from :authority (8.3.1).
  */
 #include "sws_http_v2.h"
+#include "sws_conn_stats.h"
 #include "../sws_http_request_head.h"
 
 #define SWS_H2_FLOOD_WINDOW  1000      /* ms */
@@ -230,6 +231,7 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     }
     st->r->connection = c;
     st->r->stream = st;
+    sws_conn_stat_plain(h2_streams, 1);
     st->r->proto = &sws_http_v2_proto;
     st->r->http_version = SWS_HTTP_VERSION_20;
     sws_queue_insert_tail(&h2c->streams, &st->queue);

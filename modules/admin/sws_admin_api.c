@@ -1,0 +1,339 @@
+/*
+ * GET /api/ and /api/SECTION: the JSON documents, read from what the core
+ * keeps in shared memory (docs/admin.md lists the fields).
+ */
+#include <unistd.h>
+#include "sws_admin.h"
+
+#define sws_admin_str(o, key, s)  sws_admin_json_str(o, key, (s)->data, (s)->len)
+
+int
+sws_admin_worker_used(sws_uint_t i, sws_status_t *st)
+{
+    if (sws_status_get_worker(i, st) != 0) {
+        return 0;
+    }
+    return i == 0 || st->accepted || st->requests || st->active;
+}
+
+static void
+sws_admin_api_server(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
+    sws_admin_state_t     *st = amcf->zone->data;
+    sws_server_status_t    ss;
+    u_char                 abi[16], *p;
+
+    p = sws_slprintf(abi, abi + sizeof(abi), "%u.%u", SWS_ABI_MAJOR, SWS_ABI_MINOR);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_cstr(o, "version", SCALWS_VERSION);
+    sws_admin_json_cstr(o, "build", "cc " __VERSION__);
+    sws_admin_json_str(o, "abi", abi, (size_t) (p - abi));
+    sws_admin_json_int(o, "start_time", (int64_t) st->start);
+    sws_admin_json_int(o, "load_time", (int64_t) st->loaded);
+    sws_admin_json_int(o, "now", (int64_t) sws_time_sec());
+    sws_admin_json_int(o, "master_pid", (int64_t) getppid());
+    sws_admin_json_int(o, "worker_pid", (int64_t) getpid());
+    sws_admin_str(o, "config_file", &amcf->conf_file);
+    sws_admin_json_cstr(o, "config_sha256", (char *) amcf->conf_sha256);
+    sws_admin_json_bool(o, "draining", st->drain_at != 0);
+    sws_memzero(&ss, sizeof(ss));
+    ss.size = sizeof(ss);
+    if (sws_server_status(&ss) == SWS_OK) {
+        sws_admin_json_uint(o, "generation", ss.generation);
+        sws_admin_json_uint(o, "reloads", ss.reloads);
+        sws_admin_json_uint(o, "reload_failures", ss.reload_failures);
+        if (ss.reloads) {
+            sws_admin_json_bool(o, "last_reload_ok", ss.last_reload_ok);
+            sws_admin_json_int(o, "last_reload_time", (int64_t) ss.last_reload);
+            sws_admin_json_cstr(o, "last_reload_error",
+                                ss.last_reload_ok ? NULL : ss.last_error);
+        }
+        if (ss.quit_in >= 0) {
+            sws_admin_json_int(o, "quit_in_ms", ss.quit_in);
+        }
+    }
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_connections(sws_admin_out_t *o, const char *key, const sws_status_t *st)
+{
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "accepted", st->accepted);
+    sws_admin_json_uint(o, "handled", st->handled);
+    sws_admin_json_uint(o, "dropped", st->accepted - st->handled);
+    sws_admin_json_uint(o, "active", st->active);
+    sws_admin_json_uint(o, "reading", st->reading);
+    sws_admin_json_uint(o, "writing", st->writing);
+    sws_admin_json_uint(o, "idle", st->waiting);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_requests(sws_admin_out_t *o, const char *key, const sws_status_t *st)
+{
+    static const char *const  classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+    sws_uint_t                k;
+
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "requests", st->requests);
+    sws_admin_json_open(o, "responses", '{');
+    for (k = 0; k < 5; k++) {
+        sws_admin_json_uint(o, classes[k], st->responses[k]);
+    }
+    sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "bytes_in", st->bytes_in);
+    sws_admin_json_uint(o, "bytes_out", st->bytes_out);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_connections(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+
+    sws_status_get(&st);
+    sws_admin_connections(o, key, &st);
+}
+
+static void
+sws_admin_api_http(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+
+    sws_status_get(&st);
+    sws_admin_requests(o, key, &st);
+}
+
+/* TLS and HTTP/2 (zeros from a core that does not count them). */
+static void
+sws_admin_protocols(sws_status_protocols_t *st)
+{
+    sws_memzero(st, sizeof(*st));
+    st->size = sizeof(*st);
+    (void) sws_status_get_protocols(st);
+}
+
+static void
+sws_admin_api_tls(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_protocols_t  st;
+
+    sws_admin_protocols(&st);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "handshakes", st.tls_handshakes);
+    sws_admin_json_uint(o, "resumed", st.tls_resumed);
+    sws_admin_json_uint(o, "failed", st.tls_failed);
+    sws_admin_json_open(o, "versions", '{');
+    sws_admin_json_uint(o, "TLSv1.3", st.tls_v13);
+    sws_admin_json_uint(o, "TLSv1.2", st.tls_v12);
+    sws_admin_json_uint(o, "older", st.tls_older);
+    sws_admin_json_close(o, '}');
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_http2(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_protocols_t  st;
+
+    sws_admin_protocols(&st);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "connections", st.http2_connections);
+    sws_admin_json_uint(o, "streams", st.http2_streams);
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_workers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_status_t  st;
+    sws_uint_t    i;
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; i < SWS_STATUS_WORKERS; i++) {
+        if (!sws_admin_worker_used(i, &st)) {
+            continue;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_json_uint(o, "id", i);
+        sws_admin_connections(o, "connections", &st);
+        sws_admin_requests(o, "http", &st);
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+static void
+sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstream_stats_t *us)
+{
+    static const char *const    classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+    sws_http_upstream_bucket_t  b[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
+    sws_uint_t                  k, n = SWS_HTTP_UPSTREAM_TIME_BUCKETS;
+
+    sws_admin_json_open(o, NULL, '{');
+    sws_admin_str(o, "server", &us->server);
+    sws_admin_str(o, "address", &us->addr);
+    sws_admin_json_cstr(o, "state", us->state);
+    sws_admin_json_uint(o, "weight", us->weight);
+    sws_admin_json_bool(o, "backup", us->backup);
+    sws_admin_json_uint(o, "active", us->active);
+    sws_admin_json_uint(o, "requests", us->requests);
+    sws_admin_json_uint(o, "responses", us->responses);
+    sws_admin_json_open(o, "status", '{');
+    for (k = 0; k < 5; k++) {
+        sws_admin_json_uint(o, classes[k], us->status[k]);
+    }
+    sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "failures", us->failures);
+    sws_admin_json_uint(o, "response_time_ms_total", us->response_time_ms);
+    /* cumulative: [{"le": ms, "count": responses within}], then all */
+    sws_admin_json_open(o, "response_time_histogram", '[');
+    if (sws_http_upstream_stats_histogram(i, b, &n) == SWS_OK) {
+        for (k = 0; k < n; k++) {
+            sws_admin_json_open(o, NULL, '{');
+            sws_admin_json_int(o, "le_ms", b[k].le);
+            sws_admin_json_uint(o, "count", b[k].count);
+            sws_admin_json_close(o, '}');
+        }
+    }
+    sws_admin_json_close(o, ']');
+    sws_admin_json_uint(o, "health_checks", us->health_checks);
+    sws_admin_json_uint(o, "health_check_failures", us->health_fails);
+    sws_admin_json_close(o, '}');
+}
+
+/* {"GROUP": {"servers": [...]}, ...}: the stats list the configured
+ * servers group by group; a group that takes changes at run time lists
+ * them, then those added, from its run-time list. */
+static void
+sws_admin_api_upstreams(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_http_upstream_stats_t  us, ls;
+    sws_uint_t                 i, k, first, n = sws_http_upstream_stats_count();
+    sws_int_t                  list;
+    u_char                    *name;
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; i < n; i = first) {
+        sws_memzero(&us, sizeof(us));
+        us.size = sizeof(us);
+        if (sws_http_upstream_stats_read(i, &us) != SWS_OK) {
+            break;
+        }
+        /* the group's configured servers: [i, first) */
+        for (first = i + 1; first < n; first++) {
+            sws_memzero(&ls, sizeof(ls));
+            ls.size = sizeof(ls);
+            if (sws_http_upstream_stats_read(first, &ls) != SWS_OK
+                || !sws_str_eq(&ls.upstream, &us.upstream))
+            {
+                break;
+            }
+        }
+        /* the writer takes keys as C strings */
+        name = sws_pnalloc(sws_http_pool(r), us.upstream.len + 1);
+        if (name == NULL) {
+            o->overflow = 1;
+            return;
+        }
+        sws_memcpy(name, us.upstream.data, us.upstream.len);
+        name[us.upstream.len] = '\0';
+        sws_admin_json_open(o, (char *) name, '{');
+        list = sws_http_upstream_list_handle(&us.upstream);
+        sws_admin_json_bool(o, "changeable", list > 0);
+        sws_admin_json_open(o, "servers", '[');
+        for (k = 0; ; k++) {
+            sws_memzero(&ls, sizeof(ls));
+            ls.size = sizeof(ls);
+            if (list > 0 ? sws_http_upstream_list_info(list, k, &ls) != SWS_OK
+                         : (i + k >= first || sws_http_upstream_stats_read(i + k, &ls)
+                                              != SWS_OK))
+            {
+                break;
+            }
+            /* an added server has no histogram (past the configured ones) */
+            sws_admin_upstream_server(o, i + k < first ? i + k : n, &ls);
+        }
+        sws_admin_json_close(o, ']');
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_api_helpers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_server_helper_t  hs;
+    sws_uint_t           i;
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; ; i++) {
+        sws_memzero(&hs, sizeof(hs));
+        hs.size = sizeof(hs);
+        if (sws_server_helper(i, &hs) != SWS_OK) {
+            break;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_json_cstr(o, "name", hs.name);
+        sws_admin_json_int(o, "pid", hs.pid);
+        sws_admin_json_cstr(o, "state", hs.ready ? "ready" : hs.running ? "starting"
+                                                  : "stopped");
+        sws_admin_json_uint(o, "starts", hs.starts);
+        sws_admin_json_uint(o, "restarts", hs.starts ? hs.starts - 1 : 0);
+        sws_admin_json_uint(o, "exits", hs.exits);
+        if (hs.exits) {
+            sws_admin_json_open(o, "last_exit", '{');
+            sws_admin_json_int(o, "code", hs.last_code);
+            sws_admin_json_int(o, "signal", hs.last_signo);
+            sws_admin_json_close(o, '}');
+        }
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+static void
+sws_admin_api_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t *amcf = sws_http_main_conf(r, &sws_module);
+    sws_shm_zone_info_t    info;
+    sws_shm_zone_t        *zone;
+    sws_uint_t             i, n = sws_shm_zone_count(amcf->cycle);
+
+    sws_admin_json_open(o, key, '[');
+    for (i = 0; i < n; i++) {
+        zone = sws_shm_zone_get(amcf->cycle, i);
+        sws_memzero(&info, sizeof(info));
+        info.size = sizeof(info);
+        if (zone == NULL || sws_shm_zone_info(amcf->cycle, zone, &info) != SWS_OK) {
+            continue;
+        }
+        sws_admin_json_open(o, NULL, '{');
+        sws_admin_str(o, "name", &info.name);
+        sws_admin_json_cstr(o, "owner", info.owner);
+        sws_admin_json_uint(o, "size", info.zone_size);
+        if (info.slab) {
+            sws_admin_json_uint(o, "page_size", info.page_size);
+            sws_admin_json_uint(o, "pages", info.pages);
+            sws_admin_json_uint(o, "used_pages", info.used_pages);
+            sws_admin_json_uint(o, "free_pages", info.free_pages);
+        }
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, ']');
+}
+
+const sws_admin_section_t  sws_admin_sections[] = {
+    { "server", sws_admin_api_server },
+    { "connections", sws_admin_api_connections },
+    { "http", sws_admin_api_http },
+    { "workers", sws_admin_api_workers },
+    { "tls", sws_admin_api_tls },
+    { "http2", sws_admin_api_http2 },
+    { "upstreams", sws_admin_api_upstreams },
+    { "helpers", sws_admin_api_helpers },
+    { "zones", sws_admin_api_zones },
+    { NULL, NULL }
+};
