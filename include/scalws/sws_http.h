@@ -678,6 +678,21 @@ typedef void (*sws_http_subrequest_done_pt)(sws_http_request_t *r, sws_http_requ
 #define SWS_HTTP_SUBREQUEST_BODY           0x02  /* r's body (read whole first) goes with it */
 #define SWS_HTTP_SUBREQUEST_CAPTURE        0x04  /* keep its body, up to body_limit */
 #define SWS_HTTP_SUBREQUEST_PARENT_METHOD  0x08  /* r's method, not method */
+/*
+ * OUTPUT (ABI 1.8): the subrequest's body (after its own body filters)
+ * goes to r's client, after what r has sent, at r's protocol (below r's
+ * body filters); its status and head go nowhere (r's module sent r's head
+ * first). One OUTPUT subrequest of r runs at a time (the next is started
+ * from done: SWS_ERROR otherwise); its producer waits while r's client is
+ * slow, as r's own would, and it ends only when its body has left. A
+ * module whose response goes on in OUTPUT subrequests passes its own last
+ * buffer with last_buf cleared; r's response then stays open after r is
+ * finalized, and the core ends it (last_buf at the protocol) once r is
+ * finalized and its last OUTPUT subrequest has ended. One whose response
+ * was cut (its last buffer never came) cuts r's; to cut it for another
+ * reason (a status done does not want), done finalizes r with SWS_ERROR.
+ */
+#define SWS_HTTP_SUBREQUEST_OUTPUT         0x10
 
 typedef struct {
     sws_str_t                    uri;        /* decoded, as r->uri (copied) */

@@ -35,7 +35,9 @@
                                  1.8: run-time DNS (sws_resolver.h: sws_resolver_conf,
                                  _resolve, _cancel, _strerror), sws_keyed_zone_get;
                                  subrequests (sws_http_subrequest,
-                                 sws_http_parent, sws_http_subrequest_body),
+                                 sws_http_parent, sws_http_subrequest_body,
+                                 SWS_HTTP_SUBREQUEST_OUTPUT: a subrequest's
+                                 body to the parent's client, in order),
                                  SWS_HTTP_ORDER_AUTH_REQUEST, _MIRROR; the h1
                                  request's own_length;
                                  SWS_UPSTREAM_CONF_SSL_PASSWORD_FILE

@@ -108,6 +108,25 @@ sws_cache_heuristic(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_uint_t
     return t < lcf->heuristic_max ? t : lcf->heuristic_max;
 }
 
+/* proxy_cache_valid names status itself ("any" does not count). */
+static int
+sws_cache_valid_names(sws_cache_loc_conf_t *lcf, sws_uint_t status)
+{
+    sws_cache_valid_t  *v;
+    sws_uint_t          i;
+
+    if (lcf->valid == NULL) {
+        return 0;
+    }
+    v = lcf->valid->elts;
+    for (i = 0; i < lcf->valid->nelts; i++) {
+        if (v[i].status == status) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* "accept-encoding,accept-language" from the Vary fields (lower case,
  * whitespace dropped), into pool memory; "*" gives len 1 "*". */
 static sws_int_t
@@ -249,9 +268,11 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         /* the answer to the client's own If-None-Match: no representation */
         return "it is a 304 to the client's condition";
     }
-    if (status == SWS_HTTP_PARTIAL_CONTENT) {
+    if (status == SWS_HTTP_PARTIAL_CONTENT && !sws_cache_valid_names(lcf, status)) {
         /* a part is never served as the whole (RFC 9111 3.3); Range
-         * requests are answered from complete entries */
+         * requests are answered from complete entries. Unless
+         * proxy_cache_valid names 206: parts kept under keys of their
+         * own (slice's $slice_range), as nginx does */
         return "it is partial (206)";
     }
     if (cc.private_) {

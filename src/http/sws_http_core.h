@@ -686,6 +686,11 @@ struct sws_http_request_s {
      * as nginx's copied field; one the server made (a file's) goes out
      * with 200, 206 and 304 only. */
     unsigned                   last_modified_passed:1;
+    /* r's response goes on in OUTPUT subrequests (sws_http_subrequest.c):
+     * output_subreqs once one was started; output_held while r is
+     * finalized but its response waits for the last of them. */
+    unsigned                   output_subreqs:1;
+    unsigned                   output_held:1;
     /* Out of stub_status's counters when the request's pool goes: the
      * pool's cleanup record, carried here rather than allocated. */
     sws_pool_cleanup_t         uncount;
@@ -836,6 +841,10 @@ sws_int_t sws_http_response_header_set(sws_http_request_t *r, const sws_str_t *n
  * that still runs (r->subreq_wait); r is then released when the last
  * one ends. The protocol under every subrequest. */
 int       sws_http_subrequest_waits(sws_http_request_t *r);
+/* sws_http_finalize of a request whose response goes on in OUTPUT
+ * subrequests (r->output_subreqs): 1 when it is held until the last ends
+ * (the core finalizes it again then), 0 when its end was sent (go on). */
+int       sws_http_subrequest_output_hold(sws_http_request_t *r, sws_int_t rc);
 extern const sws_http_proto_t sws_http_subreq_proto;
 #define sws_http_is_subrequest(r)  ((r)->proto == &sws_http_subreq_proto)
 /* sws_http_request_id.c */

@@ -27,6 +27,9 @@ sws_http_finalize(sws_http_request_t *r, sws_int_t rc)
     if (rc == SWS_DONE || r->done) {
         return;
     }
+    if (sws_unlikely(r->output_subreqs) && sws_http_subrequest_output_hold(r, rc)) {
+        return;
+    }
     if (r->client_ended) {
         /* The client's side ended before (a background request): nothing
          * more goes to it. */

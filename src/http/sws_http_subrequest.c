@@ -16,6 +16,15 @@
  * the subrequest's pool goes. A background subrequest (a mirror) keeps its
  * parent past the parent's response: r->subreq_wait, and the core
  * releases the parent when the last one has ended (sws_http_request_end.c).
+ *
+ * An OUTPUT subrequest's body goes on the parent's response (nginx's
+ * postponed output, one subrequest at a time): its buffers are queued at
+ * the parent's protocol as they are, so the subrequest's producer waits
+ * for the parent's client (the parent's write events are passed to it),
+ * and the subrequest ends only when its bytes have left (its pool holds
+ * them). The parent, finalized meanwhile, is held open (r->output_held)
+ * until the last one has ended; then the core sends the end of the
+ * response and finalizes it again.
  */
 #include <errno.h>
 #include <unistd.h>
@@ -29,12 +38,13 @@
 typedef struct sws_http_subreqs_s {
     sws_queue_t          live;          /* sws_http_subreq_t.link */
     sws_uint_t           nlive;
+    struct sws_http_subreq_s *output;   /* the OUTPUT one running, or NULL */
     int                 *alive;         /* a completion's watch on the parent */
 } sws_http_subreqs_t;
 
 /* A subrequest's record (in its own pool): its r->stream, since the
  * protocol under it is this file's. */
-typedef struct {
+typedef struct sws_http_subreq_s {
     sws_queue_t                  link;      /* in the parent's live list */
     sws_http_request_t          *parent;
     sws_http_request_t          *sr;
@@ -47,6 +57,10 @@ typedef struct {
     size_t                       body_size; /* room at body.data */
     off_t                        sent;      /* bytes the filters passed on */
     unsigned                     truncated:1;
+    unsigned                     draining:1; /* OUTPUT: ended, its bytes not yet sent */
+    unsigned                     failed:1;   /* OUTPUT: its response was not sent whole */
+    unsigned                     writing:1;  /* it is its parent's subs->output */
+    unsigned                     whole:1;    /* OUTPUT: its last buffer came */
     sws_event_t                  end;       /* posted when the core released it */
 } sws_http_subreq_t;
 
@@ -99,6 +113,9 @@ sws_http_subreq_cleanup(void *data)
 {
     sws_http_subreq_t *sub = data;
 
+    if (sub->writing) {
+        sub->parent->subreqs->output = NULL;    /* its parent ends first */
+    }
     if (sub->end.posted) {
         sws_delete_posted_event(&sub->end);
     }
@@ -124,15 +141,28 @@ sws_http_subreq_end(sws_event_t *ev)
 
     sws_queue_remove(&sub->link);
     subs->nlive--;
+    if (sub->writing) {
+        sub->writing = 0;
+        subs->output = NULL;
+    }
+    /* the callback may end the parent: its cleanup says so here */
+    subs->alive = &alive;
     if (sub->done) {
-        /* the callback may end the parent: its cleanup says so here */
-        subs->alive = &alive;
         sub->done(r, sr, sub->data);
-        if (alive) {
-            subs->alive = NULL;
-        }
+    }
+    if (alive && sub->failed && !r->done) {
+        /* the rest of the parent's response is lost: cut it (before the
+         * pool of the bytes it may still have queued goes) */
+        sws_http_finalize(r, SWS_ERROR);
+    }
+    if (alive) {
+        subs->alive = NULL;
     }
     sws_pool_destroy(sr->pool);        /* sub lives there too */
+    if (alive && r->output_held && subs->output == NULL && !r->done) {
+        sws_http_finalize(r, SWS_OK);  /* the response's end, at last */
+        return;
+    }
     if (alive && subs->nlive == 0 && r->subreq_wait && r->done && r->client_ended) {
         /* the parent's response was over; it waited for this one */
         r->subreq_wait = 0;
@@ -195,13 +225,70 @@ sws_http_subreq_capture(sws_http_subreq_t *sub, sws_buf_t *b)
     sub->body.len += n;
 }
 
+/* An OUTPUT subrequest's body: its buffers queued at the parent's
+ * protocol as they are (their positions move as they are sent: the
+ * producer's flow control), without the end of the body, which is the
+ * parent's. SWS_AGAIN while the parent's client is slow. */
+static sws_int_t
+sws_http_subreq_output(sws_http_subreq_t *sub, sws_chain_t *in)
+{
+    sws_http_request_t *r = sub->parent;
+    sws_chain_t        *out = NULL, **ll = &out, *cl;
+    sws_buf_t          *b;
+
+    if (!r->header_sent || r->done) {
+        sws_log_error(SWS_LOG_ALERT, sub->sr->log, 0, "an output subrequest without "
+                      "its parent's response");
+        return SWS_ERROR;
+    }
+    for ( ; in; in = in->next) {
+        b = in->buf;
+        if (b->last_buf) {
+            sub->whole = 1;     /* else its producer cut it (an upstream gone) */
+        }
+        if (sws_buf_special(b) || sws_buf_size(b) == 0) {
+            continue;
+        }
+        if (b->last_buf || b->last_in_chain) {
+            /* data and the end in one buffer: the data alone */
+            b = sws_calloc_buf(sub->sr->pool);
+            if (b == NULL) {
+                return SWS_ERROR;
+            }
+            *b = *in->buf;
+            b->last_buf = 0;
+            b->last_in_chain = 0;
+            in->buf->pos = in->buf->last;
+            in->buf->file_pos = in->buf->file_last;
+        }
+        sub->sent += sws_buf_size(b);
+        cl = sws_alloc_chain_link(sub->sr->pool);
+        if (cl == NULL) {
+            return SWS_ERROR;
+        }
+        cl->buf = b;
+        cl->next = NULL;
+        *ll = cl;
+        ll = &cl->next;
+    }
+    return r->proto->send_body(r, out);
+}
+
 /* The body goes to the capture or nowhere, all of it at once: the
- * producer never waits for a subrequest. */
+ * producer never waits for a subrequest (but for an OUTPUT one). */
 static sws_int_t
 sws_http_subreq_send_body(sws_http_request_t *sr, sws_chain_t *in)
 {
     sws_http_subreq_t *sub = sr->stream;
     sws_buf_t         *b;
+
+    if (sub->flags & SWS_HTTP_SUBREQUEST_OUTPUT) {
+        if (sr->header_only) {
+            sub->whole = 1;
+            return SWS_OK;
+        }
+        return sws_http_subreq_output(sub, in);
+    }
 
     for ( ; in; in = in->next) {
         b = in->buf;
@@ -221,15 +308,88 @@ sws_http_subreq_send_body(sws_http_request_t *sr, sws_chain_t *in)
 static void
 sws_http_subreq_finish(sws_http_request_t *sr, sws_int_t rc)
 {
+    sws_http_subreq_t *sub = sr->stream;
+
     /* logged by the location it ended in, as nginx's log_subrequest */
     if (sr->loc_conf && sws_http_core_loc(sr)->log_subrequest) {
         sr->logged = 0;
     }
     if (rc == SWS_OK && sr->filter_buffered) {
-        /* a filter holds the end of the body: room is never short here */
+        /* a filter holds the end of the body: room is never short here
+         * (an OUTPUT subrequest's filters are asked again below) */
         (void) sws_http_output_resume(sr);
     }
+    if (sub->flags & SWS_HTTP_SUBREQUEST_OUTPUT) {
+        if (rc != SWS_OK || sr->filter_buffered || !sub->whole) {
+            sub->failed = 1;
+        } else {
+            rc = sub->parent->proto->send_body(sub->parent, NULL);
+            if (rc == SWS_AGAIN) {
+                sub->draining = 1;      /* its bytes leave first: the parent's writer */
+                return;
+            }
+            sub->failed = rc != SWS_OK;
+        }
+    }
     (void) sws_http_request_ended(sr, rc == SWS_OK ? SWS_OK : SWS_ERROR);
+}
+
+/* The parent's write handler while an OUTPUT subrequest runs: room was
+ * made for its client, so the subrequest's producer may go on, or the
+ * subrequest that waited for its bytes to leave ends. */
+static void
+sws_http_subreq_parent_writer(sws_http_request_t *r)
+{
+    sws_http_subreq_t  *sub = r->subreqs ? r->subreqs->output : NULL;
+    sws_http_request_t *sr;
+    sws_int_t           rc;
+
+    if (sub == NULL) {
+        return;
+    }
+    sr = sub->sr;
+    if (sub->draining) {
+        rc = r->proto->send_body(r, NULL);
+        if (rc == SWS_AGAIN) {
+            return;
+        }
+        sub->draining = 0;
+        sub->failed = rc != SWS_OK;
+        (void) sws_http_request_ended(sr, rc == SWS_OK ? SWS_OK : SWS_ERROR);
+        return;
+    }
+    if (!sr->done && sr->write_event_handler) {
+        sr->write_event_handler(sr);
+    }
+}
+
+int
+sws_http_subrequest_output_hold(sws_http_request_t *r, sws_int_t rc)
+{
+    sws_buf_t   *b;
+    sws_chain_t  out;
+
+    if (rc != SWS_OK) {
+        r->output_held = 0;      /* an error: the response is cut */
+        return 0;
+    }
+    if (r->subreqs && r->subreqs->output) {
+        r->output_held = 1;
+        r->write_event_handler = sws_http_subreq_parent_writer;
+        return 1;
+    }
+    /* all of them ended: the end of the response, then r's own finish */
+    r->output_held = 0;
+    r->output_subreqs = 0;
+    b = sws_calloc_buf(r->pool);
+    if (b != NULL) {
+        b->last_buf = 1;
+        b->sync = 1;
+        out.buf = b;
+        out.next = NULL;
+        (void) r->proto->send_body(r, &out);
+    }
+    return 0;
 }
 
 /* A subrequest's body is r's, complete, or none: nothing to read. */
@@ -406,6 +566,10 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
         sws_log_error(SWS_LOG_ALERT, r->log, 0, "a subrequest without a URI");
         return SWS_ERROR;
     }
+    if ((conf->flags & SWS_HTTP_SUBREQUEST_OUTPUT) && subs && subs->output) {
+        sws_log_error(SWS_LOG_ALERT, r->log, 0, "an output subrequest while another runs");
+        return SWS_ERROR;
+    }
     if (subs == NULL) {
         subs = sws_pcalloc(r->pool, sizeof(sws_http_subreqs_t));
         if (subs == NULL || sws_pool_cleanup_add(r->pool, sws_http_subreqs_cleanup, subs)
@@ -510,6 +674,14 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     subs->nlive++;
     if (conf->flags & SWS_HTTP_SUBREQUEST_BACKGROUND) {
         r->subreq_wait = 1;
+    }
+    if (conf->flags & SWS_HTTP_SUBREQUEST_OUTPUT) {
+        subs->output = sub;
+        sub->writing = 1;
+        r->output_subreqs = 1;
+        if (r->done || r->output_held) {
+            r->write_event_handler = sws_http_subreq_parent_writer;
+        }
     }
     if (out) {
         *out = sr;
