@@ -195,9 +195,10 @@ def test_request_no_store_stores_nothing(sws, corigin):
 
 def test_only_if_cached(sws, corigin):
     # RFC 9111 5.2.1.7: a miss is 504 without asking the origin; a hit is
-    # served; a stale entry is not
+    # served; a stale entry is not. max-age=2: ages are whole seconds, so
+    # with 1 a second boundary between the miss and the hit made it stale
     o = corigin()
-    o.set("/c/oic", body=b"one", headers=cc("max-age=1"))
+    o.set("/c/oic", body=b"one", headers=cc("max-age=2"))
     srv = start(sws, o)
     oic = ["Cache-Control: only-if-cached"]
     r, st = get(srv, "/c/oic", headers=oic)
