@@ -55,7 +55,7 @@ def test_mtls_api_site(pair, cpki):
                 seen[what] = rs
     assert seen[("valid", True, "/whoami")][:2] == (200, (
         b'{"verify":"SUCCESS","dn":"CN=alice,OU=api,O=ScalWS\\, Inc.,C=FR",'
-        b'"issuer":"CN=ScalWS Test CA","serial":"5001","days":"1"}\n')), seen
+        b'"issuer":"CN=ScalWS Test CA","serial":"5001","days":"2"}\n')), seen
     assert seen[(None, False, "/v1/orders?id=7")][0] == 401
     assert seen[("valid", False, "/v1/orders?id=7")][0] == 200
     assert seen[("intermediate", True, "/admin/users")][0] == 403
