@@ -60,6 +60,9 @@ typedef struct {
 
 extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL */
 
+/* Keyed zone i of cycle counts outcomes and is the first of its type. */
+int sws_admin_limits_first(sws_cycle_t *cycle, sws_uint_t i);
+
 /* The console's files (sws_admin_console.c), by path; ends with path NULL. */
 typedef struct {
     const char  *path;

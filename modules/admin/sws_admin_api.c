@@ -2,6 +2,7 @@
  * GET /api/ and /api/SECTION: the JSON documents, read from what the core
  * keeps in shared memory (docs/admin.md lists the fields).
  */
+#include <stdio.h>
 #include <unistd.h>
 #include "sws_admin.h"
 
@@ -325,6 +326,66 @@ sws_admin_api_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_json_close(o, ']');
 }
 
+/* Zone i of cycle is the first of its type among those that count: the
+ * JSON and the metrics group the zones by type (owner). */
+int
+sws_admin_limits_first(sws_cycle_t *cycle, sws_uint_t i)
+{
+    sws_keyed_zone_t  *z = sws_keyed_zone_at(cycle, i);
+    sws_uint_t         k;
+
+    if (z == NULL || sws_keyed_zone_type(z)->counters == NULL) {
+        return 0;
+    }
+    for (k = 0; k < i; k++) {
+        if (sws_keyed_zone_type(sws_keyed_zone_at(cycle, k)) == sws_keyed_zone_type(z)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* {"limit_req": {"ZONE": {"keys": N, "passed": N, ...}}, "limit_conn": ...} */
+static void
+sws_admin_api_limits(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t       *amcf = sws_http_main_conf(r, &sws_module);
+    const sws_keyed_zone_type_t *type;
+    sws_keyed_zone_t            *z;
+    const sws_str_t             *name;
+    uint64_t                     sum[SWS_KEYED_ZONE_COUNTERS];
+    sws_uint_t                   i, k, c, keys;
+    char                         zname[256];
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
+        if (!sws_admin_limits_first(amcf->cycle, i)) {
+            continue;
+        }
+        type = sws_keyed_zone_type(sws_keyed_zone_at(amcf->cycle, i));
+        sws_admin_json_open(o, type->name, '{');
+        for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
+            if (sws_keyed_zone_type(z) != type) {
+                continue;
+            }
+            sws_keyed_zone_lock(z);
+            keys = sws_keyed_zone_count(z);
+            sws_keyed_zone_unlock(z);
+            sws_keyed_zone_counters_sum(z, sum, SWS_KEYED_ZONE_COUNTERS);
+            name = sws_keyed_zone_name(z);
+            snprintf(zname, sizeof(zname), "%.*s", (int) name->len, name->data);
+            sws_admin_json_open(o, zname, '{');
+            sws_admin_json_uint(o, "keys", keys);
+            for (c = 0; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
+                sws_admin_json_uint(o, type->counters[c], sum[c]);
+            }
+            sws_admin_json_close(o, '}');
+        }
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, '}');
+}
+
 const sws_admin_section_t  sws_admin_sections[] = {
     { "server", sws_admin_api_server },
     { "connections", sws_admin_api_connections },
@@ -335,5 +396,6 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "upstreams", sws_admin_api_upstreams },
     { "helpers", sws_admin_api_helpers },
     { "zones", sws_admin_api_zones },
+    { "limits", sws_admin_api_limits },
     { NULL, NULL }
 };

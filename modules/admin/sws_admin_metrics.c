@@ -5,6 +5,7 @@
  * without "_total", its samples with it), the info type, and the "# EOF"
  * that ends an OpenMetrics exposition.
  */
+#include <stdio.h>
 #include "sws_admin.h"
 
 typedef struct {
@@ -408,6 +409,44 @@ sws_admin_metrics_zones(sws_http_request_t *r, sws_admin_prom_t *m)
     }
 }
 
+/* scalws_limit_req_requests_total{zone="one",result="passed"} ...: the
+ * outcome counters of the keyed zones, a family per type (owner). */
+static void
+sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
+{
+    sws_admin_main_conf_t       *amcf = sws_http_main_conf(r, &sws_module);
+    const sws_keyed_zone_type_t *type;
+    sws_keyed_zone_t            *z;
+    const sws_str_t             *name;
+    sws_admin_label_t            l[2];
+    uint64_t                     sum[SWS_KEYED_ZONE_COUNTERS];
+    sws_uint_t                   i, k, c;
+    char                         fam[96];
+
+    for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
+        if (!sws_admin_limits_first(amcf->cycle, i)) {
+            continue;
+        }
+        type = sws_keyed_zone_type(sws_keyed_zone_at(amcf->cycle, i));
+        snprintf(fam, sizeof(fam), "scalws_%s_requests", type->name);
+        sws_admin_prom_family(m, fam, SWS_ADMIN_COUNTER,
+                              "Requests judged by a zone, by its verdict.");
+        for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
+            if (sws_keyed_zone_type(z) != type) {
+                continue;
+            }
+            sws_keyed_zone_counters_sum(z, sum, SWS_KEYED_ZONE_COUNTERS);
+            name = sws_keyed_zone_name(z);
+            l[0] = (sws_admin_label_t) { "zone", name->data, name->len };
+            for (c = 0; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
+                l[1] = (sws_admin_label_t) { "result", (const u_char *) type->counters[c],
+                                             strlen(type->counters[c]) };
+                sws_admin_prom_sample(m, l, 2, sum[c]);
+            }
+        }
+    }
+}
+
 static void
 sws_admin_metrics_helpers(sws_admin_prom_t *m)
 {
@@ -450,6 +489,7 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
     sws_admin_metrics_upstreams(&m);
     sws_admin_metrics_helpers(&m);
     sws_admin_metrics_zones(r, &m);
+    sws_admin_metrics_limits(r, &m);
     if (openmetrics) {
         sws_admin_out_cstr(o, "# EOF\n");
     }
