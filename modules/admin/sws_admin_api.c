@@ -386,6 +386,43 @@ sws_admin_api_limits(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_json_close(o, '}');
 }
 
+const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES] = {
+    "miss", "hit", "expired", "stale", "updating", "revalidated", "bypass"
+};
+
+/* {"NAME": {"entries": N, "disk_bytes": N, ..., "responses": {"miss": N, ...}}} */
+static void
+sws_admin_api_caches(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_http_cache_stats_t  st;
+    sws_uint_t              i, k;
+    char                    name[256];
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; ; i++) {
+        sws_memzero(&st, sizeof(st));
+        st.size = sizeof(st);
+        if (sws_http_cache_stats(r, i, &st) != SWS_OK) {
+            break;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int) st.name.len, st.name.data);
+        sws_admin_json_open(o, name, '{');
+        sws_admin_json_uint(o, "entries", st.entries);
+        sws_admin_json_uint(o, "disk_bytes", st.disk_bytes);
+        sws_admin_json_uint(o, "memory_bytes", st.memory_bytes);
+        sws_admin_json_uint(o, "max_disk_bytes", st.max_disk_bytes);
+        sws_admin_json_uint(o, "max_memory_bytes", st.max_memory_bytes);
+        sws_admin_json_uint(o, "evictions", st.evictions);
+        sws_admin_json_open(o, "responses", '{');
+        for (k = 0; k < SWS_HTTP_CACHE_STATUSES; k++) {
+            sws_admin_json_uint(o, sws_admin_cache_statuses[k], st.responses[k]);
+        }
+        sws_admin_json_close(o, '}');
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, '}');
+}
+
 const sws_admin_section_t  sws_admin_sections[] = {
     { "server", sws_admin_api_server },
     { "connections", sws_admin_api_connections },
@@ -397,5 +434,6 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "helpers", sws_admin_api_helpers },
     { "zones", sws_admin_api_zones },
     { "limits", sws_admin_api_limits },
+    { "caches", sws_admin_api_caches },
     { NULL, NULL }
 };

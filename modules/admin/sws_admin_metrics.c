@@ -447,6 +447,57 @@ sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
     }
 }
 
+/* The response caches: a family per figure, a sample per cache. */
+static void
+sws_admin_metrics_caches(sws_http_request_t *r, sws_admin_prom_t *m)
+{
+    static const struct {
+        const char  *name;
+        sws_uint_t   type;
+        const char  *help;
+    } fams[] = {
+        { "scalws_cache_responses", SWS_ADMIN_COUNTER,
+          "Requests that used a cache, by their $upstream_cache_status." },
+        { "scalws_cache_entries", SWS_ADMIN_GAUGE, "Complete entries stored." },
+        { "scalws_cache_disk_bytes", SWS_ADMIN_GAUGE, "Bytes of the entries' files." },
+        { "scalws_cache_memory_bytes", SWS_ADMIN_GAUGE,
+          "Bytes of the entries' copies in shared memory." },
+        { "scalws_cache_evictions", SWS_ADMIN_COUNTER,
+          "Entries the cache manager removed (inactive, or for room)." },
+    };
+    sws_http_cache_stats_t  st;
+    sws_admin_label_t       l[2];
+    sws_uint_t              f, i, k;
+
+    sws_memzero(&st, sizeof(st));
+    st.size = sizeof(st);
+    if (sws_http_cache_stats(r, 0, &st) != SWS_OK) {
+        return;                           /* no cache */
+    }
+    for (f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+        sws_admin_prom_family(m, fams[f].name, fams[f].type, fams[f].help);
+        for (i = 0; ; i++) {
+            sws_memzero(&st, sizeof(st));
+            st.size = sizeof(st);
+            if (sws_http_cache_stats(r, i, &st) != SWS_OK) {
+                break;
+            }
+            l[0] = (sws_admin_label_t) { "zone", st.name.data, st.name.len };
+            if (f == 0) {
+                for (k = 0; k < SWS_HTTP_CACHE_STATUSES; k++) {
+                    l[1] = (sws_admin_label_t) {
+                        "status", (const u_char *) sws_admin_cache_statuses[k],
+                        strlen(sws_admin_cache_statuses[k]) };
+                    sws_admin_prom_sample(m, l, 2, st.responses[k]);
+                }
+                continue;
+            }
+            sws_admin_prom_sample(m, l, 1, f == 1 ? st.entries : f == 2 ? st.disk_bytes
+                                           : f == 3 ? st.memory_bytes : st.evictions);
+        }
+    }
+}
+
 static void
 sws_admin_metrics_helpers(sws_admin_prom_t *m)
 {
@@ -490,6 +541,7 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
     sws_admin_metrics_helpers(&m);
     sws_admin_metrics_zones(r, &m);
     sws_admin_metrics_limits(r, &m);
+    sws_admin_metrics_caches(r, &m);
     if (openmetrics) {
         sws_admin_out_cstr(o, "# EOF\n");
     }

@@ -8,10 +8,9 @@
 #include "sws_conf_internal.h"
 #include "sws_cycle.h"
 #include "sws_shm_internal.h"
-#include "sws_process_internal.h"     /* sws_worker, sws_worker_generation */
 #include <scalws/sws_keyed_zone.h>
 #include <scalws/sws_slab.h>
-#include <scalws/sws_status.h>      /* SWS_STATUS_WORKERS */
+#include <scalws/sws_status.h>      /* sws_status_slot */
 
 #define SWS_KEYED_ZONE_MIN  32768        /* eight pages of 4 KiB, as nginx */
 
@@ -38,7 +37,7 @@ typedef struct {
 
 /* One row per worker index and generation parity: the old and the new
  * workers of one index run side by side during a reload. */
-#define SWS_KEYED_ZONE_ROWS  (2 * SWS_STATUS_WORKERS)
+#define SWS_KEYED_ZONE_ROWS  SWS_STATUS_SLOTS
 
 /* The zone's root, in the zone. */
 typedef struct sws_keyed_zone_sh_s {
@@ -346,8 +345,7 @@ sws_keyed_zone_counters(sws_keyed_zone_t *zone)
     if (rows == NULL) {
         return NULL;
     }
-    return rows[sws_worker % SWS_STATUS_WORKERS
-                + SWS_STATUS_WORKERS * (sws_worker_generation & 1)].n;
+    return rows[sws_status_slot()].n;
 }
 
 void

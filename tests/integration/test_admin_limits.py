@@ -11,7 +11,7 @@ import threading
 import pytest
 
 import swsharness as h
-from test_admin import admin_block, api, get, promtool
+from test_admin import admin_block, api, get, metric, promtool
 
 HTTP = """
     limit_req_zone $arg_k zone=slow:64k rate=1r/m;
@@ -53,14 +53,6 @@ def logged(srv, n, prefixes):
                 if line.startswith(prefixes)]
     assert h.wait_for(lambda: len(lines()) >= n, 5), h._read(path)
     return lines()
-
-
-def metric(text, name, **labels):
-    want = ",".join('%s="%s"' % kv for kv in labels.items())
-    prefix = "%s{%s} " % (name, want)
-    found = [line[len(prefix):] for line in text.splitlines() if line.startswith(prefix)]
-    assert len(found) == 1, (prefix, text)
-    return int(found[0])
 
 
 REQ_RESULTS = ["passed", "delayed", "rejected", "delayed_dry_run", "rejected_dry_run"]
