@@ -65,6 +65,8 @@ extern const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES];
 
 /* Keyed zone i of cycle counts outcomes and is the first of its type. */
 int sws_admin_limits_first(sws_cycle_t *cycle, sws_uint_t i);
+/* ... and is a resolver's status_zone (shown apart from the limits). */
+int sws_admin_is_resolver(sws_cycle_t *cycle, sws_uint_t i);
 
 /* The console's files (sws_admin_console.c), by path; ends with path NULL. */
 typedef struct {

@@ -421,6 +421,7 @@ sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
     sws_admin_label_t            l[2];
     uint64_t                     sum[SWS_KEYED_ZONE_COUNTERS];
     sws_uint_t                   i, k, c;
+    int                          resolver;
     char                         fam[96];
 
     for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
@@ -428,9 +429,26 @@ sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
             continue;
         }
         type = sws_keyed_zone_type(sws_keyed_zone_at(amcf->cycle, i));
-        snprintf(fam, sizeof(fam), "scalws_%s_requests", type->name);
-        sws_admin_prom_family(m, fam, SWS_ADMIN_COUNTER,
-                              "Requests judged by a zone, by its verdict.");
+        resolver = sws_admin_is_resolver(amcf->cycle, i);
+        if (resolver) {
+            /* counter 0 is the questions, the others their answers */
+            sws_admin_prom_family(m, "scalws_resolver_queries", SWS_ADMIN_COUNTER,
+                                  "DNS questions a resolver's status_zone asked.");
+            for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
+                if (sws_keyed_zone_type(z) == type) {
+                    sws_keyed_zone_counters_sum(z, sum, 1);
+                    name = sws_keyed_zone_name(z);
+                    l[0] = (sws_admin_label_t) { "zone", name->data, name->len };
+                    sws_admin_prom_sample(m, l, 1, sum[0]);
+                }
+            }
+            sws_admin_prom_family(m, "scalws_resolver_responses", SWS_ADMIN_COUNTER,
+                                  "Answers to those questions, by outcome.");
+        } else {
+            snprintf(fam, sizeof(fam), "scalws_%s_requests", type->name);
+            sws_admin_prom_family(m, fam, SWS_ADMIN_COUNTER,
+                                  "Requests judged by a zone, by its verdict.");
+        }
         for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
             if (sws_keyed_zone_type(z) != type) {
                 continue;
@@ -438,7 +456,7 @@ sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
             sws_keyed_zone_counters_sum(z, sum, SWS_KEYED_ZONE_COUNTERS);
             name = sws_keyed_zone_name(z);
             l[0] = (sws_admin_label_t) { "zone", name->data, name->len };
-            for (c = 0; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
+            for (c = resolver; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
                 l[1] = (sws_admin_label_t) { "result", (const u_char *) type->counters[c],
                                              strlen(type->counters[c]) };
                 sws_admin_prom_sample(m, l, 2, sum[c]);

@@ -54,7 +54,7 @@ def test_health_ready_and_api_without_tokens(sws):
     assert r.header("Cache-Control") == "no-store"
     doc = api(srv)
     assert set(doc) == {"server", "connections", "http", "workers", "tls", "http2",
-                        "upstreams", "helpers", "zones", "limits", "caches"}
+                        "upstreams", "helpers", "zones", "limits", "caches", "resolvers"}
     assert doc["helpers"] == []
     assert doc["server"]["version"] and doc["server"]["abi"] == "1.8"
     assert doc["server"]["config_file"] == str(srv.conf_path)
