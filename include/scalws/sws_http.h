@@ -734,4 +734,41 @@ sws_int_t sws_http_cache_purge_register(sws_conf_t *cf, const sws_str_t *cache,
 sws_int_t sws_http_cache_purge(sws_http_request_t *r, const sws_str_t *cache,
     const sws_str_t *key, sws_uint_t *removed);
 
+/*
+ * ABI 1.8: a cache's figures, for an admin API. The cache module registers
+ * a stats function per cache; sws_http_cache_stats(r, i, st) fills st for
+ * the i-th cache that has one (st->size: the caller's sizeof, set first;
+ * the function fills no more than that), SWS_DECLINED past the last.
+ * responses[] counts the requests that used the cache by their final
+ * $upstream_cache_status, in the order of SWS_HTTP_CACHE_MISS ..
+ */
+#define SWS_HTTP_CACHE_MISS         0
+#define SWS_HTTP_CACHE_HIT          1
+#define SWS_HTTP_CACHE_EXPIRED      2
+#define SWS_HTTP_CACHE_STALE        3
+#define SWS_HTTP_CACHE_UPDATING     4
+#define SWS_HTTP_CACHE_REVALIDATED  5
+#define SWS_HTTP_CACHE_BYPASS       6
+#define SWS_HTTP_CACHE_STATUSES     7
+
+typedef struct {
+    size_t     size;
+    sws_str_t  name;            /* filled by the core */
+    uint64_t   entries;         /* complete entries stored */
+    uint64_t   disk_bytes;      /* their files */
+    uint64_t   memory_bytes;    /* their copies in shared memory */
+    uint64_t   max_disk_bytes;  /* 0: no limit */
+    uint64_t   max_memory_bytes;
+    uint64_t   responses[SWS_HTTP_CACHE_STATUSES];
+    uint64_t   evictions;       /* entries the cache manager removed
+                                   (inactive, or for room) */
+    uint64_t   reserved[8];
+} sws_http_cache_stats_t;
+
+typedef void (*sws_http_cache_stats_pt)(void *data, sws_http_cache_stats_t *st);
+sws_int_t sws_http_cache_stats_register(sws_conf_t *cf, const sws_str_t *cache,
+    sws_http_cache_stats_pt stats, void *data);
+sws_int_t sws_http_cache_stats(sws_http_request_t *r, sws_uint_t i,
+    sws_http_cache_stats_t *st);
+
 #endif

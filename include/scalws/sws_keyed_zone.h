@@ -31,7 +31,11 @@ typedef struct {
      * sws_keyed_zone_touch) to make room for a new key; 0: an insert
      * into a full zone fails. */
     sws_uint_t   evict;
-    void        *reserved[4];   /* zero */
+    /* ABI 1.8 (was reserved[0]): the names of the zone's outcome counters
+     * ("passed", "rejected" ...: see sws_keyed_zone_counters), NULL-ended,
+     * at most SWS_KEYED_ZONE_COUNTERS; NULL: the zone counts nothing. */
+    const char *const  *counters;
+    void        *reserved[3];   /* zero */
 } sws_keyed_zone_type_t;
 
 /* A directive's reference to a zone by name, resolved at merge. */
@@ -112,6 +116,25 @@ char *sws_keyed_zone_limits_merge(sws_conf_t *cf, const sws_keyed_zone_type_t *t
 
 const sws_str_t *sws_keyed_zone_name(sws_keyed_zone_t *zone);
 void            *sws_keyed_zone_data(sws_keyed_zone_t *zone);
+
+/*
+ * ABI 1.8: outcome counters. A zone whose type names counters keeps them
+ * in its shared memory, one row per worker (and per generation parity, as
+ * the connection counters): the owner adds to its own worker's row with
+ * plain adds, no lock and no atomic, e.g.
+ *     sws_keyed_zone_counters(zone)[MY_REJECTED]++;
+ * (NULL when the type names none). They go on across reloads that keep
+ * the zone. sws_keyed_zone_counters_sum() fills sum[0 .. n-1] with the
+ * sums over every row (a snapshot: each row is read as it is).
+ */
+#define SWS_KEYED_ZONE_COUNTERS  8
+uint64_t *sws_keyed_zone_counters(sws_keyed_zone_t *zone);
+void      sws_keyed_zone_counters_sum(sws_keyed_zone_t *zone, uint64_t *sum, sws_uint_t n);
+
+/* ABI 1.8: the keyed zones of cycle, of every type, in the order they were
+ * declared: i from 0 until NULL. */
+sws_keyed_zone_t *sws_keyed_zone_at(sws_cycle_t *cycle, sws_uint_t i);
+const sws_keyed_zone_type_t *sws_keyed_zone_type(sws_keyed_zone_t *zone);
 
 /* ---- records: the functions below need the zone's lock ---- */
 

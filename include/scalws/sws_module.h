@@ -63,7 +63,15 @@
                                  does not store), a HEAD's head; a stored Date
                                  sent as the response's own
                                  (sws_http_response_date), the stored head's
-                                 flags (SWS_HTTP_STORED_HEAD_DATE) */
+                                 flags (SWS_HTTP_STORED_HEAD_DATE);
+                                 a keyed zone's outcome counters
+                                 (sws_keyed_zone_type_t's counters,
+                                 sws_keyed_zone_counters, _counters_sum)
+                                 and the zones listed (sws_keyed_zone_at,
+                                 sws_keyed_zone_type); sws_status_slot
+                                 (a module's per-worker counters); a
+                                 cache's figures (sws_http_cache_stats,
+                                 _stats_register) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

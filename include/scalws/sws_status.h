@@ -41,6 +41,15 @@ void sws_status_get(sws_status_t *st);
 #define SWS_STATUS_WORKERS  32
 sws_int_t sws_status_get_worker(sws_uint_t i, sws_status_t *st);
 
+/* ABI 1.8: this process's row among SWS_STATUS_SLOTS, for a module's own
+ * per-worker counters in shared memory: its worker index and the parity of
+ * its configuration generation (the old and new workers of one index run
+ * side by side during a reload), as the core's counters are kept. A
+ * process that is no worker (the master, a helper) has the row of worker
+ * 0 of its generation. */
+#define SWS_STATUS_SLOTS  (2 * SWS_STATUS_WORKERS)
+sws_uint_t sws_status_slot(void);
+
 /* ABI 1.8: the clients' TLS handshakes and HTTP/2, since start, summed
  * over the workers. st->size: the caller's sizeof; the core fills no more
  * than that and sets it to what it filled (SWS_ERROR if too small). */

@@ -60,6 +60,14 @@ typedef struct {
 
 extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL */
 
+/* The names of sws_http_cache_stats_t's responses[], as JSON keys and labels. */
+extern const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES];
+
+/* Keyed zone i of cycle counts outcomes and is the first of its type. */
+int sws_admin_limits_first(sws_cycle_t *cycle, sws_uint_t i);
+/* ... and is a resolver's status_zone (shown apart from the limits). */
+int sws_admin_is_resolver(sws_cycle_t *cycle, sws_uint_t i);
+
 /* The console's files (sws_admin_console.c), by path; ends with path NULL. */
 typedef struct {
     const char  *path;

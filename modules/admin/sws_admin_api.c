@@ -2,6 +2,8 @@
  * GET /api/ and /api/SECTION: the JSON documents, read from what the core
  * keeps in shared memory (docs/admin.md lists the fields).
  */
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "sws_admin.h"
 
@@ -325,6 +327,138 @@ sws_admin_api_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
     sws_admin_json_close(o, ']');
 }
 
+/* Zone i of cycle is the first of its type among those that count: the
+ * JSON and the metrics group the zones by type (owner). */
+int
+sws_admin_limits_first(sws_cycle_t *cycle, sws_uint_t i)
+{
+    sws_keyed_zone_t  *z = sws_keyed_zone_at(cycle, i);
+    sws_uint_t         k;
+
+    if (z == NULL || sws_keyed_zone_type(z)->counters == NULL) {
+        return 0;
+    }
+    for (k = 0; k < i; k++) {
+        if (sws_keyed_zone_type(sws_keyed_zone_at(cycle, k)) == sws_keyed_zone_type(z)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* "ZONE": {["keys": N,] "COUNTER": N, ...} for each zone of the type of
+ * zone i, from i on. */
+static void
+sws_admin_counted_zones(sws_admin_out_t *o, sws_cycle_t *cycle, sws_uint_t i, int keys)
+{
+    const sws_keyed_zone_type_t *type = sws_keyed_zone_type(sws_keyed_zone_at(cycle, i));
+    sws_keyed_zone_t            *z;
+    const sws_str_t             *name;
+    uint64_t                     sum[SWS_KEYED_ZONE_COUNTERS];
+    sws_uint_t                   c, n;
+    char                         zname[256];
+
+    for (; (z = sws_keyed_zone_at(cycle, i)) != NULL; i++) {
+        if (sws_keyed_zone_type(z) != type) {
+            continue;
+        }
+        name = sws_keyed_zone_name(z);
+        snprintf(zname, sizeof(zname), "%.*s", (int) name->len, name->data);
+        sws_admin_json_open(o, zname, '{');
+        if (keys) {
+            sws_keyed_zone_lock(z);
+            n = sws_keyed_zone_count(z);
+            sws_keyed_zone_unlock(z);
+            sws_admin_json_uint(o, "keys", n);
+        }
+        sws_keyed_zone_counters_sum(z, sum, SWS_KEYED_ZONE_COUNTERS);
+        for (c = 0; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
+            sws_admin_json_uint(o, type->counters[c], sum[c]);
+        }
+        sws_admin_json_close(o, '}');
+    }
+}
+
+/* The resolvers' status zones have a section of their own. */
+int
+sws_admin_is_resolver(sws_cycle_t *cycle, sws_uint_t i)
+{
+    return strcmp(sws_keyed_zone_type(sws_keyed_zone_at(cycle, i))->name,
+                  "resolver_status") == 0;
+}
+
+/* {"limit_req": {"ZONE": {"keys": N, "passed": N, ...}}, "limit_conn": ...} */
+static void
+sws_admin_api_limits(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t  *amcf = sws_http_main_conf(r, &sws_module);
+    sws_uint_t              i;
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
+        if (sws_admin_limits_first(amcf->cycle, i) && !sws_admin_is_resolver(amcf->cycle, i)) {
+            sws_admin_json_open(o, sws_keyed_zone_type(sws_keyed_zone_at(amcf->cycle, i))->name,
+                                '{');
+            sws_admin_counted_zones(o, amcf->cycle, i, 1);
+            sws_admin_json_close(o, '}');
+        }
+    }
+    sws_admin_json_close(o, '}');
+}
+
+/* {"ZONE": {"queries": N, "answers": N, ...}}: the resolvers' status_zone */
+static void
+sws_admin_api_resolvers(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_main_conf_t  *amcf = sws_http_main_conf(r, &sws_module);
+    sws_uint_t              i;
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
+        if (sws_admin_limits_first(amcf->cycle, i) && sws_admin_is_resolver(amcf->cycle, i)) {
+            sws_admin_counted_zones(o, amcf->cycle, i, 0);
+        }
+    }
+    sws_admin_json_close(o, '}');
+}
+
+const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES] = {
+    "miss", "hit", "expired", "stale", "updating", "revalidated", "bypass"
+};
+
+/* {"NAME": {"entries": N, "disk_bytes": N, ..., "responses": {"miss": N, ...}}} */
+static void
+sws_admin_api_caches(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_http_cache_stats_t  st;
+    sws_uint_t              i, k;
+    char                    name[256];
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; ; i++) {
+        sws_memzero(&st, sizeof(st));
+        st.size = sizeof(st);
+        if (sws_http_cache_stats(r, i, &st) != SWS_OK) {
+            break;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int) st.name.len, st.name.data);
+        sws_admin_json_open(o, name, '{');
+        sws_admin_json_uint(o, "entries", st.entries);
+        sws_admin_json_uint(o, "disk_bytes", st.disk_bytes);
+        sws_admin_json_uint(o, "memory_bytes", st.memory_bytes);
+        sws_admin_json_uint(o, "max_disk_bytes", st.max_disk_bytes);
+        sws_admin_json_uint(o, "max_memory_bytes", st.max_memory_bytes);
+        sws_admin_json_uint(o, "evictions", st.evictions);
+        sws_admin_json_open(o, "responses", '{');
+        for (k = 0; k < SWS_HTTP_CACHE_STATUSES; k++) {
+            sws_admin_json_uint(o, sws_admin_cache_statuses[k], st.responses[k]);
+        }
+        sws_admin_json_close(o, '}');
+        sws_admin_json_close(o, '}');
+    }
+    sws_admin_json_close(o, '}');
+}
+
 const sws_admin_section_t  sws_admin_sections[] = {
     { "server", sws_admin_api_server },
     { "connections", sws_admin_api_connections },
@@ -335,5 +469,8 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "upstreams", sws_admin_api_upstreams },
     { "helpers", sws_admin_api_helpers },
     { "zones", sws_admin_api_zones },
+    { "limits", sws_admin_api_limits },
+    { "caches", sws_admin_api_caches },
+    { "resolvers", sws_admin_api_resolvers },
     { NULL, NULL }
 };

@@ -5,6 +5,7 @@
  * without "_total", its samples with it), the info type, and the "# EOF"
  * that ends an OpenMetrics exposition.
  */
+#include <stdio.h>
 #include "sws_admin.h"
 
 typedef struct {
@@ -408,6 +409,113 @@ sws_admin_metrics_zones(sws_http_request_t *r, sws_admin_prom_t *m)
     }
 }
 
+/* scalws_limit_req_requests_total{zone="one",result="passed"} ...: the
+ * outcome counters of the keyed zones, a family per type (owner). */
+static void
+sws_admin_metrics_limits(sws_http_request_t *r, sws_admin_prom_t *m)
+{
+    sws_admin_main_conf_t       *amcf = sws_http_main_conf(r, &sws_module);
+    const sws_keyed_zone_type_t *type;
+    sws_keyed_zone_t            *z;
+    const sws_str_t             *name;
+    sws_admin_label_t            l[2];
+    uint64_t                     sum[SWS_KEYED_ZONE_COUNTERS];
+    sws_uint_t                   i, k, c;
+    int                          resolver;
+    char                         fam[96];
+
+    for (i = 0; sws_keyed_zone_at(amcf->cycle, i); i++) {
+        if (!sws_admin_limits_first(amcf->cycle, i)) {
+            continue;
+        }
+        type = sws_keyed_zone_type(sws_keyed_zone_at(amcf->cycle, i));
+        resolver = sws_admin_is_resolver(amcf->cycle, i);
+        if (resolver) {
+            /* counter 0 is the questions, the others their answers */
+            sws_admin_prom_family(m, "scalws_resolver_queries", SWS_ADMIN_COUNTER,
+                                  "DNS questions a resolver's status_zone asked.");
+            for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
+                if (sws_keyed_zone_type(z) == type) {
+                    sws_keyed_zone_counters_sum(z, sum, 1);
+                    name = sws_keyed_zone_name(z);
+                    l[0] = (sws_admin_label_t) { "zone", name->data, name->len };
+                    sws_admin_prom_sample(m, l, 1, sum[0]);
+                }
+            }
+            sws_admin_prom_family(m, "scalws_resolver_responses", SWS_ADMIN_COUNTER,
+                                  "Answers to those questions, by outcome.");
+        } else {
+            snprintf(fam, sizeof(fam), "scalws_%s_requests", type->name);
+            sws_admin_prom_family(m, fam, SWS_ADMIN_COUNTER,
+                                  "Requests judged by a zone, by its verdict.");
+        }
+        for (k = i; (z = sws_keyed_zone_at(amcf->cycle, k)) != NULL; k++) {
+            if (sws_keyed_zone_type(z) != type) {
+                continue;
+            }
+            sws_keyed_zone_counters_sum(z, sum, SWS_KEYED_ZONE_COUNTERS);
+            name = sws_keyed_zone_name(z);
+            l[0] = (sws_admin_label_t) { "zone", name->data, name->len };
+            for (c = resolver; type->counters[c] && c < SWS_KEYED_ZONE_COUNTERS; c++) {
+                l[1] = (sws_admin_label_t) { "result", (const u_char *) type->counters[c],
+                                             strlen(type->counters[c]) };
+                sws_admin_prom_sample(m, l, 2, sum[c]);
+            }
+        }
+    }
+}
+
+/* The response caches: a family per figure, a sample per cache. */
+static void
+sws_admin_metrics_caches(sws_http_request_t *r, sws_admin_prom_t *m)
+{
+    static const struct {
+        const char  *name;
+        sws_uint_t   type;
+        const char  *help;
+    } fams[] = {
+        { "scalws_cache_responses", SWS_ADMIN_COUNTER,
+          "Requests that used a cache, by their $upstream_cache_status." },
+        { "scalws_cache_entries", SWS_ADMIN_GAUGE, "Complete entries stored." },
+        { "scalws_cache_disk_bytes", SWS_ADMIN_GAUGE, "Bytes of the entries' files." },
+        { "scalws_cache_memory_bytes", SWS_ADMIN_GAUGE,
+          "Bytes of the entries' copies in shared memory." },
+        { "scalws_cache_evictions", SWS_ADMIN_COUNTER,
+          "Entries the cache manager removed (inactive, or for room)." },
+    };
+    sws_http_cache_stats_t  st;
+    sws_admin_label_t       l[2];
+    sws_uint_t              f, i, k;
+
+    sws_memzero(&st, sizeof(st));
+    st.size = sizeof(st);
+    if (sws_http_cache_stats(r, 0, &st) != SWS_OK) {
+        return;                           /* no cache */
+    }
+    for (f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+        sws_admin_prom_family(m, fams[f].name, fams[f].type, fams[f].help);
+        for (i = 0; ; i++) {
+            sws_memzero(&st, sizeof(st));
+            st.size = sizeof(st);
+            if (sws_http_cache_stats(r, i, &st) != SWS_OK) {
+                break;
+            }
+            l[0] = (sws_admin_label_t) { "zone", st.name.data, st.name.len };
+            if (f == 0) {
+                for (k = 0; k < SWS_HTTP_CACHE_STATUSES; k++) {
+                    l[1] = (sws_admin_label_t) {
+                        "status", (const u_char *) sws_admin_cache_statuses[k],
+                        strlen(sws_admin_cache_statuses[k]) };
+                    sws_admin_prom_sample(m, l, 2, st.responses[k]);
+                }
+                continue;
+            }
+            sws_admin_prom_sample(m, l, 1, f == 1 ? st.entries : f == 2 ? st.disk_bytes
+                                           : f == 3 ? st.memory_bytes : st.evictions);
+        }
+    }
+}
+
 static void
 sws_admin_metrics_helpers(sws_admin_prom_t *m)
 {
@@ -450,6 +558,8 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
     sws_admin_metrics_upstreams(&m);
     sws_admin_metrics_helpers(&m);
     sws_admin_metrics_zones(r, &m);
+    sws_admin_metrics_limits(r, &m);
+    sws_admin_metrics_caches(r, &m);
     if (openmetrics) {
         sws_admin_out_cstr(o, "# EOF\n");
     }

@@ -164,6 +164,12 @@ struct sws_cache_node_s {
     u_char                 key[];
 };
 
+/* A worker's counts of requests by final $upstream_cache_status
+ * (SWS_CACHE_MISS - 1 ..): a cache line of its own, plain adds. */
+typedef struct {
+    uint64_t               n[8];
+} sws_cache_row_t;
+
 /* The root of a zone (sws_slab_data). */
 typedef struct {
     sws_slab_hash_t       *hash;
@@ -174,6 +180,8 @@ typedef struct {
     uint64_t               nentries;
     unsigned               loaded:1;     /* the loader has finished */
     uint64_t               counter;      /* temp file names */
+    sws_cache_row_t       *rows;         /* SWS_STATUS_SLOTS of them */
+    uint64_t               evictions;    /* by the manager (under the lock) */
 } sws_cache_sh_t;
 
 /* mem_size not given: keys_zone's size / SWS_CACHE_MEM_SHARE */
@@ -340,6 +348,8 @@ extern const sws_http_upstream_cache_t sws_cache_hooks;
 /* sws_cache_path.c */
 char             *sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 sws_cache_path_t *sws_cache_path_find(sws_cache_main_conf_t *cmcf, const sws_str_t *name);
+/* postconfiguration: every cache's figures, for sws_http_cache_stats(). */
+sws_int_t sws_cache_stats_init(sws_conf_t *cf);
 sws_cache_node_t *sws_cache_node_find_locked(sws_cache_path_t *p, const u_char *key, size_t len);
 /* A new node for key (the lock held); NULL if the zone is full. */
 sws_cache_node_t *sws_cache_node_new_locked(sws_cache_path_t *p, const u_char *key, size_t len);

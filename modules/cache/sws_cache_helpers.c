@@ -68,7 +68,7 @@ sws_cache_manage(sws_cache_path_t *p, sws_log_t *log)
             if (n->last_access + p->inactive <= now
                 || (p->max_size && sh->fs_used > p->max_size) || low)
             {
-                sws_cache_drop_node_locked(p, n);
+                sh->evictions += sws_cache_drop_node_locked(p, n);
                 done++;
                 continue;
             }

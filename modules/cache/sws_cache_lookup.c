@@ -13,11 +13,15 @@
 
 #define SWS_CACHE_LOCK_POLL  20       /* ms between looks at a busy key */
 
+/* At the request's end: counted by its final status, unlocked, released. */
 static void
 sws_cache_cleanup(void *data)
 {
     sws_cache_ctx_t *ctx = data;
 
+    if (ctx->status != SWS_CACHE_NONE) {
+        ctx->path->sh->rows[sws_status_slot()].n[ctx->status - 1]++;
+    }
     if (ctx->blob) {
         sws_cache_blob_release(ctx->path, ctx->blob);
         ctx->blob = NULL;

@@ -144,6 +144,9 @@ sws_cache_postconfiguration(sws_conf_t *cf)
     sws_cache_main_conf_t *cmcf = sws_conf_http_main_conf(cf, &sws_module);
 
     sws_cache_paths = cmcf ? cmcf->paths : NULL;
+    if (sws_cache_stats_init(cf) != SWS_OK) {
+        return SWS_ERROR;
+    }
     return sws_cache_purge_init(cf);
 }
 

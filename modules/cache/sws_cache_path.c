@@ -35,7 +35,7 @@ sws_cache_zone_init(sws_shm_zone_t *zone, void *old_data)
     sh = sws_slab_data(pool);
     if (sh != NULL) {
         p->sh = sh;                    /* a reload: the entries stay */
-        return SWS_OK;
+        return SWS_OK;                 /* (and the counts: rows were made) */
     }
     sws_slab_lock(pool);
     sh = sws_slab_calloc_locked(pool, sizeof(sws_cache_sh_t));
@@ -48,7 +48,51 @@ sws_cache_zone_init(sws_shm_zone_t *zone, void *old_data)
     }
     sws_slab_unlock(pool);
     p->sh = sws_slab_data(pool);
-    return p->sh ? SWS_OK : SWS_ERROR;
+    if (p->sh && p->sh->rows == NULL) {
+        sws_slab_lock(pool);
+        p->sh->rows = sws_slab_calloc_locked(pool, sizeof(sws_cache_row_t) * SWS_STATUS_SLOTS);
+        sws_slab_unlock(pool);
+    }
+    return p->sh && p->sh->rows ? SWS_OK : SWS_ERROR;
+}
+
+static void
+sws_cache_stats(void *data, sws_http_cache_stats_t *st)
+{
+    sws_cache_path_t  *p = data;
+    sws_cache_sh_t    *sh = p->sh;
+    sws_uint_t         i, k;
+
+    sws_slab_lock(p->pool);
+    st->entries = sh->nentries;
+    st->disk_bytes = sh->fs_used;
+    st->memory_bytes = sh->mem_used;
+    st->evictions = sh->evictions;
+    sws_slab_unlock(p->pool);
+    st->max_disk_bytes = p->max_size;
+    st->max_memory_bytes = p->mem_size;
+    /* SWS_CACHE_MISS .. BYPASS are SWS_HTTP_CACHE_MISS + 1 .. */
+    for (i = 0; i < SWS_STATUS_SLOTS; i++) {
+        for (k = 0; k < SWS_HTTP_CACHE_STATUSES; k++) {
+            st->responses[k] += __atomic_load_n(&sh->rows[i].n[k], __ATOMIC_RELAXED);
+        }
+    }
+}
+
+sws_int_t
+sws_cache_stats_init(sws_conf_t *cf)
+{
+    sws_cache_main_conf_t  *cmcf = sws_conf_http_main_conf(cf, &sws_module);
+    sws_cache_path_t      **pp;
+    sws_uint_t              i;
+
+    for (i = 0; cmcf && cmcf->paths && i < cmcf->paths->nelts; i++) {
+        pp = cmcf->paths->elts;
+        if (sws_http_cache_stats_register(cf, &pp[i]->name, sws_cache_stats, pp[i]) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
 }
 
 sws_cache_path_t *

@@ -20,6 +20,12 @@
 #define SWS_LIMIT_CONN_REJECTED          2
 #define SWS_LIMIT_CONN_REJECTED_DRY_RUN  3
 
+/* The zone's outcome counters (sws_keyed_zone_counters): a request is
+ * counted once by each zone that judged it, as that zone's verdict. */
+static const char *const  sws_limit_conn_counter_names[] = {
+    "passed", "rejected", "rejected_dry_run", NULL
+};
+
 /* A key's record, in the zone (sws_keyed_zone.h keeps the key). */
 typedef struct {
     uint64_t               count;
@@ -88,6 +94,7 @@ static const sws_keyed_zone_type_t  sws_limit_conn_zone_type = {
     .tag = &sws_module,
     .record_size = sizeof(sws_limit_conn_node_t),
     .evict = 0,                        /* a full zone refuses new keys */
+    .counters = sws_limit_conn_counter_names,
 };
 
 
@@ -190,12 +197,15 @@ sws_limit_conn_handler(sws_http_request_t *r)
                           sws_http_unparsed_uri(r)->data);
             if (lcf->dry_run) {
                 ctx->status = SWS_LIMIT_CONN_REJECTED_DRY_RUN;
+                sws_keyed_zone_counters(z->zone)[SWS_LIMIT_CONN_REJECTED_DRY_RUN - 1]++;
                 continue;
             }
+            sws_keyed_zone_counters(z->zone)[SWS_LIMIT_CONN_REJECTED - 1]++;
             /* what was taken by the limits before goes with the pool */
             ctx->status = SWS_LIMIT_CONN_REJECTED;
             return lcf->status;
         }
+        sws_keyed_zone_counters(z->zone)[SWS_LIMIT_CONN_PASSED - 1]++;
         held->zone = z->zone;
         held->node = n;
         if (sws_pool_cleanup_add(sws_http_pool(r), sws_limit_conn_release, held) != SWS_OK) {

@@ -25,6 +25,15 @@
 #define SWS_LIMIT_REQ_DELAYED_DRY_RUN   4
 #define SWS_LIMIT_REQ_REJECTED_DRY_RUN  5
 
+/* The zone's outcome counters (sws_keyed_zone_counters): a request is
+ * counted once by each zone that judged it, as that zone's verdict. */
+static const char *const  sws_limit_req_counter_names[] = {
+    "passed", "delayed", "rejected", "delayed_dry_run", "rejected_dry_run", NULL
+};
+
+#define sws_limit_req_count_outcome(z, status) \
+    sws_keyed_zone_counters((z)->zone)[(status) - 1]++
+
 /* A key's record, in the zone (sws_keyed_zone.h keeps the key). */
 typedef struct {
     sws_msec_t             last;      /* monotonic ms (one clock for all workers) */
@@ -92,6 +101,7 @@ static const sws_keyed_zone_type_t  sws_limit_req_zone_type = {
     .tag = &sws_module,
     .record_size = sizeof(sws_limit_req_node_t),
     .evict = 1,                        /* the keys seen least recently make room */
+    .counters = sws_limit_req_counter_names,
 };
 
 
@@ -210,12 +220,10 @@ sws_limit_req_handler(sws_http_request_t *r)
         if (excesses[i] > (int64_t) l[i].burst) {
             sws_limit_req_log(r, lcf->log_level, "limiting", &l[i], excesses[i],
                               lcf->dry_run);
-            if (lcf->dry_run) {
-                ctx->status = SWS_LIMIT_REQ_REJECTED_DRY_RUN;
-                return SWS_DECLINED;
-            }
-            ctx->status = SWS_LIMIT_REQ_REJECTED;
-            return lcf->status;
+            ctx->status = lcf->dry_run ? SWS_LIMIT_REQ_REJECTED_DRY_RUN
+                                       : SWS_LIMIT_REQ_REJECTED;
+            sws_limit_req_count_outcome(z, ctx->status);
+            return lcf->dry_run ? SWS_DECLINED : lcf->status;
         }
     }
 
@@ -232,7 +240,11 @@ sws_limit_req_handler(sws_http_request_t *r)
                           (int) l[i].ref.name.len, l[i].ref.name.data, keys[i].len);
             continue;
         }
-        if (excess > (int64_t) l[i].delay) {
+        if (excess <= (int64_t) l[i].delay) {
+            sws_limit_req_count_outcome(z, SWS_LIMIT_REQ_PASSED);
+        } else {
+            sws_limit_req_count_outcome(z, lcf->dry_run ? SWS_LIMIT_REQ_DELAYED_DRY_RUN
+                                                        : SWS_LIMIT_REQ_DELAYED);
             d = (sws_msec_t) (((uint64_t) excess - l[i].delay) * 1000 / z->rate);
             if (d > delay) {
                 delay = d;

@@ -10,6 +10,7 @@
 #include "sws_shm_internal.h"
 #include <scalws/sws_keyed_zone.h>
 #include <scalws/sws_slab.h>
+#include <scalws/sws_status.h>      /* sws_status_slot */
 
 #define SWS_KEYED_ZONE_MIN  32768        /* eight pages of 4 KiB, as nginx */
 
@@ -29,10 +30,20 @@ struct sws_keyed_zone_s {
     sws_uint_t                    line;
 };
 
+/* A worker's row of outcome counters: a cache line of its own. */
+typedef struct {
+    uint64_t  n[SWS_KEYED_ZONE_COUNTERS];
+} sws_keyed_zone_row_t;
+
+/* One row per worker index and generation parity: the old and the new
+ * workers of one index run side by side during a reload. */
+#define SWS_KEYED_ZONE_ROWS  SWS_STATUS_SLOTS
+
 /* The zone's root, in the zone. */
 typedef struct sws_keyed_zone_sh_s {
-    sws_slab_hash_t  *hash;
-    sws_slab_lru_t    lru;
+    sws_slab_hash_t       *hash;
+    sws_slab_lru_t         lru;
+    sws_keyed_zone_row_t  *rows;    /* SWS_KEYED_ZONE_ROWS, or NULL: no counters */
 } sws_keyed_zone_sh_t;
 
 typedef struct {
@@ -183,6 +194,18 @@ sws_keyed_zone_add(sws_conf_t *cf, const sws_keyed_zone_type_t *type, const sws_
     z->pool = z->shm->data;
     z->sh = sws_slab_data(z->pool);
     z->mutex = sws_shm_zone_mutex(z->shm);
+    if (type->counters && z->sh->rows == NULL) {
+        /* the zone's first configuration (a reload keeps the rows) */
+        sws_slab_lock(z->pool);
+        z->sh->rows = sws_slab_calloc_locked(z->pool, sizeof(sws_keyed_zone_row_t)
+                                                      * SWS_KEYED_ZONE_ROWS);
+        sws_slab_unlock(z->pool);
+        if (z->sh->rows == NULL) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "zone \"%.*s\" is too small",
+                               (int) name->len, name->data);
+            return NULL;
+        }
+    }
     zp = sws_array_push(cycle->keyed_zones);
     if (zp == NULL) {
         return NULL;
@@ -294,6 +317,49 @@ void *
 sws_keyed_zone_data(sws_keyed_zone_t *zone)
 {
     return zone->data;
+}
+
+const sws_keyed_zone_type_t *
+sws_keyed_zone_type(sws_keyed_zone_t *zone)
+{
+    return zone->type;
+}
+
+sws_keyed_zone_t *
+sws_keyed_zone_at(sws_cycle_t *cycle, sws_uint_t i)
+{
+    if (cycle->keyed_zones == NULL || i >= cycle->keyed_zones->nelts) {
+        return NULL;
+    }
+    return ((sws_keyed_zone_t **) cycle->keyed_zones->elts)[i];
+}
+
+
+/* ---- outcome counters ------------------------------------------------- */
+
+uint64_t *
+sws_keyed_zone_counters(sws_keyed_zone_t *zone)
+{
+    sws_keyed_zone_row_t  *rows = zone->sh->rows;
+
+    if (rows == NULL) {
+        return NULL;
+    }
+    return rows[sws_status_slot()].n;
+}
+
+void
+sws_keyed_zone_counters_sum(sws_keyed_zone_t *zone, uint64_t *sum, sws_uint_t n)
+{
+    sws_keyed_zone_row_t  *rows = zone->sh->rows;
+    sws_uint_t             i, k;
+
+    for (k = 0; k < n; k++) {
+        sum[k] = 0;
+        for (i = 0; rows && k < SWS_KEYED_ZONE_COUNTERS && i < SWS_KEYED_ZONE_ROWS; i++) {
+            sum[k] += __atomic_load_n(&rows[i].n[k], __ATOMIC_RELAXED);
+        }
+    }
 }
 
 

@@ -10,9 +10,7 @@ sws_conn_stats_t        *sws_conn_stats_own = sws_conn_stats_local;
 void
 sws_conn_stats_attach(void)
 {
-    sws_conn_stats_own = &sws_conn_stats_base[sws_worker % SWS_STATUS_WORKERS
-                                              + SWS_STATUS_WORKERS
-                                                * (sws_worker_generation & 1)];
+    sws_conn_stats_own = &sws_conn_stats_base[sws_status_slot()];
 }
 
 static sws_int_t
@@ -97,6 +95,12 @@ sws_status_get_protocols(sws_status_protocols_t *st)
     out.size = size;
     memcpy(st, &out, size);
     return SWS_OK;
+}
+
+sws_uint_t
+sws_status_slot(void)
+{
+    return sws_worker % SWS_STATUS_WORKERS + SWS_STATUS_WORKERS * (sws_worker_generation & 1);
 }
 
 sws_int_t

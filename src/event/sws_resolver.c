@@ -339,6 +339,15 @@ sws_resolver_done_handler(sws_event_t *ev)
     sws_resolver_lookup_free(lk);
 }
 
+/* A question asked or answered, in the resolver's status zone if any. */
+static void
+sws_resolver_count(sws_resolver_t *res, sws_uint_t what)
+{
+    if (res->status) {
+        sws_keyed_zone_counters(res->status)[what]++;
+    }
+}
+
 static void
 sws_resolver_answer(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
 {
@@ -363,6 +372,11 @@ sws_resolver_answer(void *arg, int status, int timeouts, unsigned char *abuf, in
         sws_log_error(SWS_LOG_ERR, lk->w->log, 0, "resolver: invalid DNS response for \"%s\"",
                       (const char *) lk->name.data);
     }
+    sws_resolver_count(lk->w->res, st == SWS_RESOLVE_OK ? SWS_RESOLVER_ANSWERS
+                                   : st == SWS_RESOLVE_NXDOMAIN ? SWS_RESOLVER_NXDOMAIN
+                                   : st == SWS_RESOLVE_SERVFAIL ? SWS_RESOLVER_SERVFAIL
+                                   : st == SWS_RESOLVE_TIMEDOUT ? SWS_RESOLVER_TIMEOUTS
+                                   : SWS_RESOLVER_ERRORS);
     if (qn->family == AF_INET6) {
         lk->status6 = st;
     } else {
@@ -458,11 +472,13 @@ sws_resolver_lookup(sws_resolver_worker_t *w, const sws_str_t *name)
     lk->q4.lk = lk->q6.lk = lk;
     lk->pending = (w->res->ipv4 ? 1 : 0) + (w->res->ipv6 ? 1 : 0);
     if (w->res->ipv4) {
+        sws_resolver_count(w->res, SWS_RESOLVER_QUERIES);
         lk->q4.family = AF_INET;
         ares_query(w->channel, (const char *) lk->name.data, ns_c_in, ns_t_a,
                    sws_resolver_answer, &lk->q4);
     }
     if (w->res->ipv6) {
+        sws_resolver_count(w->res, SWS_RESOLVER_QUERIES);
         lk->q6.family = AF_INET6;
         ares_query(w->channel, (const char *) lk->name.data, ns_c_in, ns_t_aaaa,
                    sws_resolver_answer, &lk->q6);

@@ -29,6 +29,22 @@ static const sws_keyed_zone_type_t  sws_resolver_zone_type = {
     .evict = 1,                      /* names asked least recently make room */
 };
 
+/* status_zone=NAME: a zone of counters alone (no records are kept). */
+static int  sws_resolver_status_tag;
+static const char *const  sws_resolver_status_counters[] = {
+    "queries", "answers", "nxdomain", "servfail", "timeouts", "errors", NULL
+};
+
+static const sws_keyed_zone_type_t  sws_resolver_status_type = {
+    .name = "resolver_status",
+    .directive = "resolver",
+    .tag = &sws_resolver_status_tag,
+    .record_size = 8,
+    .counters = sws_resolver_status_counters,
+};
+
+#define SWS_RESOLVER_STATUS_SIZE  32768      /* the smallest keyed zone */
+
 static sws_int_t
 sws_resolver_on_off(const sws_str_t *v, size_t skip, unsigned *flag)
 {
@@ -134,6 +150,7 @@ sws_resolver_conf(sws_conf_t *cf, sws_uint_t first)
     sws_resolver_set_t     *set;
     sws_keyed_zone_t       *zone;
     sws_resolver_t         *res, *r;
+    sws_keyed_zone_t       *status = NULL;
     sws_str_t              *v;
     sws_msec_t              ms;
     u_char                  csv[SWS_RESOLVER_MAX_SERVERS * 56];
@@ -180,6 +197,18 @@ sws_resolver_conf(sws_conf_t *cf, sws_uint_t first)
         return NULL;
     }
 
+    if (status_zone.len) {
+        /* one zone per name, whichever resolvers count into it */
+        status = sws_keyed_zone_get(cf, &sws_resolver_status_type, &status_zone);
+        if (status == NULL) {
+            status = sws_keyed_zone_add(cf, &sws_resolver_status_type, &status_zone,
+                                        SWS_RESOLVER_STATUS_SIZE, &status_zone, NULL);
+            if (status == NULL) {
+                return NULL;
+            }
+        }
+    }
+
     zone = sws_keyed_zone_get(cf, &sws_resolver_zone_type, &zname);
     if (zone == NULL) {
         set = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_resolver_set_t));
@@ -195,7 +224,8 @@ sws_resolver_conf(sws_conf_t *cf, sws_uint_t first)
     set = sws_keyed_zone_data(zone);
     for (r = set->first; r; r = r->next) {
         if (r->servers.len == len && memcmp(r->servers.data, csv, len) == 0
-            && r->valid == valid && r->ipv4 == ipv4 && r->ipv6 == ipv6)
+            && r->valid == valid && r->ipv4 == ipv4 && r->ipv6 == ipv6
+            && r->status == status)
         {
             return r;
         }
@@ -215,6 +245,7 @@ sws_resolver_conf(sws_conf_t *cf, sws_uint_t first)
     res->ipv4 = ipv4;
     res->ipv6 = ipv6;
     res->status_zone = status_zone;
+    res->status = status;
     res->cache = zone;
     res->log = sws_conf_log(cf);
     res->next = set->first;

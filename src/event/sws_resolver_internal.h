@@ -31,6 +31,7 @@ struct sws_resolver_s {
     unsigned             ipv4:1;
     unsigned             ipv6:1;
     sws_str_t            status_zone;
+    sws_keyed_zone_t    *status;     /* status_zone's counters, or NULL */
     sws_keyed_zone_t    *cache;      /* the shared answers */
     sws_log_t           *log;        /* the cycle's error log */
     struct sws_resolver_worker_s *w; /* a worker's channel, made on first use */
@@ -46,6 +47,15 @@ struct sws_resolver_s {
  */
 sws_int_t sws_resolver_parse_reply(const u_char *buf, size_t len, int family,
     sws_resolver_addr_t *addrs, sws_uint_t max, sws_uint_t *naddrs, uint32_t *ttl);
+
+/* A status zone's counters (sws_keyed_zone_counters): the questions
+ * asked (A and AAAA each count) and their answers by outcome. */
+#define SWS_RESOLVER_QUERIES    0
+#define SWS_RESOLVER_ANSWERS    1      /* NOERROR with addresses */
+#define SWS_RESOLVER_NXDOMAIN   2      /* also: the name has no address */
+#define SWS_RESOLVER_SERVFAIL   3
+#define SWS_RESOLVER_TIMEOUTS   4      /* no answer in c-ares's retries */
+#define SWS_RESOLVER_ERRORS     5      /* FORMERR, NOTIMP, REFUSED, others */
 
 /* A c-ares status as nginx's number. */
 sws_int_t sws_resolver_status(int ares_status);

@@ -54,7 +54,7 @@ def test_health_ready_and_api_without_tokens(sws):
     assert r.header("Cache-Control") == "no-store"
     doc = api(srv)
     assert set(doc) == {"server", "connections", "http", "workers", "tls", "http2",
-                        "upstreams", "helpers", "zones"}
+                        "upstreams", "helpers", "zones", "limits", "caches", "resolvers"}
     assert doc["helpers"] == []
     assert doc["server"]["version"] and doc["server"]["abi"] == "1.8"
     assert doc["server"]["config_file"] == str(srv.conf_path)
@@ -213,6 +213,15 @@ def promtool(text):
     p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                        timeout=30)
     return p.returncode, (p.stdout + p.stderr).decode()
+
+
+def metric(text, name, **labels):
+    """The value of the one sample of name with exactly these labels."""
+    want = ",".join('%s="%s"' % kv for kv in labels.items())
+    prefix = "%s{%s} " % (name, want)
+    found = [line[len(prefix):] for line in text.splitlines() if line.startswith(prefix)]
+    assert len(found) == 1, (prefix, text)
+    return int(found[0])
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="no promtool (prometheus)")

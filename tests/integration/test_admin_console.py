@@ -58,8 +58,11 @@ def api(port, path="/api/"):
 def test_console(sws, browser):
     srv = sws(ports=3, http="""
         upstream back { server 127.0.0.1:@PORT@; server 127.0.0.1:@PORT2@; }
+        proxy_cache_path @TMP@/cache keys_zone=one:1m;
         admin { listen 127.0.0.1:@PORT3@; drain_time 60s; }""",
-              server="location /up/ { proxy_pass http://back/; }",
+              server="location /up/ { proxy_pass http://back/; }"
+                     "location /c/ { proxy_pass http://back/; proxy_cache one;"
+                     " proxy_cache_valid 200 1h; }",
               servers="server { listen 127.0.0.1:@PORT2@; return 200 two; }")
     admin = srv.ports[2]
     r = h.curl("http://127.0.0.1:%d/" % admin)
@@ -79,6 +82,7 @@ def test_console(sws, browser):
     def load():
         while not stop.is_set():
             h.curl("http://127.0.0.1:%d/up/respond" % srv.port)
+            h.curl("http://127.0.0.1:%d/c/respond" % srv.port)   # hits after the first
             time.sleep(0.01)
     t = threading.Thread(target=load)
     t.start()
@@ -89,6 +93,9 @@ def test_console(sws, browser):
         wait.until(moving)
         codes = browser.find_element(By.ID, "codes").get_attribute("data-last").split(",")
         assert float(codes[1]) > 0, codes                   # 2xx
+        # the cache hit ratio chart: nearly every /c/ request is a hit
+        wait.until(lambda d: float(d.find_element(By.ID, "hits").get_attribute("data-last"))
+                   > 40)
         # a few points for the picture
         wait.until(lambda d: d.execute_script("return series.rps[0].length") >= 4)
         shot = Path(SCREENSHOT_DIR or srv.tmp) / "admin-console.png"
