@@ -344,6 +344,7 @@ typedef struct {
 
 extern sws_module_t sws_module;
 extern const sws_http_upstream_cache_t sws_cache_hooks;
+extern sws_uint_t  sws_cache_stat_slot;   /* this worker's row of the counters */
 
 /* sws_cache_path.c */
 char             *sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);

@@ -20,7 +20,7 @@ sws_cache_cleanup(void *data)
     sws_cache_ctx_t *ctx = data;
 
     if (ctx->status != SWS_CACHE_NONE) {
-        ctx->path->sh->rows[sws_status_slot()].n[ctx->status - 1]++;
+        ctx->path->sh->rows[sws_cache_stat_slot].n[ctx->status - 1]++;
     }
     if (ctx->blob) {
         sws_cache_blob_release(ctx->path, ctx->blob);

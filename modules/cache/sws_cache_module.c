@@ -38,6 +38,7 @@
 
 static sws_int_t sws_cache_postconfiguration(sws_conf_t *cf);
 static sws_int_t sws_cache_init_master(sws_cycle_t *cycle);
+static sws_int_t sws_cache_init_worker(sws_cycle_t *cycle);
 static void *sws_cache_create_main_conf(sws_conf_t *cf);
 static void *sws_cache_create_loc_conf(sws_conf_t *cf);
 static char *sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
@@ -121,6 +122,7 @@ SWS_EXPORT sws_module_t sws_module = {
     .merge_loc_conf = sws_cache_merge_loc_conf,
     .postconfiguration = sws_cache_postconfiguration,
     .init_master = sws_cache_init_master,
+    .init_worker = sws_cache_init_worker,
 };
 
 /* The paths of the configuration last read, for init_master (which sees
@@ -625,4 +627,16 @@ sws_cache_stale_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     lcf->use_stale = m;
     return SWS_CONF_OK;
+}
+
+/* This worker's row of the zones' counters, found once: the request's end
+ * adds to it (sws_cache_lookup.c) without a call. */
+sws_uint_t  sws_cache_stat_slot;
+
+static sws_int_t
+sws_cache_init_worker(sws_cycle_t *cycle)
+{
+    (void) cycle;
+    sws_cache_stat_slot = sws_status_slot();
+    return SWS_OK;
 }
