@@ -510,17 +510,19 @@ def test_heuristic_freshness_from_last_modified(sws, corigin, status):
 
 def test_heuristic_freshness_is_a_share_capped_and_not_for_every_status(sws, corigin):
     o = corigin()
-    o.set("/c/young", body=b"y", headers=[("Last-Modified", http_date(-5))])   # 0.5 s
+    o.set("/c/young", body=b"y", headers=[("Last-Modified", http_date(-10))])  # 2 s
     o.set("/c/old", body=b"o", headers=[("Last-Modified", LM)])                 # capped
     o.set("/c/302", body=b"r", status=302, headers=[("Last-Modified", LM), ("Location", "/x")])
     o.set("/c/302p", body=b"r", status=302,
           headers=[("Last-Modified", LM), ("Location", "/x"), ("Cache-Control", "public")])
-    srv = start(sws, o, loc="proxy_cache_heuristic 20% max=1s;")
-    assert twice(srv, "/c/young") == ("MISS", "HIT")          # 20 % of 5 s: 1 s
-    time.sleep(1.1)
+    srv = start(sws, o, loc="proxy_cache_heuristic 20% max=3s;")
+    # lifetimes of 2 s and more: ages are whole seconds, so with 1 s a
+    # second boundary between the two requests made the second stale
+    assert twice(srv, "/c/young") == ("MISS", "HIT")          # 20 % of 10 s: 2 s
+    time.sleep(2.1)
     assert get(srv, "/c/young")[1] == "REVALIDATED"          # stale: validated
-    assert twice(srv, "/c/old") == ("MISS", "HIT")            # years: max=1s
-    time.sleep(1.1)
+    assert twice(srv, "/c/old") == ("MISS", "HIT")            # years: max=3s
+    time.sleep(3.1)
     assert get(srv, "/c/old")[1] == "REVALIDATED"
     assert twice(srv, "/c/302") == ("MISS", "MISS")           # not heuristically cacheable
     assert twice(srv, "/c/302p") == ("MISS", "HIT")           # unless public
