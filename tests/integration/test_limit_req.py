@@ -6,6 +6,7 @@ generous enough for a loaded machine.
 """
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -77,15 +78,29 @@ def test_burst_nodelay(srv):
 
 
 def concurrent(srv, paths):
+    """The requests sent at once on connections of their own; each one's
+    status and when its answer came. Each answer is read by a thread of its
+    own: read in turn, an answer that came at once behind a delayed one on an
+    earlier connection looked delayed too (the server's order is not the
+    connections' order)."""
     conns = [h.Conn(srv.port, timeout=20) for _ in paths]
+    out = [None] * len(conns)
+
+    def read(i):
+        r = conns[i].read_response()
+        out[i] = (r.status, time.monotonic() - t0)
+
+    readers = [threading.Thread(target=read, args=(i,)) for i in range(len(conns))]
     t0 = time.monotonic()
     for c, p in zip(conns, paths):
         c.send(h.request("GET", p))
-    out = []
+    for t in readers:
+        t.start()
+    for t in readers:
+        t.join(30)
     for c in conns:
-        r = c.read_response()
-        out.append((r.status, time.monotonic() - t0))
         c.close()
+    assert None not in out, out
     return out
 
 
