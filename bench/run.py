@@ -106,6 +106,9 @@ def parse_args(argv):
     p.add_argument("--baseline", metavar="DIR",
                    help="also measure another scalwsd build, DIR/scalwsd with DIR/modules, as the "
                         "server scalwsd-base (added to --servers): a before/after run")
+    p.add_argument("--scalwsd-http-conf", metavar="FILE",
+                   help="text put at the http level of the tree's scalwsd only (not the baseline's), "
+                        "e.g. an admin block; @TMP@ is the run's temp dir")
     p.add_argument("--keep-tmp", action="store_true", help="keep the temp dir (configs, logs, callgrind files)")
     a = p.parse_args(argv)
     mode = MODES[a.mode]
@@ -412,7 +415,11 @@ def main(argv):
     except ValueError as e:
         log("bench: %s" % e)
         return 2
-    all_servers = make_servers(a.scalwsd, a.modules_dir, a.baseline)
+    http_conf = ""
+    if a.scalwsd_http_conf:
+        with open(a.scalwsd_http_conf) as f:
+            http_conf = f.read()
+    all_servers = make_servers(a.scalwsd, a.modules_dir, a.baseline, http_conf)
     names = split_list(a.servers) or list(scenario_table.ALL_SERVERS)
     if a.baseline and "scalwsd-base" not in names:
         names.append("scalwsd-base")

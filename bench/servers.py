@@ -86,6 +86,8 @@ class ServerDef:
         values.update(ctx.get("placeholders", {}))
         values.update(self.extra_placeholders(ctx, single))
         values.update(self.listen_placeholders(scenario, ctx))
+        if values.get("HTTP_EXTRA"):        # its own placeholders (@TMP@) filled in
+            values["HTTP_EXTRA"] = substitute(values["HTTP_EXTRA"], values)
 
         fragment = http_fragment = ""
         name = scenario.fragments.get(self.kind())
@@ -130,9 +132,10 @@ class Scalwsd(ServerDef):
     name = "scalwsd"
     conf_name = "scalws.conf"
 
-    def __init__(self, binary=None, modules_dir=None):
+    def __init__(self, binary=None, modules_dir=None, http_conf=""):
         self._binary = binary
         self.modules_dir = modules_dir
+        self.http_conf = http_conf      # --scalwsd-http-conf: the tree's build only
 
     def binary(self):
         return self._binary
@@ -155,7 +158,9 @@ class Scalwsd(ServerDef):
         return [self.binary(), "-p", tmp + "/", "-c", conf_path]
 
     def extra_placeholders(self, ctx, single):
-        return _nginx_user_line()
+        values = _nginx_user_line()
+        values["HTTP_EXTRA"] = self.http_conf
+        return values
 
 
 class Nginx(ServerDef):
@@ -287,12 +292,13 @@ class ScalwsdBaseline(Scalwsd):
     def extra_placeholders(self, ctx, single):
         values = super().extra_placeholders(ctx, single)
         values["MODULES_DIR"] = os.path.abspath(self.modules_dir)
+        values["HTTP_EXTRA"] = ""
         return values
 
 
-def make_servers(scalwsd_binary, modules_dir, baseline=None):
+def make_servers(scalwsd_binary, modules_dir, baseline=None, scalwsd_http_conf=""):
     servers = {
-        "scalwsd": Scalwsd(scalwsd_binary, modules_dir),
+        "scalwsd": Scalwsd(scalwsd_binary, modules_dir, scalwsd_http_conf),
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),
