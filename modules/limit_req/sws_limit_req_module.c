@@ -184,7 +184,7 @@ sws_limit_req_handler(sws_http_request_t *r)
     sws_msec_t                delay = 0, d;
     sws_limit_req_t          *worst = NULL;
     int64_t                   worst_excess = 0, *excesses;
-    int                       single;
+    int                       single, keyed = 0;
 
     if (ctx && ctx->waited) {
         return SWS_DECLINED;      /* back from the delay */
@@ -216,6 +216,7 @@ sws_limit_req_handler(sws_http_request_t *r)
             keys[i].data = NULL;          /* no key: not limited by this one */
             continue;
         }
+        keyed = 1;
         excesses[i] = sws_limit_req_excess(z, &keys[i], single ? (int64_t) l[i].burst : -1);
         if (excesses[i] > (int64_t) l[i].burst) {
             sws_limit_req_log(r, lcf->log_level, "limiting", &l[i], excesses[i],
@@ -254,7 +255,9 @@ sws_limit_req_handler(sws_http_request_t *r)
         }
     }
     if (delay == 0) {
-        ctx->status = SWS_LIMIT_REQ_PASSED;
+        /* no limit had a key: not limited at all, $limit_req_status stays
+         * empty (as nginx's) */
+        ctx->status = keyed ? SWS_LIMIT_REQ_PASSED : 0;
         return SWS_DECLINED;
     }
     /* delays are logged one level less severe, as nginx does */

@@ -65,9 +65,12 @@ def test_status_and_keys_apart(srv):
     assert get(srv, "/status?k=a").status == 200
     assert get(srv, "/status?k=a").status == 429
     assert get(srv, "/status?k=b").status == 200       # another key
-    # no key: not limited at all
+    # no key: not limited at all, and no verdict in $limit_req_status (as
+    # nginx: the variable is not found, logged "-")
     for _ in range(3):
         assert get(srv, "/status").status == 200
+    assert h.wait_for(lambda: log(srv).count("/status 200 - ") == 3), log(srv)
+    assert "/status?k=b 200 PASSED " in log(srv)
 
 
 def test_burst_nodelay(srv):
