@@ -181,10 +181,14 @@ char *sws_http_conf_own_server(sws_conf_t *cf, sws_http_handler_pt handler, cons
 int sws_http_conf_public_listen(sws_conf_t *cf, sws_str_t *addr, const char **file,
     sws_uint_t *line);
 /* From a location-level directive: the location's pattern as written and
- * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location. */
+ * its kind (SWS_HTTP_LOC_PREFIX / EXACT / REGEX). SWS_ERROR outside a location.
+ * ABI 1.9: NAMED for "location @name", NESTED inside an if or limit_except
+ * block (the pattern is then the enclosing location's); both were PREFIX. */
 #define SWS_HTTP_LOC_PREFIX  0
 #define SWS_HTTP_LOC_EXACT   1
 #define SWS_HTTP_LOC_REGEX   2
+#define SWS_HTTP_LOC_NAMED   3
+#define SWS_HTTP_LOC_NESTED  4
 sws_int_t sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind);
 /* Filters: insert at the top of the chain; returns the filter to call next. */
 sws_http_header_filter_pt sws_http_insert_header_filter(sws_http_header_filter_pt f);

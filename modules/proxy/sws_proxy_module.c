@@ -479,8 +479,15 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (err) {
             return (char *) err;
         }
+        /* A URI part replaces the location's prefix: these have none. */
         if (plcf->target.uri.data && plcf->location_kind == SWS_HTTP_LOC_REGEX) {
             return "cannot have a URI part in a location given by a regular expression";
+        }
+        if (plcf->target.uri.data && plcf->location_kind == SWS_HTTP_LOC_NAMED) {
+            return "cannot have a URI part inside a named location";
+        }
+        if (plcf->target.uri.data && plcf->location_kind == SWS_HTTP_LOC_NESTED) {
+            return "cannot have a URI part inside an \"if\" statement or a \"limit_except\" block";
         }
         rv = sws_http_upstream_conf_set_target(cf, plcf->upstream, &auth,
                                                plcf->target.default_port);

@@ -152,6 +152,12 @@ sws_rewrite_return(sws_http_request_t *r, const sws_rewrite_op_t *op)
     if (op->status == SWS_HTTP_CLOSE) {
         return SWS_HTTP_CLOSE;
     }
+    if (op->fixed == NULL && op->value == NULL) {
+        /* >= 400: the error page. The body is left for now, as nginx: an
+         * error_page may hand it on (to a proxy); the core drops it at the
+         * request's end otherwise. */
+        return (sws_int_t) op->status;
+    }
     rc = sws_http_discard_body(r);
     if (rc != SWS_OK && rc != SWS_AGAIN) {
         return rc;
@@ -159,9 +165,6 @@ sws_rewrite_return(sws_http_request_t *r, const sws_rewrite_op_t *op)
     if (op->fixed != NULL) {
         sws_http_finalize(r, sws_http_send_fixed(r, op->fixed));
         return SWS_DONE;
-    }
-    if (op->value == NULL) {
-        return (sws_int_t) op->status;      /* >= 400: the error page */
     }
     text = sws_palloc(sws_http_pool(r), sizeof(sws_str_t));
     if (text == NULL || sws_rewrite_render(r, op->value, text) != SWS_OK) {

@@ -268,7 +268,9 @@ sws_static_handler(sws_http_request_t *r)
     sws_http_file_t   f;
     const sws_str_t  *uri;
 
-    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
+    /* POST is looked up like GET, as nginx: a missing file is 404 and a
+     * directory is redirected; only a file found refuses it. */
+    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD | SWS_HTTP_POST))) {
         return sws_static_not_allowed(r);
     }
     if (sws_static_encoded_slash(r)) {
@@ -280,11 +282,8 @@ sws_static_handler(sws_http_request_t *r)
         return SWS_DECLINED;        /* the index handler's */
     }
 
-    rc = sws_static_discard_body(r);
-    if (rc != SWS_OK) {
-        return rc;
-    }
-
+    /* The body is dropped only once a file answers: until then an error
+     * (404, 403) may go to an error_page that takes it (a proxy). */
     if (sws_http_map_uri_to_path(r, &path, &root_len, 0) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -300,6 +299,13 @@ sws_static_handler(sws_http_request_t *r)
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "\"%s\" is not a regular file",
                       path.data);
         return SWS_HTTP_NOT_FOUND;
+    }
+    if (sws_http_method(r) == SWS_HTTP_POST) {
+        return sws_static_not_allowed(r);
+    }
+    rc = sws_static_discard_body(r);
+    if (rc != SWS_OK) {
+        return rc;
     }
 
     if (sws_static_set_headers(r, &f) != SWS_OK) {
@@ -361,7 +367,7 @@ sws_static_index_handler(sws_http_request_t *r)
     if (uri->len == 0 || uri->data[uri->len - 1] != '/') {
         return SWS_DECLINED;
     }
-    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))) {
+    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD | SWS_HTTP_POST))) {
         return SWS_DECLINED;        /* the static handler answers 405 */
     }
     if (sws_static_encoded_slash(r)) {

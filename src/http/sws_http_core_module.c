@@ -1233,8 +1233,9 @@ sws_http_conf_location(sws_conf_t *cf, sws_str_t *name, sws_uint_t *kind)
         return SWS_ERROR;
     }
     *name = clcf->name;
-    *kind = clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
-                                                           : SWS_HTTP_LOC_PREFIX;
+    *kind = clcf->noname ? SWS_HTTP_LOC_NESTED : clcf->named ? SWS_HTTP_LOC_NAMED
+            : clcf->regex ? SWS_HTTP_LOC_REGEX : clcf->exact ? SWS_HTTP_LOC_EXACT
+            : SWS_HTTP_LOC_PREFIX;
     return SWS_OK;
 }
 

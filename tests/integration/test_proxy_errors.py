@@ -225,6 +225,14 @@ def test_config_errors(tmp_path):
          "does not support backup"),
         ("server { listen 127.0.0.1:@PORT@; location ~ /x { proxy_pass http://127.0.0.1:1/y; } }",
          "regular expression"),
+        # a URI part replaces the location's prefix: refused where there is
+        # none, as nginx refuses it
+        ("server { listen 127.0.0.1:@PORT@; location @x { proxy_pass http://127.0.0.1:1/y; } }",
+         "inside a named location"),
+        ("server { listen 127.0.0.1:@PORT@; location /x { if ($arg_a) { "
+         "proxy_pass http://127.0.0.1:1/y; } } }", "inside an \"if\" statement"),
+        ("server { listen 127.0.0.1:@PORT@; location /x { limit_except GET { "
+         "proxy_pass http://127.0.0.1:1/y; } } }", "\"limit_except\" block"),
         ("server { listen 127.0.0.1:@PORT@; location / { proxy_pass https://; } }",
          "invalid host"),
         ("server { listen 127.0.0.1:@PORT@; location / { proxy_pass 127.0.0.1:1; } }",
