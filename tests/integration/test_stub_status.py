@@ -147,7 +147,9 @@ def test_summed_over_workers(sws):
         s = status(port)
         assert s["accepts"] == base["accepts"] + i + 1, (base, s)
         assert s["requests"] == base["requests"] + i + 1 >= n + 1, (base, s)
-        assert s["writing"] == 1, s
+        # this request; the one before may still be ending in the other
+        # worker (its answer sent, the request not yet finished there)
+        assert 1 <= s["writing"] <= 2, s
 
 
 def nghttp(*urls):
