@@ -1,6 +1,6 @@
 """Backends: processes a scenario's servers talk to (an origin for proxy,
-PHP-FPM for php; later node, uvicorn), started by the harness before the
-servers.
+PHP-FPM for php, a Node.js or Python application for node, python and
+python-wsgi), started by the harness before the servers.
 
 A backend is started once per round (all the servers of the round share
 it, so none gets a warmer or colder one) and once more for the callgrind
@@ -359,4 +359,129 @@ def _tail(path, n=500):
         return ""
 
 
-BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress}
+APPS_DIR = os.path.join(CONFIG_DIR, "apps")
+
+
+class App:
+    """An application on a TCP port of its own (@APP_PORT@), one process,
+    answering every request with "Hello, world!" (13 bytes): the same one
+    behind every server, on the client's CPU, its CPU time measured apart
+    (the issue asks that it cost the application no more behind scalwsd
+    than behind nginx). Subclasses give the command."""
+
+    name = ""
+    config_dir = "apps"         # bench/configs/apps: the applications' code
+    tools = {}                  # command or python module -> Debian package
+
+    def __init__(self, reg, run, port, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {"APP_PORT": str(port)}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def argv(cls, port, d):
+        raise NotImplementedError
+
+    @classmethod
+    def packages(cls):
+        missing = []
+        for tool, pkg in cls.tools.items():
+            if tool.startswith("py:"):
+                found = subprocess.run(["/usr/bin/python3", "-c", "import " + tool[3:]],
+                                       capture_output=True, check=False).returncode == 0
+            else:
+                found = shutil.which(tool) is not None
+            if not found and pkg not in missing:
+                missing.append(pkg)
+        return missing
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        port = free_port()
+        d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
+        os.chmod(d, 0o755)
+        argv = ["taskset", "-c", str(cpu)] + cls.argv(port, d)
+        env = dict(os.environ, PORT=str(port), PYTHONPATH=APPS_DIR,
+                   # what issue 23 gives managed Python processes: glibc's
+                   # adaptive mmap threshold costs uvicorn 5-7 % per request
+                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
+        run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env)
+        b = cls(reg, run, port, argv)
+        try:
+            if not wait_port(port, run.popen, timeout=20):
+                raise RuntimeError("%s did not start: %s" % (
+                    cls.name, run.log_tail().strip().replace("\n", " | ")))
+            loadgen.sequential(port, "/app/x", 3, 200, len(HELLO), timeout=10)
+        except BaseException:
+            b.stop()
+            raise
+        return b
+
+    def tree(self):
+        return self.run.tree()
+
+    def alive(self):
+        return self.run.popen.poll() is None
+
+    def stop(self):
+        self.reg.stop(self.run)
+
+
+class NodeApp(App):
+    """Node.js's http module (bench/configs/apps/hello.js), one process."""
+    name = "node"
+    tools = {"node": "nodejs"}
+
+    @classmethod
+    def argv(cls, port, d):
+        return [shutil.which("node") or "node", os.path.join(APPS_DIR, "hello.js")]
+
+    @classmethod
+    def describe(cls):
+        return "Node.js %s, http module (bench/configs/apps/hello.js), one process" % (
+            _run([shutil.which("node") or "node", "--version"]).strip())
+
+
+class Uvicorn(App):
+    """uvicorn with uvloop and httptools (its fastest), one worker, the ASGI
+    app bench/configs/apps/asgi_hello.py."""
+    name = "uvicorn"
+    tools = {"py:uvicorn": "python3-uvicorn", "py:uvloop": "python3-uvloop",
+             "py:httptools": "python3-httptools"}
+
+    @classmethod
+    def argv(cls, port, d):
+        return ["/usr/bin/python3", "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port),
+                "--loop", "uvloop", "--http", "httptools", "--no-access-log",
+                "--log-level", "warning", "--workers", "1", "asgi_hello:app"]
+
+    @classmethod
+    def describe(cls):
+        v = _run(["/usr/bin/python3", "-c", "import uvicorn; print(uvicorn.__version__)"]).strip()
+        return ("uvicorn %s (Debian), uvloop + httptools, one worker, "
+                "bench/configs/apps/asgi_hello.py" % v)
+
+
+class Gunicorn(App):
+    """gunicorn, one worker process of the gthread kind (keep-alive; the
+    sync kind closes every connection), 8 threads, the WSGI app
+    bench/configs/apps/wsgi_hello.py."""
+    name = "gunicorn"
+    tools = {"py:gunicorn": "gunicorn"}
+
+    @classmethod
+    def argv(cls, port, d):
+        return ["/usr/bin/python3", "-m", "gunicorn", "--bind", "127.0.0.1:%d" % port,
+                "--workers", "1", "--worker-class", "gthread", "--threads", "8",
+                "--keep-alive", "60", "--log-level", "warning", "wsgi_hello:app"]
+
+    @classmethod
+    def describe(cls):
+        v = _run(["/usr/bin/python3", "-c", "import gunicorn; print(gunicorn.__version__)"]).strip()
+        return ("gunicorn %s (Debian), one gthread worker with 8 threads, "
+                "bench/configs/apps/wsgi_hello.py" % v)
+
+
+BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress,
+            "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn}

@@ -359,7 +359,8 @@ def write(info, rows, cg, out_dir, log):
             "wrk and the %s share that CPU, so the client side can run out of CPU sooner than "
             "in the other scenarios (wrk %% + origin %% near 100). Its CPU time (origin %%, origin CPU µs/req) is measured from "
             "`/proc` like the server's and never counted as the server's; \"other\" excludes it. "
-            "Configuration: `bench/configs/%s/`." % (k, ", ".join(b["scenarios"]), a.client_cpu, k, k))
+            "Configuration: `bench/configs/%s/`." % (k, ", ".join(b["scenarios"]), a.client_cpu, k,
+                                                      b.get("config_dir", k)))
     if a.cap:
         add("- Capped: right after the measured window, another %d s window with the server's "
             "process tree limited to %d %% of one CPU by %s; the server is then the bottleneck, "
@@ -390,7 +391,7 @@ def write(info, rows, cg, out_dir, log):
             add("# %s" % s)
             add(info["commands"][s])
     for k, b in backends.items():
-        add("# %s ($ORIGIN = its own dir in $TMP)" % k)
+        add("# %s" % k + (" ($ORIGIN = its own dir in $TMP)" if "$ORIGIN" in b["command"] else ""))
         add(b["command"])
     add("```")
     add("")

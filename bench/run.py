@@ -331,7 +331,8 @@ def with_backend(a, reg, ctx, sc, tmp, backend_info):
     b = kind.start(reg, tmp, a.client_cpu, log)
     if sc.backend not in backend_info:
         backend_info[sc.backend] = {"command": b.command, "description": kind.describe(),
-                                    "scenarios": []}
+                                    "scenarios": [],
+                                    "config_dir": getattr(kind, "config_dir", sc.backend)}
     if sc.name not in backend_info[sc.backend]["scenarios"]:
         backend_info[sc.backend]["scenarios"].append(sc.name)
     return dict(ctx, placeholders=dict(ctx["placeholders"], **b.placeholders), backend=b), b

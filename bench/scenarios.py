@@ -10,7 +10,9 @@ says why (printed in the report as "n/a").
 
 Scenarios planned for later slot in as rows; what each one will need:
 
-  node, python          backends "node" / "uvicorn" (one process, one port)
+  python-native         the native bridge's runner as a backend, and a
+                        fragment for scalwsd only (the peers have no bridge:
+                        they are measured with uvicorn and gunicorn)
 
 The backends and load tools are looked up by name in run.py (BACKENDS,
 LOAD_TOOLS); adding one is a function there plus the rows here.
@@ -171,6 +173,40 @@ SCENARIOS = [
         backend="wordpress",
         connections=8,
         callgrind_counts=(50, 150),
+    ),
+    Scenario(
+        name="node",
+        path="/app/x",
+        description='Node.js application: GET /app/x passed by every server to the same '
+                    'Node.js http-module app ("Hello, world!", 13 bytes; one process on the '
+                    "client's CPU), upstream keep-alive wherever the server has it; the app's "
+                    "own CPU per request is the origin column",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_everyone("app"),
+        backend="node",
+    ),
+    Scenario(
+        name="python",
+        path="/app/x",
+        description="Python ASGI application: GET /app/x passed by every server to the same "
+                    "uvicorn (uvloop + httptools, one worker) running a 13-byte ASGI app, "
+                    "upstream keep-alive wherever the server has it",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_everyone("app"),
+        backend="uvicorn",
+    ),
+    Scenario(
+        name="python-wsgi",
+        path="/app/x",
+        description="Python WSGI application: GET /app/x passed by every server to the same "
+                    "gunicorn (one gthread worker, 8 threads) running a 13-byte WSGI app, "
+                    "upstream keep-alive wherever the server has it",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments=_everyone("app"),
+        backend="gunicorn",
     ),
     Scenario(
         name="cache-hit",
