@@ -472,33 +472,6 @@ sws_alloc_cache_active(void)
 
 
 void *
-sws_alloc_cache_crypto_malloc(size_t size, const char *file, int line)
-{
-    (void) file;
-    (void) line;
-    return sws_alloc_cache_malloc(size);
-}
-
-
-void *
-sws_alloc_cache_crypto_realloc(void *p, size_t size, const char *file, int line)
-{
-    (void) file;
-    (void) line;
-    return sws_alloc_cache_realloc(p, size);
-}
-
-
-void
-sws_alloc_cache_crypto_free(void *p, const char *file, int line)
-{
-    (void) file;
-    (void) line;
-    sws_alloc_cache_free(p);
-}
-
-
-void *
 sws_alloc_cache_mem_malloc(size_t size, void *user)
 {
     (void) user;

@@ -45,8 +45,13 @@ void *sws_alloc_cache_calloc(size_t nmemb, size_t size);
 void *sws_alloc_cache_realloc(void *p, size_t size);
 void  sws_alloc_cache_free(void *p);
 
-/* The same with OpenSSL's signatures, for CRYPTO_set_mem_functions(); it
- * must be installed before OpenSSL allocates anything. */
+/* OpenSSL's allocator, for CRYPTO_set_mem_functions() (it must be installed
+ * before OpenSSL allocates anything): sws_alloc_cache_crypto.c. Not the
+ * cache above: OpenSSL keeps a hundred small blocks per connection for the
+ * connection's life, and the cache's header and size classes cost an idle
+ * TLS connection 1.8 KiB. Every block is plain malloc(); only the large
+ * ones that come and go with each request (the record buffers, released
+ * while a connection is idle) are kept per thread for the next one. */
 void *sws_alloc_cache_crypto_malloc(size_t size, const char *file, int line);
 void *sws_alloc_cache_crypto_realloc(void *p, size_t size, const char *file, int line);
 void  sws_alloc_cache_crypto_free(void *p, const char *file, int line);

@@ -523,6 +523,114 @@ START_TEST(foreign_pointer_aborts)
 END_TEST
 
 
+/* OpenSSL's allocator: plain malloc() blocks (no header: glibc's own
+ * functions take them), the freed ones kept for the next allocation. */
+START_TEST(crypto_blocks_are_mallocs)
+{
+    u_char  *p = sws_alloc_cache_crypto_malloc(100, __FILE__, __LINE__);
+
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_ge(malloc_usable_size(p), 100);
+    fill(p, 100, 3);
+    free(p);                           /* glibc's free() takes it as it is */
+    p = sws_alloc_cache_crypto_realloc(NULL, 5000, __FILE__, __LINE__);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_ge(malloc_usable_size(p), 5000);
+    p = realloc(p, 9000);              /* and its realloc() */
+    ck_assert_ptr_nonnull(p);
+    sws_alloc_cache_crypto_free(p, __FILE__, __LINE__);
+    ck_assert_ptr_null(sws_alloc_cache_crypto_realloc(
+        sws_alloc_cache_crypto_malloc(10, __FILE__, __LINE__), 0, __FILE__, __LINE__));
+}
+END_TEST
+
+
+START_TEST(crypto_keeps_freed_blocks)
+{
+    void  *a, *b, *r, *r2;
+
+    if (!sws_alloc_cache_active()) {
+        return;                        /* ASan: straight to malloc() */
+    }
+    /* small blocks, by their 16-byte step */
+    a = sws_alloc_cache_crypto_malloc(40, __FILE__, __LINE__);
+    sws_alloc_cache_crypto_free(a, __FILE__, __LINE__);
+    b = sws_alloc_cache_crypto_malloc(33, __FILE__, __LINE__);
+    ck_assert_ptr_eq(a, b);
+    ck_assert_uint_ge(malloc_usable_size(b), 33);
+    sws_alloc_cache_crypto_free(b, __FILE__, __LINE__);
+
+    /* a record buffer, freed while idle, taken again by the next request */
+    r = sws_alloc_cache_crypto_malloc(17000, __FILE__, __LINE__);
+    sws_alloc_cache_crypto_free(r, __FILE__, __LINE__);
+    ck_assert_ptr_eq(sws_alloc_cache_crypto_malloc(16900, __FILE__, __LINE__), r);
+    /* but not for a much smaller one: a quarter of it at most is wasted */
+    r2 = sws_alloc_cache_crypto_malloc(8000, __FILE__, __LINE__);
+    ck_assert_ptr_ne(r2, r);
+    sws_alloc_cache_crypto_free(r2, __FILE__, __LINE__);
+    sws_alloc_cache_crypto_free(r, __FILE__, __LINE__);
+}
+END_TEST
+
+
+START_TEST(crypto_oldest_size_gives_way)
+{
+    void      *p[6], *r;
+    unsigned   i;
+
+    if (!sws_alloc_cache_active()) {
+        return;
+    }
+    /* six other large sizes fill the lists (a handshake's, say) */
+    for (i = 0; i < 6; i++) {
+        p[i] = sws_alloc_cache_crypto_malloc(2000 + 2000 * i, __FILE__, __LINE__);
+    }
+    for (i = 0; i < 6; i++) {
+        sws_alloc_cache_crypto_free(p[i], __FILE__, __LINE__);
+    }
+    /* the record buffer's size still finds a list */
+    r = sws_alloc_cache_crypto_malloc(17000, __FILE__, __LINE__);
+    sws_alloc_cache_crypto_free(r, __FILE__, __LINE__);
+    ck_assert_ptr_eq(sws_alloc_cache_crypto_malloc(17000, __FILE__, __LINE__), r);
+    /* the newest of the six is still kept; the oldest went back */
+    ck_assert_ptr_eq(sws_alloc_cache_crypto_malloc(12000, __FILE__, __LINE__), p[5]);
+    sws_alloc_cache_crypto_free(r, __FILE__, __LINE__);
+}
+END_TEST
+
+
+static void *
+crypto_thread(void *arg)
+{
+    void      *p[64];
+    unsigned   i;
+
+    (void) arg;
+    for (i = 0; i < 64; i++) {
+        p[i] = sws_alloc_cache_crypto_malloc(16 + 200 * i, __FILE__, __LINE__);
+    }
+    for (i = 0; i < 64; i++) {
+        sws_alloc_cache_crypto_free(p[i], __FILE__, __LINE__);
+    }
+    return NULL;
+}
+
+
+START_TEST(crypto_thread_exit_gives_back)
+{
+    struct mallinfo2  m0, m;
+    pthread_t         t;
+
+    m0 = mallinfo2();
+    ck_assert_int_eq(pthread_create(&t, NULL, crypto_thread, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    m = mallinfo2();
+    ck_assert_msg(m.uordblks < m0.uordblks + 16 * 1024,
+                  "%zu bytes more in use after the thread", m.uordblks - m0.uordblks);
+}
+END_TEST
+
+
 static Suite *
 alloc_cache_suite(void)
 {
@@ -541,6 +649,10 @@ alloc_cache_suite(void)
     tcase_add_test(tc, calloc_overflow);
     tcase_add_test(tc, thread_has_its_own_cache);
     tcase_add_test(tc, library_entry_points);
+    tcase_add_test(tc, crypto_blocks_are_mallocs);
+    tcase_add_test(tc, crypto_keeps_freed_blocks);
+    tcase_add_test(tc, crypto_oldest_size_gives_way);
+    tcase_add_test(tc, crypto_thread_exit_gives_back);
     if (sws_alloc_cache_active()) {
         /* (ASan reports the double free itself.) */
         tcase_add_test_raise_signal(tc, double_free_aborts, SIGABRT);
