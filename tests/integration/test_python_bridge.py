@@ -1,0 +1,400 @@
+"""The native Python bridge: python_bridge_pass to the runner
+(python3 -m scalws_bridge, its C extension reading the frames), with a
+Starlette ASGI application and a Flask WSGI one (tests/integration/
+pybridge): GET and POST, large and streamed bodies both ways, fields and
+query strings, errors of the application, a runner that is not there or is
+killed in the middle of a response (502, no hang), a slow client that
+does not make the application produce more than the buffers hold, 100
+concurrent clients, ASGI lifespan and disconnect, WSGI close() and
+wsgi.file_wrapper; and a fake runner (pybridgepeer.py) for the frames
+scalwsd sends byte by byte and the replies it refuses."""
+import concurrent.futures
+import hashlib
+import json
+import os
+import shutil
+import socket
+import tempfile
+import time
+
+import pytest
+
+import pybridge_runner as pr
+import pybridgepeer as peer
+import swsharness as h
+
+KINDS = ("a", "w")           # the ASGI and the WSGI application's prefixes
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pybridge")
+    sockdir = tempfile.mkdtemp(prefix="swspb")      # short: sun_path is 108 bytes
+    os.chmod(sockdir, 0o755)
+    runners = {
+        "a": pr.Runner(os.path.join(sockdir, "a.sock"), "asgi_app:app", "asgi",
+                       tmp / "marks-a"),
+        "w": pr.Runner(os.path.join(sockdir, "w.sock"), "wsgi_app:app", "wsgi",
+                       tmp / "marks-w"),
+    }
+    srv = None
+    try:
+        for r in runners.values():
+            r.start()
+        pr.wait_mark(runners["a"], "startup")
+        srv = h.launch(tmp / "sws", ports=3, http="""
+            client_max_body_size 64m;
+            upstream asgi {{ server unix:{a}; keepalive 8; }}
+            upstream wsgi {{ server unix:{w}; keepalive 8; }}
+        """.format(a=runners["a"].sock, w=runners["w"].sock), server="""
+            location /a/ {{ python_bridge_pass asgi; }}
+            location /w/ {{ python_bridge_pass wsgi; }}
+            location /dead/ {{ python_bridge_pass unix:{d}/none.sock;
+                              python_bridge_connect_timeout 2s; }}
+            location /fake/ {{ python_bridge_pass unix:{d}/fake.sock;
+                              python_bridge_read_timeout 3s; }}
+            location /fakeoff/ {{ python_bridge_pass unix:{d}/fake.sock;
+                                 python_bridge_pass_request_headers off; }}
+        """.format(d=sockdir), servers="""
+            server {{
+                listen 127.0.0.1:@PORT2@;
+                python_bridge_buffering off;
+                python_bridge_request_buffering off;
+                location /a/ {{ python_bridge_pass unix:{a}; }}
+                location /w/ {{ python_bridge_pass unix:{w}; }}
+            }}
+            server {{
+                listen 127.0.0.1:@PORT3@;
+                location / {{ python_bridge_pass unix:{d}/k.sock;
+                             python_bridge_buffering off; }}
+            }}
+        """.format(a=runners["a"].sock, w=runners["w"].sock, d=sockdir))
+        yield srv, runners, sockdir, tmp
+    finally:
+        if srv:
+            srv.stop()
+        for r in runners.values():
+            r.stop()
+        shutil.rmtree(sockdir, ignore_errors=True)
+
+
+def get(srv, path, port=0, **kw):
+    return h.curl(srv.url(path, port=srv.ports[port]), **kw)
+
+
+def as_json(r):
+    assert r.status == 200, (r.status, r.body[:500])
+    return json.loads(r.body)
+
+
+def logged(srv, since, needle, timeout=3.0):
+    return h.wait_for(lambda: needle in h._read(srv.error_log_path)[since:], timeout)
+
+
+# ---------------------------------------------------------------- requests
+
+@pytest.mark.parametrize("k", KINDS)
+def test_get_query_and_fields(env, k):
+    srv = env[0]
+    r = get(srv, "/%s/echo?x=1&name=caf%%C3%%A9&e=" % k,
+            headers=["X-Custom: v1", "X-Custom: v2", "User-Agent: bridge-test"])
+    e = as_json(r)
+    assert e["method"] == "GET"
+    assert e["path"] == "/%s/echo" % k
+    assert e["query"] == "x=1&name=caf%C3%A9&e="
+    assert e["args"] == {"x": "1", "name": "caf\u00e9", "e": ""}
+    if k == "a":
+        fields = [tuple(f) for f in e["headers"]]
+        assert ("x-custom", "v1") in fields and ("x-custom", "v2") in fields
+        assert ("user-agent", "bridge-test") in fields
+        assert ("host", "localhost:%d" % srv.ports[0]) in fields
+        assert e["client"][0] == "127.0.0.1" and e["client"][1] > 0
+        assert e["server"] == ["127.0.0.1", srv.ports[0]]
+        assert e["http_version"] == "1.1" and e["scheme"] == "http"
+        assert e["raw_path"] == "/a/echo"
+        assert e["started"] is True            # the lifespan's state
+    else:
+        assert e["http"]["HTTP_X_CUSTOM"] == "v1,v2"
+        assert e["http"]["HTTP_USER_AGENT"] == "bridge-test"
+        assert e["request_uri"] == "/w/echo?x=1&name=caf%C3%A9&e="
+        assert e["remote_addr"] == "127.0.0.1"
+        assert e["server_name"] == "localhost"
+        assert e["server_port"] == str(srv.ports[0])
+        assert e["protocol"] == "HTTP/1.1" and e["scheme"] == "http"
+    assert e["length"] == 0
+
+
+@pytest.mark.parametrize("k", KINDS)
+@pytest.mark.parametrize("port", [0, 1], ids=["buffered", "streamed"])
+@pytest.mark.parametrize("size", [11, 5 << 20])
+def test_post_bodies(env, k, port, size):
+    srv = env[0]
+    body = os.urandom(size)
+    r = get(srv, "/%s/echo" % k, port=port, method="POST", body=body,
+            headers=["Content-Type: application/x-test"])
+    e = as_json(r)
+    assert e["method"] == "POST"
+    assert e["length"] == size and e["sha256"] == hashlib.sha256(body).hexdigest()
+    if k == "w":
+        assert e["content_type"] == "application/x-test"
+        assert e["content_length"] == str(size)
+
+
+@pytest.mark.parametrize("k", KINDS)
+@pytest.mark.parametrize("port", [0, 1], ids=["buffered", "streamed"])
+def test_chunked_upload_read_as_a_stream(env, k, port):
+    srv = env[0]
+    body = os.urandom(3 << 20)
+    r = get(srv, "/%s/upload" % k, port=port, method="POST", body=body,
+            headers=["Transfer-Encoding: chunked"])
+    e = as_json(r)
+    assert e["length"] == len(body) and e["sha256"] == hashlib.sha256(body).hexdigest()
+    if k == "a" and port == 1:
+        assert e["pieces"] > 1              # it came as it was read
+
+
+@pytest.mark.parametrize("k", KINDS)
+@pytest.mark.parametrize("port", [0, 1], ids=["buffering", "nobuffering"])
+def test_streamed_response(env, k, port):
+    srv = env[0]
+    r = get(srv, "/%s/stream?n=300&size=40000" % k, port=port)
+    assert r.status == 200
+    want = b"".join(bytes([65 + i % 26]) * 40000 for i in range(300))
+    assert len(r.body) == len(want) and r.body == want
+    assert r.header("Transfer-Encoding") == "chunked"
+
+
+@pytest.mark.parametrize("k", KINDS)
+def test_status_fields_and_head(env, k):
+    srv = env[0]
+    r = get(srv, "/%s/status/418" % k)
+    assert r.status == 418
+    assert r.body == b"status 418\n"
+    assert r.header("X-Test") == "yes"
+    assert r.header("Content-Length") == "11"
+    cookies = sorted(v.split(";")[0] for v in r.headers_all("Set-Cookie"))
+    assert cookies == ["a=1", "b=2"]
+    r = get(srv, "/%s/status/204" % k)
+    assert r.status == 204 and r.body == b""
+    r = get(srv, "/%s/echo" % k, method="HEAD")
+    assert r.status == 200 and r.body == b""
+    r = get(srv, "/%s/nowhere" % k)
+    assert r.status == 404
+
+
+def test_keepalive_to_the_runner(env):
+    """The kept connections serve request after request (END's KEEP)."""
+    srv = env[0]
+    for k in KINDS:
+        for _ in range(20):
+            assert get(srv, "/%s/echo" % k).status == 200
+    assert "invalid python bridge" not in h._read(srv.error_log_path)
+
+
+# ---------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("k", KINDS)
+def test_application_exception_is_a_500(env, k):
+    srv, runners = env[0], env[1]
+    r = get(srv, "/%s/error" % k)
+    assert r.status == 500
+    assert h.wait_for(lambda: "the application failed on purpose" in runners[k].output())
+    assert get(srv, "/%s/echo" % k).status == 200     # and it goes on
+
+
+def test_runner_not_there(env):
+    srv = env[0]
+    t = time.monotonic()
+    r = get(srv, "/dead/x")
+    assert r.status == 502 and time.monotonic() - t < 3
+
+
+def test_runner_killed(env):
+    """SIGKILL in the middle of a streamed response: the client's response
+    is cut (not completed, no hang); then 502 at once until it is back."""
+    srv, _, sockdir, tmp = env
+    k = pr.Runner(os.path.join(sockdir, "k.sock"), "asgi_app:app", "asgi",
+                  tmp / "marks-k", workers=1).start()
+    try:
+        pr.wait_mark(k, "startup")
+        with h.Conn(srv.ports[2], timeout=5) as c:
+            c.send(h.request(path="/a/stream?n=100&size=1000&delay=0.05"))
+            while len(c.buf) < 2000:
+                assert c._fill(5)
+            k.kill()
+            t = time.monotonic()
+            rest = c.read_until_close(timeout=5)
+            assert time.monotonic() - t < 4
+        data = c.buf + rest
+        assert not data.endswith(b"0\r\n\r\n")       # no chunked end: the client knows
+        t = time.monotonic()
+        r = get(srv, "/a/echo", port=2)
+        assert r.status == 502 and time.monotonic() - t < 3
+    finally:
+        k.kill()
+    k2 = pr.Runner(os.path.join(sockdir, "k.sock"), "wsgi_app:app", "wsgi",
+                   tmp / "marks-k2", workers=1).start()
+    try:
+        assert get(srv, "/w/echo", port=2).status == 200   # back
+    finally:
+        k2.stop()
+
+
+@pytest.mark.parametrize("k", KINDS)
+def test_slow_client_bounds_what_the_app_produces(env, k):
+    """With buffering off a client that stops reading stops the
+    application: it has made only what the sockets and buffers hold."""
+    srv, runners = env[0], env[1]
+    total = 256 << 20
+    with h.Conn(srv.ports[1], timeout=5, rcvbuf=65536) as c:
+        c.send(h.request(path="/%s/endless?total=%d" % (k, total)))
+        while len(c.buf) < 100000:
+            c._fill(5)
+        time.sleep(1.5)
+        produced = int(runners[k].mark("produced-" + ("asgi" if k == "a" else "wsgi")) or 0)
+        assert produced < 48 << 20, produced
+        time.sleep(0.5)
+        assert int(runners[k].mark("produced-" + ("asgi" if k == "a" else "wsgi"))) \
+            == produced, "it went on producing"
+    assert get(srv, "/%s/echo" % k).status == 200
+
+
+@pytest.mark.parametrize("k", KINDS)
+def test_100_concurrent_clients(env, k):
+    srv = env[0]
+    bodies = [os.urandom(1000 + i * 37) for i in range(100)]
+
+    def one(i):
+        if i % 2:
+            r = get(srv, "/%s/echo?i=%d" % (k, i), method="POST", body=bodies[i])
+            e = as_json(r)
+            return e["args"]["i"] == str(i) and \
+                e["sha256"] == hashlib.sha256(bodies[i]).hexdigest()
+        r = get(srv, "/%s/stream?n=20&size=5000" % k)
+        return r.status == 200 and len(r.body) == 100000
+
+    with concurrent.futures.ThreadPoolExecutor(100) as ex:
+        results = list(ex.map(one, range(100), timeout=60))
+    assert all(results)
+
+
+# ---------------------------------------------------------------- ASGI
+
+def test_asgi_disconnect_reaches_the_app(env):
+    srv, runners = env[0], env[1]
+    a = runners["a"]
+    c = h.Conn(srv.ports[0], timeout=5)
+    c.send(h.request(path="/a/disconnect"))
+    time.sleep(0.3)
+    c.close()
+    pr.wait_mark(a, "disconnected")
+
+
+def test_asgi_lifespan_shutdown(env):
+    _, _, sockdir, tmp = env
+    r = pr.Runner(os.path.join(sockdir, "l.sock"), "asgi_app:app", "asgi",
+                  tmp / "marks-l", workers=1).start()
+    pr.wait_mark(r, "startup")
+    assert r.stop() == 0
+    pr.wait_mark(r, "shutdown")
+    assert not os.path.exists(r.sock)
+
+
+def test_runner_refuses_an_app_it_cannot_load(env):
+    _, _, sockdir, tmp = env
+    r = pr.Runner(os.path.join(sockdir, "bad.sock"), "no_such_module:app", "wsgi",
+                  tmp / "marks-bad", workers=2)
+    r.start()
+    assert r.proc.wait(10) == 3
+    assert "No module named 'no_such_module'" in r.output()
+
+
+# ---------------------------------------------------------------- WSGI
+
+def test_wsgi_close_and_write(env):
+    srv, runners = env[0], env[1]
+    r = get(srv, "/w/raw/closing")
+    assert r.status == 200 and r.body == b"one two three"
+    pr.wait_mark(runners["w"], "closed")
+    r = get(srv, "/w/raw/write")
+    assert r.status == 201 and r.body == b"written and returned"
+
+
+def test_wsgi_file_wrapper(env):
+    srv, runners = env[0], env[1]
+    data = os.urandom(3 << 20)
+    (runners["w"].marks / "file.bin").write_bytes(data)
+    for port in (0, 1):
+        r = get(srv, "/w/raw/file", port=port)
+        assert r.status == 200 and r.body == data
+
+
+# ---------------------------------------------------------------- the framing
+
+@pytest.fixture
+def fake(env):
+    p = peer.Peer(os.path.join(env[2], "fake.sock"))
+    yield p
+    p.stop()
+    os.unlink(p.path)
+
+
+def test_request_frames_byte_by_byte(env, fake):
+    srv = env[0]
+    fake.reply = peer.response(201, [("X-From", "fake"), ("Content-Length", "5")], b"hello")
+    r = get(srv, "/fake/p%20q?a=1&b", method="POST", body=b"0123456789",
+            headers=["X-One: 1", "X-One: 2"])
+    assert r.status == 201 and r.body == b"hello" and r.header("X-From") == "fake"
+    q = fake.requests[-1]
+    assert q["method"] == "POST" and q["path"] == "/fake/p q"
+    assert q["raw"] == "/fake/p%20q?a=1&b" and q["query"] == "a=1&b"
+    assert q["version"] == (1, 1) and not q["https"]
+    assert q["client"] == "127.0.0.1" and q["client_port"] > 0
+    assert q["server"] == "127.0.0.1" and q["server_port"] == srv.ports[0]
+    assert q["host"] == "localhost"
+    assert q["content_length"] == 10 and q["body"] == b"0123456789" and q["pieces"] == 1
+    assert ("x-one", "1") in q["fields"] and ("x-one", "2") in q["fields"]
+    assert ("host", "localhost:%d" % srv.ports[0]) in q["fields"]
+    r = get(srv, "/fakeoff/x")
+    assert r.status == 201
+    q = fake.requests[-1]
+    assert q["fields"] == [] and q["content_length"] == 0 and q["body"] == b""
+
+
+@pytest.mark.parametrize("reply, why", [
+    (b"HTTP/1.1 200 OK\r\n\r\n", "no RESPONSE frame first"),
+    (peer.frame(peer.RESPONSE, b"\x00\x01\x00\x00"), "a malformed RESPONSE frame"),
+    (peer.frame(peer.RESPONSE, b"\x00\xc8\x00\x01\x00\x01"), "a malformed RESPONSE frame"),
+    (peer.response(200, end=False) + peer.frame(peer.RESPONSE, b"\x00\xc8\x00\x00"),
+     "a frame out of place"),
+    (peer.response(200, end=False) + peer.frame(0x7f), "an invalid frame"),
+    (peer.response(200, [("Content-Length", "2")], b"abc"),
+     "more data than its Content-Length"),
+    (peer.response(200, end=False) + peer.frame(peer.DATA, b"cut"),
+     "the connection closed before END"),
+])
+def test_invalid_replies(env, fake, reply, why):
+    srv = env[0]
+    since = len(h._read(srv.error_log_path))
+    fake.reply = reply
+    t = time.monotonic()
+    with h.Conn(srv.ports[0], timeout=5) as c:
+        c.send(h.request(path="/fake/x", headers=["Connection: close"]))
+        data = c.read_until_close(timeout=5)
+    assert time.monotonic() - t < 4
+    head = data.split(b"\r\n", 1)[0] if data else b""
+    if why in ("no RESPONSE frame first", "a malformed RESPONSE frame"):
+        assert head.endswith(b" 502 Bad Gateway"), data[:200]
+    elif not head.endswith(b" 502 Bad Gateway"):
+        # the head had gone to the client: its response is cut
+        assert head.startswith(b"HTTP/1.1 200"), data[:200]
+        assert not data.endswith(b"0\r\n\r\n"), data[-50:]
+    assert logged(srv, since, why), h._read(srv.error_log_path)[since:]
+
+
+def test_config_errors(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("server { listen 127.0.0.1:1; location / { python_bridge_pass unix:/a; "
+         "python_bridge_pass unix:/b; } }", "is duplicate"),
+        ("python_bridge_pass unix:/a;", "not allowed here"),
+    ])
