@@ -353,6 +353,10 @@ sws_pyb_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
     } else {
         sws_http_set_content_length(r, ctx->length);
     }
+    if (status == 204 || status == 304 || sws_http_method(r) == SWS_HTTP_HEAD) {
+        /* a length that describes a body not sent (a HEAD's: the GET's) */
+        ctx->length = -1;
+    }
     return SWS_OK;
 }
 

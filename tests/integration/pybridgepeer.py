@@ -5,6 +5,7 @@ docs/python-bridge.md describes, keeps them, and answers with the bytes it
 is given (or a function of the request); then it closes, or with keep
 waits for the next request on the same connection. Every socket
 operation is bounded."""
+import os
 import socket
 import struct
 import threading
@@ -73,6 +74,7 @@ class Peer(threading.Thread):
         self.keep = keep
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(path)
+        os.chmod(path, 0o666)             # the workers may run as another user
         self.sock.listen(16)
         self.sock.settimeout(0.2)
         self.reply = b""

@@ -107,7 +107,7 @@ def test_get_query_and_fields(env, k):
         fields = [tuple(f) for f in e["headers"]]
         assert ("x-custom", "v1") in fields and ("x-custom", "v2") in fields
         assert ("user-agent", "bridge-test") in fields
-        assert ("host", "localhost:%d" % srv.ports[0]) in fields
+        assert ("host", "127.0.0.1:%d" % srv.ports[0]) in fields
         assert e["client"][0] == "127.0.0.1" and e["client"][1] > 0
         assert e["server"] == ["127.0.0.1", srv.ports[0]]
         assert e["http_version"] == "1.1" and e["scheme"] == "http"
@@ -118,7 +118,7 @@ def test_get_query_and_fields(env, k):
         assert e["http"]["HTTP_USER_AGENT"] == "bridge-test"
         assert e["request_uri"] == "/w/echo?x=1&name=caf%C3%A9&e="
         assert e["remote_addr"] == "127.0.0.1"
-        assert e["server_name"] == "localhost"
+        assert e["server_name"] == "127.0.0.1"
         assert e["server_port"] == str(srv.ports[0])
         assert e["protocol"] == "HTTP/1.1" and e["scheme"] == "http"
     assert e["length"] == 0
@@ -351,10 +351,10 @@ def test_request_frames_byte_by_byte(env, fake):
     assert q["version"] == (1, 1) and not q["https"]
     assert q["client"] == "127.0.0.1" and q["client_port"] > 0
     assert q["server"] == "127.0.0.1" and q["server_port"] == srv.ports[0]
-    assert q["host"] == "localhost"
+    assert q["host"] == "127.0.0.1"
     assert q["content_length"] == 10 and q["body"] == b"0123456789" and q["pieces"] == 1
     assert ("x-one", "1") in q["fields"] and ("x-one", "2") in q["fields"]
-    assert ("host", "localhost:%d" % srv.ports[0]) in q["fields"]
+    assert ("host", "127.0.0.1:%d" % srv.ports[0]) in q["fields"]
     r = get(srv, "/fakeoff/x")
     assert r.status == 201
     q = fake.requests[-1]
