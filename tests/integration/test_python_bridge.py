@@ -1,7 +1,7 @@
 """The native Python bridge: python_bridge_pass to the runner
 (python3 -m scalws_bridge, its C extension reading the frames), with a
 Starlette ASGI application and a Flask WSGI one (tests/integration/
-pybridge): GET and POST, large and streamed bodies both ways, fields and
+pybridge; and a Django one): GET and POST, large and streamed bodies both ways, fields and
 query strings, errors of the application, a runner that is not there or is
 killed in the middle of a response (502, no hang), a slow client that
 does not make the application produce more than the buffers hold, 100
@@ -36,6 +36,8 @@ def env(tmp_path_factory):
                        tmp / "marks-a"),
         "w": pr.Runner(os.path.join(sockdir, "w.sock"), "wsgi_app:app", "wsgi",
                        tmp / "marks-w"),
+        "d": pr.Runner(os.path.join(sockdir, "d.sock"), "django_app:application", "wsgi",
+                       tmp / "marks-d", workers=1),
     }
     srv = None
     try:
@@ -49,6 +51,7 @@ def env(tmp_path_factory):
         """.format(a=runners["a"].sock, w=runners["w"].sock), server="""
             location /a/ {{ python_bridge_pass asgi; }}
             location /w/ {{ python_bridge_pass wsgi; }}
+            location /d/ {{ python_bridge_pass unix:{d}/d.sock; }}
             location /dead/ {{ python_bridge_pass unix:{d}/none.sock;
                               python_bridge_connect_timeout 2s; }}
             location /fake/ {{ python_bridge_pass unix:{d}/fake.sock;
@@ -304,7 +307,7 @@ def test_runner_refuses_an_app_it_cannot_load(env):
     _, _, sockdir, tmp = env
     r = pr.Runner(os.path.join(sockdir, "bad.sock"), "no_such_module:app", "wsgi",
                   tmp / "marks-bad", workers=2)
-    r.start()
+    r.start(check=False)
     assert r.proc.wait(10) == 3
     assert "No module named 'no_such_module'" in r.output()
 
@@ -327,6 +330,24 @@ def test_wsgi_file_wrapper(env):
     for port in (0, 1):
         r = get(srv, "/w/raw/file", port=port)
         assert r.status == 200 and r.body == data
+
+
+def test_django(env):
+    """Django's WSGI handler: a form POST, and a FileResponse, which it
+    hands to wsgi.file_wrapper (sent with sendfile by the runner)."""
+    srv, runners = env[0], env[1]
+    e = as_json(get(srv, "/d/echo?x=1&y=%C3%A9", headers=["User-Agent: dj"]))
+    assert e["method"] == "GET" and e["path"] == "/d/echo"
+    assert e["get"] == {"x": "1", "y": "\u00e9"} and e["agent"] == "dj"
+    assert e["host"] == "127.0.0.1:%d" % srv.ports[0]
+    e = as_json(get(srv, "/d/echo", method="POST", body=b"a=1&b=two+words",
+                    headers=["Content-Type: application/x-www-form-urlencoded"]))
+    assert e["post"] == {"a": "1", "b": "two words"} and e["length"] == 15
+    data = os.urandom((2 << 20) + 123)
+    (runners["d"].marks / "file.bin").write_bytes(data)
+    r = get(srv, "/d/file")
+    assert r.status == 200 and r.body == data
+    assert r.header("Content-Length") == str(len(data))
 
 
 # ---------------------------------------------------------------- the framing
