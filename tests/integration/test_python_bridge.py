@@ -419,3 +419,100 @@ def test_config_errors(tmp_path):
          "python_bridge_pass unix:/b; } }", "is duplicate"),
         ("python_bridge_pass unix:/a;", "not allowed here"),
     ])
+
+
+# ---------------------------------------------------------------- the extension
+
+def bridge_module():
+    import importlib
+    import sys
+    pr.require()
+    if pr.BRIDGE not in sys.path:
+        sys.path.insert(0, pr.BRIDGE)
+    return importlib.import_module("scalws_bridge._bridge")
+
+
+def request_payload(method=b"GET", path=b"/x", raw=b"/x?q=1", query=b"q=1", fields=(),
+                    clen=0):
+    def s(b):
+        return len(b).to_bytes(2, "big") + b
+    p = bytes([1, 1, 0, 0]) + (1234).to_bytes(2, "big") + (80).to_bytes(2, "big")
+    p += clen.to_bytes(8, "big") + len(fields).to_bytes(2, "big") + b"\0\0"
+    for x in (method, path, raw, query, b"127.0.0.1", b"127.0.0.2", b"example.org"):
+        p += s(x)
+    for n, v in fields:
+        p += s(n) + s(v)
+    return p
+
+
+def test_extension_reads_frames_however_cut():
+    """The runner's parser: the same scopes, environs and body pieces
+    whether the bytes come whole or one at a time; out-of-place or invalid
+    frames are a ValueError."""
+    b = bridge_module()
+    stream = peer.frame(peer.REQUEST, request_payload(
+        b"POST", fields=[(b"content-type", b"text/plain"), (b"x-a", b"1"), (b"x-a", b"2")],
+        clen=7), 1)
+    stream += peer.frame(peer.BODY, b"abc") + peer.frame(peer.BODY, b"defg") + \
+        peer.frame(peer.BODY_END)
+    stream += peer.frame(peer.REQUEST, request_payload())
+
+    def run(mode, pieces):
+        events = []
+        p = b.Parser(lambda r, body: events.append(("req", r, body)),
+                     lambda d: events.append(("body", d)),
+                     lambda: events.append(("end",)), mode,
+                     {"version": "3.0"} if mode == b.MODE_ASGI else {"wsgi.version": (1, 0)})
+        for x in pieces:
+            p.feed(x)
+        body = b"".join(e[1] for e in events if e[0] == "body")
+        return [e for e in events if e[0] != "body"], body
+
+    for mode in (b.MODE_ASGI, b.MODE_WSGI):
+        whole = run(mode, [stream])
+        cut = run(mode, [stream[i:i + 1] for i in range(len(stream))])
+        assert whole == cut and whole[1] == b"abcdefg"
+        (_, first, has_body), end, (_, second, no_body) = whole[0]
+        assert has_body is True and no_body is False and end == ("end",)
+        if mode == b.MODE_ASGI:
+            assert first["method"] == "POST" and first["path"] == "/x"
+            assert first["raw_path"] == b"/x" and first["query_string"] == b"q=1"
+            assert first["client"] == ("127.0.0.1", 1234)
+            assert first["server"] == ("127.0.0.2", 80)
+            assert first["headers"][1:] == [(b"x-a", b"1"), (b"x-a", b"2")]
+        else:
+            assert first["REQUEST_METHOD"] == "POST" and first["PATH_INFO"] == "/x"
+            assert first["CONTENT_TYPE"] == "text/plain" and first["CONTENT_LENGTH"] == "7"
+            assert first["HTTP_X_A"] == "1,2" and first["SERVER_NAME"] == "example.org"
+            assert first["REMOTE_PORT"] == "1234" and first["wsgi.version"] == (1, 0)
+            assert second["REQUEST_METHOD"] == "GET" and "CONTENT_LENGTH" not in second
+    bad = [
+        b"GET / HTTP/1.1\r\n\r\n",                                  # not a frame
+        peer.frame(peer.BODY, b"x"),                                # a body before a request
+        peer.frame(peer.RESPONSE, b"\0\xc8\0\0"),                   # the other direction's
+        peer.frame(peer.REQUEST, request_payload()[:-3]),           # a string cut
+        peer.frame(peer.REQUEST, request_payload(), 1) + peer.frame(peer.REQUEST,
+                                                                    request_payload()),
+    ]
+    for data in bad:
+        p = b.Parser(lambda r, body: None, lambda d: None, lambda: None, b.MODE_ASGI, {})
+        with pytest.raises(ValueError):
+            p.feed(data)
+
+
+def test_extension_writes_response_frames():
+    b = bridge_module()
+    out = b.response(404, [(b"content-type", b"text/plain"), ("X-Str", "caf\u00e9")],
+                     b"nope", b.END_KEEP)
+    kind, flags, zero, n = __import__("struct").unpack(">BBHI", out[:8])
+    assert (kind, flags, zero) == (peer.RESPONSE, 0, 0)
+    assert out[8:8 + n] == (404).to_bytes(2, "big") + (2).to_bytes(2, "big") + \
+        peer.s16(b"content-type") + peer.s16(b"text/plain") + peer.s16(b"X-Str") + \
+        peer.s16("caf\u00e9".encode("latin-1"))
+    assert out[8 + n:] == peer.frame(peer.DATA, b"nope") + peer.frame(peer.END, flags=1)
+    assert b.data(b"") == b"" and b.data(b"ab") == peer.frame(peer.DATA, b"ab")
+    assert b.end(0) == peer.frame(peer.END)
+    for status, headers in ((99, []), (200, [(b"", b"x")]), (200, [(b"a",)]),
+                            (200, [(1, b"x")]), (200, [(b"a", b"x" * 70000)])):
+        with pytest.raises((ValueError, TypeError)):
+            b.response(status, headers)
