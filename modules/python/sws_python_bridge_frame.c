@@ -35,7 +35,7 @@ sws_pyb_frame_valid(const sws_pyb_reader_t *rd)
         switch (rd->type) {
         case SWS_PYB_REQUEST:
             return rd->len >= SWS_PYB_REQUEST_FIXED && rd->len <= SWS_PYB_MAX_HEAD
-                   && (rd->flags & ~SWS_PYB_REQUEST_BODY) == 0;
+                   && (rd->flags & ~(SWS_PYB_REQUEST_BODY | SWS_PYB_REQUEST_UPGRADE)) == 0;
         case SWS_PYB_BODY:
             return rd->flags == 0;
         case SWS_PYB_BODY_END:

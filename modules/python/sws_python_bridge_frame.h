@@ -34,6 +34,9 @@
 
 /* REQUEST flags */
 #define SWS_PYB_REQUEST_BODY    0x01    /* BODY frames and BODY_END follow */
+#define SWS_PYB_REQUEST_UPGRADE 0x02    /* an Upgrade the location allows: after a
+                                           RESPONSE of 101 the connection is the
+                                           client's byte stream both ways */
 /* END flags */
 #define SWS_PYB_END_KEEP        0x01    /* the runner takes another request here */
 

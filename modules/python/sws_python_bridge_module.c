@@ -6,6 +6,8 @@
  *
  *   python_bridge_pass unix:/path | NAME | ADDR;   may hold variables
  *   python_bridge_pass_request_headers on|off;
+ *   python_bridge_upgrade off|on|PROTOCOL ...;   Upgrade requests (websocket)
+ *                                  handed to the runner, tunnelled after its 101
  *   python_bridge_connect_timeout ... python_bridge_intercept_errors:
  *                                  the framework's, as uwsgi_* has them
  *
@@ -26,6 +28,8 @@ typedef struct {
     sws_pyb_reader_t      reader;         /* the response body's frames */
     off_t                 length;         /* the RESPONSE's Content-Length, -1 none */
     off_t                 received;       /* DATA bytes so far */
+    sws_str_t             upgrade;        /* the RESPONSE's Upgrade field */
+    unsigned              upgrade_asked:1;  /* REQUEST said UPGRADE */
 } sws_pyb_ctx_t;
 
 static void *sws_pyb_create_loc_conf(sws_conf_t *cf);
@@ -64,6 +68,7 @@ static const sws_command_t sws_pyb_commands[] = {
     UPS("_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
     UPS("_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
     UPS("_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
+    UPS("_upgrade", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_UPGRADE),
     sws_null_command
 };
 
@@ -162,8 +167,10 @@ sws_pyb_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
         return SWS_ERROR;
     }
     clen = mode == SWS_UPSTREAM_BODY_NONE ? 0 : sws_http_upstream_body_length(u);
+    ctx->upgrade_asked = sws_http_upstream_upgrade_allowed(u) != 0;
     p = sws_pyb_put_head(start, SWS_PYB_REQUEST,
-                         mode == SWS_UPSTREAM_BODY_NONE ? 0 : SWS_PYB_REQUEST_BODY,
+                         (mode == SWS_UPSTREAM_BODY_NONE ? 0 : SWS_PYB_REQUEST_BODY)
+                         | (ctx->upgrade_asked ? SWS_PYB_REQUEST_UPGRADE : 0),
                          (uint32_t) (len - SWS_PYB_HEAD_LEN));
     *p++ = (u_char) (sws_http_version(r) / 1000);
     *p++ = (u_char) (sws_http_version(r) % 1000);
@@ -255,6 +262,7 @@ sws_pyb_reinit(sws_http_request_t *r, void *data)
     sws_pyb_reader_init(&ctx->reader, SWS_PYB_TO_SERVER);
     ctx->length = -1;
     ctx->received = 0;
+    ctx->upgrade.len = 0;
 }
 
 /* One field of the RESPONSE (copied: the head buffer is reused). */
@@ -282,6 +290,12 @@ sws_pyb_field(sws_pyb_ctx_t *ctx, const sws_pyb_str_t *n, const sws_pyb_str_t *v
     value.data[value.len] = '\0';
 
     switch (name.len) {
+    case 7:
+        if (memcmp(lc, "upgrade", 7) == 0) {
+            ctx->upgrade = value;         /* the client gets it with a 101 */
+            return sws_http_upstream_header_received(ctx->u, &name, &value);
+        }
+        break;
     case 10:
         if (memcmp(lc, "connection", 10) == 0 || memcmp(lc, "keep-alive", 10) == 0) {
             return sws_http_upstream_header_received(ctx->u, &name, &value);
@@ -344,6 +358,20 @@ sws_pyb_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
         }
     }
     status = rs.status;
+    if (status == SWS_HTTP_SWITCHING_PROTOCOLS) {
+        static const sws_str_t  upgrade = sws_string("Upgrade");
+
+        if (!ctx->upgrade_asked || ctx->upgrade.len == 0) {
+            return sws_pyb_invalid(ctx, "a 101 to a request that asked for no upgrade");
+        }
+        sws_http_set_status(r, status);
+        if (sws_http_header_out_add(r, &upgrade, &ctx->upgrade) == NULL) {
+            return SWS_ERROR;
+        }
+        /* from here on, the bytes of both sides as they are */
+        sws_http_upstream_set_upgrade(ctx->u);
+        return SWS_OK;
+    }
     if (status < 200) {
         return sws_pyb_invalid(ctx, "an interim status");
     }

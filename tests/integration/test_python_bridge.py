@@ -5,7 +5,7 @@ pybridge; and a Django one): GET and POST, large and streamed bodies both ways, 
 query strings, errors of the application, a runner that is not there or is
 killed in the middle of a response (502, no hang), a slow client that
 does not make the application produce more than the buffers hold, 100
-concurrent clients, ASGI lifespan and disconnect, WSGI close() and
+concurrent clients, ASGI lifespan, disconnect and websockets, WSGI close() and
 wsgi.file_wrapper; and a fake runner (pybridgepeer.py) for the frames
 scalwsd sends byte by byte and the replies it refuses."""
 import concurrent.futures
@@ -293,6 +293,87 @@ def test_asgi_disconnect_reaches_the_app(env):
     pr.wait_mark(a, "disconnected")
 
 
+def ws_frame(opcode, payload, fin=True):
+    """A client's (masked) websocket frame."""
+    key = os.urandom(4)
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | opcode])
+    if n < 126:
+        head += bytes([0x80 | n])
+    elif n < 65536:
+        head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+def ws_read(c):
+    """(opcode, payload) of a server's (unmasked) frame."""
+    b0, b1 = c.read_exact(2)
+    assert not b1 & 0x80, "a server's frame is not masked"
+    n = b1 & 0x7F
+    if n == 126:
+        n = int.from_bytes(c.read_exact(2), "big")
+    elif n == 127:
+        n = int.from_bytes(c.read_exact(8), "big")
+    return b0 & 0x0F, c.read_exact(n)
+
+
+def ws_connect(srv, path, extra=()):
+    import base64
+    key = base64.b64encode(os.urandom(16)).decode()
+    c = h.Conn(srv.ports[0], timeout=5)
+    c.send(h.request(path=path, headers=["Upgrade: websocket", "Connection: Upgrade",
+                                         "Sec-WebSocket-Key: " + key,
+                                         "Sec-WebSocket-Version: 13"] + list(extra)))
+    return c, key
+
+
+def test_asgi_websocket_echo(env):
+    import base64
+    srv, runners = env[0], env[1]
+    c, key = ws_connect(srv, "/a/ws", ["Sec-WebSocket-Protocol: other, chat"])
+    with c:
+        r = c.read_response()
+        assert r.status == 101, r
+        assert r.header("Upgrade").lower() == "websocket"
+        assert r.header("Connection").lower() == "upgrade"
+        assert r.header("Sec-WebSocket-Accept") == base64.b64encode(hashlib.sha1(
+            (key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
+        assert r.header("Sec-WebSocket-Protocol") == "chat"
+        c.send(ws_frame(0x1, "h\u00e9llo".encode()))
+        assert ws_read(c) == (0x1, "echo: h\u00e9llo".encode())
+        big = os.urandom(200000)                      # a 64-bit length, both ways
+        c.send(ws_frame(0x2, big))
+        assert ws_read(c) == (0x2, big[::-1])
+        c.send(ws_frame(0x1, b"frag", fin=False) + ws_frame(0x0, b"mented"))
+        assert ws_read(c) == (0x1, b"echo: fragmented")
+        c.send(ws_frame(0x9, b"pi"))
+        assert ws_read(c) == (0xA, b"pi")
+        c.send(ws_frame(0x1, b"bye"))
+        op, payload = ws_read(c)
+        assert op == 0x8 and int.from_bytes(payload[:2], "big") == 4000
+        c.read_until_close(timeout=5)
+    # the client's own close reaches the application as a disconnect
+    c, key = ws_connect(srv, "/a/ws")
+    with c:
+        assert c.read_response().status == 101
+        c.send(ws_frame(0x8, (1001).to_bytes(2, "big")))
+        op, payload = ws_read(c)
+        assert op == 0x8 and int.from_bytes(payload[:2], "big") == 1001
+        c.read_until_close(timeout=5)
+    assert pr.wait_mark(runners["a"], "ws-disconnected") == "1001"
+    assert get(srv, "/a/echo").status == 200
+
+
+def test_asgi_websocket_refused(env):
+    srv = env[0]
+    c, _ = ws_connect(srv, "/a/ws-refuse")
+    with c:
+        r = c.read_response()
+        assert r.status == 403, r
+
+
 def test_asgi_lifespan_shutdown(env):
     _, _, sockdir, tmp = env
     r = pr.Runner(os.path.join(sockdir, "l.sock"), "asgi_app:app", "asgi",
@@ -393,6 +474,8 @@ def test_request_frames_byte_by_byte(env, fake):
      "more data than its Content-Length"),
     (peer.response(200, end=False) + peer.frame(peer.DATA, b"cut"),
      "the connection closed before END"),
+    (peer.response(101, [("Upgrade", "websocket")], end=False),
+     "a 101 to a request that asked for no upgrade"),
 ])
 def test_invalid_replies(env, fake, reply, why):
     srv = env[0]
@@ -404,7 +487,8 @@ def test_invalid_replies(env, fake, reply, why):
         data = c.read_until_close(timeout=5)
     assert time.monotonic() - t < 4
     head = data.split(b"\r\n", 1)[0] if data else b""
-    if why in ("no RESPONSE frame first", "a malformed RESPONSE frame"):
+    if why in ("no RESPONSE frame first", "a malformed RESPONSE frame",
+               "a 101 to a request that asked for no upgrade"):
         assert head.endswith(b" 502 Bad Gateway"), data[:200]
     elif not head.endswith(b" 502 Bad Gateway"):
         # the head had gone to the client: its response is cut
@@ -473,7 +557,7 @@ def test_extension_reads_frames_however_cut():
         cut = run(mode, [stream[i:i + 1] for i in range(len(stream))])
         assert whole == cut and whole[1] == b"abcdefg"
         (_, first, has_body), end, (_, second, no_body) = whole[0]
-        assert has_body is True and no_body is False and end == ("end",)
+        assert has_body == b.REQUEST_BODY and no_body == 0 and end == ("end",)
         if mode == b.MODE_ASGI:
             assert first["method"] == "POST" and first["path"] == "/x"
             assert first["raw_path"] == b"/x" and first["query_string"] == b"q=1"

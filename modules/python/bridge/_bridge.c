@@ -6,9 +6,10 @@
  * (modules/python/sws_python_bridge_frame.c), compiled into this object.
  *
  *   Parser(on_request, on_body, on_body_end, mode, base)
- *       mode MODE_ASGI: on_request(scope, has_body), base the scope's
- *       "asgi" value; MODE_WSGI: on_request(environ, has_body), base the
- *       dict each environ starts as a copy of. .state: an ASGI lifespan
+ *       mode MODE_ASGI: on_request(scope, flags), base the scope's
+ *       "asgi" value; MODE_WSGI: on_request(environ, flags), base the
+ *       dict each environ starts as a copy of; flags: the REQUEST's
+ *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE). .state: an ASGI lifespan
  *       state dict, copied into each scope (None: no "state").
  *       .feed(bytes): calls the callbacks; ValueError on invalid framing.
  *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
@@ -262,7 +263,7 @@ framing_error(const char *why)
 
 /* A complete REQUEST payload. */
 static PyObject *
-parser_request(ParserObject *p, const unsigned char *data, size_t len, int has_body)
+parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned flags)
 {
     sws_pyb_request_t  rq;
     PyObject          *req, *rv;
@@ -274,7 +275,7 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, int has_b
     if (req == NULL) {
         return NULL;
     }
-    rv = PyObject_CallFunction(p->on_request, "(NO)", req, has_body ? Py_True : Py_False);
+    rv = PyObject_CallFunction(p->on_request, "(Ni)", req, (int) flags);
     return rv;
 }
 
@@ -358,11 +359,10 @@ Parser_feed(ParserObject *p, PyObject *arg)
         /* a REQUEST is complete */
         {
             unsigned char *head = p->head;
-            int            has_body = (p->rd.flags & SWS_PYB_REQUEST_BODY) != 0;
 
             p->head = NULL;
-            p->in_body = has_body;
-            r = parser_request(p, head, p->head_len, has_body);
+            p->in_body = (p->rd.flags & SWS_PYB_REQUEST_BODY) != 0;
+            r = parser_request(p, head, p->head_len, p->rd.flags);
             PyMem_Free(head);
             if (r == NULL) {
                 goto done;
@@ -780,6 +780,8 @@ PyInit__bridge(void)
         || PyModule_AddIntConstant(m, "MODE_ASGI", MODE_ASGI) < 0
         || PyModule_AddIntConstant(m, "MODE_WSGI", MODE_WSGI) < 0
         || PyModule_AddIntConstant(m, "END_KEEP", SWS_PYB_END_KEEP) < 0
+        || PyModule_AddIntConstant(m, "REQUEST_BODY", SWS_PYB_REQUEST_BODY) < 0
+        || PyModule_AddIntConstant(m, "REQUEST_UPGRADE", SWS_PYB_REQUEST_UPGRADE) < 0
         || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0)
     {
         Py_DECREF(m);

@@ -1,7 +1,7 @@
 """The Starlette application of the python bridge's tests
 (test_python_bridge.py), under the prefix /a: echo, uploads read as a
 stream, streamed and endless responses, errors, a raw ASGI endpoint that
-waits for the client to go away, and lifespan. MARKS (an environment
+waits for the client to go away, a websocket echo, and lifespan. MARKS (an environment
 variable) is a directory where it leaves files the tests look at."""
 import asyncio
 import hashlib
@@ -9,7 +9,7 @@ import os
 
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 MARKS = os.environ.get("MARKS", "/tmp")
 
@@ -103,6 +103,28 @@ class WaitDisconnect:
                 return
 
 
+async def ws_echo(websocket):
+    """Echoes text and bytes; "bye" closes with 4000; "?" asks for a
+    subprotocol's name; "/a/ws-refuse" never accepts."""
+    if websocket.url.path == "/a/ws-refuse":
+        await websocket.close()
+        return
+    await websocket.accept(subprotocol="chat" if "chat" in
+                           websocket.scope["subprotocols"] else None)
+    while True:
+        msg = await websocket.receive()
+        if msg["type"] == "websocket.disconnect":
+            mark("ws-disconnected", str(msg.get("code")))
+            return
+        if msg.get("text") == "bye":
+            await websocket.close(4000)
+            return
+        if msg.get("text") is not None:
+            await websocket.send_text("echo: " + msg["text"])
+        else:
+            await websocket.send_bytes(msg["bytes"][::-1])
+
+
 async def lifespan(app):
     mark("startup")
     yield {"started": True}
@@ -117,4 +139,6 @@ app = Starlette(routes=[
     Route("/a/status/{code}", status),
     Route("/a/error", error),
     Route("/a/disconnect", WaitDisconnect()),
+    WebSocketRoute("/a/ws", ws_echo),
+    WebSocketRoute("/a/ws-refuse", ws_echo),
 ], lifespan=lifespan)

@@ -16,6 +16,7 @@ import sys
 import traceback
 
 from . import _bridge
+from .websocket import WebSocket, is_websocket
 
 ASGI_HTTP = {"version": "3.0", "spec_version": "2.3"}
 ASGI_LIFESPAN = {"version": "3.0", "spec_version": "2.0"}
@@ -43,7 +44,7 @@ class Cycle:
         self.scope = scope
         self.chunks = []
         self.size = 0
-        self.more_body = has_body
+        self.more_body = bool(has_body)
         self.final_given = False
         self.waiter = None
         self.status = 200
@@ -166,6 +167,7 @@ class Connection(asyncio.Protocol):
         self.write_paused = False
         self.drain_waiter = None
         self.closed = False
+        self.ws = None               # a websocket, after its REQUEST
 
     # -- asyncio.Protocol
 
@@ -175,6 +177,10 @@ class Connection(asyncio.Protocol):
         self.worker.connections.add(self)
 
     def data_received(self, data):
+        if self.ws is not None:
+            if self.ws.state == "open":
+                self.ws.feed(data)
+            return
         try:
             self.parser.feed(data)
         except ValueError as e:
@@ -188,7 +194,9 @@ class Connection(asyncio.Protocol):
         self.closed = True
         self.worker.connections.discard(self)
         c = self.cycle
-        if c is not None:
+        if self.ws is not None:
+            self.ws.lost()
+        elif c is not None:
             c.disconnected = True
             c.wake()
         self.wake_drain()
@@ -202,11 +210,15 @@ class Connection(asyncio.Protocol):
 
     # -- the parser's callbacks
 
-    def on_request(self, scope, has_body):
-        if self.cycle is not None:
+    def on_request(self, scope, flags):
+        if self.cycle is not None or self.ws is not None:
             raise ValueError("python bridge: a request before the previous one ended")
-        c = self.cycle = Cycle(self, scope, has_body)
         self.worker.active += 1
+        if flags & _bridge.REQUEST_UPGRADE and is_websocket(scope):
+            self.ws = WebSocket(self, scope)
+            self.loop.create_task(self.ws.run(self.worker.app))
+            return
+        c = self.cycle = Cycle(self, scope, flags & _bridge.REQUEST_BODY)
         self.loop.create_task(c.run(self.worker.app))
 
     def on_body(self, data):
@@ -236,6 +248,15 @@ class Connection(asyncio.Protocol):
     def abort(self):
         if not self.closed:
             self.transport.abort()
+
+    def pause_reading(self):
+        if not self.read_paused and not self.closed:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def close_after_write(self):
+        if not self.closed:
+            self.transport.close()      # what is buffered goes first
 
     def resume_reading(self):
         if self.read_paused:

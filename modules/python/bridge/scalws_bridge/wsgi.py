@@ -67,9 +67,10 @@ class Connection:
         self.chunks = []
         self.body_done = True
 
-    def on_request(self, environ, has_body):
+    def on_request(self, environ, flags):
+        # (an upgrade is served as a plain request: WSGI has none)
         self.request = environ
-        self.body_done = not has_body
+        self.body_done = not flags & _bridge.REQUEST_BODY
 
     def on_body(self, data):
         self.chunks.append(data)
