@@ -600,3 +600,47 @@ def test_extension_writes_response_frames():
                             (200, [(1, b"x")]), (200, [(b"a", b"x" * 70000)])):
         with pytest.raises((ValueError, TypeError)):
             b.response(status, headers)
+
+
+# ---------------------------------------------------------------- as a helper process
+
+def test_runner_as_a_helper_process(sws, tmp_path):
+    """The runner run by scalwsd's master as a helper (the test module
+    helpermod.py declares it) on a socket the master makes and hands over
+    (LISTEN_FDS, fd 3): it serves; killed with SIGKILL, its workers go with
+    it (finishing what they have), the master starts it again, and requests
+    made meanwhile wait in the socket's backlog: none fails."""
+    import helpermod
+    import re
+    load = helpermod.build(tmp_path / "helpermod")
+    sockdir = tempfile.mkdtemp(prefix="swspbh")
+    os.chmod(sockdir, 0o755)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    path = os.path.join(sockdir, "app.sock")
+    try:
+        s = sws(load=load, main="user root;" if os.geteuid() == 0 else "", http="""
+            test_helper_program pyb /usr/bin/python3 -m scalws_bridge --app wsgi_app:app
+                --interface wsgi --workers 2 --path {apps};
+            test_helper_socket pyb unix:{path};
+            test_helper_env pyb PYTHONPATH {bridge};
+            test_helper_env pyb MARKS {marks};
+        """.format(apps=pr.APPS, path=path, bridge=pr.BRIDGE, marks=marks),
+            server="location /w/ {{ python_bridge_pass unix:{p}; }}".format(p=path))
+        assert h.wait_for(lambda: 'helper "pyb" process' in s.error_log()
+                          and "is ready" in s.error_log(), 15), s.error_log()
+        first = as_json(h.curl(s.url("/w/echo")))["pid"]
+        pids = [int(p) for p in re.findall(r'started helper "pyb" process (\d+)',
+                                           s.error_log())]
+        runner = pids[-1]
+        workers = [p for p in h.children_of(runner)]
+        assert first in workers and len(workers) == 2
+        os.kill(runner, 9)
+        # (an old worker, stopping gracefully, may still answer this one)
+        assert h.curl(s.url("/w/echo"), timeout=15).status == 200
+        assert h.wait_for(lambda: not any(os.path.exists("/proc/%d" % p)
+                                          and h._state(p) != "Z" for p in workers), 5)
+        r = h.curl(s.url("/w/echo"), timeout=15)
+        assert r.status == 200 and json.loads(r.body)["pid"] not in workers
+    finally:
+        shutil.rmtree(sockdir, ignore_errors=True)

@@ -92,10 +92,23 @@ def guess_interface(app):
     return "wsgi"
 
 
-def worker(a, sock):
+def die_with(parent):
+    """TERM when the runner's first process dies (SIGKILL gives it no chance
+    to stop its workers): PR_SET_PDEATHSIG, Linux's."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:          # it died before the call
+        os._exit(0)
+
+
+def worker(a, sock, parent):
     """A worker's life: load, serve until TERM; its exit code."""
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
+    die_with(parent)
     try:
         app = load_app(a.app)
     except Exception:
@@ -131,12 +144,14 @@ def main(argv=None):
     signal.signal(signal.SIGINT, on_stop)
     children = {}
 
+    me = os.getpid()
+
     def spawn(slot):
         pid = os.fork()
         if pid == 0:
             code = 1
             try:
-                code = worker(a, sock)
+                code = worker(a, sock, me)
             finally:
                 os._exit(code if isinstance(code, int) else 0)
         children[pid] = (slot, time.monotonic())
