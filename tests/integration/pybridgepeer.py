@@ -97,10 +97,14 @@ class Peer(threading.Thread):
             except OSError:
                 return
             self.connections += 1
-            c.settimeout(5)
+            c.settimeout(0.3)
             try:
-                while self.serve(c) and self.keep:
-                    pass
+                while not self.stopping:
+                    try:
+                        if not self.serve(c) or not self.keep:
+                            break
+                    except socket.timeout:
+                        continue         # idle between requests: stop() may come
             except (OSError, AssertionError):
                 pass
             finally:

@@ -300,19 +300,30 @@ def serve_ready(app, conn):
         return False
 
 
+class Stop(Exception):
+    """TERM or INT while waiting for work."""
+
+
 def serve(app, lsock):
     stop = []
-    signal.signal(signal.SIGTERM, lambda s, f: stop.append(s))
-    signal.signal(signal.SIGINT, lambda s, f: stop.append(s))
+    idle = [True]
+
+    def on_stop(signo, frame):
+        stop.append(signo)
+        if idle[0]:
+            raise Stop()         # select() would be restarted, not ended
+        # else: the request in hand finishes first
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
     lsock.setblocking(False)
     sel = selectors.DefaultSelector()
     sel.register(lsock, selectors.EVENT_READ)
     try:
         while not stop:
-            try:
-                events = sel.select(1.0)
-            except InterruptedError:
-                continue
+            idle[0] = True
+            events = sel.select(1.0)
+            idle[0] = False
             for key, _ in events:
                 if key.fileobj is lsock:
                     try:
@@ -326,7 +337,10 @@ def serve(app, lsock):
                 if not serve_ready(app, conn):
                     sel.unregister(conn.sock)
                     conn.sock.close()
+    except Stop:
+        pass
     finally:
+        idle[0] = False
         for key in list(sel.get_map().values()):
             key.fileobj.close()
         sel.close()
