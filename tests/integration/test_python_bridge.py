@@ -207,6 +207,19 @@ def test_application_exception_is_a_500(env, k):
     assert get(srv, "/%s/echo" % k).status == 200     # and it goes on
 
 
+@pytest.mark.parametrize("k", KINDS)
+def test_application_exception_in_the_middle_of_a_response(env, k):
+    """The head has gone: the client's response is cut, never completed."""
+    srv, runners = env[0], env[1]
+    with h.Conn(srv.ports[0], timeout=5) as c:
+        c.send(h.request(path="/%s/streamfail" % k, headers=["Connection: close"]))
+        data = c.read_until_close(timeout=5)
+    assert data.startswith(b"HTTP/1.1 200") and b"first part, " in data
+    assert not data.endswith(b"0\r\n\r\n")
+    assert h.wait_for(lambda: "the stream failed on purpose" in runners[k].output())
+    assert get(srv, "/%s/echo" % k).status == 200
+
+
 def test_runner_not_there(env):
     srv = env[0]
     t = time.monotonic()

@@ -88,6 +88,13 @@ async def status(request):
     return r
 
 
+async def streamfail(request):
+    async def gen():
+        yield b"first part, "
+        raise RuntimeError("the stream failed on purpose")
+    return StreamingResponse(gen(), media_type="text/plain")
+
+
 async def error(request):
     raise RuntimeError("the application failed on purpose")
 
@@ -138,6 +145,7 @@ app = Starlette(routes=[
     Route("/a/endless", endless),
     Route("/a/status/{code}", status),
     Route("/a/error", error),
+    Route("/a/streamfail", streamfail),
     Route("/a/disconnect", WaitDisconnect()),
     WebSocketRoute("/a/ws", ws_echo),
     WebSocketRoute("/a/ws-refuse", ws_echo),

@@ -91,6 +91,14 @@ def status(code):
     return r
 
 
+@flask_app.route("/w/streamfail")
+def streamfail():
+    def gen():
+        yield b"first part, "
+        raise RuntimeError("the stream failed on purpose")
+    return Response(gen(), mimetype="text/plain")
+
+
 @flask_app.route("/w/error")
 def error():
     raise RuntimeError("the application failed on purpose")
