@@ -278,6 +278,47 @@ def test_slow_client_bounds_what_the_app_produces(env, k):
     assert get(srv, "/%s/echo" % k).status == 200
 
 
+def rss(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) << 10
+    return 0
+
+
+@pytest.mark.parametrize("k", KINDS)
+def test_slow_application_bounds_what_the_client_sends(env, k):
+    """A streamed upload to an application that reads nothing for 1.5 s:
+    the client gets only what the buffers hold through in that time, and
+    scalwsd's worker does not grow by the body; then all of it arrives."""
+    srv = env[0]
+    total = 48 << 20
+    worker = srv.children()[0]
+    before = rss(worker)
+    chunk = b"u" * 65536
+    with h.Conn(srv.ports[1], timeout=5) as c:
+        c.send(h.request(method="POST", path="/%s/lateread" % k,
+                         headers=["Content-Length: %d" % total, "Connection: close"]))
+        c.sock.settimeout(0.05)
+        sent, deadline = 0, time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            try:
+                sent += c.sock.send(chunk)
+            except socket.timeout:
+                pass
+        grown = rss(worker) - before
+        print("sent in the first second: %d bytes; the worker grew by %d" % (sent, grown))
+        assert sent < 16 << 20, sent             # of 48 MiB (3-4 MiB seen)
+        assert grown < 4 << 20, grown
+        c.sock.settimeout(10)
+        rest = total - sent
+        while rest:
+            n = c.sock.send(chunk[:min(rest, len(chunk))])
+            rest -= n
+        r = c.read_response()
+    assert r.status == 200 and json.loads(r.body)["length"] == total
+
+
 @pytest.mark.parametrize("k", KINDS)
 def test_100_concurrent_clients(env, k):
     srv = env[0]

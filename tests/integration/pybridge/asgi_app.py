@@ -50,6 +50,15 @@ async def upload(request):
     return JSONResponse({"length": n, "sha256": h.hexdigest(), "pieces": pieces})
 
 
+async def lateread(request):
+    """Reads nothing for a while, then all of the body."""
+    await asyncio.sleep(float(request.query_params.get("wait", "1.5")))
+    n = 0
+    async for chunk in request.stream():
+        n += len(chunk)
+    return JSONResponse({"length": n})
+
+
 async def stream(request):
     n = int(request.query_params.get("n", "10"))
     size = int(request.query_params.get("size", "1000"))
@@ -142,6 +151,7 @@ app = Starlette(routes=[
     Route("/a/echo", echo, methods=["GET", "POST", "PUT", "HEAD"]),
     Route("/a/upload", upload, methods=["POST"]),
     Route("/a/stream", stream),
+    Route("/a/lateread", lateread, methods=["POST"]),
     Route("/a/endless", endless),
     Route("/a/status/{code}", status),
     Route("/a/error", error),

@@ -5,6 +5,7 @@ what PEP 3333 says of iterables with close() and wsgi.file_wrapper. MARKS
 look at."""
 import hashlib
 import os
+import time
 
 from flask import Flask, Response, jsonify, request
 
@@ -54,6 +55,18 @@ def upload():
         h.update(chunk)
         n += len(chunk)
     return jsonify({"length": n, "sha256": h.hexdigest()})
+
+
+@flask_app.route("/w/lateread", methods=["POST"])
+def lateread():
+    time.sleep(float(request.args.get("wait", "1.5")))
+    n = 0
+    while True:
+        chunk = request.stream.read(65536)
+        if not chunk:
+            break
+        n += len(chunk)
+    return jsonify({"length": n})
 
 
 @flask_app.route("/w/stream")
