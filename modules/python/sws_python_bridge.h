@@ -1,7 +1,10 @@
 /*
  * The native Python bridge's location configuration, for the python
  * module's other parts (python_pass to an application run with "server
- * native" sets its location up as python_bridge_pass does).
+ * native" sets its location up as python_bridge_pass does). Its first
+ * member is a sws_http_cgi_conf_t, whose first is the framework's upstream
+ * conf: the python_bridge_* framework directives find it there, so a
+ * location conf that holds this one holds it first.
  */
 #ifndef SWS_PYTHON_BRIDGE_H
 #define SWS_PYTHON_BRIDGE_H
@@ -14,6 +17,11 @@ typedef struct {
     sws_http_format_t    *server_addr;    /* $server_addr */
     sws_http_format_t    *server_port;    /* $server_port */
 } sws_pyb_loc_conf_t;
+
+/* From create_loc_conf and merge_loc_conf. */
+sws_int_t sws_python_bridge_conf_init(sws_conf_t *cf, sws_pyb_loc_conf_t *lcf);
+char *sws_python_bridge_conf_merge(sws_conf_t *cf, sws_pyb_loc_conf_t *prev,
+    sws_pyb_loc_conf_t *conf);
 
 /* From a directive's setter: requests of the location being read go to
  * the bridge's runner at addr ("unix:/path", an upstream { } name ...,

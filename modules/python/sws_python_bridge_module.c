@@ -483,13 +483,19 @@ sws_pyb_handler(sws_http_request_t *r)
 
 /* ---- configuration ---- */
 
+sws_int_t
+sws_python_bridge_conf_init(sws_conf_t *cf, sws_pyb_loc_conf_t *lcf)
+{
+    return sws_http_cgi_conf_init(cf, &lcf->cgi);
+}
+
 static void *
 sws_pyb_create_loc_conf(sws_conf_t *cf)
 {
     sws_pyb_loc_conf_t *lcf;
 
     lcf = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_pyb_loc_conf_t));
-    if (lcf == NULL || sws_http_cgi_conf_init(cf, &lcf->cgi) != SWS_OK) {
+    if (lcf == NULL || sws_python_bridge_conf_init(cf, lcf) != SWS_OK) {
         return NULL;
     }
     return lcf;
@@ -506,11 +512,10 @@ sws_pyb_format(sws_conf_t *cf, const char *text)
     return sws_http_format_compile(sws_conf_pool(cf), &s, SWS_HTTP_ESCAPE_NONE, &err);
 }
 
-static char *
-sws_pyb_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+char *
+sws_python_bridge_conf_merge(sws_conf_t *cf, sws_pyb_loc_conf_t *prev, sws_pyb_loc_conf_t *conf)
 {
-    sws_pyb_loc_conf_t *prev = parent, *conf = child;
-    char               *rv;
+    char *rv;
 
     rv = sws_http_upstream_conf_merge(cf, prev->cgi.upstream, conf->cgi.upstream);
     if (rv != SWS_CONF_OK) {
@@ -528,6 +533,12 @@ sws_pyb_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         }
     }
     return SWS_CONF_OK;
+}
+
+static char *
+sws_pyb_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+{
+    return sws_python_bridge_conf_merge(cf, parent, child);
 }
 
 char *
