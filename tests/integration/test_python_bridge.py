@@ -4,10 +4,13 @@ Starlette ASGI application and a Flask WSGI one (tests/integration/
 pybridge; and a Django one): GET and POST, large and streamed bodies both ways, fields and
 query strings, errors of the application, a runner that is not there or is
 killed in the middle of a response (502, no hang), a slow client that
-does not make the application produce more than the buffers hold, 100
+does not make the application produce more than the buffers hold and a
+slow application that holds back the client's upload the same way, 100
 concurrent clients, ASGI lifespan, disconnect and websockets, WSGI close() and
-wsgi.file_wrapper; and a fake runner (pybridgepeer.py) for the frames
-scalwsd sends byte by byte and the replies it refuses."""
+wsgi.file_wrapper; the runner as a helper process of the master on a
+socket it hands over; a fake runner (pybridgepeer.py) for the frames
+scalwsd sends byte by byte and the replies it refuses; and the runner's C
+extension on its own."""
 import concurrent.futures
 import hashlib
 import json
