@@ -1,0 +1,791 @@
+/*
+ * The native Python bridge's runner, its C part (scalws_bridge._bridge):
+ * the frames from scalwsd read and the request turned into an ASGI scope
+ * or a WSGI environ here, so that Python parses nothing; the response
+ * frames written here. The framing is the module's own file
+ * (modules/python/sws_python_bridge_frame.c), compiled into this object.
+ *
+ *   Parser(on_request, on_body, on_body_end, mode, base)
+ *       mode MODE_ASGI: on_request(scope, flags), base the scope's
+ *       "asgi" value; MODE_WSGI: on_request(environ, flags), base the
+ *       dict each environ starts as a copy of; flags: the REQUEST's
+ *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE). .state: an ASGI lifespan
+ *       state dict, copied into each scope (None: no "state").
+ *       .feed(bytes): calls the callbacks; ValueError on invalid framing.
+ *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
+ *       DATA frame of body (if not empty), an END of flags end (if >= 0)
+ *   data(body), data_head(n), end(flags): DATA and END frames
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include "sws_python_bridge_frame.h"
+
+#define MODE_ASGI  0
+#define MODE_WSGI  1
+
+/* Interned keys. */
+static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme, *k_path,
+                *k_raw_path, *k_query_string, *k_root_path, *k_headers, *k_client,
+                *k_server, *k_state, *k_http, *k_https, *k_empty,
+                *k_REQUEST_METHOD, *k_SCRIPT_NAME, *k_PATH_INFO, *k_QUERY_STRING,
+                *k_SERVER_NAME, *k_SERVER_PORT, *k_SERVER_PROTOCOL, *k_REMOTE_ADDR,
+                *k_REMOTE_PORT, *k_REQUEST_URI, *k_CONTENT_LENGTH, *k_CONTENT_TYPE,
+                *k_url_scheme, *k_v10, *k_v11, *k_v20;
+
+typedef struct {
+    PyObject_HEAD
+    sws_pyb_reader_t  rd;
+    PyObject         *on_request, *on_body, *on_body_end, *base, *state;
+    int               mode;
+    int               in_body;        /* between a REQUEST with a body and BODY_END */
+    unsigned char    *head;           /* a REQUEST being collected */
+    size_t            head_len, head_size;
+} ParserObject;
+
+static PyObject *
+latin1(const sws_pyb_str_t *s)
+{
+    return PyUnicode_DecodeLatin1((const char *) s->data, (Py_ssize_t) s->len, NULL);
+}
+
+static PyObject *
+version_str(unsigned major, unsigned minor)
+{
+    PyObject *v;
+
+    if (major == 1 && minor == 1) {
+        v = k_v11;
+    } else if (major == 2) {
+        v = k_v20;
+    } else if (major == 1 && minor == 0) {
+        v = k_v10;
+    } else {
+        return PyUnicode_FromFormat("%u.%u", major, minor);
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+/* d[key] = value, value's reference taken; -1 on error. */
+static int
+set_steal(PyObject *d, PyObject *key, PyObject *value)
+{
+    int rc;
+
+    if (value == NULL) {
+        return -1;
+    }
+    rc = PyDict_SetItem(d, key, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static PyObject *
+addr_tuple(const sws_pyb_str_t *host, unsigned port)
+{
+    if (host->len == 0) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(Ni)", latin1(host), (int) port);
+}
+
+static PyObject *
+asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *scope, *headers, *pair;
+    const unsigned char *cur = rq->fields, *q;
+    sws_pyb_str_t        name, value, raw;
+    Py_ssize_t           i = 0;
+
+    scope = PyDict_New();
+    if (scope == NULL) {
+        return NULL;
+    }
+    headers = PyList_New((Py_ssize_t) rq->nfields);
+    if (headers == NULL) {
+        goto failed;
+    }
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        pair = Py_BuildValue("(y#y#)", name.data, (Py_ssize_t) name.len, value.data,
+                             (Py_ssize_t) value.len);
+        if (pair == NULL) {
+            Py_DECREF(headers);
+            goto failed;
+        }
+        PyList_SET_ITEM(headers, i++, pair);
+    }
+    raw = rq->raw;
+    q = memchr(raw.data, '?', raw.len);
+    if (q) {
+        raw.len = (size_t) (q - raw.data);
+    }
+    if (PyDict_SetItem(scope, k_type, k_http) < 0
+        || PyDict_SetItem(scope, k_asgi, p->base) < 0
+        || set_steal(scope, k_http_version, version_str(rq->major, rq->minor)) < 0
+        || set_steal(scope, k_method, latin1(&rq->method)) < 0
+        || PyDict_SetItem(scope, k_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http) < 0
+        || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
+                                                         (Py_ssize_t) rq->path.len,
+                                                         "surrogateescape")) < 0
+        || set_steal(scope, k_raw_path, PyBytes_FromStringAndSize((const char *) raw.data,
+                                                                  (Py_ssize_t) raw.len)) < 0
+        || set_steal(scope, k_query_string,
+                     PyBytes_FromStringAndSize((const char *) rq->query.data,
+                                               (Py_ssize_t) rq->query.len)) < 0
+        || PyDict_SetItem(scope, k_root_path, k_empty) < 0
+        || set_steal(scope, k_headers, headers) < 0
+        || set_steal(scope, k_client, addr_tuple(&rq->client, rq->client_port)) < 0
+        || set_steal(scope, k_server, addr_tuple(&rq->server, rq->server_port)) < 0)
+    {
+        goto failed;
+    }
+    if (p->state != Py_None && set_steal(scope, k_state, PyDict_Copy(p->state)) < 0) {
+        goto failed;
+    }
+    return scope;
+
+failed:
+    Py_DECREF(scope);
+    return NULL;
+}
+
+/* HTTP_NAME for a field (CONTENT_TYPE and CONTENT_LENGTH without it). */
+static PyObject *
+wsgi_key(const sws_pyb_str_t *name)
+{
+    char    buf[256], *k;
+    size_t  i, n;
+    int     plain;
+
+    plain = (name->len == 12 && memcmp(name->data, "content-type", 12) == 0)
+            || (name->len == 14 && memcmp(name->data, "content-length", 14) == 0);
+    n = (plain ? 0 : 5) + name->len;
+    k = n <= sizeof(buf) ? buf : PyMem_Malloc(n);
+    if (k == NULL) {
+        return PyErr_NoMemory();
+    }
+    if (!plain) {
+        memcpy(k, "HTTP_", 5);
+    }
+    for (i = 0; i < name->len; i++) {
+        unsigned char c = name->data[i];
+        k[n - name->len + i] = c == '-' ? '_' : (c >= 'a' && c <= 'z') ? (char) (c - 32)
+                                                                         : (char) c;
+    }
+    PyObject *key = PyUnicode_DecodeLatin1(k, (Py_ssize_t) n, NULL);
+    if (k != buf) {
+        PyMem_Free(k);
+    }
+    return key;
+}
+
+static PyObject *
+wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *env, *key, *value, *old, *joined;
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, val;
+    char                 port[8];
+
+    env = PyDict_Copy(p->base);
+    if (env == NULL) {
+        return NULL;
+    }
+    snprintf(port, sizeof(port), "%u", rq->server_port);
+    if (set_steal(env, k_REQUEST_METHOD, latin1(&rq->method)) < 0
+        || PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0
+        || set_steal(env, k_PATH_INFO, latin1(&rq->path)) < 0
+        || set_steal(env, k_QUERY_STRING, latin1(&rq->query)) < 0
+        || set_steal(env, k_REQUEST_URI, latin1(&rq->raw)) < 0
+        || set_steal(env, k_SERVER_NAME, latin1(rq->host.len ? &rq->host : &rq->server)) < 0
+        || set_steal(env, k_SERVER_PORT, PyUnicode_FromString(port)) < 0
+        || set_steal(env, k_SERVER_PROTOCOL,
+                     PyUnicode_FromFormat("HTTP/%u.%u", rq->major, rq->minor)) < 0
+        || set_steal(env, k_REMOTE_ADDR, latin1(&rq->client)) < 0
+        || set_steal(env, k_REMOTE_PORT, PyUnicode_FromFormat("%u", rq->client_port)) < 0
+        || PyDict_SetItem(env, k_url_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http)
+           < 0)
+    {
+        goto failed;
+    }
+    while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
+        key = wsgi_key(&name);
+        value = latin1(&val);
+        if (key == NULL || value == NULL) {
+            Py_XDECREF(key);
+            Py_XDECREF(value);
+            goto failed;
+        }
+        old = PyDict_GetItemWithError(env, key);
+        if (old == NULL && PyErr_Occurred()) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto failed;
+        }
+        if (old) {
+            /* a repeated field: its values joined (RFC 9110 5.3) */
+            joined = PyUnicode_FromFormat(
+                (name.len == 6 && memcmp(name.data, "cookie", 6) == 0) ? "%U; %U" : "%U,%U",
+                old, value);
+            Py_DECREF(value);
+            value = joined;
+        }
+        if (set_steal(env, key, value) < 0) {
+            Py_DECREF(key);
+            goto failed;
+        }
+        Py_DECREF(key);
+    }
+    if (rq->content_length != UINT64_MAX && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL
+        && rq->content_length)
+    {
+        if (set_steal(env, k_CONTENT_LENGTH,
+                      PyUnicode_FromFormat("%llu", (unsigned long long) rq->content_length))
+            < 0)
+        {
+            goto failed;
+        }
+    }
+    return env;
+
+failed:
+    Py_DECREF(env);
+    return NULL;
+}
+
+static PyObject *
+framing_error(const char *why)
+{
+    PyErr_Format(PyExc_ValueError, "python bridge: %s", why);
+    return NULL;
+}
+
+/* A complete REQUEST payload. */
+static PyObject *
+parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned flags)
+{
+    sws_pyb_request_t  rq;
+    PyObject          *req, *rv;
+
+    if (sws_pyb_request_decode(data, len, &rq) != 0) {
+        return framing_error("a malformed REQUEST frame");
+    }
+    req = p->mode == MODE_ASGI ? asgi_scope(p, &rq) : wsgi_environ(p, &rq);
+    if (req == NULL) {
+        return NULL;
+    }
+    rv = PyObject_CallFunction(p->on_request, "(Ni)", req, (int) flags);
+    return rv;
+}
+
+static PyObject *
+Parser_feed(ParserObject *p, PyObject *arg)
+{
+    Py_buffer            view;
+    const unsigned char *pos, *last, *piece;
+    size_t               n;
+    PyObject            *rv = NULL, *r;
+    int                  rc;
+
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    pos = view.buf;
+    last = pos + view.len;
+    for ( ;; ) {
+        rc = sws_pyb_read(&p->rd, &pos, last, &piece, &n);
+        if (rc == SWS_PYB_AGAIN) {
+            break;
+        }
+        if (rc == SWS_PYB_INVALID) {
+            framing_error("an invalid frame");
+            goto done;
+        }
+        if (rc == SWS_PYB_FRAME) {
+            switch (p->rd.type) {
+            case SWS_PYB_REQUEST:
+                if (p->in_body || p->head) {
+                    framing_error("a REQUEST frame out of place");
+                    goto done;
+                }
+                p->head = PyMem_Malloc(p->rd.len);
+                if (p->head == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                p->head_len = 0;
+                p->head_size = p->rd.len;
+                break;
+            case SWS_PYB_BODY:
+                if (!p->in_body) {
+                    framing_error("a BODY frame out of place");
+                    goto done;
+                }
+                break;
+            default:                           /* BODY_END */
+                if (!p->in_body) {
+                    framing_error("a BODY_END frame out of place");
+                    goto done;
+                }
+                p->in_body = 0;
+                r = PyObject_CallNoArgs(p->on_body_end);
+                if (r == NULL) {
+                    goto done;
+                }
+                Py_DECREF(r);
+                continue;
+            }
+            if (p->rd.rest) {
+                continue;
+            }
+            if (p->rd.type == SWS_PYB_BODY) {
+                continue;                      /* an empty BODY: nothing */
+            }
+        } else if (p->rd.type == SWS_PYB_BODY) {
+            r = PyObject_CallFunction(p->on_body, "(y#)", piece, (Py_ssize_t) n);
+            if (r == NULL) {
+                goto done;
+            }
+            Py_DECREF(r);
+            continue;
+        } else {
+            memcpy(p->head + p->head_len, piece, n);
+            p->head_len += n;
+            if (p->rd.rest) {
+                continue;
+            }
+        }
+        /* a REQUEST is complete */
+        {
+            unsigned char *head = p->head;
+
+            p->head = NULL;
+            p->in_body = (p->rd.flags & SWS_PYB_REQUEST_BODY) != 0;
+            r = parser_request(p, head, p->head_len, p->rd.flags);
+            PyMem_Free(head);
+            if (r == NULL) {
+                goto done;
+            }
+            Py_DECREF(r);
+        }
+    }
+    rv = Py_None;
+    Py_INCREF(rv);
+
+done:
+    PyBuffer_Release(&view);
+    return rv;
+}
+
+static int
+Parser_init(ParserObject *p, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { "on_request", "on_body", "on_body_end", "mode", "base", NULL };
+    PyObject    *on_request, *on_body, *on_body_end, *base;
+    int          mode;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOiO!", names, &on_request, &on_body,
+                                     &on_body_end, &mode, &PyDict_Type, &base))
+    {
+        return -1;
+    }
+    if (mode != MODE_ASGI && mode != MODE_WSGI) {
+        PyErr_SetString(PyExc_ValueError, "mode must be MODE_ASGI or MODE_WSGI");
+        return -1;
+    }
+    sws_pyb_reader_init(&p->rd, SWS_PYB_TO_RUNNER);
+    Py_INCREF(on_request);
+    Py_INCREF(on_body);
+    Py_INCREF(on_body_end);
+    Py_INCREF(base);
+    Py_XSETREF(p->on_request, on_request);
+    Py_XSETREF(p->on_body, on_body);
+    Py_XSETREF(p->on_body_end, on_body_end);
+    Py_XSETREF(p->base, base);
+    if (p->state == NULL) {
+        Py_INCREF(Py_None);
+        p->state = Py_None;
+    }
+    p->mode = mode;
+    return 0;
+}
+
+static void
+Parser_dealloc(ParserObject *p)
+{
+    PyObject_GC_UnTrack(p);
+    Py_CLEAR(p->on_request);
+    Py_CLEAR(p->on_body);
+    Py_CLEAR(p->on_body_end);
+    Py_CLEAR(p->base);
+    Py_CLEAR(p->state);
+    PyMem_Free(p->head);
+    Py_TYPE(p)->tp_free((PyObject *) p);
+}
+
+static int
+Parser_traverse(ParserObject *p, visitproc visit, void *arg)
+{
+    Py_VISIT(p->on_request);
+    Py_VISIT(p->on_body);
+    Py_VISIT(p->on_body_end);
+    Py_VISIT(p->base);
+    Py_VISIT(p->state);
+    return 0;
+}
+
+static int
+Parser_clear(ParserObject *p)
+{
+    Py_CLEAR(p->on_request);
+    Py_CLEAR(p->on_body);
+    Py_CLEAR(p->on_body_end);
+    Py_CLEAR(p->base);
+    Py_CLEAR(p->state);
+    return 0;
+}
+
+static PyObject *
+Parser_get_state(ParserObject *p, void *closure)
+{
+    (void) closure;
+    Py_INCREF(p->state);
+    return p->state;
+}
+
+static int
+Parser_set_state(ParserObject *p, PyObject *v, void *closure)
+{
+    (void) closure;
+    if (v == NULL || (v != Py_None && !PyDict_Check(v))) {
+        PyErr_SetString(PyExc_TypeError, "state must be a dict or None");
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(p->state, v);
+    return 0;
+}
+
+static PyObject *
+Parser_in_body(ParserObject *p, void *closure)
+{
+    (void) closure;
+    return PyBool_FromLong(p->in_body);
+}
+
+static PyMethodDef Parser_methods[] = {
+    { "feed", (PyCFunction) Parser_feed, METH_O, "Read frames from bytes." },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyGetSetDef Parser_getset[] = {
+    { "state", (getter) Parser_get_state, (setter) Parser_set_state, NULL, NULL },
+    { "in_body", (getter) Parser_in_body, NULL, "a request's body is still coming", NULL },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+static PyTypeObject ParserType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Parser",
+    .tp_basicsize = sizeof(ParserObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc) Parser_init,
+    .tp_dealloc = (destructor) Parser_dealloc,
+    .tp_traverse = (traverseproc) Parser_traverse,
+    .tp_clear = (inquiry) Parser_clear,
+    .tp_methods = Parser_methods,
+    .tp_getset = Parser_getset,
+};
+
+/* ---- the response ---- */
+
+/* bytes or str (latin-1) as a view; -1 on error (set). */
+static int
+as_bytes(PyObject *o, PyObject **hold, const char **data, Py_ssize_t *len)
+{
+    if (PyBytes_Check(o)) {
+        *hold = NULL;
+        *data = PyBytes_AS_STRING(o);
+        *len = PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    if (PyUnicode_Check(o)) {
+        *hold = PyUnicode_AsLatin1String(o);
+        if (*hold == NULL) {
+            return -1;
+        }
+        *data = PyBytes_AS_STRING(*hold);
+        *len = PyBytes_GET_SIZE(*hold);
+        return 0;
+    }
+    if (PyByteArray_Check(o)) {
+        *hold = NULL;
+        *data = PyByteArray_AS_STRING(o);
+        *len = PyByteArray_GET_SIZE(o);
+        return 0;
+    }
+    PyErr_SetString(PyExc_TypeError, "header names and values must be bytes or str");
+    return -1;
+}
+
+static PyObject *
+bridge_response(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char   *names[] = { "status", "headers", "body", "end", NULL };
+    int            status, end = -1;
+    PyObject      *headers, *seq = NULL, *body = Py_None, *out = NULL;
+    PyObject     **holds = NULL;
+    Py_buffer      bview = { 0 };
+    Py_ssize_t     i, n, size, blen = 0;
+    const char   **ptr = NULL;
+    Py_ssize_t    *lens = NULL;
+    unsigned char *p;
+
+    (void) self;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "iO|Oi", names, &status, &headers, &body,
+                                     &end))
+    {
+        return NULL;
+    }
+    if (status < 100 || status > 999) {
+        PyErr_SetString(PyExc_ValueError, "status must be 100..999");
+        return NULL;
+    }
+    seq = PySequence_Fast(headers, "headers must be a sequence of pairs");
+    if (seq == NULL) {
+        return NULL;
+    }
+    n = PySequence_Fast_GET_SIZE(seq);
+    if (n > SWS_PYB_MAX_FIELDS) {
+        PyErr_SetString(PyExc_ValueError, "too many header fields");
+        goto done;
+    }
+    holds = PyMem_Calloc((size_t) n * 2 + 1, sizeof(PyObject *));
+    ptr = PyMem_Calloc((size_t) n * 2 + 1, sizeof(char *));
+    lens = PyMem_Calloc((size_t) n * 2 + 1, sizeof(Py_ssize_t));
+    if (holds == NULL || ptr == NULL || lens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size = SWS_PYB_RESPONSE_FIXED;
+    for (i = 0; i < n; i++) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(pair) && !PyList_Check(pair)) {
+            PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
+            goto done;
+        }
+        if (PySequence_Size(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
+            goto done;
+        }
+        PyObject *nm = PySequence_GetItem(pair, 0), *vl = PySequence_GetItem(pair, 1);
+        int bad = nm == NULL || vl == NULL
+                  || as_bytes(nm, &holds[2 * i], &ptr[2 * i], &lens[2 * i]) < 0
+                  || as_bytes(vl, &holds[2 * i + 1], &ptr[2 * i + 1], &lens[2 * i + 1]) < 0;
+        /* the views stay valid: the pair, kept by seq, keeps its items */
+        Py_XDECREF(nm);
+        Py_XDECREF(vl);
+        if (bad) {
+            goto done;
+        }
+        if (lens[2 * i] == 0 || lens[2 * i] > SWS_PYB_MAX_STRING
+            || lens[2 * i + 1] > SWS_PYB_MAX_STRING)
+        {
+            PyErr_SetString(PyExc_ValueError, "a header name or value of an invalid length");
+            goto done;
+        }
+        size += 4 + lens[2 * i] + lens[2 * i + 1];
+    }
+    if (size > SWS_PYB_MAX_HEAD) {
+        PyErr_SetString(PyExc_ValueError, "the response head is too big");
+        goto done;
+    }
+    if (body != Py_None) {
+        if (PyObject_GetBuffer(body, &bview, PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        blen = bview.len;
+        if ((uint64_t) blen > UINT32_MAX) {
+            PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
+            goto done;
+        }
+    }
+    out = PyBytes_FromStringAndSize(NULL, SWS_PYB_HEAD_LEN + size
+                                          + (blen ? SWS_PYB_HEAD_LEN + blen : 0)
+                                          + (end >= 0 ? SWS_PYB_HEAD_LEN : 0));
+    if (out == NULL) {
+        goto done;
+    }
+    p = (unsigned char *) PyBytes_AS_STRING(out);
+    p = sws_pyb_put_head(p, SWS_PYB_RESPONSE, 0, (uint32_t) size);
+    p = sws_pyb_put16(p, (unsigned) status);
+    p = sws_pyb_put16(p, (unsigned) n);
+    for (i = 0; i < 2 * n; i++) {
+        p = sws_pyb_put_str(p, ptr[i], (size_t) lens[i]);
+    }
+    if (blen) {
+        p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) blen);
+        memcpy(p, bview.buf, (size_t) blen);
+        p += blen;
+    }
+    if (end >= 0) {
+        sws_pyb_put_head(p, SWS_PYB_END, (unsigned) end & SWS_PYB_END_KEEP, 0);
+    }
+
+done:
+    if (holds) {
+        for (i = 0; i < 2 * n; i++) {
+            Py_XDECREF(holds[i]);
+        }
+    }
+    PyMem_Free(holds);
+    PyMem_Free(ptr);
+    PyMem_Free(lens);
+    if (bview.obj) {
+        PyBuffer_Release(&bview);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *
+bridge_data(PyObject *self, PyObject *arg)
+{
+    Py_buffer      view;
+    PyObject      *out;
+    unsigned char *p;
+
+    (void) self;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if ((uint64_t) view.len > UINT32_MAX) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
+        return NULL;
+    }
+    out = PyBytes_FromStringAndSize(NULL, view.len ? SWS_PYB_HEAD_LEN + view.len : 0);
+    if (out && view.len) {
+        p = (unsigned char *) PyBytes_AS_STRING(out);
+        p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) view.len);
+        memcpy(p, view.buf, (size_t) view.len);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static PyObject *
+bridge_data_head(PyObject *self, PyObject *arg)
+{
+    unsigned char      buf[SWS_PYB_HEAD_LEN];
+    unsigned long long n = PyLong_AsUnsignedLongLong(arg);
+
+    (void) self;
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too big for one frame");
+        return NULL;
+    }
+    sws_pyb_put_head(buf, SWS_PYB_DATA, 0, (uint32_t) n);
+    return PyBytes_FromStringAndSize((const char *) buf, SWS_PYB_HEAD_LEN);
+}
+
+static PyObject *
+bridge_end(PyObject *self, PyObject *arg)
+{
+    unsigned char buf[SWS_PYB_HEAD_LEN];
+    long          flags = PyLong_AsLong(arg);
+
+    (void) self;
+    if (flags == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    sws_pyb_put_head(buf, SWS_PYB_END, (unsigned) flags & SWS_PYB_END_KEEP, 0);
+    return PyBytes_FromStringAndSize((const char *) buf, SWS_PYB_HEAD_LEN);
+}
+
+static PyMethodDef bridge_methods[] = {
+    { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_VARARGS | METH_KEYWORDS,
+      "response(status, headers, body=None, end=-1) -> bytes" },
+    { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
+    { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
+    { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
+    { NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef bridge_module = {
+    PyModuleDef_HEAD_INIT, "_bridge", "The native Python bridge's frames.", -1,
+    bridge_methods, NULL, NULL, NULL, NULL
+};
+
+#define INTERN(var, text)                                  \
+    if ((var = PyUnicode_InternFromString(text)) == NULL) { \
+        return NULL;                                       \
+    }
+
+PyMODINIT_FUNC PyInit__bridge(void);
+
+PyMODINIT_FUNC
+PyInit__bridge(void)
+{
+    PyObject *m;
+
+    INTERN(k_type, "type");
+    INTERN(k_asgi, "asgi");
+    INTERN(k_http_version, "http_version");
+    INTERN(k_method, "method");
+    INTERN(k_scheme, "scheme");
+    INTERN(k_path, "path");
+    INTERN(k_raw_path, "raw_path");
+    INTERN(k_query_string, "query_string");
+    INTERN(k_root_path, "root_path");
+    INTERN(k_headers, "headers");
+    INTERN(k_client, "client");
+    INTERN(k_server, "server");
+    INTERN(k_state, "state");
+    INTERN(k_http, "http");
+    INTERN(k_https, "https");
+    INTERN(k_empty, "");
+    INTERN(k_REQUEST_METHOD, "REQUEST_METHOD");
+    INTERN(k_SCRIPT_NAME, "SCRIPT_NAME");
+    INTERN(k_PATH_INFO, "PATH_INFO");
+    INTERN(k_QUERY_STRING, "QUERY_STRING");
+    INTERN(k_SERVER_NAME, "SERVER_NAME");
+    INTERN(k_SERVER_PORT, "SERVER_PORT");
+    INTERN(k_SERVER_PROTOCOL, "SERVER_PROTOCOL");
+    INTERN(k_REMOTE_ADDR, "REMOTE_ADDR");
+    INTERN(k_REMOTE_PORT, "REMOTE_PORT");
+    INTERN(k_REQUEST_URI, "REQUEST_URI");
+    INTERN(k_CONTENT_LENGTH, "CONTENT_LENGTH");
+    INTERN(k_CONTENT_TYPE, "CONTENT_TYPE");
+    INTERN(k_url_scheme, "wsgi.url_scheme");
+    INTERN(k_v10, "1.0");
+    INTERN(k_v11, "1.1");
+    INTERN(k_v20, "2");
+    (void) k_CONTENT_TYPE;
+
+    if (PyType_Ready(&ParserType) < 0) {
+        return NULL;
+    }
+    m = PyModule_Create(&bridge_module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&ParserType);
+    if (PyModule_AddObject(m, "Parser", (PyObject *) &ParserType) < 0
+        || PyModule_AddIntConstant(m, "MODE_ASGI", MODE_ASGI) < 0
+        || PyModule_AddIntConstant(m, "MODE_WSGI", MODE_WSGI) < 0
+        || PyModule_AddIntConstant(m, "END_KEEP", SWS_PYB_END_KEEP) < 0
+        || PyModule_AddIntConstant(m, "REQUEST_BODY", SWS_PYB_REQUEST_BODY) < 0
+        || PyModule_AddIntConstant(m, "REQUEST_UPGRADE", SWS_PYB_REQUEST_UPGRADE) < 0
+        || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0)
+    {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

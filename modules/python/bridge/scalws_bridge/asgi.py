@@ -1,0 +1,405 @@
+"""ASGI over the bridge: one asyncio loop per worker (uvloop when it is
+installed), a protocol per connection from scalwsd, one request at a time
+on each (scalwsd sends the next only after END).
+
+Back-pressure: request body pieces wait for the application's receive()
+in a queue of at most BODY_HIGH_WATER bytes, beyond which the connection
+stops being read (scalwsd then holds the rest, and in turn stops reading
+the client); send() waits while the transport's write buffer is above its
+high-water mark, so that a slow client (scalwsd stops reading) slows the
+application instead of growing its memory."""
+
+import asyncio
+import signal
+import socket
+import sys
+import traceback
+
+from . import _bridge
+from .websocket import WebSocket, is_websocket
+
+ASGI_HTTP = {"version": "3.0", "spec_version": "2.3"}
+ASGI_LIFESPAN = {"version": "3.0", "spec_version": "2.0"}
+BODY_HIGH_WATER = 256 * 1024
+WRITE_HIGH_WATER = 256 * 1024
+STOP_TIMEOUT = 10.0
+DISCONNECT = {"type": "http.disconnect"}
+END_KEEP = _bridge.end(_bridge.END_KEEP)
+
+
+def log(msg):
+    sys.stderr.write("scalws_bridge: %s\n" % msg)
+    sys.stderr.flush()
+
+
+class Cycle:
+    """One request: the application's receive() and send()."""
+
+    __slots__ = ("conn", "scope", "chunks", "size", "more_body", "final_given",
+                 "waiter", "status", "headers", "started", "head_sent", "complete",
+                 "disconnected")
+
+    def __init__(self, conn, scope, has_body):
+        self.conn = conn
+        self.scope = scope
+        self.chunks = []
+        self.size = 0
+        self.more_body = bool(has_body)
+        self.final_given = False
+        self.waiter = None
+        self.status = 200
+        self.headers = ()
+        self.started = False
+        self.head_sent = False
+        self.complete = False
+        self.disconnected = False
+
+    def wake(self):
+        w = self.waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def run(self, app):
+        try:
+            await app(self.scope, self.receive, self.send)
+        except BaseException as e:
+            if isinstance(e, asyncio.CancelledError) and self.disconnected:
+                pass
+            else:
+                log("the application raised:\n" + traceback.format_exc().rstrip())
+            if not self.head_sent and not self.disconnected:
+                self.error_response()
+            elif not self.complete:
+                self.conn.abort()
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+        else:
+            if not self.complete and not self.disconnected:
+                if not self.head_sent:
+                    log("the application returned without a complete response")
+                    self.error_response()
+                else:
+                    log("the application returned before the end of its response")
+                    self.conn.abort()
+        finally:
+            self.conn.request_done(self)
+
+    def error_response(self):
+        self.head_sent = True
+        self.conn.write(_bridge.response(500, [(b"content-type", b"text/plain"),
+                                               (b"content-length", b"21")],
+                                         b"Internal Server Error", _bridge.END_KEEP))
+        self.response_complete()
+
+    def response_complete(self):
+        self.complete = True
+        self.wake()                  # a receive() waiting gets the disconnect
+        self.conn.response_done(self)
+
+    async def receive(self):
+        while True:
+            if self.disconnected:
+                return DISCONNECT
+            if self.chunks or (not self.more_body and not self.final_given):
+                chunks = self.chunks
+                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+                self.chunks = []
+                self.size = 0
+                self.conn.resume_reading()
+                if not self.more_body:
+                    self.final_given = True
+                return {"type": "http.request", "body": data, "more_body": self.more_body}
+            if self.complete:
+                return DISCONNECT
+            self.waiter = self.conn.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+
+    async def send(self, message):
+        kind = message["type"]
+        if kind == "http.response.start":
+            if self.started:
+                raise RuntimeError("http.response.start sent twice")
+            self.started = True
+            self.status = message["status"]
+            self.headers = message.get("headers", ())
+            return
+        if kind != "http.response.body":
+            if kind == "http.response.trailers":
+                return
+            raise RuntimeError("unexpected ASGI message %r" % kind)
+        if not self.started or self.complete:
+            raise RuntimeError("http.response.body out of place")
+        if self.disconnected:
+            return
+        body = message.get("body", b"")
+        more = message.get("more_body", False)
+        conn = self.conn
+        if not self.head_sent:
+            self.head_sent = True
+            conn.write(_bridge.response(self.status, self.headers, body,
+                                        -1 if more else _bridge.END_KEEP))
+        elif more:
+            if body:
+                conn.write(_bridge.data(body))
+        else:
+            conn.write(_bridge.data(body) + END_KEEP if body else END_KEEP)
+        if not more:
+            self.response_complete()
+        elif conn.write_paused:
+            await conn.drain()
+
+
+class Connection(asyncio.Protocol):
+    """A connection from scalwsd."""
+
+    def __init__(self, worker):
+        self.worker = worker
+        self.loop = worker.loop
+        self.parser = _bridge.Parser(self.on_request, self.on_body, self.on_body_end,
+                                     _bridge.MODE_ASGI, ASGI_HTTP)
+        self.parser.state = worker.state
+        self.transport = None
+        self.cycle = None
+        self.read_paused = False
+        self.write_paused = False
+        self.drain_waiter = None
+        self.closed = False
+        self.ws = None               # a websocket, after its REQUEST
+
+    # -- asyncio.Protocol
+
+    def connection_made(self, transport):
+        self.transport = transport
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self.worker.connections.add(self)
+
+    def data_received(self, data):
+        if self.ws is not None:
+            if self.ws.state == "open":
+                self.ws.feed(data)
+            return
+        try:
+            self.parser.feed(data)
+        except ValueError as e:
+            log(str(e))
+            self.abort()
+
+    def eof_received(self):
+        return False
+
+    def connection_lost(self, exc):
+        self.closed = True
+        self.worker.connections.discard(self)
+        c = self.cycle
+        if self.ws is not None:
+            self.ws.lost()
+        elif c is not None:
+            c.disconnected = True
+            c.wake()
+        self.wake_drain()
+
+    def pause_writing(self):
+        self.write_paused = True
+
+    def resume_writing(self):
+        self.write_paused = False
+        self.wake_drain()
+
+    # -- the parser's callbacks
+
+    def on_request(self, scope, flags):
+        if self.cycle is not None or self.ws is not None:
+            raise ValueError("python bridge: a request before the previous one ended")
+        self.worker.active += 1
+        if flags & _bridge.REQUEST_UPGRADE and is_websocket(scope):
+            self.ws = WebSocket(self, scope)
+            self.loop.create_task(self.ws.run(self.worker.app))
+            return
+        c = self.cycle = Cycle(self, scope, flags & _bridge.REQUEST_BODY)
+        self.loop.create_task(c.run(self.worker.app))
+
+    def on_body(self, data):
+        c = self.cycle
+        if c.complete:
+            return                   # the response is over: the rest is dropped
+        c.chunks.append(data)
+        c.size += len(data)
+        if c.size > BODY_HIGH_WATER and not self.read_paused:
+            self.read_paused = True
+            self.transport.pause_reading()
+        c.wake()
+
+    def on_body_end(self):
+        c = self.cycle
+        c.more_body = False
+        c.wake()
+        if c.complete:
+            self.cycle = None
+
+    # -- for the cycle
+
+    def write(self, data):
+        if not self.closed:
+            self.transport.write(data)
+
+    def abort(self):
+        if not self.closed:
+            self.transport.abort()
+
+    def pause_reading(self):
+        if not self.read_paused and not self.closed:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def close_after_write(self):
+        if not self.closed:
+            self.transport.close()      # what is buffered goes first
+
+    def resume_reading(self):
+        if self.read_paused:
+            self.read_paused = False
+            if not self.closed:
+                self.transport.resume_reading()
+
+    async def drain(self):
+        if self.closed or not self.write_paused:
+            return
+        self.drain_waiter = self.loop.create_future()
+        try:
+            await self.drain_waiter
+        finally:
+            self.drain_waiter = None
+
+    def wake_drain(self):
+        w = self.drain_waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def response_done(self, cycle):
+        if not self.parser.in_body and self.cycle is cycle:
+            self.cycle = None
+        # else: the body's rest is read and dropped until BODY_END
+        self.resume_reading()
+
+    def request_done(self, cycle):
+        self.worker.active -= 1
+        if self.worker.stopping and self.worker.active == 0:
+            self.worker.idle.set()
+
+
+class Lifespan:
+    """The ASGI lifespan protocol around the serving."""
+
+    def __init__(self, app, state, mode):
+        self.app = app
+        self.state = state
+        self.mode = mode
+        self.incoming = asyncio.Queue()
+        self.startup_done = asyncio.Event()
+        self.shutdown_done = asyncio.Event()
+        self.failed = None
+        self.unsupported = False
+        self.task = None
+
+    async def run(self):
+        scope = {"type": "lifespan", "asgi": ASGI_LIFESPAN, "state": self.state}
+        try:
+            await self.app(scope, self.incoming.get, self.send)
+        except BaseException:
+            if not self.startup_done.is_set():
+                self.unsupported = True
+                if self.mode == "on":
+                    self.failed = "the application's lifespan raised:\n" + \
+                        traceback.format_exc().rstrip()
+        finally:
+            self.startup_done.set()
+            self.shutdown_done.set()
+
+    async def send(self, message):
+        kind = message["type"]
+        if kind in ("lifespan.startup.complete", "lifespan.startup.failed"):
+            if kind.endswith("failed"):
+                self.failed = message.get("message", "") or "lifespan.startup.failed"
+            self.startup_done.set()
+        elif kind in ("lifespan.shutdown.complete", "lifespan.shutdown.failed"):
+            self.shutdown_done.set()
+
+    async def startup(self):
+        if self.mode == "off":
+            return True
+        self.task = asyncio.get_running_loop().create_task(self.run())
+        await self.incoming.put({"type": "lifespan.startup"})
+        await self.startup_done.wait()
+        if self.failed:
+            log("startup failed: %s" % self.failed)
+            return False
+        return True
+
+    async def shutdown(self):
+        if self.mode == "off" or self.unsupported or self.task is None:
+            return
+        await self.incoming.put({"type": "lifespan.shutdown"})
+        try:
+            await asyncio.wait_for(self.shutdown_done.wait(), STOP_TIMEOUT)
+        except asyncio.TimeoutError:
+            log("lifespan shutdown timed out")
+
+
+class Worker:
+    def __init__(self, app, loop):
+        self.app = app
+        self.loop = loop
+        self.state = {}
+        self.connections = set()
+        self.active = 0
+        self.stopping = False
+        self.idle = asyncio.Event()
+
+    async def main(self, sock, lifespan):
+        ls = Lifespan(self.app, self.state, lifespan)
+        if not await ls.startup():
+            return 3
+        if ls.unsupported or lifespan == "off":
+            self.state = None
+        factory = lambda: Connection(self)      # noqa: E731
+        if sock.family == socket.AF_UNIX:
+            server = await self.loop.create_unix_server(factory, sock=sock)
+        else:
+            server = await self.loop.create_server(factory, sock=sock)
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self.loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        server.close()
+        self.stopping = True
+        if self.active:
+            try:
+                await asyncio.wait_for(self.idle.wait(), STOP_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass
+        for c in list(self.connections):
+            c.transport.close()
+        await ls.shutdown()
+        return 0
+
+
+def new_loop():
+    try:
+        import uvloop
+        return uvloop.new_event_loop()
+    except ImportError:
+        return asyncio.new_event_loop()
+
+
+def serve(app, sock, lifespan="auto"):
+    loop = new_loop()
+    asyncio.set_event_loop(loop)
+    sock.setblocking(False)
+    w = Worker(app, loop)
+    try:
+        return loop.run_until_complete(w.main(sock, lifespan))
+    finally:
+        loop.close()

@@ -1,0 +1,347 @@
+"""WSGI (PEP 3333) over the bridge: one blocking loop per worker process.
+Idle connections from scalwsd wait in a selector; a connection with a
+request is served to the end (the application reads wsgi.input, which
+pulls BODY frames from the socket as it goes, and its response is written
+as it is produced, blocking while scalwsd does not read: back-pressure
+both ways without buffering more than one read).
+
+wsgi.file_wrapper: a response that is a FileWrapper of a regular file is
+sent with sendfile(2) from the file to the socket inside one DATA frame."""
+
+import os
+import selectors
+import signal
+import socket
+import sys
+import traceback
+
+from . import _bridge
+
+READ_SIZE = 64 * 1024
+END_KEEP = _bridge.end(_bridge.END_KEEP)
+BASE_ENVIRON = {
+    "wsgi.version": (1, 0),
+    "wsgi.multithread": False,
+    "wsgi.multiprocess": True,
+    "wsgi.run_once": False,
+    "wsgi.input_terminated": True,
+    "SCRIPT_NAME": "",
+}
+
+
+def log(msg):
+    sys.stderr.write("scalws_bridge: %s\n" % msg)
+    sys.stderr.flush()
+
+
+class Closed(Exception):
+    """scalwsd closed the connection (or it failed)."""
+
+
+class FileWrapper:
+    """wsgi.file_wrapper: iterates over blocks; served with sendfile when it
+    wraps a regular file."""
+
+    def __init__(self, filelike, blksize=8192):
+        self.filelike = filelike
+        self.blksize = blksize
+        if hasattr(filelike, "close"):
+            self.close = filelike.close
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        data = self.filelike.read(self.blksize)
+        if data:
+            return data
+        raise StopIteration
+
+
+class Connection:
+    def __init__(self, sock):
+        self.sock = sock
+        self.parser = _bridge.Parser(self.on_request, self.on_body, self.on_body_end,
+                                     _bridge.MODE_WSGI, BASE_ENVIRON)
+        self.request = None
+        self.chunks = []
+        self.body_done = True
+
+    def on_request(self, environ, flags):
+        # (an upgrade is served as a plain request: WSGI has none)
+        self.request = environ
+        self.body_done = not flags & _bridge.REQUEST_BODY
+
+    def on_body(self, data):
+        self.chunks.append(data)
+
+    def on_body_end(self):
+        self.body_done = True
+
+    def fill(self):
+        """One read from scalwsd through the parser."""
+        try:
+            data = self.sock.recv(READ_SIZE)
+        except OSError as e:
+            raise Closed() from e
+        if not data:
+            raise Closed()
+        try:
+            self.parser.feed(data)
+        except ValueError as e:
+            log(str(e))
+            raise Closed() from e
+
+    def take_body(self):
+        chunks = self.chunks
+        self.chunks = []
+        return chunks
+
+    def send(self, data):
+        try:
+            self.sock.sendall(data)
+        except OSError as e:
+            raise Closed() from e
+
+
+class Input:
+    """wsgi.input: the body as the application reads it."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.buf = b""
+
+    def _more(self):
+        c = self.conn
+        while not c.chunks:
+            if c.body_done:
+                return False
+            c.fill()
+        rest = c.take_body()
+        self.buf = self.buf + b"".join(rest) if self.buf else b"".join(rest)
+        return True
+
+    def read(self, size=-1):
+        if size is None or size < 0:
+            while self._more():
+                pass
+            data, self.buf = self.buf, b""
+            return data
+        while len(self.buf) < size and self._more():
+            pass
+        data, self.buf = self.buf[:size], self.buf[size:]
+        return data
+
+    def readline(self, size=-1):
+        while True:
+            i = self.buf.find(b"\n")
+            if i >= 0 and (size is None or size < 0 or i < size):
+                data, self.buf = self.buf[:i + 1], self.buf[i + 1:]
+                return data
+            if size is not None and 0 <= size <= len(self.buf):
+                data, self.buf = self.buf[:size], self.buf[size:]
+                return data
+            if not self._more():
+                data, self.buf = self.buf, b""
+                return data
+
+    def readlines(self, hint=-1):
+        lines, n = [], 0
+        while True:
+            line = self.readline()
+            if not line:
+                return lines
+            lines.append(line)
+            n += len(line)
+            if hint is not None and 0 < hint <= n:
+                return lines
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+
+def regular_file(wrapper):
+    """The fd and bytes left of a FileWrapper of a regular file, or None."""
+    f = wrapper.filelike
+    try:
+        fd = f.fileno()
+        st = os.fstat(fd)
+        if not (st.st_mode & 0o170000 == 0o100000):
+            return None
+        pos = f.tell() if hasattr(f, "tell") else 0
+        return fd, pos, max(0, st.st_size - pos)
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+class Response:
+    """start_response and the writing of one response."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.status = None
+        self.headers = None
+        self.head_sent = False
+
+    def start_response(self, status, headers, exc_info=None):
+        if exc_info:
+            try:
+                if self.head_sent:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif self.status is not None:
+            raise AssertionError("start_response called twice")
+        self.status = int(status.split(" ", 1)[0])
+        self.headers = headers
+        return self.write
+
+    def write(self, data):
+        """The legacy write() callable, and each piece of the iterable."""
+        if self.status is None:
+            raise AssertionError("the response's body before start_response")
+        if not self.head_sent:
+            self.head_sent = True
+            self.conn.send(_bridge.response(self.status, self.headers, data))
+        elif data:
+            self.conn.send(_bridge.data(data))
+
+    def finish(self):
+        if not self.head_sent:
+            if self.status is None:
+                raise AssertionError("the application returned before start_response")
+            self.head_sent = True
+            self.conn.send(_bridge.response(self.status, self.headers, None, _bridge.END_KEEP))
+        else:
+            self.conn.send(END_KEEP)
+
+    def send_file(self, wrapper):
+        f = regular_file(wrapper)
+        if f is None:
+            return False
+        fd, pos, size = f
+        for name, value in self.headers:
+            if name.lower() == "content-length":
+                size = min(size, int(value))
+        self.head_sent = True
+        self.conn.send(_bridge.response(self.status, self.headers) + _bridge.data_head(size))
+        out = self.conn.sock.fileno()
+        while size:
+            try:
+                n = os.sendfile(out, fd, pos, size)
+            except OSError as e:
+                raise Closed() from e
+            if n == 0:
+                raise Closed()       # the file shrank: the frame cannot be completed
+            pos += n
+            size -= n
+        return True
+
+
+def handle(app, conn, environ):
+    environ["wsgi.input"] = Input(conn)
+    environ["wsgi.errors"] = sys.stderr
+    environ["wsgi.file_wrapper"] = FileWrapper
+    rs = Response(conn)
+    try:
+        result = app(environ, rs.start_response)
+        try:
+            if type(result) is FileWrapper and rs.status is not None \
+                    and rs.send_file(result):
+                conn.send(END_KEEP)
+                return
+            if type(result) in (list, tuple) and len(result) == 1 and not rs.head_sent \
+                    and rs.status is not None:
+                # the common case in one write: head, body, end
+                rs.head_sent = True
+                conn.send(_bridge.response(rs.status, rs.headers, result[0],
+                                           _bridge.END_KEEP))
+                return
+            for data in result:
+                if data:
+                    rs.write(data)
+            rs.finish()
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+    except Closed:
+        raise
+    except Exception:
+        log("the application raised:\n" + traceback.format_exc().rstrip())
+        if rs.head_sent:
+            raise Closed()           # the response is cut: scalwsd sees the close
+        conn.send(_bridge.response(500, [("Content-Type", "text/plain"),
+                                         ("Content-Length", "21")],
+                                   b"Internal Server Error", _bridge.END_KEEP))
+
+
+def serve_ready(app, conn):
+    """conn is readable: a request (or the end). False: close it."""
+    try:
+        conn.fill()
+        if conn.request is None:
+            return True
+        environ, conn.request = conn.request, None
+        handle(app, conn, environ)
+        # the body's rest, if the application did not read it all
+        while not conn.body_done:
+            conn.take_body()
+            conn.fill()
+        conn.take_body()
+        return True
+    except Closed:
+        return False
+
+
+class Stop(Exception):
+    """TERM or INT while waiting for work."""
+
+
+def serve(app, lsock):
+    stop = []
+    idle = [True]
+
+    def on_stop(signo, frame):
+        stop.append(signo)
+        if idle[0]:
+            raise Stop()         # select() would be restarted, not ended
+        # else: the request in hand finishes first
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    lsock.setblocking(False)
+    sel = selectors.DefaultSelector()
+    sel.register(lsock, selectors.EVENT_READ)
+    try:
+        while not stop:
+            idle[0] = True
+            events = sel.select(1.0)
+            idle[0] = False
+            for key, _ in events:
+                if key.fileobj is lsock:
+                    try:
+                        s, _ = lsock.accept()
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    s.setblocking(True)
+                    sel.register(s, selectors.EVENT_READ, Connection(s))
+                    continue
+                conn = key.data
+                if not serve_ready(app, conn):
+                    sel.unregister(conn.sock)
+                    conn.sock.close()
+    except Stop:
+        pass
+    finally:
+        idle[0] = False
+        for key in list(sel.get_map().values()):
+            key.fileobj.close()
+        sel.close()
+    return 0
