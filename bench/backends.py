@@ -483,5 +483,75 @@ class Gunicorn(App):
                 "bench/configs/apps/wsgi_hello.py" % v)
 
 
+class Bridge(App):
+    """scalwsd's native Python bridge: the runner (python3 -m scalws_bridge,
+    built with the python module into BUILDDIR/python) with one worker, on a
+    unix socket (@BRIDGE_SOCK@), serving the same app as the python
+    scenario; scalwsd reaches it with python_bridge_pass."""
+    name = "bridge"
+    interface = "asgi"
+    app = "asgi_hello:app"
+
+    def __init__(self, reg, run, sock, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {"BRIDGE_SOCK": sock}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def pythonpath(cls):
+        build = os.path.join(CONFIG_DIR, "..", "..", "objs", "python")
+        return os.path.abspath(os.environ.get("SCALWS_PYTHON") or build)
+
+    @classmethod
+    def packages(cls):
+        return []       # built with scalwsd (python3-dev); checked at start
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
+        os.chmod(d, 0o755)
+        sock = os.path.join(d, "bridge.sock")
+        argv = ["taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "scalws_bridge",
+                "--socket", sock, "--app", cls.app, "--interface", cls.interface,
+                "--workers", "1", "--path", APPS_DIR]
+        env = dict(os.environ, PYTHONPATH=cls.pythonpath(),
+                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
+        run = reg.start(cls.name, argv, os.path.join(d, "bridge.log"), env=env)
+        b = cls(reg, run, sock, argv)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                if run.popen.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the bridge's runner did not start (is "
+                                       "objs/python built? python3-dev): " +
+                                       run.log_tail().strip().replace("\n", " | "))
+                s = socket.socket(socket.AF_UNIX)
+                try:
+                    s.connect(sock)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+                finally:
+                    s.close()
+        except BaseException:
+            b.stop()
+            raise
+        b.command = b.command.replace(d, "$BRIDGE")
+        return b
+
+    @classmethod
+    def describe(cls):
+        return ("scalwsd's native Python bridge (python3 -m scalws_bridge), one worker, "
+                "%s, bench/configs/apps/%s.py" % (cls.interface.upper(), cls.app.split(":")[0]))
+
+
+class BridgeWsgi(Bridge):
+    name = "bridge-wsgi"
+    interface = "wsgi"
+    app = "wsgi_hello:app"
+
+
 BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress,
-            "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn}
+            "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn,
+            "bridge": Bridge, "bridge-wsgi": BridgeWsgi}

@@ -8,12 +8,6 @@ load tool that drives it, and optionally a backend the harness starts first.
 A server missing from `fragments` does not run the scenario; `not_applicable`
 says why (printed in the report as "n/a").
 
-Scenarios planned for later slot in as rows; what each one will need:
-
-  python-native         the native bridge's runner as a backend, and a
-                        fragment for scalwsd only (the peers have no bridge:
-                        they are measured with uvicorn and gunicorn)
-
 The backends and load tools are looked up by name in run.py (BACKENDS,
 LOAD_TOOLS); adding one is a function there plus the rows here.
 """
@@ -207,6 +201,32 @@ SCENARIOS = [
         expect_length=len(HELLO),
         fragments=_everyone("app"),
         backend="gunicorn",
+    ),
+    Scenario(
+        name="python-native",
+        path="/app/x",
+        description="the python scenario's ASGI app under scalwsd's native Python bridge "
+                    "(python_bridge_pass to python3 -m scalws_bridge, one worker, on the "
+                    "client's CPU): compare its req/s with the python scenario's nginx + uvicorn",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "bridge"},
+        not_applicable={s: "no native bridge (the python scenario runs it under uvicorn)"
+                        for s in ("nginx", "h2o", "lighttpd")},
+        backend="bridge",
+    ),
+    Scenario(
+        name="python-native-wsgi",
+        path="/app/x",
+        description="the python-wsgi scenario's WSGI app under scalwsd's native Python bridge "
+                    "(one worker): compare its req/s with the python-wsgi scenario's "
+                    "nginx + gunicorn",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "bridge"},
+        not_applicable={s: "no native bridge (the python-wsgi scenario runs it under gunicorn)"
+                        for s in ("nginx", "h2o", "lighttpd")},
+        backend="bridge-wsgi",
     ),
     Scenario(
         name="cache-hit",

@@ -1,0 +1,4 @@
+        # python-native: the app under the native bridge's runner (one worker)
+        location /app/ {
+            python_bridge_pass bridge;
+        }
