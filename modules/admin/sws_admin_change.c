@@ -498,7 +498,8 @@ sws_admin_server_change(sws_http_request_t *r, json_t *body)
         } else if (state[0] == 'd' && state[1] == 'r') {
             rc = sws_http_upstream_list_drain(list, &st.addr);
         } else {
-            rc = sws_http_upstream_list_remove(list, &st.addr);
+            /* down, not removed: an added server stays listed */
+            rc = sws_http_upstream_list_down(list, &st.addr);
         }
         if (rc != SWS_OK) {
             return SWS_HTTP_INTERNAL_SERVER_ERROR;
