@@ -632,7 +632,10 @@ typedef struct {
      * of earlier SDKs (sws_http_upstream_stats_get, _server_info) fill the
      * struct up to size, not size itself, as they always did. */
     size_t      size;
-    uint64_t    reserved[8];
+    /* ABI 1.8 (was reserved[0]): connections to the server idle in the
+     * workers' keep-alive pools now (all workers) */
+    uint64_t    idle;
+    uint64_t    reserved[7];
 } sws_http_upstream_stats_t;
 
 /* The servers of every upstream of the running configuration. */

@@ -181,6 +181,7 @@ sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstr
     sws_admin_json_uint(o, "weight", us->weight);
     sws_admin_json_bool(o, "backup", us->backup);
     sws_admin_json_uint(o, "active", us->active);
+    sws_admin_json_uint(o, "idle", us->idle);
     sws_admin_json_uint(o, "requests", us->requests);
     sws_admin_json_uint(o, "responses", us->responses);
     sws_admin_json_open(o, "status", '{');

@@ -252,6 +252,7 @@ sws_admin_metrics_protocols(sws_admin_prom_t *m)
 /* One family over every upstream server: field picks the value. */
 typedef enum {
     SWS_ADMIN_UP_REQUESTS, SWS_ADMIN_UP_RESPONSES, SWS_ADMIN_UP_FAILURES, SWS_ADMIN_UP_ACTIVE,
+    SWS_ADMIN_UP_IDLE,
     SWS_ADMIN_UP_STATE, SWS_ADMIN_UP_WEIGHT, SWS_ADMIN_UP_TIME, SWS_ADMIN_UP_CHECKS,
     SWS_ADMIN_UP_CHECK_FAILS
 } sws_admin_up_field_t;
@@ -323,6 +324,7 @@ sws_admin_metrics_upstream(sws_admin_prom_t *m, sws_admin_up_field_t field)
         case SWS_ADMIN_UP_REQUESTS:  v = us.requests; break;
         case SWS_ADMIN_UP_FAILURES:  v = us.failures; break;
         case SWS_ADMIN_UP_ACTIVE:    v = us.active; break;
+        case SWS_ADMIN_UP_IDLE:      v = us.idle; break;
         case SWS_ADMIN_UP_WEIGHT:    v = us.weight; break;
         case SWS_ADMIN_UP_CHECKS:    v = us.health_checks; break;
         default:                     v = us.health_fails; break;
@@ -348,6 +350,8 @@ sws_admin_metrics_upstreams(sws_admin_prom_t *m)
           "Errors, timeouts and invalid responses.", SWS_ADMIN_UP_FAILURES },
         { "scalws_upstream_connections_active", SWS_ADMIN_GAUGE,
           "Connections to the server in use now.", SWS_ADMIN_UP_ACTIVE },
+        { "scalws_upstream_connections_idle", SWS_ADMIN_GAUGE,
+          "Connections to the server idle in the keep-alive pools now.", SWS_ADMIN_UP_IDLE },
         { "scalws_upstream_server_state", SWS_ADMIN_GAUGE,
           "1 for the server's state now (up, draining, down, unhealthy, unavail).",
           SWS_ADMIN_UP_STATE },

@@ -92,6 +92,7 @@ typedef struct {
     uint64_t   responses;
     uint64_t   failures;
     uint64_t   active;
+    uint64_t   idle;           /* in the workers' keep-alive pools now */
     uint64_t   response_ms;
     uint64_t   status[5];
     uint64_t   hc_checks;
