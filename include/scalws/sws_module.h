@@ -71,7 +71,10 @@
                                  sws_keyed_zone_type); sws_status_slot
                                  (a module's per-worker counters); a
                                  cache's figures (sws_http_cache_stats,
-                                 _stats_register) */
+                                 _stats_register); status zones
+                                 (sws_http_status_zone_stats, _codes);
+                                 a server marked down, kept listed
+                                 (sws_http_upstream_list_down) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

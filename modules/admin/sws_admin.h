@@ -58,7 +58,9 @@ typedef struct {
     sws_admin_section_pt   write;
 } sws_admin_section_t;
 
-extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL */
+/* Ends with name NULL; a name with a "/" is part of another section, on
+ * a path of its own only (not again in the whole /api/ document). */
+extern const sws_admin_section_t  sws_admin_sections[];
 
 /* The names of sws_http_cache_stats_t's responses[], as JSON keys and labels. */
 extern const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES];

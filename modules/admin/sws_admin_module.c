@@ -246,7 +246,9 @@ sws_admin_api(sws_http_request_t *r, sws_admin_out_t *o, void *data)
     } else {
         sws_admin_json_open(o, NULL, '{');
         for (s = sws_admin_sections; s->name; s++) {
-            s->write(r, o, s->name);
+            if (strchr(s->name, '/') == NULL) {
+                s->write(r, o, s->name);
+            }
         }
         sws_admin_json_close(o, '}');
     }
