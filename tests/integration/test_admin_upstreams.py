@@ -76,7 +76,7 @@ def test_an_added_server_marked_down_stays_listed(sws):
 
 
 def test_a_configured_down_server_takes_changes(sws):
-    # "down" in the configuration: drained, weighted and brought up
+    # "down" in the configuration: weighted, drained and brought up
     # through the API (it answered 500 before: its slot was free)
     srv = start(sws, http="upstream back { server 127.0.0.1:@PORT@; "
                           "server 127.0.0.1:%d down; }" % h.free_port())
@@ -85,6 +85,16 @@ def test_a_configured_down_server_takes_changes(sws):
     assert patch(srv, gone, {"state": "draining"})["state"] == "draining"
     assert patch(srv, gone, {"state": "down"})["state"] == "down"
     assert patch(srv, gone, {"state": "up"})["state"] == "up"
+    # a configured server removed (DELETE) is listed down, and only "up"
+    # brings it back: another change is a 409 that changes nothing
+    assert post(srv, PATH + "/" + gone, method="DELETE").status == 200
+    assert servers(srv)[gone]["state"] == "down"
+    for body in ({"weight": 2}, {"state": "draining"}, {"state": "down"}):
+        r = post(srv, PATH + "/" + gone, json.dumps(body), method="PATCH")
+        assert r.status == 409 and b"was removed" in r.body, (body, r)
+    assert servers(srv)[gone]["weight"] == 3
+    assert patch(srv, gone, {"state": "up", "weight": 5}) == {
+        "server": gone, "address": gone, "state": "up", "weight": 5}
 
 
 def test_idle_keepalive_connections(sws):

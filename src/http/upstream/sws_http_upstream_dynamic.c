@@ -309,7 +309,8 @@ sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
         for (j = 0; j < us->npeers; j++) {
             p = &us->peers[j];
             sl = &l->slots[j];
-            sl->state = p->down ? SWS_UPS_SLOT_FREE : SWS_UPS_SLOT_UP;
+            /* "down" in the configuration: marked down, in the list */
+            sl->state = p->down ? SWS_UPS_SLOT_DOWN : SWS_UPS_SLOT_UP;
             sl->weight = (uint32_t) p->weight;
             sws_ups_slot_set_addr(sl, &p->sockaddr, p->socklen);
         }
@@ -551,9 +552,7 @@ sws_ups_dyn_resolved(sws_http_upstream_srv_t *us, sws_uint_t owner,
 }
 
 /* Drain, down, remove (state), weight (weight, not 0): a change to a
- * server the list has. A configured server's slot is always its own, even
- * removed or "down" in the configuration; an added server's free slot is
- * no server. */
+ * server the list has (a removed one is not there; one marked down is). */
 static sws_int_t
 sws_ups_dyn_change(sws_http_upstream_srv_t *us, const sws_str_t *addr, uint32_t state,
     sws_uint_t weight)
@@ -573,7 +572,7 @@ sws_ups_dyn_change(sws_http_upstream_srv_t *us, const sws_str_t *addr, uint32_t 
     }
     l = us->list;
     sws_slab_lock(l->pool);
-    if (sl == NULL || (sl->state == SWS_UPS_SLOT_FREE && sl >= &l->slots[l->nconf])) {
+    if (sl == NULL || sl->state == SWS_UPS_SLOT_FREE) {
         sws_slab_unlock(l->pool);
         return SWS_DECLINED;
     }
