@@ -130,14 +130,14 @@ sws_http_zone_handler(sws_http_request_t *r)
     if (zlcf == NULL || sws_http_is_subrequest(r)) {
         return SWS_OK;                 /* a subrequest's main request counts */
     }
+    sent = r->proto->bytes_sent(r);    /* (first: fewer values live across the call) */
+    out = sent > 0 ? (uint64_t) sent : 0;
     /* A response head went out: its status. None: discarded. */
     if (r->header_sent && r->status >= 100 && r->status < 600) {
         cls = r->status / 100 - 1;
         code = sws_http_zone_code_index[r->status];
     }
     in = (uint64_t) r->head_length + (r->body ? (uint64_t) r->body->received : 0);
-    sent = r->proto->bytes_sent(r);
-    out = sent > 0 ? (uint64_t) sent : 0;
     ms = sws_now_msec() - r->start_msec;         /* as $request_time */
     if (ms < 0) {
         ms = 0;
