@@ -215,3 +215,35 @@ http {
     p = h.run_scalwsd(["-t", "-p", str(tmp_path), "-c", str(conf)])
     out = (p.stdout + p.stderr).decode()
     assert p.returncode == 0, out
+
+
+def test_a_client_that_leaves_is_discarded_and_http2_errors_count(sws):
+    import socket
+    import time
+    hang = socket.socket()                  # accepts (backlog), never answers
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(8)
+    try:
+        srv = start(sws, server="""
+            status_zone site;
+            location /hang/ { status_zone hang; proxy_pass http://127.0.0.1:%d; }
+        """ % hang.getsockname()[1], servers="""
+            server { listen 127.0.0.1:@PORT2@ http2; status_zone site;
+                     location = /err { return 503; } }
+        """)
+        with h.Conn(srv.port) as c:
+            c.send(b"GET /hang/x HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            time.sleep(0.3)                 # the request is waiting on the upstream
+        assert h.curl("http://127.0.0.1:%d/err" % srv.ports[1],
+                      prior_knowledge=True).status == 503
+        assert h.wait_for(lambda: api(srv, "/api/http/location_zones")["hang"]["requests"]
+                          == 1, 5)
+        hz = api(srv, "/api/http/location_zones")["hang"]
+        assert hz["discarded"] == 1 and sum(hz["responses"].values()) == 0, hz
+        assert " 499 " in (srv.tmp / "zones.log").read_text()
+        site = api(srv, "/api/http/server_zones")["site"]
+        assert site["requests"] == 2 and site["discarded"] == 1, site
+        assert site["responses"]["5xx"] == 1 and site["codes"] == {"503": 1}, site
+        assert hz["request_time_ms_total"] >= 250, hz
+    finally:
+        hang.close()
