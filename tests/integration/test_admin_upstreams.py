@@ -111,3 +111,34 @@ def test_idle_keepalive_connections(sws):
     # the old worker's pool closes with it
     assert post(srv, "/api/reload").status == 200
     assert h.wait_for(lambda: servers(srv)[me]["idle"] == 0, 5)
+
+
+def test_a_slot_taken_by_another_server_keeps_its_gauges_whole(sws):
+    # a request in flight on an added server that is removed and whose
+    # slot another server takes: its end is counted off the slot's
+    # "active", which must not fall below 0 (it read 2^64 - 1)
+    import socket
+    import time
+    hang = socket.socket()                  # accepts (backlog), never answers
+    hang.bind(("127.0.0.1", 0))
+    hang.listen(8)
+    try:
+        srv = start(sws, http="upstream back { server 127.0.0.1:@PORT@; "
+                              "dynamic_servers 1; }",
+                    server="location /up/ { proxy_pass http://back/; }")
+        me = "127.0.0.1:%d" % srv.port
+        x = "127.0.0.1:%d" % hang.getsockname()[1]
+        y = "127.0.0.1:%d" % h.free_port()
+        assert post(srv, PATH, json.dumps({"server": x})).status == 201
+        assert patch(srv, me, {"state": "down"})["state"] == "down"
+        with h.Conn(srv.port) as c:
+            c.send(b"GET /up/x HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            assert h.wait_for(lambda: servers(srv)[x]["active"] == 1, 5)
+            assert post(srv, PATH + "/" + x, method="DELETE").status == 200
+            assert post(srv, PATH, json.dumps({"server": y})).status == 201
+        time.sleep(0.2)
+        assert h.wait_for(lambda: servers(srv)[y]["active"] == 0, 5), servers(srv)
+        s = servers(srv)[y]
+        assert s["idle"] == 0 and s["requests"] == 0, s
+    finally:
+        hang.close()

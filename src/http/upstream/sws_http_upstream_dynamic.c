@@ -517,7 +517,9 @@ sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t w
             sws_slab_unlock(l->pool);
             return SWS_BUSY;
         }
-        sws_memzero(&sl->sh, sizeof(sl->sh));
+        /* New counters, but not the gauges: the workers count the slot's
+         * last server's connections (in use, idle) off them as they go. */
+        sws_memzero(&sl->sh, offsetof(sws_ups_shared_t, active));
         sws_ups_slot_set_addr(sl, &sa, salen);
         sl->gen++;
         sl->resolved = (uint32_t) resolved;
