@@ -80,6 +80,11 @@ typedef struct {
 
 extern const sws_admin_asset_t  sws_admin_console[];
 
+/* GET /api/http/server_zones/NAME (location 0), location_zones/NAME (1):
+ * the zone written to o (NULL: only looked for); SWS_DECLINED: none. */
+sws_int_t sws_admin_status_zone_named(sws_http_request_t *r, sws_admin_out_t *o,
+    sws_uint_t location, const sws_str_t *name);
+
 /* The worker slots that have counted something (or slot 0). */
 int sws_admin_worker_used(sws_uint_t i, sws_status_t *st);
 

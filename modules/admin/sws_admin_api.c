@@ -104,49 +104,86 @@ sws_admin_requests(sws_admin_out_t *o, const char *key, const sws_status_t *st)
     sws_admin_json_close(o, '}');
 }
 
-/* {"NAME": {"requests": N, "responses": {"1xx": N, ...}, "codes": {"200": N,
- * ...}, "discarded": N, "bytes_in": N, "bytes_out": N,
- * "request_time_ms_total": N}}: the status zones of servers (location 0)
- * or of locations (1). */
+/* {"requests": N, "responses": {"1xx": N, ...}, "codes": {"200": N, ...},
+ * "discarded": N, "bytes_in": N, "bytes_out": N, "request_time_ms_total": N}:
+ * status zone i, read into st. */
+static void
+sws_admin_status_zone(sws_http_request_t *r, sws_admin_out_t *o, const char *key,
+    sws_uint_t i, const sws_http_status_zone_stats_t *st)
+{
+    sws_http_status_code_count_t  c[SWS_HTTP_STATUS_ZONE_CODES];
+    sws_uint_t                    k, n = SWS_HTTP_STATUS_ZONE_CODES;
+    char                          code[16];
+
+    sws_admin_json_open(o, key, '{');
+    sws_admin_json_uint(o, "requests", st->requests);
+    sws_admin_classes_out(o, st->responses);
+    sws_admin_json_open(o, "codes", '{');
+    if (sws_http_status_zone_codes(r, i, c, &n) == SWS_OK) {
+        for (k = 0; k < n; k++) {
+            snprintf(code, sizeof(code), "%lu", (unsigned long) c[k].code);
+            sws_admin_json_uint(o, code, c[k].count);
+        }
+    }
+    sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "discarded", st->discarded);
+    sws_admin_json_uint(o, "bytes_in", st->bytes_in);
+    sws_admin_json_uint(o, "bytes_out", st->bytes_out);
+    sws_admin_json_uint(o, "request_time_ms_total", st->time_ms);
+    sws_admin_json_close(o, '}');
+}
+
+/* The next status zone of servers (location 0) or of locations (1) from
+ * *i on, into st: SWS_OK, or SWS_DECLINED past the last. */
+static sws_int_t
+sws_admin_status_zone_next(sws_http_request_t *r, sws_uint_t location, sws_uint_t *i,
+    sws_http_status_zone_stats_t *st)
+{
+    for ( ;; (*i)++) {
+        sws_memzero(st, sizeof(*st));
+        st->size = sizeof(*st);
+        if (sws_http_status_zone_stats(r, *i, st) != SWS_OK) {
+            return SWS_DECLINED;
+        }
+        if (st->location == location) {
+            return SWS_OK;
+        }
+    }
+}
+
+/* {"NAME": {...}, ...}: the status zones of servers or of locations. */
 static void
 sws_admin_status_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key,
     sws_uint_t location)
 {
     sws_http_status_zone_stats_t  st;
-    sws_http_status_code_count_t  c[SWS_HTTP_STATUS_ZONE_CODES];
-    sws_uint_t                    i, k, n;
-    char                          name[256], code[16];
+    sws_uint_t                    i;
+    char                          name[256];
 
     sws_admin_json_open(o, key, '{');
-    for (i = 0; ; i++) {
-        sws_memzero(&st, sizeof(st));
-        st.size = sizeof(st);
-        if (sws_http_status_zone_stats(r, i, &st) != SWS_OK) {
-            break;
-        }
-        if (st.location != location) {
-            continue;
-        }
+    for (i = 0; sws_admin_status_zone_next(r, location, &i, &st) == SWS_OK; i++) {
         snprintf(name, sizeof(name), "%.*s", (int) st.name.len, st.name.data);
-        sws_admin_json_open(o, name, '{');
-        sws_admin_json_uint(o, "requests", st.requests);
-        sws_admin_classes_out(o, st.responses);
-        sws_admin_json_open(o, "codes", '{');
-        n = SWS_HTTP_STATUS_ZONE_CODES;
-        if (sws_http_status_zone_codes(r, i, c, &n) == SWS_OK) {
-            for (k = 0; k < n; k++) {
-                snprintf(code, sizeof(code), "%lu", (unsigned long) c[k].code);
-                sws_admin_json_uint(o, code, c[k].count);
-            }
-        }
-        sws_admin_json_close(o, '}');
-        sws_admin_json_uint(o, "discarded", st.discarded);
-        sws_admin_json_uint(o, "bytes_in", st.bytes_in);
-        sws_admin_json_uint(o, "bytes_out", st.bytes_out);
-        sws_admin_json_uint(o, "request_time_ms_total", st.time_ms);
-        sws_admin_json_close(o, '}');
+        sws_admin_status_zone(r, o, name, i, &st);
     }
     sws_admin_json_close(o, '}');
+}
+
+sws_int_t
+sws_admin_status_zone_named(sws_http_request_t *r, sws_admin_out_t *o, sws_uint_t location,
+    const sws_str_t *name)
+{
+    sws_http_status_zone_stats_t  st;
+    sws_uint_t                    i;
+
+    for (i = 0; sws_admin_status_zone_next(r, location, &i, &st) == SWS_OK; i++) {
+        if (sws_str_eq(&st.name, name)) {
+            if (o) {
+                sws_admin_status_zone(r, o, NULL, i, &st);
+            }
+            return SWS_OK;
+        }
+    }
+    return SWS_DECLINED;
 }
 
 static void

@@ -100,6 +100,11 @@ def test_zones_add_up_over_http1_and_http2(sws):
     assert api(srv, "/api/http/location_zones/") == doc["location_zones"]
     assert "http/server_zones" not in api(srv)
     assert get(srv, "/api/http/nothing").status == 404
+    # one zone by name, as nginx Plus's API has it
+    assert api(srv, "/api/http/server_zones/site") == site
+    assert api(srv, "/api/http/location_zones/files/") == files
+    r = get(srv, "/api/http/server_zones/files")        # a location's zone
+    assert r.status == 404 and b"no such status zone" in r.body
 
     # /metrics: the same figures, which promtool takes
     text = get(srv, "/metrics").body.decode()
