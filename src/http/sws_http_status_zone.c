@@ -210,7 +210,6 @@ sws_http_zone_init(sws_shm_zone_t *zone, void *old_data)
 static sws_http_zone_t *
 sws_http_zone_get(sws_conf_t *cf, const sws_str_t *name, sws_uint_t location)
 {
-    static int                  tag;
     sws_http_zone_main_conf_t  *zmcf = sws_conf_http_main_conf(cf, &sws_http_status_zone_module);
     sws_http_zone_t           **zones = zmcf->zones.elts, *z, **zp;
     sws_shm_zone_t             *shm;
@@ -233,7 +232,7 @@ sws_http_zone_get(sws_conf_t *cf, const sws_str_t *name, sws_uint_t location)
     memcpy(shm_name.data, prefix, n);
     memcpy(shm_name.data + n, name->data, name->len);
     shm = sws_shm_zone_add(cf, &shm_name, sizeof(sws_http_zone_row_t) * SWS_STATUS_SLOTS,
-                           sws_http_zone_init, &tag);
+                           sws_http_zone_init, &sws_http_status_zone_module);
     zp = sws_array_push(&zmcf->zones);
     if (shm == NULL || zp == NULL) {
         return NULL;

@@ -95,6 +95,10 @@ def test_zones_add_up_over_http1_and_http2(sws):
     assert files["codes"] == {"200": 3, "404": 2}
     assert files["discarded"] == 0 and files["bytes_out"] > 3 * 1000
     assert list(doc["location_zones"]) == ["files"]
+    # each zone is a shared zone of its own
+    shm = {z["name"]: z for z in api(srv, "/api/zones")}
+    assert shm["server_zone:site"]["owner"] == "http_status_zone"
+    assert "location_zone:files" in shm
     # the zones on their own paths, and not twice in /api/
     assert api(srv, "/api/http/server_zones") == zones
     assert api(srv, "/api/http/location_zones/") == doc["location_zones"]
