@@ -40,8 +40,9 @@ static const uint16_t  sws_http_zone_codes[] = {
 _Static_assert(SWS_HTTP_ZONE_NCODES <= SWS_HTTP_STATUS_ZONE_CODES,
                "sws_http_status_zone_codes() fills what SWS_HTTP_STATUS_ZONE_CODES says");
 
-/* A status's place in codes[] (NOCODE: counted by class only). */
-static u_char  sws_http_zone_code_index[600];
+/* A status's class (0: 1xx .. 4: 5xx) << 8 | its place in codes[] (NOCODE:
+ * counted by class only): no division on the request's path. */
+static uint16_t  sws_http_zone_code_index[600];
 
 /* A worker's row of one zone. */
 typedef struct {
@@ -134,8 +135,8 @@ sws_http_zone_handler(sws_http_request_t *r)
     out = sent > 0 ? (uint64_t) sent : 0;
     /* A response head went out: its status. None: discarded. */
     if (r->header_sent && r->status >= 100 && r->status < 600) {
-        cls = r->status / 100 - 1;
-        code = sws_http_zone_code_index[r->status];
+        cls = sws_http_zone_code_index[r->status] >> 8;
+        code = sws_http_zone_code_index[r->status] & 0xff;
     }
     in = (uint64_t) r->head_length + (r->body ? (uint64_t) r->body->received : 0);
     ms = sws_now_msec() - r->start_msec;         /* as $request_time */
@@ -294,9 +295,12 @@ sws_http_zone_postconfiguration(sws_conf_t *cf)
     if (zmcf->zones.nelts == 0) {
         return SWS_OK;                 /* no zone: no handler anywhere */
     }
-    memset(sws_http_zone_code_index, SWS_HTTP_ZONE_NOCODE, sizeof(sws_http_zone_code_index));
+    for (i = 100; i < 600; i++) {
+        sws_http_zone_code_index[i] = (uint16_t) ((i / 100 - 1) << 8 | SWS_HTTP_ZONE_NOCODE);
+    }
     for (i = 0; i < SWS_HTTP_ZONE_NCODES; i++) {
-        sws_http_zone_code_index[sws_http_zone_codes[i]] = (u_char) i;
+        sws_http_zone_code_index[sws_http_zone_codes[i]] &= 0xff00;
+        sws_http_zone_code_index[sws_http_zone_codes[i]] |= (uint16_t) i;
     }
     return sws_http_register_phase_handler(cf, &h);
 }
