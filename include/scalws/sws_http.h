@@ -775,4 +775,46 @@ sws_int_t sws_http_cache_stats_register(sws_conf_t *cf, const sws_str_t *cache,
 sws_int_t sws_http_cache_stats(sws_http_request_t *r, sws_uint_t i,
     sws_http_cache_stats_t *st);
 
+/* ---- status zones (ABI 1.9) -------------------------------------------- */
+
+/*
+ * What the status_zone directive counts (docs/admin.md), summed over the
+ * workers: the i-th zone of r's configuration, server zones and location
+ * zones in the order the configuration names them first. st->size: the
+ * caller's sizeof, set first; the core fills no more than that and sets it
+ * to what it filled. SWS_OK; SWS_DECLINED past the last zone; SWS_ERROR
+ * for a size too small. requests is responses[] and discarded together: a
+ * request counts once it ended (at the log phase), in the zone of the
+ * server and of the location it ended in.
+ */
+typedef struct {
+    size_t      size;
+    sws_str_t   name;
+    sws_uint_t  location;       /* 1: a location's zone; 0: a server's */
+    uint64_t    requests;
+    uint64_t    responses[5];   /* by the class of the status sent: 1xx .. 5xx */
+    uint64_t    discarded;      /* ended without a response head (client gone, 444) */
+    uint64_t    bytes_in;       /* the requests' heads and bodies */
+    uint64_t    bytes_out;      /* the responses' heads and bodies */
+    uint64_t    time_ms;        /* the requests' times ($request_time) together */
+    uint64_t    reserved[8];
+} sws_http_status_zone_stats_t;
+
+sws_int_t sws_http_status_zone_stats(sws_http_request_t *r, sws_uint_t i,
+    sws_http_status_zone_stats_t *st);
+
+/* The responses of zone i by status code, those counted at least once, in
+ * ascending order, as far as *n (c's room in, filled out) allows. The
+ * common codes are counted (1xx .. 5xx of RFC 9110 and WebDAV's); another
+ * is in its class only. SWS_OK, SWS_DECLINED past the last zone. */
+typedef struct {
+    sws_uint_t  code;
+    uint64_t    count;
+} sws_http_status_code_count_t;
+
+#define SWS_HTTP_STATUS_ZONE_CODES  64     /* room enough for every counted code */
+
+sws_int_t sws_http_status_zone_codes(sws_http_request_t *r, sws_uint_t i,
+    sws_http_status_code_count_t *c, sws_uint_t *n);
+
 #endif

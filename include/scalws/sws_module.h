@@ -74,7 +74,10 @@
                                  _stats_register);
                                  1.9: SWS_HTTP_LOC_NAMED, _NESTED
                                  (sws_http_conf_location's kind of a named
-                                 location and of an if/limit_except block) */
+                                 location and of an if/limit_except block);
+                                 status zones (sws_http_status_zone_stats,
+                                 _codes); a server marked down, kept listed
+                                 (sws_http_upstream_list_down) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -558,6 +558,9 @@ void  sws_http_upstream_conf_set_ssl(sws_http_upstream_conf_t *conf, int on);
  *   add     a new server (weight 1..1000), or a drained or removed one back;
  *           SWS_BUSY: no room left
  *   drain   no new requests; those in flight finish
+ *   down    (ABI 1.9) no new requests either; the server stays listed as
+ *           "down", with its weight and counters (and across reloads, as
+ *           an added server is kept), until add brings it back up
  *   remove  no new requests either (in flight ones finish too); an added
  *           server's room is free again
  *   weight  a new weight (1..1000), for the next requests
@@ -589,14 +592,17 @@ sws_int_t  sws_http_upstream_server_weight(const sws_str_t *upstream, const sws_
  * itself gives way to the configured one. Their counters are kept when
  * the group's configured servers and room did not change. The configured
  * servers take their state and weight from the new configuration: a
- * drain, removal or weight set on one at run time does not outlive the
- * reload. A group the configuration no longer has drops its list; one of
- * the same name that comes back later starts empty.
+ * drain, down, removal or weight set on one at run time does not outlive
+ * the reload (the admin module's state file brings them back). A group
+ * the configuration no longer has drops its list; one of the same name
+ * that comes back later starts empty.
  */
 sws_int_t  sws_http_upstream_list_handle(const sws_str_t *upstream);
 sws_int_t  sws_http_upstream_list_add(sws_int_t list, const sws_str_t *addr, sws_uint_t weight);
 sws_int_t  sws_http_upstream_list_drain(sws_int_t list, const sws_str_t *addr);
 sws_int_t  sws_http_upstream_list_remove(sws_int_t list, const sws_str_t *addr);
+/* ABI 1.9: mark the server down (above); by handle only. */
+sws_int_t  sws_http_upstream_list_down(sws_int_t list, const sws_str_t *addr);
 sws_int_t  sws_http_upstream_list_weight(sws_int_t list, const sws_str_t *addr,
     sws_uint_t weight);
 
@@ -626,7 +632,10 @@ typedef struct {
      * of earlier SDKs (sws_http_upstream_stats_get, _server_info) fill the
      * struct up to size, not size itself, as they always did. */
     size_t      size;
-    uint64_t    reserved[8];
+    /* ABI 1.9 (was reserved[0]): connections to the server idle in the
+     * workers' keep-alive pools now (all workers) */
+    uint64_t    idle;
+    uint64_t    reserved[7];
 } sws_http_upstream_stats_t;
 
 /* The servers of every upstream of the running configuration. */
@@ -651,8 +660,8 @@ sws_int_t  sws_http_upstream_stats_histogram(sws_uint_t i, sws_http_upstream_buc
 
 /* The i-th server of one group as its run-time list has it now (the
  * configured ones, then those added and not removed), with its counters:
- * state "up", "draining", "down" (removed, or down in the configuration),
- * "unhealthy" or "unavail". SWS_OK, or SWS_DECLINED past the last one (or
+ * state "up", "draining", "down" (marked down, a configured one removed,
+ * or down in the configuration), "unhealthy" or "unavail". SWS_OK, or SWS_DECLINED past the last one (or
  * no such group). */
 sws_int_t  sws_http_upstream_server_info(const sws_str_t *upstream, sws_uint_t i,
     sws_http_upstream_stats_t *st);

@@ -58,7 +58,9 @@ typedef struct {
     sws_admin_section_pt   write;
 } sws_admin_section_t;
 
-extern const sws_admin_section_t  sws_admin_sections[];  /* ends with name NULL */
+/* Ends with name NULL; a name with a "/" is part of another section, on
+ * a path of its own only (not again in the whole /api/ document). */
+extern const sws_admin_section_t  sws_admin_sections[];
 
 /* The names of sws_http_cache_stats_t's responses[], as JSON keys and labels. */
 extern const char *const  sws_admin_cache_statuses[SWS_HTTP_CACHE_STATUSES];
@@ -77,6 +79,11 @@ typedef struct {
 } sws_admin_asset_t;
 
 extern const sws_admin_asset_t  sws_admin_console[];
+
+/* GET /api/http/server_zones/NAME (location 0), location_zones/NAME (1):
+ * the zone written to o (NULL: only looked for); SWS_DECLINED: none. */
+sws_int_t sws_admin_status_zone_named(sws_http_request_t *r, sws_admin_out_t *o,
+    sws_uint_t location, const sws_str_t *name);
 
 /* The worker slots that have counted something (or slot 0). */
 int sws_admin_worker_used(sws_uint_t i, sws_status_t *st);

@@ -72,22 +72,130 @@ sws_admin_connections(sws_admin_out_t *o, const char *key, const sws_status_t *s
     sws_admin_json_close(o, '}');
 }
 
+static const char *const  sws_admin_classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
+
+/* "responses": {"1xx": N, ... "5xx": N} */
+static void
+sws_admin_classes_out(sws_admin_out_t *o, const uint64_t *responses)
+{
+    sws_uint_t  k;
+
+    sws_admin_json_open(o, "responses", '{');
+    for (k = 0; k < 5; k++) {
+        sws_admin_json_uint(o, sws_admin_classes[k], responses[k]);
+    }
+    sws_admin_json_close(o, '}');
+}
+
+static void
+sws_admin_requests_fields(sws_admin_out_t *o, const sws_status_t *st)
+{
+    sws_admin_json_uint(o, "requests", st->requests);
+    sws_admin_classes_out(o, st->responses);
+    sws_admin_json_uint(o, "bytes_in", st->bytes_in);
+    sws_admin_json_uint(o, "bytes_out", st->bytes_out);
+}
+
 static void
 sws_admin_requests(sws_admin_out_t *o, const char *key, const sws_status_t *st)
 {
-    static const char *const  classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
-    sws_uint_t                k;
+    sws_admin_json_open(o, key, '{');
+    sws_admin_requests_fields(o, st);
+    sws_admin_json_close(o, '}');
+}
+
+/* {"requests": N, "responses": {"1xx": N, ...}, "codes": {"200": N, ...},
+ * "discarded": N, "bytes_in": N, "bytes_out": N, "request_time_ms_total": N}:
+ * status zone i, read into st. */
+static void
+sws_admin_status_zone(sws_http_request_t *r, sws_admin_out_t *o, const char *key,
+    sws_uint_t i, const sws_http_status_zone_stats_t *st)
+{
+    sws_http_status_code_count_t  c[SWS_HTTP_STATUS_ZONE_CODES];
+    sws_uint_t                    k, n = SWS_HTTP_STATUS_ZONE_CODES;
+    char                          code[16];
 
     sws_admin_json_open(o, key, '{');
     sws_admin_json_uint(o, "requests", st->requests);
-    sws_admin_json_open(o, "responses", '{');
-    for (k = 0; k < 5; k++) {
-        sws_admin_json_uint(o, classes[k], st->responses[k]);
+    sws_admin_classes_out(o, st->responses);
+    sws_admin_json_open(o, "codes", '{');
+    if (sws_http_status_zone_codes(r, i, c, &n) == SWS_OK) {
+        for (k = 0; k < n; k++) {
+            snprintf(code, sizeof(code), "%lu", (unsigned long) c[k].code);
+            sws_admin_json_uint(o, code, c[k].count);
+        }
     }
     sws_admin_json_close(o, '}');
+    sws_admin_json_uint(o, "discarded", st->discarded);
     sws_admin_json_uint(o, "bytes_in", st->bytes_in);
     sws_admin_json_uint(o, "bytes_out", st->bytes_out);
+    sws_admin_json_uint(o, "request_time_ms_total", st->time_ms);
     sws_admin_json_close(o, '}');
+}
+
+/* The next status zone of servers (location 0) or of locations (1) from
+ * *i on, into st: SWS_OK, or SWS_DECLINED past the last. */
+static sws_int_t
+sws_admin_status_zone_next(sws_http_request_t *r, sws_uint_t location, sws_uint_t *i,
+    sws_http_status_zone_stats_t *st)
+{
+    for ( ;; (*i)++) {
+        sws_memzero(st, sizeof(*st));
+        st->size = sizeof(*st);
+        if (sws_http_status_zone_stats(r, *i, st) != SWS_OK) {
+            return SWS_DECLINED;
+        }
+        if (st->location == location) {
+            return SWS_OK;
+        }
+    }
+}
+
+/* {"NAME": {...}, ...}: the status zones of servers or of locations. */
+static void
+sws_admin_status_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key,
+    sws_uint_t location)
+{
+    sws_http_status_zone_stats_t  st;
+    sws_uint_t                    i;
+    char                          name[256];
+
+    sws_admin_json_open(o, key, '{');
+    for (i = 0; sws_admin_status_zone_next(r, location, &i, &st) == SWS_OK; i++) {
+        snprintf(name, sizeof(name), "%.*s", (int) st.name.len, st.name.data);
+        sws_admin_status_zone(r, o, name, i, &st);
+    }
+    sws_admin_json_close(o, '}');
+}
+
+sws_int_t
+sws_admin_status_zone_named(sws_http_request_t *r, sws_admin_out_t *o, sws_uint_t location,
+    const sws_str_t *name)
+{
+    sws_http_status_zone_stats_t  st;
+    sws_uint_t                    i;
+
+    for (i = 0; sws_admin_status_zone_next(r, location, &i, &st) == SWS_OK; i++) {
+        if (sws_str_eq(&st.name, name)) {
+            if (o) {
+                sws_admin_status_zone(r, o, NULL, i, &st);
+            }
+            return SWS_OK;
+        }
+    }
+    return SWS_DECLINED;
+}
+
+static void
+sws_admin_api_server_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_status_zones(r, o, key, 0);
+}
+
+static void
+sws_admin_api_location_zones(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
+{
+    sws_admin_status_zones(r, o, key, 1);
 }
 
 static void
@@ -99,13 +207,18 @@ sws_admin_api_connections(sws_http_request_t *r, sws_admin_out_t *o, const char 
     sws_admin_connections(o, key, &st);
 }
 
+/* The server's requests, and its status zones (status_zone). */
 static void
 sws_admin_api_http(sws_http_request_t *r, sws_admin_out_t *o, const char *key)
 {
     sws_status_t  st;
 
     sws_status_get(&st);
-    sws_admin_requests(o, key, &st);
+    sws_admin_json_open(o, key, '{');
+    sws_admin_requests_fields(o, &st);
+    sws_admin_api_server_zones(r, o, "server_zones");
+    sws_admin_api_location_zones(r, o, "location_zones");
+    sws_admin_json_close(o, '}');
 }
 
 /* TLS and HTTP/2 (zeros from a core that does not count them). */
@@ -170,7 +283,6 @@ sws_admin_api_workers(sws_http_request_t *r, sws_admin_out_t *o, const char *key
 static void
 sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstream_stats_t *us)
 {
-    static const char *const    classes[5] = { "1xx", "2xx", "3xx", "4xx", "5xx" };
     sws_http_upstream_bucket_t  b[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
     sws_uint_t                  k, n = SWS_HTTP_UPSTREAM_TIME_BUCKETS;
 
@@ -181,11 +293,12 @@ sws_admin_upstream_server(sws_admin_out_t *o, sws_uint_t i, const sws_http_upstr
     sws_admin_json_uint(o, "weight", us->weight);
     sws_admin_json_bool(o, "backup", us->backup);
     sws_admin_json_uint(o, "active", us->active);
+    sws_admin_json_uint(o, "idle", us->idle);
     sws_admin_json_uint(o, "requests", us->requests);
     sws_admin_json_uint(o, "responses", us->responses);
     sws_admin_json_open(o, "status", '{');
     for (k = 0; k < 5; k++) {
-        sws_admin_json_uint(o, classes[k], us->status[k]);
+        sws_admin_json_uint(o, sws_admin_classes[k], us->status[k]);
     }
     sws_admin_json_close(o, '}');
     sws_admin_json_uint(o, "failures", us->failures);
@@ -472,5 +585,8 @@ const sws_admin_section_t  sws_admin_sections[] = {
     { "limits", sws_admin_api_limits },
     { "caches", sws_admin_api_caches },
     { "resolvers", sws_admin_api_resolvers },
+    /* parts of one above, on their own paths (not again in /api/) */
+    { "http/server_zones", sws_admin_api_server_zones },
+    { "http/location_zones", sws_admin_api_location_zones },
     { NULL, NULL }
 };

@@ -489,20 +489,26 @@ sws_admin_server_change(sws_http_request_t *r, json_t *body)
         return rc;
     }
     /* by its address from now on (the list knows servers by address) */
-    if (w && sws_http_upstream_list_weight(list, &st.addr, w) != SWS_OK) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (state) {
-        if (state[0] == 'u') {
-            rc = sws_http_upstream_list_add(list, &st.addr, w ? w : st.weight);
-        } else if (state[0] == 'd' && state[1] == 'r') {
+    if (state && state[0] == 'u') {
+        rc = sws_http_upstream_list_add(list, &st.addr, w ? w : st.weight);
+    } else {
+        rc = w ? sws_http_upstream_list_weight(list, &st.addr, w) : SWS_OK;
+        if (rc == SWS_OK && state && state[1] == 'r') {
             rc = sws_http_upstream_list_drain(list, &st.addr);
-        } else {
-            rc = sws_http_upstream_list_remove(list, &st.addr);
+        } else if (rc == SWS_OK && state) {
+            /* down, not removed: an added server stays listed */
+            rc = sws_http_upstream_list_down(list, &st.addr);
         }
-        if (rc != SWS_OK) {
-            return SWS_HTTP_INTERNAL_SERVER_ERROR;
-        }
+    }
+    if (rc == SWS_DECLINED) {
+        /* a configured server removed (DELETE): listed, but out of the list */
+        return sws_admin_refuse(r, SWS_HTTP_CONFLICT, "server \"%.*s\" of upstream \"%.*s\" "
+                                "was removed: \"state\": \"up\" brings it back",
+                                (int) st.addr.len, st.addr.data,
+                                (int) ctx->target.len, ctx->target.data);
+    }
+    if (rc != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     sws_admin_log_change(r, "upstream \"%.*s\": server %.*s%s%s, weight %lu",
                          (int) ctx->target.len, ctx->target.data, (int) st.addr.len,

@@ -252,6 +252,7 @@ sws_admin_metrics_protocols(sws_admin_prom_t *m)
 /* One family over every upstream server: field picks the value. */
 typedef enum {
     SWS_ADMIN_UP_REQUESTS, SWS_ADMIN_UP_RESPONSES, SWS_ADMIN_UP_FAILURES, SWS_ADMIN_UP_ACTIVE,
+    SWS_ADMIN_UP_IDLE,
     SWS_ADMIN_UP_STATE, SWS_ADMIN_UP_WEIGHT, SWS_ADMIN_UP_TIME, SWS_ADMIN_UP_CHECKS,
     SWS_ADMIN_UP_CHECK_FAILS
 } sws_admin_up_field_t;
@@ -323,6 +324,7 @@ sws_admin_metrics_upstream(sws_admin_prom_t *m, sws_admin_up_field_t field)
         case SWS_ADMIN_UP_REQUESTS:  v = us.requests; break;
         case SWS_ADMIN_UP_FAILURES:  v = us.failures; break;
         case SWS_ADMIN_UP_ACTIVE:    v = us.active; break;
+        case SWS_ADMIN_UP_IDLE:      v = us.idle; break;
         case SWS_ADMIN_UP_WEIGHT:    v = us.weight; break;
         case SWS_ADMIN_UP_CHECKS:    v = us.health_checks; break;
         default:                     v = us.health_fails; break;
@@ -348,6 +350,8 @@ sws_admin_metrics_upstreams(sws_admin_prom_t *m)
           "Errors, timeouts and invalid responses.", SWS_ADMIN_UP_FAILURES },
         { "scalws_upstream_connections_active", SWS_ADMIN_GAUGE,
           "Connections to the server in use now.", SWS_ADMIN_UP_ACTIVE },
+        { "scalws_upstream_connections_idle", SWS_ADMIN_GAUGE,
+          "Connections to the server idle in the keep-alive pools now.", SWS_ADMIN_UP_IDLE },
         { "scalws_upstream_server_state", SWS_ADMIN_GAUGE,
           "1 for the server's state now (up, draining, down, unhealthy, unavail).",
           SWS_ADMIN_UP_STATE },
@@ -516,6 +520,95 @@ sws_admin_metrics_caches(sws_http_request_t *r, sws_admin_prom_t *m)
     }
 }
 
+/* The status zones (status_zone): scalws_server_zone_* and
+ * scalws_location_zone_*, a family per figure, a sample per zone. */
+typedef enum {
+    SWS_ADMIN_ZONE_CLASSES, SWS_ADMIN_ZONE_CODES, SWS_ADMIN_ZONE_DISCARDED,
+    SWS_ADMIN_ZONE_IN, SWS_ADMIN_ZONE_OUT, SWS_ADMIN_ZONE_TIME
+} sws_admin_zone_field_t;
+
+static void
+sws_admin_metrics_zone(sws_http_request_t *r, sws_admin_prom_t *m, sws_uint_t i,
+    const sws_http_status_zone_stats_t *st, sws_admin_zone_field_t field)
+{
+    sws_http_status_code_count_t  c[SWS_HTTP_STATUS_ZONE_CODES];
+    sws_admin_label_t             l[2];
+    sws_uint_t                    k, n = SWS_HTTP_STATUS_ZONE_CODES;
+    u_char                        code[16];
+
+    l[0] = (sws_admin_label_t) { "zone", st->name.data, st->name.len };
+    switch (field) {
+    case SWS_ADMIN_ZONE_CLASSES:
+        for (k = 0; k < 5; k++) {
+            l[1] = (sws_admin_label_t) { "code", (const u_char *) sws_admin_classes[k], 3 };
+            sws_admin_prom_sample(m, l, 2, st->responses[k]);
+        }
+        return;
+    case SWS_ADMIN_ZONE_CODES:
+        if (sws_http_status_zone_codes(r, i, c, &n) != SWS_OK) {
+            return;
+        }
+        for (k = 0; k < n; k++) {
+            l[1] = (sws_admin_label_t) { "code", code,
+                (size_t) (sws_slprintf(code, code + sizeof(code), "%lu",
+                                       (unsigned long) c[k].code) - code) };
+            sws_admin_prom_sample(m, l, 2, c[k].count);
+        }
+        return;
+    case SWS_ADMIN_ZONE_TIME:
+        sws_admin_prom_sample_as(m, m->suffix, l, 1, st->time_ms, 1);
+        return;
+    default:
+        sws_admin_prom_sample(m, l, 1, field == SWS_ADMIN_ZONE_DISCARDED ? st->discarded
+                                       : field == SWS_ADMIN_ZONE_IN ? st->bytes_in
+                                       : st->bytes_out);
+    }
+}
+
+static void
+sws_admin_metrics_status_zones(sws_http_request_t *r, sws_admin_prom_t *m)
+{
+    static const struct {
+        const char              *name;
+        const char              *help;
+        sws_admin_zone_field_t   field;
+    } fams[] = {
+        { "requests", "Requests ended with a response, by the class of its status.",
+          SWS_ADMIN_ZONE_CLASSES },
+        { "responses", "Responses by status code (the common codes).", SWS_ADMIN_ZONE_CODES },
+        { "discarded_requests", "Requests ended without a response head (the client "
+          "left, 444).", SWS_ADMIN_ZONE_DISCARDED },
+        { "received_bytes", "Bytes of the requests (heads and bodies).", SWS_ADMIN_ZONE_IN },
+        { "sent_bytes", "Bytes of the responses (heads and bodies).", SWS_ADMIN_ZONE_OUT },
+        { "request_time_seconds", "The requests' times ($request_time) together.",
+          SWS_ADMIN_ZONE_TIME },
+    };
+    sws_http_status_zone_stats_t  st;
+    sws_uint_t                    kind, f, i, any;
+    char                          fam[64];
+
+    for (kind = 0; kind < 2; kind++) {
+        for (f = 0; f < sizeof(fams) / sizeof(fams[0]); f++) {
+            for (i = 0, any = 0; ; i++) {
+                sws_memzero(&st, sizeof(st));
+                st.size = sizeof(st);
+                if (sws_http_status_zone_stats(r, i, &st) != SWS_OK) {
+                    break;
+                }
+                if (st.location != kind) {
+                    continue;
+                }
+                if (!any++) {
+                    snprintf(fam, sizeof(fam), "scalws_%s_zone_%s",
+                             kind ? "location" : "server", fams[f].name);
+                    sws_admin_prom_family(m, fam, SWS_ADMIN_COUNTER, fams[f].help);
+                }
+                sws_admin_metrics_zone(r, m, i, &st, fams[f].field);
+            }
+        }
+    }
+}
+
 static void
 sws_admin_metrics_helpers(sws_admin_prom_t *m)
 {
@@ -554,6 +647,7 @@ sws_admin_metrics(sws_http_request_t *r, sws_admin_out_t *o, int openmetrics)
 
     sws_admin_metrics_server(r, &m);
     sws_admin_metrics_http(&m);
+    sws_admin_metrics_status_zones(r, &m);
     sws_admin_metrics_protocols(&m);
     sws_admin_metrics_upstreams(&m);
     sws_admin_metrics_helpers(&m);

@@ -246,12 +246,50 @@ sws_admin_api(sws_http_request_t *r, sws_admin_out_t *o, void *data)
     } else {
         sws_admin_json_open(o, NULL, '{');
         for (s = sws_admin_sections; s->name; s++) {
-            s->write(r, o, s->name);
+            if (strchr(s->name, '/') == NULL) {
+                s->write(r, o, s->name);
+            }
         }
         sws_admin_json_close(o, '}');
     }
     sws_admin_out_bytes(o, "\n", 1);
     return SWS_OK;
+}
+
+/* GET /api/http/server_zones/NAME, /api/http/location_zones/NAME */
+typedef struct {
+    sws_uint_t  location;
+    sws_str_t   name;
+} sws_admin_zone_path_t;
+
+static sws_int_t
+sws_admin_zone_writer(sws_http_request_t *r, sws_admin_out_t *o, void *data)
+{
+    sws_admin_zone_path_t *zp = data;
+
+    (void) sws_admin_status_zone_named(r, o, zp->location, &zp->name);
+    sws_admin_out_bytes(o, "\n", 1);
+    return SWS_OK;
+}
+
+/* A zone's path (after "/api/", its trailing "/" off): 1 and *zp, or 0. */
+static int
+sws_admin_zone_path(const sws_str_t *name, sws_admin_zone_path_t *zp)
+{
+    static const char *const  prefixes[2] = { "http/server_zones/", "http/location_zones/" };
+    sws_uint_t                k;
+    size_t                    n;
+
+    for (k = 0; k < 2; k++) {
+        n = strlen(prefixes[k]);
+        if (name->len > n && memcmp(name->data, prefixes[k], n) == 0) {
+            zp->location = k;
+            zp->name.data = name->data + n;
+            zp->name.len = name->len - n;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static sws_int_t
@@ -314,6 +352,7 @@ sws_admin_handler(sws_http_request_t *r)
     const sws_str_t            *uri = sws_http_uri(r);
     const sws_admin_section_t  *s;
     const sws_admin_asset_t    *a;
+    sws_admin_zone_path_t       zp;
     sws_str_t                   name;
     sws_uint_t                  method = sws_http_method(r), access;
     sws_int_t                   rc;
@@ -385,6 +424,13 @@ sws_admin_handler(sws_http_request_t *r)
             return sws_admin_change(r, &name);
         }
         if (s && s->name == NULL) {
+            if (sws_admin_zone_path(&name, &zp)) {
+                if (sws_admin_status_zone_named(r, NULL, zp.location, &zp.name) != SWS_OK) {
+                    return sws_admin_error(r, SWS_HTTP_NOT_FOUND, "no such status zone");
+                }
+                return sws_admin_write(r, SWS_HTTP_OK, sws_admin_zone_writer, &zp,
+                                       &sws_admin_json_type);
+            }
             return sws_admin_error(r, SWS_HTTP_NOT_FOUND, "no such API path");
         }
         return sws_admin_write(r, SWS_HTTP_OK, sws_admin_api, (void *) s, &sws_admin_json_type);

@@ -210,7 +210,7 @@ sws_admin_state_server(sws_log_t *log, sws_int_t list, const sws_str_t *group, j
     if (strcmp(state, "draining") == 0) {
         (void) sws_http_upstream_list_drain(list, &addr);
     } else if (strcmp(state, "down") == 0) {
-        (void) sws_http_upstream_list_remove(list, &addr);
+        (void) sws_http_upstream_list_down(list, &addr);
     }
 }
 

@@ -60,7 +60,8 @@ def test_console(sws, browser):
         upstream back { server 127.0.0.1:@PORT@; server 127.0.0.1:@PORT2@; }
         proxy_cache_path @TMP@/cache keys_zone=one:1m;
         admin { listen 127.0.0.1:@PORT3@; drain_time 60s; }""",
-              server="location /up/ { proxy_pass http://back/; }"
+              server="status_zone site;"
+                     "location /up/ { status_zone up; proxy_pass http://back/; }"
                      "location /c/ { proxy_pass http://back/; proxy_cache one;"
                      " proxy_cache_valid 200 1h; }",
               servers="server { listen 127.0.0.1:@PORT2@; return 200 two; }")
@@ -98,6 +99,15 @@ def test_console(sws, browser):
                    > 40)
         # a few points for the picture
         wait.until(lambda d: d.execute_script("return series.rps[0].length") >= 4)
+        # the status zones' table: the server's and the location's
+        def zone_rows(d):
+            # read at once in the page: the table is redrawn every second
+            return d.execute_script(
+                "return [...document.querySelectorAll('#status-zones tbody tr')]"
+                ".map(tr => [...tr.cells].map(td => td.textContent))")
+        wait.until(lambda d: [r[:2] for r in zone_rows(d)] == [["site", "server"],
+                                                               ["up", "location"]])
+        assert int(zone_rows(browser)[1][2]) > 0
         shot = Path(SCREENSHOT_DIR or srv.tmp) / "admin-console.png"
         browser.save_screenshot(str(shot))
     finally:

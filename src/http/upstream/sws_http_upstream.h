@@ -91,7 +91,6 @@ typedef struct {
     uint64_t   requests;
     uint64_t   responses;
     uint64_t   failures;
-    uint64_t   active;
     uint64_t   response_ms;
     uint64_t   status[5];
     uint64_t   hc_checks;
@@ -99,6 +98,10 @@ typedef struct {
     /* responses by time to their head: [k] within sws_ups_time_bounds[k]
      * ms and above the bound before (the admin module's histogram) */
     uint64_t   time_buckets[SWS_HTTP_UPSTREAM_TIME_BUCKETS];
+    /* Last: the gauges, which a run-time slot's new server keeps (the
+     * workers count the last one's connections off them as they go). */
+    uint64_t   active;         /* connections in use now */
+    uint64_t   idle;           /* in the workers' keep-alive pools now */
 } sws_ups_shared_t;
 
 typedef struct {

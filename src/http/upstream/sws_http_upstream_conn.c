@@ -91,6 +91,17 @@ sws_ups_close_conn(sws_connection_t *c)
 
 /* ---- keep-alive pools ---- */
 
+/* The worker's count of peer's idle connections, and the workers' sum in
+ * its shared record (the admin module's "idle"). */
+static void
+sws_ups_ka_idle(sws_http_upstream_peer_t *peer, int n)
+{
+    peer->idle += n;
+    if (peer->sh) {
+        sws_ups_atomic_add(&peer->sh->idle, (uint64_t) (int64_t) n);
+    }
+}
+
 /* Close an idle connection. Closed by our choice (the pool is full, its
  * time is up, the worker needs the slot), it is reset rather than shut
  * down: nothing is in flight on it, and the TIME_WAIT a close would leave
@@ -111,7 +122,7 @@ sws_ups_ka_close(sws_http_upstream_ka_t *item, int reset)
     sws_queue_remove(&item->queue);
     sws_queue_insert_head(&us->ka_free, &item->queue);
     item->c = NULL;
-    item->peer->idle--;
+    sws_ups_ka_idle(item->peer, -1);
     sws_ups_close_conn(c);
 }
 
@@ -202,7 +213,7 @@ sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
         sws_queue_remove(&item->queue);
         sws_queue_insert_head(&us->ka_free, &item->queue);
         item->c = NULL;
-        peer->idle--;
+        sws_ups_ka_idle(peer, -1);
         /* The idle timer stays: sending the request re-arms it as the read
          * timeout (usually the same duration: no tree operation at all). */
         sws_reusable_connection(c, 0);
@@ -241,7 +252,7 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_queue_insert_head(&us->ka_cache, q);
     item->c = c;
     item->peer = peer;
-    peer->idle++;
+    sws_ups_ka_idle(peer, 1);
 
     sws_del_timer(c->write);
     c->data = item;

@@ -13,7 +13,9 @@
  * indices (the tried bitmap, the stats of a slot) stay valid. A slot that
  * gets another address bumps its generation: the workers drop their idle
  * connections to the old one. A drained or removed server is only "down":
- * requests already on it finish.
+ * requests already on it finish. A server marked down stays in the list,
+ * with its address, weight and counters, until it is brought up again
+ * (or removed): down is a state, not a removal.
  *
  * A reload seeds the configured servers' slots from the configuration
  * again and keeps the servers added at run time to a group that is still
@@ -35,6 +37,7 @@
 #define SWS_UPS_SLOT_FREE   0         /* removed, or never used */
 #define SWS_UPS_SLOT_UP     1
 #define SWS_UPS_SLOT_DRAIN  2
+#define SWS_UPS_SLOT_DOWN   3         /* marked down: listed, never chosen */
 
 #define SWS_UPS_WEIGHT_MAX  1000
 
@@ -306,7 +309,8 @@ sws_ups_dyn_init(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
         for (j = 0; j < us->npeers; j++) {
             p = &us->peers[j];
             sl = &l->slots[j];
-            sl->state = p->down ? SWS_UPS_SLOT_FREE : SWS_UPS_SLOT_UP;
+            /* "down" in the configuration: marked down, in the list */
+            sl->state = p->down ? SWS_UPS_SLOT_DOWN : SWS_UPS_SLOT_UP;
             sl->weight = (uint32_t) p->weight;
             sws_ups_slot_set_addr(sl, &p->sockaddr, p->socklen);
         }
@@ -377,7 +381,9 @@ sws_ups_dyn_sync(sws_http_upstream_srv_t *us)
             moved = 1;
         }
         if (sl->state != SWS_UPS_SLOT_FREE) {
-            live++;
+            /* a server marked down is in the list, as a configured
+             * "down" one is out of it: neither takes a try */
+            live += sl->state != SWS_UPS_SLOT_DOWN;
             if (i >= used) {
                 used = i + 1;
             }
@@ -511,7 +517,9 @@ sws_ups_dyn_add(sws_http_upstream_srv_t *us, const sws_str_t *addr, sws_uint_t w
             sws_slab_unlock(l->pool);
             return SWS_BUSY;
         }
-        sws_memzero(&sl->sh, sizeof(sl->sh));
+        /* New counters, but not the gauges: the workers count the slot's
+         * last server's connections (in use, idle) off them as they go. */
+        sws_memzero(&sl->sh, offsetof(sws_ups_shared_t, active));
         sws_ups_slot_set_addr(sl, &sa, salen);
         sl->gen++;
         sl->resolved = (uint32_t) resolved;
@@ -545,8 +553,8 @@ sws_ups_dyn_resolved(sws_http_upstream_srv_t *us, sws_uint_t owner,
     return n;
 }
 
-/* Drain, remove (state), weight (weight, not 0): a change to a server the
- * list has. */
+/* Drain, down, remove (state), weight (weight, not 0): a change to a
+ * server the list has (a removed one is not there; one marked down is). */
 static sws_int_t
 sws_ups_dyn_change(sws_http_upstream_srv_t *us, const sws_str_t *addr, uint32_t state,
     sws_uint_t weight)
@@ -718,6 +726,15 @@ sws_http_upstream_list_drain(sws_int_t list, const sws_str_t *addr)
     sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
 
     return rc == SWS_OK ? sws_ups_dyn_change(us, addr, SWS_UPS_SLOT_DRAIN, 0) : rc;
+}
+
+sws_int_t
+sws_http_upstream_list_down(sws_int_t list, const sws_str_t *addr)
+{
+    sws_http_upstream_srv_t  *us;
+    sws_int_t                 rc = sws_ups_dyn_handle(list, &us);
+
+    return rc == SWS_OK ? sws_ups_dyn_change(us, addr, SWS_UPS_SLOT_DOWN, 0) : rc;
 }
 
 sws_int_t

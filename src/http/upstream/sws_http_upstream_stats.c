@@ -203,6 +203,7 @@ sws_ups_peer_stats(sws_http_upstream_stats_t *st, const sws_str_t *upstream,
         st->responses = sws_ups_atomic_load(&sh->responses);
         st->failures = sws_ups_atomic_load(&sh->failures);
         st->active = sws_ups_atomic_load(&sh->active);
+        st->idle = sws_ups_atomic_load(&sh->idle);
         st->response_time_ms = sws_ups_atomic_load(&sh->response_ms);
         for (k = 0; k < 5; k++) {
             st->status[k] = sws_ups_atomic_load(&sh->status[k]);
