@@ -71,7 +71,9 @@
                                  sws_keyed_zone_type); sws_status_slot
                                  (a module's per-worker counters); a
                                  cache's figures (sws_http_cache_stats,
-                                 _stats_register) */
+                                 _stats_register); not_modified's
+                                 SWS_UPSTREAM_CACHE_MISS (the request again,
+                                 without validators) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
