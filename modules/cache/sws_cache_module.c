@@ -393,9 +393,7 @@ sws_cache_targets_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf
         if (t->data == NULL) {
             return SWS_CONF_ERROR;
         }
-        for (j = 0; j < a->len; j++) {
-            t->data[j] = sws_tolower(a->data[j]);
-        }
+        sws_strlow(t->data, a->data, a->len);
     }
     return SWS_CONF_OK;
 }

@@ -100,46 +100,40 @@ sws_cache_vary_qvalue(const u_char *p, size_t len)
 }
 
 /*
- * One element of a set-like list, canonical at w: the value lower case
- * and trimmed, then its parameters lower case without whitespace, where a
- * lone valid q is written in its shortest form (q=1: none). Returns its
- * length (at most the element's).
+ * One element of a set-like list, from *pp to the next ',' (or last),
+ * canonical at w: the value lower case and trimmed, then its parameters
+ * lower case without whitespace, where a lone valid q is written in its
+ * shortest form (q=1: none). One pass; *pp is left at the ',' or last.
+ * Returns its length (at most the element's).
  */
 static size_t
-sws_cache_vary_element(const u_char *p, const u_char *last, u_char *w)
+sws_cache_vary_element(const u_char **pp, const u_char *last, u_char *w)
 {
-    const u_char  *semi;
-    u_char        *start = w, *params;
+    const u_char  *p = *pp;
+    u_char        *start = w, *end = w, *params;
     int            q;
 
     while (p < last && sws_cache_vary_ows(*p)) {
         p++;
     }
-    while (last > p && sws_cache_vary_ows(last[-1])) {
-        last--;
-    }
-    semi = memchr(p, ';', (size_t) (last - p));
-    if (semi == NULL) {
-        semi = last;
-    }
-    while (semi > p && sws_cache_vary_ows(semi[-1])) {
-        semi--;                        /* "fr ;q=1" */
-    }
-    for ( ; p < semi; p++) {
+    for ( ; p < last && *p != ';' && *p != ','; p++) {
         *w++ = sws_tolower(*p);
+        if (!sws_cache_vary_ows(*p)) {
+            end = w;                   /* whitespace at its end goes */
+        }
     }
-    while (p < last && *p != ';') {
-        p++;
-    }
-    if (p == last) {
+    w = end;
+    if (p == last || *p == ',') {
+        *pp = p;
         return (size_t) (w - start);
     }
     params = w;
-    for ( ; p < last; p++) {
+    for ( ; p < last && *p != ','; p++) {
         if (!sws_cache_vary_ows(*p)) {
             *w++ = sws_tolower(*p);
         }
     }
+    *pp = p;
     /* params: ";q=0.50" */
     if (w - params >= 4 && params[1] == 'q' && params[2] == '=') {
         q = sws_cache_vary_qvalue(params + 3, (size_t) (w - params - 3));
@@ -181,29 +175,36 @@ static size_t
 sws_cache_vary_set(const u_char *in, size_t len, u_char *out, u_char *scratch)
 {
     sws_cache_vary_elt_t  *e;
-    const u_char          *p = in, *last = in + len, *comma;
+    const u_char          *p = in, *last = in + len;
     u_char                *w = scratch, *o = out;
-    size_t                 n = 0, i, l;
+    size_t                 n = 0, i, j, l;
 
     /* the descriptors after the canonical bytes, aligned */
     e = (sws_cache_vary_elt_t *) (scratch + sws_align(len, sizeof(void *)));
-    for ( ; p < last; p = comma + 1) {
-        comma = memchr(p, ',', (size_t) (last - p));
-        if (comma == NULL) {
-            comma = last;
-        }
-        l = sws_cache_vary_element(p, comma, w);
+    for ( ;; ) {
+        l = sws_cache_vary_element(&p, last, w);
         if (l) {                       /* empty elements do not count */
             e[n].p = w;
             e[n++].len = l;
             w += l;
         }
-        if (comma == last) {
+        if (p == last) {
             break;
         }
+        p++;                           /* the ',' */
     }
-    if (n > 1) {
+    if (n > 16) {
         qsort(e, n, sizeof(*e), sws_cache_vary_cmp);
+    } else {
+        /* a browser's few values: in place, no call per comparison */
+        for (i = 1; i < n; i++) {
+            sws_cache_vary_elt_t  x = e[i];
+
+            for (j = i; j > 0 && sws_cache_vary_cmp(&e[j - 1], &x) > 0; j--) {
+                e[j] = e[j - 1];
+            }
+            e[j] = x;
+        }
     }
     for (i = 0; i < n; i++) {
         if (i && sws_cache_vary_cmp(&e[i - 1], &e[i]) == 0) {

@@ -121,14 +121,19 @@ def test_a_304_with_another_strong_etag_does_not_update_the_entry(sws, once_orig
 
 # ---- the normal form of the Vary'd fields
 
+def varied(sws, corigin, path, field):
+    """An origin whose path varies on field, and scalwsd's cache before it."""
+    o = corigin()
+    o.set(path, body=b"v", headers=cc("max-age=60", ("Vary", field)))
+    return o, start(sws, o)
+
+
 def variant_statuses(srv, path, field, values):
     return [(v, get(srv, path, headers=["%s: %s" % (field, v)])[1]) for v in values]
 
 
 def test_accept_language_is_a_set_with_q_values(sws, corigin):
-    o = corigin()
-    o.set("/c/al", body=b"al", headers=cc("max-age=60", ("Vary", "Accept-Language")))
-    srv = start(sws, o)
+    o, srv = varied(sws, corigin, "/c/al", "Accept-Language")
     seen = variant_statuses(srv, "/c/al", "Accept-Language", [
         "en-US,fr;q=0.5",
         "fr;q=0.5, en-US",                  # order
@@ -150,9 +155,7 @@ def test_accept_language_is_a_set_with_q_values(sws, corigin):
 
 
 def test_accept_encoding_is_a_set_with_q_values(sws, corigin):
-    o = corigin()
-    o.set("/c/ae", body=b"ae", headers=cc("max-age=60", ("Vary", "Accept-Encoding")))
-    srv = start(sws, o)
+    o, srv = varied(sws, corigin, "/c/ae", "Accept-Encoding")
     seen = variant_statuses(srv, "/c/ae", "Accept-Encoding", [
         "gzip, deflate, br", "br,gzip,deflate", "GZIP, Deflate,  BR", "gzip;q=1, br, deflate",
         "gzip", "gzip;q=0, br, deflate",
@@ -161,9 +164,7 @@ def test_accept_encoding_is_a_set_with_q_values(sws, corigin):
 
 
 def test_an_unknown_field_differs_only_in_whitespace(sws, corigin):
-    o = corigin()
-    o.set("/c/ux", body=b"ux", headers=cc("max-age=60", ("Vary", "X-Thing")))
-    srv = start(sws, o)
+    o, srv = varied(sws, corigin, "/c/ux", "X-Thing")
     seen = variant_statuses(srv, "/c/ux", "X-Thing", [
         "a, b", "a,b", "a ,  b", "\ta , b",
         "b, a",                              # order is the field's own
@@ -179,18 +180,14 @@ def test_an_unknown_field_differs_only_in_whitespace(sws, corigin):
 
 
 def test_several_lines_are_one_list(sws, corigin):
-    o = corigin()
-    o.set("/c/ul", body=b"ul", headers=cc("max-age=60", ("Vary", "Accept-Language")))
-    srv = start(sws, o)
+    o, srv = varied(sws, corigin, "/c/ul", "Accept-Language")
     assert get(srv, "/c/ul", headers=["Accept-Language: de, fr"])[1] == "MISS"
     assert get(srv, "/c/ul", headers=["Accept-Language: fr",
                                       "Accept-Language: de"])[1] == "HIT"
 
 
 def test_an_absent_field_is_its_own_variant(sws, corigin):
-    o = corigin()
-    o.set("/c/ua", body=b"ua", headers=cc("max-age=60", ("Vary", "X-Thing")))
-    srv = start(sws, o)
+    o, srv = varied(sws, corigin, "/c/ua", "X-Thing")
     assert get(srv, "/c/ua")[1] == "MISS"
     assert get(srv, "/c/ua")[1] == "HIT"
     assert get(srv, "/c/ua", headers=["X-Thing: a"])[1] == "MISS"
