@@ -77,7 +77,9 @@
                                  location and of an if/limit_except block);
                                  status zones (sws_http_status_zone_stats,
                                  _codes); a server marked down, kept listed
-                                 (sws_http_upstream_list_down) */
+                                 (sws_http_upstream_list_down);
+                                 not_modified's SWS_UPSTREAM_CACHE_MISS (the
+                                 request again, without validators) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

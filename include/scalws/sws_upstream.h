@@ -348,7 +348,13 @@ void  sws_http_upstream_conf_set_probe(sws_http_upstream_conf_t *conf,
  *   not_modified  a revalidation got a 304: the client does not see it. The
  *                 304's headers are on r (update the stored entry from them);
  *                 return what a content handler returns, normally
- *                 sws_http_send_stored() of the stored response.
+ *                 sws_http_send_stored() of the stored response. ABI 1.9:
+ *                 or SWS_UPSTREAM_CACHE_MISS when the 304 names no stored
+ *                 response (RFC 9111 4.3.4; r left as it was): the request
+ *                 is sent again, once, without the validators, as a miss
+ *                 (sws_http_upstream_cache_pass_if_none_match() before it:
+ *                 with the client's own If-None-Match); a request with a
+ *                 body to send gets 502 instead.
  */
 #define SWS_UPSTREAM_CACHE_MISS        -110
 #define SWS_UPSTREAM_CACHE_REVALIDATE  -111

@@ -10,8 +10,10 @@
  *                         a slab, by key), file names, the memory copies
  *   sws_cache_entry.c     the stored-entry format (files and memory alike)
  *                         and its checked reader (outside input: fuzzed)
- *   sws_cache_parse.c     the parsers: Cache-Control, Age, Expires (fuzzed)
+ *   sws_cache_parse.c     the parsers: Cache-Control, Age, Expires, targeted
+ *                         fields (CDN-Cache-Control) (fuzzed)
  *   sws_cache_rfc.c       freshness, age, what may be stored
+ *   sws_cache_vary.c      the normal form of a Vary'd request field (fuzzed)
  *   sws_cache_lookup.c    the lookup hook: hits, misses, lock, stale
  *   sws_cache_store.c     the store hooks: the fill (temp file + rename),
  *                         revalidation's 304, stale on errors
@@ -263,6 +265,9 @@ typedef struct {
     sws_int_t              heuristic;           /* percent of the age since
                                                    Last-Modified (4.2.2); 0: off */
     time_t                 heuristic_max;
+    sws_array_t           *targets;      /* RFC 9213's target list: sws_str_t, lower
+                                            case, first first; empty: off */
+    sws_int_t              targeted_hide;       /* not forwarded downstream */
     sws_array_t           *purge_allow;  /* proxy_cache_purge: sws_cache_cidr_t */
 } sws_cache_loc_conf_t;
 
@@ -408,12 +413,39 @@ void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
  * Set-Cookie is then left out of the entry, not a reason to keep none. */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip, int update);
+/* A targeted field's value (RFC 9213 2.2: an RFC 8941 Dictionary, its
+ * lines joined by ",") into cc (set anew), and the field names of its
+ * no-cache="..." and private="..." at names (room: v->len bytes) as
+ * "a,b,", *names_len their length. SWS_OK, or SWS_DECLINED when it is
+ * empty or does not parse: the field is then as if absent, cc untouched. */
+sws_int_t sws_cache_targeted_parse(const sws_str_t *v, sws_cache_cc_t *cc, u_char *names,
+    size_t *names_len);
 /* An HTTP date in any letter case (Expires); -1 if not a date. */
 time_t    sws_cache_parse_date(const u_char *p, size_t len);
 /* Is name one of the names of such a list? */
 int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
 /* The Age of an entry now. */
 time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
+
+/* sws_cache_vary.c: a Vary'd request field's value in its normal form */
+#define SWS_CACHE_VARY_PLAIN  0        /* whitespace around commas, at the ends */
+#define SWS_CACHE_VARY_SET    1        /* a set of values with q-values */
+
+typedef struct {
+    const u_char  *p;
+    size_t         len;
+} sws_cache_vary_elt_t;
+
+/* The scratch memory sws_cache_vary_normalize needs for len bytes. */
+#define SWS_CACHE_VARY_SCRATCH(len)                                                       \
+    (sws_align((len), sizeof(void *)) + ((len) / 2 + 1) * sizeof(sws_cache_vary_elt_t))
+
+/* How the field name (lower case) is compared: SWS_CACHE_VARY_*. */
+int       sws_cache_vary_kind(const u_char *name, size_t len);
+/* The normal form of the value at [in, in + len) (its lines joined by
+ * ","), written at out (len bytes are enough); its length. */
+size_t    sws_cache_vary_normalize(int kind, const u_char *in, size_t len, u_char *out,
+    u_char *scratch);
 
 /* sws_cache_lookup.c */
 sws_int_t sws_cache_lookup(sws_http_request_t *r, void *data);

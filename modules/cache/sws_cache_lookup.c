@@ -85,59 +85,96 @@ sws_cache_any(sws_http_request_t *r, sws_array_t *list)
     return 0;
 }
 
-/* The variant's key: the base key, then "\n" name ":" values for each
- * Vary name (the request's fields of that name joined by ","). */
+/* The variant's key: the base key, then "\n" name ":" for each Vary name,
+ * and where the request has that field, its lines joined by "," in their
+ * normal form (sws_cache_vary.c) and ",". */
 sws_int_t
 sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *vary,
     size_t vary_len)
 {
     const sws_array_t        *in = sws_http_headers_in(r);
     const sws_http_header_t  *h = in->elts;
-    const u_char             *name, *end = vary + vary_len, *comma;
-    size_t                    len = ctx->key.len, nlen;
-    sws_uint_t                i, pass;
-    u_char                   *p = NULL;
+    const u_char             *name, *end = vary + vary_len, *comma, *v;
+    size_t                    len = ctx->key.len, nlen, vlen;
+    sws_uint_t                i, n, first = 0;
+    u_char                   *p, *w, *scratch;
+    union {
+        void                 *align;
+        u_char                bytes[1024];
+    }                         small;
 
     if (vary_len == 0) {
         ctx->vkey = ctx->key;
         return SWS_OK;
     }
-    /* pass 0 measures, pass 1 writes */
-    for (pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            p = sws_pnalloc(sws_http_pool(r), len);
-            if (p == NULL) {
-                return SWS_ERROR;
+    /* at most: the names, and each field's lines as they came */
+    for (name = vary; name < end; name = comma + 1) {
+        comma = memchr(name, ',', (size_t) (end - name));
+        comma = comma ? comma : end;
+        nlen = (size_t) (comma - name);
+        len += 2 + nlen;
+        for (i = 0; i < in->nelts; i++) {
+            if (h[i].name.len == nlen && memcmp(h[i].name.data, name, nlen) == 0) {
+                len += h[i].value.len + 1;
             }
-            ctx->vkey.data = p;
-            p = sws_cpymem(p, ctx->key.data, ctx->key.len);
         }
-        for (name = vary; name < end; name = comma + 1) {
-            comma = memchr(name, ',', (size_t) (end - name));
-            if (comma == NULL) {
-                comma = end;
-            }
-            nlen = (size_t) (comma - name);
-            if (pass == 0) {
-                len += 2 + nlen;
-            } else {
-                *p++ = '\n';
-                p = sws_cpymem(p, name, nlen);
-                *p++ = ':';
-            }
-            for (i = 0; i < in->nelts; i++) {
-                if (h[i].name.len == nlen && memcmp(h[i].name.data, name, nlen) == 0) {
-                    if (pass == 0) {
-                        len += h[i].value.len + 1;
-                    } else {
-                        p = sws_cpymem(p, h[i].value.data, h[i].value.len);
-                        *p++ = ',';
-                    }
+        if (comma == end) {
+            break;
+        }
+    }
+    p = sws_pnalloc(sws_http_pool(r), len);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    ctx->vkey.data = p;
+    p = sws_cpymem(p, ctx->key.data, ctx->key.len);
+    for (name = vary; name < end; name = comma + 1) {
+        comma = memchr(name, ',', (size_t) (end - name));
+        comma = comma ? comma : end;
+        nlen = (size_t) (comma - name);
+        *p++ = '\n';
+        p = sws_cpymem(p, name, nlen);
+        *p++ = ':';
+        for (i = 0, n = 0, vlen = 0; i < in->nelts; i++) {
+            if (h[i].name.len == nlen && memcmp(h[i].name.data, name, nlen) == 0) {
+                if (n++ == 0) {
+                    first = i;
                 }
+                vlen += h[i].value.len + (n > 1);
             }
+        }
+        if (n == 0) {
             if (comma == end) {
                 break;
             }
+            continue;                  /* absent: not the same as empty */
+        }
+        v = h[first].value.data;
+        if (n > 1) {                   /* several lines: one list */
+            v = w = sws_pnalloc(sws_http_pool(r), vlen);
+            if (w == NULL) {
+                return SWS_ERROR;
+            }
+            for (i = first; i < in->nelts; i++) {
+                if (h[i].name.len == nlen && memcmp(h[i].name.data, name, nlen) == 0) {
+                    if (w > v) {
+                        *w++ = ',';
+                    }
+                    w = sws_cpymem(w, h[i].value.data, h[i].value.len);
+                }
+            }
+        }
+        scratch = small.bytes;
+        if (SWS_CACHE_VARY_SCRATCH(vlen) > sizeof(small.bytes)) {
+            scratch = sws_palloc(sws_http_pool(r), SWS_CACHE_VARY_SCRATCH(vlen));
+            if (scratch == NULL) {
+                return SWS_ERROR;
+            }
+        }
+        p += sws_cache_vary_normalize(sws_cache_vary_kind(name, nlen), v, vlen, p, scratch);
+        *p++ = ',';
+        if (comma == end) {
+            break;
         }
     }
     ctx->vkey.len = (size_t) (p - ctx->vkey.data);

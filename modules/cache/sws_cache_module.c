@@ -27,11 +27,15 @@
  *   proxy_cache_convert_head on|off;        (proxy only: a HEAD miss asks GET)
  *   proxy_cache_purge ADDRESS[/BITS] ... | all;   (sws_cache_purge.c)
  *   proxy_cache_heuristic off | N% [max=TIME];   (RFC 9111 4.2.2; default 10% max=1d)
+ *   proxy_cache_targeted_fields FIELD ... | off;  (RFC 9213's target list; default
+ *                                                 CDN-Cache-Control)
+ *   proxy_cache_targeted_hide on|off;             (those fields not sent on; off)
  *
  * Variables: $upstream_cache_status (MISS HIT EXPIRED STALE UPDATING
  * REVALIDATED BYPASS), $upstream_cache_source (memory, file: where a
  * response from the cache came from).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <unistd.h>
 #include "sws_cache.h"
@@ -51,6 +55,7 @@ static char *sws_cache_ignore_directive(sws_conf_t *cf, const sws_command_t *cmd
 static char *sws_cache_stale_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_cache_prefixed(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_cache_heuristic_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_cache_targets_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 static const sws_cache_prefix_t  sws_cache_proxy = { "proxy", "$scheme$proxy_host$request_uri" };
 /* nginx has no default fastcgi_cache_key (nor uwsgi_, scgi_); the
@@ -58,6 +63,11 @@ static const sws_cache_prefix_t  sws_cache_proxy = { "proxy", "$scheme$proxy_hos
 static const sws_cache_prefix_t  sws_cache_fastcgi = { "fastcgi", "$scheme$host$request_uri" };
 static const sws_cache_prefix_t  sws_cache_uwsgi = { "uwsgi", "$scheme$host$request_uri" };
 static const sws_cache_prefix_t  sws_cache_scgi = { "scgi", "$scheme$host$request_uri" };
+
+/* RFC 9213's target list when none is given: the CDN's field */
+static sws_str_t    sws_cache_cdn_cc = sws_string("cdn-cache-control");
+static sws_array_t  sws_cache_default_targets = { &sws_cache_cdn_cc, 1, sizeof(sws_str_t), 1,
+                                                   NULL };
 
 #define ALL       (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define LOC_OFF   SWS_HTTP_LOC_CONF_OFFSET
@@ -100,7 +110,11 @@ static const sws_cache_prefix_t  sws_cache_scgi = { "scgi", "$scheme$host$reques
     { P "_cache_purge", SWS_HTTP_LOC_CONF | SWS_CONF_1MORE, sws_cache_purge_directive,    \
       LOC_OFF, 0, &pre },                                                                 \
     { P "_cache_heuristic", ALL | SWS_CONF_TAKE12, sws_cache_heuristic_directive,         \
-      LOC_OFF, 0, &pre }
+      LOC_OFF, 0, &pre },                                                                 \
+    { P "_cache_targeted_fields", ALL | SWS_CONF_1MORE, sws_cache_targets_directive,      \
+      LOC_OFF, 0, &pre },                                                                 \
+    { P "_cache_targeted_hide", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,         \
+      OFF(targeted_hide), &pre }
 
 static const sws_command_t sws_cache_commands[] = {
     SWS_CACHE_COMMANDS("proxy", sws_cache_proxy),
@@ -250,6 +264,7 @@ sws_cache_create_loc_conf(sws_conf_t *cf)
     lcf->convert_head = SWS_UNSET;
     lcf->heuristic = SWS_UNSET;
     lcf->heuristic_max = SWS_UNSET;
+    lcf->targeted_hide = SWS_UNSET;
     return lcf;
 }
 
@@ -322,6 +337,10 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->purge_allow == NULL) {
         conf->purge_allow = prev->purge_allow;
     }
+    if (conf->targets == NULL) {
+        conf->targets = prev->targets ? prev->targets : &sws_cache_default_targets;
+    }
+    sws_conf_merge_value(conf->targeted_hide, prev->targeted_hide, 0);
     return SWS_CONF_OK;
 }
 
@@ -329,6 +348,54 @@ static void
 sws_cache_set_prefix(const sws_command_t *cmd, sws_cache_loc_conf_t *lcf)
 {
     lcf->prefix = cmd->post;
+}
+
+/* proxy_cache_targeted_fields FIELD ... | off: RFC 9213's target list, the
+ * first the most specific */
+static char *
+sws_cache_targets_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_cache_loc_conf_t  *lcf = conf;
+    sws_str_t             *a, *t;
+    sws_uint_t             i, j, n = sws_conf_nargs(cf);
+
+    sws_cache_set_prefix(cmd, lcf);
+    if (lcf->targets) {
+        return "is duplicate";
+    }
+    lcf->targets = sws_array_create(sws_conf_pool(cf), n, sizeof(sws_str_t));
+    if (lcf->targets == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    if (n == 2 && sws_str_eq_cstr(sws_conf_arg(cf, 1), "off")) {
+        return SWS_CONF_OK;            /* none: Cache-Control alone, as nginx */
+    }
+    for (i = 1; i < n; i++) {
+        a = sws_conf_arg(cf, i);
+        for (j = 0; j < a->len; j++) {
+            if (!(isalnum(a->data[j]) || strchr("!#$%&'*+-.^_`|~", a->data[j]))) {
+                break;
+            }
+        }
+        if (a->len == 0 || j < a->len || sws_str_caseeq_cstr(a, "off")
+            || sws_str_caseeq_cstr(a, "cache-control"))
+        {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s: \"%.*s\" is not a targeted field "
+                               "name (or \"off\" alone)", cmd->name, (int) a->len, a->data);
+            return SWS_CONF_ERROR;
+        }
+        t = sws_array_push(lcf->targets);
+        if (t == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        t->len = a->len;
+        t->data = sws_pnalloc(sws_conf_pool(cf), a->len);
+        if (t->data == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sws_strlow(t->data, a->data, a->len);
+    }
+    return SWS_CONF_OK;
 }
 
 /* The typed directives, by the suffix after the prefix. */

@@ -1,7 +1,8 @@
 /*
  * The parsers of the fields a cache reads from outside: Cache-Control
  * (with no-cache="f" and private="f" field lists), Age's delta-seconds,
- * and Expires' dates in any letter case. No request or shared state here:
+ * Expires' dates in any letter case, and targeted fields such as
+ * CDN-Cache-Control (RFC 9213: Structured Field Dictionaries, RFC 8941). No request or shared state here:
  * tests/fuzz/fuzz_cache_parse.c drives them with any bytes.
  */
 #include "sws_cache.h"
@@ -265,4 +266,407 @@ sws_cache_parse_date(const u_char *p, size_t len)
         memcpy(buf + len - 3, "GMT", 3);
     }
     return sws_parse_http_time(buf, len);
+}
+
+/* ---- targeted fields (RFC 9213): a Structured Field Dictionary ---------- */
+
+/*
+ * RFC 8941's Dictionary, strictly: a member's key, then a value (an Item or
+ * an Inner List, with parameters), or parameters alone (the value true).
+ * Only what RFC 9213 needs of the value is kept: its type, an Integer's
+ * value, a String's span. Any syntax error fails the whole field.
+ */
+enum {
+    SWS_SF_TRUE = 1,
+    SWS_SF_FALSE,
+    SWS_SF_INTEGER,
+    SWS_SF_DECIMAL,
+    SWS_SF_STRING,
+    SWS_SF_TOKEN,
+    SWS_SF_BYTES,
+    SWS_SF_INNER_LIST
+};
+
+typedef struct {
+    const u_char  *p;
+    const u_char  *last;
+} sws_sf_t;
+
+typedef struct {
+    int            type;
+    int64_t        integer;
+    const u_char  *str;            /* a String's bytes between its quotes */
+    const u_char  *str_end;
+} sws_sf_item_t;
+
+static int
+sws_sf_lcalpha(u_char c)
+{
+    return c >= 'a' && c <= 'z';
+}
+
+static int
+sws_sf_alpha(u_char c)
+{
+    return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+}
+
+static int
+sws_sf_digit(u_char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int
+sws_sf_tchar(u_char c)
+{
+    return sws_sf_alpha(c) || sws_sf_digit(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static void
+sws_sf_sp(sws_sf_t *s)
+{
+    while (s->p < s->last && *s->p == ' ') {
+        s->p++;
+    }
+}
+
+static void
+sws_sf_ows(sws_sf_t *s)
+{
+    while (s->p < s->last && (*s->p == ' ' || *s->p == '\t')) {
+        s->p++;
+    }
+}
+
+/* key = ( lcalpha / "*" ) *( lcalpha / DIGIT / "_" / "-" / "." / "*" ) */
+static int
+sws_sf_key(sws_sf_t *s, const u_char **key, size_t *len)
+{
+    const u_char *k = s->p;
+
+    if (s->p >= s->last || !(sws_sf_lcalpha(*s->p) || *s->p == '*')) {
+        return 0;
+    }
+    for (s->p++; s->p < s->last; s->p++) {
+        u_char c = *s->p;
+
+        if (!(sws_sf_lcalpha(c) || sws_sf_digit(c) || c == '_' || c == '-' || c == '.'
+              || c == '*'))
+        {
+            break;
+        }
+    }
+    *key = k;
+    *len = (size_t) (s->p - k);
+    return 1;
+}
+
+static int
+sws_sf_number(sws_sf_t *s, sws_sf_item_t *it)
+{
+    int64_t  n = 0;
+    int      neg = 0, digits = 0, frac = -1;
+
+    if (*s->p == '-') {
+        neg = 1;
+        s->p++;
+    }
+    if (s->p >= s->last || !sws_sf_digit(*s->p)) {
+        return 0;
+    }
+    for ( ; s->p < s->last; s->p++) {
+        u_char c = *s->p;
+
+        if (sws_sf_digit(c)) {
+            if (frac >= 0) {
+                frac++;
+            } else {
+                n = n * 10 + (c - '0');
+            }
+            digits++;
+        } else if (c == '.' && frac < 0) {
+            if (digits > 12) {
+                return 0;
+            }
+            frac = 0;
+        } else {
+            break;
+        }
+        if ((frac < 0 && digits > 15) || (frac >= 0 && digits > 15)) {
+            return 0;
+        }
+    }
+    if (frac == 0 || frac > 3) {
+        return 0;                      /* "1." or more than 3 decimals */
+    }
+    it->type = frac > 0 ? SWS_SF_DECIMAL : SWS_SF_INTEGER;
+    it->integer = neg ? -n : n;
+    return 1;
+}
+
+static int
+sws_sf_string(sws_sf_t *s, sws_sf_item_t *it)
+{
+    it->str = ++s->p;
+    for ( ; s->p < s->last; s->p++) {
+        u_char c = *s->p;
+
+        if (c == '\\') {
+            if (++s->p >= s->last || (*s->p != '"' && *s->p != '\\')) {
+                return 0;
+            }
+        } else if (c == '"') {
+            it->str_end = s->p++;
+            it->type = SWS_SF_STRING;
+            return 1;
+        } else if (c < 0x20 || c > 0x7e) {
+            return 0;
+        }
+    }
+    return 0;                          /* no closing quote */
+}
+
+static int
+sws_sf_bare_item(sws_sf_t *s, sws_sf_item_t *it)
+{
+    u_char c;
+
+    if (s->p >= s->last) {
+        return 0;
+    }
+    c = *s->p;
+    if (c == '-' || sws_sf_digit(c)) {
+        return sws_sf_number(s, it);
+    }
+    if (c == '"') {
+        return sws_sf_string(s, it);
+    }
+    if (sws_sf_alpha(c) || c == '*') {
+        for (s->p++; s->p < s->last && (sws_sf_tchar(*s->p) || *s->p == ':' || *s->p == '/');
+             s->p++)
+        {
+            /* void */
+        }
+        it->type = SWS_SF_TOKEN;
+        return 1;
+    }
+    if (c == ':') {
+        for (s->p++; s->p < s->last && *s->p != ':'; s->p++) {
+            if (!(sws_sf_alpha(*s->p) || sws_sf_digit(*s->p) || *s->p == '+' || *s->p == '/'
+                  || *s->p == '='))
+            {
+                return 0;
+            }
+        }
+        if (s->p >= s->last) {
+            return 0;
+        }
+        s->p++;
+        it->type = SWS_SF_BYTES;
+        return 1;
+    }
+    if (c == '?') {
+        if (s->p + 1 >= s->last || (s->p[1] != '0' && s->p[1] != '1')) {
+            return 0;
+        }
+        it->type = s->p[1] == '1' ? SWS_SF_TRUE : SWS_SF_FALSE;
+        s->p += 2;
+        return 1;
+    }
+    return 0;
+}
+
+/* *( ";" *SP key [ "=" bare-item ] ): checked, and ignored (RFC 9213 2.2) */
+static int
+sws_sf_parameters(sws_sf_t *s)
+{
+    sws_sf_item_t  v;
+    const u_char  *key;
+    size_t         len;
+
+    while (s->p < s->last && *s->p == ';') {
+        s->p++;
+        sws_sf_sp(s);
+        if (!sws_sf_key(s, &key, &len)) {
+            return 0;
+        }
+        if (s->p < s->last && *s->p == '=') {
+            s->p++;
+            if (!sws_sf_bare_item(s, &v)) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int
+sws_sf_item_or_inner_list(sws_sf_t *s, sws_sf_item_t *it)
+{
+    sws_sf_item_t  inner;
+
+    if (s->p < s->last && *s->p == '(') {
+        s->p++;
+        for ( ;; ) {
+            sws_sf_sp(s);
+            if (s->p >= s->last) {
+                return 0;
+            }
+            if (*s->p == ')') {
+                s->p++;
+                it->type = SWS_SF_INNER_LIST;
+                return sws_sf_parameters(s);
+            }
+            if (!sws_sf_bare_item(s, &inner) || !sws_sf_parameters(s)) {
+                return 0;
+            }
+            if (s->p >= s->last || (*s->p != ' ' && *s->p != ')')) {
+                return 0;
+            }
+        }
+    }
+    return sws_sf_bare_item(s, it) && sws_sf_parameters(s);
+}
+
+/* The field names of a String value ("a, b") as "a,b," at w; the bytes. */
+static size_t
+sws_cache_sf_names(const u_char *p, const u_char *last, u_char *w)
+{
+    size_t  len = 0;
+    int     in = 0;
+
+    for ( ; p < last; p++) {
+        if (*p == ' ' || *p == '\t' || *p == ',' || *p == '\\') {
+            /* an escaped '"' or '\\' is in no field name: a separator */
+            p += *p == '\\' && p + 1 < last;
+            if (in) {
+                w[len++] = ',';
+                in = 0;
+            }
+            continue;
+        }
+        w[len++] = sws_tolower(*p);
+        in = 1;
+    }
+    if (in) {
+        w[len++] = ',';
+    }
+    return len;
+}
+
+/* A String's bytes (else none) */
+static void
+sws_cache_sf_span(const sws_sf_item_t *v, sws_str_t *span)
+{
+    span->data = v->type == SWS_SF_STRING ? (u_char *) v->str : NULL;
+    span->len = v->type == SWS_SF_STRING ? (size_t) (v->str_end - v->str) : 0;
+}
+
+/* The directive key says, as the dictionary's last member of that key
+ * (a later one replaces an earlier one, RFC 8941 4.2.2). Values of a type
+ * the directive cannot have are not used (RFC 9213 2.2): as if absent. */
+static void
+sws_cache_targeted_member(const u_char *key, size_t n, const sws_sf_item_t *v,
+    sws_cache_cc_t *cc, sws_str_t *no_cache, sws_str_t *private_)
+{
+    static const char *const seconds[] = { "max-age", "s-maxage", "stale-while-revalidate",
+                                           "stale-if-error", NULL };
+    time_t  *slot[4];
+    time_t   t;
+    int      set = v->type == SWS_SF_TRUE;
+    int      i;
+
+    slot[0] = &cc->max_age;
+    slot[1] = &cc->s_maxage;
+    slot[2] = &cc->swr;
+    slot[3] = &cc->sie;
+    for (i = 0; seconds[i]; i++) {
+        if (sws_cache_token_is(key, n, seconds[i])) {
+            t = v->type == SWS_SF_INTEGER && v->integer >= 0 ? (time_t) v->integer : -1;
+            *slot[i] = t > SWS_CACHE_ANY_STALE ? SWS_CACHE_ANY_STALE : t;
+            return;
+        }
+    }
+    if (sws_cache_token_is(key, n, "no-store")) {
+        cc->no_store = set;
+    } else if (sws_cache_token_is(key, n, "must-revalidate")) {
+        cc->must_revalidate = set;
+    } else if (sws_cache_token_is(key, n, "proxy-revalidate")) {
+        cc->proxy_revalidate = set;
+    } else if (sws_cache_token_is(key, n, "public")) {
+        cc->public_ = set;
+    } else if (sws_cache_token_is(key, n, "must-understand")) {
+        cc->must_understand = set;
+    } else if (sws_cache_token_is(key, n, "no-cache")) {
+        /* true, or a String of field names (RFC 9111 5.2.2.4) */
+        sws_cache_sf_span(v, no_cache);
+        cc->no_cache = set || (v->type == SWS_SF_STRING
+                               && !sws_cache_cc_names_fields(no_cache->data,
+                                                             no_cache->data + no_cache->len));
+    } else if (sws_cache_token_is(key, n, "private")) {
+        sws_cache_sf_span(v, private_);
+        cc->private_ = set || (v->type == SWS_SF_STRING
+                               && !sws_cache_cc_names_fields(private_->data,
+                                                             private_->data + private_->len));
+    }
+}
+
+sws_int_t
+sws_cache_targeted_parse(const sws_str_t *v, sws_cache_cc_t *cc, u_char *names,
+    size_t *names_len)
+{
+    sws_str_t       no_cache = sws_null_string, private_ = sws_null_string;
+    sws_sf_item_t   it;
+    sws_sf_t        s;
+    const u_char   *key;
+    size_t          n;
+    sws_cache_cc_t  out;
+
+    s.p = v->data;
+    s.last = v->data + v->len;
+    sws_sf_sp(&s);
+    while (s.last > s.p && s.last[-1] == ' ') {
+        s.last--;
+    }
+    if (s.p == s.last) {
+        return SWS_DECLINED;           /* empty: as if absent (RFC 9213 2.2) */
+    }
+    sws_cache_cc_init(&out);
+    for ( ;; ) {
+        sws_memzero(&it, sizeof(it));
+        if (!sws_sf_key(&s, &key, &n)) {
+            return SWS_DECLINED;
+        }
+        if (s.p < s.last && *s.p == '=') {
+            s.p++;
+            if (!sws_sf_item_or_inner_list(&s, &it)) {
+                return SWS_DECLINED;
+            }
+        } else {
+            it.type = SWS_SF_TRUE;
+            if (!sws_sf_parameters(&s)) {
+                return SWS_DECLINED;
+            }
+        }
+        sws_cache_targeted_member(key, n, &it, &out, &no_cache, &private_);
+        sws_sf_ows(&s);
+        if (s.p == s.last) {
+            break;
+        }
+        if (*s.p++ != ',') {
+            return SWS_DECLINED;
+        }
+        sws_sf_ows(&s);
+        if (s.p == s.last) {
+            return SWS_DECLINED;       /* a trailing comma */
+        }
+    }
+    /* the fields no-cache="..." and private="..." name: not stored */
+    *names_len = sws_cache_sf_names(no_cache.data, no_cache.data + no_cache.len, names);
+    *names_len += sws_cache_sf_names(private_.data, private_.data + private_.len,
+                                     names + *names_len);
+    out.strip = *names_len != 0;
+    *cc = out;
+    return SWS_OK;
 }

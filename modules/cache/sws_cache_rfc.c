@@ -1,5 +1,6 @@
 /*
- * RFC 9111 rules for a shared cache: the response's Cache-Control, its
+ * RFC 9111 rules for a shared cache: the response's Cache-Control (or the
+ * targeted field of RFC 9213 that replaces it, CDN-Cache-Control), its
  * freshness lifetime (s-maxage, max-age, Expires against Date, else
  * proxy_cache_valid), its age (Age and Date, 4.2.3), and what must never
  * be stored (no-store, private, Set-Cookie, a request with Authorization
@@ -127,6 +128,18 @@ sws_cache_valid_names(sws_cache_loc_conf_t *lcf, sws_uint_t status)
     return 0;
 }
 
+/* Nothing but whitespace up to the next ',' or the end of v from j. */
+static int
+sws_cache_vary_member_ends(const sws_str_t *v, size_t j)
+{
+    for ( ; j < v->len && v->data[j] != ','; j++) {
+        if (v->data[j] != ' ' && v->data[j] != '\t') {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* "accept-encoding,accept-language" from the Vary fields (lower case,
  * whitespace dropped), into pool memory; "*" gives len 1 "*". */
 static sws_int_t
@@ -166,7 +179,10 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
             if (c == ' ' || c == '\t') {
                 continue;
             }
-            if (c == '*') {
+            if (c == '*' && (p == vary->data || p[-1] == ',')
+                && sws_cache_vary_member_ends(&h[i].value, j + 1))
+            {
+                /* a member "*" (not a '*' inside a field name) */
                 vary->data[0] = '*';
                 vary->len = 1;
                 return SWS_OK;
@@ -187,6 +203,111 @@ sws_cache_vary_names(sws_http_request_t *r, sws_str_t *vary)
     return SWS_OK;
 }
 
+/* The response's lines of the field name (lower case) joined by ",", in
+ * v (pool memory when there are several); how many lines. */
+static sws_uint_t
+sws_cache_field_value(sws_http_request_t *r, const sws_str_t *name, sws_str_t *v)
+{
+    const sws_array_t        *out = sws_http_headers_out(r);
+    const sws_http_header_t  *h = out->elts;
+    sws_uint_t                i, n = 0;
+    size_t                    len = 0;
+    u_char                   *p;
+
+    for (i = 0; i < out->nelts; i++) {
+        if (h[i].hash && h[i].name.len == name->len
+            && sws_strncasecmp(h[i].name.data, name->data, name->len) == 0)
+        {
+            if (n++ == 0) {
+                *v = h[i].value;
+            }
+            len += h[i].value.len + 1;
+        }
+    }
+    if (n < 2) {
+        return n;
+    }
+    p = sws_pnalloc(sws_http_pool(r), len);
+    if (p == NULL) {
+        return 0;
+    }
+    v->data = p;
+    for (i = 0; i < out->nelts; i++) {
+        if (h[i].hash && h[i].name.len == name->len
+            && sws_strncasecmp(h[i].name.data, name->data, name->len) == 0)
+        {
+            if (p > v->data) {
+                *p++ = ',';
+            }
+            p = sws_cpymem(p, h[i].value.data, h[i].value.len);
+        }
+    }
+    v->len = (size_t) (p - v->data);
+    return n;
+}
+
+/*
+ * RFC 9213 2.1: the first field of the target list (CDN-Cache-Control by
+ * default) present with a valid, non-empty value: its directives in cc and
+ * the field names its no-cache="..." and private="..." name in names.
+ * 0: none, Cache-Control and Expires decide.
+ */
+static int
+sws_cache_targeted(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_cc_t *cc,
+    sws_str_t *names)
+{
+    const sws_str_t  *t;
+    sws_str_t         v;
+    sws_uint_t        i;
+
+    if (lcf->targets == NULL) {
+        return 0;
+    }
+    t = lcf->targets->elts;
+    for (i = 0; i < lcf->targets->nelts; i++) {
+        if (sws_cache_field_value(r, &t[i], &v) == 0 || v.len == 0) {
+            continue;
+        }
+        names->data = sws_pnalloc(sws_http_pool(r), v.len);
+        if (names->data != NULL
+            && sws_cache_targeted_parse(&v, cc, names->data, &names->len) == SWS_OK)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* proxy_cache_targeted_hide: the target list's fields added to the names
+ * not stored ("a,b,"), so that hits do not send them either. */
+static sws_int_t
+sws_cache_strip_targets(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_str_t *strip)
+{
+    const sws_str_t  *t = lcf->targets->elts;
+    size_t            len = strip->len;
+    sws_uint_t        i;
+    u_char           *p;
+
+    for (i = 0; i < lcf->targets->nelts; i++) {
+        len += t[i].len + 1;
+    }
+    p = sws_pnalloc(sws_http_pool(r), len ? len : 1);
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    if (strip->len) {
+        memcpy(p, strip->data, strip->len);
+    }
+    strip->data = p;
+    p += strip->len;
+    for (i = 0; i < lcf->targets->nelts; i++) {
+        p = sws_cpymem(p, t[i].data, t[i].len);
+        *p++ = ',';
+    }
+    strip->len = (size_t) (p - strip->data);
+    return SWS_OK;
+}
+
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip, int update)
@@ -199,9 +320,11 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     sws_uint_t                i, status = sws_http_status(r);
     time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
     time_t                    lifetime = -1, apparent;
-    int                       has_expires = 0, cookie = 0;
+    int                       has_expires = 0, cookie = 0, targeted;
+    sws_str_t                 tnames = sws_null_string;
 
     sws_cache_cc_init(&cc);
+    targeted = sws_cache_targeted(r, lcf, &cc, &tnames);
     for (i = 0; i < out->nelts; i++) {
         const sws_str_t *n = &h[i].name;
 
@@ -209,7 +332,9 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
             continue;
         }
         if (n->len == 13 && sws_strncasecmp(n->data, (u_char *) "cache-control", 13) == 0) {
-            if (!(lcf->ignore & SWS_CACHE_IGN_CC)) {
+            /* RFC 9213: a targeted field decides, Cache-Control is
+             * for the caches after this one */
+            if (!(lcf->ignore & SWS_CACHE_IGN_CC) && !targeted) {
                 sws_cache_cc_parse(&h[i].value, &cc);
             }
         } else if (n->len == 10
@@ -233,8 +358,18 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
             }
         }
     }
+    if (targeted) {
+        has_expires = 0;               /* nor does Expires count (RFC 9213 2.1) */
+    }
     strip->len = 0;
-    if (cc.strip && sws_cache_strip_names(r, strip) != SWS_OK) {
+    if (targeted) {
+        *strip = tnames;
+    } else if (cc.strip && sws_cache_strip_names(r, strip) != SWS_OK) {
+        return "of no memory";
+    }
+    if (lcf->targeted_hide && lcf->targets->nelts
+        && sws_cache_strip_targets(r, lcf, strip) != SWS_OK)
+    {
         return "of no memory";
     }
     if (cookie && !sws_cache_strips(strip, &set_cookie)) {

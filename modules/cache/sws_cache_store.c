@@ -222,8 +222,37 @@ sws_cache_mem_add(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char *p, 
     return SWS_OK;
 }
 
+/* proxy_cache_targeted_hide: the target list's fields do not go on to the
+ * client (RFC 9213 3: a CDN MAY remove them); the entry has none either. */
+static void
+sws_cache_hide_targets(sws_http_request_t *r, const sws_cache_loc_conf_t *lcf)
+{
+    const sws_str_t  *t;
+    sws_uint_t        i;
+
+    if (!lcf->targeted_hide || lcf->targets == NULL) {
+        return;
+    }
+    t = lcf->targets->elts;
+    for (i = 0; i < lcf->targets->nelts; i++) {
+        sws_http_header_out_remove(r, (const char *) t[i].data, t[i].len);
+    }
+}
+
+static sws_int_t sws_cache_store_head(sws_http_request_t *r, void *data);
+
 sws_int_t
 sws_cache_store_header(sws_http_request_t *r, void *data)
+{
+    sws_int_t  rc = sws_cache_store_head(r, data);
+
+    sws_cache_hide_targets(r, sws_http_loc_conf(r, &sws_module));
+    return rc;
+}
+
+/* The head seen: stored (SWS_OK: the body follows), or not. */
+static sws_int_t
+sws_cache_store_head(sws_http_request_t *r, void *data)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
@@ -696,20 +725,39 @@ sws_cache_keep_cookies(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
+/* RFC 9111 4.3.4: a 304 with a strong ETag updates only an entry of that
+ * ETag; without one (or with a weak one) it is taken as the entry's. */
+static int
+sws_cache_304_names_entry(const sws_str_t *etag, const sws_cache_entry_t *e)
+{
+    if (etag == NULL || etag->len == 0 || (etag->len > 1 && etag->data[0] == 'W'
+                                           && etag->data[1] == '/'))
+    {
+        return 1;
+    }
+    return e->etag.len == etag->len && memcmp(e->etag.data, etag->data, etag->len) == 0;
+}
+
 sws_int_t
 sws_cache_not_modified(sws_http_request_t *r, void *data)
 {
     sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
+    const sws_str_t *etag = sws_http_etag(r);
 
-    if (ctx->nsiblings) {
-        /* a variant miss validated with the other variants' ETags: the
-         * one the 304 names is this variant's entry too (RFC 9111 4.3.4) */
-        if (sws_cache_sibling_load(r, ctx, sws_http_etag(r)) != SWS_OK) {
-            sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "cache \"%.*s\": a 304 names no "
-                          "stored variant", (int) ctx->path->name.len, ctx->path->name.data);
-            sws_cache_unlock(ctx);
-            return SWS_HTTP_BAD_GATEWAY;
-        }
+    /* a variant miss validated with the other variants' ETags: the one
+     * the 304 names is this variant's entry too; a 304 that names no
+     * stored response updates nothing (RFC 9111 4.3.4): the request goes
+     * again without validators (with the client's own If-None-Match: a
+     * 304 to it is the client's) */
+    if (ctx->nsiblings ? sws_cache_sibling_load(r, ctx, etag) != SWS_OK
+                       : !sws_cache_304_names_entry(etag, &ctx->entry))
+    {
+        sws_log_error(SWS_LOG_INFO, sws_http_log(r), 0, "cache \"%.*s\": a 304 names no "
+                      "stored response: asked again without validators",
+                      (int) ctx->path->name.len, ctx->path->name.data);
+        ctx->nsiblings = 0;
+        sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_get(r));
+        return SWS_UPSTREAM_CACHE_MISS;
     }
     if (!ctx->background) {
         ctx->status = SWS_CACHE_REVALIDATED;

@@ -2,10 +2,14 @@
  * libFuzzer target: the cache module's parsers of outside fields
  * (modules/cache/sws_cache_parse.c): Cache-Control (and its no-cache="f" /
  * private="f" field lists), Age's delta-seconds, Expires' dates in any
- * letter case. Whatever the bytes, nothing is read outside them, the
- * values are in their ranges, a delta is digits only, the field names are
- * measured as they are written and hold no separator, and a date read
- * reads back the same once formatted.
+ * letter case, targeted fields (CDN-Cache-Control: RFC 8941 Dictionaries);
+ * and the normal form of Vary'd request fields (sws_cache_vary.c).
+ * Whatever the bytes, nothing is read outside them, the values are in
+ * their ranges, a delta is digits only, the field names are measured as
+ * they are written and hold no separator, a date read reads back the same
+ * once formatted, a targeted field parses the same twice and still parses
+ * with one more member, and a normal form is no longer than its input,
+ * its own normal form, and for a set the same whatever the order.
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
 #include <stdlib.h>
@@ -89,6 +93,134 @@ check_date(const u_char *p, size_t len)
     }
 }
 
+static int
+same_cc(const sws_cache_cc_t *a, const sws_cache_cc_t *b)
+{
+    return a->max_age == b->max_age && a->s_maxage == b->s_maxage && a->swr == b->swr
+           && a->sie == b->sie && a->no_store == b->no_store && a->no_cache == b->no_cache
+           && a->private_ == b->private_ && a->public_ == b->public_
+           && a->must_revalidate == b->must_revalidate
+           && a->proxy_revalidate == b->proxy_revalidate
+           && a->must_understand == b->must_understand && a->strip == b->strip;
+}
+
+static void
+check_targeted(const sws_str_t *v)
+{
+    sws_cache_cc_t   cc, again;
+    sws_str_t        more;
+    u_char          *names, *names2;
+    size_t           n = 0, n2 = 0, i;
+    sws_int_t        rc, rc2;
+
+    names = malloc(v->len ? v->len : 1);
+    names2 = malloc(v->len + 2);
+    more.data = malloc(v->len + 2);
+    if (names == NULL || names2 == NULL || more.data == NULL) {
+        goto done;
+    }
+    sws_cache_cc_init(&cc);
+    rc = sws_cache_targeted_parse(v, &cc, names, &n);
+    if (rc == SWS_OK) {
+        if (cc.max_age < -1 || cc.s_maxage < -1 || cc.swr < -1 || cc.sie < -1
+            || cc.max_age > SWS_CACHE_ANY_STALE || n > v->len || cc.strip != (n != 0)
+            || (n && names[n - 1] != ','))
+        {
+            abort();
+        }
+        for (i = 0; i < n; i++) {
+            if (names[i] == '"' || names[i] == ' ' || names[i] == '\t'
+                || (names[i] == ',' && (i == 0 || names[i - 1] == ',')))
+            {
+                abort();
+            }
+        }
+        sws_cache_cc_init(&again);
+        if (sws_cache_targeted_parse(v, &again, names2, &n2) != SWS_OK
+            || !same_cc(&cc, &again) || n2 != n || memcmp(names, names2, n))
+        {
+            abort();
+        }
+    } else if (rc != SWS_DECLINED) {
+        abort();
+    }
+    /* a Dictionary with one more member parses iff it did (an empty one
+     * never does: ",x") */
+    memcpy(more.data, v->data, v->len);
+    memcpy(more.data + v->len, ",x", 2);
+    more.len = v->len + 2;
+    sws_cache_cc_init(&again);
+    rc2 = sws_cache_targeted_parse(&more, &again, names2, &n2);
+    if ((rc == SWS_OK) != (rc2 == SWS_OK)) {
+        abort();
+    }
+done:
+    free(names);
+    free(names2);
+    free(more.data);
+}
+
+static size_t
+vary_normal(int kind, const u_char *in, size_t len, u_char **out)
+{
+    u_char  *scratch = malloc(SWS_CACHE_VARY_SCRATCH(len));
+    size_t   n;
+
+    *out = malloc(len ? len : 1);
+    if (scratch == NULL || *out == NULL) {
+        abort();
+    }
+    n = sws_cache_vary_normalize(kind, in, len, *out, scratch);
+    free(scratch);
+    if (n > len) {
+        abort();
+    }
+    return n;
+}
+
+static void
+check_vary(const u_char *p, size_t len)
+{
+    u_char  *a, *b, *rev;
+    size_t   n, m, i, j, k;
+    int      kind;
+
+    for (kind = SWS_CACHE_VARY_PLAIN; kind <= SWS_CACHE_VARY_SET; kind++) {
+        n = vary_normal(kind, p, len, &a);
+        m = vary_normal(kind, a, n, &b);
+        if (m != n || memcmp(a, b, n) != 0) {
+            abort();                   /* the normal form is its own */
+        }
+        free(b);
+        if (kind == SWS_CACHE_VARY_SET && memchr(p, '"', len) == NULL) {
+            /* the elements the other way round: the same set */
+            rev = malloc(len ? len : 1);
+            if (rev == NULL) {
+                abort();
+            }
+            for (i = len, k = 0; ; ) {
+                for (j = i; j > 0 && p[j - 1] != ','; j--) {
+                    /* void */
+                }
+                memcpy(rev + k, p + j, i - j);
+                k += i - j;
+                if (j == 0) {
+                    break;
+                }
+                rev[k++] = ',';
+                i = j - 1;
+            }
+            m = vary_normal(kind, rev, len, &b);
+            if (m != n || memcmp(a, b, n) != 0) {
+                abort();
+            }
+            free(b);
+            free(rev);
+        }
+        free(a);
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -106,6 +238,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_cache_control(&v);
     check_delta(copy, size);
     check_date(copy, size);
+    check_targeted(&v);
+    check_vary(copy, size);
     free(copy);
     return 0;
 }

@@ -8,7 +8,6 @@
  */
 #include "sws_http_upstream.h"
 
-static void sws_ups_init_request(sws_http_upstream_t *u);
 static void sws_ups_send(sws_http_upstream_t *u);
 static void sws_ups_check_broken(sws_http_request_t *r);
 static void sws_ups_cleanup(void *data);
@@ -283,8 +282,9 @@ sws_ups_body_ready(sws_http_request_t *r)
 }
 
 /* Build the request once; remember where each buffer starts (in memory
- * and in its file) so that a retry can send it again. */
-static void
+ * and in its file) so that a retry can send it again. (Built again only
+ * when the cache asks for it unconditionally: sws_ups_cache_refetch.) */
+void
 sws_ups_init_request(sws_http_upstream_t *u)
 {
     sws_http_request_t *r = u->r;

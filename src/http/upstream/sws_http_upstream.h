@@ -501,6 +501,8 @@ struct sws_http_upstream_s {
     unsigned                          background:1;    /* the client was answered: the
                                                           response goes to the cache only */
     unsigned                          revalidate:1;
+    unsigned                          refetched:1;     /* a 304 of no use: asked again,
+                                                          unconditionally */
     unsigned                          head_as_get:1;   /* the cache asks: HEAD as GET */
     unsigned                          sent_as_get:1;   /* ... and the protocol did it */
     unsigned                          tee:1;           /* store_body is fed */
@@ -646,6 +648,8 @@ void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 sws_int_t  sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc);
 /* sws_http_upstream.c: the start after the cache's lookup */
 sws_int_t  sws_ups_start_servers(sws_http_upstream_t *u);
+/* The request built (create_request) and sent to a server chosen anew. */
+void       sws_ups_init_request(sws_http_upstream_t *u);
 
 /* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
 sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);

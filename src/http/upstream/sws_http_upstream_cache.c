@@ -114,6 +114,7 @@ sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u)
 }
 
 static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
+static sws_int_t sws_ups_cache_refetch(sws_http_upstream_t *u);
 
 sws_int_t
 sws_http_upstream_cache_hit(sws_http_request_t *r)
@@ -261,7 +262,39 @@ sws_ups_cache_not_modified(sws_http_upstream_t *u)
 
     rc = u->cache->not_modified ? u->cache->not_modified(u->r, u->cache_data)
                                 : SWS_HTTP_INTERNAL_SERVER_ERROR;
+    if (rc == SWS_UPSTREAM_CACHE_MISS) {
+        rc = sws_ups_cache_refetch(u);
+        if (rc == SWS_DONE) {
+            return;
+        }
+    }
     sws_ups_finalize(u, rc);
+}
+
+/*
+ * ABI 1.8: the cache could not use the 304 (RFC 9111 4.3.4: it names no
+ * stored response), so the request goes again without its validators, as
+ * a miss: once, and only when it has no body to send again. SWS_DONE, or
+ * the status to end with.
+ */
+static sws_int_t
+sws_ups_cache_refetch(sws_http_upstream_t *u)
+{
+    if (u->refetched || u->body_mode != SWS_UPSTREAM_BODY_NONE) {
+        sws_log_error(SWS_LOG_ERR, u->r->log, 0, "cache \"%s\": the server's 304 names no "
+                      "stored response, and the request cannot be sent again", u->cache->name);
+        return SWS_HTTP_BAD_GATEWAY;
+    }
+    u->refetched = 1;
+    u->revalidate = 0;
+    u->cond_etag.len = 0;
+    u->cond_lm = -1;
+    if (u->peer) {
+        /* the same server may answer it (not a failure of it) */
+        u->tried[u->peer->index / 64] &= ~((uint64_t) 1 << (u->peer->index % 64));
+    }
+    sws_ups_init_request(u);
+    return SWS_DONE;
 }
 
 void
