@@ -71,7 +71,10 @@
                                  sws_keyed_zone_type); sws_status_slot
                                  (a module's per-worker counters); a
                                  cache's figures (sws_http_cache_stats,
-                                 _stats_register) */
+                                 _stats_register);
+                                 sws_http_upstream_cache_pass_range (a MISS
+                                 sends the client's Range), sws_http_parse_range
+                                 and sws_http_range_t */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -598,7 +598,8 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     }
 
     if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
-                  || (n->flags & SWS_CACHE_F_NO_CACHE) || ctx->req_limits))
+                  || (n->flags & (SWS_CACHE_F_NO_CACHE | SWS_CACHE_F_PARTIAL))
+                  || ctx->req_limits))
     {
         /* not a fresh hit: the lookup decides, with its upstream request
          * made (nothing was counted or locked here) */
@@ -661,6 +662,13 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     n->last_access = now;
     sws_slab_lru_touch(&p->sh->lru, &n->lru);
     fresh = now < n->fresh_until && !(n->flags & SWS_CACHE_F_NO_CACHE);
+    if (n->flags & SWS_CACHE_F_PARTIAL) {
+        /* parts of a representation: a range they hold, or the server */
+        fresh = fresh && sws_cache_request_takes_fresh(ctx, n, now);
+        memcpy(ctx->digest, n->digest, 16);
+        sws_slab_unlock(p->pool);
+        return sws_cache_partial_lookup(r, ctx, fresh);
+    }
     /* fresh, but the request wants it validated (or younger): to the
      * origin for this request alone, the others still take the entry */
     forced = fresh && !sws_cache_request_takes_fresh(ctx, n, now);
