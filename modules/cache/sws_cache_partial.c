@@ -174,7 +174,9 @@ sws_cache_partial_header(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_
         ctx->part_total = 0;
         return SWS_DECLINED;
     }
-    memcpy(names.data, strip->data, strip->len);
+    if (strip->len) {
+        memcpy(names.data, strip->data, strip->len);
+    }
     memcpy(names.data + strip->len, drop, sizeof(drop) - 1);
     if (sws_cache_fields(r, &ctx->part_fields, &ctx->fh.nfields, &names) != SWS_OK
         || sws_cache_tmp_open(r, ctx) != SWS_OK)

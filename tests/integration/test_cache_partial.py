@@ -100,6 +100,16 @@ def rget(srv, path, rng=None, more=(), **kw):
     return get(srv, path, headers=hdrs, **kw)
 
 
+def with_part(sws, rorigin, path, rng="bytes=0-99", loc=FORWARD, **kw):
+    """An origin for path (set_ranges(**kw)), scalwsd in front of it, and
+    the part rng asked for once (a MISS)."""
+    o = rorigin()
+    o.set_ranges(path, **kw)
+    srv = start(sws, o, loc=loc)
+    assert rget(srv, path, rng)[1] == "MISS"
+    return o, srv
+
+
 def test_parts_are_stored_combined_and_completed(sws, rorigin):
     o = rorigin()
     o.set_ranges("/c/p")
@@ -202,10 +212,7 @@ def test_the_default_is_nginx_s_for_a_range_on_a_miss(sws, rorigin):
 
 
 def test_another_representation_replaces_the_parts(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/v")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/v", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/v")
     assert rget(srv, "/c/v", "bytes=0-9")[1] == "HIT"
     other = bytes(reversed(BODY))
     o.set_ranges("/c/v", body=other, etag='"v2"')
@@ -223,10 +230,7 @@ def test_another_representation_replaces_the_parts(sws, rorigin):
     (None, ()),                                                 # no validator at all
 ])
 def test_parts_without_a_strong_validator_are_not_combined(sws, rorigin, etag, extra):
-    o = rorigin()
-    o.set_ranges("/c/w", etag=etag, extra=extra)
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/w", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/w", etag=etag, extra=extra)
     assert rget(srv, "/c/w", "bytes=0-9")[1] == "HIT"
     assert rget(srv, "/c/w", "bytes=200-299")[1] == "MISS"
     r, st = rget(srv, "/c/w", "bytes=0-9")         # replaced, not joined
@@ -234,10 +238,8 @@ def test_parts_without_a_strong_validator_are_not_combined(sws, rorigin, etag, e
 
 
 def test_parts_with_the_same_last_modified_are_combined(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/lm", etag=None, extra=[("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")])
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/lm", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/lm", etag=None,
+                       extra=[("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")])
     assert rget(srv, "/c/lm", "bytes=200-299")[1] == "MISS"
     r, st = rget(srv, "/c/lm", "bytes=0-9")
     assert (r.status, st, r.body) == (206, "HIT", BODY[:10])
@@ -265,10 +267,7 @@ def test_a_bad_content_range_is_not_stored(sws, rorigin, cr):
 
 
 def test_if_range_on_parts(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/i")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/i", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/i")
     r, st = rget(srv, "/c/i", "bytes=0-9", more=['If-Range: "v1"'])
     assert (r.status, st, r.body) == (206, "HIT", BODY[:10])
     r, st = rget(srv, "/c/i", "bytes=0-9", more=['If-Range: W/"v1"'])   # weak: no match
@@ -281,10 +280,7 @@ def test_if_range_on_parts(sws, rorigin):
 
 
 def test_conditions_on_a_part_go_to_the_origin(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/n")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/n", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/n")
     r, st = rget(srv, "/c/n", "bytes=0-9", more=['If-None-Match: "v1"'])
     assert (r.status, st, r.body) == (304, "MISS", b"")
     r, st = rget(srv, "/c/n", "bytes=0-9", more=['If-None-Match: "zz"'])
@@ -293,10 +289,7 @@ def test_conditions_on_a_part_go_to_the_origin(sws, rorigin):
 
 
 def test_head_on_parts_asks_for_the_whole(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/h")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/h", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/h")
     r, st = rget(srv, "/c/h", method="HEAD")       # a part is not the whole's head
     assert (r.status, st, r.header("Content-Length")) == (200, "MISS", "1000")
     r, st = rget(srv, "/c/h", method="HEAD")
@@ -307,10 +300,7 @@ def test_head_on_parts_asks_for_the_whole(sws, rorigin):
 
 
 def test_a_stale_part_is_asked_for_again(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/st", cc="max-age=1")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/st", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/st", cc="max-age=1")
     o.set_ranges("/c/st", cc="max-age=60")
     assert h.wait_for(lambda: rget(srv, "/c/st", "bytes=0-9")[1] == "EXPIRED", timeout=5)
     assert o.ranges_seen("/c/st") == ["bytes=0-99", "bytes=0-9"]
@@ -319,20 +309,14 @@ def test_a_stale_part_is_asked_for_again(sws, rorigin):
 
 
 def test_proxy_cache_partial_off_stores_no_part(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/o")
-    srv = start(sws, o, loc=FORWARD + " proxy_cache_partial off;")
-    assert rget(srv, "/c/o", "bytes=0-99")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/o", loc=FORWARD + " proxy_cache_partial off;")
     r, st = rget(srv, "/c/o", "bytes=0-9")
     assert (r.status, st, r.body) == (206, "MISS", BODY[:10])
     assert o.count("/c/o") == 2
 
 
 def test_a_partial_entry_survives_a_restart(sws, rorigin):
-    o = rorigin()
-    o.set_ranges("/c/r")
-    srv = start(sws, o, loc=FORWARD)
-    assert rget(srv, "/c/r", "bytes=100-199")[1] == "MISS"
+    o, srv = with_part(sws, rorigin, "/c/r", "bytes=100-199")
     srv.stop()
     srv.start()
     assert h.wait_for(lambda: "loaded 1 entr" in srv.error_log(), timeout=10), srv.error_log()
