@@ -444,8 +444,8 @@ sws_cache_siblings_locked(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_cache
          q = sws_queue_next(q))
     {
         v = sws_queue_data(q, sws_cache_node_t, variants);
-        if (!v->exists) {
-            continue;
+        if (!v->exists || (v->flags & SWS_CACHE_F_PARTIAL)) {
+            continue;                  /* (parts are not a whole response) */
         }
         if (ctx->siblings == NULL) {
             ctx->siblings = sws_pcalloc(sws_http_pool(r),

@@ -245,6 +245,23 @@ def test_parts_with_the_same_last_modified_are_combined(sws, rorigin):
     assert (r.status, st, r.body) == (206, "HIT", BODY[:10])
 
 
+def test_parts_of_variants_are_kept_apart(sws, rorigin):
+    o = rorigin()
+    o.set_ranges("/c/va", extra=[("Vary", "Accept-Language")])
+    srv = start(sws, o, loc=FORWARD)
+    fr, de = ["Accept-Language: fr"], ["Accept-Language: de"]
+    assert rget(srv, "/c/va", "bytes=0-99", more=fr)[1] == "MISS"
+    assert rget(srv, "/c/va", "bytes=0-9", more=de)[1] == "MISS"
+    assert rget(srv, "/c/va", "bytes=200-299", more=fr)[1] == "MISS"
+    r, st = rget(srv, "/c/va", "bytes=50-59", more=fr)
+    assert (r.status, st, r.body) == (206, "HIT", BODY[50:60])
+    r, st = rget(srv, "/c/va", "bytes=250-259", more=fr)
+    assert (r.status, st, r.body) == (206, "HIT", BODY[250:260])
+    assert rget(srv, "/c/va", "bytes=5-9", more=de)[1] == "HIT"
+    assert rget(srv, "/c/va", "bytes=50-59", more=de)[1] == "MISS"
+    assert o.count("/c/va") == 4
+
+
 @pytest.mark.parametrize("cr", [
     "bytes 0-99/*",            # no length
     "bytes 0-99/50",           # past its length
