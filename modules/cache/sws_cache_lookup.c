@@ -323,6 +323,11 @@ sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_open_file(r, ctx) != SWS_OK) {
         return SWS_DECLINED;
     }
+    if (ctx->entry.h.flags & SWS_CACHE_F_PARTIAL) {
+        close(ctx->fd);                /* parts, put in place since the node was seen */
+        ctx->fd = -1;
+        return SWS_DECLINED;
+    }
     ctx->source = "file";
     ctx->body_off = ctx->entry.h.header_len;
     return SWS_OK;
@@ -544,6 +549,11 @@ sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_st
             && memcmp(ctx->siblings[i].etag.data, etag->data, etag->len) == 0
             && sws_cache_sibling_open(r, ctx, i) == SWS_OK)
         {
+            if (ctx->entry.h.flags & SWS_CACHE_F_PARTIAL) {
+                close(ctx->fd);        /* parts now: not a whole response */
+                ctx->fd = -1;
+                continue;
+            }
             ctx->source = "file";
             ctx->body_off = ctx->entry.h.header_len;
             return SWS_OK;
