@@ -385,3 +385,54 @@ def test_a_range_on_a_miss_beside_nginx(tmp_path, rorigin):
     finally:
         for s in running:
             s.stop()
+
+
+PHP_PARTS = b"""<?php
+$body = "the php body\\n";
+$rng = $_SERVER['HTTP_RANGE'] ?? '';
+file_put_contents(__DIR__ . '/seen.log', "$rng\\n", FILE_APPEND | LOCK_EX);
+header('ETag: "v1"');
+header('Cache-Control: max-age=600');
+if ($rng === '') {
+    $a = 0; $b = 4;                  /* only the first five bytes, as a 206 */
+} elseif (preg_match('/^bytes=(\\d+)-(\\d+)$/', $rng, $m)) {
+    $a = (int) $m[1]; $b = min((int) $m[2], 12);
+} else {
+    echo $body;
+    exit;
+}
+http_response_code(206);
+header("Content-Range: bytes $a-$b/13");
+header('Content-Length: ' . ($b - $a + 1));
+echo substr($body, $a, $b - $a + 1);
+"""
+
+
+def test_fastcgi_parts_and_the_range_passed_as_a_param(sws, tmp_path):
+    """fastcgi_cache: the cache's Range goes to the application as
+    HTTP_RANGE (the CGI-style parameters), and its 206s are combined."""
+    import phpfpm
+    from cacheorigin import LOG_FORMAT
+    fpm = phpfpm.PhpFpm(tmp_path / "fpm", children=2).start()
+    try:
+        srv = sws(http="fastcgi_cache_path @TMP@/fcache keys_zone=f:1m;\n" + LOG_FORMAT,
+                  server="""
+            location ~ \\.php$ {
+                root @TMP@/html;
+                include %s/conf/fastcgi.conf;
+                fastcgi_pass unix:%s;
+                fastcgi_cache f;
+                access_log @TMP@/cache.log cachelog;
+            }""" % (h.SRC, fpm.sock), files={"html/p.php": PHP_PARTS})
+        r, st = get(srv, "/p.php")
+        assert (r.status, st, r.body) == (206, "MISS", b"the p")
+        r, st = get(srv, "/p.php", headers=["Range: bytes=1-3"])
+        assert (r.status, st, r.body) == (206, "HIT", b"he ")
+        r, st = get(srv, "/p.php", headers=["Range: bytes=5-12"])
+        assert (r.status, st, r.body) == (206, "MISS", b"hp body\n")
+        r, st = get(srv, "/p.php")                 # the parts hold the whole
+        assert (r.status, st, r.body) == (200, "HIT", b"the php body\n")
+        seen = (srv.tmp / "html" / "seen.log").read_text().splitlines()
+        assert seen == ["", "bytes=5-12"]
+    finally:
+        fpm.stop()
