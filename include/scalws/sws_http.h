@@ -407,6 +407,16 @@ void      sws_http_clear_response(sws_http_request_t *r);
 /* Ask the filters to honour Range for this response (static files). */
 void      sws_http_allow_ranges(sws_http_request_t *r, int on);
 int       sws_http_ranges_allowed(sws_http_request_t *r);
+/*
+ * ABI 1.9. A Range field's value ("bytes=a-b, c-, -n", RFC 9110 14.1.1)
+ * for a representation of size bytes, as the range filter reads it: up to
+ * max ranges into (start, end-exclusive) pairs. Returns the count (>= 1),
+ * 0 if no range is satisfiable (a 416), or -1 if the value is malformed,
+ * not "bytes", or has more than max ranges (the whole is sent, 200).
+ */
+typedef struct { off_t start; off_t end; } sws_http_range_t;
+sws_int_t sws_http_parse_range(const u_char *p, size_t len, off_t size,
+    sws_http_range_t *ranges, sws_uint_t max);
 
 /*
  * Trailer fields, sent after the body: over HTTP/1.1 after the last chunk,

@@ -79,7 +79,10 @@
                                  _codes); a server marked down, kept listed
                                  (sws_http_upstream_list_down);
                                  not_modified's SWS_UPSTREAM_CACHE_MISS (the
-                                 request again, without validators) */
+                                 request again, without validators);
+                                 sws_http_upstream_cache_pass_range (a MISS
+                                 sends the client's Range), sws_http_parse_range
+                                 and sws_http_range_t */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -424,6 +424,14 @@ int        sws_http_upstream_cache_request(sws_http_upstream_t *u, sws_str_t *if
 void       sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u);
 
 /*
+ * ABI 1.9. From lookup, before it returns SWS_UPSTREAM_CACHE_MISS: the
+ * client's Range is sent as it came (its If-Range is not): the server may
+ * answer 206 with a part, which the cache stores beside the parts it has
+ * (RFC 9111 3.4). Not for a background update.
+ */
+void       sws_http_upstream_cache_pass_range(sws_http_upstream_t *u);
+
+/*
  * ABI 1.2. lookup may also return SWS_BUSY: the cache decides later (it
  * waits for another request's fill of the same key, say, with
  * sws_http_set_timer). It then calls this with what lookup would have

@@ -21,6 +21,10 @@
  *   sws_cache_purge.c     proxy_cache_purge and the purge function
  *   sws_cache_invalidate.c  RFC 9111 4.4: what an unsafe method's answer
  *                         invalidates
+ *   sws_cache_partial.c   RFC 9111 3.3, 3.4: 206 parts stored, combined,
+ *                         and ranges answered from them
+ *   sws_cache_range.c     Content-Range's parser and the parts' arithmetic
+ *                         (fuzzed)
  */
 #ifndef SWS_CACHE_H
 #define SWS_CACHE_H
@@ -46,7 +50,20 @@
 /* flags */
 #define SWS_CACHE_F_NO_CACHE         0x0001   /* revalidate on every use */
 #define SWS_CACHE_F_MUST_REVALIDATE  0x0002   /* never stale */
-#define SWS_CACHE_F_ALL              0x0003
+#define SWS_CACHE_F_PARTIAL          0x0004   /* parts of a representation (a 206) */
+#define SWS_CACHE_F_ALL              0x0007
+
+/* A partial entry (RFC 9111 3.3): its status is 206, its body_len the
+ * representation's whole length, and the body holds at the offsets of the
+ * representation only the parts listed after the fields (parts_len bytes:
+ * pairs of uint64 start, end; sorted, apart, none empty); the rest of the
+ * body is a hole of the file. */
+#define SWS_CACHE_MAX_PARTS          32
+
+typedef struct {
+    uint64_t   start;
+    uint64_t   end;               /* exclusive */
+} sws_cache_part_t;
 
 typedef struct {
     u_char     magic[8];
@@ -67,7 +84,7 @@ typedef struct {
     int64_t    sie;             /* stale-if-error, seconds */
     int64_t    last_modified;   /* -1: none */
     uint32_t   checksum;        /* of the header with this field 0 */
-    uint32_t   reserved;
+    uint32_t   parts_len;       /* a partial entry's list of parts; 0: none */
 } sws_cache_file_header_t;
 
 /* A checked entry: pointers into the bytes it was read from. */
@@ -78,6 +95,7 @@ typedef struct {
     const u_char             *fields;
     const u_char             *body;       /* NULL when only the header was read */
     sws_str_t                 etag;       /* from the fields; len 0: none */
+    const u_char             *parts;      /* h.parts_len bytes (sws_cache_part_t) */
 } sws_cache_entry_t;
 
 /* Check the header at [p, p + len) (len: what was read, at least the
@@ -108,7 +126,9 @@ sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name
     return 1;
 }
 /* The header's size for these parts, and writing it at buf (that many
- * bytes). The checksum is computed here. */
+ * bytes). The checksum is computed here. A partial entry's list of parts
+ * (h->parts_len bytes) follows its fields at fields, and is counted in
+ * fields_len for the size. */
 size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);
 u_char     *sws_cache_entry_write(u_char *buf, sws_cache_file_header_t *h, const u_char *key,
     const u_char *vary, const u_char *fields);
@@ -260,6 +280,7 @@ typedef struct {
     sws_msec_t             lock_age;
     sws_uint_t             use_stale;    /* SWS_CACHE_STALE_* */
     sws_int_t              background_update;
+    sws_int_t              partial;             /* 206 parts stored (sws_cache_partial.c) */
     sws_int_t              request_directives;  /* honour the request's Cache-Control */
     sws_int_t              convert_head;        /* a HEAD miss is asked as GET */
     sws_int_t              heuristic;           /* percent of the age since
@@ -331,6 +352,12 @@ typedef struct {
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
     sws_http_header_t     *extra;
     sws_uint_t             nextra;
+    /* a 206 being stored (sws_cache_partial.c): its part [start, end) of
+     * total bytes, its fields and Vary names for the entry it goes in */
+    sws_cache_part_t       part;
+    uint64_t               part_total;   /* 0: not a part */
+    sws_str_t              part_fields;
+    sws_str_t              part_vary;
     unsigned               locked:1;     /* this request holds the key's lock */
     unsigned               no_store:1;   /* lock timed out: do not store */
     unsigned               have_stale:1; /* an entry to serve on errors */
@@ -424,6 +451,9 @@ sws_int_t sws_cache_targeted_parse(const sws_str_t *v, sws_cache_cc_t *cc, u_cha
 time_t    sws_cache_parse_date(const u_char *p, size_t len);
 /* Is name one of the names of such a list? */
 int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
+/* Are 206s stored as parts here (proxy_cache_partial on, not a
+ * subrequest, proxy_cache_valid not naming 206)? */
+int       sws_cache_partial_on(sws_http_request_t *r, sws_cache_loc_conf_t *lcf);
 /* The Age of an entry now. */
 time_t    sws_cache_age(time_t response_time, time_t initial_age, time_t now);
 
@@ -472,6 +502,41 @@ sws_int_t sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc);
  * stored entries went. */
 sws_uint_t sws_cache_invalidate(sws_cache_path_t *p, const sws_str_t *key, sws_log_t *log);
 sws_uint_t sws_cache_drop_node_locked(sws_cache_path_t *p, sws_cache_node_t *n);
+/* The response's fields on r as an entry's fields block, without the
+ * names of strip ("a,b,"); SWS_DECLINED: too many. */
+sws_int_t sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields,
+    const sws_str_t *strip);
+sws_int_t sws_cache_tmp_open(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+sws_int_t sws_cache_write(int fd, const u_char *p, size_t n, off_t at);
+/* ctx->tmp_name (ctx->head_len + ctx->body_len bytes on the disk) into
+ * the entry's place and the index, with ctx->fh. */
+sws_int_t sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+
+/* sws_cache_range.c (outside input: fuzzed) */
+/* A Content-Range value "bytes FIRST-LAST/COMPLETE" (RFC 9110 14.4) into
+ * [part->start, part->end) of *total bytes: SWS_OK, or SWS_DECLINED when
+ * it is anything else (unsatisfied, "*" for the length, not bytes, out of
+ * order, too large). */
+sws_int_t sws_cache_content_range(const u_char *p, size_t len, sws_cache_part_t *part,
+    uint64_t *total);
+/* Add part to the n sorted, apart parts at parts (room for n + 1): those
+ * it overlaps or touches are merged into it. The new count. */
+sws_uint_t sws_cache_parts_add(sws_cache_part_t *parts, sws_uint_t n,
+    const sws_cache_part_t *part);
+/* The part of the n that holds [start, end) whole, or NULL. */
+const sws_cache_part_t *sws_cache_parts_cover(const sws_cache_part_t *parts, sws_uint_t n,
+    uint64_t start, uint64_t end);
+
+/* sws_cache_partial.c */
+/* decide found a partial entry (its digest in ctx, the lock let go):
+ * answer a range it holds, else what lookup returns for a MISS. */
+sws_int_t sws_cache_partial_lookup(sws_http_request_t *r, sws_cache_ctx_t *ctx, int fresh);
+/* store_header of a 206 that may be stored: SWS_OK (its body is the
+ * part's, into ctx->tmp_fd from offset 0), SWS_DECLINED. */
+sws_int_t sws_cache_partial_header(sws_http_request_t *r, sws_cache_ctx_t *ctx,
+    const sws_str_t *vary, const sws_str_t *strip);
+/* store_end of such a part: combined with the stored parts, or alone. */
+void      sws_cache_partial_end(sws_http_request_t *r, sws_cache_ctx_t *ctx, int complete);
 
 /* sws_cache_helpers.c */
 sws_int_t sws_cache_helpers_add(sws_conf_t *cf, sws_cache_path_t *p);

@@ -98,9 +98,8 @@ sws_cache_entry_write(u_char *buf, sws_cache_file_header_t *h, const u_char *key
     memcpy(h->magic, SWS_CACHE_MAGIC, 8);
     h->version = SWS_CACHE_VERSION;
     h->header_len = (uint32_t) sws_cache_entry_header_size(h->key_len, h->vary_len,
-                                                           h->fields_len);
+                                                           h->fields_len + h->parts_len);
     h->checksum = 0;
-    h->reserved = 0;
     p += SWS_CACHE_FIXED;
     memcpy(p, key, h->key_len);
     p += h->key_len;
@@ -108,9 +107,9 @@ sws_cache_entry_write(u_char *buf, sws_cache_file_header_t *h, const u_char *key
         memcpy(p, vary, h->vary_len);
         p += h->vary_len;
     }
-    if (h->fields_len) {
-        memcpy(p, fields, h->fields_len);
-        p += h->fields_len;
+    if (h->fields_len + h->parts_len) {
+        memcpy(p, fields, h->fields_len + h->parts_len);    /* a partial entry's parts too */
+        p += h->fields_len + h->parts_len;
     }
     memcpy(buf, h, SWS_CACHE_FIXED);
     h->checksum = sws_cache_checksum(buf, h->header_len);
@@ -132,6 +131,8 @@ const char *
 sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_entry_t *e)
 {
     sws_cache_file_header_t  h;
+    sws_cache_part_t         part;
+    uint64_t                 end;
     uint32_t                 pos, count, sum;
     uint16_t                 n, v;
     const u_char            *f;
@@ -150,8 +151,11 @@ sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_ent
     if (h.key_len == 0 || h.key_len > SWS_CACHE_MAX_KEY || h.base_len == 0
         || h.base_len > h.key_len || h.vary_len > SWS_CACHE_MAX_KEY
         || h.fields_len > SWS_CACHE_MAX_HEADER || h.nfields > SWS_CACHE_MAX_FIELDS
+        || h.parts_len > SWS_CACHE_MAX_PARTS * sizeof(sws_cache_part_t)
+        || h.parts_len % sizeof(sws_cache_part_t) != 0
         || (uint64_t) h.header_len
-           != sws_cache_entry_header_size(h.key_len, h.vary_len, h.fields_len))
+           != sws_cache_entry_header_size(h.key_len, h.vary_len,
+                                          (size_t) h.fields_len + h.parts_len))
     {
         return "has invalid lengths";
     }
@@ -163,9 +167,15 @@ sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_ent
     }
     if (h.status < 100 || h.status > 599 || (h.flags & ~SWS_CACHE_F_ALL)
         || h.response_time < 0 || h.initial_age < 0 || h.swr < 0 || h.sie < 0
-        || h.last_modified < -1 || h.reserved != 0)
+        || h.last_modified < -1)
     {
         return "has invalid values";
+    }
+    /* parts (a 206's) and nothing else, or neither */
+    if ((h.parts_len != 0) != ((h.flags & SWS_CACHE_F_PARTIAL) != 0)
+        || ((h.flags & SWS_CACHE_F_PARTIAL) && h.status != 206))
+    {
+        return "has invalid parts";
     }
     sum = h.checksum;
     {
@@ -191,6 +201,7 @@ sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_ent
     e->body = NULL;
     e->etag.len = 0;
     e->etag.data = NULL;
+    e->parts = e->fields + h.fields_len;
 
     if (h.vary_len && h.base_len == h.key_len) {
         return "has Vary names but no variant key";
@@ -231,6 +242,14 @@ sws_cache_entry_parse(const u_char *p, size_t len, uint64_t total, sws_cache_ent
     if (count != h.nfields) {
         return "has a wrong number of fields";
     }
+    /* the parts: sorted, apart, none empty, inside the body */
+    for (pos = 0, end = 0; pos < h.parts_len; pos += sizeof(sws_cache_part_t)) {
+        memcpy(&part, e->parts + pos, sizeof(part));
+        if (part.start >= part.end || part.end > h.body_len || (pos && part.start <= end)) {
+            return "has invalid parts";
+        }
+        end = part.end;
+    }
     if (len >= h.header_len + h.body_len) {
         e->body = p + h.header_len;
     }
@@ -250,4 +269,5 @@ sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e)
     e->body = len >= e->h.header_len + e->h.body_len ? p + e->h.header_len : NULL;
     e->etag.len = 0;
     e->etag.data = NULL;
+    e->parts = e->fields + e->h.fields_len;
 }

@@ -360,6 +360,11 @@ sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_open_file(r, ctx) != SWS_OK) {
         return SWS_DECLINED;
     }
+    if (ctx->entry.h.flags & SWS_CACHE_F_PARTIAL) {
+        close(ctx->fd);                /* parts, put in place since the node was seen */
+        ctx->fd = -1;
+        return SWS_DECLINED;
+    }
     ctx->source = "file";
     ctx->body_off = ctx->entry.h.header_len;
     return SWS_OK;
@@ -481,8 +486,8 @@ sws_cache_siblings_locked(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_cache
          q = sws_queue_next(q))
     {
         v = sws_queue_data(q, sws_cache_node_t, variants);
-        if (!v->exists) {
-            continue;
+        if (!v->exists || (v->flags & SWS_CACHE_F_PARTIAL)) {
+            continue;                  /* (parts are not a whole response) */
         }
         if (ctx->siblings == NULL) {
             ctx->siblings = sws_pcalloc(sws_http_pool(r),
@@ -581,6 +586,11 @@ sws_cache_sibling_load(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_st
             && memcmp(ctx->siblings[i].etag.data, etag->data, etag->len) == 0
             && sws_cache_sibling_open(r, ctx, i) == SWS_OK)
         {
+            if (ctx->entry.h.flags & SWS_CACHE_F_PARTIAL) {
+                close(ctx->fd);        /* parts now: not a whole response */
+                ctx->fd = -1;
+                continue;
+            }
             ctx->source = "file";
             ctx->body_off = ctx->entry.h.header_len;
             return SWS_OK;
@@ -635,7 +645,8 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     }
 
     if (early && (n == NULL || !n->exists || ctx->bypass || now >= n->fresh_until
-                  || (n->flags & SWS_CACHE_F_NO_CACHE) || ctx->req_limits))
+                  || (n->flags & (SWS_CACHE_F_NO_CACHE | SWS_CACHE_F_PARTIAL))
+                  || ctx->req_limits))
     {
         /* not a fresh hit: the lookup decides, with its upstream request
          * made (nothing was counted or locked here) */
@@ -698,6 +709,13 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     n->last_access = now;
     sws_slab_lru_touch(&p->sh->lru, &n->lru);
     fresh = now < n->fresh_until && !(n->flags & SWS_CACHE_F_NO_CACHE);
+    if (n->flags & SWS_CACHE_F_PARTIAL) {
+        /* parts of a representation: a range they hold, or the server */
+        fresh = fresh && sws_cache_request_takes_fresh(ctx, n, now);
+        memcpy(ctx->digest, n->digest, 16);
+        sws_slab_unlock(p->pool);
+        return sws_cache_partial_lookup(r, ctx, fresh);
+    }
     /* fresh, but the request wants it validated (or younger): to the
      * origin for this request alone, the others still take the entry */
     forced = fresh && !sws_cache_request_takes_fresh(ctx, n, now);

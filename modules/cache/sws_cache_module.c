@@ -22,6 +22,8 @@
  *   proxy_cache_use_stale error|timeout|invalid_header|updating|http_500|http_502|
  *                         http_503|http_504|off ...;
  *   proxy_cache_background_update on|off;   (the stale entry now, the update after)
+ *   proxy_cache_partial on|off;             (206 parts stored and combined, ranges
+ *                                            answered from them: sws_cache_partial.c)
  *   proxy_cache_request_directives on|off;  (the request's max-age, min-fresh,
  *                                            max-stale, no-cache: RFC 9111 5.2.1)
  *   proxy_cache_convert_head on|off;        (proxy only: a HEAD miss asks GET)
@@ -105,6 +107,8 @@ static sws_array_t  sws_cache_default_targets = { &sws_cache_cdn_cc, 1, sizeof(s
       &pre },                                                                             \
     { P "_cache_background_update", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,     \
       OFF(background_update), &pre },                                                     \
+    { P "_cache_partial", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,               \
+      OFF(partial), &pre },                                                               \
     { P "_cache_request_directives", ALL | SWS_CONF_FLAG, sws_cache_prefixed, LOC_OFF,    \
       OFF(request_directives), &pre },                                                    \
     { P "_cache_purge", SWS_HTTP_LOC_CONF | SWS_CONF_1MORE, sws_cache_purge_directive,    \
@@ -260,6 +264,7 @@ sws_cache_create_loc_conf(sws_conf_t *cf)
     lcf->lock_age = SWS_UNSET_MSEC;
     lcf->use_stale = SWS_UNSET_UINT;
     lcf->background_update = SWS_UNSET;
+    lcf->partial = SWS_UNSET;
     lcf->request_directives = SWS_UNSET;
     lcf->convert_head = SWS_UNSET;
     lcf->heuristic = SWS_UNSET;
@@ -321,6 +326,7 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_msec_value(conf->lock_age, prev->lock_age, 5000);
     sws_conf_merge_uint_value(conf->use_stale, prev->use_stale, SWS_CACHE_STALE_OFF);
     sws_conf_merge_value(conf->background_update, prev->background_update, 0);
+    sws_conf_merge_value(conf->partial, prev->partial, 1);
     sws_conf_merge_value(conf->request_directives, prev->request_directives, 1);
     sws_conf_merge_value(conf->convert_head, prev->convert_head, 1);
     if (conf->heuristic == SWS_UNSET) {

@@ -140,6 +140,13 @@ sws_cache_vary_member_ends(const sws_str_t *v, size_t j)
     return 1;
 }
 
+int
+sws_cache_partial_on(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
+{
+    return lcf->partial == 1 && sws_http_parent(r) == NULL
+           && !sws_cache_valid_names(lcf, SWS_HTTP_PARTIAL_CONTENT);
+}
+
 /* "accept-encoding,accept-language" from the Vary fields (lower case,
  * whitespace dropped), into pool memory; "*" gives len 1 "*". */
 static sws_int_t
@@ -317,7 +324,7 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     const sws_array_t        *out = sws_http_headers_out(r);
     const sws_http_header_t  *h = out->elts;
     sws_cache_cc_t            cc;
-    sws_uint_t                i, status = sws_http_status(r);
+    sws_uint_t                i, status = sws_http_status(r), vstatus;
     time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
     time_t                    lifetime = -1, apparent;
     int                       has_expires = 0, cookie = 0, targeted;
@@ -403,9 +410,13 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         /* the answer to the client's own If-None-Match: no representation */
         return "it is a 304 to the client's condition";
     }
-    if (status == SWS_HTTP_PARTIAL_CONTENT && !sws_cache_valid_names(lcf, status)) {
-        /* a part is never served as the whole (RFC 9111 3.3); Range
-         * requests are answered from complete entries. Unless
+    /* a part is stored as a part of its representation, valid as long as
+     * the whole would be (proxy_cache_partial: sws_cache_partial.c) */
+    vstatus = status;
+    if (status == SWS_HTTP_PARTIAL_CONTENT && sws_cache_partial_on(r, lcf)) {
+        vstatus = SWS_HTTP_OK;
+    } else if (status == SWS_HTTP_PARTIAL_CONTENT && !sws_cache_valid_names(lcf, status)) {
+        /* a part is never served as the whole (RFC 9111 3.3). Unless
          * proxy_cache_valid names 206: parts kept under keys of their
          * own (slice's $slice_range), as nginx does */
         return "it is partial (206)";
@@ -444,14 +455,14 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     apparent = date != -1 && now > date ? now - date : 0;
     /* 4.2.3: corrected_age_value, the Age plus the time the answer took */
     age = (age < 0 ? 0 : age) + (asked != -1 && now > asked ? now - asked : 0);
-    if (lifetime < 0 && !cc.no_cache && sws_cache_valid_for(lcf, status) < 0) {
+    if (lifetime < 0 && !cc.no_cache && sws_cache_valid_for(lcf, vstatus) < 0) {
         /* nothing explicit, nothing configured: a share of the time since
          * Last-Modified (RFC 9111 4.2.2) */
         lifetime = sws_cache_heuristic(r, lcf, status, cc.public_, date != -1 ? date : now);
     }
     if (lifetime < 0) {
         /* nothing explicit: proxy_cache_valid, counted from now */
-        lifetime = sws_cache_valid_for(lcf, status);
+        lifetime = sws_cache_valid_for(lcf, vstatus);
         if (lifetime < 0 && !cc.no_cache) {
             return "no validity is known for it";
         }

@@ -43,7 +43,7 @@ static void sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx);
 /* The fields of the response on r as a fields block (pool memory). The
  * response's Date is kept (the server's, hidden from the client or not;
  * else when it came): hits send it, not the time of the hit. */
-static sws_int_t
+sws_int_t
 sws_cache_fields(sws_http_request_t *r, sws_str_t *block, uint32_t *nfields,
     const sws_str_t *strip)
 {
@@ -139,7 +139,7 @@ sws_cache_make_head(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_str_t
     return SWS_OK;
 }
 
-static sws_int_t
+sws_int_t
 sws_cache_tmp_open(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     sws_cache_path_t  *p = ctx->path;
@@ -172,7 +172,7 @@ sws_cache_tmp_open(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
-static sws_int_t
+sws_int_t
 sws_cache_write(int fd, const u_char *p, size_t n, off_t at)
 {
     ssize_t  w;
@@ -287,6 +287,12 @@ sws_cache_store_head(sws_http_request_t *r, void *data)
     }
     if (ctx->vkey.len > SWS_CACHE_MAX_KEY) {
         goto declined;                 /* the Vary values make it too long to read back */
+    }
+    if (ctx->fh.status == SWS_HTTP_PARTIAL_CONTENT && sws_cache_partial_on(r, lcf)) {
+        if (sws_cache_partial_header(r, ctx, &vary, &strip) != SWS_OK) {
+            goto declined;             /* a part, beside the stored ones */
+        }
+        return SWS_OK;
     }
     rc = sws_cache_fields(r, &fields, &ctx->fh.nfields, &strip);
     if (rc != SWS_OK || sws_cache_make_head(r, ctx, &vary, &fields) != SWS_OK
@@ -486,7 +492,7 @@ sws_cache_move_in(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 }
 
 /* The temp file holds header + body: into place and into the index. */
-static sws_int_t
+sws_int_t
 sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     char      name[4096];
@@ -521,6 +527,11 @@ sws_cache_store_end(sws_http_request_t *r, void *data, int complete)
     ctx->filling = 0;
     if (complete && ctx->expect_len >= 0 && (uint64_t) ctx->expect_len != ctx->body_len) {
         complete = 0;                  /* not what Content-Length said */
+    }
+    if (ctx->part_total) {
+        sws_cache_partial_end(r, ctx, complete);
+        sws_cache_unlock(ctx);
+        return;
     }
     if (complete) {
         ctx->fh.body_len = ctx->body_len;

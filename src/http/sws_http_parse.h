@@ -67,14 +67,6 @@ sws_int_t sws_http_parse_request_field(sws_http_header_t *h, u_char *lc, u_char 
 /* The extension of the last segment of a normalised path ("" if none). */
 void sws_http_path_exten(const sws_str_t *path, sws_str_t *exten);
 
-/*
- * Range header ("bytes=a-b, c-, -n") for a representation of size bytes.
- * Fills up to max ranges into (start, end-exclusive) pairs. Returns the
- * count (>= 1), 0 if no range is satisfiable (-> 416), or -1 if the header
- * is malformed or not "bytes" (-> ignore it, send 200).
- */
-typedef struct { off_t start; off_t end; } sws_http_range_t;
-sws_int_t sws_http_parse_range(const u_char *p, size_t len, off_t size,
-    sws_http_range_t *ranges, sws_uint_t max);
+/* sws_http_parse_range: in <scalws/sws_http.h> (ABI 1.9). */
 
 #endif

@@ -3,15 +3,19 @@
  * (modules/cache/sws_cache_parse.c): Cache-Control (and its no-cache="f" /
  * private="f" field lists), Age's delta-seconds, Expires' dates in any
  * letter case, targeted fields (CDN-Cache-Control: RFC 8941 Dictionaries);
- * and the normal form of Vary'd request fields (sws_cache_vary.c).
+ * the normal form of Vary'd request fields (sws_cache_vary.c); a 206's
+ * Content-Range (sws_cache_range.c) and the parts it adds to.
  * Whatever the bytes, nothing is read outside them, the values are in
  * their ranges, a delta is digits only, the field names are measured as
  * they are written and hold no separator, a date read reads back the same
  * once formatted, a targeted field parses the same twice and still parses
- * with one more member, and a normal form is no longer than its input,
- * its own normal form, and for a set the same whatever the order.
+ * with one more member, a normal form is no longer than its input, its own
+ * normal form, and for a set the same whatever the order, a Content-Range
+ * read is one range inside its length and reads back the same once
+ * printed, and parts added stay sorted, apart and holding every byte added.
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sws_cache.h"
@@ -221,6 +225,53 @@ check_vary(const u_char *p, size_t len)
     }
 }
 
+/* The parts the bytes make, two numbers a part (below 4096 each), added
+ * one by one: sorted, apart, each added one held whole. */
+static void
+check_parts(const u_char *p, size_t len)
+{
+    sws_cache_part_t  parts[SWS_CACHE_MAX_PARTS + 1], add;
+    sws_uint_t        n = 0, i;
+    size_t            k;
+
+    for (k = 0; k + 4 <= len && n < SWS_CACHE_MAX_PARTS; k += 4) {
+        add.start = (uint64_t) ((p[k] << 4) | (p[k + 1] >> 4));
+        add.end = add.start + 1 + (uint64_t) (((p[k + 2] & 0x0f) << 8) | p[k + 3]);
+        n = sws_cache_parts_add(parts, n, &add);
+        for (i = 0; i < n; i++) {
+            if (parts[i].start >= parts[i].end || (i && parts[i].start <= parts[i - 1].end)) {
+                abort();
+            }
+        }
+        if (sws_cache_parts_cover(parts, n, add.start, add.end) == NULL) {
+            abort();
+        }
+    }
+}
+
+static void
+check_content_range(const u_char *p, size_t len)
+{
+    sws_cache_part_t  part, again;
+    uint64_t          total, total2;
+    char              buf[96];
+    int               n;
+
+    if (sws_cache_content_range(p, len, &part, &total) != SWS_OK) {
+        return;
+    }
+    if (part.start >= part.end || part.end > total || total > ((uint64_t) 1 << 62)) {
+        abort();
+    }
+    n = snprintf(buf, sizeof(buf), "bytes %llu-%llu/%llu", (unsigned long long) part.start,
+                 (unsigned long long) part.end - 1, (unsigned long long) total);
+    if (sws_cache_content_range((u_char *) buf, (size_t) n, &again, &total2) != SWS_OK
+        || again.start != part.start || again.end != part.end || total2 != total)
+    {
+        abort();
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -240,6 +291,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_date(copy, size);
     check_targeted(&v);
     check_vary(copy, size);
+    check_content_range(copy, size);
+    check_parts(copy, size);
     free(copy);
     return 0;
 }

@@ -497,6 +497,7 @@ struct sws_http_upstream_s {
     unsigned                          cache_watch:1;   /* WATCH: the head only */
     unsigned                          cache_pass_inm:1; /* a MISS sends the client's
                                                            If-None-Match */
+    unsigned                          cache_pass_range:1; /* ... and its Range */
     unsigned                          cache_waiting:1; /* lookup said SWS_BUSY */
     unsigned                          background:1;    /* the client was answered: the
                                                           response goes to the cache only */
@@ -646,6 +647,9 @@ void       sws_ups_cache_end(sws_http_upstream_t *u, int complete);
 void       sws_ups_cache_only(sws_http_upstream_t *u);
 void       sws_ups_cache_not_modified(sws_http_upstream_t *u);
 sws_int_t  sws_ups_cache_failed(sws_http_upstream_t *u, sws_int_t rc);
+/* The request is for the cache, and the client's Range goes on with it
+ * (sws_http_upstream_cache_pass_range). */
+int        sws_ups_cache_passes_range(sws_http_upstream_t *u);
 /* sws_http_upstream.c: the start after the cache's lookup */
 sws_int_t  sws_ups_start_servers(sws_http_upstream_t *u);
 /* The request built (create_request) and sent to a server chosen anew. */

@@ -113,6 +113,18 @@ sws_http_upstream_cache_pass_if_none_match(sws_http_upstream_t *u)
     u->cache_pass_inm = 1;
 }
 
+void
+sws_http_upstream_cache_pass_range(sws_http_upstream_t *u)
+{
+    u->cache_pass_range = 1;
+}
+
+int
+sws_ups_cache_passes_range(sws_http_upstream_t *u)
+{
+    return u->cache_offer && u->cache_pass_range && !u->revalidate && !u->background;
+}
+
 static sws_int_t sws_ups_cache_decide(sws_http_upstream_t *u, sws_int_t rc);
 static sws_int_t sws_ups_cache_refetch(sws_http_upstream_t *u);
 

@@ -41,7 +41,7 @@ struct sws_http_cgi_render_s {
     off_t                         body_len;
     sws_str_t                     inm, ims;     /* a cache's revalidation */
     unsigned                      headers:1;
-    unsigned                      for_cache:1;
+    unsigned                      for_cache:2;  /* 2: the client's Range passes */
 };
 
 #define SWS_CGI_LEN_BODY  ((size_t) 1 << (sizeof(size_t) * 8 - 1))
@@ -333,7 +333,10 @@ sws_cgi_header_sent(const sws_http_cgi_params_t *ps, const sws_http_header_t *h,
 {
     u_char *e;
 
-    if (!sws_cgi_header_ok(h) || (for_cache && sws_cgi_cache_drops(&h->name))) {
+    if (!sws_cgi_header_ok(h)
+        || (for_cache && sws_cgi_cache_drops(&h->name)
+            && !(for_cache == 2 && h->name.len == 5)))     /* "range", passed on */
+    {
         return 0;
     }
     if (ps->http_names == NULL || h->name.len > 250) {
@@ -374,7 +377,7 @@ sws_http_cgi_params_measure(sws_http_request_t *r, sws_http_upstream_t *u,
     if (for_cache < 0) {
         return NULL;
     }
-    rd->for_cache = for_cache != 0;
+    rd->for_cache = for_cache == 0 ? 0 : sws_ups_cache_passes_range(u) ? 2 : 1;
     rd->headers = (flags & SWS_HTTP_CGI_PASS_HEADERS) != 0;
 
     plen = ps->static_pairs.len;

@@ -144,7 +144,9 @@ sws_ups_h1_skip(sws_http_request_t *r, const sws_http_upstream_h1_request_t *rq,
         }
         break;
     }
-    if (for_cache && sws_ups_h1_conditional(&h->name)) {
+    if (for_cache && sws_ups_h1_conditional(&h->name)
+        && !(for_cache == 2 && h->name.len == 5))   /* "range", passed on */
+    {
         return 1;
     }
     if (rq->replaces) {
@@ -197,6 +199,9 @@ sws_http_upstream_h1_create_request(sws_http_upstream_t *u,
     for_cache = sws_http_upstream_cache_request(u, &inm, &ims);
     if (for_cache < 0) {
         return SWS_ERROR;
+    }
+    if (for_cache && sws_ups_cache_passes_range(u)) {
+        for_cache = 2;                 /* the client's Range goes on */
     }
     /* proxy_cache_convert_head: the whole response, for the cache */
     u->sent_as_get = for_cache && u->head_as_get && r->method == SWS_HTTP_HEAD;
