@@ -71,7 +71,13 @@
                                  sws_keyed_zone_type); sws_status_slot
                                  (a module's per-worker counters); a
                                  cache's figures (sws_http_cache_stats,
-                                 _stats_register) */
+                                 _stats_register);
+                                 1.9 (listed here, numbered at the merge):
+                                 a module's own files through the worker's
+                                 open file cache (sws_http_open_cached with
+                                 sws_http_file_cache_t, sws_http_file_attach,
+                                 sws_http_file_forget; sws_http_file_t's
+                                 attached and cached, from reserved) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
