@@ -105,10 +105,6 @@ sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name
     *pos += 4 + (uint32_t) n + v;
     return 1;
 }
-/* The fields of a checked entry prepared once for many answers
- * (sws_http_stored_prepare) into head, with fields: room for nfields. */
-void        sws_cache_entry_prepare(const sws_cache_entry_t *e, sws_http_stored_head_t *head,
-    sws_http_header_t *fields);
 /* The header's size for these parts, and writing it at buf (that many
  * bytes). The checksum is computed here. */
 size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);
@@ -379,6 +375,11 @@ void              sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_nod
 int               sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n,
     const u_char *data, size_t len);
 void              sws_cache_blob_release(sws_cache_path_t *p, sws_cache_blob_t *b);
+/* The fields of a checked entry prepared once for many answers
+ * (sws_http_stored_prepare) into head, with fields: room for nfields (a
+ * memory copy's, a cached file's). */
+void              sws_cache_entry_prepare(const sws_cache_entry_t *e,
+    sws_http_stored_head_t *head, sws_http_header_t *fields);
 /* PATH/c/ab/<32 hex> into buf (PATH_MAX); returns its length. */
 size_t            sws_cache_file_name(sws_cache_path_t *p, const u_char digest[16], char *buf,
     size_t size);

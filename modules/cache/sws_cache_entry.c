@@ -251,15 +251,3 @@ sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e)
     e->etag.len = 0;
     e->etag.data = NULL;
 }
-
-void
-sws_cache_entry_prepare(const sws_cache_entry_t *e, sws_http_stored_head_t *head,
-    sws_http_header_t *fields)
-{
-    uint32_t  pos = 0, i = 0;
-
-    while (i < e->h.nfields && sws_cache_entry_field(e, &pos, &fields[i].name, &fields[i].value)) {
-        i++;
-    }
-    sws_http_stored_prepare(head, fields, fields, i);
-}

@@ -361,6 +361,18 @@ sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n)
     }
 }
 
+void
+sws_cache_entry_prepare(const sws_cache_entry_t *e, sws_http_stored_head_t *head,
+    sws_http_header_t *fields)
+{
+    uint32_t  pos = 0, i = 0;
+
+    while (i < e->h.nfields && sws_cache_entry_field(e, &pos, &fields[i].name, &fields[i].value)) {
+        i++;
+    }
+    sws_http_stored_prepare(head, fields, fields, i);
+}
+
 int
 sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_char *data,
     size_t len)
