@@ -9,26 +9,16 @@ keeps open. The system calls of a hit are counted against nginx's.
 import os
 import shutil
 import signal
-import subprocess
 import time
 
 import pytest
 
 import swsharness as h
 from cacheorigin import LOG_FORMAT, corigin, entry_files, get, source  # noqa: F401
-from test_cache_large_hits import NGINX_CONF, _count_calls, _keepalive_hits, _per_hit, _worker
+from test_cache_large_hits import (_count_calls, _keepalive_hits, _per_hit, _worker, cc,
+                                   nginx_hit_calls, numbered)
 
 KB = 1024
-
-
-def numbered(n, seed=0):
-    """n bytes where every 8 are their own offset, a letter per seed: two
-    bodies of one length differ in every piece."""
-    return b"".join(b"%c%06x\n" % (97 + seed, i & 0xFFFFFF) for i in range(n // 8 + 1))[:n]
-
-
-def cc(v):
-    return [("Cache-Control", v), ("Content-Type", "application/octet-stream")]
 
 
 def start(sws, o, params="mem_size=0", workers=1):
@@ -132,25 +122,7 @@ def test_a_100k_file_hit_makes_fewer_system_calls_than_nginx(sws, corigin, tmp_p
     n = 20
     ours, bodies = _count_calls(_worker(srv), srv.port, "/n/100k", n, srv.tmp)
     assert bodies == [body] * n
-    nd = tmp_path / "nginx"
-    nd.mkdir()
-    port = h.free_port()
-    (nd / "nginx.conf").write_text(NGINX_CONF % dict(tmp=nd, port=port, origin=o.addr))
-    p = subprocess.Popen([nginx, "-p", str(nd), "-c", str(nd / "nginx.conf")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        assert h.wait_for(lambda: (nd / "nginx.pid").exists() and h.port_open(port),
-                          timeout=10)
-        _keepalive_hits(port, "/c/100k", 2)
-        master = int((nd / "nginx.pid").read_text())
-        kids = subprocess.run(["pgrep", "-P", str(master)], capture_output=True,
-                              text=True).stdout.split()
-        wk = [int(k) for k in kids if b"worker" in open("/proc/%s/cmdline" % k, "rb").read()]
-        theirs, nbodies = _count_calls(wk[0], port, "/c/100k", n, nd)
-        assert nbodies == [body] * n
-    finally:
-        p.terminate()
-        p.wait(10)
+    theirs = nginx_hit_calls(nginx, o, "/c/100k", body, n, tmp_path)
     # nginx opens, stats, reads the header of and closes the file per hit
     assert "openat" in theirs or "open" in theirs, theirs
     assert _per_hit(ours, n) < _per_hit(theirs, n), (ours, theirs)
