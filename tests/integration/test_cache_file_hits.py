@@ -15,8 +15,8 @@ import pytest
 
 import swsharness as h
 from cacheorigin import LOG_FORMAT, corigin, entry_files, get, source  # noqa: F401
-from test_cache_large_hits import (_count_calls, _keepalive_hits, _per_hit, _worker, cc,
-                                   nginx_hit_calls, numbered)
+from test_cache_large_hits import (_count_calls, _keepalive_hits, _per_hit, _worker, _workers,
+                                   cc, nginx_hit_calls, numbered)
 
 KB = 1024
 
@@ -59,16 +59,6 @@ def cache_fds(pid, srv):
         if t.startswith(str(srv.tmp / "cache") + "/"):
             out.append(t)
     return out
-
-
-def workers(srv):
-    def cmdline(p):
-        try:
-            with open("/proc/%d/cmdline" % p, "rb") as f:
-                return f.read()
-        except OSError:
-            return b""
-    return [p for p in srv.children() if cmdline(p) and b"helper" not in cmdline(p)]
 
 
 @pytest.mark.parametrize("size", [13, 100 * KB])
@@ -220,7 +210,7 @@ def test_a_reload_leaves_no_descriptor_behind(sws, corigin):
     old = _worker(srv)
     assert len(cache_fds(old, srv)) == 3
     srv.signal(signal.SIGHUP)
-    assert h.wait_for(lambda: old not in srv.children() and len(workers(srv)) == 1, timeout=10)
+    assert h.wait_for(lambda: old not in srv.children() and len(_workers(srv)) == 1, timeout=10)
     for p in paths:
         assert get(srv, p)[1] == "HIT"
     new = _worker(srv)

@@ -209,7 +209,7 @@ def test_a_large_memory_hit_on_a_replaced_file_sends_its_own_body(sws, corigin):
     assert st == "HIT" and source(srv) == "memory" and r.body == body
 
 
-def _worker(srv):
+def _workers(srv):
     # a helper that has just exited (the cache loader) may not be reaped
     # yet: a zombie has an empty command line
     def cmdline(p):
@@ -218,7 +218,11 @@ def _worker(srv):
                 return f.read()
         except OSError:
             return b""
-    [w] = [p for p in srv.children() if cmdline(p) and b"helper" not in cmdline(p)]
+    return [p for p in srv.children() if cmdline(p) and b"helper" not in cmdline(p)]
+
+
+def _worker(srv):
+    [w] = _workers(srv)
     return w
 
 
