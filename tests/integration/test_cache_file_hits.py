@@ -15,8 +15,9 @@ import pytest
 
 import swsharness as h
 from cacheorigin import LOG_FORMAT, corigin, entry_files, get, source  # noqa: F401
-from test_cache_large_hits import (_count_calls, _keepalive_hits, _per_hit, _worker, _workers,
-                                   cc, nginx_hit_calls, numbered)
+from cacheorigin import start as cstart
+from test_cache_large_hits import (BIG, SlowClient, _count_calls, _keepalive_hits, _per_hit,
+                                   _worker, _workers, cc, nginx_hit_calls, numbered)
 
 KB = 1024
 
@@ -262,3 +263,34 @@ def test_a_stale_file_entry_is_revalidated_and_then_sent_from_the_new_file(sws, 
     assert st == "EXPIRED" and r.body == b
     r, st = get(srv, "/c/s")
     assert st == "HIT" and source(srv) == "file" and r.body == b
+
+
+def test_a_purge_while_a_slow_client_reads_a_file_hit(sws, corigin):
+    """The kept descriptor outlives a purge for the request sending from it:
+    the client gets the whole entry; then the file is closed."""
+    o = corigin()
+    body = numbered(BIG)
+    o.set("/c/slow", body=body, headers=cc("max-age=600"))
+    srv = start(sws, o)
+    get(srv, "/c/slow")
+    assert get(srv, "/c/slow")[1] == "HIT"
+    c = SlowClient(srv, "/c/slow", "slow")
+    c.read(64 * KB)
+    assert h.curl(srv.url("/c/slow"), method="PURGE").body == b"purged 1\n"
+    assert entry_files(srv) == []
+    # still open for the request sending from it, not for the cache
+    assert [t.endswith(" (deleted)") for t in cache_fds(_worker(srv), srv)] == [True]
+    assert c.rest() == body
+    assert h.wait_for(lambda: cache_fds(_worker(srv), srv) == [], timeout=5)
+
+
+def test_http2_file_hits(sws, corigin):
+    o = corigin()
+    body = numbered(300 * KB)
+    o.set("/c/h2", body=body, headers=cc("max-age=600"))
+    srv = cstart(sws, o, "mem_size=0", server="http2 on;")
+    get(srv, "/c/h2")
+    for _ in range(2):
+        r, st = get(srv, "/c/h2", prior_knowledge=True)
+        assert st == "HIT" and source(srv) == "file" and r.http_version == 3
+        assert r.body == body
