@@ -294,3 +294,27 @@ def test_http2_file_hits(sws, corigin):
         r, st = get(srv, "/c/h2", prior_knowledge=True)
         assert st == "HIT" and source(srv) == "file" and r.http_version == 3
         assert r.body == body
+
+
+def test_the_static_open_file_cache_does_not_push_entry_files_out(sws, corigin):
+    """Entry files are a kind of their own in the worker's open file cache:
+    open_file_cache max=1 churning through static files closes none."""
+    o = corigin()
+    srv = sws(http="""
+        proxy_cache_path @TMP@/cache keys_zone=c:1m mem_size=0;
+        open_file_cache max=1;
+        %s
+    """ % LOG_FORMAT, server="""
+        location /c/ {
+            proxy_pass http://%s;
+            proxy_cache c;
+            access_log @TMP@/cache.log cachelog;
+        }
+    """ % o.addr, files={"html/s%d.bin" % i: b"s" * (20 * KB) for i in range(4)})
+    for i in range(3):
+        o.set("/c/k%d" % i, body=numbered(64 * KB, i), headers=cc("max-age=600"))
+        get(srv, "/c/k%d" % i)
+        assert get(srv, "/c/k%d" % i)[1] == "HIT"
+    for i in range(4):
+        assert h.curl(srv.url("/s%d.bin" % i)).body == b"s" * (20 * KB)
+    assert len(cache_fds(_worker(srv), srv)) == 3
