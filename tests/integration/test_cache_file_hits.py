@@ -318,3 +318,23 @@ def test_the_static_open_file_cache_does_not_push_entry_files_out(sws, corigin):
     for i in range(4):
         assert h.curl(srv.url("/s%d.bin" % i)).body == b"s" * (20 * KB)
     assert len(cache_fds(_worker(srv), srv)) == 3
+
+
+@pytest.mark.parametrize("size", [100, 100 * KB])
+def test_a_hit_pipelined_behind_the_replacing_request_sends_the_new_file(sws, corigin, size):
+    """The request that replaces the entry and a hit after it in one write:
+    the worker answers the hit before inotify can tell it of the rename, so
+    only the index's record of the file says the kept one is the old."""
+    o = corigin()
+    srv = start(sws, o)
+    old, new = numbered(size, 6), numbered(size, 7)
+    o.set("/c/pl", body=old, headers=cc("max-age=600"))
+    get(srv, "/c/pl")
+    assert get(srv, "/c/pl")[0].body == old                 # kept open now
+    o.set("/c/pl", body=new, headers=cc("max-age=600"))
+    with h.Conn(srv.port) as c:
+        c.send(b"GET /c/pl HTTP/1.1\r\nHost: x\r\nCache-Control: no-cache\r\n\r\n"
+               b"GET /c/pl HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert c.read_response().body == new
+        assert c.read_response().body == new
+    assert o.count("/c/pl") == 2
