@@ -317,14 +317,23 @@ sws_ofc_expire_handler(sws_event_t *ev)
     sws_add_timer(&ofc.expire, 1000);
 }
 
+/* A module's own file and a location's at the same path are different
+ * entries: their hashes differ by this. */
+#define SWS_OFC_OWN_SALT  0x9e3779b9u
+
+static uint32_t
+sws_ofc_hash(const sws_str_t *path, unsigned own)
+{
+    return sws_hash_key(path->data, path->len) ^ (own ? SWS_OFC_OWN_SALT : 0);
+}
+
 static sws_ofc_entry_t *
-sws_ofc_lookup(const sws_str_t *path, uint32_t hash, const sws_http_symlinks_t *sl,
-    unsigned own)
+sws_ofc_lookup(const sws_str_t *path, uint32_t hash, const sws_http_symlinks_t *sl)
 {
     sws_ofc_entry_t *e;
 
     for (e = ofc.buckets[hash & (ofc.nbuckets - 1)]; e; e = e->hnext) {
-        if (e->hash == hash && e->path_len == path->len && e->own == own
+        if (e->hash == hash && e->path_len == path->len
             && e->symlinks.mode == sl->mode && e->symlinks.from == sl->from
             && memcmp(e->path, path->data, path->len) == 0)
         {
@@ -455,13 +464,13 @@ sws_ofc_still_valid(sws_ofc_entry_t *e, sws_msec_t now, sws_msec_t valid)
 /* The entry of path, found or made; uniq (an inode, 0: any): a cached
  * entry of another file is replaced. SWS_OK and f filled, or SWS_ERROR
  * with f->err. */
-static sws_int_t
+static inline __attribute__((always_inline)) sws_int_t
 sws_ofc_get(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
     int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path, unsigned own,
     uint64_t uniq, sws_http_file_t *f)
 {
     sws_msec_t       now = sws_current_msec();
-    uint32_t         hash = sws_hash_key(path->data, path->len);
+    uint32_t         hash = sws_ofc_hash(path, own);
     sws_ofc_entry_t *e, *old;
     sws_ofc_list_t  *list = &ofc.lists[own];
     sws_queue_t     *q;
@@ -475,9 +484,9 @@ sws_ofc_get(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t v
         ofc.inactive = conf->inactive;
     }
 
-    e = sws_ofc_lookup(path, hash, sl, own);
+    e = sws_ofc_lookup(path, hash, sl);
     if (e && ((uniq && (e->err || (uint64_t) e->ino != uniq))
-              || !sws_ofc_still_valid(e, now, valid)))
+              || (now - e->checked >= valid && !sws_ofc_still_valid(e, now, valid))))
     {
         sws_ofc_remove(e);
         e = NULL;
@@ -589,7 +598,7 @@ sws_http_file_forget(const sws_str_t *path)
     if (!ofc.ready) {
         return;
     }
-    e = sws_ofc_lookup(path, sws_hash_key(path->data, path->len), &sws_ofc_follow, 1);
+    e = sws_ofc_lookup(path, sws_ofc_hash(path, 1), &sws_ofc_follow);
     if (e) {
         sws_ofc_remove(e);
     }
@@ -620,7 +629,7 @@ sws_http_ofc_admits(const sws_http_ofc_conf_t *conf, sws_uint_t min_uses,
         return 1;
     }
     hash = sws_hash_key(path->data, path->len);
-    if (ofc.ready && sws_ofc_lookup(path, hash, sl, 0)) {
+    if (ofc.ready && sws_ofc_lookup(path, hash, sl)) {
         return 1;                      /* cached already */
     }
     if (sws_ofc_counters == NULL) {
