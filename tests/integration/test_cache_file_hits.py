@@ -338,3 +338,19 @@ def test_a_hit_pipelined_behind_the_replacing_request_sends_the_new_file(sws, co
         assert c.read_response().body == new
         assert c.read_response().body == new
     assert o.count("/c/pl") == 2
+
+
+def test_an_entry_the_manager_removes_is_closed_by_the_workers(sws, corigin):
+    """The cache manager (another process) unlinks an entry unused for
+    inactive: inotify tells the worker, which closes its kept file."""
+    o = corigin()
+    body = numbered(100 * KB)
+    o.set("/c/ev", body=body, headers=cc("max-age=600"))
+    srv = start(sws, o, "mem_size=0 inactive=2s")
+    get(srv, "/c/ev")
+    assert get(srv, "/c/ev")[1] == "HIT"
+    assert len(cache_fds(_worker(srv), srv)) == 1
+    assert h.wait_for(lambda: entry_files(srv) == [], timeout=10)
+    assert h.wait_for(lambda: cache_fds(_worker(srv), srv) == [], timeout=5)
+    r, st = get(srv, "/c/ev")
+    assert st == "MISS" and r.body == body
