@@ -11,7 +11,11 @@ the same commit: budgets only move down.
 
     bench/budget.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                     [--budgets bench/budgets] [--scenarios a,b] [--counts N1,N2]
-                    [--show-profile N]
+                    [--show-profile N] [--nginx]
+
+--nginx also measures nginx (bench/configs/nginx, the same scenarios,
+fragments and client) and prints its figure beside each, for comparison
+only: budgets are scalwsd's.
 
 Exit status: 0 within budget (or skipped, with the reason printed),
 1 over budget, 2 could not measure.
@@ -31,7 +35,7 @@ import backends                                             # noqa: E402
 import callgrind                                            # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from procs import Registry                                  # noqa: E402
-from servers import Scalwsd                                 # noqa: E402
+from servers import Nginx, Scalwsd                          # noqa: E402
 
 TOLERANCE = 0.03
 # As bench/run's callgrind part: 4,000 keep-alive requests between the two
@@ -88,6 +92,8 @@ def main(argv=None):
     p.add_argument("--show-profile", type=int, default=0, metavar="N",
                    help="print the N costliest functions per request of each scenario")
     p.add_argument("--cpu", type=int, default=0, help="the server's CPU (taskset)")
+    p.add_argument("--nginx", action="store_true",
+                   help="also measure nginx on the same scenarios (printed, not budgeted)")
     p.add_argument("--keep-tmp", action="store_true",
                    help="keep the temp dir (configurations, callgrind files) and print it")
     a = p.parse_args(argv)
@@ -130,6 +136,10 @@ def main(argv=None):
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"], **backend.placeholders))
                 res = callgrind.measure(reg, server, sc, rctx, os.path.join(tmp, "callgrind"),
                                         a.cpu, lambda m: None)
+                ngx = None
+                if a.nginx and Nginx().available() and "nginx" in sc.fragments:
+                    ngx = callgrind.measure(reg, Nginx(), sc, rctx, os.path.join(tmp, "callgrind"),
+                                            a.cpu, lambda m: None)
             except Exception as e:               # noqa: BLE001 (reported, the check fails)
                 failed.append("%s: %s: %s" % (name, type(e).__name__, e))
                 continue
@@ -142,6 +152,11 @@ def main(argv=None):
             print("instruction budgets: " + line, flush=True)
             for v, fn in res["profile"][:a.show_profile]:
                 print("    %8.1f  %s" % (v, fn))
+            if ngx:
+                print("instruction budgets: %-14s %8.0f instructions/request of nginx (%.2fx "
+                      "scalwsd's)" % (name, ngx["ir_per_req"], ngx["ir_per_req"] / got), flush=True)
+                for v, fn in ngx["profile"][:a.show_profile]:
+                    print("    %8.1f  %s" % (v, fn))
             if got > budget * (1 + TOLERANCE):
                 over.append("scenario %s: %.0f instructions/request, over its budget of %d "
                             "by more than %d %%" % (name, got, budget, TOLERANCE * 100))

@@ -257,6 +257,20 @@ SCENARIOS = [
         callgrind_counts=(1000, 3000),
     ),
     Scenario(
+        name="cache-hit-file",
+        path="/cache-file/x",
+        description="response cache hits of the 100 KiB object sent from the entry's file "
+                    "(scalwsd: mem_size=0, the file kept open by the worker; nginx reads "
+                    "every hit from its file, as in cache-hit-100k)",
+        expect_status=200,
+        expect_length=100 * 1024,
+        fragments={"scalwsd": "cache-file", "nginx": "cache", "floor": "100k"},
+        not_applicable={"h2o": "no cache configured in the bench",
+                        "lighttpd": "no cache configured in the bench"},
+        backend="origin",
+        callgrind_counts=(1000, 3000),
+    ),
+    Scenario(
         name="tls-h2-static-small",
         path="/hello.txt",
         description="small static file over TLS 1.3 + HTTP/2: GET /hello.txt (13 bytes), "

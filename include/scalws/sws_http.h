@@ -342,7 +342,12 @@ typedef struct {
     unsigned         is_file:1;
     unsigned         is_dir:1;
     unsigned         reserved_bits:30;
-    void            *reserved[4];
+    /* ABI 1.9 (from reserved), sws_http_open_cached() only: what the caller
+     * attached to this cached file (sws_http_file_attach), or NULL; and
+     * the core's cached file itself (not to be touched) */
+    void            *attached;
+    void            *cached;
+    void            *reserved[2];
 } sws_http_file_t;
 
 /*
@@ -362,6 +367,40 @@ sws_int_t sws_http_open_file(sws_http_request_t *r, const sws_str_t *path,
  */
 sws_int_t sws_http_file_info(sws_http_request_t *r, const sws_str_t *path,
     sws_http_file_t *f);
+
+/*
+ * ABI 1.9. A module's own file (a cache's entry) through the worker's open
+ * file cache, whatever the location's open_file_cache: the descriptor (or,
+ * for a small file, its bytes) stays open for the next requests while it is
+ * used within inactive, with at most max files in the worker's cache (its
+ * other users' count too), and goes at once when inotify reports a change
+ * to the file. It is never checked with stat(): the caller says which file
+ * it wants, by its inode (uniq; 0 takes what is there), and a cached
+ * descriptor of another file at the path (one replaced since) is closed and
+ * the path opened again. Symbolic links are followed. SWS_OK; SWS_DECLINED
+ * with f->err ESTALE when the file at the path is not uniq (it was replaced
+ * again: the caller's records are older than the file); SWS_ERROR with
+ * f->err. The descriptor and data stay valid until the request ends.
+ */
+typedef struct {
+    sws_uint_t       max;
+    sws_msec_t       inactive;
+    uint64_t         uniq;
+} sws_http_file_cache_t;
+
+sws_int_t sws_http_open_cached(sws_http_request_t *r, const sws_str_t *path,
+    const sws_http_file_cache_t *fc, sws_http_file_t *f);
+/* ABI 1.9. Keep data with the cached file f (sws_http_open_cached, none
+ * attached yet): later opens of the same file find it in f->attached, and
+ * done(data) is called when the file leaves the worker's cache (its last
+ * request over). State worth keeping as long as the descriptor (a cache
+ * entry's checked header). SWS_OK, or SWS_DECLINED (data not kept). */
+sws_int_t sws_http_file_attach(sws_http_file_t *f, void *data, void (*done)(void *data));
+/* ABI 1.9. The worker's cached descriptor of path (sws_http_open_cached)
+ * closed now, or when its last request is over: the caller removed or
+ * replaced the file and wants its space back without waiting for inotify
+ * (other workers' go when inotify tells them). */
+void      sws_http_file_forget(const sws_str_t *path);
 
 /* ---- the response ---------------------------------------------------- */
 

@@ -82,7 +82,12 @@
                                  request again, without validators);
                                  sws_http_upstream_cache_pass_range (a MISS
                                  sends the client's Range), sws_http_parse_range
-                                 and sws_http_range_t */
+                                 and sws_http_range_t;
+                                 a module's own files through the worker's
+                                 open file cache (sws_http_open_cached with
+                                 sws_http_file_cache_t, sws_http_file_attach,
+                                 sws_http_file_forget; sws_http_file_t's
+                                 attached and cached, from reserved) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

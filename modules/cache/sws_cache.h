@@ -174,6 +174,8 @@ struct sws_cache_node_s {
     time_t                 sie;
     sws_msec_t             lock_until;   /* a fill runs (monotonic ms); 0: none */
     uint64_t               fs_size;      /* the file's bytes (0: no file) */
+    uint64_t               uniq;         /* the file's inode (0: unknown): a worker's
+                                            cached descriptor is of this file */
     sws_cache_blob_t      *mem;          /* the entry's bytes in the zone, or NULL */
     uint32_t               uses;
     uint32_t               key_len;
@@ -210,6 +212,11 @@ typedef struct {
 #define SWS_CACHE_MEM_UNSET  ((size_t) -1)
 #define SWS_CACHE_MEM_SHARE  2
 
+/* open_files not given: entry files each worker keeps open (its open file
+ * cache), and how long one unused stays open */
+#define SWS_CACHE_OPEN_FILES     256
+#define SWS_CACHE_OPEN_INACTIVE  60000
+
 /* proxy_cache_path */
 typedef struct {
     sws_str_t              name;         /* keys_zone NAME */
@@ -220,6 +227,7 @@ typedef struct {
     time_t                 inactive;     /* seconds */
     size_t                 mem_size;     /* 0: no memory copies */
     size_t                 mem_max_object;
+    sws_uint_t             open_files;   /* entry files a worker keeps open; 0: none */
     sws_int_t              use_temp_path;
     sws_shm_zone_t        *zone;
     sws_slab_pool_t       *pool;
@@ -328,6 +336,9 @@ typedef struct {
     sws_cache_blob_t      *blob;         /* a memory copy held (released at the end) */
     u_char                *stored;       /* the file's header read (pool) */
     int                    fd;           /* the file, or -1 */
+    uint64_t               uniq;         /* the node's file (sws_cache_take_locked) */
+    const u_char          *fdata;        /* a cached file's bytes (fd -1), or NULL */
+    const sws_http_stored_head_t *prepared_head;  /* the entry's fields prepared once */
     sws_cache_entry_t      entry;
     off_t                  body_off;     /* where the body starts in blob or fd */
     /* the fill */
@@ -372,6 +383,7 @@ typedef struct {
     unsigned               head_update:1;    /* a HEAD for a stale entry: its 200 updates it */
     unsigned               unprepared:1;     /* not the memory copy's prepared head: entry is
                                                 an updated header, or extra fields go too */
+    unsigned               fd_cached:1;      /* fd is the open file cache's: not closed here */
 } sws_cache_ctx_t;
 
 extern sws_module_t sws_module;
@@ -395,6 +407,11 @@ void              sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_nod
 int               sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n,
     const u_char *data, size_t len);
 void              sws_cache_blob_release(sws_cache_path_t *p, sws_cache_blob_t *b);
+/* The fields of a checked entry prepared once for many answers
+ * (sws_http_stored_prepare) into head, with fields: room for nfields (a
+ * memory copy's, a cached file's). */
+void              sws_cache_entry_prepare(const sws_cache_entry_t *e,
+    sws_http_stored_head_t *head, sws_http_header_t *fields);
 /* PATH/c/ab/<32 hex> into buf (PATH_MAX); returns its length. */
 size_t            sws_cache_file_name(sws_cache_path_t *p, const u_char digest[16], char *buf,
     size_t size);
@@ -486,6 +503,20 @@ sws_int_t sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, con
 void      sws_cache_unlock(sws_cache_ctx_t *ctx);
 /* Open and check the entry's file; SWS_OK, SWS_DECLINED (none or bad). */
 sws_int_t sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+/* Read and check the header of the entry file fd of size bytes (into pool
+ * memory, *buf; data: the file's bytes, read already), of key: NULL, or
+ * why not (for the log). */
+const char *sws_cache_read_header(sws_pool_t *pool, int fd, const u_char *data, off_t size,
+    const sws_str_t *key, sws_cache_entry_t *e, u_char **buf);
+
+/* sws_cache_file.c */
+/* A fresh entry's file through the worker's open file cache, its header
+ * checked and prepared once per opening: ctx's entry, fd or fdata and
+ * prepared_head set. SWS_OK, or SWS_DECLINED (open it as before). */
+sws_int_t sws_cache_file_cached(sws_http_request_t *r, sws_cache_ctx_t *ctx);
+/* The worker's cached descriptor of the entry named by digest closed (the
+ * file was removed): its space is freed now. */
+void      sws_cache_file_forget(sws_cache_path_t *p, const u_char digest[16]);
 
 /* Of the siblings, the one whose ETag is etag, loaded as ctx's entry (its
  * file open) with ctx->vkey kept: SWS_OK, or SWS_DECLINED (none). */

@@ -139,7 +139,8 @@ sws_cache_skip(sws_cache_load_t *ld, const char *file, const char *why)
 
 /* Index one entry's file. */
 static void
-sws_cache_load_file(sws_cache_load_t *ld, const char *file, const char *base, off_t size)
+sws_cache_load_file(sws_cache_load_t *ld, const char *file, const char *base, off_t size,
+    uint64_t uniq)
 {
     sws_cache_path_t  *p = ld->p;
     sws_cache_entry_t  e;
@@ -214,6 +215,7 @@ sws_cache_load_file(sws_cache_load_t *ld, const char *file, const char *base, of
     n->swr = e.h.swr;
     n->sie = e.h.sie;
     n->fs_size = (uint64_t) size;
+    n->uniq = uniq;
     p->sh->fs_used += (uint64_t) size;
     p->sh->nentries++;
     if (m) {
@@ -265,7 +267,7 @@ sws_cache_load_dir(sws_cache_load_t *ld, char *dir, size_t len, sws_uint_t depth
         } else if (S_ISDIR(st.st_mode) && depth < 3 && ld->p->levels[depth]) {
             sws_cache_load_dir(ld, dir, len + 1 + strlen(de->d_name), depth + 1);
         } else if (S_ISREG(st.st_mode) && sws_cache_hex_name(de->d_name)) {
-            sws_cache_load_file(ld, dir, de->d_name, st.st_size);
+            sws_cache_load_file(ld, dir, de->d_name, st.st_size, (uint64_t) st.st_ino);
         } else {
             sws_cache_skip(ld, dir, "not a cache entry's name");
         }

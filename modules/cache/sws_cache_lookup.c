@@ -26,10 +26,10 @@ sws_cache_cleanup(void *data)
         sws_cache_blob_release(ctx->path, ctx->blob);
         ctx->blob = NULL;
     }
-    if (ctx->fd != -1) {
+    if (ctx->fd != -1 && !ctx->fd_cached) {
         close(ctx->fd);
-        ctx->fd = -1;
     }
+    ctx->fd = -1;
     if (ctx->tmp_fd != -1) {
         close(ctx->tmp_fd);
         ctx->tmp_fd = -1;
@@ -183,17 +183,62 @@ sws_cache_variant_key(sws_http_request_t *r, sws_cache_ctx_t *ctx, const u_char 
 
 /* ---- answering from an entry ---- */
 
+const char *
+sws_cache_read_header(sws_pool_t *pool, int fd, const u_char *data, off_t size,
+    const sws_str_t *key, sws_cache_entry_t *e, u_char **out)
+{
+    u_char      *buf;
+    ssize_t      n;
+    size_t       hl;
+    const char  *why;
+
+    if (data) {
+        buf = (u_char *) data;         /* the whole file, read already */
+        why = sws_cache_entry_parse(buf, (size_t) size, (uint64_t) size, e);
+        goto key;
+    }
+    buf = sws_pnalloc(pool, 4096);
+    if (buf == NULL) {
+        return "cannot be read (no memory)";
+    }
+    n = pread(fd, buf, 4096, 0);
+    if (n <= 0) {
+        return "cannot be read";
+    }
+    why = sws_cache_entry_parse(buf, (size_t) n, (uint64_t) size, e);
+    if (why && strcmp(why, "is truncated in its header") == 0
+        && e->h.header_len <= SWS_CACHE_MAX_HEADER + 2 * SWS_CACHE_MAX_KEY + 128)
+    {
+        hl = e->h.header_len;          /* read as far as the header says */
+        buf = sws_pnalloc(pool, hl);
+        if (buf == NULL || pread(fd, buf, hl, 0) != (ssize_t) hl) {
+            return "cannot be read";
+        }
+        why = sws_cache_entry_parse(buf, hl, (uint64_t) size, e);
+    }
+key:
+    if (why == NULL
+        && (e->h.key_len != key->len || memcmp(e->key, key->data, key->len) != 0))
+    {
+        why = "holds another key";
+    }
+    *out = buf;
+    return why;
+}
+
 /* The entry's file: opened and its header checked, kept in ctx. */
 sws_int_t
 sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     char          name[4096];
-    u_char       *buf;
-    ssize_t       n;
+    u_char       *buf = NULL;
     off_t         size;
     const char   *why;
 
     sws_cache_file_name(ctx->path, ctx->digest, name, sizeof(name));
+    ctx->fd_cached = 0;
+    ctx->fdata = NULL;
+    ctx->prepared_head = NULL;
     ctx->fd = open(name, O_RDONLY | O_CLOEXEC);
     if (ctx->fd == -1) {
         if (errno != ENOENT) {
@@ -202,32 +247,9 @@ sws_cache_open_file(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         return SWS_DECLINED;
     }
     size = lseek(ctx->fd, 0, SEEK_END);
-    buf = sws_pnalloc(sws_http_pool(r), 4096);
-    if (buf == NULL || size < 0) {
-        return SWS_DECLINED;
-    }
-    n = pread(ctx->fd, buf, 4096, 0);
-    if (n > 0) {
-        why = sws_cache_entry_parse(buf, (size_t) n, (uint64_t) size, &ctx->entry);
-        if (why && strcmp(why, "is truncated in its header") == 0
-            && ctx->entry.h.header_len <= SWS_CACHE_MAX_HEADER + 2 * SWS_CACHE_MAX_KEY + 128)
-        {
-            size_t  hl = ctx->entry.h.header_len;   /* read as far as the header says */
-
-            buf = sws_pnalloc(sws_http_pool(r), hl);
-            if (buf == NULL || pread(ctx->fd, buf, hl, 0) != (ssize_t) hl) {
-                return SWS_DECLINED;
-            }
-            why = sws_cache_entry_parse(buf, hl, (uint64_t) size, &ctx->entry);
-        }
-    } else {
-        why = "cannot be read";
-    }
-    if (why == NULL && (ctx->entry.h.key_len != ctx->vkey.len
-                        || memcmp(ctx->entry.key, ctx->vkey.data, ctx->vkey.len) != 0))
-    {
-        why = "holds another key";
-    }
+    why = size < 0 ? "cannot be read"
+                   : sws_cache_read_header(sws_http_pool(r), ctx->fd, NULL, size, &ctx->vkey,
+                                           &ctx->entry, &buf);
     if (why) {
         sws_log_error(SWS_LOG_ERR, sws_http_log(r), 0, "cache \"%.*s\": file \"%s\" %s: "
                       "not used", (int) ctx->path->name.len, ctx->path->name.data, name, why);
@@ -261,7 +283,7 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     sws_uint_t              n = 0, room;
     uint32_t                pos = 0;
     time_t                  age;
-    int                     prepared = ctx->blob && ctx->blob->head_off && !ctx->unprepared;
+    int                     prepared = ctx->prepared_head && !ctx->unprepared;
 
     /* a memory copy has its fields prepared; a file's are walked here (and
      * Age and this answer's own fields after them) */
@@ -288,10 +310,11 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (e->h.body_len) {
         b = &a->b;
         sws_memzero(b, sizeof(sws_buf_t));
-        if (ctx->blob) {
+        if (ctx->blob || ctx->fdata) {
             b->fd = -1;
             b->memory = 1;
-            b->start = b->pos = ctx->blob->data + ctx->body_off;
+            b->start = b->pos = (u_char *) (ctx->blob ? ctx->blob->data : ctx->fdata)
+                                + ctx->body_off;
             b->end = b->last = b->pos + e->h.body_len;
         } else {
             b->in_file = 1;
@@ -305,9 +328,7 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     }
     /* the fields stay where they are (the copy held, the pool) until the end */
     if (prepared) {
-        return sws_http_send_stored_head(r, e->h.status,
-                   (const sws_http_stored_head_t *) (ctx->blob->data + ctx->blob->head_off),
-                   &a->age, 1, cl);
+        return sws_http_send_stored_head(r, e->h.status, ctx->prepared_head, &a->age, 1, cl);
     }
     hs[n++] = a->age;
     if (ctx->nextra) {
@@ -323,6 +344,7 @@ static void
 sws_cache_take_locked(sws_cache_ctx_t *ctx, sws_cache_node_t *n)
 {
     memcpy(ctx->digest, n->digest, 16);
+    ctx->uniq = n->uniq;
     if (n->mem) {
         __atomic_add_fetch(&n->mem->refs, 1, __ATOMIC_SEQ_CST);
         ctx->blob = n->mem;
@@ -330,18 +352,23 @@ sws_cache_take_locked(sws_cache_ctx_t *ctx, sws_cache_node_t *n)
     }
 }
 
-/* After sws_cache_take_locked, without the lock: the entry in ctx->entry. */
+/* After sws_cache_take_locked, without the lock: the entry in ctx->entry.
+ * answer: it is only sent (a hit, or stale as it is), not revalidated. */
 static sws_int_t
-sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx, int answer)
 {
     const char *why;
 
     if (ctx->blob) {
-        if (ctx->status == SWS_CACHE_HIT || ctx->status == SWS_CACHE_UPDATING) {
+        if (answer && ctx->status != SWS_CACHE_STALE) {
             /* written by us into the zone: no need to check it again */
             sws_cache_entry_map(ctx->blob->data, ctx->blob->size, &ctx->entry);
             ctx->source = "memory";
             ctx->body_off = ctx->entry.h.header_len;
+            if (ctx->blob->head_off) {
+                ctx->prepared_head = (const sws_http_stored_head_t *)
+                                         (ctx->blob->data + ctx->blob->head_off);
+            }
             return SWS_OK;
         }
         /* stale: a revalidation needs its ETag, which the full read finds */
@@ -350,12 +377,22 @@ sws_cache_load(sws_http_request_t *r, sws_cache_ctx_t *ctx)
         if (why == NULL) {
             ctx->source = "memory";
             ctx->body_off = ctx->entry.h.header_len;
+            if (ctx->blob->head_off) {
+                ctx->prepared_head = (const sws_http_stored_head_t *)
+                                         (ctx->blob->data + ctx->blob->head_off);
+            }
             return SWS_OK;
         }
         sws_log_error(SWS_LOG_ALERT, sws_http_log(r), 0, "cache \"%.*s\": a memory copy %s",
                       (int) ctx->path->name.len, ctx->path->name.data, why);
         sws_cache_blob_release(ctx->path, ctx->blob);
         ctx->blob = NULL;
+    }
+    if (answer && ctx->uniq && ctx->path->open_files
+        && sws_cache_file_cached(r, ctx) == SWS_OK)
+    {
+        ctx->source = "file";
+        return SWS_OK;
     }
     if (sws_cache_open_file(r, ctx) != SWS_OK) {
         return SWS_DECLINED;
@@ -385,9 +422,13 @@ sws_cache_promote(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     {
         return;
     }
-    buf = sws_pnalloc(sws_http_pool(r), total);
-    if (buf == NULL || pread(ctx->fd, buf, total, 0) != (ssize_t) total) {
-        return;
+    if (ctx->fdata) {
+        buf = (u_char *) ctx->fdata;   /* the open file cache holds its bytes */
+    } else {
+        buf = sws_pnalloc(sws_http_pool(r), total);
+        if (buf == NULL || pread(ctx->fd, buf, total, 0) != (ssize_t) total) {
+            return;
+        }
     }
     sws_slab_lock(p->pool);
     n = sws_cache_node_find_locked(p, ctx->vkey.data, ctx->vkey.len);
@@ -770,7 +811,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     }
 
     /* stale: the entry stays at hand for a 304, or for an error */
-    if (sws_cache_load(r, ctx) != SWS_OK) {
+    if (sws_cache_load(r, ctx, 0) != SWS_OK) {
         ctx->have_stale = 0;
         ctx->status = SWS_CACHE_MISS;
         return SWS_UPSTREAM_CACHE_MISS;
@@ -805,7 +846,7 @@ sws_cache_decide(sws_http_request_t *r, sws_cache_ctx_t *ctx, int early)
     return SWS_UPSTREAM_CACHE_MISS;
 
 send:
-    if (sws_cache_load(r, ctx) != SWS_OK) {
+    if (sws_cache_load(r, ctx, 1) != SWS_OK) {
         ctx->status = SWS_CACHE_MISS;
         return early ? SWS_DECLINED : SWS_UPSTREAM_CACHE_MISS;
     }

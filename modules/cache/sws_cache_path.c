@@ -3,7 +3,7 @@
  *
  *   proxy_cache_path PATH keys_zone=NAME:SIZE [levels=1:2] [max_size=SIZE]
  *       [inactive=TIME] [use_temp_path=on|off] [mem_size=SIZE]
- *       [mem_max_object=SIZE];
+ *       [mem_max_object=SIZE] [open_files=N];
  *
  * The index is a slab zone (seen by every worker, kept across reloads) of
  * nodes found by key; the zone is keys_zone's SIZE plus mem_size, so the
@@ -174,6 +174,7 @@ sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     p->use_temp_path = 0;
     p->mem_max_object = 64 * 1024;
     p->mem_size = SWS_CACHE_MEM_UNSET;
+    p->open_files = SWS_CACHE_OPEN_FILES;
     p->file = sws_conf_file(cf);
     p->line = sws_conf_line(cf);
 
@@ -231,6 +232,12 @@ sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                 return "has an invalid mem_max_object (at most 64m)";
             }
             p->mem_max_object = (size_t) size;
+        } else if (sws_conf_param(a, "open_files=", &v)) {
+            size = sws_atoi(v.data, v.len);
+            if (size == SWS_ERROR || size > 65536) {
+                return "has an invalid open_files (a number up to 65536, 0: off)";
+            }
+            p->open_files = (sws_uint_t) size;
         } else {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "proxy_cache_path: unknown parameter "
                                "\"%.*s\"", (int) a->len, a->data);
@@ -275,7 +282,7 @@ sws_cache_path_directive(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     if (zname.data == NULL) {
         return SWS_CONF_ERROR;
     }
-    memcpy(zname.data, "cache1.", 7);
+    memcpy(zname.data, "cache2.", 7);
     memcpy(zname.data + 7, p->name.data, p->name.len);
     memcpy(zname.data + 7 + p->name.len, ".z", 2);
     sws_cache_path_initing = p;
@@ -354,6 +361,18 @@ sws_cache_mem_detach_locked(sws_cache_path_t *p, sws_cache_node_t *n)
     }
 }
 
+void
+sws_cache_entry_prepare(const sws_cache_entry_t *e, sws_http_stored_head_t *head,
+    sws_http_header_t *fields)
+{
+    uint32_t  pos = 0, i = 0;
+
+    while (i < e->h.nfields && sws_cache_entry_field(e, &pos, &fields[i].name, &fields[i].value)) {
+        i++;
+    }
+    sws_http_stored_prepare(head, fields, fields, i);
+}
+
 int
 sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_char *data,
     size_t len)
@@ -363,7 +382,6 @@ sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_ch
     sws_http_stored_head_t  *head;
     sws_http_header_t       *fields;
     size_t                   off;
-    uint32_t                 pos = 0, i = 0;
 
     sws_cache_mem_detach_locked(p, n);
     if (len > p->mem_max_object || p->sh->mem_used + len > p->mem_size) {
@@ -392,12 +410,7 @@ sws_cache_mem_attach_locked(sws_cache_path_t *p, sws_cache_node_t *n, const u_ch
     {
         head = (sws_http_stored_head_t *) (b->data + off);
         fields = (sws_http_header_t *) (head + 1);
-        while (i < e.h.nfields
-               && sws_cache_entry_field(&e, &pos, &fields[i].name, &fields[i].value))
-        {
-            i++;
-        }
-        sws_http_stored_prepare(head, fields, fields, i);
+        sws_cache_entry_prepare(&e, head, fields);
         b->head_off = (uint32_t) off;
     }
     n->mem = b;
@@ -457,19 +470,25 @@ sws_cache_node_remove_locked(sws_cache_path_t *p, sws_cache_node_t *n)
 size_t
 sws_cache_file_name(sws_cache_path_t *p, const u_char digest[16], char *buf, size_t size)
 {
-    u_char      hex[33];
+    u_char      hex[32];
     sws_uint_t  i, at = 32;
-    u_char     *b = (u_char *) buf, *last = (u_char *) buf + size - 1;
+    u_char     *b = (u_char *) buf;
 
+    /* every hit from a file names it: copies, no format */
+    if (p->path.len + 1 + 32 + 3 * 3 >= size) {
+        *b = '\0';
+        return 0;
+    }
     sws_hex_dump(hex, digest, 16);
-    hex[32] = '\0';
-    b = sws_slprintf(b, last, "%s", (char *) p->path.data);
+    b = sws_cpymem(b, p->path.data, p->path.len);
     /* nginx's layout: levels=1:2 takes the last character, then the two before it */
     for (i = 0; i < 3 && p->levels[i]; i++) {
         at -= (sws_uint_t) p->levels[i];
-        b = sws_slprintf(b, last, "/%.*s", (int) p->levels[i], (char *) hex + at);
+        *b++ = '/';
+        b = sws_cpymem(b, hex + at, p->levels[i]);
     }
-    b = sws_slprintf(b, last, "/%s", (char *) hex);
+    *b++ = '/';
+    b = sws_cpymem(b, hex, 32);
     *b = '\0';
     return (size_t) (b - (u_char *) buf);
 }

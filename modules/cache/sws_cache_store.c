@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sws_cache.h"
 
 /* Fields an entry does not keep: this response's framing, what the core
@@ -338,7 +339,8 @@ sws_cache_store_body(sws_http_request_t *r, void *data, const u_char *p, size_t 
 
 /* Put the finished entry (file renamed into place) in the index. */
 static void
-sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, uint64_t total)
+sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, uint64_t total,
+    uint64_t uniq)
 {
     sws_cache_path_t  *p = ctx->path;
     sws_cache_node_t  *n, *m = NULL;
@@ -404,6 +406,7 @@ sws_cache_index(sws_http_request_t *r, sws_cache_ctx_t *ctx, const char *name, u
     n->swr = ctx->fh.swr;
     n->sie = ctx->fh.sie;
     n->fs_size = total;
+    n->uniq = uniq;
     n->uses = 0;
     n->last_access = sws_time_sec();
     p->sh->fs_used += total;
@@ -495,23 +498,29 @@ sws_cache_move_in(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 sws_int_t
 sws_cache_commit(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
-    char      name[4096];
-    uint64_t  total = ctx->head_len + ctx->body_len;
+    char         name[4096];
+    uint64_t     total = ctx->head_len + ctx->body_len;
+    struct stat  st;
 
     sws_cache_digest(ctx->vkey.data, ctx->vkey.len, ctx->digest);
     sws_cache_file_name(ctx->path, ctx->digest, name, sizeof(name));
     if (sws_cache_make_dirs(ctx->path, name, sws_http_log(r)) != SWS_OK) {
         return SWS_ERROR;
     }
-    if (rename((char *) ctx->tmp_name.data, name) == -1
+    /* the inode the index records (sws_cache_file.c): the temp file's,
+     * which no one else renames */
+    st.st_ino = 0;
+    if ((stat((char *) ctx->tmp_name.data, &st) == -1
+         || rename((char *) ctx->tmp_name.data, name) == -1)
         && (errno != EXDEV || sws_cache_move_in(r, ctx) != SWS_OK
+            || stat((char *) ctx->tmp_name.data, &st) == -1
             || rename((char *) ctx->tmp_name.data, name) == -1))
     {
         sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "rename(\"%s\", \"%s\") failed",
                       ctx->tmp_name.data, name);
         return SWS_ERROR;
     }
-    sws_cache_index(r, ctx, name, total);
+    sws_cache_index(r, ctx, name, total, (uint64_t) st.st_ino);
     return SWS_OK;
 }
 
@@ -872,6 +881,7 @@ sws_cache_drop_node_locked(sws_cache_path_t *p, sws_cache_node_t *n)
     if (n->exists) {
         sws_cache_file_name(p, n->digest, name, sizeof(name));
         unlink(name);
+        sws_cache_file_forget(p, n->digest);    /* its space back now */
         removed++;
     }
     sws_cache_node_remove_locked(p, n);

@@ -1,4 +1,5 @@
 /* The per-worker open file cache (see sws_http_open_file_cache.h). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -27,21 +28,30 @@ struct sws_ofc_entry_s {
     sws_msec_t          used;
     sws_msec_t          checked;
     u_char             *data;
+    void               *attached;     /* a module's (sws_http_file_attach) */
+    void              (*attached_done)(void *data);
     sws_str_t           etag;
     u_char              etag_buf[SWS_HTTP_ETAG_LEN];
     unsigned            is_file:1;
     unsigned            is_dir:1;
     unsigned            dead:1;       /* out of the cache, freed at refs 0 */
+    unsigned            own:1;        /* a module's own file (sws_http_open_cached) */
     sws_http_symlinks_t symlinks;     /* part of the key: how it was opened */
     size_t              path_len;
     u_char              path[];
 };
 
+/* The entries of the locations' files, or of modules' own: each kind has
+ * its own max, so that one does not push the other out. */
+typedef struct {
+    sws_queue_t         lru;          /* most recently used at the head */
+    sws_uint_t          count;
+} sws_ofc_list_t;
+
 static struct {
     sws_ofc_entry_t   **buckets;
     sws_uint_t          nbuckets;
-    sws_uint_t          count;
-    sws_queue_t         lru;
+    sws_ofc_list_t      lists[2];     /* by own */
     sws_rbtree_t        wds;
     sws_rbtree_node_t   sentinel;
     int                 inotify_fd;
@@ -52,6 +62,8 @@ static struct {
 } ofc;
 
 static u_char sws_ofc_empty[1];
+
+#define SWS_MSEC_NEVER  INT64_MAX      /* a valid time that never ends */
 
 static void sws_ofc_inotify_handler(sws_event_t *ev);
 static void sws_ofc_expire_handler(sws_event_t *ev);
@@ -77,7 +89,7 @@ sws_ofc_shutdown(sws_connection_t *c)
 static sws_int_t
 sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
 {
-    sws_uint_t n = 64;
+    sws_uint_t n = 1024;              /* the default max's, whoever comes first */
 
     while (n < conf->max) {
         n <<= 1;
@@ -87,7 +99,8 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
         return SWS_ERROR;
     }
     ofc.nbuckets = n;
-    sws_queue_init(&ofc.lru);
+    sws_queue_init(&ofc.lists[0].lru);
+    sws_queue_init(&ofc.lists[1].lru);
     sws_rbtree_init(&ofc.wds, &ofc.sentinel, sws_rbtree_insert_value);
     ofc.inactive = conf->inactive;
 
@@ -129,6 +142,9 @@ sws_ofc_free(sws_ofc_entry_t *e)
     }
     if (e->data && e->data != sws_ofc_empty) {
         free(e->data);
+    }
+    if (e->attached) {
+        e->attached_done(e->attached);
     }
     free(e);
 }
@@ -186,7 +202,7 @@ sws_ofc_remove(sws_ofc_entry_t *e)
     }
     sws_queue_remove(&e->lru);
     sws_ofc_unwatch(e);
-    ofc.count--;
+    ofc.lists[e->own].count--;
     e->dead = 1;
     if (e->refs == 0) {
         sws_ofc_free(e);
@@ -283,19 +299,32 @@ sws_ofc_expire_handler(sws_event_t *ev)
     sws_msec_t       now = sws_current_msec();
     sws_queue_t     *q;
     sws_ofc_entry_t *e;
+    sws_uint_t       i;
 
     if (sws_exiting) {
         return;
     }
-    while (!sws_queue_empty(&ofc.lru)) {
-        q = sws_queue_last(&ofc.lru);
-        e = sws_queue_data(q, sws_ofc_entry_t, lru);
-        if (now - e->used < ofc.inactive) {
-            break;
+    for (i = 0; i < 2; i++) {
+        while (!sws_queue_empty(&ofc.lists[i].lru)) {
+            q = sws_queue_last(&ofc.lists[i].lru);
+            e = sws_queue_data(q, sws_ofc_entry_t, lru);
+            if (now - e->used < ofc.inactive) {
+                break;
+            }
+            sws_ofc_remove(e);
         }
-        sws_ofc_remove(e);
     }
     sws_add_timer(&ofc.expire, 1000);
+}
+
+/* A module's own file and a location's at the same path are different
+ * entries: their hashes differ by this. */
+#define SWS_OFC_OWN_SALT  0x9e3779b9u
+
+static uint32_t
+sws_ofc_hash(const sws_str_t *path, unsigned own)
+{
+    return sws_hash_key(path->data, path->len) ^ (own ? SWS_OFC_OWN_SALT : 0);
 }
 
 static sws_ofc_entry_t *
@@ -432,13 +461,18 @@ sws_ofc_still_valid(sws_ofc_entry_t *e, sws_msec_t now, sws_msec_t valid)
     return 1;
 }
 
-sws_int_t
-sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
-    int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path, sws_http_file_t *f)
+/* The entry of path, found or made; uniq (an inode, 0: any): a cached
+ * entry of another file is replaced. SWS_OK and f filled, or SWS_ERROR
+ * with f->err. */
+static inline __attribute__((always_inline)) sws_int_t
+sws_ofc_get(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
+    int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path, unsigned own,
+    uint64_t uniq, sws_http_file_t *f)
 {
     sws_msec_t       now = sws_current_msec();
-    uint32_t         hash = sws_hash_key(path->data, path->len);
+    uint32_t         hash = sws_ofc_hash(path, own);
     sws_ofc_entry_t *e, *old;
+    sws_ofc_list_t  *list = &ofc.lists[own];
     sws_queue_t     *q;
     int              err = 0;
 
@@ -451,7 +485,9 @@ sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_ms
     }
 
     e = sws_ofc_lookup(path, hash, sl);
-    if (e && !sws_ofc_still_valid(e, now, valid)) {
+    if (e && ((uniq && (e->err || (uint64_t) e->ino != uniq))
+              || (now - e->checked >= valid && !sws_ofc_still_valid(e, now, valid))))
+    {
         sws_ofc_remove(e);
         e = NULL;
     }
@@ -463,19 +499,21 @@ sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_ms
             return SWS_ERROR;
         }
         e->checked = now;
-        /* Make room: the least recently used entries nobody is using. */
-        while (ofc.count >= conf->max && !sws_queue_empty(&ofc.lru)) {
-            q = sws_queue_last(&ofc.lru);
+        e->own = own;
+        /* Make room: the least recently used entries of the kind (those in
+         * use are freed when their requests are over). */
+        while (list->count >= conf->max && !sws_queue_empty(&list->lru)) {
+            q = sws_queue_last(&list->lru);
             old = sws_queue_data(q, sws_ofc_entry_t, lru);
             sws_ofc_remove(old);
         }
         e->hnext = ofc.buckets[hash & (ofc.nbuckets - 1)];
         ofc.buckets[hash & (ofc.nbuckets - 1)] = e;
-        sws_queue_insert_head(&ofc.lru, &e->lru);
-        ofc.count++;
+        sws_queue_insert_head(&list->lru, &e->lru);
+        list->count++;
     } else {
         sws_queue_remove(&e->lru);
-        sws_queue_insert_head(&ofc.lru, &e->lru);
+        sws_queue_insert_head(&list->lru, &e->lru);
     }
     e->used = now;
 
@@ -495,7 +533,75 @@ sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_ms
     f->is_dir = e->is_dir;
     f->etag = e->is_file ? &e->etag : NULL;
     f->data = e->data;
+    f->attached = e->attached;
+    f->cached = e;
     return SWS_OK;
+}
+
+sws_int_t
+sws_http_ofc_open(sws_http_request_t *r, const sws_http_ofc_conf_t *conf, sws_msec_t valid,
+    int cache_errors, const sws_http_symlinks_t *sl, const sws_str_t *path, sws_http_file_t *f)
+{
+    return sws_ofc_get(r, conf, valid, cache_errors, sl, path, 0, 0, f);
+}
+
+/* ---- a module's own files (sws_http_open_cached) ---- */
+
+static const sws_http_symlinks_t  sws_ofc_follow = { SWS_HTTP_SYMLINKS_OFF, 0 };
+
+sws_int_t
+sws_http_open_cached(sws_http_request_t *r, const sws_str_t *path,
+    const sws_http_file_cache_t *fc, sws_http_file_t *f)
+{
+    sws_http_ofc_conf_t  conf;
+    sws_ofc_entry_t     *e;
+
+    sws_memzero(f, sizeof(*f));
+    f->fd = -1;
+    conf.max = fc->max ? fc->max : 1;
+    conf.inactive = fc->inactive;
+    /* never stat()ed: the caller's uniq says whether it is still the file */
+    if (sws_ofc_get(r, &conf, SWS_MSEC_NEVER, 0, &sws_ofc_follow, path, 1, fc->uniq, f)
+        != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    e = f->cached;
+    if (fc->uniq && (uint64_t) e->ino != fc->uniq) {
+        /* replaced again since the caller looked: its entry stays (it is
+         * the file at the path now), this request does not take it */
+        f->err = ESTALE;
+        return SWS_DECLINED;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_file_attach(sws_http_file_t *f, void *data, void (*done)(void *data))
+{
+    sws_ofc_entry_t *e = f->cached;
+
+    if (e == NULL || e->attached || e->dead) {
+        return SWS_DECLINED;
+    }
+    e->attached = data;
+    e->attached_done = done;
+    f->attached = data;
+    return SWS_OK;
+}
+
+void
+sws_http_file_forget(const sws_str_t *path)
+{
+    sws_ofc_entry_t *e;
+
+    if (!ofc.ready) {
+        return;
+    }
+    e = sws_ofc_lookup(path, sws_ofc_hash(path, 1), &sws_ofc_follow);
+    if (e) {
+        sws_ofc_remove(e);
+    }
 }
 
 

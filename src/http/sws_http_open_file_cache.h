@@ -3,7 +3,9 @@
  * contents of small files, keyed by path. Entries are dropped when inotify
  * reports a change to the file (at once), when open_file_cache_valid has
  * passed since the last check and a stat shows a change, or when unused for
- * `inactive`. One cache per worker, shared by the locations that enable it.
+ * `inactive`. One cache per worker, shared by the locations that enable it
+ * and by modules for their own files (sws_http_open_cached: the cache's
+ * entry files, checked by the inode the caller expects instead of stat).
  */
 #ifndef SWS_HTTP_OPEN_FILE_CACHE_H
 #define SWS_HTTP_OPEN_FILE_CACHE_H

@@ -209,7 +209,7 @@ def test_a_large_memory_hit_on_a_replaced_file_sends_its_own_body(sws, corigin):
     assert st == "HIT" and source(srv) == "memory" and r.body == body
 
 
-def _worker(srv):
+def _workers(srv):
     # a helper that has just exited (the cache loader) may not be reaped
     # yet: a zombie has an empty command line
     def cmdline(p):
@@ -218,7 +218,11 @@ def _worker(srv):
                 return f.read()
         except OSError:
             return b""
-    [w] = [p for p in srv.children() if cmdline(p) and b"helper" not in cmdline(p)]
+    return [p for p in srv.children() if cmdline(p) and b"helper" not in cmdline(p)]
+
+
+def _worker(srv):
+    [w] = _workers(srv)
     return w
 
 
@@ -298,6 +302,33 @@ http { access_log off; sendfile on;
 """
 
 
+def nginx_hit_calls(nginx, o, path, body, n, tmp_path):
+    """nginx's system calls ({name: count}) while n keep-alive hits of path
+    (cached from o, answering body) are answered, as _count_calls counts
+    ours: nginx in front of o with its default file cache (NGINX_CONF)."""
+    nd = tmp_path / "nginx"
+    nd.mkdir()
+    port = h.free_port()
+    (nd / "nginx.conf").write_text(NGINX_CONF % dict(tmp=nd, port=port, origin=o.addr))
+    p = subprocess.Popen([nginx, "-p", str(nd), "-c", str(nd / "nginx.conf")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert h.wait_for(lambda: (nd / "nginx.pid").exists() and h.port_open(port),
+                          timeout=10)
+        _keepalive_hits(port, path, 2)                 # the fill, then a hit
+        master = int((nd / "nginx.pid").read_text())
+        kids = subprocess.run(["pgrep", "-P", str(master)], capture_output=True,
+                              text=True).stdout.split()
+        workers = [int(k) for k in kids
+                   if b"worker" in open("/proc/%s/cmdline" % k, "rb").read()]
+        theirs, nbodies = _count_calls(workers[0], port, path, n, nd)
+        assert nbodies == [body] * n
+    finally:
+        p.terminate()
+        p.wait(10)
+    return theirs
+
+
 @pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 def test_a_large_memory_hit_makes_no_more_system_calls_than_nginx(sws, corigin, tmp_path):
     o = corigin()
@@ -326,24 +357,5 @@ def test_a_large_memory_hit_makes_no_more_system_calls_than_nginx(sws, corigin, 
     if nginx is None:
         assert total <= 4, ours             # recv, the write, a wait (nginx 1.22: 8)
         return
-    nd = tmp_path / "nginx"
-    nd.mkdir()
-    port = h.free_port()
-    (nd / "nginx.conf").write_text(NGINX_CONF % dict(tmp=nd, port=port, origin=o.addr))
-    p = subprocess.Popen([nginx, "-p", str(nd), "-c", str(nd / "nginx.conf")],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        assert h.wait_for(lambda: (nd / "nginx.pid").exists() and h.port_open(port),
-                          timeout=10)
-        _keepalive_hits(port, "/c/100k", 2)            # the fill, then a hit
-        master = int((nd / "nginx.pid").read_text())
-        kids = subprocess.run(["pgrep", "-P", str(master)], capture_output=True,
-                              text=True).stdout.split()
-        workers = [int(k) for k in kids
-                   if b"worker" in open("/proc/%s/cmdline" % k, "rb").read()]
-        theirs, nbodies = _count_calls(workers[0], port, "/c/100k", n, nd)
-        assert nbodies == [body] * n
-    finally:
-        p.terminate()
-        p.wait(10)
+    theirs = nginx_hit_calls(nginx, o, "/c/100k", body, n, tmp_path)
     assert total <= _per_hit(theirs, n), (ours, theirs)

@@ -1,0 +1,4 @@
+        location /cache-file {
+            proxy_pass http://origin;
+            proxy_cache benchfile;
+        }
