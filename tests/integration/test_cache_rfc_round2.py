@@ -537,9 +537,11 @@ def test_heuristic_freshness_off_and_behind_explicit_and_configured(sws, corigin
     assert twice(srv, "/c/h1") == ("MISS", "MISS")
     srv2 = start(sws, o)
     assert twice(srv2, "/c/h2") == ("MISS", "MISS")           # explicit wins
-    srv3 = start(sws, o, loc="proxy_cache_valid 200 1s;")     # configured wins
+    # configured wins (2 s: ages are whole seconds, 1 s could end between
+    # the two requests)
+    srv3 = start(sws, o, loc="proxy_cache_valid 200 2s;")
     assert twice(srv3, "/c/h1") == ("MISS", "HIT")
-    time.sleep(1.1)
+    time.sleep(2.1)
     assert get(srv3, "/c/h1")[1] == "REVALIDATED"
 
 
