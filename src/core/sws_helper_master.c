@@ -73,6 +73,12 @@ struct sws_helper_proc_s {
     unsigned            killed:1;
     unsigned            ready:1;    /* the running process became ready */
     unsigned            timed_out:1; /* stopped for not becoming ready: a failure */
+    unsigned            retiring:1; /* dropped by a reload, running until a helper of
+                                       its slot is ready (sws_helper_set_slot) */
+    char                slot[SWS_HELPER_SLOT_MAX];
+    /* a unix path the program listens on itself (its ready probe): the
+     * file a dead process left goes when the helper does */
+    char                probe_path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
     sws_helper_out_t    out[2];     /* stdout, stderr */
 
     int                 sock;       /* the handed-off listening socket, -1 */
@@ -350,6 +356,25 @@ sws_helper_stale_path(const struct sockaddr_storage *sa, socklen_t len)
 }
 
 
+/* The socket file of a program that listened on its own unix path, when
+ * nobody listens there any more. */
+static void
+sws_helper_unlink_probe(sws_helper_proc_t *p)
+{
+    struct sockaddr_un  sa;
+
+    if (p->probe_path[0] == '\0' || p->pid != 0) {
+        return;
+    }
+    sws_memzero(&sa, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, p->probe_path, sizeof(sa.sun_path));
+    if (sws_helper_stale_path((struct sockaddr_storage *) &sa, sizeof(sa))) {
+        (void) unlink(p->probe_path);
+    }
+}
+
+
 static sws_int_t
 sws_helper_socket_open(sws_cycle_t *cycle, sws_helper_proc_t *p)
 {
@@ -476,6 +501,33 @@ sws_helper_check_ready(sws_helper_proc_t *p)
 }
 
 
+static void sws_helper_stop(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t timeout);
+
+/* p, of a slot, is ready: the processes it replaces (a reload dropped
+ * their helpers) stop now. Its ready callback came first: an application
+ * takes the old process out of its server list before it goes. */
+static void
+sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    sws_helper_proc_t  *q;
+
+    if (p->slot[0] == '\0') {
+        return;
+    }
+    for (q = sws_helper_procs; q; q = q->next) {
+        if (q != p && q->retiring && q->state == SWS_HELPER_RUNNING
+            && strcmp(q->slot, p->slot) == 0)
+        {
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
+                          "replaced by helper \"%s\": stopping it", q->name, (long) q->pid,
+                          p->name);
+            q->retiring = 0;
+            sws_helper_stop(cycle, q, q->stop_timeout);
+        }
+    }
+}
+
+
 static void
 sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
 {
@@ -487,6 +539,7 @@ sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
     if (p->def->on_ready != NULL) {
         p->def->on_ready(p->def, p->pid, p->def->cb_data);
     }
+    sws_helper_retire(cycle, p);
 }
 
 
@@ -516,6 +569,11 @@ sws_helper_adopt(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_helper_t *h)
     }
     p->def = h;
     p->successor = NULL;
+    p->retiring = 0;
+    snprintf(p->slot, sizeof(p->slot), "%s", h->slot.data ? (char *) h->slot.data : "");
+    snprintf(p->probe_path, sizeof(p->probe_path), "%s",
+             h->probe.data != NULL && h->probe_sa.ss_family == AF_UNIX
+             ? ((struct sockaddr_un *) &h->probe_sa)->sun_path : "");
     p->stop_signal = h->stop_signal;
     p->stop_timeout = h->stop_timeout;
     p->backoff = h->backoff_first;
@@ -548,6 +606,12 @@ sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
             goto failed;
         }
         sws_helper_queue_probe(cycle, p);
+    } else if (p->def->probe.data != NULL && p->def->probe_sa.ss_family == AF_UNIX
+               && sws_helper_stale_path(&p->def->probe_sa, p->def->probe_salen))
+    {
+        /* A program that binds its own unix socket (node's listen(path))
+         * fails on the file a dead process left. */
+        (void) unlink(((struct sockaddr_un *) &p->def->probe_sa)->sun_path);
     }
     if (pipe2(out, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "pipe2() failed for helper \"%s\"",
@@ -725,6 +789,7 @@ sws_helper_remove(sws_helper_proc_t *p)
     }
     sws_helper_socket_close(p, 1);
     sws_helper_probe_close(p);
+    sws_helper_unlink_probe(p);
     free(p->signature);
     free(p);
 }
@@ -756,7 +821,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     sws_helper_t       *cb;
     sws_helper_exit_t   ex;
     sws_msec_t          now = sws_helper_now();
-    int                 failed, timed_out;
+    int                 failed, timed_out, drop = 0;
 
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->pid == pid
@@ -823,6 +888,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     }
 
     p->state = SWS_HELPER_IDLE;
+    drop = p->def == NULL;
     failed = timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (sws_helpers_stopped || p->def == NULL
         || p->def->restart == SWS_HELPER_RESTART_NEVER
@@ -844,6 +910,9 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
 done:
     if (cb != NULL && cb->on_exit != NULL) {
         cb->on_exit(cb, &ex, cb->cb_data);
+    }
+    if (drop) {
+        sws_helper_remove(p);          /* a dropped helper's process ended by itself */
     }
     return 1;
 }
@@ -945,6 +1014,26 @@ sws_helper_find(sws_array_t *defs, const char *name)
 }
 
 
+/* Whether a helper of defs has this slot. */
+static int
+sws_helper_slot_taken(sws_array_t *defs, const char *slot)
+{
+    sws_helper_t  **hp;
+    sws_uint_t      i;
+
+    if (defs == NULL) {
+        return 0;
+    }
+    hp = defs->elts;
+    for (i = 0; i < defs->nelts; i++) {
+        if (hp[i]->slot.data != NULL && strcmp((char *) hp[i]->slot.data, slot) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 void
 sws_helpers_reload(sws_cycle_t *cycle)
 {
@@ -962,9 +1051,16 @@ sws_helpers_reload(sws_cycle_t *cycle)
         p->def = NULL;
         p->successor = NULL;
         p->timed_out = 0;          /* a stop by this reload is no failed start */
+        p->retiring = 0;
 
         if (h == NULL) {
-            if (p->state == SWS_HELPER_RUNNING) {
+            p->retiring = p->state == SWS_HELPER_RUNNING && p->ready && p->slot[0] != '\0'
+                          && sws_helper_slot_taken(defs, p->slot);
+            if (p->retiring) {
+                sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
+                              "configured: kept until its slot's new helper is ready",
+                              p->name);
+            } else if (p->state == SWS_HELPER_RUNNING) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
                               "configured: stopping it", p->name);
                 sws_helper_stop(cycle, p, p->stop_timeout);
@@ -1014,6 +1110,13 @@ sws_helpers_reload(sws_cycle_t *cycle)
             sws_helper_spawn(cycle, p);
         }
     }
+    /* A slot whose kept process is ready already (a reload back to it)
+     * needs none of the others. */
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->def != NULL && p->ready && p->state == SWS_HELPER_RUNNING) {
+            sws_helper_retire(cycle, p);
+        }
+    }
 }
 
 
@@ -1040,6 +1143,7 @@ sws_helpers_free(void)
 
     for (p = sws_helper_procs; p; p = p->next) {
         sws_helper_socket_close(p, 1);          /* the master's: unlinked */
+        sws_helper_unlink_probe(p);
     }
     sws_helpers_close_pipes();
     for (p = sws_helper_procs; p; p = next) {
