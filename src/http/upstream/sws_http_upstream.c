@@ -193,7 +193,7 @@ sws_http_upstream_start(sws_http_request_t *r)
     sws_int_t            rc;
 
     if (u == NULL || (u->us == NULL && u->rname.len == 0)
-        || (u->us && u->us->npeers == 0 && u->us->resolving == NULL))
+        || (u->us && u->us->npeers == 0 && u->us->resolving == NULL && !u->us->app))
     {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
