@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  8      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  9      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -71,7 +71,11 @@
                                  sws_keyed_zone_type); sws_status_slot
                                  (a module's per-worker counters); a
                                  cache's figures (sws_http_cache_stats,
-                                 _stats_register) */
+                                 _stats_register);
+                                 1.9: managed applications (sws_app.h: sws_app_add,
+                                 _entry, _set_program, _add_arg, _add_socket_arg,
+                                 _set_socket_env, _set_env, _done, _name, _root,
+                                 _env_set) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

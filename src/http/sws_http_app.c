@@ -1,0 +1,625 @@
+/*
+ * Managed applications (<scalws/sws_app.h>): an application's block read
+ * into a definition, then declared as one helper process per slot, each on
+ * a unix socket of its own, behind an upstream group of the application's
+ * name with room for run-time servers only.
+ *
+ * The helpers' names carry a hash of the whole definition,
+ * "NAME-1a2b3c4d.K": a reload with the same block declares the same names
+ * and the core keeps the processes; a changed block declares new names and
+ * new sockets, and the slot ("NAME.K", sws_helper_set_slot) keeps each old
+ * process running until its new one is ready. The ready callback of a
+ * process puts its socket in the group and takes out the old process of
+ * its slot; the exit callback takes it out again. Both run in the master.
+ */
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "sws_http_upstream.h"
+#include "sws_helper_internal.h"
+#include "sws_core_module.h"
+
+#define SWS_APP_NAME_MAX       16
+#define SWS_APP_PROCESSES_MAX  64
+#define SWS_APP_START_TIMEOUT  30000
+#define SWS_APP_STOP_TIMEOUT   10000
+
+struct sws_app_s {
+    sws_str_t           name;
+    const char         *kind;
+    const char         *file;
+    sws_uint_t          line;
+    sws_pool_t         *pool;
+
+    sws_str_t           root;            /* absolute; empty: none */
+    sws_uint_t          processes;       /* 0: not set (1) */
+    sws_array_t         env;             /* sws_str_t pairs: the block's */
+    sws_array_t         module_env;      /* sws_str_t pairs: the module's */
+    sws_str_t           user;
+    sws_str_t           group;
+    sws_str_t           run_dir;         /* absolute */
+    sws_msec_t          start_timeout;
+    sws_msec_t          stop_timeout;
+
+    sws_str_t           program;
+    sws_array_t         args;            /* sws_app_arg_t */
+    sws_str_t           socket_env;      /* empty: none */
+    unsigned            done:1;
+};
+
+typedef struct {
+    sws_str_t           text;            /* the argument, or the prefix of */
+    unsigned            socket:1;        /* ... the socket path */
+} sws_app_arg_t;
+
+/* What the callbacks of one process need (the configuration's pool). */
+typedef struct {
+    sws_str_t           group;
+    sws_str_t           addr;            /* "unix:/run/NAME-1a2b3c4d.0.sock" */
+    sws_str_t           prefix;          /* "unix:/run/NAME-": this application's */
+    sws_str_t           suffix;          /* ".0.sock": this slot's */
+} sws_app_proc_t;
+
+
+sws_app_t *
+sws_app_add(sws_conf_t *cf, const sws_str_t *name, const char *kind)
+{
+    sws_app_t   *app;
+    sws_uint_t   i;
+
+    for (i = 0; i < name->len; i++) {
+        u_char c = name->data[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+              || c == '_' || c == '-'))
+        {
+            break;
+        }
+    }
+    if (name->len == 0 || name->len > SWS_APP_NAME_MAX || i < name->len) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid application name \"%.*s\": 1 to "
+                           "%d letters, digits, \"_\" or \"-\"", (int) name->len, name->data,
+                           SWS_APP_NAME_MAX);
+        return NULL;
+    }
+    app = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_app_t));
+    if (app == NULL
+        || sws_array_init(&app->env, sws_conf_pool(cf), 4, sizeof(sws_str_t)) != SWS_OK
+        || sws_array_init(&app->module_env, sws_conf_pool(cf), 4, sizeof(sws_str_t)) != SWS_OK
+        || sws_array_init(&app->args, sws_conf_pool(cf), 8, sizeof(sws_app_arg_t)) != SWS_OK)
+    {
+        return NULL;
+    }
+    app->name = *name;
+    app->kind = kind;
+    app->file = sws_conf_file(cf);
+    app->line = sws_conf_line(cf);
+    app->pool = sws_conf_pool(cf);
+    app->start_timeout = SWS_UNSET_MSEC;
+    app->stop_timeout = SWS_UNSET_MSEC;
+    return app;
+}
+
+
+const sws_str_t *
+sws_app_name(sws_app_t *app)
+{
+    return &app->name;
+}
+
+
+const sws_str_t *
+sws_app_root(sws_app_t *app)
+{
+    return &app->root;
+}
+
+
+int
+sws_app_env_set(sws_app_t *app, const char *prefix)
+{
+    sws_str_t  *e = app->env.elts;
+    size_t      len = strlen(prefix);
+    sws_uint_t  i;
+
+    for (i = 0; i < app->env.nelts; i += 2) {
+        if (e[i].len >= len && memcmp(e[i].data, prefix, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
+/* A path of the block, made absolute against the prefix. */
+static char *
+sws_app_path(sws_conf_t *cf, sws_str_t *dst, const char *what)
+{
+    if (dst->data != NULL) {
+        return "is duplicate";
+    }
+    *dst = *sws_conf_arg(cf, 1);
+    if (dst->len == 0) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s needs a directory", what);
+        return SWS_CONF_ERROR;
+    }
+    while (dst->len > 1 && dst->data[dst->len - 1] == '/') {
+        dst->len--;
+    }
+    return sws_conf_full_name(cf, dst, 0) == SWS_OK ? SWS_CONF_OK : SWS_CONF_ERROR;
+}
+
+
+static char *
+sws_app_time(sws_conf_t *cf, sws_msec_t *t)
+{
+    if (*t != SWS_UNSET_MSEC) {
+        return "is duplicate";
+    }
+    *t = sws_parse_time_ms(sws_conf_arg(cf, 1));
+    return *t <= 0 ? "has an invalid time" : SWS_CONF_OK;
+}
+
+
+static sws_int_t
+sws_app_push_pair(sws_array_t *a, const sws_str_t *name, const sws_str_t *value)
+{
+    sws_str_t  *e = sws_array_push_n(a, 2);
+
+    if (e == NULL) {
+        return SWS_ERROR;
+    }
+    e[0] = *name;
+    e[1] = *value;
+    return SWS_OK;
+}
+
+
+int
+sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
+{
+    sws_str_t   *w = sws_conf_arg(cf, 0), *a1;
+    sws_uint_t   n = sws_conf_nargs(cf);
+    sws_int_t    k;
+
+    a1 = n > 1 ? sws_conf_arg(cf, 1) : NULL;
+    *rv = SWS_CONF_OK;
+
+#define SWS_APP_ARGS(min, max)                                                 \
+    if (n < (min) + 1 || n > (max) + 1) {                                      \
+        *rv = "has an invalid number of arguments";                            \
+        return 1;                                                              \
+    }
+
+    if (sws_str_eq_cstr(w, "root")) {
+        SWS_APP_ARGS(1, 1);
+        *rv = sws_app_path(cf, &app->root, "root");
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "run_dir")) {
+        SWS_APP_ARGS(1, 1);
+        *rv = sws_app_path(cf, &app->run_dir, "run_dir");
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "processes")) {
+        SWS_APP_ARGS(1, 1);
+        if (app->processes) {
+            *rv = "is duplicate";
+            return 1;
+        }
+        if (memchr(a1->data, '.', a1->len) != NULL) {
+            *rv = "takes a number: MIN..MAX (following the load) is not supported yet";
+            return 1;
+        }
+        k = sws_atoi(a1->data, a1->len);
+        if (k < 1 || k > SWS_APP_PROCESSES_MAX) {
+            *rv = "takes a number of processes from 1 to 64";
+            return 1;
+        }
+        app->processes = (sws_uint_t) k;
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "env")) {
+        SWS_APP_ARGS(2, 2);
+        if (a1->len == 0 || memchr(a1->data, '=', a1->len) != NULL
+            || memchr(a1->data, '\0', a1->len) != NULL)
+        {
+            *rv = "has an invalid variable name";
+            return 1;
+        }
+        if (sws_app_push_pair(&app->env, a1, sws_conf_arg(cf, 2)) != SWS_OK) {
+            *rv = SWS_CONF_ERROR;
+        }
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "user")) {
+        SWS_APP_ARGS(1, 2);
+        if (app->user.data != NULL) {
+            *rv = "is duplicate";
+            return 1;
+        }
+        app->user = *a1;
+        if (n > 2) {
+            app->group = *sws_conf_arg(cf, 2);
+        }
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "start_timeout")) {
+        SWS_APP_ARGS(1, 1);
+        *rv = sws_app_time(cf, &app->start_timeout);
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "stop_timeout")) {
+        SWS_APP_ARGS(1, 1);
+        *rv = sws_app_time(cf, &app->stop_timeout);
+        return 1;
+    }
+#undef SWS_APP_ARGS
+    return 0;
+}
+
+
+sws_int_t
+sws_app_set_program(sws_app_t *app, const sws_str_t *path)
+{
+    if (path->len == 0) {
+        return SWS_ERROR;
+    }
+    app->program = *path;
+    return SWS_OK;
+}
+
+
+static sws_int_t
+sws_app_push_arg(sws_app_t *app, const sws_str_t *text, unsigned socket)
+{
+    sws_app_arg_t  *a = sws_array_push(&app->args);
+
+    if (a == NULL) {
+        return SWS_ERROR;
+    }
+    a->text = *text;
+    a->socket = socket;
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_app_add_arg(sws_app_t *app, const sws_str_t *arg)
+{
+    return sws_app_push_arg(app, arg, 0);
+}
+
+
+sws_int_t
+sws_app_add_socket_arg(sws_app_t *app, const sws_str_t *prefix)
+{
+    return sws_app_push_arg(app, prefix, 1);
+}
+
+
+sws_int_t
+sws_app_set_socket_env(sws_app_t *app, const sws_str_t *name)
+{
+    if (name->len == 0 || memchr(name->data, '=', name->len) != NULL) {
+        return SWS_ERROR;
+    }
+    app->socket_env = *name;
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_app_set_env(sws_app_t *app, const sws_str_t *name, const sws_str_t *value)
+{
+    return sws_app_push_pair(&app->module_env, name, value);
+}
+
+
+/* ---------------------------------------------------------------- done */
+
+/* FNV-1a over each field as its length and its bytes. */
+static uint32_t
+sws_app_hash(uint32_t h, const void *data, size_t len)
+{
+    const u_char  *p = data;
+    size_t         i;
+
+    for (i = 0; i < sizeof(len); i++) {
+        h = (h ^ ((len >> (8 * i)) & 0xff)) * 16777619u;
+    }
+    for (i = 0; i < len; i++) {
+        h = (h ^ p[i]) * 16777619u;
+    }
+    return h;
+}
+
+
+static uint32_t
+sws_app_signature(sws_app_t *app)
+{
+    uint32_t        h = 2166136261u;
+    sws_str_t      *e;
+    sws_app_arg_t  *a;
+    sws_uint_t      i;
+    sws_msec_t      times[2] = { app->start_timeout, app->stop_timeout };
+
+    h = sws_app_hash(h, app->kind, strlen(app->kind));
+    h = sws_app_hash(h, app->program.data, app->program.len);
+    for (i = 0, a = app->args.elts; i < app->args.nelts; i++) {
+        h = sws_app_hash(h, a[i].text.data, a[i].text.len);
+        h = sws_app_hash(h, a[i].socket ? "s" : "a", 1);
+    }
+    h = sws_app_hash(h, app->socket_env.data, app->socket_env.len);
+    for (i = 0, e = app->module_env.elts; i < app->module_env.nelts; i++) {
+        h = sws_app_hash(h, e[i].data, e[i].len);
+    }
+    h = sws_app_hash(h, "", 0);
+    for (i = 0, e = app->env.elts; i < app->env.nelts; i++) {
+        h = sws_app_hash(h, e[i].data, e[i].len);
+    }
+    h = sws_app_hash(h, "", 0);
+    h = sws_app_hash(h, app->root.data, app->root.len);
+    h = sws_app_hash(h, app->user.data, app->user.len);
+    h = sws_app_hash(h, app->group.data, app->group.len);
+    h = sws_app_hash(h, app->run_dir.data, app->run_dir.len);
+    h = sws_app_hash(h, &app->processes, sizeof(app->processes));
+    return sws_app_hash(h, times, sizeof(times));
+}
+
+
+/* The run directory, made if missing (0755), owned by the processes' user
+ * when the master runs as root. */
+static sws_int_t
+sws_app_run_dir(sws_conf_t *cf, sws_app_t *app)
+{
+    sws_core_conf_t  *ccf = sws_core_conf(sws_conf_cycle(cf));
+    struct passwd    *pw;
+    char             *dir = (char *) app->run_dir.data, *p;
+    const char       *user;
+    struct stat       st;
+
+    for (p = dir + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+
+            *p = '\0';
+            if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+                sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "application \"%.*s\": cannot "
+                                   "make run_dir \"%s\"", (int) app->name.len,
+                                   app->name.data, dir);
+                *p = c;
+                return SWS_ERROR;
+            }
+            *p = c;
+            if (c == '\0') {
+                break;
+            }
+        }
+    }
+    if (stat(dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, errno, "application \"%.*s\": run_dir \"%s\" "
+                           "is not a directory", (int) app->name.len, app->name.data, dir);
+        return SWS_ERROR;
+    }
+    if (geteuid() == 0) {
+        user = app->user.data ? (char *) sws_pstrdup_cstr(sws_conf_pool(cf), &app->user)
+               : ccf->user.data ? (char *) ccf->user.data : "nobody";
+        pw = user ? getpwnam(user) : NULL;
+        if (pw != NULL && st.st_uid != pw->pw_uid && chown(dir, pw->pw_uid, pw->pw_gid) == -1) {
+            sws_conf_log_error(SWS_LOG_WARN, cf, errno, "chown(\"%s\") failed", dir);
+        }
+    }
+    return SWS_OK;
+}
+
+
+static void
+sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
+{
+    sws_app_proc_t             *ap = data;
+    sws_http_upstream_stats_t   st;
+    sws_str_t                   old[8];
+    u_char                      text[8][128];
+    sws_uint_t                  i, n = 0;
+    sws_int_t                   rc;
+
+    rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_ALERT, h->cycle->log, 0, "application \"%.*s\": process %ld "
+                      "could not join its group (%s)", (int) ap->group.len, ap->group.data,
+                      (long) pid, rc == SWS_BUSY ? "no room" : "error");
+    }
+    /* The process of an earlier definition in this slot leaves the group
+     * now; the core stops it once this callback returns. */
+    for (i = 0; n < 8; i++) {
+        sws_memzero(&st, sizeof(st));
+        st.size = sizeof(st);
+        if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
+            break;
+        }
+        if (st.server.len > ap->prefix.len + ap->suffix.len
+            && memcmp(st.server.data, ap->prefix.data, ap->prefix.len) == 0
+            && memcmp(st.server.data + st.server.len - ap->suffix.len, ap->suffix.data,
+                      ap->suffix.len) == 0
+            && st.server.len <= sizeof(text[0]) && !sws_str_eq(&st.server, &ap->addr)
+            && st.state != NULL && strcmp(st.state, "down") != 0)
+        {
+            old[n].data = text[n];
+            memcpy(old[n].data, st.server.data, st.server.len);
+            old[n++].len = st.server.len;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        (void) sws_http_upstream_server_remove(&ap->group, &old[i]);
+    }
+}
+
+
+static void
+sws_app_on_exit(sws_helper_t *h, const sws_helper_exit_t *ex, void *data)
+{
+    sws_app_proc_t  *ap = data;
+
+    (void) h; (void) ex;
+    (void) sws_http_upstream_server_remove(&ap->group, &ap->addr);
+}
+
+
+/* One process of the application: slot k of the definition hashed sig. */
+static sws_int_t
+sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
+{
+    sws_pool_t      *pool = sws_conf_pool(cf);
+    sws_helper_t    *h;
+    sws_app_proc_t  *ap;
+    sws_app_arg_t   *a;
+    sws_str_t        name, path, slot, *e, s;
+    sws_uint_t       i;
+    u_char           buf[64], *p;
+    size_t           len;
+
+    p = sws_slprintf(buf, buf + sizeof(buf), "%.*s-%08x.%u", (int) app->name.len,
+                     app->name.data, (unsigned) sig, (unsigned) k);
+    name.data = buf;
+    name.len = p - buf;
+    h = sws_helper_add(cf, &name);
+    ap = sws_pcalloc(pool, sizeof(sws_app_proc_t));
+    if (h == NULL || ap == NULL) {
+        return SWS_ERROR;
+    }
+
+    len = app->run_dir.len + 1 + name.len + sizeof(".sock");
+    ap->addr.data = sws_pnalloc(pool, len + 5);
+    ap->prefix.data = sws_pnalloc(pool, 5 + app->run_dir.len + app->name.len + 2);
+    ap->suffix.data = sws_pnalloc(pool, 32);
+    if (ap->addr.data == NULL || ap->prefix.data == NULL || ap->suffix.data == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_slprintf(ap->addr.data, ap->addr.data + len + 5, "unix:%.*s/%.*s.sock",
+                     (int) app->run_dir.len, app->run_dir.data, (int) name.len, name.data);
+    ap->addr.len = p - ap->addr.data;
+    *p = '\0';
+    path.data = ap->addr.data + 5;
+    path.len = ap->addr.len - 5;
+    p = sws_slprintf(ap->prefix.data, ap->prefix.data + 5 + app->run_dir.len + app->name.len + 2,
+                     "unix:%.*s/%.*s-", (int) app->run_dir.len, app->run_dir.data,
+                     (int) app->name.len, app->name.data);
+    ap->prefix.len = p - ap->prefix.data;
+    p = sws_slprintf(ap->suffix.data, ap->suffix.data + 32, ".%u.sock", (unsigned) k);
+    ap->suffix.len = p - ap->suffix.data;
+    ap->group = app->name;
+
+    p = sws_slprintf(buf, buf + sizeof(buf), "%.*s.%u", (int) app->name.len, app->name.data,
+                     (unsigned) k);
+    slot.data = buf;
+    slot.len = p - buf;
+
+    if (sws_helper_set_program(h, &app->program) != SWS_OK
+        || sws_helper_set_slot(h, &slot) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    for (i = 0, a = app->args.elts; i < app->args.nelts; i++) {
+        s = a[i].text;
+        if (a[i].socket) {
+            s.data = sws_pnalloc(pool, a[i].text.len + path.len);
+            if (s.data == NULL) {
+                return SWS_ERROR;
+            }
+            p = sws_cpymem(s.data, a[i].text.data, a[i].text.len);
+            p = sws_cpymem(p, path.data, path.len);
+            s.len = p - s.data;
+        }
+        if (sws_helper_add_arg(h, &s) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    /* The module's variables, then the block's: a later one wins. */
+    for (i = 0, e = app->module_env.elts; i < app->module_env.nelts; i += 2) {
+        if (sws_helper_set_env(h, &e[i], &e[i + 1]) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    for (i = 0, e = app->env.elts; i < app->env.nelts; i += 2) {
+        if (sws_helper_set_env(h, &e[i], &e[i + 1]) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    if ((app->socket_env.len && sws_helper_set_env(h, &app->socket_env, &path) != SWS_OK)
+        || (app->root.len && sws_helper_set_directory(h, &app->root) != SWS_OK)
+        || (app->user.data
+            && sws_helper_set_user(h, &app->user, app->group.data ? &app->group : NULL)
+               != SWS_OK)
+        || sws_helper_set_ready_probe(h, &ap->addr) != SWS_OK
+        || sws_helper_set_ready_timeout(h, app->start_timeout) != SWS_OK
+        || sws_helper_set_stop(h, SIGTERM, app->stop_timeout) != SWS_OK
+        || sws_helper_set_callbacks(h, sws_app_on_ready, sws_app_on_exit, ap) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_app_done(sws_conf_t *cf, sws_app_t *app)
+{
+    static const sws_str_t  run = sws_string("run");
+    uint32_t                sig;
+    sws_uint_t              k;
+
+    if (app->done) {
+        return SWS_OK;
+    }
+    app->done = 1;
+    if (app->program.len == 0) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "%s application \"%.*s\" has nothing to run",
+                           app->kind, (int) app->name.len, app->name.data);
+        return SWS_ERROR;
+    }
+    if (app->processes == 0) {
+        app->processes = 1;
+    }
+    if (app->start_timeout == SWS_UNSET_MSEC) {
+        app->start_timeout = SWS_APP_START_TIMEOUT;
+    }
+    if (app->stop_timeout == SWS_UNSET_MSEC) {
+        app->stop_timeout = SWS_APP_STOP_TIMEOUT;
+    }
+    if (app->run_dir.data == NULL) {
+        app->run_dir = run;
+        if (sws_conf_full_name(cf, &app->run_dir, 0) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    if (app->run_dir.data[app->run_dir.len] != '\0') {
+        app->run_dir.data = (u_char *) sws_pstrdup_cstr(sws_conf_pool(cf), &app->run_dir);
+        if (app->run_dir.data == NULL) {
+            return SWS_ERROR;
+        }
+    }
+    /* "DIR/NAME-1a2b3c4d.63.sock" must fit a unix socket's path */
+    if (app->run_dir.len + app->name.len + sizeof("/-1a2b3c4d.63.sock")
+        > sizeof(((struct sockaddr_un *) 0)->sun_path))
+    {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "application \"%.*s\": its socket paths "
+                           "in \"%s\" are too long for a unix socket: use a shorter run_dir",
+                           (int) app->name.len, app->name.data, (char *) app->run_dir.data);
+        return SWS_ERROR;
+    }
+    if (sws_app_run_dir(cf, app) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    /* Room for the old process of each slot beside its new one. */
+    if (sws_http_upstream_app_group(cf, &app->name, 2 * app->processes) == NULL) {
+        return SWS_ERROR;
+    }
+    sig = sws_app_signature(app);
+    for (k = 0; k < app->processes; k++) {
+        if (sws_app_declare(cf, app, sig, k) != SWS_OK) {
+            return SWS_ERROR;
+        }
+    }
+    return SWS_OK;
+}
