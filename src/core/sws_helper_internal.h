@@ -66,6 +66,12 @@ struct sws_helper_s {
      * stopped once that one is ready (empty: no slot; not in the
      * signature: the name is). */
     sws_str_t           slot;
+    /* Applications' recycling: a dormant helper is not started with the
+     * others but by sws_helper_start_now(); watch is called in the master
+     * every watch_every ms while the process is ready. */
+    unsigned            dormant:1;
+    sws_msec_t          watch_every;
+    void              (*watch)(sws_helper_t *h, pid_t pid, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */
@@ -78,6 +84,11 @@ struct sws_helper_s {
 
 /* The slot of h (see above): 1..SWS_HELPER_SLOT_MAX - 1 bytes. */
 sws_int_t sws_helper_set_slot(sws_helper_t *h, const sws_str_t *slot);
+/* In the master, for the running configuration's h: start its process
+ * now if it has none (SWS_DECLINED if it has one), or stop it for good
+ * (its stop signal; not restarted). */
+sws_int_t sws_helper_start_now(sws_helper_t *h);
+sws_int_t sws_helper_stop_now(sws_helper_t *h);
 
 /* After the configuration is read (sws_cycle_init): complete and check
  * every helper (program found, directory, user), build argv and the

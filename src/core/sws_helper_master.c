@@ -87,6 +87,7 @@ struct sws_helper_proc_s {
     int                 probe;      /* a probe connection, -1 */
     uint32_t            backlog;    /* TCP: the backlog at the last check */
     sws_msec_t          ready_check;     /* the next check, 0: none due */
+    sws_msec_t          watch_at;        /* the next watch call (def->watch) */
     sws_msec_t          ready_deadline;  /* 0: no limit */
     uint64_t            starts;
     uint64_t            exits;
@@ -536,6 +537,7 @@ sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
     sws_helper_probe_close(p);
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is ready",
                   p->name, (long) p->pid);
+    p->watch_at = p->def->watch ? sws_helper_now() + p->def->watch_every : 0;
     if (p->def->on_ready != NULL) {
         p->def->on_ready(p->def, p->pid, p->def->cb_data);
     }
@@ -705,7 +707,7 @@ sws_helpers_start(sws_cycle_t *cycle)
     hp = defs->elts;
     for (i = 0; i < defs->nelts; i++) {
         p = sws_helper_proc_new(cycle, hp[i]);
-        if (p != NULL) {
+        if (p != NULL && !hp[i]->dormant) {
             sws_helper_spawn(cycle, p);
         }
     }
@@ -937,6 +939,11 @@ sws_helpers_next_timer(void)
         {
             next = p->ready_check;
         }
+        if (p->state == SWS_HELPER_RUNNING && p->ready && p->watch_at != 0
+            && (next == 0 || p->watch_at < next))
+        {
+            next = p->watch_at;
+        }
     }
     return next;
 }
@@ -975,6 +982,15 @@ sws_helpers_run_timers(sws_cycle_t *cycle)
             && p->def != NULL)
         {
             sws_helper_ready_timer(cycle, p, now);
+            continue;
+        }
+        if (p->state == SWS_HELPER_RUNNING && p->ready && p->watch_at != 0 && now >= p->watch_at) {
+            if (p->def != NULL && p->def->watch != NULL) {
+                p->watch_at = now + p->def->watch_every;
+                p->def->watch(p->def, p->pid, p->def->cb_data);
+            } else {
+                p->watch_at = 0;
+            }
             continue;
         }
         if (now < p->at) {
@@ -1106,7 +1122,9 @@ sws_helpers_reload(sws_cycle_t *cycle)
                 break;
             }
         }
-        if (p == NULL && (p = sws_helper_proc_new(cycle, hp[i])) != NULL) {
+        if (p == NULL && (p = sws_helper_proc_new(cycle, hp[i])) != NULL
+            && !hp[i]->dormant)
+        {
             sws_helper_spawn(cycle, p);
         }
     }
@@ -1184,6 +1202,53 @@ sws_helpers_snapshot(sws_server_helper_t *out, sws_uint_t n)
     }
     return i;
 }
+
+static sws_helper_proc_t *
+sws_helper_proc_of(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p;
+
+    if (sws_process != SWS_PROCESS_MASTER) {
+        return NULL;
+    }
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->def == h) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+
+sws_int_t
+sws_helper_start_now(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p = sws_helper_proc_of(h);
+
+    if (p == NULL || sws_helpers_stopped) {
+        return SWS_ERROR;
+    }
+    if (p->state == SWS_HELPER_RUNNING || p->state == SWS_HELPER_STOPPING) {
+        return SWS_DECLINED;
+    }
+    p->backoff = h->backoff_first;
+    sws_helper_spawn(h->cycle, p);
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_helper_stop_now(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p = sws_helper_proc_of(h);
+
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    sws_helper_stop(h->cycle, p, p->stop_timeout);     /* a pending restart is dropped */
+    return SWS_OK;
+}
+
 
 sws_int_t
 sws_helper_status(sws_helper_t *h, sws_helper_status_t *st)
