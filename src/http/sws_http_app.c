@@ -13,6 +13,7 @@
  * its slot; the exit callback takes it out again. Both run in the master.
  */
 #include <pwd.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -41,6 +42,8 @@ struct sws_app_s {
     sws_str_t           run_dir;         /* absolute */
     sws_msec_t          start_timeout;
     sws_msec_t          stop_timeout;
+    sws_uint_t          max_requests;    /* 0: none */
+    size_t              max_memory;      /* resident bytes; 0: none */
 
     sws_str_t           program;
     sws_array_t         args;            /* sws_app_arg_t */
@@ -54,12 +57,22 @@ typedef struct {
 } sws_app_arg_t;
 
 /* What the callbacks of one process need (the configuration's pool). */
-typedef struct {
+typedef struct sws_app_proc_s  sws_app_proc_t;
+struct sws_app_proc_s {
     sws_str_t           group;
     sws_str_t           addr;            /* "unix:/run/NAME-1a2b3c4d.0.sock" */
     sws_str_t           prefix;          /* "unix:/run/NAME-": this application's */
-    sws_str_t           suffix;          /* ".0.sock": this slot's */
-} sws_app_proc_t;
+    sws_str_t           slot;            /* ".0.": this slot's, after the hash */
+    sws_helper_t       *helper;
+    sws_app_proc_t     *twin;            /* recycling: the slot's other helper */
+    sws_uint_t          max_requests;
+    size_t              max_memory;
+    unsigned            replacing:1;     /* its twin was started to replace it */
+    unsigned            retire:1;        /* replaced: stopped at the next watch */
+};
+
+/* The watch interval of recycling. */
+#define SWS_APP_WATCH  1000
 
 
 sws_app_t *
@@ -254,6 +267,22 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
         *rv = sws_app_time(cf, &app->stop_timeout);
         return 1;
     }
+    if (sws_str_eq_cstr(w, "max_requests")) {
+        SWS_APP_ARGS(1, 1);
+        k = sws_atoi(a1->data, a1->len);
+        *rv = app->max_requests ? "is duplicate" : k <= 0 ? "takes a number above 0"
+              : SWS_CONF_OK;
+        app->max_requests = k > 0 ? (sws_uint_t) k : 0;
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "max_memory")) {
+        SWS_APP_ARGS(1, 1);
+        k = sws_parse_size(a1);
+        *rv = app->max_memory ? "is duplicate" : k <= 0 ? "takes a size above 0"
+              : SWS_CONF_OK;
+        app->max_memory = k > 0 ? (size_t) k : 0;
+        return 1;
+    }
 #undef SWS_APP_ARGS
     return 0;
 }
@@ -364,6 +393,8 @@ sws_app_signature(sws_app_t *app)
     h = sws_app_hash(h, app->group.data, app->group.len);
     h = sws_app_hash(h, app->run_dir.data, app->run_dir.len);
     h = sws_app_hash(h, &app->processes, sizeof(app->processes));
+    h = sws_app_hash(h, &app->max_requests, sizeof(app->max_requests));
+    h = sws_app_hash(h, &app->max_memory, sizeof(app->max_memory));
     return sws_app_hash(h, times, sizeof(times));
 }
 
@@ -419,6 +450,7 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
 {
     sws_app_proc_t             *ap = data;
     sws_http_upstream_stats_t   st;
+    sws_helper_status_t         hs;
     sws_str_t                   old[8];
     u_char                      text[8][128];
     sws_uint_t                  i, n = 0;
@@ -438,10 +470,9 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
         if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
             break;
         }
-        if (st.server.len > ap->prefix.len + ap->suffix.len
+        if (st.server.len > ap->prefix.len + 8 + ap->slot.len
             && memcmp(st.server.data, ap->prefix.data, ap->prefix.len) == 0
-            && memcmp(st.server.data + st.server.len - ap->suffix.len, ap->suffix.data,
-                      ap->suffix.len) == 0
+            && memcmp(st.server.data + ap->prefix.len + 8, ap->slot.data, ap->slot.len) == 0
             && st.server.len <= sizeof(text[0]) && !sws_str_eq(&st.server, &ap->addr)
             && st.state != NULL && strcmp(st.state, "down") != 0)
         {
@@ -452,6 +483,100 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
     }
     for (i = 0; i < n; i++) {
         (void) sws_http_upstream_server_remove(&ap->group, &old[i]);
+    }
+    ap->replacing = 0;
+    ap->retire = 0;
+    if (ap->twin != NULL) {
+        /* It replaces its twin (recycled): the twin's requests in flight
+         * get until its next watch to finish (it left the group above);
+         * or it replaces its twin's restart, cancelled now. */
+        hs.size = sizeof(hs);
+        ap->twin->replacing = 0;
+        if (sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready) {
+            ap->twin->retire = 1;
+        } else {
+            (void) sws_helper_stop_now(ap->twin->helper);
+        }
+    }
+}
+
+
+/* Resident bytes of pid, 0 if unknown. */
+static size_t
+sws_app_rss(pid_t pid)
+{
+    char           path[64];
+    unsigned long  size, resident = 0;
+    FILE          *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/statm", (long) pid);
+    f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    if (fscanf(f, "%lu %lu", &size, &resident) != 2) {
+        resident = 0;
+    }
+    fclose(f);
+    return (size_t) resident * (size_t) sysconf(_SC_PAGESIZE);
+}
+
+
+/* Recycling (every SWS_APP_WATCH ms while the process is ready): past
+ * max_requests requests or max_memory resident bytes, its twin starts;
+ * once that one is ready it takes the slot's requests and this one is
+ * stopped (sws_app_on_ready). */
+static void
+sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
+{
+    sws_app_proc_t             *ap = data;
+    sws_http_upstream_stats_t   st;
+    sws_uint_t                  i;
+    uint64_t                    requests = 0;
+    size_t                      rss = 0;
+    char                        why[96];
+
+    if (ap->retire) {
+        ap->retire = 0;
+        (void) sws_helper_stop_now(ap->helper);
+        return;
+    }
+    if (ap->replacing || ap->twin == NULL) {
+        return;
+    }
+    why[0] = '\0';
+    if (ap->max_requests) {
+        for (i = 0; ; i++) {
+            sws_memzero(&st, sizeof(st));
+            st.size = sizeof(st);
+            if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
+                break;
+            }
+            if (sws_str_eq(&st.server, &ap->addr)) {
+                requests = st.requests;
+                break;
+            }
+        }
+        if (requests >= ap->max_requests) {
+            snprintf(why, sizeof(why), "served %llu requests (max_requests %lu)",
+                     (unsigned long long) requests, (unsigned long) ap->max_requests);
+        }
+    }
+    if (why[0] == '\0' && ap->max_memory) {
+        rss = sws_app_rss(pid);
+        if (rss >= ap->max_memory) {
+            snprintf(why, sizeof(why), "has %zu bytes resident (max_memory %zu)", rss,
+                     ap->max_memory);
+        }
+    }
+    if (why[0] == '\0') {
+        return;
+    }
+    if (sws_helper_start_now(ap->twin->helper) == SWS_OK) {
+        ap->replacing = 1;
+        sws_log_error(SWS_LOG_NOTICE, h->cycle->log, 0, "application \"%.*s\": process %ld "
+                      "%s: starting its replacement", (int) ap->group.len, ap->group.data,
+                      (long) pid, why);
     }
 }
 
@@ -466,9 +591,11 @@ sws_app_on_exit(sws_helper_t *h, const sws_helper_exit_t *ex, void *data)
 }
 
 
-/* One process of the application: slot k of the definition hashed sig. */
-static sws_int_t
-sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
+/* One process of the application: slot k of the definition hashed sig;
+ * twin 1: the slot's second helper (recycling), started when the first
+ * must go. */
+static sws_app_proc_t *
+sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_uint_t twin)
 {
     sws_pool_t      *pool = sws_conf_pool(cf);
     sws_helper_t    *h;
@@ -479,22 +606,25 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
     u_char           buf[64], *p;
     size_t           len;
 
-    p = sws_slprintf(buf, buf + sizeof(buf), "%.*s-%08x.%u", (int) app->name.len,
-                     app->name.data, (unsigned) sig, (unsigned) k);
+    p = sws_slprintf(buf, buf + sizeof(buf), twin ? "%.*s-%08x.%u.1" : "%.*s-%08x.%u",
+                     (int) app->name.len, app->name.data, (unsigned) sig, (unsigned) k);
     name.data = buf;
     name.len = p - buf;
     h = sws_helper_add(cf, &name);
     ap = sws_pcalloc(pool, sizeof(sws_app_proc_t));
     if (h == NULL || ap == NULL) {
-        return SWS_ERROR;
+        return NULL;
     }
+    ap->helper = h;
+    ap->max_requests = app->max_requests;
+    ap->max_memory = app->max_memory;
 
     len = app->run_dir.len + 1 + name.len + sizeof(".sock");
     ap->addr.data = sws_pnalloc(pool, len + 5);
     ap->prefix.data = sws_pnalloc(pool, 5 + app->run_dir.len + app->name.len + 2);
-    ap->suffix.data = sws_pnalloc(pool, 32);
-    if (ap->addr.data == NULL || ap->prefix.data == NULL || ap->suffix.data == NULL) {
-        return SWS_ERROR;
+    ap->slot.data = sws_pnalloc(pool, 32);
+    if (ap->addr.data == NULL || ap->prefix.data == NULL || ap->slot.data == NULL) {
+        return NULL;
     }
     p = sws_slprintf(ap->addr.data, ap->addr.data + len + 5, "unix:%.*s/%.*s.sock",
                      (int) app->run_dir.len, app->run_dir.data, (int) name.len, name.data);
@@ -506,8 +636,8 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
                      "unix:%.*s/%.*s-", (int) app->run_dir.len, app->run_dir.data,
                      (int) app->name.len, app->name.data);
     ap->prefix.len = p - ap->prefix.data;
-    p = sws_slprintf(ap->suffix.data, ap->suffix.data + 32, ".%u.sock", (unsigned) k);
-    ap->suffix.len = p - ap->suffix.data;
+    p = sws_slprintf(ap->slot.data, ap->slot.data + 32, ".%u.", (unsigned) k);
+    ap->slot.len = p - ap->slot.data;
     ap->group = app->name;
 
     p = sws_slprintf(buf, buf + sizeof(buf), "%.*s.%u", (int) app->name.len, app->name.data,
@@ -518,32 +648,32 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
     if (sws_helper_set_program(h, &app->program) != SWS_OK
         || sws_helper_set_slot(h, &slot) != SWS_OK)
     {
-        return SWS_ERROR;
+        return NULL;
     }
     for (i = 0, a = app->args.elts; i < app->args.nelts; i++) {
         s = a[i].text;
         if (a[i].socket) {
             s.data = sws_pnalloc(pool, a[i].text.len + path.len);
             if (s.data == NULL) {
-                return SWS_ERROR;
+                return NULL;
             }
             p = sws_cpymem(s.data, a[i].text.data, a[i].text.len);
             p = sws_cpymem(p, path.data, path.len);
             s.len = p - s.data;
         }
         if (sws_helper_add_arg(h, &s) != SWS_OK) {
-            return SWS_ERROR;
+            return NULL;
         }
     }
     /* The module's variables, then the block's: a later one wins. */
     for (i = 0, e = app->module_env.elts; i < app->module_env.nelts; i += 2) {
         if (sws_helper_set_env(h, &e[i], &e[i + 1]) != SWS_OK) {
-            return SWS_ERROR;
+            return NULL;
         }
     }
     for (i = 0, e = app->env.elts; i < app->env.nelts; i += 2) {
         if (sws_helper_set_env(h, &e[i], &e[i + 1]) != SWS_OK) {
-            return SWS_ERROR;
+            return NULL;
         }
     }
     if ((app->socket_env.len && sws_helper_set_env(h, &app->socket_env, &path) != SWS_OK)
@@ -556,9 +686,14 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k)
         || sws_helper_set_stop(h, SIGTERM, app->stop_timeout) != SWS_OK
         || sws_helper_set_callbacks(h, sws_app_on_ready, sws_app_on_exit, ap) != SWS_OK)
     {
-        return SWS_ERROR;
+        return NULL;
     }
-    return SWS_OK;
+    if (app->max_requests || app->max_memory) {
+        h->watch = sws_app_watch;
+        h->watch_every = SWS_APP_WATCH;
+        h->dormant = twin;
+    }
+    return ap;
 }
 
 
@@ -566,6 +701,7 @@ sws_int_t
 sws_app_done(sws_conf_t *cf, sws_app_t *app)
 {
     static const sws_str_t  run = sws_string("run");
+    sws_app_proc_t         *one, *two;
     uint32_t                sig;
     sws_uint_t              k;
 
@@ -599,8 +735,8 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
             return SWS_ERROR;
         }
     }
-    /* "DIR/NAME-1a2b3c4d.63.sock" must fit a unix socket's path */
-    if (app->run_dir.len + app->name.len + sizeof("/-1a2b3c4d.63.sock")
+    /* "DIR/NAME-1a2b3c4d.63.1.sock" must fit a unix socket's path */
+    if (app->run_dir.len + app->name.len + sizeof("/-1a2b3c4d.63.1.sock")
         > sizeof(((struct sockaddr_un *) 0)->sun_path))
     {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "application \"%.*s\": its socket paths "
@@ -617,8 +753,18 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
     }
     sig = sws_app_signature(app);
     for (k = 0; k < app->processes; k++) {
-        if (sws_app_declare(cf, app, sig, k) != SWS_OK) {
+        one = sws_app_declare(cf, app, sig, k, 0);
+        if (one == NULL) {
             return SWS_ERROR;
+        }
+        if (app->max_requests || app->max_memory) {
+            /* its twin, to take over when it is recycled */
+            two = sws_app_declare(cf, app, sig, k, 1);
+            if (two == NULL) {
+                return SWS_ERROR;
+            }
+            one->twin = two;
+            two->twin = one;
         }
     }
     return SWS_OK;

@@ -94,8 +94,8 @@ def wait_serving(s, path="/", timeout=15):
 
 def app_pids(s, name):
     """pids of the application's processes started so far, in order."""
-    return [int(p) for p in re.findall(r'started helper "%s-[0-9a-f]{8}\.\d+" process (\d+)'
-                                       % name, s.error_log())]
+    return [int(p) for p in re.findall(r'started helper "%s-[0-9a-f]{8}\.\d+(?:\.1)?" process '
+                                       r'(\d+)' % name, s.error_log())]
 
 
 def alive(pid):
@@ -328,6 +328,48 @@ def test_reload_keeps_an_unchanged_app_and_rolls_a_changed_one(sws, rundir):
 
 
 @need_node
+def test_max_requests_recycles_without_a_failed_request(sws, rundir):
+    """Past max_requests a process's twin starts; once it is ready it takes
+    the requests and the old one leaves, then stops: none fails."""
+    s = start(sws, node_app("web", "plain.js", rundir, "max_requests 40;"),
+              "location / { node_pass web; }\n")
+    wait_serving(s)
+    first = app_pids(s, "web")[0]
+    out = []
+    stop = threading.Event()
+    threads = [threading.Thread(target=load, args=(s, "/", stop, out)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    ok = h.wait_for(lambda: len(app_pids(s, "web")) >= 3, 8)
+    stop.set()
+    for t in threads:
+        t.join(10)
+    assert ok, s.error_log()[-3000:]
+    statuses = [x for x, _ in out]
+    assert statuses.count(200) == len(statuses) > 40, set(map(str, statuses))
+    log = s.error_log()
+    assert re.search(r'application "web": process %d served \d+ requests \(max_requests 40\): '
+                     r'starting its replacement' % first, log), log[-3000:]
+    # the twins take turns, one process at a time once the old one went
+    assert re.search(r'started helper "web-[0-9a-f]{8}\.0\.1" process', log)
+    assert h.wait_for(lambda: sum(alive(p) for p in app_pids(s, "web")) == 1, 5)
+    assert int(get(s, "/pid").body) == [p for p in app_pids(s, "web") if alive(p)][0]
+
+
+@need_node
+def test_max_memory_recycles(sws, rundir):
+    s = start(sws, node_app("web", "plain.js", rundir, "max_memory 8m;"),
+              "location / { node_pass web; }\n")
+    wait_serving(s)
+    first = app_pids(s, "web")[0]
+    assert h.wait_for(lambda: not alive(first) and len(app_pids(s, "web")) >= 2, 6), \
+        s.error_log()[-3000:]
+    assert re.search(r'application "web": process %d has \d+ bytes resident \(max_memory '
+                     r'8388608\): starting its replacement' % first, s.error_log())
+    assert get(s, "/").status == 200
+
+
+@need_node
 def test_quit_stops_the_app_gracefully(sws, rundir):
     s = start(sws, node_app("web", "plain.js", rundir), "location / { node_pass web; }\n")
     wait_serving(s)
@@ -449,6 +491,8 @@ def test_configuration_errors(tmp_path, rundir):
         ("python_app api { %s }" % a, 'python_app "api" needs asgi or wsgi'),
         ("node_app web { %s script x.js; processes 1..4; }" % a, "not supported yet"),
         ("node_app web { %s script x.js; processes 0; }" % a, "from 1 to 64"),
+        ("node_app web { %s script x.js; max_requests 0; }" % a, "takes a number above 0"),
+        ("node_app web { %s script x.js; max_memory lots; }" % a, "takes a size above 0"),
         ("node_app web { %s script x.js; colour blue; }" % a,
          'unknown directive "colour" in node_app'),
         ("python_app api { %s asgi star:app; server hypercorn; }" % a,
