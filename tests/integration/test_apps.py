@@ -98,6 +98,11 @@ def app_pids(s, name):
                                        r'(\d+)' % name, s.error_log())]
 
 
+def ready_count(s, name):
+    return len(re.findall(r'helper "%s-[0-9a-f]{8}\.\d+(?:\.1)?" process \d+ is ready' % name,
+                          s.error_log()))
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -126,7 +131,7 @@ def test_node_app_serves_with_the_forwarded_fields(sws, rundir):
     r = wait_serving(s, "/x?y=1")
     assert r.body.decode().startswith("plain ") and r.body.decode().endswith(" GET /x?y=1")
     # two processes, on sockets of the run directory, both taking requests
-    assert h.wait_for(lambda: len(app_pids(s, "web")) == 2, 5)
+    assert h.wait_for(lambda: ready_count(s, "web") == 2, 5)
     pids = {int(get(s, "/pid", fresh=True).body) for _ in range(8)}
     assert pids == set(app_pids(s, "web")), (pids, s.error_log()[-2000:])
     socks = sorted(os.listdir(rundir))
@@ -303,7 +308,7 @@ def test_reload_keeps_an_unchanged_app_and_rolls_a_changed_one(sws, rundir):
     s = start(sws, http, "location / { node_pass web; }\n")
     s.http_block = http
     wait_serving(s)
-    assert h.wait_for(lambda: len(app_pids(s, "web")) == 2, 5)
+    assert h.wait_for(lambda: ready_count(s, "web") == 2, 5)
     old = app_pids(s, "web")
 
     # unchanged: the same processes, nothing started
