@@ -5,6 +5,7 @@
  *       root DIR;  script FILE;  node PROGRAM;  arg ARG;
  *       processes N;  env NAME VALUE;  user USER [GROUP];
  *       run_dir DIR;  start_timeout T;  stop_timeout T;
+ *       max_requests N;  max_memory SIZE;
  *   }
  *
  * Each process runs "node FILE" in root with PORT set to the path of its

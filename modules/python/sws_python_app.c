@@ -8,6 +8,7 @@
  *       server uvicorn | gunicorn;  python PROGRAM;  venv DIR;  arg ARG;
  *       processes N;  env NAME VALUE;  user USER [GROUP];
  *       run_dir DIR;  start_timeout T;  stop_timeout T;
+ *       max_requests N;  max_memory SIZE;
  *   }
  *
  * uvicorn:  PYTHON -m uvicorn --uds PATH --no-access-log [--interface wsgi] MODULE:APP
