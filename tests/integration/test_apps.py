@@ -4,6 +4,7 @@ sockets in a run directory, node_pass/python_pass reach them (and apps run
 by someone else on TCP or a unix socket). The applications are in apps/:
 a plain `http` Node.js app, an Express app (express from npm, installed by
 a fixture), a Starlette app (uvicorn) and a Flask app (gunicorn)."""
+import contextlib
 import hashlib
 import json
 import os
@@ -111,15 +112,55 @@ def alive(pid):
     return h._state(pid) != "Z"
 
 
-def load(s, path, stop, out, timeout=5):
-    """GETs one after another until stop; each (status or exception, seconds)."""
-    while not stop.is_set():
-        t0 = time.monotonic()
-        try:
-            r = get(s, path, timeout=timeout)
-            out.append((r.status, time.monotonic() - t0))
-        except Exception as e:          # a hang shows as a timeout here
-            out.append((repr(e), time.monotonic() - t0))
+@contextlib.contextmanager
+def loading(s, clients, path="/", timeout=5):
+    """clients threads sending GETs one after another while the block runs;
+    out gets each (status or exception, seconds), complete at the end."""
+    out = []
+    stop = threading.Event()
+
+    def client():
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                r = get(s, path, timeout=timeout)
+                out.append((r.status, time.monotonic() - t0))
+            except Exception as e:          # a hang shows as a timeout here
+                out.append((repr(e), time.monotonic() - t0))
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    try:
+        yield out
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout + 5)
+        assert not any(t.is_alive() for t in threads)
+
+
+@contextlib.contextmanager
+def websocket(s, path="/ws"):
+    """A websocket through scalwsd: (socket, bytes after the 101's head)."""
+    with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
+        c.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                  b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                  b"Sec-WebSocket-Version: 13\r\n\r\n" % path.encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            d = c.recv(4096)
+            assert d, head
+            head += d
+        assert head.startswith(b"HTTP/1.1 101"), head
+        assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head
+        yield c, head.split(b"\r\n\r\n", 1)[1]
+
+
+def ws_send(c, text):
+    """A masked text frame (short)."""
+    mask = b"\x05\x06\x07\x08"
+    c.sendall(bytes([0x81, 0x80 | len(text)]) + mask
+              + bytes(b ^ mask[i % 4] for i, b in enumerate(text)))
 
 
 # ---------------------------------------------------------------- node
@@ -192,19 +233,10 @@ def test_node_bodies_streams_and_websocket(sws, rundir):
     assert first < 0.2 and total > 0.3, (first, total)
 
     # a websocket echo through the HTTP/1.1 upgrade
-    with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
-        c.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                  b"Sec-WebSocket-Version: 13\r\n\r\n")
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += c.recv(4096)
-        assert head.startswith(b"HTTP/1.1 101"), head
-        assert b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head
+    with websocket(s) as (c, rest):
+        assert rest == b""
         for text in (b"hello", b"again"):
-            mask = b"\x01\x02\x03\x04"
-            c.sendall(bytes([0x81, 0x80 | len(text)]) + mask
-                      + bytes(b ^ mask[i % 4] for i, b in enumerate(text)))
+            ws_send(c, text)
             frame = c.recv(4096)
             assert frame == bytes([0x81, len(text)]) + text, frame
 
@@ -230,20 +262,12 @@ def test_node_killed_under_load_is_restarted_and_nothing_hangs(sws, rundir):
               "location / { node_pass web; }\n")
     wait_serving(s)
     pid = app_pids(s, "web")[-1]
-    out = []
-    stop = threading.Event()
-    threads = [threading.Thread(target=load, args=(s, "/", stop, out)) for _ in range(4)]
-    for t in threads:
-        t.start()
-    time.sleep(0.3)
-    os.kill(pid, signal.SIGKILL)
-    # restarted: a new process that serves
-    assert h.wait_for(lambda: len(app_pids(s, "web")) >= 2, 5), s.error_log()[-2000:]
-    time.sleep(0.5)
-    stop.set()
-    for t in threads:
-        t.join(10)
-    assert not any(t.is_alive() for t in threads)
+    with loading(s, 4) as out:
+        time.sleep(0.3)
+        os.kill(pid, signal.SIGKILL)
+        # restarted: a new process that serves
+        assert h.wait_for(lambda: len(app_pids(s, "web")) >= 2, 5), s.error_log()[-2000:]
+        time.sleep(0.5)
     statuses = [x for x, _ in out]
     assert all(x in (200, 502, 503) for x in statuses), set(map(str, statuses))
     assert max(t for _, t in out) < 3.0
@@ -284,21 +308,14 @@ def test_app_that_never_opens_its_socket_is_restarted(sws, rundir):
 
 def reload_under_load(s, new_http, wait):
     """HUP with a new http block while clients load the app; their results."""
-    out = []
-    stop = threading.Event()
-    threads = [threading.Thread(target=load, args=(s, "/", stop, out)) for _ in range(3)]
-    for t in threads:
-        t.start()
-    time.sleep(0.3)
-    s.conf_text = s.conf_text.replace(s.http_block, new_http)
-    s.http_block = new_http
-    s.write_conf()
-    s.signal(signal.SIGHUP)
-    wait()
-    time.sleep(0.5)
-    stop.set()
-    for t in threads:
-        t.join(10)
+    with loading(s, 3) as out:
+        time.sleep(0.3)
+        s.conf_text = s.conf_text.replace(s.http_block, new_http)
+        s.http_block = new_http
+        s.write_conf()
+        s.signal(signal.SIGHUP)
+        wait()
+        time.sleep(0.5)
     return out
 
 
@@ -340,15 +357,8 @@ def test_max_requests_recycles_without_a_failed_request(sws, rundir):
               "location / { node_pass web; }\n")
     wait_serving(s)
     first = app_pids(s, "web")[0]
-    out = []
-    stop = threading.Event()
-    threads = [threading.Thread(target=load, args=(s, "/", stop, out)) for _ in range(3)]
-    for t in threads:
-        t.start()
-    ok = h.wait_for(lambda: len(app_pids(s, "web")) >= 3, 8)
-    stop.set()
-    for t in threads:
-        t.join(10)
+    with loading(s, 3) as out:
+        ok = h.wait_for(lambda: len(app_pids(s, "web")) >= 3, 8)
     assert ok, s.error_log()[-3000:]
     statuses = [x for x, _ in out]
     assert statuses.count(200) == len(statuses) > 40, set(map(str, statuses))
@@ -421,18 +431,8 @@ def test_uvicorn_starlette(sws, rundir):
     r = get(s, "/stream?n=4")
     assert r.body.count(b"chunk") == 4
 
-    with socket.create_connection(("127.0.0.1", s.port), timeout=5) as c:
-        c.sendall(b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                  b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-                  b"Sec-WebSocket-Version: 13\r\n\r\n")
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += c.recv(4096)
-        assert head.startswith(b"HTTP/1.1 101"), head
-        rest = head.split(b"\r\n\r\n", 1)[1]
-        mask = b"\x05\x06\x07\x08"
-        c.sendall(bytes([0x81, 0x80 | 2]) + mask + bytes(b ^ mask[i % 4]
-                                                         for i, b in enumerate(b"hi")))
+    with websocket(s) as (c, rest):
+        ws_send(c, b"hi")
         while len(rest) < 9:
             rest += c.recv(4096)
         assert rest[:9] == bytes([0x81, 7]) + b"echo hi", rest
