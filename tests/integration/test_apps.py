@@ -385,6 +385,27 @@ def test_max_memory_recycles(sws, rundir):
 
 
 @need_node
+def test_reload_without_the_app_stops_it(sws, rundir):
+    http = node_app("web", "plain.js", rundir)
+    s = start(sws, http, "location / { node_pass web; }\n"
+                         "location /pp/ { proxy_pass http://web; }\n")
+    wait_serving(s)
+    # the group is an upstream like any: proxy_pass reaches it (with
+    # proxy_pass's Host, the group's name)
+    assert json.loads(get(s, "/pp/headers").body)["host"] == "web"
+    pid = app_pids(s, "web")[-1]
+    s.conf_text = s.conf_text.replace(http, "").replace("node_pass web;", "return 204;") \
+        .replace("proxy_pass http://web;", "return 204;")
+    s.write_conf()
+    s.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: not alive(pid), 10), s.error_log()[-2000:]
+    assert re.search(r'helper "web-[0-9a-f]{8}\.0" is no longer configured: stopping it',
+                     s.error_log())
+    assert get(s, "/").status == 204
+    assert h.wait_for(lambda: os.listdir(rundir) == [], 3), os.listdir(rundir)
+
+
+@need_node
 def test_quit_stops_the_app_gracefully(sws, rundir):
     s = start(sws, node_app("web", "plain.js", rundir), "location / { node_pass web; }\n")
     wait_serving(s)
