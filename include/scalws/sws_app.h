@@ -7,7 +7,7 @@
  * once it accepts connections and taken out when it exits, so a location
  * that proxies to the group (node_pass, python_pass, proxy_pass
  * http://NAME) uses every ready process at once and never waits for a dead
- * one: with none ready it answers 502.
+ * one: with none ready it answers 503.
  *
  * A reload keeps the processes of an application whose block did not
  * change; for one whose block changed, each process is replaced by a new
