@@ -64,7 +64,9 @@ struct sws_helper_s {
      * replace one another across reloads: the process of a helper that a
      * reload dropped is kept while a new helper of its slot starts, and
      * stopped once that one is ready (empty: no slot; not in the
-     * signature: the name is). */
+     * signature: the name is). Slot "NAME.K" is of family "NAME.": a
+     * process whose slot the configuration no longer has waits for any
+     * new helper of its family. */
     sws_str_t           slot;
     /* Applications' recycling: a dormant helper is not started with the
      * others but by sws_helper_start_now(); watch is called in the master

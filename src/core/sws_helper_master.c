@@ -73,8 +73,10 @@ struct sws_helper_proc_s {
     unsigned            killed:1;
     unsigned            ready:1;    /* the running process became ready */
     unsigned            timed_out:1; /* stopped for not becoming ready: a failure */
-    unsigned            retiring:1; /* dropped by a reload, running until a helper of
-                                       its slot is ready (sws_helper_set_slot) */
+    unsigned            retiring:2; /* dropped by a reload, running until a helper of
+                                       its slot is ready (SWS_HELPER_RETIRE_SLOT), or
+                                       of its slot's family (_FAMILY: a slot the
+                                       configuration no longer has) */
     char                slot[SWS_HELPER_SLOT_MAX];
     /* a unix path the program listens on itself (its ready probe): the
      * file a dead process left goes when the helper does */
@@ -504,6 +506,30 @@ sws_helper_check_ready(sws_helper_proc_t *p)
 
 static void sws_helper_stop(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t timeout);
 
+#define SWS_HELPER_RETIRE_SLOT    1
+#define SWS_HELPER_RETIRE_FAMILY  2
+
+/* The family of slot "NAME.K": the length of "NAME." (0: none). */
+static size_t
+sws_helper_family(const char *slot)
+{
+    const char  *dot = strrchr(slot, '.');
+
+    return dot ? (size_t) (dot - slot) + 1 : 0;
+}
+
+/* Whether q, retiring, gives way to p, ready. */
+static int
+sws_helper_replaces(sws_helper_proc_t *p, sws_helper_proc_t *q)
+{
+    size_t  f = sws_helper_family(p->slot);
+
+    if (q->retiring == SWS_HELPER_RETIRE_SLOT) {
+        return strcmp(q->slot, p->slot) == 0;
+    }
+    return f > 0 && f == sws_helper_family(q->slot) && strncmp(q->slot, p->slot, f) == 0;
+}
+
 /* p, of a slot, is ready: the processes it replaces (a reload dropped
  * their helpers) stop now. Its ready callback came first: an application
  * takes the old process out of its server list before it goes. */
@@ -517,7 +543,7 @@ sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
     }
     for (q = sws_helper_procs; q; q = q->next) {
         if (q != p && q->retiring && q->state == SWS_HELPER_RUNNING
-            && strcmp(q->slot, p->slot) == 0)
+            && sws_helper_replaces(p, q))
         {
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
                           "replaced by helper \"%s\": stopping it", q->name, (long) q->pid,
@@ -1030,23 +1056,36 @@ sws_helper_find(sws_array_t *defs, const char *name)
 }
 
 
-/* Whether a helper of defs has this slot. */
-static int
+/* How a process of this slot, dropped by a reload, waits for its
+ * replacement: a helper of defs (started now, not dormant) has the slot
+ * (SWS_HELPER_RETIRE_SLOT), or only others of its family
+ * (SWS_HELPER_RETIRE_FAMILY: fewer processes), or none (0: it stops). */
+static unsigned
 sws_helper_slot_taken(sws_array_t *defs, const char *slot)
 {
     sws_helper_t  **hp;
     sws_uint_t      i;
+    size_t          f = sws_helper_family(slot);
+    unsigned        how = 0;
 
     if (defs == NULL) {
         return 0;
     }
     hp = defs->elts;
     for (i = 0; i < defs->nelts; i++) {
-        if (hp[i]->slot.data != NULL && strcmp((char *) hp[i]->slot.data, slot) == 0) {
-            return 1;
+        if (hp[i]->slot.data == NULL || hp[i]->dormant) {
+            continue;
+        }
+        if (strcmp((char *) hp[i]->slot.data, slot) == 0) {
+            return SWS_HELPER_RETIRE_SLOT;
+        }
+        if (f > 0 && f == sws_helper_family((char *) hp[i]->slot.data)
+            && strncmp((char *) hp[i]->slot.data, slot, f) == 0)
+        {
+            how = SWS_HELPER_RETIRE_FAMILY;
         }
     }
-    return 0;
+    return how;
 }
 
 
@@ -1071,7 +1110,7 @@ sws_helpers_reload(sws_cycle_t *cycle)
 
         if (h == NULL) {
             p->retiring = p->state == SWS_HELPER_RUNNING && p->ready && p->slot[0] != '\0'
-                          && sws_helper_slot_taken(defs, p->slot);
+                          ? sws_helper_slot_taken(defs, p->slot) : 0;
             if (p->retiring) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
                               "configured: kept until its slot's new helper is ready",

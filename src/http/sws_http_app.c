@@ -25,6 +25,7 @@
 #define SWS_APP_PROCESSES_MAX  64
 #define SWS_APP_START_TIMEOUT  30000
 #define SWS_APP_STOP_TIMEOUT   10000
+#define SWS_APP_ADDR_MAX       128      /* "unix:" and a socket path */
 
 struct sws_app_s {
     sws_str_t           name;
@@ -65,6 +66,7 @@ struct sws_app_proc_s {
     sws_str_t           slot;            /* ".0.": this slot's, after the hash */
     sws_helper_t       *helper;
     sws_app_proc_t     *twin;            /* recycling: the slot's other helper */
+    sws_uint_t          nslots;          /* the definition's processes */
     sws_uint_t          max_requests;
     size_t              max_memory;
     unsigned            replacing:1;     /* its twin was started to replace it */
@@ -445,45 +447,82 @@ sws_app_run_dir(sws_conf_t *cf, sws_app_t *app)
 }
 
 
+/* A server of ap's group that ap's process replaces: another process of
+ * its slot (an earlier definition's, or its twin), or a process of a slot
+ * that its definition does not have (a reload took processes away). */
+static int
+sws_app_replaced(sws_app_proc_t *ap, const sws_str_t *server)
+{
+    const u_char  *p, *end = server->data + server->len;
+    sws_uint_t     k = 0;
+
+    if (server->len <= ap->prefix.len + 10 || sws_str_eq(server, &ap->addr)
+        || memcmp(server->data, ap->prefix.data, ap->prefix.len) != 0)
+    {
+        return 0;
+    }
+    p = server->data + ap->prefix.len + 8;       /* after the hash: ".K." */
+    if (end - p > (ptrdiff_t) ap->slot.len && memcmp(p, ap->slot.data, ap->slot.len) == 0) {
+        return 1;
+    }
+    for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
+        k = k * 10 + (*p - '0');
+    }
+    return p < end && *p == '.' && k >= ap->nslots;
+}
+
+
+/* The processes ap's process replaces leave the group, one at a time (the
+ * indexes move with each). */
+static void
+sws_app_leave_replaced(sws_app_proc_t *ap)
+{
+    sws_http_upstream_stats_t   st;
+    sws_str_t                   server;
+    u_char                      text[SWS_APP_ADDR_MAX];
+    sws_uint_t                  i, n;
+
+    for (n = 0; n < 4 * SWS_APP_PROCESSES_MAX; n++) {
+        for (i = 0; ; i++) {
+            sws_memzero(&st, sizeof(st));
+            st.size = sizeof(st);
+            if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
+                return;
+            }
+            if (st.server.len <= sizeof(text) && st.state != NULL
+                && strcmp(st.state, "down") != 0 && sws_app_replaced(ap, &st.server))
+            {
+                break;
+            }
+        }
+        memcpy(text, st.server.data, st.server.len);
+        server.data = text;
+        server.len = st.server.len;
+        (void) sws_http_upstream_server_remove(&ap->group, &server);
+    }
+}
+
+
 static void
 sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
 {
-    sws_app_proc_t             *ap = data;
-    sws_http_upstream_stats_t   st;
-    sws_helper_status_t         hs;
-    sws_str_t                   old[8];
-    u_char                      text[8][128];
-    sws_uint_t                  i, n = 0;
-    sws_int_t                   rc;
+    sws_app_proc_t       *ap = data;
+    sws_helper_status_t   hs;
+    sws_int_t             rc;
 
+    /* It joins, then those it replaces leave: the slot is never empty.
+     * Without room (processes a reload left behind), they leave first. */
     rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
+    if (rc == SWS_BUSY) {
+        sws_app_leave_replaced(ap);
+        rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
+    }
     if (rc != SWS_OK) {
         sws_log_error(SWS_LOG_ALERT, h->cycle->log, 0, "application \"%.*s\": process %ld "
                       "could not join its group (%s)", (int) ap->group.len, ap->group.data,
                       (long) pid, rc == SWS_BUSY ? "no room" : "error");
     }
-    /* The process of an earlier definition in this slot leaves the group
-     * now; the core stops it once this callback returns. */
-    for (i = 0; n < 8; i++) {
-        sws_memzero(&st, sizeof(st));
-        st.size = sizeof(st);
-        if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
-            break;
-        }
-        if (st.server.len > ap->prefix.len + 8 + ap->slot.len
-            && memcmp(st.server.data, ap->prefix.data, ap->prefix.len) == 0
-            && memcmp(st.server.data + ap->prefix.len + 8, ap->slot.data, ap->slot.len) == 0
-            && st.server.len <= sizeof(text[0]) && !sws_str_eq(&st.server, &ap->addr)
-            && st.state != NULL && strcmp(st.state, "down") != 0)
-        {
-            old[n].data = text[n];
-            memcpy(old[n].data, st.server.data, st.server.len);
-            old[n++].len = st.server.len;
-        }
-    }
-    for (i = 0; i < n; i++) {
-        (void) sws_http_upstream_server_remove(&ap->group, &old[i]);
-    }
+    sws_app_leave_replaced(ap);
     ap->replacing = 0;
     ap->retire = 0;
     if (ap->twin != NULL) {
@@ -616,6 +655,7 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
         return NULL;
     }
     ap->helper = h;
+    ap->nslots = app->processes;
     ap->max_requests = app->max_requests;
     ap->max_memory = app->max_memory;
 

@@ -386,6 +386,32 @@ def test_max_memory_recycles(sws, rundir):
 
 
 @need_node
+def test_reloads_that_change_the_number_of_processes(sws, rundir):
+    """Fewer processes: those of the slots that went stop, and leave the
+    group when a new process is ready; reloads after reloads always find
+    room in the group for the new processes."""
+    http = node_app("web", "plain.js", rundir, "processes 3;")
+    s = start(sws, http, "location / { node_pass web; }\n")
+    s.http_block = http
+    wait_serving(s)
+    assert h.wait_for(lambda: ready_count(s, "web") == 3, 5)
+    for i, n in enumerate((1, 2, 2, 3)):
+        before = set(app_pids(s, "web"))
+        changed = node_app("web", "plain.js", rundir, "processes %d; env APP_V %d;" % (n, i))
+        out = reload_under_load(s, changed, lambda: h.wait_for(
+            lambda: sum(alive(p) for p in app_pids(s, "web")) == n
+            and not any(alive(p) for p in before), 10))
+        statuses = [x for x, _ in out]
+        assert statuses.count(200) == len(statuses) > 10, (n, set(map(str, statuses)))
+        now = [p for p in app_pids(s, "web") if alive(p)]
+        assert len(now) == n and not set(now) & before
+        assert h.wait_for(lambda: {int(get(s, "/pid", fresh=True).body)
+                                   for _ in range(3 * n)} == set(now), 3), now
+    assert "could not join" not in s.error_log()
+    assert h.wait_for(lambda: len(os.listdir(rundir)) == 3, 3), os.listdir(rundir)
+
+
+@need_node
 def test_reload_without_the_app_stops_it(sws, rundir):
     http = node_app("web", "plain.js", rundir)
     s = start(sws, http, "location / { node_pass web; }\n"
