@@ -14,6 +14,7 @@
  */
 #include <pwd.h>
 #include <stdio.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #define SWS_APP_PROCESSES_MAX  64
 #define SWS_APP_START_TIMEOUT  30000
 #define SWS_APP_STOP_TIMEOUT   10000
+#define SWS_APP_IDLE_TIMEOUT   10000
 #define SWS_APP_ADDR_MAX       128      /* "unix:" and a socket path */
 
 struct sws_app_s {
@@ -35,7 +37,9 @@ struct sws_app_s {
     sws_pool_t         *pool;
 
     sws_str_t           root;            /* absolute; empty: none */
-    sws_uint_t          processes;       /* 0: not set (1) */
+    sws_uint_t          processes;       /* 0: not set (1); MIN..MAX: MAX */
+    sws_uint_t          min;             /* MIN..MAX: MIN; else processes */
+    sws_msec_t          idle_timeout;    /* MIN..MAX: spare capacity this long stops one */
     sws_array_t         env;             /* sws_str_t pairs: the block's */
     sws_array_t         module_env;      /* sws_str_t pairs: the module's */
     sws_str_t           user;
@@ -66,15 +70,29 @@ struct sws_app_proc_s {
     sws_str_t           slot;            /* ".0.": this slot's, after the hash */
     sws_helper_t       *helper;
     sws_app_proc_t     *twin;            /* recycling: the slot's other helper */
-    sws_uint_t          nslots;          /* the definition's processes */
+    sws_uint_t          nslots;          /* the definition's processes (MAX) */
+    sws_uint_t          nfixed;          /* ... started with it (MIN) */
+    sws_uint_t          k;               /* its slot */
+    struct sws_app_scale_s  *scale;      /* MIN..MAX */
     sws_uint_t          max_requests;
     size_t              max_memory;
     unsigned            replacing:1;     /* its twin was started to replace it */
     unsigned            retire:1;        /* replaced: stopped at the next watch */
 };
 
-/* The watch interval of recycling. */
+/* The watch interval of recycling and scaling. */
 #define SWS_APP_WATCH  1000
+
+/* processes MIN..MAX: what the application's processes share. */
+typedef struct sws_app_scale_s {
+    sws_str_t           group;
+    sws_uint_t          min;
+    sws_uint_t          max;
+    sws_msec_t          idle_timeout;
+    sws_app_proc_t    **slots;           /* each slot's first helper */
+    sws_msec_t          last;            /* the last look */
+    sws_msec_t          spare_since;     /* 0: no capacity to spare */
+} sws_app_scale_t;
 
 
 sws_app_t *
@@ -112,6 +130,7 @@ sws_app_add(sws_conf_t *cf, const sws_str_t *name, const char *kind)
     app->pool = sws_conf_pool(cf);
     app->start_timeout = SWS_UNSET_MSEC;
     app->stop_timeout = SWS_UNSET_MSEC;
+    app->idle_timeout = SWS_UNSET_MSEC;
     return app;
 }
 
@@ -195,7 +214,8 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
 {
     sws_str_t   *w = sws_conf_arg(cf, 0), *a1;
     sws_uint_t   n = sws_conf_nargs(cf);
-    sws_int_t    k;
+    sws_int_t    k, m;
+    u_char      *dots;
 
     a1 = n > 1 ? sws_conf_arg(cf, 1) : NULL;
     *rv = SWS_CONF_OK;
@@ -222,16 +242,22 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
             *rv = "is duplicate";
             return 1;
         }
-        if (memchr(a1->data, '.', a1->len) != NULL) {
-            *rv = "takes a number: MIN..MAX (following the load) is not supported yet";
+        for (dots = a1->data; dots + 1 < a1->data + a1->len; dots++) {
+            if (dots[0] == '.' && dots[1] == '.') {
+                break;
+            }
+        }
+        if (dots + 1 >= a1->data + a1->len) {
+            dots = NULL;
+        }
+        k = sws_atoi(a1->data, dots ? (size_t) (dots - a1->data) : a1->len);
+        m = dots ? sws_atoi(dots + 2, a1->len - (dots + 2 - a1->data)) : k;
+        if (k < 1 || m < k || m > SWS_APP_PROCESSES_MAX) {
+            *rv = "takes N or MIN..MAX processes, from 1 to 64";
             return 1;
         }
-        k = sws_atoi(a1->data, a1->len);
-        if (k < 1 || k > SWS_APP_PROCESSES_MAX) {
-            *rv = "takes a number of processes from 1 to 64";
-            return 1;
-        }
-        app->processes = (sws_uint_t) k;
+        app->min = (sws_uint_t) k;
+        app->processes = (sws_uint_t) m;
         return 1;
     }
     if (sws_str_eq_cstr(w, "env")) {
@@ -267,6 +293,11 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
     if (sws_str_eq_cstr(w, "stop_timeout")) {
         SWS_APP_ARGS(1, 1);
         *rv = sws_app_time(cf, &app->stop_timeout);
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "idle_timeout")) {
+        SWS_APP_ARGS(1, 1);
+        *rv = sws_app_time(cf, &app->idle_timeout);
         return 1;
     }
     if (sws_str_eq_cstr(w, "max_requests")) {
@@ -395,6 +426,8 @@ sws_app_signature(sws_app_t *app)
     h = sws_app_hash(h, app->group.data, app->group.len);
     h = sws_app_hash(h, app->run_dir.data, app->run_dir.len);
     h = sws_app_hash(h, &app->processes, sizeof(app->processes));
+    h = sws_app_hash(h, &app->min, sizeof(app->min));
+    h = sws_app_hash(h, &app->idle_timeout, sizeof(app->idle_timeout));
     h = sws_app_hash(h, &app->max_requests, sizeof(app->max_requests));
     h = sws_app_hash(h, &app->max_memory, sizeof(app->max_memory));
     return sws_app_hash(h, times, sizeof(times));
@@ -468,7 +501,14 @@ sws_app_replaced(sws_app_proc_t *ap, const sws_str_t *server)
     for (p++; p < end && *p >= '0' && *p <= '9'; p++) {
         k = k * 10 + (*p - '0');
     }
-    return p < end && *p == '.' && k >= ap->nslots;
+    if (p == end || *p != '.') {
+        return 0;
+    }
+    /* a slot beyond MIN started by an earlier definition: nothing of this
+     * one replaces it by slot */
+    return k >= ap->nslots
+           || (k >= ap->nfixed
+               && memcmp(server->data + ap->prefix.len, ap->addr.data + ap->prefix.len, 8) != 0);
 }
 
 
@@ -561,6 +601,113 @@ sws_app_rss(pid_t pid)
 }
 
 
+static sws_msec_t
+sws_app_now(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
+/* Whether the slot of ap has a process (its own or its twin's). */
+static int
+sws_app_running(sws_app_proc_t *ap)
+{
+    sws_helper_status_t  hs;
+
+    hs.size = sizeof(hs);
+    if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.running) {
+        return 1;
+    }
+    hs.size = sizeof(hs);
+    return ap->twin != NULL && sws_helper_status(ap->twin->helper, &hs) == SWS_OK
+           && hs.running;
+}
+
+
+/* A slot's processes go: out of the group now, stopped at their next
+ * watch (requests in flight finish), or at once when not ready. */
+static void
+sws_app_stop_slot(sws_app_proc_t *ap)
+{
+    sws_helper_status_t  hs;
+    sws_uint_t           i;
+
+    for (i = 0; i < 2 && ap != NULL; i++, ap = ap->twin) {
+        hs.size = sizeof(hs);
+        if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.ready) {
+            (void) sws_http_upstream_server_remove(&ap->group, &ap->addr);
+            ap->retire = 1;
+        } else {
+            (void) sws_helper_stop_now(ap->helper);
+        }
+    }
+}
+
+
+/* processes MIN..MAX, once a second from the watch of any process: more
+ * requests in flight (the group's connections in use, all workers) than
+ * processes starts one more; two processes' worth to spare for
+ * idle_timeout stops the last one. */
+static void
+sws_app_scale(sws_app_scale_t *sc, sws_log_t *log)
+{
+    sws_http_upstream_stats_t   st;
+    sws_msec_t                  now = sws_app_now();
+    sws_uint_t                  i, running = 0, idle = sc->max, last = sc->max;
+    uint64_t                    inflight = 0;
+
+    if (now - sc->last < SWS_APP_WATCH - 100) {
+        return;                        /* another process's watch did it */
+    }
+    sc->last = now;
+    for (i = 0; i < sc->max; i++) {
+        if (sws_app_running(sc->slots[i])) {
+            running++;
+            last = i;
+        } else if (idle == sc->max) {
+            idle = i;
+        }
+    }
+    for (i = 0; ; i++) {
+        sws_memzero(&st, sizeof(st));
+        st.size = sizeof(st);
+        if (sws_http_upstream_server_info(&sc->group, i, &st) != SWS_OK) {
+            break;
+        }
+        inflight += st.active;
+    }
+    if (inflight > running && idle < sc->max) {
+        sc->spare_since = 0;
+        if (sws_helper_start_now(sc->slots[idle]->helper) == SWS_OK) {
+            sws_log_error(SWS_LOG_NOTICE, log, 0, "application \"%.*s\": %llu requests in "
+                          "flight for %lu processes: starting process %lu",
+                          (int) sc->group.len, sc->group.data, (unsigned long long) inflight,
+                          (unsigned long) running, (unsigned long) idle);
+        }
+        return;
+    }
+    if (running <= sc->min || inflight + 2 > running || last < sc->min || last == sc->max) {
+        sc->spare_since = 0;
+        return;
+    }
+    if (sc->spare_since == 0) {
+        sc->spare_since = now;
+        return;
+    }
+    if (now - sc->spare_since < sc->idle_timeout) {
+        return;
+    }
+    sc->spare_since = now;
+    sws_log_error(SWS_LOG_NOTICE, log, 0, "application \"%.*s\": %llu requests in flight for "
+                  "%lu processes: stopping process %lu", (int) sc->group.len, sc->group.data,
+                  (unsigned long long) inflight, (unsigned long) running, (unsigned long) last);
+    sws_app_stop_slot(sc->slots[last]);
+}
+
+
 /* Recycling (every SWS_APP_WATCH ms while the process is ready): past
  * max_requests requests or max_memory resident bytes, its twin starts;
  * once that one is ready it takes the slot's requests and this one is
@@ -580,7 +727,10 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
         (void) sws_helper_stop_now(ap->helper);
         return;
     }
-    if (ap->replacing || ap->twin == NULL) {
+    if (ap->scale != NULL) {
+        sws_app_scale(ap->scale, h->cycle->log);
+    }
+    if (ap->replacing || ap->twin == NULL || (ap->max_requests == 0 && ap->max_memory == 0)) {
         return;
     }
     why[0] = '\0';
@@ -655,7 +805,9 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
         return NULL;
     }
     ap->helper = h;
+    ap->k = k;
     ap->nslots = app->processes;
+    ap->nfixed = app->min;
     ap->max_requests = app->max_requests;
     ap->max_memory = app->max_memory;
 
@@ -728,10 +880,10 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
     {
         return NULL;
     }
-    if (app->max_requests || app->max_memory) {
+    if (app->max_requests || app->max_memory || app->min < app->processes) {
         h->watch = sws_app_watch;
         h->watch_every = SWS_APP_WATCH;
-        h->dormant = twin;
+        h->dormant = twin || k >= app->min;
     }
     return ap;
 }
@@ -742,6 +894,7 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
 {
     static const sws_str_t  run = sws_string("run");
     sws_app_proc_t         *one, *two;
+    sws_app_scale_t        *scale = NULL;
     uint32_t                sig;
     sws_uint_t              k;
 
@@ -755,7 +908,10 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
         return SWS_ERROR;
     }
     if (app->processes == 0) {
-        app->processes = 1;
+        app->processes = app->min = 1;
+    }
+    if (app->idle_timeout == SWS_UNSET_MSEC) {
+        app->idle_timeout = SWS_APP_IDLE_TIMEOUT;
     }
     if (app->start_timeout == SWS_UNSET_MSEC) {
         app->start_timeout = SWS_APP_START_TIMEOUT;
@@ -791,11 +947,28 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
     if (sws_http_upstream_app_group(cf, &app->name, 2 * app->processes) == NULL) {
         return SWS_ERROR;
     }
+    if (app->min < app->processes) {
+        scale = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_app_scale_t));
+        if (scale == NULL
+            || (scale->slots = sws_pcalloc(sws_conf_pool(cf),
+                                           app->processes * sizeof(sws_app_proc_t *))) == NULL)
+        {
+            return SWS_ERROR;
+        }
+        scale->group = app->name;
+        scale->min = app->min;
+        scale->max = app->processes;
+        scale->idle_timeout = app->idle_timeout;
+    }
     sig = sws_app_signature(app);
     for (k = 0; k < app->processes; k++) {
         one = sws_app_declare(cf, app, sig, k, 0);
         if (one == NULL) {
             return SWS_ERROR;
+        }
+        if (scale != NULL) {
+            scale->slots[k] = one;
+            one->scale = scale;
         }
         if (app->max_requests || app->max_memory) {
             /* its twin, to take over when it is recycled */
@@ -805,6 +978,7 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
             }
             one->twin = two;
             two->twin = one;
+            two->scale = scale;
         }
     }
     return SWS_OK;

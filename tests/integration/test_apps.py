@@ -412,6 +412,34 @@ def test_reloads_that_change_the_number_of_processes(sws, rundir):
 
 
 @need_node
+def test_processes_follow_the_load(sws, rundir):
+    """processes 1..3: more requests in flight than processes starts one
+    more, each second; two processes' worth to spare for idle_timeout stops
+    the last one."""
+    s = start(sws, node_app("web", "plain.js", rundir, "processes 1..3; idle_timeout 1s;"),
+              "location / { node_pass web; }\n")
+    wait_serving(s)
+    assert app_pids(s, "web") and len(os.listdir(rundir)) == 1      # MIN started
+    with loading(s, 8, "/slow?ms=300") as out:
+        grew = h.wait_for(lambda: ready_count(s, "web") >= 3, 6)
+    assert grew, s.error_log()[-3000:]
+    statuses = [x for x, _ in out]
+    assert statuses.count(200) == len(statuses) > 8, set(map(str, statuses))
+    log = s.error_log()
+    assert re.search(r'application "web": \d+ requests in flight for 1 processes: starting '
+                     r'process 1', log), log[-3000:]
+    assert re.search(r'for 2 processes: starting process 2', log)
+    assert "starting process 3" not in log                            # MAX
+    # idle: back to MIN, one process at a time
+    assert h.wait_for(lambda: sum(alive(p) for p in app_pids(s, "web")) == 1, 8), \
+        s.error_log()[-3000:]
+    log = s.error_log()
+    assert log.index("for 3 processes: stopping process 2") \
+        < log.index("for 2 processes: stopping process 1")
+    assert get(s, "/pid").status == 200
+
+
+@need_node
 def test_reload_without_the_app_stops_it(sws, rundir):
     http = node_app("web", "plain.js", rundir)
     s = start(sws, http, "location / { node_pass web; }\n"
@@ -542,8 +570,9 @@ def test_configuration_errors(tmp_path, rundir):
     h.assert_config_errors(tmp_path, [
         ("node_app web { %s }" % a, 'node_app "web" has no script'),
         ("python_app api { %s }" % a, 'python_app "api" needs asgi or wsgi'),
-        ("node_app web { %s script x.js; processes 1..4; }" % a, "not supported yet"),
+        ("node_app web { %s script x.js; processes 4..1; }" % a, "N or MIN..MAX"),
         ("node_app web { %s script x.js; processes 0; }" % a, "from 1 to 64"),
+        ("node_app web { %s script x.js; processes 1..65; }" % a, "from 1 to 64"),
         ("node_app web { %s script x.js; max_requests 0; }" % a, "takes a number above 0"),
         ("node_app web { %s script x.js; max_memory lots; }" % a, "takes a size above 0"),
         ("node_app web { %s script x.js; colour blue; }" % a,
