@@ -3,7 +3,7 @@
  *
  *   node_app NAME {
  *       root DIR;  script FILE;  node PROGRAM;  arg ARG;
- *       processes N;  env NAME VALUE;  user USER [GROUP];
+ *       processes N | MIN..MAX;  idle_timeout T;  env NAME VALUE;  user USER [GROUP];
  *       run_dir DIR;  start_timeout T;  stop_timeout T;
  *       max_requests N;  max_memory SIZE;
  *   }

@@ -6,7 +6,7 @@
  *   python_app NAME {
  *       root DIR;  asgi MODULE:APP | wsgi MODULE:APP;
  *       server uvicorn | gunicorn;  python PROGRAM;  venv DIR;  arg ARG;
- *       processes N;  env NAME VALUE;  user USER [GROUP];
+ *       processes N | MIN..MAX;  idle_timeout T;  env NAME VALUE;  user USER [GROUP];
  *       run_dir DIR;  start_timeout T;  stop_timeout T;
  *       max_requests N;  max_memory SIZE;
  *   }
