@@ -530,6 +530,21 @@ def test_gunicorn_flask_and_own_malloc_settings(sws, rundir):
     assert get(s, "/stream?n=3").body.count(b"chunk") == 3
 
 
+@need_uvicorn
+def test_uvicorn_reload_with_a_changed_block_loses_nothing(sws, rundir):
+    http = python_app("api", rundir, "asgi star:app;")
+    s = start(sws, http, "location / { python_pass api; }\n")
+    s.http_block = http
+    wait_serving(s)
+    old = app_pids(s, "api")
+    changed = python_app("api", rundir, "asgi star:app; env APP_V 2;")
+    out = reload_under_load(s, changed, lambda: h.wait_for(
+        lambda: len(app_pids(s, "api")) == 2 and not any(alive(p) for p in old), 10))
+    statuses = [x for x, _ in out]
+    assert statuses.count(200) == len(statuses) > 10, set(map(str, statuses))
+    assert json.loads(get(s, "/env").body)["APP_V"] == "2"
+
+
 # ---------------------------------------------------------------- external
 
 @need_node
