@@ -20,6 +20,7 @@
 #include <scalws/sws_keyed_zone.h>
 #include <scalws/sws_resolver.h>
 #include <scalws/sws_helper.h>
+#include <scalws/sws_app.h>
 #include <scalws/sws_http.h>
 #include <scalws/sws_variables.h>
 #include <scalws/sws_http1.h>

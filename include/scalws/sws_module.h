@@ -87,7 +87,11 @@
                                  open file cache (sws_http_open_cached with
                                  sws_http_file_cache_t, sws_http_file_attach,
                                  sws_http_file_forget; sws_http_file_t's
-                                 attached and cached, from reserved) */
+                                 attached and cached, from reserved);
+                                 managed applications (sws_app.h: sws_app_add,
+                                 _entry, _set_program, _add_arg, _add_socket_arg,
+                                 _set_socket_env, _set_env, _done, _name, _root,
+                                 _env_set) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -74,6 +74,8 @@ typedef struct {
     sws_array_t               *cookie_paths;
     sws_http_format_t         *method;       /* proxy_method; NULL: the client's */
     sws_http_format_t         *body;         /* proxy_set_body; NULL: the client's */
+    unsigned                   app:1;        /* node_pass, python_pass: Host is the
+                                                client's */
     unsigned                   method_set:1; /* at this level (for "is duplicate") */
     unsigned                   body_set:1;
 } sws_proxy_loc_conf_t;

@@ -8,6 +8,8 @@
  *   proxy_redirect default|off|FROM TO;
  *   proxy_method METHOD;                   may hold variables
  *   proxy_set_body TEXT;                   may hold variables: the body instead of the client's
+ *   node_pass, python_pass NAME|host:port|unix:/path;   proxy_pass to an application
+ *                                          (docs/apps.md): the client's Host is sent
  *   proxy_headers_hash_max_size, proxy_headers_hash_bucket_size (checked, no effect)
  *
  * and, through the upstream framework: proxy_connect_timeout,
@@ -29,6 +31,7 @@ static void *sws_proxy_create_main_conf(sws_conf_t *cf);
 static void *sws_proxy_create_loc_conf(sws_conf_t *cf);
 static char *sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
 static char *sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_proxy_app_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_proxy_http_version(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_proxy_set_header(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -41,6 +44,9 @@ static char *sws_proxy_format(sws_conf_t *cf, const sws_command_t *cmd, void *co
 
 static const sws_command_t sws_proxy_commands[] = {
     { "proxy_pass", LOC | SWS_CONF_TAKE1, sws_proxy_pass, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "node_pass", LOC | SWS_CONF_TAKE1, sws_proxy_app_pass, SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "python_pass", LOC | SWS_CONF_TAKE1, sws_proxy_app_pass, SWS_HTTP_LOC_CONF_OFFSET, 0,
+      NULL },
     { "proxy_http_version", ALL | SWS_CONF_TAKE1, sws_proxy_http_version,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_set_header", ALL | SWS_CONF_TAKE2, sws_proxy_set_header,
@@ -386,6 +392,7 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         conf->url_fmt = prev->url_fmt;
         conf->location = prev->location;
         conf->location_kind = prev->location_kind;
+        conf->app = prev->app;
     }
     sws_conf_merge_uint_value(conf->http_version, prev->http_version, SWS_HTTP_VERSION_11);
     sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
@@ -501,6 +508,37 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         return SWS_CONF_ERROR;
     }
     return SWS_CONF_OK;
+}
+
+/* node_pass, python_pass NAME | host:port | unix:/path: proxy_pass
+ * http://... to an application (managed: its group has its name), the
+ * URI as the client sent it, with the client's Host. */
+static char *
+sws_proxy_app_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_proxy_loc_conf_t *plcf = conf;
+    sws_str_t            *arg = sws_conf_arg(cf, 1), *url;
+    u_char               *p;
+
+    if (arg->len == 0 || memchr(arg->data, '$', arg->len)
+        || (arg->len > 5 && sws_strncasecmp(arg->data, (u_char *) "unix:", 5) == 0
+            ? memchr(arg->data + 5, ':', arg->len - 5) != NULL
+            : memchr(arg->data, '/', arg->len) != NULL))
+    {
+        return "takes an application's name, host:port or unix:/path (no URI, no variables)";
+    }
+    /* the URL proxy_pass would have: the argument is what sws_proxy_pass reads */
+    url = sws_conf_arg(cf, 1);
+    p = sws_pnalloc(sws_conf_pool(cf), arg->len + 7);
+    if (p == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    memcpy(p, "http://", 7);
+    memcpy(p + 7, arg->data, arg->len);
+    url->data = p;
+    url->len += 7;
+    plcf->app = 1;
+    return sws_proxy_pass(cf, cmd, conf);
 }
 
 static char *

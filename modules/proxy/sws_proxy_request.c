@@ -134,6 +134,24 @@ sws_proxy_xff(sws_http_request_t *r, sws_str_t *out)
     return SWS_OK;
 }
 
+/* What an application gets as Host: the client's, as it sent it (its
+ * port too: an application builds its absolute URLs from it), or the
+ * request's host name (HTTP/2's :authority, HTTP/1.0 without Host). */
+static sws_str_t
+sws_proxy_client_host(sws_http_request_t *r, sws_proxy_ctx_t *ctx)
+{
+    const sws_array_t       *hs = sws_http_headers_in(r);
+    const sws_http_header_t *h = hs->elts;
+    sws_uint_t               i;
+
+    for (i = 0; i < hs->nelts; i++) {
+        if (h[i].name.len == 4 && memcmp(h[i].name.data, "host", 4) == 0 && h[i].value.len) {
+            return h[i].value;
+        }
+    }
+    return sws_http_host(r)->len ? *sws_http_host(r) : ctx->t->host;
+}
+
 /* A format's text for r, in the request's pool. */
 static sws_int_t
 sws_proxy_render(sws_http_request_t *r, sws_http_format_t *f, sws_str_t *out)
@@ -193,7 +211,7 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
         n++;
     }
     if (!hs->host) {
-        rq.host = ctx->t->host;
+        rq.host = plcf->app ? sws_proxy_client_host(r, ctx) : ctx->t->host;
     }
     rq.fields = f;
     rq.nfields = n;

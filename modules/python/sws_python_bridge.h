@@ -18,6 +18,12 @@ typedef struct {
     sws_http_format_t    *server_port;    /* $server_port */
 } sws_pyb_loc_conf_t;
 
+/* The module's create_loc_conf and merge_loc_conf (the location conf is
+ * the bridge's), and python_bridge_pass's setter. */
+void *sws_python_bridge_create_loc_conf(sws_conf_t *cf);
+char *sws_python_bridge_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+char *sws_python_bridge_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+
 /* From create_loc_conf and merge_loc_conf. */
 sws_int_t sws_python_bridge_conf_init(sws_conf_t *cf, sws_pyb_loc_conf_t *lcf);
 char *sws_python_bridge_conf_merge(sws_conf_t *cf, sws_pyb_loc_conf_t *prev,

@@ -18,6 +18,7 @@
  */
 #include <string.h>
 #include <scalws/scalws.h>
+#include "sws_python_module.h"
 #include "sws_python_bridge.h"
 #include "sws_python_bridge_frame.h"
 
@@ -32,53 +33,9 @@ typedef struct {
     unsigned              upgrade_asked:1;  /* REQUEST said UPGRADE */
 } sws_pyb_ctx_t;
 
-static void *sws_pyb_create_loc_conf(sws_conf_t *cf);
-static char *sws_pyb_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
-static char *sws_pyb_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
-
 /* A port-less TCP address takes nginx's HTTP one (unix sockets are the
  * usual target). */
 #define SWS_PYB_DEFAULT_PORT  80
-
-#define ALL  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
-#define UPS(suffix, args, id)  SWS_HTTP_CGI_UPS_("python_bridge", suffix, args, id)
-
-static const sws_command_t sws_pyb_commands[] = {
-    { "python_bridge_pass", SWS_HTTP_LOC_CONF | SWS_CONF_TAKE1, sws_pyb_pass,
-      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
-    { "python_bridge_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
-      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_pyb_loc_conf_t, cgi.pass_request_headers), NULL },
-    UPS("_connect_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_CONNECT_TIMEOUT),
-    UPS("_send_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_SEND_TIMEOUT),
-    UPS("_read_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_READ_TIMEOUT),
-    UPS("_next_upstream", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_NEXT_UPSTREAM),
-    UPS("_next_upstream_tries", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TRIES),
-    UPS("_next_upstream_timeout", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_NEXT_UPSTREAM_TIMEOUT),
-    UPS("_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_BUFFERING),
-    UPS("_buffers", SWS_CONF_TAKE2, SWS_UPSTREAM_CONF_BUFFERS),
-    UPS("_buffer_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_BUFFER_SIZE),
-    UPS("_temp_path", SWS_CONF_TAKE1234, SWS_UPSTREAM_CONF_TEMP_PATH),
-    UPS("_max_temp_file_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_MAX_TEMP_FILE_SIZE),
-    UPS("_temp_file_write_size", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_TEMP_FILE_WRITE_SIZE),
-    UPS("_request_buffering", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_REQUEST_BUFFERING),
-    UPS("_pass_request_body", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_PASS_REQUEST_BODY),
-    UPS("_ignore_client_abort", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_IGNORE_CLIENT_ABORT),
-    UPS("_socket_keepalive", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_SOCKET_KEEPALIVE),
-    UPS("_limit_rate", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_LIMIT_RATE),
-    UPS("_hide_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_HIDE_HEADER),
-    UPS("_pass_header", SWS_CONF_TAKE1, SWS_UPSTREAM_CONF_PASS_HEADER),
-    UPS("_intercept_errors", SWS_CONF_FLAG, SWS_UPSTREAM_CONF_INTERCEPT_ERRORS),
-    UPS("_upgrade", SWS_CONF_1MORE, SWS_UPSTREAM_CONF_UPGRADE),
-    sws_null_command
-};
-
-SWS_EXPORT sws_module_t sws_module = {
-    SWS_MODULE_ABI,
-    .name = "python",
-    .commands = sws_pyb_commands,
-    .create_loc_conf = sws_pyb_create_loc_conf,
-    .merge_loc_conf = sws_pyb_merge_loc_conf,
-};
 
 /* ---- the request ---- */
 
@@ -489,8 +446,8 @@ sws_python_bridge_conf_init(sws_conf_t *cf, sws_pyb_loc_conf_t *lcf)
     return sws_http_cgi_conf_init(cf, &lcf->cgi);
 }
 
-static void *
-sws_pyb_create_loc_conf(sws_conf_t *cf)
+void *
+sws_python_bridge_create_loc_conf(sws_conf_t *cf)
 {
     sws_pyb_loc_conf_t *lcf;
 
@@ -535,8 +492,8 @@ sws_python_bridge_conf_merge(sws_conf_t *cf, sws_pyb_loc_conf_t *prev, sws_pyb_l
     return SWS_CONF_OK;
 }
 
-static char *
-sws_pyb_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
+char *
+sws_python_bridge_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
 {
     return sws_python_bridge_conf_merge(cf, parent, child);
 }
@@ -548,8 +505,8 @@ sws_python_bridge_set_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_pyb_loc
     return sws_http_cgi_pass(cf, cmd, &lcf->cgi, addr, SWS_PYB_DEFAULT_PORT, sws_pyb_handler);
 }
 
-static char *
-sws_pyb_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+char *
+sws_python_bridge_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
     return sws_python_bridge_set_pass(cf, cmd, conf, sws_conf_arg(cf, 1));
 }

@@ -318,6 +318,19 @@ sws_helper_set_callbacks(sws_helper_t *h, sws_helper_ready_pt ready,
 }
 
 
+sws_int_t
+sws_helper_set_slot(sws_helper_t *h, const sws_str_t *slot)
+{
+    if (slot->len == 0 || slot->len >= SWS_HELPER_SLOT_MAX
+        || memchr(slot->data, '\0', slot->len) != NULL)
+    {
+        sws_helper_error(h, 0, "invalid slot", NULL);
+        return SWS_ERROR;
+    }
+    return sws_helper_copy(h, &h->slot, slot);
+}
+
+
 /* ---------------------------------------------------------------- check */
 
 /* prefix + path unless path is absolute; NUL-terminated, in the pool. */

@@ -14,6 +14,7 @@
 #include "sws_cycle.h"
 
 #define SWS_HELPER_NAME_MAX  32
+#define SWS_HELPER_SLOT_MAX  48
 /* A child that could not become its helper (chdir, user, exec) exits with
  * this code after logging why; it is backed off like any failure. */
 #define SWS_HELPER_EXIT_START  127
@@ -59,6 +60,20 @@ struct sws_helper_s {
     sws_helper_ready_pt on_ready;     /* not in the signature: a reload that */
     sws_helper_exit_pt  on_exit;      /* only moves the module keeps the process */
     void               *cb_data;
+    /* ABI 1.9 (applications, sws_http_app.c): helpers of the same slot
+     * replace one another across reloads: the process of a helper that a
+     * reload dropped is kept while a new helper of its slot starts, and
+     * stopped once that one is ready (empty: no slot; not in the
+     * signature: the name is). Slot "NAME.K" is of family "NAME.": a
+     * process whose slot the configuration no longer has waits for any
+     * new helper of its family. */
+    sws_str_t           slot;
+    /* Applications' recycling: a dormant helper is not started with the
+     * others but by sws_helper_start_now(); watch is called in the master
+     * every watch_every ms while the process is ready. */
+    unsigned            dormant:1;
+    sws_msec_t          watch_every;
+    void              (*watch)(sws_helper_t *h, pid_t pid, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */
@@ -68,6 +83,14 @@ struct sws_helper_s {
     volatile sig_atomic_t  stop;
     pid_t               master;
 };
+
+/* The slot of h (see above): 1..SWS_HELPER_SLOT_MAX - 1 bytes. */
+sws_int_t sws_helper_set_slot(sws_helper_t *h, const sws_str_t *slot);
+/* In the master, for the running configuration's h: start its process
+ * now if it has none (SWS_DECLINED if it has one), or stop it for good
+ * (its stop signal; not restarted). */
+sws_int_t sws_helper_start_now(sws_helper_t *h);
+sws_int_t sws_helper_stop_now(sws_helper_t *h);
 
 /* After the configuration is read (sws_cycle_init): complete and check
  * every helper (program found, directory, user), build argv and the

@@ -73,6 +73,14 @@ struct sws_helper_proc_s {
     unsigned            killed:1;
     unsigned            ready:1;    /* the running process became ready */
     unsigned            timed_out:1; /* stopped for not becoming ready: a failure */
+    unsigned            retiring:2; /* dropped by a reload, running until a helper of
+                                       its slot is ready (SWS_HELPER_RETIRE_SLOT), or
+                                       of its slot's family (_FAMILY: a slot the
+                                       configuration no longer has) */
+    char                slot[SWS_HELPER_SLOT_MAX];
+    /* a unix path the program listens on itself (its ready probe): the
+     * file a dead process left goes when the helper does */
+    char                probe_path[sizeof(((struct sockaddr_un *) 0)->sun_path)];
     sws_helper_out_t    out[2];     /* stdout, stderr */
 
     int                 sock;       /* the handed-off listening socket, -1 */
@@ -81,6 +89,7 @@ struct sws_helper_proc_s {
     int                 probe;      /* a probe connection, -1 */
     uint32_t            backlog;    /* TCP: the backlog at the last check */
     sws_msec_t          ready_check;     /* the next check, 0: none due */
+    sws_msec_t          watch_at;        /* the next watch call (def->watch) */
     sws_msec_t          ready_deadline;  /* 0: no limit */
     uint64_t            starts;
     uint64_t            exits;
@@ -350,6 +359,25 @@ sws_helper_stale_path(const struct sockaddr_storage *sa, socklen_t len)
 }
 
 
+/* The socket file of a program that listened on its own unix path, when
+ * nobody listens there any more. */
+static void
+sws_helper_unlink_probe(sws_helper_proc_t *p)
+{
+    struct sockaddr_un  sa;
+
+    if (p->probe_path[0] == '\0' || p->pid != 0) {
+        return;
+    }
+    sws_memzero(&sa, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, p->probe_path, sizeof(sa.sun_path));
+    if (sws_helper_stale_path((struct sockaddr_storage *) &sa, sizeof(sa))) {
+        (void) unlink(p->probe_path);
+    }
+}
+
+
 static sws_int_t
 sws_helper_socket_open(sws_cycle_t *cycle, sws_helper_proc_t *p)
 {
@@ -476,6 +504,57 @@ sws_helper_check_ready(sws_helper_proc_t *p)
 }
 
 
+static void sws_helper_stop(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t timeout);
+
+#define SWS_HELPER_RETIRE_SLOT    1
+#define SWS_HELPER_RETIRE_FAMILY  2
+
+/* The family of slot "NAME.K": the length of "NAME." (0: none). */
+static size_t
+sws_helper_family(const char *slot)
+{
+    const char  *dot = strrchr(slot, '.');
+
+    return dot ? (size_t) (dot - slot) + 1 : 0;
+}
+
+/* Whether q, retiring, gives way to p, ready. */
+static int
+sws_helper_replaces(sws_helper_proc_t *p, sws_helper_proc_t *q)
+{
+    size_t  f = sws_helper_family(p->slot);
+
+    if (q->retiring == SWS_HELPER_RETIRE_SLOT) {
+        return strcmp(q->slot, p->slot) == 0;
+    }
+    return f > 0 && f == sws_helper_family(q->slot) && strncmp(q->slot, p->slot, f) == 0;
+}
+
+/* p, of a slot, is ready: the processes it replaces (a reload dropped
+ * their helpers) stop now. Its ready callback came first: an application
+ * takes the old process out of its server list before it goes. */
+static void
+sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    sws_helper_proc_t  *q;
+
+    if (p->slot[0] == '\0') {
+        return;
+    }
+    for (q = sws_helper_procs; q; q = q->next) {
+        if (q != p && q->retiring && q->state == SWS_HELPER_RUNNING
+            && sws_helper_replaces(p, q))
+        {
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
+                          "replaced by helper \"%s\": stopping it", q->name, (long) q->pid,
+                          p->name);
+            q->retiring = 0;
+            sws_helper_stop(cycle, q, q->stop_timeout);
+        }
+    }
+}
+
+
 static void
 sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
 {
@@ -484,9 +563,11 @@ sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
     sws_helper_probe_close(p);
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is ready",
                   p->name, (long) p->pid);
+    p->watch_at = p->def->watch ? sws_helper_now() + p->def->watch_every : 0;
     if (p->def->on_ready != NULL) {
         p->def->on_ready(p->def, p->pid, p->def->cb_data);
     }
+    sws_helper_retire(cycle, p);
 }
 
 
@@ -516,6 +597,11 @@ sws_helper_adopt(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_helper_t *h)
     }
     p->def = h;
     p->successor = NULL;
+    p->retiring = 0;
+    snprintf(p->slot, sizeof(p->slot), "%s", h->slot.data ? (char *) h->slot.data : "");
+    snprintf(p->probe_path, sizeof(p->probe_path), "%s",
+             h->probe.data != NULL && h->probe_sa.ss_family == AF_UNIX
+             ? ((struct sockaddr_un *) &h->probe_sa)->sun_path : "");
     p->stop_signal = h->stop_signal;
     p->stop_timeout = h->stop_timeout;
     p->backoff = h->backoff_first;
@@ -548,6 +634,12 @@ sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
             goto failed;
         }
         sws_helper_queue_probe(cycle, p);
+    } else if (p->def->probe.data != NULL && p->def->probe_sa.ss_family == AF_UNIX
+               && sws_helper_stale_path(&p->def->probe_sa, p->def->probe_salen))
+    {
+        /* A program that binds its own unix socket (node's listen(path))
+         * fails on the file a dead process left. */
+        (void) unlink(((struct sockaddr_un *) &p->def->probe_sa)->sun_path);
     }
     if (pipe2(out, O_CLOEXEC) == -1 || pipe2(err, O_CLOEXEC) == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "pipe2() failed for helper \"%s\"",
@@ -641,7 +733,7 @@ sws_helpers_start(sws_cycle_t *cycle)
     hp = defs->elts;
     for (i = 0; i < defs->nelts; i++) {
         p = sws_helper_proc_new(cycle, hp[i]);
-        if (p != NULL) {
+        if (p != NULL && !hp[i]->dormant) {
             sws_helper_spawn(cycle, p);
         }
     }
@@ -725,6 +817,7 @@ sws_helper_remove(sws_helper_proc_t *p)
     }
     sws_helper_socket_close(p, 1);
     sws_helper_probe_close(p);
+    sws_helper_unlink_probe(p);
     free(p->signature);
     free(p);
 }
@@ -756,7 +849,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     sws_helper_t       *cb;
     sws_helper_exit_t   ex;
     sws_msec_t          now = sws_helper_now();
-    int                 failed, timed_out;
+    int                 failed, timed_out, drop = 0;
 
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->pid == pid
@@ -823,6 +916,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     }
 
     p->state = SWS_HELPER_IDLE;
+    drop = p->def == NULL;
     failed = timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (sws_helpers_stopped || p->def == NULL
         || p->def->restart == SWS_HELPER_RESTART_NEVER
@@ -844,6 +938,9 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
 done:
     if (cb != NULL && cb->on_exit != NULL) {
         cb->on_exit(cb, &ex, cb->cb_data);
+    }
+    if (drop) {
+        sws_helper_remove(p);          /* a dropped helper's process ended by itself */
     }
     return 1;
 }
@@ -867,6 +964,11 @@ sws_helpers_next_timer(void)
             && (next == 0 || p->ready_check < next))
         {
             next = p->ready_check;
+        }
+        if (p->state == SWS_HELPER_RUNNING && p->ready && p->watch_at != 0
+            && (next == 0 || p->watch_at < next))
+        {
+            next = p->watch_at;
         }
     }
     return next;
@@ -908,6 +1010,15 @@ sws_helpers_run_timers(sws_cycle_t *cycle)
             sws_helper_ready_timer(cycle, p, now);
             continue;
         }
+        if (p->state == SWS_HELPER_RUNNING && p->ready && p->watch_at != 0 && now >= p->watch_at) {
+            if (p->def != NULL && p->def->watch != NULL) {
+                p->watch_at = now + p->def->watch_every;
+                p->def->watch(p->def, p->pid, p->def->cb_data);
+            } else {
+                p->watch_at = 0;
+            }
+            continue;
+        }
         if (now < p->at) {
             continue;
         }
@@ -945,6 +1056,39 @@ sws_helper_find(sws_array_t *defs, const char *name)
 }
 
 
+/* How a process of this slot, dropped by a reload, waits for its
+ * replacement: a helper of defs (started now, not dormant) has the slot
+ * (SWS_HELPER_RETIRE_SLOT), or only others of its family
+ * (SWS_HELPER_RETIRE_FAMILY: fewer processes), or none (0: it stops). */
+static unsigned
+sws_helper_slot_taken(sws_array_t *defs, const char *slot)
+{
+    sws_helper_t  **hp;
+    sws_uint_t      i;
+    size_t          f = sws_helper_family(slot);
+    unsigned        how = 0;
+
+    if (defs == NULL) {
+        return 0;
+    }
+    hp = defs->elts;
+    for (i = 0; i < defs->nelts; i++) {
+        if (hp[i]->slot.data == NULL || hp[i]->dormant) {
+            continue;
+        }
+        if (strcmp((char *) hp[i]->slot.data, slot) == 0) {
+            return SWS_HELPER_RETIRE_SLOT;
+        }
+        if (f > 0 && f == sws_helper_family((char *) hp[i]->slot.data)
+            && strncmp((char *) hp[i]->slot.data, slot, f) == 0)
+        {
+            how = SWS_HELPER_RETIRE_FAMILY;
+        }
+    }
+    return how;
+}
+
+
 void
 sws_helpers_reload(sws_cycle_t *cycle)
 {
@@ -962,9 +1106,16 @@ sws_helpers_reload(sws_cycle_t *cycle)
         p->def = NULL;
         p->successor = NULL;
         p->timed_out = 0;          /* a stop by this reload is no failed start */
+        p->retiring = 0;
 
         if (h == NULL) {
-            if (p->state == SWS_HELPER_RUNNING) {
+            p->retiring = p->state == SWS_HELPER_RUNNING && p->ready && p->slot[0] != '\0'
+                          ? sws_helper_slot_taken(defs, p->slot) : 0;
+            if (p->retiring) {
+                sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
+                              "configured: kept until its slot's new helper is ready",
+                              p->name);
+            } else if (p->state == SWS_HELPER_RUNNING) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
                               "configured: stopping it", p->name);
                 sws_helper_stop(cycle, p, p->stop_timeout);
@@ -1010,8 +1161,17 @@ sws_helpers_reload(sws_cycle_t *cycle)
                 break;
             }
         }
-        if (p == NULL && (p = sws_helper_proc_new(cycle, hp[i])) != NULL) {
+        if (p == NULL && (p = sws_helper_proc_new(cycle, hp[i])) != NULL
+            && !hp[i]->dormant)
+        {
             sws_helper_spawn(cycle, p);
+        }
+    }
+    /* A slot whose kept process is ready already (a reload back to it)
+     * needs none of the others. */
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->def != NULL && p->ready && p->state == SWS_HELPER_RUNNING) {
+            sws_helper_retire(cycle, p);
         }
     }
 }
@@ -1040,6 +1200,7 @@ sws_helpers_free(void)
 
     for (p = sws_helper_procs; p; p = p->next) {
         sws_helper_socket_close(p, 1);          /* the master's: unlinked */
+        sws_helper_unlink_probe(p);
     }
     sws_helpers_close_pipes();
     for (p = sws_helper_procs; p; p = next) {
@@ -1080,6 +1241,53 @@ sws_helpers_snapshot(sws_server_helper_t *out, sws_uint_t n)
     }
     return i;
 }
+
+static sws_helper_proc_t *
+sws_helper_proc_of(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p;
+
+    if (sws_process != SWS_PROCESS_MASTER) {
+        return NULL;
+    }
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->def == h) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+
+sws_int_t
+sws_helper_start_now(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p = sws_helper_proc_of(h);
+
+    if (p == NULL || sws_helpers_stopped) {
+        return SWS_ERROR;
+    }
+    if (p->state == SWS_HELPER_RUNNING || p->state == SWS_HELPER_STOPPING) {
+        return SWS_DECLINED;
+    }
+    p->backoff = h->backoff_first;
+    sws_helper_spawn(h->cycle, p);
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_helper_stop_now(sws_helper_t *h)
+{
+    sws_helper_proc_t  *p = sws_helper_proc_of(h);
+
+    if (p == NULL) {
+        return SWS_ERROR;
+    }
+    sws_helper_stop(h->cycle, p, p->stop_timeout);     /* a pending restart is dropped */
+    return SWS_OK;
+}
+
 
 sws_int_t
 sws_helper_status(sws_helper_t *h, sws_helper_status_t *st)

@@ -192,7 +192,7 @@ sws_http_upstream_start(sws_http_request_t *r)
     sws_int_t            rc;
 
     if (u == NULL || (u->us == NULL && u->rname.len == 0)
-        || (u->us && u->us->npeers == 0 && u->us->resolving == NULL))
+        || (u->us && u->us->npeers == 0 && u->us->resolving == NULL && !u->us->app))
     {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -366,6 +366,16 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     if (peer == NULL) {
         if (u->full && sws_ups_queue_wait(u, u->woken) == SWS_OK) {
             return;                     /* every server at max_conns: wait */
+        }
+        if (u->us->app && u->us->nlive == 0 && u->status == 0) {
+            /* an application none of whose processes is ready (starting,
+             * restarting after a crash): unavailable for a while */
+            sws_log_error(SWS_LOG_ERR, r->log, 0, "no process of application \"%.*s\" is "
+                          "ready for \"%.*s\"", (int) u->us->name.len, u->us->name.data,
+                          (int) r->request_line.len, r->request_line.data);
+            sws_ups_queue_leave(u);
+            sws_ups_finalize(u, SWS_HTTP_SERVICE_UNAVAILABLE);
+            return;
         }
         sws_log_error(SWS_LOG_ERR, r->log, 0, "%s in \"%.*s\" for \"%.*s\"",
                       !u->full ? "no live upstreams"

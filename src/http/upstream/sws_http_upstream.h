@@ -183,6 +183,8 @@ struct sws_http_upstream_srv_s {
     unsigned                    consistent:1;
     unsigned                    random_two:1;
     unsigned                    method_set:1;
+    unsigned                    app:1;         /* an application's (sws_http_app.c):
+                                                  run-time servers only */
 
     sws_uint_t                  keepalive;     /* idle connections per worker */
     sws_msec_t                  keepalive_timeout;
@@ -520,6 +522,11 @@ extern sws_module_t sws_http_upstream_module;
 
 /* sws_http_upstream_conf.c */
 sws_http_upstream_main_conf_t *sws_http_upstream_main(void);
+/* The group of application name (sws_http_app.c): no configured server,
+ * room for room run-time ones. NULL after logging (an upstream { } block
+ * or another application has the name). */
+sws_http_upstream_srv_t *sws_http_upstream_app_group(sws_conf_t *cf, const sws_str_t *name,
+    sws_uint_t room);
 sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
     sws_uint_t port, int create);
 

@@ -179,6 +179,30 @@ sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name, sws_uint_t port, int creat
     return us;
 }
 
+sws_http_upstream_srv_t *
+sws_http_upstream_app_group(sws_conf_t *cf, const sws_str_t *name, sws_uint_t room)
+{
+    sws_http_upstream_srv_t  *us = sws_ups_lookup(cf, name, 80, 1);
+
+    if (us == NULL) {
+        return NULL;
+    }
+    if (us->defined) {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "application \"%.*s\": %s \"%.*s\" "
+                           "is already defined in %s:%lu", (int) name->len, name->data,
+                           us->app ? "an application" : "an upstream", (int) name->len,
+                           name->data, us->file, (unsigned long) us->line);
+        return NULL;
+    }
+    us->defined = 1;                 /* no implicit server of its name */
+    us->app = 1;
+    us->file = sws_conf_file(cf);
+    us->line = sws_conf_line(cf);
+    us->ndynamic = room;
+    us->ndynamic_set = 1;
+    return us;
+}
+
 /* ---- upstream { } ---- */
 
 static char *
@@ -535,7 +559,7 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
     sws_http_upstream_srv_t       **ups = umcf->upstreams.elts, *us;
     sws_uint_t                      i;
     char                           *rv;
-    int                             resolving = 0;
+    int                             runtime = 0;
 
     umcf->npeers = 0;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
@@ -551,9 +575,9 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
             return SWS_CONF_ERROR;
         }
         umcf->npeers += us->npeers;
-        resolving |= us->resolving != NULL;
+        runtime |= us->resolving != NULL || us->app;     /* servers at run time only */
     }
-    if ((umcf->npeers || resolving) && (sws_ups_zone_init(cf, umcf) != SWS_OK
+    if ((umcf->npeers || runtime) && (sws_ups_zone_init(cf, umcf) != SWS_OK
                          || sws_ups_dyn_init(cf, umcf) != SWS_OK))
     {
         return SWS_CONF_ERROR;

@@ -344,7 +344,7 @@ sws_ups_init_peers(sws_conf_t *cf, sws_http_upstream_srv_t *us)
         peer->index = k;
         peer->us = us;
     }
-    if (us->nprimary == 0 && us->resolving == NULL) {
+    if (us->nprimary == 0 && us->resolving == NULL && !us->app) {
         sws_log_error(SWS_LOG_EMERG, cf->log, 0,
                       "upstream \"%.*s\" has only backup servers in %s:%lu",
                       (int) us->name.len, us->name.data, us->file, (unsigned long) us->line);

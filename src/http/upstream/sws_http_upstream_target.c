@@ -30,7 +30,7 @@ sws_ups_find_known(const sws_str_t *addr, sws_uint_t default_port)
     ups = umcf->upstreams.elts;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         if (!sws_str_caseeq(&ups[i]->name, addr)
-            || (ups[i]->npeers == 0 && ups[i]->resolving == NULL))
+            || (ups[i]->npeers == 0 && ups[i]->resolving == NULL && !ups[i]->app))
         {
             continue;
         }
