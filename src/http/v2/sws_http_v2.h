@@ -271,7 +271,7 @@ struct sws_http_v2_stream_s {
     unsigned                   regular:1;     /* a regular field came (no more
                                                * pseudo-header fields) */
     unsigned                   incremental:1; /* RFC 9218 */
-    unsigned                   te:1;          /* "te: trailers" */
+    unsigned                   host:1;        /* a host field came */
     sws_uint_t                 field_error;   /* a field the core refused: the status */
 };
 

@@ -298,6 +298,13 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
             return 0;
         }
         st->content_length = len;
+    } else if (sws_http_v2_is(name, namelen, "host")) {
+        /* the authority's other place (8.3.1): once at most */
+        if (st->host) {
+            sws_http_v2_malformed(st, "a second", name, namelen);
+            return 0;
+        }
+        st->host = 1;
     } else if (sws_http_v2_is(name, namelen, "priority")) {
         sws_http_v2_priority(st, value, valuelen);
     } else if (sws_http_v2_is(name, namelen, "cookie")) {
@@ -560,6 +567,9 @@ sws_http_v2_head_missing(sws_http_v2_stream_t *st)
     }
     if (st->scheme.data == NULL) {
         return "no :scheme";
+    }
+    if (st->authority.data == NULL && !st->host) {
+        return "neither :authority nor host";
     }
     if (st->path.data == NULL || st->path.len == 0) {
         return "no :path";
