@@ -11,7 +11,6 @@ import pytest
 
 import echomod
 import h2raw
-import swsharness as h
 from h2raw import raw_frame
 
 DATA, HEADERS, SETTINGS, WINDOW_UPDATE, PRIORITY_UPDATE = 0x0, 0x1, 0x4, 0x8, 0x10
