@@ -22,6 +22,7 @@
 #define SWS_H2_RST_RATE          33        /* client resets a second, after the burst */
 #define SWS_H2_MAX_CONTINUATIONS 8         /* per header block */
 #define SWS_H2_MAX_SETTINGS      32        /* entries in one SETTINGS frame */
+#define SWS_H2_UNREAD_MAX        (256 * 1024)  /* queued output, and ACKs asked for */
 
 static const u_char sws_http_v2_preface[24] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -54,6 +55,17 @@ sws_http_v2_proto_error(sws_http_v2_conn_t *h2c, uint32_t code, const char *what
 {
     sws_http_v2_conn_error(h2c, code, what);
     return SWS_ERROR;
+}
+
+/* An answer (a SETTINGS or PING ACK) to queue: a client that makes them
+ * and does not read them would fill the output queue. */
+static sws_int_t
+sws_http_v2_unread(sws_http_v2_conn_t *h2c)
+{
+    if (h2c->out_bytes > SWS_H2_UNREAD_MAX) {
+        return sws_http_v2_calm(h2c, "control frames and reads none of the answers");
+    }
+    return SWS_OK;
 }
 
 /* Control frames (and empty DATA frames) cost us work and the client
@@ -325,6 +337,10 @@ sws_http_v2_data_frame(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_cha
         return SWS_ERROR;
     }
 
+    if (h2c->goaway && sid > h2c->goaway_last) {
+        sws_http_v2_consume(h2c, NULL, len);     /* 6.8: after our GOAWAY, ignored */
+        return SWS_OK;
+    }
     st = sws_http_v2_find_stream(h2c, sid);
     if (st == NULL || st->reset || st->in_closed) {
         /* Nobody wants it, but the connection's window must move on. */
@@ -450,6 +466,9 @@ sws_http_v2_settings(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char 
             break;      /* MAX_CONCURRENT_STREAMS (we push nothing), unknown ones */
         }
     }
+    if (sws_http_v2_unread(h2c) != SWS_OK) {
+        return SWS_ERROR;
+    }
     if (sws_http_v2_queue_head(h2c, 0, SWS_H2_SETTINGS, SWS_H2_FLAG_ACK, 0) != SWS_OK) {
         return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR, "SETTINGS when out of memory");
     }
@@ -473,6 +492,9 @@ sws_http_v2_ping(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *p, 
     if (flags & SWS_H2_FLAG_ACK) {
         sws_http_v2_drain_ack(h2c, p);
         return SWS_OK;
+    }
+    if (sws_http_v2_unread(h2c) != SWS_OK) {
+        return SWS_ERROR;
     }
     if (sws_http_v2_queue_head(h2c, 8, SWS_H2_PING, SWS_H2_FLAG_ACK, 0) != SWS_OK
         || sws_http_v2_queue(h2c, p, 8) != SWS_OK)
@@ -499,6 +521,9 @@ sws_http_v2_rst_stream(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t l
     if (sid > h2c->last_stream_id) {
         return sws_http_v2_proto_error(h2c, SWS_H2_PROTOCOL_ERROR,
                                        "RST_STREAM on an idle stream");
+    }
+    if (h2c->goaway && sid > h2c->goaway_last) {
+        return SWS_OK;                   /* a stream ignored after our GOAWAY */
     }
     /* Rapid reset: streams opened and reset in a loop make the server
      * start work it throws away. */
