@@ -98,25 +98,35 @@ sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t le
     return SWS_OK;
 }
 
-/* RFC 9110 5.6.2 token characters, upper case excluded (RFC 9113 8.2.1). */
+/* RFC 9110 5.6.2 token characters, upper case excluded (RFC 9113 8.2.1):
+ * a table made once. */
+static u_char sws_http_v2_token[256];
+
 static int
 sws_http_v2_name_valid(const u_char *p, size_t n)
 {
     static const char extra[] = "!#$%&'*+-.^_`|~";
     size_t            i;
-    u_char            ch;
+    int               c;
 
+    if (sws_unlikely(!sws_http_v2_token['a'])) {
+        for (c = 'a'; c <= 'z'; c++) {
+            sws_http_v2_token[c] = 1;
+        }
+        for (c = '0'; c <= '9'; c++) {
+            sws_http_v2_token[c] = 1;
+        }
+        for (i = 0; extra[i]; i++) {
+            sws_http_v2_token[(u_char) extra[i]] = 1;
+        }
+    }
     if (n == 0) {
         return 0;
     }
     for (i = 0; i < n; i++) {
-        ch = p[i];
-        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')
-            || (ch && strchr(extra, ch) != NULL))
-        {
-            continue;
+        if (!sws_http_v2_token[p[i]]) {
+            return 0;
         }
-        return 0;
     }
     return 1;
 }
@@ -127,11 +137,14 @@ sws_http_v2_value_valid(const u_char *p, size_t n)
 {
     size_t i;
 
-    if (n && (p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t')) {
+    if (n == 0) {
+        return 1;
+    }
+    if (p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t') {
         return 0;
     }
     for (i = 0; i < n; i++) {
-        if (p[i] == '\0' || p[i] == '\r' || p[i] == '\n') {
+        if (sws_unlikely(p[i] <= '\r') && (p[i] == '\0' || p[i] == '\r' || p[i] == '\n')) {
             return 0;
         }
     }
@@ -144,14 +157,45 @@ sws_http_v2_is(const u_char *name, size_t n, const char *lit)
     return n == strlen(lit) && memcmp(name, lit, n) == 0;
 }
 
-/* RFC 9113 8.2.2: the fields of HTTP/1 connection management. */
-static int
-sws_http_v2_connection_field(const u_char *name, size_t n)
+/* The fields HTTP/2 looks at itself, by name. */
+typedef enum {
+    SWS_H2_FIELD_OTHER = 0,
+    SWS_H2_FIELD_CONNECTION,          /* RFC 9113 8.2.2: HTTP/1 connection management */
+    SWS_H2_FIELD_TE,
+    SWS_H2_FIELD_CONTENT_LENGTH,
+    SWS_H2_FIELD_HOST,
+    SWS_H2_FIELD_PRIORITY,
+    SWS_H2_FIELD_COOKIE
+} sws_http_v2_field_e;
+
+static sws_http_v2_field_e
+sws_http_v2_field_kind(const u_char *name, size_t n)
 {
-    return sws_http_v2_is(name, n, "connection") || sws_http_v2_is(name, n, "keep-alive")
-           || sws_http_v2_is(name, n, "proxy-connection")
-           || sws_http_v2_is(name, n, "transfer-encoding")
-           || sws_http_v2_is(name, n, "upgrade");
+    switch (n) {
+    case 2:
+        return memcmp(name, "te", 2) == 0 ? SWS_H2_FIELD_TE : SWS_H2_FIELD_OTHER;
+    case 4:
+        return memcmp(name, "host", 4) == 0 ? SWS_H2_FIELD_HOST : SWS_H2_FIELD_OTHER;
+    case 6:
+        return memcmp(name, "cookie", 6) == 0 ? SWS_H2_FIELD_COOKIE : SWS_H2_FIELD_OTHER;
+    case 7:
+        return memcmp(name, "upgrade", 7) == 0 ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 8:
+        return memcmp(name, "priority", 8) == 0 ? SWS_H2_FIELD_PRIORITY : SWS_H2_FIELD_OTHER;
+    case 10:
+        return memcmp(name, "connection", 10) == 0 || memcmp(name, "keep-alive", 10) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 14:
+        return memcmp(name, "content-length", 14) == 0
+               ? SWS_H2_FIELD_CONTENT_LENGTH : SWS_H2_FIELD_OTHER;
+    case 16:
+        return memcmp(name, "proxy-connection", 16) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 17:
+        return memcmp(name, "transfer-encoding", 17) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    }
+    return SWS_H2_FIELD_OTHER;
 }
 
 static void
@@ -282,32 +326,36 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
         sws_http_v2_malformed(st, "an invalid value of header", name, namelen);
         return 0;
     }
-    if (sws_http_v2_connection_field(name, namelen)) {
+    switch (sws_http_v2_field_kind(name, namelen)) {
+    case SWS_H2_FIELD_CONNECTION:
         sws_http_v2_malformed(st, "a connection-specific header", name, namelen);
         return 0;
-    }
-    if (sws_http_v2_is(name, namelen, "te")) {
+    case SWS_H2_FIELD_TE:
         if (valuelen != 8 || sws_strncasecmp((u_char *) value, (u_char *) "trailers", 8) != 0) {
             sws_http_v2_malformed(st, "a TE other than trailers:", name, namelen);
             return 0;
         }
-    } else if (sws_http_v2_is(name, namelen, "content-length")) {
+        break;
+    case SWS_H2_FIELD_CONTENT_LENGTH:
         len = sws_http_v2_length(value, valuelen);
         if (len < 0 || (st->content_length >= 0 && len != st->content_length)) {
             sws_http_v2_malformed(st, "an invalid", name, namelen);
             return 0;
         }
         st->content_length = len;
-    } else if (sws_http_v2_is(name, namelen, "host")) {
+        break;
+    case SWS_H2_FIELD_HOST:
         /* the authority's other place (8.3.1): once at most */
         if (st->host) {
             sws_http_v2_malformed(st, "a second", name, namelen);
             return 0;
         }
         st->host = 1;
-    } else if (sws_http_v2_is(name, namelen, "priority")) {
+        break;
+    case SWS_H2_FIELD_PRIORITY:
         sws_http_v2_priority(st, value, valuelen);
-    } else if (sws_http_v2_is(name, namelen, "cookie")) {
+        break;
+    case SWS_H2_FIELD_COOKIE:
         /* Crumbs of one cookie (RFC 9113 8.2.3): joined at the end. */
         if (st->cookies == NULL) {
             st->cookies = sws_array_create(st->pool, 4, sizeof(sws_str_t));
@@ -317,6 +365,8 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
             return -1;
         }
         return 0;
+    case SWS_H2_FIELD_OTHER:
+        break;
     }
 
     h = sws_array_push(&r->headers_in);
