@@ -3,7 +3,8 @@ priorities (the priority field and PRIORITY_UPDATE) decide which response
 goes first, every frame read is processed before anything is written (an
 invalid frame after a valid request in the same read gets the connection
 error), content-length checked against DATA however the frames fall into
-reads, frames split over reads."""
+reads, frames split over reads, and the HPACK encoder an idle connection
+gives back."""
 import struct
 import time
 
@@ -23,6 +24,7 @@ def srv(sws_module, tmp_path_factory):
     s = sws_module(files=FILES, load=echomod.build(tmp_path_factory.mktemp("echo")), ports=2,
                    server="        listen 127.0.0.1:@PORT2@ http2;\n"
                           "        http2_chunk_size 1k;\n"
+                          "        http2_idle_timeout 10s;\n"
                           "        location /echo { echo; }\n")
     s.h2port = s.ports[1]
     return s
@@ -187,3 +189,31 @@ def test_frame_split_across_reads(srv):
         hdrs, body, _ = c.response(1)
     assert h2raw.status(hdrs) == 200 and body == b"hello\n"
 
+
+
+# ---------------------------------------------------------------- idle
+
+def response_block(c, sid):
+    """The raw header block of stream sid's response (one HEADERS frame)."""
+    frames = c.frames(timeout=5, until=lambda f: f is None or (
+        isinstance(f, h2raw.HeadersFrame) and f.stream_id == sid))
+    assert isinstance(frames[-1], h2raw.HeadersFrame), frames
+    c.frames(timeout=1, until=lambda f: f is None or "END_STREAM" in f.flags)
+    return bytes(frames[-1].data), frames[-1].decoded
+
+
+def test_encoder_given_back_when_idle_starts_over_with_a_table_size_update(srv):
+    """Idle for a second, the connection drops its HPACK encoder; the next
+    response's block first empties the client's table (size update 0,
+    then 4096: RFC 7541 4.2), and decodes to the same fields."""
+    with connect(srv) as c:
+        block1, fields1 = response_block(c, get(c, "/hello.txt"))
+        block2, fields2 = response_block(c, get(c, "/hello.txt"))
+        assert block2[0] & 0xe0 != 0x20, block2          # at once: no update
+        time.sleep(1.6)
+        block3, fields3 = response_block(c, get(c, "/hello.txt"))
+        assert block3[:4] == b"\x20\x3f\xe1\x1f", block3  # 0, then 4096
+        block4, fields4 = response_block(c, get(c, "/a.bin"))
+    strip = lambda fields: [(k, v) for k, v in fields if k not in ("date",)]   # noqa: E731
+    assert strip(fields1) == strip(fields2) == strip(fields3), (fields1, fields3)
+    assert h2raw.status(fields4) == 200 and h2raw.header(fields4, "content-length") == "3000"

@@ -21,6 +21,7 @@
 #define SWS_H2_READ_ROUNDS   8              /* reads per event, then others' turn */
 #define SWS_H2_SEND_ROUNDS   16
 #define SWS_H2_HPACK_TABLE   4096           /* our encoder's largest table */
+#define SWS_H2_TRIM_DELAY    1000           /* ms idle before the encoder goes */
 
 static void sws_http_v2_read_handler(sws_event_t *rev);
 static void sws_http_v2_write_handler(sws_event_t *wev);
@@ -283,6 +284,49 @@ static nghttp2_mem sws_http_v2_hd_mem = {
     sws_alloc_cache_mem_calloc, sws_alloc_cache_mem_realloc
 };
 
+sws_int_t
+sws_http_v2_deflater(sws_http_v2_conn_t *h2c)
+{
+    nghttp2_hd_deflater *d;
+
+    if (h2c->deflater) {
+        return SWS_OK;
+    }
+    if (nghttp2_hd_deflate_new2(&d, SWS_H2_HPACK_TABLE, &sws_http_v2_hd_mem) != 0) {
+        return SWS_ERROR;
+    }
+    /* A new encoder knows nothing of what the client's decoder still
+     * holds of an earlier one (one given back while idle): its first block
+     * says table size 0 (all evicted), then the size again (RFC 7541 4.2). */
+    if (h2c->trimmed
+        && (nghttp2_hd_deflate_change_table_size(d, 0) != 0
+            || nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0))
+    {
+        nghttp2_hd_deflate_del(d);
+        return SWS_ERROR;
+    }
+    if (!h2c->trimmed && h2c->peer_table_size != SWS_H2_HPACK_TABLE
+        && nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0)
+    {
+        nghttp2_hd_deflate_del(d);
+        return SWS_ERROR;
+    }
+    h2c->deflater = d;
+    return SWS_OK;
+}
+
+/* Idle for a while: the encoder and its table go (the decoder's table is
+ * the client's to empty, and stays), until the next response. */
+static void
+sws_http_v2_trim(sws_http_v2_conn_t *h2c)
+{
+    if (h2c->deflater) {
+        nghttp2_hd_deflate_del(h2c->deflater);
+        h2c->deflater = NULL;
+        h2c->trimmed = 1;
+    }
+}
+
 /* The server preface (RFC 9113 3.4): our SETTINGS, and the connection's
  * receive window opened past its default. */
 static sws_int_t
@@ -299,9 +343,9 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     uint32_t                  value[4];
     int                       i;
 
+    h2c->peer_table_size = SWS_H2_HPACK_TABLE;
     if (nghttp2_hd_inflate_new2(&h2c->inflater, &sws_http_v2_hd_mem) != 0
-        || nghttp2_hd_deflate_new2(&h2c->deflater, SWS_H2_HPACK_TABLE,
-                                   &sws_http_v2_hd_mem) != 0)
+        || sws_http_v2_deflater(h2c) != SWS_OK)
     {
         return SWS_ERROR;
     }
@@ -492,6 +536,7 @@ static void
 sws_http_v2_drain(sws_http_v2_conn_t *h2c)
 {
     h2c->draining = 1;
+    h2c->trimming = 0;                 /* the read timer waits for the ack now */
     if (sws_http_v2_queue_goaway(h2c, SWS_H2_MAX_WINDOW, SWS_H2_NO_ERROR) != SWS_OK
         || sws_http_v2_queue_head(h2c, 8, SWS_H2_PING, 0, 0) != SWS_OK
         || sws_http_v2_queue(h2c, sws_http_v2_drain_ping, 8) != SWS_OK)
@@ -595,6 +640,16 @@ sws_http_v2_linger(sws_http_v2_conn_t *h2c)
 
 /* ---- the event handlers ---- */
 
+/* How long a connection without streams stays. */
+static sws_msec_t
+sws_http_v2_idle_timeout(sws_http_v2_conn_t *h2c)
+{
+    sws_http_core_loc_conf_t *clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
+
+    return h2c->conf->idle_timeout != SWS_UNSET_MSEC ? h2c->conf->idle_timeout
+                                                     : clcf->keepalive_timeout;
+}
+
 /* One read, after the incomplete frame kept from the last: SWS_OK (frames
  * processed), SWS_AGAIN, SWS_DONE (closing), SWS_ERROR (closed: h2c is
  * gone). */
@@ -653,12 +708,21 @@ sws_http_v2_read_handler(sws_event_t *rev)
 
     if (rev->timedout) {
         rev->timedout = 0;
-        if (h2c->draining && !h2c->goaway) {
+        if (h2c->trimming) {
+            /* the first part of the idle time: give back, then the rest */
+            h2c->trimming = 0;
+            if (h2c->nstreams == 0 && !h2c->draining) {
+                sws_http_v2_trim(h2c);
+                sws_add_timer(rev, sws_http_v2_idle_timeout(h2c) - SWS_H2_TRIM_DELAY);
+                if (!rev->ready) {
+                    return;
+                }
+            }
+        } else if (h2c->draining && !h2c->goaway) {
             sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);      /* no ack in time */
             sws_http_v2_run(h2c);
             return;
-        }
-        if (h2c->nstreams == 0) {
+        } else if (h2c->nstreams == 0) {
             sws_log_debug(c->log, "http2 connection idle: closing");
             sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
             h2c->closing = 1;
@@ -729,6 +793,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
 {
     sws_connection_t         *c = h2c->connection;
     sws_http_core_loc_conf_t *clcf;
+    sws_msec_t                idle;
     sws_int_t                 rc;
     sws_uint_t                rounds = 0;
     int                       produced;
@@ -790,8 +855,11 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             sws_reusable_connection(c, 1);
         }
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
-            sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
-                                   ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
+            idle = sws_http_v2_idle_timeout(h2c);
+            /* A client that pauses gives the encoder back after a while;
+             * one that goes on at once keeps it. */
+            h2c->trimming = h2c->deflater && idle > 2 * SWS_H2_TRIM_DELAY;
+            sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {
         /* The idle timer is left to run (a tree operation less per

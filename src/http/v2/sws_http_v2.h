@@ -145,6 +145,7 @@ struct sws_http_v2_conn_s {
     /* the peer's settings and the windows */
     uint32_t                   peer_initial_window;
     uint32_t                   peer_max_frame;
+    uint32_t                   peer_table_size;  /* SETTINGS_HEADER_TABLE_SIZE */
     int64_t                    send_window;   /* the connection's, for our DATA */
     int64_t                    recv_window;   /* the connection's, for the client's */
     size_t                     recv_consumed; /* taken, not yet given back */
@@ -179,12 +180,17 @@ struct sws_http_v2_conn_s {
     unsigned                   settings_acked:1; /* ours acknowledged */
     unsigned                   gone:1;        /* closed for the client: the memory
                                                * waits for background requests */
+    unsigned                   trimming:1;    /* the read timer: the encoder goes */
+    unsigned                   trimmed:1;     /* an encoder went: the next says so */
 };
 
 /* Take over the session's connection (the protocol's start, by the
  * registry: sws_http_v2_module.c): data/len are bytes read already (the
  * client preface of prior knowledge), or NULL. */
 void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
+/* The HPACK encoder, made again after an idle connection gave it back:
+ * SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_v2_deflater(sws_http_v2_conn_t *h2c);
 /* Have the connection's output go out (from the event loop, not from
  * within frame processing or a request handler). */
 void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);

@@ -93,6 +93,9 @@ sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n, int
     u_char             *p, *nb, flags;
     int                 first = 1;
 
+    if (sws_http_v2_deflater(h2c) != SWS_OK) {
+        return SWS_ERROR;
+    }
     bound = nghttp2_hd_deflate_bound(h2c->deflater, nva, n);
     if (bound > sws_http_v2_hbuf_size) {
         nb = realloc(sws_http_v2_hbuf, bound);
