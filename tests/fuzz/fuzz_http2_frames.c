@@ -25,6 +25,7 @@
 #include "sws_http_core.h"
 #include "sws_log_internal.h"
 #include "v2/sws_http_v2.h"
+#include "fuzz_cycle.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -121,11 +122,8 @@ fz_write_file(const char *dir, const char *name, size_t size)
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char              dir[] = "/tmp/fuzz_http2_frames.XXXXXX", path[96];
-    sws_cycle_args_t  args;
-    sws_cycle_t      *cycle;
-    sws_listening_t **ls;
-    FILE             *f;
+    char         dir[] = "/tmp/fuzz_http2_frames.XXXXXX", conf[2048];
+    sws_cycle_t *cycle;
 
     (void) argc; (void) argv;
     sws_time_init();
@@ -137,26 +135,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     {
         abort();
     }
-    snprintf(path, sizeof(path), "%s/fuzz.conf", dir);
-    f = fopen(path, "w");
-    if (f == NULL || fputs(conf_head, f) == EOF || fprintf(f, "        root %s;\n", dir) < 0
-        || fputs(conf_tail, f) == EOF || fclose(f) != 0)
-    {
+    snprintf(conf, sizeof(conf), "%s        root %s;\n%s", conf_head, dir, conf_tail);
+    fuzz_addr = fuzz_read_conf(dir, conf, &cycle);
+    if (sws_connections_init(cycle, 4) != SWS_OK) {
         abort();
     }
-    memset(&args, 0, sizeof(args));
-    args.prefix = dir;
-    args.conf_file = path;
-    args.test_only = 1;
-    cycle = sws_cycle_init(NULL, &args);
-    unlink(path);
-    if (cycle == NULL || cycle->listening.nelts == 0
-        || sws_connections_init(cycle, 4) != SWS_OK)
-    {
-        abort();
-    }
-    ls = cycle->listening.elts;
-    fuzz_addr = ls[0]->servers;
     return 0;
 }
 
