@@ -33,6 +33,7 @@ sys.path.insert(0, BENCH)
 
 import backends                                             # noqa: E402
 import callgrind                                            # noqa: E402
+import run                                                  # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from procs import Registry                                  # noqa: E402
 from servers import Nginx, Scalwsd                          # noqa: E402
@@ -117,8 +118,9 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix="scalws-budget-")
     os.chmod(tmp, 0o755)
     server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir))
+    # (the TLS scenarios' certificate, as bench/run makes it)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
-           "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
+           "placeholders": dict({"UPSTREAM_KEEPALIVE": "64"}, **run.make_certificate(tmp))}
     over, under, failed = [], [], []
     try:
         for name, budget in budgets:

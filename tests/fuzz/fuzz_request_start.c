@@ -24,6 +24,7 @@
 #include "sws_http_core.h"
 #include "sws_http_request_head.h"
 #include "sws_log_internal.h"
+#include "fuzz_cycle.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -127,11 +128,7 @@ static const sws_http_transport_t fuzz_transport = {
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    char              dir[] = "/tmp/fuzz_request_start.XXXXXX", path[64];
-    sws_cycle_args_t  args;
-    sws_cycle_t      *cycle;
-    sws_listening_t **ls;
-    FILE             *f;
+    char dir[] = "/tmp/fuzz_request_start.XXXXXX";
 
     (void) argc; (void) argv;
     sws_time_init();
@@ -140,22 +137,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     if (mkdtemp(dir) == NULL) {
         abort();
     }
-    snprintf(path, sizeof(path), "%s/fuzz.conf", dir);
-    f = fopen(path, "w");
-    if (f == NULL || fputs(conf_text, f) == EOF || fclose(f) != 0) {
-        abort();
-    }
-    memset(&args, 0, sizeof(args));
-    args.prefix = dir;
-    args.conf_file = path;
-    args.test_only = 1;
-    cycle = sws_cycle_init(NULL, &args);
-    unlink(path);
-    if (cycle == NULL || cycle->listening.nelts == 0) {
-        abort();
-    }
-    ls = cycle->listening.elts;
-    fuzz_addr = ls[0]->servers;
+    fuzz_addr = fuzz_read_conf(dir, conf_text, NULL);
     return 0;
 }
 

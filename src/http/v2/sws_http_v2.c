@@ -1,25 +1,27 @@
 /*
- * HTTP/2 connections: an nghttp2 server session fed from the socket (or
- * the TLS layer) and drained into it, the settings and limits, idle and
- * send timeouts, GOAWAY at shutdown and on abuse.
+ * HTTP/2 connections: the socket (or the TLS layer) read into a per-worker
+ * buffer whose frames are all processed (sws_http_v2_frame.c) before any
+ * output is produced; then the DATA of the streams that may send, HEADERS
+ * and control frames already queued in order, go out in one write. The
+ * server preface, idle and send timeouts, GOAWAY at shutdown (graceful
+ * drain) and on errors, and the lingering close after it.
  *
- * nghttp2 is never re-entered: its callbacks (and the request handlers
- * they start) only queue work, and the event handlers here run the
- * session. A connection is closed only from these handlers.
+ * Request handlers and frame processing only queue: the streams that end
+ * are closed, and output is written, from the event handlers here.
  */
 #include <unistd.h>
-#include <sys/mman.h>
 #include "sws_alloc_cache.h"
 #include "sws_http_v2.h"
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
 
 #define SWS_H2_OUT_BLOCK     16384          /* bytes of one output block */
-#define SWS_H2_OUT_HIGH      (64 * 1024)    /* queue no more frames past this */
+#define SWS_H2_OUT_HIGH      (64 * 1024)    /* produce no more DATA past this */
 #define SWS_H2_OUT_FREE      8              /* spare blocks kept per worker */
-#define SWS_H2_CONN_WINDOW   (16 << 20)     /* the connection's receive window */
 #define SWS_H2_READ_ROUNDS   8              /* reads per event, then others' turn */
 #define SWS_H2_SEND_ROUNDS   16
+#define SWS_H2_HPACK_TABLE   4096           /* our encoder's largest table */
+#define SWS_H2_TRIM_DELAY    1000           /* ms idle before the encoder goes */
 
 static void sws_http_v2_read_handler(sws_event_t *rev);
 static void sws_http_v2_write_handler(sws_event_t *wev);
@@ -27,11 +29,14 @@ static void sws_http_v2_close(sws_http_v2_conn_t *h2c);
 static void sws_http_v2_run(sws_http_v2_conn_t *h2c);
 static void sws_http_v2_shutdown(sws_connection_t *c);
 static void sws_http_v2_drain(sws_http_v2_conn_t *h2c);
+static void sws_http_v2_linger(sws_http_v2_conn_t *h2c);
 
 /* The opaque data of the shutdown's PING. */
-static const uint8_t  sws_http_v2_drain_ping[8] = { 's', 'w', 's', 'q', 'u', 'i', 't', '!' };
+static const u_char sws_http_v2_drain_ping[8] = { 's', 'w', 's', 'q', 'u', 'i', 't', '!' };
 
-/* The receive buffer is per worker: nghttp2 keeps what it needs. */
+/* The receive buffer is per worker; an incomplete frame is kept by its
+ * connection (h2c->hold) and put back in front of the next read, for which
+ * the buffer has a frame's room more than http2_recv_buffer_size. */
 static u_char            *sws_http_v2_rbuf;
 static size_t             sws_http_v2_rbuf_size;
 static sws_http_v2_out_t *sws_http_v2_free_out;
@@ -82,6 +87,29 @@ sws_http_v2_queue_room(sws_http_v2_conn_t *h2c)
     return h2c->out_bytes >= SWS_H2_OUT_HIGH ? 0 : SWS_H2_OUT_HIGH - h2c->out_bytes;
 }
 
+/* The tail block with room, a new one if it is full. */
+static sws_http_v2_out_t *
+sws_http_v2_out_tail(sws_http_v2_conn_t *h2c)
+{
+    sws_http_v2_out_t *o = h2c->out_tail;
+
+    if (o && o->buf.last < o->buf.end) {
+        return o;
+    }
+    o = sws_http_v2_out_alloc(h2c);
+    if (o == NULL) {
+        return NULL;
+    }
+    if (h2c->out_tail) {
+        h2c->out_tail->next = o;
+        h2c->out_tail->cl.next = &o->cl;
+    } else {
+        h2c->out = o;
+    }
+    h2c->out_tail = o;
+    return o;
+}
+
 sws_int_t
 sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t n)
 {
@@ -89,19 +117,9 @@ sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t n)
     size_t             k;
 
     while (n) {
-        o = h2c->out_tail;
-        if (o == NULL || o->buf.last == o->buf.end) {
-            o = sws_http_v2_out_alloc(h2c);
-            if (o == NULL) {
-                return SWS_ERROR;
-            }
-            if (h2c->out_tail) {
-                h2c->out_tail->next = o;
-                h2c->out_tail->cl.next = &o->cl;
-            } else {
-                h2c->out = o;
-            }
-            h2c->out_tail = o;
+        o = sws_http_v2_out_tail(h2c);
+        if (o == NULL) {
+            return SWS_ERROR;
         }
         k = sws_min((size_t) (o->buf.end - o->buf.last), n);
         o->buf.last = sws_cpymem(o->buf.last, data, k);
@@ -110,6 +128,117 @@ sws_http_v2_queue(sws_http_v2_conn_t *h2c, const u_char *data, size_t n)
         h2c->out_bytes += k;
     }
     return SWS_OK;
+}
+
+sws_int_t
+sws_http_v2_queue_head(sws_http_v2_conn_t *h2c, size_t len, u_char type, u_char flags,
+    uint32_t sid)
+{
+    u_char h[SWS_H2_FRAME_HEADER];
+
+    h[0] = (u_char) (len >> 16);
+    h[1] = (u_char) (len >> 8);
+    h[2] = (u_char) len;
+    h[3] = type;
+    h[4] = flags;
+    h[5] = (u_char) ((sid >> 24) & 0x7f);
+    h[6] = (u_char) (sid >> 16);
+    h[7] = (u_char) (sid >> 8);
+    h[8] = (u_char) sid;
+    return sws_http_v2_queue(h2c, h, sizeof(h));
+}
+
+sws_int_t
+sws_http_v2_queue_buf(sws_http_v2_conn_t *h2c, sws_buf_t *b, size_t n)
+{
+    sws_http_v2_out_t *o;
+    off_t              pos;
+    size_t             k;
+    ssize_t            got;
+
+    if (sws_buf_in_memory(b)) {
+        return sws_http_v2_queue(h2c, b->pos, n);
+    }
+    pos = b->file_pos;
+    while (n) {
+        o = sws_http_v2_out_tail(h2c);
+        if (o == NULL) {
+            return SWS_ERROR;
+        }
+        k = sws_min((size_t) (o->buf.end - o->buf.last), n);
+        got = pread(b->fd, o->buf.last, k, pos);
+        if (got != (ssize_t) k) {
+            sws_log_error(SWS_LOG_CRIT, h2c->connection->log, got == -1 ? errno : 0,
+                          "pread() of the response body failed%s",
+                          got >= 0 ? " (file truncated?)" : "");
+            return SWS_ERROR;
+        }
+        o->buf.last += k;
+        pos += (off_t) k;
+        n -= k;
+        h2c->out_bytes += k;
+    }
+    return SWS_OK;
+}
+
+static u_char *
+sws_http_v2_put32(u_char *p, uint32_t v)
+{
+    *p++ = (u_char) (v >> 24);
+    *p++ = (u_char) (v >> 16);
+    *p++ = (u_char) (v >> 8);
+    *p++ = (u_char) v;
+    return p;
+}
+
+sws_int_t
+sws_http_v2_queue_rst(sws_http_v2_conn_t *h2c, uint32_t sid, uint32_t error)
+{
+    u_char f[SWS_H2_FRAME_HEADER + 4];
+
+    if (sws_http_v2_queue_head(h2c, 4, SWS_H2_RST_STREAM, 0, sid) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    sws_http_v2_put32(f, error);
+    return sws_http_v2_queue(h2c, f, 4);
+}
+
+sws_int_t
+sws_http_v2_queue_window(sws_http_v2_conn_t *h2c, uint32_t sid, uint32_t inc)
+{
+    u_char f[4];
+
+    if (sws_http_v2_queue_head(h2c, 4, SWS_H2_WINDOW_UPDATE, 0, sid) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    sws_http_v2_put32(f, inc);
+    return sws_http_v2_queue(h2c, f, 4);
+}
+
+static sws_int_t
+sws_http_v2_queue_goaway(sws_http_v2_conn_t *h2c, uint32_t last, uint32_t error)
+{
+    u_char f[8];
+
+    if (sws_http_v2_queue_head(h2c, 8, SWS_H2_GOAWAY, 0, 0) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    sws_http_v2_put32(sws_http_v2_put32(f, last & 0x7fffffff), error);
+    return sws_http_v2_queue(h2c, f, 8);
+}
+
+static void
+sws_http_v2_out_release(sws_http_v2_conn_t *h2c)
+{
+    sws_http_v2_out_t *o;
+
+    while (h2c->out) {
+        o = h2c->out;
+        h2c->out = o->next;
+        sws_http_v2_out_free(o);
+    }
+    h2c->out_tail = NULL;
+    h2c->out_bytes = 0;
 }
 
 /* Write queued output: SWS_OK (all of it), SWS_AGAIN, SWS_ERROR. */
@@ -141,184 +270,92 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
     }
     if (h2c->out == NULL) {
         h2c->out_tail = NULL;
+        h2c->out_bytes = 0;
         return SWS_OK;
     }
     return SWS_AGAIN;
 }
 
-/* ---- nghttp2 plumbing ---- */
+/* ---- the session ---- */
 
-static ssize_t
-sws_http_v2_send_cb(nghttp2_session *session, const uint8_t *data, size_t length, int flags,
-    void *user_data)
+/* The HPACK tables allocate from the per-thread cache. */
+static nghttp2_mem sws_http_v2_hd_mem = {
+    NULL, sws_alloc_cache_mem_malloc, sws_alloc_cache_mem_free,
+    sws_alloc_cache_mem_calloc, sws_alloc_cache_mem_realloc
+};
+
+sws_int_t
+sws_http_v2_deflater(sws_http_v2_conn_t *h2c)
 {
-    sws_http_v2_conn_t *h2c = user_data;
+    nghttp2_hd_deflater *d;
 
-    (void) session;
-    (void) flags;
-
-    /* An empty queue takes any frame: the mark only paces nghttp2. */
-    if (h2c->out_bytes && length > sws_http_v2_queue_room(h2c)) {
-        h2c->send_blocked = 1;
-        return NGHTTP2_ERR_WOULDBLOCK;
+    if (h2c->deflater) {
+        return SWS_OK;
     }
-    if (data + length > h2c->fb_pages && data < h2c->fb_pages_end) {
-        h2c->fb_dirty = 1;             /* a frame reached the pages given back */
+    if (nghttp2_hd_deflate_new2(&d, SWS_H2_HPACK_TABLE, &sws_http_v2_hd_mem) != 0) {
+        return SWS_ERROR;
     }
-    return sws_http_v2_queue(h2c, data, length) == SWS_OK ? (ssize_t) length
-                                                          : NGHTTP2_ERR_CALLBACK_FAILURE;
+    /* A new encoder knows nothing of what the client's decoder still
+     * holds of an earlier one (one given back while idle): its first block
+     * says table size 0 (all evicted), then the size again (RFC 7541 4.2). */
+    if (h2c->trimmed
+        && (nghttp2_hd_deflate_change_table_size(d, 0) != 0
+            || nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0))
+    {
+        nghttp2_hd_deflate_del(d);
+        return SWS_ERROR;
+    }
+    if (!h2c->trimmed && h2c->peer_table_size != SWS_H2_HPACK_TABLE
+        && nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0)
+    {
+        nghttp2_hd_deflate_del(d);
+        return SWS_ERROR;
+    }
+    h2c->deflater = d;
+    return SWS_OK;
 }
 
-static int
-sws_http_v2_error_cb(nghttp2_session *session, int lib_error_code, const char *msg,
-    size_t len, void *user_data)
-{
-    sws_http_v2_conn_t *h2c = user_data;
-
-    (void) session;
-    (void) lib_error_code;
-
-    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0, "http2: %.*s", (int) len, msg);
-    return 0;
-}
-
-/*
- * nghttp2 builds every frame but DATA (sent without a copy, see
- * sws_http_v2_response.c) in a buffer of its session, allocated when the
- * session is made and kept for its life: 16 KiB and 10 bytes. The frames
- * of a small response fill only the start of it, so the session's
- * allocator makes this one block itself, page-aligned, and an idle
- * connection gives its pages after the first back to the kernel (madvise:
- * what they held is gone, the next touch maps a zero page): once, then
- * again only after a frame reached them. The buffer is recognised by its
- * size among what the session allocates while it is made; with another
- * nghttp2 that is not recognised, nothing is given back.
- */
-/* the default largest payload, the frame header, a pad length byte */
-#define SWS_H2_FRAMEBUF_LEN  (16384 + 9 + 1)
-
-static void * __attribute__((noinline))
-sws_http_v2_mem_framebuf(sws_http_v2_conn_t *h2c, size_t size)
-{
-    size_t  page = (size_t) sysconf(_SC_PAGESIZE);
-    void   *p;
-
-    if (h2c->fb != NULL || posix_memalign(&p, page, size) != 0) {
-        return NULL;
-    }
-    h2c->fb = p;
-    h2c->fb_pages = (u_char *) p + page;
-    h2c->fb_pages_end = (u_char *) p + (size & ~(page - 1));
-    h2c->fb_dirty = 1;                 /* glibc may hand out used memory */
-    return p;
-}
-
-static void *
-sws_http_v2_mem_malloc(size_t size, void *user)
-{
-    sws_http_v2_conn_t *h2c = user;
-    void               *p;
-
-    if (sws_unlikely(h2c->creating && size == SWS_H2_FRAMEBUF_LEN)) {
-        p = sws_http_v2_mem_framebuf(h2c, size);
-        if (p) {
-            return p;
-        }
-    }
-    return sws_alloc_cache_malloc(size);
-}
-
+/* Idle for a while: the encoder and its table go (the decoder's table is
+ * the client's to empty, and stays), until the next response. */
 static void
-sws_http_v2_mem_free(void *p, void *user)
+sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
-    sws_http_v2_conn_t *h2c = user;
-
-    if (sws_unlikely(p == h2c->fb && p != NULL)) {
-        h2c->fb = h2c->fb_pages = h2c->fb_pages_end = NULL;
-        free(p);
-        return;
-    }
-    sws_alloc_cache_free(p);
-}
-
-static void *
-sws_http_v2_mem_realloc(void *p, size_t size, void *user)
-{
-    sws_http_v2_conn_t *h2c = user;
-    void               *np;
-
-    if (p == NULL) {
-        np = h2c->creating && size == SWS_H2_FRAMEBUF_LEN
-             ? sws_http_v2_mem_framebuf(h2c, size) : NULL;   /* nghttp2_buf_reserve */
-        return np ? np : sws_alloc_cache_realloc(NULL, size);
-    }
-    if (p != h2c->fb) {
-        return sws_alloc_cache_realloc(p, size);
-    }
-    /* Not done by nghttp2 1.52; if it were, the block leaves our hands. */
-    if (size == 0) {
-        sws_http_v2_mem_free(p, h2c);
-        return NULL;
-    }
-    np = sws_alloc_cache_malloc(size);
-    if (np != NULL) {
-        memcpy(np, p, sws_min(size, (size_t) SWS_H2_FRAMEBUF_LEN));
-        sws_http_v2_mem_free(p, h2c);
-    }
-    return np;
-}
-
-/* The connection is idle and nghttp2 has nothing to send: its frame
- * buffer holds nothing. */
-static void
-sws_http_v2_idle_pages(sws_http_v2_conn_t *h2c)
-{
-    if (h2c->fb_pages && h2c->fb_dirty && !nghttp2_session_want_write(h2c->session)) {
-        h2c->fb_dirty = 0;
-        (void) madvise(h2c->fb_pages, h2c->fb_pages_end - h2c->fb_pages, MADV_DONTNEED);
+    if (h2c->deflater) {
+        nghttp2_hd_deflate_del(h2c->deflater);
+        h2c->deflater = NULL;
+        h2c->trimmed = 1;
     }
 }
 
+/* The server preface (RFC 9113 3.4): our SETTINGS, and the connection's
+ * receive window opened past its default. */
 static sws_int_t
 sws_http_v2_session(sws_http_v2_conn_t *h2c)
 {
-    sws_http_v2_srv_conf_t    *conf = h2c->conf;
-    sws_http_core_srv_conf_t  *cscf = h2c->client->cscf;
-    nghttp2_session_callbacks *cb;
-    nghttp2_option            *opt;
-    nghttp2_settings_entry     iv[4];
-    nghttp2_mem                mem;
-    size_t                     header_size;
-    int                        rv;
+    sws_http_v2_srv_conf_t   *conf = h2c->conf;
+    sws_http_core_srv_conf_t *cscf = h2c->client->cscf;
+    u_char                    s[4 * 6], *p = s;
+    size_t                    header_size;
+    static const struct { uint16_t id; } order[4] = {
+        { SWS_H2_SET_MAX_CONCURRENT_STREAMS }, { SWS_H2_SET_INITIAL_WINDOW_SIZE },
+        { SWS_H2_SET_MAX_HEADER_LIST_SIZE }, { SWS_H2_SET_ENABLE_PUSH }
+    };
+    uint32_t                  value[4];
+    int                       i;
 
-    if (nghttp2_session_callbacks_new(&cb) != 0) {
+    h2c->peer_table_size = SWS_H2_HPACK_TABLE;
+    if (nghttp2_hd_inflate_new2(&h2c->inflater, &sws_http_v2_hd_mem) != 0
+        || sws_http_v2_deflater(h2c) != SWS_OK)
+    {
         return SWS_ERROR;
     }
-    nghttp2_session_callbacks_set_send_callback(cb, sws_http_v2_send_cb);
-    nghttp2_session_callbacks_set_error_callback2(cb, sws_http_v2_error_cb);
-    sws_http_v2_stream_callbacks(cb);
-    sws_http_v2_response_callbacks(cb);
+    sws_conn_stat_plain(h2_connections, 1);
 
-    if (nghttp2_option_new(&opt) != 0) {
-        nghttp2_session_callbacks_del(cb);
-        return SWS_ERROR;
-    }
-    /* Windows are given back as the request handler takes the body. */
-    nghttp2_option_set_no_auto_window_update(opt, 1);
-    /* Closed streams are remembered (as many as streams may be open):
-     * frames after END_STREAM or RST_STREAM on them are STREAM_CLOSED
-     * errors (RFC 9113 5.1), not silently dropped. */
-    nghttp2_option_set_no_closed_streams(opt, 0);
-    nghttp2_option_set_max_outbound_ack(opt, 1000);
-    nghttp2_option_set_max_settings(opt, 32);
-    nghttp2_option_set_max_continuations(opt, 8);
-    /* Rapid reset (CVE-2023-44487): counted in sws_http_v2_stream.c (a
-     * burst of twice the stream limit, then 33 a second), which answers
-     * ENHANCE_YOUR_CALM; nghttp2's own limit is a backstop above it. */
+    /* Rapid reset (CVE-2023-44487): a burst of twice the stream limit,
+     * then 33 a second (sws_http_v2_frame.c). */
     h2c->rst_burst = sws_max(2 * conf->concurrent_streams, 64);
     h2c->rst_tokens = h2c->rst_burst * 1000;
     h2c->rst_last = sws_current_msec();
-    nghttp2_option_set_stream_reset_rate_limit(opt, 2 * h2c->rst_burst, 33);
     /* nginx's limits: each field within one large header buffer, the
      * whole list within all of them. */
     header_size = conf->max_header_size != SWS_UNSET_SIZE
@@ -327,37 +364,28 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     h2c->max_header_size = header_size;
     h2c->max_field_size = conf->max_field_size != SWS_UNSET_SIZE
                           ? conf->max_field_size : cscf->large_client_header_buffer_size;
-    nghttp2_option_set_max_deflate_dynamic_table_size(opt, 4096);
 
-    /* nghttp2 allocates and frees streams and frames on every request:
-     * from the per-thread cache, not malloc(). The session keeps its own
-     * copy of this, with h2c for the frame buffer. */
-    mem.mem_user_data = h2c;
-    mem.malloc = sws_http_v2_mem_malloc;
-    mem.free = sws_http_v2_mem_free;
-    mem.calloc = sws_alloc_cache_mem_calloc;
-    mem.realloc = sws_http_v2_mem_realloc;
-    h2c->creating = 1;
-    rv = nghttp2_session_server_new3(&h2c->session, cb, h2c, opt, &mem);
-    h2c->creating = 0;
-    nghttp2_option_del(opt);
-    nghttp2_session_callbacks_del(cb);
-    if (rv != 0) {
-        return SWS_ERROR;
+    h2c->peer_initial_window = SWS_H2_DEFAULT_WINDOW;
+    h2c->peer_max_frame = SWS_H2_DEFAULT_FRAME;
+    h2c->send_window = SWS_H2_DEFAULT_WINDOW;
+    h2c->recv_window = SWS_H2_CONN_WINDOW;
+    /* Until the client acknowledges our SETTINGS it may use the default. */
+    h2c->local_window = (int32_t) sws_max(conf->preread_size, SWS_H2_DEFAULT_WINDOW);
+    h2c->preface_left = 24;
+
+    value[0] = (uint32_t) conf->concurrent_streams;
+    value[1] = (uint32_t) conf->preread_size;
+    value[2] = (uint32_t) header_size;
+    value[3] = 0;
+    for (i = 0; i < 4; i++) {
+        *p++ = (u_char) (order[i].id >> 8);
+        *p++ = (u_char) order[i].id;
+        p = sws_http_v2_put32(p, value[i]);
     }
-    sws_conn_stat_plain(h2_connections, 1);
-
-    iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
-    iv[0].value = (uint32_t) conf->concurrent_streams;
-    iv[1].settings_id = NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE;
-    iv[1].value = (uint32_t) conf->preread_size;
-    iv[2].settings_id = NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE;
-    iv[2].value = (uint32_t) header_size;
-    iv[3].settings_id = NGHTTP2_SETTINGS_ENABLE_PUSH;
-    iv[3].value = 0;
-    if (nghttp2_submit_settings(h2c->session, NGHTTP2_FLAG_NONE, iv, 4) != 0
-        || nghttp2_session_set_local_window_size(h2c->session, NGHTTP2_FLAG_NONE, 0,
-                                                 SWS_H2_CONN_WINDOW) != 0)
+    if (sws_http_v2_queue_head(h2c, sizeof(s), SWS_H2_SETTINGS, 0, 0) != SWS_OK
+        || sws_http_v2_queue(h2c, s, sizeof(s)) != SWS_OK
+        || sws_http_v2_queue_window(h2c, 0, SWS_H2_CONN_WINDOW - SWS_H2_DEFAULT_WINDOW)
+           != SWS_OK)
     {
         return SWS_ERROR;
     }
@@ -369,10 +397,17 @@ sws_http_v2_session_cleanup(void *data)
 {
     sws_http_v2_conn_t *h2c = data;
 
-    if (h2c->session) {
-        nghttp2_session_del(h2c->session);
-        h2c->session = NULL;
+    if (h2c->inflater) {
+        nghttp2_hd_inflate_del(h2c->inflater);
+        h2c->inflater = NULL;
     }
+    if (h2c->deflater) {
+        nghttp2_hd_deflate_del(h2c->deflater);
+        h2c->deflater = NULL;
+    }
+    free(h2c->hold);
+    h2c->hold = NULL;
+    sws_http_v2_out_release(h2c);
 }
 
 void
@@ -381,7 +416,8 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     sws_connection_t        *c = s->connection;
     sws_http_v2_conn_t      *h2c;
     sws_http_v2_main_conf_t *h2mcf;
-    ssize_t                  rv;
+    size_t                   size;
+    ssize_t                  used;
 
     h2c = sws_pcalloc(c->pool, sizeof(sws_http_v2_conn_t));
     if (h2c == NULL || sws_pool_cleanup_add(c->pool, sws_http_v2_session_cleanup, h2c)
@@ -397,10 +433,11 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     sws_queue_init(&h2c->background);
     h2mcf = s->cscf->ctx->main_conf[sws_http_v2_module.index];
 
-    if (sws_http_v2_rbuf == NULL || sws_http_v2_rbuf_size < h2mcf->recv_buffer_size) {
+    size = h2mcf->recv_buffer_size + SWS_H2_FRAME_HEADER + SWS_H2_DEFAULT_FRAME;
+    if (sws_http_v2_rbuf == NULL || sws_http_v2_rbuf_size < size) {
         free(sws_http_v2_rbuf);
-        sws_http_v2_rbuf = sws_alloc(h2mcf->recv_buffer_size, c->log);
-        sws_http_v2_rbuf_size = sws_http_v2_rbuf ? h2mcf->recv_buffer_size : 0;
+        sws_http_v2_rbuf = sws_alloc(size, c->log);
+        sws_http_v2_rbuf_size = sws_http_v2_rbuf ? size : 0;
     }
     if (sws_http_v2_rbuf == NULL || sws_http_v2_session(h2c) != SWS_OK) {
         sws_log_error(SWS_LOG_ALERT, c->log, 0, "cannot start an HTTP/2 session");
@@ -415,11 +452,26 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     c->idle = 0;
 
     if (len) {
-        h2c->in_recv = 1;
-        rv = nghttp2_session_mem_recv(h2c->session, data, len);
-        h2c->in_recv = 0;
-        if (rv < 0) {
+        /* (the preface and what came with it: within one frame's room) */
+        if (len > sws_http_v2_rbuf_size) {
             sws_http_v2_close(h2c);
+            return;
+        }
+        memcpy(sws_http_v2_rbuf, data, len);
+        h2c->in_recv = 1;
+        used = sws_http_v2_frames(h2c, sws_http_v2_rbuf, len);
+        h2c->in_recv = 0;
+        if (used >= 0 && (size_t) used < len) {
+            h2c->hold = malloc(len - used);
+            if (h2c->hold == NULL) {
+                sws_http_v2_close(h2c);
+                return;
+            }
+            memcpy(h2c->hold, sws_http_v2_rbuf + used, len - used);
+            h2c->hold_len = len - used;
+        }
+        if (h2c->closing) {
+            sws_http_v2_run(h2c);
             return;
         }
     }
@@ -433,8 +485,8 @@ void
 sws_http_v2_post_send(sws_http_v2_conn_t *h2c)
 {
     h2c->send_pending = 1;
-    /* Inside nghttp2_session_mem_recv() the read handler runs the
-     * session next anyway: an event would be a second, empty run. */
+    /* Processing frames or running, the output is produced next anyway:
+     * an event would be a second, empty run. */
     if (!h2c->in_recv) {
         sws_post_event(h2c->connection->write);
     }
@@ -443,19 +495,20 @@ sws_http_v2_post_send(sws_http_v2_conn_t *h2c)
 void
 sws_http_v2_goaway(sws_http_v2_conn_t *h2c, uint32_t error)
 {
-    if (h2c->goaway) {
+    if (h2c->closing || (h2c->goaway && error == SWS_H2_NO_ERROR)) {
         return;
     }
     h2c->goaway = 1;
-    if (error == NGHTTP2_NO_ERROR) {
-        nghttp2_submit_goaway(h2c->session, NGHTTP2_FLAG_NONE,
-                              nghttp2_session_get_last_proc_stream_id(h2c->session),
-                              NGHTTP2_NO_ERROR, NULL, 0);
+    h2c->goaway_last = h2c->last_stream_id;
+    if (sws_http_v2_queue_goaway(h2c, (uint32_t) h2c->last_stream_id, error) != SWS_OK) {
+        h2c->closing = 1;
         return;
     }
-    /* An error ends the connection: streams are not finished. */
-    nghttp2_session_terminate_session(h2c->session, error);
-    h2c->closing = 1;
+    if (error != SWS_H2_NO_ERROR) {
+        /* An error ends the connection: streams are not finished. */
+        h2c->closing = 1;
+    }
+    sws_http_v2_post_send(h2c);
 }
 
 /*
@@ -483,10 +536,12 @@ static void
 sws_http_v2_drain(sws_http_v2_conn_t *h2c)
 {
     h2c->draining = 1;
-    if (nghttp2_submit_shutdown_notice(h2c->session) != 0
-        || nghttp2_submit_ping(h2c->session, NGHTTP2_FLAG_NONE, sws_http_v2_drain_ping) != 0)
+    h2c->trimming = 0;                 /* the read timer waits for the ack now */
+    if (sws_http_v2_queue_goaway(h2c, SWS_H2_MAX_WINDOW, SWS_H2_NO_ERROR) != SWS_OK
+        || sws_http_v2_queue_head(h2c, 8, SWS_H2_PING, 0, 0) != SWS_OK
+        || sws_http_v2_queue(h2c, sws_http_v2_drain_ping, 8) != SWS_OK)
     {
-        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
         return;
     }
     /* The read timer is the idle one, or ignored while streams are open:
@@ -495,12 +550,12 @@ sws_http_v2_drain(sws_http_v2_conn_t *h2c)
 }
 
 void
-sws_http_v2_drain_ack(sws_http_v2_conn_t *h2c, const uint8_t *opaque)
+sws_http_v2_drain_ack(sws_http_v2_conn_t *h2c, const u_char *opaque)
 {
     if (h2c->draining && !h2c->goaway
         && memcmp(opaque, sws_http_v2_drain_ping, sizeof(sws_http_v2_drain_ping)) == 0)
     {
-        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
     }
 }
 
@@ -511,14 +566,12 @@ sws_http_v2_release(sws_http_v2_conn_t *h2c)
 
     while (!sws_queue_empty(&h2c->streams)) {
         st = sws_queue_data(sws_queue_head(&h2c->streams), sws_http_v2_stream_t, queue);
-        sws_http_v2_stream_close(st, NGHTTP2_CANCEL);
+        sws_http_v2_stream_close(st, SWS_H2_CANCEL);
     }
-    while (h2c->out) {
-        sws_http_v2_out_t *o = h2c->out;
-        h2c->out = o->next;
-        sws_http_v2_out_free(o);
-    }
-    h2c->out_tail = NULL;
+    sws_http_v2_out_release(h2c);
+    free(h2c->hold);
+    h2c->hold = NULL;
+    h2c->hold_len = 0;
 }
 
 static void
@@ -526,6 +579,7 @@ sws_http_v2_close(sws_http_v2_conn_t *h2c)
 {
     sws_connection_t *c = h2c->connection;
 
+    h2c->in_recv = 1;             /* no more posted runs */
     sws_http_v2_release(h2c);
     if (sws_http_v2_background_wait(h2c)) {
         return;             /* closed by the last background request */
@@ -562,6 +616,7 @@ sws_http_v2_linger(sws_http_v2_conn_t *h2c)
     sws_connection_t         *c = h2c->connection;
     sws_http_core_loc_conf_t *clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
 
+    h2c->in_recv = 1;
     sws_http_v2_release(h2c);
     if (c->ssl) {
         sws_ssl_shutdown(c);            /* close_notify, then raw bytes only */
@@ -577,6 +632,7 @@ sws_http_v2_linger(sws_http_v2_conn_t *h2c)
     c->read->handler = sws_http_v2_linger_handler;
     c->write->handler = sws_http_v2_linger_handler;
     sws_del_timer(c->write);
+    sws_delete_posted_event(c->write);
     sws_add_timer(c->read, sws_min(clcf->lingering_timeout, 1000));
     c->read->ready = 1;
     sws_http_v2_linger_handler(c->read);
@@ -584,25 +640,91 @@ sws_http_v2_linger(sws_http_v2_conn_t *h2c)
 
 /* ---- the event handlers ---- */
 
+/* How long a connection without streams stays. */
+static sws_msec_t
+sws_http_v2_idle_timeout(sws_http_v2_conn_t *h2c)
+{
+    sws_http_core_loc_conf_t *clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
+
+    return h2c->conf->idle_timeout != SWS_UNSET_MSEC ? h2c->conf->idle_timeout
+                                                     : clcf->keepalive_timeout;
+}
+
+/* One read, after the incomplete frame kept from the last: SWS_OK (frames
+ * processed), SWS_AGAIN, SWS_DONE (closing), SWS_ERROR (closed: h2c is
+ * gone). */
+static sws_int_t
+sws_http_v2_read(sws_http_v2_conn_t *h2c)
+{
+    sws_connection_t *c = h2c->connection;
+    size_t            held = h2c->hold_len, total;
+    ssize_t           n, used;
+
+    n = c->recv(c, sws_http_v2_rbuf + held, sws_http_v2_rbuf_size - held);
+    if (n == SWS_AGAIN) {
+        return SWS_AGAIN;
+    }
+    if (n == 0 || n == SWS_ERROR) {
+        if (h2c->nstreams) {
+            sws_log_error(SWS_LOG_INFO, c->log, 0, "client closed the HTTP/2 connection "
+                          "with %lu streams open", (unsigned long) h2c->nstreams);
+        }
+        sws_http_v2_close(h2c);
+        return SWS_ERROR;
+    }
+    if (held) {
+        memcpy(sws_http_v2_rbuf, h2c->hold, held);
+        free(h2c->hold);
+        h2c->hold = NULL;
+        h2c->hold_len = 0;
+    }
+    total = held + (size_t) n;
+
+    h2c->in_recv = 1;
+    used = sws_http_v2_frames(h2c, sws_http_v2_rbuf, total);
+    h2c->in_recv = 0;
+    if (used < 0 || h2c->closing) {
+        return SWS_DONE;
+    }
+    if ((size_t) used < total) {
+        h2c->hold = malloc(total - used);
+        if (h2c->hold == NULL) {
+            sws_http_v2_close(h2c);
+            return SWS_ERROR;
+        }
+        memcpy(h2c->hold, sws_http_v2_rbuf + used, total - used);
+        h2c->hold_len = total - used;
+    }
+    return SWS_OK;
+}
+
 static void
 sws_http_v2_read_handler(sws_event_t *rev)
 {
     sws_connection_t   *c = rev->data;
     sws_http_v2_conn_t *h2c = c->data;
-    ssize_t             n, rv;
     sws_uint_t          rounds = 0;
-    uint32_t            code;
+    sws_int_t           rc;
 
     if (rev->timedout) {
         rev->timedout = 0;
-        if (h2c->draining && !h2c->goaway) {
-            sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);      /* no ack in time */
+        if (h2c->trimming) {
+            /* the first part of the idle time: give back, then the rest */
+            h2c->trimming = 0;
+            if (h2c->nstreams == 0 && !h2c->draining) {
+                sws_http_v2_trim(h2c);
+                sws_add_timer(rev, sws_http_v2_idle_timeout(h2c) - SWS_H2_TRIM_DELAY);
+                if (!rev->ready) {
+                    return;
+                }
+            }
+        } else if (h2c->draining && !h2c->goaway) {
+            sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);      /* no ack in time */
             sws_http_v2_run(h2c);
             return;
-        }
-        if (h2c->nstreams == 0) {
+        } else if (h2c->nstreams == 0) {
             sws_log_debug(c->log, "http2 connection idle: closing");
-            sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+            sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
             h2c->closing = 1;
             sws_http_v2_run(h2c);
             return;
@@ -611,7 +733,7 @@ sws_http_v2_read_handler(sws_event_t *rev)
     if (c->close) {
         /* Worker shutdown, or connections ran out: no new streams. */
         c->close = 0;
-        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
         if (h2c->nstreams == 0) {
             h2c->closing = 1;
         }
@@ -624,45 +746,15 @@ sws_http_v2_read_handler(sws_event_t *rev)
             sws_post_event(rev);           /* more later: others' turn */
             break;
         }
-        n = c->recv(c, sws_http_v2_rbuf, sws_http_v2_rbuf_size);
-        if (n == SWS_AGAIN) {
+        rc = sws_http_v2_read(h2c);
+        if (rc == SWS_AGAIN) {
             break;
         }
-        if (n == 0 || n == SWS_ERROR) {
-            if (h2c->nstreams) {
-                sws_log_error(SWS_LOG_INFO, c->log, 0, "client closed the HTTP/2 connection "
-                              "with %lu streams open", (unsigned long) h2c->nstreams);
-            }
-            sws_http_v2_close(h2c);
-            return;
+        if (rc == SWS_ERROR) {
+            return;                        /* closed */
         }
-        h2c->in_recv = 1;
-        rv = nghttp2_session_mem_recv(h2c->session, sws_http_v2_rbuf, (size_t) n);
-        h2c->in_recv = 0;
-        if (rv < 0) {
-            /* Fatal for the session (the errors it handles itself it
-             * answers with a GOAWAY of the right code and goes on). */
-            sws_log_error(SWS_LOG_INFO, c->log, 0, "client sent invalid HTTP/2: %s",
-                          nghttp2_strerror((int) rv));
-            if (rv == NGHTTP2_ERR_NOMEM) {
-                sws_http_v2_close(h2c);
-                return;
-            }
-            if (rv == NGHTTP2_ERR_CALLBACK_FAILURE && h2c->calm) {
-                code = h2c->calm;        /* our own verdict */
-            } else if (rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
-                code = NGHTTP2_ENHANCE_YOUR_CALM;
-            } else {
-                code = NGHTTP2_PROTOCOL_ERROR;
-            }
-            /* Said once: nghttp2 refuses a second GOAWAY. */
-            (void) nghttp2_session_terminate_session(h2c->session, code);
-            h2c->goaway = 1;
-            h2c->closing = 1;
+        if (rc == SWS_DONE) {
             break;
-        }
-        if (h2c->calm) {
-            sws_http_v2_goaway(h2c, h2c->calm);
         }
     }
     if (h2c->headers_st && !h2c->headers_st->rev.timer_set) {
@@ -685,31 +777,36 @@ sws_http_v2_write_handler(sws_event_t *wev)
         return;
     }
     /* Writable again with nothing waiting for it: with edge-triggered
-     * epoll this comes with every read, and the read handler has run the
-     * session already. */
+     * epoll this comes with every read, and the read handler has run
+     * already. */
     if (h2c->out == NULL && !h2c->send_pending) {
         return;
     }
     sws_http_v2_run(h2c);
 }
 
-/* Send what nghttp2 has, then decide about timers and the connection's
+/* Produce the DATA that may go, send it with what is queued, close the
+ * streams that are over, then decide about timers and the connection's
  * end. */
 static void
 sws_http_v2_run(sws_http_v2_conn_t *h2c)
 {
     sws_connection_t         *c = h2c->connection;
     sws_http_core_loc_conf_t *clcf;
+    sws_msec_t                idle;
     sws_int_t                 rc;
     sws_uint_t                rounds = 0;
-    int                       rv;
+    int                       produced;
 
-    if (sws_exiting && !h2c->goaway && !h2c->draining) {
+    if (sws_exiting && !h2c->goaway && !h2c->draining && !h2c->closing) {
         sws_http_v2_drain(h2c);         /* a connection begun while exiting */
     }
-    h2c->send_pending = 0;
 
+    h2c->in_recv = 1;
     for ( ;; ) {
+        h2c->send_pending = 0;
+        produced = h2c->closing ? 0 : sws_http_v2_send_data(h2c);
+        sws_http_v2_close_streams(h2c);
         rc = sws_http_v2_flush(h2c);
         if (rc == SWS_ERROR) {
             sws_http_v2_close(h2c);
@@ -718,11 +815,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (rc == SWS_AGAIN) {
             break;
         }
-        /* nghttp2_session_send() gives all it has unless our queue
-         * stopped it: only then is there more to ask for (asking
-         * nghttp2_session_want_write() first costs as much as a send
-         * that finds nothing). */
-        if (rounds && !h2c->send_blocked) {
+        if (!produced && !h2c->send_pending) {
             break;
         }
         if (++rounds > SWS_H2_SEND_ROUNDS) {
@@ -730,21 +823,11 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             sws_post_event(c->write);
             break;
         }
-        h2c->send_blocked = 0;
-        h2c->in_send = 1;
-        rv = nghttp2_session_send(h2c->session);
-        h2c->in_send = 0;
-        if (rv != 0) {
-            sws_log_error(SWS_LOG_INFO, c->log, 0, "http2 send failed: %s",
-                          nghttp2_strerror(rv));
-            sws_http_v2_close(h2c);
-            return;
-        }
-        if (h2c->out == NULL) {
-            break;                          /* nothing could be produced */
-        }
     }
-    sws_http_v2_write_hooks(h2c);
+    h2c->in_recv = 0;
+    if (!h2c->closing) {
+        sws_http_v2_write_hooks(h2c);
+    }
 
     clcf = h2c->client->cscf->ctx->loc_conf[sws_http_core_module.index];
     if (h2c->out) {
@@ -759,13 +842,8 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
     sws_del_timer(c->write);
 
     /* The end: ours (closing, or a GOAWAY with nothing left in flight),
-     * or the session's (after a GOAWAY with an error it wants nothing
-     * more, whatever streams were open). */
-    if (h2c->closing || (h2c->goaway && h2c->nstreams == 0)
-        || (h2c->goaway_seen
-            && !nghttp2_session_want_read(h2c->session)
-            && !nghttp2_session_want_write(h2c->session)))
-    {
+     * or the client's (its GOAWAY, and no stream left). */
+    if (h2c->closing || ((h2c->goaway || h2c->goaway_seen) && h2c->nstreams == 0)) {
         sws_http_v2_linger(h2c);
         return;
     }
@@ -776,10 +854,12 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (!c->reusable) {
             sws_reusable_connection(c, 1);
         }
-        sws_http_v2_idle_pages(h2c);
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
-            sws_add_timer(c->read, h2c->conf->idle_timeout != SWS_UNSET_MSEC
-                                   ? h2c->conf->idle_timeout : clcf->keepalive_timeout);
+            idle = sws_http_v2_idle_timeout(h2c);
+            /* A client that pauses gives the encoder back after a while;
+             * one that goes on at once keeps it. */
+            h2c->trimming = h2c->deflater && idle > 2 * SWS_H2_TRIM_DELAY;
+            sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {
         /* The idle timer is left to run (a tree operation less per

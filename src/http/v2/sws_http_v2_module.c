@@ -159,7 +159,7 @@ sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     if (conf->concurrent_streams < 1 || conf->concurrent_streams > 65536) {
         return "http2_max_concurrent_streams must be between 1 and 65536";
     }
-    if (conf->preread_size > NGHTTP2_MAX_WINDOW_SIZE) {
+    if (conf->preread_size > SWS_H2_MAX_WINDOW) {
         return "http2_body_preread_size is too large";
     }
     return SWS_CONF_OK;

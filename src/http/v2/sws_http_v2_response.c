@@ -1,9 +1,11 @@
 /*
  * The response of an HTTP/2 stream: sws_http_proto_t for streams. The head
- * is built from the same request fields as the HTTP/1 head; the body is
- * the request's output chain (r->out), which nghttp2 pulls through a data
- * provider as the flow-control windows open: memory is copied and files
- * are read with pread, one DATA frame (http2_chunk_size) at a time,
+ * is built from the same request fields as the HTTP/1 head and encoded at
+ * once (HPACK's state is the order of the blocks on the wire) into HEADERS
+ * and CONTINUATION frames; the body is the request's output chain (r->out),
+ * from which DATA frames are made as the flow-control windows open, the
+ * streams taking turns by their RFC 9218 priority: memory is copied and
+ * files are read with pread, one DATA frame (http2_chunk_size) at a time,
  * straight into the connection's output queue. Nothing is read whole.
  */
 #include <unistd.h>
@@ -19,9 +21,10 @@ static sws_int_t sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in);
 static void      sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc);
 static void      sws_http_v2_release(sws_http_request_t *r);
 static off_t     sws_http_v2_bytes_sent(sws_http_request_t *r);
-static ssize_t   sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id,
-    uint8_t *buf, size_t length, uint32_t *data_flags, nghttp2_data_source *source,
-    void *user_data);
+
+/* The encoded header block, before it is cut into frames (per worker). */
+static u_char *sws_http_v2_hbuf;
+static size_t  sws_http_v2_hbuf_size;
 
 /* The client is gone for this request when it reset the stream (or we
  * did), or the connection is ending. A reset stream is usually closed at
@@ -44,7 +47,7 @@ sws_http_v2_tunnel(sws_http_request_t *r, sws_str_t *pending, sws_connection_t *
     return SWS_DECLINED;
 }
 
-/* DATA frames are copied, from files too (sws_http_v2_send_data_cb). */
+/* DATA frames are copied, from files too (sws_http_v2_stream_data). */
 static int
 sws_http_v2_sendfile(sws_http_request_t *r)
 {
@@ -75,31 +78,88 @@ sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error)
         return;
     }
     st->reset = 1;
-    nghttp2_submit_rst_stream(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, error);
+    if (sws_http_v2_queue_rst(st->h2c, (uint32_t) st->id, error) != SWS_OK) {
+        st->h2c->closing = 1;
+    }
     sws_http_v2_post_send(st->h2c);
+}
+
+sws_int_t
+sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n, int end_stream)
+{
+    sws_http_v2_conn_t *h2c = st->h2c;
+    size_t              bound, left, k;
+    ssize_t             rv;
+    u_char             *p, *nb, flags;
+    int                 first = 1;
+
+    if (sws_http_v2_deflater(h2c) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    bound = nghttp2_hd_deflate_bound(h2c->deflater, nva, n);
+    if (bound > sws_http_v2_hbuf_size) {
+        nb = realloc(sws_http_v2_hbuf, bound);
+        if (nb == NULL) {
+            return SWS_ERROR;
+        }
+        sws_http_v2_hbuf = nb;
+        sws_http_v2_hbuf_size = bound;
+    }
+    rv = nghttp2_hd_deflate_hd(h2c->deflater, sws_http_v2_hbuf, bound, nva, n);
+    if (rv < 0) {
+        /* The encoder's state may be off: the connection cannot go on. */
+        sws_log_error(SWS_LOG_ERR, h2c->connection->log, 0,
+                      "http2: cannot encode a header block (%d)", (int) rv);
+        sws_http_v2_goaway(h2c, SWS_H2_INTERNAL_ERROR);
+        return SWS_ERROR;
+    }
+    p = sws_http_v2_hbuf;
+    left = (size_t) rv;
+    for ( ;; ) {
+        k = sws_min(left, (size_t) h2c->peer_max_frame);
+        flags = (u_char) ((k == left ? SWS_H2_FLAG_END_HEADERS : 0)
+                          | (first && end_stream ? SWS_H2_FLAG_END_STREAM : 0));
+        if (sws_http_v2_queue_head(h2c, k, first ? SWS_H2_HEADERS : SWS_H2_CONTINUATION,
+                                   flags, (uint32_t) st->id) != SWS_OK
+            || sws_http_v2_queue(h2c, p, k) != SWS_OK)
+        {
+            h2c->closing = 1;
+            return SWS_ERROR;
+        }
+        /* As nginx counts: the head's frames whole. */
+        st->sent += SWS_H2_FRAME_HEADER + k;
+        if (st->r) {
+            st->r->header_size += SWS_H2_FRAME_HEADER + k;
+        }
+        p += k;
+        left -= k;
+        first = 0;
+        if (left == 0) {
+            break;
+        }
+    }
+    if (end_stream) {
+        st->out_closed = 1;
+        sws_del_timer(&st->wev);
+    }
+    sws_http_v2_post_send(h2c);
+    return SWS_OK;
 }
 
 /* ---- the head ---- */
 
-/* Names go to nghttp2 without a copy (nor its lower-casing them again):
- * they are literals, or lower-cased into the request's pool, which lives
- * until the stream closes, so past the HEADERS frame's encoding or its
- * being dropped with the stream. So do the values that live as long
- * ("ours"): those this file makes (the status, the date, the lengths) and
- * those of r->headers_out (the SDK asks them to live as long as the
- * request). The others are copied: the headers of an interim response
- * and the fields set with sws_http_set_content_type() and the like, of
- * which the SDK promises nothing (over HTTP/1 they are written out at
- * once). */
+/* A field for the encoder, which copies what it keeps: the block is
+ * encoded before the request's fields can change. */
 static void
 sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen,
     int ours)
 {
+    (void) ours;
     nv->name = (uint8_t *) name;
     nv->namelen = nlen;
     nv->value = (uint8_t *) value;
     nv->valuelen = vlen;
-    nv->flags = NGHTTP2_NV_FLAG_NO_COPY_NAME | (ours ? NGHTTP2_NV_FLAG_NO_COPY_VALUE : 0);
+    nv->flags = NGHTTP2_NV_FLAG_NONE;
 }
 
 /* A literal name, a value of ours / a module's */
@@ -198,13 +258,7 @@ sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_htt
     if (nv == NULL) {
         return SWS_ERROR;
     }
-    if (nghttp2_submit_headers(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, NULL, nva,
-                               (size_t) (nv - nva), NULL) < 0)
-    {
-        return SWS_ERROR;
-    }
-    sws_http_v2_post_send(st->h2c);
-    return SWS_OK;
+    return sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), 0);
 }
 
 static sws_int_t
@@ -214,10 +268,9 @@ sws_http_v2_send_header(sws_http_request_t *r)
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const sws_str_t          *date = r->date.len ? &r->date : sws_cached_http_time();
     sws_http_header_t        *h = r->headers_out.elts;
-    nghttp2_data_provider     prd;
     nghttp2_nv               *nva, *nv;
     u_char                   *status, *now, *lm, *len, *lenend;
-    int                       rv, body;
+    int                       body;
 
     if (st->reset) {
         return SWS_ERROR;
@@ -282,17 +335,10 @@ sws_http_v2_send_header(sws_http_request_t *r)
      * stream. */
     st->data = !(r->header_only || !body
                  || (r->out_content_length == 0 && !r->expect_trailers));
-    prd.source.ptr = st;
-    prd.read_callback = sws_http_v2_read_cb;
-    rv = nghttp2_submit_response(st->h2c->session, st->id, nva, nv - nva,
-                                 st->data ? &prd : NULL);
-    if (rv != 0) {
-        sws_log_error(SWS_LOG_ERR, r->log, 0, "http2: cannot submit the response: %s",
-                      nghttp2_strerror(rv));
+    if (sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), !st->data) != SWS_OK) {
         return SWS_ERROR;
     }
     st->submitted = 1;
-    sws_http_v2_post_send(st->h2c);
     return SWS_OK;
 }
 
@@ -342,10 +388,6 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
         *ll = cl;
         ll = &cl->next;
     }
-    if (st->deferred && (r->out || st->out_last)) {
-        st->deferred = 0;
-        nghttp2_session_resume_data(st->h2c->session, st->id);
-    }
     sws_http_v2_post_send(st->h2c);
     if (r->out == NULL) {
         return SWS_OK;
@@ -359,14 +401,15 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
 }
 
 /* At the end of the body: trailer fields go in a HEADERS frame that ends
- * the stream instead of the last DATA frame (RFC 9113 8.1), submitted
- * from the data callback as nghttp2 asks. */
+ * the stream instead of the last DATA frame (RFC 9113 8.1). *sent: 1 if
+ * they went (0: none to send). */
 static sws_int_t
-sws_http_v2_trailers(sws_http_request_t *r, uint32_t *data_flags)
+sws_http_v2_trailers(sws_http_v2_stream_t *st, int *sent)
 {
-    sws_http_v2_stream_t *st = r->stream;
-    nghttp2_nv           *nva, *nv;
+    sws_http_request_t *r = st->r;
+    nghttp2_nv         *nva, *nv;
 
+    *sent = 0;
     if (r->trailers_out == NULL || r->trailers_out->nelts == 0) {
         return SWS_OK;
     }
@@ -381,11 +424,14 @@ sws_http_v2_trailers(sws_http_request_t *r, uint32_t *data_flags)
     if (nv == nva) {
         return SWS_OK;
     }
-    if (nghttp2_submit_trailer(st->h2c->session, st->id, nva, (size_t) (nv - nva)) != 0) {
-        return SWS_ERROR;
-    }
-    *data_flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
-    return SWS_OK;
+    *sent = 1;
+    return sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), 1);
+}
+
+static int
+sws_http_v2_has_trailers(sws_http_request_t *r)
+{
+    return r->trailers_out && r->trailers_out->nelts;
 }
 
 /* limit_rate: at most *chunk bytes now (lowered to what the rate allows),
@@ -418,191 +464,191 @@ sws_http_v2_paced(sws_event_t *ev)
     ev->timedout = 0;
     if (st->paced && !st->reset) {
         st->paced = 0;
-        nghttp2_session_resume_data(st->h2c->session, st->id);
         sws_http_v2_post_send(st->h2c);
     }
 }
 
-static ssize_t
-sws_http_v2_read_cb(nghttp2_session *session, int32_t stream_id, uint8_t *buf, size_t length,
-    uint32_t *data_flags, nghttp2_data_source *source, void *user_data)
+/* May st send now: DATA (within the windows) or its end? */
+static int
+sws_http_v2_sendable(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st)
 {
-    sws_http_v2_stream_t   *st = source->ptr;
-    sws_http_request_t     *r = st->r;
-    sws_http_v2_loc_conf_t *h2lcf = sws_http_loc_conf(r, &sws_http_v2_module);
-    size_t                  chunk = sws_min(length, h2lcf->chunk_size), have;
+    sws_http_request_t *r = st->r;
 
-    (void) session;
-    (void) stream_id;
-    (void) buf;
-    (void) user_data;
-
-    have = sws_http_v2_out_size(r, chunk + 1);
-    if (have > 0 && sws_http_v2_pace(st, &chunk) != SWS_OK) {
-        return NGHTTP2_ERR_DEFERRED;
+    if (!st->data || !st->submitted || st->out_closed || st->reset || st->paced
+        || r == NULL)
+    {
+        return 0;
     }
-    if (have == 0) {
-        if (st->out_last) {
-            *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-            return sws_http_v2_trailers(r, data_flags) == SWS_OK
-                   ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        }
-        st->deferred = 1;
-        return NGHTTP2_ERR_DEFERRED;
+    if (r->out == NULL) {
+        return st->out_last;             /* the end needs no window */
     }
-    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-    if (have <= chunk && st->out_last) {
-        *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-        if (sws_http_v2_trailers(r, data_flags) != SWS_OK) {
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-        }
-    }
-    return (ssize_t) sws_min(have, chunk);
+    return st->send_window > 0 && h2c->send_window > 0;
 }
 
-/* The DATA frame nghttp2 decided on: its header and length bytes of
- * r->out, read (files) or copied (memory) once, into the output queue. */
-static int
-sws_http_v2_send_data_cb(nghttp2_session *session, nghttp2_frame *frame,
-    const uint8_t *framehd, size_t length, nghttp2_data_source *source, void *user_data)
+/* The stream to send next (RFC 9218 4): the lowest urgency first; within
+ * it, non-incremental responses one after the other in the order of their
+ * streams, then the incremental ones in turns. NULL: none may send. */
+static sws_http_v2_stream_t *
+sws_http_v2_next(sws_http_v2_conn_t *h2c)
 {
-    static u_char           data[16384 + 256];
-    sws_http_v2_conn_t     *h2c = user_data;
-    sws_http_v2_stream_t   *st = source->ptr;
-    sws_http_request_t     *r = st->r;
-    sws_chain_t            *cl;
-    sws_buf_t              *b;
-    size_t                  have = 0, k;
-    ssize_t                 n;
-    u_char                  pad;
+    sws_queue_t          *q;
+    sws_http_v2_stream_t *st, *best = NULL;
 
-    (void) session;
-
-    if (length > sizeof(data) - 1) {
-        return NGHTTP2_ERR_CALLBACK_FAILURE;       /* never: frames are <= 16k */
-    }
-    if (h2c->out_bytes && 9 + 1 + length > sws_http_v2_queue_room(h2c)) {
-        h2c->send_blocked = 1;
-        return NGHTTP2_ERR_WOULDBLOCK;
-    }
-    /* Gather first: a frame header must not go out without its data. */
-    for (cl = r->out; cl && have < length; cl = cl->next) {
-        b = cl->buf;
-        if (sws_buf_special(b)) {
+    for (q = sws_queue_head(&h2c->streams); q != sws_queue_sentinel(&h2c->streams);
+         q = sws_queue_next(q))
+    {
+        st = sws_queue_data(q, sws_http_v2_stream_t, queue);
+        if (!sws_http_v2_sendable(h2c, st)) {
             continue;
         }
-        k = sws_min((size_t) sws_buf_size(b), length - have);
-        if (sws_buf_in_memory(b)) {
-            memcpy(data + have, b->pos, k);
-        } else {
-            n = pread(b->fd, data + have, k, b->file_pos);
-            if (n != (ssize_t) k) {
-                sws_log_error(SWS_LOG_CRIT, r->log, n == -1 ? errno : 0,
-                              "pread() of the response body failed%s",
-                              n >= 0 ? " (file truncated?)" : "");
-                return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-            }
+        if (best == NULL || st->urgency < best->urgency
+            || (st->urgency == best->urgency
+                && (st->incremental < best->incremental
+                    || (st->incremental && best->incremental && st->served < best->served))))
+        {
+            best = st;      /* (in stream order: the first of equals stays) */
         }
-        have += k;
     }
-    if (have != length) {
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    return best;
+}
+
+/* The body is all sent: the trailers end the stream, or an empty DATA
+ * frame does. */
+static sws_int_t
+sws_http_v2_body_end(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st)
+{
+    int sent;
+
+    if (sws_http_v2_trailers(st, &sent) != SWS_OK) {
+        return SWS_ERROR;
     }
-    r->out = sws_chain_update_sent(r->out, (off_t) length);
+    if (!sent) {
+        if (sws_http_v2_queue_head(h2c, 0, SWS_H2_DATA, SWS_H2_FLAG_END_STREAM,
+                                   (uint32_t) st->id) != SWS_OK)
+        {
+            return SWS_ERROR;
+        }
+        st->out_closed = 1;
+    }
+    sws_del_timer(&st->wev);
+    return SWS_OK;
+}
+
+/* One DATA frame of st (or the end of its body): SWS_OK or SWS_ERROR. */
+static sws_int_t
+sws_http_v2_stream_data(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st)
+{
+    sws_http_request_t     *r = st->r;
+    sws_http_v2_loc_conf_t *h2lcf = sws_http_loc_conf(r, &sws_http_v2_module);
+    sws_chain_t            *cl;
+    size_t                  chunk, have, n, k, copied;
+    int                     end;
+
+    chunk = sws_min(h2lcf->chunk_size, (size_t) h2c->peer_max_frame);
+    have = sws_http_v2_out_size(r, chunk + 1);
+    if (have == 0) {
+        return sws_http_v2_body_end(h2c, st);          /* out_last */
+    }
+    if (sws_http_v2_pace(st, &chunk) != SWS_OK) {
+        return SWS_OK;                   /* paced: the timer resumes it */
+    }
+    n = sws_min(have, chunk);
+    n = (size_t) sws_min((int64_t) n, st->send_window);
+    n = (size_t) sws_min((int64_t) n, h2c->send_window);
+    end = n == have && st->out_last && !sws_http_v2_has_trailers(r);
+
+    if (sws_http_v2_queue_head(h2c, n, SWS_H2_DATA, end ? SWS_H2_FLAG_END_STREAM : 0,
+                               (uint32_t) st->id) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    for (cl = r->out, copied = 0; cl && copied < n; cl = cl->next) {
+        if (sws_buf_special(cl->buf)) {
+            continue;
+        }
+        k = sws_min((size_t) sws_buf_size(cl->buf), n - copied);
+        if (sws_http_v2_queue_buf(h2c, cl->buf, k) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        copied += k;
+    }
+    r->out = sws_chain_update_sent(r->out, (off_t) n);
     while (r->out && !sws_buf_special(r->out->buf) && sws_buf_size(r->out->buf) == 0) {
         r->out = r->out->next;
     }
+    st->send_window -= (int64_t) n;
+    h2c->send_window -= (int64_t) n;
+    st->sent += (off_t) n;              /* of DATA the payload: $body_bytes_sent */
+    st->served = ++h2c->rr;
 
-    if (sws_http_v2_queue(h2c, framehd, 9) != SWS_OK) {
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    if (frame->data.padlen > 0) {
-        pad = (u_char) (frame->data.padlen - 1);
-        if (sws_http_v2_queue(h2c, &pad, 1) != SWS_OK) {
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        }
-    }
-    if (sws_http_v2_queue(h2c, data, length) != SWS_OK) {
-        return NGHTTP2_ERR_CALLBACK_FAILURE;
-    }
-    if (frame->data.padlen > 1) {
-        memset(data, 0, frame->data.padlen - 1);
-        if (sws_http_v2_queue(h2c, data, frame->data.padlen - 1) != SWS_OK) {
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        }
-    }
-    return 0;
-}
-
-static int
-sws_http_v2_on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
-    void *user_data)
-{
-    sws_http_v2_conn_t   *h2c = user_data;
-    sws_http_v2_stream_t *st;
-
-    if (frame->hd.type == NGHTTP2_RST_STREAM
-        && frame->rst_stream.error_code == NGHTTP2_REFUSED_STREAM)
-    {
-        h2c->refused = 1;        /* see sws_http_v2_check_stream_id() */
-    }
-    if (frame->hd.type == NGHTTP2_GOAWAY) {
-        h2c->goaway_seen = 1;
-    }
-    if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) {
-        return 0;
-    }
-    st = sws_http_v2_find_stream(h2c, frame->hd.stream_id);
-    if (st == NULL) {
-        return 0;
-    }
-    /* As nginx counts: the head's frames whole, of DATA the payload (so
-     * that $body_bytes_sent is the body's length). */
-    if (frame->hd.type == NGHTTP2_HEADERS) {
-        st->sent += 9 + frame->hd.length;
-        st->r->header_size += 9 + frame->hd.length;
-    } else {
-        st->sent += frame->data.padlen ? frame->hd.length - frame->data.padlen
-                                       : frame->hd.length;
-    }
-    if (frame->hd.type == NGHTTP2_DATA
-        && ((!st->r->done && st->r->write_event_handler) || st->r->filter_buffered))
-    {
+    if ((!r->done && r->write_event_handler) || r->filter_buffered) {
         st->drained = 1;        /* room was made: the producer may go on */
     }
-    if (frame->hd.type == NGHTTP2_DATA && st->wev.timer_set) {
+    if (st->wev.timer_set) {
         /* Progress: the send timeout starts again, or stops. */
-        if (st->r->out) {
-            sws_add_timer(&st->wev, sws_http_core_loc(st->r)->send_timeout);
+        if (r->out) {
+            sws_add_timer(&st->wev, sws_http_core_loc(r)->send_timeout);
         } else {
             sws_del_timer(&st->wev);
         }
     }
-    if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
+    if (end) {
         st->out_closed = 1;
         sws_del_timer(&st->wev);
-        if (!st->in_closed && !st->reset) {
+    } else if (n == have && st->out_last) {
+        return sws_http_v2_body_end(h2c, st);
+    }
+    return SWS_OK;
+}
+
+int
+sws_http_v2_send_data(sws_http_v2_conn_t *h2c)
+{
+    sws_http_v2_stream_t *st;
+    int                   produced = 0;
+
+    while (!h2c->closing) {
+        if (sws_http_v2_queue_room(h2c) == 0) {
+            return 1;                    /* at the mark: more after the write */
+        }
+        st = sws_http_v2_next(h2c);
+        if (st == NULL) {
+            break;
+        }
+        if (sws_http_v2_stream_data(h2c, st) != SWS_OK) {
+            sws_http_v2_reset(st, SWS_H2_INTERNAL_ERROR);
+        }
+        produced = 1;
+    }
+    return produced;
+}
+
+void
+sws_http_v2_close_streams(sws_http_v2_conn_t *h2c)
+{
+    sws_queue_t          *q, *next;
+    sws_http_v2_stream_t *st;
+
+    for (q = sws_queue_head(&h2c->streams); q != sws_queue_sentinel(&h2c->streams); q = next) {
+        next = sws_queue_next(q);
+        st = sws_queue_data(q, sws_http_v2_stream_t, queue);
+        if (st->reset) {
+            sws_http_v2_stream_close(st, SWS_H2_CANCEL);
+            continue;
+        }
+        if (!st->out_closed) {
+            continue;
+        }
+        if (!st->in_closed) {
             /* The response is complete: the rest of the request body is
              * not needed (RFC 9113 8.1). */
             st->reset = 1;
-            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR);
+            if (sws_http_v2_queue_rst(h2c, (uint32_t) st->id, SWS_H2_NO_ERROR) != SWS_OK) {
+                h2c->closing = 1;
+            }
         }
+        sws_http_v2_stream_close(st, SWS_H2_NO_ERROR);
     }
-    return 0;
-}
-
-static int
-sws_http_v2_on_frame_not_send(nghttp2_session *session, const nghttp2_frame *frame,
-    int lib_error_code, void *user_data)
-{
-    sws_http_v2_conn_t *h2c = user_data;
-
-    (void) session;
-
-    sws_log_debug(h2c->connection->log, "http2 frame type %d on stream %d not sent: %s",
-                  (int) frame->hd.type, (int) frame->hd.stream_id,
-                  nghttp2_strerror(lib_error_code));
-    return 0;
 }
 
 /* ---- the end ---- */
@@ -617,16 +663,12 @@ sws_http_v2_finish(sws_http_request_t *r, sws_int_t rc)
     if (rc == SWS_ERROR && !r->background) {
         /* Cut: the client must not take a partial body for a whole one. */
         if (!st->out_closed) {
-            sws_http_v2_reset(st, NGHTTP2_INTERNAL_ERROR);
+            sws_http_v2_reset(st, SWS_H2_INTERNAL_ERROR);
         }
         return;
     }
     if (!r->filter_buffered) {
         st->out_last = 1;  /* nothing more will come (else: the filter's last_buf) */
-    }
-    if (st->data && st->deferred) {
-        st->deferred = 0;
-        nghttp2_session_resume_data(st->h2c->session, st->id);
     }
     sws_http_v2_post_send(st->h2c);
 }
@@ -646,7 +688,7 @@ sws_http_v2_release(sws_http_request_t *r)
     sws_pool_destroy(st->pool);
 }
 
-/* Outside nghttp2's callbacks, once the frames are out: a streaming
+/* Outside frame processing, once the frames are out: a streaming
  * producer (the upstream framework) refills as its output drains, as the
  * HTTP/1 writer lets it. */
 void
@@ -665,7 +707,7 @@ sws_http_v2_write_hooks(sws_http_v2_conn_t *h2c)
         st->drained = 0;
         r = st->r;
         if (r && !st->reset && r->filter_buffered && sws_http_output_resume(r) == SWS_ERROR) {
-            sws_http_v2_reset(st, NGHTTP2_INTERNAL_ERROR);
+            sws_http_v2_reset(st, SWS_H2_INTERNAL_ERROR);
             continue;
         }
         if (r && !r->done && !st->reset && r->write_event_handler) {
@@ -680,13 +722,4 @@ sws_http_v2_bytes_sent(sws_http_request_t *r)
     sws_http_v2_stream_t *st = r->stream;
 
     return st ? st->sent : 0;
-}
-
-void
-sws_http_v2_response_callbacks(nghttp2_session_callbacks *cb)
-{
-    nghttp2_session_callbacks_set_send_data_callback(cb, sws_http_v2_send_data_cb);
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, sws_http_v2_on_frame_send);
-    nghttp2_session_callbacks_set_on_frame_not_send_callback(cb,
-                                                             sws_http_v2_on_frame_not_send);
 }

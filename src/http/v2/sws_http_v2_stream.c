@@ -1,219 +1,65 @@
 /*
- * HTTP/2 streams as requests: HEADERS become an ordinary request object
- * (pseudo-header fields map to method, target, authority and scheme; other
- * fields, already lower-case, go to headers_in), DATA frames become its
- * body. nghttp2 validates the fields (RFC 9113 8.2, 8.3): connection-
- * specific fields, upper-case names, missing or repeated pseudo-header
- * fields, TE other than "trailers", content-length against the DATA all
- * reset the stream with PROTOCOL_ERROR. The limits and abuse checks are
- * here, and the few RFC 9113 checks nghttp2 leaves out: a new stream below
- * one opened (5.1.1), an initial window overflowing a stream's (6.9.2), a
- * Host differing from :authority (8.3.1).
+ * HTTP/2 streams as requests: a header block becomes an ordinary request
+ * object (pseudo-header fields map to method, target, authority and
+ * scheme; other fields, lower-case, go to headers_in), DATA frames become
+ * its body. The fields are checked as RFC 9113 8.2 and 8.3 ask: names in
+ * lower case of token characters, values without NUL, CR, LF or whitespace
+ * at either end, no connection-specific fields, TE only "trailers", the
+ * pseudo-header fields known, once each and before the others, the ones a
+ * request needs present, Host naming :authority's authority, content-length
+ * against the DATA: a malformed request resets its stream (PROTOCOL_ERROR).
+ * The limits of header sizes are here too.
  */
 #include "sws_http_v2.h"
 #include "sws_conn_stats.h"
 #include "../sws_http_request_head.h"
 
-#define SWS_H2_FLOOD_WINDOW  1000      /* ms */
-#define SWS_H2_FLOOD_MAX     1000      /* control frames per window */
 #define SWS_H2_BAD_STREAMS   16        /* refused header blocks per connection */
-#define SWS_H2_RST_RATE      33        /* client resets a second, after the burst */
 
 static void sws_http_v2_stream_timeout(sws_event_t *ev);
+static void sws_http_v2_body_end(sws_http_v2_stream_t *st);
 
 sws_http_v2_stream_t *
 sws_http_v2_find_stream(sws_http_v2_conn_t *h2c, int32_t id)
 {
-    sws_http_v2_stream_t *st = h2c->last_st;
-
-    /* Ids are never reused, and a stream leaves the cache as it closes. */
-    if (st && st->id == id) {
-        return st;
-    }
-    st = nghttp2_session_get_stream_user_data(h2c->session, id);
-    if (st) {
-        h2c->last_st = st;
-    }
-    return st;
-}
-
-
-/* ---- abuse accounting ---- */
-
-/* A connection error of ours (nghttp2 does not see it): the read handler
- * ends the session with this code. */
-static int
-sws_http_v2_conn_error(sws_http_v2_conn_t *h2c, uint32_t code, const char *what)
-{
-    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
-                  "client sent %s: closing the HTTP/2 connection", what);
-    h2c->calm = code;
-    return NGHTTP2_ERR_CALLBACK_FAILURE;
-}
-
-static int
-sws_http_v2_calm(sws_http_v2_conn_t *h2c, const char *what)
-{
-    return sws_http_v2_conn_error(h2c, NGHTTP2_ENHANCE_YOUR_CALM, what);
-}
-
-/* ---- what nghttp2 lets pass ---- */
-
-/* RFC 9113 5.1.1: a HEADERS opening a stream below one already opened is
- * a PROTOCOL_ERROR. nghttp2 ignores a HEADERS on a stream it does not know
- * (it might be a late trailer); it remembers closed streams, so one it
- * neither has nor had (or has as idle, from a PRIORITY frame) was never
- * opened. After streams were refused (never opened, but their trailers
- * may still come) this is not told apart. */
-static int
-sws_http_v2_check_stream_id(sws_http_v2_conn_t *h2c, nghttp2_session *session, int32_t id)
-{
-    nghttp2_stream *stream;
-
-    if (!(id & 1) || id >= h2c->last_stream_id || h2c->refused) {
-        return 0;
-    }
-    stream = nghttp2_session_find_stream(session, id);
-    if (stream == NULL || nghttp2_stream_get_state(stream) == NGHTTP2_STREAM_STATE_IDLE) {
-        return sws_http_v2_conn_error(h2c, NGHTTP2_PROTOCOL_ERROR,
-                                      "a new stream with a lower identifier");
-    }
-    return 0;
-}
-
-/* Before a SETTINGS frame: the largest send window of a stream, to see a
- * new SETTINGS_INITIAL_WINDOW_SIZE take one past 2^31-1. RFC 9113 6.9.2
- * makes that a connection error (nghttp2 resets the stream only). */
-static void
-sws_http_v2_settings_begin(sws_http_v2_conn_t *h2c, nghttp2_session *session)
-{
     sws_queue_t          *q;
     sws_http_v2_stream_t *st;
-    int32_t               w;
 
-    h2c->peer_window = (int32_t) nghttp2_session_get_remote_settings(session,
-                                     NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE);
-    h2c->peer_window_max = INT32_MIN;
-    for (q = sws_queue_head(&h2c->streams); q != sws_queue_sentinel(&h2c->streams);
-         q = sws_queue_next(q))
+    /* Newest first: a request's frames come soon after its HEADERS. */
+    for (q = sws_queue_last(&h2c->streams); q != sws_queue_sentinel(&h2c->streams);
+         q = sws_queue_prev(q))
     {
         st = sws_queue_data(q, sws_http_v2_stream_t, queue);
-        w = nghttp2_session_get_stream_remote_window_size(session, st->id);
-        if (w > h2c->peer_window_max) {
-            h2c->peer_window_max = w;
+        if (st->id == id) {
+            return st;
         }
     }
+    return NULL;
 }
 
-static int
-sws_http_v2_settings_recv(sws_http_v2_conn_t *h2c, const nghttp2_settings *settings)
+sws_http_v2_stream_t *
+sws_http_v2_stream_open(sws_http_v2_conn_t *h2c, int32_t id)
 {
-    int64_t  cur = h2c->peer_window, max = h2c->peer_window_max;
-    size_t   i;
-
-    for (i = 0; i < settings->niv; i++) {
-        if (settings->iv[i].settings_id != NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE) {
-            continue;
-        }
-        max += (int64_t) settings->iv[i].value - cur;
-        cur = settings->iv[i].value;
-        if (max > NGHTTP2_MAX_WINDOW_SIZE) {
-            return sws_http_v2_conn_error(h2c, NGHTTP2_FLOW_CONTROL_ERROR,
-                                          "an initial window size overflowing a stream window");
-        }
-    }
-    return 0;
-}
-
-static int
-sws_http_v2_on_begin_frame(nghttp2_session *session, const nghttp2_frame_hd *hd,
-    void *user_data)
-{
-    sws_http_v2_conn_t *h2c = user_data;
-    sws_msec_t          now;
-    int                 control = 0;
-
-    switch (hd->type) {
-    case NGHTTP2_HEADERS:
-        h2c->block_bytes = hd->length;
-        if (sws_http_v2_check_stream_id(h2c, session, hd->stream_id) != 0) {
-            return NGHTTP2_ERR_CALLBACK_FAILURE;
-        }
-        break;
-    case NGHTTP2_CONTINUATION:
-        /* nghttp2 limits how many; this limits how much, whatever HPACK
-         * makes of it. */
-        h2c->block_bytes += hd->length;
-        if (h2c->block_bytes > h2c->max_header_size + 16384) {
-            return sws_http_v2_calm(h2c, "a too large header block (CONTINUATION flood)");
-        }
-        break;
-    case NGHTTP2_SETTINGS:
-        if (!(hd->flags & NGHTTP2_FLAG_ACK)) {
-            sws_http_v2_settings_begin(h2c, session);
-        }
-        control = 1;
-        break;
-    case NGHTTP2_PING:
-    case NGHTTP2_PRIORITY:
-        control = 1;
-        break;
-    case NGHTTP2_DATA:
-        control = hd->length == 0 && !(hd->flags & NGHTTP2_FLAG_END_STREAM);
-        break;
-    case NGHTTP2_RST_STREAM:
-        /* Rapid reset: streams opened and reset in a loop make the server
-         * start work it throws away. */
-        now = sws_current_msec();
-        h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
-                              (sws_msec_t) h2c->rst_tokens
-                              + (now - h2c->rst_last) * SWS_H2_RST_RATE);
-        h2c->rst_last = now;
-        if (h2c->rst_tokens < 1000) {
-            return sws_http_v2_calm(h2c, "too many stream resets (rapid reset)");
-        }
-        h2c->rst_tokens -= 1000;
-        break;
-    }
-    if (control) {
-        now = sws_current_msec();
-        if (now - h2c->flood_start >= SWS_H2_FLOOD_WINDOW) {
-            h2c->flood_start = now;
-            h2c->flood_frames = 0;
-        }
-        if (++h2c->flood_frames > SWS_H2_FLOOD_MAX) {
-            return sws_http_v2_calm(h2c, "too many control frames (flood)");
-        }
-    }
-    return 0;
-}
-
-/* ---- headers ---- */
-
-static int
-sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
-    void *user_data)
-{
-    sws_http_v2_conn_t   *h2c = user_data;
     sws_connection_t     *c = h2c->connection;
     sws_http_v2_stream_t *st;
     sws_pool_t           *pool;
 
-    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) {
-        return 0;                  /* trailers: no new stream */
-    }
     pool = sws_pool_create(4096, c->log);
     if (pool == NULL) {
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return NULL;
     }
     st = sws_pcalloc(pool, sizeof(sws_http_v2_stream_t));
     if (st == NULL) {
         sws_pool_destroy(pool);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return NULL;
     }
     st->pool = pool;
     st->h2c = h2c;
-    st->id = frame->hd.stream_id;
+    st->id = id;
+    st->send_window = h2c->peer_initial_window;
+    st->recv_window = h2c->local_window;
+    st->content_length = -1;
+    st->urgency = 3;                   /* RFC 9218 4.1: the default */
     st->preread_last = &st->preread;
     st->rev.data = st;
     st->rev.handler = sws_http_v2_stream_timeout;
@@ -223,11 +69,9 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     st->pace.data = st;
     st->pace.handler = sws_http_v2_paced;
     st->r = sws_http_create_request(h2c->client, pool);
-    if (st->r == NULL
-        || nghttp2_session_set_stream_user_data(session, st->id, st) != 0)
-    {
+    if (st->r == NULL) {
         sws_pool_destroy(pool);
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return NULL;
     }
     st->r->connection = c;
     st->r->stream = st;
@@ -236,14 +80,10 @@ sws_http_v2_on_begin_headers(nghttp2_session *session, const nghttp2_frame *fram
     st->r->http_version = SWS_HTTP_VERSION_20;
     sws_queue_insert_tail(&h2c->streams, &st->queue);
     h2c->nstreams++;
-    if (st->id > h2c->last_stream_id) {
-        h2c->last_stream_id = st->id;
-    }
-    /* The whole header block must come within client_header_timeout: the
-     * timer is armed by the read handler if the block is not whole yet. */
-    h2c->headers_st = st;
-    return 0;
+    return st;
 }
+
+/* ---- fields ---- */
 
 static int
 sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t len)
@@ -258,27 +98,170 @@ sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t le
     return SWS_OK;
 }
 
+/* RFC 9110 5.6.2 token characters, upper case excluded (RFC 9113 8.2.1):
+ * a table made once. */
+static u_char sws_http_v2_token[256];
+
 static int
-sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
-    const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen,
-    uint8_t flags, void *user_data)
+sws_http_v2_name_valid(const u_char *p, size_t n)
 {
-    sws_http_v2_conn_t   *h2c = user_data;
-    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
-    sws_http_request_t   *r;
-    sws_http_header_t    *h;
-    sws_str_t            *slot = NULL, *ck;
-    sws_int_t             rc;
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    size_t            i;
+    int               c;
 
-    (void) flags;
-
-    if (st == NULL || st->r == NULL) {
+    if (sws_unlikely(!sws_http_v2_token['a'])) {
+        for (c = 'a'; c <= 'z'; c++) {
+            sws_http_v2_token[c] = 1;
+        }
+        for (c = '0'; c <= '9'; c++) {
+            sws_http_v2_token[c] = 1;
+        }
+        for (i = 0; extra[i]; i++) {
+            sws_http_v2_token[(u_char) extra[i]] = 1;
+        }
+    }
+    if (n == 0) {
         return 0;
     }
+    for (i = 0; i < n; i++) {
+        if (!sws_http_v2_token[p[i]]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* RFC 9113 8.2.1: no NUL, CR or LF, no whitespace at either end. */
+static int
+sws_http_v2_value_valid(const u_char *p, size_t n)
+{
+    size_t i;
+
+    if (n == 0) {
+        return 1;
+    }
+    if (p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t') {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (sws_unlikely(p[i] <= '\r') && (p[i] == '\0' || p[i] == '\r' || p[i] == '\n')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+sws_http_v2_is(const u_char *name, size_t n, const char *lit)
+{
+    return n == strlen(lit) && memcmp(name, lit, n) == 0;
+}
+
+/* The fields HTTP/2 looks at itself, by name. */
+typedef enum {
+    SWS_H2_FIELD_OTHER = 0,
+    SWS_H2_FIELD_CONNECTION,          /* RFC 9113 8.2.2: HTTP/1 connection management */
+    SWS_H2_FIELD_TE,
+    SWS_H2_FIELD_CONTENT_LENGTH,
+    SWS_H2_FIELD_HOST,
+    SWS_H2_FIELD_PRIORITY,
+    SWS_H2_FIELD_COOKIE
+} sws_http_v2_field_e;
+
+static sws_http_v2_field_e
+sws_http_v2_field_kind(const u_char *name, size_t n)
+{
+    switch (n) {
+    case 2:
+        return memcmp(name, "te", 2) == 0 ? SWS_H2_FIELD_TE : SWS_H2_FIELD_OTHER;
+    case 4:
+        return memcmp(name, "host", 4) == 0 ? SWS_H2_FIELD_HOST : SWS_H2_FIELD_OTHER;
+    case 6:
+        return memcmp(name, "cookie", 6) == 0 ? SWS_H2_FIELD_COOKIE : SWS_H2_FIELD_OTHER;
+    case 7:
+        return memcmp(name, "upgrade", 7) == 0 ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 8:
+        return memcmp(name, "priority", 8) == 0 ? SWS_H2_FIELD_PRIORITY : SWS_H2_FIELD_OTHER;
+    case 10:
+        return memcmp(name, "connection", 10) == 0 || memcmp(name, "keep-alive", 10) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 14:
+        return memcmp(name, "content-length", 14) == 0
+               ? SWS_H2_FIELD_CONTENT_LENGTH : SWS_H2_FIELD_OTHER;
+    case 16:
+        return memcmp(name, "proxy-connection", 16) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    case 17:
+        return memcmp(name, "transfer-encoding", 17) == 0
+               ? SWS_H2_FIELD_CONNECTION : SWS_H2_FIELD_OTHER;
+    }
+    return SWS_H2_FIELD_OTHER;
+}
+
+static void
+sws_http_v2_malformed(sws_http_v2_stream_t *st, const char *why, const u_char *name,
+    size_t namelen)
+{
+    if (!st->malformed) {
+        sws_log_error(SWS_LOG_INFO, st->h2c->connection->log, 0,
+                      "client sent %s \"%.*s\" on stream %d: reset with PROTOCOL_ERROR",
+                      why, (int) sws_min(namelen, 64), name, (int) st->id);
+    }
+    st->malformed = 1;
+}
+
+/* A content-length value: digits only. */
+static off_t
+sws_http_v2_length(const u_char *p, size_t n)
+{
+    off_t  v = 0;
+    size_t i;
+
+    if (n == 0 || n > 18) {
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return -1;
+        }
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+/* A trailer field: checked, then dropped. */
+static int
+sws_http_v2_trailer_field(sws_http_v2_stream_t *st, const u_char *name, size_t namelen,
+    const u_char *value, size_t valuelen)
+{
+    if (namelen && name[0] == ':') {
+        sws_http_v2_malformed(st, "a pseudo-header field in trailers", name, namelen);
+    } else if (!sws_http_v2_name_valid(name, namelen)
+               || !sws_http_v2_value_valid(value, valuelen))
+    {
+        sws_http_v2_malformed(st, "an invalid trailer field", name, namelen);
+    }
+    if (st->malformed) {
+        sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
+    }
+    return 0;
+}
+
+int
+sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv *nv)
+{
+    const u_char       *name = nv->name, *value = nv->value;
+    size_t              namelen = nv->namelen, valuelen = nv->valuelen;
+    sws_http_request_t *r = st->r;
+    sws_http_header_t  *h;
+    sws_str_t          *slot = NULL, *ck;
+    sws_int_t           rc;
+    off_t               len;
+
     /* RFC 9113 6.5.2: the size of a field is its name, value and 32. */
     st->header_bytes += namelen + valuelen + 32;
     if (namelen + valuelen > h2c->max_field_size || st->header_bytes > h2c->max_header_size
-        || st->r->headers_in.nelts >= SWS_HTTP_MAX_HEADERS)
+        || r->headers_in.nelts >= SWS_HTTP_MAX_HEADERS)
     {
         if (!st->too_large) {
             st->too_large = 1;
@@ -286,56 +269,111 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
                           "client sent too large request headers on stream %d",
                           (int) st->id);
             if (++h2c->bad_streams > SWS_H2_BAD_STREAMS) {
-                return sws_http_v2_calm(h2c, "too many too large header blocks");
+                sws_http_v2_conn_error(h2c, SWS_H2_ENHANCE_YOUR_CALM,
+                                       "too many too large header blocks");
+                return -1;
             }
         }
         if (st->header_bytes > 4 * h2c->max_header_size) {
-            /* Decoding on (HPACK state), but no more of it for us. */
-            nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
-                                      NGHTTP2_ENHANCE_YOUR_CALM);
-            st->reset = 1;
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            /* An HPACK bomb: decoding goes on (the table's state), but no
+             * more of it for us. */
+            sws_http_v2_reset(st, SWS_H2_ENHANCE_YOUR_CALM);
         }
         return 0;
     }
-    if (frame->headers.cat != NGHTTP2_HCAT_REQUEST || st->too_large) {
-        return 0;                  /* trailers are accepted and dropped */
+    if (h2c->block == SWS_H2_BLOCK_TRAILERS) {
+        return sws_http_v2_trailer_field(st, name, namelen, value, valuelen);
+    }
+    if (st->too_large || st->malformed) {
+        return 0;
     }
 
-    r = st->r;
     if (namelen && name[0] == ':') {
-        if (namelen == 7 && memcmp(name, ":method", 7) == 0) {
+        if (st->regular) {
+            sws_http_v2_malformed(st, "a pseudo-header field after a regular one", name,
+                                  namelen);
+            return 0;
+        }
+        if (sws_http_v2_is(name, namelen, ":method")) {
             slot = &st->method;
-        } else if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
+        } else if (sws_http_v2_is(name, namelen, ":path")) {
             slot = &st->path;
-        } else if (namelen == 7 && memcmp(name, ":scheme", 7) == 0) {
+        } else if (sws_http_v2_is(name, namelen, ":scheme")) {
             slot = &st->scheme;
-        } else if (namelen == 10 && memcmp(name, ":authority", 10) == 0) {
+        } else if (sws_http_v2_is(name, namelen, ":authority")) {
             slot = &st->authority;
         } else {
-            return 0;              /* nghttp2 refuses the others */
+            sws_http_v2_malformed(st, "an unknown pseudo-header field", name, namelen);
+            return 0;
         }
-        return sws_http_v2_copy(st->pool, slot, value, valuelen) == SWS_OK
-               ? 0 : NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        if (slot->data != NULL) {
+            sws_http_v2_malformed(st, "a repeated pseudo-header field", name, namelen);
+            return 0;
+        }
+        if (!sws_http_v2_value_valid(value, valuelen)) {
+            sws_http_v2_malformed(st, "an invalid value of", name, namelen);
+            return 0;
+        }
+        return sws_http_v2_copy(st->pool, slot, value, valuelen) == SWS_OK ? 0 : -1;
     }
 
-    /* Crumbs of one cookie (RFC 9113 8.2.3): joined at the end. */
-    if (namelen == 6 && memcmp(name, "cookie", 6) == 0) {
+    st->regular = 1;
+    if (!sws_http_v2_name_valid(name, namelen)) {
+        sws_http_v2_malformed(st, "an invalid header name", name, namelen);
+        return 0;
+    }
+    if (!sws_http_v2_value_valid(value, valuelen)) {
+        sws_http_v2_malformed(st, "an invalid value of header", name, namelen);
+        return 0;
+    }
+    switch (sws_http_v2_field_kind(name, namelen)) {
+    case SWS_H2_FIELD_CONNECTION:
+        sws_http_v2_malformed(st, "a connection-specific header", name, namelen);
+        return 0;
+    case SWS_H2_FIELD_TE:
+        if (valuelen != 8 || sws_strncasecmp((u_char *) value, (u_char *) "trailers", 8) != 0) {
+            sws_http_v2_malformed(st, "a TE other than trailers:", name, namelen);
+            return 0;
+        }
+        break;
+    case SWS_H2_FIELD_CONTENT_LENGTH:
+        len = sws_http_v2_length(value, valuelen);
+        if (len < 0 || (st->content_length >= 0 && len != st->content_length)) {
+            sws_http_v2_malformed(st, "an invalid", name, namelen);
+            return 0;
+        }
+        st->content_length = len;
+        break;
+    case SWS_H2_FIELD_HOST:
+        /* the authority's other place (8.3.1): once at most */
+        if (st->host) {
+            sws_http_v2_malformed(st, "a second", name, namelen);
+            return 0;
+        }
+        st->host = 1;
+        break;
+    case SWS_H2_FIELD_PRIORITY:
+        sws_http_v2_priority(st, value, valuelen);
+        break;
+    case SWS_H2_FIELD_COOKIE:
+        /* Crumbs of one cookie (RFC 9113 8.2.3): joined at the end. */
         if (st->cookies == NULL) {
             st->cookies = sws_array_create(st->pool, 4, sizeof(sws_str_t));
         }
         ck = st->cookies ? sws_array_push(st->cookies) : NULL;
         if (ck == NULL || sws_http_v2_copy(st->pool, ck, value, valuelen) != SWS_OK) {
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            return -1;
         }
         return 0;
+    case SWS_H2_FIELD_OTHER:
+        break;
     }
 
     h = sws_array_push(&r->headers_in);
     if (h == NULL || sws_http_v2_copy(st->pool, &h->name, name, namelen) != SWS_OK
         || sws_http_v2_copy(st->pool, &h->value, value, valuelen) != SWS_OK)
     {
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        return -1;
     }
     h->hash = sws_hash_key(h->name.data, h->name.len);
     r->head_length += (off_t) (namelen + valuelen + 4);   /* "name: value\r\n" */
@@ -350,23 +388,42 @@ sws_http_v2_on_header(nghttp2_session *session, const nghttp2_frame *frame,
     return 0;
 }
 
-static int
-sws_http_v2_on_invalid_header(nghttp2_session *session, const nghttp2_frame *frame,
-    const uint8_t *name, size_t namelen, const uint8_t *value, size_t valuelen,
-    uint8_t flags, void *user_data)
+/* RFC 9218 4: a dictionary; u=0..7 the urgency, i (or i=?1) incremental.
+ * Members it does not know, and invalid ones, are ignored. */
+void
+sws_http_v2_priority(sws_http_v2_stream_t *st, const u_char *p, size_t len)
 {
-    sws_http_v2_conn_t *h2c = user_data;
+    const u_char *end = p + len, *key;
+    size_t        klen;
 
-    (void) session;
-    (void) value;
-    (void) valuelen;
-    (void) flags;
-
-    sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
-                  "client sent invalid header \"%.*s\" on stream %d: "
-                  "reset with PROTOCOL_ERROR",
-                  (int) sws_min(namelen, 64), name, (int) frame->hd.stream_id);
-    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ',')) {
+            p++;
+        }
+        key = p;
+        while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')
+                           || *p == '_' || *p == '-' || *p == '.' || *p == '*'))
+        {
+            p++;
+        }
+        klen = p - key;
+        if (klen == 1 && key[0] == 'u') {
+            if (end - p >= 2 && p[0] == '=' && p[1] >= '0' && p[1] <= '7'
+                && (end - p == 2 || p[2] == ',' || p[2] == ';' || p[2] == ' '))
+            {
+                st->urgency = (u_char) (p[1] - '0');
+            }
+        } else if (klen == 1 && key[0] == 'i') {
+            if (p == end || *p != '=') {
+                st->incremental = 1;
+            } else if (end - p >= 3 && p[1] == '?' && (p[2] == '0' || p[2] == '1')) {
+                st->incremental = p[2] == '1';
+            }
+        }
+        while (p < end && *p != ',') {
+            p++;
+        }
+    }
 }
 
 /* ---- the request ---- */
@@ -419,7 +476,7 @@ sws_http_v2_authority(const sws_str_t *a, const sws_str_t *scheme)
 }
 
 /* RFC 9113 8.3.1: a Host that names another authority than :authority
- * makes the request malformed (nghttp2 takes both). */
+ * makes the request malformed. */
 static int
 sws_http_v2_host_differs(sws_http_v2_stream_t *st)
 {
@@ -502,9 +559,6 @@ sws_http_v2_process_head(sws_http_request_t *r)
         r->content_length_n = -1;
         r->chunked_in = 1;
     }
-    if (st->in_closed && r->content_length_n > 0) {
-        return SWS_HTTP_BAD_REQUEST;    /* nghttp2 resets this; be safe */
-    }
     return SWS_OK;
 }
 
@@ -517,16 +571,13 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
     sws_uint_t                max;
 
     sws_del_timer(&st->rev);
-    if (h2c->headers_st == st) {
-        h2c->headers_st = NULL;
-    }
     if (sws_http_v2_host_differs(st)) {
         sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                       "client sent :authority \"%.*s\" and host \"%.*s\" on stream %d: "
                       "reset with PROTOCOL_ERROR",
                       (int) sws_min(st->authority.len, 64), st->authority.data,
                       (int) sws_min(r->h_host->len, 64), r->h_host->data, (int) st->id);
-        sws_http_v2_reset(st, NGHTTP2_PROTOCOL_ERROR);
+        sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
         return;
     }
     st->started = 1;
@@ -536,7 +587,7 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
                                                     : clcf->keepalive_requests;
     if (h2c->processed >= max) {
         /* This one is served; the client opens a new connection after. */
-        sws_http_v2_goaway(h2c, NGHTTP2_NO_ERROR);
+        sws_http_v2_goaway(h2c, SWS_H2_NO_ERROR);
     }
 
     if (st->scheme.len) {
@@ -546,13 +597,121 @@ sws_http_v2_start(sws_http_v2_stream_t *st)
     sws_http_start_request(r);
 }
 
+/* ---- the head's end ---- */
+
+/* RFC 9113 8.3.1, 8.5: the pseudo-header fields a request must have. */
+static const char *
+sws_http_v2_head_missing(sws_http_v2_stream_t *st)
+{
+    if (st->method.data == NULL) {
+        return "no :method";
+    }
+    if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
+        if (st->authority.data == NULL) {
+            return "CONNECT without :authority";
+        }
+        if (st->scheme.data || st->path.data) {
+            return "CONNECT with :scheme or :path";
+        }
+        return NULL;
+    }
+    if (st->scheme.data == NULL) {
+        return "no :scheme";
+    }
+    if (st->authority.data == NULL && !st->host) {
+        return "neither :authority nor host";
+    }
+    if (st->path.data == NULL || st->path.len == 0) {
+        return "no :path";
+    }
+    return NULL;
+}
+
+void
+sws_http_v2_head_done(sws_http_v2_stream_t *st)
+{
+    const char *why;
+
+    if (!st->too_large && !st->malformed) {
+        why = sws_http_v2_head_missing(st);
+        if (why == NULL && st->in_closed && st->content_length > 0) {
+            why = "a content-length with no DATA to come";
+        }
+        if (why) {
+            sws_http_v2_malformed(st, why, (u_char *) "", 0);
+        }
+    }
+    if (st->malformed) {
+        sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
+        return;
+    }
+    sws_http_v2_start(st);
+}
+
+void
+sws_http_v2_trailers_done(sws_http_v2_stream_t *st)
+{
+    if (st->content_length >= 0 && st->received != st->content_length) {
+        sws_log_error(SWS_LOG_INFO, st->h2c->connection->log, 0,
+                      "client sent a body of another length than its content-length "
+                      "on stream %d", (int) st->id);
+        sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
+        return;
+    }
+    if (st->r) {
+        sws_http_v2_body_end(st);
+    }
+}
+
 /* ---- the body ---- */
 
-static void
-sws_http_v2_consume(sws_http_v2_stream_t *st, size_t n)
+void
+sws_http_v2_consume(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, size_t n)
 {
-    if (n) {
-        nghttp2_session_consume(st->h2c->session, st->id, n);
+    size_t threshold;
+
+    if (n == 0) {
+        return;
+    }
+    /* Given back when half a window is taken: one WINDOW_UPDATE for many
+     * DATA frames. */
+    h2c->recv_consumed += n;
+    if (h2c->recv_consumed >= SWS_H2_CONN_WINDOW / 2) {
+        if (sws_http_v2_queue_window(h2c, 0, (uint32_t) h2c->recv_consumed) == SWS_OK) {
+            h2c->recv_window += (int64_t) h2c->recv_consumed;
+            h2c->recv_consumed = 0;
+            sws_http_v2_post_send(h2c);
+        }
+    }
+    if (st == NULL || st->in_closed || st->reset) {
+        return;
+    }
+    st->recv_consumed += n;
+    threshold = (size_t) sws_max(h2c->local_window / 2, 1);
+    if (st->recv_consumed >= threshold) {
+        if (sws_http_v2_queue_window(h2c, (uint32_t) st->id, (uint32_t) st->recv_consumed)
+            == SWS_OK)
+        {
+            st->recv_window += (int64_t) st->recv_consumed;
+            st->recv_consumed = 0;
+            sws_http_v2_post_send(h2c);
+        }
+    }
+}
+
+/* Reading the body begins: a window smaller than a frame's default (a
+ * small http2_body_preread_size) opens to it, or the client could not
+ * send. */
+static void
+sws_http_v2_open_window(sws_http_v2_stream_t *st)
+{
+    int64_t inc = SWS_H2_DEFAULT_WINDOW - st->recv_window - (int64_t) st->recv_consumed;
+
+    if (st->in_closed || st->reset || inc <= 0) {
+        return;
+    }
+    if (sws_http_v2_queue_window(st->h2c, (uint32_t) st->id, (uint32_t) inc) == SWS_OK) {
+        st->recv_window += inc;
         sws_http_v2_post_send(st->h2c);
     }
 }
@@ -597,33 +756,39 @@ sws_http_v2_body_too_large(sws_http_v2_stream_t *st)
     return 0;
 }
 
-static int
-sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
-    const uint8_t *data, size_t len, void *user_data)
+void
+sws_http_v2_data(sws_http_v2_stream_t *st, const u_char *data, size_t len, int end)
 {
-    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, stream_id);
-    sws_http_request_t   *r;
-    sws_buf_t            *b;
-    sws_chain_t          *cl;
-    sws_int_t             rc;
+    sws_http_request_t *r = st->r;
+    sws_buf_t          *b;
+    sws_chain_t        *cl;
+    sws_int_t           rc;
 
-    (void) flags;
-    (void) user_data;
-
-    if (st == NULL || st->r == NULL || st->reset) {
-        /* Nobody wants it, but the connection's window must move on. */
-        nghttp2_session_consume_connection(session, len);
-        return 0;
+    /* RFC 9113 8.1.1: a body longer, or ending shorter, than the
+     * content-length makes the request malformed. */
+    if (st->content_length >= 0
+        && (st->received + (off_t) len > st->content_length
+            || (end && st->received + (off_t) len != st->content_length)))
+    {
+        sws_log_error(SWS_LOG_INFO, st->h2c->connection->log, 0,
+                      "client sent a body of another length than its content-length "
+                      "on stream %d", (int) st->id);
+        sws_http_v2_consume(st->h2c, NULL, len);
+        sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
+        return;
     }
-    r = st->r;
     st->received += len;
+    if (r == NULL || len == 0) {
+        sws_http_v2_consume(st->h2c, NULL, len);
+        goto done;
+    }
 
     if (r->body && r->body->discard) {
-        sws_http_v2_consume(st, len);
-        return 0;
+        sws_http_v2_consume(st->h2c, st, len);
+        goto done;
     }
     if (st->reading) {
-        sws_http_v2_consume(st, len);
+        sws_http_v2_consume(st->h2c, st, len);
         if (sws_http_v2_body_too_large(st)) {
             /* The rest is dropped (with its window given back) while the
              * 413 goes out. */
@@ -631,7 +796,7 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
             r->body->discard = 1;
             sws_del_timer(&st->rev);
             sws_http_finalize(r, SWS_HTTP_REQUEST_ENTITY_TOO_LARGE);
-            return 0;
+            goto done;
         }
         rc = sws_http_body_store(r, data, len);
         if (rc != SWS_OK) {
@@ -639,23 +804,23 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
             r->body->discard = 1;
             sws_del_timer(&st->rev);
             sws_http_finalize(r, rc);
-            return 0;
+            goto done;
         }
         r->body->received = st->received;
         sws_add_timer(&st->rev, sws_http_core_loc(r)->client_body_timeout);
-        return 0;
+        goto done;
     }
 
     if (st->streaming && sws_http_v2_body_too_large(st)) {
         st->streaming = 0;
         r->body->discard = 1;
         sws_del_timer(&st->rev);
-        sws_http_v2_consume(st, st->unconsumed + len);
+        sws_http_v2_consume(st->h2c, st, st->unconsumed + len);
         st->unconsumed = 0;
         st->preread = NULL;
         st->preread_last = &st->preread;
         r->body->done(r);      /* its next pull gets the 413 */
-        return 0;
+        goto done;
     }
 
     /* Before the handler asks for the body, or streaming until the
@@ -664,7 +829,9 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
     b = sws_create_temp_buf(st->pool, len);
     cl = sws_alloc_chain_link(st->pool);
     if (b == NULL || cl == NULL) {
-        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        sws_http_v2_consume(st->h2c, NULL, len);
+        sws_http_v2_reset(st, SWS_H2_INTERNAL_ERROR);
+        return;
     }
     b->last = sws_cpymem(b->last, data, len);
     cl->buf = b;
@@ -677,7 +844,11 @@ sws_http_v2_on_data(nghttp2_session *session, uint8_t flags, int32_t stream_id,
         sws_del_timer(&st->rev);
         r->body->done(r);
     }
-    return 0;
+
+done:
+    if (end && !st->reset) {
+        sws_http_v2_body_end(st);
+    }
 }
 
 sws_int_t
@@ -687,16 +858,20 @@ sws_http_v2_read_body(sws_http_request_t *r)
     sws_http_request_body_t *rb = r->body;
     nghttp2_nv               nv = { (uint8_t *) ":status", (uint8_t *) "100", 7, 3,
                                     NGHTTP2_NV_FLAG_NONE };
+    sws_int_t                rc;
 
     if (st->body_error || sws_http_v2_body_too_large(st)) {
         return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
     }
     if (r->expect_continue && !r->continue_sent && !st->in_closed && st->preread == NULL) {
         r->continue_sent = 1;
-        nghttp2_submit_headers(st->h2c->session, NGHTTP2_FLAG_NONE, st->id, NULL, &nv, 1,
-                               NULL);
+        rc = sws_http_v2_send_fields(st, &nv, 1, 0);
+        if (rc != SWS_OK) {
+            return rc;
+        }
         sws_http_v2_post_send(st->h2c);
     }
+    sws_http_v2_open_window(st);
     if (rb->stream) {
         /* The consumer pulls with read_body_data; the preread stays where
          * it is, its window given back as it is taken. */
@@ -712,7 +887,7 @@ sws_http_v2_read_body(sws_http_request_t *r)
         st->preread_last = &st->preread;
     }
     rb->received = st->received;
-    sws_http_v2_consume(st, st->unconsumed);
+    sws_http_v2_consume(st->h2c, st, st->unconsumed);
     st->unconsumed = 0;
     if (st->in_closed) {
         rb->finished = 1;
@@ -755,7 +930,7 @@ sws_http_v2_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size
     if (got) {
         /* Taken: the client may send as much again. */
         st->unconsumed -= got;
-        sws_http_v2_consume(st, got);
+        sws_http_v2_consume(st->h2c, st, got);
     }
     *n = got;
     if (st->preread == NULL && st->in_closed) {
@@ -779,7 +954,7 @@ sws_http_v2_discard_body(sws_http_request_t *r)
 
     st->preread = NULL;
     st->preread_last = &st->preread;
-    sws_http_v2_consume(st, st->unconsumed);
+    sws_http_v2_consume(st->h2c, st, st->unconsumed);
     st->unconsumed = 0;
     if (st->in_closed) {
         r->body->finished = 1;
@@ -787,67 +962,7 @@ sws_http_v2_discard_body(sws_http_request_t *r)
     return SWS_OK;
 }
 
-/* ---- frames ---- */
-
-static int
-sws_http_v2_on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
-    void *user_data)
-{
-    sws_http_v2_stream_t *st;
-
-    switch (frame->hd.type) {
-    case NGHTTP2_SETTINGS:
-        if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
-            return 0;
-        }
-        return sws_http_v2_settings_recv(user_data, &frame->settings);
-    case NGHTTP2_GOAWAY:
-        ((sws_http_v2_conn_t *) user_data)->goaway_seen = 1;
-        return 0;
-    case NGHTTP2_PING:
-        if (frame->hd.flags & NGHTTP2_FLAG_ACK) {
-            sws_http_v2_drain_ack(user_data, frame->ping.opaque_data);
-        }
-        return 0;
-    case NGHTTP2_HEADERS:
-        st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
-        if (st == NULL || st->r == NULL) {
-            return 0;
-        }
-        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
-            st->in_closed = 1;
-        }
-        if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
-            sws_http_v2_start(st);
-        } else if (st->in_closed) {
-            sws_http_v2_body_end(st);        /* after trailers */
-        }
-        return 0;
-    case NGHTTP2_DATA:
-        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) {
-            st = sws_http_v2_find_stream(user_data, frame->hd.stream_id);
-            if (st && st->r) {
-                sws_http_v2_body_end(st);
-            }
-        }
-        return 0;
-    }
-    return 0;
-}
-
-static int
-sws_http_v2_on_stream_close(nghttp2_session *session, int32_t stream_id, uint32_t error_code,
-    void *user_data)
-{
-    sws_http_v2_stream_t *st = sws_http_v2_find_stream(user_data, stream_id);
-
-    (void) user_data;
-
-    if (st) {
-        sws_http_v2_stream_close(st, error_code);
-    }
-    return 0;
-}
+/* ---- the end ---- */
 
 void
 sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
@@ -856,13 +971,13 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
     sws_http_request_t *r = st->r;
 
     if (st->unconsumed) {
-        nghttp2_session_consume_connection(h2c->session, st->unconsumed);
+        sws_http_v2_consume(h2c, NULL, st->unconsumed);
         st->unconsumed = 0;
     }
-    nghttp2_session_set_stream_user_data(h2c->session, st->id, NULL);
-    if (h2c->last_st == st) {
-        h2c->last_st = NULL;
-    }
+    /* Frames still in flight on it: after our RST_STREAM ignored, else
+     * STREAM_CLOSED (sws_http_v2_frame.c). */
+    sws_http_v2_remember_closed(h2c, (uint32_t) st->id
+                                     | (st->reset ? SWS_H2_CLOSED_IGNORE : 0));
     if (h2c->headers_st == st) {
         h2c->headers_st = NULL;
     }
@@ -872,13 +987,15 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
     sws_queue_remove(&st->queue);
     h2c->nstreams--;
 
-    if (error != NGHTTP2_NO_ERROR && r) {
+    if (error != SWS_H2_NO_ERROR && r) {
         sws_log_debug(r->log, "http2 stream %d closed with error %u", (int) st->id,
                       (unsigned) error);
     }
     if (r == NULL) {
         sws_pool_destroy(st->pool);    /* never became a request */
-    } else if (sws_http_request_ended(r, st->out_closed ? SWS_OK : SWS_ERROR) == SWS_AGAIN) {
+    } else if (sws_http_request_ended(r, st->out_closed ? SWS_OK : SWS_ERROR)
+               == SWS_AGAIN)
+    {
         /* Over for the client, not for the server: the core releases it
          * when it is finalized. */
         sws_http_v2_background_keep(st);
@@ -896,7 +1013,7 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
     if (ev->write) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out reading the response "
                       "on stream %d", (int) st->id);
-        sws_http_v2_reset(st, NGHTTP2_CANCEL);
+        sws_http_v2_reset(st, SWS_H2_CANCEL);
         return;
     }
     if (!st->started) {
@@ -904,10 +1021,7 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
          * only CONTINUATION may follow, so the connection cannot go on. */
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out sending the request "
                       "head on stream %d", (int) st->id);
-        if (!st->h2c->goaway) {
-            st->h2c->goaway = 1;
-            nghttp2_session_terminate_session(st->h2c->session, NGHTTP2_NO_ERROR);
-        }
+        sws_http_v2_goaway(st->h2c, SWS_H2_NO_ERROR);
         st->h2c->closing = 1;
         sws_http_v2_post_send(st->h2c);
         return;
@@ -923,17 +1037,4 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
     }
     sws_http_finalize(r, SWS_HTTP_REQUEST_TIME_OUT);
     sws_http_v2_post_send(st->h2c);
-}
-
-void
-sws_http_v2_stream_callbacks(nghttp2_session_callbacks *cb)
-{
-    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, sws_http_v2_on_begin_frame);
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, sws_http_v2_on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, sws_http_v2_on_header);
-    nghttp2_session_callbacks_set_on_invalid_header_callback(cb,
-                                                             sws_http_v2_on_invalid_header);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, sws_http_v2_on_frame_recv);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, sws_http_v2_on_data);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, sws_http_v2_on_stream_close);
 }

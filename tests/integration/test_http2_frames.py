@@ -1,0 +1,219 @@
+"""HTTP/2 framing of our own (src/http/v2/sws_http_v2_frame.c): RFC 9218
+priorities (the priority field and PRIORITY_UPDATE) decide which response
+goes first, every frame read is processed before anything is written (an
+invalid frame after a valid request in the same read gets the connection
+error), content-length checked against DATA however the frames fall into
+reads, frames split over reads, and the HPACK encoder an idle connection
+gives back."""
+import struct
+import time
+
+import pytest
+
+import echomod
+import h2raw
+from h2raw import raw_frame
+
+DATA, HEADERS, SETTINGS, WINDOW_UPDATE, PRIORITY_UPDATE = 0x0, 0x1, 0x4, 0x8, 0x10
+END_STREAM, END_HEADERS = 0x1, 0x4
+FILES = {"html/a.bin": b"a" * 3000, "html/b.bin": b"b" * 3000, "html/hello.txt": b"hello\n"}
+
+
+@pytest.fixture(scope="module")
+def srv(sws_module, tmp_path_factory):
+    s = sws_module(files=FILES, load=echomod.build(tmp_path_factory.mktemp("echo")), ports=2,
+                   server="        listen 127.0.0.1:@PORT2@ http2;\n"
+                          "        http2_chunk_size 1k;\n"
+                          "        http2_idle_timeout 10s;\n"
+                          "        location /echo { echo; }\n")
+    s.h2port = s.ports[1]
+    return s
+
+
+def connect(srv, **kw):
+    c = h2raw.H2(srv.h2port, **kw)
+    c.scheme = "http"
+    c.frames(timeout=3, until=lambda f: f is None or (
+        isinstance(f, h2raw.SettingsFrame) and "ACK" in f.flags))
+    return c
+
+
+def get(c, path, extra=()):
+    return c.headers(c.request_headers(path, scheme="http", extra=list(extra)))
+
+
+def setting(ident, value):
+    return struct.pack(">HI", ident, value)
+
+
+def data_order(c, sids, timeout=5):
+    """The stream of each DATA frame until all of sids ended."""
+    order, left = [], set(sids)
+    deadline = time.monotonic() + timeout
+    while left and time.monotonic() < deadline:
+        f = c.read_frame(deadline - time.monotonic())
+        assert f is not None and not isinstance(f, h2raw.GoAwayFrame), f
+        if isinstance(f, h2raw.DataFrame):
+            order.append(f.stream_id)
+            if "END_STREAM" in f.flags:
+                left.discard(f.stream_id)
+    assert not left, order
+    return order
+
+
+def windows_open(c):
+    """The responses wait on stream windows of 0; then all may go."""
+    c.send(raw_frame(SETTINGS, 0, 0, setting(h2raw.INITIAL_WINDOW_SIZE, 65535)))
+
+
+# ---------------------------------------------------------------- RFC 9218
+
+def test_urgency_of_the_priority_field_goes_first(srv):
+    with connect(srv, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        a = get(c, "/a.bin")                               # u=3, the default
+        b = get(c, "/b.bin", extra=[("priority", "u=0")])
+        time.sleep(0.2)
+        windows_open(c)
+        order = data_order(c, [a, b])
+    assert order == [b] * 3 + [a] * 3, order
+
+
+def test_non_incremental_responses_go_one_after_the_other(srv):
+    with connect(srv, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        a = get(c, "/a.bin")
+        b = get(c, "/b.bin")
+        time.sleep(0.2)
+        windows_open(c)
+        order = data_order(c, [a, b])
+    assert order == [a] * 3 + [b] * 3, order
+
+
+def test_incremental_responses_take_turns(srv):
+    with connect(srv, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        a = get(c, "/a.bin", extra=[("priority", "u=3, i")])
+        b = get(c, "/b.bin", extra=[("priority", "i=?1")])
+        time.sleep(0.2)
+        windows_open(c)
+        order = data_order(c, [a, b])
+    assert order == [a, b] * 3, order
+
+
+def test_priority_update_changes_the_order(srv):
+    with connect(srv, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        a = get(c, "/a.bin", extra=[("priority", "u=5")])
+        b = get(c, "/b.bin", extra=[("priority", "u=1")])
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", a) + b"u=0"))
+        time.sleep(0.2)
+        windows_open(c)
+        order = data_order(c, [a, b])
+    assert order == [a] * 3 + [b] * 3, order
+
+
+@pytest.mark.parametrize("value", ["u=9", "u=x", "garbage,,", "u=1;foo=bar, i=?2", ""])
+def test_priority_values_not_understood_are_ignored(srv, value):
+    with connect(srv) as c:
+        hdrs, body, _ = c.response(get(c, "/hello.txt", extra=[("priority", value)]))
+    assert h2raw.status(hdrs) == 200 and body == b"hello\n"
+
+
+INVALID_PRIORITY_UPDATE = [
+    ("on a stream", raw_frame(PRIORITY_UPDATE, 0, 1, struct.pack(">I", 1) + b"u=1"),
+     h2raw.PROTOCOL_ERROR),
+    ("of 3 bytes", raw_frame(PRIORITY_UPDATE, 0, 0, b"\x00\x00\x01"), h2raw.FRAME_SIZE_ERROR),
+    ("of stream 0", raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 0) + b"u=1"),
+     h2raw.PROTOCOL_ERROR),
+    ("of a pushed stream", raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 2) + b"u=1"),
+     h2raw.PROTOCOL_ERROR),
+]
+
+
+@pytest.mark.parametrize("what,frame,code", INVALID_PRIORITY_UPDATE,
+                         ids=[x[0] for x in INVALID_PRIORITY_UPDATE])
+def test_invalid_priority_update(srv, what, frame, code):
+    with connect(srv) as c:
+        c.send(frame)
+        g = c.goaway(timeout=5)
+        assert g is not None and g.error_code == code, (what, g)
+        assert c.closed_within(5)
+
+
+def test_priority_update_of_an_idle_stream_is_accepted(srv):
+    with connect(srv) as c:
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 9) + b"u=1"))
+        hdrs, body, _ = c.response(get(c, "/hello.txt"))
+    assert h2raw.status(hdrs) == 200 and body == b"hello\n"
+
+
+# ---------------------------------------------------------------- one read
+
+def test_invalid_frame_after_a_request_in_the_same_read(srv):
+    """All of a read is processed first: the connection error is said with
+    the last stream the server took, and no response body goes out."""
+    with connect(srv) as c:
+        block = c.block(c.request_headers("/hello.txt", scheme="http"))
+        c.send(raw_frame(HEADERS, END_STREAM | END_HEADERS, 1, block)
+               + raw_frame(WINDOW_UPDATE, 0, 0, b"\x00\x00\x00\x00"))
+        frames = c.frames(timeout=5, until=lambda f: f is None or isinstance(f, h2raw.GoAwayFrame))
+        g = frames[-1]
+        assert isinstance(g, h2raw.GoAwayFrame), frames
+        assert g.error_code == h2raw.PROTOCOL_ERROR and g.last_stream_id == 1, g
+        assert not any(isinstance(f, h2raw.DataFrame) for f in frames), frames
+        assert c.closed_within(5)
+
+
+@pytest.mark.parametrize("chunks", [[b"x" * 6, b"x" * 6], [b"x" * 4, b"x" * 4]],
+                         ids=["sum more", "sum less"])
+def test_content_length_against_data_in_separate_reads(srv, chunks):
+    with connect(srv) as c:
+        sid = c.headers(c.request_headers("/echo", method="POST", scheme="http",
+                                          extra=[("content-length", "10")]),
+                        end_stream=False)
+        for i, chunk in enumerate(chunks):
+            time.sleep(0.1)                 # a read each
+            c.send(raw_frame(DATA, END_STREAM if i == len(chunks) - 1 else 0, sid, chunk))
+        frames = c.frames(timeout=5, until=lambda f: f is None or (
+            isinstance(f, h2raw.RstStreamFrame) and f.stream_id == sid))
+        assert h2raw.rst_code(frames, sid) == h2raw.PROTOCOL_ERROR, frames
+        hdrs, body, _ = c.response(get(c, "/hello.txt"))
+        assert body == b"hello\n"
+
+
+def test_frame_split_across_reads(srv):
+    """A frame whose bytes come in several reads (the rest kept between)."""
+    with connect(srv) as c:
+        block = c.block(c.request_headers("/hello.txt", scheme="http"))
+        frame = raw_frame(HEADERS, END_STREAM | END_HEADERS, 1, block)
+        for i in range(len(frame)):
+            c.send(frame[i:i + 1])
+            time.sleep(0.005)
+        hdrs, body, _ = c.response(1)
+    assert h2raw.status(hdrs) == 200 and body == b"hello\n"
+
+
+
+# ---------------------------------------------------------------- idle
+
+def response_block(c, sid):
+    """The raw header block of stream sid's response (one HEADERS frame)."""
+    frames = c.frames(timeout=5, until=lambda f: f is None or (
+        isinstance(f, h2raw.HeadersFrame) and f.stream_id == sid))
+    assert isinstance(frames[-1], h2raw.HeadersFrame), frames
+    c.frames(timeout=1, until=lambda f: f is None or "END_STREAM" in f.flags)
+    return bytes(frames[-1].data), frames[-1].decoded
+
+
+def test_encoder_given_back_when_idle_starts_over_with_a_table_size_update(srv):
+    """Idle for a second, the connection drops its HPACK encoder; the next
+    response's block first empties the client's table (size update 0,
+    then 4096: RFC 7541 4.2), and decodes to the same fields."""
+    with connect(srv) as c:
+        block1, fields1 = response_block(c, get(c, "/hello.txt"))
+        block2, fields2 = response_block(c, get(c, "/hello.txt"))
+        assert block2[0] & 0xe0 != 0x20, block2          # at once: no update
+        time.sleep(1.6)
+        block3, fields3 = response_block(c, get(c, "/hello.txt"))
+        assert block3[:4] == b"\x20\x3f\xe1\x1f", block3  # 0, then 4096
+        block4, fields4 = response_block(c, get(c, "/a.bin"))
+    strip = lambda fields: [(k, v) for k, v in fields if k not in ("date",)]   # noqa: E731
+    assert strip(fields1) == strip(fields2) == strip(fields3), (fields1, fields3)
+    assert h2raw.status(fields4) == 200 and h2raw.header(fields4, "content-length") == "3000"
