@@ -1,0 +1,293 @@
+/*
+ * The io_uring method (events { use io_uring; }), on liburing.
+ *
+ * Readiness as with epoll, so that handlers, `ready` flags and the recv /
+ * send / sendfile calls stay what they are: each connection has one
+ * multishot poll (IORING_OP_POLL_ADD with IORING_POLL_ADD_MULTI, which is
+ * edge-triggered like EPOLLET) for both directions, its cookie c|instance.
+ * What a loop iteration asks of the kernel (new polls, removals) is queued
+ * as submissions and handed over with the wait, in one io_uring_enter();
+ * the loop's timer is that wait's timeout, and its signal mask the same as
+ * epoll_pwait's.
+ *
+ * A poll holds a reference to its socket: close() of the fd alone would not
+ * end the TCP connection. Closing a registered connection therefore queues
+ * the removal of its poll (close_connection), and the socket goes when the
+ * removal is submitted, at the end of the iteration, like everything else.
+ * A poll queued for an fd closed before the submission resolves the number
+ * at submission: the removal queued behind it cancels it whatever it found.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+#include "sws_event.h"
+#include "sws_event_dispatch.h"
+#include "sws_process.h"
+/* SWS_HAVE_LIBURING */
+#if defined(__has_include)
+#if __has_include("sws_auto_config.h")
+#include "sws_auto_config.h"
+#endif
+#endif
+
+#if (SWS_HAVE_LIBURING)
+
+#include <liburing.h>
+
+/* The wait's timeout when no timer is set: always a timeout, so that a
+ * wait interrupted by a signal after its submissions returns (liburing
+ * waits again when there is none). */
+#define SWS_URING_FOREVER_SEC  3600
+/* Completions copied out of the ring per round, before their handlers run
+ * (so that the ring has room for what the handlers cause). */
+#define SWS_URING_BATCH        64
+
+static struct io_uring  ring;
+static int              ring_up;
+
+static sws_int_t sws_uring_add_connection(sws_connection_t *c);
+static sws_int_t sws_uring_add_listening(sws_connection_t *c, int exclusive);
+static sws_int_t sws_uring_del_connection(sws_connection_t *c);
+static void      sws_uring_close_connection(sws_connection_t *c);
+static sws_int_t sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer);
+static void      sws_uring_done(void);
+
+static const sws_event_actions_t sws_uring_actions = {
+    "io_uring",
+    sws_uring_add_connection,
+    sws_uring_add_listening,
+    sws_uring_del_connection,
+    sws_uring_close_connection,
+    sws_uring_process_events,
+    sws_uring_done
+};
+
+sws_int_t
+sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
+{
+    struct io_uring_params  p;
+    int                     rc;
+
+    sws_memzero(&p, sizeof(p));
+    /* One task submits and reaps; completions are run when it waits. */
+    p.flags = IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN
+              | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    p.cq_entries = (unsigned) n * 8;
+    rc = io_uring_queue_init_params((unsigned) n, &ring, &p);
+    if (rc == -EINVAL) {
+        /* A kernel older than 6.1: without the task-run flags. */
+        sws_memzero(&p, sizeof(p));
+        p.flags = IORING_SETUP_CQSIZE;
+        p.cq_entries = (unsigned) n * 8;
+        rc = io_uring_queue_init_params((unsigned) n, &ring, &p);
+    }
+    if (rc < 0) {
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, -rc,
+                      "io_uring_queue_init() failed: using epoll instead of io_uring");
+        return SWS_DECLINED;
+    }
+    /* The wait's timeout and signal mask need EXT_ARG (5.11), multishot
+     * poll 5.13 (the kernel that added RSRC_TAGS). */
+    if (!(p.features & IORING_FEAT_EXT_ARG) || !(p.features & IORING_FEAT_RSRC_TAGS)) {
+        io_uring_queue_exit(&ring);
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                      "io_uring of this kernel is older than 5.13: using epoll instead");
+        return SWS_DECLINED;
+    }
+    /* Saves looking the ring's fd up on every io_uring_enter() (5.18). */
+    (void) io_uring_register_ring_fd(&ring);
+    ring_up = 1;
+    sws_event_actions = sws_uring_actions;
+    return SWS_OK;
+}
+
+static void
+sws_uring_done(void)
+{
+    if (ring_up) {
+        io_uring_queue_exit(&ring);
+        ring_up = 0;
+    }
+}
+
+/* A free submission entry; a full queue is handed to the kernel first. */
+static struct io_uring_sqe *
+sws_uring_sqe(sws_log_t *log)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+    int                  rc;
+
+    if (sqe == NULL) {
+        rc = io_uring_submit(&ring);
+        if (rc < 0) {
+            sws_log_error(SWS_LOG_ALERT, log, -rc, "io_uring_submit() failed");
+        }
+        sqe = io_uring_get_sqe(&ring);
+    }
+    return sqe;
+}
+
+static sws_int_t
+sws_uring_poll(sws_connection_t *c, unsigned events)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(c->log);
+
+    if (sqe == NULL) {
+        sws_log_error(SWS_LOG_ALERT, c->log, 0, "io_uring: no submission entry for %d",
+                      c->fd);
+        return SWS_ERROR;
+    }
+    io_uring_prep_poll_multishot(sqe, c->fd, events);
+    io_uring_sqe_set_data64(sqe, (uintptr_t) c | c->read->instance);
+    return SWS_OK;
+}
+
+/* The events a connection's poll asks for: a listening socket only reads. */
+static unsigned
+sws_uring_poll_events(sws_connection_t *c)
+{
+    return c->read->accept ? EPOLLIN : EPOLLIN | EPOLLOUT | EPOLLRDHUP;
+}
+
+static sws_int_t
+sws_uring_add_connection(sws_connection_t *c)
+{
+    if (sws_uring_poll(c, sws_uring_poll_events(c)) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    c->read->active = 1;
+    c->write->active = 1;
+    return SWS_OK;
+}
+
+/* Workers that share a socket are all woken by a new connection (a poll
+ * has no EPOLLEXCLUSIVE); the accept4() of all but one finds nothing. */
+static sws_int_t
+sws_uring_add_listening(sws_connection_t *c, int exclusive)
+{
+    (void) exclusive;
+    if (sws_uring_poll(c, sws_uring_poll_events(c)) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    c->read->active = 1;
+    return SWS_OK;
+}
+
+static sws_int_t
+sws_uring_del_connection(sws_connection_t *c)
+{
+    struct io_uring_sqe *sqe;
+
+    c->read->active = 0;
+    c->write->active = 0;
+    sqe = sws_uring_sqe(c->log);
+    if (sqe == NULL) {
+        sws_log_error(SWS_LOG_ALERT, c->log, 0, "io_uring: no submission entry for %d",
+                      c->fd);
+        return SWS_ERROR;
+    }
+    io_uring_prep_poll_remove(sqe, (uintptr_t) c | c->read->instance);
+    io_uring_sqe_set_data64(sqe, 0);
+    /* Its completion says only that it was done (or found nothing). */
+    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+    return SWS_OK;
+}
+
+static void
+sws_uring_close_connection(sws_connection_t *c)
+{
+    if (c->read->active || c->write->active) {
+        (void) sws_uring_del_connection(c);
+    }
+}
+
+/* One completion of a connection's poll. */
+static void
+sws_uring_poll_done(sws_connection_t *c, int res, unsigned flags)
+{
+    if (res < 0) {
+        if (res == -ECANCELED) {
+            return;             /* removed: the connection is not waiting */
+        }
+        sws_log_error(SWS_LOG_ALERT, c->log, -res, "io_uring poll on %d failed", c->fd);
+        /* The handlers' calls find out what is wrong with the socket. */
+        sws_event_dispatch(c, EPOLLERR);
+        return;
+    }
+    if (!(flags & IORING_CQE_F_MORE) && (c->read->active || c->write->active)) {
+        /* The kernel ended the multishot poll (a full completion queue): a
+         * new one, armed at the next submission, reports the state then. */
+        (void) sws_uring_poll(c, sws_uring_poll_events(c));
+    }
+    sws_event_dispatch(c, (uint32_t) res);
+}
+
+static sws_int_t
+sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
+{
+    struct __kernel_timespec  ts;
+    struct io_uring_cqe      *cqe;
+    sws_connection_t         *c;
+    unsigned                  head, n, i;
+    int                       rc;
+    struct {
+        uint64_t  user_data;
+        int32_t   res;
+        uint32_t  flags;
+    } done[SWS_URING_BATCH];
+
+    if (timer < 0) {
+        ts.tv_sec = SWS_URING_FOREVER_SEC;
+        ts.tv_nsec = 0;
+    } else {
+        ts.tv_sec = timer / 1000;
+        ts.tv_nsec = (timer % 1000) * 1000000;
+    }
+    /* Submit what this iteration queued and wait, in one system call. */
+    rc = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, &sws_wait_sigmask);
+    if (sws_worker_stat != NULL) {
+        sws_event_woke_ns = sws_worker_ns();
+    }
+
+    sws_time_update();
+
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, -rc, "io_uring_enter() failed");
+        return SWS_ERROR;
+    }
+
+    do {
+        /* Copied out and the ring advanced before the handlers run. */
+        n = 0;
+        io_uring_for_each_cqe(&ring, head, cqe) {
+            done[n].user_data = cqe->user_data;
+            done[n].res = cqe->res;
+            done[n].flags = cqe->flags;
+            if (++n == SWS_URING_BATCH) {
+                break;
+            }
+        }
+        io_uring_cq_advance(&ring, n);
+
+        for (i = 0; i < n; i++) {
+            c = sws_event_cookie_connection((uintptr_t) done[i].user_data);
+            if (c != NULL) {
+                sws_uring_poll_done(c, done[i].res, done[i].flags);
+            }
+        }
+    } while (n == SWS_URING_BATCH);
+
+    return SWS_OK;
+}
+
+#else   /* !SWS_HAVE_LIBURING: the configuration refuses "use io_uring" */
+
+sws_int_t
+sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
+{
+    (void) n;
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0,
+                  "built without liburing: using epoll instead of io_uring");
+    return SWS_DECLINED;
+}
+
+#endif
