@@ -11,7 +11,7 @@ the same commit: budgets only move down.
 
     bench/budget.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                     [--budgets bench/budgets] [--scenarios a,b] [--counts N1,N2]
-                    [--show-profile N]
+                    [--show-profile N] [--events "use io_uring;"]
 
 Exit status: 0 within budget (or skipped, with the reason printed),
 1 over budget, 2 could not measure.
@@ -88,6 +88,8 @@ def main(argv=None):
     p.add_argument("--show-profile", type=int, default=0, metavar="N",
                    help="print the N costliest functions per request of each scenario")
     p.add_argument("--cpu", type=int, default=0, help="the server's CPU (taskset)")
+    p.add_argument("--events", default="", metavar="TEXT",
+                   help='directives for the events block, e.g. "use io_uring;"')
     p.add_argument("--keep-tmp", action="store_true",
                    help="keep the temp dir (configurations, callgrind files) and print it")
     a = p.parse_args(argv)
@@ -110,7 +112,8 @@ def main(argv=None):
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-budget-")
     os.chmod(tmp, 0o755)
-    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir))
+    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                     events_conf=a.events)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
            "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
     over, under, failed = [], [], []

@@ -20,6 +20,7 @@ static void      sws_epoll_done(void);
 
 static const sws_event_actions_t sws_epoll_actions = {
     "epoll",
+    0,                          /* listening sockets: level-triggered */
     sws_epoll_add_connection,
     sws_epoll_add_listening,
     sws_epoll_del,

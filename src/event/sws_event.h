@@ -137,6 +137,9 @@ void       sws_event_process_posted(void);
  * sws_event_actions; the rest of the server calls the wrappers below. */
 typedef struct {
     const char *name;
+    /* A listening socket reports new connections only once: its accept
+     * handler runs again by itself after a full batch. */
+    int         edge_listening;
     sws_int_t (*add_connection)(sws_connection_t *c);
     sws_int_t (*add_listening)(sws_connection_t *c, int exclusive);
     sws_int_t (*del_connection)(sws_connection_t *c);

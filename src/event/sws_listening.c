@@ -625,6 +625,10 @@ sws_event_accept(sws_event_t *ev)
         }
         ls->handler(c);
     }
+    if (sws_event_actions.edge_listening) {
+        /* A full batch: more may wait, of which no new report comes. */
+        sws_post_event(ev);
+    }
 }
 
 sws_int_t

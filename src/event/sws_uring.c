@@ -16,6 +16,13 @@
  * removal is submitted, at the end of the iteration, like everything else.
  * A poll queued for an fd closed before the submission resolves the number
  * at submission: the removal queued behind it cancels it whatever it found.
+ *
+ * A listening socket's poll is edge-triggered too: its handler, which
+ * accepts a batch at a time, runs again by itself while a batch was full
+ * (sws_event_accept). A multishot accept was tried and left out: the
+ * kernel then takes new connections off the queue for a worker that is not
+ * running, where neither another worker nor the adaptive runtime's count
+ * of waiting connections sees them.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,9 +40,7 @@
 
 #include <liburing.h>
 
-/* The wait's timeout when no timer is set: always a timeout, so that a
- * wait interrupted by a signal after its submissions returns (liburing
- * waits again when there is none). */
+/* The wait's timeout when no timer is set. */
 #define SWS_URING_FOREVER_SEC  3600
 /* Completions copied out of the ring per round, before their handlers run
  * (so that the ring has room for what the handlers cause). */
@@ -43,6 +48,7 @@
 
 static struct io_uring  ring;
 static int              ring_up;
+static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
 
 static sws_int_t sws_uring_add_connection(sws_connection_t *c);
 static sws_int_t sws_uring_add_listening(sws_connection_t *c, int exclusive);
@@ -53,6 +59,7 @@ static void      sws_uring_done(void);
 
 static const sws_event_actions_t sws_uring_actions = {
     "io_uring",
+    1,                          /* a listening socket's poll is edge-triggered */
     sws_uring_add_connection,
     sws_uring_add_listening,
     sws_uring_del_connection,
@@ -94,7 +101,7 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
         return SWS_DECLINED;
     }
     /* Saves looking the ring's fd up on every io_uring_enter() (5.18). */
-    (void) io_uring_register_ring_fd(&ring);
+    enter_flags = io_uring_register_ring_fd(&ring) == 1 ? IORING_ENTER_REGISTERED_RING : 0;
     ring_up = 1;
     sws_event_actions = sws_uring_actions;
     return SWS_OK;
@@ -117,7 +124,7 @@ sws_uring_sqe(sws_log_t *log)
     int                  rc;
 
     if (sqe == NULL) {
-        rc = io_uring_submit(&ring);
+        rc = io_uring_submit(&ring);     /* sws_uring_flush() and an enter */
         if (rc < 0) {
             sws_log_error(SWS_LOG_ALERT, log, -rc, "io_uring_submit() failed");
         }
@@ -185,7 +192,10 @@ sws_uring_del_connection(sws_connection_t *c)
                       c->fd);
         return SWS_ERROR;
     }
-    io_uring_prep_poll_remove(sqe, (uintptr_t) c | c->read->instance);
+    /* A cancellation, not IORING_OP_POLL_REMOVE: that one fails with
+     * EALREADY while a wake-up of the poll waits to be run (as it does
+     * until the next wait with IORING_SETUP_DEFER_TASKRUN). */
+    io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance, 0);
     io_uring_sqe_set_data64(sqe, 0);
     /* Its completion says only that it was done (or found nothing). */
     io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
@@ -221,14 +231,32 @@ sws_uring_poll_done(sws_connection_t *c, int res, unsigned flags)
     sws_event_dispatch(c, (uint32_t) res);
 }
 
+/* Hands what was queued to the kernel's submission ring, as liburing's
+ * io_uring_submit() does before its system call; returns how many wait
+ * there. (The loop's wait is one io_uring_enter() of ours: liburing's
+ * io_uring_submit_and_wait_timeout() costs 130 instructions more a call.) */
+static unsigned
+sws_uring_flush(void)
+{
+    struct io_uring_sq *sq = &ring.sq;
+    unsigned            tail = sq->sqe_tail;
+
+    if (sq->sqe_head != tail) {
+        sq->sqe_head = tail;
+        io_uring_smp_store_release(sq->ktail, tail);
+    }
+    return tail - io_uring_smp_load_acquire(sq->khead);
+}
+
 static sws_int_t
 sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 {
-    struct __kernel_timespec  ts;
-    struct io_uring_cqe      *cqe;
-    sws_connection_t         *c;
-    unsigned                  head, n, i;
-    int                       rc;
+    struct __kernel_timespec       ts;
+    struct io_uring_getevents_arg  arg;
+    struct io_uring_cqe           *cqe;
+    sws_connection_t              *c;
+    unsigned                       head, n, i;
+    int                            rc;
     struct {
         uint64_t  user_data;
         int32_t   res;
@@ -242,14 +270,23 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
         ts.tv_sec = timer / 1000;
         ts.tv_nsec = (timer % 1000) * 1000000;
     }
-    /* Submit what this iteration queued and wait, in one system call. */
-    rc = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, &sws_wait_sigmask);
+    /* Submit what this iteration queued and wait for a completion (none
+     * when one is there already), in one system call. */
+    arg.sigmask = (uintptr_t) &sws_wait_sigmask;
+    arg.sigmask_sz = _NSIG / 8;
+    arg.pad = 0;
+    arg.ts = (uintptr_t) &ts;
+    rc = io_uring_enter2((unsigned) ring.enter_ring_fd, sws_uring_flush(), 1,
+                         IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | enter_flags,
+                         (sigset_t *) &arg, sizeof(arg));
     if (sws_worker_stat != NULL) {
         sws_event_woke_ns = sws_worker_ns();
     }
 
     sws_time_update();
 
+    /* -ETIME: the timer's time; -EBUSY, -EAGAIN: the completion queue is
+     * full (what it holds is taken below). */
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, -rc, "io_uring_enter() failed");
         return SWS_ERROR;
@@ -269,6 +306,14 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
         io_uring_cq_advance(&ring, n);
 
         for (i = 0; i < n; i++) {
+            if (done[i].user_data == 0) {
+                /* A cancellation that failed (the others say nothing). */
+                if (done[i].res != -ENOENT) {
+                    sws_log_error(SWS_LOG_ALERT, cycle->log, -done[i].res,
+                                  "io_uring: cancelling a poll failed");
+                }
+                continue;
+            }
             c = sws_event_cookie_connection((uintptr_t) done[i].user_data);
             if (c != NULL) {
                 sws_uring_poll_done(c, done[i].res, done[i].flags);
