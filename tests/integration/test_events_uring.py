@@ -11,6 +11,7 @@ import struct
 import pytest
 
 import swsharness as h
+from test_proxy_errors import test_client_abort_mid_response as abort_mid_response
 
 
 def _built_with_liburing():
@@ -108,6 +109,15 @@ def test_io_uring_serves_and_closes(tmp_path):
         assert FALLBACK not in srv.error_log()
     finally:
         srv.stop()
+
+
+@needs_uring
+def test_io_uring_client_abort_mid_response(sws, origin):
+    # The client resets while the origin streams: the upstream connection
+    # is closed while a wake-up of its poll waits to be run, and its socket
+    # must go then (a poll that IORING_OP_POLL_REMOVE could not remove, with
+    # EALREADY, kept it open). test_proxy_errors.py's test, on io_uring.
+    abort_mid_response(lambda **kw: sws(events="use io_uring;", **kw), origin)
 
 
 def test_epoll_is_the_default(tmp_path):
