@@ -42,9 +42,6 @@
 
 /* The wait's timeout when no timer is set. */
 #define SWS_URING_FOREVER_SEC  3600
-/* Completions copied out of the ring per round, before their handlers run
- * (so that the ring has room for what the handlers cause). */
-#define SWS_URING_BATCH        64
 
 static struct io_uring  ring;
 static int              ring_up;
@@ -255,13 +252,9 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     struct io_uring_getevents_arg  arg;
     struct io_uring_cqe           *cqe;
     sws_connection_t              *c;
-    unsigned                       head, n, i;
-    int                            rc;
-    struct {
-        uint64_t  user_data;
-        int32_t   res;
-        uint32_t  flags;
-    } done[SWS_URING_BATCH];
+    uint64_t                       user_data;
+    unsigned                       head, n, flags;
+    int                            rc, res;
 
     if (timer < 0) {
         ts.tv_sec = SWS_URING_FOREVER_SEC;
@@ -292,34 +285,33 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
         return SWS_ERROR;
     }
 
-    do {
-        /* Copied out and the ring advanced before the handlers run. */
-        n = 0;
-        io_uring_for_each_cqe(&ring, head, cqe) {
-            done[n].user_data = cqe->user_data;
-            done[n].res = cqe->res;
-            done[n].flags = cqe->flags;
-            if (++n == SWS_URING_BATCH) {
-                break;
-            }
+    /* Each completion is taken off the ring before its handlers run, so
+     * that the ring has room for what they cause. At most a ring's worth:
+     * the timers get their turn. */
+    for (n = 0; n < ring.cq.ring_entries; n++) {
+        head = *ring.cq.khead;
+        if (head == io_uring_smp_load_acquire(ring.cq.ktail)) {
+            break;
         }
-        io_uring_cq_advance(&ring, n);
+        cqe = &ring.cq.cqes[head & ring.cq.ring_mask];
+        user_data = cqe->user_data;
+        res = cqe->res;
+        flags = cqe->flags;
+        io_uring_smp_store_release(ring.cq.khead, head + 1);
 
-        for (i = 0; i < n; i++) {
-            if (done[i].user_data == 0) {
-                /* A cancellation that failed (the others say nothing). */
-                if (done[i].res != -ENOENT) {
-                    sws_log_error(SWS_LOG_ALERT, cycle->log, -done[i].res,
-                                  "io_uring: cancelling a poll failed");
-                }
-                continue;
+        if (user_data == 0) {
+            /* A cancellation that failed (the others say nothing). */
+            if (res != -ENOENT) {
+                sws_log_error(SWS_LOG_ALERT, cycle->log, -res,
+                              "io_uring: cancelling a poll failed");
             }
-            c = sws_event_cookie_connection((uintptr_t) done[i].user_data);
-            if (c != NULL) {
-                sws_uring_poll_done(c, done[i].res, done[i].flags);
-            }
+            continue;
         }
-    } while (n == SWS_URING_BATCH);
+        c = sws_event_cookie_connection((uintptr_t) user_data);
+        if (c != NULL) {
+            sws_uring_poll_done(c, res, flags);
+        }
+    }
 
     return SWS_OK;
 }
