@@ -10,7 +10,7 @@ time: the machine's load does not change it.
 
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
-                      [--events "use io_uring;"]
+                      [--events "use io_uring;"] [--connection-each]
 
 Prints, per scenario, the calls per request in all and the calls that make
 them up (those of at least 0.01 per request).
@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 
@@ -48,7 +49,24 @@ def parse_strace_c(path):
     return calls
 
 
-def one_run(reg, server, scenario, ctx, n, work_dir):
+def close_each(port, path, n, timeout=10.0):
+    """n requests, each on a connection of its own ("Connection: close")."""
+    req = ("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+           % path).encode()
+    for i in range(n):
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(req)
+            data = b""
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                data += b
+            if not data.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError("request %d: %r" % (i, data[:200]))
+
+
+def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
     os.makedirs(work_dir, exist_ok=True)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=True, tmp=work_dir)
@@ -59,7 +77,10 @@ def one_run(reg, server, scenario, ctx, n, work_dir):
     try:
         if not wait_port(ctx["port"], r.popen, timeout=30):
             raise RuntimeError("%s did not start under strace:\n%s" % (server.name, r.log_tail()))
-        loadgen.exact(scenario, ctx["port"], n, timeout=300)
+        if per_connection:
+            close_each(ctx["port"], scenario.path, n)
+        else:
+            loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
         # writes its table (strace stopped by a signal may write none).
         with open(os.path.join(work_dir, "scalwsd.pid")) as f:
@@ -79,6 +100,8 @@ def main(argv=None):
     p.add_argument("--counts", default="1000,3000")
     p.add_argument("--events", default="", metavar="TEXT",
                    help='directives for the events block, e.g. "use io_uring;"')
+    p.add_argument("--connection-each", action="store_true",
+                   help="a new connection for each request (Connection: close)")
     a = p.parse_args(argv)
 
     if shutil.which("strace") is None:
@@ -100,12 +123,15 @@ def main(argv=None):
                 print("%-14s skipped: needs a backend" % name)
                 continue
             sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
-            c1 = one_run(reg, server, sc, ctx, n1, os.path.join(tmp, name + "-n1"))
-            c2 = one_run(reg, server, sc, ctx, n2, os.path.join(tmp, name + "-n2"))
+            c1 = one_run(reg, server, sc, ctx, n1, os.path.join(tmp, name + "-n1"),
+                         a.connection_each)
+            c2 = one_run(reg, server, sc, ctx, n2, os.path.join(tmp, name + "-n2"),
+                         a.connection_each)
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s)%s" % (
+            print("%-14s %5.2f system calls/request (%s%s)%s" % (
                 name, sum(per.values()), a.events or "epoll",
+                ", a connection each" if a.connection_each else "",
                 "".join("  %s %.2f" % (k, v) for v, k in parts)))
     finally:
         reg.cleanup()

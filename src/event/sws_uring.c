@@ -46,6 +46,11 @@
 static struct io_uring  ring;
 static int              ring_up;
 static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
+/* Cancellations queued since the last wait: each brings one completion
+ * (the poll's -ECANCELED, or its own failure), which the wait need not
+ * end for (a connection closed after its response would cost one more
+ * io_uring_enter() otherwise). */
+static unsigned         cancels;
 
 static sws_int_t sws_uring_add_connection(sws_connection_t *c);
 static sws_int_t sws_uring_add_listening(sws_connection_t *c, int exclusive);
@@ -194,6 +199,7 @@ sws_uring_del_connection(sws_connection_t *c)
      * until the next wait with IORING_SETUP_DEFER_TASKRUN). */
     io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance, 0);
     io_uring_sqe_set_data64(sqe, 0);
+    cancels++;
     /* Its completion says only that it was done (or found nothing). */
     io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
     return SWS_OK;
@@ -253,7 +259,7 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     struct io_uring_cqe           *cqe;
     sws_connection_t              *c;
     uint64_t                       user_data;
-    unsigned                       head, n, flags;
+    unsigned                       head, n, flags, wait;
     int                            rc, res;
 
     if (timer < 0) {
@@ -265,11 +271,13 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     }
     /* Submit what this iteration queued and wait for a completion (none
      * when one is there already), in one system call. */
+    wait = 1 + sws_min(cancels, ring.cq.ring_entries / 2);
+    cancels = 0;
     arg.sigmask = (uintptr_t) &sws_wait_sigmask;
     arg.sigmask_sz = _NSIG / 8;
     arg.pad = 0;
     arg.ts = (uintptr_t) &ts;
-    rc = io_uring_enter2((unsigned) ring.enter_ring_fd, sws_uring_flush(), 1,
+    rc = io_uring_enter2((unsigned) ring.enter_ring_fd, sws_uring_flush(), wait,
                          IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | enter_flags,
                          (sigset_t *) &arg, sizeof(arg));
     if (sws_worker_stat != NULL) {
