@@ -3,6 +3,7 @@ does, closes connections at once, and a worker whose kernel refuses io_uring
 (here: a seccomp filter that fails io_uring_setup with ENOSYS) uses epoll
 with one notice line."""
 import ctypes
+import errno
 import os
 import platform
 import socket
@@ -54,20 +55,26 @@ def _keepalive_requests(port, n):
             assert r.status == 200 and r.body == b"Hello, world!"
 
 
-def _refuse_io_uring():
-    """preexec_fn: a seccomp filter that fails io_uring_setup(2) with ENOSYS,
-    as a kernel without io_uring (or one that forbids it) does."""
+def _refuse_io_uring(err):
+    """A preexec_fn: a seccomp filter that fails io_uring_setup(2) with err,
+    as a kernel without io_uring (ENOSYS), one that forbids it (EPERM:
+    kernel.io_uring_disabled) or one too old for the ring's flags (EINVAL)
+    does."""
+    return lambda: _seccomp_io_uring_setup(err)
+
+
+def _seccomp_io_uring_setup(err):
     libc = ctypes.CDLL(None, use_errno=True)
     audit_arch_x86_64 = 0xC000003E
     nr_io_uring_setup = 425
-    ret_errno_enosys = 0x00050000 | 38
+    ret_errno = 0x00050000 | err
     ret_allow = 0x7FFF0000
     insns = [
         (0x20, 0, 0, 4),                       # A = arch
         (0x15, 0, 3, audit_arch_x86_64),       # other arch: allow
         (0x20, 0, 0, 0),                       # A = syscall number
         (0x15, 0, 1, nr_io_uring_setup),
-        (0x06, 0, 0, ret_errno_enosys),
+        (0x06, 0, 0, ret_errno),
         (0x06, 0, 0, ret_allow),
     ]
     code = b"".join(struct.pack("HBBI", *i) for i in insns)
@@ -135,8 +142,9 @@ def test_epoll_is_the_default(tmp_path):
 @needs_uring
 @pytest.mark.skipif(platform.machine() != "x86_64",
                     reason="the seccomp filter is written for x86_64")
-def test_refused_io_uring_falls_back_to_epoll(tmp_path):
-    srv = h.launch(tmp_path, events="use io_uring;", preexec_fn=_refuse_io_uring)
+@pytest.mark.parametrize("err", [errno.ENOSYS, errno.EPERM, errno.EINVAL])
+def test_refused_io_uring_falls_back_to_epoll(tmp_path, err):
+    srv = h.launch(tmp_path, events="use io_uring;", preexec_fn=_refuse_io_uring(err))
     try:
         kinds = _fd_kinds(_worker(srv))
         assert "anon_inode:[eventpoll]" in kinds, kinds
@@ -145,7 +153,7 @@ def test_refused_io_uring_falls_back_to_epoll(tmp_path):
         log = srv.error_log()
         assert log.count(FALLBACK) == 1, log
         line = [x for x in log.splitlines() if FALLBACK in x][0]
-        assert "[notice]" in line and "Function not implemented" in line, line
+        assert "[notice]" in line and os.strerror(err) in line, line
     finally:
         srv.stop()
 
