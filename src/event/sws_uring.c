@@ -12,17 +12,17 @@
  *
  * A poll holds a reference to its socket: close() of the fd alone would not
  * end the TCP connection. Closing a registered connection therefore queues
- * the removal of its poll (close_connection), and the socket goes when the
- * removal is submitted, at the end of the iteration, like everything else.
- * A poll queued for an fd closed before the submission resolves the number
- * at submission: the removal queued behind it cancels it whatever it found.
+ * the cancellation of its poll (close_connection), and the socket goes when
+ * that is submitted, at the end of the iteration, like everything else. A
+ * poll queued for an fd closed before the submission resolves the number at
+ * submission: the cancellation queued behind it ends it whatever it found.
  *
  * A listening socket's poll is edge-triggered too: its handler, which
- * accepts a batch at a time, runs again by itself while a batch was full
- * (sws_event_accept). A multishot accept was tried and left out: the
- * kernel then takes new connections off the queue for a worker that is not
- * running, where neither another worker nor the adaptive runtime's count
- * of waiting connections sees them.
+ * accepts a batch at a time, runs again by itself after a full batch
+ * (sws_event_accept). A multishot accept was tried and left out: with it,
+ * connections left the accept queue while the only worker was stopped
+ * (test_adaptive_burst.py), held in a ring that no other worker can take
+ * them from, and the adaptive runtime no longer saw them waiting.
  */
 #include <stdlib.h>
 #include <unistd.h>
@@ -219,7 +219,7 @@ sws_uring_poll_done(sws_connection_t *c, int res, unsigned flags)
 {
     if (res < 0) {
         if (res == -ECANCELED) {
-            return;             /* removed: the connection is not waiting */
+            return;             /* cancelled: the connection is closed */
         }
         sws_log_error(SWS_LOG_ALERT, c->log, -res, "io_uring poll on %d failed", c->fd);
         /* The handlers' calls find out what is wrong with the socket. */
