@@ -12,7 +12,7 @@ static int                  ep = -1;
 static struct epoll_event  *event_list;
 static sws_uint_t           nevents;
 
-static sws_int_t sws_epoll_add_connection(sws_connection_t *c);
+static sws_int_t sws_epoll_add(sws_connection_t *c);
 static sws_int_t sws_epoll_add_listening(sws_connection_t *c, int exclusive);
 static sws_int_t sws_epoll_del(sws_connection_t *c);
 static sws_int_t sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer);
@@ -21,7 +21,7 @@ static void      sws_epoll_done(void);
 static const sws_event_actions_t sws_epoll_actions = {
     "epoll",
     0,                          /* listening sockets: level-triggered */
-    sws_epoll_add_connection,
+    sws_epoll_add,
     sws_epoll_add_listening,
     sws_epoll_del,
     NULL,                       /* close() removes the fd from epoll */
@@ -58,7 +58,7 @@ sws_epoll_done(void)
 }
 
 static sws_int_t
-sws_epoll_add_connection(sws_connection_t *c)
+sws_epoll_add(sws_connection_t *c)
 {
     struct epoll_event ee;
 

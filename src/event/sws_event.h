@@ -177,7 +177,9 @@ sws_event_del_connection(sws_connection_t *c)
 {
     return sws_event_actions.del_connection(c);
 }
-/* Its name from when epoll was the only method. */
+/* The names from when epoll was the only method: code written against
+ * them builds the same. */
+#define sws_epoll_add_connection  sws_event_add_connection
 #define sws_epoll_del_connection  sws_event_del_connection
 
 /* ---- connections (sws_connection.c) ---- */
