@@ -11,11 +11,12 @@ the same commit: budgets only move down.
 
     bench/budget.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                     [--budgets bench/budgets] [--scenarios a,b] [--counts N1,N2]
-                    [--show-profile N] [--nginx]
+                    [--show-profile N] [--nginx] [--events "use io_uring;"]
 
 --nginx also measures nginx (bench/configs/nginx, the same scenarios,
 fragments and client) and prints its figure beside each, for comparison
-only: budgets are scalwsd's.
+only: budgets are scalwsd's. --events puts directives into scalwsd's
+events block.
 
 Exit status: 0 within budget (or skipped, with the reason printed),
 1 over budget, 2 could not measure.
@@ -95,6 +96,8 @@ def main(argv=None):
     p.add_argument("--cpu", type=int, default=0, help="the server's CPU (taskset)")
     p.add_argument("--nginx", action="store_true",
                    help="also measure nginx on the same scenarios (printed, not budgeted)")
+    p.add_argument("--events", default="", metavar="TEXT",
+                   help='directives for the events block, e.g. "use io_uring;"')
     p.add_argument("--keep-tmp", action="store_true",
                    help="keep the temp dir (configurations, callgrind files) and print it")
     a = p.parse_args(argv)
@@ -117,7 +120,8 @@ def main(argv=None):
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-budget-")
     os.chmod(tmp, 0o755)
-    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir))
+    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                     events_conf=a.events)
     # (the TLS scenarios' certificate, as bench/run makes it)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
            "placeholders": dict({"UPSTREAM_KEEPALIVE": "64"}, **run.make_certificate(tmp))}

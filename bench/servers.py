@@ -132,10 +132,11 @@ class Scalwsd(ServerDef):
     name = "scalwsd"
     conf_name = "scalws.conf"
 
-    def __init__(self, binary=None, modules_dir=None, http_conf=""):
+    def __init__(self, binary=None, modules_dir=None, http_conf="", events_conf=""):
         self._binary = binary
         self.modules_dir = modules_dir
         self.http_conf = http_conf      # --scalwsd-http-conf: the tree's build only
+        self.events_conf = events_conf  # in the events block ("use io_uring;")
 
     def binary(self):
         return self._binary
@@ -160,6 +161,7 @@ class Scalwsd(ServerDef):
     def extra_placeholders(self, ctx, single):
         values = _nginx_user_line()
         values["HTTP_EXTRA"] = self.http_conf
+        values["EVENTS_EXTRA"] = self.events_conf
         return values
 
 

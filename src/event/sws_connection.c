@@ -114,6 +114,9 @@ sws_close_connection(sws_connection_t *c)
         c->counted = 0;
     }
 
+    if (sws_event_actions.close_connection != NULL) {
+        sws_event_actions.close_connection(c);
+    }
     c->read->closed = 1;
     c->write->closed = 1;
     c->read->active = 0;

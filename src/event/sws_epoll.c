@@ -1,16 +1,33 @@
-/* The epoll backend. Connections: edge-triggered, both directions, added
+/* The epoll method. Connections: edge-triggered, both directions, added
  * once. Listening sockets: level-triggered with EPOLLEXCLUSIVE so that one
  * worker wakes per new connection when workers share a socket. */
 #include <sys/epoll.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "sws_event.h"
+#include "sws_event_dispatch.h"
 #include "sws_process.h"
 
 static int                  ep = -1;
-uint64_t                    sws_epoll_woke_ns;
 static struct epoll_event  *event_list;
 static sws_uint_t           nevents;
+
+static sws_int_t sws_epoll_add(sws_connection_t *c);
+static sws_int_t sws_epoll_add_listening(sws_connection_t *c, int exclusive);
+static sws_int_t sws_epoll_del(sws_connection_t *c);
+static sws_int_t sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer);
+static void      sws_epoll_done(void);
+
+static const sws_event_actions_t sws_epoll_actions = {
+    "epoll",
+    0,                          /* listening sockets: level-triggered */
+    sws_epoll_add,
+    sws_epoll_add_listening,
+    sws_epoll_del,
+    NULL,                       /* close() removes the fd from epoll */
+    sws_epoll_process_events,
+    sws_epoll_done
+};
 
 sws_int_t
 sws_epoll_init(sws_cycle_t *cycle, sws_uint_t n)
@@ -22,10 +39,14 @@ sws_epoll_init(sws_cycle_t *cycle, sws_uint_t n)
     }
     nevents = n;
     event_list = sws_alloc(sizeof(struct epoll_event) * n, cycle->log);
-    return event_list ? SWS_OK : SWS_ERROR;
+    if (event_list == NULL) {
+        return SWS_ERROR;
+    }
+    sws_event_actions = sws_epoll_actions;
+    return SWS_OK;
 }
 
-void
+static void
 sws_epoll_done(void)
 {
     if (ep != -1) {
@@ -36,8 +57,8 @@ sws_epoll_done(void)
     event_list = NULL;
 }
 
-sws_int_t
-sws_epoll_add_connection(sws_connection_t *c)
+static sws_int_t
+sws_epoll_add(sws_connection_t *c)
 {
     struct epoll_event ee;
 
@@ -52,7 +73,7 @@ sws_epoll_add_connection(sws_connection_t *c)
     return SWS_OK;
 }
 
-sws_int_t
+static sws_int_t
 sws_epoll_add_listening(sws_connection_t *c, int exclusive)
 {
     struct epoll_event ee;
@@ -67,8 +88,8 @@ sws_epoll_add_listening(sws_connection_t *c, int exclusive)
     return SWS_OK;
 }
 
-sws_int_t
-sws_epoll_del_connection(sws_connection_t *c)
+static sws_int_t
+sws_epoll_del(sws_connection_t *c)
 {
     struct epoll_event ee;
 
@@ -84,19 +105,16 @@ sws_epoll_del_connection(sws_connection_t *c)
     return SWS_OK;
 }
 
-sws_int_t
+static sws_int_t
 sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 {
     int               i, n, err;
-    uintptr_t         instance;
-    uint32_t          revents;
     sws_connection_t *c;
-    sws_event_t      *rev, *wev;
 
     n = epoll_pwait(ep, event_list, (int) nevents, (int) timer, &sws_wait_sigmask);
     err = (n == -1) ? errno : 0;
     if (sws_worker_stat != NULL) {
-        sws_epoll_woke_ns = sws_worker_ns();
+        sws_event_woke_ns = sws_worker_ns();
     }
 
     sws_time_update();
@@ -110,36 +128,9 @@ sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     }
 
     for (i = 0; i < n; i++) {
-        c = event_list[i].data.ptr;
-        instance = (uintptr_t) c & 1;
-        c = (sws_connection_t *) ((uintptr_t) c & ~(uintptr_t) 1);
-        if (c == NULL || c->fd == -1 || c->read->instance != instance) {
-            continue;   /* closed (and maybe reused) earlier in this batch */
-        }
-        revents = event_list[i].events;
-        rev = c->read;
-        wev = c->write;
-
-        if (revents & (EPOLLERR | EPOLLHUP)) {
-            /* Let both handlers see it: the read or write call reports why. */
-            revents |= EPOLLIN | EPOLLOUT;
-        }
-
-        if ((revents & EPOLLIN) && rev->active) {
-            rev->ready = 1;
-            if (revents & EPOLLRDHUP) {
-                rev->eof = 1;
-            }
-            rev->handler(rev);
-            /* The handler may have closed (and reused) the connection. */
-            if (c->fd == -1 || c->read->instance != instance) {
-                continue;
-            }
-        }
-
-        if ((revents & EPOLLOUT) && wev->active) {
-            wev->ready = 1;
-            wev->handler(wev);
+        c = sws_event_cookie_connection((uintptr_t) event_list[i].data.ptr);
+        if (c != NULL) {
+            sws_event_dispatch(c, event_list[i].events);
         }
     }
 

@@ -1,5 +1,6 @@
 /*
- * Events, timers and connections of a worker's event loop (epoll).
+ * Events, timers and connections of a worker's event loop (epoll, or
+ * io_uring's multishot poll: the same readiness either way).
  * Connections are registered edge-triggered for both directions once, at
  * accept: handlers read/write until EAGAIN, and `ready` remembers the state.
  */
@@ -20,7 +21,7 @@ struct sws_event_s {
     sws_queue_t           queue;         /* posted events */
     unsigned              write:1;
     unsigned              accept:1;
-    unsigned              active:1;      /* registered with epoll */
+    unsigned              active:1;      /* registered with the event method */
     unsigned              ready:1;       /* may read/write without EAGAIN */
     unsigned              eof:1;         /* peer closed (read side) */
     unsigned              error:1;
@@ -29,7 +30,7 @@ struct sws_event_s {
     unsigned              posted:1;
     unsigned              closed:1;
     unsigned              delayed:1;
-    unsigned              instance:1;    /* detects stale epoll events */
+    unsigned              instance:1;    /* detects stale events */
 };
 
 typedef ssize_t (*sws_recv_pt)(sws_connection_t *c, u_char *buf, size_t size);
@@ -131,14 +132,55 @@ void       sws_post_event(sws_event_t *ev);
 void       sws_delete_posted_event(sws_event_t *ev);
 void       sws_event_process_posted(void);
 
-/* ---- epoll (sws_epoll.c) ---- */
+/* ---- the event method: epoll (sws_epoll.c) or io_uring (sws_uring.c) ----
+ * A worker's method is chosen once, by its init function, which fills
+ * sws_event_actions; the rest of the server calls the wrappers below. */
+typedef struct {
+    const char *name;
+    /* A listening socket reports new connections only once: its accept
+     * handler runs again by itself after a full batch. */
+    int         edge_listening;
+    sws_int_t (*add_connection)(sws_connection_t *c);
+    sws_int_t (*add_listening)(sws_connection_t *c, int exclusive);
+    sws_int_t (*del_connection)(sws_connection_t *c);
+    /* Called before close(c->fd) of a registered connection; NULL where
+     * closing the fd ends its registration by itself (epoll). */
+    void      (*close_connection)(sws_connection_t *c);
+    /* Wait up to timer ms (-1 forever) and call the handlers of ready events. */
+    sws_int_t (*process_events)(sws_cycle_t *cycle, sws_msec_t timer);
+    void      (*done)(void);
+} sws_event_actions_t;
+
+extern sws_event_actions_t sws_event_actions;
+
 sws_int_t  sws_epoll_init(sws_cycle_t *cycle, sws_uint_t nevents);
-void       sws_epoll_done(void);
-sws_int_t  sws_epoll_add_connection(sws_connection_t *c);
-sws_int_t  sws_epoll_add_listening(sws_connection_t *c, int exclusive);
-sws_int_t  sws_epoll_del_connection(sws_connection_t *c);
-/* Wait up to timer ms (-1 forever) and call the handlers of ready events. */
-sws_int_t  sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer);
+/* SWS_DECLINED, with a notice logged: the kernel refuses io_uring (or the
+ * server was built without liburing); the caller falls back to epoll. */
+sws_int_t  sws_uring_init(sws_cycle_t *cycle, sws_uint_t nevents);
+
+static inline sws_int_t
+sws_event_add_connection(sws_connection_t *c)
+{
+    return sws_event_actions.add_connection(c);
+}
+
+static inline sws_int_t
+sws_event_add_listening(sws_connection_t *c, int exclusive)
+{
+    return sws_event_actions.add_listening(c, exclusive);
+}
+
+/* For sockets that stay open (listening sockets at graceful shutdown) or
+ * that another library closes (c-ares). */
+static inline sws_int_t
+sws_event_del_connection(sws_connection_t *c)
+{
+    return sws_event_actions.del_connection(c);
+}
+/* The names from when epoll was the only method: code written against
+ * them builds the same. */
+#define sws_epoll_add_connection  sws_event_add_connection
+#define sws_epoll_del_connection  sws_event_del_connection
 
 /* ---- connections (sws_connection.c) ---- */
 sws_int_t         sws_connections_init(sws_cycle_t *cycle, sws_uint_t n);
@@ -192,10 +234,10 @@ void      sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
 /* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time
- * (sws_worker_stat), sws_epoll_process_events() notes when its wait
+ * (sws_worker_stat), the method's process_events() notes when its wait
  * ended. */
 uint64_t sws_worker_ns(void);
-extern uint64_t sws_epoll_woke_ns;
+extern uint64_t sws_event_woke_ns;
 extern sws_uint_t sws_worker_connections;
 extern volatile int sws_exiting;
 /* While exiting: how long a kept connection may wait for one more request

@@ -11,8 +11,13 @@
 #include "sws_core_module.h"
 #include "../core/sws_log_internal.h"
 
-volatile int sws_exiting;
-sws_msec_t   sws_exiting_idle;
+volatile int        sws_exiting;
+sws_msec_t          sws_exiting_idle;
+sws_event_actions_t sws_event_actions;
+uint64_t            sws_event_woke_ns;
+
+/* The most events one wait hands over. */
+#define SWS_EVENT_BATCH  512
 
 static void
 sws_worker_reopen_logs(sws_cycle_t *cycle)
@@ -25,6 +30,20 @@ sws_worker_reopen_logs(sws_cycle_t *cycle)
     }
 }
 
+/* events { use io_uring; } falls back to epoll where the kernel refuses
+ * io_uring (sws_uring_init says why, once). */
+static sws_int_t
+sws_event_method_init(sws_cycle_t *cycle, sws_events_conf_t *ecf)
+{
+    if (ecf->method == SWS_EVENTS_IO_URING) {
+        sws_int_t rc = sws_uring_init(cycle, SWS_EVENT_BATCH);
+        if (rc != SWS_DECLINED) {
+            return rc;
+        }
+    }
+    return sws_epoll_init(cycle, SWS_EVENT_BATCH);
+}
+
 static void
 sws_worker_init(sws_cycle_t *cycle, sws_uint_t worker)
 {
@@ -35,7 +54,7 @@ sws_worker_init(sws_cycle_t *cycle, sws_uint_t worker)
     sws_event_timer_init();
     sws_conn_stats_attach();            /* this worker's counters */
 
-    if (sws_epoll_init(cycle, 512) != SWS_OK
+    if (sws_event_method_init(cycle, ecf) != SWS_OK
         || sws_connections_init(cycle, ecf->worker_connections) != SWS_OK
         || sws_listening_enable(cycle, worker) != SWS_OK)
     {
@@ -65,7 +84,7 @@ sws_worker_exit(sws_cycle_t *cycle)
         }
     }
     sws_resolver_exit_worker();
-    sws_epoll_done();
+    sws_event_actions.done();
 }
 
 uint64_t
@@ -152,13 +171,13 @@ sws_worker_run(sws_cycle_t *cycle, sws_uint_t worker)
         /* The adaptive runtime: the time from a wake-up to the next wait is
          * busy, preempted included (the CPU time would not tell a worker
          * that cannot get the CPU it needs on a crowded machine). */
-        if (sws_worker_stat != NULL && sws_epoll_woke_ns != 0 && !sws_exiting) {
+        if (sws_worker_stat != NULL && sws_event_woke_ns != 0 && !sws_exiting) {
             now = sws_worker_ns();
             __atomic_store_n(&sws_worker_stat->busy_ns,
-                             sws_worker_stat->busy_ns + now - sws_epoll_woke_ns,
+                             sws_worker_stat->busy_ns + now - sws_event_woke_ns,
                              __ATOMIC_RELAXED);
         }
-        if (sws_epoll_process_events(cycle, timer) == SWS_ERROR) {
+        if (sws_event_actions.process_events(cycle, timer) == SWS_ERROR) {
             break;
         }
         sws_event_expire_timers();

@@ -5,8 +5,12 @@
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 
+#define SWS_EVENTS_EPOLL     0
+#define SWS_EVENTS_IO_URING  1
+
 typedef struct {
     sws_uint_t  worker_connections;
+    sws_uint_t  method;             /* use: SWS_EVENTS_EPOLL (the default) */
 } sws_events_conf_t;
 
 extern sws_module_t sws_events_module;

@@ -621,12 +621,16 @@ sws_event_accept(sws_event_t *ev)
         c->socklen = len;
         c->listening = ls;
         c->unix_socket = ls->unix_socket;
-        if (sws_epoll_add_connection(c) != SWS_OK) {
+        if (sws_event_add_connection(c) != SWS_OK) {
             sws_pool_destroy(c->pool);
             sws_close_connection(c);
             continue;
         }
         ls->handler(c);
+    }
+    if (sws_event_actions.edge_listening) {
+        /* A full batch: more may wait, of which no new report comes. */
+        sws_post_event(ev);
     }
 }
 
@@ -668,7 +672,7 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
         c->read->handler = sws_event_accept;
         c->read->accept = 1;
         ls->connection = c;
-        if (sws_epoll_add_listening(c, ls->worker_fds_n == 0) != SWS_OK) {
+        if (sws_event_add_listening(c, ls->worker_fds_n == 0) != SWS_OK) {
             return SWS_ERROR;
         }
     }
@@ -695,7 +699,7 @@ sws_listening_disable(sws_cycle_t *cycle, int keep_own)
         }
         /* Close this worker's copy: the master keeps the socket open for the
          * other (and the next) workers. */
-        sws_epoll_del_connection(c);
+        sws_event_del_connection(c);
         sws_close_connection(c);
         ls->connection = NULL;
     }

@@ -3,7 +3,7 @@
  * gets a c-ares channel in a worker when it is first used (never in the
  * master, nor when no resolver is configured). c-ares tells which of its
  * sockets want reading or writing (its socket state callback): each is a
- * connection of the loop, registered with epoll, and its events run
+ * connection of the loop, registered with the event method, and its events run
  * ares_process_fd(); one timer runs c-ares's retransmissions and timeouts.
  *
  * Questions for the same name in a worker share one lookup (A and, with
@@ -167,7 +167,7 @@ sws_resolver_detach(sws_resolver_worker_t *w, sws_uint_t i)
     sws_connection_t *c = w->socks[i];
 
     w->socks[i] = NULL;
-    sws_epoll_del_connection(c);     /* c-ares closes the socket itself */
+    sws_event_del_connection(c);     /* c-ares closes the socket itself */
     sws_del_timer(c->read);
     sws_del_timer(c->write);
     sws_delete_posted_event(c->read);
@@ -215,7 +215,7 @@ sws_resolver_sock_state(void *data, ares_socket_t fd, int readable, int writable
     c->data = w;
     c->read->handler = sws_resolver_read_handler;
     c->write->handler = sws_resolver_write_handler;
-    if (sws_epoll_add_connection(c) != SWS_OK) {
+    if (sws_event_add_connection(c) != SWS_OK) {
         sws_free_connection(c);
         return;
     }

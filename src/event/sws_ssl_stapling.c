@@ -546,7 +546,7 @@ sws_ssl_ocsp_start(sws_event_t *ev)
         sws_ssl_ocsp_done(st, 0);
         return;
     }
-    if (sws_epoll_add_connection(st->conn) != SWS_OK) {
+    if (sws_event_add_connection(st->conn) != SWS_OK) {
         sws_ssl_ocsp_done(st, 0);
         return;
     }

@@ -192,7 +192,7 @@ sws_udp_read(sws_udp_socket_t *us, sws_uint_t max)
             us->handler(us, d, nd);
         }
         if (n < SWS_UDP_BATCH) {
-            /* Empty: a datagram that comes now is a new edge for epoll. */
+            /* Empty: a datagram that comes now is a new edge for the event method. */
             return total;
         }
     }
@@ -457,5 +457,5 @@ sws_udp_listening_enable(sws_listening_t *ls, int fd, sws_cycle_t *cycle)
     c->write->handler = sws_udp_write_event;
     us->connection = c;
     ls->connection = c;
-    return sws_epoll_add_connection(c);
+    return sws_event_add_connection(c);
 }

@@ -109,7 +109,7 @@ sws_ofc_init(sws_http_request_t *r, const sws_http_ofc_conf_t *conf)
     ofc.inotify_fd = sws_exiting ? -1 : inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     if (ofc.inotify_fd != -1) {
         ofc.ic = sws_get_connection(ofc.inotify_fd, r->session->log);
-        if (ofc.ic == NULL || sws_epoll_add_connection(ofc.ic) != SWS_OK) {
+        if (ofc.ic == NULL || sws_event_add_connection(ofc.ic) != SWS_OK) {
             if (ofc.ic) {
                 sws_close_connection(ofc.ic);
             } else {

@@ -203,6 +203,25 @@ def render(template, tmp, ports, **kw):
     return text
 
 
+# SWS_TEST_EVENTS_USE=io_uring: every configuration a Server writes gets
+# "use io_uring;" in its events block (one is added to a main configuration
+# that has none), to run the whole suite on that event method (make
+# test-io-uring). A configuration that chose its method keeps it.
+EVENTS_USE = os.environ.get("SWS_TEST_EVENTS_USE", "")
+
+
+def with_events_use(text, method=None):
+    method = method if method is not None else EVENTS_USE
+    if not method or re.search(r"(?:^|[{;\s])use\s+\w+\s*;", text):
+        return text
+    if re.search(r"^\s*events\s*\{", text, re.M):
+        return re.sub(r"^(\s*events\s*\{)", r"\1 use %s;" % method, text, count=1,
+                      flags=re.M)
+    if re.search(r"^\s*(http|stream)\s*\{", text, re.M):
+        return text + "\nevents { use %s; }\n" % method
+    return text
+
+
 # ---------------------------------------------------------------- server
 
 def _read(path, limit=None):
@@ -220,7 +239,7 @@ class Server:
     """One scalwsd master started with -p TMP/ -c TMP/<conf>."""
 
     def __init__(self, tmp, conf_text, ports, conf_name="scalws.conf",
-                 unix_paths=(), wait=True, port6=None):
+                 unix_paths=(), wait=True, port6=None, preexec_fn=None):
         self.tmp = Path(tmp)
         self.conf_text = conf_text
         self.ports = ports
@@ -230,6 +249,7 @@ class Server:
         self.unix_paths = list(unix_paths)
         self.proc = None
         self.wait = wait
+        self.preexec_fn = preexec_fn     # run in the child before exec
         self.stderr_path = self.tmp / "stderr.txt"
         self._stderr = None
 
@@ -262,7 +282,7 @@ class Server:
     # -- life cycle
     def write_conf(self, text=None, path=None):
         p = Path(path) if path else self.conf_path
-        p.write_text(self.conf_text if text is None else text)
+        p.write_text(with_events_use(self.conf_text if text is None else text))
 
     def cmd(self, *extra):
         return [SCALWSD, "-p", str(self.tmp) + "/", "-c", str(self.conf_path)] + list(extra)
@@ -274,7 +294,8 @@ class Server:
         self._stderr = open(self.stderr_path, "ab")
         self.proc = subprocess.Popen(self.cmd(), stdin=subprocess.DEVNULL,
                                      stdout=self._stderr, stderr=self._stderr,
-                                     cwd=str(self.tmp), start_new_session=True)
+                                     cwd=str(self.tmp), start_new_session=True,
+                                     preexec_fn=self.preexec_fn)
         self.pgid = self.proc.pid
         RUNNING.append(self)
         if not self.wait:
@@ -413,7 +434,7 @@ def children_of(ppid):
 
 
 def launch(tmp, conf=None, ports=1, files=None, unix_paths=(), ipv6=False,
-           conf_name="scalws.conf", wait=True, **kw):
+           conf_name="scalws.conf", wait=True, preexec_fn=None, **kw):
     """Write files (relative to TMP), render the configuration (conf or the
     default template with the keyword blocks) and start the server; retried
     with new ports up to 3 times when a port was taken meanwhile."""
@@ -435,7 +456,7 @@ def launch(tmp, conf=None, ports=1, files=None, unix_paths=(), ipv6=False,
             text = text.replace("@PORT6@", str(port6))
         srv = Server(tmp, text, port_list, conf_name=conf_name,
                      unix_paths=[render(u, tmp, port_list) for u in unix_paths],
-                     wait=wait, port6=port6)
+                     wait=wait, port6=port6, preexec_fn=preexec_fn)
         try:
             srv.start()
             return srv

@@ -223,7 +223,7 @@ START_TEST(a_worker_keeps_only_its_own)
     ck_assert_int_eq(got[1], 30);
     sws_listening_disable(&f.cycle, 0);
     f.ls->worker_fds[1] = -1;                  /* closed with its connection */
-    sws_epoll_done();
+    sws_event_actions.done();
     done(&f);
 }
 END_TEST

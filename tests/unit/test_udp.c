@@ -675,12 +675,12 @@ START_TEST(event_loop_delivers_batches)
         ck_assert_int_eq(sendto(c, "loop", 4, 0, (struct sockaddr *) &ss, len), 4);
     }
     ck_assert_int_le(i, SEEN_MAX);
-    ck_assert_int_eq(sws_epoll_process_events(&f.cycle, 2000), SWS_OK);
+    ck_assert_int_eq(sws_event_actions.process_events(&f.cycle, 2000), SWS_OK);
     posted_before = (int) seen.n;
     ck_assert_int_eq(posted_before, SWS_UDP_READ_BATCHES * SWS_UDP_BATCH);
     for (rounds = 0; seen.n < (sws_uint_t) i && rounds < 20; rounds++) {
         sws_event_process_posted();
-        ck_assert_int_eq(sws_epoll_process_events(&f.cycle, 0), SWS_OK);
+        ck_assert_int_eq(sws_event_actions.process_events(&f.cycle, 0), SWS_OK);
     }
     ck_assert_uint_eq(seen.n, (sws_uint_t) i);
     ck_assert_str_eq(seen.data[0], "loop");
@@ -690,7 +690,7 @@ START_TEST(event_loop_delivers_batches)
     sws_listening_disable(&f.cycle, 0);
     sws_listening_close(&f.cycle, 0);
     close(c);
-    sws_epoll_done();
+    sws_event_actions.done();
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST

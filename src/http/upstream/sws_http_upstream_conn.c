@@ -1,6 +1,6 @@
 /*
  * Connections to upstream servers: non-blocking connect on the worker's
- * epoll loop, and the per-worker pools of idle keep-alive connections
+ * event loop, and the per-worker pools of idle keep-alive connections
  * (one per upstream group, newest first, no lock: each worker has its own).
  * An idle connection is closed when the server closes it or sends anything,
  * after keepalive_timeout, and when the worker needs the connection slot.
@@ -52,7 +52,7 @@ sws_ups_connect(sws_http_upstream_peer_t *peer, const sws_ups_socket_opts_t *opt
         sws_close_connection(c);
         return SWS_ERROR;
     }
-    if (sws_epoll_add_connection(c) != SWS_OK) {
+    if (sws_event_add_connection(c) != SWS_OK) {
         sws_close_connection(c);
         return SWS_BUSY;
     }

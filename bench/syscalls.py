@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""System calls per request of scalwsd, counted by `strace -c -f`.
+
+As bench/callgrind.py measures instructions: the server runs as one process
+(master_process off) under strace twice, once for N1 and once for N2
+requests sent by the exact-count client of the scenario (bench/loadgen.py),
+and (calls2 - calls1) / (N2 - N1) is what one request costs in steady
+state, start-up and shutdown being the same in both runs. A count, not a
+time: the machine's load does not change it.
+
+    bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
+                      [--scenarios respond,static-small] [--counts N1,N2]
+                      [--events "use io_uring;"] [--connection-each]
+
+Prints, per scenario, the calls per request in all and the calls that make
+them up (those of at least 0.01 per request).
+"""
+
+import argparse
+import dataclasses
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, BENCH)
+
+import loadgen                                              # noqa: E402
+import scenarios as scenario_table                          # noqa: E402
+from budget import make_docroot                             # noqa: E402
+from procs import Registry, free_port, wait_port            # noqa: E402
+from servers import Scalwsd                                 # noqa: E402
+
+_ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
+
+
+def parse_strace_c(path):
+    """{syscall: calls} from the table strace -c writes."""
+    calls = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = _ROW.match(line)
+            if m and m.group(2) != "total":
+                calls[m.group(2)] = int(m.group(1))
+    return calls
+
+
+def close_each(port, path, n, timeout=10.0):
+    """n requests, each on a connection of its own ("Connection: close")."""
+    req = ("GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+           % path).encode()
+    for i in range(n):
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(req)
+            data = b""
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                data += b
+            if not data.startswith(b"HTTP/1.1 200"):
+                raise RuntimeError("request %d: %r" % (i, data[:200]))
+
+
+def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
+    os.makedirs(work_dir, exist_ok=True)
+    ctx = dict(ctx, port=free_port())
+    conf = server.render(ctx, scenario, single=True, tmp=work_dir)
+    out = os.path.join(work_dir, "strace.txt")
+    argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
+    r = reg.start(server.name + "-strace", argv, os.path.join(work_dir, "server.log"),
+                  stop_signal=server.stop_signal)
+    try:
+        if not wait_port(ctx["port"], r.popen, timeout=30):
+            raise RuntimeError("%s did not start under strace:\n%s" % (server.name, r.log_tail()))
+        if per_connection:
+            close_each(ctx["port"], scenario.path, n)
+        else:
+            loadgen.exact(scenario, ctx["port"], n, timeout=300)
+        # The server itself is stopped, so that strace sees it exit and
+        # writes its table (strace stopped by a signal may write none).
+        with open(os.path.join(work_dir, "scalwsd.pid")) as f:
+            os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        r.popen.wait(timeout=30)
+    finally:
+        reg.stop(r, timeout=30)
+    return parse_strace_c(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    src = os.path.dirname(BENCH)
+    p.add_argument("--scalwsd", default=os.path.join(src, "objs", "scalwsd"))
+    p.add_argument("--modules-dir", default=os.path.join(src, "objs", "modules"))
+    p.add_argument("--scenarios", default="respond,static-small")
+    p.add_argument("--counts", default="1000,3000")
+    p.add_argument("--events", default="", metavar="TEXT",
+                   help='directives for the events block, e.g. "use io_uring;"')
+    p.add_argument("--connection-each", action="store_true",
+                   help="a new connection for each request (Connection: close)")
+    a = p.parse_args(argv)
+
+    if shutil.which("strace") is None:
+        print("system calls: skipped: strace is not installed")
+        return 0
+    n1, n2 = (int(x) for x in a.counts.split(","))
+    table = {sc.name: sc for sc in scenario_table.SCENARIOS}
+    reg = Registry()
+    tmp = tempfile.mkdtemp(prefix="scalws-syscalls-")
+    os.chmod(tmp, 0o755)
+    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                     events_conf=a.events)
+    ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
+           "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
+    try:
+        for name in a.scenarios.split(","):
+            sc = table[name]
+            if sc.backend:
+                print("%-14s skipped: needs a backend" % name)
+                continue
+            sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
+            c1 = one_run(reg, server, sc, ctx, n1, os.path.join(tmp, name + "-n1"),
+                         a.connection_each)
+            c2 = one_run(reg, server, sc, ctx, n2, os.path.join(tmp, name + "-n2"),
+                         a.connection_each)
+            per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
+            parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
+            print("%-14s %5.2f system calls/request (%s%s)%s" % (
+                name, sum(per.values()), a.events or "epoll",
+                ", a connection each" if a.connection_each else "",
+                "".join("  %s %.2f" % (k, v) for v, k in parts)))
+    finally:
+        reg.cleanup()
+        if os.environ.get("SWS_KEEP_TMP"):
+            print("kept %s" % tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
