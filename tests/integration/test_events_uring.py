@@ -41,10 +41,15 @@ def _fd_kinds(pid):
     return kinds
 
 
-def _worker(srv):
+def _worker_fds(srv):
+    """The fd kinds of the only worker once its event method is set up (it
+    is a child before it has its ring or epoll instance)."""
     kids = srv.wait_children(1)
     assert len(kids) == 1, srv.diagnostics()
-    return kids[0]
+    methods = ("anon_inode:[io_uring]", "anon_inode:[eventpoll]")
+    assert h.wait_for(lambda: any(m in _fd_kinds(kids[0]) for m in methods), timeout=5), \
+        srv.diagnostics()
+    return _fd_kinds(kids[0])
 
 
 def _keepalive_requests(port, n):
@@ -95,7 +100,7 @@ def test_io_uring_serves_and_closes(tmp_path):
     srv = h.launch(tmp_path, events="use io_uring;",
                    files={"html/small.txt": "small file\n"})
     try:
-        kinds = _fd_kinds(_worker(srv))
+        kinds = _worker_fds(srv)
         assert "anon_inode:[io_uring]" in kinds, kinds
         assert "anon_inode:[eventpoll]" not in kinds, kinds
         _keepalive_requests(srv.port, 20)
@@ -130,7 +135,7 @@ def test_io_uring_client_abort_mid_response(sws, origin):
 def test_epoll_is_the_default(tmp_path):
     srv = h.launch(tmp_path)
     try:
-        kinds = _fd_kinds(_worker(srv))
+        kinds = _worker_fds(srv)
         if h.EVENTS_USE != "io_uring":
             assert "anon_inode:[eventpoll]" in kinds, kinds
             assert "anon_inode:[io_uring]" not in kinds, kinds
@@ -146,7 +151,7 @@ def test_epoll_is_the_default(tmp_path):
 def test_refused_io_uring_falls_back_to_epoll(tmp_path, err):
     srv = h.launch(tmp_path, events="use io_uring;", preexec_fn=_refuse_io_uring(err))
     try:
-        kinds = _fd_kinds(_worker(srv))
+        kinds = _worker_fds(srv)
         assert "anon_inode:[eventpoll]" in kinds, kinds
         assert "anon_inode:[io_uring]" not in kinds, kinds
         _keepalive_requests(srv.port, 3)
