@@ -566,7 +566,7 @@ def test_native_bridge_apps_asgi_and_wsgi(sws, rundir):
     st = get(s, "/a", timeout=5).status
     assert st in (200, 502, 503) and time.monotonic() - t < 4, st
     wait_serving(s, "/a")
-    assert len(app_pids(s, "nat")) >= 3
+    assert h.wait_for(lambda: len(app_pids(s, "nat")) >= 3, 10), s.error_log()[-3000:]
 
 
 @need_uvicorn
