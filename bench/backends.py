@@ -34,7 +34,39 @@ HELLO = b"Hello, world!"
 CACHE_100K = 100 * 1024
 
 
-class Origin:
+class OneProcess:
+    """A backend that is one process started through the Registry (self.reg,
+    self.run)."""
+
+    def tree(self):
+        return self.run.tree()
+
+    def alive(self):
+        return self.run.popen.poll() is None
+
+    def stop(self):
+        self.reg.stop(self.run)
+
+
+def wait_unix(sock, run, what, timeout=15):
+    """Until sock accepts a connection; RuntimeError if run exits first or
+    the time is up."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if run.popen.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("%s did not start: %s" % (
+                what, run.log_tail().strip().replace("\n", " | ")))
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(sock)
+            return
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            s.close()
+
+
+class Origin(OneProcess):
     """Debian's nginx answering every request with "Hello, world!" (13 bytes)
     from its configuration (`return 200`): one process (master_process off),
     access log off, keep-alive without request or idle limits (the servers
@@ -93,17 +125,9 @@ class Origin:
         o.command = o.command.replace(d, "$ORIGIN")
         return o
 
-    def tree(self):
-        return self.run.tree()
-
-    def alive(self):
-        return self.run.popen.poll() is None
-
-    def stop(self):
-        self.reg.stop(self.run)
 
 
-class PhpFpm:
+class PhpFpm(OneProcess):
     """Debian's PHP-FPM (php8.2-fpm): one pool of PHP_CHILDREN static
     children on a unix socket, opcache on, serving @PHP_ROOT@/hello.php
     ("Hello, world!", 13 bytes). The pool is the bottleneck by design: the
@@ -168,33 +192,13 @@ class PhpFpm:
         run = reg.start("php-fpm", argv, os.path.join(d, "php-fpm.out"))
         b = cls(reg, run, d, argv, root)
         try:
-            deadline = time.monotonic() + 15
-            while True:
-                if run.popen.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("php-fpm did not start: " +
-                                       run.log_tail().strip().replace("\n", " | "))
-                s = socket.socket(socket.AF_UNIX)
-                try:
-                    s.connect(b.sock)
-                    break
-                except OSError:
-                    time.sleep(0.05)
-                finally:
-                    s.close()
+            wait_unix(b.sock, run, "php-fpm")
         except BaseException:
             b.stop()
             raise
         b.command = b.command.replace(d, "$PHPFPM")
         return b
 
-    def tree(self):
-        return self.run.tree()
-
-    def alive(self):
-        return self.run.popen.poll() is None
-
-    def stop(self):
-        self.reg.stop(self.run)
 
 
 class WordPress:
@@ -362,7 +366,7 @@ def _tail(path, n=500):
 APPS_DIR = os.path.join(CONFIG_DIR, "apps")
 
 
-class App:
+class App(OneProcess):
     """An application on a TCP port of its own (@APP_PORT@), one process,
     answering every request with "Hello, world!" (13 bytes): the same one
     behind every server, on the client's CPU, its CPU time measured apart
@@ -418,14 +422,6 @@ class App:
             raise
         return b
 
-    def tree(self):
-        return self.run.tree()
-
-    def alive(self):
-        return self.run.popen.poll() is None
-
-    def stop(self):
-        self.reg.stop(self.run)
 
 
 class NodeApp(App):
@@ -520,20 +516,7 @@ class Bridge(App):
         run = reg.start(cls.name, argv, os.path.join(d, "bridge.log"), env=env)
         b = cls(reg, run, sock, argv)
         try:
-            deadline = time.monotonic() + 20
-            while True:
-                if run.popen.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the bridge's runner did not start (is "
-                                       "objs/python built? python3-dev): " +
-                                       run.log_tail().strip().replace("\n", " | "))
-                s = socket.socket(socket.AF_UNIX)
-                try:
-                    s.connect(sock)
-                    break
-                except OSError:
-                    time.sleep(0.05)
-                finally:
-                    s.close()
+            wait_unix(sock, run, "the bridge's runner (is objs/python built? python3-dev)", 20)
         except BaseException:
             b.stop()
             raise
