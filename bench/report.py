@@ -234,6 +234,12 @@ def write(info, rows, cg, out_dir, log):
     subset = info.get("subset", "")
     stem = "%s-%s-%s%s" % (date, info["mode"], host, subset)
     svg_name = "%s-%s%s-ratios.svg" % (date, info["mode"], subset)
+    if os.path.exists(os.path.join(out_dir, stem + ".md")):
+        # a second run of the same scenarios and servers on the same day
+        # keeps the first report: this one is named by its start time too
+        hhmm = time.strftime("%H%M", time.localtime(info["started"]))
+        stem = "%s-%s-%s-%s%s" % (date, hhmm, info["mode"], host, subset)
+        svg_name = "%s-%s-%s%s-ratios.svg" % (date, hhmm, info["mode"], subset)
     raw_dir = os.path.join(out_dir, "raw")
     os.makedirs(raw_dir, exist_ok=True)
     scenarios, servers = info["scenarios"], info["servers"]
