@@ -125,7 +125,7 @@ sws_headers_replace(sws_http_request_t *r, const char *lcname, size_t len,
 const char *
 sws_headers_parse_expires(const sws_str_t *v, int modified, sws_uint_t *kind, time_t *t)
 {
-    sws_str_t  daily;
+    sws_str_t  rest;            /* after the @ or + */
 
     *t = 0;
     if (!modified && sws_str_eq_cstr(v, "off")) {
@@ -138,15 +138,23 @@ sws_headers_parse_expires(const sws_str_t *v, int modified, sws_uint_t *kind, ti
         if (modified) {
             return "daily time cannot be used with \"modified\"";
         }
-        daily.data = v->data + 1;
-        daily.len = v->len - 1;
-        if (daily.data[0] == '-' || sws_headers_parse_time(&daily, t) != SWS_OK) {
+        rest.data = v->data + 1;
+        rest.len = v->len - 1;
+        if (rest.data[0] == '-' || sws_headers_parse_time(&rest, t) != SWS_OK) {
             return "invalid value";
         }
         if (*t >= 24 * 60 * 60) {
             return "daily time must be less than 24 hours";
         }
         *kind = SWS_HEADERS_EXPIRES_DAILY;
+    } else if (v->len > 1 && v->data[0] == '+') {
+        /* an explicit plus sign, as nginx takes it ("modified +24h") */
+        rest.data = v->data + 1;
+        rest.len = v->len - 1;
+        if (rest.data[0] == '-' || sws_headers_parse_time(&rest, t) != SWS_OK) {
+            return "invalid value";
+        }
+        *kind = modified ? SWS_HEADERS_EXPIRES_MODIFIED : SWS_HEADERS_EXPIRES_ACCESS;
     } else if (sws_headers_parse_time(v, t) == SWS_OK) {
         *kind = modified ? SWS_HEADERS_EXPIRES_MODIFIED : SWS_HEADERS_EXPIRES_ACCESS;
     } else {

@@ -66,6 +66,8 @@ SERVER = """
         location = /exp/modret { expires modified 2h; return 200 nolm; }
         location = /exp/daily { expires @15h30m; return 200 d; }
         location = /exp/compound { expires "1d 2h30m"; return 200 c; }
+        location = /exp/plus { expires +90m; return 200 p; }
+        location = /exp/modplus { expires modified +1d; alias @TMP@/html/exp/e.txt; }
         location = /exp/404 { expires 1h; return 404; }
         location = /exp/var { expires $arg_e; return 200 v; }
         location = /exp/varmod { expires modified "${arg_e}"; alias @TMP@/html/exp/e.txt; }
@@ -315,6 +317,14 @@ def test_expires_modified(srv):
     assert _date(r.header("Expires")) >= before + 7200, r
 
 
+def test_expires_with_a_plus_sign(srv):
+    # nginx takes an explicit "+" ("expires modified +24h" in its documentation)
+    r = raw(srv, "/exp/plus")
+    assert r.header("Cache-Control") == "max-age=5400", r
+    r = raw(srv, "/exp/modplus")
+    assert r.status == 200 and _date(r.header("Expires")) == MTIME + 86400, r
+
+
 def test_expires_daily(srv):
     r = raw(srv, "/exp/daily")
     age = int(r.header("Cache-Control").split("=")[1])
@@ -449,6 +459,9 @@ def test_config_errors_name_file_and_line(tmp_path):
         ("    expires later 1h;\n", "invalid value \"later\""),
         ("    expires @25h;\n", "must be less than 24 hours"),
         ("    expires @-1h;\n", "invalid value \"@-1h\""),
+        ("    expires +-1h;\n", "invalid value \"+-1h\""),
+        ("    expires @+1h;\n", "invalid value \"@+1h\""),
+        ("    expires +;\n", "invalid value \"+\""),
         ("    expires modified @1h;\n", "daily time cannot be used with \"modified\""),
         ("    expires 1h;\n    expires 2h;\n", "\"expires\" directive is duplicate"),
         ("    expires $nosuchvar;\n", "unknown variable"),
