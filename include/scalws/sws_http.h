@@ -428,8 +428,9 @@ const sws_str_t *sws_http_response_date(sws_http_request_t *r);
 void      sws_http_set_etag(sws_http_request_t *r, const sws_str_t *etag); /* NULL: none */
 const sws_str_t *sws_http_etag(sws_http_request_t *r);
 /* ABI 1.8: a strong ETag "x" becomes W/"x" (a filter that changes the
- * body's bytes but not its meaning: gzip, gunzip, sub_filter); none or a
- * weak one stays. SWS_OK or SWS_ERROR. */
+ * body's bytes but not its meaning: gzip, gunzip, sub_filter); a weak one
+ * stays; a value that is not an entity-tag (no quotes) is dropped.
+ * SWS_OK or SWS_ERROR. */
 sws_int_t sws_http_weak_etag(sws_http_request_t *r);
 /* The strong ETag of a file, "MTIME-SIZE" in lower-case hex with its
  * quotes (the one the static module and the file cache send), written into

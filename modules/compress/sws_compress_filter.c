@@ -5,10 +5,11 @@
  * The header filter compresses a response when a coding is on in the
  * location and: the status is 200, 403 or 404 (nginx's set); it has no
  * Content-Encoding and no "Cache-Control: no-transform"; it is not
- * header-only (HEAD, 204, 304); its type is in *_types; its length, when
+ * header-only (204, 304); its type is in *_types; its length, when
  * known, is at least *_min_length (unless the client refused identity);
  * the request passes *_http_version, *_disable and *_proxied; and the
- * client's Accept-Encoding allows it. The response then loses its length
+ * client's Accept-Encoding allows it. A HEAD gets the same fields as its
+ * GET, without a coder. The response then loses its length
  * (chunked over HTTP/1.1) and its ranges (a Range request gets the whole
  * response, as from nginx), its ETag becomes weak, and with *_vary on it
  * says "Vary: Accept-Encoding" (also when this client got identity).
@@ -106,14 +107,17 @@ sws_compress_disabled(sws_http_request_t *r, const sws_compress_coding_conf_t *c
 }
 
 
-/* gzip_proxied: a request that came through a proxy (it has Via) is only
- * compressed when the flags allow it (nginx's rules). */
+/* gzip_proxied: a request that came through a proxy (it has Via) is
+ * compressed by nginx's decision: a response with Expires by "expired"
+ * alone (one already expired); else one with Cache-Control by "no-cache",
+ * "no-store" and "private" alone; else it is, unless "no_last_modified"
+ * finds a Last-Modified or "no_etag" an ETag. */
 static int
 sws_compress_proxied_ok(sws_http_request_t *r, const sws_compress_coding_conf_t *cc, int resp)
 {
     sws_uint_t          p = cc->proxied;
     sws_http_header_t  *h;
-    time_t              t;
+    time_t              t, date;
     const sws_str_t    *etag;
 
     if (sws_http_header_in(r, "via", 3) == NULL) {
@@ -131,27 +135,30 @@ sws_compress_proxied_ok(sws_http_request_t *r, const sws_compress_coding_conf_t 
     if (!resp) {
         return 0;
     }
-    if ((p & SWS_COMPRESS_PROXIED_EXPIRED) && (h = sws_http_header_out(r, "expires", 7))) {
-        t = sws_parse_http_time(h->value.data, h->value.len);
-        if (t == -1 || t <= sws_time_sec()) {
-            return 1;
+    if ((h = sws_http_header_out(r, "expires", 7)) != NULL) {
+        if (!(p & SWS_COMPRESS_PROXIED_EXPIRED)) {
+            return 0;
         }
+        t = sws_parse_http_time(h->value.data, h->value.len);
+        date = sws_http_response_date(r)->len
+               ? sws_parse_http_time(sws_http_response_date(r)->data,
+                                     sws_http_response_date(r)->len)
+               : sws_time_sec();
+        return t != -1 && date != -1 && t < date;
     }
-    h = sws_http_header_out(r, "cache-control", 13);
-    if (h != NULL && (((p & SWS_COMPRESS_PROXIED_NO_CACHE) && sws_compress_has_token(&h->value, "no-cache"))
-                      || ((p & SWS_COMPRESS_PROXIED_NO_STORE) && sws_compress_has_token(&h->value, "no-store"))
-                      || ((p & SWS_COMPRESS_PROXIED_PRIVATE) && sws_compress_has_token(&h->value, "private"))))
-    {
-        return 1;
+    if ((h = sws_http_header_out(r, "cache-control", 13)) != NULL) {
+        return ((p & SWS_COMPRESS_PROXIED_NO_CACHE) && sws_compress_has_token(&h->value, "no-cache"))
+               || ((p & SWS_COMPRESS_PROXIED_NO_STORE) && sws_compress_has_token(&h->value, "no-store"))
+               || ((p & SWS_COMPRESS_PROXIED_PRIVATE) && sws_compress_has_token(&h->value, "private"));
     }
-    if ((p & SWS_COMPRESS_PROXIED_NO_LM) && sws_http_last_modified(r) == -1) {
-        return 1;
+    if ((p & SWS_COMPRESS_PROXIED_NO_LM) && sws_http_last_modified(r) != -1) {
+        return 0;
     }
     etag = sws_http_etag(r);
-    if ((p & SWS_COMPRESS_PROXIED_NO_ETAG) && (etag == NULL || etag->len == 0)) {
-        return 1;
+    if ((p & SWS_COMPRESS_PROXIED_NO_ETAG) && etag != NULL && etag->len != 0) {
+        return 0;
     }
-    return 0;
+    return 1;
 }
 
 
@@ -204,7 +211,7 @@ static sws_int_t
 sws_compress_header_filter(sws_http_request_t *r)
 {
     sws_int_t                 coding;
-    sws_uint_t                c, status, allowed = 0, vary = 0;
+    sws_uint_t                c, status, allowed = 0, vary = 0, head;
     off_t                     len;
     sws_http_header_t        *h;
     sws_compress_stream_t    *stream;
@@ -227,9 +234,12 @@ sws_compress_header_filter(sws_http_request_t *r)
         return sws_compress_next_header_filter(r);
     }
 
+    /* A HEAD gets the fields its GET would (RFC 9110 9.3.2): coding,
+     * weak ETag, Vary, no length; only no coder runs. */
+    head = sws_http_method(r) == SWS_HTTP_HEAD;
     status = sws_http_status(r);
     if ((status != SWS_HTTP_OK && status != SWS_HTTP_FORBIDDEN && status != SWS_HTTP_NOT_FOUND)
-        || sws_http_header_only(r) || sws_http_method(r) == SWS_HTTP_HEAD
+        || (sws_http_header_only(r) && !head)
         || ((h = sws_http_header_out(r, "content-encoding", 16)) != NULL && h->value.len)
         || ((h = sws_http_header_out(r, "cache-control", 13)) != NULL
             && sws_compress_has_token(&h->value, "no-transform")))
@@ -249,7 +259,11 @@ sws_compress_header_filter(sws_http_request_t *r)
             allowed &= ~(1u << c);
             continue;
         }
-        vary |= (sws_uint_t) cc->vary;
+        /* shorter than *_min_length: no Vary, as from nginx (it would
+         * still be coded for a client that refuses identity) */
+        if (len < 0 || (size_t) len >= cc->min_length) {
+            vary |= (sws_uint_t) cc->vary;
+        }
         if (!sws_compress_request_ok(r, cc, 1)) {
             allowed &= ~(1u << c);
         }
@@ -262,6 +276,7 @@ sws_compress_header_filter(sws_http_request_t *r)
         /* the type would be compressed for another client */
         for (c = 0; c < SWS_COMPRESS_NCODINGS; c++) {
             if (lcf->coding[c].enable && lcf->coding[c].vary && len != 0
+                && (len < 0 || (size_t) len >= lcf->coding[c].min_length)
                 && sws_compress_type_ok(&lcf->coding[c], type))
             {
                 if (sws_compress_add_vary(r) != SWS_OK) {
@@ -288,16 +303,22 @@ sws_compress_header_filter(sws_http_request_t *r)
         return sws_compress_next_header_filter(r);
     }
 
-    stream = sws_compress_stream_create(r, (sws_uint_t) coding, cc->level, len);
-    if (stream == NULL) {
-        return SWS_ERROR;
+    if (cc->vary && sws_compress_add_vary(r) != SWS_OK) {
+        return SWS_ERROR;               /* (a short body, coded all the same) */
     }
-    t = sws_http_transform_create(r, (sws_uint_t) cc->bufs_num, cc->bufs_size,
-                                  sws_compress_run, stream);
-    if (t == NULL) {
-        return SWS_ERROR;
+
+    if (!head) {
+        stream = sws_compress_stream_create(r, (sws_uint_t) coding, cc->level, len);
+        if (stream == NULL) {
+            return SWS_ERROR;
+        }
+        t = sws_http_transform_create(r, (sws_uint_t) cc->bufs_num, cc->bufs_size,
+                                      sws_compress_run, stream);
+        if (t == NULL) {
+            return SWS_ERROR;
+        }
+        sws_http_set_ctx(r, &sws_module, t);
     }
-    sws_http_set_ctx(r, &sws_module, t);
 
     if (sws_http_header_out_add(r, &sws_compress_content_encoding,
                                 &sws_compress_token[coding]) == NULL

@@ -278,8 +278,12 @@ sws_http_weak_etag(sws_http_request_t *r)
 {
     u_char  *p;
 
+    if (r->etag.len >= 2 && r->etag.data[0] == 'W' && r->etag.data[1] == '/') {
+        return SWS_OK;                  /* weak already */
+    }
     if (r->etag.len < 2 || r->etag.data[0] != '"') {
-        return SWS_OK;                  /* none, or weak already */
+        r->etag.len = 0;                /* none, or not an entity-tag: dropped, as by nginx */
+        return SWS_OK;
     }
     p = sws_pnalloc(r->pool, r->etag.len + 2);
     if (p == NULL) {

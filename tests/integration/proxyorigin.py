@@ -34,7 +34,8 @@ Routes (the path decides what it does; the query is ignored unless said):
   /sse/N           N events 100 ms apart, chunked, flushed one by one
   /text/N          N bytes of text (text_body(N)), shaped by the query:
                    type=T ce=E cc=C expires=X etag=V lm=1 (headers),
-                   chunked=1 (in chunks of 4096), pause=MS (between halves)
+                   chunked=1 (in chunks of 4096), pause=MS (between halves);
+                   a HEAD gets the head alone
 Every response carries "X-Origin: <name>".
 """
 import base64
@@ -426,6 +427,9 @@ class Origin:
         if "lm" in q:
             h.append(("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"))
         body = text_body(n)
+        if req.method == "HEAD":              # the fields of the GET, no body
+            c.sendall(self._head(200, h + [("Content-Length", str(n))]))
+            return
         if q.get("chunked") == "1":
             c.sendall(self._head(200, h + [("Transfer-Encoding", "chunked")]))
             pieces = [body[i:i + 4096] for i in range(0, n, 4096)]

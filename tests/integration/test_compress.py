@@ -77,6 +77,16 @@ def srv(sws_module, tmp_path_factory):
         location /h10/ { alias @TMP@/html/; gzip_http_version 1.0; brotli off; zstd off; }
         location /dis/ { alias @TMP@/html/; gzip_disable msie6 "BadBot"; brotli off; zstd off; }
         location /px/ { alias @TMP@/html/; gzip_proxied auth; brotli off; zstd off; }
+        location /pxexp/ { alias @TMP@/html/; gzip_proxied auth; expires -1;
+                           brotli off; zstd off; }
+        location /pxexp1/ { alias @TMP@/html/; gzip_proxied expired; expires 1h;
+                            brotli off; zstd off; }
+        location /pxexp2/ { alias @TMP@/html/; gzip_proxied expired; expires -1;
+                            brotli off; zstd off; }
+        location /pxcc/ { alias @TMP@/html/; gzip_proxied no-cache;
+                          add_header Cache-Control public; brotli off; zstd off; }
+        location /pxcc2/ { alias @TMP@/html/; gzip_proxied no-cache no-store;
+                           add_header Cache-Control "no-store"; brotli off; zstd off; }
         location /pxany/ { alias @TMP@/html/; gzip_proxied any; brotli off; zstd off; }
         location /pxetag/ { alias @TMP@/html/; gzip_proxied no_etag; etag off;
                             brotli off; zstd off; }
@@ -238,6 +248,11 @@ def test_vary(srv):
     assert r.header("vary") == "Accept-Encoding"
     assert get(srv, "/vary/plain.txt", "gzip").header("vary") is None     # never compressed
     assert get(srv, "/page.html", "gzip").header("vary") is None          # gzip_vary off
+    # a HEAD says what its GET says; a body under gzip_min_length never
+    # varies, so no Vary (nginx sends none either)
+    assert get(srv, "/vary/page.html", "gzip", method="HEAD").header("vary") == "Accept-Encoding"
+    assert get(srv, "/vary/small.html", "gzip").header("vary") is None
+    assert get(srv, "/vary/small.html", "gzip", method="HEAD").header("vary") is None
 
 
 def test_http_version(srv):
@@ -260,9 +275,18 @@ def test_disable(srv):
 def test_proxied(srv):
     via = ("Via", "1.1 cache")
     check(get(srv, "/page.html", "gzip", [via]), None, PAGE)           # off
-    check(get(srv, "/px/page.html", "gzip", [via]), None, PAGE)
+    # nginx's decision: a response without Expires and Cache-Control is
+    # compressed whatever else the flags say (nginx 1.22 does so)
+    check(get(srv, "/px/page.html", "gzip", [via]), "gzip", PAGE)
     check(get(srv, "/px/page.html", "gzip", [via, ("Authorization", "Basic eDp5")]),
           "gzip", PAGE)
+    # with Expires: "expired" decides, and only for one already expired
+    check(get(srv, "/pxexp/page.html", "gzip", [via]), None, PAGE)
+    check(get(srv, "/pxexp1/page.html", "gzip", [via]), None, PAGE)
+    check(get(srv, "/pxexp2/page.html", "gzip", [via]), "gzip", PAGE)
+    # with Cache-Control: its flags decide
+    check(get(srv, "/pxcc/page.html", "gzip", [via]), None, PAGE)
+    check(get(srv, "/pxcc2/page.html", "gzip", [via]), "gzip", PAGE)
     check(get(srv, "/pxany/page.html", "gzip", [via]), "gzip", PAGE)
     check(get(srv, "/pxetag/page.html", "gzip", [via]), "gzip", PAGE)  # no ETag
     check(get(srv, "/px/page.html", "gzip"), "gzip", PAGE)             # not proxied
@@ -287,11 +311,24 @@ def test_etag_weakened_and_conditionals(srv):
     assert r.status == 304 and r.body == b"" and r.header("content-encoding") is None
 
 
-def test_head_is_not_compressed(srv):
+def test_head_gets_the_fields_of_its_get(srv):
+    # RFC 9110 9.3.2, and nginx 1.22 answers so: the coding, the weak ETag,
+    # Vary and no length, without a body
+    get_r = get(srv, "/page.html", "gzip")
     r = get(srv, "/page.html", "gzip", method="HEAD")
     assert r.status == 200 and r.body == b""
+    assert r.header("content-encoding") == "gzip" == get_r.header("content-encoding")
+    assert r.header("etag") == get_r.header("etag") and r.header("etag").startswith("W/")
+    assert r.header("vary") == get_r.header("vary")
+    assert r.header("content-length") is None
+    # without Accept-Encoding: the identity's fields
+    r = get(srv, "/page.html", None, method="HEAD")
     assert r.header("content-encoding") is None
     assert r.header("content-length") == str(len(PAGE))
+    # under gzip_min_length: no coding and no Vary (nginx sends none either)
+    r = get(srv, "/small.html", "gzip", method="HEAD")
+    assert r.header("content-encoding") is None and r.header("vary") is None, r
+    assert get(srv, "/small.html", "gzip").header("vary") is None
 
 
 def test_range_gets_the_whole_compressed_response(srv):
