@@ -235,6 +235,10 @@ const struct sockaddr *sws_http_proxy_protocol_addr(sws_http_request_t *r, int s
     socklen_t *len);
 /* 1 if the request is internal (after a redirect, for try_files/index). */
 int              sws_http_is_internal(sws_http_request_t *r);
+/* ABI 1.10: the client's request target (sws_http_unparsed_uri) still says
+ * the request's URI and args: not rewritten, no "set $args". A proxy sends
+ * the target as the client wrote it only then. */
+int              sws_http_unparsed_uri_valid(sws_http_request_t *r);
 
 /* Request headers, in arrival order; names lower-case. */
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r);

@@ -10,7 +10,8 @@
 
 /*
  * The URI to send. Without a URI part in proxy_pass: the target as the
- * client sent it (or, after an internal redirect, the normalised URI). With
+ * client sent it (or, after an internal redirect or "set $args", the
+ * normalised URI and the args). With
  * one: the part of the normalised URI that matched the location replaced by
  * it; the query follows as received.
  */
@@ -30,7 +31,7 @@ sws_proxy_uri(sws_http_request_t *r, sws_proxy_ctx_t *ctx, sws_str_t *out)
         *out = t->uri;
         return SWS_OK;
     }
-    if (t->uri.data == NULL && !sws_http_is_internal(r) && raw->len && raw->data[0] == '/') {
+    if (t->uri.data == NULL && sws_http_unparsed_uri_valid(r) && raw->len && raw->data[0] == '/') {
         *out = *raw;
         return SWS_OK;
     }

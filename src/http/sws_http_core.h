@@ -76,6 +76,8 @@ typedef struct {
      * variable): the response's rate, as nginx's set $limit_rate */
     sws_uint_t               limit_rate_slot;
     unsigned                 limit_rate_settable:1;
+    sws_uint_t               args_slot;        /* "set $args": its slot */
+    unsigned                 args_settable:1;
     const void              *limit_rate_map;
     sws_http_handler_pt      directory_handler; /* a listing module's (autoindex) */
     sws_array_t             *caches;     /* sws_http_cache_purge_register's */
@@ -634,6 +636,7 @@ struct sws_http_request_s {
     unsigned                   complex_uri:1;
     unsigned                   asterisk:1;     /* OPTIONS * */
     unsigned                   internal:1;
+    unsigned                   args_set:1;      /* "set $args" changed r->args */
     unsigned                   header_sent:1;
     unsigned                   header_only:1;
     unsigned                   allow_ranges:1;

@@ -246,6 +246,7 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     cmcf->limit_rate_settable = sws_http_variables_limit_rate(&cmcf->limit_rate_slot,
                                                               &cmcf->limit_rate_map);
+    cmcf->args_settable = sws_http_variables_args(&cmcf->args_slot);
     if (sws_http_merge_servers(cf, ctx) != SWS_OK
         || sws_http_build_addrs(cf, cmcf) != SWS_OK)
     {

@@ -893,6 +893,7 @@ static sws_array_t  *sws_http_pending;      /* sws_http_pending_var_t */
 static sws_conf_t   *sws_http_vars_cf;      /* the http block being read */
 static sws_uint_t    sws_http_nslots;
 static sws_http_ext_var_t *sws_http_limit_rate_var;  /* set's or map's $limit_rate */
+static sws_int_t     sws_http_args_slot = -1;  /* set's $args */
 
 void
 sws_http_variables_reset(void)
@@ -902,6 +903,7 @@ sws_http_variables_reset(void)
     sws_http_vars_cf = NULL;
     sws_http_nslots = 0;
     sws_http_limit_rate_var = NULL;
+    sws_http_args_slot = -1;
 }
 
 void
@@ -1008,8 +1010,11 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
         return SWS_ERROR;
     }
     /* $limit_rate is the server's, but writable (nginx's set $limit_rate
-     * and map ... $limit_rate pace the response) */
+     * and map ... $limit_rate pace the response); so is $args by "set"
+     * (the request's query: $args, $arg_*, $is_args and a proxied
+     * request's target follow it; $request_uri stays the client's) */
     if (!(len == 10 && memcmp(name, "limit_rate", 10) == 0)
+        && !(len == 4 && memcmp(name, "args", 4) == 0 && get == NULL)
         && sws_http_var_is_core(name, len))
     {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
@@ -1049,6 +1054,9 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
     x->data = data;
     x->index = (sws_int_t) sws_http_nslots++;
     x->volatile_ = (flags & SWS_HTTP_VAR_VOLATILE) != 0;
+    if (len == 4 && memcmp(name, "args", 4) == 0) {
+        sws_http_args_slot = x->index;
+    }
     if (len == 10 && memcmp(name, "limit_rate", 10) == 0) {
         x = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_ext_var_t));
         if (x == NULL) {
@@ -1061,6 +1069,16 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
 }
 
 static void sws_http_var_ext(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+
+int
+sws_http_variables_args(sws_uint_t *slot)
+{
+    if (sws_http_args_slot < 0) {
+        return 0;
+    }
+    *slot = (sws_uint_t) sws_http_args_slot;
+    return 1;
+}
 
 int
 sws_http_variables_limit_rate(sws_uint_t *slot, const void **map)
@@ -1131,6 +1149,10 @@ sws_http_variable_set(sws_http_request_t *r, sws_uint_t index, const sws_str_t *
         && index == sws_http_core_main(r)->limit_rate_slot)
     {
         sws_http_limit_rate_set_text(r, value);
+    }
+    if (sws_http_core_main(r)->args_settable && index == sws_http_core_main(r)->args_slot) {
+        r->args = *value;
+        r->args_set = 1;
     }
     return SWS_OK;
 }

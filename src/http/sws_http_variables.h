@@ -64,6 +64,8 @@ sws_int_t sws_http_variables_end(sws_conf_t *cf, sws_uint_t *nslots);
 /* After sws_http_variables_end: the $limit_rate a set writes (*slot, 1
  * returned) and the one a map declares (*map: NULL if none). */
 int sws_http_variables_limit_rate(sws_uint_t *slot, const void **map);
+/* 1 and the slot when a "set $args" exists. */
+int sws_http_variables_args(sws_uint_t *slot);
 /* The value of a module's variable (*map above) for r. */
 void sws_http_variable_ext_value(sws_http_request_t *r, const void *ext, sws_str_t *v);
 
