@@ -70,6 +70,7 @@ typedef struct {
     sws_proxy_headers_t       *headers;
     sws_int_t                  pass_request_headers;
     sws_array_t               *redirects;    /* sws_proxy_redirect_t; empty: off */
+    unsigned                   redirect_off:1;  /* "proxy_redirect off" given here */
     sws_array_t               *cookie_domains;  /* sws_proxy_cookie_rule_t; empty: off */
     sws_array_t               *cookie_paths;
     sws_http_format_t         *method;       /* proxy_method; NULL: the client's */

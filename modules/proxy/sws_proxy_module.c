@@ -607,6 +607,9 @@ sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     (void) cmd;
 
+    if (plcf->redirect_off) {
+        return "is duplicate";           /* nothing may follow "off" (nginx) */
+    }
     if (plcf->redirects == NULL) {
         plcf->redirects = sws_array_create(sws_conf_pool(cf), 2, sizeof(sws_proxy_redirect_t));
         if (plcf->redirects == NULL) {
@@ -618,6 +621,7 @@ sws_proxy_redirect(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             if (plcf->redirects->nelts) {
                 return "\"off\" cannot be combined with other rules";
             }
+            plcf->redirect_off = 1;
             return SWS_CONF_OK;          /* an empty list */
         }
         if (!sws_str_eq_cstr(a1, "default")) {

@@ -20,6 +20,7 @@ static char *sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *ch
 static char *sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_server_tokens(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_server_name(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -106,7 +107,7 @@ static const sws_command_t sws_http_core_commands[] = {
     LOC_SLOT("port_in_redirect", SWS_CONF_FLAG, sws_conf_set_flag_slot, port_in_redirect),
     LOC_SLOT("tcp_nopush", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nopush),
     LOC_SLOT("tcp_nodelay", SWS_CONF_FLAG, sws_conf_set_flag_slot, tcp_nodelay),
-    LOC_SLOT("server_tokens", SWS_CONF_FLAG, sws_conf_set_flag_slot, server_tokens),
+    LOC_SLOT("server_tokens", SWS_CONF_TAKE1, sws_http_core_server_tokens, server_tokens),
     LOC_SLOT("request_id", SWS_CONF_FLAG, sws_conf_set_flag_slot, request_id),
     LOC_SLOT("chunked_transfer_encoding", SWS_CONF_FLAG, sws_conf_set_flag_slot,
              chunked_transfer_encoding),
@@ -468,6 +469,31 @@ sws_http_core_server_create(sws_conf_t *cf)
     return ctx;
 }
 
+/* server_tokens on | off | build: nginx's "build" adds the build's name,
+ * which ours has none of: the same as on. */
+static char *
+sws_http_core_server_tokens(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_core_loc_conf_t  *clcf = conf;
+    const sws_str_t           *v = sws_conf_arg(cf, 1);
+
+    (void) cmd;
+    if (clcf->server_tokens != SWS_UNSET) {
+        return "is duplicate";
+    }
+    if (sws_str_caseeq_cstr(v, "on") || sws_str_caseeq_cstr(v, "build")) {
+        clcf->server_tokens = 1;
+    } else if (sws_str_caseeq_cstr(v, "off")) {
+        clcf->server_tokens = 0;
+    } else {
+        sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid value \"%.*s\" in \"server_tokens\" "
+                           "directive, it must be \"on\", \"off\" or \"build\"",
+                           (int) v->len, v->data);
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
+}
+
 static char *
 sws_http_core_server(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -659,7 +685,9 @@ sws_http_core_location(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                                pclcf->name.data);
             return SWS_CONF_ERROR;
         }
-        if (!pclcf->regex && !clcf->regex
+        /* a prefix location inside a regex one must begin with the
+         * regex's text too, as nginx wants: in effect it is refused */
+        if (!clcf->regex
             && (name->len < pclcf->name.len
                 || memcmp(name->data, pclcf->name.data, pclcf->name.len) != 0))
         {

@@ -43,7 +43,11 @@ sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     for (i = 1; i < sws_conf_nargs(cf); i++) {
         arg = sws_conf_arg(cf, i);
         for (k = 0; sws_http_limit_methods[k].name; k++) {
-            if (sws_str_eq_cstr(arg, sws_http_limit_methods[k].name)) {
+            /* names in any case, as nginx takes them */
+            if (arg->len == strlen(sws_http_limit_methods[k].name)
+                && sws_strncasecmp(arg->data, (u_char *) sws_http_limit_methods[k].name,
+                                   arg->len) == 0)
+            {
                 clcf->limit_except |= sws_http_limit_methods[k].method;
                 break;
             }
@@ -52,7 +56,9 @@ sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             continue;
         }
         for (k = 0; sws_http_limit_named[k]; k++) {
-            if (sws_str_eq_cstr(arg, sws_http_limit_named[k])) {
+            if (arg->len == strlen(sws_http_limit_named[k])
+                && sws_strncasecmp(arg->data, (u_char *) sws_http_limit_named[k], arg->len) == 0)
+            {
                 break;
             }
         }
@@ -71,7 +77,8 @@ sws_http_core_limit_except(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (name == NULL) {
             return SWS_CONF_ERROR;
         }
-        *name = *arg;
+        name->data = (u_char *) sws_http_limit_named[k];     /* its canonical case */
+        name->len = arg->len;
     }
     loc = sws_http_conf_nested_location(cf);
     if (loc == NULL) {

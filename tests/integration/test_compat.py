@@ -134,6 +134,13 @@ def test_config_errors(tmp_path):
              '"location" directive is not allowed inside "if"', "location /a/b"),
         case("location /a/ {\nlocation /a/b { }\nlocation /a/b { return 204; }\n}",
              'duplicate location "/a/b"', "location /a/b { return"),
+        # nginx: a prefix location in a regex one is "outside" it
+        case("location ~ \\.php$ {\nlocation /b/ { }\n}",
+             'location "/b/" is outside location "\\.php$"', "location /b/"),
+        case("location / { proxy_pass http://127.0.0.1:1;\nproxy_redirect off;\n"
+             "proxy_redirect http://a/ /b/; }", '"proxy_redirect" directive is duplicate',
+             "proxy_redirect http://a/"),
+        case("server_tokens maybe;", 'invalid value "maybe" in "server_tokens"'),
         case("server_name ~^(unclosed;", "missing closing parenthesis"),
         case("server_name a*b.test;", 'invalid server name "a*b.test"'),
         case("server_name mail*;", 'invalid server name "mail*"'),

@@ -190,7 +190,9 @@ def test_server_header_default(srv):
     assert (r.header("Server") or "").startswith("scalws"), r
 
 
-@pytest.mark.parametrize("tokens,expect", [("on", "scalws/" + h.VERSION), ("off", "scalws")])
+@pytest.mark.parametrize("tokens,expect", [("on", "scalws/" + h.VERSION), ("off", "scalws"),
+                                           ("build", "scalws/" + h.VERSION),
+                                           ("OFF", "scalws")])
 def test_server_tokens(sws, tokens, expect):
     s = sws(http="    server_tokens %s;\n" % tokens)
     for path in ("/respond", "/missing"):

@@ -505,6 +505,19 @@ def test_http2_on_directive_enables_alpn(sws, pki):
     assert r.http_version == 3
 
 
+def test_directives_nginx_1_22_still_takes_are_ignored(sws, pki):
+    # a configuration brought from nginx 1.22 starts: a warning each
+    s = t.launch(sws, pki, listen="http2",
+                 server="        http2_push_preload on;\n        http2_recv_timeout 30s;\n"
+                        "        http2_streams_index_size 32;\n"
+                        "        location /p/ { http2_push /style.css; return 200 p; }")
+    log = s.stderr() + s.error_log()
+    for name in ("http2_push_preload", "http2_recv_timeout", "http2_streams_index_size",
+                 "http2_push"):
+        assert '[warn]' in log and 'the "%s" directive is obsolete, ignored' % name in log, log
+    assert get(s, "/p/x").status == 200
+
+
 def test_no_h2_without_http2(sws, pki):
     s = t.launch(sws, pki)
     r = get(s, "/respond")

@@ -22,6 +22,7 @@ def srv(sws_module):
         location /auth/ { limit_except GET HEAD { auth_basic "w"; auth_basic_user_file
                           @TMP@/conf/users; } respond 200 "auth ok"; }
         location /dav/ { limit_except GET PROPFIND { deny all; } respond 200 "dav ok"; }
+        location /lc/ { limit_except get propfind { deny all; } respond 200 "lc ok"; }
         location @named { limit_except GET { deny all; } respond 200 "named"; }
         location /toname/ { try_files /nothing @named; }
     """ % o.addr)
@@ -46,6 +47,9 @@ def status(srv, method, path, headers=()):
     ("GET", "/auth/x", 200), ("POST", "/auth/x", 401),
     ("PROPFIND", "/dav/f.txt", 200), ("MKCOL", "/dav/f.txt", 403), ("GET", "/dav/f.txt", 200),
     ("GET", "/toname/x", 200), ("POST", "/toname/x", 403),
+    # names in lower case, as nginx takes them: the same methods
+    ("GET", "/lc/x", 200), ("HEAD", "/lc/x", 200), ("PROPFIND", "/lc/x", 200),
+    ("POST", "/lc/x", 403), ("MKCOL", "/lc/x", 403), ("get", "/lc/x", 403),
 ])
 def test_methods(srv, method, path, expected):
     assert status(srv, method, path) == expected

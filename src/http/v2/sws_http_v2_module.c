@@ -8,6 +8,7 @@ static char *sws_http_v2_merge_srv_conf(sws_conf_t *cf, void *parent, void *chil
 static void *sws_http_v2_create_loc_conf(sws_conf_t *cf);
 static sws_int_t sws_http_v2_postconfiguration(sws_conf_t *cf);
 static char *sws_http_v2_merge_loc_conf(sws_conf_t *cf, void *parent, void *child);
+static char *sws_http_v2_obsolete(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 
 #define HTTP_ALL  (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF | SWS_HTTP_LOC_CONF)
 #define HTTP_MS   (SWS_HTTP_MAIN_CONF | SWS_HTTP_SRV_CONF)
@@ -28,6 +29,16 @@ static const sws_command_t sws_http_v2_commands[] = {
       SWS_HTTP_MAIN_CONF_OFFSET, offsetof(sws_http_v2_main_conf_t, recv_buffer_size), NULL },
     { "http2_chunk_size", HTTP_ALL | SWS_CONF_TAKE1, sws_conf_set_size_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_http_v2_loc_conf_t, chunk_size), NULL },
+    /* nginx 1.22 takes these; server push is gone from browsers (and from
+     * nginx 1.25.1), the others have no effect there either */
+    { "http2_push", HTTP_ALL | SWS_CONF_TAKE1, sws_http_v2_obsolete,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "http2_push_preload", HTTP_ALL | SWS_CONF_FLAG, sws_http_v2_obsolete,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "http2_recv_timeout", HTTP_MS | SWS_CONF_TAKE1, sws_http_v2_obsolete,
+      SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
+    { "http2_streams_index_size", HTTP_MS | SWS_CONF_TAKE1, sws_http_v2_obsolete,
+      SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
     sws_null_command
 };
 
@@ -41,6 +52,17 @@ sws_module_t sws_http_v2_module = {
     .merge_loc_conf = sws_http_v2_merge_loc_conf,
     .postconfiguration = sws_http_v2_postconfiguration,
 };
+
+/* A directive nginx 1.22 takes that does nothing here: a warning, so
+ * that a configuration brought from nginx starts. */
+static char *
+sws_http_v2_obsolete(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    (void) conf;
+    sws_conf_log_error(SWS_LOG_WARN, cf, 0, "the \"%s\" directive is obsolete, ignored",
+                       cmd->name);
+    return SWS_CONF_OK;
+}
 
 /* "listen ... http2", or "http2 on" in the session's server (the
  * address's default, or the one SNI chose). */
