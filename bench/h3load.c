@@ -1013,7 +1013,8 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
     double bps = elapsed > 0 ? (double) st.body_bytes / elapsed : 0.0;
     double mean = 0.0, cpu_us = st.done ? (cpu_user + cpu_sys) * 1e6 / (double) st.done : 0.0;
 
-    qsort(st.lat, st.nlat, sizeof(*st.lat), cmp_u64);
+    if (st.nlat)
+        qsort(st.lat, st.nlat, sizeof(*st.lat), cmp_u64);
     for (size_t i = 0; i < st.nlat; i++)
         mean += (double) st.lat[i];
     if (st.nlat)
