@@ -169,7 +169,9 @@ class Scalwsd(ServerDef):
             return str(e)
         if p.returncode == 0:
             return None
-        return p.stdout.decode("utf-8", "replace").strip().replace("\n", " | ")[-300:]
+        out = p.stdout.decode("utf-8", "replace").replace(conf_path, self.conf_name)
+        m = re.search(r"\[emerg\] \S+ (.*)", out)
+        return (m.group(1) if m else out.strip().replace("\n", " | "))[:300]
 
     def extra_placeholders(self, ctx, single):
         values = _nginx_user_line()
