@@ -576,9 +576,15 @@ def main(argv):
                 try:
                     for srv in names_here:
                         log("[%s] callgrind %s" % (sc.name, srv.name))
-                        if srv.no_callgrind:
-                            log("    skipped: " + srv.no_callgrind)
-                            cg[(sc.name, srv.name)] = {"error": srv.no_callgrind}
+                        # not run under callgrind (Caddy), or skipped in the
+                        # rounds (a scalwsd without HTTP/3)
+                        why = srv.no_callgrind and "skipped: " + srv.no_callgrind
+                        why = why or next((r["error"] for r in rows if r["scenario"] == sc.name
+                                           and r["server"] == srv.name
+                                           and r["error"].startswith("skipped:")), None)
+                        if why:
+                            log("    " + why)
+                            cg[(sc.name, srv.name)] = {"error": why}
                             continue
                         try:
                             if rctx is None:
