@@ -86,6 +86,7 @@ static struct {
     const char *paths[MAX_TARGETS];
     int npaths;
     uint64_t window;            /* a stream's initial receive window */
+    int debug;                  /* ngtcp2's log on stderr */
 } opt = {
     .conns = 1, .streams = 1, .timeout = 30.0, .gso = 1, .method = "GET",
     .window = 1024 * 1024,
@@ -601,6 +602,16 @@ static int q_get_new_connection_id(ngtcp2_conn *qc, ngtcp2_cid *cid, uint8_t *to
     return 0;
 }
 
+static void q_log(void *user_data, const char *fmt, ...)
+{
+    va_list ap;
+    (void) user_data;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
 static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
 {
     return ((struct conn *) ref->user_data)->qc;
@@ -733,18 +744,20 @@ static void conn_write(struct conn *c)
             break;
         lens[npkts++] = (size_t) nwrite;
         off += (size_t) nwrite;
+        /* a send quantum's worth leaves at once; then on with the next
+         * (ngtcp2 says when there is nothing more it may send: 0 above) */
         if (npkts == max_pkts) {
             send_batch(c, lens, npkts);
             npkts = off = 0;
-            ngtcp2_conn_update_pkt_tx_time(c->qc, ts);
-            /* the pacer decides when the next ones may go */
-            if (ngtcp2_conn_get_expiry(c->qc) > ts)
-                return;
         }
     }
     if (npkts)
         send_batch(c, lens, npkts);
-    ngtcp2_conn_update_pkt_tx_time(c->qc, ts);
+    /* The pacer: not during the handshake, where its first gap comes from
+     * the initial RTT guess (333 ms) and would hold the client's Finished
+     * back for many real round trips. */
+    if (c->handshaken)
+        ngtcp2_conn_update_pkt_tx_time(c->qc, ts);
 }
 
 static void conn_read(struct conn *c)
@@ -880,6 +893,8 @@ static void conn_open(struct conn *c, const struct addrinfo *ai)
 
     ngtcp2_settings_default(&settings);
     settings.initial_ts = now_ns();
+    if (opt.debug)
+        settings.log_printf = q_log;
     if (opt.timeout * 1e9 < (double) settings.handshake_timeout)
         settings.handshake_timeout = (ngtcp2_duration) (opt.timeout * 1e9);
     /* windows that grow with the path, up to what a 1 MiB answer needs */
@@ -1091,7 +1106,8 @@ static void usage(FILE *f)
           "  --no-gso        send datagrams one by one and read without GRO\n"
           "  --print         print the responses' header fields\n"
           "  -o FILE         write the responses' bodies to FILE\n"
-          "  --json          the summary as one JSON object\n", f);
+          "  --json          the summary as one JSON object\n"
+          "  --debug         ngtcp2's log on stderr\n", f);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -1153,6 +1169,7 @@ int main(int argc, char **argv)
         { "no-gso", no_argument, NULL, 'G' },
         { "print", no_argument, NULL, 'P' },
         { "json", no_argument, NULL, 'J' },
+        { "debug", no_argument, NULL, 'X' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1194,6 +1211,7 @@ int main(int argc, char **argv)
         case 'G': opt.gso = 0; break;
         case 'P': opt.print = 1; break;
         case 'J': opt.json = 1; break;
+        case 'X': opt.debug = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
