@@ -994,7 +994,7 @@ static void conn_expiry(struct conn *c, uint64_t now)
     if (c->dead || ngtcp2_conn_get_expiry(c->qc) > now)
         return;
     rv = ngtcp2_conn_handle_expiry(c->qc, now);
-    if (rv == NGTCP2_ERR_IDLE_CLOSE) {
+    if (rv == NGTCP2_ERR_IDLE_CLOSE || rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT) {
         conn_kill(c, c->handshaken ? "idle timeout" : "handshake timed out");
         return;
     }

@@ -178,6 +178,26 @@ def test_nothing_listening():
     assert s["connections"]["failed"] == 1 and s["done"] == 0 and s["error"]
 
 
+def test_silent_server():
+    """A UDP port that takes the Initial and never answers: given up after
+    -t, the connection counted as failed."""
+    import socket
+    import time
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:
+        silent.bind(("127.0.0.1", 0))
+        t0 = time.monotonic()
+        p = subprocess.run([h3client.H3LOAD, "-k", "--json", "-t", "1",
+                            "https://127.0.0.1:%d/" % silent.getsockname()[1]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20, check=False)
+        elapsed = time.monotonic() - t0
+        assert silent.recv(2048)                # its Initial came
+    assert p.returncode == 1
+    assert elapsed < 5
+    s = json.loads(p.stdout.decode().splitlines()[-1])
+    assert s["connections"] == {"opened": 1, "handshaken": 0, "failed": 1}
+    assert s["done"] == 0 and "handshake timed out" in s["error"], s["error"]
+
+
 @pytest.mark.parametrize("args", [["http://127.0.0.1:1/"], ["-H", "no colon", "https://x/"],
                                   ["-c", "0", "https://x/"], ["https://x/", "relative"]])
 def test_bad_arguments(args):
