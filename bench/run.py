@@ -102,7 +102,7 @@ def parse_args(argv):
     p.add_argument("--modules-dir", default=env.get("SCALWS_MODULES") or os.path.join(SRC, "objs", "modules"))
     p.add_argument("--h3load", default=env.get("H3LOAD"),
                    help="the HTTP/3 load client of the h3-* scenarios (default: bench/h3load "
-                        "in scalwsd's build directory, as make builds it)")
+                        "in scalwsd's build directory, as make builds it, else in objs/)")
     p.add_argument("--out", default=os.path.join(SRC, "docs", "benchmarks"),
                    help="report directory (default: docs/benchmarks)")
     p.add_argument("--no-install", action="store_true", help="never run apt-get")
@@ -439,8 +439,11 @@ def main(argv):
         log("bench: unknown server(s): %s (known: %s)" % (", ".join(unknown), ", ".join(all_servers)))
         return 2
     servers = [all_servers[n] for n in names]
-    loadgen.H3LOAD = a.h3load or os.path.join(os.path.dirname(os.path.abspath(a.scalwsd)),
-                                              "bench", "h3load")
+    # h3load: beside the scalwsd measured (its build), else this tree's build's
+    loadgen.H3LOAD = a.h3load or next(
+        (p for p in (os.path.join(os.path.dirname(os.path.abspath(a.scalwsd)), "bench", "h3load"),
+                     os.path.join(SRC, "objs", "bench", "h3load")) if os.access(p, os.X_OK)),
+        os.path.join(os.path.dirname(os.path.abspath(a.scalwsd)), "bench", "h3load"))
     h3 = [sc for sc in selected if sc.load_tool in loadgen.H3LOAD_TOOLS]
     if h3 and not os.access(loadgen.H3LOAD, os.X_OK):
         why = ("%s is not built (configure needs libngtcp2-dev libngtcp2-crypto-gnutls-dev "
