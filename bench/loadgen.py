@@ -1,10 +1,11 @@
-"""Load tools: wrk (HTTP/1.1, plain or TLS), h2load (HTTP/2 over TLS) and
-openssl s_time (TLS handshakes), each an argv maker plus a parser of its
-output into the same dict; and the exact-count clients: a sequential
+"""Load tools: wrk (HTTP/1.1, plain or TLS), h2load (HTTP/2 over TLS),
+h3load (HTTP/3, bench/h3load.c) and openssl s_time (TLS handshakes), each
+an argv maker plus a parser of its output into the same dict; and the exact-count clients: a sequential
 keep-alive client (plain or TLS) that sends exactly N requests, and one that
 opens N TLS connections (for callgrind, where the request count must be
 exact, and to check a server's answer before it is measured)."""
 
+import json
 import os
 import re
 import shlex
@@ -112,6 +113,77 @@ def parse_h2load(out):
     return r
 
 
+# ---- h3load (HTTP/3) --------------------------------------------------------
+
+# bench/h3load.c as the build makes it (BUILDDIR/bench/h3load); bench/run
+# sets it from --h3load
+H3LOAD = os.environ.get("H3LOAD") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "objs", "bench", "h3load")
+
+# the h3load tools: h3load's options beside -c and -m (streams in flight per
+# connection: one, as tls-h2-static-small's h2load)
+H3LOAD_TOOLS = {"h3load": [], "h3load-nogso": ["--no-gso"]}
+
+
+def h3load_argv(url, duration, connections, threads, cpu, extra=()):
+    """h3load for `duration` seconds, one request at a time per connection
+    (then 5 s at most for the answers in flight); its summary as one JSON
+    line (--json), the self-signed certificate accepted (-k)."""
+    return (["taskset", "-c", str(cpu), H3LOAD, "-k", "--json", "-c%d" % connections, "-m1",
+             "-d%d" % duration, "-t5"] + list(extra) + [url])
+
+
+def h3load_nogso_argv(url, duration, connections, threads, cpu):
+    """h3load without GSO (and GRO) on its own sockets."""
+    return h3load_argv(url, duration, connections, threads, cpu,
+                       extra=H3LOAD_TOOLS["h3load-nogso"])
+
+
+def parse_h3load(out):
+    """The numbers in h3load's --json summary (its last line)."""
+    r = {"requests": None, "elapsed_s": None, "rps": None, "p50_ms": None, "p99_ms": None,
+         "non2xx": 0, "socket_errors": 0, "errors_detail": ""}
+    lines = out.strip().splitlines()
+    try:
+        s = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        s = None
+    if not isinstance(s, dict):
+        r["socket_errors"] = 1
+        r["errors_detail"] = "h3load printed no summary"
+        return r
+    r.update({"requests": s["succeeded"] + s["failed"], "elapsed_s": s["elapsed_s"],
+              "rps": s["rps"], "p50_ms": s["latency_ms"]["p50"], "p99_ms": s["latency_ms"]["p99"],
+              "mean_ms": s["latency_ms"]["mean"], "body_bytes": s["body_bytes"],
+              "non2xx": s["failed"] + s["status"]["1xx"] + s["status"]["other"]})
+    bad = s["errored"] + s["timeout"] + s["connections"]["failed"]
+    if bad:
+        r["socket_errors"] = bad
+        r["errors_detail"] = "h3load: %d errored, %d timeout, %d connections failed: %s" % (
+            s["errored"], s["timeout"], s["connections"]["failed"], s["error"])
+    return r
+
+
+def h3load_exact(port, path, n, expect_length=-1, timeout=120.0, extra=()):
+    """Exactly n HTTP/3 requests on one connection with h3load; raises
+    HttpError unless all n succeed with 2xx (and expect_length body bytes
+    each, when not -1)."""
+    argv = [H3LOAD, "-k", "--json", "-n%d" % n, "-c1", "-m1", "-t%d" % max(2, timeout - 1)] + \
+        list(extra) + ["https://127.0.0.1:%d%s" % (port, path)]
+    try:
+        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise HttpError("h3load: no answer in %.0f s" % timeout)
+    r = parse_h3load(p.stdout.decode("utf-8", "replace"))
+    if r["requests"] != n or r["non2xx"] or r["socket_errors"]:
+        raise HttpError("h3load: %s of %d requests done, %d non-2xx, %s"
+                        % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
+    if expect_length >= 0 and r["body_bytes"] != n * expect_length:
+        raise HttpError("h3load: %d body bytes for %d requests (expected %d each)"
+                        % (r["body_bytes"], n, expect_length))
+
+
 # ---- openssl s_time -------------------------------------------------------
 
 S_TIME_CLIENTS = 8
@@ -157,9 +229,11 @@ def parse_s_time(out):
 
 
 PARSERS = {"wrk": parse_wrk, "h2load": parse_h2load, "h2load-m10": parse_h2load,
-           "s_time-new": parse_s_time, "s_time-reuse": parse_s_time}
+           "s_time-new": parse_s_time, "s_time-reuse": parse_s_time,
+           "h3load": parse_h3load, "h3load-nogso": parse_h3load}
 ARGV = {"wrk": wrk_argv, "h2load": h2load_argv, "h2load-m10": h2load_m10_argv,
-        "s_time-new": s_time_new_argv, "s_time-reuse": s_time_reuse_argv}
+        "s_time-new": s_time_new_argv, "s_time-reuse": s_time_reuse_argv,
+        "h3load": h3load_argv, "h3load-nogso": h3load_nogso_argv}
 
 
 def run_load(tool, argv, out_path, duration):
@@ -369,6 +443,9 @@ def exact(scenario, port, n, timeout=120.0):
     (HTTP/2 for h2load, a connection each for s_time, else HTTP/1.1
     keep-alive, over TLS in the TLS scenarios); raises HttpError on the
     first wrong answer."""
+    if scenario.load_tool in H3LOAD_TOOLS:
+        return h3load_exact(port, scenario.path, n, scenario.expect_length,
+                            timeout=max(timeout, 30.0), extra=H3LOAD_TOOLS[scenario.load_tool])
     if scenario.load_tool in H2LOAD_STREAMS:
         return h2load_exact(port, scenario.path, n, timeout=max(timeout, 300.0),
                             streams=H2LOAD_STREAMS[scenario.load_tool])

@@ -100,6 +100,9 @@ def parse_args(argv):
     p.add_argument("--client-cpu", type=int, default=1)
     p.add_argument("--scalwsd", default=env.get("SCALWSD") or os.path.join(SRC, "objs", "scalwsd"))
     p.add_argument("--modules-dir", default=env.get("SCALWS_MODULES") or os.path.join(SRC, "objs", "modules"))
+    p.add_argument("--h3load", default=env.get("H3LOAD"),
+                   help="the HTTP/3 load client of the h3-* scenarios (default: bench/h3load "
+                        "in scalwsd's build directory, as make builds it, else in objs/)")
     p.add_argument("--out", default=os.path.join(SRC, "docs", "benchmarks"),
                    help="report directory (default: docs/benchmarks)")
     p.add_argument("--no-install", action="store_true", help="never run apt-get")
@@ -182,6 +185,13 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
     os.chmod(stmp, 0o755)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=False, tmp=stmp)
+    if scenario.load_tool in loadgen.H3LOAD_TOOLS and hasattr(server, "config_error"):
+        # a scalwsd without HTTP/3 (built before src/http/v3) refuses the
+        # quic listener: skipped, not measured
+        err = server.config_error(conf, stmp)
+        if err:
+            row["error"] = "skipped: this scalwsd has no HTTP/3 (scalwsd -t: %s)" % err
+            return row
     argv = ["taskset", "-c", str(a.server_cpu)] + server.argv(conf, stmp)
     ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
     if cap:
@@ -429,6 +439,20 @@ def main(argv):
         log("bench: unknown server(s): %s (known: %s)" % (", ".join(unknown), ", ".join(all_servers)))
         return 2
     servers = [all_servers[n] for n in names]
+    # h3load: beside the scalwsd measured (its build), else this tree's build's
+    loadgen.H3LOAD = a.h3load or next(
+        (p for p in (os.path.join(os.path.dirname(os.path.abspath(a.scalwsd)), "bench", "h3load"),
+                     os.path.join(SRC, "objs", "bench", "h3load")) if os.access(p, os.X_OK)),
+        os.path.join(os.path.dirname(os.path.abspath(a.scalwsd)), "bench", "h3load"))
+    h3 = [sc for sc in selected if sc.load_tool in loadgen.H3LOAD_TOOLS]
+    if h3 and not os.access(loadgen.H3LOAD, os.X_OK):
+        why = ("%s is not built (configure needs libngtcp2-dev libngtcp2-crypto-gnutls-dev "
+               "libnghttp3-dev libgnutls28-dev)" % loadgen.H3LOAD)
+        if split_list(a.scenarios):
+            log("bench: " + why)
+            return 2
+        log("bench: leaving out %s: %s" % (", ".join(sc.name for sc in h3), why))
+        selected = [sc for sc in selected if sc not in h3]
     if not all_servers["scalwsd"].available() and "scalwsd" in names:
         log("bench: %s is not built (run make first)" % a.scalwsd)
         return 2
@@ -555,6 +579,16 @@ def main(argv):
                 try:
                     for srv in names_here:
                         log("[%s] callgrind %s" % (sc.name, srv.name))
+                        # not run under callgrind (Caddy), or skipped in the
+                        # rounds (a scalwsd without HTTP/3)
+                        why = srv.no_callgrind and "skipped: " + srv.no_callgrind
+                        why = why or next((r["error"] for r in rows if r["scenario"] == sc.name
+                                           and r["server"] == srv.name
+                                           and r["error"].startswith("skipped:")), None)
+                        if why:
+                            log("    " + why)
+                            cg[(sc.name, srv.name)] = {"error": why}
+                            continue
                         try:
                             if rctx is None:
                                 raise RuntimeError(err)

@@ -74,9 +74,11 @@ class Scenario:
 
 
 # the web servers compared; "floor" (bench/floor.c) is a reference beside
-# them: one fixed response per request, the kernel's cost and little else
+# them: one fixed response per request, the kernel's cost and little else.
+# Caddy (Debian's 2.6, Go) serves HTTPS only in the bench: the TLS and
+# HTTP/3 scenarios, beside the others there.
 WEB_SERVERS = ("scalwsd", "nginx", "h2o", "lighttpd")
-ALL_SERVERS = WEB_SERVERS + ("floor",)
+ALL_SERVERS = WEB_SERVERS + ("caddy", "floor")
 
 
 def _everyone(fragment: str) -> Dict[str, str]:
@@ -85,7 +87,14 @@ def _everyone(fragment: str) -> Dict[str, str]:
 
 # The TLS fragment: certificate and session cache (h2o: in its listen block,
 # from the base template; its session cache and tickets are on by default).
-_TLS = {"scalwsd": "tls", "nginx": "tls", "h2o": "", "lighttpd": "tls"}
+_TLS = {"scalwsd": "tls", "nginx": "tls", "h2o": "", "lighttpd": "tls", "caddy": ""}
+
+# HTTP/3: scalwsd's QUIC listener beside its TLS one on the same port
+# number (bench/configs/scalwsd/h3.frag); Caddy serves HTTP/3 on its HTTPS
+# port by default. Debian's nginx 1.22 and h2o 2.2 have no HTTP/3, nor has
+# lighttpd 1.4.
+_NO_H3 = "no HTTP/3 in Debian 12's build"
+_H3_NA = {"nginx": _NO_H3, "h2o": _NO_H3, "lighttpd": _NO_H3}
 
 SCENARIOS = [
     Scenario(
@@ -413,6 +422,55 @@ SCENARIOS += [
                                     "(mod_deflate caches its own output instead)"},
         request_headers=("Accept-Encoding: gzip",),
         expect_encoding="gzip",
+    ),
+]
+
+# HTTP/3 over QUIC, driven by bench/h3load (ngtcp2 + nghttp3): 64
+# connections, one request at a time on each, as tls-h2-static-small.
+SCENARIOS += [
+    Scenario(
+        name="h3-static-small",
+        path="/hello.txt",
+        description="small static file over HTTP/3 (QUIC, TLS 1.3): GET /hello.txt (13 bytes), "
+                    "h3load, one stream at a time per connection; compare with "
+                    "tls-h2-static-small",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "h3", "caddy": ""},
+        not_applicable=_H3_NA,
+        load_tool="h3load",
+        scheme="https",
+        tls=True,
+    ),
+    Scenario(
+        name="h3-static-1m",
+        path="/1m.bin",
+        description="1 MiB static file over HTTP/3, GSO on where the server has it (scalwsd's "
+                    "quic_gso default; Caddy 2.6's quic-go has no GSO); compare with "
+                    "tls-static-1m",
+        expect_status=200,
+        expect_length=ONE_MIB,
+        fragments={"scalwsd": "h3", "caddy": ""},
+        not_applicable=_H3_NA,
+        load_tool="h3load",
+        scheme="https",
+        tls=True,
+        callgrind_counts=(100, 300),
+    ),
+    Scenario(
+        name="h3-static-1m-nogso",
+        path="/1m.bin",
+        description="h3-static-1m without UDP GSO: scalwsd with quic_gso off, h3load with "
+                    "--no-gso (one datagram per send, no GRO); Caddy as in h3-static-1m (no GSO "
+                    "either way)",
+        expect_status=200,
+        expect_length=ONE_MIB,
+        fragments={"scalwsd": "h3-nogso", "caddy": ""},
+        not_applicable=_H3_NA,
+        load_tool="h3load-nogso",
+        scheme="https",
+        tls=True,
+        callgrind_counts=(100, 300),
     ),
 ]
 

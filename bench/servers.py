@@ -4,7 +4,7 @@ and how they report their version.
 
 Every server runs one event loop in one worker process (nginx and scalwsd: a
 master and one worker; h2o: one process with num-threads 1; lighttpd: one
-process). For callgrind they run as a single process (`single=True`):
+process; Caddy: one Go process on one CPU). For callgrind they run as a single process (`single=True`):
 master_process off for nginx and scalwsd, unchanged for h2o and lighttpd.
 """
 
@@ -36,6 +36,7 @@ class ServerDef:
     conf_name = "server.conf"
     packages = ()               # Debian packages providing it
     stop_signal = 15            # SIGTERM: every server here exits promptly on it
+    no_callgrind = None         # why its instructions are not counted, if not
 
     def binary(self):
         raise NotImplementedError
@@ -158,6 +159,20 @@ class Scalwsd(ServerDef):
     def argv(self, conf_path, tmp):
         return [self.binary(), "-p", tmp + "/", "-c", conf_path]
 
+    def config_error(self, conf_path, tmp):
+        """scalwsd -t on the configuration: its complaint, or None."""
+        try:
+            p = subprocess.run([self.binary(), "-t", "-p", tmp + "/", "-c", conf_path],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30,
+                               check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return str(e)
+        if p.returncode == 0:
+            return None
+        out = p.stdout.decode("utf-8", "replace").replace(conf_path, self.conf_name)
+        m = re.search(r"\[emerg\] \S+ (.*)", out)
+        return (m.group(1) if m else out.strip().replace("\n", " | "))[:300]
+
     def extra_placeholders(self, ctx, single):
         values = _nginx_user_line()
         values["HTTP_EXTRA"] = self.http_conf
@@ -246,6 +261,28 @@ class Lighttpd(ServerDef):
         return [self.binary(), "-D", "-f", conf_path]
 
 
+class Caddy(ServerDef):
+    """Debian's Caddy 2.6: HTTPS (HTTP/1.1, HTTP/2) and HTTP/3 on one port, the
+    TLS and HTTP/3 scenarios only. Its home, data and configuration
+    directories are the run's (never the user's ~/.local/share/caddy)."""
+    name = "caddy"
+    template = "Caddyfile.in"
+    conf_name = "Caddyfile"
+    packages = ("caddy",)
+    no_callgrind = "a Go program: not run under callgrind"
+
+    def binary(self):
+        return shutil.which("caddy") or ("/usr/bin/caddy" if os.path.exists("/usr/bin/caddy") else None)
+
+    def version(self):
+        return _run([self.binary(), "version"]).strip().split(" ")[0]
+
+    def argv(self, conf_path, tmp):
+        return ["env", "HOME=" + tmp, "XDG_DATA_HOME=%s/caddy-data" % tmp,
+                "XDG_CONFIG_HOME=%s/caddy-config" % tmp,
+                self.binary(), "run", "--config", conf_path, "--adapter", "caddyfile"]
+
+
 class Floor(ServerDef):
     """The reference of bench/floor.c: built here with cc, once per source
     (the binary is named after the source's hash, in the system's temp dir)."""
@@ -304,6 +341,7 @@ def make_servers(scalwsd_binary, modules_dir, baseline=None, scalwsd_http_conf="
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),
+        "caddy": Caddy(),
         "floor": Floor(),
     }
     if baseline:

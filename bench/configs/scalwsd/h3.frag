@@ -1,0 +1,8 @@
+        # HTTP/3: a QUIC listener on the TLS listener's port number (UDP),
+        # the same certificate (tls.frag's directives)
+        listen 127.0.0.1:@PORT@ quic reuseport;
+        http3 on;
+        ssl_certificate @CERT@;
+        ssl_certificate_key @KEY@;
+        ssl_session_cache shared:SSL:10m;
+        ssl_protocols TLSv1.3;
