@@ -102,6 +102,7 @@ typedef struct {
     unsigned                  ssl:1;
     unsigned                  http2:1;
     unsigned                  proxy_protocol:1;
+    unsigned                  quic:1;      /* "quic": UDP, HTTP/3 (v3/) */
     unsigned                  bind:1;      /* "bind", or a socket option */
     unsigned                  deferred:1;
     unsigned                  ipv6only_off:1;
@@ -138,6 +139,9 @@ struct sws_http_addr_s {
     unsigned                   http2:1;    /* a "listen ... http2" */
     unsigned                   proxy_protocol:1; /* a "listen ... proxy_protocol" */
     unsigned                   bind:1;     /* a socket of its own */
+    /* "listen ... quic": a UDP address of its own beside the TCP one of
+     * the same port; its socket is HTTP/3's (v3/sws_http_v3_module.c). */
+    unsigned                   quic:1;
 };
 
 struct sws_http_core_srv_conf_s {
