@@ -836,6 +836,10 @@ extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
 void sws_http_fixed_filters_reset(void);
 void sws_http_fixed_module_begin(void);
 sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
+/* A built-in module's turn ends: the acts() it gave (sws_http_filters_act_when,
+ * for a filter it installs only where configured) are asked of every fixed
+ * response too. */
+sws_int_t sws_http_fixed_builtin_end(sws_conf_t *cf);
 /* sws_http_stored.c: a received or stored header put on the response
  * (Content-Type, ETag, Last-Modified, Location set as such); lcname: the
  * name in lower case when known (NULL: compared ignoring case) */

@@ -966,6 +966,9 @@ sws_http_v3_datagram(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     ngtcp2_pkt_info     pi;
     int                 rv;
 
+    if (d->len == 0) {
+        return;                         /* (ngtcp2 asserts there is a byte) */
+    }
     rv = ngtcp2_pkt_decode_version_cid(&vc, d->data, d->len, SWS_H3_CID_LEN);
     if (rv == NGTCP2_ERR_VERSION_NEGOTIATION) {
         sws_http_v3_version_negotiation(us, d, &vc);

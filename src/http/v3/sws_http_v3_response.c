@@ -403,7 +403,7 @@ sws_http_v3_read_data(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t v
         return NGHTTP3_ERR_WOULDBLOCK;
     }
     n = sws_min(have, SWS_H3_CHUNK);
-    allow = sws_http_limit_rate_allow(r, st->sent, &delay);
+    allow = sws_http_limit_rate_allow(r, st->sent + (off_t) st->head_size, &delay);
     if (allow == 0) {
         st->blocked = 1;
         sws_add_timer(&st->pace, delay);
