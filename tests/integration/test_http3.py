@@ -298,15 +298,18 @@ def test_garbage_and_truncated_datagrams(srv):
     assert srv.alive()
 
 
-def test_quic_retry(sws, pki):
+def test_quic_retry_and_gso(sws, pki):
     s = t.launch(sws, pki, files=FILES, server="""
         listen 127.0.0.1:@PORT@ quic;
         quic_retry on;
+        quic_gso on;
     """)
-    r = h3get(s.port, "/hello.txt")
+    r = h3get(s.port, "/hello.txt", "/big.bin", timeout=30)
     assert r.status() == 200, r.out[-3000:]
     assert r.bodies.get("hello.txt") == FILES["html/hello.txt"]
-    assert re.search(r"Retry", r.out, re.I)
+    assert r.bodies.get("big.bin") == BIG
+    # the client went through a Retry first
+    assert re.search(r"type=Retry", r.out), r.out[-3000:]
 
 
 def test_http3_off(sws, pki):
@@ -342,3 +345,32 @@ def test_config_errors(tmp_path, pki):
     rc, out, _ = h.start_expect_failure(d, server="        listen 127.0.0.1:@PORT@ quic;\n")
     assert rc not in (None, 0)
     assert 'no "ssl_certificate" is defined' in out
+
+
+def test_graceful_stop_finishes_transfers(sws, pki):
+    """QUIT while a response is on its way: the worker sends GOAWAY, the
+    response completes, then the worker (and the master) exit."""
+    import signal
+    import threading
+    s = t.launch(sws, pki, files=FILES, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        location = /limited { alias @TMP@/html/c.txt; limit_rate 100k; }
+    """)
+    result = {}
+
+    def fetch():
+        start = time.monotonic()
+        result["r"] = h3get(s.port, "/limited", timeout=30)
+        result["took"] = time.monotonic() - start
+
+    th = threading.Thread(target=fetch)
+    th.start()
+    time.sleep(0.4)                 # the transfer has begun (about 1 s long)
+    s.signal(signal.SIGQUIT)
+    th.join(30)
+    r = result["r"]
+    assert r.status() == 200, r.out[-3000:]
+    assert r.bodies.get("limited") == FILES["html/c.txt"]
+    assert result["took"] >= 0.8        # paced to its end, not cut at the QUIT
+    assert s.wait_exit(10) is not None
+    assert "worker process" in s.error_log() and "exited with code 0" in s.error_log()
