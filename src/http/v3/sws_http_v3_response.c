@@ -8,7 +8,6 @@
  * that lives until the client acknowledges it, and no more than
  * SWS_H3_INFLIGHT bytes per stream wait for that. Nothing is read whole.
  */
-#include <unistd.h>
 #include "sws_http_v3.h"
 #include "sws_http_limit_rate.h"
 
@@ -80,26 +79,6 @@ sws_http_v3_nv(nghttp3_nv *nv, const char *name, size_t nlen, const u_char *valu
 #define sws_http_v3_nv_lit(nv, name, value, vlen) \
     sws_http_v3_nv(nv, name, sizeof(name) - 1, value, vlen)
 
-/* HTTP/1's connection management has no place in HTTP/3 (RFC 9114
- * 4.2): a module (a proxy passing fields on) may have set some. */
-static int
-sws_http_v3_connection_field(const sws_str_t *name)
-{
-    static const char *const names[] = {
-        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", NULL
-    };
-    int i;
-
-    for (i = 0; names[i]; i++) {
-        if (name->len == strlen(names[i])
-            && sws_strncasecmp(name->data, (const u_char *) names[i], name->len) == 0)
-        {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Fields after nv, names lower-cased (RFC 9114 4.2); deleted ones and
  * HTTP/1 connection fields left out. *date: set if one is a Date. Returns
  * the next free pair, NULL when out of memory. */
@@ -111,7 +90,7 @@ sws_http_v3_fields(sws_http_request_t *r, nghttp3_nv *nv, const sws_http_header_
     u_char     *name;
 
     for (i = 0; i < n; i++) {
-        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_v3_connection_field(&h[i].name)) {
+        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_connection_field(&h[i].name)) {
             continue;
         }
         name = sws_pnalloc(r->pool, h[i].name.len);
@@ -285,7 +264,7 @@ static sws_int_t
 sws_http_v3_send_body(sws_http_request_t *r, sws_chain_t *in)
 {
     sws_http_v3_stream_t *st = r->stream;
-    sws_chain_t         **ll, *cl;
+    unsigned              last = 0;
 
     if (st->qc == NULL || st->reset) {
         return SWS_ERROR;
@@ -293,73 +272,14 @@ sws_http_v3_send_body(sws_http_request_t *r, sws_chain_t *in)
     if (!st->data) {
         return SWS_OK;                  /* no body on this stream: dropped */
     }
-    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
-    for (; in; in = in->next) {
-        if (in->buf->last_buf) {
-            st->out_last = 1;
-        }
-        if (sws_buf_special(in->buf) || sws_buf_size(in->buf) == 0) {
-            continue;
-        }
-        cl = sws_alloc_chain_link(r->pool);
-        if (cl == NULL) {
-            return SWS_ERROR;
-        }
-        cl->buf = in->buf;
-        cl->next = NULL;
-        *ll = cl;
-        ll = &cl->next;
+    if (sws_http_out_queue(r, in, &last) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (last) {
+        st->out_last = 1;
     }
     sws_http_v3_resume(st);
     return r->out ? SWS_AGAIN : SWS_OK;
-}
-
-/* Bytes in r->out, counting up to max. */
-static size_t
-sws_http_v3_out_size(sws_http_request_t *r, size_t max)
-{
-    sws_chain_t *cl;
-    size_t       n = 0;
-
-    for (cl = r->out; cl && n < max; cl = cl->next) {
-        if (!sws_buf_special(cl->buf)) {
-            n += (size_t) sws_buf_size(cl->buf);
-        }
-    }
-    return n;
-}
-
-/* n bytes of r->out into p: memory copied, files read. */
-static sws_int_t
-sws_http_v3_copy_out(sws_http_request_t *r, u_char *p, size_t n)
-{
-    sws_chain_t *cl;
-    sws_buf_t   *b;
-    size_t       k, done = 0, off;
-    ssize_t      got;
-
-    for (cl = r->out; cl && done < n; cl = cl->next) {
-        b = cl->buf;
-        if (sws_buf_special(b)) {
-            continue;
-        }
-        k = sws_min((size_t) sws_buf_size(b), n - done);
-        if (sws_buf_in_memory(b)) {
-            sws_memcpy(p + done, b->pos, k);
-            done += k;
-            continue;
-        }
-        for (off = 0; off < k; off += (size_t) got) {
-            got = pread(b->fd, p + done, k - off, b->file_pos + (off_t) off);
-            if (got <= 0) {
-                sws_log_error(SWS_LOG_CRIT, r->log, got ? errno : 0,
-                              "pread() of the response body failed");
-                return SWS_ERROR;
-            }
-            done += (size_t) got;
-        }
-    }
-    return SWS_OK;
 }
 
 void
@@ -392,7 +312,7 @@ sws_http_v3_read_data(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t v
         st->blocked = 1;                /* acknowledgements resume it */
         return NGHTTP3_ERR_WOULDBLOCK;
     }
-    have = sws_http_v3_out_size(r, SWS_H3_CHUNK + 1);
+    have = sws_http_out_size(r, SWS_H3_CHUNK + 1);
     if (have == 0) {
         if (st->out_last) {
             *pflags |= NGHTTP3_DATA_FLAG_EOF;
@@ -422,16 +342,12 @@ sws_http_v3_read_data(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t v
             return NGHTTP3_ERR_CALLBACK_FAILURE;
         }
     }
-    if (sws_http_v3_copy_out(r, c->data, n) != SWS_OK) {
+    if (sws_http_out_take(r, c->data, n) != SWS_OK) {
         c->next = st->free;
         st->free = c;
         st->reset = 1;
         (void) ngtcp2_conn_shutdown_stream(st->qc->conn, st->id, NGHTTP3_H3_INTERNAL_ERROR);
         return NGHTTP3_ERR_WOULDBLOCK;
-    }
-    r->out = sws_chain_update_sent(r->out, (off_t) n);
-    while (r->out && !sws_buf_special(r->out->buf) && sws_buf_size(r->out->buf) == 0) {
-        r->out = r->out->next;
     }
     c->len = n;
     c->acked = 0;

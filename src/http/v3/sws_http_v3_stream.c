@@ -262,67 +262,6 @@ sws_http_v3_recv_header(nghttp3_conn *conn, int64_t id, int32_t token, nghttp3_r
     return 0;
 }
 
-static sws_int_t
-sws_http_v3_join_cookies(sws_http_v3_stream_t *st)
-{
-    sws_str_t         *ck = st->cookies->elts;
-    sws_http_header_t *h;
-    sws_uint_t         i;
-    size_t             len = 0;
-    u_char            *p;
-
-    for (i = 0; i < st->cookies->nelts; i++) {
-        len += ck[i].len + 2;
-    }
-    h = sws_array_push(&st->r->headers_in);
-    p = sws_pnalloc(st->pool, len);
-    if (h == NULL || p == NULL) {
-        return SWS_ERROR;
-    }
-    sws_str_set(&h->name, "cookie");
-    h->hash = sws_hash_key(h->name.data, h->name.len);
-    h->value.data = p;
-    for (i = 0; i < st->cookies->nelts; i++) {
-        if (i) {
-            *p++ = ';';
-            *p++ = ' ';
-        }
-        p = sws_cpymem(p, ck[i].data, ck[i].len);
-    }
-    h->value.len = p - h->value.data;
-    return SWS_OK;
-}
-
-/* The request line HTTP/1 would have sent, through the same parser;
- * $request shows it with HTTP/3.0. */
-static sws_int_t
-sws_http_v3_request_line(sws_http_v3_stream_t *st)
-{
-    sws_http_request_t      *r = st->r;
-    sws_http_request_line_t  rl;
-    u_char                  *p, *start;
-    sws_int_t                rc;
-
-    start = sws_pnalloc(st->pool, st->method.len + st->path.len + 10);
-    if (start == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    p = sws_cpymem(start, st->method.data, st->method.len);
-    *p++ = ' ';
-    p = sws_cpymem(p, st->path.data, st->path.len);
-    p = sws_cpymem(p, " HTTP/1.1", 9);
-    r->request_line.data = start;
-    r->request_line.len = p - start;
-    r->head_length += (off_t) r->request_line.len + 2;
-    rc = sws_http_parse_request_line(&rl, start, p);
-    sws_memcpy(p - 3, "3.0", 3);
-    if (rc != SWS_OK || rl.host.len) {
-        return SWS_HTTP_BAD_REQUEST;    /* (:path is never absolute) */
-    }
-    sws_http_request_line_take(r, &rl);
-    return SWS_OK;
-}
-
 sws_int_t
 sws_http_v3_process_head(sws_http_request_t *r)
 {
@@ -335,7 +274,7 @@ sws_http_v3_process_head(sws_http_request_t *r)
     if (st->field_error) {
         return (sws_int_t) st->field_error;
     }
-    if (st->cookies && sws_http_v3_join_cookies(st) != SWS_OK) {
+    if (st->cookies && sws_http_request_cookie_join(r, st->cookies) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
@@ -346,7 +285,7 @@ sws_http_v3_process_head(sws_http_request_t *r)
     if (st->method.len == 0 || st->path.len == 0) {
         return SWS_HTTP_BAD_REQUEST;
     }
-    rc = sws_http_v3_request_line(st);
+    rc = sws_http_request_line_of_fields(r, &st->method, &st->path, "3.0");
     if (rc != SWS_OK) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
                       (int) sws_min(st->path.len, 64), st->path.data);
@@ -530,23 +469,13 @@ sws_int_t
 sws_http_v3_read_body_data(sws_http_request_t *r, u_char *buf, size_t size, size_t *n)
 {
     sws_http_v3_stream_t *st = r->stream;
-    sws_buf_t            *b;
-    size_t                k, got = 0;
+    size_t                got;
 
     *n = 0;
     if (st->body_error) {
         return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
     }
-    while (st->preread && got < size) {
-        b = st->preread->buf;
-        k = sws_min((size_t) (b->last - b->pos), size - got);
-        sws_memcpy(buf + got, b->pos, k);
-        b->pos += k;
-        got += k;
-        if (b->pos == b->last) {
-            st->preread = st->preread->next;
-        }
-    }
+    got = sws_http_chain_copy_out(&st->preread, buf, size);
     if (st->preread == NULL) {
         st->preread_last = &st->preread;
     }
