@@ -50,6 +50,7 @@ static const char conf_fmt[] =
 static sws_log_t        *fuzz_log;
 static sws_udp_socket_t  fuzz_us[2];     /* quic_retry off, on */
 static sws_connection_t  fuzz_conn;
+static sws_pool_t       *fuzz_pool;      /* the sockets' buffers */
 
 static void
 fz_write(const char *dir, const char *name, const gnutls_datum_t *d)
@@ -124,7 +125,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     char         dir[] = "/tmp/fuzz_http3_datagrams.XXXXXX", conf[2048];
     sws_cycle_t *cycle;
-    sws_pool_t  *pool;
     void        *servers;
     int          retry;
 
@@ -137,11 +137,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
         abort();
     }
     fz_certificate(dir);
-    pool = sws_pool_create(4096, fuzz_log);
+    fuzz_pool = sws_pool_create(4096, fuzz_log);
     for (retry = 0; retry < 2; retry++) {
         snprintf(conf, sizeof(conf), conf_fmt, dir, dir, retry ? "on" : "off", dir);
         servers = fuzz_read_conf(dir, conf, &cycle);
-        fz_socket(&fuzz_us[retry], servers, pool);
+        fz_socket(&fuzz_us[retry], servers, fuzz_pool);
     }
     fuzz_conn.fd = -1;
     fuzz_conn.log = fuzz_log;
