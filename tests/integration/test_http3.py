@@ -38,6 +38,9 @@ SERVER = """
         listen 127.0.0.1:@PORT@ quic;
         location = /gone { return 410; }
         location /proxy/ { proxy_pass http://@ORIGIN@/; }
+        location /stream/ { proxy_pass http://@ORIGIN@/; proxy_request_buffering off; }
+        location /small/ { proxy_pass http://@ORIGIN@/; client_max_body_size 1k; }
+        location = /vars { return 200 "$server_protocol $http3 $scheme $https $server_port"; }
         location = /limited { alias @TMP@/html/c.txt; limit_rate 100k; }
 """
 
@@ -203,6 +206,29 @@ def test_proxy_post_body(srv, origin_mod):
     assert echo["method"] == "POST"
     assert echo["version"] == "HTTP/1.0" or echo["version"].startswith("HTTP/1.")
     assert echo["body"].encode("latin-1") == body
+
+
+def test_proxy_streamed_body(srv, origin_mod):
+    """proxy_request_buffering off: the body is pulled as it comes, its
+    flow control given back as the proxy takes it."""
+    body = os.urandom(700000)
+    r = h3get(srv.port, "/stream/echo", method="POST", data=body, timeout=30)
+    assert r.status() == 200, r.out[-3000:]
+    echo = json.loads(r.bodies["echo"])
+    assert echo["body"].encode("latin-1") == body
+
+
+def test_body_too_large(srv):
+    r = h3get(srv.port, "/small/echo", method="POST", data=b"x" * 5000)
+    assert r.status() == 413, r.out[-3000:]
+    # the connection serves on
+    r = h3get(srv.port, "/hello.txt")
+    assert r.status() == 200
+
+
+def test_variables(srv):
+    r = h3get(srv.port, "/vars")
+    assert r.bodies.get("vars") == b"HTTP/3.0 h3 https on %d" % srv.port
 
 
 def test_limit_rate(srv):
