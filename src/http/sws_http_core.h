@@ -104,6 +104,7 @@ typedef struct {
     unsigned                  ssl:1;
     unsigned                  http2:1;
     unsigned                  proxy_protocol:1;
+    unsigned                  quic:1;      /* "quic": UDP, HTTP/3 (v3/) */
     unsigned                  bind:1;      /* "bind", or a socket option */
     unsigned                  deferred:1;
     unsigned                  ipv6only_off:1;
@@ -140,6 +141,9 @@ struct sws_http_addr_s {
     unsigned                   http2:1;    /* a "listen ... http2" */
     unsigned                   proxy_protocol:1; /* a "listen ... proxy_protocol" */
     unsigned                   bind:1;     /* a socket of its own */
+    /* "listen ... quic": a UDP address of its own beside the TCP one of
+     * the same port; its socket is HTTP/3's (v3/sws_http_v3_module.c). */
+    unsigned                   quic:1;
 };
 
 struct sws_http_core_srv_conf_s {
@@ -785,6 +789,30 @@ int       sws_http_phase_known(sws_http_phase_t phase);
 sws_http_request_t *sws_http_create_request(sws_http_session_t *s, sws_pool_t *pool);
 void sws_http_request_count_head(sws_http_request_t *r);   /* stub_status: head complete */
 /* (sws_http_request_head.h: sws_http_request_header, for every field.) */
+/* sws_http_request_fields.c: heads made of fields (HTTP/2, HTTP/3). The
+ * request line HTTP/1 would have sent for method and path, parsed as
+ * HTTP/1's; $request shows it with version ("3.0"): SWS_OK or an HTTP
+ * status. */
+sws_int_t sws_http_request_line_of_fields(sws_http_request_t *r, const sws_str_t *method,
+    const sws_str_t *path, const char *version);
+/* The crumbs of a cookie (sws_str_t) as one Cookie field of r: SWS_OK or
+ * SWS_ERROR. */
+sws_int_t sws_http_request_cookie_join(sws_http_request_t *r, const sws_array_t *crumbs);
+/* Is name (any case) one of HTTP/1's connection fields, which HTTP/2 and
+ * HTTP/3 responses do not carry? */
+int       sws_http_connection_field(const sws_str_t *name);
+/* sws_http_output_queue.c: r->out of a protocol that frames the body
+ * itself. Queue in's data buffers (*last set at last_buf): SWS_OK or
+ * SWS_ERROR. */
+sws_int_t sws_http_out_queue(sws_http_request_t *r, sws_chain_t *in, unsigned *last);
+/* Bytes queued, counted up to max at least. */
+size_t    sws_http_out_size(sws_http_request_t *r, size_t max);
+/* Copy the first n queued bytes (n <= what is queued) to p and take them
+ * off: SWS_OK, or SWS_ERROR (a file read failed, logged). */
+sws_int_t sws_http_out_take(sws_http_request_t *r, u_char *p, size_t n);
+/* Copy up to size bytes from a chain of memory buffers, advancing *chain
+ * past the buffers emptied; returns the bytes copied. */
+size_t    sws_http_chain_copy_out(sws_chain_t **chain, u_char *buf, size_t size);
 /* sws_http_request_body.c: the protocol-independent side of bodies. */
 sws_http_request_body_t *sws_http_body_create(sws_http_request_t *r);
 /* Append n body bytes to r->body's buffers (one of client_body_buffer_size,
@@ -835,6 +863,10 @@ extern sws_http_body_filter_pt   sws_http_builtin_top_body_filter;
 void sws_http_fixed_filters_reset(void);
 void sws_http_fixed_module_begin(void);
 sws_int_t sws_http_fixed_module_end(sws_conf_t *cf, int inserted);
+/* A built-in module's turn ends: the acts() it gave (sws_http_filters_act_when,
+ * for a filter it installs only where configured) are asked of every fixed
+ * response too. */
+sws_int_t sws_http_fixed_builtin_end(sws_conf_t *cf);
 /* sws_http_stored.c: a received or stored header put on the response
  * (Content-Type, ETag, Last-Modified, Location set as such); lcname: the
  * name in lower case when known (NULL: compared ignoring case) */

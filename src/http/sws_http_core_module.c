@@ -829,6 +829,8 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             lsn->http2 = 1;
         } else if (sws_str_eq_cstr(arg, "proxy_protocol")) {
             lsn->proxy_protocol = 1;
+        } else if (sws_str_eq_cstr(arg, "quic")) {
+            lsn->quic = 1;
         } else if (sws_conf_param(arg, "backlog=", &v)) {
             sws_int_t b = sws_atoi(v.data, v.len);
             if (b <= 0) {
@@ -845,6 +847,20 @@ sws_http_core_listen(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         } else {
             sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "invalid parameter \"%.*s\"",
                                (int) arg->len, arg->data);
+            return SWS_CONF_ERROR;
+        }
+    }
+    if (lsn->quic) {
+        /* QUIC has its own TLS and framing: as nginx, none of the TCP
+         * protocol options, and no unix socket. */
+        if (lsn->ssl || lsn->http2 || lsn->proxy_protocol) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "\"quic\" cannot go with \"%s\" "
+                               "in \"listen\"", lsn->ssl ? "ssl" : lsn->http2 ? "http2"
+                                                                 : "proxy_protocol");
+            return SWS_CONF_ERROR;
+        }
+        if (lsn->sockaddr.ss_family != AF_INET && lsn->sockaddr.ss_family != AF_INET6) {
+            sws_conf_log_error(SWS_LOG_EMERG, cf, 0, "\"quic\" needs an IP address");
             return SWS_CONF_ERROR;
         }
     }

@@ -33,13 +33,35 @@ static sws_http_filters_acts_pt  sws_http_fixed_acts[SWS_HTTP_FIXED_ACTS_MAX];
 static sws_uint_t                sws_http_fixed_nacts;
 static sws_http_filters_acts_pt  sws_http_fixed_pending;   /* this module's */
 static unsigned                  sws_http_fixed_opaque;
+/* A built-in module's filter that acts on some responses (HTTP/3's
+ * Alt-Svc, installed only when a server has a QUIC listener): asked even
+ * where no loaded module filters. None where none said so. */
+#define SWS_HTTP_FIXED_BUILTIN_MAX  4
+static sws_http_filters_acts_pt  sws_http_fixed_builtin_acts[SWS_HTTP_FIXED_BUILTIN_MAX];
+static sws_uint_t                sws_http_fixed_builtin_nacts;
 
 void
 sws_http_fixed_filters_reset(void)
 {
     sws_http_fixed_nacts = 0;
+    sws_http_fixed_builtin_nacts = 0;
     sws_http_fixed_pending = NULL;
     sws_http_fixed_opaque = 0;
+}
+
+sws_int_t
+sws_http_fixed_builtin_end(sws_conf_t *cf)
+{
+    if (sws_http_fixed_pending != NULL) {
+        if (sws_http_fixed_builtin_nacts == SWS_HTTP_FIXED_BUILTIN_MAX) {
+            sws_log_error(SWS_LOG_EMERG, sws_conf_log(cf), 0,
+                          "too many built-in filters that act on some responses");
+            return SWS_ERROR;
+        }
+        sws_http_fixed_builtin_acts[sws_http_fixed_builtin_nacts++] = sws_http_fixed_pending;
+    }
+    sws_http_fixed_pending = NULL;
+    return SWS_OK;
 }
 
 void
@@ -84,6 +106,11 @@ sws_http_fixed_filtered(sws_http_request_t *r)
 {
     sws_uint_t  i;
 
+    for (i = 0; i < sws_http_fixed_builtin_nacts; i++) {
+        if (sws_http_fixed_builtin_acts[i](r)) {
+            return 1;
+        }
+    }
     if (sws_http_top_header_filter == sws_http_builtin_top_header_filter
         && sws_http_top_body_filter == sws_http_builtin_top_body_filter)
     {

@@ -89,7 +89,7 @@ sws_http_find_addr(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, sws_http_lis
     sws_uint_t        i;
 
     for (i = 0; i < cmcf->addrs.nelts; i++) {
-        if (addrs[i]->lsn->socklen == lsn->socklen
+        if (addrs[i]->lsn->socklen == lsn->socklen && addrs[i]->quic == lsn->quic
             && memcmp(&addrs[i]->lsn->sockaddr, &lsn->sockaddr, lsn->socklen) == 0)
         {
             return addrs[i];
@@ -104,6 +104,9 @@ sws_http_find_addr(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf, sws_http_lis
     }
     *ap = addr;
     addr->lsn = lsn;
+    /* QUIC is TLS: $scheme and $https say so */
+    addr->quic = lsn->quic;
+    addr->ssl = lsn->quic;
     return addr;
 }
 
@@ -217,6 +220,7 @@ sws_http_find_wildcard(sws_http_core_main_conf_t *cmcf, sws_http_addr_t *addr)
 
     for (i = 0; i < cmcf->addrs.nelts; i++) {
         if (addrs[i]->lsn->sockaddr.ss_family == addr->lsn->sockaddr.ss_family
+            && addrs[i]->quic == addr->quic
             && sws_http_addr_is_wildcard(&addrs[i]->lsn->sockaddr)
             && sws_http_addr_port(&addrs[i]->lsn->sockaddr)
                == sws_http_addr_port(&addr->lsn->sockaddr))
@@ -296,6 +300,9 @@ sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < cmcf->addrs.nelts; i++) {
             addr = addrs[i];
+            if (addr->quic) {
+                continue;       /* HTTP/3 opens its UDP sockets itself */
+            }
             wild = NULL;
             if (sws_http_addr_is_ip(&addr->lsn->sockaddr)
                 && !sws_http_addr_is_wildcard(&addr->lsn->sockaddr))
@@ -327,7 +334,7 @@ sws_http_build_addrs(sws_conf_t *cf, sws_http_core_main_conf_t *cmcf)
     }
     /* The wildcards of bound addresses: known once every socket exists. */
     for (i = 0; i < cmcf->addrs.nelts; i++) {
-        if (addrs[i]->listening->share_port) {
+        if (!addrs[i]->quic && addrs[i]->listening->share_port) {
             wild = sws_http_find_wildcard(cmcf, addrs[i]);
             wild->listening->share_port = 1;
         }

@@ -279,9 +279,10 @@ sws_http_block(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
                 return SWS_CONF_ERROR;
             }
             if (i >= sws_builtin_modules_n
-                && sws_http_fixed_module_end(cf, top_h != sws_http_top_header_filter
-                                                 || top_b != sws_http_top_body_filter)
-                   != SWS_OK)
+                ? sws_http_fixed_module_end(cf, top_h != sws_http_top_header_filter
+                                                || top_b != sws_http_top_body_filter)
+                  != SWS_OK
+                : sws_http_fixed_builtin_end(cf) != SWS_OK)
             {
                 return SWS_CONF_ERROR;
             }

@@ -1,8 +1,9 @@
 /*
  * Which protocol a client session speaks. Each protocol registers itself
  * at configuration time (its module's postconfiguration: HTTP/1 in
- * v1/sws_http_v1_module.c, HTTP/2 in v2/sws_http_v2_module.c; HTTP/3 will
- * do the same for QUIC listeners) with its ALPN id and the listener types
+ * v1/sws_http_v1_module.c, HTTP/2 in v2/sws_http_v2_module.c, HTTP/3 in
+ * v3/sws_http_v3_module.c for QUIC listeners, found by a QUIC connection
+ * once its handshake is done) with its ALPN id and the listener types
  * it runs on. A session is then given to the protocol the TLS handshake's
  * ALPN chose, or to its listener type's fallback (HTTP/1), which may still
  * hand it on when the client starts with another protocol's preface

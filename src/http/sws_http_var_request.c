@@ -129,6 +129,18 @@ sws_http_var_tcpinfo(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     sws_http_var_uint(op, v, n);
 }
 
+/* "h3" over HTTP/3 (QUIC), or empty. */
+void
+sws_http_var_http3(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    (void) op;
+    if (r->http_version == SWS_HTTP_VERSION_30) {
+        sws_http_var_set(v, "h3");
+    } else {
+        v->len = 0;
+    }
+}
+
 /* "h2" (over TLS), "h2c" (cleartext), or empty. */
 void
 sws_http_var_http2(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)

@@ -1328,6 +1328,7 @@ static const sws_http_var_t  sws_http_vars[] = {
     { "pipe",                 sws_http_var_pipe },
     { "connection_time",      sws_http_var_connection_time },
     { "http2",                sws_http_var_http2 },
+    { "http3",                sws_http_var_http3 },
     { "hostname",             sws_http_var_hostname },
     { "nginx_version",        sws_http_var_nginx_version },
     { NULL, NULL }

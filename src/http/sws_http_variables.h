@@ -50,6 +50,7 @@ void sws_http_var_pipe(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_connection_time(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_tcpinfo(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_http2(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
+void sws_http_var_http3(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 void sws_http_var_hostname(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v);
 
 /* Forget the variables modules declared (a new configuration starts). */
