@@ -343,6 +343,61 @@ MORE_ROWS = [
     ("HTTP/2.0 on an HTTP/1 connection", raw("GET /f.txt HTTP/2.0"), 505, 505),
     ("HTTP/3.0", raw("GET /f.txt HTTP/3.0"), 505, 505),
     ("a long URI", get("/" + "a" * 9000), 414, 414),
+    ("a 7000-byte field value", get("/text", "X-A: " + "v" * 7000), 200, 200),
+    ("a NUL in a field value", get("/text", "X-A: a\x00b"), 400, 400),
+    ("obs-text in a field value", get("/text", "X-A: caf\xe9"), 200, 200),
+    ("a space in the query", raw("GET /f.txt?a b HTTP/1.1"), 400, 400),
+    ("a lower-case version", raw("GET /f.txt http/1.1"), 400, 400),
+    ("a tab after the method", raw("GET\t/f.txt HTTP/1.1"), 400, 400),
+    ("the HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, 400),
+    ("absolute-form with userinfo", get("http://u@localhost/f.txt"), 400, 400),
+    ("absolute-form without a path", get("http://localhost"), 403, 403),
+    ("absolute-form, upper-case scheme", get("HTTP://localhost/f.txt"), 200, 200),
+    ("* with GET", get("*"), 400, 400),
+    ("Host with a port past 65535", get("/text", host="localhost:99999"), 200, 200),
+    ("Host with an underscore", get("/text", host="a_b"), 200, 200),
+    ("Content-Length: 05", post("/text", "Content-Length: 05"), 200, 200),
+    ("Content-Length: +5", post("/text", "Content-Length: +5"), 400, 400),
+    ("Transfer-Encoding twice",
+     post("/text", "Transfer-Encoding: chunked", "Transfer-Encoding: chunked",
+          body=b"0\r\n\r\n"), 400, 400),
+    ("Transfer-Encoding: identity", post("/text", "Transfer-Encoding: identity"), 501, 501),
+    ("a file as a directory", get("/f.txt/"), 404, 404),
+    ("%2E in a name", get("/f%2Etxt"), 200, 200),
+    ("two Range lines: the first", get("/f.txt", "Range: bytes=0-1", "Range: bytes=2-3"),
+     206, 206),
+    ("If-Range with the date", get("/f.txt", "Range: bytes=0-1", "If-Range: " + LM), 206, 206),
+    ("If-Range with a weak tag", get("/f.txt", "Range: bytes=0-1", "If-Range: W/" + ETAG),
+     200, 200),
+    # kept: RFC 9112 6.1 (chunked twice is a framing error), 6.3 (no final
+    # chunked: 400); nginx 501 for any value but "chunked"
+    ("Transfer-Encoding: chunked, chunked",
+     post("/text", "Transfer-Encoding: chunked, chunked", body=b"0\r\n\r\n"), 501, 400),
+    ("an empty Transfer-Encoding", post("/text", "Transfer-Encoding:"), 501, 400),
+    # kept: an encoded slash (docs/directives.md, static files)
+    ("%2F", get("/f.txt%2F"), 404, 400),
+    # kept: CONNECT to a server that is no proxy is 405 with Allow (RFC 9110
+    # 9.3.6, 15.5.6)
+    ("CONNECT", raw("CONNECT localhost:80 HTTP/1.1"), 400, 405),
+    # kept: at most 100 fields in a head (RFC 6585 5: 431)
+    ("150 fields", get("/text", *["X-N%d: v" % i for i in range(150)]), 200, 431),
+    # kept: no 100 Continue without a body to wait for (RFC 9110 10.1.1
+    # lets a server omit it); nginx sends one
+    ("100-continue without a body", get("/text", "Expect: 100-continue"), 100, 200),
+    # kept: several lines of a list field are one list (RFC 9110 5.3);
+    # nginx refuses a second If-Match or If-None-Match
+    ("two If-None-Match lines",
+     get("/f.txt", 'If-None-Match: "x"', "If-None-Match: " + ETAG), 400, 304),
+    ("two If-Match lines", get("/f.txt", "If-Match: " + ETAG, 'If-Match: "x"'), 400, 200),
+    # kept: two lines of a date are a list, which is ignored (RFC 9110
+    # 13.1.3, 13.1.4), and two If-Range lines match nothing (13.1.5)
+    ("two If-Modified-Since lines",
+     get("/f.txt", "If-Modified-Since: " + LM, "If-Modified-Since: " + LM), 400, 200),
+    ("two If-Unmodified-Since lines",
+     get("/f.txt", "If-Unmodified-Since: " + BEFORE, "If-Unmodified-Since: " + BEFORE),
+     400, 200),
+    ("two If-Range lines",
+     get("/f.txt", "Range: bytes=0-1", "If-Range: " + ETAG, "If-Range: " + ETAG), 400, 200),
 ]
 
 
