@@ -453,10 +453,15 @@ void      sws_http_allow_ranges(sws_http_request_t *r, int on);
 int       sws_http_ranges_allowed(sws_http_request_t *r);
 /*
  * ABI 1.9. A Range field's value ("bytes=a-b, c-, -n", RFC 9110 14.1.1)
- * for a representation of size bytes, as the range filter reads it: up to
- * max ranges into (start, end-exclusive) pairs. Returns the count (>= 1),
- * 0 if no range is satisfiable (a 416), or -1 if the value is malformed,
- * not "bytes", or has more than max ranges (the whole is sent, 200).
+ * for a representation of size bytes, as the range filter reads it (and
+ * nginx's): up to max ranges into (start, end-exclusive) pairs. Returns
+ * the count (>= 1); 0 if no range is satisfiable or the list after
+ * "bytes=" does not parse (a 416); -1 if the value is not "bytes=" with
+ * something after it, has more than max ranges, ranges that together are
+ * longer than the representation, or asks an empty one from its start
+ * (the whole is sent, 200). Since 1.10 a malformed list and a range whose
+ * first byte is after its last ("3-1") are a 416 where they were -1, and
+ * whitespace around the numbers is taken.
  */
 typedef struct { off_t start; off_t end; } sws_http_range_t;
 sws_int_t sws_http_parse_range(const u_char *p, size_t len, off_t size,

@@ -649,6 +649,9 @@ struct sws_http_request_s {
     unsigned                   chunked_out:1;
     unsigned                   keepalive:1;
     unsigned                   expect_continue:1;
+    /* the head has If-Match or If-None-Match (sws_http_request_field):
+     * a fixed response takes the path with the conditional check */
+    unsigned                   etag_conditional:1;
     unsigned                   continue_sent:1;
     unsigned                   lingering_close:1;
     unsigned                   done:1;

@@ -1,8 +1,9 @@
 /*
  * Fixed responses (respond, return): everything but Date, Connection and
  * the request id is formatted at configuration time. Over HTTP/1.x, when no
- * third-party filter has to see the response, it is written as one buffer
- * without header structures; otherwise it takes the ordinary path.
+ * third-party filter has to see the response and no precondition can
+ * change it, it is written as one buffer without header structures;
+ * otherwise it takes the ordinary path.
  */
 #include "sws_http_core.h"
 
@@ -237,6 +238,18 @@ sws_http_send_fixed_slow(sws_http_request_t *r, const sws_http_fixed_t *f,
     return sws_http_output(r, &out);
 }
 
+/* Would the conditional check (sws_http_not_modified_check, on the
+ * ordinary path) change a 200 that has no validators? Only If-Match (a 412
+ * unless "*") and If-None-Match ("*": a 304) can, on GET and HEAD, as
+ * nginx's not-modified filter does for its "return 200 TEXT";
+ * If-Modified-Since and If-Unmodified-Since need a Last-Modified. The
+ * head's parser noted the two fields. */
+static int
+sws_http_fixed_conditional(sws_http_request_t *r)
+{
+    return r->etag_conditional && (r->method & (SWS_HTTP_GET | SWS_HTTP_HEAD));
+}
+
 sws_int_t
 sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
 {
@@ -251,7 +264,8 @@ sws_http_send_fixed(sws_http_request_t *r, const sws_http_fixed_t *f)
     if (!f->fast || r->proto->send_fixed == NULL || r->err_status
         || (f->location.len && f->location.data[0] == '/'
             && sws_http_core_loc(r)->absolute_redirect)
-        || sws_http_fixed_filtered(r))
+        || sws_http_fixed_filtered(r)
+        || (f->status == SWS_HTTP_OK && sws_http_fixed_conditional(r)))
     {
         return sws_http_send_fixed_slow(r, f, type);
     }

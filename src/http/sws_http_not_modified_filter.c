@@ -212,6 +212,7 @@ sws_http_not_modified_check(sws_http_request_t *r)
     const sws_str_t                   *etag;
     const sws_array_t                 *headers;
     const sws_http_header_t           *h, *end, *im, *inm, *ius, *ims;
+    unsigned                           dates = 0;   /* 1: ims twice, 2: ius twice */
     sws_http_not_modified_loc_conf_t  *lcf;
 
     if (sws_http_status(r) != SWS_HTTP_OK
@@ -234,13 +235,15 @@ sws_http_not_modified_check(sws_http_request_t *r)
             continue;
         }
 
-        if (im == NULL && sws_http_is_name(&h[i], "if-match", 8)) {
-            im = &h[i];
-        } else if (inm == NULL && sws_http_is_name(&h[i], "if-none-match", 13)) {
-            inm = &h[i];
-        } else if (ims == NULL && sws_http_is_name(&h[i], "if-modified-since", 17)) {
+        if (sws_http_is_name(&h[i], "if-match", 8)) {
+            im = im ? im : &h[i];
+        } else if (sws_http_is_name(&h[i], "if-none-match", 13)) {
+            inm = inm ? inm : &h[i];
+        } else if (sws_http_is_name(&h[i], "if-modified-since", 17)) {
+            dates |= ims ? 1 : 0;
             ims = &h[i];
-        } else if (ius == NULL && sws_http_is_name(&h[i], "if-unmodified-since", 19)) {
+        } else if (sws_http_is_name(&h[i], "if-unmodified-since", 19)) {
+            dates |= ius ? 2 : 0;
             ius = &h[i];
         }
     }
@@ -265,8 +268,10 @@ sws_http_not_modified_check(sws_http_request_t *r)
             return sws_http_precondition_failed(r);
         }
 
-    } else if (ius != NULL) {
-        /* an invalid date is ignored; without Last-Modified nothing to compare */
+    } else if (ius != NULL && !(dates & 2)) {
+        /* an invalid date is ignored, and so are two lines (a list of dates
+         * is not a date: RFC 9110 13.1.4; nginx answers 400); without
+         * Last-Modified nothing to compare */
         t = sws_parse_http_time(ius->value.data, ius->value.len);
         if (t != -1 && lm != -1 && lm > t) {
             return sws_http_precondition_failed(r);
@@ -279,7 +284,9 @@ sws_http_not_modified_check(sws_http_request_t *r)
             return sws_http_not_modified(r);
         }
 
-    } else if (ims != NULL && (lm != -1 || sws_http_response_date(r)->len)) {
+    } else if (ims != NULL && !(dates & 1) && (lm != -1 || sws_http_response_date(r)->len)) {
+        /* (two lines are a list of dates, which is ignored: RFC 9110
+         * 13.1.3; nginx answers 400) */
         lcf = sws_http_loc_conf(r, &sws_http_not_modified_filter_module);
         if (lm == -1) {
             /* a stored response without Last-Modified: its Date (RFC 9111

@@ -11,7 +11,8 @@
  *  - absolute-form accepts only the http and https schemes, no userinfo,
  *    a non-empty host, a port of at most 65535; IPvFuture is rejected;
  *  - Content-Length lists must hold identical values, no empty elements;
- *  - Range: more satisfiable ranges than the caller's max makes the header
+ *  - Range: read as nginx's range filter reads it (sws_http_parse_range);
+ *    more satisfiable ranges than the caller's max makes the header
  *    ignored (-1 -> full 200 response) rather than silently truncated.
  */
 #include <string.h>
@@ -552,16 +553,48 @@ sws_http_parse_content_length(const u_char *p, size_t len)
 }
 
 
+/* SP and HTAB at p: where nginx's range parser skips SP, this one skips
+ * OWS (RFC 9110 5.6.1). */
+static const u_char *
+sws_http_range_ows(const u_char *p, const u_char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t')) {
+        p++;
+    }
+    return p;
+}
+
+
+/*
+ * The categories are nginx's range filter's (each one checked side by
+ * side in tests/integration/test_nginx_sites_compat2.py):
+ *  - not "bytes=" with something after it: no Range (-1);
+ *  - anything after "bytes=" that is not a list of ranges (a letter, a
+ *    second '-', a bare "-"): 416 (0). RFC 9110 14.2 lets a server reject
+ *    an invalid ranges-specifier;
+ *  - first-pos > last-pos ("3-1"): an invalid range-spec, skipped as an
+ *    unsatisfiable one, so alone it is a 416;
+ *  - an empty representation and a range from 0 (or a suffix): the whole
+ *    (-1), nginx's answer (a range of nothing cannot be sent);
+ *  - more than max ranges, or ranges that together are longer than the
+ *    representation (overlaps): the whole (-1);
+ *  - whitespace around the numbers and the '-' of an int-range is taken
+ *    (nginx takes SP there), and empty list elements are skipped (RFC 9110
+ *    5.6.1.2; nginx answers 416 to "0-1,,2-3" and "0-1,");
+ *  - numbers too large for an off_t saturate: a last-pos past the end is
+ *    the rest, a suffix longer than the representation all of it (RFC 9110
+ *    14.1.1; nginx answers 416 past 2^63).
+ */
 sws_int_t
 sws_http_parse_range(const u_char *p, size_t len, off_t size,
     sws_http_range_t *ranges, sws_uint_t max)
 {
     const u_char  *end = p + len;
-    off_t          a, b;
-    sws_uint_t     n = 0, specs = 0;
-    int            too_many = 0;
+    off_t          a, b, total = 0;
+    sws_uint_t     n = 0;
+    int            over = 0;
 
-    if (len < 6 || (p[0] | 0x20) != 'b' || (p[1] | 0x20) != 'y'
+    if (len < 7 || (p[0] | 0x20) != 'b' || (p[1] | 0x20) != 'y'
         || (p[2] | 0x20) != 't' || (p[3] | 0x20) != 'e'
         || (p[4] | 0x20) != 's' || p[5] != '=')
     {
@@ -569,69 +602,84 @@ sws_http_parse_range(const u_char *p, size_t len, off_t size,
     }
     p += 6;
 
-    /* 1#range-spec; empty list elements are ignored (RFC 9110 5.6.1.2) */
+    /* 1#range-spec */
     for ( ;; ) {
-        if (p < end && *p != ',') {
-            if (*p == '-') {
-                /* suffix-range */
-                p++;
-                b = sws_http_parse_pos(&p, end);
-                if (b < 0) {
-                    return -1;
-                }
-                if (b == 0 || size <= 0) {
-                    goto next;      /* unsatisfiable */
-                }
-                a = (b >= size) ? 0 : size - b;
-                b = size;
-
-            } else {
-                a = sws_http_parse_pos(&p, end);
-                if (a < 0 || p == end || *p++ != '-') {
-                    return -1;
-                }
-                if (p < end && (sws_http_cls[*p] & C_DIGIT)) {
-                    b = sws_http_parse_pos(&p, end);
-                    if (a > b) {
-                        return -1;  /* invalid int-range */
-                    }
-                } else {
-                    b = SWS_HTTP_OFF_MAX;
-                }
-                if (a >= size) {
-                    goto next;      /* unsatisfiable */
-                }
-                b = (b >= size) ? size : b + 1;
-            }
-
-            if (n < max) {
-                ranges[n].start = a;
-                ranges[n].end = b;
-                n++;
-            } else {
-                too_many = 1;
-            }
-
-        next:
-            specs++;
+        p = sws_http_range_ows(p, end);
+        if (p == end) {
+            break;
+        }
+        if (*p == ',') {
+            p++;                    /* an empty list element */
+            continue;
         }
 
-        while (p < end && (*p == ' ' || *p == '\t')) {
+        if (*p == '-') {
+            /* suffix-range */
             p++;
+            b = sws_http_parse_pos(&p, end);
+            if (b < 0) {
+                return 0;
+            }
+            if (size == 0) {
+                return -1;
+            }
+            if (b == 0) {
+                goto next;          /* unsatisfiable */
+            }
+            a = (b >= size) ? 0 : size - b;
+            b = size;
+
+        } else {
+            a = sws_http_parse_pos(&p, end);
+            if (a < 0) {
+                return 0;
+            }
+            p = sws_http_range_ows(p, end);
+            if (p == end || *p++ != '-') {
+                return 0;
+            }
+            p = sws_http_range_ows(p, end);
+            if (p < end && (sws_http_cls[*p] & C_DIGIT)) {
+                b = sws_http_parse_pos(&p, end);
+                if (a > b) {
+                    goto next;      /* an invalid int-range */
+                }
+            } else {
+                b = SWS_HTTP_OFF_MAX;
+            }
+            if (a == 0 && size == 0) {
+                return -1;
+            }
+            if (a >= size) {
+                goto next;          /* unsatisfiable */
+            }
+            b = (b >= size) ? size : b + 1;
         }
+
+        if (n == max) {
+            return -1;              /* too many */
+        }
+        ranges[n].start = a;
+        ranges[n].end = b;
+        n++;
+        if (b - a > size - total) {
+            over = 1;               /* (checked so that the sum cannot overflow) */
+        } else {
+            total += b - a;
+        }
+
+    next:
+        p = sws_http_range_ows(p, end);
         if (p == end) {
             break;
         }
         if (*p++ != ',') {
-            return -1;
-        }
-        while (p < end && (*p == ' ' || *p == '\t')) {
-            p++;
+            return 0;
         }
     }
 
-    if (specs == 0 || too_many) {
-        return -1;
+    if (over) {
+        return -1;                  /* overlapping ranges: the whole */
     }
 
     return n;

@@ -88,6 +88,22 @@ sws_http_range_if_range(sws_http_request_t *r, const sws_str_t *v)
 }
 
 
+/* One If-Range line? Two are a list, which is no validator: nothing
+ * matches it (RFC 9110 13.1.5), and the whole is sent (nginx: 400). */
+static int
+sws_http_range_if_range_once(sws_http_request_t *r)
+{
+    const sws_array_t        *a = sws_http_headers_in(r);
+    const sws_http_header_t  *h = a->elts;
+    sws_uint_t                i, n = 0;
+
+    for (i = 0; i < a->nelts; i++) {
+        n += h[i].hash != 0 && h[i].name.len == 8 && memcmp(h[i].name.data, "if-range", 8) == 0;
+    }
+    return n == 1;
+}
+
+
 static sws_int_t
 sws_http_range_add_header(sws_http_request_t *r, const sws_str_t *name, const sws_str_t *value)
 {
@@ -304,7 +320,9 @@ sws_http_range_header_filter(sws_http_request_t *r)
     }
 
     if_range = sws_http_header_in(r, "if-range", 8);
-    if (if_range != NULL && !sws_http_range_if_range(r, if_range)) {
+    if (if_range != NULL
+        && (!sws_http_range_if_range(r, if_range) || !sws_http_range_if_range_once(r)))
+    {
         goto accept;
     }
 

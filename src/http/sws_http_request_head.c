@@ -25,12 +25,8 @@ sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_header_t *
 sws_int_t
 sws_http_request_header_refused(sws_http_request_t *r, sws_http_header_t *h)
 {
-    if (h->name.len == 14) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent differing \"Content-Length\" headers");
-    } else {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
-                      (int) h->name.len, h->name.data);
-    }
+    sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent duplicate \"%.*s\" header",
+                  (int) h->name.len, h->name.data);
     return SWS_HTTP_BAD_REQUEST;
 }
 
@@ -53,15 +49,20 @@ sws_http_process_request_headers(sws_http_request_t *r)
 
     /* The target's authority wins over Host (RFC 9112 3.2.2; RFC 9113
      * 8.3.1, where the protocol has checked that they agree), but a Host
-     * with an invalid value is a 400 even then (RFC 9112 3.2). */
+     * with an invalid value is a 400 even then (RFC 9112 3.2). So is one
+     * without a name ("", ".", ":80"), as nginx answers: an http(s) target
+     * URI always has a host (RFC 9110 4.2.1), and RFC 9112 3.3 lets a
+     * server reject the request whose Host leaves it empty. */
     host = r->host.len ? r->host : (r->h_host ? *r->h_host : r->host);
-    if (r->h_host && r->h_host->len && host.data != r->h_host->data
-        && sws_http_validate_host(r, r->h_host, &ignored) != SWS_OK)
+    if (r->h_host && host.data != r->h_host->data
+        && (sws_http_validate_host(r, r->h_host, &ignored) != SWS_OK || ignored.len == 0))
     {
         host = *r->h_host;            /* reported below */
     }
     r->host.len = 0;
-    if (host.len && sws_http_validate_host(r, &host, &r->host) != SWS_OK) {
+    if ((host.len || r->h_host)
+        && (sws_http_validate_host(r, &host, &r->host) != SWS_OK || r->host.len == 0))
+    {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid host \"%.*s\"",
                       (int) sws_min(host.len, 64), host.data);
         return SWS_HTTP_BAD_REQUEST;
@@ -69,8 +70,14 @@ sws_http_process_request_headers(sws_http_request_t *r)
     sws_http_find_virtual_server(r, r->session->addr);
 
     if (r->h_content_length) {
-        r->content_length_n = sws_http_parse_content_length(r->h_content_length->data,
-                                                            r->h_content_length->len);
+        /* One number. A list, even of the same number ("5, 5"), is refused
+         * as nginx refuses it: RFC 9110 8.6 lets a recipient take it as
+         * one value or reject it, and a framing two parsers may read
+         * differently is how requests are smuggled. */
+        r->content_length_n = memchr(r->h_content_length->data, ',', r->h_content_length->len)
+                              ? -1
+                              : sws_http_parse_content_length(r->h_content_length->data,
+                                                              r->h_content_length->len);
         if (r->content_length_n == -1) {
             sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid \"Content-Length\"");
             return SWS_HTTP_BAD_REQUEST;
@@ -85,14 +92,12 @@ sws_http_process_request_headers(sws_http_request_t *r)
     if (r->h_expect) {
         /* RFC 9110 10.1.1: 100-continue is the only expectation there is.
          * It is met when the body is read; an HTTP/1.0 client does not
-         * know 100, and without a body there is nothing to wait for. */
-        if (!sws_str_caseeq_cstr(r->h_expect, "100-continue")) {
-            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent \"Expect: %.*s\"",
-                          (int) sws_min(r->h_expect->len, 64), r->h_expect->data);
-            return SWS_HTTP_EXPECTATION_FAILED;
-        }
+         * know 100, and without a body there is nothing to wait for.
+         * Another expectation is ignored, as nginx ignores it (a server
+         * MAY answer it with 417, 10.1.1). */
         r->expect_continue = r->http_version >= SWS_HTTP_VERSION_11
-                             && (r->content_length_n > 0 || r->chunked_in);
+                             && (r->content_length_n > 0 || r->chunked_in)
+                             && sws_str_caseeq_cstr(r->h_expect, "100-continue");
     }
 
     if (r->method == SWS_HTTP_CONNECT) {

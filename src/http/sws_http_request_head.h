@@ -20,11 +20,12 @@ int       sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_
 /* A field of the request head (name lower-case) arrived: the ones the core
  * looks at are remembered (r->h_host ...). SWS_OK, SWS_DECLINED for a field
  * to drop (ignore_invalid_headers: the caller takes it off), or 400 for a repeated
- * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization (as nginx:
- * which one a module would check must not be a guess) or a differing
- * Content-Length. Connection is a list: the first one is what the core
- * reads. odd: the name's class (sws_http_name_odd), which HTTP/1's parser
- * finds as it lower-cases the name (sws_http_parse_request_field). */
+ * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization or
+ * Content-Length (as nginx: which one a module would check must not be a
+ * guess). Connection is a list: the first one is what the core reads.
+ * If-Match and If-None-Match are only noted (r->etag_conditional). odd:
+ * the name's class (sws_http_name_odd), which HTTP/1's parser finds as it
+ * lower-cases the name (sws_http_parse_request_field). */
 static inline sws_int_t
 sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
 {
@@ -45,6 +46,11 @@ sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
             slot = &r->h_expect;
         }
         break;
+    case 8:
+        if (memcmp(h->name.data, "if-match", 8) == 0) {
+            r->etag_conditional = 1;
+        }
+        return SWS_OK;
     case 10:
         if (memcmp(h->name.data, "connection", 10) == 0 && r->h_connection == NULL) {
             r->h_connection = &h->value;
@@ -58,21 +64,18 @@ sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
     case 13:
         if (memcmp(h->name.data, "authorization", 13) == 0) {
             slot = &r->h_authorization;
+        } else if (memcmp(h->name.data, "if-none-match", 13) == 0) {
+            r->etag_conditional = 1;
         }
         break;
     case 14:
         if (memcmp(h->name.data, "content-length", 14) == 0) {
-            /* RFC 9110 8.6: the same value repeated may be taken as one;
-             * differing ones make the framing unknowable. */
-            if (r->h_content_length
-                && (r->h_content_length->len != h->value.len
-                    || memcmp(r->h_content_length->data, h->value.data, h->value.len) != 0))
-            {
-                return sws_http_request_header_refused(r, h);
-            }
-            r->h_content_length = &h->value;
+            /* RFC 9110 8.6 lets a recipient take the same value repeated
+             * as one; nginx refuses any second line, and so do we: the
+             * body's framing must not depend on a parser's leniency. */
+            slot = &r->h_content_length;
         }
-        return SWS_OK;
+        break;
     case 17:
         if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
             slot = &r->h_transfer_encoding;

@@ -11,6 +11,25 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A Range value for a representation of size bytes: at most max ranges,
+ * each inside it and not empty; with 0 or -1 none. */
+static void
+fuzz_range(const u_char *v, size_t len, off_t size)
+{
+    sws_http_range_t  ranges[16];
+    sws_int_t         n, i;
+
+    n = sws_http_parse_range(v, len, size, ranges, 16);
+    if (n < -1 || n > 16) {
+        abort();
+    }
+    for (i = 0; i < n; i++) {
+        if (ranges[i].start < 0 || ranges[i].start >= ranges[i].end || ranges[i].end > size) {
+            abort();
+        }
+    }
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,7 +37,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     sws_http_request_line_t  rl;
     sws_http_header_t        h;
     sws_http_chunked_t       ck;
-    sws_http_range_t         ranges[16];
     size_t                   len;
     int                      first = 1;
 
@@ -46,7 +64,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         } else if (sws_http_parse_header_line(&h, p, p, end) == SWS_OK) {
             (void) sws_http_parse_content_length(h.value.data, h.value.len);
-            (void) sws_http_parse_range(h.value.data, h.value.len, 1000, ranges, 16);
+            fuzz_range(h.value.data, h.value.len, 1000);
+            fuzz_range(h.value.data, h.value.len, 0);
+            fuzz_range(h.value.data, h.value.len, (off_t) 1 << 62);
         }
         p = nl + 1;
     }

@@ -235,11 +235,20 @@ def test_range_unsatisfiable_416(srv):
     assert r.header("Content-Length") == str(len(r.body))
 
 
-@pytest.mark.parametrize("value", ["bytes=abc", "bytes=4-2", "items=0-4", "bytes 0-4"])
-def test_range_malformed_ignored(srv, value):
+@pytest.mark.parametrize("value", ["items=0-4", "bytes 0-4", "bytes="])
+def test_range_not_bytes_ignored(srv, value):
     r = get(srv, "/range.txt", headers=["Range: %s" % value])
     assert r.status == 200, r
     assert r.body == RANGE
+
+
+@pytest.mark.parametrize("value", ["bytes=abc", "bytes=4-2", "bytes=0-1,x"])
+def test_range_malformed_416(srv, value):
+    """After "bytes=", a list that does not parse and a range whose first
+    byte is after its last are a 416, as nginx answers (RFC 9110 14.2)."""
+    r = get(srv, "/range.txt", headers=["Range: %s" % value])
+    assert r.status == 416, r
+    assert r.header("Content-Range") == "bytes */36", r
 
 
 def parse_multipart(ctype, body):

@@ -640,6 +640,16 @@ START_TEST(range_good)
     ck_range(0, 0, 1000);
     ck_assert_int_eq(range("bytes=10-9223372036854775807", 1000, 8), 1);
     ck_range(0, 10, 1000);
+    /* whitespace around the numbers (nginx takes it) */
+    ck_assert_int_eq(range("bytes= 0-1", 1000, 8), 1);
+    ck_range(0, 0, 2);
+    ck_assert_int_eq(range("bytes=0 - 1", 1000, 8), 1);
+    ck_range(0, 0, 2);
+    ck_assert_int_eq(range("bytes= -5", 1000, 8), 1);
+    ck_range(0, 995, 1000);
+    /* a range with first > last is skipped as an unsatisfiable one */
+    ck_assert_int_eq(range("bytes=5-4,0-1", 1000, 8), 1);
+    ck_range(0, 0, 2);
 }
 END_TEST
 
@@ -650,29 +660,55 @@ START_TEST(range_unsatisfiable)
     ck_assert_int_eq(range("bytes=-0", 1000, 8), 0);
     ck_assert_int_eq(range("bytes=1000-,-0", 1000, 8), 0);
     ck_assert_int_eq(range("bytes=99999999999999999999999-", 1000, 8), 0);
-    ck_assert_int_eq(range("bytes=0-", 0, 8), 0);
-    ck_assert_int_eq(range("bytes=-5", 0, 8), 0);
-    ck_assert_int_eq(range("bytes=0-0", 0, 8), 0);
+    /* first > last: invalid, a 416 as nginx's */
+    ck_assert_int_eq(range("bytes=3-1", 1000, 8), 0);
+    ck_assert_int_eq(range("bytes=1-0", 1000, 8), 0);
+    ck_assert_int_eq(range("bytes=1-0", 0, 8), 0);
+    ck_assert_int_eq(range("bytes=1-", 0, 8), 0);
 }
 END_TEST
 
-START_TEST(range_malformed)
+/* An empty representation asked from its start: the whole (nginx's). */
+START_TEST(range_empty_representation)
+{
+    ck_assert_int_eq(range("bytes=0-", 0, 8), -1);
+    ck_assert_int_eq(range("bytes=-5", 0, 8), -1);
+    ck_assert_int_eq(range("bytes=0-0", 0, 8), -1);
+    ck_assert_int_eq(range("bytes=-0", 0, 8), -1);
+    ck_assert_int_eq(range("bytes=5-,0-", 0, 8), -1);
+}
+END_TEST
+
+/* Not a byte range at all: no Range (-1). */
+START_TEST(range_not_bytes)
 {
     static const char *bad[] = {
-        "", "bytes", "bytes=", "bytes=,", "bytes= 0-1", "bytes =0-1",
-        "bytes = 0-1", "bytes=0 -1", "bytes=0- 1", "bytes=1-0",
-        "bytes=5-4,0-1", "items=0-1", "byte=0-1", "bytesx=0-1", "bytes=a-b",
-        "bytes=-", "bytes=--1", "bytes=0-1;", "bytes=0-1 2-3", "bytes=1-2-3",
-        "bytes=0-0x1", "bytes=0", "bytes=+1-2", "bytes=0-1,x", "bytes=0-1,-",
-        "bytes:0-1",
+        "", "bytes", "bytes=", "bytes =0-1", "bytes = 0-1", "items=0-1", "byte=0-1",
+        "bytesx=0-1", "bytes:0-1",
     };
     size_t  i;
 
     for (i = 0; i < sws_nelems(bad); i++) {
         ck_assert_msg(range(bad[i], 1000, 8) == -1, "\"%s\"", bad[i]);
     }
+}
+END_TEST
+
+/* "bytes=" and a list that does not parse: a 416 (0), as nginx's. */
+START_TEST(range_malformed)
+{
+    static const char *bad[] = {
+        "bytes=,", "bytes= ,", "bytes=a-b", "bytes=-", "bytes=--1", "bytes=- 1",
+        "bytes=0-1;", "bytes=0-1 2-3", "bytes=1-2-3", "bytes=0-0x1", "bytes=0",
+        "bytes=+1-2", "bytes=0-1,x", "bytes=0-1,-", "bytes=0-x",
+    };
+    size_t  i;
+
+    for (i = 0; i < sws_nelems(bad); i++) {
+        ck_assert_msg(range(bad[i], 1000, 8) == 0, "\"%s\"", bad[i]);
+    }
     /* malformed even when the representation is empty */
-    ck_assert_int_eq(range("bytes=1-0", 0, 8), -1);
+    ck_assert_int_eq(range("bytes=x", 0, 8), 0);
 }
 END_TEST
 
@@ -685,6 +721,10 @@ START_TEST(range_max)
     ck_range(1, 4, 6);
     ck_assert_int_eq(range("bytes=0-1", 1000, 0), -1);
     ck_assert_int_eq(range("bytes=2000-", 1000, 0), 0);
+    /* ranges longer together than the representation: the whole */
+    ck_assert_int_eq(range("bytes=0-5,3-8", 10, 8), -1);
+    ck_assert_int_eq(range("bytes=0-5,3-8", 36, 8), 2);
+    ck_assert_int_eq(range("bytes=0-,0-", 4611686018427387904LL, 8), -1);
 }
 END_TEST
 
@@ -1177,6 +1217,8 @@ http_parse_suite(void)
     tcase_add_test(tc, cl_cases);
     tcase_add_test(tc, range_good);
     tcase_add_test(tc, range_unsatisfiable);
+    tcase_add_test(tc, range_empty_representation);
+    tcase_add_test(tc, range_not_bytes);
     tcase_add_test(tc, range_malformed);
     tcase_add_test(tc, range_max);
     suite_add_tcase(s, tc);
