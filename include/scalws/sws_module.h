@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  9      /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  10     /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -91,7 +91,14 @@
                                  managed applications (sws_app.h: sws_app_add,
                                  _entry, _set_program, _add_arg, _add_socket_arg,
                                  _set_socket_env, _set_env, _done, _name, _root,
-                                 _env_set) */
+                                 _env_set);
+                                 1.10: what an application speaks and the
+                                 passes to it checked against it
+                                 (sws_app_set_protocol,
+                                 sws_app_expect_protocol); a body from a
+                                 file the server passes
+                                 (sws_http_upstream_conf_set_recv_fds,
+                                 _take_fd, _body_file) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -185,6 +185,8 @@ struct sws_http_upstream_srv_s {
     unsigned                    method_set:1;
     unsigned                    app:1;         /* an application's (sws_http_app.c):
                                                   run-time servers only */
+    const char                 *app_protocol;  /* app: what its processes speak */
+    const char                 *app_pass;      /* app: the directive reaching it */
 
     sws_uint_t                  keepalive;     /* idle connections per worker */
     sws_msec_t                  keepalive_timeout;
@@ -239,6 +241,7 @@ typedef struct {
     sws_log_t         *log;
     unsigned           keep_headers:1;   /* some format uses $upstream_http_ */
     sws_array_t        temp_paths;   /* sws_http_temp_path_t *: for the master */
+    sws_array_t        app_passes;   /* sws_app_pass_t: sws_app_expect_protocol's */
 } sws_http_upstream_main_conf_t;
 
 /* TLS to the servers: a level's settings (shared by the levels below that
@@ -285,6 +288,8 @@ struct sws_http_upstream_conf_s {
     sws_hash_t               *hide;              /* merged: names not passed */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
+    unsigned                  recv_fds:1;        /* take passed descriptors
+                                                    (sws_http_upstream_conf_set_recv_fds) */
     const sws_http_upstream_probe_t *probe;      /* the target's probes (NULL: HTTP) */
     void                     *probe_data;
     /* the socket (sws_http_upstream_bind.c) */
@@ -430,6 +435,8 @@ struct sws_http_upstream_s {
     sws_http_upstream_slot_t          spill;       /* read into, then written out */
     sws_http_temp_file_t             *tf;
     off_t                             file_queued; /* of tf, passed on as file buffers */
+    /* the slot input_filter decodes into (sws_http_upstream_body_file) */
+    sws_http_upstream_slot_t         *in_slot;
 
     /* the response headers as received ($upstream_http_NAME), when kept */
     sws_array_t                      *headers_in;  /* sws_http_header_t */
