@@ -234,6 +234,16 @@ struct sws_http_upstream_srv_s {
     sws_msec_t                  resolver_timeout;
 };
 
+/* A location's pass to a group that may be an application's
+ * (sws_app_expect_protocol): checked once every application is known. */
+typedef struct {
+    sws_str_t          name;         /* the group's */
+    const char        *protocol;     /* what the pass speaks */
+    sws_str_t          directive;    /* "python_pass" */
+    const char        *file;
+    sws_uint_t         line;
+} sws_app_pass_t;
+
 typedef struct {
     sws_array_t        upstreams;    /* sws_http_upstream_srv_t * */
     sws_shm_zone_t    *zone;
@@ -536,6 +546,10 @@ sws_http_upstream_srv_t *sws_http_upstream_app_group(sws_conf_t *cf, const sws_s
     sws_uint_t room);
 sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
     sws_uint_t port, int create);
+/* sws_http_app.c: the passes to applications (sws_app_expect_protocol)
+ * checked against what each application speaks, once the http block is
+ * read. SWS_OK, or SWS_ERROR (logged, naming the pass's file and line). */
+sws_int_t sws_app_check_passes(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 
 /* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
  * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */

@@ -231,6 +231,7 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_queue_t            *q;
     sws_http_upstream_ka_t *item;
 
+    sws_connection_close_fds(c);       /* passed and not taken: no one will */
     /* A connection from a proxy_bind address is not kept: the pool is the
      * group's, and another location's request would go from its address. */
     if (us->ka_items == NULL || sws_exiting || c->close || c->read->eof || c->read->error
