@@ -66,6 +66,30 @@ def wait_unix(sock, run, what, timeout=15):
             s.close()
 
 
+# What issue 23 gives managed Python processes (sws_python_app.c): glibc's
+# adaptive mmap threshold costs uvicorn 5-7 % per request.
+PY_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "524288", "MALLOC_TRIM_THRESHOLD_": "1048576"}
+
+
+def start_on_unix(cls, reg, tmp, prefix, argv_of, what, env=None, cwd=None):
+    """A one-process backend on a unix socket in a new directory of tmp
+    (prefix: short, sun_path is 108 bytes): argv_of(sock) is its command;
+    returns cls(reg, run, sock, argv) once the socket accepts."""
+    d = tempfile.mkdtemp(prefix=prefix, dir=tmp)
+    os.chmod(d, 0o755)
+    sock = os.path.join(d, cls.name + ".sock")
+    argv = argv_of(sock)
+    run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env, cwd=cwd)
+    b = cls(reg, run, sock, argv)
+    try:
+        wait_unix(sock, run, what, 20)
+    except BaseException:
+        b.stop()
+        raise
+    b.command = b.command.replace(d, "$" + prefix.strip("-").upper())
+    return b
+
+
 class Origin(OneProcess):
     """Debian's nginx answering every request with "Hello, world!" (13 bytes)
     from its configuration (`return 200`): one process (master_process off),
@@ -406,10 +430,7 @@ class App(OneProcess):
         d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
         os.chmod(d, 0o755)
         argv = ["taskset", "-c", str(cpu)] + cls.argv(port, d)
-        env = dict(os.environ, PORT=str(port), PYTHONPATH=APPS_DIR,
-                   # what issue 23 gives managed Python processes: glibc's
-                   # adaptive mmap threshold costs uvicorn 5-7 % per request
-                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
+        env = dict(os.environ, PORT=str(port), PYTHONPATH=APPS_DIR, **PY_MALLOC)
         run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env)
         b = cls(reg, run, port, argv)
         try:
@@ -505,23 +526,12 @@ class Bridge(App):
 
     @classmethod
     def start(cls, reg, tmp, cpu, log):
-        d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
-        os.chmod(d, 0o755)
-        sock = os.path.join(d, "bridge.sock")
-        argv = ["taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "scalws_bridge",
-                "--socket", sock, "--app", cls.app, "--interface", cls.interface,
-                "--workers", "1", "--path", APPS_DIR]
-        env = dict(os.environ, PYTHONPATH=cls.pythonpath(),
-                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
-        run = reg.start(cls.name, argv, os.path.join(d, "bridge.log"), env=env)
-        b = cls(reg, run, sock, argv)
-        try:
-            wait_unix(sock, run, "the bridge's runner (is objs/python built? python3-dev)", 20)
-        except BaseException:
-            b.stop()
-            raise
-        b.command = b.command.replace(d, "$BRIDGE")
-        return b
+        return start_on_unix(cls, reg, tmp, "bridge-", lambda sock: [
+            "taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "scalws_bridge",
+            "--socket", sock, "--app", cls.app, "--interface", cls.interface,
+            "--workers", "1", "--path", APPS_DIR],
+            "the bridge's runner (is objs/python built? python3-dev)",
+            env=dict(os.environ, PYTHONPATH=cls.pythonpath(), **PY_MALLOC))
 
     @classmethod
     def describe(cls):
@@ -570,25 +580,13 @@ class Uwsgi(OneProcess):
 
     @classmethod
     def start(cls, reg, tmp, cpu, log):
-        d = tempfile.mkdtemp(prefix="uwsgi-", dir=tmp)
-        os.chmod(d, 0o755)
-        sock = os.path.join(d, "uwsgi.sock")
-        argv = ["taskset", "-c", str(cpu), shutil.which("uwsgi") or "uwsgi",
-                "--plugin", "python3", "--socket", sock, "--chmod-socket=666",
-                "--processes", "1", "--threads", "1", "--listen", "1024",
-                "--pythonpath", APPS_DIR, "--module", "wsgi_hello:app",
-                "--need-app", "--disable-logging", "--die-on-term"]
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="524288",
-                   MALLOC_TRIM_THRESHOLD_="1048576")
-        run = reg.start(cls.name, argv, os.path.join(d, "uwsgi.log"), env=env)
-        b = cls(reg, run, sock, argv)
-        try:
-            wait_unix(sock, run, "uwsgi", 20)
-        except BaseException:
-            b.stop()
-            raise
-        b.command = b.command.replace(d, "$UWSGI")
-        return b
+        return start_on_unix(cls, reg, tmp, "uwsgi-", lambda sock: [
+            "taskset", "-c", str(cpu), shutil.which("uwsgi") or "uwsgi",
+            "--plugin", "python3", "--socket", sock, "--chmod-socket=666",
+            "--processes", "1", "--threads", "1", "--listen", "1024",
+            "--pythonpath", APPS_DIR, "--module", "wsgi_hello:app",
+            "--need-app", "--disable-logging", "--die-on-term"], "uwsgi",
+            env=dict(os.environ, **PY_MALLOC))
 
 
 class UvicornUnix(App):
@@ -615,22 +613,10 @@ class UvicornUnix(App):
 
     @classmethod
     def start(cls, reg, tmp, cpu, log):
-        d = tempfile.mkdtemp(prefix="uvu-", dir=tmp)       # short: sun_path
-        os.chmod(d, 0o755)
-        sock = os.path.join(d, "app.sock")
-        argv = ["taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "uvicorn",
-                "--no-access-log", "--uds=" + sock, "asgi_hello:app"]
-        env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="524288",
-                   MALLOC_TRIM_THRESHOLD_="1048576", PYTHONUNBUFFERED="1")
-        run = reg.start(cls.name, argv, os.path.join(d, "uvicorn.log"), env=env, cwd=APPS_DIR)
-        b = cls(reg, run, sock, argv)
-        try:
-            wait_unix(sock, run, "uvicorn", 20)
-        except BaseException:
-            b.stop()
-            raise
-        b.command = b.command.replace(d, "$UVU")
-        return b
+        return start_on_unix(cls, reg, tmp, "uvu-", lambda sock: [
+            "taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "uvicorn",
+            "--no-access-log", "--uds=" + sock, "asgi_hello:app"], "uvicorn",
+            env=dict(os.environ, PYTHONUNBUFFERED="1", **PY_MALLOC), cwd=APPS_DIR)
 
 
 class ManagedUvicorn(App):

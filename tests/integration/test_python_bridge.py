@@ -510,15 +510,7 @@ def written(pids):
 
 def worker_fds(srv):
     """The targets of the open descriptors of scalwsd's worker(s)."""
-    out = []
-    for pid in srv.children():
-        d = "/proc/%d/fd" % pid
-        for n in os.listdir(d):
-            try:
-                out.append(os.readlink(os.path.join(d, n)))
-            except OSError:
-                pass
-    return out
+    return [f for pid in srv.children() for f in h.open_files(pid)]
 
 
 @pytest.mark.parametrize("port", [0, 1], ids=["buffered", "streamed"])

@@ -635,6 +635,7 @@ int        sws_ups_stale(sws_http_upstream_t *u);
 /* The head is done and sent: stream the body from what is in u->head. */
 void       sws_ups_response_start(sws_http_upstream_t *u);
 sws_chain_t *sws_ups_shadow(sws_http_upstream_t *u);
+sws_int_t  sws_ups_add_file(sws_http_upstream_t *u, int fd, off_t pos, off_t last);
 /* sws_http_upstream_spill.c */
 int        sws_ups_spill_possible(sws_http_upstream_t *u);
 sws_int_t  sws_ups_spill_begin(sws_http_upstream_t *u);

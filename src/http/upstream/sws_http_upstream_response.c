@@ -86,6 +86,46 @@ sws_ups_add_data(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, u_char *fr
     return SWS_OK;
 }
 
+/* A shadow without memory queued last: the caller makes it a file's
+ * bytes or the end. NULL: no memory. */
+static sws_buf_t *
+sws_ups_queue_shadow(sws_http_upstream_t *u)
+{
+    sws_chain_t *cl;
+    sws_buf_t   *b;
+
+    cl = sws_ups_shadow(u);
+    if (cl == NULL) {
+        return NULL;
+    }
+    b = cl->buf;
+    b->pos = b->last = b->start = b->end = NULL;
+    b->temporary = 0;
+    b->tag = NULL;
+    b->last_buf = 0;
+    b->flush = 0;
+    *u->pending_tail = cl;
+    u->pending_tail = &cl->next;
+    return b;
+}
+
+/* Bytes [pos, last) of file fd, queued as a file buffer (the temporary
+ * file's, a passed file's). */
+sws_int_t
+sws_ups_add_file(sws_http_upstream_t *u, int fd, off_t pos, off_t last)
+{
+    sws_buf_t *b = sws_ups_queue_shadow(u);
+
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    b->in_file = 1;
+    b->fd = fd;
+    b->file_pos = pos;
+    b->file_last = last;
+    return SWS_OK;
+}
+
 /* Shadows the client has taken (in order): their slots may start over. */
 static void
 sws_ups_update_busy(sws_http_upstream_t *u)
@@ -134,21 +174,14 @@ sws_ups_flush(sws_http_upstream_t *u, int last)
     if (sws_ups_spill_queue(u) != SWS_OK) {
         return SWS_ERROR;
     }
-    out = u->pending;
     if (last) {
-        cl = sws_ups_shadow(u);
-        if (cl == NULL) {
+        b = sws_ups_queue_shadow(u);
+        if (b == NULL) {
             return SWS_ERROR;
         }
-        b = cl->buf;
-        b->pos = b->last = b->start = b->end = NULL;
-        b->temporary = 0;
         b->last_buf = 1;
-        b->tag = NULL;
-        *u->pending_tail = cl;
-        u->pending_tail = &cl->next;
-        out = u->pending;
     }
+    out = u->pending;
     if (out == NULL) {
         return SWS_OK;
     }
@@ -541,8 +574,6 @@ sws_http_upstream_body_file(sws_http_upstream_t *u, sws_http_upstream_input_t *i
     off_t offset, off_t length)
 {
     sws_http_upstream_slot_t *s = u->in_slot;
-    sws_chain_t              *cl;
-    sws_buf_t                *b;
     off_t                     n;
 
     /* the request's from here: closed when it ends (after the sending) */
@@ -568,22 +599,9 @@ sws_http_upstream_body_file(sws_http_upstream_t *u, sws_http_upstream_input_t *i
     if (length == 0) {
         return SWS_OK;
     }
-    cl = sws_ups_shadow(u);
-    if (cl == NULL) {
+    if (sws_ups_add_file(u, fd, offset, offset + length) != SWS_OK) {
         return SWS_ERROR;
     }
-    b = cl->buf;
-    b->pos = b->last = b->start = b->end = NULL;
-    b->temporary = 0;
-    b->in_file = 1;
-    b->fd = fd;
-    b->file_pos = offset;
-    b->file_last = offset + length;
-    b->tag = NULL;
-    b->last_buf = 0;
-    b->flush = 0;
-    *u->pending_tail = cl;
-    u->pending_tail = &cl->next;
     u->attempts[u->nattempts - 1].body += length;
     if (u->tee && sws_ups_cache_file(u, fd, offset, length) != SWS_OK) {
         return SWS_ERROR;
