@@ -66,6 +66,30 @@ def wait_unix(sock, run, what, timeout=15):
             s.close()
 
 
+# What issue 23 gives managed Python processes (sws_python_app.c): glibc's
+# adaptive mmap threshold costs uvicorn 5-7 % per request.
+PY_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "524288", "MALLOC_TRIM_THRESHOLD_": "1048576"}
+
+
+def start_on_unix(cls, reg, tmp, prefix, argv_of, what, env=None, cwd=None):
+    """A one-process backend on a unix socket in a new directory of tmp
+    (prefix: short, sun_path is 108 bytes): argv_of(sock) is its command;
+    returns cls(reg, run, sock, argv) once the socket accepts."""
+    d = tempfile.mkdtemp(prefix=prefix, dir=tmp)
+    os.chmod(d, 0o755)
+    sock = os.path.join(d, cls.name + ".sock")
+    argv = argv_of(sock)
+    run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env, cwd=cwd)
+    b = cls(reg, run, sock, argv)
+    try:
+        wait_unix(sock, run, what, 20)
+    except BaseException:
+        b.stop()
+        raise
+    b.command = b.command.replace(d, "$" + prefix.strip("-").upper())
+    return b
+
+
 class Origin(OneProcess):
     """Debian's nginx answering every request with "Hello, world!" (13 bytes)
     from its configuration (`return 200`): one process (master_process off),
@@ -406,10 +430,7 @@ class App(OneProcess):
         d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
         os.chmod(d, 0o755)
         argv = ["taskset", "-c", str(cpu)] + cls.argv(port, d)
-        env = dict(os.environ, PORT=str(port), PYTHONPATH=APPS_DIR,
-                   # what issue 23 gives managed Python processes: glibc's
-                   # adaptive mmap threshold costs uvicorn 5-7 % per request
-                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
+        env = dict(os.environ, PORT=str(port), PYTHONPATH=APPS_DIR, **PY_MALLOC)
         run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env)
         b = cls(reg, run, port, argv)
         try:
@@ -505,23 +526,12 @@ class Bridge(App):
 
     @classmethod
     def start(cls, reg, tmp, cpu, log):
-        d = tempfile.mkdtemp(prefix=cls.name + "-", dir=tmp)
-        os.chmod(d, 0o755)
-        sock = os.path.join(d, "bridge.sock")
-        argv = ["taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "scalws_bridge",
-                "--socket", sock, "--app", cls.app, "--interface", cls.interface,
-                "--workers", "1", "--path", APPS_DIR]
-        env = dict(os.environ, PYTHONPATH=cls.pythonpath(),
-                   MALLOC_MMAP_THRESHOLD_="524288", MALLOC_TRIM_THRESHOLD_="1048576")
-        run = reg.start(cls.name, argv, os.path.join(d, "bridge.log"), env=env)
-        b = cls(reg, run, sock, argv)
-        try:
-            wait_unix(sock, run, "the bridge's runner (is objs/python built? python3-dev)", 20)
-        except BaseException:
-            b.stop()
-            raise
-        b.command = b.command.replace(d, "$BRIDGE")
-        return b
+        return start_on_unix(cls, reg, tmp, "bridge-", lambda sock: [
+            "taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "scalws_bridge",
+            "--socket", sock, "--app", cls.app, "--interface", cls.interface,
+            "--workers", "1", "--path", APPS_DIR],
+            "the bridge's runner (is objs/python built? python3-dev)",
+            env=dict(os.environ, PYTHONPATH=cls.pythonpath(), **PY_MALLOC))
 
     @classmethod
     def describe(cls):
@@ -535,6 +545,151 @@ class BridgeWsgi(Bridge):
     app = "wsgi_hello:app"
 
 
+class Uwsgi(OneProcess):
+    """uWSGI (Debian's uwsgi-core with uwsgi-plugin-python3), one process
+    with one thread, speaking the uwsgi protocol on a unix socket
+    (@UWSGI_SOCK@), serving the python-wsgi scenario's app
+    (bench/configs/apps/wsgi_hello.py): nginx's and scalwsd's uwsgi_pass
+    with their uwsgi_params (@SCALWS_UWSGI_PARAMS@: the repository's). uWSGI
+    closes the connection after each response: no kept connections."""
+    name = "uwsgi"
+    config_dir = "apps"
+
+    def __init__(self, reg, run, sock, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {
+            "UWSGI_SOCK": sock,
+            "SCALWS_UWSGI_PARAMS": os.path.abspath(os.path.join(CONFIG_DIR, "..", "..", "conf",
+                                                                "uwsgi_params"))}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def packages(cls):
+        missing = [] if shutil.which("uwsgi") else ["uwsgi-core"]
+        if not any(os.path.exists(os.path.join(d, "python3_plugin.so"))
+                   for d in ("/usr/lib/uwsgi/plugins", "/usr/lib/uwsgi")):
+            missing.append("uwsgi-plugin-python3")
+        return missing
+
+    @classmethod
+    def describe(cls):
+        v = _run([shutil.which("uwsgi") or "uwsgi", "--version"]).strip()
+        return ("uWSGI %s (Debian, uwsgi-plugin-python3), one process, one thread, "
+                "uwsgi protocol on a unix socket, bench/configs/apps/wsgi_hello.py" % v)
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        return start_on_unix(cls, reg, tmp, "uwsgi-", lambda sock: [
+            "taskset", "-c", str(cpu), shutil.which("uwsgi") or "uwsgi",
+            "--plugin", "python3", "--socket", sock, "--chmod-socket=666",
+            "--processes", "1", "--threads", "1", "--listen", "1024",
+            "--pythonpath", APPS_DIR, "--module", "wsgi_hello:app",
+            "--need-app", "--disable-logging", "--die-on-term"], "uwsgi",
+            env=dict(os.environ, **PY_MALLOC))
+
+
+class UvicornUnix(App):
+    """The command python_app runs for "asgi asgi_hello:app; server
+    uvicorn" (sws_python_app.c: python3 -m uvicorn --no-access-log
+    --uds=SOCKET, uvloop and httptools chosen by uvicorn as installed,
+    the same environment), started by the harness on the client's CPU:
+    the external half of the managed-against-external comparison
+    (scenario python-external; python_pass unix:@APP_SOCK@)."""
+    name = "uvicorn-unix"
+    config_dir = "apps"
+    tools = Uvicorn.tools
+
+    def __init__(self, reg, run, sock, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {"APP_SOCK": sock}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def describe(cls):
+        return ("uvicorn as python_app runs it (--no-access-log --uds, uvloop + httptools), "
+                "one process, bench/configs/apps/asgi_hello.py, started by the harness")
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        return start_on_unix(cls, reg, tmp, "uvu-", lambda sock: [
+            "taskset", "-c", str(cpu), "/usr/bin/python3", "-m", "uvicorn",
+            "--no-access-log", "--uds=" + sock, "asgi_hello:app"], "uvicorn",
+            env=dict(os.environ, PYTHONUNBUFFERED="1", **PY_MALLOC), cwd=APPS_DIR)
+
+
+class ManagedUvicorn(App):
+    """The managed half: nothing started by the harness; scalwsd's
+    python_app runs uvicorn itself (bench/configs/scalwsd/python-managed.*).
+    Its interpreter is a wrapper (@MANAGED_PYTHON@) that runs
+    /usr/bin/python3 under taskset on the client's CPU, like every other
+    backend, instead of on the server's CPU that scalwsd's children would
+    inherit. Its processes are in scalwsd's tree: claim() takes them out of
+    the server's CPU time and counts them as the backend's; wait_ready()
+    waits until the application answers (the master starts it after the
+    listening socket is open)."""
+    name = "managed-uvicorn"
+    config_dir = "apps"
+    tools = Uvicorn.tools
+
+    def __init__(self, d, wrapper):
+        self.placeholders = {"MANAGED_PYTHON": wrapper, "APPS_DIR": APPS_DIR,
+                             "MANAGED_RUN_DIR": d}
+        self.command = "(scalwsd's python_app: %s -m uvicorn --no-access-log --uds=SOCKET " \
+            "asgi_hello:app)" % "$MANAGED/python3"
+        self.claimed = []
+
+    @classmethod
+    def describe(cls):
+        return ("uvicorn run by scalwsd's python_app (server uvicorn, processes 1), "
+                "bench/configs/apps/asgi_hello.py, on the client's CPU")
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        d = tempfile.mkdtemp(prefix="mgd-", dir=tmp)       # short: sun_path
+        os.chmod(d, 0o755)
+        wrapper = os.path.join(d, "python3")
+        with open(wrapper, "w") as f:
+            f.write('#!/bin/sh\nexec taskset -c %d /usr/bin/python3 "$@"\n' % cpu)
+        os.chmod(wrapper, 0o755)
+        return cls(d, wrapper)
+
+    @staticmethod
+    def _is_app(pid):
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                return b"\0uvicorn\0" in f.read()
+        except OSError:
+            return False
+
+    def claim(self, server_tree):
+        """The application's pids among server_tree (scalwsd's)."""
+        self.claimed = [p for p in server_tree if self._is_app(p)]
+        return self.claimed
+
+    def wait_ready(self, port, path, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                loadgen.sequential(port, path, 1, 200, len(HELLO), timeout=2)
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+
+    def tree(self):
+        return list(self.claimed)
+
+    def alive(self):
+        return all(os.path.exists("/proc/%d" % p) for p in self.claimed)
+
+    def stop(self):
+        pass                    # scalwsd stops its application
+
+
 BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress,
             "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn,
-            "bridge": Bridge, "bridge-wsgi": BridgeWsgi}
+            "bridge": Bridge, "bridge-wsgi": BridgeWsgi, "uwsgi": Uwsgi,
+            "uvicorn-unix": UvicornUnix, "managed-uvicorn": ManagedUvicorn}

@@ -206,6 +206,10 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
     try:
         if not wait_port(ctx["port"], r.popen, timeout=15):
             raise RuntimeError("did not start: " + r.log_tail().strip().replace("\n", " | "))
+        backend = ctx.get("backend")
+        if backend is not None and hasattr(backend, "wait_ready"):
+            # an application the server runs itself (python-managed)
+            backend.wait_ready(ctx["port"], scenario.path)
         # a wrong answer must never be measured
         loadgen.exact(scenario, ctx["port"], 3, timeout=10)
         if a.warmup > 0:
@@ -214,8 +218,7 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
 
         wrk = tool(url, a.duration, conns, 1, a.client_cpu)
         ctx["wrk_command"].setdefault(scenario.name, " ".join(wrk).replace(str(ctx["port"]), "PORT"))
-        backend = ctx.get("backend")
-        before = measure.cpu_ticks(r.tree())
+        before = measure.cpu_ticks(server_pids(r, backend))
         back0 = measure.cpu_ticks(backend.tree()) if backend else {}
         ksoft0 = measure.cpu_ticks(ctx["ksoftirqd"])
         cpus0 = measure.cpu_ticks_by_cpu()
@@ -226,7 +229,7 @@ def measure_round(a, reg, cap, server, scenario, ctx, tmp, round_no, position):
         wall = time.monotonic() - t0
         segs1 = measure.tcp_out_segments()
         opens1 = measure.tcp_active_opens()
-        tree = r.tree()
+        tree = server_pids(r, backend)
         after = measure.cpu_ticks(tree)
         back1 = measure.cpu_ticks(backend.tree()) if backend else {}
         ksoft1 = measure.cpu_ticks(ctx["ksoftirqd"])
@@ -330,6 +333,16 @@ def subset_suffix(selected, server_names, upstream_keepalive):
     if upstream_keepalive != DEFAULT_UPSTREAM_KEEPALIVE and any(s.backend for s in selected):
         out += "-keepalive%d" % upstream_keepalive
     return out
+
+
+def server_pids(r, backend):
+    """The server's processes, without those of an application it runs
+    itself (a backend with claim(): they are the backend's CPU time)."""
+    tree = r.tree()
+    if backend is not None and hasattr(backend, "claim"):
+        app = set(backend.claim(tree))
+        tree = [p for p in tree if p not in app]
+    return tree
 
 
 def with_backend(a, reg, ctx, sc, tmp, backend_info):

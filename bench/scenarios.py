@@ -238,6 +238,46 @@ SCENARIOS = [
         backend="bridge-wsgi",
     ),
     Scenario(
+        name="python-wsgi-uwsgi",
+        path="/app/x",
+        description="the python-wsgi scenario's WSGI app under uWSGI (uwsgi-plugin-python3, "
+                    "one process, one thread, uwsgi protocol on a unix socket, on the client's "
+                    "CPU) behind uwsgi_pass with the uwsgi_params; uWSGI closes every "
+                    "connection: compare with nginx + gunicorn and python-native-wsgi",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "uwsgi", "nginx": "uwsgi"},
+        not_applicable={"h2o": "no uwsgi protocol in h2o",
+                        "lighttpd": "not configured (mod_scgi's uwsgi mode)"},
+        backend="uwsgi",
+    ),
+    Scenario(
+        name="python-managed",
+        path="/app/x",
+        description="the python scenario's ASGI app under uvicorn run by scalwsd itself "
+                    "(python_app, server uvicorn, one process, its interpreter on the client's "
+                    "CPU; python_pass NAME): compare with python-external, the same command "
+                    "started by the harness",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "python-managed"},
+        not_applicable={s: "no managed applications" for s in ("nginx", "h2o", "lighttpd")},
+        backend="managed-uvicorn",
+    ),
+    Scenario(
+        name="python-external",
+        path="/app/x",
+        description="the command python-managed's python_app runs (uvicorn --uds, one "
+                    "process), started by the harness on the client's CPU and reached with "
+                    "python_pass unix:PATH: the external half of managed against external",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "python-external"},
+        not_applicable={s: "the comparison is scalwsd's own (see python for the peers)"
+                        for s in ("nginx", "h2o", "lighttpd")},
+        backend="uvicorn-unix",
+    ),
+    Scenario(
         name="cache-hit",
         path="/cache/x",
         description='response cache hits: GET /cache/x through each server\'s cache in '

@@ -1,5 +1,5 @@
 /*
- * Managed applications (ABI 1.9): what modules/node and modules/python
+ * Managed applications (ABI 1.9; 1.10: protocols): what modules/node and modules/python
  * build on. An application is a set of helper processes (sws_helper.h) of
  * one program, each listening on a unix socket of its own in a run
  * directory, behind an upstream group of the application's name that has
@@ -64,6 +64,22 @@ sws_int_t sws_app_set_socket_env(sws_app_t *app, const sws_str_t *name);
 /* An environment variable of the module's; the block's env of the same
  * name wins. */
 sws_int_t sws_app_set_env(sws_app_t *app, const sws_str_t *name, const sws_str_t *value);
+
+/* ABI 1.10: what the application's processes speak, for the locations that
+ * pass requests to it: protocol "http" unless said so (a python_app with
+ * "server native" speaks "python-bridge"), pass the directive that reaches
+ * it, named when another one is refused (default: KIND_pass, "node_pass").
+ * Strings that live as long as the configuration (literals). */
+void sws_app_set_protocol(sws_app_t *app, const char *protocol, const char *pass);
+
+/* ABI 1.10: the directive being read passes requests, in protocol, to the
+ * upstream group name. If name is an application that speaks another
+ * protocol, the configuration is refused once the http block is read (the
+ * application may be declared after the location), with a message naming
+ * the directive's file and line and the directive to use. Any group name
+ * may be given: one that is no application's is never refused. SWS_OK or
+ * SWS_ERROR (no memory). */
+sws_int_t sws_app_expect_protocol(sws_conf_t *cf, const sws_str_t *name, const char *protocol);
 
 /* After the block and the module's settings: declare the processes.
  * SWS_OK, or SWS_ERROR (logged). */

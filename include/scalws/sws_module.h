@@ -93,7 +93,14 @@
                                  _set_socket_env, _set_env, _done, _name, _root,
                                  _env_set);
                                  1.10: sws_http_unparsed_uri_valid (set $args
-                                 changes the request's query) */
+                                 changes the request's query);
+                                 what an application speaks and the
+                                 passes to it checked against it
+                                 (sws_app_set_protocol,
+                                 sws_app_expect_protocol); a body from a
+                                 file the server passes
+                                 (sws_http_upstream_conf_set_recv_fds,
+                                 _take_fd, _body_file) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -154,6 +154,27 @@ off_t      sws_http_upstream_body_length(sws_http_upstream_t *u);
  * they are. Returns the new tail, NULL on error (memory). */
 sws_chain_t **sws_http_upstream_body_chain(sws_http_upstream_t *u, sws_chain_t **tail);
 
+/*
+ * ABI 1.10: a body the server passes as a file. At configuration time,
+ * sws_http_upstream_conf_set_recv_fds(conf): the requests of conf read
+ * their unix-socket connections with recvmsg() and keep the descriptors
+ * the server passes with its bytes (SCM_RIGHTS; at most 2 not yet taken,
+ * more are closed); sws_http_upstream_take_fd(u) gives the oldest one
+ * (the caller's from then on), or -1. Those not taken are closed with the
+ * connection. From input_filter, sws_http_upstream_body_file(u, in, fd,
+ * offset, length): the body goes on with length bytes of file fd from
+ * offset, sent from the file (sendfile where the connection can), after
+ * what the filter decoded at in->out so far; fd belongs to the request
+ * from the call on, whatever it returns, and is closed when the request
+ * ends. A cache that stores the response reads the bytes. SWS_OK,
+ * SWS_DECLINED (the response is being written to a temporary file:
+ * buffering's overflow; the order could not be kept) or SWS_ERROR.
+ */
+void       sws_http_upstream_conf_set_recv_fds(sws_http_upstream_conf_t *conf);
+int        sws_http_upstream_take_fd(sws_http_upstream_t *u);
+sws_int_t  sws_http_upstream_body_file(sws_http_upstream_t *u, sws_http_upstream_input_t *in,
+    int fd, off_t offset, off_t length);
+
 /* Whether the upstream keeps connections (keepalive > 0): if not, the
  * protocol should ask the server to close ("Connection: close"). */
 int        sws_http_upstream_can_keepalive(sws_http_upstream_t *u);

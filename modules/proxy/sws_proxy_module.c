@@ -501,6 +501,12 @@ sws_proxy_pass(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
         if (rv != SWS_CONF_OK) {
             return rv;
         }
+        /* an application under the native Python bridge speaks no HTTP */
+        if (sws_app_expect_protocol(cf, sws_http_upstream_name(plcf->upstream), "http")
+            != SWS_OK)
+        {
+            return SWS_CONF_ERROR;
+        }
     }
     /* The TLS context is made (at merge) only where it may be used. */
     sws_http_upstream_conf_set_ssl(plcf->upstream, plcf->url_fmt || plcf->target.ssl);

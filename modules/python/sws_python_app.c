@@ -236,6 +236,8 @@ sws_python_command(sws_conf_t *cf, sws_python_app_t *pa)
         return SWS_ERROR;
     }
     if (pa->server == SWS_PYTHON_NATIVE) {
+        /* python_pass to it (HTTP) is refused: the bridge's framing only */
+        sws_app_set_protocol(pa->app, "python-bridge", "python_bridge_pass");
         if (sws_python_native(cf, pa) != SWS_OK) {
             return SWS_ERROR;
         }

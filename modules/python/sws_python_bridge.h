@@ -1,7 +1,7 @@
 /*
  * The native Python bridge's location configuration, for the python
- * module's other parts (python_pass to an application run with "server
- * native" sets its location up as python_bridge_pass does). Its first
+ * module's other parts (python_pass, which speaks HTTP, to an application
+ * run with "server native" is refused: sws_app_expect_protocol). Its first
  * member is a sws_http_cgi_conf_t, whose first is the framework's upstream
  * conf: the python_bridge_* framework directives find it there, so a
  * location conf that holds this one holds it first.

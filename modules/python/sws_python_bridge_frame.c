@@ -18,6 +18,12 @@ sws_pyb_get32(const unsigned char *p)
     return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16) | ((uint32_t) p[2] << 8) | p[3];
 }
 
+static uint64_t
+sws_pyb_get64(const unsigned char *p)
+{
+    return ((uint64_t) sws_pyb_get32(p) << 32) | sws_pyb_get32(p + 4);
+}
+
 static unsigned
 sws_pyb_get16(const unsigned char *p)
 {
@@ -35,7 +41,8 @@ sws_pyb_frame_valid(const sws_pyb_reader_t *rd)
         switch (rd->type) {
         case SWS_PYB_REQUEST:
             return rd->len >= SWS_PYB_REQUEST_FIXED && rd->len <= SWS_PYB_MAX_HEAD
-                   && (rd->flags & ~(SWS_PYB_REQUEST_BODY | SWS_PYB_REQUEST_UPGRADE)) == 0;
+                   && (rd->flags & ~(SWS_PYB_REQUEST_BODY | SWS_PYB_REQUEST_UPGRADE
+                                     | SWS_PYB_REQUEST_FILE)) == 0;
         case SWS_PYB_BODY:
             return rd->flags == 0;
         case SWS_PYB_BODY_END:
@@ -51,6 +58,8 @@ sws_pyb_frame_valid(const sws_pyb_reader_t *rd)
         return rd->flags == 0;
     case SWS_PYB_END:
         return (rd->flags & ~SWS_PYB_END_KEEP) == 0 && rd->len == 0;
+    case SWS_PYB_FILE:
+        return rd->flags == 0 && rd->len == SWS_PYB_FILE_LEN;
     }
     return 0;
 }
@@ -196,7 +205,7 @@ sws_pyb_request_decode(const unsigned char *p, size_t len, sws_pyb_request_t *rq
     }
     rq->client_port = sws_pyb_get16(p + 4);
     rq->server_port = sws_pyb_get16(p + 6);
-    rq->content_length = ((uint64_t) sws_pyb_get32(p + 8) << 32) | sws_pyb_get32(p + 12);
+    rq->content_length = sws_pyb_get64(p + 8);
     rq->nfields = sws_pyb_get16(p + 16);
     p += SWS_PYB_REQUEST_FIXED;
     s[0] = &rq->method;
@@ -233,6 +242,19 @@ sws_pyb_response_decode(const unsigned char *p, size_t len, sws_pyb_response_t *
     rs->fields = p + SWS_PYB_RESPONSE_FIXED;
     rs->end = p + len;
     return sws_pyb_fields_check(rs->fields, rs->end, rs->nfields);
+}
+
+int
+sws_pyb_file_decode(const unsigned char *p, size_t len, uint64_t *offset, uint64_t *length)
+{
+    const uint64_t  max = (uint64_t) 1 << 63;
+
+    if (len != SWS_PYB_FILE_LEN) {
+        return -1;
+    }
+    *offset = sws_pyb_get64(p);
+    *length = sws_pyb_get64(p + 8);
+    return *offset < max && *length < max && *offset + *length < max ? 0 : -1;
 }
 
 int

@@ -14,6 +14,13 @@
  * scalwsd to the runner: REQUEST (the parsed request head), then, when its
  * BODY flag is set, BODY frames and one BODY_END. The runner to scalwsd:
  * RESPONSE (status and fields), DATA frames, END. Integers are big endian.
+ *
+ * A body that is a file: when REQUEST has the FILE flag (scalwsd reads
+ * the connection with recvmsg() and takes descriptors; a unix socket), the
+ * runner may answer RESPONSE, one FILE frame and END, with no DATA. FILE's
+ * payload is the range (u64 offset, u64 length) of a regular file whose
+ * descriptor comes with the frame's bytes (SCM_RIGHTS, one descriptor):
+ * scalwsd sends it from the file itself (sendfile) and closes it.
  */
 #ifndef SWS_PYTHON_BRIDGE_FRAME_H
 #define SWS_PYTHON_BRIDGE_FRAME_H
@@ -31,12 +38,14 @@
 #define SWS_PYB_RESPONSE        0x11
 #define SWS_PYB_DATA            0x12
 #define SWS_PYB_END             0x13
+#define SWS_PYB_FILE            0x14    /* the body from a passed file */
 
 /* REQUEST flags */
 #define SWS_PYB_REQUEST_BODY    0x01    /* BODY frames and BODY_END follow */
 #define SWS_PYB_REQUEST_UPGRADE 0x02    /* an Upgrade the location allows: after a
                                            RESPONSE of 101 the connection is the
                                            client's byte stream both ways */
+#define SWS_PYB_REQUEST_FILE    0x04    /* the response may be a FILE */
 /* END flags */
 #define SWS_PYB_END_KEEP        0x01    /* the runner takes another request here */
 
@@ -44,6 +53,9 @@
 #define SWS_PYB_MAX_HEAD        (1024 * 1024)   /* REQUEST, RESPONSE payloads */
 #define SWS_PYB_MAX_STRING      65535           /* a string or field of them */
 #define SWS_PYB_MAX_FIELDS      65535
+
+/* FILE's payload: offset and length. */
+#define SWS_PYB_FILE_LEN        16
 
 /* The fixed part of REQUEST's payload, before its strings. */
 #define SWS_PYB_REQUEST_FIXED   20
@@ -138,6 +150,13 @@ typedef struct {
 } sws_pyb_response_t;
 
 int  sws_pyb_response_decode(const unsigned char *p, size_t len, sws_pyb_response_t *rs);
+
+/* ---- FILE -------------------------------------------------------------
+ *
+ *   u64 offset, u64 length: both below 2^63, their sum too.
+ */
+int  sws_pyb_file_decode(const unsigned char *p, size_t len, uint64_t *offset,
+    uint64_t *length);
 
 /* The fields of a decoded REQUEST or RESPONSE, in order: *cur starts at
  * ->fields; 1 with name and value, 0 after the last. */

@@ -17,6 +17,8 @@
  * END, whose KEEP flag lets the connection serve another request.
  */
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <scalws/scalws.h>
 #include "sws_python_module.h"
 #include "sws_python_bridge.h"
@@ -30,7 +32,10 @@ typedef struct {
     off_t                 length;         /* the RESPONSE's Content-Length, -1 none */
     off_t                 received;       /* DATA bytes so far */
     sws_str_t             upgrade;        /* the RESPONSE's Upgrade field */
+    u_char                file[SWS_PYB_FILE_LEN];  /* FILE's payload so far */
+    unsigned              nfile;
     unsigned              upgrade_asked:1;  /* REQUEST said UPGRADE */
+    unsigned              file_body:1;      /* a FILE came: nothing more */
 } sws_pyb_ctx_t;
 
 /* A port-less TCP address takes nginx's HTTP one (unix sockets are the
@@ -127,7 +132,8 @@ sws_pyb_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     ctx->upgrade_asked = sws_http_upstream_upgrade_allowed(u) != 0;
     p = sws_pyb_put_head(start, SWS_PYB_REQUEST,
                          (mode == SWS_UPSTREAM_BODY_NONE ? 0 : SWS_PYB_REQUEST_BODY)
-                         | (ctx->upgrade_asked ? SWS_PYB_REQUEST_UPGRADE : 0),
+                         | (ctx->upgrade_asked ? SWS_PYB_REQUEST_UPGRADE : 0)
+                         | SWS_PYB_REQUEST_FILE,     /* passed descriptors are taken */
                          (uint32_t) (len - SWS_PYB_HEAD_LEN));
     *p++ = (u_char) (sws_http_version(r) / 1000);
     *p++ = (u_char) (sws_http_version(r) % 1000);
@@ -220,6 +226,8 @@ sws_pyb_reinit(sws_http_request_t *r, void *data)
     ctx->length = -1;
     ctx->received = 0;
     ctx->upgrade.len = 0;
+    ctx->nfile = 0;
+    ctx->file_body = 0;
 }
 
 /* One field of the RESPONSE (copied: the head buffer is reused). */
@@ -345,7 +353,44 @@ sws_pyb_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
     return SWS_OK;
 }
 
-/* DATA frames decoded in place, up to END. */
+/* FILE's payload is complete: the descriptor that came with it is the
+ * body (from scalwsd's own sendfile), checked against the file. */
+static sws_int_t
+sws_pyb_file(sws_pyb_ctx_t *ctx, sws_http_upstream_input_t *in)
+{
+    uint64_t     offset, length;
+    struct stat  st;
+    sws_int_t    rc;
+    int          fd;
+
+    if (sws_pyb_file_decode(ctx->file, sizeof(ctx->file), &offset, &length) != 0) {
+        return sws_pyb_invalid(ctx, "a malformed FILE frame");
+    }
+    fd = sws_http_upstream_take_fd(ctx->u);
+    if (fd == -1) {
+        return sws_pyb_invalid(ctx, "a FILE frame without a descriptor");
+    }
+    if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)
+        || offset + length > (uint64_t) st.st_size)
+    {
+        (void) close(fd);
+        return sws_pyb_invalid(ctx, "a FILE frame of no regular file, or past its end");
+    }
+    ctx->received += (off_t) length;
+    if (ctx->length >= 0 && ctx->received > ctx->length) {
+        (void) close(fd);
+        return sws_pyb_invalid(ctx, "more data than its Content-Length");
+    }
+    ctx->file_body = 1;
+    rc = sws_http_upstream_body_file(ctx->u, in, fd, (off_t) offset, (off_t) length);
+    if (rc == SWS_DECLINED) {
+        return sws_pyb_invalid(ctx, "a FILE frame while the response goes to a temporary "
+                                    "file");
+    }
+    return rc;
+}
+
+/* DATA frames decoded in place (or one FILE frame), up to END. */
 static sws_int_t
 sws_pyb_input_filter(sws_http_request_t *r, void *data, sws_http_upstream_input_t *in)
 {
@@ -366,6 +411,17 @@ sws_pyb_input_filter(sws_http_request_t *r, void *data, sws_http_upstream_input_
             }
             return SWS_OK;
         case SWS_PYB_PIECE:
+            if (ctx->reader.type == SWS_PYB_FILE) {
+                memcpy(ctx->file + ctx->nfile, piece, n);   /* the reader bounds n */
+                ctx->nfile += (unsigned) n;
+                if (ctx->reader.rest == 0) {
+                    rc = (int) sws_pyb_file(ctx, in);
+                    if (rc != SWS_OK) {
+                        return rc;
+                    }
+                }
+                break;
+            }
             ctx->received += (off_t) n;
             if (ctx->length >= 0 && ctx->received > ctx->length) {
                 return sws_pyb_invalid(ctx, "more data than its Content-Length");
@@ -375,6 +431,16 @@ sws_pyb_input_filter(sws_http_request_t *r, void *data, sws_http_upstream_input_
             break;
         case SWS_PYB_FRAME:
             if (ctx->reader.type == SWS_PYB_DATA) {
+                if (ctx->file_body) {
+                    return sws_pyb_invalid(ctx, "a DATA frame after FILE");
+                }
+                break;
+            }
+            if (ctx->reader.type == SWS_PYB_FILE) {
+                if (ctx->file_body || ctx->received) {
+                    return sws_pyb_invalid(ctx, "a FILE frame after the body began");
+                }
+                ctx->nfile = 0;
                 break;
             }
             if (ctx->reader.type != SWS_PYB_END) {
@@ -502,7 +568,24 @@ char *
 sws_python_bridge_set_pass(sws_conf_t *cf, const sws_command_t *cmd, sws_pyb_loc_conf_t *lcf,
     const sws_str_t *addr)
 {
-    return sws_http_cgi_pass(cf, cmd, &lcf->cgi, addr, SWS_PYB_DEFAULT_PORT, sws_pyb_handler);
+    char *rv;
+
+    rv = sws_http_cgi_pass(cf, cmd, &lcf->cgi, addr, SWS_PYB_DEFAULT_PORT, sws_pyb_handler);
+    if (rv != SWS_CONF_OK) {
+        return rv;
+    }
+    /* wsgi.file_wrapper: the runner passes the file (REQUEST_FILE) */
+    sws_http_upstream_conf_set_recv_fds(lcf->cgi.upstream);
+    if (lcf->cgi.pass != NULL) {
+        return rv;                     /* an address from variables: no group */
+    }
+    /* an application under uvicorn or gunicorn speaks HTTP: refused */
+    if (sws_app_expect_protocol(cf, sws_http_upstream_name(lcf->cgi.upstream), "python-bridge")
+        != SWS_OK)
+    {
+        return SWS_CONF_ERROR;
+    }
+    return SWS_CONF_OK;
 }
 
 char *

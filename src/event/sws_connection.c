@@ -104,6 +104,7 @@ sws_close_connection(sws_connection_t *c)
     if (c->ssl) {
         sws_ssl_close(c);
     }
+    sws_connection_close_fds(c);
     sws_del_timer(c->read);
     sws_del_timer(c->write);
     sws_delete_posted_event(c->read);

@@ -80,6 +80,8 @@ struct sws_listening_s {
 
 typedef struct sws_ssl_connection_s sws_ssl_connection_t;   /* sws_ssl.h */
 
+#define SWS_PASSED_FDS  2
+
 struct sws_connection_s {
     void                 *data;
     sws_event_t          *read;
@@ -116,6 +118,11 @@ struct sws_connection_s {
     unsigned              shared:1;
     unsigned              sendfile:1;    /* send file buffers with sendfile() */
     unsigned              counted:1;     /* an accepted client: in the status counters */
+    unsigned              npassed:2;     /* descriptors in passed_fd */
+    /* descriptors the peer passed with its bytes (sws_unix_recv_fds),
+     * oldest first, until taken (sws_connection_take_fd) or closed with
+     * the connection */
+    int                   passed_fd[SWS_PASSED_FDS];
 };
 
 /* ---- timers (sws_event_timer.c) ---- */
@@ -197,6 +204,14 @@ sws_uint_t        sws_active_connections(void);
 sws_uint_t        sws_connections_free(void);
 
 ssize_t      sws_unix_recv(sws_connection_t *c, u_char *buf, size_t size);
+/* sws_unix_recv with recvmsg(): descriptors passed with the bytes
+ * (SCM_RIGHTS, a unix socket) are kept on c, at most SWS_PASSED_FDS not
+ * yet taken (more are closed and logged). */
+ssize_t      sws_unix_recv_fds(sws_connection_t *c, u_char *buf, size_t size);
+/* The oldest kept descriptor (the caller's from here), or -1. */
+int          sws_connection_take_fd(sws_connection_t *c);
+/* Close the kept descriptors. */
+void         sws_connection_close_fds(sws_connection_t *c);
 sws_chain_t *sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
 
 /* ---- listening sockets (sws_listening.c) ---- */

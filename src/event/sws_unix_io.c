@@ -1,4 +1,5 @@
 /* Plain socket I/O: recv, and sending a chain with writev and sendfile. */
+#include <string.h>
 #include <unistd.h>
 #include <sys/sendfile.h>
 #include "sws_event.h"
@@ -9,37 +10,126 @@
  * request): 128 KiB 144-216 us, 256 KiB 224-472 us, 2 MiB 416-569 us. */
 #define SWS_SEND_MAX  (128 * 1024)
 
+/* What recv() (or recvmsg()) returned, into the read event's flags and
+ * the return value; SWS_DECLINED: interrupted, call again. */
+static ssize_t
+sws_unix_recv_result(sws_connection_t *c, ssize_t n, size_t size)
+{
+    int err;
+
+    if (n > 0) {
+        if ((size_t) n < size && !c->read->eof) {
+            c->read->ready = 0;   /* edge-triggered: the socket is drained */
+        }
+        return n;
+    }
+    if (n == 0) {
+        c->read->ready = 0;
+        c->read->eof = 1;
+        return 0;
+    }
+    err = errno;
+    if (err == EINTR) {
+        return SWS_DECLINED;
+    }
+    c->read->ready = 0;
+    if (err == EAGAIN) {
+        return SWS_AGAIN;
+    }
+    c->read->error = 1;
+    sws_log_error(err == ECONNRESET ? SWS_LOG_INFO : SWS_LOG_ERR, c->log, err,
+                  "recv() failed");
+    return SWS_ERROR;
+}
+
 ssize_t
 sws_unix_recv(sws_connection_t *c, u_char *buf, size_t size)
 {
     ssize_t n;
-    int     err;
 
-    for ( ;; ) {
-        n = recv(c->fd, buf, size, 0);
-        if (n > 0) {
-            if ((size_t) n < size && !c->read->eof) {
-                c->read->ready = 0;   /* edge-triggered: the socket is drained */
-            }
-            return n;
-        }
-        if (n == 0) {
-            c->read->ready = 0;
-            c->read->eof = 1;
-            return 0;
-        }
-        err = errno;
-        if (err == EINTR) {
+    do {
+        n = sws_unix_recv_result(c, recv(c->fd, buf, size, 0), size);
+    } while (n == SWS_DECLINED);
+    return n;
+}
+
+/* The descriptors of one SCM_RIGHTS message onto c's list. */
+static void
+sws_unix_keep_fds(sws_connection_t *c, const struct cmsghdr *h)
+{
+    const u_char *data = CMSG_DATA(h);
+    size_t        i, n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    int           fd;
+
+    for (i = 0; i < n; i++) {
+        memcpy(&fd, data + i * sizeof(int), sizeof(int));
+        if (c->npassed < SWS_PASSED_FDS) {
+            c->passed_fd[c->npassed++] = fd;
             continue;
         }
-        c->read->ready = 0;
-        if (err == EAGAIN) {
-            return SWS_AGAIN;
+        sws_log_error(SWS_LOG_WARN, c->log, 0, "%.*s passed more descriptors than are taken: "
+                      "closed", (int) c->addr_text.len, c->addr_text.data);
+        close(fd);
+    }
+}
+
+ssize_t
+sws_unix_recv_fds(sws_connection_t *c, u_char *buf, size_t size)
+{
+    union {
+        struct cmsghdr  h;
+        char            space[CMSG_SPACE(SWS_PASSED_FDS * sizeof(int))];
+    }                   control;
+    struct msghdr       msg;
+    struct iovec        iov;
+    struct cmsghdr     *h;
+    ssize_t             n;
+
+    do {
+        iov.iov_base = buf;
+        iov.iov_len = size;
+        sws_memzero(&msg, sizeof(msg));
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.space;
+        msg.msg_controllen = sizeof(control.space);
+        n = recvmsg(c->fd, &msg, MSG_CMSG_CLOEXEC);
+        if (n > 0) {
+            for (h = CMSG_FIRSTHDR(&msg); h != NULL; h = CMSG_NXTHDR(&msg, h)) {
+                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+                    sws_unix_keep_fds(c, h);
+                }
+            }
+            if (msg.msg_flags & MSG_CTRUNC) {
+                sws_log_error(SWS_LOG_WARN, c->log, 0, "%.*s passed more descriptors at "
+                              "once than are taken: closed by the kernel",
+                              (int) c->addr_text.len, c->addr_text.data);
+            }
         }
-        c->read->error = 1;
-        sws_log_error(err == ECONNRESET ? SWS_LOG_INFO : SWS_LOG_ERR, c->log, err,
-                      "recv() failed");
-        return SWS_ERROR;
+        n = sws_unix_recv_result(c, n, size);
+    } while (n == SWS_DECLINED);
+    return n;
+}
+
+int
+sws_connection_take_fd(sws_connection_t *c)
+{
+    int fd;
+
+    if (c->npassed == 0) {
+        return -1;
+    }
+    fd = c->passed_fd[0];
+    c->npassed--;
+    memmove(&c->passed_fd[0], &c->passed_fd[1], c->npassed * sizeof(int));
+    return fd;
+}
+
+void
+sws_connection_close_fds(sws_connection_t *c)
+{
+    while (c->npassed) {
+        (void) close(c->passed_fd[--c->npassed]);
     }
 }
 

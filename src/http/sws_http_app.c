@@ -53,6 +53,8 @@ struct sws_app_s {
     sws_str_t           program;
     sws_array_t         args;            /* sws_app_arg_t */
     sws_str_t           socket_env;      /* empty: none */
+    const char         *protocol;        /* NULL: "http" */
+    const char         *pass;            /* NULL: KIND_pass */
     unsigned            done:1;
 };
 
@@ -375,6 +377,70 @@ sws_int_t
 sws_app_set_env(sws_app_t *app, const sws_str_t *name, const sws_str_t *value)
 {
     return sws_app_push_pair(&app->module_env, name, value);
+}
+
+
+/* ------------------------------------------------------------ protocols */
+
+void
+sws_app_set_protocol(sws_app_t *app, const char *protocol, const char *pass)
+{
+    app->protocol = protocol;
+    app->pass = pass;
+}
+
+
+sws_int_t
+sws_app_expect_protocol(sws_conf_t *cf, const sws_str_t *name, const char *protocol)
+{
+    sws_http_upstream_main_conf_t *umcf;
+    sws_app_pass_t                *p;
+    const sws_str_t               *directive = sws_conf_arg(cf, 0);
+
+    umcf = sws_conf_http_main_conf(cf, &sws_http_upstream_module);
+    if (umcf == NULL || (p = sws_array_push(&umcf->app_passes)) == NULL) {
+        return SWS_ERROR;
+    }
+    /* the parser's arguments do not outlive the directive */
+    p->name.data = sws_pstrdup(sws_conf_pool(cf), name);
+    p->directive.data = sws_pstrdup(sws_conf_pool(cf), directive);
+    if (p->name.data == NULL || p->directive.data == NULL) {
+        return SWS_ERROR;
+    }
+    p->name.len = name->len;
+    p->directive.len = directive->len;
+    p->protocol = protocol;
+    p->file = sws_conf_file(cf);
+    p->line = sws_conf_line(cf);
+    return SWS_OK;
+}
+
+
+sws_int_t
+sws_app_check_passes(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf)
+{
+    sws_app_pass_t           *p = umcf->app_passes.elts;
+    sws_http_upstream_srv_t **ups = umcf->upstreams.elts, *us;
+    sws_uint_t                i, k;
+
+    for (i = 0; i < umcf->app_passes.nelts; i++) {
+        /* (cf's context is no longer the http block's: umcf's list) */
+        for (us = NULL, k = 0; us == NULL && k < umcf->upstreams.nelts; k++) {
+            if (sws_str_caseeq(&ups[k]->name, &p[i].name)) {
+                us = ups[k];
+            }
+        }
+        if (us == NULL || !us->app || strcmp(us->app_protocol, p[i].protocol) == 0) {
+            continue;
+        }
+        sws_log_error(SWS_LOG_EMERG, cf->log, 0, "%.*s \"%.*s\" in %s:%lu: application "
+                      "\"%.*s\" (%s:%lu) speaks %s, not %s: use %s", (int) p[i].directive.len,
+                      p[i].directive.data, (int) p[i].name.len, p[i].name.data, p[i].file,
+                      (unsigned long) p[i].line, (int) us->name.len, us->name.data, us->file,
+                      (unsigned long) us->line, us->app_protocol, p[i].protocol, us->app_pass);
+        return SWS_ERROR;
+    }
+    return SWS_OK;
 }
 
 
@@ -893,7 +959,9 @@ sws_int_t
 sws_app_done(sws_conf_t *cf, sws_app_t *app)
 {
     static const sws_str_t  run = sws_string("run");
+    sws_http_upstream_srv_t *us;
     sws_app_proc_t         *one, *two;
+    u_char                 *pass;
     sws_app_scale_t        *scale = NULL;
     uint32_t                sig;
     sws_uint_t              k;
@@ -944,8 +1012,20 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
         return SWS_ERROR;
     }
     /* Room for the old process of each slot beside its new one. */
-    if (sws_http_upstream_app_group(cf, &app->name, 2 * app->processes) == NULL) {
+    us = sws_http_upstream_app_group(cf, &app->name, 2 * app->processes);
+    if (us == NULL) {
         return SWS_ERROR;
+    }
+    us->app_protocol = app->protocol ? app->protocol : "http";
+    if (app->pass) {
+        us->app_pass = app->pass;
+    } else {
+        pass = sws_pnalloc(sws_conf_pool(cf), strlen(app->kind) + sizeof("_pass"));
+        if (pass == NULL) {
+            return SWS_ERROR;
+        }
+        memcpy(sws_cpymem(pass, app->kind, strlen(app->kind)), "_pass", sizeof("_pass"));
+        us->app_pass = (const char *) pass;
     }
     if (app->min < app->processes) {
         scale = sws_pcalloc(sws_conf_pool(cf), sizeof(sws_app_scale_t));

@@ -1,8 +1,9 @@
 /*
  * libFuzzer target: the python bridge's framing as scalwsd reads it
  * (modules/python/sws_python_bridge_frame.c): the RESPONSE frame decoded
- * as process_header does, then DATA and END frames read piece by piece as
- * the input filter does. The first byte chooses the size of the pieces
+ * as process_header does, then DATA, FILE and END frames read piece by
+ * piece as the input filter does (a FILE's payload collected and
+ * decoded). The first byte chooses the size of the pieces
  * the rest arrives in; each piece is an exact-size copy, so that a read
  * past its end is caught. Every field must lie inside the RESPONSE's
  * payload, every DATA piece inside the bytes given, and the outcome (the
@@ -20,7 +21,26 @@ typedef struct {
     size_t         bytes;
     int            end;           /* END came: its flags + 1 */
     int            bad;
+    unsigned long  files;         /* hash of the FILE ranges decoded */
 } outcome_t;
+
+/* A FILE payload, complete: decoded as the input filter does. */
+static void
+check_file(const unsigned char *p, size_t len, outcome_t *o)
+{
+    uint64_t offset, length;
+
+    if (sws_pyb_file_decode(p, len, &offset, &length) != 0) {
+        o->files = o->files * 131 + 1;
+        return;
+    }
+    if (len != SWS_PYB_FILE_LEN || offset >= (uint64_t) 1 << 63
+        || length >= (uint64_t) 1 << 63 || offset + length >= (uint64_t) 1 << 63)
+    {
+        abort();
+    }
+    o->files = o->files * 131 + (unsigned long) (offset ^ (length << 7)) + 2;
+}
 
 static void
 check_fields(const unsigned char *p, size_t len)
@@ -53,7 +73,8 @@ run(const uint8_t *data, size_t size, size_t step, outcome_t *o)
 {
     sws_pyb_reader_t     rd;
     const unsigned char *pos, *piece;
-    size_t               at, n, k;
+    unsigned char        file[SWS_PYB_FILE_LEN];
+    size_t               at, n, k, nfile = 0;
     int                  rc;
 
     memset(o, 0, sizeof(*o));
@@ -85,9 +106,23 @@ run(const uint8_t *data, size_t size, size_t step, outcome_t *o)
                         o->hash = o->hash * 131 + piece[i];
                     }
                     o->bytes += k;
+                } else if (rd.type == SWS_PYB_FILE) {
+                    if (nfile + k > sizeof(file)) {
+                        abort();      /* the reader bounds FILE's payload */
+                    }
+                    memcpy(file + nfile, piece, k);
+                    nfile += k;
+                    if (rd.rest == 0) {
+                        check_file(file, nfile, o);
+                    }
                 }
             } else if (rd.type == SWS_PYB_END) {
                 o->end = 1 + (int) rd.flags;
+            } else if (rd.type == SWS_PYB_FILE) {
+                if (rd.len != SWS_PYB_FILE_LEN || rd.flags) {
+                    abort();
+                }
+                nfile = 0;
             } else if (rd.type != SWS_PYB_DATA && rd.type != SWS_PYB_RESPONSE) {
                 abort();
             }
@@ -116,7 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(data + 1, size - 1, size, &whole);
     run(data + 1, size - 1, step, &cut);
     if (whole.bytes > size || whole.end != cut.end || whole.bad != cut.bad
-        || whole.bytes != cut.bytes || whole.hash != cut.hash)
+        || whole.bytes != cut.bytes || whole.hash != cut.hash || whole.files != cut.files)
     {
         abort();
     }

@@ -5,13 +5,14 @@ docs/python-bridge.md describes, keeps them, and answers with the bytes it
 is given (or a function of the request); then it closes, or with keep
 waits for the next request on the same connection. Every socket
 operation is bounded."""
+import array
 import os
 import socket
 import struct
 import threading
 
 REQUEST, BODY, BODY_END = 0x01, 0x02, 0x03
-RESPONSE, DATA, END = 0x11, 0x12, 0x13
+RESPONSE, DATA, END, FILE = 0x11, 0x12, 0x13, 0x14
 
 
 def frame(kind, payload=b"", flags=0):
@@ -64,7 +65,8 @@ def parse_request(payload):
 
 
 class Peer(threading.Thread):
-    """reply: bytes, or fn(request) -> bytes; None: close without a word.
+    """reply: bytes, or fn(request) -> bytes; None: close without a word;
+    (bytes, [fd ...]): the descriptors passed with the bytes (SCM_RIGHTS).
     requests: the decoded REQUESTs, each with "body" (bytes) and "pieces"
     (the BODY frames' count)."""
 
@@ -131,6 +133,7 @@ class Peer(threading.Thread):
             return False
         assert kind == REQUEST, kind
         req = parse_request(payload)
+        req["frame_flags"] = flags
         req["body"], req["pieces"] = b"", 0
         while flags & 1:
             kind, f, payload, buf = self.read_frame(c, buf)
@@ -143,5 +146,12 @@ class Peer(threading.Thread):
         reply = self.reply(req) if callable(self.reply) else self.reply
         if reply is None:
             return False
+        if isinstance(reply, tuple):
+            # (bytes, descriptors): the descriptors passed with the bytes
+            data, fds = reply
+            n = c.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                    array.array("i", fds))])
+            c.sendall(data[n:])
+            return True
         c.sendall(reply)
         return True

@@ -424,6 +424,18 @@ def _pgid(pid):
     return int(f[2]) if f else None
 
 
+def open_files(pid):
+    """What the open descriptors of process pid point to (/proc/PID/fd)."""
+    d = "/proc/%d/fd" % pid
+    out = []
+    for n in os.listdir(d):
+        try:
+            out.append(os.readlink(os.path.join(d, n)))
+        except OSError:
+            pass
+    return out
+
+
 def children_of(ppid):
     out = []
     for p in _all_pids():

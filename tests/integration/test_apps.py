@@ -647,3 +647,66 @@ def test_configuration_errors(tmp_path, rundir):
 def test_pass_takes_no_uri(tmp_path):
     rc, out, _ = h.start_expect_failure(tmp_path, server="location / { node_pass web/x; }\n")
     assert rc not in (None, 0) and "no URI, no variables" in out, out
+
+
+def test_a_pass_in_the_wrong_protocol_is_refused(tmp_path, rundir):
+    """python_pass (HTTP) to a native application, python_bridge_pass to
+    one under uvicorn or gunicorn (or to a node_app), proxy_pass to a
+    native one: refused once the http block is read (the application may
+    come after the location), naming the pass's file and line and the
+    directive to use."""
+    a = "root %s; run_dir %s;" % (APPS, rundir)
+    native = "python_app nat { %s asgi star:app; server native; }\n" % a
+    uvicorn = "python_app uvi { %s asgi star:app; server uvicorn; }\n" % a
+    gunicorn = "python_app gun { %s wsgi flaskapp:app; }\n" % a
+    node = "node_app web { %s script plain.js; }\n" % a
+    other = "server { listen 127.0.0.1:%d; location / { %%s } }\n" % h.free_port()
+    cases = [
+        (native, "python_pass nat;", "python_pass", "nat", "python-bridge", "http",
+         "python_bridge_pass"),
+        # the application after the location that names it
+        (other % "python_pass nat;" + native, None, "python_pass", "nat", "python-bridge",
+         "http", "python_bridge_pass"),
+        (native, "proxy_pass http://nat;", "proxy_pass", "nat", "python-bridge", "http",
+         "python_bridge_pass"),
+        (uvicorn, "python_bridge_pass uvi;", "python_bridge_pass", "uvi", "http",
+         "python-bridge", "python_pass"),
+        (gunicorn, "python_bridge_pass gun;", "python_bridge_pass", "gun", "http",
+         "python-bridge", "python_pass"),
+        (node, "python_bridge_pass web;", "python_bridge_pass", "web", "http",
+         "python-bridge", "node_pass"),
+    ]
+    for i, (http, loc, directive, name, speaks, wants, use) in enumerate(cases):
+        d = tmp_path / ("c%d" % i)
+        d.mkdir()
+        rc, out, listening = h.start_expect_failure(
+            d, http=http, server="location / { %s }\n" % loc if loc else "")
+        assert rc not in (None, 0) and not listening, (http, loc, out)
+        m = re.search(r'%s "%s" in (\S+):(\d+): application "%s" \((\S+):(\d+)\) speaks %s, '
+                      r'not %s: use %s' % (directive, name, name, speaks, wants, use), out)
+        assert m, (http, loc, out)
+        lines = Path(m.group(1)).read_text().splitlines()
+        assert directive + " " in lines[int(m.group(2)) - 1], (lines, m.group(0))
+        assert "_app %s {" % name in Path(m.group(3)).read_text().splitlines()[
+            int(m.group(4)) - 1], m.group(0)
+
+
+def test_passes_in_the_right_protocol_start(tmp_path, rundir):
+    """The same applications reached by the directives that speak their
+    protocol, and a pass to a group that is no application's, start
+    (checked with -t: no process is run)."""
+    a = "root %s; run_dir %s;" % (APPS, rundir)
+    conf = h.render(h.MAIN_TEMPLATE, tmp_path, [h.free_port()],
+                    http="python_app nat { %s asgi star:app; server native; }\n"
+                         "python_app uvi { %s asgi star:app; }\n"
+                         "upstream plain { server 127.0.0.1:1; }\n" % (a, a),
+                    server="location /n/ { python_bridge_pass nat; }\n"
+                           "location /u/ { python_pass uvi; }\n"
+                           "location /p/ { proxy_pass http://plain; }\n"
+                           "location /b/ { python_bridge_pass plain; }\n")
+    path = tmp_path / "t.conf"
+    path.write_text(conf)
+    h.make_traversable(tmp_path)
+    r = subprocess.run([h.SCALWSD, "-p", str(tmp_path) + "/", "-t", "-c", str(path)],
+                       capture_output=True, timeout=20)
+    assert r.returncode == 0, r.stderr.decode()

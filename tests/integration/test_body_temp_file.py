@@ -67,14 +67,7 @@ def worker(srv):
 
 
 def fds(pid):
-    d = "/proc/%d/fd" % pid
-    out = []
-    for n in os.listdir(d):
-        try:
-            out.append(os.readlink(os.path.join(d, n)))
-        except OSError:
-            pass
-    return out
+    return h.open_files(pid)
 
 
 def temp_fds(pid):

@@ -1,5 +1,6 @@
 """The upstream framework through proxy_pass: keep-alive pools, balancing,
 retries on the next server, passive and active health, $upstream_*."""
+import signal
 import socket
 import threading
 import time
@@ -387,18 +388,37 @@ def resets(o, n, timeout=5.0):
     return sum("ConnectionResetError" in e for e in o.errors)
 
 
-def test_keepalive_pool_overflow(sws, origin):
-    # Idle connections the pool has no room for are reset, not shut down:
-    # no TIME_WAIT (and ephemeral port) is left on the proxy's side.
-    o = origin()
-    srv = sws(http="upstream b { server %s; keepalive 1; }" % o.addr,
-              server="location / { proxy_pass http://b; }")
+def three_at_once(srv, o):
+    """Three requests at the same time: three connections to origin o."""
     bgs = [h.Background(lambda stop: h.curl(srv.url("/delay/300"))) for _ in range(3)]
     for b in bgs:
         b.start()
     for b in bgs:
         assert b.finish().status == 200
     assert o.accepted == 3
+
+
+def test_idle_connections_end_with_a_fin_when_the_worker_exits(sws, origin):
+    # A graceful stop (QUIT) closes the kept connections as nginx does: the
+    # server sees their end, no reset (an application makes an error of
+    # each: Node.js an Error with its stack, uvicorn an exception).
+    o = origin()
+    srv = sws(http="upstream b { server %s; keepalive 4; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    three_at_once(srv, o)
+    srv.stop(signal.SIGQUIT)
+    assert srv.proc.poll() is not None
+    time.sleep(0.2)
+    assert resets(o, 1, timeout=0.5) == 0, o.errors
+
+
+def test_keepalive_pool_overflow(sws, origin):
+    # Idle connections the pool has no room for are reset, not shut down:
+    # no TIME_WAIT (and ephemeral port) is left on the proxy's side.
+    o = origin()
+    srv = sws(http="upstream b { server %s; keepalive 1; }" % o.addr,
+              server="location / { proxy_pass http://b; }")
+    three_at_once(srv, o)
     assert resets(o, 2) == 2                # two had no room; the third is kept
     assert time_wait_to(o) == 0
     assert names(srv, 5) == ["origin"] * 5

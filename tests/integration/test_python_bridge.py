@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import socket
+import struct
 import tempfile
 import time
 
@@ -489,6 +490,126 @@ def test_django(env):
     r = get(srv, "/d/file")
     assert r.status == 200 and r.body == data
     assert r.header("Content-Length") == str(len(data))
+
+
+def runner_workers(runner):
+    """The runner's worker processes (its first process's children)."""
+    pid = runner.proc.pid
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        return [int(x) for x in f.read().split()]
+
+
+def written(pids):
+    """Bytes the processes wrote so far (write, send and sendfile alike)."""
+    total = 0
+    for pid in pids:
+        with open("/proc/%d/io" % pid) as f:
+            total += int(dict(l.split(": ") for l in f.read().splitlines())["wchar"])
+    return total
+
+
+def worker_fds(srv):
+    """The targets of the open descriptors of scalwsd's worker(s)."""
+    return [f for pid in srv.children() for f in h.open_files(pid)]
+
+
+@pytest.mark.parametrize("port", [0, 1], ids=["buffered", "streamed"])
+def test_wsgi_send_file_is_sent_by_scalwsd(env, port):
+    """Flask's send_file of 1 MiB: the runner passes the descriptor with a
+    FILE frame and scalwsd sends the file (the runner's workers write a few
+    hundred bytes, not the file); the body, its Content-Length, a Range
+    (Werkzeug answers it with its own wrapper: the iterable's path), a
+    file_wrapper from the file's position with the application's length,
+    and a file_wrapper of a BytesIO (no descriptor). No descriptor stays
+    open in scalwsd's worker."""
+    srv, runners = env[0], env[1]
+    data = os.urandom(1 << 20)
+    path = runners["w"].marks / "big.bin"
+    path.write_bytes(data)
+    workers = runner_workers(runners["w"])
+    r = get(srv, "/w/sendfile", port=port)        # a first one: imports, caches
+    assert r.status == 200 and r.body == data
+    before = written(workers)
+    for _ in range(4):
+        r = get(srv, "/w/sendfile", port=port)
+        assert r.status == 200 and r.body == data
+        assert r.header("Content-Length") == str(len(data))
+    assert written(workers) - before < 64 * 1024, written(workers) - before
+    r = get(srv, "/w/sendfile", port=port, headers=["Range: bytes=1000-1999"])
+    assert r.status == 206 and r.body == data[1000:2000]
+    assert r.header("Content-Range") == "bytes 1000-1999/%d" % len(data)
+    r = get(srv, "/w/raw/fileat", port=port)
+    assert r.status == 200 and r.body == data[1000:6000]
+    assert r.header("Content-Length") == "5000"
+    r = get(srv, "/w/raw/fileat", port=port, method="HEAD")
+    assert r.status == 200 and r.body == b"" and r.header("Content-Length") == "5000"
+    r = get(srv, "/w/raw/bytesio", port=port)
+    assert r.status == 200 and r.body == b"not a file, " * 1000
+    assert h.wait_for(lambda: str(path) not in worker_fds(srv), 3), worker_fds(srv)
+
+
+def test_file_frames_from_a_fake_runner(env, fake, tmp_path):
+    """REQUEST says FILE; a FILE frame with its descriptor is the body
+    (the range of the file), and the descriptor is closed after it."""
+    srv = env[0]
+    data = os.urandom(300000)
+    f = tmp_path / "fake.bin"
+    f.write_bytes(data)
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        fake.reply = (peer.response(200, [("Content-Length", "200000")], end=False)
+                      + peer.frame(peer.FILE, struct.pack(">QQ", 50000, 200000))
+                      + peer.frame(peer.END, flags=1), [fd])
+        r = get(srv, "/fake/file")
+        assert r.status == 200 and r.body == data[50000:250000]
+        assert fake.requests[-1]["frame_flags"] & 0x04
+    finally:
+        os.close(fd)
+    assert h.wait_for(lambda: str(f) not in worker_fds(srv), 3), worker_fds(srv)
+
+
+@pytest.mark.parametrize("what", ["none", "pipe", "past", "after-data", "length"])
+def test_invalid_file_frames(env, fake, tmp_path, what):
+    srv = env[0]
+    f = tmp_path / "small.bin"
+    f.write_bytes(b"x" * 100)
+    fds = [os.open(f, os.O_RDONLY)]
+    head = peer.response(200, end=False)
+    rng = struct.pack(">QQ", 0, 100)
+    why = "a FILE frame of no regular file, or past its end"
+    if what == "none":
+        reply, fds, why = head + peer.frame(peer.FILE, rng) + peer.frame(peer.END), [], \
+            "a FILE frame without a descriptor"
+    elif what == "pipe":
+        rd, wr = os.pipe()
+        os.close(fds[0])
+        os.close(wr)
+        fds = [rd]
+        reply = head + peer.frame(peer.FILE, rng) + peer.frame(peer.END)
+    elif what == "past":
+        reply = head + peer.frame(peer.FILE, struct.pack(">QQ", 50, 51)) + peer.frame(peer.END)
+    elif what == "after-data":
+        reply = head + peer.frame(peer.DATA, b"abc") + peer.frame(peer.FILE, rng) \
+            + peer.frame(peer.END)
+        why = "a FILE frame after the body began"
+    else:
+        reply = peer.response(200, [("Content-Length", "10")], end=False) \
+            + peer.frame(peer.FILE, rng) + peer.frame(peer.END)
+        why = "more data than its Content-Length"
+    since = len(h._read(srv.error_log_path))
+    fake.reply = (reply, fds) if fds else reply
+    try:
+        with h.Conn(srv.ports[0], timeout=5) as c:
+            c.send(h.request(path="/fake/x", headers=["Connection: close"]))
+            data = c.read_until_close(timeout=5)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    head = data.split(b"\r\n", 1)[0] if data else b""
+    assert head.endswith(b" 502 Bad Gateway") or head.startswith(b"HTTP/1.1 200"), data[:200]
+    assert b"x" * 100 not in data
+    assert logged(srv, since, why), h._read(srv.error_log_path)[since:]
+    assert h.wait_for(lambda: str(f) not in worker_fds(srv), 3), worker_fds(srv)
 
 
 # ---------------------------------------------------------------- the framing

@@ -199,6 +199,37 @@ START_TEST(frames_however_cut)
 }
 END_TEST
 
+START_TEST(file_payloads)
+{
+    unsigned char  p[SWS_PYB_FILE_LEN + 1];
+    uint64_t       offset, length;
+    static const struct {
+        uint64_t offset, length;
+        int      ok;
+    } cases[] = {
+        { 0, 0, 0 },
+        { 4096, 1048576, 0 },
+        { ((uint64_t) 1 << 63) - 2, 1, 0 },
+        { ((uint64_t) 1 << 63) - 1, 1, -1 },      /* the sum reaches 2^63 */
+        { (uint64_t) 1 << 63, 0, -1 },
+        { 0, (uint64_t) 1 << 63, -1 },
+        { UINT64_MAX, UINT64_MAX, -1 },            /* the sum wraps */
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        sws_pyb_put64(sws_pyb_put64(p, cases[i].offset), cases[i].length);
+        ck_assert_msg(sws_pyb_file_decode(p, SWS_PYB_FILE_LEN, &offset, &length)
+                      == cases[i].ok, "case %zu", i);
+        if (cases[i].ok == 0) {
+            ck_assert(offset == cases[i].offset && length == cases[i].length);
+        }
+    }
+    ck_assert_int_eq(sws_pyb_file_decode(p, SWS_PYB_FILE_LEN - 1, &offset, &length), -1);
+    ck_assert_int_eq(sws_pyb_file_decode(p, SWS_PYB_FILE_LEN + 1, &offset, &length), -1);
+}
+END_TEST
+
 START_TEST(frame_headers_refused)
 {
     unsigned char        h[SWS_PYB_HEAD_LEN];
@@ -212,7 +243,8 @@ START_TEST(frame_headers_refused)
     } cases[] = {
         { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 0, SWS_PYB_REQUEST_FIXED, 1 },
         { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 3, SWS_PYB_REQUEST_FIXED, 1 },
-        { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 4, SWS_PYB_REQUEST_FIXED, 0 },
+        { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 7, SWS_PYB_REQUEST_FIXED, 1 },
+        { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 8, SWS_PYB_REQUEST_FIXED, 0 },
         { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 0, SWS_PYB_REQUEST_FIXED - 1, 0 },
         { SWS_PYB_TO_RUNNER, SWS_PYB_REQUEST, 0, SWS_PYB_MAX_HEAD + 1, 0 },
         { SWS_PYB_TO_RUNNER, SWS_PYB_BODY, 0, 0xffffffff, 1 },
@@ -224,6 +256,10 @@ START_TEST(frame_headers_refused)
         { SWS_PYB_TO_SERVER, SWS_PYB_END, 2, 0, 0 },
         { SWS_PYB_TO_SERVER, SWS_PYB_END, 0, 3, 0 },
         { SWS_PYB_TO_SERVER, SWS_PYB_BODY, 0, 3, 0 },
+        { SWS_PYB_TO_SERVER, SWS_PYB_FILE, 0, SWS_PYB_FILE_LEN, 1 },
+        { SWS_PYB_TO_SERVER, SWS_PYB_FILE, 0, SWS_PYB_FILE_LEN - 1, 0 },
+        { SWS_PYB_TO_SERVER, SWS_PYB_FILE, 1, SWS_PYB_FILE_LEN, 0 },
+        { SWS_PYB_TO_RUNNER, SWS_PYB_FILE, 0, SWS_PYB_FILE_LEN, 0 },
         { SWS_PYB_TO_SERVER, 0, 0, 0, 0 },
     };
     size_t i;
@@ -255,6 +291,7 @@ python_bridge_suite(void)
     tcase_add_test(tc, response_decodes_and_refusals);
     tcase_add_test(tc, frames_however_cut);
     tcase_add_test(tc, frame_headers_refused);
+    tcase_add_test(tc, file_payloads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,12 +9,14 @@
  *       mode MODE_ASGI: on_request(scope, flags), base the scope's
  *       "asgi" value; MODE_WSGI: on_request(environ, flags), base the
  *       dict each environ starts as a copy of; flags: the REQUEST's
- *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE). .state: an ASGI lifespan
+ *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE; REQUEST_FILE:
+ *       the response may be a FILE). .state: an ASGI lifespan
  *       state dict, copied into each scope (None: no "state").
  *       .feed(bytes): calls the callbacks; ValueError on invalid framing.
  *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
  *       DATA frame of body (if not empty), an END of flags end (if >= 0)
  *   data(body), data_head(n), end(flags): DATA and END frames
+ *   file(offset, length): a FILE frame (sent with its descriptor)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -708,12 +710,35 @@ bridge_end(PyObject *self, PyObject *arg)
     return PyBytes_FromStringAndSize((const char *) buf, SWS_PYB_HEAD_LEN);
 }
 
+static PyObject *
+bridge_file(PyObject *self, PyObject *args)
+{
+    unsigned char       buf[SWS_PYB_HEAD_LEN + SWS_PYB_FILE_LEN], *p;
+    unsigned long long  offset, length;
+    uint64_t            o, l;
+
+    (void) self;
+    if (!PyArg_ParseTuple(args, "KK", &offset, &length)) {
+        return NULL;
+    }
+    p = sws_pyb_put_head(buf, SWS_PYB_FILE, 0, SWS_PYB_FILE_LEN);
+    p = sws_pyb_put64(p, offset);
+    sws_pyb_put64(p, length);
+    if (sws_pyb_file_decode(buf + SWS_PYB_HEAD_LEN, SWS_PYB_FILE_LEN, &o, &l) != 0) {
+        PyErr_SetString(PyExc_ValueError, "offset and length too big");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize((const char *) buf, sizeof(buf));
+}
+
 static PyMethodDef bridge_methods[] = {
     { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_VARARGS | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
+    { "file", bridge_file, METH_VARARGS,
+      "file(offset, length) -> a FILE frame (its descriptor goes with it: SCM_RIGHTS)" },
     { NULL, NULL, 0, NULL }
 };
 
@@ -782,6 +807,7 @@ PyInit__bridge(void)
         || PyModule_AddIntConstant(m, "END_KEEP", SWS_PYB_END_KEEP) < 0
         || PyModule_AddIntConstant(m, "REQUEST_BODY", SWS_PYB_REQUEST_BODY) < 0
         || PyModule_AddIntConstant(m, "REQUEST_UPGRADE", SWS_PYB_REQUEST_UPGRADE) < 0
+        || PyModule_AddIntConstant(m, "REQUEST_FILE", SWS_PYB_REQUEST_FILE) < 0
         || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0)
     {
         Py_DECREF(m);

@@ -185,6 +185,8 @@ struct sws_http_upstream_srv_s {
     unsigned                    method_set:1;
     unsigned                    app:1;         /* an application's (sws_http_app.c):
                                                   run-time servers only */
+    const char                 *app_protocol;  /* app: what its processes speak */
+    const char                 *app_pass;      /* app: the directive reaching it */
 
     sws_uint_t                  keepalive;     /* idle connections per worker */
     sws_msec_t                  keepalive_timeout;
@@ -232,6 +234,16 @@ struct sws_http_upstream_srv_s {
     sws_msec_t                  resolver_timeout;
 };
 
+/* A location's pass to a group that may be an application's
+ * (sws_app_expect_protocol): checked once every application is known. */
+typedef struct {
+    sws_str_t          name;         /* the group's */
+    const char        *protocol;     /* what the pass speaks */
+    sws_str_t          directive;    /* "python_pass" */
+    const char        *file;
+    sws_uint_t         line;
+} sws_app_pass_t;
+
 typedef struct {
     sws_array_t        upstreams;    /* sws_http_upstream_srv_t * */
     sws_shm_zone_t    *zone;
@@ -239,6 +251,7 @@ typedef struct {
     sws_log_t         *log;
     unsigned           keep_headers:1;   /* some format uses $upstream_http_ */
     sws_array_t        temp_paths;   /* sws_http_temp_path_t *: for the master */
+    sws_array_t        app_passes;   /* sws_app_pass_t: sws_app_expect_protocol's */
 } sws_http_upstream_main_conf_t;
 
 /* TLS to the servers: a level's settings (shared by the levels below that
@@ -285,6 +298,8 @@ struct sws_http_upstream_conf_s {
     sws_hash_t               *hide;              /* merged: names not passed */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
+    unsigned                  recv_fds:1;        /* take passed descriptors
+                                                    (sws_http_upstream_conf_set_recv_fds) */
     const sws_http_upstream_probe_t *probe;      /* the target's probes (NULL: HTTP) */
     void                     *probe_data;
     /* the socket (sws_http_upstream_bind.c) */
@@ -430,6 +445,8 @@ struct sws_http_upstream_s {
     sws_http_upstream_slot_t          spill;       /* read into, then written out */
     sws_http_temp_file_t             *tf;
     off_t                             file_queued; /* of tf, passed on as file buffers */
+    /* the slot input_filter decodes into (sws_http_upstream_body_file) */
+    sws_http_upstream_slot_t         *in_slot;
 
     /* the response headers as received ($upstream_http_NAME), when kept */
     sws_array_t                      *headers_in;  /* sws_http_header_t */
@@ -529,6 +546,10 @@ sws_http_upstream_srv_t *sws_http_upstream_app_group(sws_conf_t *cf, const sws_s
     sws_uint_t room);
 sws_http_upstream_srv_t *sws_ups_lookup(sws_conf_t *cf, const sws_str_t *name,
     sws_uint_t port, int create);
+/* sws_http_app.c: the passes to applications (sws_app_expect_protocol)
+ * checked against what each application speaks, once the http block is
+ * read. SWS_OK, or SWS_ERROR (logged, naming the pass's file and line). */
+sws_int_t sws_app_check_passes(sws_conf_t *cf, sws_http_upstream_main_conf_t *umcf);
 
 /* sws_http_upstream_resolve.c: the "server" lines (or the implicit name)
  * into peers. SWS_CONF_OK or SWS_CONF_ERROR (logged). */
@@ -614,6 +635,7 @@ int        sws_ups_stale(sws_http_upstream_t *u);
 /* The head is done and sent: stream the body from what is in u->head. */
 void       sws_ups_response_start(sws_http_upstream_t *u);
 sws_chain_t *sws_ups_shadow(sws_http_upstream_t *u);
+sws_int_t  sws_ups_add_file(sws_http_upstream_t *u, int fd, off_t pos, off_t last);
 /* sws_http_upstream_spill.c */
 int        sws_ups_spill_possible(sws_http_upstream_t *u);
 sws_int_t  sws_ups_spill_begin(sws_http_upstream_t *u);

@@ -125,7 +125,8 @@ sws_ups_create_main_conf(sws_conf_t *cf)
         || sws_array_init(&umcf->upstreams, cf->pool, 4, sizeof(sws_http_upstream_srv_t *))
            != SWS_OK
         || sws_array_init(&umcf->temp_paths, cf->pool, 2, sizeof(sws_http_temp_path_t *))
-           != SWS_OK)
+           != SWS_OK
+        || sws_array_init(&umcf->app_passes, cf->pool, 2, sizeof(sws_app_pass_t)) != SWS_OK)
     {
         return NULL;
     }
@@ -561,6 +562,9 @@ sws_ups_init_main_conf(sws_conf_t *cf, void *conf)
     char                           *rv;
     int                             runtime = 0;
 
+    if (sws_app_check_passes(cf, umcf) != SWS_OK) {
+        return SWS_CONF_ERROR;
+    }
     umcf->npeers = 0;
     for (i = 0; i < umcf->upstreams.nelts; i++) {
         us = ups[i];

@@ -103,8 +103,8 @@ sws_ups_ka_idle(sws_http_upstream_peer_t *peer, int n)
 }
 
 /* Close an idle connection. Closed by our choice (the pool is full, its
- * time is up, the worker needs the slot), it is reset rather than shut
- * down: nothing is in flight on it, and the TIME_WAIT a close would leave
+ * time is up, the worker needs the slot; not when the worker exits), it
+ * is reset rather than shut down: nothing is in flight on it, and the TIME_WAIT a close would leave
  * on our side holds an ephemeral port of the server's address for a
  * minute. A proxy opening and evicting thousands of connections a second
  * otherwise runs the port range down, and connect() then spends ever
@@ -178,7 +178,12 @@ sws_ups_ka_handler(sws_event_t *ev)
         return;
     }
     if (c->close || ev->timedout) {
-        sws_ups_ka_close(item, 1);
+        /* A worker that exits closes its idle connections as nginx does,
+         * with a FIN: the server sees their end, not an error (Node.js
+         * makes an Error with its stack of each reset, uvicorn an
+         * exception; the bench shares one application between the
+         * servers of a round). The ports' TIME_WAIT does not matter then. */
+        sws_ups_ka_close(item, !sws_exiting);
         return;
     }
     n = recv(c->fd, &byte, 1, MSG_PEEK);
@@ -231,6 +236,7 @@ sws_ups_ka_put(sws_http_upstream_srv_t *us, sws_http_upstream_peer_t *peer,
     sws_queue_t            *q;
     sws_http_upstream_ka_t *item;
 
+    sws_connection_close_fds(c);       /* passed and not taken: no one will */
     /* A connection from a proxy_bind address is not kept: the pool is the
      * group's, and another location's request would go from its address. */
     if (us->ka_items == NULL || sws_exiting || c->close || c->read->eof || c->read->error

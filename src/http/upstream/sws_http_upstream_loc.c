@@ -343,6 +343,18 @@ sws_http_upstream_conf_set_target(sws_conf_t *cf, sws_http_upstream_conf_t *conf
     return conf->upstream ? SWS_CONF_OK : SWS_CONF_ERROR;
 }
 
+void
+sws_http_upstream_conf_set_recv_fds(sws_http_upstream_conf_t *conf)
+{
+    conf->recv_fds = 1;
+}
+
+int
+sws_http_upstream_take_fd(sws_http_upstream_t *u)
+{
+    return u->c ? sws_connection_take_fd(u->c) : -1;
+}
+
 int
 sws_http_upstream_conf_has_target(sws_http_upstream_conf_t *conf)
 {

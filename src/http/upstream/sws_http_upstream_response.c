@@ -17,6 +17,7 @@
  * bytes are read (nginx's allowance); past that the read waits on a timer
  * for the time the excess takes at R.
  */
+#include <unistd.h>
 #include "sws_http_upstream.h"
 
 static void sws_ups_body_end(sws_http_upstream_t *u, int reuse);
@@ -85,6 +86,46 @@ sws_ups_add_data(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, u_char *fr
     return SWS_OK;
 }
 
+/* A shadow without memory queued last: the caller makes it a file's
+ * bytes or the end. NULL: no memory. */
+static sws_buf_t *
+sws_ups_queue_shadow(sws_http_upstream_t *u)
+{
+    sws_chain_t *cl;
+    sws_buf_t   *b;
+
+    cl = sws_ups_shadow(u);
+    if (cl == NULL) {
+        return NULL;
+    }
+    b = cl->buf;
+    b->pos = b->last = b->start = b->end = NULL;
+    b->temporary = 0;
+    b->tag = NULL;
+    b->last_buf = 0;
+    b->flush = 0;
+    *u->pending_tail = cl;
+    u->pending_tail = &cl->next;
+    return b;
+}
+
+/* Bytes [pos, last) of file fd, queued as a file buffer (the temporary
+ * file's, a passed file's). */
+sws_int_t
+sws_ups_add_file(sws_http_upstream_t *u, int fd, off_t pos, off_t last)
+{
+    sws_buf_t *b = sws_ups_queue_shadow(u);
+
+    if (b == NULL) {
+        return SWS_ERROR;
+    }
+    b->in_file = 1;
+    b->fd = fd;
+    b->file_pos = pos;
+    b->file_last = last;
+    return SWS_OK;
+}
+
 /* Shadows the client has taken (in order): their slots may start over. */
 static void
 sws_ups_update_busy(sws_http_upstream_t *u)
@@ -133,21 +174,14 @@ sws_ups_flush(sws_http_upstream_t *u, int last)
     if (sws_ups_spill_queue(u) != SWS_OK) {
         return SWS_ERROR;
     }
-    out = u->pending;
     if (last) {
-        cl = sws_ups_shadow(u);
-        if (cl == NULL) {
+        b = sws_ups_queue_shadow(u);
+        if (b == NULL) {
             return SWS_ERROR;
         }
-        b = cl->buf;
-        b->pos = b->last = b->start = b->end = NULL;
-        b->temporary = 0;
         b->last_buf = 1;
-        b->tag = NULL;
-        *u->pending_tail = cl;
-        u->pending_tail = &cl->next;
-        out = u->pending;
     }
+    out = u->pending;
     if (out == NULL) {
         return SWS_OK;
     }
@@ -218,7 +252,9 @@ sws_ups_input(sws_http_upstream_t *u, sws_http_upstream_slot_t *s, size_t n, int
     in.last = s->last + n;
     in.out = s->last;
     in.eof = eof;
+    u->in_slot = s;
     rc = u->proto->input_filter(u->r, u->ctx, &in);
+    u->in_slot = NULL;
     if (rc != SWS_OK && rc != SWS_DONE) {
         return rc;
     }
@@ -498,4 +534,77 @@ sws_ups_response_cleanup(sws_http_upstream_t *u)
     }
     u->nslots = 0;
     sws_ups_spill_cleanup(u);
+}
+
+/* ---- a body from a file (sws_http_upstream_body_file) ---- */
+
+static void
+sws_ups_close_body_fd(void *data)
+{
+    (void) close((int) (intptr_t) data);
+}
+
+/* A cache that stores the response gets the file's bytes too. */
+static sws_int_t
+sws_ups_cache_file(sws_http_upstream_t *u, int fd, off_t offset, off_t length)
+{
+    u_char   buf[16384];
+    ssize_t  n;
+
+    while (length > 0) {
+        n = pread(fd, buf, (size_t) sws_min(length, (off_t) sizeof(buf)), offset);
+        if (n <= 0) {
+            if (n == -1 && errno == EINTR) {
+                continue;
+            }
+            sws_log_error(SWS_LOG_ERR, u->r->log, n == -1 ? errno : 0,
+                          "upstream %.*s: pread() of a passed file failed",
+                          (int) u->peer->name.len, u->peer->name.data);
+            return SWS_ERROR;
+        }
+        sws_ups_cache_body(u, buf, (size_t) n);
+        offset += n;
+        length -= n;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
+sws_http_upstream_body_file(sws_http_upstream_t *u, sws_http_upstream_input_t *in, int fd,
+    off_t offset, off_t length)
+{
+    sws_http_upstream_slot_t *s = u->in_slot;
+    off_t                     n;
+
+    /* the request's from here: closed when it ends (after the sending) */
+    if (sws_pool_cleanup_add(u->r->pool, sws_ups_close_body_fd, (void *) (intptr_t) fd)
+        != SWS_OK)
+    {
+        (void) close(fd);
+        return SWS_ERROR;
+    }
+    if (s == NULL || s == &u->spill || u->tf != NULL || offset < 0 || length < 0) {
+        return SWS_DECLINED;         /* no order to keep with a temporary file */
+    }
+    /* what the filter decoded before it goes first */
+    n = in->out - s->last;
+    u->attempts[u->nattempts - 1].body += n;
+    if (u->tee) {
+        sws_ups_cache_body(u, s->last, (size_t) n);
+    }
+    if (sws_ups_add_data(u, s, s->last, in->out) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    s->last = in->out;
+    if (length == 0) {
+        return SWS_OK;
+    }
+    if (sws_ups_add_file(u, fd, offset, offset + length) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    u->attempts[u->nattempts - 1].body += length;
+    if (u->tee && sws_ups_cache_file(u, fd, offset, length) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
 }

@@ -76,27 +76,13 @@ sws_ups_spill_write(sws_http_upstream_t *u, u_char *from, u_char *to)
 sws_int_t
 sws_ups_spill_queue(sws_http_upstream_t *u)
 {
-    sws_chain_t *cl;
-    sws_buf_t   *b;
-
     if (u->tf == NULL || u->file_queued == u->tf->offset) {
         return SWS_OK;
     }
-    cl = sws_ups_shadow(u);
-    if (cl == NULL) {
+    if (sws_ups_add_file(u, u->tf->fd, u->file_queued, u->tf->offset) != SWS_OK) {
         return SWS_ERROR;
     }
-    b = cl->buf;
-    b->pos = b->last = b->start = b->end = NULL;
-    b->temporary = 0;
-    b->in_file = 1;
-    b->fd = u->tf->fd;
-    b->file_pos = u->file_queued;
-    b->file_last = u->tf->offset;
-    b->tag = NULL;
     u->file_queued = u->tf->offset;
-    *u->pending_tail = cl;
-    u->pending_tail = &cl->next;
     return SWS_OK;
 }
 

@@ -7,7 +7,9 @@ import hashlib
 import os
 import time
 
-from flask import Flask, Response, jsonify, request
+import io
+
+from flask import Flask, Response, jsonify, request, send_file
 
 MARKS = os.environ.get("MARKS", "/tmp")
 
@@ -117,6 +119,14 @@ def error():
     raise RuntimeError("the application failed on purpose")
 
 
+@flask_app.route("/w/sendfile")
+def sendfile():
+    """Flask's send_file of MARKS/big.bin: a wsgi.file_wrapper of the file
+    (Werkzeug answers a Range itself, with a wrapper of its own)."""
+    return send_file(os.path.join(MARKS, "big.bin"), mimetype="application/octet-stream",
+                     conditional=True)
+
+
 class Closing:
     """An iterable with close() (PEP 3333: the server calls it)."""
 
@@ -139,6 +149,17 @@ def raw(environ, start_response):
         f = open(os.path.join(MARKS, "file.bin"), "rb")
         start_response("200 OK", [("Content-Type", "application/octet-stream")])
         return environ["wsgi.file_wrapper"](f, 32768)
+    if path == "/w/raw/fileat":
+        # from the file's position on, with the application's length
+        f = open(os.path.join(MARKS, "big.bin"), "rb")
+        f.seek(1000)
+        start_response("200 OK", [("Content-Type", "application/octet-stream"),
+                                  ("Content-Length", "5000")])
+        return environ["wsgi.file_wrapper"](f)
+    if path == "/w/raw/bytesio":
+        # no descriptor: the iterable's path
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return environ["wsgi.file_wrapper"](io.BytesIO(b"not a file, " * 1000), 4096)
     if path == "/w/raw/write":
         write = start_response("201 Created", [("Content-Type", "text/plain")])
         write(b"written ")

@@ -6,8 +6,12 @@ as it is produced, blocking while scalwsd does not read: back-pressure
 both ways without buffering more than one read).
 
 wsgi.file_wrapper: a response that is a FileWrapper of a regular file is
-sent with sendfile(2) from the file to the socket inside one DATA frame."""
+handed to scalwsd when the request says it takes one (REQUEST_FILE, on a
+unix socket): a FILE frame with the range, the descriptor passed with it
+(SCM_RIGHTS), and scalwsd sends the file itself. Otherwise it goes with
+sendfile(2) from the file to the socket inside one DATA frame."""
 
+import array
 import os
 import selectors
 import signal
@@ -66,11 +70,15 @@ class Connection:
         self.request = None
         self.chunks = []
         self.body_done = True
+        self.file_ok = False
+        # descriptors pass over unix sockets only
+        self.can_pass = sock.family == socket.AF_UNIX
 
     def on_request(self, environ, flags):
         # (an upgrade is served as a plain request: WSGI has none)
         self.request = environ
         self.body_done = not flags & _bridge.REQUEST_BODY
+        self.file_ok = self.can_pass and bool(flags & _bridge.REQUEST_FILE)
 
     def on_body(self, data):
         self.chunks.append(data)
@@ -222,15 +230,41 @@ class Response:
             self.conn.send(END_KEEP)
 
     def send_file(self, wrapper):
+        """The whole response (END too) if wrapper is of a regular file."""
         f = regular_file(wrapper)
         if f is None:
             return False
         fd, pos, size = f
+        length = None
         for name, value in self.headers:
             if name.lower() == "content-length":
-                size = min(size, int(value))
+                length = int(value)
+                size = min(size, length)
         self.head_sent = True
+        if self.conn.file_ok:
+            self.pass_file(fd, pos, size, length is None)
+            return True
         self.conn.send(_bridge.response(self.status, self.headers) + _bridge.data_head(size))
+        self.copy_file(fd, pos, size)
+        self.conn.send(END_KEEP)
+        return True
+
+    def pass_file(self, fd, pos, size, add_length):
+        """RESPONSE, FILE and END, the descriptor with them: scalwsd sends
+        the file (the kernel holds it: the application may close its own)."""
+        headers = self.headers
+        if add_length:
+            headers = list(headers) + [("Content-Length", str(size))]
+        frames = _bridge.response(self.status, headers) + _bridge.file(pos, size) + END_KEEP
+        try:
+            n = self.conn.sock.sendmsg([frames], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                                   array.array("i", [fd]))])
+            if n < len(frames):
+                self.conn.sock.sendall(frames[n:])
+        except OSError as e:
+            raise Closed() from e
+
+    def copy_file(self, fd, pos, size):
         out = self.conn.sock.fileno()
         while size:
             try:
@@ -241,7 +275,6 @@ class Response:
                 raise Closed()       # the file shrank: the frame cannot be completed
             pos += n
             size -= n
-        return True
 
 
 def handle(app, conn, environ):
@@ -254,7 +287,6 @@ def handle(app, conn, environ):
         try:
             if type(result) is FileWrapper and rs.status is not None \
                     and rs.send_file(result):
-                conn.send(END_KEEP)
                 return
             if type(result) in (list, tuple) and len(result) == 1 and not rs.head_sent \
                     and rs.status is not None:

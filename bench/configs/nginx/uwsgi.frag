@@ -1,0 +1,5 @@
+        # python-wsgi-uwsgi: the WSGI app under uWSGI (one process), uwsgi protocol
+        location /app/ {
+            uwsgi_pass uwsgi;
+            include /etc/nginx/uwsgi_params;
+        }
