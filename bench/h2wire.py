@@ -47,7 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import run as bench                                         # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
-from procs import Registry, free_port, wait_port            # noqa: E402
+from idle import start_server                               # noqa: E402
+from procs import Registry                                  # noqa: E402
 from servers import make_servers                            # noqa: E402
 
 # case: (scenario for the configuration, h2load connections, streams per connection)
@@ -234,16 +235,9 @@ def one_run(a, port, n, conns, streams, callgrind_dir=None):
 def measure(a, reg, server, case, ctx, tmp):
     name, conns, streams = CASES[case]
     sc = scenario_table.select([name])[0]
-    stmp = tempfile.mkdtemp(prefix="wire-%s-%s-" % (case, server.name), dir=tmp)
-    os.chmod(stmp, 0o755)
-    ctx = dict(ctx, port=free_port())
-    conf = server.render(ctx, sc, single=False, tmp=stmp)
-    argv = ["taskset", "-c", str(a.server_cpu)] + server.argv(conf, stmp)
-    ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
-    r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
+    r, ctx = start_server(reg, server, sc, ctx, tmp, "wire-" + case, a.server_cpu)
+    stmp = os.path.dirname(r.log_path)          # (its directory: callgrind's files)
     try:
-        if not wait_port(ctx["port"], r.popen, timeout=15):
-            raise RuntimeError("did not start: " + r.log_tail().strip().replace("\n", " | "))
         one_run(a, ctx["port"], conns * streams, conns, streams)      # warm-up
         runs = []
         for n in a.counts:

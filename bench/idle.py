@@ -222,19 +222,30 @@ def rss_kib(r):
     return sum(measure.vm_rss_kib(p) for p in r.tree())
 
 
+def start_server(reg, server, scenario, ctx, tmp, name, cpu):
+    """server set up for scenario as bench/run does it (one worker, pinned
+    to cpu), in a directory of its own under tmp, on a free port, and
+    listening: (its process, ctx with its port). Its command line goes to
+    ctx["commands"]."""
+    stmp = tempfile.mkdtemp(prefix="%s-%s-" % (name, server.name), dir=tmp)
+    os.chmod(stmp, 0o755)
+    ctx = dict(ctx, port=free_port())
+    conf = server.render(ctx, scenario, single=False, tmp=stmp)
+    argv = ["taskset", "-c", str(cpu)] + server.argv(conf, stmp)
+    ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
+    r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
+    if not wait_port(ctx["port"], r.popen, timeout=15):
+        why = r.log_tail().strip().replace("\n", " | ")
+        reg.stop(r)
+        raise RuntimeError("did not start: " + why)
+    return r, ctx
+
+
 def measure_one(a, reg, server, proto, ctx, tmp):
     """(RSS before, RSS after, processes) for one server and protocol."""
     sc = scenario_table.select(["tls-static-small" if proto != "http" else "static-small"])[0]
-    stmp = tempfile.mkdtemp(prefix="idle-%s-%s-" % (proto, server.name), dir=tmp)
-    os.chmod(stmp, 0o755)
-    ctx = dict(ctx, port=free_port())
-    conf = server.render(ctx, sc, single=False, tmp=stmp)
-    argv = ["taskset", "-c", str(a.server_cpu)] + server.argv(conf, stmp)
-    ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
-    r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
+    r, ctx = start_server(reg, server, sc, ctx, tmp, "idle-" + proto, a.server_cpu)
     try:
-        if not wait_port(ctx["port"], r.popen, timeout=15):
-            raise RuntimeError("did not start: " + r.log_tail().strip().replace("\n", " | "))
         # warm-up: first-use work (file lookups, TLS session machinery,
         # the allocator's first arenas) is not an idle connection's cost
         close_all(open_idle(ctx["port"], proto, a.warmup, a.parallel, 60))
