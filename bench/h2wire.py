@@ -5,6 +5,7 @@ bytes and TCP segments per response, each way, and h2load's own CPU.
     bench/h2wire.py [--servers scalwsd,nginx,h2o]
                     [--cases tls-h2-static-small,tls-h2-mux-small]
                     [--counts 2000,8000] [--callgrind] [--out FILE]
+                    [--scalwsd-http "etag off;"] [--label TEXT]
 
 For each case and server (configured as bench/run does, from the same
 templates: one worker), h2load sends exactly N1 and then N2 requests for
@@ -262,6 +263,8 @@ def parse_args(argv):
     p.add_argument("--scalwsd", default=os.environ.get("SCALWSD") or os.path.join(bench.SRC, "objs", "scalwsd"))
     p.add_argument("--modules-dir", default=os.environ.get("SCALWS_MODULES") or os.path.join(bench.SRC, "objs", "modules"))
     p.add_argument("--label", default="")
+    p.add_argument("--scalwsd-http", default="", metavar="TEXT",
+                   help='directives for scalwsd\'s http block, e.g. "etag off;"')
     p.add_argument("--out", help="also append the Markdown table to this file")
     a = p.parse_args(argv)
     a.counts = [int(x) for x in a.counts.split(",")]
@@ -314,7 +317,7 @@ def main(argv):
         if shutil.which(tool) is None:
             bench.log("h2wire: %s is not installed" % tool)
             return 2
-    servers = make_servers(a.scalwsd, a.modules_dir)
+    servers = make_servers(a.scalwsd, a.modules_dir, scalwsd_http_conf=a.scalwsd_http)
     names = bench.split_list(a.servers)
     for n in names:
         if n not in servers or not servers[n].available():
