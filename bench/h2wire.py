@@ -48,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import run as bench                                         # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
-from idle import start_server                               # noqa: E402
+from idle import make_context, print_report, start_server   # noqa: E402
 from procs import Registry                                  # noqa: E402
 from servers import make_servers                            # noqa: E402
 
@@ -328,12 +328,7 @@ def main(argv):
     rows = []
     try:
         os.chmod(tmp, 0o755)
-        docroot = bench.make_docroot(tmp)
-        placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE),
-                        "MAX_CONNECTIONS": "1024"}
-        placeholders.update(bench.make_certificate(tmp))
-        ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
-               "placeholders": placeholders, "commands": {}}
+        ctx = make_context(tmp, a.modules_dir, 1024, True)
         versions = {n: servers[n].version() for n in names}
         for case in a.cases:
             for name in names:
@@ -342,11 +337,7 @@ def main(argv):
                 bench.log("    " + ", ".join("%s %.3f" % (k, v) for k, v in sorted(per.items())
                                              if isinstance(v, float)))
                 rows.append((case, name, per))
-        text = report(a, rows, versions, ctx["commands"])
-        print(text)
-        if a.out:
-            with open(a.out, "a") as f:
-                f.write(text + "\n")
+        print_report(report(a, rows, versions, ctx["commands"]), a.out)
         return 0
     finally:
         reg.cleanup()

@@ -241,6 +241,25 @@ def start_server(reg, server, scenario, ctx, tmp, name, cpu):
     return r, ctx
 
 
+def make_context(tmp, modules_dir, max_connections, tls):
+    """What the servers' templates are filled with: a docroot in tmp, room
+    for max_connections, the certificate when tls."""
+    placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE),
+                    "MAX_CONNECTIONS": str(max_connections)}
+    if tls:
+        placeholders.update(bench.make_certificate(tmp))
+    return {"docroot": bench.make_docroot(tmp), "modules_dir": os.path.abspath(modules_dir),
+            "placeholders": placeholders, "commands": {}}
+
+
+def print_report(text, out):
+    """The Markdown table to stdout, and appended to out if given."""
+    print(text)
+    if out:
+        with open(out, "a") as f:
+            f.write(text + "\n")
+
+
 def measure_one(a, reg, server, proto, ctx, tmp):
     """(RSS before, RSS after, processes) for one server and protocol."""
     sc = scenario_table.select(["tls-static-small" if proto != "http" else "static-small"])[0]
@@ -307,14 +326,8 @@ def main(argv):
     try:
         os.sched_setaffinity(0, {a.client_cpu})
         os.chmod(tmp, 0o755)
-        docroot = bench.make_docroot(tmp)
-        placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE),
-                        # room for every connection, the warm-up's and a margin
-                        "MAX_CONNECTIONS": str(need)}
-        if any(x != "http" for x in a.protocols):
-            placeholders.update(bench.make_certificate(tmp))
-        ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
-               "placeholders": placeholders, "commands": {}}
+        # room for every connection, the warm-up's and a margin
+        ctx = make_context(tmp, a.modules_dir, need, any(x != "http" for x in a.protocols))
         versions = {n: servers[n].version() for n in names}
         for proto in a.protocols:
             for name in names:
@@ -324,11 +337,7 @@ def main(argv):
                 bench.log("    RSS %d -> %d KiB (%d processes): %.2f KiB per idle connection"
                           % (before, after, procs, per))
                 rows.append((proto, name, before, after, per))
-        text = report(a, rows, versions, ctx["commands"])
-        print(text)
-        if a.out:
-            with open(a.out, "a") as f:
-                f.write(text + "\n")
+        print_report(report(a, rows, versions, ctx["commands"]), a.out)
         return 0
     finally:
         reg.cleanup()
