@@ -222,19 +222,49 @@ def rss_kib(r):
     return sum(measure.vm_rss_kib(p) for p in r.tree())
 
 
+def start_server(reg, server, scenario, ctx, tmp, name, cpu):
+    """server set up for scenario as bench/run does it (one worker, pinned
+    to cpu), in a directory of its own under tmp, on a free port, and
+    listening: (its process, ctx with its port). Its command line goes to
+    ctx["commands"]."""
+    stmp = tempfile.mkdtemp(prefix="%s-%s-" % (name, server.name), dir=tmp)
+    os.chmod(stmp, 0o755)
+    ctx = dict(ctx, port=free_port())
+    conf = server.render(ctx, scenario, single=False, tmp=stmp)
+    argv = ["taskset", "-c", str(cpu)] + server.argv(conf, stmp)
+    ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
+    r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
+    if not wait_port(ctx["port"], r.popen, timeout=15):
+        why = r.log_tail().strip().replace("\n", " | ")
+        reg.stop(r)
+        raise RuntimeError("did not start: " + why)
+    return r, ctx
+
+
+def make_context(tmp, modules_dir, max_connections, tls):
+    """What the servers' templates are filled with: a docroot in tmp, room
+    for max_connections, the certificate when tls."""
+    placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE),
+                    "MAX_CONNECTIONS": str(max_connections)}
+    if tls:
+        placeholders.update(bench.make_certificate(tmp))
+    return {"docroot": bench.make_docroot(tmp), "modules_dir": os.path.abspath(modules_dir),
+            "placeholders": placeholders, "commands": {}}
+
+
+def print_report(text, out):
+    """The Markdown table to stdout, and appended to out if given."""
+    print(text)
+    if out:
+        with open(out, "a") as f:
+            f.write(text + "\n")
+
+
 def measure_one(a, reg, server, proto, ctx, tmp):
     """(RSS before, RSS after, processes) for one server and protocol."""
     sc = scenario_table.select(["tls-static-small" if proto != "http" else "static-small"])[0]
-    stmp = tempfile.mkdtemp(prefix="idle-%s-%s-" % (proto, server.name), dir=tmp)
-    os.chmod(stmp, 0o755)
-    ctx = dict(ctx, port=free_port())
-    conf = server.render(ctx, sc, single=False, tmp=stmp)
-    argv = ["taskset", "-c", str(a.server_cpu)] + server.argv(conf, stmp)
-    ctx["commands"].setdefault(server.name, shlex.join(argv).replace(stmp, "$RUN").replace(tmp, "$TMP"))
-    r = reg.start(server.name, argv, os.path.join(stmp, "server.log"), server.stop_signal)
+    r, ctx = start_server(reg, server, sc, ctx, tmp, "idle-" + proto, a.server_cpu)
     try:
-        if not wait_port(ctx["port"], r.popen, timeout=15):
-            raise RuntimeError("did not start: " + r.log_tail().strip().replace("\n", " | "))
         # warm-up: first-use work (file lookups, TLS session machinery,
         # the allocator's first arenas) is not an idle connection's cost
         close_all(open_idle(ctx["port"], proto, a.warmup, a.parallel, 60))
@@ -296,14 +326,8 @@ def main(argv):
     try:
         os.sched_setaffinity(0, {a.client_cpu})
         os.chmod(tmp, 0o755)
-        docroot = bench.make_docroot(tmp)
-        placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE),
-                        # room for every connection, the warm-up's and a margin
-                        "MAX_CONNECTIONS": str(need)}
-        if any(x != "http" for x in a.protocols):
-            placeholders.update(bench.make_certificate(tmp))
-        ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
-               "placeholders": placeholders, "commands": {}}
+        # room for every connection, the warm-up's and a margin
+        ctx = make_context(tmp, a.modules_dir, need, any(x != "http" for x in a.protocols))
         versions = {n: servers[n].version() for n in names}
         for proto in a.protocols:
             for name in names:
@@ -313,11 +337,7 @@ def main(argv):
                 bench.log("    RSS %d -> %d KiB (%d processes): %.2f KiB per idle connection"
                           % (before, after, procs, per))
                 rows.append((proto, name, before, after, per))
-        text = report(a, rows, versions, ctx["commands"])
-        print(text)
-        if a.out:
-            with open(a.out, "a") as f:
-                f.write(text + "\n")
+        print_report(report(a, rows, versions, ctx["commands"]), a.out)
         return 0
     finally:
         reg.cleanup()

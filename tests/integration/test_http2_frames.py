@@ -5,6 +5,7 @@ invalid frame after a valid request in the same read gets the connection
 error), content-length checked against DATA however the frames fall into
 reads, frames split over reads, and the HPACK encoder an idle connection
 gives back."""
+import random
 import struct
 import time
 
@@ -14,7 +15,7 @@ import echomod
 import h2raw
 from h2raw import raw_frame
 
-DATA, HEADERS, SETTINGS, WINDOW_UPDATE, PRIORITY_UPDATE = 0x0, 0x1, 0x4, 0x8, 0x10
+DATA, HEADERS, RST_STREAM, SETTINGS, WINDOW_UPDATE, PRIORITY_UPDATE = 0x0, 0x1, 0x3, 0x4, 0x8, 0x10
 END_STREAM, END_HEADERS = 0x1, 0x4
 FILES = {"html/a.bin": b"a" * 3000, "html/b.bin": b"b" * 3000, "html/hello.txt": b"hello\n"}
 
@@ -217,3 +218,60 @@ def test_encoder_given_back_when_idle_starts_over_with_a_table_size_update(srv):
     strip = lambda fields: [(k, v) for k, v in fields if k not in ("date",)]   # noqa: E731
     assert strip(fields1) == strip(fields2) == strip(fields3), (fields1, fields3)
     assert h2raw.status(fields4) == 200 and h2raw.header(fields4, "content-length") == "3000"
+
+
+def unindexed_block(path):
+    """GET path in HPACK that adds nothing to the server's decoder table:
+    :method GET and :scheme http from the static table, :path and
+    :authority as literals without indexing (names static 4 and 1)."""
+    return (bytes([0x82, 0x86, 0x04, len(path)]) + path.encode()
+            + bytes([0x01, len("localhost")]) + b"localhost")
+
+
+def test_decoder_given_back_when_idle_only_with_an_empty_table(srv):
+    """Idle for a second, a connection whose decoder table is empty (a
+    client that indexes nothing) drops the decoder, and the next block is
+    decoded by a new one; a decoder holding the client's entries stays, so
+    a block that refers to them after the idle time still decodes."""
+    with connect(srv) as c:
+        for path, body in (("/hello.txt", b"hello\n"), ("/a.bin", b"a" * 3000)):
+            sid = c.headers(None, block=unindexed_block(path))
+            hdrs, got, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 200 and got == body, (path, hdrs)
+            time.sleep(1.6)
+        extra = [("x-indexed", "a value the client's encoder indexes")]
+        for _ in range(2):
+            sid = get(c, "/hello.txt", extra)
+            hdrs, got, frames = c.response(sid)
+            assert h2raw.status(hdrs) == 200 and got == b"hello\n", frames
+            time.sleep(1.6)
+        assert len(c.enc.header_table.dynamic_entries) > 0   # it referred to its entries
+
+
+def test_many_open_streams_each_frame_reaches_its_own(srv):
+    """A hundred streams open at once (their windows 0: the responses
+    wait), then a WINDOW_UPDATE or a RST_STREAM for each in a shuffled
+    order: each reaches its own stream (open streams are found by id), the
+    reset ones send nothing more, the others their body."""
+    order = list(range(1, 201, 2))
+    random.Random(21).shuffle(order)
+    reset = set(order[::2])
+    with connect(srv, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        sids = [get(c, "/hello.txt") for _ in range(100)]
+        assert sorted(sids) == sorted(order)
+        time.sleep(0.2)
+        c.send(b"".join(raw_frame(RST_STREAM, 0, sid, struct.pack(">I", 8)) if sid in reset
+                        else raw_frame(WINDOW_UPDATE, 0, sid, struct.pack(">I", 100))
+                        for sid in order))
+        bodies, ended = {}, set()
+        deadline = time.monotonic() + 5
+        while len(ended) < 50 and time.monotonic() < deadline:
+            f = c.read_frame(deadline - time.monotonic())
+            assert f is not None and not isinstance(f, h2raw.GoAwayFrame), f
+            if isinstance(f, h2raw.DataFrame):
+                bodies[f.stream_id] = bodies.get(f.stream_id, b"") + bytes(f.data)
+                if "END_STREAM" in f.flags:
+                    ended.add(f.stream_id)
+    assert ended == set(order) - reset, sorted(ended ^ (set(order) - reset))
+    assert all(bodies[sid] == b"hello\n" for sid in ended)
+    assert not reset & set(bodies)

@@ -315,8 +315,23 @@ sws_http_v2_deflater(sws_http_v2_conn_t *h2c)
     return SWS_OK;
 }
 
+sws_int_t
+sws_http_v2_inflater(sws_http_v2_conn_t *h2c)
+{
+    if (h2c->inflater == NULL
+        && nghttp2_hd_inflate_new2(&h2c->inflater, &sws_http_v2_hd_mem) != 0)
+    {
+        h2c->inflater = NULL;
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
 /* Idle for a while: the encoder and its table go (the decoder's table is
- * the client's to empty, and stays), until the next response. */
+ * the client's to empty, and stays), until the next response. A decoder
+ * whose table is empty (a client that indexes nothing, or whose entries
+ * were all evicted) between header blocks goes too: a new one is the same
+ * state, and is made at the next header block. */
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
@@ -324,6 +339,12 @@ sws_http_v2_trim(sws_http_v2_conn_t *h2c)
         nghttp2_hd_deflate_del(h2c->deflater);
         h2c->deflater = NULL;
         h2c->trimmed = 1;
+    }
+    if (h2c->inflater && h2c->block == SWS_H2_BLOCK_NONE
+        && nghttp2_hd_inflate_get_dynamic_table_size(h2c->inflater) == 0)
+    {
+        nghttp2_hd_inflate_del(h2c->inflater);
+        h2c->inflater = NULL;
     }
 }
 
@@ -344,9 +365,7 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     int                       i;
 
     h2c->peer_table_size = SWS_H2_HPACK_TABLE;
-    if (nghttp2_hd_inflate_new2(&h2c->inflater, &sws_http_v2_hd_mem) != 0
-        || sws_http_v2_deflater(h2c) != SWS_OK)
-    {
+    if (sws_http_v2_inflater(h2c) != SWS_OK || sws_http_v2_deflater(h2c) != SWS_OK) {
         return SWS_ERROR;
     }
     sws_conn_stat_plain(h2_connections, 1);
@@ -430,6 +449,7 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
     h2c->client = s;
     h2c->conf = s->cscf->ctx->srv_conf[sws_http_v2_module.index];
     sws_queue_init(&h2c->streams);
+    sws_http_v2_stream_ids_init(h2c);
     sws_queue_init(&h2c->background);
     h2mcf = s->cscf->ctx->main_conf[sws_http_v2_module.index];
 
@@ -856,9 +876,9 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         }
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
             idle = sws_http_v2_idle_timeout(h2c);
-            /* A client that pauses gives the encoder back after a while;
-             * one that goes on at once keeps it. */
-            h2c->trimming = h2c->deflater && idle > 2 * SWS_H2_TRIM_DELAY;
+            /* A client that pauses gives the HPACK tables back after a
+             * while (sws_http_v2_trim); one that goes on at once keeps them. */
+            h2c->trimming = (h2c->deflater || h2c->inflater) && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {

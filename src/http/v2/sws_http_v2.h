@@ -118,6 +118,7 @@ struct sws_http_v2_conn_s {
     nghttp2_hd_inflater       *inflater;
     nghttp2_hd_deflater       *deflater;
     sws_queue_t                streams;     /* sws_http_v2_stream_t, open */
+    sws_rbtree_t               stream_ids;  /* the same, found by id */
     /* Streams closed whose request goes on (r->background), until it is
      * finalized (sws_http_v2_background.c). */
     sws_queue_t                background;
@@ -180,7 +181,7 @@ struct sws_http_v2_conn_s {
     unsigned                   settings_acked:1; /* ours acknowledged */
     unsigned                   gone:1;        /* closed for the client: the memory
                                                * waits for background requests */
-    unsigned                   trimming:1;    /* the read timer: the encoder goes */
+    unsigned                   trimming:1;    /* the read timer: HPACK tables go */
     unsigned                   trimmed:1;     /* an encoder went: the next says so */
 };
 
@@ -191,6 +192,9 @@ void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len
 /* The HPACK encoder, made again after an idle connection gave it back:
  * SWS_OK or SWS_ERROR. */
 sws_int_t sws_http_v2_deflater(sws_http_v2_conn_t *h2c);
+/* The HPACK decoder, made again after an idle connection gave back an
+ * empty one: SWS_OK or SWS_ERROR. */
+sws_int_t sws_http_v2_inflater(sws_http_v2_conn_t *h2c);
 /* Have the connection's output go out (from the event loop, not from
  * within frame processing or a request handler). */
 void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);
@@ -229,7 +233,9 @@ void      sws_http_v2_remember_closed(sws_http_v2_conn_t *h2c, uint32_t id);
 
 /* ---- streams (sws_http_v2_stream.c) ---- */
 
-/* The open stream id of h2c, or NULL. */
+/* The tree of open streams by id, empty. */
+void      sws_http_v2_stream_ids_init(sws_http_v2_conn_t *h2c);
+/* The open stream id of h2c, or NULL (O(log n)). */
 sws_http_v2_stream_t *sws_http_v2_find_stream(sws_http_v2_conn_t *h2c, int32_t id);
 
 struct sws_http_v2_stream_s {
@@ -238,6 +244,7 @@ struct sws_http_v2_stream_s {
     sws_http_request_t        *r;
     sws_pool_t                *pool;
     sws_queue_t                queue;       /* in h2c->streams (h2c->background) */
+    sws_rbtree_node_t          id_node;     /* in h2c->stream_ids while open */
     sws_event_t                rev;         /* header / body timeout */
     sws_event_t                wev;         /* send timeout */
     sws_event_t                pace;        /* limit_rate: DATA resumes then */

@@ -133,6 +133,10 @@ sws_http_v2_fragment(sws_http_v2_conn_t *h2c, u_char *p, size_t n, int end)
     ssize_t               rv;
     int                   iflags;
 
+    if (sws_http_v2_inflater(h2c) != SWS_OK) {
+        return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR,
+                                       "a header block when out of memory");
+    }
     for ( ;; ) {
         iflags = 0;
         rv = nghttp2_hd_inflate_hd2(h2c->inflater, &nv, &iflags, p, n, end);

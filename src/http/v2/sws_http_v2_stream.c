@@ -19,20 +19,30 @@
 static void sws_http_v2_stream_timeout(sws_event_t *ev);
 static void sws_http_v2_body_end(sws_http_v2_stream_t *st);
 
+/* Open streams by id: a tree, so that a connection with many streams in
+ * flight does not scan them all for each frame. Its sentinel is shared by
+ * every connection of the worker (it is only written within one insert or
+ * delete, and a worker runs one at a time): none per connection. */
+static sws_rbtree_node_t  sws_http_v2_ids_sentinel;
+
+void
+sws_http_v2_stream_ids_init(sws_http_v2_conn_t *h2c)
+{
+    sws_rbtree_init(&h2c->stream_ids, &sws_http_v2_ids_sentinel, sws_rbtree_insert_value);
+}
+
 sws_http_v2_stream_t *
 sws_http_v2_find_stream(sws_http_v2_conn_t *h2c, int32_t id)
 {
-    sws_queue_t          *q;
-    sws_http_v2_stream_t *st;
+    sws_rbtree_node_t *n = h2c->stream_ids.root, *sentinel = h2c->stream_ids.sentinel;
+    sws_uint_t         key = (sws_uint_t) id;
 
-    /* Newest first: a request's frames come soon after its HEADERS. */
-    for (q = sws_queue_last(&h2c->streams); q != sws_queue_sentinel(&h2c->streams);
-         q = sws_queue_prev(q))
-    {
-        st = sws_queue_data(q, sws_http_v2_stream_t, queue);
-        if (st->id == id) {
-            return st;
+    while (n != sentinel) {
+        if (key == n->key) {
+            return (sws_http_v2_stream_t *) ((u_char *) n
+                                             - offsetof(sws_http_v2_stream_t, id_node));
         }
+        n = key < n->key ? n->left : n->right;
     }
     return NULL;
 }
@@ -79,6 +89,8 @@ sws_http_v2_stream_open(sws_http_v2_conn_t *h2c, int32_t id)
     st->r->proto = &sws_http_v2_proto;
     st->r->http_version = SWS_HTTP_VERSION_20;
     sws_queue_insert_tail(&h2c->streams, &st->queue);
+    st->id_node.key = (sws_uint_t) id;
+    sws_rbtree_insert(&h2c->stream_ids, &st->id_node);
     h2c->nstreams++;
     return st;
 }
@@ -985,6 +997,7 @@ sws_http_v2_stream_close(sws_http_v2_stream_t *st, uint32_t error)
     sws_del_timer(&st->wev);
     sws_del_timer(&st->pace);
     sws_queue_remove(&st->queue);
+    sws_rbtree_delete(&h2c->stream_ids, &st->id_node);
     h2c->nstreams--;
 
     if (error != SWS_H2_NO_ERROR && r) {
