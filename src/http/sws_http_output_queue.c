@@ -4,8 +4,7 @@
  * queued (data only: flags and empty buffers dropped, the end noted),
  * measured, copied out (memory copied, files read with pread) and taken
  * off as it goes. And the request body kept by such a protocol before the
- * request takes it: copied out of its chain of memory buffers. HTTP/3
- * uses them; HTTP/2 has its own copies still.
+ * request takes it: copied out of its chain of memory buffers.
  */
 #include <unistd.h>
 #include "sws_http_core.h"

@@ -6,7 +6,7 @@
  * it); the crumbs of a cookie (RFC 9113 8.2.3, RFC 9114 4.2.1) joined into
  * one Cookie field; and the fields of HTTP/1's connection management,
  * which their responses do not carry (RFC 9113 8.2.2, RFC 9114 4.2).
- * HTTP/3 uses them; HTTP/2 has its own copies still.
+ * HTTP/2 and HTTP/3 use them.
  */
 #include "sws_http_request_head.h"
 

@@ -168,26 +168,6 @@ sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *valu
 #define sws_http_v2_nv_lit(nv, name, value, vlen) \
     sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen, 0)
 
-/* Fields of HTTP/1 connection management have no place in HTTP/2 (RFC
- * 9113 8.2.2): a module (a proxy passing headers on) may have set them. */
-static int
-sws_http_v2_hop_by_hop(const sws_str_t *name)
-{
-    static const char *const names[] = {
-        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", NULL
-    };
-    int i;
-
-    for (i = 0; names[i]; i++) {
-        if (name->len == strlen(names[i])
-            && sws_strncasecmp(name->data, (const u_char *) names[i], name->len) == 0)
-        {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Header fields as name/value pairs after nv: names in lower case, as
  * HTTP/2 wants them; deleted ones (hash 0) and HTTP/1 connection fields
  * left out; their values without a copy if "ours" (see sws_http_v2_nv).
@@ -200,7 +180,7 @@ sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_head
     u_char     *name;
 
     for (i = 0; i < n; i++) {
-        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_v2_hop_by_hop(&h[i].name)) {
+        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_connection_field(&h[i].name)) {
             continue;
         }
         name = sws_pnalloc(r->pool, h[i].name.len);
@@ -363,7 +343,7 @@ static sws_int_t
 sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
 {
     sws_http_v2_stream_t *st = r->stream;
-    sws_chain_t         **ll, *cl;
+    unsigned              last = 0;
 
     if (st->reset) {
         return SWS_ERROR;
@@ -371,22 +351,11 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
     if (!st->data) {
         return SWS_OK;         /* no body on this stream: dropped */
     }
-    for (ll = &r->out; *ll; ll = &(*ll)->next) { /* the tail */ }
-    for (; in; in = in->next) {
-        if (in->buf->last_buf) {
-            st->out_last = 1;
-        }
-        if (sws_buf_special(in->buf) || sws_buf_size(in->buf) == 0) {
-            continue;
-        }
-        cl = sws_alloc_chain_link(r->pool);
-        if (cl == NULL) {
-            return SWS_ERROR;
-        }
-        cl->buf = in->buf;
-        cl->next = NULL;
-        *ll = cl;
-        ll = &cl->next;
+    if (sws_http_out_queue(r, in, &last) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (last) {
+        st->out_last = 1;
     }
     sws_http_v2_post_send(st->h2c);
     if (r->out == NULL) {

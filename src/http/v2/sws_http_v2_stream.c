@@ -440,37 +440,6 @@ sws_http_v2_priority(sws_http_v2_stream_t *st, const u_char *p, size_t len)
 
 /* ---- the request ---- */
 
-static sws_int_t
-sws_http_v2_join_cookies(sws_http_v2_stream_t *st)
-{
-    sws_str_t         *ck = st->cookies->elts;
-    sws_http_header_t *h;
-    sws_uint_t         i;
-    size_t             len = 0;
-    u_char            *p;
-
-    for (i = 0; i < st->cookies->nelts; i++) {
-        len += ck[i].len + 2;
-    }
-    h = sws_array_push(&st->r->headers_in);
-    p = sws_pnalloc(st->pool, len);
-    if (h == NULL || p == NULL) {
-        return SWS_ERROR;
-    }
-    sws_str_set(&h->name, "cookie");
-    h->hash = sws_hash_key(h->name.data, h->name.len);
-    h->value.data = p;
-    for (i = 0; i < st->cookies->nelts; i++) {
-        if (i) {
-            *p++ = ';';
-            *p++ = ' ';
-        }
-        p = sws_cpymem(p, ck[i].data, ck[i].len);
-    }
-    h->value.len = p - h->value.data;
-    return SWS_OK;
-}
-
 /* An authority without the default port of the scheme (RFC 3986 6.2.3). */
 static sws_str_t
 sws_http_v2_authority(const sws_str_t *a, const sws_str_t *scheme)
@@ -502,39 +471,6 @@ sws_http_v2_host_differs(sws_http_v2_stream_t *st)
     return !sws_str_caseeq(&a, &h);
 }
 
-/* The request line, as HTTP/1 would have sent it: the same parser checks
- * the method and target, $request shows it. */
-static sws_int_t
-sws_http_v2_request_line(sws_http_v2_stream_t *st)
-{
-    sws_http_request_t      *r = st->r;
-    sws_http_request_line_t  rl;
-    u_char                  *p, *start;
-    sws_int_t                rc;
-
-    start = sws_pnalloc(st->pool, st->method.len + st->path.len + 11);
-    if (start == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    p = sws_cpymem(start, st->method.data, st->method.len);
-    *p++ = ' ';
-    p = sws_cpymem(p, st->path.data, st->path.len);
-    p = sws_cpymem(p, " HTTP/1.1", 9);
-    r->request_line.data = start;
-    r->request_line.len = p - start;
-    r->head_length += (off_t) r->request_line.len + 2;
-    rc = sws_http_parse_request_line(&rl, start, p);
-    memcpy(p - 3, "2.0", 3);            /* what $request shows */
-    if (rc != SWS_OK) {
-        return SWS_HTTP_BAD_REQUEST;
-    }
-    if (rl.host.len) {
-        return SWS_HTTP_BAD_REQUEST;    /* :path is never absolute */
-    }
-    sws_http_request_line_take(r, &rl);
-    return SWS_OK;
-}
-
 /* HTTP/2's part of the request start (sws_http_process_request_headers
  * has chosen the server by :authority or Host and parsed content-length):
  * the limits, the request line from the pseudo-header fields, and the
@@ -551,7 +487,7 @@ sws_http_v2_process_head(sws_http_request_t *r)
     if (st->field_error) {
         return (sws_int_t) st->field_error;
     }
-    if (st->cookies && sws_http_v2_join_cookies(st) != SWS_OK) {
+    if (st->cookies && sws_http_request_cookie_join(r, st->cookies) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
@@ -560,7 +496,7 @@ sws_http_v2_process_head(sws_http_request_t *r)
         r->method = SWS_HTTP_CONNECT;
         return SWS_OK;
     }
-    rc = sws_http_v2_request_line(st);
+    rc = sws_http_request_line_of_fields(r, &st->method, &st->path, "2.0");
     if (rc != SWS_OK) {
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
                       (int) sws_min(st->path.len, 64), st->path.data);
