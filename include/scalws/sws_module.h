@@ -93,7 +93,13 @@
                                  _set_socket_env, _set_env, _done, _name, _root,
                                  _env_set);
                                  1.10: sws_http_unparsed_uri_valid (set $args
-                                 changes the request's query) */
+                                 changes the request's query);
+                                 sws_http_range_multipart_text (a
+                                 multipart/byteranges body's texts, as the
+                                 range filter makes them),
+                                 sws_http_preconditions (the not-modified
+                                 filter's judgement against given
+                                 validators) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */
