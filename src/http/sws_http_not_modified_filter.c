@@ -214,7 +214,7 @@ typedef struct {
     unsigned                  dates;      /* 1: ims twice, 2: ius twice */
 } sws_http_conditions_t;
 
-static int
+static inline __attribute__((always_inline)) int
 sws_http_conditions_find(sws_http_request_t *r, sws_http_conditions_t *c)
 {
     sws_uint_t                i, n;
@@ -252,8 +252,9 @@ sws_http_conditions_find(sws_http_request_t *r, sws_http_conditions_t *c)
 }
 
 
-/* RFC 9110 13.2.2, steps 1-4, against these validators. */
-static sws_uint_t
+/* RFC 9110 13.2.2, steps 1-4, against these validators. (Not inlined:
+ * every response passes the check, few have conditions.) */
+static __attribute__((noinline)) sws_uint_t
 sws_http_conditions_judge(sws_http_request_t *r, const sws_http_conditions_t *c,
     const sws_str_t *etag, time_t lm, const sws_str_t *date)
 {
