@@ -294,6 +294,20 @@ SCENARIOS = [
         backend="origin",
     ),
     Scenario(
+        name="cache-hit-vary",
+        path="/cache-vary/x",
+        description="response cache hits as cache-hit, of a response with Vary: "
+                    "Accept-Encoding, Accept-Language, asked with a browser's two fields",
+        expect_status=200,
+        expect_length=len(HELLO),
+        request_headers=("Accept-Encoding: gzip, deflate, br, zstd",
+                         "Accept-Language: en-US,en;q=0.9,fr;q=0.8,de;q=0.7"),
+        fragments={"scalwsd": "cache", "nginx": "cache", "floor": "small"},
+        not_applicable={"h2o": "no cache configured in the bench",
+                        "lighttpd": "no cache configured in the bench"},
+        backend="origin",
+    ),
+    Scenario(
         name="cache-hit-100k",
         path="/cache-100k/x",
         description="response cache hits of a 100 KiB object (max-age=3600), as cache-hit",

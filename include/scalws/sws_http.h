@@ -466,6 +466,34 @@ int       sws_http_ranges_allowed(sws_http_request_t *r);
 typedef struct { off_t start; off_t end; } sws_http_range_t;
 sws_int_t sws_http_parse_range(const u_char *p, size_t len, off_t size,
     sws_http_range_t *ranges, sws_uint_t max);
+/*
+ * ABI 1.10. A multipart/byteranges body (RFC 9110 14.6) of the n ranges of
+ * a representation of size bytes and type content_type (NULL or len 0:
+ * none), made as the range filter makes it for a file: *type is the
+ * response's Content-Type with a new boundary, heads[i] (an array of n
+ * given by the caller) the text before range i's bytes, *tail the closing
+ * boundary after the last; all in pool memory. Returns the body's length
+ * (texts and ranges), or -1 when out of memory. For a producer that holds
+ * the ranges' bytes but not the whole (a cache's stored parts).
+ */
+off_t     sws_http_range_multipart_text(sws_pool_t *pool, const sws_str_t *content_type,
+    const sws_http_range_t *ranges, sws_uint_t n, off_t size, sws_str_t *type,
+    sws_str_t *heads, sws_str_t *tail);
+/*
+ * ABI 1.10. The request's conditions (If-Match, If-Unmodified-Since,
+ * If-None-Match, If-Modified-Since: RFC 9110 13.2.2, steps 1 to 4, with
+ * the location's if_modified_since) judged as the not-modified filter
+ * judges a 200, against a representation with these validators (etag NULL
+ * or len 0: none; last_modified -1: none, and then date, a stored
+ * response's Date field (NULL: none), stands for it, RFC 9111 4.3.2).
+ * SWS_HTTP_OK: none fails, go on; SWS_HTTP_NOT_MODIFIED or
+ * SWS_HTTP_PRECONDITION_FAILED. Only GET and HEAD are judged (else
+ * SWS_HTTP_OK), and never a subrequest. For a producer that answers from
+ * validators it holds without sending the representation as a 200 (a
+ * cache's stored parts).
+ */
+sws_uint_t sws_http_preconditions(sws_http_request_t *r, const sws_str_t *etag,
+    time_t last_modified, const sws_str_t *date);
 
 /*
  * Trailer fields, sent after the body: over HTTP/1.1 after the last chunk,

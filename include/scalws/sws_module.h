@@ -100,7 +100,13 @@
                                  sws_app_expect_protocol); a body from a
                                  file the server passes
                                  (sws_http_upstream_conf_set_recv_fds,
-                                 _take_fd, _body_file) */
+                                 _take_fd, _body_file);
+                                 sws_http_range_multipart_text (a
+                                 multipart/byteranges body's texts, as the
+                                 range filter makes them),
+                                 sws_http_preconditions (the not-modified
+                                 filter's judgement against given
+                                 validators) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

@@ -132,6 +132,10 @@ sws_cache_entry_field(const sws_cache_entry_t *e, uint32_t *pos, sws_str_t *name
 size_t      sws_cache_entry_header_size(size_t key_len, size_t vary_len, size_t fields_len);
 u_char     *sws_cache_entry_write(u_char *buf, sws_cache_file_header_t *h, const u_char *key,
     const u_char *vary, const u_char *fields);
+/* The value of a checked entry's first field named lcname (lower case,
+ * compared without case): 1 if it has one. */
+int         sws_cache_entry_value(const sws_cache_entry_t *e, const char *lcname, size_t len,
+    sws_str_t *value);
 /* One field into a fields block (name and value lengths < 64 KiB). */
 size_t      sws_cache_field_size(const sws_str_t *name, const sws_str_t *value);
 u_char     *sws_cache_field_write(u_char *p, const sws_str_t *name, const sws_str_t *value);
@@ -363,6 +367,8 @@ typedef struct {
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
     sws_http_header_t     *extra;
     sws_uint_t             nextra;
+    sws_chain_t           *body;         /* this answer's body instead of the entry's
+                                            (several ranges of the parts), or NULL */
     /* a 206 being stored (sws_cache_partial.c): its part [start, end) of
      * total bytes, its fields and Vary names for the entry it goes in */
     sws_cache_part_t       part;

@@ -271,3 +271,18 @@ sws_cache_entry_map(const u_char *p, size_t len, sws_cache_entry_t *e)
     e->etag.data = NULL;
     e->parts = e->fields + e->h.fields_len;
 }
+
+int
+sws_cache_entry_value(const sws_cache_entry_t *e, const char *lcname, size_t len,
+    sws_str_t *value)
+{
+    sws_str_t  name;
+    uint32_t   pos = 0;
+
+    while (sws_cache_entry_field(e, &pos, &name, value)) {
+        if (name.len == len && sws_strncasecmp(name.data, (u_char *) lcname, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}

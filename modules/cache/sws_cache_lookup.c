@@ -307,7 +307,9 @@ sws_cache_send(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     a->age.value.len = (size_t) (sws_sprint_uint(a->digits, (uint64_t) age) - a->digits);
     a->age.hash = 1;
 
-    if (e->h.body_len) {
+    if (ctx->body) {
+        cl = ctx->body;
+    } else if (e->h.body_len) {
         b = &a->b;
         sws_memzero(b, sizeof(sws_buf_t));
         if (ctx->blob || ctx->fdata) {

@@ -12,13 +12,19 @@
  *   Last-Modified, and the same length) is combined with the stored ones;
  *   a part of another one replaces them. Once the parts hold the whole,
  *   the entry is an ordinary 200 entry.
- * - A GET with one range (A-B, A-, -N) that a stored part holds, of a
- *   fresh entry, without conditions besides an If-Range that holds, is
- *   answered from the part: a 206 with its Content-Range (a HIT). Any
- *   other range goes to the server with the client's Range, and its 206
- *   is stored beside the parts; without a range (or with several, or an
- *   If-Range that does not hold) the server is asked for the whole, as on
- *   any miss, and its 200 replaces the parts.
+ * - A GET with ranges (A-B, A-, -N) that the stored parts hold, each
+ *   range within one part, of a fresh entry, with an If-Range that holds
+ *   if any, is answered from the parts (a HIT): one range as a 206 with
+ *   its Content-Range, several as a multipart/byteranges 206 made as the
+ *   range filter makes one for a file (sws_http_range_multipart_text).
+ *   The client's If-None-Match and If-Modified-Since on such a request are
+ *   judged by the stored validators (RFC 9111 4.3.2), as the not-modified
+ *   filter judges a whole entry's hit: a 304 when they say so, else the
+ *   parts. If-Match and If-Unmodified-Since are the origin's to judge.
+ *   One range the parts do not hold goes to the server with the client's
+ *   Range, and its 206 is stored beside the parts; otherwise (no range,
+ *   several not all held, an If-Range that does not hold) the server is
+ *   asked for the whole, as on any miss, and its 200 replaces the parts.
  *
  * Not for subrequests, nor where proxy_cache_valid names 206: there each
  * 206 is an entry of its own key, as nginx keeps them (slice).
@@ -45,15 +51,143 @@ sws_cache_partial_if_range(const sws_cache_entry_t *e, const sws_str_t *v)
     return t != -1 && e->h.last_modified != -1 && t == (time_t) e->h.last_modified;
 }
 
-/* Any condition the not-modified filter would judge (it judges a 200 only:
- * a part goes to the server with them, and its answer to the client). */
+/* Most ranges of a Range answered from parts (the range filter's most). */
+#define SWS_CACHE_MAX_RANGES  16
+
+/* The client's conditions on a range of a partial entry: none; only those
+ * a cache judges from the stored validators (If-None-Match,
+ * If-Modified-Since: RFC 9111 4.3.2); or one an origin judges (If-Match,
+ * If-Unmodified-Since: the request goes there, and its answer to the
+ * client). */
+enum {
+    SWS_CACHE_COND_NONE = 0,
+    SWS_CACHE_COND_STORED,
+    SWS_CACHE_COND_ORIGIN
+};
+
 static int
-sws_cache_partial_conditional(sws_http_request_t *r)
+sws_cache_partial_conditions(sws_http_request_t *r)
 {
-    return sws_http_header_in(r, "if-none-match", 13) != NULL
-           || sws_http_header_in(r, "if-modified-since", 17) != NULL
-           || sws_http_header_in(r, "if-match", 8) != NULL
-           || sws_http_header_in(r, "if-unmodified-since", 19) != NULL;
+    if (sws_http_header_in(r, "if-match", 8) != NULL
+        || sws_http_header_in(r, "if-unmodified-since", 19) != NULL)
+    {
+        return SWS_CACHE_COND_ORIGIN;
+    }
+    if (sws_http_header_in(r, "if-none-match", 13) != NULL
+        || sws_http_header_in(r, "if-modified-since", 17) != NULL)
+    {
+        return SWS_CACHE_COND_STORED;
+    }
+    return SWS_CACHE_COND_NONE;
+}
+
+/* Does a 304 answer the client's conditions, by the entry's validators?
+ * Its ETag, and its Last-Modified read as the core reads a stored one, so
+ * that the not-modified filter, which judges the 200 sent for it
+ * (sws_cache_partial_not_modified), judges alike. No Date stands for a
+ * missing Last-Modified here: what this does not call a 304 goes out as
+ * parts, and the filter never sees it. */
+static int
+sws_cache_partial_not_modified_judged(sws_http_request_t *r, const sws_cache_entry_t *e)
+{
+    sws_str_t  lm;
+    time_t     t = -1;
+
+    if (sws_cache_entry_value(e, "last-modified", 13, &lm)) {
+        t = sws_parse_http_time(lm.data, lm.len);
+    }
+    return sws_http_preconditions(r, &e->etag, t, NULL) == SWS_HTTP_NOT_MODIFIED;
+}
+
+/* The 304: the entry's fields as a 200 without a body, which the
+ * not-modified filter turns into the 304 a whole entry's hit gets. */
+static sws_int_t
+sws_cache_partial_not_modified(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+{
+    ctx->entry.h.status = SWS_HTTP_OK;
+    ctx->entry.h.body_len = 0;
+    ctx->source = "file";
+    ctx->status = SWS_CACHE_HIT;
+    return sws_cache_send(r, ctx);
+}
+
+/* Is each of the n ranges within one of the parts? */
+static int
+sws_cache_partial_covered(const sws_cache_entry_t *e, const sws_http_range_t *ranges,
+    sws_int_t n)
+{
+    sws_cache_part_t  parts[SWS_CACHE_MAX_PARTS];
+    sws_int_t         i;
+
+    memcpy(parts, e->parts, e->h.parts_len);                     /* aligned */
+    for (i = 0; i < n; i++) {
+        if (!sws_cache_parts_cover(parts, e->h.parts_len / sizeof(sws_cache_part_t),
+                                   (uint64_t) ranges[i].start, (uint64_t) ranges[i].end))
+        {
+            return 0;
+        }
+    }
+    return n > 0;
+}
+
+/* Several ranges from the parts: a multipart/byteranges 206 of the
+ * file's slices between the range filter's texts. */
+static sws_int_t
+sws_cache_partial_multipart(sws_http_request_t *r, sws_cache_ctx_t *ctx,
+    const sws_http_range_t *ranges, sws_uint_t n)
+{
+    static const sws_str_t  type_name = sws_string("Content-Type");
+    sws_pool_t             *pool = sws_http_pool(r);
+    sws_http_header_t      *type;
+    sws_str_t              *heads, tail, stored_type;
+    sws_chain_t            *out = NULL, **ll = &out;
+    sws_buf_t              *b;
+    sws_uint_t              i, k;
+    int                     typed;
+
+    type = sws_pcalloc(pool, sizeof(sws_http_header_t));
+    heads = sws_palloc(pool, n * sizeof(sws_str_t));
+    if (type == NULL || heads == NULL) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    typed = sws_cache_entry_value(&ctx->entry, "content-type", 12, &stored_type);
+    if (sws_http_range_multipart_text(pool, typed ? &stored_type : NULL, ranges, n,
+                                      (off_t) ctx->entry.h.body_len, &type->value, heads,
+                                      &tail) < 0)
+    {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    /* heads[0], range 0, heads[1], ..., range n - 1, tail */
+    for (i = 0; i < 2 * n + 1; i++) {
+        b = sws_calloc_buf(pool);
+        *ll = sws_alloc_chain_link(pool);
+        if (b == NULL || *ll == NULL) {
+            return SWS_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        k = i / 2;
+        if (i % 2 == 0) {
+            b->memory = 1;
+            b->start = b->pos = k < n ? heads[k].data : tail.data;
+            b->end = b->last = b->pos + (k < n ? heads[k].len : tail.len);
+        } else {
+            b->in_file = 1;
+            b->fd = ctx->fd;
+            b->file_pos = (off_t) ctx->entry.h.header_len + ranges[k].start;
+            b->file_last = (off_t) ctx->entry.h.header_len + ranges[k].end;
+        }
+        (*ll)->buf = b;
+        (*ll)->next = NULL;
+        ll = &(*ll)->next;
+    }
+    /* after the entry's fields, its Content-Type replaced */
+    type->name = type_name;
+    type->hash = 1;
+    ctx->extra = type;
+    ctx->nextra = 1;
+    ctx->body = out;
+    ctx->source = "file";
+    ctx->status = SWS_CACHE_HIT;
+    return sws_cache_send(r, ctx);
 }
 
 /* Answer [range) from the part the entry in ctx holds: a 206. */
@@ -93,9 +227,9 @@ sws_int_t
 sws_cache_partial_lookup(sws_http_request_t *r, sws_cache_ctx_t *ctx, int fresh)
 {
     const sws_str_t         *v, *if_range;
-    sws_cache_part_t         parts[SWS_CACHE_MAX_PARTS];
-    sws_http_range_t         range;
+    sws_http_range_t         ranges[SWS_CACHE_MAX_RANGES];
     sws_int_t                n;
+    int                      cond;
 
     ctx->status = fresh ? SWS_CACHE_MISS : SWS_CACHE_EXPIRED;
     v = sws_http_header_in(r, "range", 5);
@@ -111,17 +245,24 @@ sws_cache_partial_lookup(sws_http_request_t *r, sws_cache_ctx_t *ctx, int fresh)
     if (if_range && !sws_cache_partial_if_range(&ctx->entry, if_range)) {
         goto whole;                              /* the client wants the whole */
     }
-    /* one range (several are answered from the whole, as nginx asks) */
-    n = sws_http_parse_range(v->data, v->len, (off_t) ctx->entry.h.body_len, &range, 1);
+    n = sws_http_parse_range(v->data, v->len, (off_t) ctx->entry.h.body_len, ranges,
+                             SWS_CACHE_MAX_RANGES);
     if (n < 0) {
-        goto whole;
+        goto whole;                              /* malformed, or too many */
     }
-    memcpy(parts, ctx->entry.parts, ctx->entry.h.parts_len);     /* aligned */
-    if (n == 1 && fresh && !sws_cache_partial_conditional(r)
-        && sws_cache_parts_cover(parts, ctx->entry.h.parts_len / sizeof(sws_cache_part_t),
-                                 (uint64_t) range.start, (uint64_t) range.end))
+    cond = sws_cache_partial_conditions(r);
+    if (fresh && cond != SWS_CACHE_COND_ORIGIN && sws_cache_partial_covered(&ctx->entry, ranges, n))
     {
-        return sws_cache_partial_send(r, ctx, &range);
+        if (cond == SWS_CACHE_COND_STORED
+            && sws_cache_partial_not_modified_judged(r, &ctx->entry))
+        {
+            return sws_cache_partial_not_modified(r, ctx);
+        }
+        return n == 1 ? sws_cache_partial_send(r, ctx, &ranges[0])
+                      : sws_cache_partial_multipart(r, ctx, ranges, (sws_uint_t) n);
+    }
+    if (n > 1) {
+        goto whole;                              /* several, not all held */
     }
     close(ctx->fd);
     ctx->fd = -1;

@@ -204,29 +204,29 @@ sws_http_is_name(const sws_http_header_t *h, const char *name, size_t len)
 }
 
 
-sws_int_t
-sws_http_not_modified_check(sws_http_request_t *r)
+/* The request's four "if-*" fields, the first line of each (of the
+ * dates, the last, and whether there were two), in one pass
+ * over its header; 0 when it has none (or is a subrequest: the client's
+ * conditions are not its own, an auth service's 200 must not become a 304). */
+typedef struct {
+    const sws_http_header_t  *im, *inm, *ius, *ims;
+    const sws_http_header_t  *end;
+    unsigned                  dates;      /* 1: ims twice, 2: ius twice */
+} sws_http_conditions_t;
+
+static inline __attribute__((always_inline)) int
+sws_http_conditions_find(sws_http_request_t *r, sws_http_conditions_t *c)
 {
-    time_t                             t, lm;
-    sws_uint_t                         i, n;
-    const sws_str_t                   *etag;
-    const sws_array_t                 *headers;
-    const sws_http_header_t           *h, *end, *im, *inm, *ius, *ims;
-    unsigned                           dates = 0;   /* 1: ims twice, 2: ius twice */
-    sws_http_not_modified_loc_conf_t  *lcf;
+    sws_uint_t                i, n;
+    const sws_array_t        *headers;
+    const sws_http_header_t  *h;
 
-    if (sws_http_status(r) != SWS_HTTP_OK
-        || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD)))
-    {
-        return SWS_OK;
-    }
-
-    /* one pass over the request headers for the four "if-*" names */
     headers = sws_http_headers_in(r);
     h = headers->elts;
     n = headers->nelts;
-    end = h + n;
-    im = inm = ius = ims = NULL;
+    c->end = h + n;
+    c->im = c->inm = c->ius = c->ims = NULL;
+    c->dates = 0;
 
     for (i = 0; i < n; i++) {
         if (h[i].name.len < 8 || h[i].name.data[0] != 'i' || h[i].name.data[1] != 'f'
@@ -236,76 +236,118 @@ sws_http_not_modified_check(sws_http_request_t *r)
         }
 
         if (sws_http_is_name(&h[i], "if-match", 8)) {
-            im = im ? im : &h[i];
+            c->im = c->im ? c->im : &h[i];
         } else if (sws_http_is_name(&h[i], "if-none-match", 13)) {
-            inm = inm ? inm : &h[i];
+            c->inm = c->inm ? c->inm : &h[i];
         } else if (sws_http_is_name(&h[i], "if-modified-since", 17)) {
-            dates |= ims ? 1 : 0;
-            ims = &h[i];
+            c->dates |= c->ims ? 1 : 0;
+            c->ims = &h[i];
         } else if (sws_http_is_name(&h[i], "if-unmodified-since", 19)) {
-            dates |= ius ? 2 : 0;
-            ius = &h[i];
+            c->dates |= c->ius ? 2 : 0;
+            c->ius = &h[i];
         }
     }
 
-    if ((im == NULL && inm == NULL && ius == NULL && ims == NULL)
-        || sws_http_parent(r) != NULL)
-    {
-        /* (the client's conditions are not a subrequest's: an auth
-         * service's 200 must not become a 304) */
-        return SWS_OK;
-    }
+    return (c->im || c->inm || c->ius || c->ims) && sws_http_parent(r) == NULL;
+}
 
-    etag = sws_http_etag(r);
+
+/* RFC 9110 13.2.2, steps 1-4, against these validators. (Not inlined:
+ * every response passes the check, few have conditions.) */
+static __attribute__((noinline)) sws_uint_t
+sws_http_conditions_judge(sws_http_request_t *r, const sws_http_conditions_t *c,
+    const sws_str_t *etag, time_t lm, const sws_str_t *date)
+{
+    time_t                             t;
+    sws_http_not_modified_loc_conf_t  *lcf;
+
     if (etag != NULL && etag->len == 0) {
         etag = NULL;
     }
-    lm = sws_http_last_modified(r);
 
     /* 1. If-Match; 2. If-Unmodified-Since only without If-Match */
-    if (im != NULL) {
-        if (!sws_http_etag_match(im, end, etag, 0)) {
-            return sws_http_precondition_failed(r);
+    if (c->im != NULL) {
+        if (!sws_http_etag_match(c->im, c->end, etag, 0)) {
+            return SWS_HTTP_PRECONDITION_FAILED;
         }
 
-    } else if (ius != NULL && !(dates & 2)) {
+    } else if (c->ius != NULL && !(c->dates & 2)) {
         /* an invalid date is ignored, and so are two lines (a list of dates
          * is not a date: RFC 9110 13.1.4; nginx answers 400); without
          * Last-Modified nothing to compare */
-        t = sws_parse_http_time(ius->value.data, ius->value.len);
+        t = sws_parse_http_time(c->ius->value.data, c->ius->value.len);
         if (t != -1 && lm != -1 && lm > t) {
-            return sws_http_precondition_failed(r);
+            return SWS_HTTP_PRECONDITION_FAILED;
         }
     }
 
     /* 3. If-None-Match; 4. If-Modified-Since only without If-None-Match */
-    if (inm != NULL) {
-        if (sws_http_etag_match(inm, end, etag, 1)) {
-            return sws_http_not_modified(r);
+    if (c->inm != NULL) {
+        if (sws_http_etag_match(c->inm, c->end, etag, 1)) {
+            return SWS_HTTP_NOT_MODIFIED;
         }
 
-    } else if (ims != NULL && !(dates & 1) && (lm != -1 || sws_http_response_date(r)->len)) {
+    } else if (c->ims != NULL && !(c->dates & 1) && (lm != -1 || (date != NULL && date->len))) {
         /* (two lines are a list of dates, which is ignored: RFC 9110
          * 13.1.3; nginx answers 400) */
         lcf = sws_http_loc_conf(r, &sws_http_not_modified_filter_module);
         if (lm == -1) {
             /* a stored response without Last-Modified: its Date (RFC 9111
              * 4.3.2) */
-            lm = sws_parse_http_time(sws_http_response_date(r)->data,
-                                     sws_http_response_date(r)->len);
+            lm = sws_parse_http_time(date->data, date->len);
         }
 
         if (lcf->if_modified_since != SWS_HTTP_IMS_OFF) {
-            t = sws_parse_http_time(ims->value.data, ims->value.len);
+            t = sws_parse_http_time(c->ims->value.data, c->ims->value.len);
 
             if (t != -1 && lm != -1
                 && (lm == t
                     || (lcf->if_modified_since == SWS_HTTP_IMS_BEFORE && lm < t
                         && t <= sws_time_sec())))  /* a future date is invalid */
             {
-                return sws_http_not_modified(r);
+                return SWS_HTTP_NOT_MODIFIED;
             }
         }
+    }
+
+    return SWS_HTTP_OK;
+}
+
+
+sws_uint_t
+sws_http_preconditions(sws_http_request_t *r, const sws_str_t *etag, time_t last_modified,
+    const sws_str_t *date)
+{
+    sws_http_conditions_t  c;
+
+    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))
+        || !sws_http_conditions_find(r, &c))
+    {
+        return SWS_HTTP_OK;
+    }
+    return sws_http_conditions_judge(r, &c, etag, last_modified, date);
+}
+
+
+sws_int_t
+sws_http_not_modified_check(sws_http_request_t *r)
+{
+    sws_http_conditions_t  c;
+
+    if (sws_http_status(r) != SWS_HTTP_OK
+        || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))
+        || !sws_http_conditions_find(r, &c))
+    {
+        return SWS_OK;
+    }
+
+    switch (sws_http_conditions_judge(r, &c, sws_http_etag(r), sws_http_last_modified(r),
+                                      sws_http_response_date(r)))
+    {
+    case SWS_HTTP_NOT_MODIFIED:
+        return sws_http_not_modified(r);
+    case SWS_HTTP_PRECONDITION_FAILED:
+        return sws_http_precondition_failed(r);
     }
 
     return SWS_OK;

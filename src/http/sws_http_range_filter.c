@@ -215,30 +215,26 @@ sws_http_range_boundary(u_char *p)
 }
 
 
-static sws_int_t
-sws_http_range_multipart(sws_http_request_t *r, sws_http_range_ctx_t *ctx, off_t size)
+off_t
+sws_http_range_multipart_text(sws_pool_t *pool, const sws_str_t *content_type,
+    const sws_http_range_t *ranges, sws_uint_t n, off_t size, sws_str_t *type,
+    sws_str_t *heads, sws_str_t *tail)
 {
     u_char            *p, *boundary;
     off_t              len;
     size_t             head_max;
-    sws_str_t         *type;
     sws_uint_t         i;
-    sws_pool_t        *pool = sws_http_pool(r);
-    const sws_str_t   *orig;
     static sws_str_t   no_type = sws_null_string;
 
-    orig = sws_http_content_type(r);
-    if (orig == NULL) {
-        orig = &no_type;
+    if (content_type == NULL) {
+        content_type = &no_type;
     }
 
     /* Content-Type: multipart/byteranges; boundary=B */
-    type = sws_palloc(pool, sizeof(sws_str_t) + sizeof(SWS_HTTP_MULTIPART_TYPE) - 1
-                            + SWS_HTTP_OFF_LEN);
-    if (type == NULL) {
-        return SWS_ERROR;
+    type->data = sws_pnalloc(pool, sizeof(SWS_HTTP_MULTIPART_TYPE) - 1 + SWS_HTTP_OFF_LEN);
+    if (type->data == NULL) {
+        return -1;
     }
-    type->data = (u_char *) (type + 1);
     p = sws_cpymem(type->data, SWS_HTTP_MULTIPART_TYPE, sizeof(SWS_HTTP_MULTIPART_TYPE) - 1);
     boundary = p;
     p = sws_http_range_boundary(p);
@@ -246,39 +242,58 @@ sws_http_range_multipart(sws_http_request_t *r, sws_http_range_ctx_t *ctx, off_t
 
     /* each part: CRLF "--" B CRLF [Content-Type: T CRLF] Content-Range: R CRLF CRLF */
     head_max = sizeof("\r\n--\r\nContent-Type: \r\nContent-Range: bytes -/\r\n\r\n") - 1
-               + SWS_HTTP_OFF_LEN + orig->len + 3 * SWS_HTTP_OFF_LEN;
+               + SWS_HTTP_OFF_LEN + content_type->len + 3 * SWS_HTTP_OFF_LEN;
 
-    ctx->heads = sws_palloc(pool, ctx->nranges * sizeof(sws_str_t));
-    p = sws_pnalloc(pool, ctx->nranges * head_max
-                          + sizeof("\r\n----\r\n") - 1 + SWS_HTTP_OFF_LEN);
-    if (ctx->heads == NULL || p == NULL) {
-        return SWS_ERROR;
+    p = sws_pnalloc(pool, n * head_max + sizeof("\r\n----\r\n") - 1 + SWS_HTTP_OFF_LEN);
+    if (p == NULL) {
+        return -1;
     }
 
     len = 0;
 
-    for (i = 0; i < ctx->nranges; i++) {
-        ctx->heads[i].data = p;
+    for (i = 0; i < n; i++) {
+        heads[i].data = p;
         p = sws_cpymem(p, "\r\n--", 4);
         p = sws_cpymem(p, boundary, SWS_HTTP_OFF_LEN);
-        if (orig->len) {
+        if (content_type->len) {
             p = sws_cpymem(p, "\r\nContent-Type: ", 16);
-            p = sws_cpymem(p, orig->data, orig->len);
+            p = sws_cpymem(p, content_type->data, content_type->len);
         }
         p = sws_cpymem(p, "\r\nContent-Range: ", 17);
-        p = sws_http_range_print(p, &ctx->ranges[i], size);
+        p = sws_http_range_print(p, &ranges[i], size);
         p = sws_cpymem(p, "\r\n\r\n", 4);
-        ctx->heads[i].len = (size_t) (p - ctx->heads[i].data);
+        heads[i].len = (size_t) (p - heads[i].data);
 
-        len += (off_t) ctx->heads[i].len + ctx->ranges[i].end - ctx->ranges[i].start;
+        len += (off_t) heads[i].len + ranges[i].end - ranges[i].start;
     }
 
-    ctx->tail.data = p;
+    tail->data = p;
     p = sws_cpymem(p, "\r\n--", 4);
     p = sws_cpymem(p, boundary, SWS_HTTP_OFF_LEN);
     p = sws_cpymem(p, "--\r\n", 4);
-    ctx->tail.len = (size_t) (p - ctx->tail.data);
-    len += (off_t) ctx->tail.len;
+    tail->len = (size_t) (p - tail->data);
+
+    return len + (off_t) tail->len;
+}
+
+
+static sws_int_t
+sws_http_range_multipart(sws_http_request_t *r, sws_http_range_ctx_t *ctx, off_t size)
+{
+    off_t        len;
+    sws_str_t   *type;
+    sws_pool_t  *pool = sws_http_pool(r);
+
+    type = sws_palloc(pool, sizeof(sws_str_t));
+    ctx->heads = sws_palloc(pool, ctx->nranges * sizeof(sws_str_t));
+    if (type == NULL || ctx->heads == NULL) {
+        return SWS_ERROR;
+    }
+    len = sws_http_range_multipart_text(pool, sws_http_content_type(r), ctx->ranges,
+                                        ctx->nranges, size, type, ctx->heads, &ctx->tail);
+    if (len < 0) {
+        return SWS_ERROR;
+    }
 
     ctx->type = SWS_HTTP_RANGE_MULTI;
 

@@ -187,8 +187,15 @@ check_vary(const u_char *p, size_t len)
 {
     u_char  *a, *b, *rev;
     size_t   n, m, i, j, k;
-    int      kind;
+    int      kind, set;
 
+    /* a name's kind, compared in line: the two set-like names in any
+     * letter case, and nothing else */
+    set = len == 15 && (sws_strncasecmp((u_char *) p, (u_char *) "accept-language", 15) == 0
+                        || sws_strncasecmp((u_char *) p, (u_char *) "accept-encoding", 15) == 0);
+    if (sws_cache_vary_kind(p, len) != (set ? SWS_CACHE_VARY_SET : SWS_CACHE_VARY_PLAIN)) {
+        abort();
+    }
     for (kind = SWS_CACHE_VARY_PLAIN; kind <= SWS_CACHE_VARY_SET; kind++) {
         n = vary_normal(kind, p, len, &a);
         m = vary_normal(kind, a, n, &b);

@@ -296,13 +296,138 @@ def test_if_range_on_parts(sws, rorigin):
     assert (r.status, st, r.body) == (200, "HIT", BODY)
 
 
-def test_conditions_on_a_part_go_to_the_origin(sws, rorigin):
-    o, srv = with_part(sws, rorigin, "/c/n")
-    r, st = rget(srv, "/c/n", "bytes=0-9", more=['If-None-Match: "v1"'])
-    assert (r.status, st, r.body) == (304, "MISS", b"")
-    r, st = rget(srv, "/c/n", "bytes=0-9", more=['If-None-Match: "zz"'])
-    assert (r.status, st, r.body) == (206, "MISS", BODY[:10])
+LM = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+
+@pytest.mark.parametrize("cond,want", [
+    ('If-None-Match: "v1"', 304),
+    ('If-None-Match: W/"v1"', 304),                 # weak comparison (RFC 9110 13.1.2)
+    ('If-None-Match: "zz", "v1"', 304),             # a list
+    ("If-None-Match: *", 304),
+    ('If-None-Match: "zz"', 206),                   # no match: the part
+    ("If-Modified-Since: " + LM, 304),
+    ("If-Modified-Since: Sun, 06 Nov 1994 08:49:36 GMT", 206),   # modified since
+    ('If-None-Match: "zz"\nIf-Modified-Since: ' + LM, 206),      # INM decides alone
+])
+def test_conditions_on_a_part_are_judged_by_its_validators(sws, rorigin, cond, want):
+    o, srv = with_part(sws, rorigin, "/c/n", extra=[("Last-Modified", LM)])
+    r, st = rget(srv, "/c/n", "bytes=10-19", more=cond.split("\n"))
+    assert (r.status, st) == (want, "HIT")
+    assert r.body == (BODY[10:20] if want == 206 else b"")
+    assert r.header("ETag") == '"v1"' and r.header("Last-Modified") == LM
+    assert r.header("Age") is not None
+    assert o.count("/c/n") == 1                    # the origin was not asked
+
+
+def test_a_part_s_304_is_a_whole_entry_s_304(sws, rorigin):
+    o, srv = with_part(sws, rorigin, "/c/n", extra=[("Last-Modified", LM),
+                                                    ("Content-Type", "text/x-n")])
+    inm = ['If-None-Match: "v1"']
+    part, st = rget(srv, "/c/n", "bytes=0-9", more=inm)
+    assert (part.status, st) == (304, "HIT")
+    o.set_ranges("/c/w", extra=[("Last-Modified", LM), ("Content-Type", "text/x-n")])
+    assert rget(srv, "/c/w")[1] == "MISS"          # a whole entry
+    whole, st = rget(srv, "/c/w", "bytes=0-9", more=inm)
+    assert (whole.status, st) == (304, "HIT")
+
+    def shape(r):
+        return sorted((k.lower(), v) for k, v in r.headers
+                      if k.lower() not in ("date", "age", "x-origin"))
+    assert shape(part) == shape(whole)
+    assert part.header("Content-Length") is None and part.header("Content-Range") is None
+
+
+@pytest.mark.parametrize("rng,cond", [
+    ("bytes=200-209", 'If-None-Match: "v1"'),      # a range the parts do not hold
+    ("bytes=0-9", 'If-Match: "v1"'),               # the origin's to judge
+    ("bytes=0-9", "If-Unmodified-Since: " + LM),
+    (None, 'If-None-Match: "v1"'),                 # no range: the whole is not stored
+    ("bytes=0-9", 'If-Range: "v0"\nIf-None-Match: "zz"'),   # If-Range fails: the whole
+])
+def test_conditions_on_a_part_that_go_to_the_origin(sws, rorigin, rng, cond):
+    o, srv = with_part(sws, rorigin, "/c/n", extra=[("Last-Modified", LM)])
+    r, st = rget(srv, "/c/n", rng, more=cond.split("\n"))
+    assert st == "MISS"
+    assert o.count("/c/n") >= 2
     assert rget(srv, "/c/n", "bytes=0-9")[1] == "HIT"
+
+
+def test_conditions_on_a_stale_part_go_to_the_origin(sws, rorigin):
+    o, srv = with_part(sws, rorigin, "/c/ns", cc="max-age=1")
+    assert h.wait_for(lambda: rget(srv, "/c/ns", "bytes=0-9",
+                                   more=['If-None-Match: "v1"'])[1] == "EXPIRED", timeout=5)
+    assert o.count("/c/ns") >= 2
+
+
+def multipart(r):
+    """The parts of a multipart/byteranges body: [(fields, bytes)], and
+    its boundary."""
+    ctype = r.header("Content-Type")
+    m = re.fullmatch(r"multipart/byteranges; boundary=(\d{20})", ctype)
+    assert m, ctype
+    b = m.group(1).encode()
+    body = r.body
+    assert body.endswith(b"\r\n--" + b + b"--\r\n")
+    parts = []
+    for chunk in body[:-len(b) - 8].split(b"\r\n--" + b + b"\r\n")[1:]:
+        head, data = chunk.split(b"\r\n\r\n", 1)
+        parts.append((head.decode().split("\r\n"), data))
+    return parts, b
+
+
+def test_several_ranges_from_the_parts(sws, rorigin):
+    o, srv = with_part(sws, rorigin, "/c/m", extra=[("Content-Type", "text/x-m")])
+    assert rget(srv, "/c/m", "bytes=500-599")[1] == "MISS"
+    r, st = rget(srv, "/c/m", "bytes=0-9,520-529,90-99")
+    assert (r.status, st) == (206, "HIT")
+    parts, _ = multipart(r)
+    assert parts == [(["Content-Type: text/x-m", "Content-Range: bytes 0-9/1000"], BODY[:10]),
+                     (["Content-Type: text/x-m", "Content-Range: bytes 520-529/1000"],
+                      BODY[520:530]),
+                     (["Content-Type: text/x-m", "Content-Range: bytes 90-99/1000"],
+                      BODY[90:100])]
+    assert int(r.header("Content-Length")) == len(r.body)
+    assert r.header("Content-Range") is None and r.header("ETag") == '"v1"'
+    assert o.count("/c/m") == 2
+    # a range the parts do not hold: the whole from the origin, as before
+    r, st = rget(srv, "/c/m", "bytes=0-9,200-209")
+    assert (r.status, st, r.body) == (200, "MISS", BODY)
+
+
+def test_several_ranges_with_conditions(sws, rorigin):
+    o, srv = with_part(sws, rorigin, "/c/mc")
+    r, st = rget(srv, "/c/mc", "bytes=0-9,20-29", more=['If-None-Match: "v1"'])
+    assert (r.status, st, r.body) == (304, "HIT", b"")
+    r, st = rget(srv, "/c/mc", "bytes=0-9,20-29", more=['If-None-Match: "v0"'])
+    assert (r.status, st) == (206, "HIT")
+    assert [d for _, d in multipart(r)[0]] == [BODY[:10], BODY[20:30]]
+    r, st = rget(srv, "/c/mc", "bytes=0-9,20-29", more=['If-Range: "v1"'])
+    assert (r.status, st) == (206, "HIT")
+    assert o.count("/c/mc") == 1
+
+
+def test_several_ranges_from_parts_as_the_static_module_sends_them(sws, rorigin):
+    """The bytes of the multipart from the parts are those the static
+    module sends for the same file and ranges, boundaries aside (RFC 9110
+    14.6: CRLF before each boundary, the part's Content-Type and
+    Content-Range, the closing boundary)."""
+    o = rorigin()
+    o.set_ranges("/c/f", extra=[("Content-Type", "text/plain")])
+    srv = start(sws, o, loc=FORWARD, server="""
+        location /s/ { root @TMP@/html; default_type text/plain; }""",
+        files={"html/s/f": BODY})
+    assert rget(srv, "/c/f", "bytes=0-99")[1] == "MISS"
+    assert rget(srv, "/c/f", "bytes=-100")[1] == "MISS"
+    for rng in ("bytes=0-9,20-29", "bytes=-5,0-0,950-", "bytes=1-1,99-99,900-999"):
+        r, st = rget(srv, "/c/f", rng)
+        assert (r.status, st) == (206, "HIT"), rng
+        s = h.curl(srv.url("/s/f"), headers=["Range: " + rng])
+        assert s.status == 206
+        _, b1 = multipart(r)
+        _, b2 = multipart(s)
+        assert r.body.replace(b1, b"B") == s.body.replace(b2, b"B"), rng
+        assert r.header("Content-Length") == s.header("Content-Length")
+    assert o.count("/c/f") == 2
 
 
 def test_head_on_parts_asks_for_the_whole(sws, rorigin):

@@ -712,6 +712,43 @@ START_TEST(range_malformed)
 }
 END_TEST
 
+/* The texts of a multipart/byteranges body (RFC 9110 14.6), as the range
+ * filter sends them and a cache's parts do too. */
+START_TEST(range_multipart_text)
+{
+    sws_pool_t        *pool = sws_pool_create(4096, NULL);
+    sws_http_range_t   rs[2] = { { 0, 10 }, { 990, 1000 } };
+    sws_str_t          type, heads[2], tail, ct = { 10, (u_char *) "text/plain" };
+    char               want[256], b[21];
+    off_t              len;
+
+    ck_assert_ptr_nonnull(pool);
+    len = sws_http_range_multipart_text(pool, &ct, rs, 2, 1000, &type, heads, &tail);
+    ck_assert_int_eq(type.len, sizeof("multipart/byteranges; boundary=") - 1 + 20);
+    ck_assert(memcmp(type.data, "multipart/byteranges; boundary=", 31) == 0);
+    memcpy(b, type.data + 31, 20);
+    b[20] = '\0';
+    ck_assert_int_eq(strspn(b, "0123456789"), 20);
+    snprintf(want, sizeof(want), "\r\n--%s\r\nContent-Type: text/plain\r\n"
+             "Content-Range: bytes 990-999/1000\r\n\r\n", b);
+    ck_assert_int_eq(heads[1].len, strlen(want));
+    ck_assert(memcmp(heads[1].data, want, heads[1].len) == 0);
+    snprintf(want, sizeof(want), "\r\n--%s--\r\n", b);
+    ck_assert_int_eq(tail.len, strlen(want));
+    ck_assert(memcmp(tail.data, want, tail.len) == 0);
+    ck_assert_int_eq(len, (off_t) (heads[0].len + heads[1].len + tail.len + 20));
+    /* no type: no Content-Type line; a new boundary each time */
+    len = sws_http_range_multipart_text(pool, NULL, rs, 1, 1000, &type, heads, &tail);
+    snprintf(want, sizeof(want), "\r\n--%.20s\r\nContent-Range: bytes 0-9/1000\r\n\r\n",
+             type.data + 31);
+    ck_assert_int_eq(heads[0].len, strlen(want));
+    ck_assert(memcmp(heads[0].data, want, heads[0].len) == 0);
+    ck_assert(memcmp(type.data + 31, b, 20) != 0);
+    ck_assert_int_eq(len, (off_t) (heads[0].len + tail.len + 10));
+    sws_pool_destroy(pool);
+}
+END_TEST
+
 START_TEST(range_max)
 {
     ck_assert_int_eq(range("bytes=0-1,2-3", 1000, 2), 2);
@@ -1221,6 +1258,7 @@ http_parse_suite(void)
     tcase_add_test(tc, range_not_bytes);
     tcase_add_test(tc, range_malformed);
     tcase_add_test(tc, range_max);
+    tcase_add_test(tc, range_multipart_text);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("chunked");
