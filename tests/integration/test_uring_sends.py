@@ -64,6 +64,11 @@ def _read_all(cl, n):
         assert r.body == _body(j % N_LOC)[:-1], "response %d: %r" % (j, r.body[:40])
 
 
+def _no_alerts(srv):
+    log = srv.error_log()
+    assert "[alert]" not in log and "[crit]" not in log, log
+
+
 def _active(port):
     r = h.exchange(port, h.request("GET", "/status"))
     m = re.search(rb"Active connections: (\d+)", r.body)
@@ -83,8 +88,7 @@ def test_full_socket_keeps_order_and_close_waits(tmp_path, events):
             _read_all(cl, n)
             assert cl.closed_within(3.0)
         assert h.wait_for(lambda: _active(srv.port) == 1, timeout=3), srv.diagnostics()
-        log = srv.error_log()
-        assert "[alert]" not in log and "[crit]" not in log, log
+        _no_alerts(srv)
     finally:
         srv.stop()
 
@@ -130,8 +134,7 @@ def test_client_reset_while_sending(tmp_path, events):
             cl.send(h.request("GET", "/b3"))
             r = cl.read_response()
             assert r.status == 200 and r.body == _body(3)[:-1]
-        log = srv.error_log()
-        assert "[alert]" not in log and "[crit]" not in log, log
+        _no_alerts(srv)
     finally:
         srv.stop()
 
