@@ -12,6 +12,9 @@ time: the machine's load does not change it.
                       [--scenarios respond,static-small] [--counts N1,N2]
                       [--events "use io_uring;"] [--connection-each]
 
+A scenario with a backend (proxy: bench/backends.py's origin) has it
+started as bench/budget.py does; only scalwsd's calls are counted.
+
 Prints, per scenario, the calls per request in all and the calls that make
 them up (those of at least 0.01 per request).
 """
@@ -29,6 +32,7 @@ import tempfile
 BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, BENCH)
 
+import backends                                             # noqa: E402
 import loadgen                                              # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from budget import make_docroot                             # noqa: E402
@@ -116,17 +120,26 @@ def main(argv=None):
                      events_conf=a.events)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
            "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
+    with open(os.path.join(ctx["docroot"], "1m.bin"), "wb") as f:     # static-1m
+        f.write(os.urandom(1 << 20))
     try:
         for name in a.scenarios.split(","):
             sc = table[name]
-            if sc.backend:
-                print("%-14s skipped: needs a backend" % name)
-                continue
             sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
-            c1 = one_run(reg, server, sc, ctx, n1, os.path.join(tmp, name + "-n1"),
-                         a.connection_each)
-            c2 = one_run(reg, server, sc, ctx, n2, os.path.join(tmp, name + "-n2"),
-                         a.connection_each)
+            backend = None
+            rctx = ctx
+            try:
+                if sc.backend:
+                    backend = backends.BACKENDS[sc.backend].start(reg, tmp, 1, lambda m: None)
+                    rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
+                                                       **backend.placeholders))
+                c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
+                             a.connection_each)
+                c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
+                             a.connection_each)
+            finally:
+                if backend:
+                    backend.stop()
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
             print("%-14s %5.2f system calls/request (%s%s)%s" % (

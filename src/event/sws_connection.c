@@ -96,7 +96,7 @@ sws_free_connection(sws_connection_t *c)
 void
 sws_close_connection(sws_connection_t *c)
 {
-    int fd;
+    int fd, held;
 
     if (c->fd == -1) {
         return;
@@ -115,9 +115,8 @@ sws_close_connection(sws_connection_t *c)
         c->counted = 0;
     }
 
-    if (sws_event_actions.close_connection != NULL) {
-        sws_event_actions.close_connection(c);
-    }
+    held = sws_event_actions.close_connection != NULL
+           && sws_event_actions.close_connection(c) == SWS_AGAIN;
     c->read->closed = 1;
     c->write->closed = 1;
     c->read->active = 0;
@@ -126,6 +125,11 @@ sws_close_connection(sws_connection_t *c)
 
     fd = c->fd;
     c->fd = -1;
+    if (held) {
+        /* The method still sends what was written: it closes the fd and
+         * frees the connection (counted as active until then) after. */
+        return;
+    }
     sws_free_connection(c);
     if (close(fd) == -1) {
         sws_log_error(SWS_LOG_ALERT, c->log, errno, "close() socket %d failed", fd);

@@ -25,6 +25,7 @@ static const sws_event_actions_t sws_epoll_actions = {
     sws_epoll_add_listening,
     sws_epoll_del,
     NULL,                       /* close() removes the fd from epoll */
+    NULL,                       /* sends are done when send() returns */
     sws_epoll_process_events,
     sws_epoll_done
 };

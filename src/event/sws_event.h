@@ -98,6 +98,7 @@ struct sws_connection_s {
     off_t                 sent;
     sws_buf_t            *buffer;
     sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
+    void                 *event_send;    /* io_uring: its send in flight (sws_uring.c) */
     /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
      * called once when the worker stops accepting, it has the connection
      * finish what it serves and end when it is idle. NULL: the connection
@@ -150,9 +151,14 @@ typedef struct {
     sws_int_t (*add_connection)(sws_connection_t *c);
     sws_int_t (*add_listening)(sws_connection_t *c, int exclusive);
     sws_int_t (*del_connection)(sws_connection_t *c);
-    /* Called before close(c->fd) of a registered connection; NULL where
-     * closing the fd ends its registration by itself (epoll). */
-    void      (*close_connection)(sws_connection_t *c);
+    /* Called before close(c->fd) of a connection; NULL where closing the
+     * fd ends its registration by itself (epoll). SWS_AGAIN: the method
+     * still sends what the connection wrote; it closes the fd and frees
+     * the connection itself when that is done. */
+    sws_int_t (*close_connection)(sws_connection_t *c);
+    /* shutdown(c->fd, SHUT_WR) once what the method still sends for c is
+     * sent; NULL: nothing is ever held back (epoll). */
+    sws_int_t (*shutdown_write)(sws_connection_t *c);
     /* Wait up to timer ms (-1 forever) and call the handlers of ready events. */
     sws_int_t (*process_events)(sws_cycle_t *cycle, sws_msec_t timer);
     void      (*done)(void);
@@ -184,6 +190,18 @@ sws_event_del_connection(sws_connection_t *c)
 {
     return sws_event_actions.del_connection(c);
 }
+/* The end of what a connection sends (the lingering close's
+ * shutdown(SHUT_WR)): after the sends the event method still holds for it
+ * (io_uring queues them and submits them with its wait). */
+static inline sws_int_t
+sws_connection_shutdown_write(sws_connection_t *c)
+{
+    if (sws_event_actions.shutdown_write != NULL) {
+        return sws_event_actions.shutdown_write(c);
+    }
+    return shutdown(c->fd, SHUT_WR) == -1 ? SWS_ERROR : SWS_OK;
+}
+
 /* The names from when epoll was the only method: code written against
  * them builds the same. */
 #define sws_epoll_add_connection  sws_event_add_connection

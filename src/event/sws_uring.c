@@ -17,6 +17,23 @@
  * poll queued for an fd closed before the submission resolves the number at
  * submission: the cancellation queued behind it ends it whatever it found.
  *
+ * Sends: a plain connection's send_chain copies a chain that is all memory
+ * and fits SWS_URING_SEND_BUF into a buffer of the method and queues an
+ * IORING_OP_SEND, submitted with the wait; the writer goes on as if send()
+ * had taken it all. What that promise needs is kept here: the copy lives
+ * until the send is done; a second write while it is in flight waits for
+ * it (write->ready = 0, the write handler is called when it completes), so
+ * the bytes keep their order; shutdown(SHUT_WR)
+ * (sws_connection_shutdown_write) and close come after it; an error it
+ * ends with is the writer's next send_chain's (write->error, logged as
+ * send()'s). The send is MSG_DONTWAIT, so that it completes within the
+ * io_uring_enter() that submits it: the wait counts its completion and does
+ * not end for it unless somebody waits for it. What a full socket did not
+ * take is sent by a send that waits for room (MSG_WAITALL); a connection
+ * closed meanwhile keeps its socket (and its slot in the connection table,
+ * so that a graceful exit waits for it) until that is done or
+ * SWS_URING_SEND_TIMEOUT has passed.
+ *
  * A listening socket's poll is edge-triggered too: its handler, which
  * accepts a batch at a time, runs again by itself after a full batch
  * (sws_event_accept). A multishot accept was tried and left out: with it,
@@ -43,6 +60,41 @@
 /* The wait's timeout when no timer is set. */
 #define SWS_URING_FOREVER_SEC  3600
 
+/* user_data of a send: its state | SWS_URING_SEND_TAG (a connection's
+ * cookie is c | instance, c aligned). */
+#define SWS_URING_SEND_TAG      2
+/* What a send copies at most: a response head with a small body. */
+#define SWS_URING_SEND_BUF      16384
+/* How long a closed connection's socket is kept to send the rest. */
+#define SWS_URING_SEND_TIMEOUT  60000
+
+typedef struct sws_uring_send_s  sws_uring_send_t;
+struct sws_uring_send_s {
+    sws_connection_t    *c;
+    sws_uring_send_t    *next;       /* the free list */
+    struct io_uring_sqe *sqe;        /* while queued: to add to it */
+    unsigned             gen;        /* the submission it is queued for */
+    unsigned             wait_gen;   /* the wait it was counted for */
+    int                  fd;
+    uint32_t             off, len;   /* sent, copied */
+    unsigned             quiet:1;    /* counted in quiet_sends */
+    unsigned             waiting:1;  /* the rest: a send that waits for room */
+    unsigned             writer:1;   /* the write handler waits for it */
+    unsigned             shut:1;     /* shutdown(SHUT_WR) after it */
+    unsigned             closed:1;   /* the connection was closed */
+    u_char               data[SWS_URING_SEND_BUF];
+};
+
+static sws_uring_send_t *send_free;
+/* Counts submissions (a send queued for the coming one can still grow)
+ * and waits. */
+static unsigned          submit_gen, wait_gen;
+/* MSG_DONTWAIT sends queued since the last wait whose completion nobody
+ * needs at once: each completes during the submission, and the wait does
+ * not end for it. */
+static unsigned          quiet_sends;
+static sws_log_t        *uring_log;
+
 static struct io_uring  ring;
 static int              ring_up;
 static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
@@ -55,7 +107,12 @@ static unsigned         cancels;
 static sws_int_t sws_uring_add_connection(sws_connection_t *c);
 static sws_int_t sws_uring_add_listening(sws_connection_t *c, int exclusive);
 static sws_int_t sws_uring_del_connection(sws_connection_t *c);
-static void      sws_uring_close_connection(sws_connection_t *c);
+static sws_int_t sws_uring_close_connection(sws_connection_t *c);
+static sws_int_t sws_uring_shutdown_write(sws_connection_t *c);
+static sws_chain_t *sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
+static void      sws_uring_send_needed(sws_uring_send_t *s);
+static void      sws_uring_send_done(sws_uring_send_t *s, int res);
+static void      sws_uring_send_timedout(sws_event_t *wev);
 static sws_int_t sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer);
 static void      sws_uring_done(void);
 
@@ -66,6 +123,7 @@ static const sws_event_actions_t sws_uring_actions = {
     sws_uring_add_listening,
     sws_uring_del_connection,
     sws_uring_close_connection,
+    sws_uring_shutdown_write,
     sws_uring_process_events,
     sws_uring_done
 };
@@ -105,6 +163,7 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
     /* Saves looking the ring's fd up on every io_uring_enter() (5.18). */
     enter_flags = io_uring_register_ring_fd(&ring) == 1 ? IORING_ENTER_REGISTERED_RING : 0;
     ring_up = 1;
+    uring_log = cycle->log;
     sws_event_actions = sws_uring_actions;
     return SWS_OK;
 }
@@ -112,9 +171,17 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
 static void
 sws_uring_done(void)
 {
+    sws_uring_send_t *s;
+
     if (ring_up) {
+        (void) io_uring_submit(&ring);   /* what the last iteration queued */
         io_uring_queue_exit(&ring);
         ring_up = 0;
+    }
+    while (send_free != NULL) {
+        s = send_free;
+        send_free = s->next;
+        free(s);
     }
 }
 
@@ -126,6 +193,7 @@ sws_uring_sqe(sws_log_t *log)
     int                  rc;
 
     if (sqe == NULL) {
+        submit_gen++;
         rc = io_uring_submit(&ring);     /* sws_uring_flush() and an enter */
         if (rc < 0) {
             sws_log_error(SWS_LOG_ALERT, log, -rc, "io_uring_submit() failed");
@@ -165,6 +233,12 @@ sws_uring_add_connection(sws_connection_t *c)
     }
     c->read->active = 1;
     c->write->active = 1;
+    /* A client's sends go on the ring. An upstream's stay send(): the
+     * framework retries a request on another peer only if none of it was
+     * sent, which it must know when send_chain returns. */
+    if (c->send_chain == sws_unix_send_chain && c->listening != NULL) {
+        c->send_chain = sws_uring_send_chain;
+    }
     return SWS_OK;
 }
 
@@ -205,11 +279,255 @@ sws_uring_del_connection(sws_connection_t *c)
     return SWS_OK;
 }
 
-static void
+static sws_int_t
 sws_uring_close_connection(sws_connection_t *c)
 {
+    sws_uring_send_t *s = c->event_send;
+
     if (c->read->active || c->write->active) {
         (void) sws_uring_del_connection(c);
+    }
+    if (s == NULL) {
+        return SWS_OK;
+    }
+    /* Its send goes on: the fd is closed, and c freed, when it is done. */
+    s->closed = 1;
+    sws_uring_send_needed(s);
+    c->write->handler = sws_uring_send_timedout;
+    if (s->waiting) {
+        sws_add_timer(c->write, SWS_URING_SEND_TIMEOUT);
+    }
+    return SWS_AGAIN;
+}
+
+/* ---- sends ---- */
+
+static void
+sws_uring_send_queue(sws_uring_send_t *s, sws_log_t *log)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(log);
+
+    if (sqe == NULL) {
+        /* Not queued: the completion it will not bring is made up. */
+        sws_log_error(SWS_LOG_ALERT, log, 0, "io_uring: no submission entry for a send");
+        sws_uring_send_done(s, -ENOBUFS);
+        return;
+    }
+    if (s->waiting) {
+        /* The socket was full: the kernel sends the rest as room comes;
+         * its completion ends a wait, whoever needs it. */
+        io_uring_prep_send(sqe, s->fd, s->data + s->off, s->len - s->off,
+                           MSG_NOSIGNAL | MSG_WAITALL);
+    } else {
+        io_uring_prep_send(sqe, s->fd, s->data + s->off, s->len - s->off,
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+        s->sqe = sqe;
+        s->gen = submit_gen;
+        s->wait_gen = wait_gen;
+        s->quiet = 1;
+        quiet_sends++;
+    }
+    io_uring_sqe_set_data64(sqe, (uintptr_t) s | SWS_URING_SEND_TAG);
+}
+
+/* Somebody waits for s now (the writer, a shutdown, a close): the wait
+ * must end for its completion. */
+static void
+sws_uring_send_needed(sws_uring_send_t *s)
+{
+    if (s->quiet) {
+        s->quiet = 0;
+        if (s->wait_gen == wait_gen && quiet_sends > 0) {
+            quiet_sends--;
+        }
+    }
+}
+
+static sws_chain_t *
+sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    sws_uring_send_t *s = c->event_send;
+    sws_chain_t      *cl;
+    sws_buf_t        *b;
+    size_t            room, size, len;
+
+    if (s != NULL) {
+        if (s->gen != submit_gen || s->waiting) {
+            /* In flight: the bytes keep their order. */
+            s->writer = 1;
+            sws_uring_send_needed(s);
+            c->write->ready = 0;
+            return in;
+        }
+        len = s->len;                   /* queued: the chain is added to it */
+    } else {
+        if (c->write->error) {
+            return SWS_CHAIN_ERROR;     /* what a send on the ring ended with */
+        }
+        len = 0;
+    }
+
+    room = SWS_URING_SEND_BUF - len;
+    if (limit > 0 && (off_t) room > limit) {
+        room = (size_t) limit;
+    }
+    if (s == NULL) {
+        s = send_free;
+        if (s != NULL) {
+            send_free = s->next;
+        } else {
+            s = malloc(sizeof(sws_uring_send_t));
+            if (s == NULL) {
+                return sws_unix_send_chain(c, in, limit);
+            }
+        }
+        s->len = 0;
+    }
+
+    for (cl = in; cl; cl = cl->next) {
+        b = cl->buf;
+        if (!sws_buf_in_memory(b)) {
+            if (sws_buf_special(b)) {
+                continue;
+            }
+            goto other;                 /* file data: sendfile() */
+        }
+        size = (size_t) (b->last - b->pos);
+        if (size > room) {
+            goto other;
+        }
+        sws_memcpy(s->data + s->len, b->pos, size);
+        s->len += (uint32_t) size;
+        room -= size;
+    }
+
+    size = s->len - len;
+    if (size == 0) {
+        if (len == 0) {
+            s->next = send_free;
+            send_free = s;
+            return sws_unix_send_chain(c, in, limit);   /* flags only */
+        }
+        return NULL;
+    }
+    if (len == 0) {
+        s->c = c;
+        s->fd = c->fd;
+        s->off = 0;
+        s->quiet = 0;
+        s->waiting = 0;
+        s->writer = 0;
+        s->shut = 0;
+        s->closed = 0;
+        c->event_send = s;
+        sws_uring_send_queue(s, c->log);
+    } else {
+        s->sqe->len = s->len;           /* the queued send takes it too */
+    }
+    c->sent += (off_t) size;
+    return sws_chain_update_sent(in, (off_t) size);
+
+other:
+    /* More than the buffer takes, or a file: send() and sendfile() as on
+     * epoll, once nothing is in flight. */
+    if (len == 0) {
+        s->next = send_free;
+        send_free = s;
+        return sws_unix_send_chain(c, in, limit);
+    }
+    s->len = (uint32_t) len;
+    s->writer = 1;
+    sws_uring_send_needed(s);
+    c->write->ready = 0;
+    return in;
+}
+
+static sws_int_t
+sws_uring_shutdown_write(sws_connection_t *c)
+{
+    sws_uring_send_t *s = c->event_send;
+
+    if (s == NULL) {
+        return shutdown(c->fd, SHUT_WR) == -1 ? SWS_ERROR : SWS_OK;
+    }
+    s->shut = 1;
+    sws_uring_send_needed(s);
+    return SWS_OK;
+}
+
+/* A closed connection's send did not end in time: cancelled, its
+ * completion (-ECANCELED) closes the socket. */
+static void
+sws_uring_send_timedout(sws_event_t *wev)
+{
+    sws_connection_t    *c = wev->data;
+    struct io_uring_sqe *sqe = sws_uring_sqe(uring_log);
+
+    wev->timedout = 0;
+    if (sqe == NULL) {
+        sws_add_timer(wev, 1000);
+        return;
+    }
+    io_uring_prep_cancel64(sqe, (uintptr_t) c->event_send | SWS_URING_SEND_TAG, 0);
+    io_uring_sqe_set_data64(sqe, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+    cancels++;
+}
+
+static void
+sws_uring_send_done(sws_uring_send_t *s, int res)
+{
+    sws_connection_t *c = s->c;
+    sws_log_t        *log = s->closed ? uring_log : c->log;
+    unsigned          writer;
+
+    s->quiet = 0;
+    if (res > 0) {
+        s->off += (uint32_t) res;
+        if (s->off < s->len) {
+            res = -EAGAIN;
+        }
+    } else if (res == 0 && s->off < s->len) {
+        res = -EIO;
+    }
+    if (res == -EAGAIN) {
+        /* The socket is full: the rest when there is room. */
+        if (!s->closed) {
+            c->write->ready = 0;
+        } else if (!c->write->timer_set) {
+            sws_add_timer(c->write, SWS_URING_SEND_TIMEOUT);
+        }
+        s->waiting = 1;
+        sws_uring_send_queue(s, log);
+        return;
+    }
+
+    c->event_send = NULL;
+    s->next = send_free;
+    send_free = s;
+    if (s->closed) {
+        /* (c's address went with its pool) */
+        if (res < 0 && res != -ECANCELED) {
+            sws_log_error(SWS_LOG_INFO, log, -res, "send() of a closed connection failed");
+        }
+        sws_del_timer(c->write);
+        if (close(s->fd) == -1) {
+            sws_log_error(SWS_LOG_ALERT, uring_log, errno, "close() socket %d failed", s->fd);
+        }
+        sws_free_connection(c);
+    } else {
+        if (res < 0) {
+            sws_log_error((res == -EPIPE || res == -ECONNRESET) ? SWS_LOG_INFO : SWS_LOG_ERR,
+                          log, -res, "send() to %.*s failed", (int) c->addr_text.len,
+                          c->addr_text.data);
+            c->write->error = 1;        /* the writer's next send_chain */
+        } else if (s->shut && shutdown(s->fd, SHUT_WR) == -1) {
+            sws_log_error(SWS_LOG_INFO, log, errno, "shutdown() failed");
+        }
+        writer = s->writer || !c->write->ready;
+        if (writer && c->write->active) {
+            sws_event_dispatch(c, EPOLLOUT);
+        }
     }
 }
 
@@ -248,6 +566,7 @@ sws_uring_flush(void)
         sq->sqe_head = tail;
         io_uring_smp_store_release(sq->ktail, tail);
     }
+    submit_gen++;
     return tail - io_uring_smp_load_acquire(sq->khead);
 }
 
@@ -271,8 +590,10 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     }
     /* Submit what this iteration queued and wait for a completion (none
      * when one is there already), in one system call. */
-    wait = 1 + sws_min(cancels, ring.cq.ring_entries / 2);
+    wait = 1 + sws_min(cancels + quiet_sends, ring.cq.ring_entries / 2);
     cancels = 0;
+    quiet_sends = 0;
+    wait_gen++;
     arg.sigmask = (uintptr_t) &sws_wait_sigmask;
     arg.sigmask_sz = _NSIG / 8;
     arg.pad = 0;
@@ -313,6 +634,11 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
                 sws_log_error(SWS_LOG_ALERT, cycle->log, -res,
                               "io_uring: cancelling a poll failed");
             }
+            continue;
+        }
+        if (user_data & SWS_URING_SEND_TAG) {
+            sws_uring_send_done((sws_uring_send_t *) (uintptr_t)
+                                (user_data & ~(uint64_t) SWS_URING_SEND_TAG), res);
             continue;
         }
         c = sws_event_cookie_connection((uintptr_t) user_data);

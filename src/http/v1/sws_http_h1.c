@@ -1035,7 +1035,7 @@ sws_http1_lingering_close(sws_connection_t *c, int exiting)
     if (c->ssl) {
         sws_ssl_shutdown(c);            /* close_notify first */
     }
-    if (shutdown(c->fd, SHUT_WR) == -1) {
+    if (sws_connection_shutdown_write(c) != SWS_OK) {
         sws_http1_close_connection(c);
         return;
     }

@@ -641,7 +641,7 @@ sws_http_v2_linger(sws_http_v2_conn_t *h2c)
     if (c->ssl) {
         sws_ssl_shutdown(c);            /* close_notify, then raw bytes only */
     }
-    if (c->error || c->read->eof || shutdown(c->fd, SHUT_WR) == -1) {
+    if (c->error || c->read->eof || sws_connection_shutdown_write(c) != SWS_OK) {
         sws_http_v2_close(h2c);
         return;
     }

@@ -1,0 +1,282 @@
+/*
+ * io_uring's sends (src/event/sws_uring.c) and the core's part of them
+ * (sws_close_connection, sws_connection_shutdown_write): a chain sent on
+ * the ring leaves with the next wait, and what comes after it in the
+ * writer's eyes (a close, a shutdown(SHUT_WR), more data) comes after it
+ * on the wire too; an error it ends with is the writer's next send_chain's.
+ * On a socket pair, the ring the server's workers use. Skipped where the
+ * kernel refuses io_uring or the build has no liburing.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "sws_cycle.h"
+#include "sws_event.h"
+#include "sws_log_internal.h"
+
+static struct sws_log_s  tlog;
+static sws_cycle_t       cycle;
+static sws_listening_t   ls;            /* a client's connection has one */
+static int               uring, write_events;
+
+static void
+noop(sws_event_t *ev)
+{
+    if (ev->write) {
+        write_events++;
+    }
+}
+
+static void
+setup(void)
+{
+    memset(&cycle, 0, sizeof(cycle));
+    memset(&ls, 0, sizeof(ls));
+    tlog.fd = 2;
+    tlog.level = SWS_LOG_ERR;
+    cycle.log = &tlog;
+    cycle.pool = sws_pool_create(4096, &tlog);
+    ck_assert_ptr_nonnull(cycle.pool);
+    ck_assert_int_eq(sws_connections_init(&cycle, 8), SWS_OK);
+    sws_event_timer_init();
+    uring = sws_uring_init(&cycle, 64) == SWS_OK;
+    write_events = 0;
+}
+
+static void
+teardown(void)
+{
+    if (uring) {
+        sws_event_actions.done();
+    }
+    sws_pool_destroy(cycle.pool);
+}
+
+/* A client connection on sv[0], registered with the ring; sv[1] is the peer. */
+static sws_connection_t *
+conn(int sv[2], int sndbuf)
+{
+    sws_connection_t *c;
+
+    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    if (sndbuf) {
+        ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+    }
+    c = sws_get_connection(sv[0], &tlog);
+    ck_assert_ptr_nonnull(c);
+    c->listening = &ls;
+    c->addr_text.data = (u_char *) "peer";
+    c->addr_text.len = 4;
+    c->read->handler = noop;
+    c->write->handler = noop;
+    ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);
+    ck_assert_ptr_ne(c->send_chain, sws_unix_send_chain);
+    return c;
+}
+
+static sws_chain_t *
+chain(sws_buf_t *b, sws_chain_t *cl, u_char *data, size_t n)
+{
+    memset(b, 0, sizeof(*b));
+    b->fd = -1;
+    b->pos = b->start = data;
+    b->last = b->end = data + n;
+    b->temporary = 1;
+    cl->buf = b;
+    cl->next = NULL;
+    return cl;
+}
+
+/* What the peer can read now; -1 with errno EAGAIN when nothing, 0 at EOF. */
+static ssize_t
+peer_read(int fd, u_char *buf, size_t size)
+{
+    return recv(fd, buf, size, MSG_DONTWAIT);
+}
+
+START_TEST(close_comes_after_the_send)
+{
+    int               sv[2];
+    sws_connection_t *c;
+    sws_buf_t         b1, b2;
+    sws_chain_t       l1, l2;
+    u_char            buf[64], h[] = "hello, ", w[] = "world";
+    ssize_t           n;
+
+    if (!uring) {
+        return;
+    }
+    c = conn(sv, 0);
+    chain(&b1, &l1, h, 7);
+    l1.next = chain(&b2, &l2, w, 5);
+    ck_assert_ptr_null(c->send_chain(c, &l1, 0));
+    ck_assert_ptr_eq(b1.pos, b1.last);
+    ck_assert_int_eq(c->sent, 12);
+    /* Queued, not submitted: nothing has left, and the buffers are the
+     * writer's again (the ring has its copy). */
+    memset(h, 'x', 7);
+    n = peer_read(sv[1], buf, sizeof(buf));
+    ck_assert_int_eq(n, -1);
+    ck_assert_int_eq(errno, EAGAIN);
+
+    /* Closed now: the socket stays, the slot counts, until it has left. */
+    sws_close_connection(c);
+    ck_assert_int_eq(c->fd, -1);
+    ck_assert_uint_eq(sws_active_connections(), 1);
+    n = peer_read(sv[1], buf, sizeof(buf));
+    ck_assert_int_eq(n, -1);
+
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    n = peer_read(sv[1], buf, sizeof(buf));
+    ck_assert_int_eq(n, 12);
+    ck_assert(memcmp(buf, "hello, world", 12) == 0);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 0);     /* then EOF */
+    close(sv[1]);
+}
+END_TEST
+
+START_TEST(shutdown_comes_after_the_send)
+{
+    int               sv[2];
+    sws_connection_t *c;
+    sws_buf_t         b;
+    sws_chain_t       l;
+    u_char            buf[64], d[] = "abc";
+
+    if (!uring) {
+        return;
+    }
+    c = conn(sv, 0);
+    ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 3), 0));
+    ck_assert_int_eq(sws_connection_shutdown_write(c), SWS_OK);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), -1);   /* no early EOF */
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 3);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 0);
+    ck_assert_int_ne(c->fd, -1);                                /* open to read */
+    /* Nothing in flight: shutdown() at once, as on epoll. */
+    ck_assert_int_eq(sws_connection_shutdown_write(c), SWS_OK);
+    sws_close_connection(c);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    close(sv[1]);
+}
+END_TEST
+
+START_TEST(error_reaches_the_writer)
+{
+    int               sv[2];
+    sws_connection_t *c;
+    sws_buf_t         b;
+    sws_chain_t       l;
+    u_char            d[] = "lost";
+
+    if (!uring) {
+        return;
+    }
+    c = conn(sv, 0);
+    ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 4), 0));
+    close(sv[1]);                        /* the peer goes before it is sent */
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert(c->write->error);
+    ck_assert_ptr_eq(c->send_chain(c, chain(&b, &l, d, 4), 0), SWS_CHAIN_ERROR);
+    sws_close_connection(c);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+}
+END_TEST
+
+/* Several chains of 10 KiB into a socket that takes a few: the writer
+ * waits while a send is in flight (write->ready = 0, its write handler
+ * called when it is done), and the rest of a send the socket did not take
+ * leaves when the peer reads; a close meanwhile waits for it. The peer
+ * gets every byte once, in order, then EOF. */
+START_TEST(full_socket_keeps_order_and_close_waits)
+{
+    enum { CHUNK = 10240, CHUNKS = 40 };
+    int               sv[2], rounds;
+    sws_connection_t *c;
+    sws_buf_t         b;
+    sws_chain_t       l, *rest;
+    static u_char     src[CHUNK * CHUNKS], got[CHUNK * CHUNKS + 1];
+    size_t            queued = 0, have = 0, i;
+    ssize_t           n;
+
+    if (!uring) {
+        return;
+    }
+    for (i = 0; i < sizeof(src); i++) {
+        src[i] = (u_char) (i % 251);
+    }
+    c = conn(sv, 4096);
+    for (rounds = 0; queued < sizeof(src) && rounds < 10000; rounds++) {
+        while (c->write->ready && queued < sizeof(src)) {
+            chain(&b, &l, src + queued, CHUNK);
+            rest = c->send_chain(c, &l, 0);
+            ck_assert_ptr_ne(rest, SWS_CHAIN_ERROR);
+            queued += CHUNK - (size_t) (b.last - b.pos);
+        }
+        if (rounds == 5) {
+            /* the peer has not read yet: the socket is full by now, and
+             * the writer waits */
+            ck_assert(!c->write->ready);
+            ck_assert_uint_lt(queued, sizeof(src) / 4);
+        }
+        if (rounds >= 5) {
+            n = peer_read(sv[1], got + have, sizeof(got) - have);
+            if (n > 0) {
+                have += (size_t) n;
+            }
+        }
+        ck_assert_int_eq(sws_event_actions.process_events(&cycle, 50), SWS_OK);
+    }
+    ck_assert_uint_eq(queued, sizeof(src));
+    ck_assert_int_gt(write_events, 0);
+    sws_close_connection(c);
+    for (rounds = 0; rounds < 10000; rounds++) {
+        n = peer_read(sv[1], got + have, sizeof(got) - have);
+        if (n == 0) {
+            break;
+        }
+        if (n > 0) {
+            have += (size_t) n;
+        }
+        ck_assert_int_eq(sws_event_actions.process_events(&cycle, 10), SWS_OK);
+    }
+    ck_assert_uint_eq(have, sizeof(src));
+    ck_assert(memcmp(got, src, sizeof(src)) == 0);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    close(sv[1]);
+}
+END_TEST
+
+static Suite *
+uring_send_suite(void)
+{
+    Suite *s = suite_create("uring_send");
+    TCase *tc = tcase_create("sends");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, close_comes_after_the_send);
+    tcase_add_test(tc, shutdown_comes_after_the_send);
+    tcase_add_test(tc, error_reaches_the_writer);
+    tcase_add_test(tc, full_socket_keeps_order_and_close_waits);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    SRunner *sr;
+    int      failed;
+
+    sr = srunner_create(uring_send_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
