@@ -182,6 +182,35 @@ sws_listening_options(sws_cycle_t *cycle, sws_listening_t *ls, int fd)
     }
 }
 
+/* The datagrams of all a worker's QUIC connections arrive on one socket:
+ * the kernel's default receive buffer (net.core.rmem_default, 208 KiB on
+ * Debian) overflows with a few dozen busy connections, and each datagram
+ * dropped there costs its connection a loss recovery (a 1 MiB download
+ * then took seconds). Unless listen's rcvbuf=/sndbuf= say otherwise, both
+ * buffers get SWS_UDP_BUFFER; as root (the master) past net.core.*mem_max
+ * too (SO_RCVBUFFORCE), else up to it. */
+#define SWS_UDP_BUFFER  (4 * 1024 * 1024)
+
+static void
+sws_listening_udp_buffers(sws_cycle_t *cycle, sws_listening_t *ls, int fd)
+{
+    int  rcv = ls->rcvbuf ? ls->rcvbuf : SWS_UDP_BUFFER;
+    int  snd = ls->sndbuf ? ls->sndbuf : SWS_UDP_BUFFER;
+
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(int)) == -1
+        && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(int)) == -1)
+    {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt(SO_RCVBUF) %s failed",
+                      (char *) ls->addr_text.data);
+    }
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &snd, sizeof(int)) == -1
+        && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &snd, sizeof(int)) == -1)
+    {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt(SO_SNDBUF) %s failed",
+                      (char *) ls->addr_text.data);
+    }
+}
+
 static int
 sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
 {
@@ -190,8 +219,12 @@ sws_open_socket(sws_cycle_t *cycle, sws_listening_t *ls)
     struct stat         st;
 
     if (ls->udp) {
-        return sws_udp_open((struct sockaddr *) &ls->sockaddr, ls->socklen, ls->reuseport,
-                            (char *) ls->addr_text.data, cycle->log);
+        fd = sws_udp_open((struct sockaddr *) &ls->sockaddr, ls->socklen, ls->reuseport,
+                          (char *) ls->addr_text.data, cycle->log);
+        if (fd != -1) {
+            sws_listening_udp_buffers(cycle, ls, fd);
+        }
+        return fd;
     }
 
     fd = socket(ls->sockaddr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -400,3 +400,32 @@ def test_graceful_stop_finishes_transfers(sws, pki):
     assert result["took"] >= 0.8        # paced to its end, not cut at the QUIT
     assert s.wait_exit(10) is not None
     assert "worker process" in s.error_log() and "exited with code 0" in s.error_log()
+
+
+def udp_buffers(port):
+    """(rb, tb) of the UDP sockets bound to 127.0.0.1:port, as ss reports
+    them (the kernel doubles what was asked)."""
+    out = subprocess.run(["ss", "-u", "-a", "-n", "-m"], capture_output=True,
+                         text=True, timeout=10).stdout
+    found, lines = [], out.splitlines()
+    for i, line in enumerate(lines):
+        if "127.0.0.1:%d " % port in line and i + 1 < len(lines):
+            m = re.search(r"rb(\d+),t\d+,tb(\d+)", lines[i + 1])
+            if m:
+                found.append((int(m.group(1)), int(m.group(2))))
+    return found
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="ss (iproute2) is missing")
+def test_quic_socket_buffers(sws, pki):
+    # the datagrams of every connection arrive on one socket: far more
+    # than the system's 208 KiB by default (drops there stalled 1 MiB
+    # downloads for seconds), and listen's rcvbuf=/sndbuf= when given
+    s = t.launch(sws, pki, files=FILES, server="        listen 127.0.0.1:@PORT@ quic;\n")
+    bufs = udp_buffers(s.port)
+    assert bufs and all(rb >= 2 * 1024 * 1024 and tb >= 2 * 1024 * 1024 for rb, tb in bufs), bufs
+    s2 = t.launch(sws, pki, files=FILES,
+                  server="        listen 127.0.0.1:@PORT@ quic rcvbuf=1m sndbuf=512k;\n")
+    bufs = udp_buffers(s2.port)
+    assert bufs and all(rb == 2 * 1024 * 1024 and tb == 1024 * 1024 for rb, tb in bufs), bufs
+    assert h3get(s2.port, "/hello.txt").status() == 200

@@ -207,6 +207,8 @@ sws_http_v3_postconfiguration(sws_conf_t *cf)
             return SWS_ERROR;
         }
         ls->servers = qa;
+        ls->rcvbuf = addrs[i]->options ? addrs[i]->options->rcvbuf : addrs[i]->lsn->rcvbuf;
+        ls->sndbuf = addrs[i]->options ? addrs[i]->options->sndbuf : addrs[i]->lsn->sndbuf;
         addrs[i]->listening = ls;
         any = 1;
     }
