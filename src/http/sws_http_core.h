@@ -798,6 +798,14 @@ void sws_http_request_count_head(sws_http_request_t *r);   /* stub_status: head 
  * status. */
 sws_int_t sws_http_request_line_of_fields(sws_http_request_t *r, const sws_str_t *method,
     const sws_str_t *path, const char *version);
+/* What HTTP/2 and HTTP/3 make of a head of fields once it is whole: the
+ * refusals noted while reading it (too large: 431; a field's status), the
+ * cookie crumbs joined, the request line from method and path (CONNECT has
+ * none), and a body of unknown length if more than the head will come
+ * (in_closed 0). SWS_OK or an HTTP status. */
+sws_int_t sws_http_request_head_of_fields(sws_http_request_t *r, const sws_str_t *method,
+    const sws_str_t *path, const sws_array_t *cookies, const char *version,
+    int too_large, sws_uint_t field_error, int in_closed);
 /* The crumbs of a cookie (sws_str_t) as one Cookie field of r: SWS_OK or
  * SWS_ERROR. */
 sws_int_t sws_http_request_cookie_join(sws_http_request_t *r, const sws_array_t *crumbs);

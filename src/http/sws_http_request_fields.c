@@ -39,6 +39,46 @@ sws_http_request_line_of_fields(sws_http_request_t *r, const sws_str_t *method,
 }
 
 sws_int_t
+sws_http_request_head_of_fields(sws_http_request_t *r, const sws_str_t *method,
+    const sws_str_t *path, const sws_array_t *cookies, const char *version,
+    int too_large, sws_uint_t field_error, int in_closed)
+{
+    sws_int_t  rc;
+
+    if (too_large) {
+        return SWS_HTTP_HEADERS_TOO_LARGE;
+    }
+    if (field_error) {
+        return (sws_int_t) field_error;
+    }
+    if (cookies && sws_http_request_cookie_join(r, cookies) != SWS_OK) {
+        return SWS_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (method->len == 7 && memcmp(method->data, "CONNECT", 7) == 0) {
+        /* no :path (RFC 9113 8.5, RFC 9114 4.4): no request line; the
+         * core refuses CONNECT */
+        sws_str_set(&r->method_name, "CONNECT");
+        r->method = SWS_HTTP_CONNECT;
+        return SWS_OK;
+    }
+    if (method->len == 0 || path->len == 0) {
+        return SWS_HTTP_BAD_REQUEST;
+    }
+    rc = sws_http_request_line_of_fields(r, method, path, version);
+    if (rc != SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
+                      (int) sws_min(path->len, 64), path->data);
+        return rc;
+    }
+    if (!in_closed && r->content_length_n <= 0) {
+        /* DATA frames will come: a body of unknown length */
+        r->content_length_n = -1;
+        r->chunked_in = 1;
+    }
+    return SWS_OK;
+}
+
+sws_int_t
 sws_http_request_cookie_join(sws_http_request_t *r, const sws_array_t *crumbs)
 {
     const sws_str_t   *ck = crumbs->elts;

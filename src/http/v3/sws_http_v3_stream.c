@@ -266,37 +266,9 @@ sws_int_t
 sws_http_v3_process_head(sws_http_request_t *r)
 {
     sws_http_v3_stream_t *st = r->stream;
-    sws_int_t             rc;
 
-    if (st->too_large) {
-        return SWS_HTTP_HEADERS_TOO_LARGE;
-    }
-    if (st->field_error) {
-        return (sws_int_t) st->field_error;
-    }
-    if (st->cookies && sws_http_request_cookie_join(r, st->cookies) != SWS_OK) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    if (st->method.len == 7 && memcmp(st->method.data, "CONNECT", 7) == 0) {
-        sws_str_set(&r->method_name, "CONNECT");
-        r->method = SWS_HTTP_CONNECT;
-        return SWS_OK;
-    }
-    if (st->method.len == 0 || st->path.len == 0) {
-        return SWS_HTTP_BAD_REQUEST;
-    }
-    rc = sws_http_request_line_of_fields(r, &st->method, &st->path, "3.0");
-    if (rc != SWS_OK) {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent invalid request target \"%.*s\"",
-                      (int) sws_min(st->path.len, 64), st->path.data);
-        return rc;
-    }
-    if (!st->in_closed && r->content_length_n <= 0) {
-        /* DATA frames will come: a body of unknown length */
-        r->content_length_n = -1;
-        r->chunked_in = 1;
-    }
-    return SWS_OK;
+    return sws_http_request_head_of_fields(r, &st->method, &st->path, st->cookies, "3.0",
+                                           st->too_large, st->field_error, st->in_closed);
 }
 
 static int
