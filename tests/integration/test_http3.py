@@ -293,8 +293,12 @@ def test_garbage_and_truncated_datagrams(srv):
     try:
         initial = _initial_from_client(srv.port)
         assert len(initial) >= 1200
-        # garbage: nothing back
-        for g in (b"", b"\x00", b"hello world", os.urandom(1500), b"\xc0" + os.urandom(40),
+        # garbage: nothing back.  (Random bytes with the long-header bit
+        # and 1200 bytes or more are a packet of an unknown version, which
+        # rightly gets a version negotiation: so the long garbage here is a
+        # short header for an ID that is not of our layout.)
+        for g in (b"", b"\x00", b"hello world", b"\x40\x00" + os.urandom(1498),
+                  b"\x00" + os.urandom(1499), b"\xc0" + os.urandom(40),
                   initial[:100], initial[:1199]):
             u.sendto(g, dest)
         with pytest.raises(socket.timeout):
