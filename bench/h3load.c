@@ -5,7 +5,7 @@
  *
  *   h3load [-c N] [-m M] [-n REQUESTS | -d SECONDS] [-k] [--no-gso]
  *          [--method M] [--data TEXT|@FILE] [-H 'Name: value']...
- *          [--print] [-o FILE] [--json] URL [PATH|URL]...
+ *          [--window BYTES] [--stall] [--print] [-o FILE] [--json] URL [PATH|URL]...
  *
  * N connections, each keeping M requests (streams) in flight; the requests
  * go round the URL and the further paths. One thread, one epoll loop, one
@@ -87,6 +87,7 @@ static struct {
     int npaths;
     uint64_t window;            /* a stream's initial receive window */
     int debug;                  /* ngtcp2's log on stderr */
+    int stall;                  /* take response bodies without giving back flow control */
 } opt = {
     .conns = 1, .streams = 1, .timeout = 30.0, .gso = 1, .method = "GET",
     .window = 1024 * 1024,
@@ -125,6 +126,8 @@ struct conn {
     int dead;                   /* closed: no more I/O */
     int goaway;                 /* the server said no more requests */
     int want_requests;          /* open new streams after the current read */
+    uint64_t done;              /* responses complete on it */
+    uint64_t last_done;         /* ns: its last one's end */
     char why[160];              /* what killed it */
 };
 
@@ -314,6 +317,8 @@ static void response_done(struct conn *c, struct stream *s)
         st.failed++;
     lat_add(now - s->started);
     t_last_done = now;
+    c->done++;
+    c->last_done = now;
     c->active--;
     c->want_requests = 1;
 }
@@ -360,7 +365,8 @@ static int h3_recv_data(nghttp3_conn *h3, int64_t stream_id, const uint8_t *data
         if (out_file && fwrite(data, 1, datalen, out_file) != datalen)
             die("writing the body: %s", strerror(errno));
     }
-    extend_window(user_data, stream_id, datalen);
+    if (!opt.stall)
+        extend_window(user_data, stream_id, datalen);
     return 0;
 }
 
@@ -1022,8 +1028,42 @@ static double pct_ms(double p)
     return (double) st.lat[i] / 1e6;
 }
 
+/* Fairness: the fewest and most responses one connection completed, and
+ * the earliest and latest time (ms from the start) a connection completed
+ * its last one; with -n N -c N each has one, and the two times say how
+ * much later the slowest finished than the fastest. */
+struct spread {
+    uint64_t done_min, done_max;
+    double last_min_ms, last_max_ms;
+};
+
+static struct spread conn_spread(void)
+{
+    struct spread sp = { UINT64_MAX, 0, 0.0, 0.0 };
+    int first = 1;
+    for (int i = 0; i < opt.conns; i++) {
+        struct conn *c = &conns[i];
+        double ms = c->done ? (double) (c->last_done - t_start) / 1e6 : 0.0;
+        if (c->done < sp.done_min)
+            sp.done_min = c->done;
+        if (c->done > sp.done_max)
+            sp.done_max = c->done;
+        if (!c->done)
+            continue;
+        if (first || ms < sp.last_min_ms)
+            sp.last_min_ms = ms;
+        if (first || ms > sp.last_max_ms)
+            sp.last_max_ms = ms;
+        first = 0;
+    }
+    if (sp.done_min == UINT64_MAX)
+        sp.done_min = 0;
+    return sp;
+}
+
 static void print_summary(double elapsed, double cpu_user, double cpu_sys)
 {
+    struct spread sp = conn_spread();
     double rps = elapsed > 0 ? (double) st.ok / elapsed : 0.0;
     double bps = elapsed > 0 ? (double) st.body_bytes / elapsed : 0.0;
     double mean = 0.0, cpu_us = st.done ? (cpu_user + cpu_sys) * 1e6 / (double) st.done : 0.0;
@@ -1047,7 +1087,9 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
                "\"us_per_req\": %.2f}, \"connections\": {\"opened\": %d, \"handshaken\": %" PRIu64
                ", \"failed\": %" PRIu64 "}, \"max_streams\": %d, \"gso\": %s, "
                "\"packets\": {\"out\": %" PRIu64 ", \"in\": %" PRIu64 ", \"sends\": %" PRIu64
-               ", \"recvs\": %" PRIu64 ", \"dropped\": %" PRIu64 "}, \"error\": \"",
+               ", \"recvs\": %" PRIu64 ", \"dropped\": %" PRIu64 "}, \"per_connection\": "
+               "{\"done_min\": %" PRIu64 ", \"done_max\": %" PRIu64 ", \"last_ms_min\": %.3f, "
+               "\"last_ms_max\": %.3f}, \"error\": \"",
                elapsed, rps, bps, opt.requests, st.issued, st.done, st.ok, st.failed, st.errored,
                st.timedout, st.status[1], st.status[2], st.status[3], st.status[4], st.status[5],
                st.status[0], st.body_bytes, st.nlat ? (double) st.lat[0] / 1e6 : 0.0, mean,
@@ -1055,7 +1097,8 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
                st.nlat ? (double) st.lat[st.nlat - 1] / 1e6 : 0.0, cpu_user, cpu_sys, cpu_us,
                opt.conns, st.conn_ok, st.conn_failed, st.max_active,
                opt.gso && gso_ok ? "true" : "false", st.packets_out, st.packets_in, st.sends,
-               st.recvs, st.send_dropped);
+               st.recvs, st.send_dropped, sp.done_min, sp.done_max, sp.last_min_ms,
+               sp.last_max_ms);
         for (const char *p = st.first_error; *p; p++) {
             if (*p == '"' || *p == '\\')
                 putchar('\\');
@@ -1083,6 +1126,8 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
            " reads, %" PRIu64 " sends dropped\n",
            st.packets_out, st.sends, opt.gso && gso_ok ? "on" : "off", st.packets_in, st.recvs,
            st.send_dropped);
+    printf("per connection: %" PRIu64 " to %" PRIu64 " responses, the last of each at %.3f to "
+           "%.3f ms\n", sp.done_min, sp.done_max, sp.last_min_ms, sp.last_max_ms);
     if (st.first_error[0])
         printf("error: %s\n", st.first_error);
 }
@@ -1107,7 +1152,9 @@ static void usage(FILE *f)
           "  --print         print the responses' header fields\n"
           "  -o FILE         write the responses' bodies to FILE\n"
           "  --json          the summary as one JSON object\n"
-          "  --debug         ngtcp2's log on stderr\n", f);
+          "  --debug         ngtcp2's log on stderr\n"
+          "  --stall         never give back the flow control of response bodies\n"
+          "                  (a client that stops reading: the window closes)\n", f);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -1170,6 +1217,7 @@ int main(int argc, char **argv)
         { "print", no_argument, NULL, 'P' },
         { "json", no_argument, NULL, 'J' },
         { "debug", no_argument, NULL, 'X' },
+        { "stall", no_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1212,6 +1260,7 @@ int main(int argc, char **argv)
         case 'P': opt.print = 1; break;
         case 'J': opt.json = 1; break;
         case 'X': opt.debug = 1; break;
+        case 'S': opt.stall = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
