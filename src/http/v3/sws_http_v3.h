@@ -35,9 +35,14 @@
 #define SWS_H3_CID_MAGIC      0x5c
 #define SWS_H3_KEY_LEN        32          /* stateless reset / Retry secret */
 #define SWS_H3_MAX_UDP        1452        /* datagrams we send, at most */
-#define SWS_H3_TRAIN          16          /* datagrams per write round (one GSO train) */
-#define SWS_H3_CHUNK          16384       /* response data copied per read_data */
-#define SWS_H3_INFLIGHT       (256 * 1024) /* unacknowledged response data per stream */
+#define SWS_H3_TRAIN          32          /* datagrams per write round (one GSO train) */
+#define SWS_H3_ROUNDS         2           /* write rounds of a connection, then others' turn */
+#define SWS_H3_CHUNK          65536       /* response data read (one pread) per read_data */
+/* Unacknowledged response data of a stream: twice the congestion window,
+ * within these (sws_http_v3_response.c). */
+#define SWS_H3_INFLIGHT_MIN   (256 * 1024)
+#define SWS_H3_INFLIGHT_MAX   (16 * 1024 * 1024)
+#define SWS_H3_SPARE          1           /* acknowledged chunks a stream keeps */
 #define SWS_H3_HANDSHAKE_MS   10000       /* a half-open connection, at most */
 
 typedef struct sws_http_v3_conn_s    sws_http_v3_conn_t;
@@ -106,9 +111,12 @@ struct sws_http_v3_conn_s {
     unsigned                 app_error_set:1;
     unsigned                 gone:1;
     unsigned                 draining:1;      /* GOAWAY sent: ends with its streams */
+    unsigned                 more:1;          /* its turn ended with more to send */
 };
 
-/* A chunk of response data handed to nghttp3, kept until acknowledged. */
+/* A chunk of response data handed to nghttp3, kept until acknowledged
+ * (heap memory: a stream's chunks come and go with its window, and the
+ * pool would keep the most it ever had). */
 typedef struct sws_http_v3_chunk_s  sws_http_v3_chunk_t;
 struct sws_http_v3_chunk_s {
     sws_http_v3_chunk_t *next;
@@ -142,6 +150,7 @@ struct sws_http_v3_stream_s {
     sws_http_v3_chunk_t *inflight;
     sws_http_v3_chunk_t **inflight_last;
     sws_http_v3_chunk_t *free;
+    sws_uint_t           nfree;
     size_t               inflight_bytes;
     off_t                sent;                /* body bytes handed over */
     size_t               head_size;
@@ -163,6 +172,7 @@ struct sws_http_v3_stream_s {
     unsigned             drained:1;           /* room made: the producer may go on */
     unsigned             reset:1;             /* cut by either side */
     unsigned             closed:1;            /* nghttp3 closed it */
+    unsigned             chunks:1;            /* its pool frees its chunks */
 };
 
 extern sws_module_t           sws_http_v3_module;

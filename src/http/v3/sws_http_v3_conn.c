@@ -458,6 +458,9 @@ sws_http_v3_set_timer(sws_http_v3_conn_t *qc)
 {
     ngtcp2_tstamp expiry = ngtcp2_conn_get_expiry(qc->conn), now = sws_http_v3_now();
 
+    if (qc->more) {
+        expiry = now;                   /* its next turn (sws_http_v3_write) */
+    }
     if (expiry == UINT64_MAX) {
         sws_del_timer(&qc->timer);
         return;
@@ -480,7 +483,12 @@ sws_http_v3_same_path(const sws_udp_dgram_t *d, const ngtcp2_path *path)
 
 /* What ngtcp2 and nghttp3 have to send, in rounds of up to SWS_H3_TRAIN
  * datagrams: packets of one path and ECN mark, of one size but the last,
- * go as one GSO train (quic_gso on and the kernel able). */
+ * go as one GSO train (quic_gso on and the kernel able). After
+ * SWS_H3_ROUNDS full rounds the connection yields: the rest goes on the
+ * next turn of the event loop (a timer of 0), once the datagrams that came
+ * meanwhile are read and the other connections have had their rounds, so
+ * that one connection with a large congestion window does not hold the
+ * others (and its own acknowledgements) up. */
 static sws_int_t
 sws_http_v3_write(sws_http_v3_conn_t *qc)
 {
@@ -493,11 +501,12 @@ sws_http_v3_write(sws_http_v3_conn_t *qc)
     nghttp3_ssize        nvec;
     ngtcp2_tstamp        now = sws_http_v3_now();
     size_t               off, max;
-    sws_uint_t           npkts, nd;
+    sws_uint_t           npkts, nd, rounds = 0;
     int64_t              id;
     int                  fin, gso = qc->qa->conf->gso && qc->us->gso, joined;
     uint32_t             flags;
 
+    qc->more = 0;
     ngtcp2_path_storage_zero(&ps);
     max = ngtcp2_conn_get_path_max_tx_udp_payload_size(qc->conn);
     if (max > SWS_H3_MAX_UDP) {
@@ -583,6 +592,10 @@ sws_http_v3_write(sws_http_v3_conn_t *qc)
             (void) sws_udp_send(qc->us, d, nd);
         }
         if (npkts < SWS_H3_TRAIN) {
+            break;
+        }
+        if (++rounds == SWS_H3_ROUNDS) {
+            qc->more = 1;
             break;
         }
     }
@@ -739,7 +752,8 @@ sws_http_v3_timeout(sws_event_t *ev)
         sws_http_v3_close(qc);
         return;
     }
-    (void) sws_http_v3_write(qc);
+    /* posted: one write a turn, however many reasons there are for it */
+    sws_http_v3_post_write(qc);
 }
 
 /* ---- datagrams in ---- */

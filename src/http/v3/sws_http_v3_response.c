@@ -4,9 +4,13 @@
  * heads and given to nghttp3 (which QPACK-encodes it); the body is the
  * request's output chain (r->out), which nghttp3 pulls as QUIC's flow
  * control and congestion window let it: each pull copies at most
- * SWS_H3_CHUNK bytes (memory copied, files read with pread) into a chunk
- * that lives until the client acknowledges it, and no more than
- * SWS_H3_INFLIGHT bytes per stream wait for that. Nothing is read whole.
+ * SWS_H3_CHUNK bytes (memory copied, files read with one pread) into a
+ * chunk that lives until the client acknowledges it. What a stream may
+ * have unacknowledged grows with the path: twice the connection's
+ * congestion window, between SWS_H3_INFLIGHT_MIN and SWS_H3_INFLIGHT_MAX
+ * (and never more than the client's window lets out). Acknowledged chunks
+ * are freed but SWS_H3_SPARE, so a stream whose client stopped reading
+ * keeps at most that and the chunk nghttp3 holds. Nothing is read whole.
  */
 #include "sws_http_v3.h"
 #include "sws_http_limit_rate.h"
@@ -282,6 +286,72 @@ sws_http_v3_send_body(sws_http_request_t *r, sws_chain_t *in)
     return r->out ? SWS_AGAIN : SWS_OK;
 }
 
+/* How much response data of st may wait for acknowledgement. */
+static size_t
+sws_http_v3_inflight_limit(sws_http_v3_stream_t *st)
+{
+    ngtcp2_conn_stat cs;
+    uint64_t         limit;
+
+    if (st->qc == NULL || st->qc->conn == NULL) {
+        return SWS_H3_INFLIGHT_MIN;
+    }
+    ngtcp2_conn_get_conn_stat(st->qc->conn, &cs);
+    limit = 2 * cs.cwnd;
+    return (size_t) sws_max(SWS_H3_INFLIGHT_MIN, sws_min(limit, SWS_H3_INFLIGHT_MAX));
+}
+
+static void
+sws_http_v3_chunks_free(void *data)
+{
+    sws_http_v3_stream_t *st = data;
+    sws_http_v3_chunk_t  *c, *next;
+
+    for (c = st->inflight; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    for (c = st->free; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    st->inflight = NULL;
+    st->inflight_last = &st->inflight;
+    st->free = NULL;
+    st->nfree = 0;
+}
+
+static sws_http_v3_chunk_t *
+sws_http_v3_chunk_get(sws_http_v3_stream_t *st)
+{
+    sws_http_v3_chunk_t *c = st->free;
+
+    if (c) {
+        st->free = c->next;
+        st->nfree--;
+        return c;
+    }
+    if (!st->chunks) {
+        if (sws_pool_cleanup_add(st->pool, sws_http_v3_chunks_free, st) != SWS_OK) {
+            return NULL;
+        }
+        st->chunks = 1;
+    }
+    return sws_alloc(sizeof(sws_http_v3_chunk_t), st->r->log);
+}
+
+static void
+sws_http_v3_chunk_put(sws_http_v3_stream_t *st, sws_http_v3_chunk_t *c)
+{
+    if (st->nfree >= SWS_H3_SPARE) {
+        free(c);
+        return;
+    }
+    c->next = st->free;
+    st->free = c;
+    st->nfree++;
+}
+
 void
 sws_http_v3_paced(sws_event_t *ev)
 {
@@ -308,7 +378,7 @@ sws_http_v3_read_data(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t v
     if (r == NULL || veccnt == 0 || st->reset) {
         return NGHTTP3_ERR_WOULDBLOCK;
     }
-    if (st->inflight_bytes >= SWS_H3_INFLIGHT) {
+    if (st->inflight_bytes >= sws_http_v3_inflight_limit(st)) {
         st->blocked = 1;                /* acknowledgements resume it */
         return NGHTTP3_ERR_WOULDBLOCK;
     }
@@ -333,18 +403,12 @@ sws_http_v3_read_data(nghttp3_conn *conn, int64_t id, nghttp3_vec *vec, size_t v
         n = (size_t) allow;
     }
 
-    c = st->free;
-    if (c) {
-        st->free = c->next;
-    } else {
-        c = sws_palloc(st->pool, sizeof(sws_http_v3_chunk_t));
-        if (c == NULL) {
-            return NGHTTP3_ERR_CALLBACK_FAILURE;
-        }
+    c = sws_http_v3_chunk_get(st);
+    if (c == NULL) {
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
     }
     if (sws_http_out_take(r, c->data, n) != SWS_OK) {
-        c->next = st->free;
-        st->free = c;
+        sws_http_v3_chunk_put(st, c);
         st->reset = 1;
         (void) ngtcp2_conn_shutdown_stream(st->qc->conn, st->id, NGHTTP3_H3_INTERNAL_ERROR);
         return NGHTTP3_ERR_WOULDBLOCK;
@@ -387,10 +451,11 @@ sws_http_v3_acked(sws_http_v3_stream_t *st, uint64_t n)
             st->inflight_last = &st->inflight;
         }
         st->inflight_bytes -= c->len;
-        c->next = st->free;
-        st->free = c;
+        sws_http_v3_chunk_put(st, c);
     }
-    if (st->blocked && st->inflight_bytes < SWS_H3_INFLIGHT && !st->pace.timer_set) {
+    if (st->blocked && !st->pace.timer_set
+        && st->inflight_bytes < sws_http_v3_inflight_limit(st))
+    {
         sws_http_v3_resume(st);
     }
 }
