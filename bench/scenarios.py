@@ -500,7 +500,7 @@ SCENARIOS += [
         name="h3-static-1m",
         path="/1m.bin",
         description="1 MiB static file over HTTP/3, GSO on where the server has it (scalwsd's "
-                    "quic_gso default; Caddy 2.6's quic-go has no GSO); compare with "
+                    "quic_gso on; Caddy 2.6's quic-go has no GSO); compare with "
                     "tls-static-1m",
         expect_status=200,
         expect_length=ONE_MIB,
