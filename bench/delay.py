@@ -57,6 +57,7 @@ http {{
         listen {addr}:{port} ssl http2;
         listen {addr}:{port} quic reuseport;
         http3 on;
+        quic_gso on;
         server_name localhost;
         root {tmp}/html;
         ssl_certificate {tmp}/cert.pem;
