@@ -59,6 +59,7 @@
 #define GSO_RUN_BYTES  65000    /* a GSO send stays under the IP length limit */
 #define RECV_MSGS      16
 #define RECV_BUF       65536    /* one GRO-coalesced read */
+#define READ_BATCHES   4        /* recvmmsg calls per connection per round */
 #define MAX_HEADERS    32
 #define MAX_TARGETS    64
 
@@ -774,7 +775,11 @@ static void conn_read(struct conn *c)
     union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } ctl[RECV_MSGS];
     ngtcp2_pkt_info pi = { 0 };
 
-    while (!c->dead) {
+    /* At most READ_BATCHES reads, then the next connection's turn (epoll
+     * is level-triggered: the rest is read on the next round). Reading one
+     * busy connection until its socket is empty starved the others of
+     * their acknowledgements: the client itself was unfair. */
+    for (int batch = 0; batch < READ_BATCHES && !c->dead; batch++) {
         int n;
         for (int i = 0; i < RECV_MSGS; i++) {
             memset(&msgs[i], 0, sizeof(msgs[i]));
