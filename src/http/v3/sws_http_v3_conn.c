@@ -508,7 +508,11 @@ sws_http_v3_write(sws_http_v3_conn_t *qc)
 
     qc->more = 0;
     ngtcp2_path_storage_zero(&ps);
-    max = ngtcp2_conn_get_path_max_tx_udp_payload_size(qc->conn);
+    /* Room for the largest datagram, not the path's current one: ngtcp2
+     * keeps its packets to the path's size by itself, and its path MTU
+     * probes need the room (with the path's size it never probed, and
+     * every packet stayed at 1200 bytes). */
+    max = ngtcp2_conn_get_max_tx_udp_payload_size(qc->conn);
     if (max > SWS_H3_MAX_UDP) {
         max = SWS_H3_MAX_UDP;
     }
