@@ -139,6 +139,7 @@ static struct {
     uint64_t conn_ok, conn_failed;
     uint64_t send_dropped;      /* datagrams not sent (EAGAIN) */
     uint64_t packets_out, packets_in, sends, recvs;
+    size_t largest_in;          /* the largest datagram received (path MTU) */
     int max_active;             /* most requests in flight on one connection */
     uint64_t *lat;              /* ns per completed request */
     size_t nlat, cap;
@@ -816,6 +817,8 @@ static void conn_read(struct conn *c)
                 size_t one = len - o < seg ? len - o : seg;
                 int rv = ngtcp2_conn_read_pkt(c->qc, &c->path, &pi, bufs[i] + o, one, now_ns());
                 st.packets_in++;
+                if (one > st.largest_in)
+                    st.largest_in = one;
                 if (rv == 0)
                     continue;
                 if (rv == NGTCP2_ERR_DRAINING) {
@@ -1092,7 +1095,8 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
                "\"us_per_req\": %.2f}, \"connections\": {\"opened\": %d, \"handshaken\": %" PRIu64
                ", \"failed\": %" PRIu64 "}, \"max_streams\": %d, \"gso\": %s, "
                "\"packets\": {\"out\": %" PRIu64 ", \"in\": %" PRIu64 ", \"sends\": %" PRIu64
-               ", \"recvs\": %" PRIu64 ", \"dropped\": %" PRIu64 "}, \"per_connection\": "
+               ", \"recvs\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"largest_in\": %zu}, "
+               "\"per_connection\": "
                "{\"done_min\": %" PRIu64 ", \"done_max\": %" PRIu64 ", \"last_ms_min\": %.3f, "
                "\"last_ms_max\": %.3f}, \"error\": \"",
                elapsed, rps, bps, opt.requests, st.issued, st.done, st.ok, st.failed, st.errored,
@@ -1102,7 +1106,7 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
                st.nlat ? (double) st.lat[st.nlat - 1] / 1e6 : 0.0, cpu_user, cpu_sys, cpu_us,
                opt.conns, st.conn_ok, st.conn_failed, st.max_active,
                opt.gso && gso_ok ? "true" : "false", st.packets_out, st.packets_in, st.sends,
-               st.recvs, st.send_dropped, sp.done_min, sp.done_max, sp.last_min_ms,
+               st.recvs, st.send_dropped, st.largest_in, sp.done_min, sp.done_max, sp.last_min_ms,
                sp.last_max_ms);
         for (const char *p = st.first_error; *p; p++) {
             if (*p == '"' || *p == '\\')
@@ -1128,9 +1132,9 @@ static void print_summary(double elapsed, double cpu_user, double cpu_sys)
            opt.conns, st.conn_ok, st.conn_failed);
     printf("streams: %d per connection, %d at most in flight on one\n", opt.streams, st.max_active);
     printf("packets: %" PRIu64 " out in %" PRIu64 " sends (gso %s), %" PRIu64 " in in %" PRIu64
-           " reads, %" PRIu64 " sends dropped\n",
+           " reads, %" PRIu64 " sends dropped, the largest in %zu bytes\n",
            st.packets_out, st.sends, opt.gso && gso_ok ? "on" : "off", st.packets_in, st.recvs,
-           st.send_dropped);
+           st.send_dropped, st.largest_in);
     printf("per connection: %" PRIu64 " to %" PRIu64 " responses, the last of each at %.3f to "
            "%.3f ms\n", sp.done_min, sp.done_max, sp.last_min_ms, sp.last_max_ms);
     if (st.first_error[0])

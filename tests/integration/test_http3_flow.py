@@ -1,6 +1,7 @@
 """HTTP/3 responses under QUIC's flow and congestion control (issue 22):
 several 1 MiB and larger downloads at once, on one connection and on
-several, with and without GSO, all whole (SHA-256); fairness between
+several, with and without GSO, all whole (SHA-256); packets that grow
+past 1200 bytes with the path (MTU discovery); fairness between
 connections (h3load's per-connection counts: none served far less than the
 others); a client that stops reading (its window closed, h3load --stall)
 holds nobody else up, costs the server a bounded amount of memory (not the
@@ -111,6 +112,17 @@ def test_streams_of_one_connection_whole(srv):
     assert r.rc == 0, r.out[-2000:]
     for i in range(3):
         assert sha(r.bodies.get("big%d.bin" % i, b"")) == sha(BIGS[i]), i
+
+
+def test_packets_grow_with_the_path(srv, tmp_path):
+    """ngtcp2's path MTU discovery raises the packets from QUIC's 1200
+    bytes to what the path takes (on loopback our 1452-byte ceiling, less
+    ngtcp2's probe steps): the server gives its probes room. It never did
+    before (every datagram of a download was 1200 bytes)."""
+    r = h3client.h3get(url(srv, "/big1.bin"), body_to=tmp_path / "b", timeout=20)
+    assert r.returncode == 0, r
+    assert sha(r.body) == sha(BIGS[1])
+    assert 1200 < r.summary["packets"]["largest_in"] <= 1452, r.summary["packets"]
 
 
 def test_no_gso_server(sws, pki, tmp_path):
