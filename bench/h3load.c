@@ -1403,6 +1403,12 @@ int main(int argc, char **argv)
                           + (double) (ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) / 1e6;
         double cpu_sys = (double) (ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec)
                          + (double) (ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) / 1e6;
+        /* -t bounds the handshakes too: one still going at the deadline
+         * timed out (ngtcp2 notices its own handshake time-out only at
+         * its next timer, which may come after the deadline) */
+        for (int i = 0; i < opt.conns; i++)
+            if (!conns[i].dead && !conns[i].handshaken && !interrupted)
+                conn_kill(&conns[i], "handshake timed out");
         for (int i = 0; i < opt.conns; i++)
             conn_close(&conns[i]);
         if (opt.requests && st.issued < opt.requests && !st.first_error[0])
