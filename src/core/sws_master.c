@@ -29,6 +29,7 @@
 #include "sws_log_internal.h"
 #include "sws_notify.h"
 #include "sws_pidfile.h"
+#include "sws_shm_internal.h"
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
@@ -648,6 +649,7 @@ sws_reap_children(sws_cycle_t *cycle)
             }
             return;
         }
+        sws_shm_unlock_dead(pid, cycle->log);
 
         for (i = 0, c = NULL; i < sws_children_n; i++) {
             if (sws_children[i].pid == pid && sws_children[i].state != SWS_CHILD_FREE
