@@ -65,6 +65,8 @@ struct sws_listening_s {
                                             refuses the overlap otherwise) */
     unsigned              udp:1;         /* datagrams (sws_udp.c), no accept */
     unsigned              deferred:1;    /* TCP_DEFER_ACCEPT (listen ... deferred) */
+    unsigned              steer:2;       /* udp: SWS_UDP_STEER_* (sws_udp_steer.h) */
+    int                   steer_map;     /* udp, eBPF: the group's sockets by slot */
     /* listen's socket options: 0 unset (the system's) */
     int                   rcvbuf;
     int                   sndbuf;
@@ -264,6 +266,9 @@ void      sws_listening_disable(sws_cycle_t *cycle, int keep_own);
  * close the master's copies of them. */
 sws_int_t sws_listening_worker_open(sws_cycle_t *cycle, sws_uint_t w);
 void      sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w);
+/* Master: open the sockets of QUIC slot `slot` (sws_udp_steer.h), and of
+ * the slots below it that have none, in every UDP reuseport group. */
+sws_int_t sws_listening_slot_open(sws_cycle_t *cycle, sws_uint_t slot);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
 /* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time

@@ -54,8 +54,8 @@ sws_http_v3_cid_make(ngtcp2_cid *cid)
     uint8_t b[SWS_H3_CID_LEN];
 
     b[0] = SWS_H3_CID_MAGIC;
-    b[1] = (uint8_t) (sws_worker >> 8);
-    b[2] = (uint8_t) sws_worker;
+    b[1] = (uint8_t) (sws_worker_slot >> 8);
+    b[2] = (uint8_t) sws_worker_slot;
     (void) gnutls_rnd(GNUTLS_RND_NONCE, b + 3, SWS_H3_CID_LEN - 3);
     ngtcp2_cid_init(cid, b, SWS_H3_CID_LEN);
 }
