@@ -700,6 +700,13 @@ sws_upgrade_exited(sws_cycle_t *cycle, int status)
         /* The new master steered them to its workers. */
         (void) sws_reuseport_steer(cycle, sws_workers_n);
     }
+    if (sws_quic_steered) {
+        /* Its QUIC programs replaced ours (slots of its own numbering). */
+        sws_udp_steer_forget(cycle);
+        sws_quic_steered = sws_udp_steer_attach(cycle, (sws_uint_t)
+                                                sws_core_conf(cycle)->quic_steering);
+        sws_quic_steer(cycle);
+    }
     /* systemd followed the new master (its MAINPID=): this one again
      * (unless it is on its way out too). */
     if (sws_master_state == SWS_MASTER_RUNNING) {

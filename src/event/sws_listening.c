@@ -726,6 +726,7 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
     sws_connection_t *c;
     int               fd;
 
+    sws_udp_steer_worker(cycle);
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
@@ -745,10 +746,6 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
         }
         if (ls->worker_fds_n) {
             ls->fd = fd;
-        }
-        if (ls->steer_map != -1) {
-            close(ls->steer_map);           /* the master's to update */
-            ls->steer_map = -1;
         }
         if (ls->udp) {
             if (sws_udp_listening_enable(ls, fd, cycle) != SWS_OK) {

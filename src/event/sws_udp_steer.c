@@ -570,3 +570,32 @@ sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_uint_t nliv
         sws_ebpf_current(cycle, cur, ncur);
     }
 }
+
+void
+sws_udp_steer_forget(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        lss[i]->steer = SWS_UDP_STEER_NONE;
+    }
+}
+
+void
+sws_udp_steer_worker(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->steer_map != -1) {
+            close(lss[i]->steer_map);
+            lss[i]->steer_map = -1;
+        }
+    }
+    if (sws_steer_current != -1) {
+        close(sws_steer_current);
+        sws_steer_current = -1;
+    }
+}

@@ -49,6 +49,11 @@ void      sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_u
 /* Master: open slot's socket in every QUIC group that has none yet (in
  * slot order: slot s is the group's s-th). */
 sws_int_t sws_udp_steer_slot_open(sws_cycle_t *cycle, sws_uint_t slot);
+/* Master: forget the groups' programs (a new binary attached its own and
+ * was rolled back); sws_udp_steer_attach then attaches them again. */
+void      sws_udp_steer_forget(sws_cycle_t *cycle);
+/* Worker: close the master's maps (only the master updates them). */
+void      sws_udp_steer_worker(sws_cycle_t *cycle);
 /* What a group's steering is called, for the log. */
 const char *sws_udp_steer_name(sws_uint_t steer);
 
