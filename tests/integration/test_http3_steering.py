@@ -294,9 +294,10 @@ def test_adaptive_add_and_retire_keep_downloads(sws, pki):
     try:
         assert h.wait_for(lambda: len(s.children()) == 2, 30), s.error_log(3000)
         second = set(s.children()) - first
-        # wave B: spread over both, some on the worker to be retired
+        # wave B: spread over both, some on the worker to be retired (the
+        # pick is a hash of the addresses: all 10 on one, 1 in 1024)
         wave_b = [threading.Thread(target=download, args=(s.port, "/slower.bin", out,
-                                                          "b%d" % i)) for i in range(6)]
+                                                          "b%d" % i)) for i in range(10)]
         for th in wave_b:
             th.start()
         time.sleep(0.5)
@@ -307,10 +308,10 @@ def test_adaptive_add_and_retire_keep_downloads(sws, pki):
     assert h.wait_file_contains(s.error_log_path, "retiring worker 1", 30), s.error_log(3000)
     for th in wave_a + wave_b:
         th.join(90)
-    for key in ["a0", "a1"] + ["b%d" % i for i in range(6)]:
+    for key in ["a0", "a1"] + ["b%d" % i for i in range(10)]:
         check_download(out.get(key), "slower.bin")
     served = [int(x[0]) for x in access_log(s) if x[1] == "/slower.bin"]
-    assert len(served) == 8
+    assert len(served) == 12
     # the retired worker served some of them to the end
     assert second & set(served), (served, second)
     assert h.wait_for(lambda: not (second & set(s.children())), 10)
