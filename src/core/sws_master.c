@@ -917,9 +917,11 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
     }
     sws_retire_at = 0;
     sws_stop_children(cycle, signo, sws_generation + 1);
-    /* No new connections from now on: the workers finish what they have.
-     * The sockets of a new binary stay where they are. */
-    sws_listening_close(cycle, sws_new_binary == 0);
+    /* No new connections from now on: the workers finish what they have
+     * (QUIC's go on reaching them: the master keeps those groups until it
+     * exits, with no current slot: sws_quic_steer). The sockets of a new
+     * binary stay where they are. */
+    sws_listening_close_accepting(cycle, sws_new_binary == 0);
 }
 
 

@@ -243,6 +243,12 @@ sws_int_t sws_parse_listen_addr(sws_pool_t *pool, const sws_str_t *text,
 /* Open (or inherit from old) every listening socket of cycle. */
 sws_int_t sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers);
 void      sws_listening_close(sws_cycle_t *cycle, int unlink_unix);
+/* Master, stopping: close the sockets that take new connections, but keep
+ * the QUIC groups (UDP) as they are until it exits: the stopping workers
+ * finish their connections there, and a socket closed would move the
+ * group's last one into its place, where classic BPF steering by place
+ * (sws_udp_steer.c) would send another worker's datagrams. */
+void      sws_listening_close_accepting(sws_cycle_t *cycle, int unlink_unix);
 /* A new cycle that will not be used: close only what it opened itself. */
 void      sws_listening_abandon(sws_cycle_t *cycle);
 /* Binary upgrade (as nginx's NGINX=): the listening sockets, TCP and UDP,

@@ -598,14 +598,17 @@ sws_listening_slot_open(sws_cycle_t *cycle, sws_uint_t slot)
     return SWS_OK;
 }
 
-void
-sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
+static void
+sws_listening_close_some(sws_cycle_t *cycle, int unlink_unix, int udp)
 {
     sws_uint_t        i, w;
     sws_listening_t **lss = cycle->listening.elts, *ls;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
+        if (ls->udp && !udp) {
+            continue;
+        }
         if (ls->steer_map != -1 && !ls->handed_over) {
             close(ls->steer_map);
             ls->steer_map = -1;
@@ -637,6 +640,18 @@ sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
         }
         ls->fd = -1;
     }
+}
+
+void
+sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
+{
+    sws_listening_close_some(cycle, unlink_unix, 1);
+}
+
+void
+sws_listening_close_accepting(sws_cycle_t *cycle, int unlink_unix)
+{
+    sws_listening_close_some(cycle, unlink_unix, 0);
 }
 
 void

@@ -342,3 +342,29 @@ def test_idle_connection_at_a_reload_gets_goaway_first(sws, pki):
     r = result["r"]
     assert "ERR_CONN_CLOSING" in r.out, r.out[-3000:]
     assert took >= 2.5, took
+
+
+def test_quit_keeps_downloads_with_classic_bpf(sws, pki):
+    # A graceful stop after a reload: the sockets of the first workers'
+    # slots have no process any more. The master keeps the QUIC groups
+    # until it exits (closed, they would move the last sockets into their
+    # places, and the classic program, which steers by place, would send
+    # the downloads' datagrams to the wrong worker).
+    s = launch(sws, pki, main="quic_steering cbpf;")
+    assert h.wait_for(lambda: len(workers_of(s)) == 2, 5)
+    first = set(workers_of(s))
+    s.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: not (first & set(s.children()))
+                      and len(s.children()) == 2, 10), s.error_log(3000)
+    out = {}
+    threads = [threading.Thread(target=download, args=(s.port, "/slow.bin", out, i))
+               for i in range(4)]
+    for th in threads:
+        th.start()
+    time.sleep(1.0)
+    s.signal(signal.SIGQUIT)
+    for th in threads:
+        th.join(60)
+    for i in range(4):
+        check_download(out.get(i))
+    assert s.wait_exit(10) is not None
