@@ -73,12 +73,19 @@ def socket_inodes(pid):
     return found
 
 
+def stopped(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
 def landing(s, datagram, pids):
     """The pid whose socket gets datagram (sent from a new port), all
     workers stopped meanwhile; None when it landed on no worker's."""
     for p in pids:
         os.kill(p, signal.SIGSTOP)
     try:
+        # stopped indeed (kill returns before): else one reads it first
+        assert h.wait_for(lambda: all(stopped(p) for p in pids), 3), pids
         before = udp_queues(s.port)
         c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         c.sendto(datagram, ("127.0.0.1", s.port))
@@ -146,6 +153,16 @@ def download(port, path, out, key):
         out[key] = e
 
 
+def downloads(s, path, keys, out=None):
+    """Downloads of path, one connection each, begun in threads: (results
+    by key, threads)."""
+    out = {} if out is None else out
+    threads = [threading.Thread(target=download, args=(s.port, path, out, k)) for k in keys]
+    for th in threads:
+        th.start()
+    return out, threads
+
+
 def check_download(r, name="slow.bin"):
     assert not isinstance(r, Exception), r
     assert r.status() == 200 and r.rc == 0, r.out[-3000:]
@@ -196,11 +213,7 @@ def reload_during_download(s):
     workers, which exit after them; new connections go to the new ones."""
     assert h.wait_for(lambda: len(workers_of(s)) == 2, 5)
     old = set(workers_of(s))
-    out = {}
-    threads = [threading.Thread(target=download, args=(s.port, "/slow.bin", out, i))
-               for i in range(4)]
-    for th in threads:
-        th.start()
+    out, threads = downloads(s, "/slow.bin", range(4))
     time.sleep(1.0)
     s.signal(signal.SIGHUP)
     assert h.wait_file_contains(s.error_log_path, "configuration reloaded", 10)
@@ -281,12 +294,8 @@ def test_adaptive_add_and_retire_keep_downloads(sws, pki):
     assert "QUIC steering on 127.0.0.1:%d: eBPF" % s.port in s.error_log()
     assert "keep worker_processes_max" not in s.error_log()
     first = set(s.children())
-    out = {}
     # wave A: on the one worker, before a second is added
-    wave_a = [threading.Thread(target=download, args=(s.port, "/slower.bin", out, "a%d" % i))
-              for i in range(2)]
-    for th in wave_a:
-        th.start()
+    out, wave_a = downloads(s, "/slower.bin", ["a0", "a1"])
     stop, errors = threading.Event(), []
     load = [threading.Thread(target=heavy, args=(s.port, stop, errors)) for _ in range(6)]
     for th in load:
@@ -296,10 +305,7 @@ def test_adaptive_add_and_retire_keep_downloads(sws, pki):
         second = set(s.children()) - first
         # wave B: spread over both, some on the worker to be retired (the
         # pick is a hash of the addresses: all 10 on one, 1 in 1024)
-        wave_b = [threading.Thread(target=download, args=(s.port, "/slower.bin", out,
-                                                          "b%d" % i)) for i in range(10)]
-        for th in wave_b:
-            th.start()
+        _, wave_b = downloads(s, "/slower.bin", ["b%d" % i for i in range(10)], out)
         time.sleep(0.5)
     finally:
         stop.set()
@@ -356,11 +362,7 @@ def test_quit_keeps_downloads_with_classic_bpf(sws, pki):
     s.signal(signal.SIGHUP)
     assert h.wait_for(lambda: not (first & set(s.children()))
                       and len(s.children()) == 2, 10), s.error_log(3000)
-    out = {}
-    threads = [threading.Thread(target=download, args=(s.port, "/slow.bin", out, i))
-               for i in range(4)]
-    for th in threads:
-        th.start()
+    out, threads = downloads(s, "/slow.bin", range(4))
     time.sleep(1.0)
     s.signal(signal.SIGQUIT)
     for th in threads:
