@@ -64,6 +64,7 @@ typedef struct {
      * and its socket's pseudo connection once the worker stops */
     sws_uint_t                        nconns;
     sws_connection_t                 *stopping;
+    sws_event_t                       goaway;   /* the final GOAWAYs are due */
 } sws_http_v3_addr_t;
 
 /* A server connection ID, found by its hash in the worker's table. */
@@ -105,7 +106,8 @@ struct sws_http_v3_conn_s {
     unsigned                 in_read:1;       /* inside ngtcp2_conn_read_pkt */
     unsigned                 app_error_set:1;
     unsigned                 gone:1;
-    unsigned                 draining:1;      /* GOAWAY sent: ends with its streams */
+    unsigned                 draining:1;      /* the worker stops: GOAWAY notice sent */
+    unsigned                 goaway:1;        /* final GOAWAY sent: ends with its streams */
 };
 
 /* A chunk of response data handed to nghttp3, kept until acknowledged. */

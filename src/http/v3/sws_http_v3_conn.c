@@ -26,6 +26,7 @@ static uint64_t           sws_h3_number = (uint64_t) 1 << 40;
 
 static void sws_http_v3_close(sws_http_v3_conn_t *qc);
 static void sws_http_v3_socket_close(sws_http_v3_addr_t *qa);
+static void sws_http_v3_goaway(sws_event_t *ev);
 static void sws_http_v3_close_with(sws_http_v3_conn_t *qc, int liberr);
 static sws_int_t sws_http_v3_write(sws_http_v3_conn_t *qc);
 
@@ -54,8 +55,8 @@ sws_http_v3_cid_make(ngtcp2_cid *cid)
     uint8_t b[SWS_H3_CID_LEN];
 
     b[0] = SWS_H3_CID_MAGIC;
-    b[1] = (uint8_t) (sws_worker >> 8);
-    b[2] = (uint8_t) sws_worker;
+    b[1] = (uint8_t) (sws_worker_slot >> 8);
+    b[2] = (uint8_t) sws_worker_slot;
     (void) gnutls_rnd(GNUTLS_RND_NONCE, b + 3, SWS_H3_CID_LEN - 3);
     ngtcp2_cid_init(cid, b, SWS_H3_CID_LEN);
 }
@@ -213,7 +214,14 @@ sws_http_v3_handshake_completed(ngtcp2_conn *conn, void *user_data)
 
     (void) conn;
     qc->handshake = 1;
-    return sws_http_v3_h3_start(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+    if (sws_http_v3_h3_start(qc) != SWS_OK) {
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    /* The worker began to stop during the handshake. */
+    if (qc->draining && nghttp3_conn_submit_shutdown_notice(qc->h3) != 0) {
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
 }
 
 static int
@@ -1052,10 +1060,20 @@ sws_http_v3_close_all(sws_udp_socket_t *us)
     }
 }
 
-/* The worker stops: each connection of the socket gets a GOAWAY (no new
- * requests) and ends with its last stream, an idle one at once; the socket
- * closes with the last connection (or the worker's shutdown timeout ends
- * it all). */
+/*
+ * The worker stops (QUIT, a reload, the adaptive runtime retiring it). Its
+ * connections' datagrams still come to it (their IDs name its slot, see
+ * sws_udp_steer.h), new connections go to other workers (an Initial that
+ * comes here all the same is dropped). As HTTP/2 does: each connection
+ * gets a GOAWAY notice (RFC 9114 5.2: the largest stream ID), which
+ * refuses none of the requests already on their way, and
+ * worker_shutdown_idle later the final GOAWAY with the last request
+ * stream received; it ends (CONNECTION_CLOSE, H3_NO_ERROR) when those are
+ * done, an idle one then at once. One still in its handshake gets the
+ * notice when it is done (and ends with the others if it is not by then).
+ * The socket closes with the last connection (or the worker's shutdown
+ * timeout ends it all).
+ */
 void
 sws_http_v3_udp_shutdown(sws_connection_t *c)
 {
@@ -1077,6 +1095,38 @@ sws_http_v3_udp_shutdown(sws_connection_t *c)
             continue;
         }
         qc->draining = 1;
+        if (qc->h3 == NULL) {
+            continue;                   /* the notice once its handshake is done */
+        }
+        if (nghttp3_conn_submit_shutdown_notice(qc->h3) != 0) {
+            sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
+            continue;
+        }
+        sws_http_v3_post_write(qc);
+    }
+    if (qa->stopping != NULL) {         /* (closed with the last connection) */
+        qa->goaway.data = us;
+        qa->goaway.handler = sws_http_v3_goaway;
+        sws_add_timer(&qa->goaway, sws_exiting_idle ? sws_exiting_idle : 1);
+    }
+}
+
+/* worker_shutdown_idle after the notice: every request the client sent
+ * before it read the notice has come. */
+static void
+sws_http_v3_goaway(sws_event_t *ev)
+{
+    sws_udp_socket_t   *us = ev->data;
+    sws_queue_t        *q, *next;
+    sws_http_v3_conn_t *qc;
+
+    for (q = sws_queue_head(&sws_h3_conns); q != sws_queue_sentinel(&sws_h3_conns); q = next) {
+        next = sws_queue_next(q);
+        qc = sws_queue_data(q, sws_http_v3_conn_t, queue);
+        if (qc->us != us || !qc->draining || qc->goaway || qc->closing) {
+            continue;
+        }
+        qc->goaway = 1;
         if (qc->h3 == NULL || qc->nstreams == 0 || nghttp3_conn_shutdown(qc->h3) != 0) {
             sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
             continue;
@@ -1088,7 +1138,7 @@ sws_http_v3_udp_shutdown(sws_connection_t *c)
 void
 sws_http_v3_drained(sws_http_v3_conn_t *qc)
 {
-    if (qc->draining && qc->nstreams == 0 && !qc->closing) {
+    if (qc->goaway && qc->nstreams == 0 && !qc->closing) {
         sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
     }
 }
@@ -1100,6 +1150,9 @@ sws_http_v3_socket_close(sws_http_v3_addr_t *qa)
     sws_udp_socket_t *us = c->data;
 
     qa->stopping = NULL;
+    if (qa->goaway.timer_set) {
+        sws_del_timer(&qa->goaway);
+    }
     if (us->listening) {
         us->listening->connection = NULL;
     }
