@@ -38,7 +38,6 @@
 #define SWS_H3_TRAIN          16          /* datagrams per write round (one GSO train) */
 #define SWS_H3_CHUNK          16384       /* response data copied per read_data */
 #define SWS_H3_INFLIGHT       (256 * 1024) /* unacknowledged response data per stream */
-#define SWS_H3_HANDSHAKE_MS   10000       /* a half-open connection, at most */
 
 typedef struct sws_http_v3_conn_s    sws_http_v3_conn_t;
 typedef struct sws_http_v3_stream_s  sws_http_v3_stream_t;
@@ -51,6 +50,8 @@ typedef struct {
     sws_int_t        gso;                 /* quic_gso */
     sws_str_t        host_key;            /* quic_host_key: a file */
     sws_str_t        alt_svc;             /* the Alt-Svc value over TCP; empty: none */
+    sws_uint_t       max_handshakes;      /* quic_max_handshakes: a worker's */
+    sws_uint_t       max_handshakes_addr; /* quic_max_handshakes_per_address */
 } sws_http_v3_srv_conf_t;
 
 /* One "listen ... quic" address: its socket's protocol data
@@ -63,6 +64,7 @@ typedef struct {
     /* the worker's (each has its copy): its connections on the address,
      * and its socket's pseudo connection once the worker stops */
     sws_uint_t                        nconns;
+    sws_uint_t                        nhandshakes;  /* of nconns, half-open */
     sws_connection_t                 *stopping;
 } sws_http_v3_addr_t;
 
@@ -106,6 +108,7 @@ struct sws_http_v3_conn_s {
     unsigned                 app_error_set:1;
     unsigned                 gone:1;
     unsigned                 draining:1;      /* GOAWAY sent: ends with its streams */
+    sws_queue_t              half_open;       /* the worker's handshakes in progress */
 };
 
 /* A chunk of response data handed to nghttp3, kept until acknowledged. */

@@ -13,12 +13,19 @@
 #include <arpa/inet.h>
 #include <gnutls/crypto.h>
 #include "sws_http_v3.h"
+#include "sws_http_ssl.h"
 #include "sws_process.h"
+
+/* How a new client fares against the handshakes already in progress. */
+#define SWS_H3_ROOM   0               /* welcome */
+#define SWS_H3_BUSY   1               /* its address proven first: a Retry */
+#define SWS_H3_FULL   2               /* not now (its Initial comes again) */
 
 /* The worker's connections and their IDs. */
 static sws_rbtree_t       sws_h3_cids;
 static sws_rbtree_node_t  sws_h3_cids_sentinel;
 static sws_queue_t        sws_h3_conns;
+static sws_queue_t        sws_h3_half_open;   /* handshakes in progress */
 static unsigned           sws_h3_ready;
 /* $connection of QUIC connections: numbered apart from TCP ones, from
  * 2^40 up in each worker, so that the two never meet. */
@@ -103,6 +110,7 @@ sws_http_v3_tables_init(void)
     if (!sws_h3_ready) {
         sws_rbtree_init(&sws_h3_cids, &sws_h3_cids_sentinel, sws_http_v3_cid_insert);
         sws_queue_init(&sws_h3_conns);
+        sws_queue_init(&sws_h3_half_open);
         sws_h3_ready = 1;
     }
 }
@@ -206,13 +214,72 @@ sws_http_v3_remove_cid(ngtcp2_conn *conn, const ngtcp2_cid *cid, void *user_data
     return 0;
 }
 
+/* ---- handshakes in progress ---- */
+
+static int
+sws_http_v3_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_INET6) {
+        return memcmp(&((const struct sockaddr_in6 *) a)->sin6_addr,
+                      &((const struct sockaddr_in6 *) b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+    }
+    return ((const struct sockaddr_in *) a)->sin_addr.s_addr
+           == ((const struct sockaddr_in *) b)->sin_addr.s_addr;
+}
+
+/* Half-open connections cost a TLS handshake's work and memory each
+ * and ask nothing of a client that need not even have its address: a
+ * worker keeps at most quic_max_handshakes of them on an address, and
+ * at most quic_max_handshakes_per_address from one client address (its
+ * port aside). Past half the first, or at the second, a new client
+ * proves its address with a Retry first, which keeps no state here: a
+ * flood of Initials from addresses that do not answer stops at that. */
+static sws_uint_t
+sws_http_v3_handshakes_load(sws_http_v3_addr_t *qa, const struct sockaddr_storage *peer)
+{
+    sws_http_v3_srv_conf_t *conf = qa->conf;
+    sws_http_v3_conn_t     *qc;
+    sws_queue_t            *q;
+    sws_uint_t              n = 0;
+
+    if (qa->nhandshakes >= conf->max_handshakes) {
+        return SWS_H3_FULL;
+    }
+    for (q = sws_queue_head(&sws_h3_half_open); q != sws_queue_sentinel(&sws_h3_half_open);
+         q = sws_queue_next(q))
+    {
+        qc = sws_queue_data(q, sws_http_v3_conn_t, half_open);
+        if (qc->qa == qa && sws_http_v3_same_ip(&qc->peer, peer)
+            && ++n >= conf->max_handshakes_addr)
+        {
+            return SWS_H3_FULL;
+        }
+    }
+    return qa->nhandshakes >= conf->max_handshakes / 2 ? SWS_H3_BUSY : SWS_H3_ROOM;
+}
+
+/* The handshake is over (done, or the connection gone). */
+static void
+sws_http_v3_handshake_over(sws_http_v3_conn_t *qc)
+{
+    if (!qc->handshake) {
+        qc->handshake = 1;
+        sws_queue_remove(&qc->half_open);
+        qc->qa->nhandshakes--;
+    }
+}
+
 static int
 sws_http_v3_handshake_completed(ngtcp2_conn *conn, void *user_data)
 {
     sws_http_v3_conn_t *qc = user_data;
 
     (void) conn;
-    qc->handshake = 1;
+    sws_http_v3_handshake_over(qc);
     return sws_http_v3_h3_start(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
@@ -667,6 +734,7 @@ sws_http_v3_close(sws_http_v3_conn_t *qc)
     if (qc->post.posted) {
         sws_delete_posted_event(&qc->post);
     }
+    sws_http_v3_handshake_over(qc);
     sws_queue_remove(&qc->queue);
     if (--qc->qa->nconns == 0 && qc->qa->stopping) {
         sws_http_v3_socket_close(qc->qa);
@@ -735,7 +803,10 @@ sws_http_v3_timeout(sws_event_t *ev)
     if (rv != 0) {
         /* The idle timeout (or the handshake's): gone without a word
          * (RFC 9000 10.1). */
-        sws_log_debug(qc->session.log, "QUIC connection timed out: %s", ngtcp2_strerror(rv));
+        sws_log_error(SWS_LOG_INFO, qc->session.log, 0, "client %.*s timed out (QUIC %s)",
+                      (int) qc->session.addr_text.len, qc->session.addr_text.data,
+                      rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT ? "handshake"
+                      : rv == NGTCP2_ERR_IDLE_CLOSE ? "idle timeout" : ngtcp2_strerror(rv));
         sws_http_v3_close(qc);
         return;
     }
@@ -842,6 +913,7 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     ngtcp2_path                path;
     ngtcp2_cid                 scid, odcid;
     ngtcp2_tstamp              now = sws_http_v3_now();
+    sws_uint_t                 load;
     int                        retried = 0;
 
     sws_memzero(&odcid, sizeof(odcid));
@@ -849,11 +921,8 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     if (ngtcp2_accept(&hd, d->data, d->len) != 0 || hd.type != NGTCP2_PKT_INITIAL) {
         return NULL;
     }
-    if (conf->retry) {
-        if (hd.token.len == 0 || hd.token.base[0] != NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
-            sws_http_v3_send_retry(us, d, &hd);
-            return NULL;
-        }
+    load = sws_http_v3_handshakes_load(qa, &d->peer);
+    if (hd.token.len && hd.token.base[0] == NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
         if (ngtcp2_crypto_verify_retry_token(&odcid, hd.token.base, hd.token.len, qa->key,
                                              SWS_H3_KEY_LEN, hd.version,
                                              (const ngtcp2_sockaddr *) &d->peer, d->peerlen,
@@ -862,6 +931,13 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
             return NULL;                /* forged, or too old: dropped */
         }
         retried = 1;
+    } else if (conf->retry || load != SWS_H3_ROOM) {
+        sws_http_v3_send_retry(us, d, &hd);
+        return NULL;
+    }
+    if (load == SWS_H3_FULL) {
+        sws_log_debug(us->log, "QUIC handshakes: no room for a new one");
+        return NULL;
     }
 
     pool = sws_pool_create(4096, us->log);
@@ -890,6 +966,8 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     sws_queue_init(&qc->cid_free);
     sws_queue_insert_tail(&sws_h3_conns, &qc->queue);
     qa->nconns++;
+    sws_queue_insert_tail(&sws_h3_half_open, &qc->half_open);
+    qa->nhandshakes++;
 
     if (sws_http_v3_session_init(qc) != SWS_OK) {
         goto failed;
@@ -899,7 +977,10 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     ngtcp2_settings_default(&settings);
     settings.initial_ts = now;
     settings.max_tx_udp_payload_size = SWS_H3_MAX_UDP;
-    settings.handshake_timeout = SWS_H3_HANDSHAKE_MS * NGTCP2_MILLISECONDS;
+    /* ssl_handshake_timeout, as over TCP */
+    settings.handshake_timeout = (ngtcp2_duration) ((sws_http_ssl_srv_conf_t *)
+                                     qc->session.cscf->ctx->srv_conf[sws_http_ssl_module.index])
+                                 ->handshake_timeout * NGTCP2_MILLISECONDS;
     /* Request bodies: the windows start at http3_stream_buffer_size and
      * grow with the path (ngtcp2's auto-tuning) up to these. */
     settings.max_stream_window = 16 * 1024 * 1024;

@@ -1,0 +1,182 @@
+"""HTTP/3 connections: half-open handshakes bounded (quic_max_handshakes,
+quic_max_handshakes_per_address, a Retry first past half of them) and
+timed out (ssl_handshake_timeout), a client that goes silent cut at the
+idle timeout without holding others up, and connection migration (a NAT
+rebinding, a new client address with path validation) in the middle of a
+download. Floods are made of a real client's Initial protected again under
+new connection IDs (quicinitial.py), so that each is a new connection the
+server answers with a full handshake flight."""
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import tlsutil as t
+from test_http3 import GTLS, h3get, _initial_from_client, log_lines
+
+quicinitial = pytest.importorskip("quicinitial")
+pytestmark = pytest.mark.skipif(GTLS is None, reason="gtlsclient (ngtcp2-client) is missing")
+
+BODY = os.urandom(300000)
+FILES = {"html/hello.txt": b"Hello, HTTP/3!\n", "html/slow.bin": BODY}
+
+
+def flood(port, initial, count):
+    """count new connections' Initials from one UDP socket; returns the
+    socket (the server's answers wait there)."""
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.1", 0))
+    dlen = initial[5]
+    for _ in range(count):
+        u.sendto(quicinitial.with_new_dcid(initial, os.urandom(dlen)), ("127.0.0.1", port))
+    return u
+
+
+def answers(u, quiet=0.5):
+    """The datagrams that came to u until it was quiet for `quiet` s."""
+    got = []
+    u.settimeout(quiet)
+    try:
+        while True:
+            got.append(u.recvfrom(65536)[0])
+    except socket.timeout:
+        pass
+    return got
+
+
+def server_scids(datagrams):
+    """The server's connection IDs in the long-header packets answered:
+    one per connection it keeps (a Retry's ID is not kept)."""
+    ids = set()
+    for d in datagrams:
+        if quicinitial.packet_type(d) in ("initial", "handshake"):
+            n = d[5]
+            ids.add(d[7 + n:7 + n + d[6 + n]])
+    return ids
+
+
+def test_flood_of_initials_gets_retry(sws, pki):
+    s = t.launch(sws, pki, files=FILES, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        quic_max_handshakes 8;
+    """)
+    initial = _initial_from_client(s.port)
+    u = flood(s.port, initial, 40)
+    try:
+        got = answers(u)
+    finally:
+        u.close()
+    kinds = [quicinitial.packet_type(d) for d in got]
+    # half of quic_max_handshakes got a handshake, the others a Retry
+    assert len(server_scids(got)) == 4, kinds
+    assert kinds.count("retry") == 36, kinds
+    # a real client goes through a Retry and is served
+    r = h3get(s.port, "/hello.txt")
+    assert r.status() == 200, r.out[-3000:]
+    assert re.search(r"type=Retry", r.out)
+    assert s.alive()
+
+
+def test_handshakes_per_address_and_timeout(sws, pki):
+    """Two half-open handshakes from 127.0.0.1 at most: more get a Retry,
+    and a client proven by one waits until the half-open ones time out
+    (ssl_handshake_timeout 1s), then is served."""
+    s = t.launch(sws, pki, files=FILES, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        quic_max_handshakes_per_address 2;
+        ssl_handshake_timeout 1s;
+    """)
+    initial = _initial_from_client(s.port)
+    u = flood(s.port, initial, 10)
+    start = time.monotonic()
+    try:
+        got = answers(u, quiet=0.3)
+        kinds = [quicinitial.packet_type(d) for d in got]
+        assert len(server_scids(got)) == 2, kinds
+        assert kinds.count("retry") == 8, kinds
+        r = h3get(s.port, "/hello.txt", timeout=20)
+        took = time.monotonic() - start
+        assert r.status() == 200, r.out[-3000:]
+        # it could not have been before the half-open ones went
+        assert took >= 0.9
+        # they went at the handshake timeout, and their flights stopped
+        log = s.error_log()
+        assert log.count("timed out (QUIC handshake)") == 2, log[-2000:]
+        answers(u, quiet=0.1)
+        assert answers(u, quiet=0.5) == []
+    finally:
+        u.close()
+
+
+def test_silent_client_cut_at_idle_timeout(sws, pki):
+    """A client stops in the middle of a download (SIGSTOP: no more
+    acknowledgements): the server drops it at its idle timeout
+    (keepalive_timeout 1s), logs the request, and serves others meanwhile."""
+    s = t.launch(sws, pki, files=FILES, keepalive="1s", http="""
+    log_format h3 "$request $status $body_bytes_sent";
+    access_log @TMP@/h3.log h3;
+""", server="""
+        listen 127.0.0.1:@PORT@ quic;
+        location = /slow.bin { limit_rate 100k; }
+    """)
+    d = tempfile.mkdtemp(prefix="swsh3")
+    p = subprocess.Popen([GTLS, "-q", "--timeout=30s", "--download", d, "127.0.0.1",
+                          str(s.port), "https://localhost:%d/slow.bin" % s.port],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(0.6)
+        p.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        # others are served while it is silent
+        r = h3get(s.port, "/hello.txt")
+        assert r.status() == 200
+        lines = log_lines(s, want=2, timeout=8)
+        took = time.monotonic() - stopped
+        log = s.error_log()
+        assert "timed out (QUIC idle timeout)" in log, log[-2000:]
+        assert took < 6
+        cut = [x for x in lines if x.startswith("GET /slow.bin")]
+        assert cut, lines
+        sent = int(cut[0].split()[-1])
+        assert 0 < sent < len(BODY)
+    finally:
+        p.send_signal(signal.SIGCONT)
+        p.kill()
+        p.wait()
+        subprocess.run(["rm", "-rf", d])
+
+
+@pytest.mark.parametrize("nat", [True, False], ids=["nat-rebinding", "new-address"])
+def test_migration_during_download(sws, pki, nat):
+    """The client moves to another local port 0.3 s after the handshake:
+    a migration it starts itself with path validation, in the middle of a
+    3 s download; or a NAT rebinding (it just sends from there): the
+    server validates the new path, and the connection and the download go
+    on."""
+    s = t.launch(sws, pki, files=FILES, http="""
+    log_format h3 "$remote_addr $request $status $body_bytes_sent";
+    access_log @TMP@/h3.log h3;
+""", server="""
+        listen 127.0.0.1:@PORT@ quic;
+        location = /slow.bin { limit_rate 100k; }
+    """)
+    # (A rebound gtlsclient ignores what comes to its old port and sends
+    # nothing until it has something to send, where a NAT would keep the
+    # client acknowledging: so here its request goes 0.3 s after the
+    # rebinding, from the new port, while the server still knows the old.)
+    extra = (["--change-local-addr=300ms", "--nat-rebinding", "--delay-stream=600ms"] if nat
+             else ["--change-local-addr=300ms"])
+    r = h3get(s.port, "/slow.bin", timeout=30, extra=extra)
+    assert r.status() == 200, r.out[-3000:]
+    assert r.bodies.get("slow.bin") == BODY
+    assert r.out.count("QUIC handshake has completed") == 1
+    # the client did move, and the server validated its new path
+    assert "Local address is now" in r.out
+    assert re.search(r"frm rx \d+ 1RTT PATH_CHALLENGE", r.out), r.out[-3000:]
+    assert log_lines(s, want=1)[0].endswith("GET /slow.bin HTTP/3.0 200 %d" % len(BODY))
