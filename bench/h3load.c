@@ -5,6 +5,7 @@
  *
  *   h3load [-c N] [-m M] [-n REQUESTS | -d SECONDS] [-k] [--no-gso]
  *          [--method M] [--data TEXT|@FILE] [-H 'Name: value']...
+ *          [--trailer 'name: value']... [--expect-continue]
  *          [--print] [-o FILE] [--json] URL [PATH|URL]...
  *
  * N connections, each keeping M requests (streams) in flight; the requests
@@ -80,6 +81,9 @@ static struct {
     size_t datalen;
     const char *headers[MAX_HEADERS];
     int nheaders;
+    const char *trailers[MAX_HEADERS];  /* after a request body (--trailer) */
+    int ntrailers;
+    int expect_continue;        /* the body waits for a 100 (Continue) */
     const char *host;           /* as in the URL */
     const char *port;
     char authority[300];
@@ -103,6 +107,7 @@ struct stream {
     uint64_t body;
     int status;
     int ended;                  /* the response's end seen */
+    int continued;              /* a 100 (Continue) came (--expect-continue) */
     struct stream *next_free;
 };
 
@@ -203,18 +208,6 @@ static int issuing(uint64_t now)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static nghttp3_ssize read_body(nghttp3_conn *h3, int64_t stream_id, nghttp3_vec *vec,
-                               size_t veccnt, uint32_t *pflags, void *user_data,
-                               void *stream_user_data)
-{
-    (void) h3; (void) stream_id; (void) veccnt; (void) user_data; (void) stream_user_data;
-    /* the whole body at once: it lives as long as the run */
-    vec[0].base = (uint8_t *) opt.data;
-    vec[0].len = opt.datalen;
-    *pflags |= NGHTTP3_DATA_FLAG_EOF;
-    return 1;
-}
-
 static nghttp3_nv make_nv(const char *name, size_t namelen, const char *value, size_t valuelen)
 {
     nghttp3_nv nv = {
@@ -222,6 +215,43 @@ static nghttp3_nv make_nv(const char *name, size_t namelen, const char *value, s
         .namelen = namelen, .valuelen = valuelen, .flags = NGHTTP3_NV_FLAG_NONE,
     };
     return nv;
+}
+
+/* "Name: value" fields (-H, --trailer) appended to nva at n. */
+static size_t add_fields(nghttp3_nv *nva, size_t n, const char **fields, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const char *h = fields[i], *colon = strchr(h, ':');
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        nva[n++] = make_nv(h, (size_t) (colon - h), v, strlen(v));
+    }
+    return n;
+}
+
+static nghttp3_ssize read_body(nghttp3_conn *h3, int64_t stream_id, nghttp3_vec *vec,
+                               size_t veccnt, uint32_t *pflags, void *user_data,
+                               void *stream_user_data)
+{
+    nghttp3_nv nva[MAX_HEADERS];
+    struct stream *s = stream_user_data;
+
+    (void) veccnt; (void) user_data;
+    if (opt.expect_continue && !s->continued)
+        return NGHTTP3_ERR_WOULDBLOCK;  /* resumed by the 100 */
+    /* the whole body at once: it lives as long as the run */
+    vec[0].base = (uint8_t *) opt.data;
+    vec[0].len = opt.datalen;
+    *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    if (opt.ntrailers) {
+        /* the stream ends with the trailer section instead */
+        *pflags |= NGHTTP3_DATA_FLAG_NO_END_STREAM;
+        if (nghttp3_conn_submit_trailers(h3, stream_id, nva,
+                                         add_fields(nva, 0, opt.trailers, opt.ntrailers)) != 0)
+            return NGHTTP3_ERR_CALLBACK_FAILURE;
+    }
+    return 1;
 }
 
 static int submit_one(struct conn *c)
@@ -255,13 +285,9 @@ static int submit_one(struct conn *c)
         snprintf(lenbuf, sizeof(lenbuf), "%zu", opt.datalen);
         nva[n++] = make_nv("content-length", 14, lenbuf, strlen(lenbuf));
     }
-    for (int i = 0; i < opt.nheaders; i++) {
-        const char *h = opt.headers[i], *colon = strchr(h, ':');
-        const char *v = colon + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        nva[n++] = make_nv(h, (size_t) (colon - h), v, strlen(v));
-    }
+    if (opt.data && opt.expect_continue)
+        nva[n++] = make_nv("expect", 6, "100-continue", 12);
+    n = add_fields(nva, n, opt.headers, opt.nheaders);
     nghttp3_data_reader dr = { .read_data = read_body };
     rv = nghttp3_conn_submit_request(c->h3, id, nva, n, opt.data ? &dr : NULL, s);
     if (rv != 0) {
@@ -388,6 +414,11 @@ static int h3_recv_header(nghttp3_conn *h3, int64_t stream_id, int32_t token,
         /* an interim (1xx) answer is followed by the final one */
         if (code >= 200 || !s->status)
             s->status = code;
+        if (code == 100 && opt.expect_continue && !s->continued) {
+            s->continued = 1;
+            if (nghttp3_conn_resume_stream(h3, stream_id) != 0)
+                return NGHTTP3_ERR_CALLBACK_FAILURE;
+        }
     }
     if (opt.print)
         printf("%.*s: %.*s\n", (int) n.len, n.base, (int) v.len, v.base);
@@ -1102,6 +1133,8 @@ static void usage(FILE *f)
           "  -H 'Name: v'    a request header (repeatable)\n"
           "  --method M      request method (GET)\n"
           "  --data TEXT     request body; @FILE reads it from FILE\n"
+          "  --trailer 'n: v' a trailer field after the body (repeatable)\n"
+          "  --expect-continue  send Expect: 100-continue, the body after the 100\n"
           "  --window BYTES  a stream's initial receive window (1 MiB)\n"
           "  --no-gso        send datagrams one by one and read without GRO\n"
           "  --print         print the responses' header fields\n"
@@ -1166,6 +1199,8 @@ int main(int argc, char **argv)
         { "method", required_argument, NULL, 'M' },
         { "data", required_argument, NULL, 'D' },
         { "window", required_argument, NULL, 'W' },
+        { "trailer", required_argument, NULL, 'T' },
+        { "expect-continue", no_argument, NULL, 'E' },
         { "no-gso", no_argument, NULL, 'G' },
         { "print", no_argument, NULL, 'P' },
         { "json", no_argument, NULL, 'J' },
@@ -1196,6 +1231,12 @@ int main(int argc, char **argv)
             for (char *p = optarg; *p != ':'; p++)
                 *p = (char) tolower((unsigned char) *p);
             opt.headers[opt.nheaders++] = optarg;
+            break;
+        case 'E': opt.expect_continue = 1; break;
+        case 'T':
+            if (opt.ntrailers == MAX_HEADERS || !strchr(optarg, ':'))
+                die("--trailer takes 'name: value', at most %d", MAX_HEADERS);
+            opt.trailers[opt.ntrailers++] = optarg;
             break;
         case 'o': opt.output = optarg; break;
         case 'M': opt.method = optarg; break;
