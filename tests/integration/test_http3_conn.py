@@ -180,3 +180,165 @@ def test_migration_during_download(sws, pki, nat):
     assert "Local address is now" in r.out
     assert re.search(r"frm rx \d+ 1RTT PATH_CHALLENGE", r.out), r.out[-3000:]
     assert log_lines(s, want=1)[0].endswith("GET /slow.bin HTTP/3.0 200 %d" % len(BODY))
+
+
+# ---- 0-RTT ----
+
+EARLY_LOG = """
+    log_format early "$request $status $ssl_early_data";
+    access_log @TMP@/early.log early;
+"""
+
+
+def resume(port, d, path="/hello.txt", method=None, data=None):
+    """gtlsclient keeping its TLS session and the server's transport
+    parameters in directory d: the first run stores them, the next ones
+    resume and send their requests in 0-RTT."""
+    return h3get(port, path, method=method, data=data,
+                 extra=["--session-file", str(d / "sess"), "--tp-file", str(d / "tp")])
+
+
+def early_log(srv, want):
+    return log_lines(srv, name="early.log", want=want)
+
+
+class Relay:
+    """A UDP relay on 127.0.0.1 in front of the server's port that keeps
+    what the client sent, in order (a thread; stop() ends it)."""
+
+    def __init__(self, port):
+        import threading
+        self.server = ("127.0.0.1", port)
+        self.front = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.front.bind(("127.0.0.1", 0))
+        self.back = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.back.connect(self.server)
+        self.port = self.front.getsockname()[1]
+        self.sent = []              # (datagram, whether the server had answered yet)
+        self.answered = False
+        self.client = None
+        self.running = True
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        import select
+        while self.running:
+            ready, _, _ = select.select([self.front, self.back], [], [], 0.1)
+            for s in ready:
+                if s is self.front:
+                    data, self.client = self.front.recvfrom(65536)
+                    self.sent.append((data, self.answered))
+                    self.back.send(data)
+                else:
+                    data = self.back.recv(65536)
+                    self.answered = True
+                    if self.client:
+                        self.front.sendto(data, self.client)
+
+    def first_flight(self):
+        """What the client sent before the server said anything."""
+        return [d for d, answered in self.sent if not answered]
+
+    def stop(self):
+        self.running = False
+        self.thread.join(2)
+        self.front.close()
+        self.back.close()
+
+
+def test_0rtt_off_by_default(sws, pki, tmp_path):
+    """Without ssl_early_data a resuming client's 0-RTT is refused: it
+    sends its request again after the handshake."""
+    s = t.launch(sws, pki, files=FILES, http=EARLY_LOG,
+                 server="        listen 127.0.0.1:@PORT@ quic;\n")
+    assert resume(s.port, tmp_path).status() == 200
+    r = resume(s.port, tmp_path)
+    assert r.status() == 200 and r.bodies.get("hello.txt") == FILES["html/hello.txt"]
+    assert "type=0RTT" in r.out             # it tried
+    assert early_log(s, 2) == ["GET /hello.txt HTTP/3.0 200 -"] * 2
+
+
+def test_0rtt_requests(sws, pki, tmp_path):
+    """ssl_early_data on: a resumed client's request is served from its
+    0-RTT packets, marked ($ssl_early_data 1); an unsafe method there gets
+    425 Too Early (RFC 8470), as in TLS early data over TCP."""
+    s = t.launch(sws, pki, files=FILES, http=EARLY_LOG, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        ssl_early_data on;
+        location = /post { return 200 posted; }
+    """)
+    assert resume(s.port, tmp_path).status() == 200
+    r = resume(s.port, tmp_path)
+    assert r.status() == 200 and r.bodies.get("hello.txt") == FILES["html/hello.txt"]
+    r = resume(s.port, tmp_path, "/post", method="POST", data=b"x=1")
+    assert r.status() == 425, r.out[-3000:]
+    assert early_log(s, 3) == ["GET /hello.txt HTTP/3.0 200 -", "GET /hello.txt HTTP/3.0 200 1",
+                               "POST /post HTTP/3.0 425 1"]
+    # a full handshake's requests are not early
+    r = h3get(s.port, "/post", method="POST", data=b"x=1")
+    assert r.status() == 200
+    assert early_log(s, 4)[3] == "POST /post HTTP/3.0 200 -"
+
+
+def test_0rtt_replay_refused(sws, pki, tmp_path):
+    """The first flight of a 0-RTT connection (its Initial and 0-RTT
+    packets), sent again from elsewhere: the server makes a connection of
+    it, but its early data is refused, so the request is not served twice."""
+    s = t.launch(sws, pki, files=FILES, http=EARLY_LOG, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        ssl_early_data on;
+    """)
+    assert resume(s.port, tmp_path).status() == 200
+    relay = Relay(s.port)
+    try:
+        r = resume(relay.port, tmp_path)
+    finally:
+        relay.stop()
+    assert r.status() == 200
+    assert early_log(s, 2)[1] == "GET /hello.txt HTTP/3.0 200 1"
+    flight = relay.first_flight()
+    assert any(quicinitial.packet_type(d) == "initial" for d in flight)
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for d in flight:
+            u.sendto(d, ("127.0.0.1", s.port))
+        got = answers(u)
+    finally:
+        u.close()
+    assert got, "the replayed Initial was not answered"
+    time.sleep(0.3)
+    assert len(early_log(s, 3, )) == 2, early_log(s, 3)
+    assert "QUIC 0-RTT refused: the ClientHello was seen before" in s.error_log()
+
+
+def test_0rtt_ticket_key(sws, pki, tmp_path):
+    """ssl_session_ticket_key: a ticket of one server is good for 0-RTT on
+    another with the same key file, not on one whose limits differ (the
+    client's remembered transport parameters would be wrong: RFC 9000
+    7.4.1), nor on one without the file."""
+    keyfile = tmp_path / "ticket.key"
+    keyfile.write_bytes(os.urandom(80))
+    servers = []
+    for extra in ("ssl_session_ticket_key %s;" % keyfile,
+                  "ssl_session_ticket_key %s;" % keyfile,
+                  "ssl_session_ticket_key %s; http3_max_concurrent_streams 50;" % keyfile,
+                  ""):
+        servers.append(t.launch(sws, pki, files=FILES, http=EARLY_LOG, server="""
+        listen 127.0.0.1:@PORT@ quic;
+        ssl_early_data on;
+        %s
+    """ % extra))
+    a, b, other_limits, no_key = servers
+    d = tmp_path / "client"
+    d.mkdir()
+    assert resume(a.port, d).status() == 200
+    assert resume(b.port, d).status() == 200
+    assert early_log(b, 1) == ["GET /hello.txt HTTP/3.0 200 1"]
+    for srv in (other_limits, no_key):
+        e = tmp_path / ("c%d" % srv.port)
+        e.mkdir()
+        for f in ("sess", "tp"):
+            (e / f).write_bytes((d / f).read_bytes())
+        assert resume(srv.port, e).status() == 200
+        assert early_log(srv, 1) == ["GET /hello.txt HTTP/3.0 200 -"]

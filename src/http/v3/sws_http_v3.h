@@ -61,6 +61,13 @@ typedef struct {
     sws_http_v3_srv_conf_t           *conf;     /* the default server's */
     gnutls_certificate_credentials_t  creds;
     u_char                            key[SWS_H3_KEY_LEN];
+    /* Resumption and 0-RTT (the default server's ssl_session_tickets,
+     * ssl_session_ticket_key, ssl_session_timeout, ssl_early_data) */
+    gnutls_datum_t                    ticket_key;   /* empty: no tickets */
+    unsigned                          ticket_lifetime;
+    gnutls_anti_replay_t              anti_replay;  /* NULL: no 0-RTT */
+    sws_shm_zone_t                   *replay;       /* ClientHellos seen (sws_ssl_replay.c) */
+    sws_log_t                        *log;          /* the worker's socket's */
     /* the worker's (each has its copy): its connections on the address,
      * and its socket's pseudo connection once the worker stops */
     sws_uint_t                        nconns;
@@ -174,6 +181,10 @@ extern const sws_http_proto_t sws_http_v3_proto;
 /* sws_http_v3_tls.c */
 sws_int_t sws_http_v3_tls_credentials(sws_conf_t *cf, sws_http_v3_addr_t *qa);
 sws_int_t sws_http_v3_tls_session(sws_http_v3_conn_t *qc);
+/* The handshake is complete: a session ticket, where they are on. */
+sws_int_t sws_http_v3_tls_ticket(sws_http_v3_conn_t *qc);
+/* The client's 0-RTT data was accepted. */
+int       sws_http_v3_tls_early(sws_http_v3_conn_t *qc);
 /* sws_http_v3_conn.c */
 void      sws_http_v3_read_handler(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n);
 void      sws_http_v3_udp_shutdown(sws_connection_t *c);

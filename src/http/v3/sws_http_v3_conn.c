@@ -280,6 +280,26 @@ sws_http_v3_handshake_completed(ngtcp2_conn *conn, void *user_data)
 
     (void) conn;
     sws_http_v3_handshake_over(qc);
+    if ((qc->h3 == NULL && sws_http_v3_h3_start(qc) != SWS_OK)
+        || sws_http_v3_tls_ticket(qc) != SWS_OK)
+    {
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+/* The 1-RTT keys are there (the server's flight is made): HTTP/3 starts
+ * and its streams go with the server's first 1-RTT packets. (The requests
+ * of 0-RTT may come before: their data starts it then.) */
+static int
+sws_http_v3_recv_rx_key(ngtcp2_conn *conn, ngtcp2_crypto_level level, void *user_data)
+{
+    sws_http_v3_conn_t *qc = user_data;
+
+    (void) conn;
+    if (level != NGTCP2_CRYPTO_LEVEL_APPLICATION || qc->h3) {
+        return 0;
+    }
     return sws_http_v3_h3_start(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
@@ -292,7 +312,8 @@ sws_http_v3_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t id, uint
 
     (void) offset;
     (void) stream_data;
-    if (qc->h3 == NULL) {
+    if (qc->h3 == NULL && sws_http_v3_h3_start(qc) != SWS_OK) {
+        /* (0-RTT stream data comes before the 1-RTT keys) */
         return NGTCP2_ERR_CALLBACK_FAILURE;
     }
     n = nghttp3_conn_read_stream(qc->h3, id, data, len, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
@@ -406,6 +427,7 @@ static const ngtcp2_callbacks sws_http_v3_callbacks = {
     .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
     .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
     .handshake_completed = sws_http_v3_handshake_completed,
+    .recv_rx_key = sws_http_v3_recv_rx_key,
     .encrypt = ngtcp2_crypto_encrypt_cb,
     .decrypt = ngtcp2_crypto_decrypt_cb,
     .hp_mask = ngtcp2_crypto_hp_mask_cb,
@@ -456,11 +478,15 @@ sws_http_v3_transport_local_addr(sws_http_session_t *s, struct sockaddr_storage 
     return SWS_OK;
 }
 
+/* A request whose head is complete before the handshake is came in 0-RTT
+ * (1-RTT packets are not read before then). */
 static int
 sws_http_v3_transport_tls_early(sws_http_session_t *s)
 {
-    (void) s;
-    return 0;                           /* no 0-RTT yet */
+    sws_http_v3_conn_t *qc = (sws_http_v3_conn_t *) ((u_char *) s
+                                                      - offsetof(sws_http_v3_conn_t, session));
+
+    return !qc->handshake && sws_http_v3_tls_early(qc);
 }
 
 static const sws_http_transport_t sws_http_v3_transport = {

@@ -236,6 +236,7 @@ sws_http_v3_init_worker(sws_cycle_t *cycle)
             && lss[i]->connection)
         {
             lss[i]->connection->shutdown = sws_http_v3_udp_shutdown;
+            ((sws_http_v3_addr_t *) lss[i]->servers)->log = lss[i]->connection->log;
         }
     }
     return SWS_OK;
