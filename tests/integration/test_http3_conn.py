@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+import h3client
 import tlsutil as t
 from test_http3 import GTLS, h3get, _initial_from_client, log_lines
 
@@ -342,3 +343,40 @@ def test_0rtt_ticket_key(sws, pki, tmp_path):
             (e / f).write_bytes((d / f).read_bytes())
         assert resume(srv.port, e).status() == 200
         assert early_log(srv, 1) == ["GET /hello.txt HTTP/3.0 200 -"]
+
+
+# ---- protocol errors ----
+
+# Bytes on a request stream (h3load --raw) and what the server must answer:
+# the connection closed with the error of RFC 9114 / RFC 9204.
+FRAME_ERRORS = [
+    # DATA before HEADERS (RFC 9114 4.1): H3_FRAME_UNEXPECTED
+    ("0003616263", "closed by the server: application error 0x105"),
+    # SETTINGS on a request stream (7.2.4)
+    ("0400", "closed by the server: application error 0x105"),
+    # HTTP/2's PING frame type, reserved (7.2.8)
+    ("0600", "closed by the server: application error 0x105"),
+    # a HEADERS frame cut short by the end of the stream (7.1): H3_FRAME_ERROR
+    ("01100000", "closed by the server: application error 0x106"),
+    # a field line of a static table index past its end (RFC 9204 3.1, 6):
+    # QPACK_DECOMPRESSION_FAILED
+    ("01040000ff25", "closed by the server: application error 0x200"),
+]
+
+
+@pytest.mark.skipif(h3client.h3load_missing() is not None,
+                    reason=str(h3client.h3load_missing()))
+def test_protocol_errors(sws, pki):
+    s = t.launch(sws, pki, files=FILES, server="        listen 127.0.0.1:@PORT@ quic;\n")
+    url = "https://127.0.0.1:%d/hello.txt" % s.port
+    for raw, error in FRAME_ERRORS:
+        r = h3client.h3load(url, "-n", "1", "-c", "1", "--raw", raw, print_headers=False,
+                            timeout=10)
+        assert error in r.summary["error"], (raw, r.summary)
+    # a malformed request (a HEADERS of :method alone, RFC 9114 4.1.2): a
+    # stream error, H3_MESSAGE_ERROR; the connection serves on
+    r = h3client.h3load(url, "-n", "3", "-c", "1", "--raw", "01030000d1",
+                        print_headers=False, timeout=10)
+    assert "raw stream was reset by the server: error 0x10e" in r.summary["error"], r.summary
+    assert r.summary["status"]["2xx"] == 3
+    assert s.alive()
