@@ -12,10 +12,9 @@ import time
 import pytest
 
 import h3client
-import phpfpm
 import tlsutil as t
-from test_fastcgi_php import www_files
-from test_http3 import GTLS, h3get, log_lines
+from test_fastcgi_php import fpm, www_files  # noqa: F401 (fpm: a fixture)
+from test_http3 import GTLS, h3get, log_lines, origin_mod  # noqa: F401 (a fixture)
 
 pytestmark = [
     pytest.mark.skipif(h3client.h3load_missing() is not None,
@@ -54,22 +53,6 @@ SERVER = """
             client_max_body_size 10m;
         }
 """
-
-
-@pytest.fixture(scope="module")
-def origin_mod():
-    from proxyorigin import Origin
-    o = Origin("h3apps")
-    yield o
-    o.stop()
-
-
-@pytest.fixture(scope="module")
-def fpm(tmp_path_factory):
-    f = phpfpm.PhpFpm(tmp_path_factory.mktemp("fpm"), children=2)
-    f.start()
-    yield f
-    f.stop()
 
 
 @pytest.fixture(scope="module")
