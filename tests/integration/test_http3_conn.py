@@ -1,9 +1,11 @@
 """HTTP/3 connections: half-open handshakes bounded (quic_max_handshakes,
 quic_max_handshakes_per_address, a Retry first past half of them) and
 timed out (ssl_handshake_timeout), a client that goes silent cut at the
-idle timeout without holding others up, and connection migration (a NAT
-rebinding, a new client address with path validation) in the middle of a
-download. Floods are made of a real client's Initial protected again under
+idle timeout without holding others up, connection migration (a NAT
+rebinding, a new client address with path validation in the middle of a
+download), 0-RTT (off by default, marked, 425 for unsafe methods, a
+replay refused, tickets keyed by ssl_session_ticket_key), and HTTP/3 and
+QPACK errors answered with their codes. Floods are made of a real client's Initial protected again under
 new connection IDs (quicinitial.py), so that each is a new connection the
 server answers with a full handshake flight."""
 import os
@@ -17,10 +19,10 @@ import time
 import pytest
 
 import h3client
+import quicinitial
 import tlsutil as t
 from test_http3 import GTLS, h3get, _initial_from_client, log_lines
 
-quicinitial = pytest.importorskip("quicinitial")
 pytestmark = pytest.mark.skipif(GTLS is None, reason="gtlsclient (ngtcp2-client) is missing")
 
 BODY = os.urandom(300000)
@@ -61,6 +63,11 @@ def server_scids(datagrams):
     return ids
 
 
+needs_crypto = pytest.mark.skipif(quicinitial.MISSING is not None,
+                                  reason=str(quicinitial.MISSING))
+
+
+@needs_crypto
 def test_flood_of_initials_gets_retry(sws, pki):
     s = t.launch(sws, pki, files=FILES, server="""
         listen 127.0.0.1:@PORT@ quic;
@@ -83,6 +90,7 @@ def test_flood_of_initials_gets_retry(sws, pki):
     assert s.alive()
 
 
+@needs_crypto
 def test_handshakes_per_address_and_timeout(sws, pki):
     """Two half-open handshakes from 127.0.0.1 at most: more get a Retry,
     and a client proven by one waits until the half-open ones time out
