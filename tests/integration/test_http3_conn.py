@@ -249,7 +249,13 @@ class Relay:
         """What the client sent before the server said anything."""
         return [d for d, answered in self.sent if not answered]
 
-    def stop(self):
+    def stop(self, quiet=0.3):
+        """After quiet seconds without a datagram (the client's last ones,
+        its CONNECTION_CLOSE, are passed on)."""
+        n = -1
+        while n != len(self.sent):
+            n = len(self.sent)
+            time.sleep(quiet)
         self.running = False
         self.thread.join(2)
         self.front.close()
