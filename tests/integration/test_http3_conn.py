@@ -394,3 +394,23 @@ def test_protocol_errors(sws, pki):
     assert "raw stream was reset by the server: error 0x10e" in r.summary["error"], r.summary
     assert r.summary["status"]["2xx"] == 3
     assert s.alive()
+
+
+def test_config_errors(tmp_path, pki):
+    import swsharness as h
+    crt, key = pki.chain("localhost", "ec")
+    cases = [
+        ("quic_max_handshakes 0;", "quic_max_handshakes and quic_max_handshakes_per_address "
+                                   "must be 1 or more"),
+        ("quic_max_handshakes_per_address 0;", "must be 1 or more"),
+        ("quic_max_handshakes many;", "invalid"),
+        ("ssl_session_ticket_key @TMP@/none.key;", "none.key"),
+    ]
+    for i, (directive, message) in enumerate(cases):
+        d = tmp_path / ("c%d" % i)
+        d.mkdir()
+        conf = t.TLS_TEMPLATE.replace(
+            "@SERVER@", "        listen 127.0.0.1:@PORT@ quic;\n        %s\n@SERVER@" % directive)
+        rc, out, _ = h.start_expect_failure(d, conf=conf, cert=crt, key=key, listen="")
+        assert rc not in (None, 0), directive
+        assert message in out, (directive, out[-2000:])
