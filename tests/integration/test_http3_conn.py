@@ -169,7 +169,7 @@ def test_migration_during_download(sws, pki, nat):
     server validates the new path, and the connection and the download go
     on."""
     s = t.launch(sws, pki, files=FILES, http="""
-    log_format h3 "$remote_addr $request $status $body_bytes_sent";
+    log_format h3 "$remote_port $request $status $body_bytes_sent";
     access_log @TMP@/h3.log h3;
 """, server="""
         listen 127.0.0.1:@PORT@ quic;
@@ -186,9 +186,12 @@ def test_migration_during_download(sws, pki, nat):
     assert r.bodies.get("slow.bin") == BODY
     assert r.out.count("QUIC handshake has completed") == 1
     # the client did move, and the server validated its new path
-    assert "Local address is now" in r.out
+    m = re.search(r"Local address is now \[127\.0\.0\.1\]:(\d+)", r.out)
+    assert m, r.out[-3000:]
     assert re.search(r"frm rx \d+ 1RTT PATH_CHALLENGE", r.out), r.out[-3000:]
-    assert log_lines(s, want=1)[0].endswith("GET /slow.bin HTTP/3.0 200 %d" % len(BODY))
+    # the request is logged with the address it ended on, as by nginx
+    assert log_lines(s, want=1)[0] == "%s GET /slow.bin HTTP/3.0 200 %d" % (m.group(1),
+                                                                            len(BODY))
 
 
 # ---- 0-RTT ----

@@ -35,6 +35,8 @@ static void sws_http_v3_close(sws_http_v3_conn_t *qc);
 static void sws_http_v3_socket_close(sws_http_v3_addr_t *qa);
 static void sws_http_v3_close_with(sws_http_v3_conn_t *qc, int liberr);
 static sws_int_t sws_http_v3_write(sws_http_v3_conn_t *qc);
+static int sws_http_v3_path_validation(ngtcp2_conn *conn, uint32_t flags,
+    const ngtcp2_path *path, ngtcp2_path_validation_result res, void *user_data);
 
 ngtcp2_tstamp
 sws_http_v3_now(void)
@@ -428,6 +430,7 @@ static const ngtcp2_callbacks sws_http_v3_callbacks = {
     .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
     .handshake_completed = sws_http_v3_handshake_completed,
     .recv_rx_key = sws_http_v3_recv_rx_key,
+    .path_validation = sws_http_v3_path_validation,
     .encrypt = ngtcp2_crypto_encrypt_cb,
     .decrypt = ngtcp2_crypto_decrypt_cb,
     .hp_mask = ngtcp2_crypto_hp_mask_cb,
@@ -496,19 +499,28 @@ static const sws_http_transport_t sws_http_v3_transport = {
     .tls_early = sws_http_v3_transport_tls_early,
 };
 
+/* The session's client address in text, of qc->peer. */
 static sws_int_t
-sws_http_v3_session_init(sws_http_v3_conn_t *qc)
+sws_http_v3_addr_text(sws_http_v3_conn_t *qc)
 {
-    sws_http_session_t *s = &qc->session;
-    char                text[INET6_ADDRSTRLEN];
-    const void         *a;
+    char        text[INET6_ADDRSTRLEN];
+    const void *a;
 
     a = qc->peer.ss_family == AF_INET6
         ? (const void *) &((struct sockaddr_in6 *) &qc->peer)->sin6_addr
         : (const void *) &((struct sockaddr_in *) &qc->peer)->sin_addr;
-    if (inet_ntop(qc->peer.ss_family, a, text, sizeof(text)) == NULL
-        || sws_str_from_cstr(qc->pool, &s->addr_text, text) != SWS_OK)
-    {
+    if (inet_ntop(qc->peer.ss_family, a, text, sizeof(text)) == NULL) {
+        return SWS_ERROR;
+    }
+    return sws_str_from_cstr(qc->pool, &qc->session.addr_text, text);
+}
+
+static sws_int_t
+sws_http_v3_session_init(sws_http_v3_conn_t *qc)
+{
+    sws_http_session_t *s = &qc->session;
+
+    if (sws_http_v3_addr_text(qc) != SWS_OK) {
         return SWS_ERROR;
     }
     s->connection = qc->us->connection;     /* the socket's: nothing is its own */
@@ -522,6 +534,35 @@ sws_http_v3_session_init(sws_http_v3_conn_t *qc)
     s->start_msec = sws_current_msec();
     s->cscf = qc->qa->addr->default_server->ctx->srv_conf[sws_http_core_module.index];
     return SWS_OK;
+}
+
+/* The client moved and its new path is validated (RFC 9000 9): the
+ * session's addresses become the path's, as nginx's connection address
+ * follows a migration ($remote_addr, $remote_port, $server_addr). */
+static int
+sws_http_v3_path_validation(ngtcp2_conn *conn, uint32_t flags, const ngtcp2_path *path,
+    ngtcp2_path_validation_result res, void *user_data)
+{
+    sws_http_v3_conn_t *qc = user_data;
+    const ngtcp2_path  *now = ngtcp2_conn_get_path(conn);
+
+    (void) flags;
+    if (res != NGTCP2_PATH_VALIDATION_RESULT_SUCCESS
+        || path->remote.addrlen != now->remote.addrlen
+        || memcmp(path->remote.addr, now->remote.addr, path->remote.addrlen) != 0
+        || path->remote.addrlen > sizeof(qc->peer) || path->local.addrlen > sizeof(qc->local)
+        || (path->remote.addrlen == qc->peerlen
+            && memcmp(path->remote.addr, &qc->peer, qc->peerlen) == 0))
+    {
+        return 0;                       /* not the path in use, or no move */
+    }
+    sws_memcpy(&qc->peer, path->remote.addr, path->remote.addrlen);
+    qc->peerlen = path->remote.addrlen;
+    sws_memcpy(&qc->local, path->local.addr, path->local.addrlen);
+    qc->locallen = path->local.addrlen;
+    qc->session.socklen = qc->peerlen;
+    sws_log_debug(qc->session.log, "QUIC connection migrated");
+    return sws_http_v3_addr_text(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
 /* ---- sending ---- */
