@@ -5,7 +5,8 @@
  *
  *   h3load [-c N] [-m M] [-n REQUESTS | -d SECONDS] [-k] [--no-gso]
  *          [--method M] [--data TEXT|@FILE] [-H 'Name: value']...
- *          [--window BYTES] [--stall] [--print] [-o FILE] [--json] URL [PATH|URL]...
+ *          [--trailer 'name: value']... [--expect-continue] [--window BYTES] [--stall]
+ *          [--print] [-o FILE] [--json] URL [PATH|URL]...
  *
  * N connections, each keeping M requests (streams) in flight; the requests
  * go round the URL and the further paths. One thread, one epoll loop, one
@@ -81,6 +82,11 @@ static struct {
     size_t datalen;
     const char *headers[MAX_HEADERS];
     int nheaders;
+    const char *trailers[MAX_HEADERS];  /* after a request body (--trailer) */
+    int ntrailers;
+    int expect_continue;        /* the body waits for a 100 (Continue) */
+    uint8_t *raw;               /* --raw HEX: bytes on a request stream of their own */
+    size_t rawlen;
     const char *host;           /* as in the URL */
     const char *port;
     char authority[300];
@@ -105,6 +111,7 @@ struct stream {
     uint64_t body;
     int status;
     int ended;                  /* the response's end seen */
+    int continued;              /* a 100 (Continue) came (--expect-continue) */
     struct stream *next_free;
 };
 
@@ -129,6 +136,9 @@ struct conn {
     int want_requests;          /* open new streams after the current read */
     uint64_t done;              /* responses complete on it */
     uint64_t last_done;         /* ns: its last one's end */
+    int64_t raw_id;             /* --raw: its stream, -1 before */
+    size_t raw_off;             /* of it written */
+    int raw_done;
     char why[160];              /* what killed it */
 };
 
@@ -208,18 +218,6 @@ static int issuing(uint64_t now)
 
 /* ---- requests ------------------------------------------------------------ */
 
-static nghttp3_ssize read_body(nghttp3_conn *h3, int64_t stream_id, nghttp3_vec *vec,
-                               size_t veccnt, uint32_t *pflags, void *user_data,
-                               void *stream_user_data)
-{
-    (void) h3; (void) stream_id; (void) veccnt; (void) user_data; (void) stream_user_data;
-    /* the whole body at once: it lives as long as the run */
-    vec[0].base = (uint8_t *) opt.data;
-    vec[0].len = opt.datalen;
-    *pflags |= NGHTTP3_DATA_FLAG_EOF;
-    return 1;
-}
-
 static nghttp3_nv make_nv(const char *name, size_t namelen, const char *value, size_t valuelen)
 {
     nghttp3_nv nv = {
@@ -227,6 +225,43 @@ static nghttp3_nv make_nv(const char *name, size_t namelen, const char *value, s
         .namelen = namelen, .valuelen = valuelen, .flags = NGHTTP3_NV_FLAG_NONE,
     };
     return nv;
+}
+
+/* "Name: value" fields (-H, --trailer) appended to nva at n. */
+static size_t add_fields(nghttp3_nv *nva, size_t n, const char **fields, int count)
+{
+    for (int i = 0; i < count; i++) {
+        const char *h = fields[i], *colon = strchr(h, ':');
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        nva[n++] = make_nv(h, (size_t) (colon - h), v, strlen(v));
+    }
+    return n;
+}
+
+static nghttp3_ssize read_body(nghttp3_conn *h3, int64_t stream_id, nghttp3_vec *vec,
+                               size_t veccnt, uint32_t *pflags, void *user_data,
+                               void *stream_user_data)
+{
+    nghttp3_nv nva[MAX_HEADERS];
+    struct stream *s = stream_user_data;
+
+    (void) veccnt; (void) user_data;
+    if (opt.expect_continue && !s->continued)
+        return NGHTTP3_ERR_WOULDBLOCK;  /* resumed by the 100 */
+    /* the whole body at once: it lives as long as the run */
+    vec[0].base = (uint8_t *) opt.data;
+    vec[0].len = opt.datalen;
+    *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    if (opt.ntrailers) {
+        /* the stream ends with the trailer section instead */
+        *pflags |= NGHTTP3_DATA_FLAG_NO_END_STREAM;
+        if (nghttp3_conn_submit_trailers(h3, stream_id, nva,
+                                         add_fields(nva, 0, opt.trailers, opt.ntrailers)) != 0)
+            return NGHTTP3_ERR_CALLBACK_FAILURE;
+    }
+    return 1;
 }
 
 static int submit_one(struct conn *c)
@@ -260,13 +295,9 @@ static int submit_one(struct conn *c)
         snprintf(lenbuf, sizeof(lenbuf), "%zu", opt.datalen);
         nva[n++] = make_nv("content-length", 14, lenbuf, strlen(lenbuf));
     }
-    for (int i = 0; i < opt.nheaders; i++) {
-        const char *h = opt.headers[i], *colon = strchr(h, ':');
-        const char *v = colon + 1;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        nva[n++] = make_nv(h, (size_t) (colon - h), v, strlen(v));
-    }
+    if (opt.data && opt.expect_continue)
+        nva[n++] = make_nv("expect", 6, "100-continue", 12);
+    n = add_fields(nva, n, opt.headers, opt.nheaders);
     nghttp3_data_reader dr = { .read_data = read_body };
     rv = nghttp3_conn_submit_request(c->h3, id, nva, n, opt.data ? &dr : NULL, s);
     if (rv != 0) {
@@ -396,6 +427,11 @@ static int h3_recv_header(nghttp3_conn *h3, int64_t stream_id, int32_t token,
         /* an interim (1xx) answer is followed by the final one */
         if (code >= 200 || !s->status)
             s->status = code;
+        if (code == 100 && opt.expect_continue && !s->continued) {
+            s->continued = 1;
+            if (nghttp3_conn_resume_stream(h3, stream_id) != 0)
+                return NGHTTP3_ERR_CALLBACK_FAILURE;
+        }
     }
     if (opt.print)
         printf("%.*s: %.*s\n", (int) n.len, n.base, (int) v.len, v.base);
@@ -503,6 +539,10 @@ static int q_handshake_completed(ngtcp2_conn *qc, void *user_data)
     c->handshaken = 1;
     st.conn_ok++;
     c->want_requests = 1;
+    /* --raw: a request stream that nghttp3 does not know, its bytes
+     * written as they are (a test of the server's checks) */
+    if (opt.raw && c->raw_id < 0 && ngtcp2_conn_open_bidi_stream(c->qc, &c->raw_id, NULL) != 0)
+        c->raw_id = -1;
     return 0;
 }
 
@@ -561,7 +601,12 @@ static int q_stream_reset(ngtcp2_conn *qc, int64_t stream_id, uint64_t final_siz
                           uint64_t app_error_code, void *user_data, void *stream_user_data)
 {
     struct conn *c = user_data;
-    (void) qc; (void) final_size; (void) app_error_code; (void) stream_user_data;
+    (void) qc; (void) final_size; (void) stream_user_data;
+    if (stream_id == c->raw_id) {
+        note_error("connection %d: the raw stream was reset by the server: error 0x%" PRIx64,
+                   c->index, app_error_code);
+        return 0;
+    }
     if (c->h3 && nghttp3_conn_shutdown_stream_read(c->h3, stream_id) != 0)
         return NGTCP2_ERR_CALLBACK_FAILURE;
     return 0;
@@ -713,7 +758,15 @@ static void conn_write(struct conn *c)
         ngtcp2_ssize ndatalen = -1, nwrite;
         uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE;
 
-        if (c->h3 && ngtcp2_conn_get_max_data_left(c->qc)) {
+        int raw = c->raw_id >= 0 && !c->raw_done;
+
+        if (raw) {
+            stream_id = c->raw_id;
+            vec[0].base = opt.raw + c->raw_off;
+            vec[0].len = opt.rawlen - c->raw_off;
+            nvec = 1;
+            fin = 1;
+        } else if (c->h3 && ngtcp2_conn_get_max_data_left(c->qc)) {
             nvec = nghttp3_conn_writev_stream(c->h3, &stream_id, &fin, vec, 16);
             if (nvec < 0) {
                 conn_kill(c, "nghttp3_conn_writev_stream: %s", nghttp3_strerror((int) nvec));
@@ -725,6 +778,18 @@ static void conn_write(struct conn *c)
         nwrite = ngtcp2_conn_writev_stream(c->qc, &c->path, &pi, sendbuf + off, max_pkt,
                                            &ndatalen, flags, stream_id,
                                            (const ngtcp2_vec *) vec, (size_t) nvec, ts);
+        if (raw && (nwrite >= 0 || nwrite == NGTCP2_ERR_WRITE_MORE)) {
+            if (ndatalen >= 0)
+                c->raw_off += (size_t) ndatalen;
+            c->raw_done = c->raw_off == opt.rawlen && ndatalen >= 0;
+            if (nwrite == NGTCP2_ERR_WRITE_MORE)
+                continue;
+            ndatalen = -1;
+        } else if (raw) {
+            c->raw_done = 1;            /* shut, or blocked: as far as it went */
+            if (nwrite == NGTCP2_ERR_STREAM_DATA_BLOCKED || nwrite == NGTCP2_ERR_STREAM_SHUT_WR)
+                continue;
+        }
         if (nwrite < 0) {
             switch (nwrite) {
             case NGTCP2_ERR_STREAM_DATA_BLOCKED:
@@ -822,7 +887,11 @@ static void conn_read(struct conn *c)
                 if (rv == 0)
                     continue;
                 if (rv == NGTCP2_ERR_DRAINING) {
-                    conn_kill(c, "closed by the server");
+                    ngtcp2_connection_close_error cc;
+                    ngtcp2_conn_get_connection_close_error(c->qc, &cc);
+                    conn_kill(c, "closed by the server: %s error 0x%" PRIx64,
+                              cc.type == NGTCP2_CONNECTION_CLOSE_ERROR_CODE_TYPE_APPLICATION
+                              ? "application" : "transport", cc.error_code);
                 } else if (rv == NGTCP2_ERR_CRYPTO) {
                     ngtcp2_connection_close_error_set_transport_error_tls_alert(
                         &c->ccerr, ngtcp2_conn_get_tls_alert(c->qc), NULL, 0);
@@ -1156,6 +1225,10 @@ static void usage(FILE *f)
           "  -H 'Name: v'    a request header (repeatable)\n"
           "  --method M      request method (GET)\n"
           "  --data TEXT     request body; @FILE reads it from FILE\n"
+          "  --trailer 'n: v' a trailer field after the body (repeatable)\n"
+          "  --expect-continue  send Expect: 100-continue, the body after the 100\n"
+          "  --raw HEX       also these bytes as they are on a request stream of\n"
+          "                  their own, with its end (tests of the server's checks)\n"
           "  --window BYTES  a stream's initial receive window (1 MiB)\n"
           "  --no-gso        send datagrams one by one and read without GRO\n"
           "  --print         print the responses' header fields\n"
@@ -1222,6 +1295,9 @@ int main(int argc, char **argv)
         { "method", required_argument, NULL, 'M' },
         { "data", required_argument, NULL, 'D' },
         { "window", required_argument, NULL, 'W' },
+        { "trailer", required_argument, NULL, 'T' },
+        { "expect-continue", no_argument, NULL, 'E' },
+        { "raw", required_argument, NULL, 'R' },
         { "no-gso", no_argument, NULL, 'G' },
         { "print", no_argument, NULL, 'P' },
         { "json", no_argument, NULL, 'J' },
@@ -1253,6 +1329,24 @@ int main(int argc, char **argv)
             for (char *p = optarg; *p != ':'; p++)
                 *p = (char) tolower((unsigned char) *p);
             opt.headers[opt.nheaders++] = optarg;
+            break;
+        case 'E': opt.expect_continue = 1; break;
+        case 'R':
+            opt.rawlen = strlen(optarg) / 2;
+            opt.raw = malloc(opt.rawlen + 1);
+            if (!opt.raw || strlen(optarg) % 2)
+                die("--raw takes hex digits, two a byte");
+            for (size_t i = 0; i < opt.rawlen; i++) {
+                unsigned b;
+                if (sscanf(optarg + 2 * i, "%2x", &b) != 1)
+                    die("--raw takes hex digits: %s", optarg);
+                opt.raw[i] = (uint8_t) b;
+            }
+            break;
+        case 'T':
+            if (opt.ntrailers == MAX_HEADERS || !strchr(optarg, ':'))
+                die("--trailer takes 'name: value', at most %d", MAX_HEADERS);
+            opt.trailers[opt.ntrailers++] = optarg;
             break;
         case 'o': opt.output = optarg; break;
         case 'M': opt.method = optarg; break;
@@ -1326,6 +1420,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < opt.conns; i++) {
         struct conn *c = &conns[i];
         c->index = i;
+        c->raw_id = -1;
         conn_open(c, ai);
         ev.events = EPOLLIN;
         ev.data.ptr = c;

@@ -39,8 +39,8 @@ struct sws_shm_zone_s {
 sws_shm_zone_t *sws_shm_zone_add(sws_conf_t *cf, const sws_str_t *name, size_t size,
     sws_shm_zone_init_pt init, void *tag);
 
-/* A process-shared lock in the zone (robust: a worker that dies holding it
- * does not block the others). Keep critical sections short. */
+/* A process-shared lock in the zone (a worker that dies holding it does not
+ * block the others: the master frees it). Keep critical sections short. */
 void sws_shm_lock(sws_shm_zone_t *zone);
 void sws_shm_unlock(sws_shm_zone_t *zone);
 

@@ -1,7 +1,9 @@
 /*
  * The proxy's part of the request to the server: the URI by nginx's rules,
- * Host, X-Forwarded-For/-Proto, X-Request-Id and the location's
- * proxy_set_header lines, and which of the client's fields those replace.
+ * Host, X-Request-Id, X-Forwarded-For/-Proto for an application's pass (a
+ * plain proxy_pass sends them only when proxy_set_header says so, as
+ * nginx) and the location's proxy_set_header lines, and which of the
+ * client's fields those replace.
  * The framework's HTTP/1 client writes the head with them
  * (sws_http_upstream_h1_create_request): the Connection and framing lines,
  * and the client's fields without the hop-by-hop ones.
@@ -82,12 +84,12 @@ sws_proxy_replaces(void *data, const sws_http_header_t *h)
         }
         break;
     case 15:
-        if (memcmp(n, "x-forwarded-for", 15) == 0) {
+        if (memcmp(n, "x-forwarded-for", 15) == 0 && ctx->plcf->app) {
             return 1;                  /* appended to in ours */
         }
         break;
     case 17:
-        if (memcmp(n, "x-forwarded-proto", 17) == 0) {
+        if (memcmp(n, "x-forwarded-proto", 17) == 0 && ctx->plcf->app) {
             return 1;
         }
         break;
@@ -187,13 +189,13 @@ sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     if (f == NULL) {
         return SWS_ERROR;
     }
-    if (!hs->xff) {
+    if (plcf->app && !hs->xff) {
         f[n].name = xff_name;
         if (sws_proxy_xff(r, &f[n++].value) != SWS_OK) {
             return SWS_ERROR;
         }
     }
-    if (!hs->xfp) {
+    if (plcf->app && !hs->xfp) {
         f[n].name = xfp_name;
         f[n++].value = *sws_http_scheme(r);
     }

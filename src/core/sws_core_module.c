@@ -37,6 +37,15 @@ static char *sws_core_set_load_module(sws_conf_t *cf, const sws_command_t *cmd, 
     { name, SWS_MAIN_CONF | (args), set, SWS_CONF_MAIN_OFFSET, \
       offsetof(sws_core_conf_t, field), NULL }
 
+/* quic_steering: the values are SWS_UDP_STEER_AUTO, _WANT_CBPF, _OFF
+ * (src/event/sws_udp_steer.h). */
+static const sws_conf_enum_t  sws_core_quic_steering[] = {
+    { sws_string("auto"), 0 },
+    { sws_string("cbpf"), 1 },
+    { sws_string("off"), 2 },
+    { sws_null_string, 0 }
+};
+
 static const sws_command_t  sws_core_commands[] = {
     SWS_CORE_DIRECTIVE("daemon", SWS_CONF_FLAG, sws_conf_set_flag_slot, daemon),
     SWS_CORE_DIRECTIVE("master_process", SWS_CONF_FLAG, sws_conf_set_flag_slot, master),
@@ -64,6 +73,9 @@ static const sws_command_t  sws_core_commands[] = {
      * nothing for a resolution to save; the value is checked */
     SWS_CORE_DIRECTIVE("timer_resolution", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
                        timer_resolution),
+    { "quic_steering", SWS_MAIN_CONF | SWS_CONF_TAKE1, sws_conf_set_enum_slot,
+      SWS_CONF_MAIN_OFFSET, offsetof(sws_core_conf_t, quic_steering),
+      (void *) sws_core_quic_steering },
     /* Both are read by the cycle before dispatch; the setters record them. */
     SWS_CORE_DIRECTIVE("modules_dir", SWS_CONF_TAKE1, sws_conf_set_path_slot, modules_dir),
     SWS_CORE_DIRECTIVE("load_module", SWS_CONF_TAKE1, sws_core_set_load_module,
@@ -126,6 +138,7 @@ sws_core_create_conf(sws_conf_t *cf)
     ccf->shutdown_idle = SWS_UNSET_MSEC;
     ccf->pcre_jit = SWS_UNSET;
     ccf->timer_resolution = SWS_UNSET_MSEC;
+    ccf->quic_steering = SWS_UNSET_UINT;
     sws_regex_use_jit(1);              /* each configuration says again */
     return ccf;
 }
@@ -222,6 +235,9 @@ sws_core_init_conf(sws_conf_t *cf, void *conf)
     }
     if (ccf->shutdown_timeout == SWS_UNSET_MSEC) {
         ccf->shutdown_timeout = 0;
+    }
+    if (ccf->quic_steering == SWS_UNSET_UINT) {
+        ccf->quic_steering = 0;                  /* auto */
     }
     if (ccf->shutdown_idle == SWS_UNSET_MSEC) {
         ccf->shutdown_idle = 1000;

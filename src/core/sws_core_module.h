@@ -32,6 +32,7 @@ typedef struct {
     sws_array_t  *env;               /* env NAME=VALUE; (sws_str_t "NAME=VALUE") */
     sws_int_t     pcre_jit;
     sws_msec_t    timer_resolution;  /* checked only */
+    sws_uint_t    quic_steering;     /* quic_steering auto|cbpf|off (sws_udp_steer.h) */
 } sws_core_conf_t;
 
 extern sws_module_t sws_core_module;

@@ -24,11 +24,13 @@
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
 #include "../event/sws_reuseport.h"
+#include "../event/sws_udp_steer.h"
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "sws_notify.h"
 #include "sws_pidfile.h"
+#include "sws_shm_internal.h"
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
@@ -71,6 +73,8 @@ typedef struct {
     uint64_t    busy_ns;     /* adaptive: its busy time at the last sample */
     int         sampled;     /* busy_ns is set */
     int         accepting;   /* it said so (sws_worker_stats[worker].ready) */
+    sws_uint_t  slot;        /* its QUIC slot (sws_udp_steer.h), or none */
+    int         to_signal;   /* sws_stop_children: told once steered away */
 } sws_child_t;
 
 static sws_child_t  *sws_children;
@@ -87,6 +91,7 @@ static uint64_t      sws_adapt_last_ns;
 static sws_uint_t    sws_adapt_calm;        /* samples in a row below SWS_ADAPT_DOWN */
 static sws_uint_t    sws_adapt_queued;      /* connections waiting at the last sample */
 static int           sws_adapt_reuseport;   /* adaptive with reuseport: SWS_REUSEPORT_* */
+static int           sws_quic_steered;      /* every QUIC group has a program */
 static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
 static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
@@ -131,6 +136,67 @@ sws_child_slot(sws_log_t *log)
 static void sws_note_accepting(void);
 
 
+static int
+sws_child_alive(const sws_child_t *c)
+{
+    return c->state == SWS_CHILD_RUNNING || c->state == SWS_CHILD_QUITTING;
+}
+
+
+/* The QUIC slot of a worker about to start: the lowest that no process
+ * has (its sockets opened if it is a new one). */
+static sws_uint_t
+sws_quic_slot_take(sws_cycle_t *cycle)
+{
+    sws_uint_t  s, i;
+
+    for (s = 0; s < SWS_UDP_SLOTS_MAX; s++) {
+        for (i = 0; i < sws_children_n; i++) {
+            if (sws_child_alive(&sws_children[i]) && sws_children[i].slot == s) {
+                break;
+            }
+        }
+        if (i == sws_children_n) {
+            break;
+        }
+    }
+    if (s == SWS_UDP_SLOTS_MAX || sws_listening_slot_open(cycle, s) != SWS_OK) {
+        sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "no QUIC slot for a new worker: its "
+                      "QUIC connections may not reach it");
+        return SWS_UDP_NO_SLOT;
+    }
+    return s;
+}
+
+
+/* Tell the programs of the QUIC groups which slots are live (a process
+ * runs there: the datagrams of its connections go to it) and which take
+ * new connections (the running workers of this generation). */
+static void
+sws_quic_steer(sws_cycle_t *cycle)
+{
+    sws_uint_t   live[SWS_UDP_SLOTS_MAX], cur[SWS_UDP_SLOTS_MAX], nlive = 0, ncur = 0, i;
+    sws_child_t *c;
+
+    if (!sws_quic_steered) {
+        return;
+    }
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (!sws_child_alive(c) || c->slot >= SWS_UDP_SLOTS_MAX) {
+            continue;
+        }
+        live[nlive++] = c->slot;
+        if (c->state == SWS_CHILD_RUNNING && c->generation == sws_generation
+            && !sws_workers_stopped && sws_master_state == SWS_MASTER_RUNNING)
+        {
+            cur[ncur++] = c->slot;
+        }
+    }
+    sws_udp_steer_update(cycle, live, nlive, cur, ncur);
+}
+
+
 /* May move the table: callers must not keep slot pointers across it. */
 static void
 sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
@@ -149,6 +215,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     }
     /* Its reuseport sockets, if they were closed when a worker of its
      * index was retired (a new one joins its group). */
+    sws_worker_slot = sws_reuseport_udp(cycle) ? sws_quic_slot_take(cycle) : worker;
     pid = sws_listening_worker_open(cycle, worker) == SWS_OK ? fork() : -1;
     if (pid == 0) {
         sws_worker_generation = sws_generation;
@@ -160,6 +227,7 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     c->worker = worker;
     c->sampled = 0;
     c->accepting = 0;
+    c->slot = (pid == -1 || !sws_reuseport_udp(cycle)) ? SWS_UDP_NO_SLOT : sws_worker_slot;
 
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
@@ -173,8 +241,15 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     c->pid = pid;
     c->state = SWS_CHILD_RUNNING;
     c->at = sws_master_now();
-    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started worker process %ld (worker %lu)",
-                  (long) pid, (unsigned long) worker);
+    if (c->slot == SWS_UDP_NO_SLOT) {
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started worker process %ld (worker %lu)",
+                      (long) pid, (unsigned long) worker);
+    } else {
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started worker process %ld (worker %lu, "
+                      "QUIC slot %lu)", (long) pid, (unsigned long) worker,
+                      (unsigned long) c->slot);
+    }
+    sws_quic_steer(cycle);
 }
 
 
@@ -222,6 +297,10 @@ sws_start_workers(sws_cycle_t *cycle)
     sws_int_t         i, n = ccf->worker_processes;
 
     sws_adapt_reuseport = SWS_REUSEPORT_NONE;
+    /* QUIC: datagrams to the worker of their connection, whichever
+     * workers come and go (sws_udp_steer.c). */
+    sws_quic_steered = sws_reuseport_udp(cycle)
+                       && sws_udp_steer_attach(cycle, (sws_uint_t) ccf->quic_steering);
     if (!ccf->adaptive && sws_reuseport_tcp(cycle)) {
         /* A program of the configuration before (or of the other master
          * of an upgrade) would leave workers out. */
@@ -239,12 +318,13 @@ sws_start_workers(sws_cycle_t *cycle)
         sws_adapt_at = 0;
     }
     if (ccf->adaptive
-        && (sws_reuseport_udp(cycle)
+        && ((sws_reuseport_udp(cycle) && !sws_quic_steered)
             || (sws_reuseport_tcp(cycle) && !sws_adapt_reuseport_mode(cycle, (sws_uint_t) n))))
     {
-        /* QUIC's UDP sockets: a worker's flows would move (sws_reuseport.c). */
+        /* QUIC's UDP sockets unsteered: a worker's flows would move. */
         sws_log_error(SWS_LOG_WARN, cycle->log, 0, "adaptive: %s keep worker_processes_max "
-                      "(%ld) workers", sws_reuseport_udp(cycle) ? "QUIC (UDP) sockets"
+                      "(%ld) workers", sws_reuseport_udp(cycle) && !sws_quic_steered
+                      ? "QUIC (UDP) sockets without steering"
                       : "reuseport sockets that cannot be steered", (long) ccf->workers_max);
         n = ccf->workers_max;
         sws_adapt_at = 0;
@@ -281,9 +361,20 @@ sws_stop_children(sws_cycle_t *cycle, int signo, sws_uint_t below)
         }
         if (c->state == SWS_CHILD_PENDING) {
             c->state = SWS_CHILD_FREE;
-        } else if (c->state == SWS_CHILD_RUNNING || c->state == SWS_CHILD_QUITTING) {
-            sws_signal_child(cycle, c, signo);
+        } else if (c->state == SWS_CHILD_RUNNING) {
             c->state = SWS_CHILD_QUITTING;
+            c->to_signal = 1;
+        } else if (c->state == SWS_CHILD_QUITTING) {
+            sws_signal_child(cycle, c, signo);
+        }
+    }
+    /* New QUIC connections go elsewhere before they stop taking them. */
+    sws_quic_steer(cycle);
+    for (i = 0; i < sws_children_n; i++) {
+        c = &sws_children[i];
+        if (c->to_signal) {
+            c->to_signal = 0;
+            sws_signal_child(cycle, c, signo);
         }
     }
 }
@@ -501,8 +592,10 @@ sws_adapt(sws_cycle_t *cycle)
             if (c->state == SWS_CHILD_PENDING) {
                 c->state = SWS_CHILD_FREE;
             } else {
-                sws_signal_child(cycle, c, SIGQUIT);
+                /* Its QUIC connections stay steered to it, new ones not. */
                 c->state = SWS_CHILD_QUITTING;
+                sws_quic_steer(cycle);
+                sws_signal_child(cycle, c, SIGQUIT);
             }
             if (sws_adapt_reuseport == SWS_REUSEPORT_MIGRATE) {
                 /* Its queue moves when the worker has closed its copy too. */
@@ -608,6 +701,13 @@ sws_upgrade_exited(sws_cycle_t *cycle, int status)
         /* The new master steered them to its workers. */
         (void) sws_reuseport_steer(cycle, sws_workers_n);
     }
+    if (sws_quic_steered) {
+        /* Its QUIC programs replaced ours (slots of its own numbering). */
+        sws_udp_steer_forget(cycle);
+        sws_quic_steered = sws_udp_steer_attach(cycle, (sws_uint_t)
+                                                sws_core_conf(cycle)->quic_steering);
+        sws_quic_steer(cycle);
+    }
     /* systemd followed the new master (its MAINPID=): this one again
      * (unless it is on its way out too). */
     if (sws_master_state == SWS_MASTER_RUNNING) {
@@ -648,6 +748,7 @@ sws_reap_children(sws_cycle_t *cycle)
             }
             return;
         }
+        sws_shm_unlock_dead(pid, cycle->log);
 
         for (i = 0, c = NULL; i < sws_children_n; i++) {
             if (sws_children[i].pid == pid && sws_children[i].state != SWS_CHILD_FREE
@@ -818,9 +919,11 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
     }
     sws_retire_at = 0;
     sws_stop_children(cycle, signo, sws_generation + 1);
-    /* No new connections from now on: the workers finish what they have.
-     * The sockets of a new binary stay where they are. */
-    sws_listening_close(cycle, sws_new_binary == 0);
+    /* No new connections from now on: the workers finish what they have
+     * (QUIC's go on reaching them: the master keeps those groups until it
+     * exits, with no current slot: sws_quic_steer). The sockets of a new
+     * binary stay where they are. */
+    sws_listening_close_accepting(cycle, sws_new_binary == 0);
 }
 
 
@@ -1009,6 +1112,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         if (sws_child_exited) {
             sws_child_exited = 0;
             sws_reap_children(cycle);
+            sws_quic_steer(cycle);          /* the slots of those gone */
         }
         if (sws_terminate) {
             sws_terminate = 0;

@@ -17,6 +17,9 @@
 extern int   sws_process;     /* SWS_PROCESS_* of this process */
 extern pid_t sws_pid;         /* this process */
 extern sws_uint_t sws_worker; /* index of this worker */
+/* Its QUIC slot: its socket of each QUIC group and the number in its
+ * connection IDs (sws_udp_steer.h); 0 in a single process. */
+extern sws_uint_t sws_worker_slot;
 
 /* Set by signal handlers, read by the loops. */
 extern volatile sig_atomic_t sws_quit;        /* QUIT: graceful stop */

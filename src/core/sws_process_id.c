@@ -9,4 +9,5 @@
 int         sws_process = SWS_PROCESS_SINGLE;
 pid_t       sws_pid;
 sws_uint_t  sws_worker;
+sws_uint_t  sws_worker_slot;
 sws_uint_t  sws_worker_generation;   /* a worker's (sws_process_internal.h) */

@@ -4,7 +4,6 @@
  * configuration with the name and size of a mapped one takes it over, and a
  * mapping is unmapped when the last configuration using it is destroyed.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include "sws_conf_internal.h"
@@ -28,7 +27,7 @@ struct sws_shm_map_s {
     sws_shm_zone_t  *zone;       /* ... and its zone */
 };
 
-_Static_assert(sizeof(pthread_mutex_t) <= SWS_SHM_HEAD, "the zone lock fits its header");
+_Static_assert(SWS_SHM_MUTEX_SIZE <= SWS_SHM_HEAD, "the zone lock fits its header");
 
 static sws_shm_map_t  *sws_shm_maps;
 
@@ -49,7 +48,6 @@ static sws_shm_map_t *
 sws_shm_map_create(const sws_str_t *name, size_t size, void *tag, sws_log_t *log)
 {
     sws_shm_map_t       *m;
-    pthread_mutexattr_t  attr;
     size_t               len = SWS_SHM_HEAD + sws_align(size, 64);
 
     m = sws_calloc(sizeof(sws_shm_map_t) + name->len + 1, log);
@@ -69,18 +67,7 @@ sws_shm_map_create(const sws_str_t *name, size_t size, void *tag, sws_log_t *log
         free(m);
         return NULL;
     }
-    if (pthread_mutexattr_init(&attr) != 0
-        || pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED) != 0
-        || pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST) != 0
-        || pthread_mutex_init((pthread_mutex_t *) m->base, &attr) != 0)
-    {
-        sws_log_error(SWS_LOG_EMERG, log, 0, "cannot initialise the lock of zone \"%.*s\"",
-                      (int) name->len, name->data);
-        munmap(m->base, len);
-        free(m);
-        return NULL;
-    }
-    pthread_mutexattr_destroy(&attr);
+    sws_shm_mutex_init(m->base);
     m->next = sws_shm_maps;
     sws_shm_maps = m;
     return m;
@@ -185,21 +172,17 @@ sws_shm_zone_mutex(sws_shm_zone_t *zone)
 }
 
 void
-sws_shm_mutex_lock(void *mutex)
+sws_shm_unlock_dead(pid_t pid, sws_log_t *log)
 {
-    int rc = pthread_mutex_lock(mutex);
+    sws_shm_map_t *m;
 
-    if (rc == EOWNERDEAD) {
-        /* Its owner died inside a critical section: the data may be half
-         * updated, but the zones keep counters and states that tolerate it. */
-        pthread_mutex_consistent(mutex);
+    for (m = sws_shm_maps; m; m = m->next) {
+        if (sws_shm_mutex_unlock_dead(m->base, pid)) {
+            sws_log_error(SWS_LOG_ALERT, log, 0,
+                          "process %ld exited holding the lock of zone \"%s\": unlocked",
+                          (long) pid, m->name);
+        }
     }
-}
-
-void
-sws_shm_mutex_unlock(void *mutex)
-{
-    pthread_mutex_unlock(mutex);
 }
 
 void

@@ -65,6 +65,8 @@ struct sws_listening_s {
                                             refuses the overlap otherwise) */
     unsigned              udp:1;         /* datagrams (sws_udp.c), no accept */
     unsigned              deferred:1;    /* TCP_DEFER_ACCEPT (listen ... deferred) */
+    unsigned              steer:2;       /* udp: SWS_UDP_STEER_* (sws_udp_steer.h) */
+    int                   steer_map;     /* udp, eBPF: the group's sockets by slot */
     /* listen's socket options: 0 unset (the system's) */
     int                   rcvbuf;
     int                   sndbuf;
@@ -241,6 +243,12 @@ sws_int_t sws_parse_listen_addr(sws_pool_t *pool, const sws_str_t *text,
 /* Open (or inherit from old) every listening socket of cycle. */
 sws_int_t sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers);
 void      sws_listening_close(sws_cycle_t *cycle, int unlink_unix);
+/* Master, stopping: close the sockets that take new connections, but keep
+ * the QUIC groups (UDP) as they are until it exits: the stopping workers
+ * finish their connections there, and a socket closed would move the
+ * group's last one into its place, where classic BPF steering by place
+ * (sws_udp_steer.c) would send another worker's datagrams. */
+void      sws_listening_close_accepting(sws_cycle_t *cycle, int unlink_unix);
 /* A new cycle that will not be used: close only what it opened itself. */
 void      sws_listening_abandon(sws_cycle_t *cycle);
 /* Binary upgrade (as nginx's NGINX=): the listening sockets, TCP and UDP,
@@ -264,6 +272,9 @@ void      sws_listening_disable(sws_cycle_t *cycle, int keep_own);
  * close the master's copies of them. */
 sws_int_t sws_listening_worker_open(sws_cycle_t *cycle, sws_uint_t w);
 void      sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w);
+/* Master: open the sockets of QUIC slot `slot` (sws_udp_steer.h), and of
+ * the slots below it that have none, in every UDP reuseport group. */
+sws_int_t sws_listening_slot_open(sws_cycle_t *cycle, sws_uint_t slot);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
 /* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time

@@ -17,6 +17,8 @@
 #include "sws_conn_stats.h"
 #include "sws_listening_env.h"
 #include "sws_udp.h"
+#include "sws_udp_steer.h"
+#include "sws_process.h"
 
 sws_listening_t *
 sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
@@ -31,6 +33,7 @@ sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
     }
     *lsp = ls;
     ls->fd = -1;
+    ls->steer_map = -1;
     sws_memcpy(&ls->sockaddr, sa, len);
     ls->socklen = len;
     ls->addr_text = *text;
@@ -453,7 +456,7 @@ sws_find_old_listening(sws_cycle_t *old, sws_listening_t *ls)
 sws_int_t
 sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
 {
-    sws_uint_t        i, w;
+    sws_uint_t        i, w, n;
     sws_listening_t **lss = cycle->listening.elts, *ls, *old;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
@@ -461,15 +464,28 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
         old = sws_find_old_listening(cycle->old_cycle, ls);
 
         if (ls->reuseport) {
-            ls->worker_fds = sws_palloc(cycle->pool, sizeof(int) * workers);
+            /* QUIC: a socket per slot (sws_udp_steer.h), those past the
+             * first workers' opened by the master when a slot needs one;
+             * a reload takes every socket of the group. */
+            n = ls->udp ? sws_max(SWS_UDP_SLOTS(workers), old ? old->worker_fds_n : 0)
+                        : workers;
+            ls->worker_fds = sws_palloc(cycle->pool, sizeof(int) * n);
             if (ls->worker_fds == NULL) {
                 return SWS_ERROR;
             }
-            ls->worker_fds_n = workers;
-            for (w = 0; w < workers; w++) {
+            ls->worker_fds_n = n;
+            for (w = 0; w < n; w++) {
                 ls->worker_fds[w] = -1;
             }
-            for (w = 0; w < workers; w++) {
+            for (w = 0; w < n; w++) {
+                if (ls->udp && old && w < old->worker_fds_n) {
+                    ls->worker_fds[w] = old->worker_fds[w];
+                    ls->inherited_n = w + 1;
+                    continue;
+                }
+                if (w >= workers || (ls->udp && old)) {
+                    continue;
+                }
                 if (old && w < old->worker_fds_n) {
                     ls->worker_fds[w] = old->worker_fds[w];
                     ls->inherited_n = w + 1;
@@ -488,6 +504,9 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
                 old->handed_over = 1;
                 old->inherited_n = ls->inherited_n;   /* how many it gave */
                 ls->inherited = 1;
+                /* the group's program stays: its map too */
+                ls->steer = old->steer;
+                ls->steer_map = old->steer_map;
             }
             ls->fd = ls->worker_fds[0];
             continue;
@@ -551,14 +570,49 @@ sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w)
     }
 }
 
-void
-sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
+sws_int_t
+sws_listening_slot_open(sws_cycle_t *cycle, sws_uint_t slot)
+{
+    sws_uint_t        i, s;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (!ls->udp || ls->worker_fds_n == 0) {
+            continue;
+        }
+        if (slot >= ls->worker_fds_n) {
+            return SWS_ERROR;
+        }
+        /* In slot order: the index of a socket in its group is its slot. */
+        for (s = 0; s <= slot; s++) {
+            if (ls->worker_fds[s] != -1) {
+                continue;
+            }
+            ls->worker_fds[s] = sws_open_socket(cycle, ls);
+            if (ls->worker_fds[s] == -1) {
+                return SWS_ERROR;
+            }
+        }
+    }
+    return SWS_OK;
+}
+
+static void
+sws_listening_close_some(sws_cycle_t *cycle, int unlink_unix, int udp)
 {
     sws_uint_t        i, w;
     sws_listening_t **lss = cycle->listening.elts, *ls;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
+        if (ls->udp && !udp) {
+            continue;
+        }
+        if (ls->steer_map != -1 && !ls->handed_over) {
+            close(ls->steer_map);
+            ls->steer_map = -1;
+        }
         if (ls->handed_over) {
             /* The new cycle owns the sockets; close only the extra
              * reuseport sockets it did not take. */
@@ -586,6 +640,18 @@ sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
         }
         ls->fd = -1;
     }
+}
+
+void
+sws_listening_close(sws_cycle_t *cycle, int unlink_unix)
+{
+    sws_listening_close_some(cycle, unlink_unix, 1);
+}
+
+void
+sws_listening_close_accepting(sws_cycle_t *cycle, int unlink_unix)
+{
+    sws_listening_close_some(cycle, unlink_unix, 0);
 }
 
 void
@@ -675,9 +741,15 @@ sws_listening_enable(sws_cycle_t *cycle, sws_uint_t worker)
     sws_connection_t *c;
     int               fd;
 
+    sws_udp_steer_worker(cycle);
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
         fd = ls->worker_fds_n ? ls->worker_fds[worker % ls->worker_fds_n] : ls->fd;
+        if (ls->udp && sws_worker_slot < ls->worker_fds_n
+            && ls->worker_fds[sws_worker_slot] != -1)
+        {
+            fd = ls->worker_fds[sws_worker_slot];     /* sws_udp_steer.h */
+        }
         /* The other workers' sockets are theirs: a copy here would keep a
          * retired worker's socket in its group, with a queue nobody
          * accepts (sws_reuseport.c). */

@@ -84,7 +84,8 @@ static const sws_command_t sws_http_core_commands[] = {
     { "error_log", HTTP_ALL | SWS_CONF_TAKE12, sws_http_core_error_log,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     /* nginx's, checked and without effect here (docs/directives.md says
-     * why each changes nothing): the MSIE answers, the buffers of file data read without sendfile, postponed output */
+     * why each changes nothing): the MSIE answers, the buffers of file data read without sendfile, postponed output,
+     * the memory of subrequest bodies (no module here keeps one) */
     { "msie_padding", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "msie_refresh", HTTP_ALL | SWS_CONF_FLAG, sws_http_core_checked_only,
@@ -92,6 +93,8 @@ static const sws_command_t sws_http_core_commands[] = {
     { "output_buffers", HTTP_ALL | SWS_CONF_TAKE2, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "postpone_output", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "subrequest_output_buffer_size", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),

@@ -488,7 +488,7 @@ sws_http_handler(sws_http_request_t *r)
 {
     sws_http_session_t *s = r->session;
 
-    if (s->ssl && s->transport->tls_early(s)) {
+    if (s->transport->tls_early(s)) {
         /* TLS early data, the handshake not over: this may be a replay
          * (RFC 8470). Marked ($ssl_early_data); only safe methods are
          * served now, the others get 425 and the client sends them again

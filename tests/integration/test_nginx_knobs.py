@@ -3,7 +3,7 @@ processes a configuration starts, again on reload), pcre_jit (regexes work
 with it off), and those checked without an effect here, each named in
 docs/directives.md with the reason (accept_mutex, accept_mutex_delay,
 timer_resolution, msie_padding, msie_refresh, log_subrequest, output_buffers,
-postpone_output): they load, and a bad value names its line."""
+postpone_output, subrequest_output_buffer_size): they load, and a bad value names its line."""
 import signal
 
 import conferr
@@ -40,7 +40,8 @@ def test_checked_only_directives_load(tmp_path):
     conferr.check_ok(tmp_path, main="timer_resolution 100ms; pcre_jit on; env PATH;",
                      events="accept_mutex off; accept_mutex_delay 500ms;",
                      http="msie_padding off; msie_refresh off; log_subrequest on; "
-                          "output_buffers 2 32k; postpone_output 1460;")
+                          "output_buffers 2 32k; postpone_output 1460; "
+                          "subrequest_output_buffer_size 64k;")
 
 
 def test_bad_values_name_their_line(tmp_path):
@@ -50,4 +51,6 @@ def test_bad_values_name_their_line(tmp_path):
                   http="output_buffers x 32k;  # ERR")
     conferr.check(tmp_path / "c", ["postpone_output", "invalid size"],
                   http="postpone_output lots;  # ERR")
+    conferr.check(tmp_path / "e", ["subrequest_output_buffer_size", "invalid size"],
+                  http="subrequest_output_buffer_size big;  # ERR")
     conferr.check(tmp_path / "d", ["env", "variable name"], main="env =x;  # ERR")

@@ -115,7 +115,8 @@ def test_nginx_static_and_keepalive(sws, nginx):
 
 
 def test_nginx_headers(sws, nginx):
-    srv = sws(server="location / { proxy_pass http://127.0.0.1:%d; }" % nginx.port)
+    srv = sws(server="""location / { proxy_pass http://127.0.0.1:%d;
+        proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; }""" % nginx.port)
     r = h.curl(srv.url("/info?a=b"), headers=["X-Forwarded-For: 9.9.9.9", "Connection: close"])
     assert r.body == b"GET /info?a=b|127.0.0.1:%d|9.9.9.9, 127.0.0.1|\n" % nginx.port
 
@@ -217,7 +218,8 @@ def node(tmp_path):
 
 
 def test_node_keepalive_and_chunked(sws, node):
-    srv = sws(server="location / { proxy_pass http://127.0.0.1:%d; }" % node.port)
+    srv = sws(server="""location / { proxy_pass http://127.0.0.1:%d;
+        proxy_set_header X-Forwarded-Proto $scheme; }""" % node.port)
     base = h.curl(srv.url("/conns")).body     # (the start-up probe counts too)
     with h.Conn(srv.port) as c:
         for _ in range(3):

@@ -118,7 +118,8 @@ def test_proxy_forwards_the_real_address(sws, origin):
     s = sws(server="""
         set_real_ip_from 127.0.0.1;
         real_ip_header X-Forwarded-For;
-        location / { proxy_pass http://%s; }
+        location / { proxy_pass http://%s;
+                     proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; }
 """ % o.addr)
     r = h.curl(s.url("/echo"), headers=["X-Forwarded-For: 203.0.113.77"])
     assert r.status == 200, r

@@ -22,6 +22,7 @@
 #include "sws_conf_internal.h"
 #include "sws_cycle.h"
 #include "sws_log_internal.h"
+#include "sws_shm_internal.h"
 #include <scalws/sws_shm.h>
 #include <scalws/sws_keyed_zone.h>
 #include <scalws/sws_slab.h>
@@ -229,6 +230,38 @@ START_TEST(lock_holder_dies)
     sws_shm_lock(z);
     sws_shm_unlock(z);
     alarm(0);
+    sws_pool_destroy(f.cycle.pool);
+}
+END_TEST
+
+/* The master frees the lock of a child it reaped, and only that child's:
+ * the next lock is immediate (no wait for the owner check), and a lock
+ * held by a live process stays held. */
+START_TEST(master_unlocks_what_a_dead_child_held)
+{
+    fake_t          f;
+    sws_shm_zone_t *z;
+    pid_t           pid;
+    int             status;
+
+    fake_init(&f, NULL);
+    z = sws_shm_zone_add(&f.conf, STR("held"), 8192, NULL, &tag_a);
+    ck_assert_ptr_nonnull(z);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sws_shm_lock(z);
+        _exit(0);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(sws_shm_mutex_unlock_dead(sws_shm_zone_mutex(z), pid + 1), 0);
+    ck_assert_int_eq(*(volatile uint32_t *) sws_shm_zone_mutex(z), (uint32_t) pid);
+    sws_shm_unlock_dead(pid, f.cycle.log);
+    ck_assert_int_eq(*(volatile uint32_t *) sws_shm_zone_mutex(z), 0);
+    sws_shm_lock(z);
+    ck_assert_int_eq(sws_shm_mutex_unlock_dead(sws_shm_zone_mutex(z), pid), 0);
+    ck_assert_int_eq(*(volatile uint32_t *) sws_shm_zone_mutex(z), (uint32_t) getpid());
+    sws_shm_unlock(z);
     sws_pool_destroy(f.cycle.pool);
 }
 END_TEST
@@ -616,6 +649,7 @@ shm_suite(void)
     tcase_add_test(tc, init_failure_refuses);
     tcase_add_test(tc, shared_across_fork_with_lock);
     tcase_add_test(tc, lock_holder_dies);
+    tcase_add_test(tc, master_unlocks_what_a_dead_child_held);
     tcase_add_test(tc, reload_takes_over);
     tcase_add_test(tc, failed_reload_keeps_old_zone);
     tcase_set_timeout(tc, 30);

@@ -43,7 +43,6 @@
 #define SWS_H3_INFLIGHT_MIN   (256 * 1024)
 #define SWS_H3_INFLIGHT_MAX   (16 * 1024 * 1024)
 #define SWS_H3_SPARE          1           /* acknowledged chunks a stream keeps */
-#define SWS_H3_HANDSHAKE_MS   10000       /* a half-open connection, at most */
 
 typedef struct sws_http_v3_conn_s    sws_http_v3_conn_t;
 typedef struct sws_http_v3_stream_s  sws_http_v3_stream_t;
@@ -56,6 +55,8 @@ typedef struct {
     sws_int_t        gso;                 /* quic_gso */
     sws_str_t        host_key;            /* quic_host_key: a file */
     sws_str_t        alt_svc;             /* the Alt-Svc value over TCP; empty: none */
+    sws_uint_t       max_handshakes;      /* quic_max_handshakes: a worker's */
+    sws_uint_t       max_handshakes_addr; /* quic_max_handshakes_per_address */
 } sws_http_v3_srv_conf_t;
 
 /* One "listen ... quic" address: its socket's protocol data
@@ -65,10 +66,19 @@ typedef struct {
     sws_http_v3_srv_conf_t           *conf;     /* the default server's */
     gnutls_certificate_credentials_t  creds;
     u_char                            key[SWS_H3_KEY_LEN];
+    /* Resumption and 0-RTT (the default server's ssl_session_tickets,
+     * ssl_session_ticket_key, ssl_session_timeout, ssl_early_data) */
+    gnutls_datum_t                    ticket_key;   /* empty: no tickets */
+    unsigned                          ticket_lifetime;
+    gnutls_anti_replay_t              anti_replay;  /* NULL: no 0-RTT */
+    sws_shm_zone_t                   *replay;       /* ClientHellos seen (sws_ssl_replay.c) */
+    sws_log_t                        *log;          /* the worker's socket's */
     /* the worker's (each has its copy): its connections on the address,
      * and its socket's pseudo connection once the worker stops */
     sws_uint_t                        nconns;
+    sws_uint_t                        nhandshakes;  /* of nconns, half-open */
     sws_connection_t                 *stopping;
+    sws_event_t                       goaway;   /* the final GOAWAYs are due */
 } sws_http_v3_addr_t;
 
 /* A server connection ID, found by its hash in the worker's table. */
@@ -110,8 +120,10 @@ struct sws_http_v3_conn_s {
     unsigned                 in_read:1;       /* inside ngtcp2_conn_read_pkt */
     unsigned                 app_error_set:1;
     unsigned                 gone:1;
-    unsigned                 draining:1;      /* GOAWAY sent: ends with its streams */
+    unsigned                 draining:1;      /* the worker stops: GOAWAY notice sent */
+    unsigned                 goaway:1;        /* final GOAWAY sent: ends with its streams */
     unsigned                 more:1;          /* its turn ended with more to send */
+    sws_queue_t              half_open;       /* the worker's handshakes in progress */
 };
 
 /* A chunk of response data handed to nghttp3, kept until acknowledged
@@ -181,6 +193,10 @@ extern const sws_http_proto_t sws_http_v3_proto;
 /* sws_http_v3_tls.c */
 sws_int_t sws_http_v3_tls_credentials(sws_conf_t *cf, sws_http_v3_addr_t *qa);
 sws_int_t sws_http_v3_tls_session(sws_http_v3_conn_t *qc);
+/* The handshake is complete: a session ticket, where they are on. */
+sws_int_t sws_http_v3_tls_ticket(sws_http_v3_conn_t *qc);
+/* The client's 0-RTT data was accepted. */
+int       sws_http_v3_tls_early(sws_http_v3_conn_t *qc);
 /* sws_http_v3_conn.c */
 void      sws_http_v3_read_handler(sws_udp_socket_t *us, sws_udp_dgram_t *d, sws_uint_t n);
 void      sws_http_v3_udp_shutdown(sws_connection_t *c);

@@ -13,12 +13,19 @@
 #include <arpa/inet.h>
 #include <gnutls/crypto.h>
 #include "sws_http_v3.h"
+#include "sws_http_ssl.h"
 #include "sws_process.h"
+
+/* How a new client fares against the handshakes already in progress. */
+#define SWS_H3_ROOM   0               /* welcome */
+#define SWS_H3_BUSY   1               /* its address proven first: a Retry */
+#define SWS_H3_FULL   2               /* not now (its Initial comes again) */
 
 /* The worker's connections and their IDs. */
 static sws_rbtree_t       sws_h3_cids;
 static sws_rbtree_node_t  sws_h3_cids_sentinel;
 static sws_queue_t        sws_h3_conns;
+static sws_queue_t        sws_h3_half_open;   /* handshakes in progress */
 static unsigned           sws_h3_ready;
 /* $connection of QUIC connections: numbered apart from TCP ones, from
  * 2^40 up in each worker, so that the two never meet. */
@@ -26,8 +33,11 @@ static uint64_t           sws_h3_number = (uint64_t) 1 << 40;
 
 static void sws_http_v3_close(sws_http_v3_conn_t *qc);
 static void sws_http_v3_socket_close(sws_http_v3_addr_t *qa);
+static void sws_http_v3_goaway(sws_event_t *ev);
 static void sws_http_v3_close_with(sws_http_v3_conn_t *qc, int liberr);
 static sws_int_t sws_http_v3_write(sws_http_v3_conn_t *qc);
+static int sws_http_v3_path_validation(ngtcp2_conn *conn, uint32_t flags,
+    const ngtcp2_path *path, ngtcp2_path_validation_result res, void *user_data);
 
 ngtcp2_tstamp
 sws_http_v3_now(void)
@@ -54,8 +64,8 @@ sws_http_v3_cid_make(ngtcp2_cid *cid)
     uint8_t b[SWS_H3_CID_LEN];
 
     b[0] = SWS_H3_CID_MAGIC;
-    b[1] = (uint8_t) (sws_worker >> 8);
-    b[2] = (uint8_t) sws_worker;
+    b[1] = (uint8_t) (sws_worker_slot >> 8);
+    b[2] = (uint8_t) sws_worker_slot;
     (void) gnutls_rnd(GNUTLS_RND_NONCE, b + 3, SWS_H3_CID_LEN - 3);
     ngtcp2_cid_init(cid, b, SWS_H3_CID_LEN);
 }
@@ -103,6 +113,7 @@ sws_http_v3_tables_init(void)
     if (!sws_h3_ready) {
         sws_rbtree_init(&sws_h3_cids, &sws_h3_cids_sentinel, sws_http_v3_cid_insert);
         sws_queue_init(&sws_h3_conns);
+        sws_queue_init(&sws_h3_half_open);
         sws_h3_ready = 1;
     }
 }
@@ -206,14 +217,108 @@ sws_http_v3_remove_cid(ngtcp2_conn *conn, const ngtcp2_cid *cid, void *user_data
     return 0;
 }
 
+/* ---- handshakes in progress ---- */
+
+static int
+sws_http_v3_same_ip(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_INET6) {
+        return memcmp(&((const struct sockaddr_in6 *) a)->sin6_addr,
+                      &((const struct sockaddr_in6 *) b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+    }
+    return ((const struct sockaddr_in *) a)->sin_addr.s_addr
+           == ((const struct sockaddr_in *) b)->sin_addr.s_addr;
+}
+
+/* Half-open connections cost a TLS handshake's work and memory each
+ * and ask nothing of a client that need not even have its address: a
+ * worker keeps at most quic_max_handshakes of them on an address, and
+ * at most quic_max_handshakes_per_address from one client address (its
+ * port aside). Past half the first, or at the second, a new client
+ * proves its address with a Retry first, which keeps no state here: a
+ * flood of Initials from addresses that do not answer stops at that. */
+static sws_uint_t
+sws_http_v3_handshakes_load(sws_http_v3_addr_t *qa, const struct sockaddr_storage *peer)
+{
+    sws_http_v3_srv_conf_t *conf = qa->conf;
+    sws_http_v3_conn_t     *qc;
+    sws_queue_t            *q;
+    sws_uint_t              n = 0;
+
+    if (qa->nhandshakes >= conf->max_handshakes) {
+        return SWS_H3_FULL;
+    }
+    for (q = sws_queue_head(&sws_h3_half_open); q != sws_queue_sentinel(&sws_h3_half_open);
+         q = sws_queue_next(q))
+    {
+        qc = sws_queue_data(q, sws_http_v3_conn_t, half_open);
+        if (qc->qa == qa && sws_http_v3_same_ip(&qc->peer, peer)
+            && ++n >= conf->max_handshakes_addr)
+        {
+            return SWS_H3_FULL;
+        }
+    }
+    return qa->nhandshakes >= conf->max_handshakes / 2 ? SWS_H3_BUSY : SWS_H3_ROOM;
+}
+
+/* The handshake is over (done, or the connection gone). */
+static void
+sws_http_v3_handshake_over(sws_http_v3_conn_t *qc)
+{
+    if (!qc->handshake) {
+        qc->handshake = 1;
+        sws_queue_remove(&qc->half_open);
+        qc->qa->nhandshakes--;
+    }
+}
+
+/* HTTP/3 starts on the connection (at the 1-RTT keys, the first 0-RTT
+ * data or the handshake's end, whichever comes first). A worker that began
+ * to stop before gives the GOAWAY notice at once. */
+static sws_int_t
+sws_http_v3_begin(sws_http_v3_conn_t *qc)
+{
+    if (sws_http_v3_h3_start(qc) != SWS_OK) {
+        return SWS_ERROR;
+    }
+    if (qc->draining && nghttp3_conn_submit_shutdown_notice(qc->h3) != 0) {
+        return SWS_ERROR;
+    }
+    return SWS_OK;
+}
+
 static int
 sws_http_v3_handshake_completed(ngtcp2_conn *conn, void *user_data)
 {
     sws_http_v3_conn_t *qc = user_data;
 
     (void) conn;
-    qc->handshake = 1;
-    return sws_http_v3_h3_start(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+    sws_http_v3_handshake_over(qc);
+    if ((qc->h3 == NULL && sws_http_v3_begin(qc) != SWS_OK)
+        || sws_http_v3_tls_ticket(qc) != SWS_OK)
+    {
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+/* The 1-RTT keys are there (the server's flight is made): HTTP/3 starts
+ * and its streams go with the server's first 1-RTT packets. (The requests
+ * of 0-RTT may come before: their data starts it then.) */
+static int
+sws_http_v3_recv_rx_key(ngtcp2_conn *conn, ngtcp2_crypto_level level, void *user_data)
+{
+    sws_http_v3_conn_t *qc = user_data;
+
+    (void) conn;
+    if (level != NGTCP2_CRYPTO_LEVEL_APPLICATION || qc->h3) {
+        return 0;
+    }
+    return sws_http_v3_begin(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
 static int
@@ -225,7 +330,8 @@ sws_http_v3_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t id, uint
 
     (void) offset;
     (void) stream_data;
-    if (qc->h3 == NULL) {
+    if (qc->h3 == NULL && sws_http_v3_begin(qc) != SWS_OK) {
+        /* (0-RTT stream data comes before the 1-RTT keys) */
         return NGTCP2_ERR_CALLBACK_FAILURE;
     }
     n = nghttp3_conn_read_stream(qc->h3, id, data, len, flags & NGTCP2_STREAM_DATA_FLAG_FIN);
@@ -339,6 +445,8 @@ static const ngtcp2_callbacks sws_http_v3_callbacks = {
     .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
     .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
     .handshake_completed = sws_http_v3_handshake_completed,
+    .recv_rx_key = sws_http_v3_recv_rx_key,
+    .path_validation = sws_http_v3_path_validation,
     .encrypt = ngtcp2_crypto_encrypt_cb,
     .decrypt = ngtcp2_crypto_decrypt_cb,
     .hp_mask = ngtcp2_crypto_hp_mask_cb,
@@ -389,11 +497,15 @@ sws_http_v3_transport_local_addr(sws_http_session_t *s, struct sockaddr_storage 
     return SWS_OK;
 }
 
+/* A request whose head is complete before the handshake is came in 0-RTT
+ * (1-RTT packets are not read before then). */
 static int
 sws_http_v3_transport_tls_early(sws_http_session_t *s)
 {
-    (void) s;
-    return 0;                           /* no 0-RTT yet */
+    sws_http_v3_conn_t *qc = (sws_http_v3_conn_t *) ((u_char *) s
+                                                      - offsetof(sws_http_v3_conn_t, session));
+
+    return !qc->handshake && sws_http_v3_tls_early(qc);
 }
 
 static const sws_http_transport_t sws_http_v3_transport = {
@@ -403,19 +515,28 @@ static const sws_http_transport_t sws_http_v3_transport = {
     .tls_early = sws_http_v3_transport_tls_early,
 };
 
+/* The session's client address in text, of qc->peer. */
 static sws_int_t
-sws_http_v3_session_init(sws_http_v3_conn_t *qc)
+sws_http_v3_addr_text(sws_http_v3_conn_t *qc)
 {
-    sws_http_session_t *s = &qc->session;
-    char                text[INET6_ADDRSTRLEN];
-    const void         *a;
+    char        text[INET6_ADDRSTRLEN];
+    const void *a;
 
     a = qc->peer.ss_family == AF_INET6
         ? (const void *) &((struct sockaddr_in6 *) &qc->peer)->sin6_addr
         : (const void *) &((struct sockaddr_in *) &qc->peer)->sin_addr;
-    if (inet_ntop(qc->peer.ss_family, a, text, sizeof(text)) == NULL
-        || sws_str_from_cstr(qc->pool, &s->addr_text, text) != SWS_OK)
-    {
+    if (inet_ntop(qc->peer.ss_family, a, text, sizeof(text)) == NULL) {
+        return SWS_ERROR;
+    }
+    return sws_str_from_cstr(qc->pool, &qc->session.addr_text, text);
+}
+
+static sws_int_t
+sws_http_v3_session_init(sws_http_v3_conn_t *qc)
+{
+    sws_http_session_t *s = &qc->session;
+
+    if (sws_http_v3_addr_text(qc) != SWS_OK) {
         return SWS_ERROR;
     }
     s->connection = qc->us->connection;     /* the socket's: nothing is its own */
@@ -429,6 +550,35 @@ sws_http_v3_session_init(sws_http_v3_conn_t *qc)
     s->start_msec = sws_current_msec();
     s->cscf = qc->qa->addr->default_server->ctx->srv_conf[sws_http_core_module.index];
     return SWS_OK;
+}
+
+/* The client moved and its new path is validated (RFC 9000 9): the
+ * session's addresses become the path's, as nginx's connection address
+ * follows a migration ($remote_addr, $remote_port, $server_addr). */
+static int
+sws_http_v3_path_validation(ngtcp2_conn *conn, uint32_t flags, const ngtcp2_path *path,
+    ngtcp2_path_validation_result res, void *user_data)
+{
+    sws_http_v3_conn_t *qc = user_data;
+    const ngtcp2_path  *now = ngtcp2_conn_get_path(conn);
+
+    (void) flags;
+    if (res != NGTCP2_PATH_VALIDATION_RESULT_SUCCESS
+        || path->remote.addrlen != now->remote.addrlen
+        || memcmp(path->remote.addr, now->remote.addr, path->remote.addrlen) != 0
+        || path->remote.addrlen > sizeof(qc->peer) || path->local.addrlen > sizeof(qc->local)
+        || (path->remote.addrlen == qc->peerlen
+            && memcmp(path->remote.addr, &qc->peer, qc->peerlen) == 0))
+    {
+        return 0;                       /* not the path in use, or no move */
+    }
+    sws_memcpy(&qc->peer, path->remote.addr, path->remote.addrlen);
+    qc->peerlen = path->remote.addrlen;
+    sws_memcpy(&qc->local, path->local.addr, path->local.addrlen);
+    qc->locallen = path->local.addrlen;
+    qc->session.socklen = qc->peerlen;
+    sws_log_debug(qc->session.log, "QUIC connection migrated");
+    return sws_http_v3_addr_text(qc) == SWS_OK ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
 /* ---- sending ---- */
@@ -684,6 +834,7 @@ sws_http_v3_close(sws_http_v3_conn_t *qc)
     if (qc->post.posted) {
         sws_delete_posted_event(&qc->post);
     }
+    sws_http_v3_handshake_over(qc);
     sws_queue_remove(&qc->queue);
     if (--qc->qa->nconns == 0 && qc->qa->stopping) {
         sws_http_v3_socket_close(qc->qa);
@@ -752,7 +903,10 @@ sws_http_v3_timeout(sws_event_t *ev)
     if (rv != 0) {
         /* The idle timeout (or the handshake's): gone without a word
          * (RFC 9000 10.1). */
-        sws_log_debug(qc->session.log, "QUIC connection timed out: %s", ngtcp2_strerror(rv));
+        sws_log_error(SWS_LOG_INFO, qc->session.log, 0, "client %.*s timed out (QUIC %s)",
+                      (int) qc->session.addr_text.len, qc->session.addr_text.data,
+                      rv == NGTCP2_ERR_HANDSHAKE_TIMEOUT ? "handshake"
+                      : rv == NGTCP2_ERR_IDLE_CLOSE ? "idle timeout" : ngtcp2_strerror(rv));
         sws_http_v3_close(qc);
         return;
     }
@@ -860,6 +1014,7 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     ngtcp2_path                path;
     ngtcp2_cid                 scid, odcid;
     ngtcp2_tstamp              now = sws_http_v3_now();
+    sws_uint_t                 load;
     int                        retried = 0;
 
     sws_memzero(&odcid, sizeof(odcid));
@@ -867,11 +1022,8 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     if (ngtcp2_accept(&hd, d->data, d->len) != 0 || hd.type != NGTCP2_PKT_INITIAL) {
         return NULL;
     }
-    if (conf->retry) {
-        if (hd.token.len == 0 || hd.token.base[0] != NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
-            sws_http_v3_send_retry(us, d, &hd);
-            return NULL;
-        }
+    load = sws_http_v3_handshakes_load(qa, &d->peer);
+    if (hd.token.len && hd.token.base[0] == NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
         if (ngtcp2_crypto_verify_retry_token(&odcid, hd.token.base, hd.token.len, qa->key,
                                              SWS_H3_KEY_LEN, hd.version,
                                              (const ngtcp2_sockaddr *) &d->peer, d->peerlen,
@@ -880,6 +1032,13 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
             return NULL;                /* forged, or too old: dropped */
         }
         retried = 1;
+    } else if (conf->retry || load != SWS_H3_ROOM) {
+        sws_http_v3_send_retry(us, d, &hd);
+        return NULL;
+    }
+    if (load == SWS_H3_FULL) {
+        sws_log_debug(us->log, "QUIC handshakes: no room for a new one");
+        return NULL;
     }
 
     pool = sws_pool_create(4096, us->log);
@@ -908,6 +1067,8 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     sws_queue_init(&qc->cid_free);
     sws_queue_insert_tail(&sws_h3_conns, &qc->queue);
     qa->nconns++;
+    sws_queue_insert_tail(&sws_h3_half_open, &qc->half_open);
+    qa->nhandshakes++;
 
     if (sws_http_v3_session_init(qc) != SWS_OK) {
         goto failed;
@@ -917,7 +1078,10 @@ sws_http_v3_accept(sws_udp_socket_t *us, sws_udp_dgram_t *d)
     ngtcp2_settings_default(&settings);
     settings.initial_ts = now;
     settings.max_tx_udp_payload_size = SWS_H3_MAX_UDP;
-    settings.handshake_timeout = SWS_H3_HANDSHAKE_MS * NGTCP2_MILLISECONDS;
+    /* ssl_handshake_timeout, as over TCP */
+    settings.handshake_timeout = (ngtcp2_duration) ((sws_http_ssl_srv_conf_t *)
+                                     qc->session.cscf->ctx->srv_conf[sws_http_ssl_module.index])
+                                 ->handshake_timeout * NGTCP2_MILLISECONDS;
     /* Request bodies: the windows start at http3_stream_buffer_size and
      * grow with the path (ngtcp2's auto-tuning) up to these. */
     settings.max_stream_window = 16 * 1024 * 1024;
@@ -1070,10 +1234,20 @@ sws_http_v3_close_all(sws_udp_socket_t *us)
     }
 }
 
-/* The worker stops: each connection of the socket gets a GOAWAY (no new
- * requests) and ends with its last stream, an idle one at once; the socket
- * closes with the last connection (or the worker's shutdown timeout ends
- * it all). */
+/*
+ * The worker stops (QUIT, a reload, the adaptive runtime retiring it). Its
+ * connections' datagrams still come to it (their IDs name its slot, see
+ * sws_udp_steer.h), new connections go to other workers (an Initial that
+ * comes here all the same is dropped). As HTTP/2 does: each connection
+ * gets a GOAWAY notice (RFC 9114 5.2: the largest stream ID), which
+ * refuses none of the requests already on their way, and
+ * worker_shutdown_idle later the final GOAWAY with the last request
+ * stream received; it ends (CONNECTION_CLOSE, H3_NO_ERROR) when those are
+ * done, an idle one then at once. One still in its handshake gets the
+ * notice when it is done (and ends with the others if it is not by then).
+ * The socket closes with the last connection (or the worker's shutdown
+ * timeout ends it all).
+ */
 void
 sws_http_v3_udp_shutdown(sws_connection_t *c)
 {
@@ -1095,6 +1269,38 @@ sws_http_v3_udp_shutdown(sws_connection_t *c)
             continue;
         }
         qc->draining = 1;
+        if (qc->h3 == NULL) {
+            continue;                   /* the notice once its handshake is done */
+        }
+        if (nghttp3_conn_submit_shutdown_notice(qc->h3) != 0) {
+            sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
+            continue;
+        }
+        sws_http_v3_post_write(qc);
+    }
+    if (qa->stopping != NULL) {         /* (closed with the last connection) */
+        qa->goaway.data = us;
+        qa->goaway.handler = sws_http_v3_goaway;
+        sws_add_timer(&qa->goaway, sws_exiting_idle ? sws_exiting_idle : 1);
+    }
+}
+
+/* worker_shutdown_idle after the notice: every request the client sent
+ * before it read the notice has come. */
+static void
+sws_http_v3_goaway(sws_event_t *ev)
+{
+    sws_udp_socket_t   *us = ev->data;
+    sws_queue_t        *q, *next;
+    sws_http_v3_conn_t *qc;
+
+    for (q = sws_queue_head(&sws_h3_conns); q != sws_queue_sentinel(&sws_h3_conns); q = next) {
+        next = sws_queue_next(q);
+        qc = sws_queue_data(q, sws_http_v3_conn_t, queue);
+        if (qc->us != us || !qc->draining || qc->goaway || qc->closing) {
+            continue;
+        }
+        qc->goaway = 1;
         if (qc->h3 == NULL || qc->nstreams == 0 || nghttp3_conn_shutdown(qc->h3) != 0) {
             sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
             continue;
@@ -1106,7 +1312,7 @@ sws_http_v3_udp_shutdown(sws_connection_t *c)
 void
 sws_http_v3_drained(sws_http_v3_conn_t *qc)
 {
-    if (qc->draining && qc->nstreams == 0 && !qc->closing) {
+    if (qc->goaway && qc->nstreams == 0 && !qc->closing) {
         sws_http_v3_conn_error(qc, NGHTTP3_H3_NO_ERROR, "worker stops");
     }
 }
@@ -1118,6 +1324,9 @@ sws_http_v3_socket_close(sws_http_v3_addr_t *qa)
     sws_udp_socket_t *us = c->data;
 
     qa->stopping = NULL;
+    if (qa->goaway.timer_set) {
+        sws_del_timer(&qa->goaway);
+    }
     if (us->listening) {
         us->listening->connection = NULL;
     }

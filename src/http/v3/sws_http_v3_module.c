@@ -31,6 +31,9 @@ static const sws_command_t sws_http_v3_commands[] = {
     V3_SRV("quic_retry", SWS_CONF_FLAG, sws_conf_set_flag_slot, retry),
     V3_SRV("quic_gso", SWS_CONF_FLAG, sws_conf_set_flag_slot, gso),
     V3_SRV("quic_host_key", SWS_CONF_TAKE1, sws_conf_set_path_slot, host_key),
+    V3_SRV("quic_max_handshakes", SWS_CONF_TAKE1, sws_conf_set_num_slot, max_handshakes),
+    V3_SRV("quic_max_handshakes_per_address", SWS_CONF_TAKE1, sws_conf_set_num_slot,
+           max_handshakes_addr),
     sws_null_command
 };
 
@@ -233,6 +236,7 @@ sws_http_v3_init_worker(sws_cycle_t *cycle)
             && lss[i]->connection)
         {
             lss[i]->connection->shutdown = sws_http_v3_udp_shutdown;
+            ((sws_http_v3_addr_t *) lss[i]->servers)->log = lss[i]->connection->log;
         }
     }
     return SWS_OK;
@@ -251,6 +255,8 @@ sws_http_v3_create_srv_conf(sws_conf_t *cf)
         h3scf->stream_buffer_size = SWS_UNSET_SIZE;
         h3scf->retry = SWS_UNSET;
         h3scf->gso = SWS_UNSET;
+        h3scf->max_handshakes = SWS_UNSET_UINT;
+        h3scf->max_handshakes_addr = SWS_UNSET_UINT;
     }
     return h3scf;
 }
@@ -267,6 +273,8 @@ sws_http_v3_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_size_value(conf->stream_buffer_size, prev->stream_buffer_size, 64 * 1024);
     sws_conf_merge_value(conf->retry, prev->retry, 0);
     sws_conf_merge_value(conf->gso, prev->gso, 0);
+    sws_conf_merge_uint_value(conf->max_handshakes, prev->max_handshakes, 1024);
+    sws_conf_merge_uint_value(conf->max_handshakes_addr, prev->max_handshakes_addr, 32);
     if (conf->host_key.data == NULL) {
         conf->host_key = prev->host_key;
     }
@@ -275,6 +283,9 @@ sws_http_v3_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     }
     if (conf->stream_buffer_size < 4096 || conf->stream_buffer_size > 64 * 1024 * 1024) {
         return "http3_stream_buffer_size must be between 4k and 64m";
+    }
+    if (conf->max_handshakes < 1 || conf->max_handshakes_addr < 1) {
+        return "quic_max_handshakes and quic_max_handshakes_per_address must be 1 or more";
     }
     return SWS_CONF_OK;
 }

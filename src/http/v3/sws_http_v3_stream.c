@@ -413,6 +413,14 @@ sws_http_v3_read_body(sws_http_request_t *r)
     if (st->body_error || sws_http_v3_body_too_large(st)) {
         return SWS_HTTP_REQUEST_ENTITY_TOO_LARGE;
     }
+    if (r->expect_continue && !r->continue_sent && !st->in_closed && st->preread == NULL) {
+        /* RFC 9110 10.1.1: the content is wanted, and the client waits */
+        r->continue_sent = 1;
+        rc = sws_http_v3_proto.send_interim(r, 100, NULL, 0);
+        if (rc != SWS_OK) {
+            return rc;
+        }
+    }
     rb->received = st->received;
     if (rb->stream) {
         st->streaming = 1;
