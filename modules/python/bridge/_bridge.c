@@ -33,7 +33,32 @@ static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme, *k_path
                 *k_REQUEST_METHOD, *k_SCRIPT_NAME, *k_PATH_INFO, *k_QUERY_STRING,
                 *k_SERVER_NAME, *k_SERVER_PORT, *k_SERVER_PROTOCOL, *k_REMOTE_ADDR,
                 *k_REMOTE_PORT, *k_REQUEST_URI, *k_CONTENT_LENGTH, *k_CONTENT_TYPE,
-                *k_url_scheme, *k_v10, *k_v11, *k_v20;
+                *k_url_scheme, *k_v10, *k_v11, *k_v20, *k_HTTP10, *k_HTTP11, *k_HTTP20;
+
+/*
+ * The field names most requests have: their ASGI name (bytes) and WSGI key
+ * (HTTP_...) made once, and per parser the last value of each, reused
+ * while the next request's is the same (a client's User-Agent, Accept,
+ * Host ... repeat from request to request), so that a common request
+ * allocates only what changes.
+ */
+static const char *const common_names[] = {
+    "host", "user-agent", "accept", "accept-encoding", "accept-language", "connection",
+    "content-type", "content-length", "cookie", "x-forwarded-for", "x-forwarded-proto",
+    "x-request-id", "x-real-ip", "referer", "origin", "cache-control", "pragma",
+    "upgrade", "authorization", "if-none-match", "if-modified-since", "range",
+    "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest", "upgrade-insecure-requests",
+    "dnt", "te",
+};
+#define NCOMMON  (sizeof(common_names) / sizeof(common_names[0]))
+static PyObject *common_bytes[NCOMMON];     /* b"host" ... */
+static PyObject *common_keys[NCOMMON];      /* "HTTP_HOST" ... */
+
+/* Per parser, the last objects made from the request's strings. */
+enum {
+    C_METHOD, C_PATH, C_QUERY, C_RAW, C_CLIENT, C_SERVER, C_SERVER_ADDR, C_SERVER_PORT,
+    C_HOST, C_NFIXED
+};
 
 typedef struct {
     PyObject_HEAD
@@ -43,7 +68,67 @@ typedef struct {
     int               in_body;        /* between a REQUEST with a body and BODY_END */
     unsigned char    *head;           /* a REQUEST being collected */
     size_t            head_len, head_size;
+    PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
+    PyObject         *values[NCOMMON];      /* the last value of each common field */
+    unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
 } ParserObject;
+
+/* *slot's object if it holds these bytes (bytes or a latin-1 str), else
+ * a new one kept in *slot; a new reference, NULL on error. */
+static PyObject *
+cached(PyObject **slot, const unsigned char *data, size_t len, int str)
+{
+    PyObject *o = *slot;
+
+    if (o != NULL) {
+        if (str ? (PyUnicode_GET_LENGTH(o) == (Py_ssize_t) len
+                   && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND
+                   && memcmp(PyUnicode_1BYTE_DATA(o), data, len) == 0)
+                : (PyBytes_GET_SIZE(o) == (Py_ssize_t) len
+                   && memcmp(PyBytes_AS_STRING(o), data, len) == 0))
+        {
+            Py_INCREF(o);
+            return o;
+        }
+    }
+    o = str ? PyUnicode_DecodeLatin1((const char *) data, (Py_ssize_t) len, NULL)
+            : PyBytes_FromStringAndSize((const char *) data, (Py_ssize_t) len);
+    if (o == NULL) {
+        return NULL;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(*slot, o);
+    return o;
+}
+
+/* The index of a common field name, or -1. */
+static int
+common_index(const sws_pyb_str_t *name)
+{
+    size_t i;
+
+    for (i = 0; i < NCOMMON; i++) {
+        if (PyBytes_GET_SIZE(common_bytes[i]) == (Py_ssize_t) name->len
+            && memcmp(PyBytes_AS_STRING(common_bytes[i]), name->data, name->len) == 0)
+        {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
+/* A number as a str (ports, lengths): no format parsing. */
+static PyObject *
+decimal_str(unsigned long long v)
+{
+    char  buf[24], *p = buf + sizeof(buf);
+
+    do {
+        *--p = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return PyUnicode_DecodeLatin1(p, buf + sizeof(buf) - p, NULL);
+}
 
 static PyObject *
 latin1(const sws_pyb_str_t *s)
@@ -83,39 +168,119 @@ set_steal(PyObject *d, PyObject *key, PyObject *value)
     return rc;
 }
 
+/* (host, port), or None without a host. */
 static PyObject *
-addr_tuple(const sws_pyb_str_t *host, unsigned port)
+addr_tuple(PyObject *host, unsigned port)
 {
-    if (host->len == 0) {
+    PyObject *t, *n;
+
+    if (PyUnicode_GET_LENGTH(host) == 0) {
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(Ni)", latin1(host), (int) port);
+    n = PyLong_FromLong((long) port);
+    t = n ? PyTuple_New(2) : NULL;
+    if (t == NULL) {
+        Py_XDECREF(n);
+        return NULL;
+    }
+    Py_INCREF(host);
+    PyTuple_SET_ITEM(t, 0, host);
+    PyTuple_SET_ITEM(t, 1, n);
+    return t;
+}
+
+/* The scope's "server": the same tuple while the address stays. */
+static PyObject *
+asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject *host, *t;
+
+    host = cached(&p->fixed[C_SERVER_ADDR], rq->server.data, rq->server.len, 1);
+    if (host == NULL) {
+        return NULL;
+    }
+    if (p->fixed[C_SERVER] != NULL && p->server_port == rq->server_port
+        && PyTuple_CheckExact(p->fixed[C_SERVER])
+        && PyTuple_GET_ITEM(p->fixed[C_SERVER], 0) == host)
+    {
+        Py_DECREF(host);
+        Py_INCREF(p->fixed[C_SERVER]);
+        return p->fixed[C_SERVER];
+    }
+    t = addr_tuple(host, rq->server_port);
+    Py_DECREF(host);
+    if (t == NULL) {
+        return NULL;
+    }
+    Py_INCREF(t);
+    Py_XSETREF(p->fixed[C_SERVER], t);
+    p->server_port = rq->server_port;
+    return t;
+}
+
+static PyObject *
+asgi_client(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject *host, *t;
+
+    host = cached(&p->fixed[C_CLIENT], rq->client.data, rq->client.len, 1);
+    if (host == NULL) {
+        return NULL;
+    }
+    t = addr_tuple(host, rq->client_port);
+    Py_DECREF(host);
+    return t;
+}
+
+/* [(name, value), ...] of bytes, names and repeated values shared. */
+static PyObject *
+asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *headers, *pair, *n, *v;
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    Py_ssize_t           i = 0;
+    int                  k;
+
+    headers = PyList_New((Py_ssize_t) rq->nfields);
+    if (headers == NULL) {
+        return NULL;
+    }
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        k = common_index(&name);
+        if (k >= 0) {
+            n = common_bytes[k];
+            Py_INCREF(n);
+            v = cached(&p->values[k], value.data, value.len, 0);
+        } else {
+            n = PyBytes_FromStringAndSize((const char *) name.data, (Py_ssize_t) name.len);
+            v = PyBytes_FromStringAndSize((const char *) value.data, (Py_ssize_t) value.len);
+        }
+        pair = n && v ? PyTuple_New(2) : NULL;
+        if (pair == NULL) {
+            Py_XDECREF(n);
+            Py_XDECREF(v);
+            Py_DECREF(headers);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, n);
+        PyTuple_SET_ITEM(pair, 1, v);
+        PyList_SET_ITEM(headers, i++, pair);
+    }
+    return headers;
 }
 
 static PyObject *
 asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *scope, *headers, *pair;
-    const unsigned char *cur = rq->fields, *q;
-    sws_pyb_str_t        name, value, raw;
-    Py_ssize_t           i = 0;
+    PyObject            *scope;
+    const unsigned char *q;
+    sws_pyb_str_t        raw;
 
-    scope = PyDict_New();
+    /* room for every key without a resize */
+    scope = _PyDict_NewPresized(14);
     if (scope == NULL) {
         return NULL;
-    }
-    headers = PyList_New((Py_ssize_t) rq->nfields);
-    if (headers == NULL) {
-        goto failed;
-    }
-    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
-        pair = Py_BuildValue("(y#y#)", name.data, (Py_ssize_t) name.len, value.data,
-                             (Py_ssize_t) value.len);
-        if (pair == NULL) {
-            Py_DECREF(headers);
-            goto failed;
-        }
-        PyList_SET_ITEM(headers, i++, pair);
     }
     raw = rq->raw;
     q = memchr(raw.data, '?', raw.len);
@@ -125,20 +290,19 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     if (PyDict_SetItem(scope, k_type, k_http) < 0
         || PyDict_SetItem(scope, k_asgi, p->base) < 0
         || set_steal(scope, k_http_version, version_str(rq->major, rq->minor)) < 0
-        || set_steal(scope, k_method, latin1(&rq->method)) < 0
+        || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
+                                             rq->method.len, 1)) < 0
         || PyDict_SetItem(scope, k_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http) < 0
         || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
                                                          (Py_ssize_t) rq->path.len,
                                                          "surrogateescape")) < 0
-        || set_steal(scope, k_raw_path, PyBytes_FromStringAndSize((const char *) raw.data,
-                                                                  (Py_ssize_t) raw.len)) < 0
-        || set_steal(scope, k_query_string,
-                     PyBytes_FromStringAndSize((const char *) rq->query.data,
-                                               (Py_ssize_t) rq->query.len)) < 0
+        || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
+        || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
+                                                   rq->query.len, 0)) < 0
         || PyDict_SetItem(scope, k_root_path, k_empty) < 0
-        || set_steal(scope, k_headers, headers) < 0
-        || set_steal(scope, k_client, addr_tuple(&rq->client, rq->client_port)) < 0
-        || set_steal(scope, k_server, addr_tuple(&rq->server, rq->server_port)) < 0)
+        || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
+        || set_steal(scope, k_client, asgi_client(p, rq)) < 0
+        || set_steal(scope, k_server, asgi_server(p, rq)) < 0)
     {
         goto failed;
     }
@@ -183,37 +347,95 @@ wsgi_key(const sws_pyb_str_t *name)
 }
 
 static PyObject *
+protocol_str(unsigned major, unsigned minor)
+{
+    PyObject *v;
+
+    if (major == 1 && minor == 1) {
+        v = k_HTTP11;
+    } else if (major == 1 && minor == 0) {
+        v = k_HTTP10;
+    } else if (major == 2 && minor == 0) {
+        v = k_HTTP20;
+    } else {
+        return PyUnicode_FromFormat("HTTP/%u.%u", major, minor);
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+/* SERVER_PORT: the same str while the port stays. */
+static PyObject *
+wsgi_server_port(ParserObject *p, unsigned port)
+{
+    PyObject *o;
+
+    if (p->fixed[C_SERVER_PORT] == NULL || p->server_port != port) {
+        o = decimal_str(port);
+        if (o == NULL) {
+            return NULL;
+        }
+        Py_XSETREF(p->fixed[C_SERVER_PORT], o);
+        Py_CLEAR(p->fixed[C_SERVER]);           /* its port was the old one */
+        p->server_port = port;
+    }
+    Py_INCREF(p->fixed[C_SERVER_PORT]);
+    return p->fixed[C_SERVER_PORT];
+}
+
+static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *env, *key, *value, *old, *joined;
+    PyObject            *env, *key, *value, *old, *joined, *k, *v;
     const unsigned char *cur = rq->fields;
     sws_pyb_str_t        name, val;
-    char                 port[8];
+    const sws_pyb_str_t *sname;
+    Py_ssize_t           pos = 0;
+    int                  c;
 
-    env = PyDict_Copy(p->base);
+    /* the base's entries and ours without a resize (a copy of the base
+     * would grow twice) */
+    env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
     if (env == NULL) {
         return NULL;
     }
-    snprintf(port, sizeof(port), "%u", rq->server_port);
-    if (set_steal(env, k_REQUEST_METHOD, latin1(&rq->method)) < 0
+    while (PyDict_Next(p->base, &pos, &k, &v)) {
+        if (PyDict_SetItem(env, k, v) < 0) {
+            goto failed;
+        }
+    }
+    sname = rq->host.len ? &rq->host : &rq->server;
+    if (set_steal(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                                rq->method.len, 1)) < 0
         || PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0
-        || set_steal(env, k_PATH_INFO, latin1(&rq->path)) < 0
-        || set_steal(env, k_QUERY_STRING, latin1(&rq->query)) < 0
-        || set_steal(env, k_REQUEST_URI, latin1(&rq->raw)) < 0
-        || set_steal(env, k_SERVER_NAME, latin1(rq->host.len ? &rq->host : &rq->server)) < 0
-        || set_steal(env, k_SERVER_PORT, PyUnicode_FromString(port)) < 0
-        || set_steal(env, k_SERVER_PROTOCOL,
-                     PyUnicode_FromFormat("HTTP/%u.%u", rq->major, rq->minor)) < 0
-        || set_steal(env, k_REMOTE_ADDR, latin1(&rq->client)) < 0
-        || set_steal(env, k_REMOTE_PORT, PyUnicode_FromFormat("%u", rq->client_port)) < 0
+        || set_steal(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
+                                              rq->path.len, 1)) < 0
+        || set_steal(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
+                                                 rq->query.len, 1)) < 0
+        || set_steal(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
+                                                rq->raw.len, 1)) < 0
+        || set_steal(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
+                                                sname->len, 1)) < 0
+        || set_steal(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port)) < 0
+        || set_steal(env, k_SERVER_PROTOCOL, protocol_str(rq->major, rq->minor)) < 0
+        || set_steal(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
+                                                rq->client.len, 1)) < 0
+        || set_steal(env, k_REMOTE_PORT, decimal_str(rq->client_port)) < 0
         || PyDict_SetItem(env, k_url_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http)
            < 0)
     {
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
-        key = wsgi_key(&name);
-        value = latin1(&val);
+        c = common_index(&name);
+        if (c >= 0) {
+            key = common_keys[c];
+            Py_INCREF(key);
+            value = cached(&p->values[c], val.data, val.len, 1);
+        } else {
+            key = wsgi_key(&name);
+            value = latin1(&val);
+        }
         if (key == NULL || value == NULL) {
             Py_XDECREF(key);
             Py_XDECREF(value);
@@ -242,10 +464,7 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
     if (rq->content_length != UINT64_MAX && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL
         && rq->content_length)
     {
-        if (set_steal(env, k_CONTENT_LENGTH,
-                      PyUnicode_FromFormat("%llu", (unsigned long long) rq->content_length))
-            < 0)
-        {
+        if (set_steal(env, k_CONTENT_LENGTH, decimal_str(rq->content_length)) < 0) {
             goto failed;
         }
     }
@@ -277,7 +496,13 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
     if (req == NULL) {
         return NULL;
     }
-    rv = PyObject_CallFunction(p->on_request, "(Ni)", req, (int) flags);
+    {
+        PyObject *args[2] = { req, PyLong_FromLong((long) flags) };   /* a small int */
+
+        rv = args[1] ? PyObject_Vectorcall(p->on_request, args, 2, NULL) : NULL;
+        Py_XDECREF(args[1]);
+    }
+    Py_DECREF(req);
     return rv;
 }
 
@@ -345,7 +570,13 @@ Parser_feed(ParserObject *p, PyObject *arg)
                 continue;                      /* an empty BODY: nothing */
             }
         } else if (p->rd.type == SWS_PYB_BODY) {
-            r = PyObject_CallFunction(p->on_body, "(y#)", piece, (Py_ssize_t) n);
+            PyObject *chunk = PyBytes_FromStringAndSize((const char *) piece, (Py_ssize_t) n);
+
+            if (chunk == NULL) {
+                goto done;
+            }
+            r = PyObject_CallOneArg(p->on_body, chunk);
+            Py_DECREF(chunk);
             if (r == NULL) {
                 goto done;
             }
@@ -380,6 +611,19 @@ done:
     return rv;
 }
 
+static void
+Parser_clear_cache(ParserObject *p)
+{
+    size_t i;
+
+    for (i = 0; i < C_NFIXED; i++) {
+        Py_CLEAR(p->fixed[i]);
+    }
+    for (i = 0; i < NCOMMON; i++) {
+        Py_CLEAR(p->values[i]);
+    }
+}
+
 static int
 Parser_init(ParserObject *p, PyObject *args, PyObject *kw)
 {
@@ -410,6 +654,7 @@ Parser_init(ParserObject *p, PyObject *args, PyObject *kw)
         p->state = Py_None;
     }
     p->mode = mode;
+    Parser_clear_cache(p);         /* bytes in one mode are str in the other */
     return 0;
 }
 
@@ -422,6 +667,7 @@ Parser_dealloc(ParserObject *p)
     Py_CLEAR(p->on_body_end);
     Py_CLEAR(p->base);
     Py_CLEAR(p->state);
+    Parser_clear_cache(p);
     PyMem_Free(p->head);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
@@ -758,6 +1004,7 @@ PyMODINIT_FUNC
 PyInit__bridge(void)
 {
     PyObject *m;
+    size_t    i;
 
     INTERN(k_type, "type");
     INTERN(k_asgi, "asgi");
@@ -791,6 +1038,22 @@ PyInit__bridge(void)
     INTERN(k_v10, "1.0");
     INTERN(k_v11, "1.1");
     INTERN(k_v20, "2");
+    INTERN(k_HTTP10, "HTTP/1.0");
+    INTERN(k_HTTP11, "HTTP/1.1");
+    INTERN(k_HTTP20, "HTTP/2.0");
+    for (i = 0; i < NCOMMON; i++) {
+        sws_pyb_str_t n = { (const unsigned char *) common_names[i], strlen(common_names[i]) };
+
+        common_bytes[i] = PyBytes_FromString(common_names[i]);
+        if (common_bytes[i] == NULL) {
+            return NULL;
+        }
+        common_keys[i] = wsgi_key(&n);
+        if (common_keys[i] == NULL) {
+            return NULL;
+        }
+        PyUnicode_InternInPlace(&common_keys[i]);
+    }
     (void) k_CONTENT_TYPE;
 
     if (PyType_Ready(&ParserType) < 0) {
