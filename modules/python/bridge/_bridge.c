@@ -778,73 +778,128 @@ as_bytes(PyObject *o, PyObject **hold, const char **data, Py_ssize_t *len)
     return -1;
 }
 
-static PyObject *
-bridge_response(PyObject *self, PyObject *args, PyObject *kw)
+/* A response's fields as views (a common head: on the stack). */
+#define RESPONSE_STACK_FIELDS  16
+
+typedef struct {
+    PyObject    *hold;         /* a str's latin-1 bytes, or NULL */
+    const char  *data;
+    Py_ssize_t   len;
+} field_view_t;
+
+/* response(status, headers, body=None, end=-1): positional or by keyword. */
+static int
+response_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **argv)
 {
-    static char   *names[] = { "status", "headers", "body", "end", NULL };
-    int            status, end = -1;
-    PyObject      *headers, *seq = NULL, *body = Py_None, *out = NULL;
-    PyObject     **holds = NULL;
+    static const char *const names[] = { "status", "headers", "body", "end" };
+    Py_ssize_t i, k, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+
+    if (nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "response() takes at most 4 arguments");
+        return -1;
+    }
+    for (i = 0; i < nargs; i++) {
+        argv[i] = args[i];
+    }
+    for (k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+
+        for (i = 0; i < 4; i++) {
+            if (PyUnicode_CompareWithASCIIString(kw, names[i]) == 0) {
+                break;
+            }
+        }
+        if (i == 4 || argv[i] != NULL) {
+            PyErr_Format(PyExc_TypeError, "response() got an unexpected or repeated "
+                         "argument %R", kw);
+            return -1;
+        }
+        argv[i] = args[nargs + k];
+    }
+    if (argv[0] == NULL || argv[1] == NULL) {
+        PyErr_SetString(PyExc_TypeError, "response() needs status and headers");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+bridge_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject      *argv[4] = { NULL, NULL, NULL, NULL };
+    long           status, end = -1;
+    PyObject      *seq = NULL, *body, *out = NULL;
+    field_view_t   stack[2 * RESPONSE_STACK_FIELDS], *f = stack;
     Py_buffer      bview = { 0 };
-    Py_ssize_t     i, n, size, blen = 0;
-    const char   **ptr = NULL;
-    Py_ssize_t    *lens = NULL;
+    Py_ssize_t     i, n = 0, size, blen = 0;
     unsigned char *p;
 
     (void) self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iO|Oi", names, &status, &headers, &body,
-                                     &end))
-    {
+    if (response_args(args, nargs, kwnames, argv) < 0) {
         return NULL;
+    }
+    status = PyLong_AsLong(argv[0]);
+    if (status == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    body = argv[2] ? argv[2] : Py_None;
+    if (argv[3] != NULL) {
+        end = PyLong_AsLong(argv[3]);
+        if (end == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
     }
     if (status < 100 || status > 999) {
         PyErr_SetString(PyExc_ValueError, "status must be 100..999");
         return NULL;
     }
-    seq = PySequence_Fast(headers, "headers must be a sequence of pairs");
+    seq = PySequence_Fast(argv[1], "headers must be a sequence of pairs");
     if (seq == NULL) {
         return NULL;
     }
     n = PySequence_Fast_GET_SIZE(seq);
     if (n > SWS_PYB_MAX_FIELDS) {
         PyErr_SetString(PyExc_ValueError, "too many header fields");
+        n = 0;
         goto done;
     }
-    holds = PyMem_Calloc((size_t) n * 2 + 1, sizeof(PyObject *));
-    ptr = PyMem_Calloc((size_t) n * 2 + 1, sizeof(char *));
-    lens = PyMem_Calloc((size_t) n * 2 + 1, sizeof(Py_ssize_t));
-    if (holds == NULL || ptr == NULL || lens == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    if (n > RESPONSE_STACK_FIELDS) {
+        f = PyMem_Calloc((size_t) n * 2, sizeof(field_view_t));
+        if (f == NULL) {
+            PyErr_NoMemory();
+            n = 0;
+            goto done;
+        }
+    } else {
+        memset(f, 0, (size_t) n * 2 * sizeof(field_view_t));
     }
     size = SWS_PYB_RESPONSE_FIXED;
     for (i = 0; i < n; i++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyTuple_Check(pair) && !PyList_Check(pair)) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i), *nm, *vl;
+
+        if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
+            nm = PyTuple_GET_ITEM(pair, 0);
+            vl = PyTuple_GET_ITEM(pair, 1);
+        } else if ((PyTuple_Check(pair) || PyList_Check(pair)) && PySequence_Size(pair) == 2) {
+            /* a list's items: kept by the list, which seq keeps */
+            nm = PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 0) : PyList_GET_ITEM(pair, 0);
+            vl = PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 1) : PyList_GET_ITEM(pair, 1);
+        } else {
             PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
             goto done;
         }
-        if (PySequence_Size(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
+        if (as_bytes(nm, &f[2 * i].hold, &f[2 * i].data, &f[2 * i].len) < 0
+            || as_bytes(vl, &f[2 * i + 1].hold, &f[2 * i + 1].data, &f[2 * i + 1].len) < 0)
+        {
             goto done;
         }
-        PyObject *nm = PySequence_GetItem(pair, 0), *vl = PySequence_GetItem(pair, 1);
-        int bad = nm == NULL || vl == NULL
-                  || as_bytes(nm, &holds[2 * i], &ptr[2 * i], &lens[2 * i]) < 0
-                  || as_bytes(vl, &holds[2 * i + 1], &ptr[2 * i + 1], &lens[2 * i + 1]) < 0;
-        /* the views stay valid: the pair, kept by seq, keeps its items */
-        Py_XDECREF(nm);
-        Py_XDECREF(vl);
-        if (bad) {
-            goto done;
-        }
-        if (lens[2 * i] == 0 || lens[2 * i] > SWS_PYB_MAX_STRING
-            || lens[2 * i + 1] > SWS_PYB_MAX_STRING)
+        if (f[2 * i].len == 0 || f[2 * i].len > SWS_PYB_MAX_STRING
+            || f[2 * i + 1].len > SWS_PYB_MAX_STRING)
         {
             PyErr_SetString(PyExc_ValueError, "a header name or value of an invalid length");
             goto done;
         }
-        size += 4 + lens[2 * i] + lens[2 * i + 1];
+        size += 4 + f[2 * i].len + f[2 * i + 1].len;
     }
     if (size > SWS_PYB_MAX_HEAD) {
         PyErr_SetString(PyExc_ValueError, "the response head is too big");
@@ -871,7 +926,7 @@ bridge_response(PyObject *self, PyObject *args, PyObject *kw)
     p = sws_pyb_put16(p, (unsigned) status);
     p = sws_pyb_put16(p, (unsigned) n);
     for (i = 0; i < 2 * n; i++) {
-        p = sws_pyb_put_str(p, ptr[i], (size_t) lens[i]);
+        p = sws_pyb_put_str(p, f[i].data, (size_t) f[i].len);
     }
     if (blen) {
         p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) blen);
@@ -883,14 +938,12 @@ bridge_response(PyObject *self, PyObject *args, PyObject *kw)
     }
 
 done:
-    if (holds) {
-        for (i = 0; i < 2 * n; i++) {
-            Py_XDECREF(holds[i]);
-        }
+    for (i = 0; i < 2 * n; i++) {
+        Py_XDECREF(f[i].hold);
     }
-    PyMem_Free(holds);
-    PyMem_Free(ptr);
-    PyMem_Free(lens);
+    if (f != stack) {
+        PyMem_Free(f);
+    }
     if (bview.obj) {
         PyBuffer_Release(&bview);
     }
@@ -978,7 +1031,7 @@ bridge_file(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef bridge_methods[] = {
-    { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_VARARGS | METH_KEYWORDS,
+    { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_FASTCALL | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
