@@ -93,7 +93,8 @@ class Cycle:
 
     def response_complete(self):
         self.complete = True
-        self.wake()                  # a receive() waiting gets the disconnect
+        if self.waiter is not None:
+            self.wake()              # a receive() waiting gets the disconnect
         self.conn.response_done(self)
 
     async def receive(self):
@@ -139,13 +140,14 @@ class Cycle:
         conn = self.conn
         if not self.head_sent:
             self.head_sent = True
-            conn.write(_bridge.response(self.status, self.headers, body,
-                                        -1 if more else _bridge.END_KEEP))
+            data = _bridge.response(self.status, self.headers, body,
+                                    -1 if more else _bridge.END_KEEP)
         elif more:
-            if body:
-                conn.write(_bridge.data(body))
+            data = _bridge.data(body)
         else:
-            conn.write(_bridge.data(body) + END_KEEP if body else END_KEEP)
+            data = _bridge.data(body) + END_KEEP if body else END_KEEP
+        if data and not conn.closed:
+            conn.transport.write(data)
         if not more:
             self.response_complete()
         elif conn.write_paused:
