@@ -62,6 +62,9 @@ class FileWrapper:
         raise StopIteration
 
 
+BASE_ENVIRON["wsgi.file_wrapper"] = FileWrapper      # copied into each environ in C
+
+
 class Connection:
     def __init__(self, sock):
         self.sock = sock
@@ -284,7 +287,6 @@ class Response:
 def handle(app, conn, environ):
     environ["wsgi.input"] = Input(conn)
     environ["wsgi.errors"] = sys.stderr
-    environ["wsgi.file_wrapper"] = FileWrapper
     rs = Response(conn)
     try:
         result = app(environ, rs.start_response)
@@ -330,7 +332,8 @@ def serve_ready(app, conn):
         while not conn.body_done:
             conn.take_body()
             conn.fill()
-        conn.take_body()
+        if conn.chunks:
+            conn.chunks = []
         return True
     except Closed:
         return False
