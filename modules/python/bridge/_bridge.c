@@ -73,6 +73,17 @@ typedef struct {
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
 } ParserObject;
 
+/* o (bytes, or a latin-1 str) holds these bytes. */
+static int
+same_text(PyObject *o, const unsigned char *data, size_t len, int str)
+{
+    return str ? (PyUnicode_GET_LENGTH(o) == (Py_ssize_t) len
+                  && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND
+                  && memcmp(PyUnicode_1BYTE_DATA(o), data, len) == 0)
+               : (PyBytes_GET_SIZE(o) == (Py_ssize_t) len
+                  && memcmp(PyBytes_AS_STRING(o), data, len) == 0);
+}
+
 /* *slot's object if it holds these bytes (bytes or a latin-1 str), else
  * a new one kept in *slot; a new reference, NULL on error. */
 static PyObject *
@@ -80,16 +91,9 @@ cached(PyObject **slot, const unsigned char *data, size_t len, int str)
 {
     PyObject *o = *slot;
 
-    if (o != NULL) {
-        if (str ? (PyUnicode_GET_LENGTH(o) == (Py_ssize_t) len
-                   && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND
-                   && memcmp(PyUnicode_1BYTE_DATA(o), data, len) == 0)
-                : (PyBytes_GET_SIZE(o) == (Py_ssize_t) len
-                   && memcmp(PyBytes_AS_STRING(o), data, len) == 0))
-        {
-            Py_INCREF(o);
-            return o;
-        }
+    if (o != NULL && same_text(o, data, len, str)) {
+        Py_INCREF(o);
+        return o;
     }
     o = str ? PyUnicode_DecodeLatin1((const char *) data, (Py_ssize_t) len, NULL)
             : PyBytes_FromStringAndSize((const char *) data, (Py_ssize_t) len);
@@ -168,23 +172,24 @@ set_steal(PyObject *d, PyObject *key, PyObject *value)
     return rc;
 }
 
-/* (host, port), or None without a host. */
+/* (host, port), or None without a host; the host's str kept in *slot. */
 static PyObject *
-addr_tuple(PyObject *host, unsigned port)
+addr_tuple(PyObject **slot, const sws_pyb_str_t *host, unsigned port)
 {
-    PyObject *t, *n;
+    PyObject *t, *h, *n;
 
-    if (PyUnicode_GET_LENGTH(host) == 0) {
+    if (host->len == 0) {
         Py_RETURN_NONE;
     }
-    n = PyLong_FromLong((long) port);
+    h = cached(slot, host->data, host->len, 1);
+    n = h ? PyLong_FromLong((long) port) : NULL;
     t = n ? PyTuple_New(2) : NULL;
     if (t == NULL) {
+        Py_XDECREF(h);
         Py_XDECREF(n);
         return NULL;
     }
-    Py_INCREF(host);
-    PyTuple_SET_ITEM(t, 0, host);
+    PyTuple_SET_ITEM(t, 0, h);
     PyTuple_SET_ITEM(t, 1, n);
     return t;
 }
@@ -193,42 +198,21 @@ addr_tuple(PyObject *host, unsigned port)
 static PyObject *
 asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject *host, *t;
+    PyObject *t = p->fixed[C_SERVER];
 
-    host = cached(&p->fixed[C_SERVER_ADDR], rq->server.data, rq->server.len, 1);
-    if (host == NULL) {
-        return NULL;
-    }
-    if (p->fixed[C_SERVER] != NULL && p->server_port == rq->server_port
-        && PyTuple_CheckExact(p->fixed[C_SERVER])
-        && PyTuple_GET_ITEM(p->fixed[C_SERVER], 0) == host)
+    if (t != NULL && PyTuple_CheckExact(t) && p->server_port == rq->server_port
+        && same_text(PyTuple_GET_ITEM(t, 0), rq->server.data, rq->server.len, 1))
     {
-        Py_DECREF(host);
-        Py_INCREF(p->fixed[C_SERVER]);
-        return p->fixed[C_SERVER];
+        Py_INCREF(t);
+        return t;
     }
-    t = addr_tuple(host, rq->server_port);
-    Py_DECREF(host);
+    t = addr_tuple(&p->fixed[C_SERVER_ADDR], &rq->server, rq->server_port);
     if (t == NULL) {
         return NULL;
     }
     Py_INCREF(t);
     Py_XSETREF(p->fixed[C_SERVER], t);
     p->server_port = rq->server_port;
-    return t;
-}
-
-static PyObject *
-asgi_client(ParserObject *p, const sws_pyb_request_t *rq)
-{
-    PyObject *host, *t;
-
-    host = cached(&p->fixed[C_CLIENT], rq->client.data, rq->client.len, 1);
-    if (host == NULL) {
-        return NULL;
-    }
-    t = addr_tuple(host, rq->client_port);
-    Py_DECREF(host);
     return t;
 }
 
@@ -301,7 +285,8 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
                                                    rq->query.len, 0)) < 0
         || PyDict_SetItem(scope, k_root_path, k_empty) < 0
         || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
-        || set_steal(scope, k_client, asgi_client(p, rq)) < 0
+        || set_steal(scope, k_client, addr_tuple(&p->fixed[C_CLIENT], &rq->client,
+                                                 rq->client_port)) < 0
         || set_steal(scope, k_server, asgi_server(p, rq)) < 0)
     {
         goto failed;

@@ -356,8 +356,9 @@ def serve(app, lsock):
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     lsock.setblocking(False)
-    # epoll itself, not selectors: a request is one poll, and the selectors
-    # module's wrapping of each event cost about a tenth of a request
+    # epoll itself, not selectors: one poll and a dict lookup per ready
+    # connection, without the selectors module's wrapping of every event
+    # (docs/benchmarks/2026-12-05-apps-bridge-cost-notes.md)
     ep = select.epoll()
     lfd = lsock.fileno()
     ep.register(lfd, select.EPOLLIN)
