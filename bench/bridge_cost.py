@@ -20,11 +20,12 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from procs import free_port
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 APPS = os.path.join(HERE, "configs", "apps")
@@ -34,14 +35,6 @@ SOLO = ("import os, sys\n"
         "a = server.parse_args(sys.argv[1:])\n"
         "sys.path[:0] = a.path + [os.getcwd()]\n"
         "sys.exit(server.worker(a, server.listening_socket(a), os.getppid()))\n")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def load(url, n, c=16):

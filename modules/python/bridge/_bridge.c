@@ -140,19 +140,21 @@ latin1(const sws_pyb_str_t *s)
     return PyUnicode_DecodeLatin1((const char *) s->data, (Py_ssize_t) s->len, NULL);
 }
 
+/* ASGI's http_version ("1.1", "2") or WSGI's SERVER_PROTOCOL ("HTTP/1.1"). */
 static PyObject *
-version_str(unsigned major, unsigned minor)
+version_str(unsigned major, unsigned minor, int wsgi)
 {
     PyObject *v;
 
     if (major == 1 && minor == 1) {
-        v = k_v11;
-    } else if (major == 2) {
-        v = k_v20;
+        v = wsgi ? k_HTTP11 : k_v11;
     } else if (major == 1 && minor == 0) {
-        v = k_v10;
+        v = wsgi ? k_HTTP10 : k_v10;
+    } else if (major == 2 && (minor == 0 || !wsgi)) {
+        v = wsgi ? k_HTTP20 : k_v20;
     } else {
-        return PyUnicode_FromFormat("%u.%u", major, minor);
+        return wsgi ? PyUnicode_FromFormat("HTTP/%u.%u", major, minor)
+                    : PyUnicode_FromFormat("%u.%u", major, minor);
     }
     Py_INCREF(v);
     return v;
@@ -216,6 +218,37 @@ asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
     return t;
 }
 
+static PyObject *wsgi_key(const sws_pyb_str_t *name);
+
+/* A field's name and value as ASGI's bytes or WSGI's key and str: a
+ * common name's made once, its value the previous one while equal. 0, or
+ * -1 with both NULL. */
+static int
+field_objects(ParserObject *p, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
+    int wsgi, PyObject **n, PyObject **v)
+{
+    int k = common_index(name);
+
+    if (k >= 0) {
+        *n = wsgi ? common_keys[k] : common_bytes[k];
+        Py_INCREF(*n);
+        *v = cached(&p->values[k], value->data, value->len, wsgi);
+    } else {
+        *n = wsgi ? wsgi_key(name)
+                  : PyBytes_FromStringAndSize((const char *) name->data,
+                                              (Py_ssize_t) name->len);
+        *v = wsgi ? latin1(value)
+                  : PyBytes_FromStringAndSize((const char *) value->data,
+                                              (Py_ssize_t) value->len);
+    }
+    if (*n == NULL || *v == NULL) {
+        Py_CLEAR(*n);
+        Py_CLEAR(*v);
+        return -1;
+    }
+    return 0;
+}
+
 /* [(name, value), ...] of bytes, names and repeated values shared. */
 static PyObject *
 asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
@@ -224,23 +257,13 @@ asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
     const unsigned char *cur = rq->fields;
     sws_pyb_str_t        name, value;
     Py_ssize_t           i = 0;
-    int                  k;
 
     headers = PyList_New((Py_ssize_t) rq->nfields);
     if (headers == NULL) {
         return NULL;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
-        k = common_index(&name);
-        if (k >= 0) {
-            n = common_bytes[k];
-            Py_INCREF(n);
-            v = cached(&p->values[k], value.data, value.len, 0);
-        } else {
-            n = PyBytes_FromStringAndSize((const char *) name.data, (Py_ssize_t) name.len);
-            v = PyBytes_FromStringAndSize((const char *) value.data, (Py_ssize_t) value.len);
-        }
-        pair = n && v ? PyTuple_New(2) : NULL;
+        pair = field_objects(p, &name, &value, 0, &n, &v) == 0 ? PyTuple_New(2) : NULL;
         if (pair == NULL) {
             Py_XDECREF(n);
             Py_XDECREF(v);
@@ -273,7 +296,7 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     }
     if (PyDict_SetItem(scope, k_type, k_http) < 0
         || PyDict_SetItem(scope, k_asgi, p->base) < 0
-        || set_steal(scope, k_http_version, version_str(rq->major, rq->minor)) < 0
+        || set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
         || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
                                              rq->method.len, 1)) < 0
         || PyDict_SetItem(scope, k_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http) < 0
@@ -331,24 +354,6 @@ wsgi_key(const sws_pyb_str_t *name)
     return key;
 }
 
-static PyObject *
-protocol_str(unsigned major, unsigned minor)
-{
-    PyObject *v;
-
-    if (major == 1 && minor == 1) {
-        v = k_HTTP11;
-    } else if (major == 1 && minor == 0) {
-        v = k_HTTP10;
-    } else if (major == 2 && minor == 0) {
-        v = k_HTTP20;
-    } else {
-        return PyUnicode_FromFormat("HTTP/%u.%u", major, minor);
-    }
-    Py_INCREF(v);
-    return v;
-}
-
 /* SERVER_PORT: the same str while the port stays. */
 static PyObject *
 wsgi_server_port(ParserObject *p, unsigned port)
@@ -376,7 +381,6 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
     sws_pyb_str_t        name, val;
     const sws_pyb_str_t *sname;
     Py_ssize_t           pos = 0;
-    int                  c;
 
     /* the base's entries and ours without a resize (a copy of the base
      * would grow twice) */
@@ -402,7 +406,7 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         || set_steal(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
                                                 sname->len, 1)) < 0
         || set_steal(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port)) < 0
-        || set_steal(env, k_SERVER_PROTOCOL, protocol_str(rq->major, rq->minor)) < 0
+        || set_steal(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1)) < 0
         || set_steal(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
                                                 rq->client.len, 1)) < 0
         || set_steal(env, k_REMOTE_PORT, decimal_str(rq->client_port)) < 0
@@ -412,18 +416,7 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
-        c = common_index(&name);
-        if (c >= 0) {
-            key = common_keys[c];
-            Py_INCREF(key);
-            value = cached(&p->values[c], val.data, val.len, 1);
-        } else {
-            key = wsgi_key(&name);
-            value = latin1(&val);
-        }
-        if (key == NULL || value == NULL) {
-            Py_XDECREF(key);
-            Py_XDECREF(value);
+        if (field_objects(p, &name, &val, 1, &key, &value) < 0) {
             goto failed;
         }
         old = PyDict_GetItemWithError(env, key);
