@@ -833,6 +833,16 @@ def test_extension_reuses_values_only_while_they_are_the_same():
                                            for v in (b"ua-a", b"ua-b", b"ua-a", b"ua-c")]
     assert got[2]["server"] is got[3]["server"]
     assert got[2]["headers"][0][1] is not got[3]["headers"][0][1]
+    # every scope is its own dict, whatever the one before held
+    https = bytearray(request_payload())
+    https[2] = 1
+    for payload in (bytes(https), request_payload()):
+        p.feed(peer.frame(peer.REQUEST, payload))
+    assert [r["scheme"] for r in got[4:]] == ["https", "http"]
+    got[4]["path"] = "changed"
+    p.feed(peer.frame(peer.REQUEST, request_payload()))
+    assert got[6]["path"] == "/x" and got[6] is not got[5]
+    del got[4:]
     p.__init__(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_WSGI, {})
     for port in (80, 8080):
         p.feed(peer.frame(peer.REQUEST, request_payload(fields=[(b"user-agent", b"ua-a")],

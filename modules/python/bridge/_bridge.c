@@ -57,7 +57,7 @@ static PyObject *common_keys[NCOMMON];      /* "HTTP_HOST" ... */
 /* Per parser, the last objects made from the request's strings. */
 enum {
     C_METHOD, C_PATH, C_QUERY, C_RAW, C_CLIENT, C_SERVER, C_SERVER_ADDR, C_SERVER_PORT,
-    C_HOST, C_NFIXED
+    C_HOST, C_SCOPE, C_NFIXED
 };
 
 typedef struct {
@@ -277,6 +277,37 @@ asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
     return headers;
 }
 
+/* A new scope with every key: a copy of the parser's first one (copying a
+ * dict is a copy of its table; inserting each key into a new one was a
+ * third of making a scope). (The environ gains nothing so: its field keys
+ * vary and grow the copy's table.) */
+static PyObject *
+asgi_scope_copy(ParserObject *p)
+{
+    PyObject *const keys[] = { k_type, k_asgi, k_http_version, k_method, k_scheme, k_path,
+                               k_raw_path, k_query_string, k_root_path, k_headers,
+                               k_client, k_server };
+    PyObject       *t = p->fixed[C_SCOPE], *v;
+    size_t          i;
+
+    if (t == NULL) {
+        t = PyDict_New();
+        if (t == NULL) {
+            return NULL;
+        }
+        for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            v = keys[i] == k_type || keys[i] == k_scheme ? k_http
+                : keys[i] == k_asgi ? p->base : keys[i] == k_root_path ? k_empty : Py_None;
+            if (PyDict_SetItem(t, keys[i], v) < 0) {
+                Py_DECREF(t);
+                return NULL;
+            }
+        }
+        p->fixed[C_SCOPE] = t;
+    }
+    return PyDict_Copy(t);
+}
+
 static PyObject *
 asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
 {
@@ -284,8 +315,7 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     const unsigned char *q;
     sws_pyb_str_t        raw;
 
-    /* room for every key without a resize */
-    scope = _PyDict_NewPresized(14);
+    scope = asgi_scope_copy(p);
     if (scope == NULL) {
         return NULL;
     }
@@ -294,19 +324,16 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     if (q) {
         raw.len = (size_t) (q - raw.data);
     }
-    if (PyDict_SetItem(scope, k_type, k_http) < 0
-        || PyDict_SetItem(scope, k_asgi, p->base) < 0
-        || set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
+    if (set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
         || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
                                              rq->method.len, 1)) < 0
-        || PyDict_SetItem(scope, k_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http) < 0
+        || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
         || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
                                                          (Py_ssize_t) rq->path.len,
                                                          "surrogateescape")) < 0
         || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
         || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
                                                    rq->query.len, 0)) < 0
-        || PyDict_SetItem(scope, k_root_path, k_empty) < 0
         || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
         || set_steal(scope, k_client, addr_tuple(&p->fixed[C_CLIENT], &rq->client,
                                                  rq->client_port)) < 0
@@ -653,6 +680,7 @@ Parser_dealloc(ParserObject *p)
 static int
 Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 {
+    Py_VISIT(p->fixed[C_SCOPE]);          /* holds base */
     Py_VISIT(p->on_request);
     Py_VISIT(p->on_body);
     Py_VISIT(p->on_body_end);
@@ -664,6 +692,7 @@ Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 static int
 Parser_clear(ParserObject *p)
 {
+    Parser_clear_cache(p);
     Py_CLEAR(p->on_request);
     Py_CLEAR(p->on_body);
     Py_CLEAR(p->on_body_end);
