@@ -478,6 +478,24 @@ def test_asgi_lifespan_shutdown(env):
     assert not os.path.exists(r.sock)
 
 
+def test_asgi_task_factory_of_the_application(env):
+    """The runner makes (and names) its request tasks itself, unless the
+    application set a task factory in its lifespan: then the factory makes
+    them, as loop.create_task would."""
+    srv, runners, sockdir, tmp = env
+    r = as_json(get(srv, "/a/task", port=0))
+    assert r["task"] == "scalws-request"
+    f = pr.Runner(os.path.join(sockdir, "k.sock"), "factory_app:app", "asgi",
+                  tmp / "marks-f", workers=1).start()
+    try:
+        names = [as_json(get(srv, "/x", port=2)) for _ in range(3)]
+    finally:
+        f.stop()
+    assert [n["task"] for n in names] == ["from-factory-%d" % n["made"] for n in names]
+    assert [n["made"] for n in names] == sorted({n["made"] for n in names})
+    assert names[0]["made"] >= 1
+
+
 def test_runner_refuses_an_app_it_cannot_load(env):
     _, _, sockdir, tmp = env
     r = pr.Runner(os.path.join(sockdir, "bad.sock"), "no_such_module:app", "wsgi",
