@@ -122,6 +122,8 @@ class Connection:
 class Input:
     """wsgi.input: the body as the application reads it."""
 
+    __slots__ = ("conn", "buf")
+
     def __init__(self, conn):
         self.conn = conn
         self.buf = b""
@@ -197,6 +199,8 @@ def regular_file(wrapper):
 
 class Response:
     """start_response and the writing of one response."""
+
+    __slots__ = ("conn", "status", "headers", "head_sent")
 
     def __init__(self, conn):
         self.conn = conn
