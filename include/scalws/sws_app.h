@@ -38,9 +38,10 @@ sws_app_t *sws_app_add(sws_conf_t *cf, const sws_str_t *name, const char *kind);
  * The entries every application block has, for a block parsed with
  * sws_conf_parse_entries(): root DIR; processes N | MIN..MAX;
  * idle_timeout T; env NAME VALUE; user USER [GROUP]; run_dir DIR;
- * start_timeout T; stop_timeout T; max_requests N; max_memory SIZE
- * (recycling: a process past either is replaced by a new one, which takes
- * its requests before it stops).
+ * start_timeout T; stop_timeout T; keepalive N (the idle connections
+ * each worker keeps to the processes: the group's upstream keepalive);
+ * max_requests N; max_memory SIZE (recycling: a process past either is
+ * replaced by a new one, which takes its requests before it stops).
  * Returns 1 and sets *rv (SWS_CONF_OK or an error) when the entry is one
  * of them, 0 when it is not (the module's own, or unknown).
  */

@@ -13,9 +13,8 @@
 
 typedef struct {
     sws_http_cgi_conf_t   cgi;            /* first: the framework's setter finds it */
-    sws_http_format_t    *client_port;    /* $remote_port */
-    sws_http_format_t    *server_addr;    /* $server_addr */
-    sws_http_format_t    *server_port;    /* $server_port */
+    sws_http_format_t    *addrs;          /* "$remote_port $server_port $server_addr":
+                                             one evaluation per request */
 } sws_pyb_loc_conf_t;
 
 /* The module's create_loc_conf and merge_loc_conf (the location conf is

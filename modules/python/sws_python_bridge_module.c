@@ -44,18 +44,19 @@ typedef struct {
 
 /* ---- the request ---- */
 
-/* A format's value for r as a port number (0 if none). */
+/* A port number of the addresses' text, up to the space after it (0 if
+ * none); *p moves past the space. */
 static unsigned
-sws_pyb_port(sws_http_format_t *f, sws_http_request_t *r)
+sws_pyb_port(const u_char **p, const u_char *last)
 {
-    u_char     buf[16];
-    sws_str_t  s;
-    sws_int_t  n;
+    const u_char *start = *p, *q = start;
+    sws_int_t     n;
 
-    if (sws_http_format_string(f, r, NULL, 0, buf, sizeof(buf), &s) != SWS_OK) {
-        return 0;
+    while (q < last && *q != ' ') {
+        q++;
     }
-    n = sws_atoi(s.data, s.len);
+    n = sws_atoi(start, (size_t) (q - start));
+    *p = q < last ? q + 1 : q;
     return n > 0 && n <= 65535 ? (unsigned) n : 0;
 }
 
@@ -75,20 +76,28 @@ sws_pyb_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     sws_pool_t               *pool = sws_http_pool(r);
     const sws_array_t        *hs = sws_http_headers_in(r);
     const sws_http_header_t  *h = hs->elts;
-    sws_str_t                 strings[SWS_PYB_STRINGS], server;
+    sws_str_t                 strings[SWS_PYB_STRINGS], server, addrs;
     sws_uint_t                i, nfields = 0, mode = sws_http_upstream_body_mode(u);
+    unsigned                  client_port, server_port;
     sws_chain_t              *end, **tail;
     size_t                    len;
     off_t                     body, clen;
     u_char                   *start, *p;
-    u_char                    addr[64];
+    const u_char             *a;
+    u_char                    addr[96];
 
-    if (sws_http_format_string(lcf->server_addr, r, NULL, 0, addr, sizeof(addr), &server)
+    /* both ports and the server's address from one evaluation */
+    if (sws_http_format_string(lcf->addrs, r, NULL, 0, addr, sizeof(addr), &addrs)
         != SWS_OK)
     {
-        server.len = 0;
-        server.data = addr;
+        addrs.len = 0;
+        addrs.data = addr;
     }
+    a = addrs.data;
+    client_port = sws_pyb_port(&a, addrs.data + addrs.len);
+    server_port = sws_pyb_port(&a, addrs.data + addrs.len);
+    server.data = (u_char *) a;
+    server.len = (size_t) (addrs.data + addrs.len - a);
     strings[0] = *sws_http_method_name(r);
     strings[1] = *sws_http_uri(r);
     strings[2] = *sws_http_unparsed_uri(r);
@@ -139,8 +148,8 @@ sws_pyb_create_request(sws_http_request_t *r, void *data, sws_chain_t **out)
     *p++ = (u_char) (sws_http_version(r) % 1000);
     *p++ = sws_http_scheme(r)->len == 5 ? SWS_PYB_HTTPS : 0;    /* "https" */
     *p++ = 0;
-    p = sws_pyb_put16(p, sws_pyb_port(lcf->client_port, r));
-    p = sws_pyb_put16(p, sws_pyb_port(lcf->server_port, r));
+    p = sws_pyb_put16(p, client_port);
+    p = sws_pyb_put16(p, server_port);
     p = sws_pyb_put64(p, clen < 0 ? UINT64_MAX : (uint64_t) clen);
     p = sws_pyb_put16(p, (unsigned) nfields);
     p = sws_pyb_put16(p, 0);
@@ -546,12 +555,8 @@ sws_python_bridge_conf_merge(sws_conf_t *cf, sws_pyb_loc_conf_t *prev, sws_pyb_l
     }
     sws_conf_merge_value(conf->cgi.pass_request_headers, prev->cgi.pass_request_headers, 1);
     if (conf->cgi.pass || sws_http_upstream_conf_has_target(conf->cgi.upstream)) {
-        conf->client_port = sws_pyb_format(cf, "$remote_port");
-        conf->server_addr = sws_pyb_format(cf, "$server_addr");
-        conf->server_port = sws_pyb_format(cf, "$server_port");
-        if (conf->client_port == NULL || conf->server_addr == NULL
-            || conf->server_port == NULL)
-        {
+        conf->addrs = sws_pyb_format(cf, "$remote_port $server_port $server_addr");
+        if (conf->addrs == NULL) {
             return SWS_CONF_ERROR;
         }
     }

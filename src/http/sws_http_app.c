@@ -49,6 +49,7 @@ struct sws_app_s {
     sws_msec_t          stop_timeout;
     sws_uint_t          max_requests;    /* 0: none */
     size_t              max_memory;      /* resident bytes; 0: none */
+    sws_uint_t          keepalive;       /* the group's; SWS_UNSET_UINT: its default */
 
     sws_str_t           program;
     sws_array_t         args;            /* sws_app_arg_t */
@@ -133,6 +134,7 @@ sws_app_add(sws_conf_t *cf, const sws_str_t *name, const char *kind)
     app->start_timeout = SWS_UNSET_MSEC;
     app->stop_timeout = SWS_UNSET_MSEC;
     app->idle_timeout = SWS_UNSET_MSEC;
+    app->keepalive = SWS_UNSET_UINT;
     return app;
 }
 
@@ -316,6 +318,19 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
         *rv = app->max_memory ? "is duplicate" : k <= 0 ? "takes a size above 0"
               : SWS_CONF_OK;
         app->max_memory = k > 0 ? (size_t) k : 0;
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "keepalive")) {
+        /* the upstream block's keepalive for the application's group: a
+         * cache smaller than the requests in flight closes and reopens
+         * connections to the application all the time */
+        SWS_APP_ARGS(1, 1);
+        k = sws_atoi(a1->data, a1->len);
+        *rv = app->keepalive != SWS_UNSET_UINT ? "is duplicate"
+              : k < 0 ? "takes a number of connections" : SWS_CONF_OK;
+        if (*rv == SWS_CONF_OK) {
+            app->keepalive = (sws_uint_t) k;
+        }
         return 1;
     }
 #undef SWS_APP_ARGS
@@ -1017,6 +1032,7 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
         return SWS_ERROR;
     }
     us->app_protocol = app->protocol ? app->protocol : "http";
+    us->keepalive = app->keepalive;          /* unset: the upstream default */
     if (app->pass) {
         us->app_pass = app->pass;
     } else {

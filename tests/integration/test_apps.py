@@ -195,6 +195,21 @@ def test_node_app_serves_with_the_forwarded_fields(sws, rundir):
 
 
 @need_node
+def test_keepalive_of_an_application(sws, rundir):
+    """keepalive N in the block is its group's: 0 keeps no connection (a
+    new one per request), the default keeps them (one for all)."""
+    s = start(sws, node_app("k0", "plain.js", rundir, "keepalive 0;")
+              + node_app("kd", "plain.js", rundir),
+              "location /k0/ { node_pass k0; }\nlocation /kd/ { node_pass kd; }\n")
+    for p in ("/k0/conns", "/kd/conns"):
+        wait_serving(s, p)
+    k0 = [int(get(s, "/k0/conns").body) for _ in range(4)]
+    kd = [int(get(s, "/kd/conns").body) for _ in range(4)]
+    assert [b - a for a, b in zip(k0, k0[1:])] == [1, 1, 1], k0
+    assert len(set(kd)) == 1, kd
+
+
+@need_node
 def test_node_request_id_is_forwarded_when_on(sws, rundir):
     s = start(sws, node_app("web", "plain.js", rundir) + "request_id on;\n",
               "location / { node_pass web; }\n")
@@ -629,6 +644,9 @@ def test_configuration_errors(tmp_path, rundir):
         ("node_app web { %s script x.js; processes 1..65; }" % a, "from 1 to 64"),
         ("node_app web { %s script x.js; max_requests 0; }" % a, "takes a number above 0"),
         ("node_app web { %s script x.js; max_memory lots; }" % a, "takes a size above 0"),
+        ("node_app web { %s script x.js; keepalive many; }" % a,
+         "takes a number of connections"),
+        ("node_app web { %s script x.js; keepalive 1; keepalive 2; }" % a, "is duplicate"),
         ("node_app web { %s script x.js; colour blue; }" % a,
          'unknown directive "colour" in node_app'),
         ("python_app api { %s asgi star:app; server hypercorn; }" % a,

@@ -134,6 +134,39 @@ def test_get_query_and_fields(env, k):
 
 
 @pytest.mark.parametrize("k", KINDS)
+def test_values_change_from_request_to_request(env, k):
+    """The runner keeps the last value of each string and common field per
+    connection and reuses it while the next request's is the same: values
+    that change, come back, repeat and vanish, on kept connections (how the
+    requests spread over them does not matter: each sees a sequence of
+    changes; the extension's own test below fixes one)."""
+    srv = env[0]
+    steps = [("GET", "x=1", "ua-1", ["X-Custom: a"], "h1"),
+             ("POST", "x=1", "ua-1", ["X-Custom: a"], "h1"),
+             ("GET", "x=2", "ua-2", ["X-Custom: a", "X-Custom: b"], "h2"),
+             ("PUT", "", "ua-1", [], "h1"),
+             ("GET", "x=1", "ua-11", ["X-Custom: a"], "h1"),
+             ("GET", "x=1", "ua-1", ["X-Custom: A"], "h1")]
+    for method, query, ua, extra, host in steps:
+        r = get(srv, "/%s/echo?%s" % (k, query), method=method,
+                body=b"b" if method != "GET" else None,
+                headers=["User-Agent: " + ua, "Host: %s.example" % host] + extra)
+        e = as_json(r)
+        assert e["method"] == method and e["query"] == query
+        custom = [x.split(": ", 1)[1] for x in extra]
+        if k == "a":
+            fields = [tuple(f) for f in e["headers"]]
+            assert ("user-agent", ua) in fields
+            assert ("host", "%s.example" % host) in fields
+            assert [v for n, v in fields if n == "x-custom"] == custom
+        else:
+            assert e["http"]["HTTP_USER_AGENT"] == ua
+            assert e["http"]["HTTP_HOST"] == "%s.example" % host
+            assert e["server_name"] == "%s.example" % host
+            assert e["http"].get("HTTP_X_CUSTOM") == (",".join(custom) or None)
+
+
+@pytest.mark.parametrize("k", KINDS)
 @pytest.mark.parametrize("port", [0, 1], ids=["buffered", "streamed"])
 @pytest.mark.parametrize("size", [11, 5 << 20])
 def test_post_bodies(env, k, port, size):
@@ -445,6 +478,24 @@ def test_asgi_lifespan_shutdown(env):
     assert not os.path.exists(r.sock)
 
 
+def test_asgi_task_factory_of_the_application(env):
+    """The runner makes (and names) its request tasks itself, unless the
+    application set a task factory in its lifespan: then the factory makes
+    them, as loop.create_task would."""
+    srv, runners, sockdir, tmp = env
+    r = as_json(get(srv, "/a/task", port=0))
+    assert r["task"] == "scalws-request"
+    f = pr.Runner(os.path.join(sockdir, "k.sock"), "factory_app:app", "asgi",
+                  tmp / "marks-f", workers=1).start()
+    try:
+        names = [as_json(get(srv, "/x", port=2)) for _ in range(3)]
+    finally:
+        f.stop()
+    assert [n["task"] for n in names] == ["from-factory-%d" % n["made"] for n in names]
+    assert [n["made"] for n in names] == sorted({n["made"] for n in names})
+    assert names[0]["made"] >= 1
+
+
 def test_runner_refuses_an_app_it_cannot_load(env):
     _, _, sockdir, tmp = env
     r = pr.Runner(os.path.join(sockdir, "bad.sock"), "no_such_module:app", "wsgi",
@@ -717,10 +768,10 @@ def bridge_module():
 
 
 def request_payload(method=b"GET", path=b"/x", raw=b"/x?q=1", query=b"q=1", fields=(),
-                    clen=0):
+                    clen=0, server_port=80):
     def s(b):
         return len(b).to_bytes(2, "big") + b
-    p = bytes([1, 1, 0, 0]) + (1234).to_bytes(2, "big") + (80).to_bytes(2, "big")
+    p = bytes([1, 1, 0, 0]) + (1234).to_bytes(2, "big") + server_port.to_bytes(2, "big")
     p += clen.to_bytes(8, "big") + len(fields).to_bytes(2, "big") + b"\0\0"
     for x in (method, path, raw, query, b"127.0.0.1", b"127.0.0.2", b"example.org"):
         p += s(x)
@@ -784,6 +835,41 @@ def test_extension_reads_frames_however_cut():
             p.feed(data)
 
 
+def test_extension_reuses_values_only_while_they_are_the_same():
+    """A parser shares a value with the previous request's only when the
+    bytes are the same (the server's port, a field), and forgets them all
+    when it is set up again (bytes in ASGI are str in WSGI)."""
+    b = bridge_module()
+    got = []
+    p = b.Parser(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_ASGI, {})
+    for port, ua in ((80, b"ua-a"), (8080, b"ua-b"), (80, b"ua-a"), (80, b"ua-c")):
+        p.feed(peer.frame(peer.REQUEST, request_payload(fields=[(b"user-agent", ua)],
+                                                        server_port=port)))
+    assert [r["server"] for r in got] == [("127.0.0.2", 80), ("127.0.0.2", 8080),
+                                          ("127.0.0.2", 80), ("127.0.0.2", 80)]
+    assert [r["headers"] for r in got] == [[(b"user-agent", v)]
+                                           for v in (b"ua-a", b"ua-b", b"ua-a", b"ua-c")]
+    assert got[2]["server"] is got[3]["server"]
+    assert got[2]["headers"][0][1] is not got[3]["headers"][0][1]
+    # every scope is its own dict, whatever the one before held
+    https = bytearray(request_payload())
+    https[2] = 1
+    for payload in (bytes(https), request_payload()):
+        p.feed(peer.frame(peer.REQUEST, payload))
+    assert [r["scheme"] for r in got[4:]] == ["https", "http"]
+    got[4]["path"] = "changed"
+    p.feed(peer.frame(peer.REQUEST, request_payload()))
+    assert got[6]["path"] == "/x" and got[6] is not got[5]
+    del got[4:]
+    p.__init__(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_WSGI, {})
+    for port in (80, 8080):
+        p.feed(peer.frame(peer.REQUEST, request_payload(fields=[(b"user-agent", b"ua-a")],
+                                                        server_port=port)))
+    for e, port in zip(got[4:], ("80", "8080")):
+        assert e["SERVER_PORT"] == port and e["QUERY_STRING"] == "q=1"
+        assert e["REQUEST_URI"] == "/x?q=1" and e["HTTP_USER_AGENT"] == "ua-a"
+
+
 def test_extension_writes_response_frames():
     b = bridge_module()
     out = b.response(404, [(b"content-type", b"text/plain"), ("X-Str", "caf\u00e9")],
@@ -796,10 +882,23 @@ def test_extension_writes_response_frames():
     assert out[8 + n:] == peer.frame(peer.DATA, b"nope") + peer.frame(peer.END, flags=1)
     assert b.data(b"") == b"" and b.data(b"ab") == peer.frame(peer.DATA, b"ab")
     assert b.end(0) == peer.frame(peer.END)
+    # by keyword, pairs as lists, more fields than the stack holds
+    assert b.response(status=404, headers=[[b"content-type", b"text/plain"],
+                                           ("X-Str", "caf\u00e9")], body=b"nope",
+                      end=b.END_KEEP) == out
+    many = [(b"x-%d" % i, b"%d" % i) for i in range(40)]
+    head = b.response(200, many)
+    assert head[8:12] == (200).to_bytes(2, "big") + (40).to_bytes(2, "big")
+    assert head[12:] == b"".join(peer.s16(n) + peer.s16(v) for n, v in many)
     for status, headers in ((99, []), (200, [(b"", b"x")]), (200, [(b"a",)]),
-                            (200, [(1, b"x")]), (200, [(b"a", b"x" * 70000)])):
+                            (200, [(1, b"x")]), (200, [(b"a", b"x" * 70000)]),
+                            (200, [(b"a", b"b")] * 20 + [(b"a", 1)]), (200, 5)):
         with pytest.raises((ValueError, TypeError)):
             b.response(status, headers)
+    for args, kw in (((200,), {}), ((200, [], None, -1, 0), {}),
+                     ((200, []), {"colour": 1}), ((200, []), {"status": 201})):
+        with pytest.raises(TypeError):
+            b.response(*args, **kw)
 
 
 # ---------------------------------------------------------------- as a helper process

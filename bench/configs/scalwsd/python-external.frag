@@ -1,4 +1,5 @@
-        # python-external: the same uvicorn command, started by the harness
+        # python-external: the same uvicorn command, started by the harness,
+        # reached as an upstream group with the python scenario's keep-alive
         location /app/ {
-            python_pass unix:@APP_SOCK@;
+            python_pass app;
         }

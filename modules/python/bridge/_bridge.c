@@ -33,7 +33,32 @@ static PyObject *k_type, *k_asgi, *k_http_version, *k_method, *k_scheme, *k_path
                 *k_REQUEST_METHOD, *k_SCRIPT_NAME, *k_PATH_INFO, *k_QUERY_STRING,
                 *k_SERVER_NAME, *k_SERVER_PORT, *k_SERVER_PROTOCOL, *k_REMOTE_ADDR,
                 *k_REMOTE_PORT, *k_REQUEST_URI, *k_CONTENT_LENGTH, *k_CONTENT_TYPE,
-                *k_url_scheme, *k_v10, *k_v11, *k_v20;
+                *k_url_scheme, *k_v10, *k_v11, *k_v20, *k_HTTP10, *k_HTTP11, *k_HTTP20;
+
+/*
+ * The field names most requests have: their ASGI name (bytes) and WSGI key
+ * (HTTP_...) made once, and per parser the last value of each, reused
+ * while the next request's is the same (a client's User-Agent, Accept,
+ * Host ... repeat from request to request), so that a common request
+ * allocates only what changes.
+ */
+static const char *const common_names[] = {
+    "host", "user-agent", "accept", "accept-encoding", "accept-language", "connection",
+    "content-type", "content-length", "cookie", "x-forwarded-for", "x-forwarded-proto",
+    "x-request-id", "x-real-ip", "referer", "origin", "cache-control", "pragma",
+    "upgrade", "authorization", "if-none-match", "if-modified-since", "range",
+    "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest", "upgrade-insecure-requests",
+    "dnt", "te",
+};
+#define NCOMMON  (sizeof(common_names) / sizeof(common_names[0]))
+static PyObject *common_bytes[NCOMMON];     /* b"host" ... */
+static PyObject *common_keys[NCOMMON];      /* "HTTP_HOST" ... */
+
+/* Per parser, the last objects made from the request's strings. */
+enum {
+    C_METHOD, C_PATH, C_QUERY, C_RAW, C_CLIENT, C_SERVER, C_SERVER_ADDR, C_SERVER_PORT,
+    C_HOST, C_SCOPE, C_NFIXED
+};
 
 typedef struct {
     PyObject_HEAD
@@ -43,7 +68,71 @@ typedef struct {
     int               in_body;        /* between a REQUEST with a body and BODY_END */
     unsigned char    *head;           /* a REQUEST being collected */
     size_t            head_len, head_size;
+    PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
+    PyObject         *values[NCOMMON];      /* the last value of each common field */
+    unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
 } ParserObject;
+
+/* o (bytes, or a latin-1 str) holds these bytes. */
+static int
+same_text(PyObject *o, const unsigned char *data, size_t len, int str)
+{
+    return str ? (PyUnicode_GET_LENGTH(o) == (Py_ssize_t) len
+                  && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND
+                  && memcmp(PyUnicode_1BYTE_DATA(o), data, len) == 0)
+               : (PyBytes_GET_SIZE(o) == (Py_ssize_t) len
+                  && memcmp(PyBytes_AS_STRING(o), data, len) == 0);
+}
+
+/* *slot's object if it holds these bytes (bytes or a latin-1 str), else
+ * a new one kept in *slot; a new reference, NULL on error. */
+static PyObject *
+cached(PyObject **slot, const unsigned char *data, size_t len, int str)
+{
+    PyObject *o = *slot;
+
+    if (o != NULL && same_text(o, data, len, str)) {
+        Py_INCREF(o);
+        return o;
+    }
+    o = str ? PyUnicode_DecodeLatin1((const char *) data, (Py_ssize_t) len, NULL)
+            : PyBytes_FromStringAndSize((const char *) data, (Py_ssize_t) len);
+    if (o == NULL) {
+        return NULL;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(*slot, o);
+    return o;
+}
+
+/* The index of a common field name, or -1. */
+static int
+common_index(const sws_pyb_str_t *name)
+{
+    size_t i;
+
+    for (i = 0; i < NCOMMON; i++) {
+        if (PyBytes_GET_SIZE(common_bytes[i]) == (Py_ssize_t) name->len
+            && memcmp(PyBytes_AS_STRING(common_bytes[i]), name->data, name->len) == 0)
+        {
+            return (int) i;
+        }
+    }
+    return -1;
+}
+
+/* A number as a str (ports, lengths): no format parsing. */
+static PyObject *
+decimal_str(unsigned long long v)
+{
+    char  buf[24], *p = buf + sizeof(buf);
+
+    do {
+        *--p = (char) ('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return PyUnicode_DecodeLatin1(p, buf + sizeof(buf) - p, NULL);
+}
 
 static PyObject *
 latin1(const sws_pyb_str_t *s)
@@ -51,19 +140,21 @@ latin1(const sws_pyb_str_t *s)
     return PyUnicode_DecodeLatin1((const char *) s->data, (Py_ssize_t) s->len, NULL);
 }
 
+/* ASGI's http_version ("1.1", "2") or WSGI's SERVER_PROTOCOL ("HTTP/1.1"). */
 static PyObject *
-version_str(unsigned major, unsigned minor)
+version_str(unsigned major, unsigned minor, int wsgi)
 {
     PyObject *v;
 
     if (major == 1 && minor == 1) {
-        v = k_v11;
-    } else if (major == 2) {
-        v = k_v20;
+        v = wsgi ? k_HTTP11 : k_v11;
     } else if (major == 1 && minor == 0) {
-        v = k_v10;
+        v = wsgi ? k_HTTP10 : k_v10;
+    } else if (major == 2 && (minor == 0 || !wsgi)) {
+        v = wsgi ? k_HTTP20 : k_v20;
     } else {
-        return PyUnicode_FromFormat("%u.%u", major, minor);
+        return wsgi ? PyUnicode_FromFormat("HTTP/%u.%u", major, minor)
+                    : PyUnicode_FromFormat("%u.%u", major, minor);
     }
     Py_INCREF(v);
     return v;
@@ -83,62 +174,170 @@ set_steal(PyObject *d, PyObject *key, PyObject *value)
     return rc;
 }
 
+/* (host, port), or None without a host; the host's str kept in *slot. */
 static PyObject *
-addr_tuple(const sws_pyb_str_t *host, unsigned port)
+addr_tuple(PyObject **slot, const sws_pyb_str_t *host, unsigned port)
 {
+    PyObject *t, *h, *n;
+
     if (host->len == 0) {
         Py_RETURN_NONE;
     }
-    return Py_BuildValue("(Ni)", latin1(host), (int) port);
+    h = cached(slot, host->data, host->len, 1);
+    n = h ? PyLong_FromLong((long) port) : NULL;
+    t = n ? PyTuple_New(2) : NULL;
+    if (t == NULL) {
+        Py_XDECREF(h);
+        Py_XDECREF(n);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, h);
+    PyTuple_SET_ITEM(t, 1, n);
+    return t;
+}
+
+/* The scope's "server": the same tuple while the address stays. */
+static PyObject *
+asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject *t = p->fixed[C_SERVER];
+
+    if (t != NULL && PyTuple_CheckExact(t) && p->server_port == rq->server_port
+        && same_text(PyTuple_GET_ITEM(t, 0), rq->server.data, rq->server.len, 1))
+    {
+        Py_INCREF(t);
+        return t;
+    }
+    t = addr_tuple(&p->fixed[C_SERVER_ADDR], &rq->server, rq->server_port);
+    if (t == NULL) {
+        return NULL;
+    }
+    Py_INCREF(t);
+    Py_XSETREF(p->fixed[C_SERVER], t);
+    p->server_port = rq->server_port;
+    return t;
+}
+
+static PyObject *wsgi_key(const sws_pyb_str_t *name);
+
+/* A field's name and value as ASGI's bytes or WSGI's key and str: a
+ * common name's made once, its value the previous one while equal. 0, or
+ * -1 with both NULL. */
+static int
+field_objects(ParserObject *p, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
+    int wsgi, PyObject **n, PyObject **v)
+{
+    int k = common_index(name);
+
+    if (k >= 0) {
+        *n = wsgi ? common_keys[k] : common_bytes[k];
+        Py_INCREF(*n);
+        *v = cached(&p->values[k], value->data, value->len, wsgi);
+    } else {
+        *n = wsgi ? wsgi_key(name)
+                  : PyBytes_FromStringAndSize((const char *) name->data,
+                                              (Py_ssize_t) name->len);
+        *v = wsgi ? latin1(value)
+                  : PyBytes_FromStringAndSize((const char *) value->data,
+                                              (Py_ssize_t) value->len);
+    }
+    if (*n == NULL || *v == NULL) {
+        Py_CLEAR(*n);
+        Py_CLEAR(*v);
+        return -1;
+    }
+    return 0;
+}
+
+/* [(name, value), ...] of bytes, names and repeated values shared. */
+static PyObject *
+asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *headers, *pair, *n, *v;
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    Py_ssize_t           i = 0;
+
+    headers = PyList_New((Py_ssize_t) rq->nfields);
+    if (headers == NULL) {
+        return NULL;
+    }
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        pair = field_objects(p, &name, &value, 0, &n, &v) == 0 ? PyTuple_New(2) : NULL;
+        if (pair == NULL) {
+            Py_XDECREF(n);
+            Py_XDECREF(v);
+            Py_DECREF(headers);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, n);
+        PyTuple_SET_ITEM(pair, 1, v);
+        PyList_SET_ITEM(headers, i++, pair);
+    }
+    return headers;
+}
+
+/* A new scope with every key: a copy of the parser's first one (copying a
+ * dict is a copy of its table; inserting each key into a new one was a
+ * third of making a scope). (The environ gains nothing so: its field keys
+ * vary and grow the copy's table.) */
+static PyObject *
+asgi_scope_copy(ParserObject *p)
+{
+    PyObject *const keys[] = { k_type, k_asgi, k_http_version, k_method, k_scheme, k_path,
+                               k_raw_path, k_query_string, k_root_path, k_headers,
+                               k_client, k_server };
+    PyObject       *t = p->fixed[C_SCOPE], *v;
+    size_t          i;
+
+    if (t == NULL) {
+        t = PyDict_New();
+        if (t == NULL) {
+            return NULL;
+        }
+        for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            v = keys[i] == k_type || keys[i] == k_scheme ? k_http
+                : keys[i] == k_asgi ? p->base : keys[i] == k_root_path ? k_empty : Py_None;
+            if (PyDict_SetItem(t, keys[i], v) < 0) {
+                Py_DECREF(t);
+                return NULL;
+            }
+        }
+        p->fixed[C_SCOPE] = t;
+    }
+    return PyDict_Copy(t);
 }
 
 static PyObject *
 asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *scope, *headers, *pair;
-    const unsigned char *cur = rq->fields, *q;
-    sws_pyb_str_t        name, value, raw;
-    Py_ssize_t           i = 0;
+    PyObject            *scope;
+    const unsigned char *q;
+    sws_pyb_str_t        raw;
 
-    scope = PyDict_New();
+    scope = asgi_scope_copy(p);
     if (scope == NULL) {
         return NULL;
-    }
-    headers = PyList_New((Py_ssize_t) rq->nfields);
-    if (headers == NULL) {
-        goto failed;
-    }
-    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
-        pair = Py_BuildValue("(y#y#)", name.data, (Py_ssize_t) name.len, value.data,
-                             (Py_ssize_t) value.len);
-        if (pair == NULL) {
-            Py_DECREF(headers);
-            goto failed;
-        }
-        PyList_SET_ITEM(headers, i++, pair);
     }
     raw = rq->raw;
     q = memchr(raw.data, '?', raw.len);
     if (q) {
         raw.len = (size_t) (q - raw.data);
     }
-    if (PyDict_SetItem(scope, k_type, k_http) < 0
-        || PyDict_SetItem(scope, k_asgi, p->base) < 0
-        || set_steal(scope, k_http_version, version_str(rq->major, rq->minor)) < 0
-        || set_steal(scope, k_method, latin1(&rq->method)) < 0
-        || PyDict_SetItem(scope, k_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http) < 0
+    if (set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
+        || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
+                                             rq->method.len, 1)) < 0
+        || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
         || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
                                                          (Py_ssize_t) rq->path.len,
                                                          "surrogateescape")) < 0
-        || set_steal(scope, k_raw_path, PyBytes_FromStringAndSize((const char *) raw.data,
-                                                                  (Py_ssize_t) raw.len)) < 0
-        || set_steal(scope, k_query_string,
-                     PyBytes_FromStringAndSize((const char *) rq->query.data,
-                                               (Py_ssize_t) rq->query.len)) < 0
-        || PyDict_SetItem(scope, k_root_path, k_empty) < 0
-        || set_steal(scope, k_headers, headers) < 0
-        || set_steal(scope, k_client, addr_tuple(&rq->client, rq->client_port)) < 0
-        || set_steal(scope, k_server, addr_tuple(&rq->server, rq->server_port)) < 0)
+        || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
+        || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
+                                                   rq->query.len, 0)) < 0
+        || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
+        || set_steal(scope, k_client, addr_tuple(&p->fixed[C_CLIENT], &rq->client,
+                                                 rq->client_port)) < 0
+        || set_steal(scope, k_server, asgi_server(p, rq)) < 0)
     {
         goto failed;
     }
@@ -182,41 +381,69 @@ wsgi_key(const sws_pyb_str_t *name)
     return key;
 }
 
+/* SERVER_PORT: the same str while the port stays. */
+static PyObject *
+wsgi_server_port(ParserObject *p, unsigned port)
+{
+    PyObject *o;
+
+    if (p->fixed[C_SERVER_PORT] == NULL || p->server_port != port) {
+        o = decimal_str(port);
+        if (o == NULL) {
+            return NULL;
+        }
+        Py_XSETREF(p->fixed[C_SERVER_PORT], o);
+        Py_CLEAR(p->fixed[C_SERVER]);           /* its port was the old one */
+        p->server_port = port;
+    }
+    Py_INCREF(p->fixed[C_SERVER_PORT]);
+    return p->fixed[C_SERVER_PORT];
+}
+
 static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *env, *key, *value, *old, *joined;
+    PyObject            *env, *key, *value, *old, *joined, *k, *v;
     const unsigned char *cur = rq->fields;
     sws_pyb_str_t        name, val;
-    char                 port[8];
+    const sws_pyb_str_t *sname;
+    Py_ssize_t           pos = 0;
 
-    env = PyDict_Copy(p->base);
+    /* the base's entries and ours without a resize (a copy of the base
+     * would grow twice) */
+    env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
     if (env == NULL) {
         return NULL;
     }
-    snprintf(port, sizeof(port), "%u", rq->server_port);
-    if (set_steal(env, k_REQUEST_METHOD, latin1(&rq->method)) < 0
+    while (PyDict_Next(p->base, &pos, &k, &v)) {
+        if (PyDict_SetItem(env, k, v) < 0) {
+            goto failed;
+        }
+    }
+    sname = rq->host.len ? &rq->host : &rq->server;
+    if (set_steal(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                                rq->method.len, 1)) < 0
         || PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0
-        || set_steal(env, k_PATH_INFO, latin1(&rq->path)) < 0
-        || set_steal(env, k_QUERY_STRING, latin1(&rq->query)) < 0
-        || set_steal(env, k_REQUEST_URI, latin1(&rq->raw)) < 0
-        || set_steal(env, k_SERVER_NAME, latin1(rq->host.len ? &rq->host : &rq->server)) < 0
-        || set_steal(env, k_SERVER_PORT, PyUnicode_FromString(port)) < 0
-        || set_steal(env, k_SERVER_PROTOCOL,
-                     PyUnicode_FromFormat("HTTP/%u.%u", rq->major, rq->minor)) < 0
-        || set_steal(env, k_REMOTE_ADDR, latin1(&rq->client)) < 0
-        || set_steal(env, k_REMOTE_PORT, PyUnicode_FromFormat("%u", rq->client_port)) < 0
+        || set_steal(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
+                                              rq->path.len, 1)) < 0
+        || set_steal(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
+                                                 rq->query.len, 1)) < 0
+        || set_steal(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
+                                                rq->raw.len, 1)) < 0
+        || set_steal(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
+                                                sname->len, 1)) < 0
+        || set_steal(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port)) < 0
+        || set_steal(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1)) < 0
+        || set_steal(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
+                                                rq->client.len, 1)) < 0
+        || set_steal(env, k_REMOTE_PORT, decimal_str(rq->client_port)) < 0
         || PyDict_SetItem(env, k_url_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http)
            < 0)
     {
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
-        key = wsgi_key(&name);
-        value = latin1(&val);
-        if (key == NULL || value == NULL) {
-            Py_XDECREF(key);
-            Py_XDECREF(value);
+        if (field_objects(p, &name, &val, 1, &key, &value) < 0) {
             goto failed;
         }
         old = PyDict_GetItemWithError(env, key);
@@ -242,10 +469,7 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
     if (rq->content_length != UINT64_MAX && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL
         && rq->content_length)
     {
-        if (set_steal(env, k_CONTENT_LENGTH,
-                      PyUnicode_FromFormat("%llu", (unsigned long long) rq->content_length))
-            < 0)
-        {
+        if (set_steal(env, k_CONTENT_LENGTH, decimal_str(rq->content_length)) < 0) {
             goto failed;
         }
     }
@@ -277,7 +501,13 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
     if (req == NULL) {
         return NULL;
     }
-    rv = PyObject_CallFunction(p->on_request, "(Ni)", req, (int) flags);
+    {
+        PyObject *args[2] = { req, PyLong_FromLong((long) flags) };   /* a small int */
+
+        rv = args[1] ? PyObject_Vectorcall(p->on_request, args, 2, NULL) : NULL;
+        Py_XDECREF(args[1]);
+    }
+    Py_DECREF(req);
     return rv;
 }
 
@@ -345,7 +575,13 @@ Parser_feed(ParserObject *p, PyObject *arg)
                 continue;                      /* an empty BODY: nothing */
             }
         } else if (p->rd.type == SWS_PYB_BODY) {
-            r = PyObject_CallFunction(p->on_body, "(y#)", piece, (Py_ssize_t) n);
+            PyObject *chunk = PyBytes_FromStringAndSize((const char *) piece, (Py_ssize_t) n);
+
+            if (chunk == NULL) {
+                goto done;
+            }
+            r = PyObject_CallOneArg(p->on_body, chunk);
+            Py_DECREF(chunk);
             if (r == NULL) {
                 goto done;
             }
@@ -380,6 +616,19 @@ done:
     return rv;
 }
 
+static void
+Parser_clear_cache(ParserObject *p)
+{
+    size_t i;
+
+    for (i = 0; i < C_NFIXED; i++) {
+        Py_CLEAR(p->fixed[i]);
+    }
+    for (i = 0; i < NCOMMON; i++) {
+        Py_CLEAR(p->values[i]);
+    }
+}
+
 static int
 Parser_init(ParserObject *p, PyObject *args, PyObject *kw)
 {
@@ -410,6 +659,7 @@ Parser_init(ParserObject *p, PyObject *args, PyObject *kw)
         p->state = Py_None;
     }
     p->mode = mode;
+    Parser_clear_cache(p);         /* bytes in one mode are str in the other */
     return 0;
 }
 
@@ -422,6 +672,7 @@ Parser_dealloc(ParserObject *p)
     Py_CLEAR(p->on_body_end);
     Py_CLEAR(p->base);
     Py_CLEAR(p->state);
+    Parser_clear_cache(p);
     PyMem_Free(p->head);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
@@ -429,6 +680,7 @@ Parser_dealloc(ParserObject *p)
 static int
 Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 {
+    Py_VISIT(p->fixed[C_SCOPE]);          /* holds base */
     Py_VISIT(p->on_request);
     Py_VISIT(p->on_body);
     Py_VISIT(p->on_body_end);
@@ -440,6 +692,7 @@ Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 static int
 Parser_clear(ParserObject *p)
 {
+    Parser_clear_cache(p);
     Py_CLEAR(p->on_request);
     Py_CLEAR(p->on_body);
     Py_CLEAR(p->on_body_end);
@@ -532,73 +785,128 @@ as_bytes(PyObject *o, PyObject **hold, const char **data, Py_ssize_t *len)
     return -1;
 }
 
-static PyObject *
-bridge_response(PyObject *self, PyObject *args, PyObject *kw)
+/* A response's fields as views (a common head: on the stack). */
+#define RESPONSE_STACK_FIELDS  16
+
+typedef struct {
+    PyObject    *hold;         /* a str's latin-1 bytes, or NULL */
+    const char  *data;
+    Py_ssize_t   len;
+} field_view_t;
+
+/* response(status, headers, body=None, end=-1): positional or by keyword. */
+static int
+response_args(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **argv)
 {
-    static char   *names[] = { "status", "headers", "body", "end", NULL };
-    int            status, end = -1;
-    PyObject      *headers, *seq = NULL, *body = Py_None, *out = NULL;
-    PyObject     **holds = NULL;
+    static const char *const names[] = { "status", "headers", "body", "end" };
+    Py_ssize_t i, k, nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+
+    if (nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "response() takes at most 4 arguments");
+        return -1;
+    }
+    for (i = 0; i < nargs; i++) {
+        argv[i] = args[i];
+    }
+    for (k = 0; k < nkw; k++) {
+        PyObject *kw = PyTuple_GET_ITEM(kwnames, k);
+
+        for (i = 0; i < 4; i++) {
+            if (PyUnicode_CompareWithASCIIString(kw, names[i]) == 0) {
+                break;
+            }
+        }
+        if (i == 4 || argv[i] != NULL) {
+            PyErr_Format(PyExc_TypeError, "response() got an unexpected or repeated "
+                         "argument %R", kw);
+            return -1;
+        }
+        argv[i] = args[nargs + k];
+    }
+    if (argv[0] == NULL || argv[1] == NULL) {
+        PyErr_SetString(PyExc_TypeError, "response() needs status and headers");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+bridge_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject      *argv[4] = { NULL, NULL, NULL, NULL };
+    long           status, end = -1;
+    PyObject      *seq = NULL, *body, *out = NULL;
+    field_view_t   stack[2 * RESPONSE_STACK_FIELDS], *f = stack;
     Py_buffer      bview = { 0 };
-    Py_ssize_t     i, n, size, blen = 0;
-    const char   **ptr = NULL;
-    Py_ssize_t    *lens = NULL;
+    Py_ssize_t     i, n = 0, size, blen = 0;
     unsigned char *p;
 
     (void) self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "iO|Oi", names, &status, &headers, &body,
-                                     &end))
-    {
+    if (response_args(args, nargs, kwnames, argv) < 0) {
         return NULL;
+    }
+    status = PyLong_AsLong(argv[0]);
+    if (status == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    body = argv[2] ? argv[2] : Py_None;
+    if (argv[3] != NULL) {
+        end = PyLong_AsLong(argv[3]);
+        if (end == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
     }
     if (status < 100 || status > 999) {
         PyErr_SetString(PyExc_ValueError, "status must be 100..999");
         return NULL;
     }
-    seq = PySequence_Fast(headers, "headers must be a sequence of pairs");
+    seq = PySequence_Fast(argv[1], "headers must be a sequence of pairs");
     if (seq == NULL) {
         return NULL;
     }
     n = PySequence_Fast_GET_SIZE(seq);
     if (n > SWS_PYB_MAX_FIELDS) {
         PyErr_SetString(PyExc_ValueError, "too many header fields");
+        n = 0;
         goto done;
     }
-    holds = PyMem_Calloc((size_t) n * 2 + 1, sizeof(PyObject *));
-    ptr = PyMem_Calloc((size_t) n * 2 + 1, sizeof(char *));
-    lens = PyMem_Calloc((size_t) n * 2 + 1, sizeof(Py_ssize_t));
-    if (holds == NULL || ptr == NULL || lens == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    if (n > RESPONSE_STACK_FIELDS) {
+        f = PyMem_Calloc((size_t) n * 2, sizeof(field_view_t));
+        if (f == NULL) {
+            PyErr_NoMemory();
+            n = 0;
+            goto done;
+        }
+    } else {
+        memset(f, 0, (size_t) n * 2 * sizeof(field_view_t));
     }
     size = SWS_PYB_RESPONSE_FIXED;
     for (i = 0; i < n; i++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyTuple_Check(pair) && !PyList_Check(pair)) {
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i), *nm, *vl;
+
+        if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
+            nm = PyTuple_GET_ITEM(pair, 0);
+            vl = PyTuple_GET_ITEM(pair, 1);
+        } else if ((PyTuple_Check(pair) || PyList_Check(pair)) && PySequence_Size(pair) == 2) {
+            /* a list's items: kept by the list, which seq keeps */
+            nm = PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 0) : PyList_GET_ITEM(pair, 0);
+            vl = PyTuple_Check(pair) ? PyTuple_GET_ITEM(pair, 1) : PyList_GET_ITEM(pair, 1);
+        } else {
             PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
             goto done;
         }
-        if (PySequence_Size(pair) != 2) {
-            PyErr_SetString(PyExc_TypeError, "a header must be a (name, value) pair");
+        if (as_bytes(nm, &f[2 * i].hold, &f[2 * i].data, &f[2 * i].len) < 0
+            || as_bytes(vl, &f[2 * i + 1].hold, &f[2 * i + 1].data, &f[2 * i + 1].len) < 0)
+        {
             goto done;
         }
-        PyObject *nm = PySequence_GetItem(pair, 0), *vl = PySequence_GetItem(pair, 1);
-        int bad = nm == NULL || vl == NULL
-                  || as_bytes(nm, &holds[2 * i], &ptr[2 * i], &lens[2 * i]) < 0
-                  || as_bytes(vl, &holds[2 * i + 1], &ptr[2 * i + 1], &lens[2 * i + 1]) < 0;
-        /* the views stay valid: the pair, kept by seq, keeps its items */
-        Py_XDECREF(nm);
-        Py_XDECREF(vl);
-        if (bad) {
-            goto done;
-        }
-        if (lens[2 * i] == 0 || lens[2 * i] > SWS_PYB_MAX_STRING
-            || lens[2 * i + 1] > SWS_PYB_MAX_STRING)
+        if (f[2 * i].len == 0 || f[2 * i].len > SWS_PYB_MAX_STRING
+            || f[2 * i + 1].len > SWS_PYB_MAX_STRING)
         {
             PyErr_SetString(PyExc_ValueError, "a header name or value of an invalid length");
             goto done;
         }
-        size += 4 + lens[2 * i] + lens[2 * i + 1];
+        size += 4 + f[2 * i].len + f[2 * i + 1].len;
     }
     if (size > SWS_PYB_MAX_HEAD) {
         PyErr_SetString(PyExc_ValueError, "the response head is too big");
@@ -625,7 +933,7 @@ bridge_response(PyObject *self, PyObject *args, PyObject *kw)
     p = sws_pyb_put16(p, (unsigned) status);
     p = sws_pyb_put16(p, (unsigned) n);
     for (i = 0; i < 2 * n; i++) {
-        p = sws_pyb_put_str(p, ptr[i], (size_t) lens[i]);
+        p = sws_pyb_put_str(p, f[i].data, (size_t) f[i].len);
     }
     if (blen) {
         p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) blen);
@@ -637,14 +945,12 @@ bridge_response(PyObject *self, PyObject *args, PyObject *kw)
     }
 
 done:
-    if (holds) {
-        for (i = 0; i < 2 * n; i++) {
-            Py_XDECREF(holds[i]);
-        }
+    for (i = 0; i < 2 * n; i++) {
+        Py_XDECREF(f[i].hold);
     }
-    PyMem_Free(holds);
-    PyMem_Free(ptr);
-    PyMem_Free(lens);
+    if (f != stack) {
+        PyMem_Free(f);
+    }
     if (bview.obj) {
         PyBuffer_Release(&bview);
     }
@@ -732,7 +1038,7 @@ bridge_file(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef bridge_methods[] = {
-    { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_VARARGS | METH_KEYWORDS,
+    { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_FASTCALL | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
@@ -758,6 +1064,7 @@ PyMODINIT_FUNC
 PyInit__bridge(void)
 {
     PyObject *m;
+    size_t    i;
 
     INTERN(k_type, "type");
     INTERN(k_asgi, "asgi");
@@ -791,6 +1098,22 @@ PyInit__bridge(void)
     INTERN(k_v10, "1.0");
     INTERN(k_v11, "1.1");
     INTERN(k_v20, "2");
+    INTERN(k_HTTP10, "HTTP/1.0");
+    INTERN(k_HTTP11, "HTTP/1.1");
+    INTERN(k_HTTP20, "HTTP/2.0");
+    for (i = 0; i < NCOMMON; i++) {
+        sws_pyb_str_t n = { (const unsigned char *) common_names[i], strlen(common_names[i]) };
+
+        common_bytes[i] = PyBytes_FromString(common_names[i]);
+        if (common_bytes[i] == NULL) {
+            return NULL;
+        }
+        common_keys[i] = wsgi_key(&n);
+        if (common_keys[i] == NULL) {
+            return NULL;
+        }
+        PyUnicode_InternInPlace(&common_keys[i]);
+    }
     (void) k_CONTENT_TYPE;
 
     if (PyType_Ready(&ParserType) < 0) {

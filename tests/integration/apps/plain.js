@@ -5,6 +5,7 @@
 //   /stream       N chunks of text, 50 ms apart (?n=N)
 //   /slow         answers after ?ms=N
 //   /exit         exits with code 3 after answering
+//   /conns        how many connections it has accepted
 //   websocket     any path with Upgrade: websocket echoes text frames
 'use strict';
 const http = require('http');
@@ -39,6 +40,8 @@ const server = http.createServer((req, res) => {
         tick();
     } else if (name === '/slow') {
         setTimeout(() => res.end('slow ' + process.pid), Number(url.searchParams.get('ms') || 100));
+    } else if (name === '/conns') {
+        res.end(String(conns));
     } else if (name === '/exit') {
         res.end('bye');
         setTimeout(() => process.exit(3), 10);
@@ -46,6 +49,9 @@ const server = http.createServer((req, res) => {
         res.end('plain ' + process.pid + ' ' + req.method + ' ' + req.url);
     }
 });
+
+let conns = 0;
+server.on('connection', () => { conns++; });
 
 // WebSocket (RFC 6455), enough for an echo of short text frames.
 server.on('upgrade', (req, socket) => {

@@ -1,5 +1,5 @@
 """The Starlette application of the python bridge's tests
-(test_python_bridge.py), under the prefix /a: echo, uploads read as a
+(test_python_bridge.py), under the prefix /a: echo, the name of its task, uploads read as a
 stream, streamed and endless responses, errors, a raw ASGI endpoint that
 waits for the client to go away, a websocket echo, and lifespan. MARKS (an environment
 variable) is a directory where it leaves files the tests look at."""
@@ -38,6 +38,10 @@ async def echo(request):
         "started": getattr(request.state, "started", False),
         "pid": os.getpid(),
     })
+
+
+async def task(request):
+    return JSONResponse({"task": asyncio.current_task().get_name()})
 
 
 async def upload(request):
@@ -150,6 +154,7 @@ async def lifespan(app):
 app = Starlette(routes=[
     Route("/a/echo", echo, methods=["GET", "POST", "PUT", "HEAD"]),
     Route("/a/upload", upload, methods=["POST"]),
+    Route("/a/task", task),
     Route("/a/stream", stream),
     Route("/a/lateread", lateread, methods=["POST"]),
     Route("/a/endless", endless),

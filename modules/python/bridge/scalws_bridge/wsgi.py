@@ -13,7 +13,7 @@ sendfile(2) from the file to the socket inside one DATA frame."""
 
 import array
 import os
-import selectors
+import select
 import signal
 import socket
 import sys
@@ -62,9 +62,16 @@ class FileWrapper:
         raise StopIteration
 
 
+BASE_ENVIRON["wsgi.file_wrapper"] = FileWrapper      # copied into each environ in C
+
+
 class Connection:
     def __init__(self, sock):
         self.sock = sock
+        # recv_into one buffer (the parser copies what it keeps): no
+        # READ_SIZE bytes object made and shrunk per read
+        self.buf = bytearray(READ_SIZE)
+        self.view = memoryview(self.buf)
         self.parser = _bridge.Parser(self.on_request, self.on_body, self.on_body_end,
                                      _bridge.MODE_WSGI, BASE_ENVIRON)
         self.request = None
@@ -89,13 +96,13 @@ class Connection:
     def fill(self):
         """One read from scalwsd through the parser."""
         try:
-            data = self.sock.recv(READ_SIZE)
+            n = self.sock.recv_into(self.buf)
         except OSError as e:
             raise Closed() from e
-        if not data:
+        if not n:
             raise Closed()
         try:
-            self.parser.feed(data)
+            self.parser.feed(self.view[:n])
         except ValueError as e:
             log(str(e))
             raise Closed() from e
@@ -114,6 +121,8 @@ class Connection:
 
 class Input:
     """wsgi.input: the body as the application reads it."""
+
+    __slots__ = ("conn", "buf")
 
     def __init__(self, conn):
         self.conn = conn
@@ -191,6 +200,8 @@ def regular_file(wrapper):
 class Response:
     """start_response and the writing of one response."""
 
+    __slots__ = ("conn", "status", "headers", "head_sent")
+
     def __init__(self, conn):
         self.conn = conn
         self.status = None
@@ -206,7 +217,7 @@ class Response:
                 exc_info = None
         elif self.status is not None:
             raise AssertionError("start_response called twice")
-        self.status = int(status.split(" ", 1)[0])
+        self.status = int(status[:3])          # PEP 3333: "200 OK"
         self.headers = headers
         return self.write
 
@@ -280,7 +291,6 @@ class Response:
 def handle(app, conn, environ):
     environ["wsgi.input"] = Input(conn)
     environ["wsgi.errors"] = sys.stderr
-    environ["wsgi.file_wrapper"] = FileWrapper
     rs = Response(conn)
     try:
         result = app(environ, rs.start_response)
@@ -326,7 +336,8 @@ def serve_ready(app, conn):
         while not conn.body_done:
             conn.take_body()
             conn.fill()
-        conn.take_body()
+        if conn.chunks:
+            conn.chunks = []
         return True
     except Closed:
         return False
@@ -349,31 +360,39 @@ def serve(app, lsock):
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     lsock.setblocking(False)
-    sel = selectors.DefaultSelector()
-    sel.register(lsock, selectors.EVENT_READ)
+    # epoll itself, not selectors: one poll and a dict lookup per ready
+    # connection, without the selectors module's wrapping of every event
+    # (docs/benchmarks/2026-12-05-apps-bridge-cost-notes.md)
+    ep = select.epoll()
+    lfd = lsock.fileno()
+    ep.register(lfd, select.EPOLLIN)
+    conns = {}
     try:
         while not stop:
             idle[0] = True
-            events = sel.select(1.0)
+            events = ep.poll(1.0)
             idle[0] = False
-            for key, _ in events:
-                if key.fileobj is lsock:
+            for fd, _ in events:
+                if fd == lfd:
                     try:
                         s, _ = lsock.accept()
                     except (BlockingIOError, InterruptedError):
                         continue
                     s.setblocking(True)
-                    sel.register(s, selectors.EVENT_READ, Connection(s))
+                    conns[s.fileno()] = Connection(s)
+                    ep.register(s.fileno(), select.EPOLLIN)
                     continue
-                conn = key.data
-                if not serve_ready(app, conn):
-                    sel.unregister(conn.sock)
+                conn = conns.get(fd)
+                if conn is not None and not serve_ready(app, conn):
+                    ep.unregister(fd)
+                    del conns[fd]
                     conn.sock.close()
     except Stop:
         pass
     finally:
         idle[0] = False
-        for key in list(sel.get_map().values()):
-            key.fileobj.close()
-        sel.close()
+        for conn in conns.values():
+            conn.sock.close()
+        ep.close()
+        lsock.close()
     return 0
