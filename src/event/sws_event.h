@@ -144,6 +144,10 @@ sws_msec_t sws_event_find_timer(void);
 void       sws_event_expire_timers(void);
 /* 1 if only timers marked cancelable remain (for graceful exit). */
 
+/* A connection came or went: the free heap is given back after a quiet
+ * second (sws_heap_trim.c). */
+void       sws_heap_trim_note(void);
+
 /* ---- posted events ---- */
 void       sws_post_event(sws_event_t *ev);
 void       sws_delete_posted_event(sws_event_t *ev);
