@@ -145,7 +145,9 @@ void       sws_event_expire_timers(void);
 /* 1 if only timers marked cancelable remain (for graceful exit). */
 
 /* A connection came or went: the free heap is given back after a quiet
- * second (sws_heap_trim.c). */
+ * second (sws_heap_trim.c); from sws_heap_trim_init on (a worker, its
+ * timers set up). */
+void       sws_heap_trim_init(void);
 void       sws_heap_trim_note(void);
 
 /* ---- posted events ---- */

@@ -21,6 +21,7 @@
 
 static sws_event_t  sws_heap_trim_event;
 static sws_uint_t   sws_heap_trim_seen;     /* connections since armed */
+static int          sws_heap_trim_on;       /* a worker's loop: timers work */
 
 static void
 sws_heap_trim_handler(sws_event_t *ev)
@@ -34,8 +35,17 @@ sws_heap_trim_handler(sws_event_t *ev)
 }
 
 void
+sws_heap_trim_init(void)
+{
+    sws_heap_trim_on = 1;
+}
+
+void
 sws_heap_trim_note(void)
 {
+    if (!sws_heap_trim_on) {
+        return;
+    }
     if (sws_heap_trim_event.timer_set) {
         sws_heap_trim_seen++;
         return;
