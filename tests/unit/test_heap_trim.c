@@ -12,6 +12,19 @@
 #include <unistd.h>
 #include "sws_event.h"
 
+/* AddressSanitizer has a heap of its own (mallopt and mallinfo2 are
+ * stubs): the timer's logic is checked, not what glibc gives back. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GLIBC_HEAP  0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GLIBC_HEAP  0
+#endif
+#endif
+#ifndef GLIBC_HEAP
+#define GLIBC_HEAP  1
+#endif
+
 #define BLOCKS      2048
 #define BLOCK_SIZE  4096            /* 8 MiB in all, below the mmap threshold */
 
@@ -25,6 +38,9 @@ free_top(void)
 {
     int i;
 
+    if (!GLIBC_HEAP) {
+        return 0;
+    }
     ck_assert_int_eq(mallopt(M_MMAP_THRESHOLD, 1024 * 1024), 1);
     ck_assert_int_eq(mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024), 1);
     for (i = 0; i < BLOCKS; i++) {
@@ -62,7 +78,7 @@ START_TEST(given_back_after_a_quiet_second)
     sws_event_timer_init();
     sws_heap_trim_init();
     arena = free_top();
-    ck_assert_uint_ge(arena, BLOCKS * BLOCK_SIZE);
+    ck_assert(!GLIBC_HEAP || arena >= BLOCKS * BLOCK_SIZE);
 
     sws_heap_trim_note();                       /* a connection came */
     ck_assert_int_ge(sws_event_find_timer(), 0);
@@ -72,11 +88,11 @@ START_TEST(given_back_after_a_quiet_second)
     wait_ms(500);
     /* The first second had a connection: armed again, nothing given back. */
     ck_assert_int_ge(sws_event_find_timer(), 0);
-    ck_assert_uint_ge(mallinfo2().arena, BLOCKS * BLOCK_SIZE);
+    ck_assert(!GLIBC_HEAP || mallinfo2().arena >= BLOCKS * BLOCK_SIZE);
 
     wait_ms(1100);                              /* a quiet second */
     ck_assert_int_eq(sws_event_find_timer(), -1);
-    ck_assert_uint_lt(mallinfo2().arena, arena - BLOCKS * BLOCK_SIZE / 2);
+    ck_assert(!GLIBC_HEAP || mallinfo2().arena < arena - BLOCKS * BLOCK_SIZE / 2);
 
     /* The next connection arms it again. */
     sws_heap_trim_note();
