@@ -9,6 +9,7 @@
 
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 
@@ -91,6 +92,16 @@ typedef struct sws_ssl_connection_s sws_ssl_connection_t;   /* sws_ssl.h */
 
 #define SWS_PASSED_FDS  2
 
+/* A client's address as accept() gave it: IPv4 or IPv6; of a Unix-domain
+ * peer only the family (its $remote_addr is "unix:"; no path was ever
+ * read). Not a sockaddr_storage (128 bytes): every connection slot has
+ * one, 0.1 KiB of each idle connection. */
+typedef union {
+    struct sockaddr       sa;
+    struct sockaddr_in    sin;
+    struct sockaddr_in6   sin6;
+} sws_peer_addr_t;
+
 struct sws_connection_s {
     void                 *data;
     sws_event_t          *read;
@@ -101,7 +112,7 @@ struct sws_connection_s {
     sws_listening_t      *listening;
     sws_pool_t           *pool;
     sws_log_t            *log;
-    struct sockaddr_storage sockaddr;
+    sws_peer_addr_t       sockaddr;
     socklen_t             socklen;
     sws_str_t             addr_text;
     off_t                 sent;

@@ -644,8 +644,11 @@ sws_event_accept(sws_event_t *ev)
             sws_close_connection(c);
             return;
         }
-        sws_memcpy(&c->sockaddr, &sa, len);
-        c->socklen = len;
+        if (sa.ss_family != AF_INET && sa.ss_family != AF_INET6) {
+            len = sizeof(sa_family_t);          /* a Unix socket's peer */
+        }
+        sws_memcpy(&c->sockaddr, &sa, sws_min((size_t) len, sizeof(c->sockaddr)));
+        c->socklen = (socklen_t) sws_min((size_t) len, sizeof(c->sockaddr));
         c->listening = ls;
         c->unix_socket = ls->unix_socket;
         if (sws_event_add_connection(c) != SWS_OK) {
