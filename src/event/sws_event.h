@@ -82,12 +82,13 @@ struct sws_listening_s {
 typedef struct sws_ssl_connection_s sws_ssl_connection_t;   /* sws_ssl.h */
 
 /* A connection's pool: what it keeps for its life, in one block. An idle
- * HTTP/1 connection uses about 340 bytes of it (the session 152, the
- * HTTP/1 state 80, the header buffer's sws_buf_t and its cleanup, the
- * pool's head 88); over TLS its sws_ssl_connection_t too (listeners with
- * TLS add its size); an HTTP/2 one takes a second block. At 384 an
- * HTTP/1 connection took a second 384-byte block for its buffer's 64
- * bytes. Everything per request has its own pool. */
+ * HTTP/1 connection uses 440 bytes of it (the pool's head 88, the session
+ * 152, the HTTP/1 state 80, the header buffer's sws_buf_t 64 and its
+ * cleanup, each rounded up to 16); over TLS 504, with its
+ * sws_ssl_connection_t (listeners with TLS add its size); an HTTP/2 one
+ * takes a second block for its state. A block too small costs a second
+ * block: at 384 an HTTP/1 connection took one for its buffer's 64 bytes.
+ * Everything per request has its own pool. */
 #define SWS_LISTEN_POOL_SIZE  448
 
 #define SWS_PASSED_FDS  2

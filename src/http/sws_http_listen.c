@@ -232,8 +232,9 @@ sws_http_find_wildcard(sws_http_core_main_conf_t *cmcf, sws_http_addr_t *addr)
     return NULL;
 }
 
-/* addr's listening: a socket to open, or (in via) served by the wildcard's
- * socket and never opened. */
+/* A TLS connection keeps its sws_ssl_connection_t in the pool as well:
+ * without room for it, an idle HTTP/1 connection over TLS took a second
+ * block (0.4 KiB more per idle connection, bench/idle). */
 static void
 sws_http_pool_for_tls(sws_listening_t *ls)
 {
@@ -242,6 +243,8 @@ sws_http_pool_for_tls(sws_listening_t *ls)
     ls->pool_size = sws_max(ls->pool_size, size);
 }
 
+/* addr's listening: a socket to open, or (in via) served by the wildcard's
+ * socket and never opened. */
 static sws_int_t
 sws_http_addr_listening(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_addr_t *via)
 {
@@ -276,11 +279,7 @@ sws_http_addr_listening(sws_conf_t *cf, sws_http_addr_t *addr, sws_http_addr_t *
     }
     ls->ssl = addr->ssl;
     if (addr->ssl) {
-        /* A TLS connection keeps its sws_ssl_connection_t in the pool as
-         * well: without room for it, an idle HTTP/1 connection over TLS
-         * took a second block (0.4 KiB more per idle connection, bench/
-         * idle). The socket that accepts is the wildcard's when there
-         * is one. */
+        /* the socket that accepts: the wildcard's when there is one */
         sws_http_pool_for_tls(via ? via->listening : ls);
     }
     ls->handler = sws_http_init_connection;
