@@ -82,6 +82,7 @@ sws_get_connection(int fd, sws_log_t *log)
     rev->data = c;
     wev->data = c;
     wev->write = 1;
+    sws_heap_trim_note();
     return c;
 }
 
@@ -91,6 +92,7 @@ sws_free_connection(sws_connection_t *c)
     c->data = free_connections;
     free_connections = c;
     free_connection_n++;
+    sws_heap_trim_note();
 }
 
 void

@@ -9,6 +9,7 @@
 
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
 #include <scalws/scalws.h>
 #include "sws_cycle.h"
 
@@ -75,14 +76,34 @@ struct sws_listening_s {
     void                (*handler)(sws_connection_t *c);  /* new connection */
     sws_udp_handler_pt    udp_handler;   /* udp: each batch read */
     void                 *servers;       /* protocol data: virtual hosts */
-    size_t                pool_size;
+    size_t                pool_size;     /* SWS_LISTEN_POOL_SIZE, more for TLS */
     sws_event_t          *event;         /* worker: the accept event */
     sws_connection_t     *connection;    /* worker: pseudo connection */
 };
 
 typedef struct sws_ssl_connection_s sws_ssl_connection_t;   /* sws_ssl.h */
 
+/* A connection's pool: what it keeps for its life, in one block. An idle
+ * HTTP/1 connection uses 440 bytes of it (the pool's head 88, the session
+ * 152, the HTTP/1 state 80, the header buffer's sws_buf_t 64 and its
+ * cleanup, each rounded up to 16); over TLS 504, with its
+ * sws_ssl_connection_t (listeners with TLS add its size); an HTTP/2 one
+ * takes a second block for its state. A block too small costs a second
+ * block: at 384 an HTTP/1 connection took one for its buffer's 64 bytes.
+ * Everything per request has its own pool. */
+#define SWS_LISTEN_POOL_SIZE  448
+
 #define SWS_PASSED_FDS  2
+
+/* A client's address as accept() gave it: IPv4 or IPv6; of a Unix-domain
+ * peer only the family (its $remote_addr is "unix:"; no path was ever
+ * read). Not a sockaddr_storage (128 bytes): every connection slot has
+ * one, 0.1 KiB of each idle connection. */
+typedef union {
+    struct sockaddr       sa;
+    struct sockaddr_in    sin;
+    struct sockaddr_in6   sin6;
+} sws_peer_addr_t;
 
 struct sws_connection_s {
     void                 *data;
@@ -94,7 +115,7 @@ struct sws_connection_s {
     sws_listening_t      *listening;
     sws_pool_t           *pool;
     sws_log_t            *log;
-    struct sockaddr_storage sockaddr;
+    sws_peer_addr_t       sockaddr;
     socklen_t             socklen;
     sws_str_t             addr_text;
     off_t                 sent;
@@ -136,6 +157,12 @@ void       sws_del_timer(sws_event_t *ev);
 sws_msec_t sws_event_find_timer(void);
 void       sws_event_expire_timers(void);
 /* 1 if only timers marked cancelable remain (for graceful exit). */
+
+/* A connection came or went: the free heap is given back after a quiet
+ * second (sws_heap_trim.c); from sws_heap_trim_init on (a worker, its
+ * timers set up). */
+void       sws_heap_trim_init(void);
+void       sws_heap_trim_note(void);
 
 /* ---- posted events ---- */
 void       sws_post_event(sws_event_t *ev);

@@ -52,6 +52,7 @@ sws_worker_init(sws_cycle_t *cycle, sws_uint_t worker)
 
     sws_time_update();
     sws_event_timer_init();
+    sws_heap_trim_init();
     sws_conn_stats_attach();            /* this worker's counters */
 
     if (sws_event_method_init(cycle, ecf) != SWS_OK

@@ -40,13 +40,7 @@ sws_listening_create(sws_cycle_t *cycle, struct sockaddr *sa, socklen_t len,
     ls->backlog = 511;
     ls->ipv6only = 1;               /* as nginx: [::] does not take IPv4 */
     ls->unix_socket = (sa->sa_family == AF_UNIX);
-    /* What a connection keeps for its life, in one block: an idle HTTP/1
-     * one (plain or TLS) uses about 340 bytes of it (the session 152, the
-     * HTTP/1 state 80, the header buffer's sws_buf_t and its cleanup, the
-     * pool's head 88); an HTTP/2 one a second block. At 384 an HTTP/1
-     * connection took a second 384-byte block for its buffer's 64 bytes.
-     * Everything per request has its own pool. */
-    ls->pool_size = 448;
+    ls->pool_size = SWS_LISTEN_POOL_SIZE;
     return ls;
 }
 
@@ -716,8 +710,11 @@ sws_event_accept(sws_event_t *ev)
             sws_close_connection(c);
             return;
         }
-        sws_memcpy(&c->sockaddr, &sa, len);
-        c->socklen = len;
+        if (sa.ss_family != AF_INET && sa.ss_family != AF_INET6) {
+            len = sizeof(sa_family_t);          /* a Unix socket's peer */
+        }
+        sws_memcpy(&c->sockaddr, &sa, sws_min((size_t) len, sizeof(c->sockaddr)));
+        c->socklen = (socklen_t) sws_min((size_t) len, sizeof(c->sockaddr));
         c->listening = ls;
         c->unix_socket = ls->unix_socket;
         if (sws_event_add_connection(c) != SWS_OK) {

@@ -17,13 +17,12 @@ sws_http_addr_text(sws_connection_t *c)
     char  text[INET6_ADDRSTRLEN + 8];
     const char *p = text;
 
-    switch (c->sockaddr.ss_family) {
+    switch (c->sockaddr.sa.sa_family) {
     case AF_INET:
-        inet_ntop(AF_INET, &((struct sockaddr_in *) &c->sockaddr)->sin_addr, text, sizeof(text));
+        inet_ntop(AF_INET, &c->sockaddr.sin.sin_addr, text, sizeof(text));
         break;
     case AF_INET6:
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &c->sockaddr)->sin6_addr, text,
-                  sizeof(text));
+        inet_ntop(AF_INET6, &c->sockaddr.sin6.sin6_addr, text, sizeof(text));
         break;
     default:
         p = "unix:";
@@ -91,7 +90,7 @@ sws_http_init_connection(sws_connection_t *c)
     s->addr = addr;
     s->listening = c->listening;
     s->log = c->log;
-    s->sockaddr = (struct sockaddr *) &c->sockaddr;
+    s->sockaddr = &c->sockaddr.sa;
     s->socklen = c->socklen;
     s->addr_text = c->addr_text;
     s->number = c->number;
