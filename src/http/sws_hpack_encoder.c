@@ -1,0 +1,479 @@
+/*
+ * The HPACK encoder (sws_hpack_encoder.h). The dynamic table is one block:
+ * the entries' name and value octets in a ring of SWS_HPACK_TABLE_MAX
+ * octets (an entry counts 32 octets more than its strings, so the strings
+ * of a full table never fill the ring), the entries themselves in a ring of
+ * slots, oldest first, and three small direct-mapped look-ups by slot: the
+ * newest entry of each static-table name (a response's Date, ETag, ... are
+ * found there with one comparison), a hash of name and value for the rest,
+ * and a hash of the name alone (a name of no static entry). A look-up's
+ * answer is always checked against the entry, so a slot reused or a hash
+ * shared only costs a miss.
+ */
+#include <string.h>
+#include <scalws/sws_string.h>
+#include "sws_alloc_cache.h"
+#include "sws_hpack_encoder.h"
+
+#define SWS_HPACK_ENTRIES      (SWS_HPACK_TABLE_MAX / 32)   /* 32 octets each at least */
+#define SWS_HPACK_SLOT_MASK    (SWS_HPACK_ENTRIES - 1)
+#define SWS_HPACK_RING_MASK    (SWS_HPACK_TABLE_MAX - 1)
+#define SWS_HPACK_VALUE_BUCKETS 256
+#define SWS_HPACK_NAME_BUCKETS  64
+/* Names longer than this go as literals without indexing (their lower
+ * case is made on the stack). */
+#define SWS_HPACK_NAME_MAX     256
+
+typedef struct {
+    uint32_t  hash;          /* of name and value */
+    uint16_t  off;           /* the name, then the value, in the ring */
+    uint16_t  nlen;
+    uint16_t  vlen;
+    uint8_t   name_index;    /* the name's static index, 0: none */
+} sws_hpack_entry_t;
+
+struct sws_hpack_table_s {
+    uint32_t           first;         /* the oldest entry's slot */
+    uint32_t           count;
+    uint32_t           end;           /* where the next entry's octets go */
+    /* slot + 1 (0: none) */
+    uint8_t            by_static[SWS_HPACK_STATIC_ENTRIES + 1];
+    uint8_t            by_value[SWS_HPACK_VALUE_BUCKETS];
+    uint8_t            by_name[SWS_HPACK_NAME_BUCKETS];
+    sws_hpack_entry_t  entry[SWS_HPACK_ENTRIES];
+    u_char             ring[SWS_HPACK_TABLE_MAX];
+};
+
+/* RFC 7541 Appendix A: the names of the static table, by index. */
+static const struct {
+    uint8_t      len;
+    const char  *name;
+} sws_hpack_static[SWS_HPACK_STATIC_ENTRIES + 1] = {
+#define N(s)  { sizeof(s) - 1, s }
+    { 0, "" },
+    N(":authority"), N(":method"), N(":method"), N(":path"), N(":path"), N(":scheme"),
+    N(":scheme"), N(":status"), N(":status"), N(":status"), N(":status"), N(":status"),
+    N(":status"), N(":status"), N("accept-charset"), N("accept-encoding"),
+    N("accept-language"), N("accept-ranges"), N("accept"), N("access-control-allow-origin"),
+    N("age"), N("allow"), N("authorization"), N("cache-control"), N("content-disposition"),
+    N("content-encoding"), N("content-language"), N("content-length"),
+    N("content-location"), N("content-range"), N("content-type"), N("cookie"), N("date"),
+    N("etag"), N("expect"), N("expires"), N("from"), N("host"), N("if-match"),
+    N("if-modified-since"), N("if-none-match"), N("if-range"), N("if-unmodified-since"),
+    N("last-modified"), N("link"), N("location"), N("max-forwards"), N("proxy-authenticate"),
+    N("proxy-authorization"), N("range"), N("referer"), N("refresh"), N("retry-after"),
+    N("server"), N("set-cookie"), N("strict-transport-security"), N("transfer-encoding"),
+    N("user-agent"), N("vary"), N("via"), N("www-authenticate")
+#undef N
+};
+
+/* ---- representations (RFC 7541 5, 6) ---- */
+
+/* An integer with an n-bit prefix after the bits of first (5.1). */
+static u_char *
+sws_hpack_int(u_char *p, u_char first, unsigned n, size_t v)
+{
+    size_t max = ((size_t) 1 << n) - 1;
+
+    if (v < max) {
+        *p++ = (u_char) (first | v);
+        return p;
+    }
+    *p++ = (u_char) (first | max);
+    v -= max;
+    while (v >= 128) {
+        *p++ = (u_char) (0x80 | (v & 0x7f));
+        v >>= 7;
+    }
+    *p++ = (u_char) v;
+    return p;
+}
+
+/* A string literal (5.2): Huffman-coded when that is shorter. */
+static u_char *
+sws_hpack_string(const sws_hpack_encoder_t *e, u_char *p, const u_char *s, size_t n)
+{
+    size_t h;
+
+    if (!e->raw && n) {
+        h = sws_hpack_huffman_len(s, n);
+        if (h < n) {
+            p = sws_hpack_int(p, 0x80, 7, h);
+            return sws_hpack_huffman_encode(p, s, n);
+        }
+    }
+    p = sws_hpack_int(p, 0, 7, n);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+/* ---- the table ---- */
+
+static uint32_t
+sws_hpack_hash(uint32_t h, const u_char *s, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h = (h ^ s[i]) * 16777619u;
+    }
+    return h;
+}
+
+static int
+sws_hpack_live(const sws_hpack_table_t *t, uint32_t slot)
+{
+    return ((slot - t->first) & SWS_HPACK_SLOT_MASK) < t->count;
+}
+
+/* The HPACK index of a live slot: the newest entry is 62. */
+static size_t
+sws_hpack_index(const sws_hpack_table_t *t, uint32_t slot)
+{
+    return SWS_HPACK_STATIC_ENTRIES + 1
+           + ((t->first + t->count - 1 - slot) & SWS_HPACK_SLOT_MASK);
+}
+
+static int
+sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, size_t n)
+{
+    size_t k;
+
+    off &= SWS_HPACK_RING_MASK;
+    k = sws_min(n, (size_t) (SWS_HPACK_TABLE_MAX - off));
+    return memcmp(t->ring + off, s, k) == 0 && memcmp(t->ring, s + k, n - k) == 0;
+}
+
+static void
+sws_hpack_ring_put(sws_hpack_table_t *t, uint32_t off, const u_char *s, size_t n)
+{
+    size_t k;
+
+    off &= SWS_HPACK_RING_MASK;
+    k = sws_min(n, (size_t) (SWS_HPACK_TABLE_MAX - off));
+    memcpy(t->ring + off, s, k);
+    memcpy(t->ring, s + k, n - k);
+}
+
+/* slot + 1 in a look-up, when it is a live entry */
+static int
+sws_hpack_slot(const sws_hpack_table_t *t, uint8_t v, uint32_t *slot)
+{
+    if (v == 0 || !sws_hpack_live(t, (uint32_t) v - 1)) {
+        return 0;
+    }
+    *slot = (uint32_t) v - 1;
+    return 1;
+}
+
+/* The slot of name: value (1), or 0; *named (when it is left -1 on
+ * entry): a slot with the name, for a name of no static entry. */
+static int
+sws_hpack_find(const sws_hpack_table_t *t, uint32_t h, uint32_t hn, sws_uint_t name_index,
+    const u_char *name, size_t nlen, const u_char *value, size_t vlen, uint32_t *slot,
+    int64_t *named)
+{
+    const sws_hpack_entry_t *en;
+    uint32_t                 s;
+
+    if (name_index && sws_hpack_slot(t, t->by_static[name_index], &s)) {
+        en = &t->entry[s];
+        if (en->name_index == name_index && en->vlen == vlen
+            && sws_hpack_ring_eq(t, (uint32_t) en->off + en->nlen, value, vlen))
+        {
+            *slot = s;
+            return 1;
+        }
+    }
+    if (sws_hpack_slot(t, t->by_value[h % SWS_HPACK_VALUE_BUCKETS], &s)) {
+        en = &t->entry[s];
+        if (en->hash == h && en->name_index == name_index && en->nlen == nlen
+            && en->vlen == vlen
+            && (name_index || sws_hpack_ring_eq(t, en->off, name, nlen))
+            && sws_hpack_ring_eq(t, (uint32_t) en->off + nlen, value, vlen))
+        {
+            *slot = s;
+            return 1;
+        }
+    }
+    if (name_index == 0 && sws_hpack_slot(t, t->by_name[hn % SWS_HPACK_NAME_BUCKETS], &s)) {
+        en = &t->entry[s];
+        if (en->name_index == 0 && en->nlen == nlen && sws_hpack_ring_eq(t, en->off, name, nlen)) {
+            *named = (int64_t) s;
+        }
+    }
+    return 0;
+}
+
+/* The oldest entries go until need more octets fit the capacity (4.4). */
+static void
+sws_hpack_evict(sws_hpack_encoder_t *e, size_t need)
+{
+    sws_hpack_table_t       *t = e->table;
+    const sws_hpack_entry_t *en;
+
+    while (t && t->count && e->size + need > e->capacity) {
+        en = &t->entry[t->first];
+        e->size -= (uint32_t) en->nlen + en->vlen + 32;
+        t->first = (t->first + 1) & SWS_HPACK_SLOT_MASK;
+        t->count--;
+    }
+    if (t && t->count == 0) {
+        t->end = 0;
+    }
+}
+
+/* The table's memory, made when the first entry comes: 0 if it cannot be. */
+static int
+sws_hpack_table(sws_hpack_encoder_t *e)
+{
+    sws_hpack_table_t *t;
+
+    if (e->table) {
+        return 1;
+    }
+    if (e->capacity == 0) {
+        return 0;
+    }
+    t = sws_alloc_cache_malloc(sizeof(sws_hpack_table_t));
+    if (t == NULL) {
+        return 0;            /* the fields go without indexing */
+    }
+    t->first = 0;
+    t->count = 0;
+    t->end = 0;
+    memset(t->by_static, 0, sizeof(t->by_static));
+    memset(t->by_value, 0, sizeof(t->by_value));
+    memset(t->by_name, 0, sizeof(t->by_name));
+    e->table = t;
+    return 1;
+}
+
+/* Add name: value as the decoder does on a literal with incremental
+ * indexing (the caller checked it fits the capacity). */
+static void
+sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t name_index,
+    const u_char *name, size_t nlen, const u_char *value, size_t vlen)
+{
+    sws_hpack_table_t *t;
+    sws_hpack_entry_t *en;
+    uint32_t           slot;
+
+    sws_hpack_evict(e, nlen + vlen + 32);
+    t = e->table;
+    slot = (t->first + t->count) & SWS_HPACK_SLOT_MASK;
+    en = &t->entry[slot];
+    en->hash = h;
+    en->off = (uint16_t) t->end;
+    en->nlen = (uint16_t) nlen;
+    en->vlen = (uint16_t) vlen;
+    en->name_index = (uint8_t) name_index;
+    sws_hpack_ring_put(t, t->end, name, nlen);
+    sws_hpack_ring_put(t, t->end + (uint32_t) nlen, value, vlen);
+    t->end = (t->end + (uint32_t) (nlen + vlen)) & SWS_HPACK_RING_MASK;
+    t->count++;
+    e->size += (uint32_t) (nlen + vlen + 32);
+
+    t->by_value[h % SWS_HPACK_VALUE_BUCKETS] = (uint8_t) (slot + 1);
+    if (name_index) {
+        t->by_static[name_index] = (uint8_t) (slot + 1);
+    } else {
+        t->by_name[hn % SWS_HPACK_NAME_BUCKETS] = (uint8_t) (slot + 1);
+    }
+}
+
+/* ---- the encoder ---- */
+
+void
+sws_hpack_encoder_init(sws_hpack_encoder_t *e, uint32_t limit)
+{
+    e->table = NULL;
+    e->limit = limit;
+    e->capacity = sws_min(limit, (uint32_t) SWS_HPACK_TABLE_MAX);
+    e->size = 0;
+    e->low = e->capacity;
+    /* A decoder's table may be larger than ours: it evicts only by its
+     * own size, and we refer to our newest entries only, which it holds
+     * at the same indexes. */
+    e->update = 0;
+    e->raw = 0;
+}
+
+void
+sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
+{
+    uint32_t capacity = sws_min(limit, (uint32_t) SWS_HPACK_TABLE_MAX);
+
+    e->limit = limit;
+    if (capacity == e->capacity) {
+        return;
+    }
+    e->capacity = capacity;
+    e->low = sws_min(e->low, capacity);
+    e->update = 1;
+    sws_hpack_evict(e, 0);
+}
+
+void
+sws_hpack_encoder_release(sws_hpack_encoder_t *e)
+{
+    if (e->table == NULL) {
+        return;
+    }
+    sws_alloc_cache_free(e->table);
+    e->table = NULL;
+    if (e->size) {
+        /* the decoder still holds the entries: size 0 empties its table */
+        e->size = 0;
+        e->low = 0;
+        e->update = 1;
+    }
+}
+
+u_char *
+sws_hpack_encode_begin(sws_hpack_encoder_t *e, u_char *p)
+{
+    if (e->update) {
+        if (e->low < e->capacity) {
+            p = sws_hpack_int(p, 0x20, 5, e->low);
+        }
+        p = sws_hpack_int(p, 0x20, 5, e->capacity);
+        e->update = 0;
+        e->low = e->capacity;
+    }
+    return p;
+}
+
+u_char *
+sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status)
+{
+    u_char     code[3];
+    sws_uint_t index;
+
+    switch (status) {
+    case 200: index = 8; break;
+    case 204: index = 9; break;
+    case 206: index = 10; break;
+    case 304: index = 11; break;
+    case 400: index = 12; break;
+    case 404: index = 13; break;
+    case 500: index = 14; break;
+    default: index = 0;
+    }
+    if (index) {
+        return sws_hpack_int(p, 0x80, 7, index);
+    }
+    code[0] = (u_char) ('0' + status / 100 % 10);
+    code[1] = (u_char) ('0' + status / 10 % 10);
+    code[2] = (u_char) ('0' + status % 10);
+    return sws_hpack_encode_field(e, p, SWS_HPACK_STATUS, (u_char *) ":status", 7, code, 3,
+                                  SWS_HPACK_INDEX);
+}
+
+u_char *
+sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
+    const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
+{
+    uint32_t  h = 0, hn = 0, slot;
+    int64_t   named = -1;
+    size_t    nref;
+
+    if (name_index == 0) {
+        name_index = sws_hpack_static_name(name, nlen);
+    }
+    nref = name_index;
+    if (e->table || how == SWS_HPACK_INDEX) {
+        hn = name_index ? (uint32_t) name_index * 2654435761u
+                        : sws_hpack_hash(2166136261u, name, nlen);
+        h = sws_hpack_hash(hn ^ 2166136261u, value, vlen);
+    }
+    if (e->table && e->table->count) {
+        if (how != SWS_HPACK_NEVER_INDEX
+            && sws_hpack_find(e->table, h, hn, name_index, name, nlen, value, vlen, &slot,
+                              &named))
+        {
+            return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));   /* 6.1 */
+        }
+        if (named >= 0) {
+            nref = sws_hpack_index(e->table, (uint32_t) named);
+        }
+    }
+    /* A field of more than half the table would push out most of what the
+     * next responses could refer to: it goes without indexing. */
+    if (how == SWS_HPACK_INDEX && nlen + vlen + 32 <= e->capacity / 2 && sws_hpack_table(e)) {
+        p = sws_hpack_int(p, 0x40, 6, nref);                               /* 6.2.1 */
+        if (nref == 0) {
+            p = sws_hpack_string(e, p, name, nlen);
+        }
+        p = sws_hpack_string(e, p, value, vlen);
+        sws_hpack_insert(e, h, hn, name_index, name, nlen, value, vlen);
+        return p;
+    }
+    p = sws_hpack_int(p, how == SWS_HPACK_NEVER_INDEX ? 0x10 : 0x00, 4, nref); /* 6.2.2, 6.2.3 */
+    if (nref == 0) {
+        p = sws_hpack_string(e, p, name, nlen);
+    }
+    return sws_hpack_string(e, p, value, vlen);
+}
+
+/* Our indexing policy for a name (lower case) that no caller chose for. */
+static sws_hpack_index_e
+sws_hpack_policy(sws_uint_t name_index, const u_char *name, size_t nlen)
+{
+    switch (name_index) {
+    case SWS_HPACK_AUTHORIZATION:
+    case SWS_HPACK_PROXY_AUTHORIZATION:
+    case SWS_HPACK_COOKIE:
+    case SWS_HPACK_SET_COOKIE:
+        return SWS_HPACK_NEVER_INDEX;          /* secrets: kept out of every table */
+    case SWS_HPACK_AGE:
+    case SWS_HPACK_LOCATION:
+    case SWS_HPACK_CONTENT_RANGE:
+        return SWS_HPACK_NO_INDEX;             /* one response's */
+    case 0:
+        if (nlen == 12 && memcmp(name, "x-request-id", 12) == 0) {
+            return SWS_HPACK_NO_INDEX;
+        }
+        return SWS_HPACK_INDEX;
+    default:
+        return SWS_HPACK_INDEX;
+    }
+}
+
+u_char *
+sws_hpack_encode_header(sws_hpack_encoder_t *e, u_char *p, const u_char *name, size_t nlen,
+    const u_char *value, size_t vlen)
+{
+    u_char      low[SWS_HPACK_NAME_MAX];
+    sws_uint_t  name_index;
+    size_t      i;
+
+    if (nlen > sizeof(low)) {
+        /* a literal name, in lower case as it goes */
+        p = sws_hpack_int(p, 0x00, 4, 0);
+        p = sws_hpack_int(p, 0, 7, nlen);
+        for (i = 0; i < nlen; i++) {
+            *p++ = sws_tolower(name[i]);
+        }
+        return sws_hpack_string(e, p, value, vlen);
+    }
+    sws_strlow(low, name, nlen);
+    name_index = sws_hpack_static_name(low, nlen);
+    return sws_hpack_encode_field(e, p, name_index, low, nlen, value, vlen,
+                                  sws_hpack_policy(name_index, low, nlen));
+}
+
+sws_uint_t
+sws_hpack_static_name(const u_char *name, size_t nlen)
+{
+    sws_uint_t i;
+
+    for (i = 1; i <= SWS_HPACK_STATIC_ENTRIES; i++) {
+        if (sws_hpack_static[i].len == nlen && sws_hpack_static[i].name[0] == name[0]
+            && memcmp(sws_hpack_static[i].name, name, nlen) == 0)
+        {
+            return i;
+        }
+    }
+    return 0;
+}
