@@ -309,9 +309,15 @@ sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
         return;
     }
     e->capacity = capacity;
-    e->low = sws_min(e->low, capacity);
+    /* the smallest size of the changes before the next block goes first */
+    e->low = e->update ? sws_min(e->low, capacity) : capacity;
     e->update = 1;
     sws_hpack_evict(e, 0);
+    if (capacity == 0 && e->table) {
+        /* nothing can be indexed: no memory for it either */
+        sws_alloc_cache_free(e->table);
+        e->table = NULL;
+    }
 }
 
 void
