@@ -67,6 +67,20 @@ static const struct {
 #undef N
 };
 
+/* The same names' indexes grouped by length (each name once, its first
+ * index), for sws_hpack_static_name: the group of length n is
+ * sws_hpack_by_len[sws_hpack_len_start[n] .. sws_hpack_len_start[n + 1]). */
+#define SWS_HPACK_STATIC_NAME_MAX  27
+static const uint8_t sws_hpack_len_start[SWS_HPACK_STATIC_NAME_MAX + 2] = {
+    0, 0, 0, 0, 2, 8, 11, 15, 21, 24, 24, 27, 28, 30, 36, 38, 40, 44, 46, 47, 50, 50, 50,
+    50, 50, 50, 51, 51, 52
+};
+static const uint8_t sws_hpack_by_len[52] = {
+    21, 60, 33, 34, 37, 38, 45, 59, 4, 22, 50, 19, 32, 35, 54, 2, 6, 8, 36, 51, 52, 39, 42,
+    46, 1, 55, 58, 53, 31, 47, 18, 23, 24, 30, 41, 44, 15, 28, 16, 17, 26, 27, 29, 61, 40,
+    57, 48, 25, 43, 49, 56, 20
+};
+
 /* ---- representations (RFC 7541 5, 6) ---- */
 
 /* An integer with an n-bit prefix after the bits of first (5.1). */
@@ -140,7 +154,10 @@ sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, siz
     size_t k;
 
     off &= SWS_HPACK_RING_MASK;
-    k = sws_min(n, (size_t) (SWS_HPACK_TABLE_MAX - off));
+    if (n <= SWS_HPACK_TABLE_MAX - off) {
+        return memcmp(t->ring + off, s, n) == 0;
+    }
+    k = SWS_HPACK_TABLE_MAX - off;
     return memcmp(t->ring + off, s, k) == 0 && memcmp(t->ring, s + k, n - k) == 0;
 }
 
@@ -166,6 +183,28 @@ sws_hpack_slot(const sws_hpack_table_t *t, uint8_t v, uint32_t *slot)
     return 1;
 }
 
+/* The slot of the newest entry of a static name (1) if its value is
+ * value: a response's fields found without a hash. */
+static int
+sws_hpack_find_static(const sws_hpack_table_t *t, sws_uint_t name_index, const u_char *value,
+    size_t vlen, uint32_t *slot)
+{
+    const sws_hpack_entry_t *en;
+    uint32_t                 s;
+
+    if (!sws_hpack_slot(t, t->by_static[name_index], &s)) {
+        return 0;
+    }
+    en = &t->entry[s];
+    if (en->name_index == name_index && en->vlen == vlen
+        && sws_hpack_ring_eq(t, (uint32_t) en->off + en->nlen, value, vlen))
+    {
+        *slot = s;
+        return 1;
+    }
+    return 0;
+}
+
 /* The slot of name: value (1), or 0; *named (when it is left -1 on
  * entry): a slot with the name, for a name of no static entry. */
 static int
@@ -176,15 +215,6 @@ sws_hpack_find(const sws_hpack_table_t *t, uint32_t h, uint32_t hn, sws_uint_t n
     const sws_hpack_entry_t *en;
     uint32_t                 s;
 
-    if (name_index && sws_hpack_slot(t, t->by_static[name_index], &s)) {
-        en = &t->entry[s];
-        if (en->name_index == name_index && en->vlen == vlen
-            && sws_hpack_ring_eq(t, (uint32_t) en->off + en->nlen, value, vlen))
-        {
-            *slot = s;
-            return 1;
-        }
-    }
     if (sws_hpack_slot(t, t->by_value[h % SWS_HPACK_VALUE_BUCKETS], &s)) {
         en = &t->entry[s];
         if (en->hash == h && en->name_index == name_index && en->nlen == nlen
@@ -388,6 +418,11 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
         name_index = sws_hpack_static_name(name, nlen);
     }
     nref = name_index;
+    if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
+        && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
+    {
+        return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));       /* 6.1 */
+    }
     if (e->table || how == SWS_HPACK_INDEX) {
         hn = name_index ? (uint32_t) name_index * 2654435761u
                         : sws_hpack_hash(2166136261u, name, nlen);
@@ -463,22 +498,34 @@ sws_hpack_encode_header(sws_hpack_encoder_t *e, u_char *p, const u_char *name, s
         }
         return sws_hpack_string(e, p, value, vlen);
     }
-    sws_strlow(low, name, nlen);
-    name_index = sws_hpack_static_name(low, nlen);
-    return sws_hpack_encode_field(e, p, name_index, low, nlen, value, vlen,
-                                  sws_hpack_policy(name_index, low, nlen));
+    name_index = sws_hpack_static_name(name, nlen);
+    if (name_index) {
+        /* (the name goes by its index: its case does not matter) */
+        name = (const u_char *) sws_hpack_static[name_index].name;
+    } else {
+        sws_strlow(low, name, nlen);
+        name = low;
+    }
+    return sws_hpack_encode_field(e, p, name_index, name, nlen, value, vlen,
+                                  sws_hpack_policy(name_index, name, nlen));
 }
 
 sws_uint_t
 sws_hpack_static_name(const u_char *name, size_t nlen)
 {
-    sws_uint_t i;
+    const char *sn;
+    sws_uint_t  i, index;
 
-    for (i = 1; i <= SWS_HPACK_STATIC_ENTRIES; i++) {
-        if (sws_hpack_static[i].len == nlen && sws_hpack_static[i].name[0] == name[0]
-            && memcmp(sws_hpack_static[i].name, name, nlen) == 0)
+    if (nlen > SWS_HPACK_STATIC_NAME_MAX) {
+        return 0;
+    }
+    for (i = sws_hpack_len_start[nlen]; i < sws_hpack_len_start[nlen + 1]; i++) {
+        index = sws_hpack_by_len[i];
+        sn = sws_hpack_static[index].name;
+        if (sws_tolower(name[0]) == (u_char) sn[0]
+            && sws_strncasecmp((u_char *) sn + 1, (u_char *) name + 1, nlen - 1) == 0)
         {
-            return i;
+            return index;
         }
     }
     return 0;
