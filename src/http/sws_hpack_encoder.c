@@ -515,6 +515,7 @@ sws_hpack_static_name(const u_char *name, size_t nlen)
 {
     const char *sn;
     sws_uint_t  i, index;
+    size_t      k;
 
     if (nlen > SWS_HPACK_STATIC_NAME_MAX) {
         return 0;
@@ -522,9 +523,9 @@ sws_hpack_static_name(const u_char *name, size_t nlen)
     for (i = sws_hpack_len_start[nlen]; i < sws_hpack_len_start[nlen + 1]; i++) {
         index = sws_hpack_by_len[i];
         sn = sws_hpack_static[index].name;
-        if (sws_tolower(name[0]) == (u_char) sn[0]
-            && sws_strncasecmp((u_char *) sn + 1, (u_char *) name + 1, nlen - 1) == 0)
-        {
+        /* (the static names are lower case) */
+        for (k = 0; k < nlen && sws_tolower(name[k]) == (u_char) sn[k]; k++) { /* void */ }
+        if (k == nlen) {
             return index;
         }
     }
