@@ -1,9 +1,11 @@
 /*
  * The HPACK encoder (sws_hpack_encoder.h). The dynamic table is one block:
- * the entries' name and value octets in a ring of SWS_HPACK_TABLE_MAX
- * octets (an entry counts 32 octets more than its strings, so the strings
- * of a full table never fill the ring), the entries themselves in a ring of
- * slots, oldest first, and three small direct-mapped look-ups by slot: the
+ * the entries' name and value octets in a ring, the entries themselves in
+ * a ring of slots, oldest first (both a power of two; the block starts
+ * small, for the few fields of a short connection, and doubles as the
+ * entries need, up to a ring of SWS_HPACK_TABLE_MAX octets and 1/32 as many
+ * slots: an entry counts 32 octets more than its strings, so a full table
+ * fits those), and three small direct-mapped look-ups by slot: the
  * newest entry of each static-table name (a response's Date, ETag, ... are
  * found there with one comparison), a hash of name and value for the rest,
  * and a hash of the name alone (a name of no static entry). A look-up's
@@ -16,8 +18,9 @@
 #include "sws_hpack_encoder.h"
 
 #define SWS_HPACK_ENTRIES      (SWS_HPACK_TABLE_MAX / 32)   /* 32 octets each at least */
-#define SWS_HPACK_SLOT_MASK    (SWS_HPACK_ENTRIES - 1)
-#define SWS_HPACK_RING_MASK    (SWS_HPACK_TABLE_MAX - 1)
+/* the first block's slots and ring octets */
+#define SWS_HPACK_FIRST_SLOTS  16
+#define SWS_HPACK_FIRST_RING   512
 #define SWS_HPACK_VALUE_BUCKETS 256
 #define SWS_HPACK_NAME_BUCKETS  64
 /* Names longer than this go as literals without indexing (their lower
@@ -35,13 +38,16 @@ typedef struct {
 struct sws_hpack_table_s {
     uint32_t           first;         /* the oldest entry's slot */
     uint32_t           count;
+    uint32_t           slot_mask;     /* slots - 1 */
+    uint32_t           ring_mask;     /* ring octets - 1 */
     uint32_t           end;           /* where the next entry's octets go */
+    uint32_t           bytes;         /* the entries' strings */
+    sws_hpack_entry_t *entry;         /* after this header, in its block */
+    u_char            *ring;          /* after the entries */
     /* slot + 1 (0: none) */
     uint8_t            by_static[SWS_HPACK_STATIC_ENTRIES + 1];
     uint8_t            by_value[SWS_HPACK_VALUE_BUCKETS];
     uint8_t            by_name[SWS_HPACK_NAME_BUCKETS];
-    sws_hpack_entry_t  entry[SWS_HPACK_ENTRIES];
-    u_char             ring[SWS_HPACK_TABLE_MAX];
 };
 
 /* RFC 7541 Appendix A: the names of the static table, by index. */
@@ -137,7 +143,7 @@ sws_hpack_hash(uint32_t h, const u_char *s, size_t n)
 static int
 sws_hpack_live(const sws_hpack_table_t *t, uint32_t slot)
 {
-    return ((slot - t->first) & SWS_HPACK_SLOT_MASK) < t->count;
+    return ((slot - t->first) & t->slot_mask) < t->count;
 }
 
 /* The HPACK index of a live slot: the newest entry is 62. */
@@ -145,7 +151,7 @@ static size_t
 sws_hpack_index(const sws_hpack_table_t *t, uint32_t slot)
 {
     return SWS_HPACK_STATIC_ENTRIES + 1
-           + ((t->first + t->count - 1 - slot) & SWS_HPACK_SLOT_MASK);
+           + ((t->first + t->count - 1 - slot) & t->slot_mask);
 }
 
 static int
@@ -153,11 +159,11 @@ sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, siz
 {
     size_t k;
 
-    off &= SWS_HPACK_RING_MASK;
-    if (n <= SWS_HPACK_TABLE_MAX - off) {
+    off &= t->ring_mask;
+    if (n <= t->ring_mask + 1 - off) {
         return memcmp(t->ring + off, s, n) == 0;
     }
-    k = SWS_HPACK_TABLE_MAX - off;
+    k = t->ring_mask + 1 - off;
     return memcmp(t->ring + off, s, k) == 0 && memcmp(t->ring, s + k, n - k) == 0;
 }
 
@@ -166,10 +172,22 @@ sws_hpack_ring_put(sws_hpack_table_t *t, uint32_t off, const u_char *s, size_t n
 {
     size_t k;
 
-    off &= SWS_HPACK_RING_MASK;
-    k = sws_min(n, (size_t) (SWS_HPACK_TABLE_MAX - off));
+    off &= t->ring_mask;
+    k = sws_min(n, (size_t) (t->ring_mask + 1 - off));
     memcpy(t->ring + off, s, k);
     memcpy(t->ring, s + k, n - k);
+}
+
+/* n octets from the ring at off to dst */
+static void
+sws_hpack_ring_get(const sws_hpack_table_t *t, uint32_t off, u_char *dst, size_t n)
+{
+    size_t k;
+
+    off &= t->ring_mask;
+    k = sws_min(n, (size_t) (t->ring_mask + 1 - off));
+    memcpy(dst, t->ring + off, k);
+    memcpy(dst + k, t->ring, n - k);
 }
 
 /* slot + 1 in a look-up, when it is a live entry */
@@ -245,7 +263,8 @@ sws_hpack_evict(sws_hpack_encoder_t *e, size_t need)
     while (t && t->count && e->size + need > e->capacity) {
         en = &t->entry[t->first];
         e->size -= (uint32_t) en->nlen + en->vlen + 32;
-        t->first = (t->first + 1) & SWS_HPACK_SLOT_MASK;
+        t->bytes -= (uint32_t) en->nlen + en->vlen;
+        t->first = (t->first + 1) & t->slot_mask;
         t->count--;
     }
     if (t && t->count == 0) {
@@ -253,34 +272,100 @@ sws_hpack_evict(sws_hpack_encoder_t *e, size_t need)
     }
 }
 
-/* The table's memory, made when the first entry comes: 0 if it cannot be. */
-static int
-sws_hpack_table(sws_hpack_encoder_t *e)
+/* A table block of slots entries and ring octets, holding the entries of
+ * the old one (NULL: a new table), in order from slot 0, with the look-ups
+ * made again: NULL when out of memory. */
+static sws_hpack_table_t *
+sws_hpack_table_block(const sws_hpack_table_t *old, uint32_t slots, uint32_t ring)
 {
     sws_hpack_table_t *t;
+    sws_hpack_entry_t *en;
+    uint32_t           i, off = 0;
 
-    if (e->table) {
-        return 1;
-    }
-    if (e->capacity == 0) {
-        return 0;
-    }
-    t = sws_alloc_cache_malloc(sizeof(sws_hpack_table_t));
+    t = sws_alloc_cache_malloc(sizeof(sws_hpack_table_t) + slots * sizeof(sws_hpack_entry_t)
+                               + ring);
     if (t == NULL) {
-        return 0;            /* the fields go without indexing */
+        return NULL;
     }
+    t->entry = (sws_hpack_entry_t *) (t + 1);
+    t->ring = (u_char *) (t->entry + slots);
+    t->slot_mask = slots - 1;
+    t->ring_mask = ring - 1;
     t->first = 0;
-    t->count = 0;
-    t->end = 0;
+    t->count = old ? old->count : 0;
     memset(t->by_static, 0, sizeof(t->by_static));
     memset(t->by_value, 0, sizeof(t->by_value));
     memset(t->by_name, 0, sizeof(t->by_name));
+    for (i = 0; i < t->count; i++) {
+        en = &t->entry[i];
+        *en = old->entry[(old->first + i) & old->slot_mask];
+        sws_hpack_ring_get(old, en->off, t->ring + off, (size_t) en->nlen + en->vlen);
+        en->off = (uint16_t) off;
+        off += (uint32_t) en->nlen + en->vlen;
+        t->by_value[en->hash % SWS_HPACK_VALUE_BUCKETS] = (uint8_t) (i + 1);
+        if (en->name_index) {
+            t->by_static[en->name_index] = (uint8_t) (i + 1);
+        } else {
+            t->by_name[sws_hpack_hash(2166136261u, t->ring + en->off, en->nlen)
+                       % SWS_HPACK_NAME_BUCKETS] = (uint8_t) (i + 1);
+        }
+    }
+    t->bytes = off;
+    t->end = off & t->ring_mask;
+    return t;
+}
+
+/* Room for one more entry of n octets of strings once the entries it
+ * pushes out are gone: the table made, or grown, as needed (nothing is
+ * evicted here: a table that cannot grow stays as the decoder's is).
+ * 0 if there is no memory for it. */
+static int
+sws_hpack_room(sws_hpack_encoder_t *e, size_t n)
+{
+    sws_hpack_table_t       *t = e->table;
+    const sws_hpack_entry_t *en;
+    uint32_t                 size, count, bytes, s, slots, ring;
+
+    if (t == NULL) {
+        t = sws_hpack_table_block(NULL, SWS_HPACK_FIRST_SLOTS, SWS_HPACK_FIRST_RING);
+        if (t == NULL) {
+            return 0;
+        }
+        e->table = t;
+    }
+    size = e->size;
+    count = t->count;
+    bytes = t->bytes;
+    for (s = t->first; count && size + n + 32 > e->capacity; s = (s + 1) & t->slot_mask) {
+        en = &t->entry[s];
+        size -= (uint32_t) en->nlen + en->vlen + 32;
+        bytes -= (uint32_t) en->nlen + en->vlen;
+        count--;
+    }
+    slots = t->slot_mask + 1;
+    ring = t->ring_mask + 1;
+    if (count < slots && bytes + n <= ring) {
+        return 1;
+    }
+    /* (a full block of SWS_HPACK_ENTRIES slots and SWS_HPACK_TABLE_MAX
+     * octets always has room: the loops end there) */
+    while (slots <= count) {
+        slots *= 2;
+    }
+    while (ring < bytes + n) {
+        ring *= 2;
+    }
+    t = sws_hpack_table_block(e->table, slots, ring);
+    if (t == NULL) {
+        return 0;
+    }
+    sws_alloc_cache_free(e->table);
     e->table = t;
     return 1;
 }
 
 /* Add name: value as the decoder does on a literal with incremental
- * indexing (the caller checked it fits the capacity). */
+ * indexing (sws_hpack_room made room for it). */
 static void
 sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t name_index,
     const u_char *name, size_t nlen, const u_char *value, size_t vlen)
@@ -291,7 +376,7 @@ sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t nam
 
     sws_hpack_evict(e, nlen + vlen + 32);
     t = e->table;
-    slot = (t->first + t->count) & SWS_HPACK_SLOT_MASK;
+    slot = (t->first + t->count) & t->slot_mask;
     en = &t->entry[slot];
     en->hash = h;
     en->off = (uint16_t) t->end;
@@ -300,7 +385,8 @@ sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t nam
     en->name_index = (uint8_t) name_index;
     sws_hpack_ring_put(t, t->end, name, nlen);
     sws_hpack_ring_put(t, t->end + (uint32_t) nlen, value, vlen);
-    t->end = (t->end + (uint32_t) (nlen + vlen)) & SWS_HPACK_RING_MASK;
+    t->end = (t->end + (uint32_t) (nlen + vlen)) & t->ring_mask;
+    t->bytes += (uint32_t) (nlen + vlen);
     t->count++;
     e->size += (uint32_t) (nlen + vlen + 32);
 
@@ -441,7 +527,9 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
     }
     /* A field of more than half the table would push out most of what the
      * next responses could refer to: it goes without indexing. */
-    if (how == SWS_HPACK_INDEX && nlen + vlen + 32 <= e->capacity / 2 && sws_hpack_table(e)) {
+    if (how == SWS_HPACK_INDEX && nlen + vlen + 32 <= e->capacity / 2
+        && sws_hpack_room(e, nlen + vlen))
+    {
         p = sws_hpack_int(p, 0x40, 6, nref);                               /* 6.2.1 */
         if (nref == 0) {
             p = sws_hpack_string(e, p, name, nlen);
