@@ -598,12 +598,54 @@ sws_hpack_encode_header(sws_hpack_encoder_t *e, u_char *p, const u_char *name, s
                                   sws_hpack_policy(name_index, name, nlen));
 }
 
+/* 8 octets with A-Z lowered, all at once: a byte's high bit after adding
+ * 0x3f to its low 7 bits says >= 'A', after adding 0x25 > 'Z'. */
+static uint64_t
+sws_hpack_lower8(uint64_t x)
+{
+    uint64_t low7 = x & 0x7f7f7f7f7f7f7f7full;
+    uint64_t upper = (low7 + 0x3f3f3f3f3f3f3f3full) & ~(low7 + 0x2525252525252525ull) & ~x
+                     & 0x8080808080808080ull;
+
+    return x | (upper >> 2);
+}
+
+/* Is name (any case) the lower-case static name sn, both n octets? */
+static int
+sws_hpack_name_eq(const u_char *name, const char *sn, size_t n)
+{
+    uint64_t a, b;
+    size_t   k;
+
+    if (n < 8) {
+        for (k = 0; k < n; k++) {
+            if (sws_tolower(name[k]) != (u_char) sn[k]) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    /* words, the last one overlapping the one before */
+    for (k = 0; ; k += 8) {
+        if (k + 8 > n) {
+            k = n - 8;
+        }
+        memcpy(&a, name + k, 8);
+        memcpy(&b, sn + k, 8);
+        if (sws_hpack_lower8(a) != b) {
+            return 0;
+        }
+        if (k + 8 == n) {
+            return 1;
+        }
+    }
+}
+
 sws_uint_t
 sws_hpack_static_name(const u_char *name, size_t nlen)
 {
     const char *sn;
     sws_uint_t  i, index;
-    size_t      k;
 
     if (nlen > SWS_HPACK_STATIC_NAME_MAX) {
         return 0;
@@ -611,9 +653,7 @@ sws_hpack_static_name(const u_char *name, size_t nlen)
     for (i = sws_hpack_len_start[nlen]; i < sws_hpack_len_start[nlen + 1]; i++) {
         index = sws_hpack_by_len[i];
         sn = sws_hpack_static[index].name;
-        /* (the static names are lower case) */
-        for (k = 0; k < nlen && sws_tolower(name[k]) == (u_char) sn[k]; k++) { /* void */ }
-        if (k == nlen) {
+        if (sws_hpack_name_eq(name, sn, nlen)) {
             return index;
         }
     }

@@ -196,6 +196,68 @@ START_TEST(huffman_rfc_example)
 }
 END_TEST
 
+/* RFC 7541 Appendix A's names, by index */
+static const char *static_names[62] = {
+    "", ":authority", ":method", ":method", ":path", ":path", ":scheme", ":scheme",
+    ":status", ":status", ":status", ":status", ":status", ":status", ":status",
+    "accept-charset", "accept-encoding", "accept-language", "accept-ranges", "accept",
+    "access-control-allow-origin", "age", "allow", "authorization", "cache-control",
+    "content-disposition", "content-encoding", "content-language", "content-length",
+    "content-location", "content-range", "content-type", "cookie", "date", "etag", "expect",
+    "expires", "from", "host", "if-match", "if-modified-since", "if-none-match", "if-range",
+    "if-unmodified-since", "last-modified", "link", "location", "max-forwards",
+    "proxy-authenticate", "proxy-authorization", "range", "referer", "refresh", "retry-after",
+    "server", "set-cookie", "strict-transport-security", "transfer-encoding", "user-agent",
+    "vary", "via", "www-authenticate"
+};
+
+/* Each static name in lower, upper and mixed case is its first index; a
+ * name one octet off (also by 0x20 where that is no letter's case) is
+ * not. */
+START_TEST(static_names_any_case)
+{
+    u_char      name[64];
+    size_t      n, i, k;
+    sws_uint_t  first, got_index;
+    static const u_char swaps[] = { 0x20, 0x01, 0x80 };
+
+    for (i = 1; i <= 61; i++) {
+        n = strlen(static_names[i]);
+        for (first = 1; strcmp(static_names[first], static_names[i]) != 0; first++) { }
+        memcpy(name, static_names[i], n);
+        ck_assert_uint_eq(sws_hpack_static_name(name, n), first);
+        for (k = 0; k < n; k++) {
+            if (name[k] >= 'a' && name[k] <= 'z') {
+                name[k] = (u_char) (name[k] - 32 * (k % 2 || i % 3 == 0));
+            }
+        }
+        ck_assert_uint_eq(sws_hpack_static_name(name, n), first);
+        for (k = 0; k < n; k++) {
+            size_t j;
+
+            for (j = 0; j < sizeof(swaps); j++) {
+                u_char keep = name[k];
+
+                name[k] ^= swaps[j];
+                got_index = sws_hpack_static_name(name, n);
+                if ((keep | 0x20) >= 'a' && (keep | 0x20) <= 'z' && swaps[j] == 0x20) {
+                    ck_assert_uint_eq(got_index, first);       /* the other case */
+                } else {
+                    ck_assert_msg(got_index == 0 || strcmp(static_names[got_index],
+                                                           static_names[i]) != 0,
+                                  "%s with octet %zu ^ %#x", static_names[i], k, swaps[j]);
+                }
+                name[k] = keep;
+            }
+        }
+        ck_assert_uint_eq(sws_hpack_static_name(name, n - 1),
+                          sws_hpack_static_name((u_char *) static_names[i], n - 1));
+    }
+    ck_assert_uint_eq(sws_hpack_static_name((u_char *) "", 0), 0);
+    ck_assert_uint_eq(sws_hpack_static_name((u_char *) "x-custom-field", 14), 0);
+}
+END_TEST
+
 /* The peer's SETTINGS_HEADER_TABLE_SIZE to 0: the next block says so,
  * and nothing is indexed after; back to 4096: the block says that. */
 START_TEST(table_size_zero)
@@ -493,6 +555,7 @@ hpack_suite(void)
     tcase_add_test(tc, etag_indexed_second_time);
     tcase_add_test(tc, sensitive_never_indexed);
     tcase_add_test(tc, huffman_rfc_example);
+    tcase_add_test(tc, static_names_any_case);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("table");
