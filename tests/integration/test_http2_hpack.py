@@ -12,6 +12,7 @@ import pytest
 
 import h2raw
 from h2raw import raw_frame
+from test_http2_frames import connect      # h2c on srv.h2port, our SETTINGS acked
 
 SETTINGS = 0x4
 FILES = {"html/hello.txt": b"hello\n"}
@@ -28,14 +29,6 @@ def srv(sws_module):
                           "        }\n")
     s.h2port = s.ports[1]
     return s
-
-
-def connect(srv, **kw):
-    c = h2raw.H2(srv.h2port, **kw)
-    c.scheme = "http"
-    c.frames(timeout=3, until=lambda f: f is None or (
-        isinstance(f, h2raw.SettingsFrame) and "ACK" in f.flags))
-    return c
 
 
 def representations(block):
