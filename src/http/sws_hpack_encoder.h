@@ -2,9 +2,9 @@
  * An HPACK encoder (RFC 7541) of our own for the header blocks HTTP/2 sends
  * (responses, interim responses, trailers); the request side's decoder is
  * nghttp2's. What it does that nghttp2's deflater would not let us: our own
- * indexing policy (the ETag, Last-Modified, Content-Length and Date of a
- * response are indexed, so a second response of the same file is a few
- * one-byte references), the static table's entries found by their number
+ * indexing policy (the ETag and Content-Length of a response are indexed
+ * too, so a second response of the same file is one-octet references
+ * only), the static table's entries found by their number
  * (a :status of 200 is one byte, without a look-up), no allocation per
  * field, and the dynamic table in one block per connection that an idle
  * connection gives back.
