@@ -404,7 +404,6 @@ void
 sws_hpack_encoder_init(sws_hpack_encoder_t *e, uint32_t limit)
 {
     e->table = NULL;
-    e->limit = limit;
     e->capacity = sws_min(limit, (uint32_t) SWS_HPACK_TABLE_MAX);
     e->size = 0;
     e->low = e->capacity;
@@ -420,7 +419,6 @@ sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
 {
     uint32_t capacity = sws_min(limit, (uint32_t) SWS_HPACK_TABLE_MAX);
 
-    e->limit = limit;
     if (capacity == e->capacity) {
         return;
     }

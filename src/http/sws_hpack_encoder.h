@@ -63,9 +63,9 @@ typedef struct sws_hpack_table_s sws_hpack_table_t;
 typedef struct {
     sws_hpack_table_t *table;     /* the entries: NULL until a field is indexed,
                                    * and after sws_hpack_encoder_release */
-    uint32_t           limit;     /* the peer's SETTINGS_HEADER_TABLE_SIZE */
-    uint32_t           capacity;  /* our table's maximum size: the limit, at
-                                   * most SWS_HPACK_TABLE_MAX */
+    uint32_t           capacity;  /* our table's maximum size: the peer's
+                                   * SETTINGS_HEADER_TABLE_SIZE, at most
+                                   * SWS_HPACK_TABLE_MAX */
     uint32_t           size;      /* its size now (RFC 7541 4.1) */
     uint32_t           low;       /* the smallest capacity since the last block */
     unsigned           update:1;  /* the next block starts with size updates */
