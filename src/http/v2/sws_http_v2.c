@@ -295,12 +295,12 @@ sws_http_v2_inflater(sws_http_v2_conn_t *h2c)
     return SWS_OK;
 }
 
-/* Idle for a while: the encoder's table goes (the decoder's table is
- * the client's to empty, and stays), until the next response, whose block
- * empties the client's copy first. A decoder
- * whose table is empty (a client that indexes nothing, or whose entries
- * were all evicted) between header blocks goes too: a new one is the same
- * state, and is made at the next header block. */
+/* Idle for a while: the encoder's table goes (the decoder's table is the
+ * client's to empty, and stays), until the next response, whose block
+ * empties the client's copy first. A decoder whose table is empty (a
+ * client that indexes nothing, or whose entries were all evicted) between
+ * header blocks goes too: a new one is the same state, and is made at the
+ * next header block. */
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
