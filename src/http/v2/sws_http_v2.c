@@ -20,7 +20,6 @@
 #define SWS_H2_OUT_FREE      8              /* spare blocks kept per worker */
 #define SWS_H2_READ_ROUNDS   8              /* reads per event, then others' turn */
 #define SWS_H2_SEND_ROUNDS   16
-#define SWS_H2_HPACK_TABLE   4096           /* our encoder's largest table */
 #define SWS_H2_TRIM_DELAY    1000           /* ms idle before the encoder goes */
 
 static void sws_http_v2_read_handler(sws_event_t *rev);
@@ -278,42 +277,11 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
 
 /* ---- the session ---- */
 
-/* The HPACK tables allocate from the per-thread cache. */
+/* The HPACK decoder's table allocates from the per-thread cache. */
 static nghttp2_mem sws_http_v2_hd_mem = {
     NULL, sws_alloc_cache_mem_malloc, sws_alloc_cache_mem_free,
     sws_alloc_cache_mem_calloc, sws_alloc_cache_mem_realloc
 };
-
-sws_int_t
-sws_http_v2_deflater(sws_http_v2_conn_t *h2c)
-{
-    nghttp2_hd_deflater *d;
-
-    if (h2c->deflater) {
-        return SWS_OK;
-    }
-    if (nghttp2_hd_deflate_new2(&d, SWS_H2_HPACK_TABLE, &sws_http_v2_hd_mem) != 0) {
-        return SWS_ERROR;
-    }
-    /* A new encoder knows nothing of what the client's decoder still
-     * holds of an earlier one (one given back while idle): its first block
-     * says table size 0 (all evicted), then the size again (RFC 7541 4.2). */
-    if (h2c->trimmed
-        && (nghttp2_hd_deflate_change_table_size(d, 0) != 0
-            || nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0))
-    {
-        nghttp2_hd_deflate_del(d);
-        return SWS_ERROR;
-    }
-    if (!h2c->trimmed && h2c->peer_table_size != SWS_H2_HPACK_TABLE
-        && nghttp2_hd_deflate_change_table_size(d, h2c->peer_table_size) != 0)
-    {
-        nghttp2_hd_deflate_del(d);
-        return SWS_ERROR;
-    }
-    h2c->deflater = d;
-    return SWS_OK;
-}
 
 sws_int_t
 sws_http_v2_inflater(sws_http_v2_conn_t *h2c)
@@ -327,19 +295,16 @@ sws_http_v2_inflater(sws_http_v2_conn_t *h2c)
     return SWS_OK;
 }
 
-/* Idle for a while: the encoder and its table go (the decoder's table is
- * the client's to empty, and stays), until the next response. A decoder
- * whose table is empty (a client that indexes nothing, or whose entries
- * were all evicted) between header blocks goes too: a new one is the same
- * state, and is made at the next header block. */
+/* Idle for a while: the encoder's table goes (the decoder's table is the
+ * client's to empty, and stays), until the next response, whose block
+ * empties the client's copy first. A decoder whose table is empty (a
+ * client that indexes nothing, or whose entries were all evicted) between
+ * header blocks goes too: a new one is the same state, and is made at the
+ * next header block. */
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
-    if (h2c->deflater) {
-        nghttp2_hd_deflate_del(h2c->deflater);
-        h2c->deflater = NULL;
-        h2c->trimmed = 1;
-    }
+    sws_hpack_encoder_release(&h2c->hpack);
     if (h2c->inflater && h2c->block == SWS_H2_BLOCK_NONE
         && nghttp2_hd_inflate_get_dynamic_table_size(h2c->inflater) == 0)
     {
@@ -364,8 +329,9 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
     uint32_t                  value[4];
     int                       i;
 
-    h2c->peer_table_size = SWS_H2_HPACK_TABLE;
-    if (sws_http_v2_inflater(h2c) != SWS_OK || sws_http_v2_deflater(h2c) != SWS_OK) {
+    /* (4096: SETTINGS_HEADER_TABLE_SIZE until the client says otherwise) */
+    sws_hpack_encoder_init(&h2c->hpack, 4096);
+    if (sws_http_v2_inflater(h2c) != SWS_OK) {
         return SWS_ERROR;
     }
     sws_conn_stat_plain(h2_connections, 1);
@@ -420,10 +386,7 @@ sws_http_v2_session_cleanup(void *data)
         nghttp2_hd_inflate_del(h2c->inflater);
         h2c->inflater = NULL;
     }
-    if (h2c->deflater) {
-        nghttp2_hd_deflate_del(h2c->deflater);
-        h2c->deflater = NULL;
-    }
+    sws_hpack_encoder_release(&h2c->hpack);
     free(h2c->hold);
     h2c->hold = NULL;
     sws_http_v2_out_release(h2c);
@@ -878,7 +841,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             idle = sws_http_v2_idle_timeout(h2c);
             /* A client that pauses gives the HPACK tables back after a
              * while (sws_http_v2_trim); one that goes on at once keeps them. */
-            h2c->trimming = (h2c->deflater || h2c->inflater) && idle > 2 * SWS_H2_TRIM_DELAY;
+            h2c->trimming = (h2c->hpack.table || h2c->inflater) && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {

@@ -1,6 +1,6 @@
 /*
- * HTTP/2 (RFC 9113) of our own, with nghttp2 for HPACK only (its
- * nghttp2_hd_deflate_* / nghttp2_hd_inflate_* API): a connection
+ * HTTP/2 (RFC 9113) of our own, with nghttp2's HPACK decoder (its
+ * nghttp2_hd_inflate_* API) and our HPACK encoder (sws_hpack_encoder.c): a connection
  * (sws_http_v2.c) reads frames (sws_http_v2_frame.c: framing, stream states,
  * settings, flow control, abuse limits) and multiplexes streams; each stream
  * carries one ordinary request (sws_http_v2_stream.c builds it from the
@@ -13,6 +13,7 @@
 
 #include <nghttp2/nghttp2.h>
 #include "../sws_http_core.h"
+#include "../sws_hpack_encoder.h"
 
 typedef struct sws_http_v2_conn_s   sws_http_v2_conn_t;
 typedef struct sws_http_v2_stream_s sws_http_v2_stream_t;
@@ -116,7 +117,7 @@ struct sws_http_v2_conn_s {
     sws_http_session_t        *client;      /* the client session: address, server (SNI) */
     sws_http_v2_srv_conf_t    *conf;
     nghttp2_hd_inflater       *inflater;
-    nghttp2_hd_deflater       *deflater;
+    sws_hpack_encoder_t        hpack;       /* our responses' */
     sws_queue_t                streams;     /* sws_http_v2_stream_t, open */
     sws_rbtree_t               stream_ids;  /* the same, found by id */
     /* Streams closed whose request goes on (r->background), until it is
@@ -146,7 +147,6 @@ struct sws_http_v2_conn_s {
     /* the peer's settings and the windows */
     uint32_t                   peer_initial_window;
     uint32_t                   peer_max_frame;
-    uint32_t                   peer_table_size;  /* SETTINGS_HEADER_TABLE_SIZE */
     int64_t                    send_window;   /* the connection's, for our DATA */
     int64_t                    recv_window;   /* the connection's, for the client's */
     size_t                     recv_consumed; /* taken, not yet given back */
@@ -182,16 +182,12 @@ struct sws_http_v2_conn_s {
     unsigned                   gone:1;        /* closed for the client: the memory
                                                * waits for background requests */
     unsigned                   trimming:1;    /* the read timer: HPACK tables go */
-    unsigned                   trimmed:1;     /* an encoder went: the next says so */
 };
 
 /* Take over the session's connection (the protocol's start, by the
  * registry: sws_http_v2_module.c): data/len are bytes read already (the
  * client preface of prior knowledge), or NULL. */
 void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
-/* The HPACK encoder, made again after an idle connection gave it back:
- * SWS_OK or SWS_ERROR. */
-sws_int_t sws_http_v2_deflater(sws_http_v2_conn_t *h2c);
 /* The HPACK decoder, made again after an idle connection gave back an
  * empty one: SWS_OK or SWS_ERROR. */
 sws_int_t sws_http_v2_inflater(sws_http_v2_conn_t *h2c);
@@ -335,9 +331,8 @@ extern const sws_http_proto_t sws_http_v2_proto;
 /* Reset a stream with an error code (no-op when already closed/reset):
  * RST_STREAM queued, the stream closes in the next run. */
 void      sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error);
-/* Encode a header list into HEADERS (+ CONTINUATION) frames for st. */
-sws_int_t sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n,
-    int end_stream);
+/* A 100 (Continue) interim response on st. */
+sws_int_t sws_http_v2_send_continue(sws_http_v2_stream_t *st);
 /* The pace timer of a stream (limit_rate): its DATA may go on. */
 void      sws_http_v2_paced(sws_event_t *ev);
 /* Produce DATA frames of the streams that may send, up to the queue's

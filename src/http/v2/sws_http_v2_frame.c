@@ -428,13 +428,7 @@ sws_http_v2_settings(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char 
         value = sws_http_v2_get32(p + i + 2);
         switch (id) {
         case SWS_H2_SET_HEADER_TABLE_SIZE:
-            h2c->peer_table_size = value;
-            if (h2c->deflater
-                && nghttp2_hd_deflate_change_table_size(h2c->deflater, value) != 0)
-            {
-                return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR,
-                                               "a header table size we cannot take");
-            }
+            sws_hpack_encoder_set_limit(&h2c->hpack, value);
             break;
         case SWS_H2_SET_ENABLE_PUSH:
             if (value > 1) {

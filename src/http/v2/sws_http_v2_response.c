@@ -1,7 +1,8 @@
 /*
  * The response of an HTTP/2 stream: sws_http_proto_t for streams. The head
  * is built from the same request fields as the HTTP/1 head and encoded at
- * once (HPACK's state is the order of the blocks on the wire) into HEADERS
+ * at once with our HPACK encoder (its state is the order of the blocks on
+ * the wire) into HEADERS
  * and CONTINUATION frames; the body is the request's output chain (r->out),
  * from which DATA frames are made as the flow-control windows open, the
  * streams taking turns by their RFC 9218 priority: memory is copied and
@@ -13,6 +14,7 @@
 #include "sws_http_limit_rate.h"
 
 #define SWS_SERVER_FULL  "scalws/" SCALWS_VERSION
+#define SWS_H2_DATE_LEN  (sizeof("Mon, 28 Sep 1970 06:00:00 GMT") - 1)
 
 static sws_int_t sws_http_v2_send_header(sws_http_request_t *r);
 static sws_int_t sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status,
@@ -84,37 +86,33 @@ sws_http_v2_reset(sws_http_v2_stream_t *st, uint32_t error)
     sws_http_v2_post_send(st->h2c);
 }
 
-sws_int_t
-sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n, int end_stream)
+/* The per-worker buffer a header block is encoded into, of size octets
+ * at least (it grows to the largest block yet): NULL when out of memory. */
+static u_char *
+sws_http_v2_block_buf(size_t size)
 {
-    sws_http_v2_conn_t *h2c = st->h2c;
-    size_t              bound, left, k;
-    ssize_t             rv;
-    u_char             *p, *nb, flags;
-    int                 first = 1;
+    u_char *nb;
 
-    if (sws_http_v2_deflater(h2c) != SWS_OK) {
-        return SWS_ERROR;
-    }
-    bound = nghttp2_hd_deflate_bound(h2c->deflater, nva, n);
-    if (bound > sws_http_v2_hbuf_size) {
-        nb = realloc(sws_http_v2_hbuf, bound);
+    if (size > sws_http_v2_hbuf_size) {
+        nb = realloc(sws_http_v2_hbuf, size);
         if (nb == NULL) {
-            return SWS_ERROR;
+            return NULL;
         }
         sws_http_v2_hbuf = nb;
-        sws_http_v2_hbuf_size = bound;
+        sws_http_v2_hbuf_size = size;
     }
-    rv = nghttp2_hd_deflate_hd(h2c->deflater, sws_http_v2_hbuf, bound, nva, n);
-    if (rv < 0) {
-        /* The encoder's state may be off: the connection cannot go on. */
-        sws_log_error(SWS_LOG_ERR, h2c->connection->log, 0,
-                      "http2: cannot encode a header block (%d)", (int) rv);
-        sws_http_v2_goaway(h2c, SWS_H2_INTERNAL_ERROR);
-        return SWS_ERROR;
-    }
-    p = sws_http_v2_hbuf;
-    left = (size_t) rv;
+    return sws_http_v2_hbuf;
+}
+
+/* An encoded header block into HEADERS (+ CONTINUATION) frames for st. */
+static sws_int_t
+sws_http_v2_send_block(sws_http_v2_stream_t *st, const u_char *p, size_t left, int end_stream)
+{
+    sws_http_v2_conn_t *h2c = st->h2c;
+    size_t              k;
+    u_char              flags;
+    int                 first = 1;
+
     for ( ;; ) {
         k = sws_min(left, (size_t) h2c->peer_max_frame);
         flags = (u_char) ((k == left ? SWS_H2_FLAG_END_HEADERS : 0)
@@ -123,6 +121,7 @@ sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n, int
                                    flags, (uint32_t) st->id) != SWS_OK
             || sws_http_v2_queue(h2c, p, k) != SWS_OK)
         {
+            /* the encoder's table moved with the block: no other may follow */
             h2c->closing = 1;
             return SWS_ERROR;
         }
@@ -148,50 +147,42 @@ sws_http_v2_send_fields(sws_http_v2_stream_t *st, nghttp2_nv *nva, size_t n, int
 
 /* ---- the head ---- */
 
-/* A field for the encoder, which copies what it keeps: the block is
- * encoded before the request's fields can change. */
-static void
-sws_http_v2_nv(nghttp2_nv *nv, const char *name, size_t nlen, const u_char *value, size_t vlen,
-    int ours)
+/* Is h a field to send: not deleted (hash 0), named, no HTTP/1
+ * connection field? */
+static int
+sws_http_v2_sent_field(const sws_http_header_t *h)
 {
-    (void) ours;
-    nv->name = (uint8_t *) name;
-    nv->namelen = nlen;
-    nv->value = (uint8_t *) value;
-    nv->valuelen = vlen;
-    nv->flags = NGHTTP2_NV_FLAG_NONE;
+    return h->hash && h->name.len && !sws_http_connection_field(&h->name);
 }
 
-/* A literal name, a value of ours / a module's */
-#define sws_http_v2_nv_own(nv, name, value, vlen) \
-    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen, 1)
-#define sws_http_v2_nv_lit(nv, name, value, vlen) \
-    sws_http_v2_nv(nv, name, sizeof(name) - 1, value, vlen, 0)
-
-/* Header fields as name/value pairs after nv: names in lower case, as
- * HTTP/2 wants them; deleted ones (hash 0) and HTTP/1 connection fields
- * left out; their values without a copy if "ours" (see sws_http_v2_nv).
- * Returns the next free pair, NULL when out of memory. */
-static nghttp2_nv *
-sws_http_v2_nv_fields(sws_http_request_t *r, nghttp2_nv *nv, const sws_http_header_t *h,
-    sws_uint_t n, int ours)
+/* The most the fields h[0..n) can take encoded. */
+static size_t
+sws_http_v2_fields_bound(const sws_http_header_t *h, sws_uint_t n)
 {
-    sws_uint_t  i;
-    u_char     *name;
+    size_t     bound = 0;
+    sws_uint_t i;
 
     for (i = 0; i < n; i++) {
-        if (h[i].hash == 0 || h[i].name.len == 0 || sws_http_connection_field(&h[i].name)) {
-            continue;
-        }
-        name = sws_pnalloc(r->pool, h[i].name.len);
-        if (name == NULL) {
-            return NULL;
-        }
-        sws_strlow(name, h[i].name.data, h[i].name.len);
-        sws_http_v2_nv(nv++, (char *) name, h[i].name.len, h[i].value.data, h[i].value.len,
-                       ours);
+        bound += sws_hpack_field_bound(h[i].name.len, h[i].value.len);
     }
-    return nv;
+    return bound;
+}
+
+/* Header fields h[0..n) encoded at p (names go in lower case, as HTTP/2
+ * wants them): returns the end. */
+static u_char *
+sws_http_v2_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_http_header_t *h,
+    sws_uint_t n)
+{
+    sws_uint_t i;
+
+    for (i = 0; i < n; i++) {
+        if (sws_http_v2_sent_field(&h[i])) {
+            p = sws_hpack_encode_header(e, p, h[i].name.data, h[i].name.len, h[i].value.data,
+                                        h[i].value.len);
+        }
+    }
+    return p;
 }
 
 /* Does the response have a Date field of its own? */
@@ -218,104 +209,117 @@ sws_http_v2_send_interim(sws_http_request_t *r, sws_uint_t status, const sws_htt
     sws_uint_t n)
 {
     sws_http_v2_stream_t *st = r->stream;
-    nghttp2_nv           *nva, *nv;
-    u_char               *code;
+    sws_hpack_encoder_t  *e = &st->h2c->hpack;
+    u_char               *buf, *p;
 
     if (st->reset) {
         return SWS_ERROR;
     }
-    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (n + 1));
-    code = sws_pnalloc(r->pool, 3);
-    if (nva == NULL || code == NULL) {
+    buf = sws_http_v2_block_buf(SWS_HPACK_BLOCK_BOUND + sws_hpack_field_bound(7, 3)
+                                + sws_http_v2_fields_bound(h, n));
+    if (buf == NULL) {
         return SWS_ERROR;
     }
-    code[0] = (u_char) ('0' + status / 100 % 10);
-    code[1] = (u_char) ('0' + status / 10 % 10);
-    code[2] = (u_char) ('0' + status % 10);
-    nv = nva;
-    sws_http_v2_nv_own(nv++, ":status", code, 3);
-    nv = sws_http_v2_nv_fields(r, nv, h, n, 0);
-    if (nv == NULL) {
-        return SWS_ERROR;
-    }
-    return sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), 0);
+    p = sws_hpack_encode_begin(e, buf);
+    p = sws_hpack_encode_status(e, p, status);
+    p = sws_http_v2_encode_fields(e, p, h, n);
+    return sws_http_v2_send_block(st, buf, (size_t) (p - buf), 0);
+}
+
+sws_int_t
+sws_http_v2_send_continue(sws_http_v2_stream_t *st)
+{
+    u_char buf[SWS_HPACK_BLOCK_BOUND + sws_hpack_field_bound(7, 3)], *p;
+
+    p = sws_hpack_encode_begin(&st->h2c->hpack, buf);
+    p = sws_hpack_encode_status(&st->h2c->hpack, p, 100);   /* no 1xx is in the static table */
+    return sws_http_v2_send_block(st, buf, (size_t) (p - buf), 0);
 }
 
 static sws_int_t
 sws_http_v2_send_header(sws_http_request_t *r)
 {
     sws_http_v2_stream_t     *st = r->stream;
+    sws_hpack_encoder_t      *e = &st->h2c->hpack;
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const sws_str_t          *date = r->date.len ? &r->date : sws_cached_http_time();
     sws_http_header_t        *h = r->headers_out.elts;
-    nghttp2_nv               *nva, *nv;
-    u_char                   *status, *now, *lm, *len, *lenend;
-    int                       body;
+    sws_uint_t                n = r->headers_out.nelts;
+    sws_str_t                 server;
+    u_char                   *buf, *p, num[SWS_H2_DATE_LEN + 24], *end;
+    size_t                    bound;
+    int                       body, date_own;
 
     if (st->reset) {
         return SWS_ERROR;
     }
     body = !(r->status < 200 || r->status == 204 || r->status == 304);
-    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * (10 + r->headers_out.nelts));
-    /* The status and the date as of now, in the pool: ours (see sws_http_v2_nv) */
-    status = sws_pnalloc(r->pool, 3 + date->len);
-    if (nva == NULL || status == NULL) {
+    if (clcf->server_tokens) {
+        sws_str_set(&server, SWS_SERVER_FULL);
+    } else {
+        sws_str_set(&server, "scalws");
+    }
+    date_own = sws_http_v2_has_date(h, n);
+    /* :status and content-length as 3 and 20 digits, last-modified and
+     * date as dates */
+    bound = SWS_HPACK_BLOCK_BOUND + sws_hpack_field_bound(7, 3)
+            + sws_hpack_field_bound(6, server.len)
+            + sws_hpack_field_bound(12, r->content_type.len)
+            + sws_hpack_field_bound(14, 20) + sws_hpack_field_bound(13, SWS_H2_DATE_LEN)
+            + sws_hpack_field_bound(4, r->etag.len) + sws_hpack_field_bound(8, r->location.len)
+            + sws_http_v2_fields_bound(h, n) + sws_hpack_field_bound(4, date->len)
+            + sws_hpack_field_bound(12, r->request_id.len);
+    buf = sws_http_v2_block_buf(bound);
+    if (buf == NULL) {
         return SWS_ERROR;
     }
-    now = sws_cpymem(status + 3, date->data, date->len) - date->len;
-    nv = nva;
-    status[0] = (u_char) ('0' + r->status / 100 % 10);
-    status[1] = (u_char) ('0' + r->status / 10 % 10);
-    status[2] = (u_char) ('0' + r->status % 10);
-    sws_http_v2_nv_own(nv++, ":status", status, 3);
-    if (clcf->server_tokens) {
-        sws_http_v2_nv_own(nv++, "server", (u_char *) SWS_SERVER_FULL,
-                           sizeof(SWS_SERVER_FULL) - 1);
-    } else {
-        sws_http_v2_nv_own(nv++, "server", (u_char *) "scalws", 6);
-    }
+
+    /* The fields we make: their static names by number, indexed but for
+     * the Location and the request id (one response's each). */
+    p = sws_hpack_encode_begin(e, buf);
+    p = sws_hpack_encode_status(e, p, r->status);
+    p = sws_hpack_encode_field(e, p, SWS_HPACK_SERVER, (u_char *) "server", 6, server.data,
+                               server.len, SWS_HPACK_INDEX);
     if (r->content_type.len) {
-        sws_http_v2_nv_lit(nv++, "content-type", r->content_type.data, r->content_type.len);
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_TYPE, (u_char *) "content-type", 12,
+                                   r->content_type.data, r->content_type.len, SWS_HPACK_INDEX);
     }
     if (r->out_content_length >= 0 && (body || r->status == 304)) {
-        len = sws_pnalloc(r->pool, 20);
-        if (len == NULL) {
-            return SWS_ERROR;
-        }
-        lenend = sws_sprint_uint(len, (uint64_t) r->out_content_length);
-        sws_http_v2_nv_own(nv++, "content-length", len, lenend - len);
+        end = sws_sprint_uint(num, (uint64_t) r->out_content_length);
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_LENGTH, (u_char *) "content-length",
+                                   14, num, (size_t) (end - num), SWS_HPACK_INDEX);
     }
     if (r->last_modified >= 0) {
-        lm = sws_pnalloc(r->pool, 29);
-        if (lm == NULL) {
-            return SWS_ERROR;
-        }
-        sws_http_v2_nv_own(nv++, "last-modified", lm, sws_http_time(lm, r->last_modified) - lm);
+        end = sws_http_time(num, r->last_modified);
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_LAST_MODIFIED, (u_char *) "last-modified",
+                                   13, num, (size_t) (end - num), SWS_HPACK_INDEX);
     }
     if (r->etag.len) {
-        sws_http_v2_nv_lit(nv++, "etag", r->etag.data, r->etag.len);
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_ETAG, (u_char *) "etag", 4, r->etag.data,
+                                   r->etag.len, SWS_HPACK_INDEX);
     }
     if (r->location.len) {
-        sws_http_v2_nv_lit(nv++, "location", r->location.data, r->location.len);
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_LOCATION, (u_char *) "location", 8,
+                                   r->location.data, r->location.len, SWS_HPACK_NO_INDEX);
     }
-    nv = sws_http_v2_nv_fields(r, nv, h, r->headers_out.nelts, 1);
-    if (nv == NULL) {
-        return SWS_ERROR;
-    }
-    if (!sws_http_v2_has_date(h, r->headers_out.nelts)) {
+    p = sws_http_v2_encode_fields(e, p, h, n);
+    if (!date_own) {
         /* ours, unless the response has its own (a proxied server's
-         * passed on, a stored response's), as HTTP/1 */
-        sws_http_v2_nv_own(nv++, "date", now, date->len);
+         * passed on, a stored response's), as HTTP/1; the same second's
+         * is the entry the first response of the second added */
+        p = sws_hpack_encode_field(e, p, SWS_HPACK_DATE, (u_char *) "date", 4, date->data,
+                                   date->len, SWS_HPACK_INDEX);
     }
     if (r->request_id.len && clcf->request_id) {
-        sws_http_v2_nv_lit(nv++, "x-request-id", r->request_id.data, r->request_id.len);
+        p = sws_hpack_encode_field(e, p, 0, (u_char *) "x-request-id", 12, r->request_id.data,
+                                   r->request_id.len, SWS_HPACK_NO_INDEX);
     }
 
     /* Without a body (HEAD, 204, 304, an empty one) the HEADERS end the
      * stream. */
     st->data = !(r->header_only || !body
                  || (r->out_content_length == 0 && !r->expect_trailers));
-    if (sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), !st->data) != SWS_OK) {
+    if (sws_http_v2_send_block(st, buf, (size_t) (p - buf), !st->data) != SWS_OK) {
         return SWS_ERROR;
     }
     st->submitted = 1;
@@ -375,26 +379,30 @@ sws_http_v2_send_body(sws_http_request_t *r, sws_chain_t *in)
 static sws_int_t
 sws_http_v2_trailers(sws_http_v2_stream_t *st, int *sent)
 {
-    sws_http_request_t *r = st->r;
-    nghttp2_nv         *nva, *nv;
+    sws_http_request_t  *r = st->r;
+    sws_hpack_encoder_t *e = &st->h2c->hpack;
+    sws_http_header_t   *h;
+    sws_uint_t           i, n;
+    u_char              *buf, *p;
 
     *sent = 0;
     if (r->trailers_out == NULL || r->trailers_out->nelts == 0) {
         return SWS_OK;
     }
-    nva = sws_palloc(r->pool, sizeof(nghttp2_nv) * r->trailers_out->nelts);
-    if (nva == NULL) {
-        return SWS_ERROR;
-    }
-    nv = sws_http_v2_nv_fields(r, nva, r->trailers_out->elts, r->trailers_out->nelts, 1);
-    if (nv == NULL) {
-        return SWS_ERROR;
-    }
-    if (nv == nva) {
+    h = r->trailers_out->elts;
+    n = r->trailers_out->nelts;
+    for (i = 0; i < n && !sws_http_v2_sent_field(&h[i]); i++) { /* void */ }
+    if (i == n) {
         return SWS_OK;
     }
+    buf = sws_http_v2_block_buf(SWS_HPACK_BLOCK_BOUND + sws_http_v2_fields_bound(h, n));
+    if (buf == NULL) {
+        return SWS_ERROR;
+    }
+    p = sws_hpack_encode_begin(e, buf);
+    p = sws_http_v2_encode_fields(e, p, h, n);
     *sent = 1;
-    return sws_http_v2_send_fields(st, nva, (size_t) (nv - nva), 1);
+    return sws_http_v2_send_block(st, buf, (size_t) (p - buf), 1);
 }
 
 static int

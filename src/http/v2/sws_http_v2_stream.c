@@ -778,8 +778,6 @@ sws_http_v2_read_body(sws_http_request_t *r)
 {
     sws_http_v2_stream_t    *st = r->stream;
     sws_http_request_body_t *rb = r->body;
-    nghttp2_nv               nv = { (uint8_t *) ":status", (uint8_t *) "100", 7, 3,
-                                    NGHTTP2_NV_FLAG_NONE };
     sws_int_t                rc;
 
     if (st->body_error || sws_http_v2_body_too_large(st)) {
@@ -787,7 +785,7 @@ sws_http_v2_read_body(sws_http_request_t *r)
     }
     if (r->expect_continue && !r->continue_sent && !st->in_closed && st->preread == NULL) {
         r->continue_sent = 1;
-        rc = sws_http_v2_send_fields(st, &nv, 1, 0);
+        rc = sws_http_v2_send_continue(st);
         if (rc != SWS_OK) {
             return rc;
         }
