@@ -99,6 +99,15 @@ struct sws_connection_s {
     sws_buf_t            *buffer;
     sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
     void                 *event_send;    /* io_uring: its send in flight (sws_uring.c) */
+    struct {                             /* io_uring: its read on the ring */
+        u_char           *data;          /* what it read, not yet taken */
+        uint32_t          pos, len;
+        uint16_t          bid;           /* the provided buffer of data */
+        unsigned          armed:1;       /* a recv is queued or in flight */
+        unsigned          full:1;        /* it filled its buffer: more may wait */
+        unsigned          pollout:1;     /* the poll reports room only */
+        int               err;           /* what it ended with: errno, -1 EOF */
+    }                     event_recv;
     /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
      * called once when the worker stops accepting, it has the connection
      * finish what it serves and end when it is idle. NULL: the connection
