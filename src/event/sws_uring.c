@@ -130,6 +130,7 @@ static void      sws_uring_rbuf_put(unsigned bid);
 static ssize_t   sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size);
 static void      sws_uring_recv_cancel(sws_connection_t *c);
 static void      sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags);
+static sws_int_t sws_uring_peer_alive(sws_connection_t *c);
 static sws_int_t sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer);
 static void      sws_uring_done(void);
 
@@ -142,7 +143,8 @@ static const sws_event_actions_t sws_uring_actions = {
     sws_uring_close_connection,
     sws_uring_shutdown_write,
     sws_uring_process_events,
-    sws_uring_done
+    sws_uring_done,
+    sws_uring_peer_alive
 };
 
 sws_int_t
@@ -639,6 +641,8 @@ sws_uring_recv_arm(sws_connection_t *c)
     sqe->buf_group = SWS_URING_BGID;
     io_uring_sqe_set_data64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG);
     c->event_recv.armed = 1;
+    c->event_recv.sqe = sqe;
+    c->event_recv.gen = submit_gen;
     if (!c->event_recv.pollout) {
         /* From now on the poll reports room only: a wake-up for data
          * beside the recv's completion would end a wait of its own. */
@@ -666,6 +670,17 @@ sws_uring_recv_cancel(sws_connection_t *c)
         return;
     }
     c->event_recv.armed = 0;
+    if (c->event_recv.gen == submit_gen) {
+        /* Not submitted yet: its fd is resolved at the submission, when
+         * the number may be a new connection's already (closed here, and
+         * accepted again in the same iteration), whose data it would
+         * take. It becomes a no-op that says nothing. */
+        sqe = c->event_recv.sqe;
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, 0);
+        io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+        return;
+    }
     sqe = sws_uring_sqe(c->log);
     if (sqe == NULL) {
         return;
@@ -727,6 +742,23 @@ sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size)
         sws_uring_recv_arm(c);
     }
     return rc;
+}
+
+/* sws_connection_peer_alive(): bytes the ring read and nobody took yet
+ * (the peer may have closed after them, as a pipelining client that
+ * half-closes does: what it sent still wants an answer), or the end or
+ * error the ring read; else what the socket holds (a recv queued on it
+ * takes nothing a peek could see before the next wait). */
+static sws_int_t
+sws_uring_peer_alive(sws_connection_t *c)
+{
+    if (c->event_recv.data != NULL) {
+        return 1;
+    }
+    if (c->event_recv.err != 0) {
+        return 0;
+    }
+    return SWS_DECLINED;
 }
 
 /* A recv's completion: its data (or end) is the connection's next read. */

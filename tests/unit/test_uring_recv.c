@@ -190,6 +190,75 @@ START_TEST(large_input_in_order)
 }
 END_TEST
 
+/* A connection closed in the iteration that queued its recv (a request
+ * read, answered and closed at once), and a new one accepted before the
+ * submission under the same descriptor number: the recv must not be
+ * submitted for that number, or it takes the new connection's first bytes
+ * under the closed one's name, and they are lost. */
+START_TEST(recv_of_a_closed_connection_takes_nothing_of_the_next)
+{
+    int               sv[2], sv2[2], fd;
+    sws_connection_t *c, *d;
+    u_char            buf[64];
+
+    if (!uring) {
+        return;
+    }
+    c = conn(sv, 0);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* queued */
+    fd = c->fd;
+    sws_close_connection(c);
+    d = conn(sv2, 0);
+    ck_assert_int_eq(d->fd, fd);                 /* the lowest free number */
+    ck_assert_int_eq(send(sv2[1], "hello", 5, 0), 5);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 100), SWS_OK);
+    d->read->ready = 1;
+    ck_assert_int_eq(d->recv(d, buf, sizeof(buf)), 5);
+    ck_assert(memcmp(buf, "hello", 5) == 0);
+    /* and the closed one's socket did end */
+    ck_assert_int_eq(recv(sv[1], buf, sizeof(buf), MSG_DONTWAIT), 0);
+    sws_close_connection(d);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 10), SWS_OK);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    close(sv[1]);
+    close(sv2[1]);
+}
+END_TEST
+
+/* sws_connection_peer_alive(): a client that pipelined bytes and then
+ * half-closed is still there while those bytes wait in the ring's buffer
+ * (the socket itself is empty and at its end); gone once they are taken
+ * and the end is read. */
+START_TEST(peer_alive_counts_the_ring_buffer)
+{
+    int               sv[2];
+    sws_connection_t *c;
+    u_char            buf[64];
+
+    if (!uring) {
+        return;
+    }
+    c = conn(sv, 0);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* armed */
+    ck_assert_int_eq(sws_connection_peer_alive(c), 1);          /* idle */
+    ck_assert_int_eq(send(sv[1], "GET /next", 9, 0), 9);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert(c->read->ready);
+    ck_assert_int_eq(shutdown(sv[1], SHUT_WR), 0);
+    /* the socket: empty, at its end; the bytes: in the ring's buffer */
+    ck_assert_int_eq(recv(c->fd, buf, 1, MSG_PEEK | MSG_DONTWAIT), 0);
+    ck_assert_int_eq(sws_connection_peer_alive(c), 1);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), 9);
+    /* taken: now the socket says (its end, before the ring read it) */
+    ck_assert_int_eq(sws_connection_peer_alive(c), 0);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(sws_connection_peer_alive(c), 0);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), 0);
+    sws_close_connection(c);
+    close(sv[1]);
+}
+END_TEST
+
 static Suite *
 uring_recv_suite(void)
 {
@@ -200,6 +269,8 @@ uring_recv_suite(void)
     tcase_add_test(tc, reads_come_on_the_ring);
     tcase_add_test(tc, close_with_a_read_armed_or_unread);
     tcase_add_test(tc, large_input_in_order);
+    tcase_add_test(tc, recv_of_a_closed_connection_takes_nothing_of_the_next);
+    tcase_add_test(tc, peer_alive_counts_the_ring_buffer);
     suite_add_tcase(s, tc);
     return s;
 }
