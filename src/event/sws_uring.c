@@ -768,9 +768,11 @@ sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags)
     sws_connection_t *c = sws_event_cookie_connection(cookie & ~(uintptr_t) SWS_URING_RECV_TAG);
     unsigned          bid = flags >> IORING_CQE_BUFFER_SHIFT;
 
-    if (c == NULL) {
+    if (c == NULL || !c->event_recv.armed) {
+        /* The connection is gone (or its slot is another's now, that has
+         * no recv in flight: this one was cancelled). */
         if (flags & IORING_CQE_F_BUFFER) {
-            sws_uring_rbuf_put(bid);    /* the connection is gone */
+            sws_uring_rbuf_put(bid);
         }
         return;
     }
