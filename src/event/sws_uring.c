@@ -34,6 +34,17 @@
  * so that a graceful exit waits for it) until that is done or
  * SWS_URING_SEND_TIMEOUT has passed.
  *
+ * Reads: a plain client connection's c->recv is the method's too. Once a
+ * read has drained the socket, a single recv into a provided buffer (a ring
+ * of SWS_URING_RBUFS shared by the worker's connections) is queued and
+ * submitted with the wait; its completion keeps the buffer on the
+ * connection and runs the read handler, and c->recv copies out of it. A
+ * connection holds one buffer at most, an idle one none. An SQE names its
+ * file by number, resolved at the submission: a recv still queued when its
+ * connection is closed becomes a no-op (sws_uring_recv_cancel), or it
+ * would read the socket of whatever connection took that number in the
+ * same iteration.
+ *
  * A listening socket's poll is edge-triggered too: its handler, which
  * accepts a batch at a time, runs again by itself after a full batch
  * (sws_event_accept). A multishot accept was tried and left out: with it,
