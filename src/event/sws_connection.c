@@ -138,6 +138,27 @@ sws_close_connection(sws_connection_t *c)
     }
 }
 
+int
+sws_connection_peer_alive(sws_connection_t *c)
+{
+    u_char    byte;
+    ssize_t   n;
+    sws_int_t rc;
+
+    if (c->read->eof || c->read->error || c->error) {
+        return 0;
+    }
+    if (sws_event_actions.peer_alive != NULL) {
+        rc = sws_event_actions.peer_alive(c);
+        if (rc != SWS_DECLINED) {
+            return rc == 1;
+        }
+    }
+    /* A peek: what it finds stays for the next read. */
+    n = recv(c->fd, &byte, 1, MSG_PEEK);
+    return n > 0 || (n == -1 && (errno == EAGAIN || errno == EINTR));
+}
+
 void
 sws_reusable_connection(sws_connection_t *c, int reusable)
 {

@@ -27,7 +27,8 @@ static const sws_event_actions_t sws_epoll_actions = {
     NULL,                       /* close() removes the fd from epoll */
     NULL,                       /* sends are done when send() returns */
     sws_epoll_process_events,
-    sws_epoll_done
+    sws_epoll_done,
+    NULL                        /* what the peer sent is in the socket */
 };
 
 sws_int_t

@@ -122,6 +122,17 @@ struct sws_connection_s {
     sws_buf_t            *buffer;
     sws_ssl_connection_t *ssl;           /* TLS: set by sws_ssl_create_connection */
     void                 *event_send;    /* io_uring: its send in flight (sws_uring.c) */
+    struct {                             /* io_uring: its read on the ring */
+        u_char           *data;          /* what it read, not yet taken */
+        void             *sqe;           /* its submission entry while queued */
+        uint32_t          pos, len;
+        unsigned          gen;           /* the submission it is queued for */
+        uint16_t          bid;           /* the provided buffer of data */
+        unsigned          armed:1;       /* a recv is queued or in flight */
+        unsigned          full:1;        /* it filled its buffer: more may wait */
+        unsigned          pollout:1;     /* the poll reports room only */
+        int               err;           /* what it ended with: errno, -1 EOF */
+    }                     event_recv;
     /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
      * called once when the worker stops accepting, it has the connection
      * finish what it serves and end when it is idle. NULL: the connection
@@ -191,6 +202,10 @@ typedef struct {
     /* Wait up to timer ms (-1 forever) and call the handlers of ready events. */
     sws_int_t (*process_events)(sws_cycle_t *cycle, sws_msec_t timer);
     void      (*done)(void);
+    /* sws_connection_peer_alive()'s answer where the method holds what
+     * the peer sent (io_uring's provided buffer): 1 there, 0 gone,
+     * SWS_DECLINED: the socket says. NULL: the socket always says. */
+    sws_int_t (*peer_alive)(sws_connection_t *c);
 } sws_event_actions_t;
 
 extern sws_event_actions_t sws_event_actions;
@@ -241,6 +256,11 @@ sws_int_t         sws_connections_init(sws_cycle_t *cycle, sws_uint_t n);
 sws_connection_t *sws_get_connection(int fd, sws_log_t *log);
 void              sws_free_connection(sws_connection_t *c);
 void              sws_close_connection(sws_connection_t *c);
+/* Is the peer of c still there? For a handler that produces a response and
+ * stops for a client that has gone. 0: it closed, or the connection
+ * failed; 1: it is there, or it sent bytes nobody has read yet (a pipelined
+ * request), wherever they wait: in the socket or with the event method. */
+int               sws_connection_peer_alive(sws_connection_t *c);
 /* Idle keep-alive connections may be closed when connections run out. */
 void              sws_reusable_connection(sws_connection_t *c, int reusable);
 void              sws_close_idle_connections(int all);

@@ -34,6 +34,17 @@
  * so that a graceful exit waits for it) until that is done or
  * SWS_URING_SEND_TIMEOUT has passed.
  *
+ * Reads: a plain client connection's c->recv is the method's too. Once a
+ * read has drained the socket, a single recv into a provided buffer (a ring
+ * of SWS_URING_RBUFS shared by the worker's connections) is queued and
+ * submitted with the wait; its completion keeps the buffer on the
+ * connection and runs the read handler, and c->recv copies out of it. A
+ * connection holds one buffer at most, an idle one none. An SQE names its
+ * file by number, resolved at the submission: a recv still queued when its
+ * connection is closed becomes a no-op (sws_uring_recv_cancel), or it
+ * would read the socket of whatever connection took that number in the
+ * same iteration.
+ *
  * A listening socket's poll is edge-triggered too: its handler, which
  * accepts a batch at a time, runs again by itself after a full batch
  * (sws_event_accept). A multishot accept was tried and left out: with it,
@@ -68,6 +79,15 @@
 /* How long a closed connection's socket is kept to send the rest. */
 #define SWS_URING_SEND_TIMEOUT  60000
 
+/* Reads: a recv into a buffer of the provided buffer ring (group
+ * SWS_URING_BGID), user_data c | instance | SWS_URING_RECV_TAG. */
+#define SWS_URING_RECV_TAG      4
+/* user_data of the update that takes POLLIN off a connection's poll. */
+#define SWS_URING_POLL_UPDATE   8
+#define SWS_URING_BGID          0
+#define SWS_URING_RBUFS         256          /* a power of 2 */
+#define SWS_URING_RBUF          4096
+
 typedef struct sws_uring_send_s  sws_uring_send_t;
 struct sws_uring_send_s {
     sws_connection_t    *c;
@@ -95,6 +115,9 @@ static unsigned          submit_gen, wait_gen;
 static unsigned          quiet_sends;
 static sws_log_t        *uring_log;
 
+static struct io_uring_buf_ring *rbuf_ring;
+static u_char                   *rbufs;
+
 static struct io_uring  ring;
 static int              ring_up;
 static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
@@ -113,6 +136,12 @@ static sws_chain_t *sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, o
 static void      sws_uring_send_needed(sws_uring_send_t *s);
 static void      sws_uring_send_done(sws_uring_send_t *s, int res);
 static void      sws_uring_send_timedout(sws_event_t *wev);
+static int       sws_uring_recv_init(sws_log_t *log);
+static void      sws_uring_rbuf_put(unsigned bid);
+static ssize_t   sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size);
+static void      sws_uring_recv_cancel(sws_connection_t *c);
+static void      sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags);
+static sws_int_t sws_uring_peer_alive(sws_connection_t *c);
 static sws_int_t sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer);
 static void      sws_uring_done(void);
 
@@ -125,7 +154,8 @@ static const sws_event_actions_t sws_uring_actions = {
     sws_uring_close_connection,
     sws_uring_shutdown_write,
     sws_uring_process_events,
-    sws_uring_done
+    sws_uring_done,
+    sws_uring_peer_alive
 };
 
 sws_int_t
@@ -164,6 +194,7 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
     enter_flags = io_uring_register_ring_fd(&ring) == 1 ? IORING_ENTER_REGISTERED_RING : 0;
     ring_up = 1;
     uring_log = cycle->log;
+    (void) sws_uring_recv_init(cycle->log);
     sws_event_actions = sws_uring_actions;
     return SWS_OK;
 }
@@ -178,6 +209,10 @@ sws_uring_done(void)
         io_uring_queue_exit(&ring);
         ring_up = 0;
     }
+    free(rbufs);
+    free(rbuf_ring);
+    rbufs = NULL;
+    rbuf_ring = NULL;
     while (send_free != NULL) {
         s = send_free;
         send_free = s->next;
@@ -222,7 +257,11 @@ sws_uring_poll(sws_connection_t *c, unsigned events)
 static unsigned
 sws_uring_poll_events(sws_connection_t *c)
 {
-    return c->read->accept ? EPOLLIN : EPOLLIN | EPOLLOUT | EPOLLRDHUP;
+    if (c->read->accept) {
+        return EPOLLIN;
+    }
+    /* Reads on the ring: their completions say when data comes. */
+    return c->event_recv.pollout ? EPOLLOUT : EPOLLIN | EPOLLOUT | EPOLLRDHUP;
 }
 
 static sws_int_t
@@ -238,6 +277,14 @@ sws_uring_add_connection(sws_connection_t *c)
      * sent, which it must know when send_chain returns. */
     if (c->send_chain == sws_unix_send_chain && c->listening != NULL) {
         c->send_chain = sws_uring_send_chain;
+    }
+    /* A plain client connection's reads too, from its first read that
+     * drains the socket on (what the PROXY protocol or the TLS detection
+     * peek at comes by recv()). */
+    if (c->recv == sws_unix_recv && c->listening != NULL && !c->listening->ssl
+        && rbuf_ring != NULL)
+    {
+        c->recv = sws_uring_recv;
     }
     return SWS_OK;
 }
@@ -262,6 +309,9 @@ sws_uring_del_connection(sws_connection_t *c)
 
     c->read->active = 0;
     c->write->active = 0;
+    if (c->event_recv.armed || c->event_recv.data != NULL) {
+        sws_uring_recv_cancel(c);
+    }
     sqe = sws_uring_sqe(c->log);
     if (sqe == NULL) {
         sws_log_error(SWS_LOG_ALERT, c->log, 0, "io_uring: no submission entry for %d",
@@ -286,6 +336,8 @@ sws_uring_close_connection(sws_connection_t *c)
 
     if (c->read->active || c->write->active) {
         (void) sws_uring_del_connection(c);
+    } else if (c->event_recv.armed || c->event_recv.data != NULL) {
+        sws_uring_recv_cancel(c);
     }
     if (s == NULL) {
         return SWS_OK;
@@ -531,6 +583,229 @@ sws_uring_send_done(sws_uring_send_t *s, int res)
     }
 }
 
+/* ---- reads ---- */
+
+/* The provided buffers: registered once, taken by the kernel for a recv
+ * when data comes, given back when the connection has taken the data. */
+static int
+sws_uring_recv_init(sws_log_t *log)
+{
+    struct io_uring_buf_reg  reg;
+    unsigned                 i;
+    int                      rc;
+
+    if (posix_memalign((void **) &rbuf_ring, 4096,
+                       SWS_URING_RBUFS * sizeof(struct io_uring_buf)) != 0)
+    {
+        return 0;
+    }
+    rbufs = malloc((size_t) SWS_URING_RBUFS * SWS_URING_RBUF);
+    if (rbufs == NULL) {
+        free(rbuf_ring);
+        rbuf_ring = NULL;
+        return 0;
+    }
+    sws_memzero(rbuf_ring, SWS_URING_RBUFS * sizeof(struct io_uring_buf));
+    sws_memzero(&reg, sizeof(reg));
+    reg.ring_addr = (uintptr_t) rbuf_ring;
+    reg.ring_entries = SWS_URING_RBUFS;
+    reg.bgid = SWS_URING_BGID;
+    rc = io_uring_register_buf_ring(&ring, &reg, 0);
+    if (rc != 0) {
+        /* (5.19) reads stay recv() */
+        sws_log_error(SWS_LOG_INFO, log, -rc, "io_uring: no provided buffer ring");
+        free(rbufs);
+        free(rbuf_ring);
+        rbufs = NULL;
+        rbuf_ring = NULL;
+        return 0;
+    }
+    io_uring_buf_ring_init(rbuf_ring);
+    for (i = 0; i < SWS_URING_RBUFS; i++) {
+        io_uring_buf_ring_add(rbuf_ring, rbufs + (size_t) i * SWS_URING_RBUF, SWS_URING_RBUF,
+                              (unsigned short) i, SWS_URING_RBUFS - 1, (int) i);
+    }
+    io_uring_buf_ring_advance(rbuf_ring, SWS_URING_RBUFS);
+    return 1;
+}
+
+static void
+sws_uring_rbuf_put(unsigned bid)
+{
+    io_uring_buf_ring_add(rbuf_ring, rbufs + (size_t) bid * SWS_URING_RBUF, SWS_URING_RBUF,
+                          (unsigned short) bid, SWS_URING_RBUFS - 1, 0);
+    io_uring_buf_ring_advance(rbuf_ring, 1);
+}
+
+/* The next data of c comes on the ring: a recv into a provided buffer,
+ * submitted with the wait. */
+static void
+sws_uring_recv_arm(sws_connection_t *c)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(c->log);
+
+    if (sqe == NULL) {
+        return;                 /* the poll says when there is data */
+    }
+    io_uring_prep_recv(sqe, c->fd, NULL, 0, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_BUFFER_SELECT);
+    sqe->buf_group = SWS_URING_BGID;
+    io_uring_sqe_set_data64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG);
+    c->event_recv.armed = 1;
+    c->event_recv.sqe = sqe;
+    c->event_recv.gen = submit_gen;
+    if (!c->event_recv.pollout) {
+        /* From now on the poll reports room only: a wake-up for data
+         * beside the recv's completion would end a wait of its own. */
+        c->event_recv.pollout = 1;
+        sqe = sws_uring_sqe(c->log);
+        if (sqe != NULL) {
+            io_uring_prep_poll_update(sqe, (uintptr_t) c | c->read->instance, 0, EPOLLOUT,
+                                      IORING_POLL_UPDATE_EVENTS);
+            io_uring_sqe_set_data64(sqe, SWS_URING_POLL_UPDATE);
+            io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+        }
+    }
+}
+
+static void
+sws_uring_recv_cancel(sws_connection_t *c)
+{
+    struct io_uring_sqe *sqe;
+
+    if (c->event_recv.data != NULL) {
+        sws_uring_rbuf_put(c->event_recv.bid);
+        c->event_recv.data = NULL;
+    }
+    if (!c->event_recv.armed) {
+        return;
+    }
+    c->event_recv.armed = 0;
+    if (c->event_recv.gen == submit_gen) {
+        /* Not submitted yet: its fd is resolved at the submission, when
+         * the number may be a new connection's already (closed here, and
+         * accepted again in the same iteration), whose data it would
+         * take. It becomes a no-op that says nothing. */
+        sqe = c->event_recv.sqe;
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, 0);
+        io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+        return;
+    }
+    sqe = sws_uring_sqe(c->log);
+    if (sqe == NULL) {
+        return;
+    }
+    io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG, 0);
+    io_uring_sqe_set_data64(sqe, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+    cancels++;
+}
+
+/* c->recv of a client's connection: what the ring read, else recv(); a
+ * read that drains the socket has the next data come on the ring. */
+static ssize_t
+sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size)
+{
+    sws_event_t *rev = c->read;
+    size_t       n;
+    ssize_t      rc;
+    int          err;
+
+    if (c->event_recv.data != NULL) {
+        n = sws_min(size, (size_t) (c->event_recv.len - c->event_recv.pos));
+        sws_memcpy(buf, c->event_recv.data + c->event_recv.pos, n);
+        c->event_recv.pos += (uint32_t) n;
+        if (c->event_recv.pos == c->event_recv.len) {
+            sws_uring_rbuf_put(c->event_recv.bid);
+            c->event_recv.data = NULL;
+            if (!c->event_recv.full) {
+                /* all the socket had: the next data on the ring */
+                if (n < size) {
+                    rev->ready = 0;
+                }
+                if (rev->active) {
+                    sws_uring_recv_arm(c);
+                }
+            }
+        }
+        return (ssize_t) n;
+    }
+    if (c->event_recv.armed) {
+        rev->ready = 0;
+        return SWS_AGAIN;
+    }
+    if (c->event_recv.err != 0) {
+        err = c->event_recv.err;
+        c->event_recv.err = 0;
+        rev->ready = 0;
+        if (err == -1) {
+            rev->eof = 1;
+            return 0;
+        }
+        rev->error = 1;
+        sws_log_error(err == ECONNRESET ? SWS_LOG_INFO : SWS_LOG_ERR, c->log, err,
+                      "recv() failed");
+        return SWS_ERROR;
+    }
+    rc = sws_unix_recv(c, buf, size);
+    if (!rev->ready && !rev->eof && !rev->error && rev->active) {
+        sws_uring_recv_arm(c);
+    }
+    return rc;
+}
+
+/* sws_connection_peer_alive(): bytes the ring read and nobody took yet
+ * (the peer may have closed after them, as a pipelining client that
+ * half-closes does: what it sent still wants an answer), or the end or
+ * error the ring read; else what the socket holds (a recv queued on it
+ * takes nothing a peek could see before the next wait). */
+static sws_int_t
+sws_uring_peer_alive(sws_connection_t *c)
+{
+    if (c->event_recv.data != NULL) {
+        return 1;
+    }
+    if (c->event_recv.err != 0) {
+        return 0;
+    }
+    return SWS_DECLINED;
+}
+
+/* A recv's completion: its data (or end) is the connection's next read. */
+static void
+sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags)
+{
+    sws_connection_t *c = sws_event_cookie_connection(cookie & ~(uintptr_t) SWS_URING_RECV_TAG);
+    unsigned          bid = flags >> IORING_CQE_BUFFER_SHIFT;
+
+    if (c == NULL || !c->event_recv.armed) {
+        /* The connection is gone (or its slot is another's now, that has
+         * no recv in flight: this one was cancelled). */
+        if (flags & IORING_CQE_F_BUFFER) {
+            sws_uring_rbuf_put(bid);
+        }
+        return;
+    }
+    c->event_recv.armed = 0;
+    if (res > 0) {
+        c->event_recv.data = rbufs + (size_t) bid * SWS_URING_RBUF;
+        c->event_recv.pos = 0;
+        c->event_recv.len = (uint32_t) res;
+        c->event_recv.bid = (uint16_t) bid;
+        c->event_recv.full = res == SWS_URING_RBUF;
+    } else if (res == 0) {
+        c->event_recv.err = -1;
+        c->read->eof = 1;
+    } else if (res == -ECANCELED) {
+        return;
+    } else if (res != -ENOBUFS) {
+        /* ENOBUFS: no buffer was free; the read is recv()'s */
+        c->event_recv.err = -res;
+    }
+    sws_event_dispatch(c, EPOLLIN);
+}
+
 /* One completion of a connection's poll. */
 static void
 sws_uring_poll_done(sws_connection_t *c, int res, unsigned flags)
@@ -548,6 +823,13 @@ sws_uring_poll_done(sws_connection_t *c, int res, unsigned flags)
         /* The kernel ended the multishot poll (a full completion queue): a
          * new one, armed at the next submission, reports the state then. */
         (void) sws_uring_poll(c, sws_uring_poll_events(c));
+    }
+    if (c->event_recv.armed) {
+        /* The recv's completion brings the data (or the end). */
+        res &= ~(EPOLLIN | EPOLLRDHUP);
+        if (res == 0) {
+            return;
+        }
     }
     sws_event_dispatch(c, (uint32_t) res);
 }
@@ -634,6 +916,13 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
                 sws_log_error(SWS_LOG_ALERT, cycle->log, -res,
                               "io_uring: cancelling a poll failed");
             }
+            continue;
+        }
+        if (user_data == SWS_URING_POLL_UPDATE) {
+            continue;           /* failed (a wake-up was pending): POLLIN stays */
+        }
+        if (user_data & SWS_URING_RECV_TAG) {
+            sws_uring_recv_done((uintptr_t) user_data, res, flags);
             continue;
         }
         if (user_data & SWS_URING_SEND_TAG) {

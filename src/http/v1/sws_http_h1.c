@@ -565,19 +565,12 @@ sws_http1_block_reading_handler(sws_event_t *rev)
 }
 
 /* A handler producing the response asks whether the client is still
- * there. A peek, so that pipelined input stays for the next request. */
+ * there. Pipelined input counts as there, and stays for the next request
+ * (in the socket, or in the event method's buffer: io_uring's reads). */
 static int
 sws_http1_aborted(sws_http_request_t *r)
 {
-    sws_connection_t *c = r->connection;
-    u_char            byte;
-    ssize_t           n;
-
-    if (c->read->eof || c->error) {
-        return 1;
-    }
-    n = recv(c->fd, &byte, 1, MSG_PEEK);
-    return !(n > 0 || (n == -1 && (errno == EAGAIN || errno == EINTR)));
+    return !sws_connection_peer_alive(r->connection);
 }
 
 /* ---- Upgrade: the connection as a byte tunnel ---- */
