@@ -755,17 +755,15 @@ sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size)
     return rc;
 }
 
-/* sws_connection_peer_alive(): bytes the ring read and nobody took yet
- * (the peer may have closed after them, as a pipelining client that
- * half-closes does: what it sent still wants an answer), or the end or
- * error the ring read; else what the socket holds (a recv queued on it
+/* sws_connection_peer_alive(): the end or error the ring read; else what
+ * the socket holds. Bytes in the ring's buffer do not make the peer
+ * there: with epoll (EPOLLRDHUP) and in nginx a client that pipelines a
+ * request and half-closes is gone, and the socket behind the buffer says
+ * the same (no recv is in flight while the buffer holds bytes; one queued
  * takes nothing a peek could see before the next wait). */
 static sws_int_t
 sws_uring_peer_alive(sws_connection_t *c)
 {
-    if (c->event_recv.data != NULL) {
-        return 1;
-    }
     if (c->event_recv.err != 0) {
         return 0;
     }
