@@ -58,6 +58,17 @@ sws_shm_mutex_init(void *mutex)
     __atomic_store_n((uint32_t *) mutex, 0, __ATOMIC_RELEASE);
 }
 
+/* A spinning CPU's hint to its sibling thread and the memory system. */
+static inline void
+sws_shm_mutex_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 static inline int
 sws_shm_mutex_take(uint32_t *word, uint32_t from, uint32_t to)
 {
@@ -76,7 +87,7 @@ sws_shm_mutex_wait(uint32_t *word, uint32_t me)
     int                           i, err = errno;
 
     for (i = 0; i < SWS_SHM_MUTEX_SPINS; i++) {
-        __builtin_ia32_pause();
+        sws_shm_mutex_relax();
         if (__atomic_load_n(word, __ATOMIC_RELAXED) == 0 && sws_shm_mutex_take(word, 0, me)) {
             return;
         }
