@@ -13,69 +13,14 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "sws_cycle.h"
-#include "sws_event.h"
-#include "sws_log_internal.h"
+#include "sws_test_uring.h"
 
-static struct sws_log_s  tlog;
-static sws_cycle_t       cycle;
-static sws_listening_t   ls;            /* a client's connection has one */
-static int               uring, write_events, read_events;
-
-static void
-noop(sws_event_t *ev)
-{
-    if (ev->write) {
-        write_events++;
-    } else {
-        read_events++;
-    }
-}
-
-static void
-setup(void)
-{
-    memset(&cycle, 0, sizeof(cycle));
-    memset(&ls, 0, sizeof(ls));
-    tlog.fd = 2;
-    tlog.level = SWS_LOG_ERR;
-    cycle.log = &tlog;
-    cycle.pool = sws_pool_create(4096, &tlog);
-    ck_assert_ptr_nonnull(cycle.pool);
-    ck_assert_int_eq(sws_connections_init(&cycle, 8), SWS_OK);
-    sws_event_timer_init();
-    uring = sws_uring_init(&cycle, 64) == SWS_OK;
-    write_events = 0;
-    read_events = 0;
-}
-
-static void
-teardown(void)
-{
-    if (uring) {
-        sws_event_actions.done();
-    }
-    sws_pool_destroy(cycle.pool);
-}
-
-/* A client connection on sv[0], registered with the ring; sv[1] is the peer. */
+/* A client connection of the fixture's, its method the ring's. */
 static sws_connection_t *
-conn(int sv[2], int sndbuf)
+ring_conn(int sv[2], int sndbuf)
 {
-    sws_connection_t *c;
+    sws_connection_t *c = conn(sv, sndbuf);
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    if (sndbuf) {
-        ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    }
-    c = sws_get_connection(sv[0], &tlog);
-    ck_assert_ptr_nonnull(c);
-    c->listening = &ls;
-    c->addr_text.data = (u_char *) "peer";
-    c->addr_text.len = 4;
-    c->read->handler = noop;
-    c->write->handler = noop;
-    ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);
     ck_assert_ptr_ne(c->recv, sws_unix_recv);
     return c;
 }
@@ -90,7 +35,7 @@ START_TEST(reads_come_on_the_ring)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     /* The first read is recv()'s; it drains the socket. */
     ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);
     ck_assert(!c->read->ready);
@@ -126,9 +71,9 @@ START_TEST(close_with_a_read_armed_or_unread)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* armed */
-    d = conn(sv2, 0);
+    d = ring_conn(sv2, 0);
     ck_assert_int_eq(d->recv(d, buf, sizeof(buf)), SWS_AGAIN);
     ck_assert_int_eq(send(sv2[1], "unread", 6, 0), 6);
     ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
@@ -163,7 +108,7 @@ START_TEST(large_input_in_order)
     for (i = 0; i < TOTAL; i++) {
         src[i] = (u_char) (i % 253);
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_int_eq(c->recv(c, got, 100), SWS_AGAIN);
     for (rounds = 0; have < TOTAL && rounds < 100000; rounds++) {
         if (sent < TOTAL) {
@@ -204,11 +149,11 @@ START_TEST(recv_of_a_closed_connection_takes_nothing_of_the_next)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* queued */
     fd = c->fd;
     sws_close_connection(c);
-    d = conn(sv2, 0);
+    d = ring_conn(sv2, 0);
     ck_assert_int_eq(d->fd, fd);                 /* the lowest free number */
     ck_assert_int_eq(send(sv2[1], "hello", 5, 0), 5);
     ck_assert_int_eq(sws_event_actions.process_events(&cycle, 100), SWS_OK);
@@ -238,7 +183,7 @@ START_TEST(peer_alive_counts_the_ring_buffer)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* armed */
     ck_assert_int_eq(sws_connection_peer_alive(c), 1);          /* idle */
     ck_assert_int_eq(send(sv[1], "GET /next", 9, 0), 9);

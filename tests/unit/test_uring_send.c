@@ -14,66 +14,14 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "sws_cycle.h"
-#include "sws_event.h"
-#include "sws_log_internal.h"
+#include "sws_test_uring.h"
 
-static struct sws_log_s  tlog;
-static sws_cycle_t       cycle;
-static sws_listening_t   ls;            /* a client's connection has one */
-static int               uring, write_events;
-
-static void
-noop(sws_event_t *ev)
-{
-    if (ev->write) {
-        write_events++;
-    }
-}
-
-static void
-setup(void)
-{
-    memset(&cycle, 0, sizeof(cycle));
-    memset(&ls, 0, sizeof(ls));
-    tlog.fd = 2;
-    tlog.level = SWS_LOG_ERR;
-    cycle.log = &tlog;
-    cycle.pool = sws_pool_create(4096, &tlog);
-    ck_assert_ptr_nonnull(cycle.pool);
-    ck_assert_int_eq(sws_connections_init(&cycle, 8), SWS_OK);
-    sws_event_timer_init();
-    uring = sws_uring_init(&cycle, 64) == SWS_OK;
-    write_events = 0;
-}
-
-static void
-teardown(void)
-{
-    if (uring) {
-        sws_event_actions.done();
-    }
-    sws_pool_destroy(cycle.pool);
-}
-
-/* A client connection on sv[0], registered with the ring; sv[1] is the peer. */
+/* A client connection of the fixture's, its method the ring's. */
 static sws_connection_t *
-conn(int sv[2], int sndbuf)
+ring_conn(int sv[2], int sndbuf)
 {
-    sws_connection_t *c;
+    sws_connection_t *c = conn(sv, sndbuf);
 
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    if (sndbuf) {
-        ck_assert_int_eq(setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
-    }
-    c = sws_get_connection(sv[0], &tlog);
-    ck_assert_ptr_nonnull(c);
-    c->listening = &ls;
-    c->addr_text.data = (u_char *) "peer";
-    c->addr_text.len = 4;
-    c->read->handler = noop;
-    c->write->handler = noop;
-    ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);
     ck_assert_ptr_ne(c->send_chain, sws_unix_send_chain);
     return c;
 }
@@ -110,7 +58,7 @@ START_TEST(close_comes_after_the_send)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     chain(&b1, &l1, h, 7);
     l1.next = chain(&b2, &l2, w, 5);
     ck_assert_ptr_null(c->send_chain(c, &l1, 0));
@@ -151,7 +99,7 @@ START_TEST(shutdown_comes_after_the_send)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 3), 0));
     ck_assert_int_eq(sws_connection_shutdown_write(c), SWS_OK);
     ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), -1);   /* no early EOF */
@@ -178,7 +126,7 @@ START_TEST(error_reaches_the_writer)
     if (!uring) {
         return;
     }
-    c = conn(sv, 0);
+    c = ring_conn(sv, 0);
     ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 4), 0));
     close(sv[1]);                        /* the peer goes before it is sent */
     ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
@@ -211,7 +159,7 @@ START_TEST(full_socket_keeps_order_and_close_waits)
     for (i = 0; i < sizeof(src); i++) {
         src[i] = (u_char) (i % 251);
     }
-    c = conn(sv, 4096);
+    c = ring_conn(sv, 4096);
     for (rounds = 0; queued < sizeof(src) && rounds < 10000; rounds++) {
         while (c->write->ready && queued < sizeof(src)) {
             chain(&b, &l, src + queued, CHUNK);
