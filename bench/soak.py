@@ -16,6 +16,14 @@ minute. Writes docs/benchmarks/DATE-soak-HOST.md and the samples as CSV.
 --cap runs the server in a cgroup limited to that fraction of a CPU: memory
 behaviour under steady load does not need full speed, and the rest of the
 machine stays usable meanwhile.
+
+--mix runs one scalwsd instead, serving everything at once for the whole
+run (bench/configs/scalwsd/mix.frag): HTTP/3 (small and 1 MiB files),
+HTTP/2 over TLS with ten streams per connection, HTTP/1.1 over TLS (1 MiB),
+and plain HTTP/1.1 (static, respond, proxy, cache hits), each driven by its
+scenario's load tool at the same time (--scenarios is ignored; the
+connections are shared out among them). Every request's answer counts:
+the errors column is each tool's non-2xx answers plus its socket errors.
 """
 
 import argparse
@@ -33,6 +41,7 @@ import loadgen                                              # noqa: E402
 import measure                                              # noqa: E402
 import run as bench                                         # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
+import soak_mix                                             # noqa: E402
 from procs import Registry, free_port, wait_port            # noqa: E402
 from servers import make_servers                            # noqa: E402
 
@@ -46,6 +55,8 @@ def parse_args(argv):
     p.add_argument("--servers", default="scalwsd")
     p.add_argument("--interval", type=float, default=10.0)
     p.add_argument("--cap", type=float, help="CPU fraction for the server's cgroup (e.g. 0.3)")
+    p.add_argument("--mix", action="store_true",
+                   help="one scalwsd, every protocol and handler at once (see above)")
     p.add_argument("--connections", type=int, default=64)
     p.add_argument("--server-cpu", type=int, default=0)
     p.add_argument("--client-cpu", type=int, default=1)
@@ -126,7 +137,7 @@ def main(argv):
         os.chmod(tmp, 0o755)
         docroot = bench.make_docroot(tmp)
         placeholders = {"UPSTREAM_KEEPALIVE": str(bench.DEFAULT_UPSTREAM_KEEPALIVE)}
-        if any(sc.tls for sc in selected):
+        if a.mix or any(sc.tls for sc in selected):
             placeholders.update(bench.make_certificate(tmp))
         ctx = {"docroot": docroot, "modules_dir": os.path.abspath(a.modules_dir),
                "placeholders": placeholders}
@@ -135,6 +146,22 @@ def main(argv):
             cap.set(a.cap)
         rows, all_samples = [], []
         started = time.time()
+        if a.mix:
+            selected = []
+            sc = soak_mix.mix_scenario()
+            log("[mix] scalwsd for %g min" % a.minutes)
+            rctx, backend = bench.with_backend(a, reg, ctx, sc, tmp, {})
+            try:
+                samples, streams = soak_mix.run(a, reg, cap, servers["scalwsd"], rctx, tmp, log)
+            finally:
+                if backend:
+                    backend.stop()
+            rows.append(summary_row("mix", "scalwsd", samples, {
+                "requests": sum(s["requests"] or 0 for s in streams),
+                "non2xx": sum(s["errors"] or 0 for s in streams), "socket_errors": 0}))
+            all_samples += [("mix", "scalwsd", t, v, f) for t, v, f in samples]
+            write_report(a, rows, all_samples, started, log, soak_mix.report_lines(streams))
+            return 0
         for sc in selected:
             for name in names:
                 srv = servers[name]
@@ -147,19 +174,7 @@ def main(argv):
                 finally:
                     if backend:
                         backend.stop()
-                after = [(t, v) for t, v, _ in samples if t >= WARMUP_S]
-                first = after[0][1] if after else None
-                rows.append({
-                    "scenario": sc.name, "server": name,
-                    "requests": res and res["requests"],
-                    "errors": res and (res["non2xx"] + res["socket_errors"]),
-                    "rss_1min": first, "rss_end": samples[-1][1] if samples else None,
-                    "rss_max": max(v for _, v, _ in samples) if samples else None,
-                    "growth": (samples[-1][1] - first) if after else None,
-                    "slope": slope_kib_per_min(after),
-                    "fds_1min": next((f for t, _, f in samples if t >= WARMUP_S), None),
-                    "fds_end": samples[-1][2] if samples else None,
-                })
+                rows.append(summary_row(sc.name, name, samples, res))
                 all_samples += [(sc.name, name, t, v, f) for t, v, f in samples]
         write_report(a, rows, all_samples, started, log)
         return 0
@@ -170,7 +185,24 @@ def main(argv):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def write_report(a, rows, samples, started, log):
+def summary_row(scenario, server, samples, res):
+    """One line of the report: the load's counts and the RSS figures."""
+    after = [(t, v) for t, v, _ in samples if t >= WARMUP_S]
+    first = after[0][1] if after else None
+    return {
+        "scenario": scenario, "server": server,
+        "requests": res and res["requests"],
+        "errors": res and (res["non2xx"] + res["socket_errors"]),
+        "rss_1min": first, "rss_end": samples[-1][1] if samples else None,
+        "rss_max": max(v for _, v, _ in samples) if samples else None,
+        "growth": (samples[-1][1] - first) if after else None,
+        "slope": slope_kib_per_min(after),
+        "fds_1min": next((f for t, _, f in samples if t >= WARMUP_S), None),
+        "fds_end": samples[-1][2] if samples else None,
+    }
+
+
+def write_report(a, rows, samples, started, log, extra_lines=()):
     day = time.strftime("%Y-%m-%d", time.localtime(started))
     base = "%s-soak-%s" % (day, "+".join(sorted({r["scenario"] for r in rows})))
     os.makedirs(os.path.join(a.out, "raw"), exist_ok=True)
@@ -200,6 +232,7 @@ def write_report(a, rows, samples, started, log):
             r["scenario"], r["server"], r["requests"], r["errors"], r["rss_1min"], r["rss_end"],
             r["rss_max"], r["growth"], "–" if r["slope"] is None else "%.1f" % r["slope"],
             r["fds_1min"], r["fds_end"]))
+    lines += list(extra_lines)
     lines += ["", "Samples: `raw/%s.csv`." % base, ""]
     path = os.path.join(a.out, base + ".md")
     with open(path, "w") as f:
