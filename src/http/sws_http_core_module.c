@@ -363,8 +363,7 @@ sws_http_core_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
         }
         pair = conf->types_list->elts;
         for (i = 0; i + 1 < conf->types_list->nelts; i += 2) {
-            /* A later duplicate extension keeps the first type, like nginx
-             * warns and ignores. */
+            /* (each extension is there once: see sws_http_core_types) */
             if (sws_hash_add(conf->types, &pair[i], &pair[i + 1]) == SWS_ERROR) {
                 return SWS_CONF_ERROR;
             }
@@ -1001,6 +1000,29 @@ sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return SWS_CONF_OK;
 }
 
+/* An extension given again takes the later type, with nginx's warning;
+ * returns whether `ext` was there. */
+static int
+sws_http_core_types_replace(sws_array_t *list, const sws_str_t *ext, const sws_str_t *type,
+                            const sws_conf_node_t *node, sws_log_t *log)
+{
+    sws_str_t  *pair = list->elts;
+    sws_uint_t  i;
+
+    for (i = 0; i + 1 < list->nelts; i += 2) {
+        if (pair[i].len == ext->len && memcmp(pair[i].data, ext->data, ext->len) == 0) {
+            sws_log_error(SWS_LOG_WARN, log, 0,
+                          "duplicate extension \"%.*s\", content type: \"%.*s\", previous "
+                          "content type: \"%.*s\" in %s:%lu", (int) ext->len, ext->data,
+                          (int) type->len, type->data, (int) pair[i + 1].len, pair[i + 1].data,
+                          node->file, (unsigned long) node->line);
+            pair[i + 1] = *type;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static char *
 sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
@@ -1009,12 +1031,13 @@ sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     sws_str_t                *args, *pair;
     sws_uint_t                i, j;
 
-    if (clcf->types_list) {
-        return "is duplicate";
-    }
-    clcf->types_list = sws_array_create(cf->pool, 256, sizeof(sws_str_t));
+    /* A second types block in the same place adds to the first, as nginx's
+     * does (`include mime.types;` followed by a site's own `types { }`). */
     if (clcf->types_list == NULL) {
-        return SWS_CONF_ERROR;
+        clcf->types_list = sws_array_create(cf->pool, 256, sizeof(sws_str_t));
+        if (clcf->types_list == NULL) {
+            return SWS_CONF_ERROR;
+        }
     }
     nodes = cf->node->children->elts;
     for (i = 0; i < cf->node->children->nelts; i++) {
@@ -1026,6 +1049,10 @@ sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
             return SWS_CONF_ERROR;
         }
         for (j = 1; j < nodes[i].args.nelts; j++) {
+            if (sws_http_core_types_replace(clcf->types_list, &args[j], &args[0], &nodes[i],
+                                            cf->log)) {
+                continue;
+            }
             pair = sws_array_push_n(clcf->types_list, 2);
             if (pair == NULL) {
                 return SWS_CONF_ERROR;

@@ -94,6 +94,24 @@ def test_return_pages_and_types(srv):
     assert r.status == 418 and r.body == b"" and r.header("content-type") is None, r
 
 
+def test_types_block_after_included_mime_types(sws):
+    # `include mime.types;` (the harness's http block) and then a site's own
+    # types block in the same context: nginx adds it to the first, an
+    # extension given again takes the later type with a warning naming the
+    # line. Before, a second types block was refused as a duplicate.
+    srv = sws(files={"html/a.json": "{}", "html/b.foo": "x", "html/c.txt": "t"}, http="""
+    types { application/x-later json; }
+    types { text/x-first foo; text/x-second foo; }
+""")
+    assert get(srv, "/a.json").header("content-type") == "application/x-later"
+    assert get(srv, "/b.foo").header("content-type") == "text/x-second"
+    assert get(srv, "/c.txt").header("content-type") == "text/plain"   # mime.types still
+    log = srv.stderr() + srv.error_log()      # said while the configuration is read
+    assert 'duplicate extension "json", content type: "application/x-later", previous ' \
+           'content type: "application/json" in %s:' % srv.conf_path in log, log
+    assert 'duplicate extension "foo", content type: "text/x-second"' in log, log
+
+
 def test_server_name_regex_and_trailing_wildcard(srv):
     r = get(srv, "/", host="acme.apps.test")
     assert r.body == b"tenant=acme host=acme.apps.test", r
