@@ -50,6 +50,7 @@ struct sws_app_s {
     sws_uint_t          max_requests;    /* 0: none */
     size_t              max_memory;      /* resident bytes; 0: none */
     sws_uint_t          keepalive;       /* the group's; SWS_UNSET_UINT: its default */
+    sws_uint_t          balance;         /* the group's SWS_UPS_* method; 0: round robin */
 
     sws_str_t           program;
     sws_array_t         args;            /* sws_app_arg_t */
@@ -331,6 +332,14 @@ sws_app_entry(sws_conf_t *cf, sws_app_t *app, char **rv)
         if (*rv == SWS_CONF_OK) {
             app->keepalive = (sws_uint_t) k;
         }
+        return 1;
+    }
+    if (sws_str_eq_cstr(w, "ip_hash") || sws_str_eq_cstr(w, "least_conn")) {
+        /* the group's balancing, as in an upstream block: ip_hash keeps a
+         * client on one process (Socket.IO's long polling needs that) */
+        SWS_APP_ARGS(0, 0);
+        *rv = app->balance ? "load balancing method redefined" : SWS_CONF_OK;
+        app->balance = w->len == 7 ? SWS_UPS_IP_HASH : SWS_UPS_LEAST_CONN;
         return 1;
     }
 #undef SWS_APP_ARGS
@@ -1033,6 +1042,10 @@ sws_app_done(sws_conf_t *cf, sws_app_t *app)
     }
     us->app_protocol = app->protocol ? app->protocol : "http";
     us->keepalive = app->keepalive;          /* unset: the upstream default */
+    if (app->balance) {
+        us->method = app->balance;
+        us->method_set = 1;
+    }
     if (app->pass) {
         us->app_pass = app->pass;
     } else {

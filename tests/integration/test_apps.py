@@ -62,6 +62,19 @@ def express(tmp_path_factory):
     return d / "node_modules"
 
 
+@pytest.fixture(scope="module")
+def socketio(tmp_path_factory):
+    """node_modules with socket.io and socket.io-client, from npm."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    d = tmp_path_factory.mktemp("socketio")
+    r = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline",
+                        "socket.io", "socket.io-client"], cwd=d, capture_output=True, timeout=240)
+    if r.returncode != 0 or not (d / "node_modules" / "socket.io-client").is_dir():
+        pytest.skip("npm install socket.io failed: %s" % r.stderr.decode()[-500:])
+    return d / "node_modules"
+
+
 def node_app(name, script, rundir, extra=""):
     return ("node_app %s { root %s; script %s; run_dir %s; %s }\n"
             % (name, APPS, script, rundir, extra))
@@ -501,6 +514,29 @@ def test_express_app(sws, rundir, express):
     assert "stdout: express listening" in s.error_log()
 
 
+@need_node
+def test_socketio_polling_then_websocket(sws, rundir, socketio):
+    # Socket.IO through node_pass: a client kept on long polling (its
+    # messages in GET and POST requests) and one as browsers connect
+    # (polling, then the upgrade to a WebSocket on the same session); a
+    # broadcast of the one reaches the other. Two processes: ip_hash keeps
+    # a client's polling requests on the process that holds its session
+    # (round robin gives "xhr poll error").
+    s = start(sws, node_app("chat", "socketio.js", rundir,
+                            "env NODE_PATH %s; processes 2; ip_hash;" % socketio),
+              "location / { node_pass chat; }\n")
+    wait_serving(s)
+    r = subprocess.run(["node", os.path.join(APPS, "socketio_client.js"),
+                        "http://127.0.0.1:%d" % s.port],
+                       env=dict(os.environ, NODE_PATH=str(socketio)),
+                       capture_output=True, timeout=20)
+    out = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert out == {"polled": {"msg": "first", "transport": "polling"},
+                   "upgraded": {"msg": "second", "transport": "websocket"},
+                   "heard": "to all"}, (out, r.stderr.decode()[-1000:])
+    assert "stdout: socket.io listening" in s.error_log()
+
+
 # ---------------------------------------------------------------- python
 
 @need_uvicorn
@@ -647,6 +683,10 @@ def test_configuration_errors(tmp_path, rundir):
         ("node_app web { %s script x.js; keepalive many; }" % a,
          "takes a number of connections"),
         ("node_app web { %s script x.js; keepalive 1; keepalive 2; }" % a, "is duplicate"),
+        ("node_app web { %s script x.js; ip_hash; least_conn; }" % a,
+         "load balancing method redefined"),
+        ("node_app web { %s script x.js; ip_hash on; }" % a,
+         "has an invalid number of arguments"),
         ("node_app web { %s script x.js; colour blue; }" % a,
          'unknown directive "colour" in node_app'),
         ("python_app api { %s asgi star:app; server hypercorn; }" % a,

@@ -136,6 +136,51 @@ def test_hash_skips_failed_server(sws, origin):
         assert r.status == 200 and r.body == b"a"
 
 
+def test_ip_hash(sws, origin):
+    # nginx's ip_hash: a client keeps its server by its network (an IPv4
+    # address's first three bytes), as realip sets the address; `down`
+    # takes a server out without moving the others' clients; a failed
+    # server's clients go to another.
+    os_ = [origin(n) for n in ("a", "b", "c")]
+    port = closed_port()
+    srv = sws(http="upstream g { ip_hash; %s server 127.0.0.1:%d; }\n"
+              "upstream d { ip_hash; server %s down; %s }"
+              % (" ".join("server %s;" % o.addr for o in os_), port,
+                 os_[0].addr, " ".join("server %s;" % o.addr for o in os_[1:])),
+              server="set_real_ip_from 127.0.0.1; real_ip_header X-Real-IP;\n"
+                     "location / { proxy_pass http://g; }\n"
+                     "location /d/ { proxy_pass http://d/; }")
+
+    def name(ip, path="/name"):
+        r = h.curl(srv.url(path), headers=["X-Real-IP: %s" % ip])
+        assert r.status == 200, r
+        return r.body.decode()
+
+    first = {}
+    for net in range(40):
+        ip = "10.0.%d.1" % net
+        first[net] = name(ip)
+        assert name(ip) == first[net]                          # again: the same
+        assert name("10.0.%d.200" % net) == first[net]         # its /24: the same
+    assert set(first.values()) == {"a", "b", "c"}              # spread, the dead one skipped
+    v6 = [name("2001:db8::%x" % k) for k in range(1, 30)]
+    assert len(set(v6)) >= 2 and all(name("2001:db8::%x" % (k + 1)) == v for k, v in
+                                     enumerate(v6))
+    # the down server's clients go elsewhere; nobody is ever sent to it
+    got = {net: name("10.0.%d.1" % net, "/d/name") for net in range(40)}
+    assert set(got.values()) <= {"b", "c"} and len(set(got.values())) == 2, got
+
+
+def test_ip_hash_errors(tmp_path):
+    h.assert_config_errors(tmp_path, [
+        ("upstream g { ip_hash x; server 127.0.0.1:1; }", '"ip_hash"'),
+        ("upstream g { ip_hash; least_conn; server 127.0.0.1:1; }",
+         "load balancing method redefined"),
+        ("upstream g { ip_hash; server 127.0.0.1:1; server 127.0.0.1:2 backup; }",
+         "does not support backup servers"),
+    ])
+
+
 def test_random(sws, origin):
     a, b = origin("a"), origin("b")
     for method in ("random", "random two least_conn"):

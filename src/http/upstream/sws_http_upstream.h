@@ -59,6 +59,7 @@
 #define SWS_UPS_LEAST_CONN  1
 #define SWS_UPS_HASH        2
 #define SWS_UPS_RANDOM      3
+#define SWS_UPS_IP_HASH     4
 
 /* $upstream_* (the order of the names in sws_http_variables.c). */
 #define SWS_UPS_VAR_ADDR           0

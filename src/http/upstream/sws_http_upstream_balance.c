@@ -1,6 +1,6 @@
 /*
  * Choosing a server: smooth weighted round robin (the default), least_conn,
- * hash KEY [consistent], random [two]; backup servers when no primary one
+ * hash KEY [consistent], ip_hash, random [two]; backup servers when no primary one
  * is usable; and passive health: max_fails failures within fail_timeout
  * make a server unavailable for fail_timeout (state shared by the workers).
  * Round robin weights and connection counts are per worker, like nginx
@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include "sws_http_upstream.h"
 
 #define SWS_UPS_RING_POINTS  160      /* per unit of weight */
@@ -233,15 +234,50 @@ sws_ups_key_hash(sws_http_upstream_t *u)
     return sws_hash_key(key.data, key.len);
 }
 
+/* ip_hash: the client's network as nginx takes it (the first three bytes
+ * of an IPv4 address, the whole of an IPv6 one), so that a client keeps
+ * its server while the servers do not change (a `down` one keeps its
+ * share). 0 for a client on a unix socket: round robin then. */
+static int
+sws_ups_ip_key(sws_http_upstream_t *u, uint32_t *hash)
+{
+    socklen_t              len;
+    const struct sockaddr *sa = sws_http_remote_sockaddr(u->r, &len);
+    const u_char          *p;
+    size_t                 n;
+
+    switch (sa ? sa->sa_family : AF_UNSPEC) {
+    case AF_INET:
+        p = (const u_char *) &((const struct sockaddr_in *) sa)->sin_addr;
+        n = 3;
+        break;
+    case AF_INET6:
+        p = (const u_char *) &((const struct sockaddr_in6 *) sa)->sin6_addr;
+        n = 16;
+        break;
+    default:
+        return 0;
+    }
+    *hash = sws_hash_key(p, n);
+    return 1;
+}
+
 static sws_http_upstream_peer_t *
 sws_ups_hash(sws_http_upstream_t *u, sws_msec_t now)
 {
     sws_http_upstream_srv_t  *us = u->us;
     sws_http_upstream_peer_t *p;
-    uint32_t                  hash = sws_ups_key_hash(u);
+    uint32_t                  hash;
     sws_int_t                 total = 0, w;
     sws_uint_t                i, tries, lo, hi, mid;
 
+    if (us->method == SWS_UPS_IP_HASH) {
+        if (!sws_ups_ip_key(u, &hash)) {
+            return sws_ups_rr(u, 0, now, NULL);
+        }
+    } else {
+        hash = sws_ups_key_hash(u);
+    }
     if (us->consistent) {
         /* The first point at or after the key, then onwards around. */
         lo = 0;
@@ -341,6 +377,7 @@ sws_ups_get_peer(sws_http_upstream_t *u)
     }
     switch (us->method) {
     case SWS_UPS_HASH:
+    case SWS_UPS_IP_HASH:
         p = sws_ups_hash(u, now);
         break;
     case SWS_UPS_RANDOM:

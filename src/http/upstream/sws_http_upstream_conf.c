@@ -8,7 +8,7 @@
  *       server ADDR [weight=N] [max_fails=N] [fail_timeout=T] [max_conns=N] [backup] [down];
  *       keepalive N; keepalive_timeout T; keepalive_requests N;
  *       queue N [timeout=T];
- *       least_conn; | hash KEY [consistent]; | random [two [least_conn]];
+ *       least_conn; | hash KEY [consistent]; | ip_hash; | random [two [least_conn]];
  *       health_check [interval=T] [uri=PATH] [fails=N] [passes=N] [timeout=T];
  *   }
  */
@@ -48,6 +48,8 @@ static const sws_command_t sws_ups_commands[] = {
       NULL },
     { "random", UPS(SWS_CONF_NOARGS | SWS_CONF_TAKE12), sws_ups_method,
       SWS_HTTP_SRV_CONF_OFFSET, SWS_UPS_RANDOM, NULL },
+    { "ip_hash", UPS(SWS_CONF_NOARGS), sws_ups_method, SWS_HTTP_SRV_CONF_OFFSET,
+      SWS_UPS_IP_HASH, NULL },
     { "health_check", UPS(SWS_CONF_ANY), sws_ups_health_check, SWS_HTTP_SRV_CONF_OFFSET, 0,
       NULL },
     { "zone", UPS(SWS_CONF_TAKE12), sws_ups_zone, SWS_HTTP_SRV_CONF_OFFSET, 0, NULL },
@@ -408,7 +410,7 @@ sws_ups_queue(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     return SWS_CONF_OK;
 }
 
-/* least_conn | hash KEY [consistent] | random [two [least_conn]] */
+/* least_conn | hash KEY [consistent] | ip_hash | random [two [least_conn]] */
 static char *
 sws_ups_method(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 {
