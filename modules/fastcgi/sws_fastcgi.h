@@ -24,6 +24,7 @@ typedef struct {
     sws_str_t                  index;
     sws_int_t                  keep_conn;
     sws_regex_t               *split_re;       /* fastcgi_split_path_info */
+    sws_array_t               *catch_stderr;   /* sws_str_t: fastcgi_catch_stderr */
 } sws_fcgi_loc_conf_t;
 
 typedef struct {
@@ -39,6 +40,8 @@ typedef struct {
     unsigned                   split_done:1;
     unsigned                   predecoded:1;   /* the body's first bytes are decoded */
     unsigned                   keep:1;         /* FCGI_KEEP_CONN was asked */
+    unsigned                   in_head:1;      /* STDERR now is checked (catch_stderr) */
+    unsigned                   caught:1;       /* ... and a fastcgi_catch_stderr text came */
 } sws_fcgi_ctx_t;
 
 extern sws_module_t sws_module;

@@ -6,6 +6,7 @@
  *   fastcgi_index NAME;                       appended to a URI ending in '/'
  *   fastcgi_split_path_info REGEX;            $fastcgi_script_name, $fastcgi_path_info
  *   fastcgi_keep_conn on|off;                 FCGI_KEEP_CONN: reuse connections
+ *   fastcgi_catch_stderr TEXT;                TEXT in STDERR before the head: invalid
  *   fastcgi_pass_request_headers on|off;      the client's headers as HTTP_*
  *
  * fastcgi_param and fastcgi_pass_request_headers are the core's CGI
@@ -42,6 +43,8 @@ static const sws_command_t sws_fcgi_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "fastcgi_keep_conn", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, keep_conn), NULL },
+    { "fastcgi_catch_stderr", ALL | SWS_CONF_TAKE1, sws_conf_set_str_array_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_fcgi_loc_conf_t, catch_stderr), NULL },
     SWS_HTTP_CGI_COMMANDS("fastcgi", sws_fcgi_loc_conf_t),
     sws_null_command
 };
@@ -227,6 +230,9 @@ sws_fcgi_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_value(conf->keep_conn, prev->keep_conn, 0);
     if (conf->index.data == NULL) {
         conf->index = prev->index;
+    }
+    if (conf->catch_stderr == NULL) {
+        conf->catch_stderr = prev->catch_stderr;
     }
     return sws_http_cgi_conf_merge(cf, &prev->cgi, &conf->cgi, &sws_fcgi_pairs);
 }

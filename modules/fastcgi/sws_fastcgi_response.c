@@ -8,6 +8,7 @@
  * with local redirects); in the body, the input filter does the same into
  * in->out. STDERR goes to the error log line by line, with the request.
  */
+#define _GNU_SOURCE     /* memmem */
 #include "sws_fastcgi.h"
 
 /* The longest STDERR line kept whole; longer ones are logged in pieces. */
@@ -38,6 +39,26 @@ sws_fcgi_log_line(sws_http_request_t *r, const u_char *p, size_t n)
                   (int) sws_http_remote_addr(r)->len, sws_http_remote_addr(r)->data);
 }
 
+/* fastcgi_catch_stderr: a text in a STDERR record that comes before the
+ * head is complete makes the response invalid (as nginx: searched record
+ * by record). */
+static void
+sws_fcgi_catch(sws_fcgi_ctx_t *ctx, const u_char *p, size_t n)
+{
+    const sws_str_t *t;
+    sws_uint_t       i;
+
+    if (!ctx->in_head || ctx->flcf->catch_stderr == NULL) {
+        return;
+    }
+    t = ctx->flcf->catch_stderr->elts;
+    for (i = 0; i < ctx->flcf->catch_stderr->nelts; i++) {
+        if (t[i].len && t[i].len <= n && memmem(p, n, t[i].data, t[i].len)) {
+            ctx->caught = 1;
+        }
+    }
+}
+
 /* Bytes of STDERR: complete lines are logged, a partial one is kept (up
  * to SWS_FCGI_ERR_LINE) until its end comes, or the response's. */
 static void
@@ -46,6 +67,7 @@ sws_fcgi_stderr(sws_http_request_t *r, sws_fcgi_ctx_t *ctx, const u_char *p, siz
     const u_char *nl;
     size_t        k;
 
+    sws_fcgi_catch(ctx, p, n);
     while (n) {
         nl = memchr(p, '\n', n);
         k = nl ? (size_t) (nl - p) : n;
@@ -149,6 +171,7 @@ sws_fcgi_reinit(sws_http_request_t *r, void *data)
     ctx->dec = 0;
     ctx->predecoded = 0;
     ctx->err_len = 0;
+    ctx->caught = 0;
 }
 
 sws_int_t
@@ -158,9 +181,16 @@ sws_fcgi_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
     u_char         *raw = b->pos + ctx->dec, *out = raw;
     sws_int_t       rc, prc;
 
+    ctx->in_head = 1;
     prc = sws_fcgi_unframe(r, ctx, &raw, b->last, &out);
+    ctx->in_head = 0;
     if (prc == SWS_FCGI_BAD) {
         sws_fcgi_bad_record(r, ctx->parser.error);
+        return SWS_UPSTREAM_INVALID;
+    }
+    if (ctx->caught) {
+        sws_fcgi_stderr_flush(r, ctx);
+        sws_fcgi_bad_record(r, "its stderr has a fastcgi_catch_stderr text");
         return SWS_UPSTREAM_INVALID;
     }
     if (prc == SWS_FCGI_END && raw < b->last) {

@@ -72,9 +72,11 @@ def php_server(start, sock, extra_server="", extra_http="", keepalive=2, server_
             %(status)s
         }
         location ^~ /noheaders/ { fastcgi_pass_request_headers off; %(info)s }
+        location ^~ /catch/ { fastcgi_catch_stderr "fastcgi-test-message FATAL"; %(stderr)s }
         %(extra)s
 """ % {"src": h.SRC, "sock": sock, "fastcgi": fastcgi, "big": one("big.php"),
        "info": one("info.php"), "sleep": one("sleep.php"), "status": one("status.php"),
+       "stderr": one("stderr.php"),
        "extra": extra_server}
     http = """
     request_id on;
@@ -390,6 +392,17 @@ def test_stderr_logged_with_the_request(srv):
     line = [x for x in srv.error_log().splitlines() if "fastcgi-test-message abc123" in x][0]
     assert "FastCGI sent in stderr" in line and "request id " in line
     assert '"GET /stderr.php?m=abc123"' in line
+
+
+def test_catch_stderr(srv):
+    # fastcgi_catch_stderr: the text in the script's stderr before its
+    # output makes the response invalid (502, as nginx); other messages
+    # are only logged.
+    r = h.curl(srv.url("/catch/?m=FATAL-1"))
+    assert r.status == 502, r
+    h.wait_file_contains(srv.error_log_path, "its stderr has a fastcgi_catch_stderr text")
+    r = h.curl(srv.url("/catch/?m=fine"))
+    assert r.status == 200 and r.body == b"logged\n", r
 
 
 def test_read_timeout_504(srv):
