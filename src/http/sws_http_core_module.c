@@ -26,6 +26,7 @@ static char *sws_http_core_root(sws_conf_t *cf, const sws_command_t *cmd, void *
 static char *sws_http_core_types(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_log(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_checked_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
+static char *sws_http_core_send_lowat(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_keepalive(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_large_buffers(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_core_error_page(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
@@ -95,6 +96,8 @@ static const sws_command_t sws_http_core_commands[] = {
     { "postpone_output", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_checked_only,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "subrequest_output_buffer_size", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_checked_only,
+      SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
+    { "send_lowat", HTTP_ALL | SWS_CONF_TAKE1, sws_http_core_send_lowat,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     LOC_SLOT("default_type", SWS_CONF_TAKE1, sws_conf_set_str_slot, default_type),
     LOC_SLOT("sendfile", SWS_CONF_FLAG, sws_conf_set_flag_slot, sendfile),
@@ -1515,4 +1518,17 @@ sws_http_core_checked_only(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
     }
     return sws_parse_size(v) > 0 || (v->len == 1 && v->data[0] == '0')
            ? SWS_CONF_OK : "has an invalid size";
+}
+
+/* send_lowat: SO_SNDLOWAT, which Linux does not change; nginx says so and
+ * goes on, so does this. */
+static char *
+sws_http_core_send_lowat(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    char *rv = sws_http_core_checked_only(cf, cmd, conf);
+
+    if (rv == SWS_CONF_OK) {
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0, "\"send_lowat\" is not supported, ignored");
+    }
+    return rv;
 }

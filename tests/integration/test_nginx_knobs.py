@@ -41,7 +41,13 @@ def test_checked_only_directives_load(tmp_path):
                      events="accept_mutex off; accept_mutex_delay 500ms;",
                      http="msie_padding off; msie_refresh off; log_subrequest on; "
                           "output_buffers 2 32k; postpone_output 1460; "
-                          "subrequest_output_buffer_size 64k;")
+                          "subrequest_output_buffer_size 64k; send_lowat 0;")
+
+
+def test_send_lowat_loads_with_nginx_warning(sws):
+    srv = sws(http="send_lowat 1k;")
+    assert '"send_lowat" is not supported, ignored' in srv.stderr() + srv.error_log()
+    assert h.curl(srv.url("/respond")).status == 200
 
 
 def test_bad_values_name_their_line(tmp_path):
@@ -54,3 +60,4 @@ def test_bad_values_name_their_line(tmp_path):
     conferr.check(tmp_path / "e", ["subrequest_output_buffer_size", "invalid size"],
                   http="subrequest_output_buffer_size big;  # ERR")
     conferr.check(tmp_path / "d", ["env", "variable name"], main="env =x;  # ERR")
+    conferr.check(tmp_path / "f", ["send_lowat", "invalid size"], http="send_lowat low;  # ERR")
