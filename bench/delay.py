@@ -72,17 +72,27 @@ class Skip(Exception):
     pass
 
 
-def sh(*argv, check=True, ns=None):
+def sh(*argv, check=True, ns=None, timeout=60):
     if ns:
         argv = ("ip", "netns", "exec", ns) + argv
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
         raise RuntimeError("%s: %s" % (" ".join(argv), (p.stderr or p.stdout).strip()))
     return p
 
 
-class Path50:
-    """The namespace and the veth pair, with netem on both ends."""
+def netns_add(name):
+    sh("ip", "netns", "add", name)
+
+
+def netns_del(name):
+    sh("ip", "netns", "del", name, check=False)
+
+
+class NetemPath:
+    """The namespace and a veth pair, with netem on both ends."""
+
+    kind = "netem"
 
     def __init__(self, delay_ms):
         self.ns = "swsdelay%d" % os.getpid()
@@ -91,15 +101,28 @@ class Path50:
         self.delay_ms = delay_ms
         self.made = False
 
-    def __enter__(self):
-        if os.geteuid() != 0:
-            raise Skip("needs root (network namespaces, tc)")
-        for tool in ("ip", "tc"):
-            if shutil.which(tool) is None:
-                raise Skip("%s is missing (apt-get install iproute2)" % tool)
+    @staticmethod
+    def available():
+        """None when tc can add a netem qdisc, else why not: tried on the
+        loopback of a namespace of its own, so the machine's is untouched."""
         subprocess.run(["modprobe", "sch_netem"], capture_output=True)
+        probe = "swsnetem%d" % os.getpid()
         try:
-            sh("ip", "netns", "add", self.ns)
+            netns_add(probe)
+        except RuntimeError as e:
+            return "cannot make a network namespace: %s" % e
+        try:
+            p = sh("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms",
+                   check=False, ns=probe)
+        finally:
+            netns_del(probe)
+        if p.returncode != 0:
+            return "no netem (kernel without sch_netem): tc: %s" % (p.stderr or p.stdout).strip()
+        return None
+
+    def __enter__(self):
+        try:
+            netns_add(self.ns)
             self.made = True
             sh("ip", "link", "add", self.host, "type", "veth", "peer", "name", self.peer)
             sh("ip", "link", "set", self.peer, "netns", self.ns)
@@ -111,6 +134,9 @@ class Path50:
         except RuntimeError as e:
             self.__exit__()
             raise Skip("cannot make the namespace and veth pair: %s" % e)
+        except BaseException:
+            self.__exit__()
+            raise
         delay = "%dms" % self.delay_ms
         # netem's queue: a large window of full-size packets in flight
         for ns, dev in ((None, self.host), (self.ns, self.peer)) if self.delay_ms else ():
@@ -122,11 +148,137 @@ class Path50:
                            % (p.stderr or p.stdout).strip())
         return self
 
+    def counters(self):
+        return None
+
     def __exit__(self, *exc):
         if self.made:
-            sh("ip", "netns", "del", self.ns, check=False)
+            netns_del(self.ns)
             self.made = False
         sh("ip", "link", "del", self.host, check=False)
+
+
+class TunPath:
+    """The namespace and bench/delayline between two TUN devices: one in
+    the root namespace (the server's side), one in the clients'. The
+    delay line holds every packet for delay_ms each way; its devices go
+    with it when it exits."""
+
+    kind = "tun"
+
+    def __init__(self, delay_ms, delayline, queue_packets):
+        self.ns = "swsdelay%d" % os.getpid()
+        self.host = "swst%dh" % (os.getpid() % 100000)
+        self.peer = "swst%dp" % (os.getpid() % 100000)
+        self.delay_ms = delay_ms
+        self.delayline = delayline
+        self.queue_packets = queue_packets
+        self.proc = None
+        self.made = False
+        self.ready = None
+
+    @staticmethod
+    def available(delayline):
+        if not os.access(delayline, os.X_OK):
+            return "%s is not built" % delayline
+        if not os.path.exists("/dev/net/tun"):
+            return "no /dev/net/tun (kernel without CONFIG_TUN)"
+        return None
+
+    def __enter__(self):
+        try:
+            netns_add(self.ns)
+            self.made = True
+            self.proc = subprocess.Popen(
+                [self.delayline, "--dev-a", self.host, "--dev-b", self.peer,
+                 "--ns-b", self.ns, "--delay-ms", str(self.delay_ms),
+                 "--queue-packets", str(self.queue_packets)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError("delayline: %s" % self.proc.stderr.read().strip())
+            self.ready = json.loads(line)
+            # point to point: each side's address with the other as its peer;
+            # the transmit queues long enough that the kernel never drops
+            # between the stack and the delay line
+            for ns, dev, local, peer in ((None, self.host, SERVER_ADDR, CLIENT_ADDR),
+                                         (self.ns, self.peer, CLIENT_ADDR, SERVER_ADDR)):
+                sh("ip", "addr", "add", local, "peer", peer, "dev", dev, ns=ns)
+                sh("ip", "link", "set", dev, "mtu", "1500", "txqueuelen", "10000", "up", ns=ns)
+            sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+        except (RuntimeError, OSError, ValueError) as e:
+            self.__exit__()
+            raise Skip("cannot make the namespace and the TUN delay line: %s" % e)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def counters(self):
+        """The delay line's counters now and the devices' own drops."""
+        self.proc.send_signal(signal.SIGUSR1)
+        c = json.loads(self.proc.stdout.readline())
+        c["tun_tx_dropped"] = sum(tun_dropped(dev, ns) for ns, dev in
+                                  ((None, self.host), (self.ns, self.peer)))
+        c["cpu_s"] = c["cpu_user_s"] + c["cpu_sys_s"]
+        return c
+
+    def __exit__(self, *exc):
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.communicate(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.communicate()
+            self.proc = None
+        if self.made:
+            netns_del(self.ns)
+            self.made = False
+
+
+def tun_dropped(dev, ns):
+    p = sh("cat", "/sys/class/net/%s/statistics/tx_dropped" % dev, ns=ns, check=False)
+    return int(p.stdout.strip() or 0)
+
+
+def make_path(a):
+    """The delayed path --path asks for; auto: netem where the kernel has it."""
+    if os.geteuid() != 0:
+        raise Skip("needs root (network namespaces, tc, TUN devices)")
+    if shutil.which("ip") is None:
+        raise Skip("ip is missing (apt-get install iproute2)")
+    why_not_netem = None
+    if a.path in ("netem", "auto"):
+        why_not_netem = ("tc is missing (apt-get install iproute2)"
+                         if shutil.which("tc") is None else NetemPath.available())
+        if why_not_netem is None:
+            return NetemPath(a.delay_ms)
+        if a.path == "netem":
+            raise Skip(why_not_netem)
+    why_not_tun = TunPath.available(a.delayline)
+    if why_not_tun:
+        raise Skip("; ".join(w for w in (why_not_netem, why_not_tun) if w))
+    return TunPath(a.delay_ms, a.delayline, a.queue_packets)
+
+
+RTT_PROBE = """import socket, statistics, sys, time
+times = []
+for _ in range(int(sys.argv[3])):
+    t = time.monotonic()
+    socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10).close()
+    times.append((time.monotonic() - t) * 1000)
+    time.sleep(0.02)
+print(statistics.median(times), min(times), max(times))
+"""
+
+
+def measure_rtt(ns, port, count=5):
+    """The path's round trip as TCP sees it: connect() from the clients'
+    namespace to the server's listener (SYN out, SYN-ACK back), in ms."""
+    p = sh(sys.executable, "-c", RTT_PROBE, SERVER_ADDR, str(port), str(count), ns=ns)
+    median, low, high = (float(x) for x in p.stdout.split())
+    return {"median_ms": median, "min_ms": low, "max_ms": high, "probes": count}
 
 
 def server_cpu(pid):
@@ -158,7 +310,7 @@ def one(a, ns, proto, url, size):
     """One download in the namespace: (seconds, body bytes)."""
     if proto == "h3":
         p = sh(a.h3load, "-k", "--json", "-n", "1", "-c", "1", "-m", "1", "-t",
-               str(a.timeout), url, ns=ns, check=False)
+               str(a.timeout), url, ns=ns, check=False, timeout=a.timeout + 30)
         try:
             s = json.loads(p.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -166,7 +318,8 @@ def one(a, ns, proto, url, size):
         return s["elapsed_s"], s["body_bytes"]
     flag = "--http2" if proto == "h2" else "--http1.1"
     p = sh("curl", "-sk", flag, "--max-time", str(a.timeout), "-o", "/dev/null", "-w",
-           "%{http_version} %{size_download} %{time_total}", url, ns=ns, check=False)
+           "%{http_version} %{size_download} %{time_total}", url, ns=ns, check=False,
+           timeout=a.timeout + 30)
     version, got, seconds = p.stdout.split()
     want = "2" if proto == "h2" else "1.1"
     if version != want:
@@ -174,8 +327,8 @@ def one(a, ns, proto, url, size):
     return float(seconds), int(got)
 
 
-def run(a):
-    with tempfile.TemporaryDirectory(prefix="sws-delay-") as d, Path50(a.delay_ms) as path:
+def run(a, path):
+    with tempfile.TemporaryDirectory(prefix="sws-delay-") as d, path:
         tmp = Path(d)
         os.chmod(tmp, 0o755)
         (tmp / "html").mkdir()
@@ -189,73 +342,132 @@ def run(a):
            str(tmp / "cert.pem"), "-days", "2", "-subj", "/CN=localhost")
         srv = start_server(a, tmp)
         url = "https://%s:%d/big.bin" % (SERVER_ADDR, a.port)
-        results = {}
+        out = {"path": path.kind, "results": {}}
         try:
-            for proto in ("h3", "h2", "h1"):
+            out["rtt"] = measure_rtt(path.ns, a.port)
+            for proto in a.protocols.split(","):
                 rounds = []
                 for _ in range(a.rounds):
-                    c0 = server_cpu(srv.pid)
+                    c0, d0 = server_cpu(srv.pid), path.counters()
                     seconds, got = one(a, path.ns, proto, url, size)
-                    cpu = server_cpu(srv.pid) - c0
+                    cpu, d1 = server_cpu(srv.pid) - c0, path.counters()
                     if got != size:
                         raise RuntimeError("%s: %d bytes of %d" % (proto, got, size))
-                    rounds.append({"seconds": seconds, "bytes_per_s": got / seconds,
-                                   "server_cpu_ms_per_mib": cpu * 1000 / a.size_mib})
-                results[proto] = {
+                    r = {"seconds": seconds, "bytes_per_s": got / seconds,
+                         "server_cpu_ms_per_mib": cpu * 1000 / a.size_mib}
+                    if d0 is not None:
+                        r["delayline"] = delayline_round(d0, d1, a.size_mib, seconds)
+                    rounds.append(r)
+                res = {
                     "rounds": rounds,
                     "bytes_per_s": statistics.median(r["bytes_per_s"] for r in rounds),
                     "server_cpu_ms_per_mib": statistics.median(
                         r["server_cpu_ms_per_mib"] for r in rounds),
                 }
+                if path.kind == "tun":
+                    res["delayline_cpu_ms_per_mib"] = statistics.median(
+                        r["delayline"]["cpu_ms_per_mib"] for r in rounds)
+                    res["delayline_drops"] = sum(r["delayline"]["drops"] for r in rounds)
+                    res["delayline_max_queue"] = max(r["delayline"]["max_queue"]
+                                                     for r in rounds)
+                out["results"][proto] = res
         finally:
             srv.send_signal(signal.SIGTERM)
             try:
                 srv.wait(10)
             except subprocess.TimeoutExpired:
                 srv.kill()
-        return results
+        return out
+
+
+def delayline_round(before, after, size_mib, seconds):
+    """What the delay line did during one download: its CPU time (per MiB
+    of body and as a share of the download's time), the packets it
+    dropped (its queues, the devices' transmit queues) and its deepest
+    queue (over the whole run so far: a high-water mark)."""
+    cpu = after["cpu_s"] - before["cpu_s"]
+    return {
+        "cpu_ms_per_mib": cpu * 1000 / size_mib,
+        "cpu_share": cpu / seconds,
+        "packets": sum(after[q]["packets"] - before[q]["packets"] for q in ("a_to_b", "b_to_a")),
+        "drops": sum(after[q]["drops"] - before[q]["drops"] for q in ("a_to_b", "b_to_a"))
+                 + after["tun_tx_dropped"] - before["tun_tx_dropped"],
+        "max_queue": max(after[q]["max_queue"] for q in ("a_to_b", "b_to_a")),
+    }
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--delay-ms", type=int, default=25,
-                    help="added each way (25); 0: no netem, the namespace's path alone")
+                    help="added each way (25); 0: no delay, the path alone (a check)")
+    ap.add_argument("--path", choices=("auto", "netem", "tun"), default="auto",
+                    help="how the delay is made: tc netem on a veth pair, bench/delayline "
+                         "between two TUN devices, or netem where the kernel has it (auto)")
+    ap.add_argument("--queue-packets", type=int, default=65536,
+                    help="the delay line's queue each way, packets (65536)")
     ap.add_argument("--size-mib", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--protocols", default="h3,h2,h1",
+                    help="which downloads, in this order (h3,h2,h1)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per download")
     ap.add_argument("--port", type=int, default=8443)
     ap.add_argument("--scalwsd", default=str(ROOT / "objs" / "scalwsd"))
     ap.add_argument("--modules", default=None, help="(objs/modules beside --scalwsd)")
     ap.add_argument("--h3load", default=None, help="(bench/h3load beside --scalwsd)")
+    ap.add_argument("--delayline", default=None, help="(bench/delayline beside --scalwsd)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     a.scalwsd = os.path.abspath(a.scalwsd)
     build = os.path.dirname(a.scalwsd)
     a.modules = os.path.abspath(a.modules or os.path.join(build, "modules"))
     a.h3load = os.path.abspath(a.h3load or os.path.join(build, "bench", "h3load"))
+    a.delayline = os.path.abspath(a.delayline or os.path.join(build, "bench", "delayline"))
+    protocols = a.protocols.split(",")
+    if not protocols or any(p not in ("h3", "h2", "h1") for p in protocols):
+        ap.error("--protocols: a list of h3, h2, h1")
+    # SIGTERM unwinds like Ctrl-C, so the namespace, devices and processes go
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        for f in (a.scalwsd, a.h3load):
+        for f in (a.scalwsd,) + ((a.h3load,) if "h3" in protocols else ()):
             if not os.access(f, os.X_OK):
                 raise Skip("%s is not built" % f)
-        results = run(a)
+        out = run(a, make_path(a))
     except Skip as e:
         if a.json:
             print(json.dumps({"skipped": str(e)}))
         else:
             print("bench/delay: skipped: %s" % e)
         return 0
-    ratio = results["h3"]["bytes_per_s"] / results["h2"]["bytes_per_s"]
+    results = out["results"]
+    ratio = (results["h3"]["bytes_per_s"] / results["h2"]["bytes_per_s"]
+             if "h3" in results and "h2" in results else None)
     if a.json:
         print(json.dumps({"delay_ms_each_way": a.delay_ms, "size_mib": a.size_mib,
-                          "results": results, "h3_over_h2": ratio}))
+                          "path": out["path"], "rtt": out["rtt"], "results": results,
+                          "h3_over_h2": ratio}))
         return 0
-    print("one %d MiB download, one stream, %d ms added each way (RTT +%d ms), median of %d"
-          % (a.size_mib, a.delay_ms, 2 * a.delay_ms, a.rounds))
-    print("%-10s %12s %22s" % ("protocol", "MB/s", "server CPU ms per MiB"))
+    rtt = out["rtt"]
+    print("one %d MiB download, one stream, %d ms added each way (RTT +%d ms) by %s, "
+          "median of %d" % (a.size_mib, a.delay_ms, 2 * a.delay_ms,
+                            "tc netem" if out["path"] == "netem" else "bench/delayline (TUN)",
+                            a.rounds))
+    print("measured RTT (TCP connect from the clients' namespace): median %.1f ms "
+          "(min %.1f, max %.1f, %d probes)"
+          % (rtt["median_ms"], rtt["min_ms"], rtt["max_ms"], rtt["probes"]))
+    tun = out["path"] == "tun"
+    print("%-10s %10s %18s" % ("protocol", "MB/s", "server CPU ms/MiB")
+          + ("  %18s %6s %9s" % ("delayline CPU ms/MiB", "drops", "max queue") if tun else ""))
     for proto, name in (("h3", "HTTP/3"), ("h2", "HTTP/2"), ("h1", "HTTP/1.1")):
+        if proto not in results:
+            continue
         r = results[proto]
-        print("%-10s %12.1f %22.2f" % (name, r["bytes_per_s"] / 1e6, r["server_cpu_ms_per_mib"]))
-    print("HTTP/3 / HTTP/2: %.2fx (target 0.7x)" % ratio)
+        line = "%-10s %10.1f %18.2f" % (name, r["bytes_per_s"] / 1e6, r["server_cpu_ms_per_mib"])
+        if tun:
+            line += "  %20.2f %6d %9d" % (r["delayline_cpu_ms_per_mib"], r["delayline_drops"],
+                                          r["delayline_max_queue"])
+        print(line)
+    if ratio is not None:
+        print("HTTP/3 / HTTP/2: %.2fx (target 0.7x)" % ratio)
     return 0
 
 
