@@ -93,6 +93,7 @@ class NetemPath:
     """The namespace and a veth pair, with netem on both ends."""
 
     kind = "netem"
+    server_ns = None            # the server runs in the root namespace
 
     def __init__(self, delay_ms):
         self.ns = "swsdelay%d" % os.getpid()
@@ -159,22 +160,24 @@ class NetemPath:
 
 
 class TunPath:
-    """The namespace and bench/delayline between two TUN devices: one in
-    the root namespace (the server's side), one in the clients'. The
-    delay line holds every packet for delay_ms each way; its devices go
-    with it when it exits."""
+    """Two namespaces, the server's and the clients', and bench/delayline
+    between them on two TUN devices, one in each; the delay line holds
+    every packet for delay_ms each way. The root namespace is not
+    touched, so runs do not collide; the devices go with the delay line."""
 
     kind = "tun"
 
-    def __init__(self, delay_ms, delayline, queue_packets):
+    def __init__(self, delay_ms, delayline, queue_packets, fifo):
         self.ns = "swsdelay%d" % os.getpid()
-        self.host = "swst%dh" % (os.getpid() % 100000)
-        self.peer = "swst%dp" % (os.getpid() % 100000)
+        self.server_ns = "swsdelay%ds" % os.getpid()
+        self.host = "swst%ds" % (os.getpid() % 100000)
+        self.peer = "swst%dc" % (os.getpid() % 100000)
         self.delay_ms = delay_ms
         self.delayline = delayline
         self.queue_packets = queue_packets
+        self.fifo = fifo
         self.proc = None
-        self.made = False
+        self.made = []
         self.ready = None
 
     @staticmethod
@@ -187,12 +190,13 @@ class TunPath:
 
     def __enter__(self):
         try:
-            netns_add(self.ns)
-            self.made = True
+            for ns in (self.server_ns, self.ns):
+                netns_add(ns)
+                self.made.append(ns)
             self.proc = subprocess.Popen(
-                [self.delayline, "--dev-a", self.host, "--dev-b", self.peer,
-                 "--ns-b", self.ns, "--delay-ms", str(self.delay_ms),
-                 "--queue-packets", str(self.queue_packets)],
+                [self.delayline, "--dev-a", self.host, "--ns-a", self.server_ns,
+                 "--dev-b", self.peer, "--ns-b", self.ns, "--delay-ms", str(self.delay_ms),
+                 "--queue-packets", str(self.queue_packets), "--fifo", str(self.fifo)],
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             line = self.proc.stdout.readline()
             if not line:
@@ -201,11 +205,11 @@ class TunPath:
             # point to point: each side's address with the other as its peer;
             # the transmit queues long enough that the kernel never drops
             # between the stack and the delay line
-            for ns, dev, local, peer in ((None, self.host, SERVER_ADDR, CLIENT_ADDR),
+            for ns, dev, local, peer in ((self.server_ns, self.host, SERVER_ADDR, CLIENT_ADDR),
                                          (self.ns, self.peer, CLIENT_ADDR, SERVER_ADDR)):
                 sh("ip", "addr", "add", local, "peer", peer, "dev", dev, ns=ns)
                 sh("ip", "link", "set", dev, "mtu", "1500", "txqueuelen", "10000", "up", ns=ns)
-            sh("ip", "-n", self.ns, "link", "set", "lo", "up")
+                sh("ip", "link", "set", "lo", "up", ns=ns)
         except (RuntimeError, OSError, ValueError) as e:
             self.__exit__()
             raise Skip("cannot make the namespace and the TUN delay line: %s" % e)
@@ -219,7 +223,7 @@ class TunPath:
         self.proc.send_signal(signal.SIGUSR1)
         c = json.loads(self.proc.stdout.readline())
         c["tun_tx_dropped"] = sum(tun_dropped(dev, ns) for ns, dev in
-                                  ((None, self.host), (self.ns, self.peer)))
+                                  ((self.server_ns, self.host), (self.ns, self.peer)))
         c["cpu_s"] = c["cpu_user_s"] + c["cpu_sys_s"]
         return c
 
@@ -232,9 +236,8 @@ class TunPath:
                 self.proc.kill()
                 self.proc.communicate()
             self.proc = None
-        if self.made:
-            netns_del(self.ns)
-            self.made = False
+        while self.made:
+            netns_del(self.made.pop())
 
 
 def tun_dropped(dev, ns):
@@ -259,7 +262,7 @@ def make_path(a):
     why_not_tun = TunPath.available(a.delayline)
     if why_not_tun:
         raise Skip("; ".join(w for w in (why_not_netem, why_not_tun) if w))
-    return TunPath(a.delay_ms, a.delayline, a.queue_packets)
+    return TunPath(a.delay_ms, a.delayline, a.queue_packets, a.fifo)
 
 
 RTT_PROBE = """import socket, statistics, sys, time
@@ -287,17 +290,19 @@ def server_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(a, tmp):
+def start_server(a, tmp, ns):
+    """scalwsd in netns `ns` (`ip netns exec` execs it: the pid is its own)."""
     port = a.port
     conf = CONF.format(modules=a.modules, tmp=tmp, addr=SERVER_ADDR, port=port)
     (tmp / "scalws.conf").write_text(conf)
-    p = subprocess.Popen([a.scalwsd, "-c", str(tmp / "scalws.conf"), "-p", str(tmp)],
+    inns = ["ip", "netns", "exec", ns] if ns else []
+    p = subprocess.Popen(inns + [a.scalwsd, "-c", str(tmp / "scalws.conf"), "-p", str(tmp)],
                          stdout=subprocess.DEVNULL, stderr=open(tmp / "stderr.txt", "wb"))
     deadline = time.time() + 10
     while time.time() < deadline:
         if p.poll() is not None:
             raise RuntimeError("scalwsd exited: %s" % (tmp / "stderr.txt").read_text())
-        r = subprocess.run(["ss", "-Htln", "src", "%s:%d" % (SERVER_ADDR, port)],
+        r = subprocess.run(inns + ["ss", "-Htln", "src", "%s:%d" % (SERVER_ADDR, port)],
                            capture_output=True, text=True)
         if r.stdout.strip():
             return p
@@ -340,9 +345,20 @@ def run(a, path):
         sh("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
            "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(tmp / "key.pem"), "-out",
            str(tmp / "cert.pem"), "-days", "2", "-subj", "/CN=localhost")
-        srv = start_server(a, tmp)
+        if a.tcp_rmem:
+            # the clients' TCP receive buffer limit (a namespace's own sysctl)
+            sh("sysctl", "-qw", "net.ipv4.tcp_rmem=4096 131072 %d" % a.tcp_rmem, ns=path.ns)
+        if a.tcp_wmem:
+            if path.server_ns is None:
+                raise Skip("--tcp-wmem needs --path tun (the server in a namespace of its own)")
+            sh("sysctl", "-qw", "net.ipv4.tcp_wmem=4096 16384 %d" % a.tcp_wmem,
+               ns=path.server_ns)
+        out_rmem = sh("sysctl", "-n", "net.ipv4.tcp_rmem", ns=path.ns).stdout.split()
+        out_wmem = sh("sysctl", "-n", "net.ipv4.tcp_wmem", ns=path.server_ns).stdout.split()
+        srv = start_server(a, tmp, path.server_ns)
         url = "https://%s:%d/big.bin" % (SERVER_ADDR, a.port)
-        out = {"path": path.kind, "results": {}}
+        out = {"path": path.kind, "results": {}, "client_tcp_rmem": [int(x) for x in out_rmem],
+               "server_tcp_wmem": [int(x) for x in out_wmem]}
         try:
             out["rtt"] = measure_rtt(path.ns, a.port)
             for proto in a.protocols.split(","):
@@ -367,7 +383,12 @@ def run(a, path):
                 if path.kind == "tun":
                     res["delayline_cpu_ms_per_mib"] = statistics.median(
                         r["delayline"]["cpu_ms_per_mib"] for r in rounds)
+                    res["delayline_cpu_share"] = statistics.median(
+                        r["delayline"]["cpu_share"] for r in rounds)
+                    res["delayline_sched_wait_share"] = statistics.median(
+                        r["delayline"]["sched_wait_share"] for r in rounds)
                     res["delayline_drops"] = sum(r["delayline"]["drops"] for r in rounds)
+                    res["tun_drops"] = sum(r["delayline"]["tun_drops"] for r in rounds)
                     res["delayline_max_queue"] = max(r["delayline"]["max_queue"]
                                                      for r in rounds)
                 out["results"][proto] = res
@@ -389,9 +410,10 @@ def delayline_round(before, after, size_mib, seconds):
     return {
         "cpu_ms_per_mib": cpu * 1000 / size_mib,
         "cpu_share": cpu / seconds,
+        "sched_wait_share": (after["sched_wait_s"] - before["sched_wait_s"]) / seconds,
         "packets": sum(after[q]["packets"] - before[q]["packets"] for q in ("a_to_b", "b_to_a")),
-        "drops": sum(after[q]["drops"] - before[q]["drops"] for q in ("a_to_b", "b_to_a"))
-                 + after["tun_tx_dropped"] - before["tun_tx_dropped"],
+        "drops": sum(after[q]["drops"] - before[q]["drops"] for q in ("a_to_b", "b_to_a")),
+        "tun_drops": after["tun_tx_dropped"] - before["tun_tx_dropped"],
         "max_queue": max(after[q]["max_queue"] for q in ("a_to_b", "b_to_a")),
     }
 
@@ -405,6 +427,16 @@ def main():
                          "between two TUN devices, or netem where the kernel has it (auto)")
     ap.add_argument("--queue-packets", type=int, default=65536,
                     help="the delay line's queue each way, packets (65536)")
+    ap.add_argument("--tcp-rmem", type=int, default=0, metavar="BYTES",
+                    help="the clients' net.ipv4.tcp_rmem maximum (default: the kernel's), "
+                         "which bounds the TCP receive window of HTTP/1.1 and HTTP/2")
+    ap.add_argument("--tcp-wmem", type=int, default=0, metavar="BYTES",
+                    help="the server's net.ipv4.tcp_wmem maximum (default: the kernel's, "
+                         "4 MiB), which bounds the data TCP keeps in flight; --path tun only "
+                         "(the server has a namespace of its own there)")
+    ap.add_argument("--fifo", type=int, default=1, metavar="PRIORITY",
+                    help="the delay line's SCHED_FIFO priority (1), so that on a busy machine "
+                         "it does not wait for a CPU; 0: an ordinary process")
     ap.add_argument("--size-mib", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--protocols", default="h3,h2,h1",
@@ -444,6 +476,8 @@ def main():
     if a.json:
         print(json.dumps({"delay_ms_each_way": a.delay_ms, "size_mib": a.size_mib,
                           "path": out["path"], "rtt": out["rtt"], "results": results,
+                          "client_tcp_rmem": out["client_tcp_rmem"],
+                          "server_tcp_wmem": out["server_tcp_wmem"],
                           "h3_over_h2": ratio}))
         return 0
     rtt = out["rtt"]
@@ -454,17 +488,24 @@ def main():
     print("measured RTT (TCP connect from the clients' namespace): median %.1f ms "
           "(min %.1f, max %.1f, %d probes)"
           % (rtt["median_ms"], rtt["min_ms"], rtt["max_ms"], rtt["probes"]))
+    print("clients' net.ipv4.tcp_rmem: %s; server's net.ipv4.tcp_wmem: %s"
+          % (" ".join(map(str, out["client_tcp_rmem"])),
+             " ".join(map(str, out["server_tcp_wmem"]))))
     tun = out["path"] == "tun"
     print("%-10s %10s %18s" % ("protocol", "MB/s", "server CPU ms/MiB")
-          + ("  %18s %6s %9s" % ("delayline CPU ms/MiB", "drops", "max queue") if tun else ""))
+          + ("  %20s %5s %5s %6s %9s %9s" % ("delayline CPU ms/MiB", "busy", "wait",
+                                                "drops", "tun drops", "max queue")
+             if tun else ""))
     for proto, name in (("h3", "HTTP/3"), ("h2", "HTTP/2"), ("h1", "HTTP/1.1")):
         if proto not in results:
             continue
         r = results[proto]
         line = "%-10s %10.1f %18.2f" % (name, r["bytes_per_s"] / 1e6, r["server_cpu_ms_per_mib"])
         if tun:
-            line += "  %20.2f %6d %9d" % (r["delayline_cpu_ms_per_mib"], r["delayline_drops"],
-                                          r["delayline_max_queue"])
+            line += "  %20.2f %4.0f%% %4.1f%% %6d %9d %9d" % (
+                r["delayline_cpu_ms_per_mib"], 100 * r["delayline_cpu_share"],
+                100 * r["delayline_sched_wait_share"],
+                r["delayline_drops"], r["tun_drops"], r["delayline_max_queue"])
         print(line)
     if ratio is not None:
         print("HTTP/3 / HTTP/2: %.2fx (target 0.7x)" % ratio)

@@ -3,7 +3,7 @@
  * for kernels without sch_netem (bench/delay.py --path tun).
  *
  *   delayline --dev-a NAME [--ns-a NETNS] --dev-b NAME [--ns-b NETNS]
- *             [--delay-ms D] [--queue-packets N]
+ *             [--delay-ms D] [--queue-packets N] [--fifo PRIORITY]
  *
  * It makes two TUN devices (IFF_TUN | IFF_NO_PI: whole IP packets, no
  * offload metadata, so the kernel hands over one packet of at most the
@@ -21,9 +21,14 @@
  * exist (the caller then gives them addresses), the counters on SIGUSR1,
  * and the counters at exit (SIGTERM, SIGINT, or the parent's death). The
  * counters: per direction packets, bytes, drops (queue full), oversize
- * (larger than a slot), write errors and the deepest queue; and the
- * process's own user and system CPU time, so the caller can show that
- * the delay line was not the bottleneck.
+ * (larger than a slot), write errors and the deepest queue; the process's
+ * own user and system CPU time and the time it was runnable but waited
+ * for a CPU (/proc/thread-self/schedstat), so the caller can show that
+ * the delay line was not the bottleneck. Note that a write to a TUN
+ * device runs the receiving stack (and whatever it sends in answer, up to
+ * the other device's queue) in this process: its system time includes
+ * that kernel work. --fifo runs it under SCHED_FIFO so that, on a busy
+ * machine, packets are not held longer because it waits for a CPU.
  */
 
 #define _GNU_SOURCE
@@ -211,6 +216,20 @@ static void print_queue(const char *name, const struct queue *q)
            q->count);
 }
 
+/* How long this thread was runnable but not running, in seconds (-1: unknown). */
+static double sched_wait_s(void)
+{
+    unsigned long long run, wait;
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    int n;
+
+    if (f == NULL)
+        return -1;
+    n = fscanf(f, "%llu %llu", &run, &wait);
+    fclose(f);
+    return n == 2 ? wait / 1e9 : -1;
+}
+
 static void print_counters(const char *what, const struct queue *ab, const struct queue *ba)
 {
     struct rusage ru;
@@ -220,18 +239,19 @@ static void print_counters(const char *what, const struct queue *ab, const struc
     print_queue("a_to_b", ab);
     fputs(", ", stdout);
     print_queue("b_to_a", ba);
-    printf(", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
+    printf(", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"sched_wait_s\": %.6f}\n",
            ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
-           ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+           ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6, sched_wait_s());
     fflush(stdout);
 }
 
 static void usage(FILE *f)
 {
     fputs("usage: delayline --dev-a NAME [--ns-a NETNS] --dev-b NAME [--ns-b NETNS]\n"
-          "                 [--delay-ms D] [--queue-packets N]\n"
+          "                 [--delay-ms D] [--queue-packets N] [--fifo PRIORITY]\n"
           "  --delay-ms D        one-way delay added each way (25)\n"
-          "  --queue-packets N   each direction's queue, packets (65536)\n", f);
+          "  --queue-packets N   each direction's queue, packets (65536)\n"
+          "  --fifo PRIORITY     run under SCHED_FIFO at this priority (1-99)\n", f);
 }
 
 int main(int argc, char **argv)
@@ -243,6 +263,7 @@ int main(int argc, char **argv)
         { "ns-b", required_argument, NULL, 'B' },
         { "delay-ms", required_argument, NULL, 'd' },
         { "queue-packets", required_argument, NULL, 'q' },
+        { "fifo", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 }
     };
@@ -250,7 +271,7 @@ int main(int argc, char **argv)
     struct queue ab = { 0 }, ba = { 0 };
     struct sigaction sa;
     double delay_ms = 25;
-    unsigned long cap = 65536;
+    unsigned long cap = 65536, fifo = 0;
     uint64_t delay;
     sigset_t block, none;
     int ch;
@@ -265,24 +286,32 @@ int main(int argc, char **argv)
         case 'B': b.ns = optarg; break;
         case 'd': delay_ms = strtod(optarg, &end); break;
         case 'q': cap = strtoul(optarg, &end, 10); break;
+        case 'f': fifo = strtoul(optarg, &end, 10); break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
         if (end && (*end || end == optarg))
-            die("--%s takes a number", ch == 'd' ? "delay-ms" : "queue-packets");
+            die("--%s takes a number",
+                ch == 'd' ? "delay-ms" : ch == 'q' ? "queue-packets" : "fifo");
     }
     if (!a.dev || !b.dev || optind != argc) {
         usage(stderr);
         return 2;
     }
-    if (delay_ms < 0 || delay_ms > 10000 || cap < 16 || cap > (1u << 22))
-        die("--delay-ms is 0 to 10000, --queue-packets 16 to %u", 1u << 22);
+    if (delay_ms < 0 || delay_ms > 10000 || cap < 16 || cap > (1u << 22) || fifo > 99)
+        die("--delay-ms is 0 to 10000, --queue-packets 16 to %u, --fifo 0 to 99", 1u << 22);
     delay = (uint64_t) (delay_ms * 1e6);
 
     /* Gone with the bench that started it, even when that is killed. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     /* Wake-ups on time: the default 50 us of slack is not needed here. */
     prctl(PR_SET_TIMERSLACK, 1UL);
+    if (fifo) {
+        struct sched_param sp = { .sched_priority = (int) fifo };
+
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+            die("SCHED_FIFO %lu: %s", fifo, strerror(errno));
+    }
 
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
@@ -308,8 +337,8 @@ int main(int argc, char **argv)
     queue_init(&ab, (uint32_t) cap);
     queue_init(&ba, (uint32_t) cap);
     printf("{\"ready\": true, \"dev_a\": \"%s\", \"dev_b\": \"%s\", \"delay_ms\": %g"
-           ", \"queue_packets\": %lu, \"slot_bytes\": %d}\n",
-           a.dev, b.dev, delay_ms, cap, SLOT_BYTES);
+           ", \"queue_packets\": %lu, \"slot_bytes\": %d, \"fifo\": %lu}\n",
+           a.dev, b.dev, delay_ms, cap, SLOT_BYTES, fifo);
     fflush(stdout);
 
     while (!stop) {
