@@ -26,6 +26,7 @@ time per MiB is the steadier number.
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -284,6 +285,15 @@ def measure_rtt(ns, port, count=5):
     return {"median_ms": median, "min_ms": low, "max_ms": high, "probes": count}
 
 
+def sched_wait(pid):
+    """Seconds the process's threads were runnable but waited for a CPU."""
+    total = 0.0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+            total += int(f.read().split()[1]) / 1e9
+    return total
+
+
 def server_cpu(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -361,37 +371,15 @@ def run(a, path):
                "server_tcp_wmem": [int(x) for x in out_wmem]}
         try:
             out["rtt"] = measure_rtt(path.ns, a.port)
-            for proto in a.protocols.split(","):
-                rounds = []
-                for _ in range(a.rounds):
-                    c0, d0 = server_cpu(srv.pid), path.counters()
-                    seconds, got = one(a, path.ns, proto, url, size)
-                    cpu, d1 = server_cpu(srv.pid) - c0, path.counters()
-                    if got != size:
-                        raise RuntimeError("%s: %d bytes of %d" % (proto, got, size))
-                    r = {"seconds": seconds, "bytes_per_s": got / seconds,
-                         "server_cpu_ms_per_mib": cpu * 1000 / a.size_mib}
-                    if d0 is not None:
-                        r["delayline"] = delayline_round(d0, d1, a.size_mib, seconds)
-                    rounds.append(r)
-                res = {
-                    "rounds": rounds,
-                    "bytes_per_s": statistics.median(r["bytes_per_s"] for r in rounds),
-                    "server_cpu_ms_per_mib": statistics.median(
-                        r["server_cpu_ms_per_mib"] for r in rounds),
-                }
-                if path.kind == "tun":
-                    res["delayline_cpu_ms_per_mib"] = statistics.median(
-                        r["delayline"]["cpu_ms_per_mib"] for r in rounds)
-                    res["delayline_cpu_share"] = statistics.median(
-                        r["delayline"]["cpu_share"] for r in rounds)
-                    res["delayline_sched_wait_share"] = statistics.median(
-                        r["delayline"]["sched_wait_share"] for r in rounds)
-                    res["delayline_drops"] = sum(r["delayline"]["drops"] for r in rounds)
-                    res["tun_drops"] = sum(r["delayline"]["tun_drops"] for r in rounds)
-                    res["delayline_max_queue"] = max(r["delayline"]["max_queue"]
-                                                     for r in rounds)
-                out["results"][proto] = res
+            protocols = a.protocols.split(",")
+            rounds = {proto: [] for proto in protocols}
+            # the protocols take turns, so that a change in the machine's
+            # load falls on all of them alike
+            for _ in range(a.rounds):
+                for proto in protocols:
+                    rounds[proto].append(one_round(a, srv, path, proto, url, size))
+            for proto in protocols:
+                out["results"][proto] = summarize(rounds[proto], path.kind == "tun")
         finally:
             srv.send_signal(signal.SIGTERM)
             try:
@@ -399,6 +387,48 @@ def run(a, path):
             except subprocess.TimeoutExpired:
                 srv.kill()
         return out
+
+
+def one_round(a, srv, path, proto, url, size):
+    """One download, with the CPU time the server, the client and the
+    delay line spent on it (the client: this process's waited-for children,
+    which during the download is the client alone: `ip netns exec` execs it)."""
+    c0, w0, d0 = server_cpu(srv.pid), sched_wait(srv.pid), path.counters()
+    k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, got = one(a, path.ns, proto, url, size)
+    k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu, wait, d1 = server_cpu(srv.pid) - c0, sched_wait(srv.pid) - w0, path.counters()
+    if got != size:
+        raise RuntimeError("%s: %d bytes of %d" % (proto, got, size))
+    client = (k1.ru_utime + k1.ru_stime) - (k0.ru_utime + k0.ru_stime)
+    r = {"seconds": seconds, "bytes_per_s": got / seconds,
+         "server_cpu_ms_per_mib": cpu * 1000 / a.size_mib, "server_cpu_share": cpu / seconds,
+         "server_sched_wait_share": wait / seconds,
+         "client_cpu_ms_per_mib": client * 1000 / a.size_mib,
+         "client_cpu_share": client / seconds}
+    if d0 is not None:
+        r["delayline"] = delayline_round(d0, d1, a.size_mib, seconds)
+    return r
+
+
+def summarize(rounds, tun):
+    """A protocol's rounds: medians, and the delay line's drops summed."""
+    def median(key, sub=None):
+        return statistics.median((r[sub] if sub else r)[key] for r in rounds)
+
+    res = {"rounds": rounds}
+    for key in ("bytes_per_s", "server_cpu_ms_per_mib", "server_cpu_share",
+                "server_sched_wait_share",
+                "client_cpu_ms_per_mib", "client_cpu_share"):
+        res[key] = median(key)
+    if tun:
+        res["delayline_cpu_ms_per_mib"] = median("cpu_ms_per_mib", "delayline")
+        res["delayline_cpu_share"] = median("cpu_share", "delayline")
+        res["delayline_sched_wait_share"] = median("sched_wait_share", "delayline")
+        res["delayline_drops"] = sum(r["delayline"]["drops"] for r in rounds)
+        res["tun_drops"] = sum(r["delayline"]["tun_drops"] for r in rounds)
+        res["delayline_max_queue"] = max(r["delayline"]["max_queue"] for r in rounds)
+    return res
 
 
 def delayline_round(before, after, size_mib, seconds):
@@ -492,7 +522,8 @@ def main():
           % (" ".join(map(str, out["client_tcp_rmem"])),
              " ".join(map(str, out["server_tcp_wmem"]))))
     tun = out["path"] == "tun"
-    print("%-10s %10s %18s" % ("protocol", "MB/s", "server CPU ms/MiB")
+    print("%-10s %10s %18s %5s %5s %18s %5s" % ("protocol", "MB/s", "server CPU ms/MiB", "busy",
+                                                "wait", "client CPU ms/MiB", "busy")
           + ("  %20s %5s %5s %6s %9s %9s" % ("delayline CPU ms/MiB", "busy", "wait",
                                                 "drops", "tun drops", "max queue")
              if tun else ""))
@@ -500,7 +531,11 @@ def main():
         if proto not in results:
             continue
         r = results[proto]
-        line = "%-10s %10.1f %18.2f" % (name, r["bytes_per_s"] / 1e6, r["server_cpu_ms_per_mib"])
+        line = "%-10s %10.1f %18.2f %4.0f%% %4.0f%% %18.2f %4.0f%%" % (
+            name, r["bytes_per_s"] / 1e6, r["server_cpu_ms_per_mib"],
+            100 * r["server_cpu_share"], 100 * r["server_sched_wait_share"],
+            r["client_cpu_ms_per_mib"],
+            100 * r["client_cpu_share"])
         if tun:
             line += "  %20.2f %4.0f%% %4.1f%% %6d %9d %9d" % (
                 r["delayline_cpu_ms_per_mib"], 100 * r["delayline_cpu_share"],
