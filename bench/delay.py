@@ -4,22 +4,30 @@ One large download over one stream through a path with delay (issue 22):
 HTTP/3 (bench/h3load) against our HTTP/2 (curl --http2) and HTTP/1.1 over
 TLS (curl --http1.1), scalwsd the server of all three, the same file.
 
-The bench makes the path: a network namespace with one end of a veth
-pair in it, `tc qdisc ... netem delay D` on each end (D = --delay-ms, 25
-by default: a round trip of 50 ms), the server on the root namespace's
-end, the clients run in the namespace (`ip netns exec`). Everything is
-removed afterwards. Needs root, iproute2 and the kernel's sch_netem; where
-netem is missing (modprobe sch_netem fails, tc says "Specified qdisc kind
-is unknown") the run is skipped with that error, exit status 0 and
+The bench makes the path (--path), D = --delay-ms each way (25 by
+default: a round trip of 50 ms):
+  netem  a namespace for the clients, a veth pair with one end in it and
+         `tc qdisc ... netem delay D` on each end; the server in the root
+         namespace. Needs the kernel's sch_netem.
+  tun    two namespaces, the server's and the clients', joined only by
+         bench/delayline (a TUN device in each; every packet held D ms).
+         Needs CONFIG_TUN; no qdisc. The root namespace is not touched.
+  auto   netem where tc can add it, else tun (the default).
+The clients run with `ip netns exec`; everything is removed afterwards,
+also on an error, Ctrl-C or SIGTERM. Needs root and iproute2; where no
+path can be made the run is skipped with the reason, exit status 0 and
 {"skipped": WHY} with --json.
 
     bench/delay                            # 100 MiB, 25 ms each way, 3 rounds
     bench/delay --size-mib 20 --rounds 1 --json
-    bench/delay --delay-ms 0 --size-mib 20   # the path without netem: a check
+    bench/delay --delay-ms 0 --size-mib 100  # the path alone: what it carries
 
-What it reports per protocol: the median of the rounds' throughput (bytes
-of body over the client's whole time, handshake included) and the
-server's CPU time per MiB; and HTTP/3's throughput over HTTP/2's (target:
+What it reports: the path's round trip (TCP connects from the clients'
+namespace); per protocol the median of the rounds' throughput (bytes of
+body over the client's whole time, handshake included), the server's and
+the client's CPU time per MiB and share of the time, the server's
+runqueue wait, and on the tun path the delay line's CPU, runqueue wait,
+drops and deepest queue; and HTTP/3's throughput over HTTP/2's (target:
 0.7 or more). It is a wall-clock measurement: on a shared machine the CPU
 time per MiB is the steadier number.
 """
@@ -365,10 +373,12 @@ def run(a, path):
                ns=path.server_ns)
         out_rmem = sh("sysctl", "-n", "net.ipv4.tcp_rmem", ns=path.ns).stdout.split()
         out_wmem = sh("sysctl", "-n", "net.ipv4.tcp_wmem", ns=path.server_ns).stdout.split()
+        out_cc = sh("sysctl", "-n", "net.ipv4.tcp_congestion_control",
+                    ns=path.server_ns).stdout.strip()
         srv = start_server(a, tmp, path.server_ns)
         url = "https://%s:%d/big.bin" % (SERVER_ADDR, a.port)
         out = {"path": path.kind, "results": {}, "client_tcp_rmem": [int(x) for x in out_rmem],
-               "server_tcp_wmem": [int(x) for x in out_wmem]}
+               "server_tcp_wmem": [int(x) for x in out_wmem], "server_tcp_cc": out_cc}
         try:
             out["rtt"] = measure_rtt(path.ns, a.port)
             protocols = a.protocols.split(",")
@@ -508,6 +518,7 @@ def main():
                           "path": out["path"], "rtt": out["rtt"], "results": results,
                           "client_tcp_rmem": out["client_tcp_rmem"],
                           "server_tcp_wmem": out["server_tcp_wmem"],
+                          "server_tcp_cc": out["server_tcp_cc"],
                           "h3_over_h2": ratio}))
         return 0
     rtt = out["rtt"]
@@ -518,9 +529,10 @@ def main():
     print("measured RTT (TCP connect from the clients' namespace): median %.1f ms "
           "(min %.1f, max %.1f, %d probes)"
           % (rtt["median_ms"], rtt["min_ms"], rtt["max_ms"], rtt["probes"]))
-    print("clients' net.ipv4.tcp_rmem: %s; server's net.ipv4.tcp_wmem: %s"
+    print("clients' net.ipv4.tcp_rmem: %s; server's net.ipv4.tcp_wmem: %s; "
+          "server's TCP congestion control: %s (HTTP/3: ngtcp2's default, CUBIC)"
           % (" ".join(map(str, out["client_tcp_rmem"])),
-             " ".join(map(str, out["server_tcp_wmem"]))))
+             " ".join(map(str, out["server_tcp_wmem"])), out["server_tcp_cc"]))
     tun = out["path"] == "tun"
     print("%-10s %10s %18s %5s %5s %18s %5s" % ("protocol", "MB/s", "server CPU ms/MiB", "busy",
                                                 "wait", "client CPU ms/MiB", "busy")
