@@ -497,13 +497,19 @@ def main():
     protocols = a.protocols.split(",")
     if not protocols or any(p not in ("h3", "h2", "h1") for p in protocols):
         ap.error("--protocols: a list of h3, h2, h1")
-    # SIGTERM unwinds like Ctrl-C, so the namespace, devices and processes go
+    # SIGTERM unwinds like Ctrl-C, so the namespace, devices and processes
+    # go (SIGINT too where a shell started us in the background, ignoring it)
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         for f in (a.scalwsd,) + ((a.h3load,) if "h3" in protocols else ()):
             if not os.access(f, os.X_OK):
                 raise Skip("%s is not built" % f)
         out = run(a, make_path(a))
+    except KeyboardInterrupt:
+        print("bench/delay: interrupted (the namespaces, devices and processes are gone)",
+              file=sys.stderr)
+        return 130
     except Skip as e:
         if a.json:
             print(json.dumps({"skipped": str(e)}))

@@ -152,6 +152,13 @@ static void queue_init(struct queue *q, uint32_t cap)
         die("cannot allocate a queue of %u packets", cap);
 }
 
+static void queue_free(struct queue *q)
+{
+    munmap(q->slots, (size_t) q->cap * SLOT_BYTES);
+    free(q->due);
+    free(q->len);
+}
+
 /* Read what the device has (up to READ_BURST packets) into the queue's tail. */
 static void queue_fill(struct queue *q, int fd, uint64_t delay)
 {
@@ -171,6 +178,8 @@ static void queue_fill(struct queue *q, int fd, uint64_t delay)
                 die("read: %s", strerror(errno));
             return;
         }
+        if (n == 0)
+            return;
         if (full) {
             q->drops++;
             continue;
@@ -374,5 +383,9 @@ int main(int argc, char **argv)
             die("a device went away");
     }
     print_counters("exit", &ab, &ba);
+    queue_free(&ab);
+    queue_free(&ba);
+    close(a.fd);
+    close(b.fd);
     return 0;
 }
