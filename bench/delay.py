@@ -249,6 +249,15 @@ class TunPath:
             netns_del(self.made.pop())
 
 
+def ns_sysctl(ns, name, value=None):
+    """net.ipv4.NAME in netns `ns` (None: the root one), set to value when
+    given; /proc/sys/net shows the namespace of the process reading it."""
+    path = "/proc/sys/net/ipv4/" + name
+    if value is not None:
+        sh("sh", "-c", 'echo "$1" > "$2"', "sh", value, path, ns=ns)
+    return sh("cat", path, ns=ns).stdout
+
+
 def tun_dropped(dev, ns):
     p = sh("cat", "/sys/class/net/%s/statistics/tx_dropped" % dev, ns=ns, check=False)
     return int(p.stdout.strip() or 0)
@@ -365,16 +374,14 @@ def run(a, path):
            str(tmp / "cert.pem"), "-days", "2", "-subj", "/CN=localhost")
         if a.tcp_rmem:
             # the clients' TCP receive buffer limit (a namespace's own sysctl)
-            sh("sysctl", "-qw", "net.ipv4.tcp_rmem=4096 131072 %d" % a.tcp_rmem, ns=path.ns)
+            ns_sysctl(path.ns, "tcp_rmem", "4096 131072 %d" % a.tcp_rmem)
         if a.tcp_wmem:
             if path.server_ns is None:
                 raise Skip("--tcp-wmem needs --path tun (the server in a namespace of its own)")
-            sh("sysctl", "-qw", "net.ipv4.tcp_wmem=4096 16384 %d" % a.tcp_wmem,
-               ns=path.server_ns)
-        out_rmem = sh("sysctl", "-n", "net.ipv4.tcp_rmem", ns=path.ns).stdout.split()
-        out_wmem = sh("sysctl", "-n", "net.ipv4.tcp_wmem", ns=path.server_ns).stdout.split()
-        out_cc = sh("sysctl", "-n", "net.ipv4.tcp_congestion_control",
-                    ns=path.server_ns).stdout.strip()
+            ns_sysctl(path.server_ns, "tcp_wmem", "4096 16384 %d" % a.tcp_wmem)
+        out_rmem = ns_sysctl(path.ns, "tcp_rmem").split()
+        out_wmem = ns_sysctl(path.server_ns, "tcp_wmem").split()
+        out_cc = ns_sysctl(path.server_ns, "tcp_congestion_control").strip()
         srv = start_server(a, tmp, path.server_ns)
         url = "https://%s:%d/big.bin" % (SERVER_ADDR, a.port)
         out = {"path": path.kind, "results": {}, "client_tcp_rmem": [int(x) for x in out_rmem],
