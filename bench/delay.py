@@ -341,8 +341,9 @@ def start_server(a, tmp, ns):
 def one(a, ns, proto, url, size):
     """One download in the namespace: (seconds, body bytes)."""
     if proto == "h3":
+        window = ("--window", str(a.h3_window)) if a.h3_window else ()
         p = sh(a.h3load, "-k", "--json", "-n", "1", "-c", "1", "-m", "1", "-t",
-               str(a.timeout), url, ns=ns, check=False, timeout=a.timeout + 30)
+               str(a.timeout), *window, url, ns=ns, check=False, timeout=a.timeout + 30)
         try:
             s = json.loads(p.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -484,6 +485,9 @@ def main():
     ap.add_argument("--fifo", type=int, default=1, metavar="PRIORITY",
                     help="the delay line's SCHED_FIFO priority (1), so that on a busy machine "
                          "it does not wait for a CPU; 0: an ordinary process")
+    ap.add_argument("--h3-window", type=int, default=0, metavar="BYTES",
+                    help="h3load's initial stream receive window (its default, 1 MiB); "
+                         "it grows with the path (ngtcp2's auto-tuning) to 16 MiB or this")
     ap.add_argument("--size-mib", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--protocols", default="h3,h2,h1",
