@@ -72,8 +72,37 @@ http {{
         ssl_certificate {tmp}/cert.pem;
         ssl_certificate_key {tmp}/key.pem;
         ssl_protocols TLSv1.3;
+        # --upload: the body read whole (a temporary file), then passed on
+        location = /upload {{
+            client_max_body_size 0;
+            proxy_pass http://127.0.0.1:{origin};
+        }}
     }}
 }}
+"""
+
+# --upload's origin, beside the server: reads a request's body, answers
+# with its length
+ORIGIN = """import http.server, sys
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        left = int(self.headers.get("Content-Length", 0))
+        while left:
+            n = len(self.rfile.read(min(left, 1 << 20)))
+            if not n:
+                break
+            left -= n
+        body = str(int(self.headers.get("Content-Length", 0)) - left).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Sink)
+print(server.server_address[1], flush=True)
+server.serve_forever()
 """
 
 
@@ -317,10 +346,22 @@ def server_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(a, tmp, ns):
+def start_origin(ns):
+    """--upload's origin in netns `ns`: (process, port)."""
+    inns = ["ip", "netns", "exec", ns] if ns else []
+    p = subprocess.Popen(inns + [sys.executable, "-c", ORIGIN], stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.strip().isdigit():
+        p.kill()
+        raise RuntimeError("the upload origin did not start")
+    return p, int(line)
+
+
+def start_server(a, tmp, ns, origin_port):
     """scalwsd in netns `ns` (`ip netns exec` execs it: the pid is its own)."""
     port = a.port
-    conf = CONF.format(modules=a.modules, tmp=tmp, addr=SERVER_ADDR, port=port)
+    conf = CONF.format(modules=a.modules, tmp=tmp, addr=SERVER_ADDR, port=port,
+                       origin=origin_port)
     (tmp / "scalws.conf").write_text(conf)
     inns = ["ip", "netns", "exec", ns] if ns else []
     p = subprocess.Popen(inns + [a.scalwsd, "-c", str(tmp / "scalws.conf"), "-p", str(tmp)],
@@ -338,25 +379,49 @@ def start_server(a, tmp, ns):
     raise RuntimeError("scalwsd did not listen on %s:%d" % (SERVER_ADDR, port))
 
 
-def one(a, ns, proto, url, size):
-    """One download in the namespace: (seconds, body bytes)."""
+def one(a, ns, proto, url, size, upload):
+    """One download (or with upload, one POST of that file) in the
+    namespace: (seconds, body bytes moved). An upload's answer is the
+    length the origin read, checked here."""
+    with tempfile.NamedTemporaryFile(prefix="sws-delay-answer-") as answer:
+        seconds, moved = one_transfer(a, ns, proto, url, upload, answer.name)
+        if upload:
+            told = open(answer.name).read().strip()
+            if told != str(size):
+                raise RuntimeError("%s: the origin read %r bytes of %d" % (proto, told, size))
+            return seconds, size
+        return seconds, moved
+
+
+def one_transfer(a, ns, proto, url, upload, out):
     if proto == "h3":
         window = ("--window", str(a.h3_window)) if a.h3_window else ()
+        post = ("--method", "POST", "--data", "@" + upload, "-o", out) if upload else ()
         p = sh(a.h3load, "-k", "--json", "-n", "1", "-c", "1", "-m", "1", "-t",
-               str(a.timeout), *window, url, ns=ns, check=False, timeout=a.timeout + 30)
+               str(a.timeout), *window, *post, url, ns=ns, check=False,
+               timeout=a.timeout + 30)
         try:
             s = json.loads(p.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
             raise RuntimeError("h3load: %s %s" % (p.stdout[-500:], p.stderr[-500:]))
+        if s["status"]["2xx"] != 1:
+            raise RuntimeError("h3load: not answered 2xx: %s" % s)
         return s["elapsed_s"], s["body_bytes"]
     flag = "--http2" if proto == "h2" else "--http1.1"
-    p = sh("curl", "-sk", flag, "--max-time", str(a.timeout), "-o", "/dev/null", "-w",
-           "%{http_version} %{size_download} %{time_total}", url, ns=ns, check=False,
-           timeout=a.timeout + 30)
-    version, got, seconds = p.stdout.split()
+    post = ("--data-binary", "@" + upload, "-H", "Content-Type: application/octet-stream",
+            "-H", "Expect:") if upload else ()
+    p = sh("curl", "-sk", flag, "--max-time", str(a.timeout), "-o", out if upload else "/dev/null",
+           "-w", "%{http_version} %{response_code} %{size_download} %{time_total}",
+           *post, url, ns=ns, check=False, timeout=a.timeout + 30)
+    try:
+        version, code, got, seconds = p.stdout.split()
+    except ValueError:
+        raise RuntimeError("curl %s: %s %s" % (flag, p.stdout[-500:], p.stderr[-500:]))
     want = "2" if proto == "h2" else "1.1"
     if version != want:
         raise RuntimeError("curl %s spoke HTTP/%s" % (flag, version))
+    if code != "200":
+        raise RuntimeError("curl %s: status %s" % (flag, code))
     return float(seconds), int(got)
 
 
@@ -383,8 +448,14 @@ def run(a, path):
         out_rmem = ns_sysctl(path.ns, "tcp_rmem").split()
         out_wmem = ns_sysctl(path.server_ns, "tcp_wmem").split()
         out_cc = ns_sysctl(path.server_ns, "tcp_congestion_control").strip()
-        srv = start_server(a, tmp, path.server_ns)
-        url = "https://%s:%d/big.bin" % (SERVER_ADDR, a.port)
+        origin, origin_port = start_origin(path.server_ns)
+        try:
+            srv = start_server(a, tmp, path.server_ns, origin_port)
+        except BaseException:
+            origin.kill()
+            origin.wait()
+            raise
+        url = "https://%s:%d/%s" % (SERVER_ADDR, a.port, "upload" if a.upload else "big.bin")
         out = {"path": path.kind, "results": {}, "client_tcp_rmem": [int(x) for x in out_rmem],
                "server_tcp_wmem": [int(x) for x in out_wmem], "server_tcp_cc": out_cc}
         try:
@@ -395,7 +466,9 @@ def run(a, path):
             # load falls on all of them alike
             for _ in range(a.rounds):
                 for proto in protocols:
-                    rounds[proto].append(one_round(a, srv, path, proto, url, size))
+                    rounds[proto].append(one_round(a, srv, path, proto, url, size,
+                                                   str(tmp / "html" / "big.bin")
+                                                   if a.upload else None))
             for proto in protocols:
                 out["results"][proto] = summarize(rounds[proto], path.kind == "tun")
         finally:
@@ -404,16 +477,18 @@ def run(a, path):
                 srv.wait(10)
             except subprocess.TimeoutExpired:
                 srv.kill()
+            origin.kill()
+            origin.wait()
         return out
 
 
-def one_round(a, srv, path, proto, url, size):
+def one_round(a, srv, path, proto, url, size, upload):
     """One download, with the CPU time the server, the client and the
     delay line spent on it (the client: this process's waited-for children,
     which during the download is the client alone: `ip netns exec` execs it)."""
     c0, w0, d0 = server_cpu(srv.pid), sched_wait(srv.pid), path.counters()
     k0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    seconds, got = one(a, path.ns, proto, url, size)
+    seconds, got = one(a, path.ns, proto, url, size, upload)
     k1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu, wait, d1 = server_cpu(srv.pid) - c0, sched_wait(srv.pid) - w0, path.counters()
     if got != size:
@@ -488,6 +563,9 @@ def main():
     ap.add_argument("--h3-window", type=int, default=0, metavar="BYTES",
                     help="h3load's initial stream receive window (its default, 1 MiB); "
                          "it grows with the path (ngtcp2's auto-tuning) to 16 MiB or this")
+    ap.add_argument("--upload", action="store_true",
+                    help="POST the file instead (to an origin behind the server's proxy, "
+                         "the body read whole first): the server's receive windows")
     ap.add_argument("--size-mib", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--protocols", default="h3,h2,h1",
@@ -532,6 +610,7 @@ def main():
              if "h3" in results and "h2" in results else None)
     if a.json:
         print(json.dumps({"delay_ms_each_way": a.delay_ms, "size_mib": a.size_mib,
+                          "direction": "upload" if a.upload else "download",
                           "path": out["path"], "rtt": out["rtt"], "results": results,
                           "client_tcp_rmem": out["client_tcp_rmem"],
                           "server_tcp_wmem": out["server_tcp_wmem"],
@@ -539,8 +618,9 @@ def main():
                           "h3_over_h2": ratio}))
         return 0
     rtt = out["rtt"]
-    print("one %d MiB download, one stream, %d ms added each way (RTT +%d ms) by %s, "
-          "median of %d" % (a.size_mib, a.delay_ms, 2 * a.delay_ms,
+    print("one %d MiB %s, one stream, %d ms added each way (RTT +%d ms) by %s, "
+          "median of %d" % (a.size_mib, "upload" if a.upload else "download", a.delay_ms,
+                            2 * a.delay_ms,
                             "tc netem" if out["path"] == "netem" else "bench/delayline (TUN)",
                             a.rounds))
     print("measured RTT (TCP connect from the clients' namespace): median %.1f ms "
@@ -572,7 +652,7 @@ def main():
                 r["delayline_drops"], r["tun_drops"], r["delayline_max_queue"])
         print(line)
     if ratio is not None:
-        print("HTTP/3 / HTTP/2: %.2fx (target 0.7x)" % ratio)
+        print("HTTP/3 / HTTP/2: %.2fx%s" % (ratio, "" if a.upload else " (target 0.7x)"))
     return 0
 
 

@@ -305,14 +305,17 @@ needs_bench = pytest.mark.skipif(
 
 
 @needs_bench
-def test_bench_delay_through_the_delay_line():
+@pytest.mark.parametrize("upload", [False, True], ids=["download", "upload"])
+def test_bench_delay_through_the_delay_line(upload):
     before = namespaces()
     p = subprocess.run(bench_argv("--delay-ms", "10", "--size-mib", "2", "--rounds", "1",
-                                  "--json", "--port", str(h.free_port())),
+                                  "--json", "--port", str(h.free_port()),
+                                  *(["--upload"] if upload else [])),
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert "skipped" not in out, out
+    assert out["direction"] == ("upload" if upload else "download")
     assert out["path"] == "tun"
     assert 20.0 <= out["rtt"]["min_ms"] and out["rtt"]["median_ms"] < 20.0 + 100.0, out["rtt"]
     assert set(out["results"]) == {"h3", "h2", "h1"}
