@@ -21,6 +21,7 @@ path can be made the run is skipped with the reason, exit status 0 and
     bench/delay                            # 100 MiB, 25 ms each way, 3 rounds
     bench/delay --size-mib 20 --rounds 1 --json
     bench/delay --delay-ms 0 --size-mib 100  # the path alone: what it carries
+    bench/delay --upload                     # the file POSTed: the server's windows
 
 What it reports: the path's round trip (TCP connects from the clients'
 namespace); per protocol the median of the rounds' throughput (bytes of
