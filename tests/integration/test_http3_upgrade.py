@@ -1,0 +1,163 @@
+"""A binary upgrade (USR2, then QUIT to the old master; or the rollback:
+HUP to the old master, QUIT to the new) keeps the live HTTP/3 connections
+of both binaries' workers: the new master takes over the old one's QUIC
+slots (sockets, BPF maps and the table of who holds which slot), gives
+its workers free slots, and the datagrams of every connection go on
+reaching the worker that owns it; first Initials go to the newest
+binary's workers. With eBPF and with classic BPF steering."""
+import os
+import re
+import signal
+import threading
+import time
+
+import pytest
+
+import swsharness as h
+import tlsutil as t
+from test_http3 import h3get
+from test_http3_steering import (BIG, FILES, HTTP, SERVER, access_log, check_download,
+                                 downloads, pytestmark)  # noqa: F401 (the skips)
+from test_upgrade import oldbin, read_pid, start_upgrade, stop_master
+
+STEERING = {"ebpf": ("", "eBPF"), "cbpf": ("quic_steering cbpf;", "classic BPF")}
+STARTED = re.compile(r"(\d+)#0: started worker process \d+ \(worker \d+, QUIC slot (\d+)\)")
+
+
+@pytest.fixture(params=sorted(STEERING))
+def steering(request):
+    return STEERING[request.param]
+
+
+def launch(sws, pki, steering):
+    s = t.launch(sws, pki, files=FILES, server=SERVER, http=HTTP, main=steering[0],
+                 workers=2, loglevel="notice", keepalive="60s")
+    s.wait_children(2)
+    assert "QUIC steering on 127.0.0.1:%d: %s" % (s.port, steering[1]) in s.error_log(), \
+        s.error_log(3000)
+    return s
+
+
+def idle_then_get(port, path, delay_ms, out, key):
+    """A connection whose request goes out delay_ms after its handshake."""
+    try:
+        out[key] = h3get(port, path, timeout=60, extra=["--delay-stream=%dms" % delay_ms,
+                                                        "--timeout=30s"])
+    except Exception as e:          # noqa: BLE001 (reported by the test)
+        out[key] = e
+
+
+def slots_of(text, master):
+    """The QUIC slots master gave its workers."""
+    return [int(m.group(2)) for m in STARTED.finditer(text) if int(m.group(1)) == master]
+
+
+def served_by(s, uri):
+    return [int(x[0]) for x in access_log(s) if x[1] == uri]
+
+
+def check_log(text):
+    assert "[alert]" not in text and "[crit]" not in text and "[emerg]" not in text, \
+        text[-3000:]
+
+
+def test_upgrade_keeps_http3_connections(sws, pki, steering):
+    s = launch(sws, pki, steering)
+    old_workers = set(s.children())
+    new = None
+    try:
+        out, threads = downloads(s, "/slow.bin", range(3))
+        idle = [threading.Thread(target=idle_then_get, args=(s.port, "/hello.txt?idle%d" % i,
+                                                             2500, out, "idle%d" % i))
+                for i in range(3)]
+        for th in idle:
+            th.start()
+        time.sleep(0.8)             # every handshake done
+        new = start_upgrade(s, 2)
+        new_workers = set(h.children_of(new))
+        # new connections go to the new binary's workers
+        for i in range(3):
+            r = h3get(s.port, "/hello.txt?after%d" % i, timeout=20)
+            assert r.status() == 200, r.out[-2000:]
+        # the idle connections send their requests now, to the old workers
+        for th in idle:
+            th.join(30)
+        for i in range(3):
+            r = out.get("idle%d" % i)
+            assert not isinstance(r, Exception), r
+            assert r.rc == 0 and r.status() == 200, r.out[-3000:]
+            assert r.bodies.get("hello.txt?idle%d" % i) == b"hello\n"
+        # the old master goes while the downloads run
+        s.signal(signal.SIGQUIT)
+        for th in threads:
+            th.join(60)
+        for i in range(3):
+            check_download(out.get(i))
+        assert s.wait_exit(10) == 0, s.error_log(3000)
+        assert not oldbin(s).exists() and read_pid(s.pid_path) == new
+        log = access_log(s)
+        assert h.wait_for(lambda: len(access_log(s)) >= 9, 5), log
+        for i in range(3):
+            assert set(served_by(s, "/hello.txt?idle%d" % i)) <= old_workers, log
+            assert set(served_by(s, "/hello.txt?after%d" % i)) <= new_workers, log
+        assert len(served_by(s, "/slow.bin")) == 3
+        assert set(served_by(s, "/slow.bin")) <= old_workers, log
+        # the old binary's slots are free: the new binary goes on (its
+        # slots steered, TCP too)
+        r = h3get(s.port, "/hello.txt?last", timeout=20)
+        assert r.status() == 200, r.out[-2000:]
+        with t.connect(s.port, verify=False) as c:
+            c.sendall(h.request("GET", "/hello.txt", headers=[("Connection", "close")]))
+            got = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                got += chunk
+        assert got.startswith(b"HTTP/1.1 200") and got.endswith(b"hello\n"), got[:200]
+        text = s.error_log()
+        check_log(text)
+        # the new binary's workers took the slots the old ones did not hold
+        assert sorted(slots_of(text, new)) == [2, 3], text[-3000:]
+    finally:
+        if new:
+            stop_master(new)
+
+
+def test_rollback_keeps_http3_connections(sws, pki, steering):
+    s = launch(sws, pki, steering)
+    old_workers = set(s.children())
+    new = start_upgrade(s, 2)
+    try:
+        new_workers = set(h.children_of(new))
+        # downloads on the new binary's workers
+        out, threads = downloads(s, "/slow.bin", range(3))
+        time.sleep(0.8)
+        s.signal(signal.SIGWINCH)
+        assert h.wait_for(lambda: not (old_workers & set(s.children())), 5), s.error_log(3000)
+        # back: the old master's workers again (free slots), the new master goes
+        s.signal(signal.SIGHUP)
+        assert h.wait_for(lambda: len(set(s.children()) - {new}) == 2, 5), s.error_log(3000)
+        again = set(s.children()) - {new}
+        # the old binary's new workers: slots the new binary's do not hold
+        assert sorted(slots_of(s.error_log(), s.pid)) == [0, 0, 1, 1], s.error_log(3000)
+        os.kill(new, signal.SIGQUIT)
+        for th in threads:
+            th.join(60)
+        for i in range(3):
+            check_download(out.get(i))
+        assert h.wait_for(lambda: new not in s.children(), 10), s.error_log(3000)
+        assert h.wait_for(lambda: read_pid(s.pid_path) == s.pid, 5), s.error_log(3000)
+        new = None
+        assert set(served_by(s, "/slow.bin")) <= new_workers, access_log(s)
+        # new connections to the old binary's new workers
+        for i in range(3):
+            r = h3get(s.port, "/hello.txt?back%d" % i, timeout=20)
+            assert r.status() == 200, r.out[-2000:]
+        assert h.wait_for(lambda: len(served_by(s, "/hello.txt?back2")) == 1, 5)
+        for i in range(3):
+            assert set(served_by(s, "/hello.txt?back%d" % i)) <= again, access_log(s)
+        check_log(s.error_log())
+    finally:
+        if new:
+            stop_master(new)
