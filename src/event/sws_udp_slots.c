@@ -15,7 +15,7 @@
 #include "sws_udp_slots.h"
 #include "sws_udp_steer.h"
 
-#define SWS_UDP_SLOTS_MAGIC  0x51534c31     /* "QSL1": the layout below */
+#define SWS_UDP_SLOTS_MAGIC  0x51534c32     /* "QSL2": the layout below */
 
 typedef struct {
     pid_t     pid;          /* 0: free; the master's own while it forks */
@@ -26,6 +26,8 @@ typedef struct {
 typedef struct {
     uint32_t        magic;
     uint32_t        epochs; /* masters that used the table so far */
+    uint32_t        steer;  /* SWS_UDP_STEER_* + 1 attached last, 0: none yet */
+    uint32_t        spare;
     sws_udp_slot_t  slot[SWS_UDP_SLOTS_MAX];
 } sws_udp_slots_t;
 
@@ -73,7 +75,7 @@ sws_udp_slots_init(sws_log_t *log, int fd)
                           (unsigned long) held, (unsigned long) sws_slots_epoch);
             return SWS_OK;
         }
-        sws_log_error(SWS_LOG_EMERG, log, errno, "binary upgrade: descriptor %d is not "
+        sws_log_error(SWS_LOG_EMERG, log, 0, "binary upgrade: descriptor %d is not "
                       "a table of QUIC slots, ignored", fd);
         if (sws_slots != NULL) {
             munmap(sws_slots, sizeof(sws_udp_slots_t));
@@ -227,4 +229,20 @@ sws_udp_slots_steering(sws_uint_t *live, sws_uint_t *nlive, sws_uint_t *cur,
             cur[(*ncur)++] = live[s];
         }
     }
+}
+
+
+void
+sws_udp_slots_set_steer(sws_uint_t steer)
+{
+    if (sws_slots != NULL) {
+        sws_slots->steer = (uint32_t) steer + 1;
+    }
+}
+
+
+sws_uint_t
+sws_udp_slots_steer(sws_uint_t own)
+{
+    return sws_slots != NULL && sws_slots->steer != 0 ? sws_slots->steer - 1 : own;
 }

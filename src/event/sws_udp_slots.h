@@ -37,6 +37,13 @@ void       sws_udp_slots_release(sws_uint_t slot, pid_t pid);
  * some; each array of SWS_UDP_SLOTS_MAX. */
 void       sws_udp_slots_steering(sws_uint_t *live, sws_uint_t *nlive, sws_uint_t *cur,
     sws_uint_t *ncur);
+/* How the groups are steered (SWS_UDP_STEER_*): the program attached
+ * last, by either master; sws_udp_slots_steer() gives own when none is
+ * known. The other master updates that program's slots (a classic one
+ * it makes again; the eBPF maps only if it has them: it steered with
+ * eBPF too). */
+void       sws_udp_slots_set_steer(sws_uint_t steer);
+sws_uint_t sws_udp_slots_steer(sws_uint_t own);
 /* This master's epoch (for the log). */
 sws_uint_t sws_udp_slots_epoch(void);
 

@@ -245,7 +245,9 @@ sws_ebpf_map_create(uint32_t type, uint32_t value_size, uint32_t entries)
 }
 
 /* The old binary's map of ls's group (taken: no longer offered), or -1:
- * the one where a slot's entry is the cookie of ls's socket of that slot. */
+ * the one whose entries are the cookies of ls's sockets of those slots;
+ * a map with no entry (no process of the old binary at any slot) when it
+ * is the only one. */
 static int
 sws_ebpf_inherited(sws_listening_t *ls)
 {
@@ -253,7 +255,7 @@ sws_ebpf_inherited(sws_listening_t *ls)
     uint64_t        value, cookie;
     uint32_t        key;
     socklen_t       len;
-    sws_uint_t      i, s;
+    sws_uint_t      i, s, found;
     int             map;
 
     for (i = 0; i < sws_steer_inherited_n; i++) {
@@ -261,7 +263,7 @@ sws_ebpf_inherited(sws_listening_t *ls)
         if (map == -1) {
             continue;
         }
-        for (s = 0; s < sws_min(ls->worker_fds_n, SWS_UDP_SLOTS_MAX); s++) {
+        for (s = 0, found = 0; s < sws_min(ls->worker_fds_n, SWS_UDP_SLOTS_MAX); s++) {
             if (ls->worker_fds[s] == -1) {
                 continue;
             }
@@ -277,8 +279,14 @@ sws_ebpf_inherited(sws_listening_t *ls)
             if (getsockopt(ls->worker_fds[s], SOL_SOCKET, SO_COOKIE, &cookie, &len) == -1
                 || cookie != value)
             {
-                break;                  /* another group's map */
+                found = 0;              /* another group's map */
+                break;
             }
+            found++;
+        }
+        if (found > 0 || (s == sws_min(ls->worker_fds_n, SWS_UDP_SLOTS_MAX)
+                          && sws_steer_inherited_n == 1))
+        {
             sws_steer_inherited[i] = -1;
             return map;
         }
@@ -560,7 +568,7 @@ sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
     static sws_uint_t  live[SWS_UDP_SLOTS_MAX], cur[SWS_UDP_SLOTS_MAX];
     sws_listening_t  **lss = cycle->listening.elts, *ls;
     sws_uint_t         i, steer, nlive, ncur;
-    int                all = 1, one = 1, err;
+    int                all = 1, one = 1, err, attached = -1;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
@@ -608,6 +616,13 @@ sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
                           ? " (no BPF program could be attached)" : "");
         }
         ls->steer = steer;
+        attached = (int) steer;
+    }
+    if (attached != -1) {
+        /* What the groups run now, for the other master of an upgrade. */
+        sws_udp_slots_lock();
+        sws_udp_slots_set_steer((sws_uint_t) attached);
+        sws_udp_slots_unlock();
     }
     sws_udp_steer_inherited_close();
     return all;
@@ -618,18 +633,21 @@ sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_uint_t nliv
     const sws_uint_t *cur, sws_uint_t ncur)
 {
     sws_listening_t **lss = cycle->listening.elts, *ls;
-    sws_uint_t        i;
+    sws_uint_t        i, steer;
     int               ebpf = 0;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
-        if (!sws_udp_steer_group(ls)) {
+        if (!sws_udp_steer_group(ls) || ls->steer == SWS_UDP_STEER_NONE) {
             continue;
         }
-        if (ls->steer == SWS_UDP_STEER_EBPF) {
+        /* The program attached is of the master that attached last: the
+         * other master of a binary upgrade may steer otherwise. */
+        steer = sws_udp_slots_steer(ls->steer);
+        if (steer == SWS_UDP_STEER_EBPF && ls->steer_map != -1) {
             sws_ebpf_update(cycle, ls, live, nlive);
             ebpf = 1;
-        } else if (ls->steer == SWS_UDP_STEER_CBPF
+        } else if (steer == SWS_UDP_STEER_CBPF
                    && sws_cbpf_attach(ls, live, nlive, cur, ncur) != SWS_OK)
         {
             sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt("
@@ -637,7 +655,7 @@ sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_uint_t nliv
                           (char *) ls->addr_text.data);
         }
     }
-    if (ebpf) {
+    if (ebpf && sws_steer_current != -1) {
         sws_ebpf_current(cycle, cur, ncur);
     }
 }

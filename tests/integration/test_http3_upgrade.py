@@ -161,3 +161,16 @@ def test_rollback_keeps_http3_connections(sws, pki, steering):
     finally:
         if new:
             stop_master(new)
+
+
+def test_bad_quic_state_is_ignored(sws, pki, monkeypatch):
+    # SCALWS_QUIC with a descriptor that is no table (0: /dev/null) and
+    # garbage: both logged and ignored, a table of its own made
+    monkeypatch.setenv("SCALWS_QUIC", "0;abc;")
+    s = launch(sws, pki, STEERING["ebpf"])
+    err = s.stderr()
+    assert "descriptor 0 is not a table of QUIC slots, ignored" in err, err
+    assert 'invalid descriptor in the SCALWS_QUIC environment variable: ";abc;"' in err, err
+    r = h3get(s.port, "/hello.txt", timeout=20)
+    assert r.status() == 200 and r.bodies.get("hello.txt") == b"hello\n", r.out[-2000:]
+    assert sorted(slots_of(s.error_log(), s.pid)) == [0, 1]
