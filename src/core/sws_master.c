@@ -234,9 +234,15 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     c->sampled = 0;
     c->accepting = 0;
     c->slot = (pid == -1 || !sws_reuseport_udp(cycle)) ? SWS_UDP_NO_SLOT : sws_worker_slot;
-    if (pid == -1 && sws_reuseport_udp(cycle)) {
+    if (sws_reuseport_udp(cycle) && sws_worker_slot != SWS_UDP_NO_SLOT) {
+        /* The slot is the worker's now (given back when it is reaped),
+         * steered or not; or free again. */
         sws_udp_slots_lock();
-        sws_udp_slots_release(sws_worker_slot, sws_master_pid);
+        if (pid == -1) {
+            sws_udp_slots_release(sws_worker_slot, sws_master_pid);
+        } else {
+            sws_udp_slots_hold(sws_worker_slot, pid, 0);
+        }
         sws_udp_slots_unlock();
     }
 

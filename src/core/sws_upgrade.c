@@ -4,9 +4,9 @@
  * command line and the listening sockets (TCP and UDP) inherited: their
  * numbers go in the SCALWS environment variable (sws_listening_env), and
  * the new binary takes them instead of binding again (sws_listening.c), so
- * no connection is refused meanwhile. With them what keeps QUIC
- * connections (SCALWS_QUIC: the table of QUIC slots and the BPF maps,
- * sws_udp_slots.h), so that both binaries' workers are steered to. The pid file and what the master does
+ * no connection is refused meanwhile; and in SCALWS_QUIC what keeps the
+ * QUIC connections of both binaries' workers (the table of QUIC slots and
+ * the BPF maps, sws_udp_slots.h). The pid file and what the master does
  * with the new binary's process are in sws_master.c.
  */
 #ifndef _GNU_SOURCE

@@ -174,3 +174,17 @@ def test_bad_quic_state_is_ignored(sws, pki, monkeypatch):
     r = h3get(s.port, "/hello.txt", timeout=20)
     assert r.status() == 200 and r.bodies.get("hello.txt") == b"hello\n", r.out[-2000:]
     assert sorted(slots_of(s.error_log(), s.pid)) == [0, 1]
+
+
+def test_slots_given_back_without_steering(sws, pki):
+    # the table of slots is kept without a program too: a worker's slot is
+    # free again once it has exited, so reloads do not use up the slots
+    s = t.launch(sws, pki, files=FILES, server=SERVER, http=HTTP, workers=2,
+                 main="quic_steering off;", loglevel="notice")
+    first = set(s.wait_children(2))
+    for gen in range(2):
+        s.signal(signal.SIGHUP)
+        assert h.wait_for(lambda: len(set(s.children()) - first) == 2
+                          and not (first & set(s.children())), 10), s.error_log(3000)
+        first = set(s.children())
+    assert slots_of(s.error_log(), s.pid) == [0, 1, 2, 3, 0, 1], s.error_log(3000)
