@@ -119,6 +119,15 @@ def test_upgrade_keeps_http3_connections(sws, pki, steering):
         check_log(text)
         # the new binary's workers took the slots the old ones did not hold
         assert sorted(slots_of(text, new)) == [2, 3], text[-3000:]
+        # and the old ones' are free now: a reload of the new master takes them
+        os.kill(new, signal.SIGHUP)
+        assert h.wait_for(lambda: len(slots_of(s.error_log(), new)) == 4, 10), \
+            s.error_log(3000)
+        assert sorted(slots_of(s.error_log(), new)[2:]) == [0, 1], s.error_log(3000)
+        assert h.wait_for(lambda: not (new_workers & set(h.children_of(new))), 10)
+        r = h3get(s.port, "/hello.txt?reloaded", timeout=20)
+        assert r.status() == 200, r.out[-2000:]
+        check_log(s.error_log())
     finally:
         if new:
             stop_master(new)
