@@ -16,8 +16,8 @@ import pytest
 import swsharness as h
 import tlsutil as t
 from test_http3 import h3get
-from test_http3_steering import (BIG, FILES, HTTP, SERVER, access_log, check_download,
-                                 downloads, pytestmark)  # noqa: F401 (the skips)
+from test_http3_steering import (FILES, HTTP, SERVER, access_log, check_download, downloads,
+                                 landing, pytestmark, short_packet)  # noqa: F401 (the skips)
 from test_upgrade import oldbin, read_pid, start_upgrade, stop_master
 
 STEERING = {"ebpf": ("", "eBPF"), "cbpf": ("quic_steering cbpf;", "classic BPF")}
@@ -62,7 +62,24 @@ def check_log(text):
 
 
 def test_upgrade_keeps_http3_connections(sws, pki, steering):
-    s = launch(sws, pki, steering)
+    upgrade_then_quit(launch(sws, pki, steering), steering[1])
+
+
+def test_upgrade_to_other_steering(sws, pki):
+    # the new binary's configuration steers with classic BPF, the old
+    # one's with eBPF: the program attached last (the new master's) is the
+    # one both masters update
+    s = launch(sws, pki, STEERING["ebpf"])
+    conf = s.conf_path.read_text()
+    s.conf_path.write_text(conf.replace("daemon off;\n", "daemon off;\nquic_steering cbpf;\n"))
+    upgrade_then_quit(s, STEERING["cbpf"][1])
+
+
+def upgrade_then_quit(s, new_steering):
+    """Downloads and idle connections begun on the old binary's workers
+    complete across USR2 and QUIT to the old master; new connections go
+    to the new binary's workers, which take the old ones' slots once they
+    are free."""
     old_workers = set(s.children())
     new = None
     try:
@@ -75,6 +92,8 @@ def test_upgrade_keeps_http3_connections(sws, pki, steering):
         time.sleep(0.8)             # every handshake done
         new = start_upgrade(s, 2)
         new_workers = set(h.children_of(new))
+        assert "%d#0: QUIC steering on 127.0.0.1:%d: %s" % (new, s.port, new_steering) \
+            in s.error_log(), s.error_log(3000)
         # new connections go to the new binary's workers
         for i in range(3):
             r = h3get(s.port, "/hello.txt?after%d" % i, timeout=20)
@@ -102,8 +121,11 @@ def test_upgrade_keeps_http3_connections(sws, pki, steering):
             assert set(served_by(s, "/hello.txt?after%d" % i)) <= new_workers, log
         assert len(served_by(s, "/slow.bin")) == 3
         assert set(served_by(s, "/slow.bin")) <= old_workers, log
-        # the old binary's slots are free: the new binary goes on (its
-        # slots steered, TCP too)
+        # the old binary's slots are free: IDs that name them go to the new
+        # workers (the old master's last word to the program), which go on
+        # (their slots steered, TCP too)
+        for slot in (0, 1):
+            assert landing(s, short_packet(slot), list(new_workers)) in new_workers
         r = h3get(s.port, "/hello.txt?last", timeout=20)
         assert r.status() == 200, r.out[-2000:]
         tcp, _, _ = t.get(s.port, "/hello.txt", verify=False)
