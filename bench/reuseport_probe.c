@@ -75,5 +75,37 @@ int main(void) {
         r = setsockopt(s[1], SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &pfd, sizeof pfd);
         printf("SO_ATTACH_REUSEPORT_EBPF: %s\n", r ? strerror(errno) : "ok");
     }
+
+    /* A binary upgrade (the new master of the same group): can it build
+     * its own map of the same sockets, or must it take the old one's? */
+    if (mfd >= 0) {
+        union bpf_attr u = { 0 };
+        unsigned key = 0;
+        unsigned long long v = s[0], cookie = 0, got = 0;
+        socklen_t len = sizeof cookie;
+        u.map_fd = mfd; u.key = (unsigned long)&key; u.value = (unsigned long)&v;
+        r = bpf(BPF_MAP_UPDATE_ELEM, &u);
+        printf("socket 0 into the map: %s\n", r ? strerror(errno) : "ok");
+        int m2 = bpf(BPF_MAP_CREATE, &m);
+        u.map_fd = m2;
+        r = bpf(BPF_MAP_UPDATE_ELEM, &u);
+        printf("the same socket into a second map: %s\n", r ? strerror(errno) : "ok");
+        u.map_fd = mfd; u.value = (unsigned long)&got;
+        r = bpf(BPF_MAP_LOOKUP_ELEM, &u);
+        getsockopt(s[0], SOL_SOCKET, SO_COOKIE, &cookie, &len);
+        printf("lookup from user space: %s, the socket's SO_COOKIE: %s\n",
+               r ? strerror(errno) : "ok", got == cookie ? "the same" : "not the same");
+        struct bpf_map_info info = { 0 };
+        union bpf_attr i = { 0 };
+        i.info.bpf_fd = mfd; i.info.info_len = sizeof info; i.info.info = (unsigned long)&info;
+        r = bpf(BPF_OBJ_GET_INFO_BY_FD, &i);
+        printf("BPF_OBJ_GET_INFO_BY_FD of the map: %s, type %u (REUSEPORT_SOCKARRAY %d)\n",
+               r ? strerror(errno) : "ok", info.type, BPF_MAP_TYPE_REUSEPORT_SOCKARRAY);
+        close(mfd);
+        usleep(100000);     /* the map is freed after an RCU grace period */
+        u.map_fd = m2; u.value = (unsigned long)&v;
+        r = bpf(BPF_MAP_UPDATE_ELEM, &u);
+        printf("into the second map once the first is gone: %s\n", r ? strerror(errno) : "ok");
+    }
     return 0;
 }

@@ -21,6 +21,7 @@
 #include "sws_process_internal.h"
 #include "sws_proctitle.h"
 #include "../event/sws_event.h"
+#include "../event/sws_udp_steer.h"
 
 #if defined(__has_include)
 #if __has_include("sws_auto_config.h")
@@ -363,6 +364,8 @@ main(int argc, char **argv)
 
     /* Started by a master's USR2: its listening sockets are ours too. */
     inherited = sws_listening_inherit(log);
+    /* and the QUIC slots of its workers (sws_udp_slots.h) */
+    (void) sws_udp_steer_inherit(log);
     if (inherited) {
         sws_log_error(SWS_LOG_NOTICE, log, 0, "binary upgrade: %lu listening sockets "
                       "inherited", (unsigned long) inherited);

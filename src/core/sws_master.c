@@ -24,6 +24,7 @@
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
 #include "../event/sws_reuseport.h"
+#include "../event/sws_udp_slots.h"
 #include "../event/sws_udp_steer.h"
 #include "sws_core_module.h"
 #include "sws_helper_internal.h"
@@ -144,56 +145,61 @@ sws_child_alive(const sws_child_t *c)
 
 
 /* The QUIC slot of a worker about to start: the lowest that no process
- * has (its sockets opened if it is a new one). */
+ * has, of either master of a binary upgrade (sws_udp_slots.h); its
+ * sockets opened if it is a new one. While a new binary runs, only a slot
+ * whose sockets this master has: the new binary's are not its. */
 static sws_uint_t
 sws_quic_slot_take(sws_cycle_t *cycle)
 {
-    sws_uint_t  s, i;
+    sws_uint_t  s;
 
+    sws_udp_slots_lock();
     for (s = 0; s < SWS_UDP_SLOTS_MAX; s++) {
-        for (i = 0; i < sws_children_n; i++) {
-            if (sws_child_alive(&sws_children[i]) && sws_children[i].slot == s) {
-                break;
-            }
-        }
-        if (i == sws_children_n) {
+        if (sws_udp_slots_free(s)
+            && (sws_new_binary == 0 || sws_listening_slot_has(cycle, s)))
+        {
             break;
         }
     }
     if (s == SWS_UDP_SLOTS_MAX || sws_listening_slot_open(cycle, s) != SWS_OK) {
+        sws_udp_slots_unlock();
         sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "no QUIC slot for a new worker: its "
                       "QUIC connections may not reach it");
         return SWS_UDP_NO_SLOT;
     }
+    /* This master's until the worker's pid is known. */
+    sws_udp_slots_hold(s, sws_master_pid, 0);
+    sws_udp_slots_unlock();
     return s;
 }
 
 
 /* Tell the programs of the QUIC groups which slots are live (a process
  * runs there: the datagrams of its connections go to it) and which take
- * new connections (the running workers of this generation). */
+ * new connections (the running workers of this generation; of the new
+ * binary while one runs: sws_udp_slots.h). */
 static void
 sws_quic_steer(sws_cycle_t *cycle)
 {
-    sws_uint_t   live[SWS_UDP_SLOTS_MAX], cur[SWS_UDP_SLOTS_MAX], nlive = 0, ncur = 0, i;
+    sws_uint_t   live[SWS_UDP_SLOTS_MAX], cur[SWS_UDP_SLOTS_MAX], nlive, ncur, i;
     sws_child_t *c;
 
     if (!sws_quic_steered) {
         return;
     }
+    sws_udp_slots_lock();
     for (i = 0; i < sws_children_n; i++) {
         c = &sws_children[i];
         if (!sws_child_alive(c) || c->slot >= SWS_UDP_SLOTS_MAX) {
             continue;
         }
-        live[nlive++] = c->slot;
-        if (c->state == SWS_CHILD_RUNNING && c->generation == sws_generation
-            && !sws_workers_stopped && sws_master_state == SWS_MASTER_RUNNING)
-        {
-            cur[ncur++] = c->slot;
-        }
+        sws_udp_slots_hold(c->slot, c->pid, c->state == SWS_CHILD_RUNNING
+                           && c->generation == sws_generation && !sws_workers_stopped
+                           && sws_master_state == SWS_MASTER_RUNNING);
     }
+    sws_udp_slots_steering(live, &nlive, cur, &ncur);
     sws_udp_steer_update(cycle, live, nlive, cur, ncur);
+    sws_udp_slots_unlock();
 }
 
 
@@ -228,6 +234,17 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
     c->sampled = 0;
     c->accepting = 0;
     c->slot = (pid == -1 || !sws_reuseport_udp(cycle)) ? SWS_UDP_NO_SLOT : sws_worker_slot;
+    if (sws_reuseport_udp(cycle) && sws_worker_slot != SWS_UDP_NO_SLOT) {
+        /* The slot is the worker's now (given back when it is reaped),
+         * steered or not; or free again. */
+        sws_udp_slots_lock();
+        if (pid == -1) {
+            sws_udp_slots_release(sws_worker_slot, sws_master_pid);
+        } else {
+            sws_udp_slots_hold(sws_worker_slot, pid, 0);
+        }
+        sws_udp_slots_unlock();
+    }
 
     if (pid == -1) {
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno,
@@ -772,6 +789,13 @@ sws_reap_children(sws_cycle_t *cycle)
         }
 
         sws_log_exit(cycle, c, status, c->state == SWS_CHILD_QUITTING);
+        if (c->slot < SWS_UDP_SLOTS_MAX) {
+            /* Its slot is free for either master (steered by the caller). */
+            sws_udp_slots_lock();
+            sws_udp_slots_release(c->slot, pid);
+            sws_udp_slots_unlock();
+            c->slot = SWS_UDP_NO_SLOT;
+        }
 
         if (c->state != SWS_CHILD_RUNNING || sws_master_state != SWS_MASTER_RUNNING
             || c->generation != sws_generation || sws_workers_stopped)
@@ -1083,6 +1107,8 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_worker_stats = NULL;
     }
     sws_server_control_init(cycle->log, sws_master_pid);
+    /* The QUIC slots: a new binary's are the old master's table. */
+    (void) sws_udp_slots_init(cycle->log, -1);
     /* Helpers first: the workers may send requests to them at once. */
     sws_helpers_start(cycle);
     sws_start_workers(cycle);

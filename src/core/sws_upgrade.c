@@ -4,7 +4,9 @@
  * command line and the listening sockets (TCP and UDP) inherited: their
  * numbers go in the SCALWS environment variable (sws_listening_env), and
  * the new binary takes them instead of binding again (sws_listening.c), so
- * no connection is refused meanwhile. The pid file and what the master does
+ * no connection is refused meanwhile; and in SCALWS_QUIC what keeps the
+ * QUIC connections of both binaries' workers (the table of QUIC slots and
+ * the BPF maps, sws_udp_slots.h). The pid file and what the master does
  * with the new binary's process are in sws_master.c.
  */
 #ifndef _GNU_SOURCE
@@ -21,6 +23,7 @@
 #include "sws_process.h"
 #include "sws_process_internal.h"
 #include "../event/sws_event.h"
+#include "../event/sws_udp_steer.h"
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 
@@ -93,7 +96,7 @@ sws_upgrade_keep_sockets(sws_cycle_t *cycle)
 pid_t
 sws_upgrade_exec(sws_cycle_t *cycle)
 {
-    char     *var, **env;
+    char     *var, *quic, **env;
     size_t    n, i, k;
     pid_t     pid;
     sigset_t  none;
@@ -104,26 +107,32 @@ sws_upgrade_exec(sws_cycle_t *cycle)
         return -1;
     }
     var = sws_listening_env(cycle);
+    quic = sws_udp_steer_env(cycle);
     for (n = 0; environ[n] != NULL; n++) { /* count */ }
-    env = calloc(n + 2, sizeof(char *));
-    if (var == NULL || env == NULL) {
+    env = calloc(n + 3, sizeof(char *));
+    if (var == NULL || quic == NULL || env == NULL) {
         free(var);
+        free(quic);
         free(env);
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "binary upgrade: out of memory");
         return -1;
     }
     for (i = 0, k = 0; i < n; i++) {
-        if (strncmp(environ[i], SWS_LISTEN_ENV "=", sizeof(SWS_LISTEN_ENV)) != 0) {
+        if (strncmp(environ[i], SWS_LISTEN_ENV "=", sizeof(SWS_LISTEN_ENV)) != 0
+            && strncmp(environ[i], SWS_QUIC_ENV "=", sizeof(SWS_QUIC_ENV)) != 0)
+        {
             env[k++] = environ[i];
         }
     }
     env[k++] = var;
+    env[k++] = quic;
     env[k] = NULL;
 
     pid = fork();
     if (pid == 0) {
         sws_helpers_close_pipes();
         sws_upgrade_keep_sockets(cycle);
+        sws_udp_steer_keep(cycle);
         /* A fresh process as far as signals go: the master keeps its
          * handled signals blocked outside its wait. */
         sigemptyset(&none);
@@ -140,6 +149,7 @@ sws_upgrade_exec(sws_cycle_t *cycle)
         sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "binary upgrade: fork() failed");
     }
     free(var);
+    free(quic);
     free(env);
     return pid;
 }

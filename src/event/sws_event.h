@@ -322,6 +322,9 @@ void      sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w);
 /* Master: open the sockets of QUIC slot `slot` (sws_udp_steer.h), and of
  * the slots below it that have none, in every UDP reuseport group. */
 sws_int_t sws_listening_slot_open(sws_cycle_t *cycle, sws_uint_t slot);
+/* Has every UDP reuseport group a socket of this master at slot? (While a
+ * new binary runs, the slots it opened are not the old master's.) */
+int       sws_listening_slot_has(sws_cycle_t *cycle, sws_uint_t slot);
 
 /* ---- the worker loop (sws_event_loop.c) ---- */
 /* CLOCK_MONOTONIC in ns. While the master measures the worker's busy time

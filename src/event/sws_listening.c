@@ -353,26 +353,42 @@ sws_same_address(const struct sockaddr_storage *a, socklen_t alen,
     return alen == blen && memcmp(a, b, alen) == 0;
 }
 
+static int
+sws_inherited_for(sws_inherited_t *in, sws_listening_t *ls)
+{
+    return in->fd != -1 && in->type == (ls->udp ? SOCK_DGRAM : SOCK_STREAM)
+           && in->reuseport == (ls->reuseport || ls->share_port)
+           && sws_same_address(&in->sockaddr, in->socklen, &ls->sockaddr, ls->socklen);
+}
+
 /* An inherited socket for ls (taken: no longer offered), or -1. */
 static int
 sws_take_inherited(sws_listening_t *ls)
 {
-    sws_uint_t        i;
-    sws_inherited_t  *in;
-    int               fd;
+    sws_uint_t  i;
+    int         fd;
 
     for (i = 0; i < sws_inherited_n; i++) {
-        in = &sws_inherited[i];
-        if (in->fd != -1 && in->type == (ls->udp ? SOCK_DGRAM : SOCK_STREAM)
-            && in->reuseport == (ls->reuseport || ls->share_port)
-            && sws_same_address(&in->sockaddr, in->socklen, &ls->sockaddr, ls->socklen))
-        {
-            fd = in->fd;
-            in->fd = -1;
+        if (sws_inherited_for(&sws_inherited[i], ls)) {
+            fd = sws_inherited[i].fd;
+            sws_inherited[i].fd = -1;
             return fd;
         }
     }
     return -1;
+}
+
+/* How many inherited sockets there are for ls: of a QUIC group, one per
+ * slot of the old binary, in slot order (sws_listening_env). */
+static sws_uint_t
+sws_inherited_count(sws_listening_t *ls)
+{
+    sws_uint_t  i, n = 0;
+
+    for (i = 0; i < sws_inherited_n; i++) {
+        n += sws_inherited_for(&sws_inherited[i], ls);
+    }
+    return n;
 }
 
 void
@@ -461,7 +477,8 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
             /* QUIC: a socket per slot (sws_udp_steer.h), those past the
              * first workers' opened by the master when a slot needs one;
              * a reload takes every socket of the group. */
-            n = ls->udp ? sws_max(SWS_UDP_SLOTS(workers), old ? old->worker_fds_n : 0)
+            n = ls->udp ? sws_max(SWS_UDP_SLOTS(workers), old ? old->worker_fds_n
+                                                              : sws_inherited_count(ls))
                         : workers;
             ls->worker_fds = sws_palloc(cycle->pool, sizeof(int) * n);
             if (ls->worker_fds == NULL) {
@@ -476,6 +493,15 @@ sws_listening_open(sws_cycle_t *cycle, sws_uint_t workers)
                     ls->worker_fds[w] = old->worker_fds[w];
                     ls->inherited_n = w + 1;
                     continue;
+                }
+                if (ls->udp && !old) {
+                    /* A new binary takes every slot's socket of the old
+                     * one: the old binary's workers still use theirs,
+                     * and a closed one would reorder the group. */
+                    ls->worker_fds[w] = sws_take_inherited(ls);
+                    if (ls->worker_fds[w] != -1) {
+                        continue;
+                    }
                 }
                 if (w >= workers || (ls->udp && old)) {
                     continue;
@@ -562,6 +588,23 @@ sws_listening_worker_close(sws_cycle_t *cycle, sws_uint_t w)
         close(ls->worker_fds[w]);
         ls->worker_fds[w] = -1;
     }
+}
+
+int
+sws_listening_slot_has(sws_cycle_t *cycle, sws_uint_t slot)
+{
+    sws_uint_t        i;
+    sws_listening_t **lss = cycle->listening.elts, *ls;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        ls = lss[i];
+        if (ls->udp && ls->worker_fds_n != 0
+            && (slot >= ls->worker_fds_n || ls->worker_fds[slot] == -1))
+        {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 sws_int_t

@@ -38,6 +38,8 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +47,8 @@
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include "sws_event.h"
+#include "sws_listening_env.h"
+#include "sws_udp_slots.h"
 #include "sws_udp_steer.h"
 
 #ifndef SO_ATTACH_REUSEPORT_CBPF
@@ -63,6 +67,12 @@
 
 /* The current slots, shared by every group's eBPF program. */
 static int  sws_steer_current = -1;
+
+/* A binary upgrade: the old master's groups' REUSEPORT_SOCKARRAY maps,
+ * each taken by the group whose sockets it holds (sws_ebpf_inherited). */
+#define SWS_STEER_INHERIT_MAX  64
+static int         sws_steer_inherited[SWS_STEER_INHERIT_MAX];
+static sws_uint_t  sws_steer_inherited_n;
 
 
 const char *
@@ -234,6 +244,56 @@ sws_ebpf_map_create(uint32_t type, uint32_t value_size, uint32_t entries)
     return (int) sws_bpf(BPF_MAP_CREATE, &attr);
 }
 
+/* The old binary's map of ls's group (taken: no longer offered), or -1:
+ * the one whose entries are the cookies of ls's sockets of those slots;
+ * a map with no entry (no process of the old binary at any slot) when it
+ * is the only one. */
+static int
+sws_ebpf_inherited(sws_listening_t *ls)
+{
+    union bpf_attr  attr;
+    uint64_t        value, cookie;
+    uint32_t        key;
+    socklen_t       len;
+    sws_uint_t      i, s, found;
+    int             map;
+
+    for (i = 0; i < sws_steer_inherited_n; i++) {
+        map = sws_steer_inherited[i];
+        if (map == -1) {
+            continue;
+        }
+        for (s = 0, found = 0; s < sws_min(ls->worker_fds_n, SWS_UDP_SLOTS_MAX); s++) {
+            if (ls->worker_fds[s] == -1) {
+                continue;
+            }
+            key = (uint32_t) s;
+            sws_memzero(&attr, sizeof(attr));
+            attr.map_fd = (uint32_t) map;
+            attr.key = (uint64_t) (uintptr_t) &key;
+            attr.value = (uint64_t) (uintptr_t) &value;
+            if (sws_bpf(BPF_MAP_LOOKUP_ELEM, &attr) == -1) {
+                continue;               /* ENOENT: no process at that slot */
+            }
+            len = sizeof(cookie);
+            if (getsockopt(ls->worker_fds[s], SOL_SOCKET, SO_COOKIE, &cookie, &len) == -1
+                || cookie != value)
+            {
+                found = 0;              /* another group's map */
+                break;
+            }
+            found++;
+        }
+        if (found > 0 || (s == sws_min(ls->worker_fds_n, SWS_UDP_SLOTS_MAX)
+                          && sws_steer_inherited_n == 1))
+        {
+            sws_steer_inherited[i] = -1;
+            return map;
+        }
+    }
+    return -1;
+}
+
 /* Attach the eBPF program to ls's group; its map in ls->steer_map. */
 static sws_int_t
 sws_ebpf_attach(sws_cycle_t *cycle, sws_listening_t *ls)
@@ -254,9 +314,13 @@ sws_ebpf_attach(sws_cycle_t *cycle, sws_listening_t *ls)
         (void) fcntl(sws_steer_current, F_SETFD, FD_CLOEXEC);
     }
     /* A REUSEPORT_SOCKARRAY's values are 8 bytes: socket descriptors in,
-     * socket cookies out. */
-    map = sws_ebpf_map_create(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, sizeof(uint64_t),
-                              SWS_UDP_SLOTS_MAX);
+     * socket cookies out. A socket is in one such map at most: the group's
+     * map stays across a rollback, and a new binary takes the old one's. */
+    map = ls->steer_map != -1 ? ls->steer_map : sws_ebpf_inherited(ls);
+    if (map == -1) {
+        map = sws_ebpf_map_create(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY, sizeof(uint64_t),
+                                  SWS_UDP_SLOTS_MAX);
+    }
     if (map == -1) {
         sws_log_error(SWS_LOG_INFO, cycle->log, errno, "bpf(BPF_MAP_CREATE) of a "
                       "REUSEPORT_SOCKARRAY failed");
@@ -283,7 +347,9 @@ sws_ebpf_attach(sws_cycle_t *cycle, sws_listening_t *ls)
     if (prog == -1) {
         sws_log_error(SWS_LOG_NOTICE, cycle->log, err, "bpf(BPF_PROG_LOAD) of the QUIC "
                       "steering program failed: %.300s", log);
-        close(map);
+        if (map != ls->steer_map) {
+            close(map);
+        }
         return SWS_ERROR;
     }
     if (setsockopt(ls->worker_fds[0], SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, &prog,
@@ -292,7 +358,9 @@ sws_ebpf_attach(sws_cycle_t *cycle, sws_listening_t *ls)
         sws_log_error(SWS_LOG_INFO, cycle->log, errno, "setsockopt(SO_ATTACH_REUSEPORT_EBPF)"
                       " on %s failed", (char *) ls->addr_text.data);
         close(prog);
-        close(map);
+        if (map != ls->steer_map) {
+            close(map);
+        }
         return SWS_ERROR;
     }
     close(prog);                        /* the group holds it */
@@ -318,7 +386,10 @@ sws_ebpf_update(sws_cycle_t *cycle, sws_listening_t *ls, const sws_uint_t *live,
         sws_memzero(&attr, sizeof(attr));
         attr.map_fd = (uint32_t) ls->steer_map;
         attr.key = (uint64_t) (uintptr_t) &key;
-        if (on && ls->worker_fds[s] != -1) {
+        if (on && ls->worker_fds[s] == -1) {
+            continue;                   /* the other master's socket (an upgrade) */
+        }
+        if (on) {
             value = (uint64_t) ls->worker_fds[s];
             attr.value = (uint64_t) (uintptr_t) &value;
             attr.flags = BPF_ANY;
@@ -494,9 +565,10 @@ sws_udp_steer_group(sws_listening_t *ls)
 int
 sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
 {
-    sws_listening_t **lss = cycle->listening.elts, *ls;
-    sws_uint_t        i, steer;
-    int               all = 1, one = 1, err;
+    static sws_uint_t  live[SWS_UDP_SLOTS_MAX], cur[SWS_UDP_SLOTS_MAX];
+    sws_listening_t  **lss = cycle->listening.elts, *ls;
+    sws_uint_t         i, steer, nlive, ncur;
+    int                all = 1, one = 1, err, attached = -1;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
@@ -509,7 +581,9 @@ sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
         if (ls->steer == SWS_UDP_STEER_CBPF && want == SWS_UDP_STEER_WANT_CBPF) {
             continue;
         }
-        if (ls->steer_map != -1) {
+        /* Its map stays for eBPF: its sockets are in it (a program of a new
+         * binary that was rolled back replaced ours). */
+        if (ls->steer_map != -1 && want != SWS_UDP_STEER_AUTO) {
             close(ls->steer_map);
             ls->steer_map = -1;
         }
@@ -518,12 +592,16 @@ sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
         if (want == SWS_UDP_STEER_AUTO && sws_ebpf_attach(cycle, ls) == SWS_OK) {
             steer = SWS_UDP_STEER_EBPF;
         } else if (want != SWS_UDP_STEER_OFF) {
-            /* No slot live yet: the kernel's hash until the first update. */
-            if (sws_cbpf_attach(ls, NULL, 0, NULL, 0) == SWS_OK) {
+            /* The slots live now: those of the other master of a binary
+             * upgrade too (none: the kernel's hash until the first update). */
+            sws_udp_slots_lock();
+            sws_udp_slots_steering(live, &nlive, cur, &ncur);
+            if (sws_cbpf_attach(ls, live, nlive, cur, ncur) == SWS_OK) {
                 steer = SWS_UDP_STEER_CBPF;
             } else {
                 err = errno;
             }
+            sws_udp_slots_unlock();
         }
         if (steer == SWS_UDP_STEER_NONE) {
             /* ENOENT: there was none */
@@ -538,7 +616,15 @@ sws_udp_steer_attach(sws_cycle_t *cycle, sws_uint_t want)
                           ? " (no BPF program could be attached)" : "");
         }
         ls->steer = steer;
+        attached = (int) steer;
     }
+    if (attached != -1) {
+        /* What the groups run now, for the other master of an upgrade. */
+        sws_udp_slots_lock();
+        sws_udp_slots_set_steer((sws_uint_t) attached);
+        sws_udp_slots_unlock();
+    }
+    sws_udp_steer_inherited_close();
     return all;
 }
 
@@ -547,18 +633,21 @@ sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_uint_t nliv
     const sws_uint_t *cur, sws_uint_t ncur)
 {
     sws_listening_t **lss = cycle->listening.elts, *ls;
-    sws_uint_t        i;
+    sws_uint_t        i, steer;
     int               ebpf = 0;
 
     for (i = 0; i < cycle->listening.nelts; i++) {
         ls = lss[i];
-        if (!sws_udp_steer_group(ls)) {
+        if (!sws_udp_steer_group(ls) || ls->steer == SWS_UDP_STEER_NONE) {
             continue;
         }
-        if (ls->steer == SWS_UDP_STEER_EBPF) {
+        /* The program attached is of the master that attached last: the
+         * other master of a binary upgrade may steer otherwise. */
+        steer = sws_udp_slots_steer(ls->steer);
+        if (steer == SWS_UDP_STEER_EBPF && ls->steer_map != -1) {
             sws_ebpf_update(cycle, ls, live, nlive);
             ebpf = 1;
-        } else if (ls->steer == SWS_UDP_STEER_CBPF
+        } else if (steer == SWS_UDP_STEER_CBPF
                    && sws_cbpf_attach(ls, live, nlive, cur, ncur) != SWS_OK)
         {
             sws_log_error(SWS_LOG_ALERT, cycle->log, errno, "setsockopt("
@@ -566,7 +655,7 @@ sws_udp_steer_update(sws_cycle_t *cycle, const sws_uint_t *live, sws_uint_t nliv
                           (char *) ls->addr_text.data);
         }
     }
-    if (ebpf) {
+    if (ebpf && sws_steer_current != -1) {
         sws_ebpf_current(cycle, cur, ncur);
     }
 }
@@ -598,4 +687,115 @@ sws_udp_steer_worker(sws_cycle_t *cycle)
         close(sws_steer_current);
         sws_steer_current = -1;
     }
+    sws_udp_steer_inherited_close();
+    sws_udp_slots_worker();
+}
+
+
+/* ---- binary upgrade ---- */
+
+char *
+sws_udp_steer_env(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i, n = 2;
+    size_t            size;
+    char             *env, *p;
+
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        n += lss[i]->steer_map != -1;
+    }
+    size = sizeof(SWS_QUIC_ENV "=") + n * 12;
+    env = malloc(size);
+    if (env == NULL) {
+        return NULL;
+    }
+    p = env + snprintf(env, size, SWS_QUIC_ENV "=");
+    if (sws_udp_slots_fd() != -1) {
+        p += snprintf(p, env + size - p, "%d;", sws_udp_slots_fd());
+    }
+    if (sws_steer_current != -1) {
+        p += snprintf(p, env + size - p, "%d;", sws_steer_current);
+    }
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->steer_map != -1) {
+            p += snprintf(p, env + size - p, "%d;", lss[i]->steer_map);
+        }
+    }
+    return env;
+}
+
+void
+sws_udp_steer_keep(sws_cycle_t *cycle)
+{
+    sws_listening_t **lss = cycle->listening.elts;
+    sws_uint_t        i;
+
+    if (sws_udp_slots_fd() != -1) {
+        (void) fcntl(sws_udp_slots_fd(), F_SETFD, 0);
+    }
+    if (sws_steer_current != -1) {
+        (void) fcntl(sws_steer_current, F_SETFD, 0);
+    }
+    for (i = 0; i < cycle->listening.nelts; i++) {
+        if (lss[i]->steer_map != -1) {
+            (void) fcntl(lss[i]->steer_map, F_SETFD, 0);
+        }
+    }
+}
+
+sws_int_t
+sws_udp_steer_inherit(sws_log_t *log)
+{
+    const char          *env = getenv(SWS_QUIC_ENV), *p;
+    struct bpf_map_info  info;
+    union bpf_attr       attr;
+    int                  fd, table = -1, rc;
+
+    for (p = env ? env : ""; (rc = sws_listening_env_next(&p, &fd)) != 0; ) {
+        if (rc == -1) {
+            sws_log_error(SWS_LOG_EMERG, log, 0, "invalid descriptor in the " SWS_QUIC_ENV
+                          " environment variable: \"%s\", ignored", p);
+            break;
+        }
+        /* A BPF map (by its type), else the table of slots. */
+        sws_memzero(&info, sizeof(info));
+        sws_memzero(&attr, sizeof(attr));
+        attr.info.bpf_fd = (uint32_t) fd;
+        attr.info.info_len = sizeof(info);
+        attr.info.info = (uint64_t) (uintptr_t) &info;
+        if (sws_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) == -1) {
+            if (table == -1) {
+                table = fd;
+            } else {
+                close(fd);
+            }
+            continue;
+        }
+        (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        if (info.type == BPF_MAP_TYPE_ARRAY && sws_steer_current == -1) {
+            sws_steer_current = fd;
+        } else if (info.type == BPF_MAP_TYPE_REUSEPORT_SOCKARRAY
+                   && sws_steer_inherited_n < SWS_STEER_INHERIT_MAX)
+        {
+            sws_steer_inherited[sws_steer_inherited_n++] = fd;
+        } else {
+            close(fd);
+        }
+    }
+    unsetenv(SWS_QUIC_ENV);
+    return sws_udp_slots_init(log, table);
+}
+
+void
+sws_udp_steer_inherited_close(void)
+{
+    sws_uint_t  i;
+
+    for (i = 0; i < sws_steer_inherited_n; i++) {
+        if (sws_steer_inherited[i] != -1) {
+            close(sws_steer_inherited[i]);
+        }
+    }
+    sws_steer_inherited_n = 0;
 }

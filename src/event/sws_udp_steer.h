@@ -54,6 +54,19 @@ sws_int_t sws_udp_steer_slot_open(sws_cycle_t *cycle, sws_uint_t slot);
 void      sws_udp_steer_forget(sws_cycle_t *cycle);
 /* Worker: close the master's maps (only the master updates them). */
 void      sws_udp_steer_worker(sws_cycle_t *cycle);
+/* Binary upgrade: what a new binary takes over (sws_udp_slots.h), in
+ * SWS_QUIC_ENV "fd;fd;": the table of slots and the BPF maps.
+ * sws_udp_steer_env() formats the variable (malloc'ed), and
+ * sws_udp_steer_keep() (the child, before exec) keeps those descriptors
+ * open; in the new binary sws_udp_steer_inherit() takes them (and makes
+ * the table: a new one when there was none) and the groups' eBPF
+ * programs are attached again over the old maps, whose sockets they
+ * hold. sws_udp_steer_inherited_close(): maps no group took. */
+#define SWS_QUIC_ENV  "SCALWS_QUIC"
+char     *sws_udp_steer_env(sws_cycle_t *cycle);
+void      sws_udp_steer_keep(sws_cycle_t *cycle);
+sws_int_t sws_udp_steer_inherit(sws_log_t *log);
+void      sws_udp_steer_inherited_close(void);
 /* What a group's steering is called, for the log. */
 const char *sws_udp_steer_name(sws_uint_t steer);
 
