@@ -4,8 +4,11 @@ kernel's own counters rather than from a load test's wall clock.
 
 Each server runs as one process (master_process off) pinned to one CPU,
 its scenario's backend on the other; a client pinned beside the backend
-sends N requests one after the other on one keep-alive connection. Over
-those N requests, per request:
+sends N requests one after the other on one keep-alive connection, or
+spread over K connections with --connections K (64: bench/run's wrk
+regime, each connection asking again once it has read a whole response).
+The servers: scalwsd, nginx and the floor (bench/floor.c). Over those N
+requests, per request:
 
   cpu           the server's CPU time: the scheduler's exact run time
                 (/proc/PID/schedstat)
@@ -23,11 +26,14 @@ servers; the minimum of the rounds is the figure least touched by other
 processes on a shared machine (their load only ever adds). --perf FILE samples where the server's process spends its CPU
 time during one more run of each server (perf record -e cpu-clock -p PID:
 shares of its own run time, which other processes' load changes little),
-FILE.SERVER; --strace FILE writes the system calls of 3 more requests.
+FILE.SERVER; --strace FILE writes the system calls of 3 more requests;
+--syscalls counts each system call per request (strace -c over one more
+run of N requests).
 
     bench/kernelcost.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
-        [--scenario cache-hit-file] [--servers scalwsd,nginx] [--requests 20000]
-        [--rounds 3] [--events] [--perf /tmp/kc] [--strace /tmp/kc]
+        [--scenario cache-hit-file] [--servers scalwsd,nginx,floor]
+        [--requests 20000] [--connections 1] [--rounds 3] [--events]
+        [--syscalls] [--perf /tmp/kc] [--strace /tmp/kc]
         [--scalwsd-http-conf TEXT]
 """
 
@@ -35,7 +41,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,41 +53,70 @@ import backends                                              # noqa: E402
 import scenarios as scenario_table                           # noqa: E402
 from budget import make_docroot                              # noqa: E402
 from procs import Registry, free_port, wait_port             # noqa: E402
-from servers import Nginx, Scalwsd                           # noqa: E402
+from syscalls import parse_strace_c                          # noqa: E402
+from servers import Floor, Nginx, Scalwsd                    # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 
-# The client: N requests on one connection, each read to its last byte.
+# The client: N requests in all on K keep-alive connections (K = 1: one
+# after the other; K = 64: wrk's regime, each connection sending its next
+# request once it has read the last byte of the previous response), each
+# response read to its last byte and checked.
 CLIENT = r"""
-import socket, sys
-port, path, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+import selectors, socket, sys
+port, path, n, k = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 req = ("GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n" % path).encode()
-s = socket.create_connection(("127.0.0.1", port))
-s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+sel = selectors.DefaultSelector()
 buf = bytearray(1 << 20)
 view = memoryview(buf)
-for i in range(n):
-    s.sendall(req)
-    got = 0
-    need = -1
-    while need < 0 or got < need:
-        k = s.recv_into(view[got:])
-        if k == 0:
-            raise SystemExit("closed after %d requests" % i)
-        got += k
-        if need < 0:
-            end = buf.find(b"\r\n\r\n", 0, got)
-            if end >= 0:
-                head = bytes(buf[:end]).lower()
-                if not head.startswith(b"http/1.1 200"):
-                    raise SystemExit("request %d: %r" % (i, head[:100]))
-                cl = head.index(b"content-length:") + 15
-                need = end + 4 + int(head[cl:head.index(b"\r", cl)])
-    if got != need:
-        raise SystemExit("request %d: %d bytes, not %d" % (i, got, need))
+sent = done = 0
+class Conn:
+    pass
+conns = []
+for i in range(min(k, n)):
+    c = Conn()
+    c.s = socket.create_connection(("127.0.0.1", port))
+    c.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    c.s.setblocking(False)
+    c.got, c.need, c.head = 0, -1, bytearray()
+    conns.append(c)
+    sel.register(c.s, selectors.EVENT_READ, c)
+    c.s.sendall(req)
+    sent += 1
+while done < n:
+    for key, _ in sel.select(30):
+        c = key.data
+        try:
+            r = c.s.recv_into(view)
+        except BlockingIOError:
+            continue
+        if r == 0:
+            raise SystemExit("closed after %d requests" % done)
+        if c.need < 0:
+            c.head += view[:r]
+            end = c.head.find(b"\r\n\r\n")
+            if end < 0:
+                continue
+            head = bytes(c.head[:end]).lower()
+            if not head.startswith(b"http/1.1 200"):
+                raise SystemExit("request %d: %r" % (done, head[:100]))
+            cl = head.index(b"content-length:") + 15
+            c.need = end + 4 + int(head[cl:head.index(b"\r", cl)])
+            c.got = len(c.head)
+            c.head = bytearray()
+        else:
+            c.got += r
+        if c.got > c.need:
+            raise SystemExit("request %d: %d bytes, not %d" % (done, c.got, c.need))
+        if c.got == c.need:
+            done += 1
+            c.got, c.need = 0, -1
+            if sent < n:
+                c.s.sendall(req)
+                sent += 1
 sys.stdout.write("ok\n")
 sys.stdout.flush()
-sys.stdin.read()          # the connection stays open until the harness has read ss
+sys.stdin.read()          # the connections stay open until the harness has read ss
 """
 
 
@@ -100,22 +134,22 @@ def cpu_times(pid):
 
 
 def socket_counts(port):
-    """segs_out, data_segs_out of the server's side of the connection to
-    the client (its local port is the server's)."""
+    """segs_out, data_segs_out of the server's side of the connections to
+    the client (their local port is the server's), summed."""
     out = subprocess.run(["ss", "-tinH", "state", "established", "( sport = :%d )" % port],
                          capture_output=True, text=True).stdout
-    segs = re.search(r"\bsegs_out:(\d+)", out)
-    data = re.search(r"\bdata_segs_out:(\d+)", out)
-    return int(segs.group(1)) if segs else 0, int(data.group(1)) if data else 0
+    segs = sum(int(x) for x in re.findall(r"\bsegs_out:(\d+)", out))
+    data = sum(int(x) for x in re.findall(r"\bdata_segs_out:(\d+)", out))
+    return segs, data
 
 
-def client(port, path, n, cpu):
+def client(port, path, n, cpu, connections=1):
     return subprocess.Popen(["taskset", "-c", str(cpu), sys.executable, "-c", CLIENT,
-                             str(port), path, str(n)],
+                             str(port), path, str(n), str(connections)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
 
-def measure(server_pid, port, path, n, cpu, events):
+def measure(server_pid, port, path, n, cpu, events, connections=1):
     """One run of n requests: the per-request figures."""
     perf = None
     u0, s0 = cpu_times(server_pid)
@@ -125,7 +159,7 @@ def measure(server_pid, port, path, n, cpu, events):
                                  ",".join(events), "-p", str(server_pid)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(0.3)
-    c = client(port, path, n, cpu)
+    c = client(port, path, n, cpu, connections)
     line = c.stdout.readline()
     if line.strip() != "ok":
         raise RuntimeError("client: %r" % line)
@@ -179,9 +213,12 @@ def main(argv=None):
     p.add_argument("--modules-dir", default=os.path.join(src, "objs", "modules"))
     p.add_argument("--scenario", default="cache-hit-file")
     p.add_argument("--servers", default="scalwsd,nginx",
-                   help="scalwsd, nginx, or SERVER+VAR=VALUE: with VAR=VALUE in its "
+                   help="scalwsd, nginx, floor, or SERVER+VAR=VALUE: with VAR=VALUE in its "
                         "environment (a variant of the same binary)")
     p.add_argument("--requests", type=int, default=20000)
+    p.add_argument("--connections", type=int, default=1,
+                   help="keep-alive connections the client spreads the requests over "
+                        "(64: wrk's regime in bench/run; 1: one request after the other)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--server-cpu", type=int, default=0)
     p.add_argument("--client-cpu", type=int, default=1)
@@ -192,6 +229,9 @@ def main(argv=None):
     p.add_argument("--perf", metavar="FILE")
     p.add_argument("--strace", metavar="FILE",
                    help="strace the server over 3 more requests into FILE.SERVER")
+    p.add_argument("--syscalls", action="store_true",
+                   help="each system call's count per request (strace -c over one more "
+                        "run of --requests)")
     p.add_argument("--scalwsd-http-conf", default="")
     a = p.parse_args(argv)
 
@@ -199,7 +239,7 @@ def main(argv=None):
     all_servers = {"scalwsd": Scalwsd(os.path.abspath(a.scalwsd),
                                       os.path.abspath(a.modules_dir),
                                       http_conf=a.scalwsd_http_conf),
-                   "nginx": Nginx()}
+                   "nginx": Nginx(), "floor": Floor()}
     names = a.servers.split(",")
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-kernelcost-")
@@ -233,9 +273,11 @@ def main(argv=None):
             for name in names:
                 run, port = running[name]
                 rows[name].append(measure(run.popen.pid, port, sc.path, a.requests,
-                                          a.client_cpu, EVENTS if a.events else None))
-        print("%s, %d requests a run, %d rounds, server on CPU %d, client on CPU %d"
-              % (a.scenario, a.requests, a.rounds, a.server_cpu, a.client_cpu))
+                                          a.client_cpu, EVENTS if a.events else None,
+                                          a.connections))
+        print("%s, %d requests a run on %d connection(s), %d rounds, server on CPU %d, "
+              "client on CPU %d" % (a.scenario, a.requests, a.connections, a.rounds,
+                                    a.server_cpu, a.client_cpu))
         for name in names:
             keys = ["cpu", "user", "sys", "segs", "data"] + [SHORT.get(e, e) for e in EVENTS]
             for k in keys:
@@ -245,6 +287,25 @@ def main(argv=None):
                     print("  %-8s %-28s %s   min %.2f median %.2f" % (
                         name, k, " ".join("%7.2f" % v for v in vals), srt[0],
                         srt[len(srt) // 2]))
+        if a.syscalls:
+            for name in names:
+                run, port = running[name]
+                out = os.path.join(tmp, "strace-c.%s" % name)
+                st = subprocess.Popen(["strace", "-c", "-f", "-p", str(run.popen.pid),
+                                       "-o", out],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                measure(run.popen.pid, port, sc.path, a.requests, a.client_cpu, False,
+                        a.connections)
+                time.sleep(0.2)
+                st.send_signal(2)
+                st.wait(timeout=30)
+                calls = parse_strace_c(out)
+                parts = sorted(((v, k) for k, v in calls.items()), reverse=True)
+                print("  %-8s %5.2f system calls/request (strace -c):%s" % (
+                    name, sum(calls.values()) / float(a.requests),
+                    "".join("  %s %.2f" % (k, v / float(a.requests)) for v, k in parts
+                            if v / float(a.requests) >= 0.01)))
         if a.strace:
             for name in names:
                 run, port = running[name]

@@ -99,6 +99,28 @@ def summarize(rows, cg, scenarios, servers):
     return out
 
 
+def _floor_target(sc, summary, servers):
+    """The line of a scenario measured beside the floor (the cache ones):
+    scalwsd's CPU per request against the floor's and its capacity against
+    nginx's, with issue 26's target for the 100 KiB hit (within 10 % of
+    the floor, at least nginx's capacity, in the same run)."""
+    if not sc.with_floor or BASE not in servers or "floor" not in servers:
+        return None
+    ours, floor = summary[(sc.name, BASE)], summary[(sc.name, "floor")]
+    if "na" in ours or "na" in floor or not ours.get("cpu_us_per_req") \
+            or not floor.get("cpu_us_per_req"):
+        return None
+    over = ours["cpu_us_per_req"] / floor["cpu_us_per_req"]
+    text = ("Against the floor: scalwsd %s CPU µs/req, %.2f× the floor's %s (target: at most "
+            "1.10×, %s)" % (_num(ours["cpu_us_per_req"], 2), over,
+                           _num(floor["cpu_us_per_req"], 2), "met" if over <= 1.10 else "not met"))
+    ngx = summary.get((sc.name, "nginx"))
+    if ngx and "na" not in ngx and ngx.get("cpu_ratio"):
+        text += ("; capacity %.2f× nginx's (target: at least 1.00×, %s)" % (
+            ngx["cpu_ratio"], "met" if ngx["cpu_ratio"] >= 1.0 else "not met"))
+    return text + "."
+
+
 def _fn_label(name):
     """'file:function [object]' -> ('function', 'file', 'object')."""
     m = re.match(r"^(.*?):(.+?)(?: \[(.+)\])?$", name)
@@ -453,6 +475,10 @@ def write(info, rows, cg, out_dir, log):
             if s["cg_error"]:
                 notes.append("%s / %s callgrind: %s" % (sc.name, srv, s["cg_error"]))
         add("")
+        target = _floor_target(sc, summary, servers)
+        if target:
+            add(target)
+            add("")
         wrk_cpu = _median([summary[(sc.name, x)].get("wrk_cpu_pct") for x in servers])
         srv_cpu = {x: summary[(sc.name, x)].get("server_cpu_pct") for x in servers}
         other = _median([summary[(sc.name, x)].get("other_cpu_pct") for x in servers])

@@ -447,6 +447,11 @@ def main(argv):
     names = split_list(a.servers) or list(scenario_table.ALL_SERVERS)
     if a.baseline and "scalwsd-base" not in names:
         names.append("scalwsd-base")
+    if "floor" not in names and any(sc.with_floor for sc in selected):
+        # the cache scenarios' report shows the kernel's floor every time
+        log("bench: floor added to the servers: %s measured beside it" %
+            ", ".join(sc.name for sc in selected if sc.with_floor))
+        names.append("floor")
     unknown = [n for n in names if n not in all_servers]
     if unknown:
         log("bench: unknown server(s): %s (known: %s)" % (", ".join(unknown), ", ".join(all_servers)))

@@ -133,6 +133,34 @@ sws_connection_close_fds(sws_connection_t *c)
     }
 }
 
+/* sendfile() hands the socket a file through a pipe of 16 pages: 64 KiB
+ * from a page boundary, less from inside a page. */
+#define SWS_SENDFILE_PAGE   4096
+#define SWS_SENDFILE_CHUNK  (16 * SWS_SENDFILE_PAGE)
+
+/*
+ * Whether head bytes are held back (MSG_MORE) for the file data that b's
+ * sendfile() sends after them. Held back, they leave with sendfile()'s
+ * first chunk. When head and chunk fill less than a segment (on loopback
+ * 65,483 bytes: a cache entry's body starts inside a page, after its
+ * header), nothing leaves until the second chunk is queued, and then two
+ * segments leave back to back: TCP's pacing (BBR without fq) sends the
+ * second from an hrtimer, one more softirq per response and about half as
+ * much CPU again for a 100 KiB response
+ * (docs/benchmarks/2026-12-05-cache-100k-syscalls.md). So the head waits
+ * only when head and first chunk make 64 KiB (more than any segment takes:
+ * the first segment is full and leaves at once) or the data are one chunk;
+ * else it goes alone, as nginx sends it.
+ */
+static int
+sws_send_head_with_file(sws_connection_t *c, off_t head, const sws_buf_t *b)
+{
+    off_t  chunk = SWS_SENDFILE_CHUNK - b->file_pos % SWS_SENDFILE_PAGE;
+
+    return !c->sendfile || b->file_last - b->file_pos <= chunk
+           || head + chunk >= SWS_SENDFILE_CHUNK;
+}
+
 /* A shared scratch buffer for sending file data without sendfile. */
 static u_char sws_file_scratch[65536];
 
@@ -207,8 +235,14 @@ sws_unix_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
 
         if (niov) {
             /* A head followed by file data: tell TCP more is coming so the
-             * head and the first file bytes share segments. */
-            int flags = MSG_NOSIGNAL | ((cl && !sws_buf_special(cl->buf)) ? MSG_MORE : 0);
+             * head and the first file bytes share segments (when they fill
+             * one: sws_send_head_with_file). */
+            int flags = MSG_NOSIGNAL;
+            if (cl && !sws_buf_special(cl->buf)
+                && (!cl->buf->in_file || sws_send_head_with_file(c, total, cl->buf)))
+            {
+                flags |= MSG_MORE;
+            }
             if (niov == 1) {
                 /* The usual small response: send() does less in the kernel
                  * than sendmsg() (no msghdr, no iovec to import). */
