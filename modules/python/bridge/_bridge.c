@@ -12,11 +12,18 @@
  *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE; REQUEST_FILE:
  *       the response may be a FILE). .state: an ASGI lifespan
  *       state dict, copied into each scope (None: no "state").
- *       .feed(bytes): calls the callbacks; ValueError on invalid framing.
+ *       .feed(bytes[, n]): calls the callbacks (n: the first n bytes only);
+ *       ValueError on invalid framing. With on_request None, feed returns
+ *       the REQUEST it completed as (environ or scope, flags), or None: one
+ *       per call (a second in the same data is a framing error); the WSGI
+ *       runner's way, without a Python call per request.
  *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
  *       DATA frame of body (if not empty), an END of flags end (if >= 0)
  *   data(body), data_head(n), end(flags): DATA and END frames
  *   file(offset, length): a FILE frame (sent with its descriptor)
+ *   DONE: an awaitable already done (to None), stateless, that asyncio also
+ *       takes for a coroutine (it has send, throw and close): what the ASGI
+ *       send() returns when it did not have to wait
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -504,7 +511,13 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
     {
         PyObject *args[2] = { req, PyLong_FromLong((long) flags) };   /* a small int */
 
-        rv = args[1] ? PyObject_Vectorcall(p->on_request, args, 2, NULL) : NULL;
+        if (args[1] == NULL) {
+            rv = NULL;
+        } else if (p->on_request == Py_None) {
+            rv = PyTuple_Pack(2, req, args[1]);   /* feed's to return */
+        } else {
+            rv = PyObject_Vectorcall(p->on_request, args, 2, NULL);
+        }
         Py_XDECREF(args[1]);
     }
     Py_DECREF(req);
@@ -512,19 +525,35 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
 }
 
 static PyObject *
-Parser_feed(ParserObject *p, PyObject *arg)
+Parser_feed(ParserObject *p, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer            view;
     const unsigned char *pos, *last, *piece;
     size_t               n;
-    PyObject            *rv = NULL, *r;
+    Py_ssize_t           len;
+    PyObject            *rv = NULL, *r, *request = NULL;
     int                  rc;
 
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "feed(data[, n])");
         return NULL;
     }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    len = view.len;
+    if (nargs == 2) {
+        len = PyLong_AsSsize_t(args[1]);
+        if (len == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (len < 0 || len > view.len) {
+            PyErr_SetString(PyExc_ValueError, "feed: n is outside the data");
+            goto done;
+        }
+    }
     pos = view.buf;
-    last = pos + view.len;
+    last = pos + len;
     for ( ;; ) {
         rc = sws_pyb_read(&p->rd, &pos, last, &piece, &n);
         if (rc == SWS_PYB_AGAIN) {
@@ -605,13 +634,22 @@ Parser_feed(ParserObject *p, PyObject *arg)
             if (r == NULL) {
                 goto done;
             }
-            Py_DECREF(r);
+            if (p->on_request != Py_None) {
+                Py_DECREF(r);
+            } else if (request != NULL) {
+                Py_DECREF(r);
+                framing_error("a REQUEST before the previous one ended");
+                goto done;
+            } else {
+                request = r;
+            }
         }
     }
-    rv = Py_None;
+    rv = request ? request : Py_None;
     Py_INCREF(rv);
 
 done:
+    Py_XDECREF(request);
     PyBuffer_Release(&view);
     return rv;
 }
@@ -730,7 +768,8 @@ Parser_in_body(ParserObject *p, void *closure)
 }
 
 static PyMethodDef Parser_methods[] = {
-    { "feed", (PyCFunction) Parser_feed, METH_O, "Read frames from bytes." },
+    { "feed", (PyCFunction) (void (*)(void)) Parser_feed, METH_FASTCALL,
+      "feed(data[, n]): read frames from data (its first n bytes)." },
     { NULL, NULL, 0, NULL }
 };
 
@@ -1037,6 +1076,103 @@ bridge_file(PyObject *self, PyObject *args)
     return PyBytes_FromStringAndSize((const char *) buf, sizeof(buf));
 }
 
+/*
+ * DONE: "await send(message)" without a coroutine per call. The ASGI
+ * runner's send() does its work when called and returns this when nothing
+ * is left to wait for; making, running and freeing a coroutine for each
+ * send cost more than the rest of it. It has __await__, send, throw and
+ * close, so that collections.abc.Coroutine (and with it asyncio's
+ * iscoroutine, create_task, gather ...) takes it for a coroutine that
+ * returns None at its first step; it has no state, so one is shared.
+ */
+static PyObject *
+done_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+done_next(PyObject *self)
+{
+    (void) self;
+    return NULL;                      /* ended: StopIteration(None) */
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+static PySendResult
+done_am_send(PyObject *self, PyObject *arg, PyObject **result)
+{
+    (void) self;
+    (void) arg;
+    Py_INCREF(Py_None);
+    *result = Py_None;
+    return PYGEN_RETURN;
+}
+#endif
+
+static PyObject *
+done_send(PyObject *self, PyObject *arg)
+{
+    (void) self;
+    (void) arg;
+    PyErr_SetNone(PyExc_StopIteration);
+    return NULL;
+}
+
+static PyObject *
+done_throw(PyObject *self, PyObject *args)
+{
+    PyObject *typ, *val = NULL, *tb = NULL;
+
+    (void) self;
+    if (!PyArg_UnpackTuple(args, "throw", 1, 3, &typ, &val, &tb)) {
+        return NULL;
+    }
+    if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject *) Py_TYPE(typ), typ);
+    } else if (PyExceptionClass_Check(typ)) {
+        PyErr_SetObject(typ, val);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "throw() needs an exception");
+    }
+    return NULL;
+}
+
+static PyObject *
+done_close(PyObject *self, PyObject *unused)
+{
+    (void) self;
+    (void) unused;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Done_methods[] = {
+    { "send", done_send, METH_O, "Ends at once: StopIteration(None)." },
+    { "throw", done_throw, METH_VARARGS, "Raises what it is given." },
+    { "close", done_close, METH_NOARGS, "Nothing to close." },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyAsyncMethods Done_async = {
+    .am_await = done_await,
+#if PY_VERSION_HEX >= 0x030A0000
+    .am_send = done_am_send,
+#endif
+};
+
+static PyTypeObject DoneType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Done",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_as_async = &Done_async,
+    .tp_iter = done_await,
+    .tp_iternext = done_next,
+    .tp_methods = Done_methods,
+};
+
+
 static PyMethodDef bridge_methods[] = {
     { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_FASTCALL | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
@@ -1063,7 +1199,7 @@ PyMODINIT_FUNC PyInit__bridge(void);
 PyMODINIT_FUNC
 PyInit__bridge(void)
 {
-    PyObject *m;
+    PyObject *m, *done;
     size_t    i;
 
     INTERN(k_type, "type");
@@ -1116,7 +1252,7 @@ PyInit__bridge(void)
     }
     (void) k_CONTENT_TYPE;
 
-    if (PyType_Ready(&ParserType) < 0) {
+    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0) {
         return NULL;
     }
     m = PyModule_Create(&bridge_module);
@@ -1124,6 +1260,16 @@ PyInit__bridge(void)
         return NULL;
     }
     Py_INCREF(&ParserType);
+    done = PyObject_New(PyObject, &DoneType);         /* the only one */
+    if (done == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddObject(m, "DONE", done) < 0) {
+        Py_DECREF(done);
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObject(m, "Parser", (PyObject *) &ParserType) < 0
         || PyModule_AddIntConstant(m, "MODE_ASGI", MODE_ASGI) < 0
         || PyModule_AddIntConstant(m, "MODE_WSGI", MODE_WSGI) < 0
