@@ -870,6 +870,80 @@ def test_extension_reuses_values_only_while_they_are_the_same():
         assert e["REQUEST_URI"] == "/x?q=1" and e["HTTP_USER_AGENT"] == "ua-a"
 
 
+def test_extension_environ_follows_each_request():
+    """A WSGI environ whose field names are the previous request's starts as
+    a copy of that environ: each one must still be exactly what a parser
+    that never saw the one before makes (same keys, same order, same
+    values), whatever changes between them (values, the names, a
+    CONTENT_LENGTH from the frame or from a field, repeated fields), and
+    what the application did to the previous one is not seen. Also feed()
+    without on_request: (environ, flags) returned, one per call."""
+    b = bridge_module()
+    base = {"wsgi.version": (1, 0), "wsgi.input": None}
+    unknown = 2 ** 64 - 1
+    ua = (b"user-agent", b"ua-a")
+    steps = [
+        dict(fields=[ua], clen=5),
+        dict(fields=[ua], clen=unknown),
+        dict(fields=[(b"user-agent", b"ua-b")], clen=unknown),
+        dict(fields=[(b"user-agent", b"ua-b")], clen=unknown, method=b"POST"),
+        dict(fields=[ua, (b"x-a", b"1")]),
+        dict(fields=[ua]),
+        dict(fields=[ua], clen=7),
+        dict(fields=[ua], clen=9),
+        dict(fields=[ua], clen=0),
+        dict(fields=[(b"x-a", b"1"), (b"x-a", b"2")]),
+        dict(fields=[(b"x-a", b"3"), (b"x-a", b"4")]),
+        dict(fields=[(b"content-length", b"3")], clen=3),
+        dict(fields=[(b"content-length", b"4")], clen=4),
+        dict(fields=[(b"User-Agent", b"ua-a")]),
+        dict(fields=[ua]),
+    ]
+    p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base)
+    before = None
+    for kw in steps:
+        data = peer.frame(peer.REQUEST, request_payload(**kw))
+        env, flags = p.feed(data)
+        ref, _ = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base).feed(data)
+        assert list(env.items()) == list(ref.items()), kw
+        assert env is not before
+        if before is not None:
+            before["HTTP_USER_AGENT"] = "changed by the application"
+            before["wsgi.input"] = "changed"
+        before = env
+    # feed(data, n): only the first n bytes; one REQUEST per call
+    data = peer.frame(peer.REQUEST, request_payload())
+    buf = bytearray(data + b"garbage")
+    assert p.feed(buf, 0) is None
+    env, flags = p.feed(buf, len(data))
+    assert env["PATH_INFO"] == "/x" and flags == 0
+    for n in (-1, len(buf) + 1):
+        with pytest.raises(ValueError):
+            p.feed(buf, n)
+    with pytest.raises(ValueError):
+        p.feed(data + data)
+
+
+def test_extension_done_is_a_finished_coroutine():
+    """_bridge.DONE, what the ASGI send() returns: awaitable at once to
+    None, and a coroutine to asyncio (create_task, gather, wait_for)."""
+    import asyncio
+    import collections.abc
+    b = bridge_module()
+    d = b.DONE
+    assert isinstance(d, collections.abc.Coroutine) and asyncio.iscoroutine(d)
+
+    async def main():
+        return [await d, await asyncio.create_task(d), await asyncio.gather(d, d),
+                await asyncio.wait_for(d, 1)]
+    assert asyncio.run(main()) == [None, None, [None, None], None]
+    with pytest.raises(StopIteration):
+        d.send(None)
+    with pytest.raises(KeyError):
+        d.throw(KeyError("x"))
+    assert d.close() is None and list(d) == []
+
+
 def test_extension_writes_response_frames():
     b = bridge_module()
     out = b.response(404, [(b"content-type", b"text/plain"), ("X-Str", "caf\u00e9")],

@@ -64,7 +64,7 @@ static PyObject *common_keys[NCOMMON];      /* "HTTP_HOST" ... */
 /* Per parser, the last objects made from the request's strings. */
 enum {
     C_METHOD, C_PATH, C_QUERY, C_RAW, C_CLIENT, C_SERVER, C_SERVER_ADDR, C_SERVER_PORT,
-    C_HOST, C_SCOPE, C_NFIXED
+    C_HOST, C_SCOPE, C_ENV, C_NFIXED
 };
 
 typedef struct {
@@ -78,6 +78,12 @@ typedef struct {
     PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
     PyObject         *values[NCOMMON];      /* the last value of each common field */
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
+    /* fixed[C_ENV]'s request: its field names (each a 2-byte length and
+     * the name), and whether CONTENT_LENGTH came from the frame */
+    unsigned char    *env_names;
+    size_t            env_names_len, env_names_size;
+    unsigned          env_nfields;
+    int               env_cl, env_cl_added;
 } ParserObject;
 
 /* o (bytes, or a latin-1 str) holds these bytes. */
@@ -407,6 +413,74 @@ wsgi_server_port(ParserObject *p, unsigned port)
     return p->fixed[C_SERVER_PORT];
 }
 
+/*
+ * The environ of a request whose field names are the previous one's (a
+ * client's requests mostly are) starts as a copy of the previous environ
+ * (fixed[C_ENV], its keys in the same order): copying a dict's table and
+ * replacing values costs less than inserting 25 keys one by one. Only an
+ * environ without repeated fields is kept so (their values are joined).
+ */
+static int
+env_same_keys(ParserObject *p, const sws_pyb_request_t *rq, int cl)
+{
+    const unsigned char *cur = rq->fields, *s = p->env_names, *end;
+    sws_pyb_str_t        name, value;
+
+    if (p->fixed[C_ENV] == NULL || rq->nfields != p->env_nfields || cl != p->env_cl) {
+        return 0;
+    }
+    end = s + p->env_names_len;
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        if ((size_t) (end - s) < 2 + name.len || s[0] != (name.len >> 8)
+            || s[1] != (name.len & 0xff) || memcmp(s + 2, name.data, name.len) != 0)
+        {
+            return 0;
+        }
+        s += 2 + name.len;
+    }
+    return s == end;
+}
+
+/* env (just made, before the application has it) is the next one's start. */
+static void
+env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, int cl_added)
+{
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    size_t               n = 0;
+    unsigned char       *s;
+
+    Py_CLEAR(p->fixed[C_ENV]);
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        n += 2 + name.len;
+    }
+    if (n > p->env_names_size) {
+        s = PyMem_Realloc(p->env_names, n);
+        if (s == NULL) {
+            return;                       /* not kept: the next is made anew */
+        }
+        p->env_names = s;
+        p->env_names_size = n;
+    }
+    s = p->env_names;
+    cur = rq->fields;
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        *s++ = (unsigned char) (name.len >> 8);
+        *s++ = (unsigned char) (name.len & 0xff);
+        memcpy(s, name.data, name.len);
+        s += name.len;
+    }
+    p->fixed[C_ENV] = PyDict_Copy(env);
+    if (p->fixed[C_ENV] == NULL) {
+        PyErr_Clear();                    /* not kept: the next is made anew */
+        return;
+    }
+    p->env_names_len = n;
+    p->env_nfields = rq->nfields;
+    p->env_cl = cl;
+    p->env_cl_added = cl_added;
+}
+
 static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
@@ -415,16 +489,26 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
     sws_pyb_str_t        name, val;
     const sws_pyb_str_t *sname;
     Py_ssize_t           pos = 0;
+    int                  same, repeated = 0, cl_added;
+    int                  cl = rq->content_length != UINT64_MAX && rq->content_length;
 
-    /* the base's entries and ours without a resize (a copy of the base
-     * would grow twice) */
-    env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
-    if (env == NULL) {
-        return NULL;
-    }
-    while (PyDict_Next(p->base, &pos, &k, &v)) {
-        if (PyDict_SetItem(env, k, v) < 0) {
-            goto failed;
+    same = env_same_keys(p, rq, cl);
+    if (same) {
+        env = PyDict_Copy(p->fixed[C_ENV]);
+        if (env == NULL) {
+            return NULL;
+        }
+    } else {
+        /* the base's entries and ours without a resize (a copy of the base
+         * would grow twice) */
+        env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
+        if (env == NULL) {
+            return NULL;
+        }
+        while (PyDict_Next(p->base, &pos, &k, &v)) {
+            if (PyDict_SetItem(env, k, v) < 0) {
+                goto failed;
+            }
         }
     }
     sname = rq->host.len ? &rq->host : &rq->server;
@@ -453,19 +537,23 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         if (field_objects(p, &name, &val, 1, &key, &value) < 0) {
             goto failed;
         }
-        old = PyDict_GetItemWithError(env, key);
-        if (old == NULL && PyErr_Occurred()) {
-            Py_DECREF(key);
-            Py_DECREF(value);
-            goto failed;
-        }
-        if (old) {
-            /* a repeated field: its values joined (RFC 9110 5.3) */
-            joined = PyUnicode_FromFormat(
-                (name.len == 6 && memcmp(name.data, "cookie", 6) == 0) ? "%U; %U" : "%U,%U",
-                old, value);
-            Py_DECREF(value);
-            value = joined;
+        if (!same) {
+            old = PyDict_GetItemWithError(env, key);
+            if (old == NULL && PyErr_Occurred()) {
+                Py_DECREF(key);
+                Py_DECREF(value);
+                goto failed;
+            }
+            if (old) {
+                /* a repeated field: its values joined (RFC 9110 5.3) */
+                repeated = 1;
+                joined = PyUnicode_FromFormat(
+                    (name.len == 6 && memcmp(name.data, "cookie", 6) == 0) ? "%U; %U"
+                                                                            : "%U,%U",
+                    old, value);
+                Py_DECREF(value);
+                value = joined;
+            }
         }
         if (set_steal(env, key, value) < 0) {
             Py_DECREF(key);
@@ -473,11 +561,17 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         }
         Py_DECREF(key);
     }
-    if (rq->content_length != UINT64_MAX && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL
-        && rq->content_length)
-    {
+    cl_added = same ? p->env_cl_added : cl && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL;
+    if (cl_added) {
         if (set_steal(env, k_CONTENT_LENGTH, decimal_str(rq->content_length)) < 0) {
             goto failed;
+        }
+    }
+    if (!same) {
+        if (repeated) {
+            Py_CLEAR(p->fixed[C_ENV]);
+        } else {
+            env_keep(p, env, rq, cl, cl_added);
         }
     }
     return env;
@@ -712,6 +806,7 @@ Parser_dealloc(ParserObject *p)
     Py_CLEAR(p->state);
     Parser_clear_cache(p);
     PyMem_Free(p->head);
+    PyMem_Free(p->env_names);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
 
@@ -719,6 +814,7 @@ static int
 Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 {
     Py_VISIT(p->fixed[C_SCOPE]);          /* holds base */
+    Py_VISIT(p->fixed[C_ENV]);            /* holds base's values */
     Py_VISIT(p->on_request);
     Py_VISIT(p->on_body);
     Py_VISIT(p->on_body_end);
@@ -806,6 +902,13 @@ as_bytes(PyObject *o, PyObject **hold, const char **data, Py_ssize_t *len)
         return 0;
     }
     if (PyUnicode_Check(o)) {
+        if (PyUnicode_IS_READY(o) && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND) {
+            /* latin-1 already: its own bytes, no copy (WSGI's str headers) */
+            *hold = NULL;
+            *data = (const char *) PyUnicode_1BYTE_DATA(o);
+            *len = PyUnicode_GET_LENGTH(o);
+            return 0;
+        }
         *hold = PyUnicode_AsLatin1String(o);
         if (*hold == NULL) {
             return -1;

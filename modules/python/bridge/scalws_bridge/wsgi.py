@@ -27,6 +27,8 @@ END_KEEP_FLAG = _bridge.END_KEEP
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_FILE = _bridge.REQUEST_FILE
 response = _bridge.response
+# "200 OK" -> 200: an application's few status lines, parsed once each
+STATUS_CODES = {}
 BASE_ENVIRON = {
     "wsgi.version": (1, 0),
     "wsgi.multithread": False,
@@ -242,7 +244,12 @@ class Response:
                 exc_info = None
         elif self.status is not None:
             raise AssertionError("start_response called twice")
-        self.status = int(status[:3])          # PEP 3333: "200 OK"
+        code = STATUS_CODES.get(status)
+        if code is None:
+            code = int(status[:3])             # PEP 3333: "200 OK"
+            if len(STATUS_CODES) < 256:
+                STATUS_CODES[status] = code
+        self.status = code
         self.headers = headers
         return self.write
 
