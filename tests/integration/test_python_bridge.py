@@ -924,6 +924,48 @@ def test_extension_environ_follows_each_request():
         p.feed(data + data)
 
 
+def test_extension_reads_and_sends_without_waiting():
+    """Parser.read_from(fd) and send_some(fd, data), the WSGI loop's I/O:
+    neither waits; nothing to read is None, the peer's close EOFError, a
+    bad descriptor OSError; a full socket takes 0 bytes."""
+    import socket
+    b = bridge_module()
+    a, c = socket.socketpair()
+    try:
+        p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, {})
+        assert p.read_from(a.fileno()) is None
+        data = peer.frame(peer.REQUEST, request_payload())
+        c.sendall(data[:5])
+        assert p.read_from(a.fileno()) is None
+        c.sendall(data[5:])
+        env, flags = p.read_from(a.fileno())
+        assert env["PATH_INFO"] == "/x" and flags == 0
+        sent = 0
+        while True:
+            n = b.send_some(c.fileno(), b"x" * 65536)
+            if n == 0:
+                break
+            sent += n
+        assert sent > 0
+        c.close()
+        with pytest.raises(ValueError):      # the x's are no frame
+            while True:
+                p.read_from(a.fileno())
+        p2 = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, {})
+        a2, c2 = socket.socketpair()
+        c2.close()
+        with pytest.raises(EOFError):
+            p2.read_from(a2.fileno())
+        a2.close()
+        with pytest.raises(OSError):
+            p2.read_from(a2.fileno())
+        with pytest.raises(OSError):
+            b.send_some(a2.fileno(), b"x")
+    finally:
+        a.close()
+        c.close()
+
+
 def test_extension_done_is_a_finished_coroutine():
     """_bridge.DONE, what the ASGI send() returns: awaitable at once to
     None, and a coroutine to asyncio (create_task, gather, wait_for)."""

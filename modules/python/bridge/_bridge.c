@@ -17,17 +17,22 @@
  *       the REQUEST it completed as (environ or scope, flags), or None: one
  *       per call (a second in the same data is a framing error); the WSGI
  *       runner's way, without a Python call per request.
+ *       .read_from(fd): one recv(2) that does not wait, fed: feed()'s
+ *       result (None also when there was nothing); EOFError at the end
  *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
  *       DATA frame of body (if not empty), an END of flags end (if >= 0)
  *   data(body), data_head(n), end(flags): DATA and END frames
  *   file(offset, length): a FILE frame (sent with its descriptor)
+ *   send_some(fd, data): one send(2) that does not wait; bytes sent
  *   DONE: an awaitable already done (to None), stateless, that asyncio also
  *       takes for a coroutine (it has send, throw and close): what the ASGI
  *       send() returns when it did not have to wait
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "sws_python_bridge_frame.h"
 
 #define MODE_ASGI  0
@@ -84,6 +89,8 @@ typedef struct {
     size_t            env_names_len, env_names_size;
     unsigned          env_nfields;
     int               env_cl, env_cl_added;
+    unsigned char    *rbuf;           /* read_from()'s */
+    int               reading;        /* in read_from() */
 } ParserObject;
 
 /* o (bytes, or a latin-1 str) holds these bytes. */
@@ -618,36 +625,15 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
     return rv;
 }
 
+/* The frames in pos..last: feed()'s result, or NULL (an error set). */
 static PyObject *
-Parser_feed(ParserObject *p, PyObject *const *args, Py_ssize_t nargs)
+parser_feed(ParserObject *p, const unsigned char *pos, const unsigned char *last)
 {
-    Py_buffer            view;
-    const unsigned char *pos, *last, *piece;
+    const unsigned char *piece;
     size_t               n;
-    Py_ssize_t           len;
     PyObject            *rv = NULL, *r, *request = NULL;
     int                  rc;
 
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "feed(data[, n])");
-        return NULL;
-    }
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    len = view.len;
-    if (nargs == 2) {
-        len = PyLong_AsSsize_t(args[1]);
-        if (len == -1 && PyErr_Occurred()) {
-            goto done;
-        }
-        if (len < 0 || len > view.len) {
-            PyErr_SetString(PyExc_ValueError, "feed: n is outside the data");
-            goto done;
-        }
-    }
-    pos = view.buf;
-    last = pos + len;
     for ( ;; ) {
         rc = sws_pyb_read(&p->rd, &pos, last, &piece, &n);
         if (rc == SWS_PYB_AGAIN) {
@@ -744,7 +730,90 @@ Parser_feed(ParserObject *p, PyObject *const *args, Py_ssize_t nargs)
 
 done:
     Py_XDECREF(request);
+    return rv;
+}
+
+static PyObject *
+Parser_feed(ParserObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer   view;
+    Py_ssize_t  len;
+    PyObject   *rv = NULL;
+
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "feed(data[, n])");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    len = view.len;
+    if (nargs == 2) {
+        len = PyLong_AsSsize_t(args[1]);
+        if (len == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (len < 0 || len > view.len) {
+            PyErr_SetString(PyExc_ValueError, "feed: n is outside the data");
+            goto done;
+        }
+    }
+    rv = parser_feed(p, view.buf, (const unsigned char *) view.buf + len);
+
+done:
     PyBuffer_Release(&view);
+    return rv;
+}
+
+/*
+ * read_from(fd): one recv(2) of what a ready socket holds, fed as feed()
+ * does. For the WSGI loop after epoll said the socket is readable: the
+ * read does not wait (MSG_DONTWAIT), so the GIL is kept; the arguments'
+ * parsing, the GIL's release and retaking and the buffer object of
+ * socket.recv_into were a tenth of a plain request. Nothing to read
+ * (EAGAIN): None; the end of the stream: EOFError; an error: OSError.
+ */
+#define READ_FROM_SIZE  (64 * 1024)
+
+static PyObject *
+Parser_read_from(ParserObject *p, PyObject *arg)
+{
+    long      fd = PyLong_AsLong(arg);
+    ssize_t   n;
+    PyObject *rv;
+
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (p->rbuf == NULL) {
+        p->rbuf = PyMem_Malloc(READ_FROM_SIZE);
+        if (p->rbuf == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    if (p->reading) {
+        PyErr_SetString(PyExc_RuntimeError, "read_from() called from a callback of its own");
+        return NULL;
+    }
+    do {
+        n = recv((int) fd, p->rbuf, READ_FROM_SIZE, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    if (n < 0) {
+        if (PyErr_Occurred()) {
+            return NULL;                    /* a signal handler raised */
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            Py_RETURN_NONE;
+        }
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    if (n == 0) {
+        PyErr_SetNone(PyExc_EOFError);
+        return NULL;
+    }
+    p->reading = 1;
+    rv = parser_feed(p, p->rbuf, p->rbuf + n);
+    p->reading = 0;
     return rv;
 }
 
@@ -807,6 +876,7 @@ Parser_dealloc(ParserObject *p)
     Parser_clear_cache(p);
     PyMem_Free(p->head);
     PyMem_Free(p->env_names);
+    PyMem_Free(p->rbuf);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
 
@@ -866,6 +936,8 @@ Parser_in_body(ParserObject *p, void *closure)
 static PyMethodDef Parser_methods[] = {
     { "feed", (PyCFunction) (void (*)(void)) Parser_feed, METH_FASTCALL,
       "feed(data[, n]): read frames from data (its first n bytes)." },
+    { "read_from", (PyCFunction) Parser_read_from, METH_O,
+      "read_from(fd): feed what one recv(MSG_DONTWAIT) from fd brings." },
     { NULL, NULL, 0, NULL }
 };
 
@@ -1276,9 +1348,53 @@ static PyTypeObject DoneType = {
 };
 
 
+/*
+ * send_some(fd, data): what one send(2) of data takes without waiting
+ * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
+ * buffer is full. The WSGI runner sends a response so and the rest, if
+ * any, with socket.sendall (which waits, the GIL released).
+ */
+static PyObject *
+bridge_send_some(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer  view;
+    long       fd;
+    ssize_t    n;
+
+    (void) self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "send_some(fd, data)");
+        return NULL;
+    }
+    fd = PyLong_AsLong(args[0]);
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    do {
+        n = send((int) fd, view.buf, (size_t) view.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    PyBuffer_Release(&view);
+    if (n < 0) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            n = 0;
+        } else {
+            return PyErr_SetFromErrno(PyExc_OSError);
+        }
+    }
+    return PyLong_FromSsize_t(n);
+}
+
 static PyMethodDef bridge_methods[] = {
     { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_FASTCALL | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
+    { "send_some", (PyCFunction) (void (*)(void)) bridge_send_some, METH_FASTCALL,
+      "send_some(fd, data) -> bytes sent by one send(2) that does not wait" },
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },

@@ -27,6 +27,7 @@ END_KEEP_FLAG = _bridge.END_KEEP
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_FILE = _bridge.REQUEST_FILE
 response = _bridge.response
+send_some = _bridge.send_some
 # "200 OK" -> 200: an application's few status lines, parsed once each
 STATUS_CODES = {}
 BASE_ENVIRON = {
@@ -96,6 +97,7 @@ BASE_ENVIRON["wsgi.input"] = EmptyInput()
 class Connection:
     def __init__(self, sock):
         self.sock = sock
+        self.fd = sock.fileno()
         # recv_into one buffer (the parser copies what it keeps): no
         # READ_SIZE bytes object made and shrunk per read
         self.buf = bytearray(READ_SIZE)
@@ -140,8 +142,12 @@ class Connection:
         return chunks
 
     def send(self, data):
+        """All of data: what the socket takes at once without the GIL's
+        release (send_some), the rest, if any, waiting (sendall)."""
         try:
-            self.sock.sendall(data)
+            n = send_some(self.fd, data)
+            if n < len(data):
+                self.sock.sendall(memoryview(data)[n:])
         except OSError as e:
             raise Closed() from e
 
@@ -325,15 +331,12 @@ def serve_ready(app, conn):
     function for the read, the call and the answer (one Python call less
     each than a method per step)."""
     try:
-        n = conn.sock.recv_into(conn.buf)
-    except OSError:
-        return False
-    if not n:
-        return False
-    try:
-        req = conn.parser.feed(conn.buf, n)
+        # one recv that does not wait (epoll said it is readable), fed
+        req = conn.parser.read_from(conn.fd)
     except ValueError as e:
         log(str(e))
+        return False
+    except (OSError, EOFError):
         return False
     if req is None:
         return True
@@ -358,11 +361,7 @@ def serve_ready(app, conn):
                         and rs.status is not None and not rs.head_sent:
                     # the common case in one write: head, body, end
                     rs.head_sent = True
-                    data = response(rs.status, rs.headers, result[0], END_KEEP_FLAG)
-                    try:
-                        conn.sock.sendall(data)
-                    except OSError as e:
-                        raise Closed() from e
+                    conn.send(response(rs.status, rs.headers, result[0], END_KEEP_FLAG))
                     result = None          # a list or tuple: nothing to close
                 elif kind is FileWrapper and rs.status is not None \
                         and rs.send_file(result):
