@@ -236,6 +236,26 @@ def test_keepalive_to_the_runner(env):
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("k", KINDS)
+def test_runner_closes_a_connection_with_invalid_frames(env, k):
+    """Bytes that are no frame, straight to the runner: it logs the framing
+    error, closes that connection and serves the next one (the ASGI
+    runner's transport hands reads to the parser itself, the WSGI loop's
+    read_from feeds it)."""
+    import socket
+    srv, runners = env[0], env[1]
+    r = runners[k]
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(r.sock)
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        assert s.recv(100) == b""                    # closed
+    assert h.wait_for(lambda: "scalws_bridge: python bridge: an invalid frame" in r.output(), 5)
+    assert "Traceback" not in r.output()
+    assert get(srv, "/%s/echo" % k).status == 200
+
+
+
+@pytest.mark.parametrize("k", KINDS)
 def test_application_exception_is_a_500(env, k):
     srv, runners = env[0], env[1]
     r = get(srv, "/%s/error" % k)

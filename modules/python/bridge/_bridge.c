@@ -82,6 +82,7 @@ typedef struct {
     size_t            head_len, head_size;
     PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
     PyObject         *values[NCOMMON];      /* the last value of each common field */
+    PyObject         *pairs[NCOMMON];       /* ASGI: its last (name, value) */
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
     /* fixed[C_ENV]'s request: its field names (each a 2-byte length and
      * the name), and whether CONTENT_LENGTH came from the frame */
@@ -241,14 +242,12 @@ asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
 static PyObject *wsgi_key(const sws_pyb_str_t *name);
 
 /* A field's name and value as ASGI's bytes or WSGI's key and str: a
- * common name's made once, its value the previous one while equal. 0, or
+ * common name's (k: its common_index) made once, its value the previous one while equal. 0, or
  * -1 with both NULL. */
 static int
-field_objects(ParserObject *p, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
+field_objects(ParserObject *p, int k, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
     int wsgi, PyObject **n, PyObject **v)
 {
-    int k = common_index(name);
-
     if (k >= 0) {
         *n = wsgi ? common_keys[k] : common_bytes[k];
         Py_INCREF(*n);
@@ -283,15 +282,33 @@ asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
         return NULL;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
-        pair = field_objects(p, &name, &value, 0, &n, &v) == 0 ? PyTuple_New(2) : NULL;
-        if (pair == NULL) {
-            Py_XDECREF(n);
-            Py_XDECREF(v);
+        int k = common_index(&name);
+
+        if (field_objects(p, k, &name, &value, 0, &n, &v) < 0) {
             Py_DECREF(headers);
             return NULL;
         }
-        PyTuple_SET_ITEM(pair, 0, n);
-        PyTuple_SET_ITEM(pair, 1, v);
+        if (k >= 0 && p->pairs[k] != NULL && PyTuple_GET_ITEM(p->pairs[k], 1) == v) {
+            /* a common field with the value of the last: its (name, value) */
+            Py_DECREF(n);
+            Py_DECREF(v);
+            pair = p->pairs[k];
+            Py_INCREF(pair);
+        } else {
+            pair = PyTuple_New(2);
+            if (pair == NULL) {
+                Py_DECREF(n);
+                Py_DECREF(v);
+                Py_DECREF(headers);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(pair, 0, n);
+            PyTuple_SET_ITEM(pair, 1, v);
+            if (k >= 0) {
+                Py_INCREF(pair);
+                Py_XSETREF(p->pairs[k], pair);
+            }
+        }
         PyList_SET_ITEM(headers, i++, pair);
     }
     return headers;
@@ -541,7 +558,7 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
-        if (field_objects(p, &name, &val, 1, &key, &value) < 0) {
+        if (field_objects(p, common_index(&name), &name, &val, 1, &key, &value) < 0) {
             goto failed;
         }
         if (!same) {
@@ -827,6 +844,7 @@ Parser_clear_cache(ParserObject *p)
     }
     for (i = 0; i < NCOMMON; i++) {
         Py_CLEAR(p->values[i]);
+        Py_CLEAR(p->pairs[i]);
     }
 }
 

@@ -200,6 +200,11 @@ class Connection(asyncio.Protocol):
         self.drain_waiter = None
         self.closed = False
         self.ws = None               # a websocket, after its REQUEST
+        # What the transport calls with each read: the parser's feed itself,
+        # no Python call in between (an invalid frame's ValueError reaches
+        # the loop, which logs it and closes the connection); a websocket
+        # switches it (to_websocket).
+        self.data_received = self.parser.feed
 
     # -- asyncio.Protocol
 
@@ -209,15 +214,19 @@ class Connection(asyncio.Protocol):
         self.worker.connections.add(self)
 
     def data_received(self, data):
-        if self.ws is not None:
-            if self.ws.state == "open":
-                self.ws.feed(data)
-            return
-        try:
-            self.parser.feed(data)
-        except ValueError as e:
-            log(str(e))
-            self.abort()
+        """(the instance's is parser.feed until a websocket: ws_received)"""
+        self.parser.feed(data)
+
+    def ws_received(self, data):
+        if self.ws.state == "open":
+            self.ws.feed(data)
+
+    def to_websocket(self, ws):
+        self.ws = ws
+        self.data_received = self.ws_received
+        # the transport keeps the protocol's data_received (uvloop does):
+        # given again, it takes the new one
+        self.transport.set_protocol(self)
 
     def eof_received(self):
         return False
@@ -248,7 +257,7 @@ class Connection(asyncio.Protocol):
         w = self.worker
         w.active += 1
         if flags & REQUEST_UPGRADE and is_websocket(scope):
-            self.ws = WebSocket(self, scope)
+            self.to_websocket(WebSocket(self, scope))
             self.loop.create_task(self.ws.run(w.app))
             return
         c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY)
@@ -429,6 +438,17 @@ class Worker:
         return 0
 
 
+def exception_handler(loop, context):
+    """The parser's ValueError (invalid frames from scalwsd), which the
+    transport hands to the loop (Connection.data_received is parser.feed):
+    one line, as the runner logs; the rest as asyncio does."""
+    exc = context.get("exception")
+    if isinstance(exc, ValueError) and isinstance(context.get("protocol"), Connection):
+        log(str(exc))
+        return
+    loop.default_exception_handler(context)
+
+
 def new_loop():
     try:
         import uvloop
@@ -439,6 +459,7 @@ def new_loop():
 
 def serve(app, sock, lifespan="auto"):
     loop = new_loop()
+    loop.set_exception_handler(exception_handler)
     asyncio.set_event_loop(loop)
     sock.setblocking(False)
     w = Worker(app, loop)
