@@ -1004,6 +1004,9 @@ def test_extension_done_is_a_finished_coroutine():
     with pytest.raises(KeyError):
         d.throw(KeyError("x"))
     assert d.close() is None and list(d) == []
+    import importlib
+    asgi = importlib.import_module("scalws_bridge.asgi")
+    assert asyncio.iscoroutinefunction(asgi.Cycle(None, {}, 0).send)
 
 
 def test_extension_writes_response_frames():
