@@ -1,5 +1,5 @@
 """WSGI (PEP 3333) over the bridge: one blocking loop per worker process.
-Idle connections from scalwsd wait in a selector; a connection with a
+Idle connections from scalwsd wait in epoll; a connection with a
 request is served to the end (the application reads wsgi.input, which
 pulls BODY frames from the socket as it goes, and its response is written
 as it is produced, blocking while scalwsd does not read: back-pressure
