@@ -931,6 +931,14 @@ def test_extension_environ_follows_each_request():
             before["HTTP_USER_AGENT"] = "changed by the application"
             before["wsgi.input"] = "changed"
         before = env
+    # ASGI: the path str is the previous one's while an ASCII path repeats
+    got = []
+    p2 = b.Parser(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_ASGI, {})
+    paths = [b"/x", b"/x", b"/caf\xc3\xa9", b"/caf\xc3\xa9", b"/x\xff", b"/x", b"/y"]
+    for path in paths:
+        p2.feed(peer.frame(peer.REQUEST, request_payload(path=path)))
+    assert [r["path"] for r in got] == [x.decode("utf-8", "surrogateescape") for x in paths]
+    assert got[0]["path"] is got[1]["path"] and got[5]["path"] is not got[4]["path"]
     # feed(data, n): only the first n bytes; one REQUEST per call
     data = peer.frame(peer.REQUEST, request_payload())
     buf = bytearray(data + b"garbage")

@@ -345,6 +345,28 @@ asgi_scope_copy(ParserObject *p)
     return PyDict_Copy(t);
 }
 
+/* ASGI's path, UTF-8 (surrogateescape): the previous str while an ASCII
+ * path repeats (an ASCII str's bytes are the bytes it was decoded from;
+ * bytes that match them are ASCII and decode to it). */
+static PyObject *
+asgi_path(ParserObject *p, const sws_pyb_str_t *path)
+{
+    PyObject *o = p->fixed[C_PATH];
+
+    if (o != NULL && PyUnicode_IS_ASCII(o) && same_text(o, path->data, path->len, 1)) {
+        Py_INCREF(o);
+        return o;
+    }
+    o = PyUnicode_DecodeUTF8((const char *) path->data, (Py_ssize_t) path->len,
+                             "surrogateescape");
+    if (o == NULL) {
+        return NULL;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(p->fixed[C_PATH], o);
+    return o;
+}
+
 static PyObject *
 asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
 {
@@ -365,9 +387,7 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
         || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
                                              rq->method.len, 1)) < 0
         || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
-        || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
-                                                         (Py_ssize_t) rq->path.len,
-                                                         "surrogateescape")) < 0
+        || set_steal(scope, k_path, asgi_path(p, &rq->path)) < 0
         || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
         || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
                                                    rq->query.len, 0)) < 0
