@@ -51,7 +51,7 @@ class Cycle:
         self.scope = scope
         self.chunks = []
         self.size = 0
-        self.more_body = bool(has_body)
+        self.more_body = has_body
         self.final_given = False
         self.waiter = None
         self.status = 200
@@ -260,7 +260,7 @@ class Connection(asyncio.Protocol):
             self.to_websocket(WebSocket(self, scope))
             self.loop.create_task(self.ws.run(w.app))
             return
-        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY)
+        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
         if w.factory_set:
             self.loop.create_task(c.run(w.app))
         else:
