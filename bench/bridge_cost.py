@@ -63,6 +63,8 @@ def main():
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "objs"))
     ap.add_argument("--path", action="append", default=[])
+    ap.add_argument("--dump", help="keep the callgrind dump as this file "
+                                   "(for callgrind_annotate)")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     d = tempfile.mkdtemp(prefix="bcost-")
@@ -137,6 +139,8 @@ def main():
         dumps = sorted(glob.glob("%s/cg.%d.*" % (d, target)))
         if not dumps:
             raise RuntimeError("no callgrind dump of %d" % target)
+        if a.dump:
+            shutil.copy(dumps[-1], a.dump)
         total = 0
         for line in open(dumps[-1]):
             if line.startswith(("summary:", "totals:")):

@@ -236,6 +236,26 @@ def test_keepalive_to_the_runner(env):
 # ---------------------------------------------------------------- errors
 
 @pytest.mark.parametrize("k", KINDS)
+def test_runner_closes_a_connection_with_invalid_frames(env, k):
+    """Bytes that are no frame, straight to the runner: it logs the framing
+    error, closes that connection and serves the next one (the ASGI
+    runner's transport hands reads to the parser itself, the WSGI loop's
+    read_from feeds it)."""
+    import socket
+    srv, runners = env[0], env[1]
+    r = runners[k]
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(r.sock)
+        s.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        assert s.recv(100) == b""                    # closed
+    assert h.wait_for(lambda: "scalws_bridge: python bridge: an invalid frame" in r.output(), 5)
+    assert "Traceback" not in r.output()
+    assert get(srv, "/%s/echo" % k).status == 200
+
+
+
+@pytest.mark.parametrize("k", KINDS)
 def test_application_exception_is_a_500(env, k):
     srv, runners = env[0], env[1]
     r = get(srv, "/%s/error" % k)
@@ -868,6 +888,133 @@ def test_extension_reuses_values_only_while_they_are_the_same():
     for e, port in zip(got[4:], ("80", "8080")):
         assert e["SERVER_PORT"] == port and e["QUERY_STRING"] == "q=1"
         assert e["REQUEST_URI"] == "/x?q=1" and e["HTTP_USER_AGENT"] == "ua-a"
+
+
+def test_extension_environ_follows_each_request():
+    """A WSGI environ whose field names are the previous request's starts as
+    a copy of that environ: each one must still be exactly what a parser
+    that never saw the one before makes (same keys, same order, same
+    values), whatever changes between them (values, the names, a
+    CONTENT_LENGTH from the frame or from a field, repeated fields), and
+    what the application did to the previous one is not seen. Also feed()
+    without on_request: (environ, flags) returned, one per call."""
+    b = bridge_module()
+    base = {"wsgi.version": (1, 0), "wsgi.input": None}
+    unknown = 2 ** 64 - 1
+    ua = (b"user-agent", b"ua-a")
+    steps = [
+        dict(fields=[ua], clen=5),
+        dict(fields=[ua], clen=unknown),
+        dict(fields=[(b"user-agent", b"ua-b")], clen=unknown),
+        dict(fields=[(b"user-agent", b"ua-b")], clen=unknown, method=b"POST"),
+        dict(fields=[ua, (b"x-a", b"1")]),
+        dict(fields=[ua]),
+        dict(fields=[ua], clen=7),
+        dict(fields=[ua], clen=9),
+        dict(fields=[ua], clen=0),
+        dict(fields=[(b"x-a", b"1"), (b"x-a", b"2")]),
+        dict(fields=[(b"x-a", b"3"), (b"x-a", b"4")]),
+        dict(fields=[(b"content-length", b"3")], clen=3),
+        dict(fields=[(b"content-length", b"4")], clen=4),
+        dict(fields=[(b"User-Agent", b"ua-a")]),
+        dict(fields=[ua]),
+    ]
+    p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base)
+    before = None
+    for kw in steps:
+        data = peer.frame(peer.REQUEST, request_payload(**kw))
+        env, flags = p.feed(data)
+        ref, _ = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base).feed(data)
+        assert list(env.items()) == list(ref.items()), kw
+        assert env is not before
+        if before is not None:
+            before["HTTP_USER_AGENT"] = "changed by the application"
+            before["wsgi.input"] = "changed"
+        before = env
+    # ASGI: the path str is the previous one's while an ASCII path repeats
+    got = []
+    p2 = b.Parser(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_ASGI, {})
+    paths = [b"/x", b"/x", b"/caf\xc3\xa9", b"/caf\xc3\xa9", b"/x\xff", b"/x", b"/y"]
+    for path in paths:
+        p2.feed(peer.frame(peer.REQUEST, request_payload(path=path)))
+    assert [r["path"] for r in got] == [x.decode("utf-8", "surrogateescape") for x in paths]
+    assert got[0]["path"] is got[1]["path"] and got[5]["path"] is not got[4]["path"]
+    # feed(data, n): only the first n bytes; one REQUEST per call
+    data = peer.frame(peer.REQUEST, request_payload())
+    buf = bytearray(data + b"garbage")
+    assert p.feed(buf, 0) is None
+    env, flags = p.feed(buf, len(data))
+    assert env["PATH_INFO"] == "/x" and flags == 0
+    for n in (-1, len(buf) + 1):
+        with pytest.raises(ValueError):
+            p.feed(buf, n)
+    with pytest.raises(ValueError):
+        p.feed(data + data)
+
+
+def test_extension_reads_and_sends_without_waiting():
+    """Parser.read_from(fd) and send_some(fd, data), the WSGI loop's I/O:
+    neither waits; nothing to read is None, the peer's close EOFError, a
+    bad descriptor OSError; a full socket takes 0 bytes."""
+    import socket
+    b = bridge_module()
+    a, c = socket.socketpair()
+    try:
+        p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, {})
+        assert p.read_from(a.fileno()) is None
+        data = peer.frame(peer.REQUEST, request_payload())
+        c.sendall(data[:5])
+        assert p.read_from(a.fileno()) is None
+        c.sendall(data[5:])
+        env, flags = p.read_from(a.fileno())
+        assert env["PATH_INFO"] == "/x" and flags == 0
+        sent = 0
+        while True:
+            n = b.send_some(c.fileno(), b"x" * 65536)
+            if n == 0:
+                break
+            sent += n
+        assert sent > 0
+        c.close()
+        with pytest.raises(ValueError):      # the x's are no frame
+            while True:
+                p.read_from(a.fileno())
+        p2 = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, {})
+        a2, c2 = socket.socketpair()
+        c2.close()
+        with pytest.raises(EOFError):
+            p2.read_from(a2.fileno())
+        a2.close()
+        with pytest.raises(OSError):
+            p2.read_from(a2.fileno())
+        with pytest.raises(OSError):
+            b.send_some(a2.fileno(), b"x")
+    finally:
+        a.close()
+        c.close()
+
+
+def test_extension_done_is_a_finished_coroutine():
+    """_bridge.DONE, what the ASGI send() returns: awaitable at once to
+    None, and a coroutine to asyncio (create_task, gather, wait_for)."""
+    import asyncio
+    import collections.abc
+    b = bridge_module()
+    d = b.DONE
+    assert isinstance(d, collections.abc.Coroutine) and asyncio.iscoroutine(d)
+
+    async def main():
+        return [await d, await asyncio.create_task(d), await asyncio.gather(d, d),
+                await asyncio.wait_for(d, 1)]
+    assert asyncio.run(main()) == [None, None, [None, None], None]
+    with pytest.raises(StopIteration):
+        d.send(None)
+    with pytest.raises(KeyError):
+        d.throw(KeyError("x"))
+    assert d.close() is None and list(d) == []
+    import importlib
+    asgi = importlib.import_module("scalws_bridge.asgi")
+    assert asyncio.iscoroutinefunction(asgi.Cycle(None, {}, 0).send)
 
 
 def test_extension_writes_response_frames():

@@ -12,15 +12,27 @@
  *       (REQUEST_BODY: body frames follow; REQUEST_UPGRADE; REQUEST_FILE:
  *       the response may be a FILE). .state: an ASGI lifespan
  *       state dict, copied into each scope (None: no "state").
- *       .feed(bytes): calls the callbacks; ValueError on invalid framing.
+ *       .feed(bytes[, n]): calls the callbacks (n: the first n bytes only);
+ *       ValueError on invalid framing. With on_request None, feed returns
+ *       the REQUEST it completed as (environ or scope, flags), or None: one
+ *       per call (a second in the same data is a framing error); the WSGI
+ *       runner's way, without a Python call per request.
+ *       .read_from(fd): one recv(2) that does not wait, fed: feed()'s
+ *       result (None also when there was nothing); EOFError at the end
  *   response(status, headers, body=None, end=-1): a RESPONSE frame, a
  *       DATA frame of body (if not empty), an END of flags end (if >= 0)
  *   data(body), data_head(n), end(flags): DATA and END frames
  *   file(offset, length): a FILE frame (sent with its descriptor)
+ *   send_some(fd, data): one send(2) that does not wait; bytes sent
+ *   DONE: an awaitable already done (to None), stateless, that asyncio also
+ *       takes for a coroutine (it has send, throw and close): what the ASGI
+ *       send() returns when it did not have to wait
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "sws_python_bridge_frame.h"
 
 #define MODE_ASGI  0
@@ -57,7 +69,7 @@ static PyObject *common_keys[NCOMMON];      /* "HTTP_HOST" ... */
 /* Per parser, the last objects made from the request's strings. */
 enum {
     C_METHOD, C_PATH, C_QUERY, C_RAW, C_CLIENT, C_SERVER, C_SERVER_ADDR, C_SERVER_PORT,
-    C_HOST, C_SCOPE, C_NFIXED
+    C_HOST, C_SCOPE, C_ENV, C_NFIXED
 };
 
 typedef struct {
@@ -70,7 +82,16 @@ typedef struct {
     size_t            head_len, head_size;
     PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
     PyObject         *values[NCOMMON];      /* the last value of each common field */
+    PyObject         *pairs[NCOMMON];       /* ASGI: its last (name, value) */
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
+    /* fixed[C_ENV]'s request: its field names (each a 2-byte length and
+     * the name), and whether CONTENT_LENGTH came from the frame */
+    unsigned char    *env_names;
+    size_t            env_names_len, env_names_size;
+    unsigned          env_nfields;
+    int               env_cl, env_cl_added;
+    unsigned char    *rbuf;           /* read_from()'s */
+    int               reading;        /* in read_from() */
 } ParserObject;
 
 /* o (bytes, or a latin-1 str) holds these bytes. */
@@ -221,14 +242,12 @@ asgi_server(ParserObject *p, const sws_pyb_request_t *rq)
 static PyObject *wsgi_key(const sws_pyb_str_t *name);
 
 /* A field's name and value as ASGI's bytes or WSGI's key and str: a
- * common name's made once, its value the previous one while equal. 0, or
+ * common name's (k: its common_index) made once, its value the previous one while equal. 0, or
  * -1 with both NULL. */
 static int
-field_objects(ParserObject *p, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
+field_objects(ParserObject *p, int k, const sws_pyb_str_t *name, const sws_pyb_str_t *value,
     int wsgi, PyObject **n, PyObject **v)
 {
-    int k = common_index(name);
-
     if (k >= 0) {
         *n = wsgi ? common_keys[k] : common_bytes[k];
         Py_INCREF(*n);
@@ -263,15 +282,33 @@ asgi_headers(ParserObject *p, const sws_pyb_request_t *rq)
         return NULL;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
-        pair = field_objects(p, &name, &value, 0, &n, &v) == 0 ? PyTuple_New(2) : NULL;
-        if (pair == NULL) {
-            Py_XDECREF(n);
-            Py_XDECREF(v);
+        int k = common_index(&name);
+
+        if (field_objects(p, k, &name, &value, 0, &n, &v) < 0) {
             Py_DECREF(headers);
             return NULL;
         }
-        PyTuple_SET_ITEM(pair, 0, n);
-        PyTuple_SET_ITEM(pair, 1, v);
+        if (k >= 0 && p->pairs[k] != NULL && PyTuple_GET_ITEM(p->pairs[k], 1) == v) {
+            /* a common field with the value of the last: its (name, value) */
+            Py_DECREF(n);
+            Py_DECREF(v);
+            pair = p->pairs[k];
+            Py_INCREF(pair);
+        } else {
+            pair = PyTuple_New(2);
+            if (pair == NULL) {
+                Py_DECREF(n);
+                Py_DECREF(v);
+                Py_DECREF(headers);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(pair, 0, n);
+            PyTuple_SET_ITEM(pair, 1, v);
+            if (k >= 0) {
+                Py_INCREF(pair);
+                Py_XSETREF(p->pairs[k], pair);
+            }
+        }
         PyList_SET_ITEM(headers, i++, pair);
     }
     return headers;
@@ -308,6 +345,28 @@ asgi_scope_copy(ParserObject *p)
     return PyDict_Copy(t);
 }
 
+/* ASGI's path, UTF-8 (surrogateescape): the previous str while an ASCII
+ * path repeats (an ASCII str's bytes are the bytes it was decoded from;
+ * bytes that match them are ASCII and decode to it). */
+static PyObject *
+asgi_path(ParserObject *p, const sws_pyb_str_t *path)
+{
+    PyObject *o = p->fixed[C_PATH];
+
+    if (o != NULL && PyUnicode_IS_ASCII(o) && same_text(o, path->data, path->len, 1)) {
+        Py_INCREF(o);
+        return o;
+    }
+    o = PyUnicode_DecodeUTF8((const char *) path->data, (Py_ssize_t) path->len,
+                             "surrogateescape");
+    if (o == NULL) {
+        return NULL;
+    }
+    Py_INCREF(o);
+    Py_XSETREF(p->fixed[C_PATH], o);
+    return o;
+}
+
 static PyObject *
 asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
 {
@@ -328,9 +387,7 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
         || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
                                              rq->method.len, 1)) < 0
         || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
-        || set_steal(scope, k_path, PyUnicode_DecodeUTF8((const char *) rq->path.data,
-                                                         (Py_ssize_t) rq->path.len,
-                                                         "surrogateescape")) < 0
+        || set_steal(scope, k_path, asgi_path(p, &rq->path)) < 0
         || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
         || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
                                                    rq->query.len, 0)) < 0
@@ -400,6 +457,74 @@ wsgi_server_port(ParserObject *p, unsigned port)
     return p->fixed[C_SERVER_PORT];
 }
 
+/*
+ * The environ of a request whose field names are the previous one's (a
+ * client's requests mostly are) starts as a copy of the previous environ
+ * (fixed[C_ENV], its keys in the same order): copying a dict's table and
+ * replacing values costs less than inserting 25 keys one by one. Only an
+ * environ without repeated fields is kept so (their values are joined).
+ */
+static int
+env_same_keys(ParserObject *p, const sws_pyb_request_t *rq, int cl)
+{
+    const unsigned char *cur = rq->fields, *s = p->env_names, *end;
+    sws_pyb_str_t        name, value;
+
+    if (p->fixed[C_ENV] == NULL || rq->nfields != p->env_nfields || cl != p->env_cl) {
+        return 0;
+    }
+    end = s + p->env_names_len;
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        if ((size_t) (end - s) < 2 + name.len || s[0] != (name.len >> 8)
+            || s[1] != (name.len & 0xff) || memcmp(s + 2, name.data, name.len) != 0)
+        {
+            return 0;
+        }
+        s += 2 + name.len;
+    }
+    return s == end;
+}
+
+/* env (just made, before the application has it) is the next one's start. */
+static void
+env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, int cl_added)
+{
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    size_t               n = 0;
+    unsigned char       *s;
+
+    Py_CLEAR(p->fixed[C_ENV]);
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        n += 2 + name.len;
+    }
+    if (n > p->env_names_size) {
+        s = PyMem_Realloc(p->env_names, n);
+        if (s == NULL) {
+            return;                       /* not kept: the next is made anew */
+        }
+        p->env_names = s;
+        p->env_names_size = n;
+    }
+    s = p->env_names;
+    cur = rq->fields;
+    while (sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        *s++ = (unsigned char) (name.len >> 8);
+        *s++ = (unsigned char) (name.len & 0xff);
+        memcpy(s, name.data, name.len);
+        s += name.len;
+    }
+    p->fixed[C_ENV] = PyDict_Copy(env);
+    if (p->fixed[C_ENV] == NULL) {
+        PyErr_Clear();                    /* not kept: the next is made anew */
+        return;
+    }
+    p->env_names_len = n;
+    p->env_nfields = rq->nfields;
+    p->env_cl = cl;
+    p->env_cl_added = cl_added;
+}
+
 static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
@@ -408,16 +533,26 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
     sws_pyb_str_t        name, val;
     const sws_pyb_str_t *sname;
     Py_ssize_t           pos = 0;
+    int                  same, repeated = 0, cl_added;
+    int                  cl = rq->content_length != UINT64_MAX && rq->content_length;
 
-    /* the base's entries and ours without a resize (a copy of the base
-     * would grow twice) */
-    env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
-    if (env == NULL) {
-        return NULL;
-    }
-    while (PyDict_Next(p->base, &pos, &k, &v)) {
-        if (PyDict_SetItem(env, k, v) < 0) {
-            goto failed;
+    same = env_same_keys(p, rq, cl);
+    if (same) {
+        env = PyDict_Copy(p->fixed[C_ENV]);
+        if (env == NULL) {
+            return NULL;
+        }
+    } else {
+        /* the base's entries and ours without a resize (a copy of the base
+         * would grow twice) */
+        env = _PyDict_NewPresized(PyDict_GET_SIZE(p->base) + 12 + (Py_ssize_t) rq->nfields);
+        if (env == NULL) {
+            return NULL;
+        }
+        while (PyDict_Next(p->base, &pos, &k, &v)) {
+            if (PyDict_SetItem(env, k, v) < 0) {
+                goto failed;
+            }
         }
     }
     sname = rq->host.len ? &rq->host : &rq->server;
@@ -443,22 +578,26 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
-        if (field_objects(p, &name, &val, 1, &key, &value) < 0) {
+        if (field_objects(p, common_index(&name), &name, &val, 1, &key, &value) < 0) {
             goto failed;
         }
-        old = PyDict_GetItemWithError(env, key);
-        if (old == NULL && PyErr_Occurred()) {
-            Py_DECREF(key);
-            Py_DECREF(value);
-            goto failed;
-        }
-        if (old) {
-            /* a repeated field: its values joined (RFC 9110 5.3) */
-            joined = PyUnicode_FromFormat(
-                (name.len == 6 && memcmp(name.data, "cookie", 6) == 0) ? "%U; %U" : "%U,%U",
-                old, value);
-            Py_DECREF(value);
-            value = joined;
+        if (!same) {
+            old = PyDict_GetItemWithError(env, key);
+            if (old == NULL && PyErr_Occurred()) {
+                Py_DECREF(key);
+                Py_DECREF(value);
+                goto failed;
+            }
+            if (old) {
+                /* a repeated field: its values joined (RFC 9110 5.3) */
+                repeated = 1;
+                joined = PyUnicode_FromFormat(
+                    (name.len == 6 && memcmp(name.data, "cookie", 6) == 0) ? "%U; %U"
+                                                                            : "%U,%U",
+                    old, value);
+                Py_DECREF(value);
+                value = joined;
+            }
         }
         if (set_steal(env, key, value) < 0) {
             Py_DECREF(key);
@@ -466,11 +605,17 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         }
         Py_DECREF(key);
     }
-    if (rq->content_length != UINT64_MAX && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL
-        && rq->content_length)
-    {
+    cl_added = same ? p->env_cl_added : cl && PyDict_GetItem(env, k_CONTENT_LENGTH) == NULL;
+    if (cl_added) {
         if (set_steal(env, k_CONTENT_LENGTH, decimal_str(rq->content_length)) < 0) {
             goto failed;
+        }
+    }
+    if (!same) {
+        if (repeated) {
+            Py_CLEAR(p->fixed[C_ENV]);
+        } else {
+            env_keep(p, env, rq, cl, cl_added);
         }
     }
     return env;
@@ -504,27 +649,28 @@ parser_request(ParserObject *p, const unsigned char *data, size_t len, unsigned 
     {
         PyObject *args[2] = { req, PyLong_FromLong((long) flags) };   /* a small int */
 
-        rv = args[1] ? PyObject_Vectorcall(p->on_request, args, 2, NULL) : NULL;
+        if (args[1] == NULL) {
+            rv = NULL;
+        } else if (p->on_request == Py_None) {
+            rv = PyTuple_Pack(2, req, args[1]);   /* feed's to return */
+        } else {
+            rv = PyObject_Vectorcall(p->on_request, args, 2, NULL);
+        }
         Py_XDECREF(args[1]);
     }
     Py_DECREF(req);
     return rv;
 }
 
+/* The frames in pos..last: feed()'s result, or NULL (an error set). */
 static PyObject *
-Parser_feed(ParserObject *p, PyObject *arg)
+parser_feed(ParserObject *p, const unsigned char *pos, const unsigned char *last)
 {
-    Py_buffer            view;
-    const unsigned char *pos, *last, *piece;
+    const unsigned char *piece;
     size_t               n;
-    PyObject            *rv = NULL, *r;
+    PyObject            *rv = NULL, *r, *request = NULL;
     int                  rc;
 
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    pos = view.buf;
-    last = pos + view.len;
     for ( ;; ) {
         rc = sws_pyb_read(&p->rd, &pos, last, &piece, &n);
         if (rc == SWS_PYB_AGAIN) {
@@ -605,14 +751,106 @@ Parser_feed(ParserObject *p, PyObject *arg)
             if (r == NULL) {
                 goto done;
             }
-            Py_DECREF(r);
+            if (p->on_request != Py_None) {
+                Py_DECREF(r);
+            } else if (request != NULL) {
+                Py_DECREF(r);
+                framing_error("a REQUEST before the previous one ended");
+                goto done;
+            } else {
+                request = r;
+            }
         }
     }
-    rv = Py_None;
+    rv = request ? request : Py_None;
     Py_INCREF(rv);
 
 done:
+    Py_XDECREF(request);
+    return rv;
+}
+
+static PyObject *
+Parser_feed(ParserObject *p, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer   view;
+    Py_ssize_t  len;
+    PyObject   *rv = NULL;
+
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "feed(data[, n])");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    len = view.len;
+    if (nargs == 2) {
+        len = PyLong_AsSsize_t(args[1]);
+        if (len == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (len < 0 || len > view.len) {
+            PyErr_SetString(PyExc_ValueError, "feed: n is outside the data");
+            goto done;
+        }
+    }
+    rv = parser_feed(p, view.buf, (const unsigned char *) view.buf + len);
+
+done:
     PyBuffer_Release(&view);
+    return rv;
+}
+
+/*
+ * read_from(fd): one recv(2) of what a ready socket holds, fed as feed()
+ * does. For the WSGI loop after epoll said the socket is readable: the
+ * read does not wait (MSG_DONTWAIT), so the GIL is kept; the arguments'
+ * parsing, the GIL's release and retaking and the buffer object of
+ * socket.recv_into were a tenth of a plain request. Nothing to read
+ * (EAGAIN): None; the end of the stream: EOFError; an error: OSError.
+ */
+#define READ_FROM_SIZE  (64 * 1024)
+
+static PyObject *
+Parser_read_from(ParserObject *p, PyObject *arg)
+{
+    long      fd = PyLong_AsLong(arg);
+    ssize_t   n;
+    PyObject *rv;
+
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (p->rbuf == NULL) {
+        p->rbuf = PyMem_Malloc(READ_FROM_SIZE);
+        if (p->rbuf == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    if (p->reading) {
+        PyErr_SetString(PyExc_RuntimeError, "read_from() called from a callback of its own");
+        return NULL;
+    }
+    do {
+        n = recv((int) fd, p->rbuf, READ_FROM_SIZE, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    if (n < 0) {
+        if (PyErr_Occurred()) {
+            return NULL;                    /* a signal handler raised */
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            Py_RETURN_NONE;
+        }
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    if (n == 0) {
+        PyErr_SetNone(PyExc_EOFError);
+        return NULL;
+    }
+    p->reading = 1;
+    rv = parser_feed(p, p->rbuf, p->rbuf + n);
+    p->reading = 0;
     return rv;
 }
 
@@ -626,6 +864,7 @@ Parser_clear_cache(ParserObject *p)
     }
     for (i = 0; i < NCOMMON; i++) {
         Py_CLEAR(p->values[i]);
+        Py_CLEAR(p->pairs[i]);
     }
 }
 
@@ -674,6 +913,8 @@ Parser_dealloc(ParserObject *p)
     Py_CLEAR(p->state);
     Parser_clear_cache(p);
     PyMem_Free(p->head);
+    PyMem_Free(p->env_names);
+    PyMem_Free(p->rbuf);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
 
@@ -681,6 +922,7 @@ static int
 Parser_traverse(ParserObject *p, visitproc visit, void *arg)
 {
     Py_VISIT(p->fixed[C_SCOPE]);          /* holds base */
+    Py_VISIT(p->fixed[C_ENV]);            /* holds base's values */
     Py_VISIT(p->on_request);
     Py_VISIT(p->on_body);
     Py_VISIT(p->on_body_end);
@@ -730,7 +972,10 @@ Parser_in_body(ParserObject *p, void *closure)
 }
 
 static PyMethodDef Parser_methods[] = {
-    { "feed", (PyCFunction) Parser_feed, METH_O, "Read frames from bytes." },
+    { "feed", (PyCFunction) (void (*)(void)) Parser_feed, METH_FASTCALL,
+      "feed(data[, n]): read frames from data (its first n bytes)." },
+    { "read_from", (PyCFunction) Parser_read_from, METH_O,
+      "read_from(fd): feed what one recv(MSG_DONTWAIT) from fd brings." },
     { NULL, NULL, 0, NULL }
 };
 
@@ -767,6 +1012,13 @@ as_bytes(PyObject *o, PyObject **hold, const char **data, Py_ssize_t *len)
         return 0;
     }
     if (PyUnicode_Check(o)) {
+        if (PyUnicode_IS_READY(o) && PyUnicode_KIND(o) == PyUnicode_1BYTE_KIND) {
+            /* latin-1 already: its own bytes, no copy (WSGI's str headers) */
+            *hold = NULL;
+            *data = (const char *) PyUnicode_1BYTE_DATA(o);
+            *len = PyUnicode_GET_LENGTH(o);
+            return 0;
+        }
         *hold = PyUnicode_AsLatin1String(o);
         if (*hold == NULL) {
             return -1;
@@ -1037,9 +1289,150 @@ bridge_file(PyObject *self, PyObject *args)
     return PyBytes_FromStringAndSize((const char *) buf, sizeof(buf));
 }
 
+/*
+ * DONE: "await send(message)" without a coroutine per call. The ASGI
+ * runner's send() does its work when called and returns this when nothing
+ * is left to wait for; making, running and freeing a coroutine for each
+ * send cost more than the rest of it. It has __await__, send, throw and
+ * close, so that collections.abc.Coroutine (and with it asyncio's
+ * iscoroutine, create_task, gather ...) takes it for a coroutine that
+ * returns None at its first step; it has no state, so one is shared.
+ */
+static PyObject *
+done_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+done_next(PyObject *self)
+{
+    (void) self;
+    return NULL;                      /* ended: StopIteration(None) */
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+static PySendResult
+done_am_send(PyObject *self, PyObject *arg, PyObject **result)
+{
+    (void) self;
+    (void) arg;
+    Py_INCREF(Py_None);
+    *result = Py_None;
+    return PYGEN_RETURN;
+}
+#endif
+
+static PyObject *
+done_send(PyObject *self, PyObject *arg)
+{
+    (void) self;
+    (void) arg;
+    PyErr_SetNone(PyExc_StopIteration);
+    return NULL;
+}
+
+static PyObject *
+done_throw(PyObject *self, PyObject *args)
+{
+    PyObject *typ, *val = NULL, *tb = NULL;
+
+    (void) self;
+    if (!PyArg_UnpackTuple(args, "throw", 1, 3, &typ, &val, &tb)) {
+        return NULL;
+    }
+    if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject *) Py_TYPE(typ), typ);
+    } else if (PyExceptionClass_Check(typ)) {
+        PyErr_SetObject(typ, val);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "throw() needs an exception");
+    }
+    return NULL;
+}
+
+static PyObject *
+done_close(PyObject *self, PyObject *unused)
+{
+    (void) self;
+    (void) unused;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Done_methods[] = {
+    { "send", done_send, METH_O, "Ends at once: StopIteration(None)." },
+    { "throw", done_throw, METH_VARARGS, "Raises what it is given." },
+    { "close", done_close, METH_NOARGS, "Nothing to close." },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyAsyncMethods Done_async = {
+    .am_await = done_await,
+#if PY_VERSION_HEX >= 0x030A0000
+    .am_send = done_am_send,
+#endif
+};
+
+static PyTypeObject DoneType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Done",
+    .tp_basicsize = sizeof(PyObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_as_async = &Done_async,
+    .tp_iter = done_await,
+    .tp_iternext = done_next,
+    .tp_methods = Done_methods,
+};
+
+
+/*
+ * send_some(fd, data): what one send(2) of data takes without waiting
+ * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
+ * buffer is full. The WSGI runner sends a response so and the rest, if
+ * any, with socket.sendall (which waits, the GIL released).
+ */
+static PyObject *
+bridge_send_some(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer  view;
+    long       fd;
+    ssize_t    n;
+
+    (void) self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "send_some(fd, data)");
+        return NULL;
+    }
+    fd = PyLong_AsLong(args[0]);
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    do {
+        n = send((int) fd, view.buf, (size_t) view.len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR && PyErr_CheckSignals() == 0);
+    PyBuffer_Release(&view);
+    if (n < 0) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            n = 0;
+        } else {
+            return PyErr_SetFromErrno(PyExc_OSError);
+        }
+    }
+    return PyLong_FromSsize_t(n);
+}
+
 static PyMethodDef bridge_methods[] = {
     { "response", (PyCFunction) (void (*)(void)) bridge_response, METH_FASTCALL | METH_KEYWORDS,
       "response(status, headers, body=None, end=-1) -> bytes" },
+    { "send_some", (PyCFunction) (void (*)(void)) bridge_send_some, METH_FASTCALL,
+      "send_some(fd, data) -> bytes sent by one send(2) that does not wait" },
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
@@ -1063,7 +1456,7 @@ PyMODINIT_FUNC PyInit__bridge(void);
 PyMODINIT_FUNC
 PyInit__bridge(void)
 {
-    PyObject *m;
+    PyObject *m, *done;
     size_t    i;
 
     INTERN(k_type, "type");
@@ -1116,7 +1509,7 @@ PyInit__bridge(void)
     }
     (void) k_CONTENT_TYPE;
 
-    if (PyType_Ready(&ParserType) < 0) {
+    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0) {
         return NULL;
     }
     m = PyModule_Create(&bridge_module);
@@ -1124,6 +1517,16 @@ PyInit__bridge(void)
         return NULL;
     }
     Py_INCREF(&ParserType);
+    done = PyObject_New(PyObject, &DoneType);         /* the only one */
+    if (done == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (PyModule_AddObject(m, "DONE", done) < 0) {
+        Py_DECREF(done);
+        Py_DECREF(m);
+        return NULL;
+    }
     if (PyModule_AddObject(m, "Parser", (PyObject *) &ParserType) < 0
         || PyModule_AddIntConstant(m, "MODE_ASGI", MODE_ASGI) < 0
         || PyModule_AddIntConstant(m, "MODE_WSGI", MODE_WSGI) < 0

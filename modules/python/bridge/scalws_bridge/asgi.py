@@ -25,6 +25,13 @@ WRITE_HIGH_WATER = 256 * 1024
 STOP_TIMEOUT = 10.0
 DISCONNECT = {"type": "http.disconnect"}
 END_KEEP = _bridge.end(_bridge.END_KEEP)
+END_KEEP_FLAG = _bridge.END_KEEP
+DONE = _bridge.DONE
+REQUEST_BODY = _bridge.REQUEST_BODY
+REQUEST_UPGRADE = _bridge.REQUEST_UPGRADE
+response = _bridge.response
+Task = asyncio.Task
+TASK_NAME = "scalws-request"
 
 
 def log(msg):
@@ -44,7 +51,7 @@ class Cycle:
         self.scope = scope
         self.chunks = []
         self.size = 0
-        self.more_body = bool(has_body)
+        self.more_body = has_body
         self.final_given = False
         self.waiter = None
         self.status = 200
@@ -82,7 +89,10 @@ class Cycle:
                     log("the application returned before the end of its response")
                     self.conn.abort()
         finally:
-            self.conn.request_done(self)
+            w = self.conn.worker            # request_done(), inline
+            w.active -= 1
+            if w.stopping and not w.active:
+                w.idle.set()
 
     def error_response(self):
         self.head_sent = True
@@ -118,7 +128,14 @@ class Cycle:
             finally:
                 self.waiter = None
 
-    async def send(self, message):
+    def send(self, message):
+        """ASGI send(), not a coroutine function: the message is written when
+        send() is called, and what it returns is awaited, _bridge.DONE
+        (already done, and a coroutine to asyncio: create_task(send(m))
+        works) or the wait for the transport's buffer to drain. A
+        coroutine per call cost more than the rest of a plain request's
+        send (docs/benchmarks/2026-12-05-bridge-cost.md); errors are raised
+        by the call, before the await."""
         kind = message["type"]
         if kind == "http.response.start":
             if self.started:
@@ -126,32 +143,45 @@ class Cycle:
             self.started = True
             self.status = message["status"]
             self.headers = message.get("headers", ())
-            return
+            return DONE
         if kind != "http.response.body":
             if kind == "http.response.trailers":
-                return
+                return DONE
             raise RuntimeError("unexpected ASGI message %r" % kind)
         if not self.started or self.complete:
             raise RuntimeError("http.response.body out of place")
         if self.disconnected:
-            return
+            return DONE
         body = message.get("body", b"")
         more = message.get("more_body", False)
         conn = self.conn
         if not self.head_sent:
             self.head_sent = True
-            data = _bridge.response(self.status, self.headers, body,
-                                    -1 if more else _bridge.END_KEEP)
+            data = response(self.status, self.headers, body, -1 if more else END_KEEP_FLAG)
         elif more:
             data = _bridge.data(body)
         else:
             data = _bridge.data(body) + END_KEEP if body else END_KEEP
         if data and not conn.closed:
             conn.transport.write(data)
-        if not more:
-            self.response_complete()
-        elif conn.write_paused:
-            await conn.drain()
+        if more:
+            return conn.drain() if conn.write_paused else DONE
+        # the response is complete (response_complete(), inline: the common path)
+        self.complete = True
+        if self.waiter is not None:
+            self.wake()              # a receive() waiting gets the disconnect
+        if conn.cycle is self and not conn.parser.in_body:
+            conn.cycle = None
+        # else: the body's rest is read and dropped until BODY_END
+        if conn.read_paused:
+            conn.resume_reading()
+        return DONE
+
+
+if hasattr(asyncio.coroutines, "_is_coroutine"):
+    # asyncio.iscoroutinefunction(cycle.send) stays true, as it was for the
+    # coroutine function (what some frameworks check before awaiting)
+    Cycle.send._is_coroutine = asyncio.coroutines._is_coroutine
 
 
 class Connection(asyncio.Protocol):
@@ -170,6 +200,11 @@ class Connection(asyncio.Protocol):
         self.drain_waiter = None
         self.closed = False
         self.ws = None               # a websocket, after its REQUEST
+        # What the transport calls with each read: the parser's feed itself,
+        # no Python call in between (an invalid frame's ValueError reaches
+        # the loop, which logs it and closes the connection); a websocket
+        # switches it (to_websocket).
+        self.data_received = self.parser.feed
 
     # -- asyncio.Protocol
 
@@ -179,15 +214,19 @@ class Connection(asyncio.Protocol):
         self.worker.connections.add(self)
 
     def data_received(self, data):
-        if self.ws is not None:
-            if self.ws.state == "open":
-                self.ws.feed(data)
-            return
-        try:
-            self.parser.feed(data)
-        except ValueError as e:
-            log(str(e))
-            self.abort()
+        """(the instance's is parser.feed until a websocket: ws_received)"""
+        self.parser.feed(data)
+
+    def ws_received(self, data):
+        if self.ws.state == "open":
+            self.ws.feed(data)
+
+    def to_websocket(self, ws):
+        self.ws = ws
+        self.data_received = self.ws_received
+        # the transport keeps the protocol's data_received (uvloop does):
+        # given again, it takes the new one
+        self.transport.set_protocol(self)
 
     def eof_received(self):
         return False
@@ -215,13 +254,19 @@ class Connection(asyncio.Protocol):
     def on_request(self, scope, flags):
         if self.cycle is not None or self.ws is not None:
             raise ValueError("python bridge: a request before the previous one ended")
-        self.worker.active += 1
-        if flags & _bridge.REQUEST_UPGRADE and is_websocket(scope):
-            self.ws = WebSocket(self, scope)
-            self.loop.create_task(self.ws.run(self.worker.app))
+        w = self.worker
+        w.active += 1
+        if flags & REQUEST_UPGRADE and is_websocket(scope):
+            self.to_websocket(WebSocket(self, scope))
+            self.loop.create_task(self.ws.run(w.app))
             return
-        c = self.cycle = Cycle(self, scope, flags & _bridge.REQUEST_BODY)
-        self.worker.start(c.run(self.worker.app))
+        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
+        if w.factory_set:
+            self.loop.create_task(c.run(w.app))
+        else:
+            # named here: a task asyncio names itself is "Task-N", made with a
+            # format, about 1,300 of the 7,000 or so instructions a task cost
+            Task(c.run(w.app), loop=self.loop, name=TASK_NAME)
 
     def on_body(self, data):
         c = self.cycle
@@ -359,14 +404,9 @@ class Worker:
         self.active = 0
         self.stopping = False
         self.idle = asyncio.Event()
-        self.start = self.start_named
-
-    def start_named(self, coro):
-        """A request's task. Named here: asyncio names a task it names
-        itself "Task-N" with a format, about 1,300 of the 7,000 or so
-        instructions a task cost (an application that sets a task factory
-        in its lifespan gets loop.create_task instead)."""
-        return asyncio.Task(coro, loop=self.loop, name="scalws-request")
+        # a request's task is made by Connection.on_request itself, unless
+        # the application set a task factory in its lifespan: then the loop's
+        self.factory_set = False
 
     async def main(self, sock, lifespan):
         ls = Lifespan(self.app, self.state, lifespan)
@@ -375,7 +415,7 @@ class Worker:
         if ls.unsupported or lifespan == "off":
             self.state = None
         if self.loop.get_task_factory() is not None:
-            self.start = self.loop.create_task
+            self.factory_set = True
         factory = lambda: Connection(self)      # noqa: E731
         if sock.family == socket.AF_UNIX:
             server = await self.loop.create_unix_server(factory, sock=sock)
@@ -398,6 +438,17 @@ class Worker:
         return 0
 
 
+def exception_handler(loop, context):
+    """The parser's ValueError (invalid frames from scalwsd), which the
+    transport hands to the loop (Connection.data_received is parser.feed):
+    one line, as the runner logs; the rest as asyncio does."""
+    exc = context.get("exception")
+    if isinstance(exc, ValueError) and isinstance(context.get("protocol"), Connection):
+        log(str(exc))
+        return
+    loop.default_exception_handler(context)
+
+
 def new_loop():
     try:
         import uvloop
@@ -408,6 +459,7 @@ def new_loop():
 
 def serve(app, sock, lifespan="auto"):
     loop = new_loop()
+    loop.set_exception_handler(exception_handler)
     asyncio.set_event_loop(loop)
     sock.setblocking(False)
     w = Worker(app, loop)

@@ -1,5 +1,5 @@
 """WSGI (PEP 3333) over the bridge: one blocking loop per worker process.
-Idle connections from scalwsd wait in a selector; a connection with a
+Idle connections from scalwsd wait in epoll; a connection with a
 request is served to the end (the application reads wsgi.input, which
 pulls BODY frames from the socket as it goes, and its response is written
 as it is produced, blocking while scalwsd does not read: back-pressure
@@ -23,12 +23,20 @@ from . import _bridge
 
 READ_SIZE = 64 * 1024
 END_KEEP = _bridge.end(_bridge.END_KEEP)
+END_KEEP_FLAG = _bridge.END_KEEP
+REQUEST_BODY = _bridge.REQUEST_BODY
+REQUEST_FILE = _bridge.REQUEST_FILE
+response = _bridge.response
+send_some = _bridge.send_some
+# "200 OK" -> 200: an application's few status lines, parsed once each
+STATUS_CODES = {}
 BASE_ENVIRON = {
     "wsgi.version": (1, 0),
     "wsgi.multithread": False,
     "wsgi.multiprocess": True,
     "wsgi.run_once": False,
     "wsgi.input_terminated": True,
+    "wsgi.errors": sys.stderr,
     "SCRIPT_NAME": "",
 }
 
@@ -62,30 +70,48 @@ class FileWrapper:
         raise StopIteration
 
 
+class EmptyInput:
+    """wsgi.input of a request without a body: it has no state, so one
+    serves every such request (set in the base environ; a request with a
+    body gets an Input of its own)."""
+
+    __slots__ = ()
+
+    def read(self, size=-1):
+        return b""
+
+    def readline(self, size=-1):
+        return b""
+
+    def readlines(self, hint=-1):
+        return []
+
+    def __iter__(self):
+        return iter(())
+
+
 BASE_ENVIRON["wsgi.file_wrapper"] = FileWrapper      # copied into each environ in C
+BASE_ENVIRON["wsgi.input"] = EmptyInput()
 
 
 class Connection:
     def __init__(self, sock):
         self.sock = sock
+        self.fd = sock.fileno()
         # recv_into one buffer (the parser copies what it keeps): no
         # READ_SIZE bytes object made and shrunk per read
         self.buf = bytearray(READ_SIZE)
-        self.view = memoryview(self.buf)
-        self.parser = _bridge.Parser(self.on_request, self.on_body, self.on_body_end,
+        # no on_request: feed() returns the (environ, flags) it completed
+        self.parser = _bridge.Parser(None, self.on_body, self.on_body_end,
                                      _bridge.MODE_WSGI, BASE_ENVIRON)
-        self.request = None
         self.chunks = []
         self.body_done = True
         self.file_ok = False
         # descriptors pass over unix sockets only
         self.can_pass = sock.family == socket.AF_UNIX
-
-    def on_request(self, environ, flags):
-        # (an upgrade is served as a plain request: WSGI has none)
-        self.request = environ
-        self.body_done = not flags & _bridge.REQUEST_BODY
-        self.file_ok = self.can_pass and bool(flags & _bridge.REQUEST_FILE)
+        # one per connection, made ready again for each request
+        self.response = Response(self)
+        self.start_response = self.response.start_response
 
     def on_body(self, data):
         self.chunks.append(data)
@@ -102,10 +128,13 @@ class Connection:
         if not n:
             raise Closed()
         try:
-            self.parser.feed(self.view[:n])
+            req = self.parser.feed(self.buf, n)
         except ValueError as e:
             log(str(e))
             raise Closed() from e
+        if req is not None:
+            log("a request before the previous one ended")
+            raise Closed()
 
     def take_body(self):
         chunks = self.chunks
@@ -113,8 +142,12 @@ class Connection:
         return chunks
 
     def send(self, data):
+        """All of data: what the socket takes at once without the GIL's
+        release (send_some), the rest, if any, waiting (sendall)."""
         try:
-            self.sock.sendall(data)
+            n = send_some(self.fd, data)
+            if n < len(data):
+                self.sock.sendall(memoryview(data)[n:])
         except OSError as e:
             raise Closed() from e
 
@@ -217,7 +250,12 @@ class Response:
                 exc_info = None
         elif self.status is not None:
             raise AssertionError("start_response called twice")
-        self.status = int(status[:3])          # PEP 3333: "200 OK"
+        code = STATUS_CODES.get(status)
+        if code is None:
+            code = int(status[:3])             # PEP 3333: "200 OK"
+            if len(STATUS_CODES) < 256:
+                STATUS_CODES[status] = code
+        self.status = code
         self.headers = headers
         return self.write
 
@@ -288,50 +326,65 @@ class Response:
             size -= n
 
 
-def handle(app, conn, environ):
-    environ["wsgi.input"] = Input(conn)
-    environ["wsgi.errors"] = sys.stderr
-    rs = Response(conn)
-    try:
-        result = app(environ, rs.start_response)
-        try:
-            if type(result) is FileWrapper and rs.status is not None \
-                    and rs.send_file(result):
-                return
-            if type(result) in (list, tuple) and len(result) == 1 and not rs.head_sent \
-                    and rs.status is not None:
-                # the common case in one write: head, body, end
-                rs.head_sent = True
-                conn.send(_bridge.response(rs.status, rs.headers, result[0],
-                                           _bridge.END_KEEP))
-                return
-            for data in result:
-                if data:
-                    rs.write(data)
-            rs.finish()
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-    except Closed:
-        raise
-    except Exception:
-        log("the application raised:\n" + traceback.format_exc().rstrip())
-        if rs.head_sent:
-            raise Closed()           # the response is cut: scalwsd sees the close
-        conn.send(_bridge.response(500, [("Content-Type", "text/plain"),
-                                         ("Content-Length", "21")],
-                                   b"Internal Server Error", _bridge.END_KEEP))
-
-
 def serve_ready(app, conn):
-    """conn is readable: a request (or the end). False: close it."""
+    """conn is readable: a request (or the end). False: close it. One
+    function for the read, the call and the answer (one Python call less
+    each than a method per step)."""
     try:
-        conn.fill()
-        if conn.request is None:
-            return True
-        environ, conn.request = conn.request, None
-        handle(app, conn, environ)
+        # one recv that does not wait (epoll said it is readable), fed
+        req = conn.parser.read_from(conn.fd)
+    except ValueError as e:
+        log(str(e))
+        return False
+    except (OSError, EOFError):
+        return False
+    if req is None:
+        return True
+    # (an upgrade is served as a plain request: WSGI has none)
+    environ, flags = req
+    if flags & REQUEST_BODY:
+        # (the same read may have brought the body, BODY_END too)
+        conn.body_done = not conn.parser.in_body
+        environ["wsgi.input"] = Input(conn)
+    else:
+        conn.body_done = True      # and the base environ's EmptyInput
+    conn.file_ok = conn.can_pass and flags & REQUEST_FILE
+    rs = conn.response
+    rs.status = rs.headers = None
+    rs.head_sent = False
+    try:
+        try:
+            result = app(environ, conn.start_response)
+            try:
+                kind = type(result)
+                if (kind is list or kind is tuple) and len(result) == 1 \
+                        and rs.status is not None and not rs.head_sent:
+                    # the common case in one write: head, body, end
+                    rs.head_sent = True
+                    conn.send(response(rs.status, rs.headers, result[0], END_KEEP_FLAG))
+                    result = None          # a list or tuple: nothing to close
+                elif kind is FileWrapper and rs.status is not None \
+                        and rs.send_file(result):
+                    pass
+                else:
+                    for data in result:
+                        if data:
+                            rs.write(data)
+                    rs.finish()
+            finally:
+                if result is not None:
+                    close = getattr(result, "close", None)
+                    if close is not None:
+                        close()
+        except Closed:
+            raise
+        except Exception:
+            log("the application raised:\n" + traceback.format_exc().rstrip())
+            if rs.head_sent:
+                raise Closed()           # the response is cut: scalwsd sees the close
+            conn.send(response(500, [("Content-Type", "text/plain"),
+                                     ("Content-Length", "21")],
+                               b"Internal Server Error", END_KEEP_FLAG))
         # the body's rest, if the application did not read it all
         while not conn.body_done:
             conn.take_body()
