@@ -182,13 +182,6 @@ sws_small_heap_free(sws_small_heap_t *h, void *p)
 }
 
 
-int
-sws_small_heap_owns(const sws_small_heap_t *h, const void *p)
-{
-    return (const char *) p >= h->base && (const char *) p < h->top;
-}
-
-
 size_t
 sws_small_heap_usable(const void *p)
 {

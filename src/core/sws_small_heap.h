@@ -56,8 +56,13 @@ typedef struct {
 void   *sws_small_heap_alloc(sws_small_heap_t *h, size_t size);
 /* p: a block of h (sws_small_heap_owns). */
 void    sws_small_heap_free(sws_small_heap_t *h, void *p);
-/* 1 if p is a block of h, 0 if not (malloc()'s, say). */
-int     sws_small_heap_owns(const sws_small_heap_t *h, const void *p);
+/* 1 if p is a block of h, 0 if not (malloc()'s, say): inline, as every
+ * free of a caller that mixes this heap with another asks it. */
+static inline int
+sws_small_heap_owns(const sws_small_heap_t *h, const void *p)
+{
+    return (const char *) p >= h->base && (const char *) p < h->top;
+}
 /* The size of block p (its class: >= what was asked). */
 size_t  sws_small_heap_usable(const void *p);
 
