@@ -25,8 +25,9 @@
 #endif
 #endif
 
-#ifndef SWS_HPACK_MEM_PASS
 static __thread sws_small_heap_t  sws_hpack_heap;
+
+#ifndef SWS_HPACK_MEM_PASS
 #define sws_hpack_heap_alloc(size)                                            \
     ((size) >= SWS_HPACK_MEM_MIN ? sws_small_heap_alloc(&sws_hpack_heap, size) : NULL)
 #define sws_hpack_heap_owns(p)  sws_small_heap_owns(&sws_hpack_heap, p)
