@@ -47,15 +47,20 @@ struct sws_ssl_connection_s {
     unsigned              no_shutdown:1; /* no close_notify: broken connection */
 };
 
-/* Set by sws_ssl_ctx.c, read by sws_ssl_io.c: the SSL ex_data index of
- * the connection, and whether some context of this process takes early
- * data (connections then start with SSL_read_early_data). */
-extern int sws_ssl_conn_index;
+/* Set by sws_ssl_ctx.c, read by sws_ssl_io.c: whether some context of
+ * this process takes early data (connections then start with
+ * SSL_read_early_data). */
 extern int sws_ssl_early_any;
 
-/* Read and write c's socket through ScalWS's BIO (sws_ssl_bio.c): one
- * recv() per request, none for EAGAIN after a short read. */
-sws_int_t  sws_ssl_bio_attach(SSL *s, sws_connection_t *c);
+/* The connection whose SSL call is running on this thread: set by
+ * sws_ssl_io.c before it calls OpenSSL for a connection, read by the BIO
+ * and by sws_ssl_get_connection (OpenSSL's callbacks). */
+extern __thread sws_connection_t *sws_ssl_current;
+
+/* Read and write the socket of sws_ssl_current through ScalWS's BIO
+ * (sws_ssl_bio.c, one per thread): one recv() per request, none for
+ * EAGAIN after a short read. */
+sws_int_t  sws_ssl_bio_attach(SSL *s);
 /* Process-wide set-up (library, ex_data index); once, in the master. */
 sws_int_t  sws_ssl_init(sws_log_t *log);
 /* A new context with ScalWS's defaults (no compression, no renegotiation,
@@ -113,6 +118,8 @@ void       sws_ssl_shutdown(sws_connection_t *c);
 ssize_t      sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size);
 sws_chain_t *sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
 
+/* The connection of ssl in OpenSSL's callbacks (sws_ssl_current; NULL if
+ * that is not ssl's): no ex_data per connection. */
 sws_connection_t *sws_ssl_get_connection(const SSL *ssl);
 /* The ALPN protocol chosen ("h2"), empty if none. */
 void       sws_ssl_alpn(sws_connection_t *c, sws_str_t *proto);

@@ -11,20 +11,33 @@
  *
  * Kernel TLS needs OpenSSL's socket BIO (it hands the keys to the socket
  * through it): connections that may use kTLS keep SSL_set_fd().
+ *
+ * Every connection of a thread shares one BIO (each SSL holds a reference
+ * to it): the socket is that of sws_ssl_current, the connection whose SSL
+ * call is running (sws_ssl_io.c sets it before each). A BIO of its own
+ * cost an idle connection 208 bytes (the BIO and its lock); nothing in the
+ * BIO outlives a call but its retry flags, which SSL_get_error reads right
+ * after the call that set them.
  */
 #include <openssl/bio.h>
 #include "sws_event.h"
 #include "sws_ssl.h"
 
 static BIO_METHOD *sws_ssl_bio_method;
+static __thread BIO *sws_ssl_bio_shared;
+
+__thread sws_connection_t *sws_ssl_current;
 
 static int
 sws_ssl_bio_read(BIO *b, char *buf, size_t size, size_t *got)
 {
-    sws_connection_t *c = BIO_get_data(b);
+    sws_connection_t *c = sws_ssl_current;
     ssize_t           n;
 
     BIO_clear_retry_flags(b);
+    if (c == NULL) {
+        return 0;                   /* not from a call of sws_ssl_io.c */
+    }
     if (!c->read->ready) {
         BIO_set_retry_read(b);
         return 0;
@@ -57,10 +70,13 @@ sws_ssl_bio_read(BIO *b, char *buf, size_t size, size_t *got)
 static int
 sws_ssl_bio_write(BIO *b, const char *data, size_t size, size_t *sent)
 {
-    sws_connection_t *c = BIO_get_data(b);
+    sws_connection_t *c = sws_ssl_current;
     ssize_t           n;
 
     BIO_clear_retry_flags(b);
+    if (c == NULL) {
+        return 0;
+    }
     for ( ;; ) {
         n = send(c->fd, data, size, MSG_NOSIGNAL);
         if (n >= 0) {
@@ -81,13 +97,17 @@ sws_ssl_bio_write(BIO *b, const char *data, size_t size, size_t *sent)
 static long
 sws_ssl_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
-    sws_connection_t *c = BIO_get_data(b);
+    sws_connection_t *c = sws_ssl_current;
 
+    (void) b;
     (void) num;
     switch (cmd) {
     case BIO_CTRL_FLUSH:            /* nothing is buffered here */
         return 1;
     case BIO_C_GET_FD:              /* SSL_get_fd() */
+        if (c == NULL) {
+            return -1;
+        }
         if (ptr != NULL) {
             *(int *) ptr = c->fd;
         }
@@ -98,7 +118,7 @@ sws_ssl_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 }
 
 sws_int_t
-sws_ssl_bio_attach(SSL *s, sws_connection_t *c)
+sws_ssl_bio_attach(SSL *s)
 {
     BIO *b;
 
@@ -115,12 +135,18 @@ sws_ssl_bio_attach(SSL *s, sws_connection_t *c)
         }
         sws_ssl_bio_method = m;     /* kept for the life of the process */
     }
-    b = BIO_new(sws_ssl_bio_method);
+    b = sws_ssl_bio_shared;
     if (b == NULL) {
+        b = BIO_new(sws_ssl_bio_method);
+        if (b == NULL) {
+            return SWS_ERROR;
+        }
+        BIO_set_init(b, 1);
+        sws_ssl_bio_shared = b;     /* this reference: the thread's */
+    }
+    if (!BIO_up_ref(b)) {
         return SWS_ERROR;
     }
-    BIO_set_data(b, c);
-    BIO_set_init(b, 1);
-    SSL_set_bio(s, b, b);           /* the SSL owns it (one reference, both ways) */
+    SSL_set_bio(s, b, b);           /* the SSL's reference (one, both ways) */
     return SWS_OK;
 }

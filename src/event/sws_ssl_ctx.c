@@ -16,7 +16,7 @@
 #define TCP_ULP  31
 #endif
 
-int sws_ssl_conn_index = -1;
+static int sws_ssl_inited;
 /* Some context of this process takes early data: connections then start
  * with SSL_read_early_data (SNI may move them to that context). */
 int sws_ssl_early_any;
@@ -24,18 +24,14 @@ int sws_ssl_early_any;
 sws_int_t
 sws_ssl_init(sws_log_t *log)
 {
-    if (sws_ssl_conn_index != -1) {
+    if (sws_ssl_inited) {
         return SWS_OK;
     }
     if (OPENSSL_init_ssl(OPENSSL_INIT_LOAD_CONFIG, NULL) == 0) {
         sws_ssl_error(SWS_LOG_EMERG, log, 0, "OPENSSL_init_ssl() failed");
         return SWS_ERROR;
     }
-    sws_ssl_conn_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
-    if (sws_ssl_conn_index == -1) {
-        sws_ssl_error(SWS_LOG_EMERG, log, 0, "SSL_get_ex_new_index() failed");
-        return SWS_ERROR;
-    }
+    sws_ssl_inited = 1;
     return SWS_OK;
 }
 

@@ -29,10 +29,9 @@ sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c)
         return SWS_ERROR;
     }
     /* Kernel TLS is set up through OpenSSL's socket BIO; else ours. */
-    if ((ssl->ktls && sws_ssl_ktls_available()
-         ? SSL_set_fd(sc->connection, c->fd) != 1
-         : sws_ssl_bio_attach(sc->connection, c) != SWS_OK)
-        || SSL_set_ex_data(sc->connection, sws_ssl_conn_index, c) != 1)
+    if (ssl->ktls && sws_ssl_ktls_available()
+        ? SSL_set_fd(sc->connection, c->fd) != 1
+        : sws_ssl_bio_attach(sc->connection) != SWS_OK)
     {
         sws_ssl_error(SWS_LOG_ALERT, c->log, 0, "attaching the socket failed");
         SSL_free(sc->connection);
@@ -52,8 +51,20 @@ sws_ssl_create_connection(sws_ssl_t *ssl, sws_connection_t *c)
 sws_connection_t *
 sws_ssl_get_connection(const SSL *ssl)
 {
-    return SSL_get_ex_data(ssl, sws_ssl_conn_index);
+    sws_connection_t *c = sws_ssl_current;
+
+    return (c != NULL && c->ssl != NULL && c->ssl->connection == ssl) ? c : NULL;
 }
+
+/*
+ * The functions below that call OpenSSL for c (handshake, recv, send,
+ * shutdown, close) make c the thread's current connection first, for the
+ * BIO and the callbacks, and give the previous one back after: a callback
+ * of one connection's call may close another.
+ */
+#define sws_ssl_enter(c)  sws_connection_t *sws_ssl_prev = sws_ssl_current; \
+                          sws_ssl_current = (c)
+#define sws_ssl_leave()   sws_ssl_current = sws_ssl_prev
 
 void
 sws_ssl_alpn(sws_connection_t *c, sws_str_t *proto)
@@ -174,8 +185,8 @@ sws_ssl_handshake_done(sws_connection_t *c)
     }
 }
 
-sws_int_t
-sws_ssl_handshake(sws_connection_t *c)
+static sws_int_t
+sws_ssl_handshake_step(sws_connection_t *c)
 {
     sws_ssl_connection_t *sc = c->ssl;
     int                   n, sslerr, err;
@@ -225,6 +236,17 @@ again:
     c->read->handler = sws_ssl_handshake_handler;
     c->write->handler = sws_ssl_handshake_handler;
     return SWS_AGAIN;
+}
+
+sws_int_t
+sws_ssl_handshake(sws_connection_t *c)
+{
+    sws_int_t  rc;
+
+    sws_ssl_enter(c);
+    rc = sws_ssl_handshake_step(c);
+    sws_ssl_leave();
+    return rc;
 }
 
 static void
@@ -308,8 +330,8 @@ sws_ssl_recv_early(sws_connection_t *c, u_char *buf, size_t size)
     return SWS_DONE;
 }
 
-ssize_t
-sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
+static ssize_t
+sws_ssl_recv_on(sws_connection_t *c, u_char *buf, size_t size)
 {
     sws_ssl_connection_t *sc = c->ssl;
     int                   n, sslerr, err, retried;
@@ -386,6 +408,17 @@ sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
         }
         return SWS_ERROR;
     }
+}
+
+ssize_t
+sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size)
+{
+    ssize_t  n;
+
+    sws_ssl_enter(c);
+    n = sws_ssl_recv_on(c, buf, size);
+    sws_ssl_leave();
+    return n;
 }
 
 /* SSL_write / SSL_sendfile outcome: bytes, SWS_AGAIN or SWS_ERROR. */
@@ -522,8 +555,8 @@ sws_ssl_send_front(sws_connection_t *c, sws_chain_t *in, off_t max)
     return sws_ssl_write(c, sws_ssl_send_buf, (size_t) n);
 }
 
-sws_chain_t *
-sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+static sws_chain_t *
+sws_ssl_send_chain_on(sws_connection_t *c, sws_chain_t *in, off_t limit)
 {
     off_t    sent_total = 0;
     ssize_t  n;
@@ -551,6 +584,17 @@ sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         in = sws_chain_update_sent(in, n);
     }
     return in;
+}
+
+sws_chain_t *
+sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    sws_chain_t  *rest;
+
+    sws_ssl_enter(c);
+    rest = sws_ssl_send_chain_on(c, in, limit);
+    sws_ssl_leave();
+    return rest;
 }
 
 /* ---- the end ---- */
@@ -583,8 +627,8 @@ sws_ssl_finish_early(sws_connection_t *c)
     return SWS_OK;
 }
 
-void
-sws_ssl_shutdown(sws_connection_t *c)
+static void
+sws_ssl_shutdown_on(sws_connection_t *c)
 {
     sws_ssl_connection_t *sc = c->ssl;
 
@@ -608,6 +652,14 @@ sws_ssl_shutdown(sws_connection_t *c)
 }
 
 void
+sws_ssl_shutdown(sws_connection_t *c)
+{
+    sws_ssl_enter(c);
+    sws_ssl_shutdown_on(c);
+    sws_ssl_leave();
+}
+
+void
 sws_ssl_close(sws_connection_t *c)
 {
     sws_ssl_connection_t *sc = c->ssl;
@@ -615,8 +667,10 @@ sws_ssl_close(sws_connection_t *c)
     if (sc == NULL) {
         return;
     }
-    sws_ssl_shutdown(c);
+    sws_ssl_enter(c);
+    sws_ssl_shutdown_on(c);
     SSL_free(sc->connection);
+    sws_ssl_leave();
     sc->connection = NULL;
     c->ssl = NULL;
     c->recv = sws_unix_recv;

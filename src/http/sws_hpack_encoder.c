@@ -14,7 +14,7 @@
  */
 #include <string.h>
 #include <scalws/sws_string.h>
-#include "sws_alloc_cache.h"
+#include "sws_hpack_mem.h"
 #include "sws_hpack_encoder.h"
 
 #define SWS_HPACK_ENTRIES      (SWS_HPACK_TABLE_MAX / 32)   /* 32 octets each at least */
@@ -282,8 +282,8 @@ sws_hpack_table_block(const sws_hpack_table_t *old, uint32_t slots, uint32_t rin
     sws_hpack_entry_t *en;
     uint32_t           i, off = 0;
 
-    t = sws_alloc_cache_malloc(sizeof(sws_hpack_table_t) + slots * sizeof(sws_hpack_entry_t)
-                               + ring);
+    t = sws_hpack_mem_malloc(sizeof(sws_hpack_table_t) + slots * sizeof(sws_hpack_entry_t)
+                             + ring, NULL);
     if (t == NULL) {
         return NULL;
     }
@@ -359,7 +359,7 @@ sws_hpack_room(sws_hpack_encoder_t *e, size_t n)
     if (t == NULL) {
         return 0;
     }
-    sws_alloc_cache_free(e->table);
+    sws_hpack_mem_free(e->table, NULL);
     e->table = t;
     return 1;
 }
@@ -429,7 +429,7 @@ sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
     sws_hpack_evict(e, 0);
     if (capacity == 0 && e->table) {
         /* nothing can be indexed: no memory for it either */
-        sws_alloc_cache_free(e->table);
+        sws_hpack_mem_free(e->table, NULL);
         e->table = NULL;
     }
 }
@@ -440,7 +440,7 @@ sws_hpack_encoder_release(sws_hpack_encoder_t *e)
     if (e->table == NULL) {
         return;
     }
-    sws_alloc_cache_free(e->table);
+    sws_hpack_mem_free(e->table, NULL);
     e->table = NULL;
     if (e->size) {
         /* the decoder still holds the entries: size 0 empties its table */

@@ -380,6 +380,24 @@ noop_handler(sws_connection_t *c)
     (void) c;
 }
 
+/* What OpenSSL's callbacks of the server's handshake found for their SSL. */
+static sws_connection_t *seen_in_callback;
+static int               callbacks_without;
+
+static void
+info_callback(const SSL *s, int where, int ret)
+{
+    sws_connection_t *c = sws_ssl_get_connection(s);
+
+    (void) where;
+    (void) ret;
+    if (c != NULL) {
+        seen_in_callback = c;
+    } else {
+        callbacks_without++;
+    }
+}
+
 static void
 pair_open(pair_t *p, int sndbuf)
 {
@@ -396,6 +414,9 @@ pair_open(pair_t *p, int sndbuf)
     p->pool = sws_pool_create(4096, &tlog);
     ck_assert_int_eq(sws_ssl_create(&p->ssl, p->pool, &tlog), SWS_OK);
     ck_assert_int_eq(sws_ssl_certificate(&p->ssl, cert_path, key_path, NULL), SWS_OK);
+    SSL_CTX_set_info_callback(p->ssl.ctx, info_callback);
+    seen_in_callback = NULL;
+    callbacks_without = 0;
 
     p->c.fd = p->sv[0];
     p->c.pool = p->pool;
@@ -435,7 +456,12 @@ pair_open(pair_t *p, int sndbuf)
     ck_assert(p->c.ssl->handshaked);
     ck_assert_ptr_eq(p->c.recv, sws_ssl_recv);
     ck_assert_ptr_eq(p->c.send_chain, sws_ssl_send_chain);
-    ck_assert_ptr_eq(sws_ssl_get_connection(p->c.ssl->connection), &p->c);
+    /* The callbacks in the handshake found the connection (the thread's
+     * current one: no ex_data); outside a call of sws_ssl_io.c nothing
+     * is current. */
+    ck_assert_ptr_eq(seen_in_callback, &p->c);
+    ck_assert_int_eq(callbacks_without, 0);
+    ck_assert_ptr_null(sws_ssl_get_connection(p->c.ssl->connection));
 }
 
 static void
@@ -502,6 +528,34 @@ START_TEST(recv_and_eof)
     ck_assert_int_eq(sws_ssl_recv(&p.c, buf, sizeof(buf)), 0);
     ck_assert(p.rev.eof);
     pair_close(&p);
+}
+END_TEST
+
+/* Two connections read and write through one BIO: each gets its own
+ * socket's bytes, whichever was used last. */
+START_TEST(two_connections_share_the_bio)
+{
+    pair_t  p1, p2;
+    u_char  buf[64];
+
+    pair_open(&p1, 0);
+    pair_open(&p2, 0);
+    ck_assert_ptr_eq(SSL_get_rbio(p1.c.ssl->connection), SSL_get_rbio(p2.c.ssl->connection));
+    ck_assert_int_eq(SSL_write(p1.client, "one", 3), 3);
+    ck_assert_int_eq(SSL_write(p2.client, "second", 6), 6);
+    p1.rev.ready = 1;
+    p2.rev.ready = 1;
+    ck_assert_int_eq(sws_ssl_recv(&p2.c, buf, sizeof(buf)), 6);
+    ck_assert_mem_eq(buf, "second", 6);
+    ck_assert_int_eq(sws_ssl_recv(&p1.c, buf, sizeof(buf)), 3);
+    ck_assert_mem_eq(buf, "one", 3);
+    ck_assert_int_eq(sws_ssl_recv(&p1.c, buf, sizeof(buf)), SWS_AGAIN);
+    pair_close(&p1);                /* p2 keeps the BIO's reference it holds */
+    ck_assert_int_eq(SSL_write(p2.client, "after", 5), 5);
+    p2.rev.ready = 1;
+    ck_assert_int_eq(sws_ssl_recv(&p2.c, buf, sizeof(buf)), 5);
+    ck_assert_mem_eq(buf, "after", 5);
+    pair_close(&p2);
 }
 END_TEST
 
@@ -667,6 +721,7 @@ ssl_suite(void)
     tcase_add_test(tc, password_file_lines);
     tcase_add_test(tc, context_and_certificate_errors);
     tcase_add_test(tc, recv_and_eof);
+    tcase_add_test(tc, two_connections_share_the_bio);
     tcase_add_test(tc, send_chain_memory_and_file_with_retries);
     tcase_add_test(tc, send_to_closed_peer_fails);
     tcase_add_test(tc, handshake_garbage_fails_at_info);

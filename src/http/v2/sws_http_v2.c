@@ -11,6 +11,7 @@
  */
 #include <unistd.h>
 #include "sws_alloc_cache.h"
+#include "sws_hpack_mem.h"
 #include "sws_http_v2.h"
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
@@ -277,10 +278,10 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
 
 /* ---- the session ---- */
 
-/* The HPACK decoder's table allocates from the per-thread cache. */
+/* The HPACK decoder's table: where the encoder's is (sws_hpack_mem.h). */
 static nghttp2_mem sws_http_v2_hd_mem = {
-    NULL, sws_alloc_cache_mem_malloc, sws_alloc_cache_mem_free,
-    sws_alloc_cache_mem_calloc, sws_alloc_cache_mem_realloc
+    NULL, sws_hpack_mem_malloc, sws_hpack_mem_free,
+    sws_hpack_mem_calloc, sws_hpack_mem_realloc
 };
 
 sws_int_t
