@@ -83,10 +83,14 @@ def test_force_ranges_with_the_cache(pair):
     same(ports, "GET", "/cached/data.bin?other", ["Range: bytes=0-1,5-6"], also=ACCEPT)
 
 
-def test_random_index(pair):
+def test_random_index(pair, tmp_path):
     ports = pair("smallmods.conf", FILES)
-    # one regular file beside a dot file and a directory: always that one
-    for _ in range(5):
+    one = tmp_path / "root" / "pics" / "one"
+    (one / "link.txt").symlink_to(tmp_path / "root" / "pics" / "page.txt")
+    (one / "dirlink").symlink_to(one / "sub")
+    # one regular file beside a dot file, a directory and symbolic links:
+    # always that one
+    for _ in range(10):
         r = same(ports, "GET", "/pics/one/")
         assert (r.status, r.body) == (200, b"the only file\n"), r
     same(ports, "HEAD", "/pics/one/", body=False)
