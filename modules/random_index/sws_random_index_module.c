@@ -8,8 +8,8 @@
  *
  * As nginx 1.22's ngx_http_random_index_module: GET, HEAD and POST only;
  * names starting with '.' are never chosen, nor anything that is not a
- * regular file (directories, and symbolic links, which the directory
- * entry tells apart); a directory without such a file is declined (the
+ * regular file (a directory; a symbolic link counts as what it points
+ * to, as nginx stats each entry); a directory without such a file is declined (the
  * index handler, autoindex or the core's 403 answer it); a directory that
  * is not there is 404, one that may not be read 403. It runs before the
  * static module's index handler.
@@ -47,17 +47,23 @@ SWS_EXPORT sws_module_t sws_module = {
 };
 
 
-/* Is the entry a regular file? The type the directory gives, else lstat:
- * a link is not followed either way. */
+/* Is the entry a regular file, or a link to one (followed, as nginx
+ * does: its stat of each entry)? 1, 0, or -1 with errno. */
 static int
 sws_random_index_is_file(DIR *d, const struct dirent *de)
 {
     struct stat  st;
 
-    if (de->d_type != DT_UNKNOWN) {
-        return de->d_type == DT_REG;
+    if (de->d_type == DT_REG) {
+        return 1;
     }
-    return fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN) {
+        return 0;
+    }
+    if (fstatat(dirfd(d), de->d_name, &st, 0) == -1) {
+        return errno == ENOENT ? 0 : -1;        /* a dangling link: skipped */
+    }
+    return S_ISREG(st.st_mode);
 }
 
 
@@ -79,8 +85,16 @@ sws_random_index_read(sws_http_request_t *r, DIR *d, const sws_str_t *path, sws_
             }
             return SWS_OK;
         }
-        if (de->d_name[0] == '.' || !sws_random_index_is_file(d, de)) {
+        if (de->d_name[0] == '.') {
             continue;
+        }
+        switch (sws_random_index_is_file(d, de)) {
+        case 0:
+            continue;
+        case -1:
+            sws_log_error(SWS_LOG_CRIT, sws_http_log(r), errno, "stat() \"%s/%s\" failed",
+                          path->data, de->d_name);
+            return SWS_ERROR;
         }
         name = sws_array_push(names);
         if (name == NULL) {

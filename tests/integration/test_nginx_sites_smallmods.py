@@ -14,6 +14,7 @@ FILES = {
     "pics/three/a.txt": "A\n",
     "pics/three/b.txt": "B\n",
     "pics/three/c.txt": "C\n",
+    "pics/three/sub/.only-dot": "hidden\n",
     "pics/dots/.only-dot": "hidden\n",
     "pics/page.txt": "a file, not a directory\n",
     "listed/dots/.x": "hidden\n",
@@ -86,13 +87,18 @@ def test_force_ranges_with_the_cache(pair):
 def test_random_index(pair, tmp_path):
     ports = pair("smallmods.conf", FILES)
     one = tmp_path / "root" / "pics" / "one"
-    (one / "link.txt").symlink_to(tmp_path / "root" / "pics" / "page.txt")
     (one / "dirlink").symlink_to(one / "sub")
-    # one regular file beside a dot file, a directory and symbolic links:
-    # always that one
+    (one / "dangling.txt").symlink_to(tmp_path / "none")
+    # one regular file beside a dot file, a directory and links to a
+    # directory and to nothing: always that one
     for _ in range(10):
         r = same(ports, "GET", "/pics/one/")
         assert (r.status, r.body) == (200, b"the only file\n"), r
+    # a link to a file counts as one (nginx stats each entry)
+    (tmp_path / "root" / "pics" / "dots" / "link.txt").symlink_to(
+        tmp_path / "root" / "pics" / "page.txt")
+    r = same(ports, "GET", "/pics/dots/")
+    assert (r.status, r.body) == (200, b"a file, not a directory\n"), r
     same(ports, "HEAD", "/pics/one/", body=False)
     same(ports, "GET", "/pics/one/?q=1")
     same(ports, "POST", "/pics/one/")                 # the file refuses POST: 405
@@ -107,7 +113,7 @@ def test_random_index(pair, tmp_path):
                 seen.add(body)
     assert len(seen) > 1, seen
     # no file to choose: the index handler's answer (403), the listing
-    same(ports, "GET", "/pics/dots/")
+    same(ports, "GET", "/pics/three/sub/")
     r = same(ports, "GET", "/listed/dots/")
     assert r.status == 200 and b".x" not in r.body, r
     # missing, not a directory, outside the root

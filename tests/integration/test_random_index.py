@@ -1,6 +1,6 @@
 """random_index: a URI ending in '/' goes (an internal redirect, the query
-kept) to one of the directory's regular files, at random; dot files,
-directories and symbolic links are never chosen; a directory without a
+kept) to one of the directory's regular files (or links to one), at
+random; dot files, directories and dangling links are never chosen; a directory without a
 file is declined. Compared with nginx in test_nginx_sites_smallmods.py."""
 import conferr
 import swsharness as h
@@ -25,12 +25,14 @@ def test_a_random_file_through_an_internal_redirect(sws, tmp_path):
     s = sws(server=SERVER, files=FILES)
     (tmp_path / "html" / "r" / "link.pick").symlink_to(tmp_path / "html" / "r" / "a.pick")
     (tmp_path / "html" / "r" / "dirlink").symlink_to(tmp_path / "html" / "r" / "sub")
+    (tmp_path / "html" / "r" / "dangling.pick").symlink_to(tmp_path / "none")
     seen = set()
     for i in range(40):
         r = h.curl(s.url("/r/?q=%d" % i))
         assert r.status == 200, r
         uri, args = r.body.decode().split("|")
-        assert uri in ("/r/a.pick", "/r/b.pick", "/r/c.pick") and args == "q=%d" % i, r
+        assert uri in ("/r/a.pick", "/r/b.pick", "/r/c.pick", "/r/link.pick"), r
+        assert args == "q=%d" % i, r
         seen.add(uri)
     assert len(seen) > 1, seen                  # 3 * (1/3)^40 if it were not random
     r = h.curl(s.url("/one/"))
