@@ -178,7 +178,7 @@ sws_flv(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
 
     (void) cmd;
     if (flcf->start) {
-        return "is duplicate";
+        return SWS_CONF_OK;            /* said twice: nginx takes it */
     }
     flcf->start = sws_http_format_compile(sws_conf_pool(cf), &start, SWS_HTTP_ESCAPE_NONE, &err);
     return flcf->start ? SWS_CONF_OK : (char *) err;
