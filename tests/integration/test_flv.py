@@ -87,3 +87,12 @@ def test_flv_directive_errors(tmp_path):
                   server="        location /v/ { flv on;  # ERR\n }\n")
     conferr.check(tmp_path / "c", ["not allowed"], server="        flv;  # ERR\n")
     conferr.check_ok(tmp_path / "d", server="        location /v/ { flv; flv; }\n")  # as nginx
+
+
+def test_over_http2(sws):
+    s = sws(server=SERVER + "        listen 127.0.0.1:@PORT2@ http2;\n", files=FILES, ports=2)
+    u = "http://127.0.0.1:%d/v/big.flv?start=70000" % s.ports[1]
+    r = h.curl(u, prior_knowledge=True)
+    assert (r.status, r.body) == (200, HEADER + BIG[70000:]), r
+    r = h.curl(u, prior_knowledge=True, headers=["Range: bytes=5-20"])
+    assert (r.status, r.body) == (206, (HEADER + BIG[70000:])[5:21]), r

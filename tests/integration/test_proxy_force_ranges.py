@@ -109,3 +109,15 @@ def test_directive(tmp_path, sws, origin):
                    "        location /f/ { proxy_pass http://%s/; }\n" % o.addr)
     r = h.curl(s.url("/f/len/100"), headers=["Range: bytes=0-9"])
     assert (r.status, r.body) == (206, pattern(100)[:10]), r
+
+
+def test_over_http2(sws, origin):
+    o = origin()
+    s = sws(server=("        listen 127.0.0.1:@PORT2@ http2;\n"
+                    "        location /f/ { proxy_pass http://%s/; proxy_force_ranges on; }\n"
+                    % o.addr), ports=2)
+    u = "http://127.0.0.1:%d/f/big/300000" % s.ports[1]
+    r = h.curl(u, prior_knowledge=True, headers=["Range: bytes=250000-250099"])
+    assert (r.status, r.body) == (206, pattern(300000)[250000:250100]), r
+    r = h.curl(u, prior_knowledge=True, headers=["Range: bytes=0-1,3-4"])
+    assert (r.status, r.body) == (200, pattern(300000)), r
