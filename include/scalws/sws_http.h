@@ -450,6 +450,11 @@ const sws_str_t *sws_http_location(sws_http_request_t *r);
 void      sws_http_clear_response(sws_http_request_t *r);
 /* Ask the filters to honour Range for this response (static files). */
 void      sws_http_allow_ranges(sws_http_request_t *r, int on);
+/* ABI 1.11. As sws_http_allow_ranges(r, 1), but one range at most: several
+ * get the whole (200), as for a producer whose body streams through
+ * reused buffers and cannot be held for a multipart/byteranges
+ * (proxy_force_ranges; nginx's single_range). */
+void      sws_http_allow_single_range(sws_http_request_t *r);
 int       sws_http_ranges_allowed(sws_http_request_t *r);
 /*
  * ABI 1.9. A Range field's value ("bytes=a-b, c-, -n", RFC 9110 14.1.1)

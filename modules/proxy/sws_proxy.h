@@ -69,6 +69,7 @@ typedef struct {
     sws_array_t               *set_list;     /* while parsing: (name, value) pairs */
     sws_proxy_headers_t       *headers;
     sws_int_t                  pass_request_headers;
+    sws_int_t                  force_ranges;  /* proxy_force_ranges */
     sws_array_t               *redirects;    /* sws_proxy_redirect_t; empty: off */
     unsigned                   redirect_off:1;  /* "proxy_redirect off" given here */
     sws_array_t               *cookie_domains;  /* sws_proxy_cookie_rule_t; empty: off */
@@ -97,6 +98,8 @@ sws_int_t sws_proxy_create_request(sws_http_request_t *r, void *data, sws_chain_
 char     *sws_proxy_cookie(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 sws_int_t sws_proxy_rewrite_cookie(sws_http_request_t *r, sws_proxy_loc_conf_t *plcf,
     sws_str_t *value);
+/* The framework's HTTP/1 head, then proxy_force_ranges. */
+sws_int_t sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b);
 /* proxy_redirect: the hook of the framework's HTTP/1 response parser. */
 sws_int_t sws_proxy_response_header(sws_http_request_t *r, void *data, const sws_str_t *name,
     const u_char *lcname, sws_str_t *value);

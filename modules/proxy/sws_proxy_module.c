@@ -5,6 +5,8 @@
  *   proxy_http_version 1.0|1.1;            1.1: keep-alive with the server
  *   proxy_set_header NAME VALUE;           VALUE may hold variables; "" drops
  *   proxy_pass_request_headers on|off;
+ *   proxy_force_ranges on|off;             ranges cut here from a 200 of known
+ *                                          length, whatever the server says
  *   proxy_redirect default|off|FROM TO;
  *   proxy_method METHOD;                   may hold variables
  *   proxy_set_body TEXT;                   may hold variables: the body instead of the client's
@@ -53,6 +55,8 @@ static const sws_command_t sws_proxy_commands[] = {
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_pass_request_headers", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
       SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, pass_request_headers), NULL },
+    { "proxy_force_ranges", ALL | SWS_CONF_FLAG, sws_conf_set_flag_slot,
+      SWS_HTTP_LOC_CONF_OFFSET, offsetof(sws_proxy_loc_conf_t, force_ranges), NULL },
     { "proxy_redirect", ALL | SWS_CONF_TAKE12, sws_proxy_redirect,
       SWS_HTTP_LOC_CONF_OFFSET, 0, NULL },
     { "proxy_method", ALL | SWS_CONF_TAKE1, sws_proxy_format,
@@ -120,7 +124,7 @@ const sws_http_upstream_proto_t sws_proxy_proto = {
     .name = "proxy",
     .create_request = sws_proxy_create_request,
     .reinit = sws_http_upstream_h1_reinit,
-    .process_header = sws_http_upstream_h1_process_header,
+    .process_header = sws_proxy_process_header,
     .input_filter = sws_http_upstream_h1_input_filter,
     .frame_head = SWS_UPSTREAM_H1_FRAME_HEAD,
     .frame_tail = SWS_UPSTREAM_H1_FRAME_TAIL,
@@ -271,6 +275,7 @@ sws_proxy_create_loc_conf(sws_conf_t *cf)
     }
     plcf->http_version = SWS_UNSET_UINT;
     plcf->pass_request_headers = SWS_UNSET;
+    plcf->force_ranges = SWS_UNSET;
     return plcf;
 }
 
@@ -396,6 +401,7 @@ sws_proxy_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
     }
     sws_conf_merge_uint_value(conf->http_version, prev->http_version, SWS_HTTP_VERSION_11);
     sws_conf_merge_value(conf->pass_request_headers, prev->pass_request_headers, 1);
+    sws_conf_merge_value(conf->force_ranges, prev->force_ranges, 0);
     if (conf->cookie_domains == NULL) {
         conf->cookie_domains = prev->cookie_domains;
     }

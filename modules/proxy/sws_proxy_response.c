@@ -1,6 +1,6 @@
 /*
  * The server's response, as far as it is the proxy's: Location rewritten
- * by proxy_redirect. The rest (the head parsed, interim responses,
+ * by proxy_redirect, ranges cut here by proxy_force_ranges. The rest (the head parsed, interim responses,
  * hop-by-hop fields, framing, reuse, the body decoded) is the framework's
  * HTTP/1 client (sws_http_upstream_h1_*), which calls the hook below for
  * each end-to-end field.
@@ -83,4 +83,26 @@ sws_proxy_response_header(sws_http_request_t *r, void *data, const sws_str_t *na
         return sws_proxy_rewrite_cookie(r, ctx->plcf, value);
     }
     return SWS_OK;
+}
+
+/*
+ * proxy_force_ranges: the range filter cuts a client's Range from the
+ * response (a 200 of known length) as if the server had offered ranges,
+ * whose own Accept-Ranges is dropped (the filter sends one where it
+ * applies). One range only: several get the whole (200), as in nginx,
+ * since the body streams through buffers that cannot be held for a
+ * multipart/byteranges. The cache keeps the whole response all the same.
+ */
+sws_int_t
+sws_proxy_process_header(sws_http_request_t *r, void *data, sws_buf_t *b)
+{
+    sws_proxy_ctx_t  *ctx = data;
+    sws_int_t         rc;
+
+    rc = sws_http_upstream_h1_process_header(r, data, b);
+    if (rc == SWS_OK && ctx->plcf->force_ranges) {
+        sws_http_header_out_remove(r, "Accept-Ranges", 13);
+        sws_http_allow_single_range(r);
+    }
+    return rc;
 }

@@ -644,6 +644,7 @@ struct sws_http_request_s {
     unsigned                   header_sent:1;
     unsigned                   header_only:1;
     unsigned                   allow_ranges:1;
+    unsigned                   single_range:1;     /* ... one range at most */
     unsigned                   location_as_is:1;   /* an upstream's (or a cached)
                                                       Location: not made absolute */
     unsigned                   chunked_out:1;

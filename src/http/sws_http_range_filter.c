@@ -1,6 +1,8 @@
 /*
  * Range requests (RFC 9110 section 14) for responses whose producer called
- * sws_http_allow_ranges(r, 1): 200 responses of known length to GET.
+ * sws_http_allow_ranges(r, 1): 200 responses of known length to GET
+ * (sws_http_allow_single_range(r): one range at most, several get the
+ * whole).
  *
  *   no Range, or Range ignored      200 + "Accept-Ranges: bytes"
  *   If-Range does not match         200 (the whole representation)
@@ -341,6 +343,9 @@ sws_http_range_header_filter(sws_http_request_t *r)
         goto accept;
     }
 
+    if (r->single_range) {
+        max = 1;                    /* several: the whole, as nginx */
+    }
     n = sws_http_parse_range(range->data, range->len, size, ranges,
                              (sws_uint_t) sws_min(max, SWS_HTTP_RANGE_MAX));
     if (n < 0) {

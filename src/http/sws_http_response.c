@@ -247,7 +247,20 @@ sws_http_set_last_modified(sws_http_request_t *r, time_t t)
 time_t sws_http_last_modified(sws_http_request_t *r) { return r->last_modified; }
 const sws_str_t *sws_http_response_date(sws_http_request_t *r) { return &r->date; }
 const sws_str_t *sws_http_etag(sws_http_request_t *r) { return &r->etag; }
-void sws_http_allow_ranges(sws_http_request_t *r, int on) { r->allow_ranges = on ? 1 : 0; }
+void
+sws_http_allow_ranges(sws_http_request_t *r, int on)
+{
+    r->allow_ranges = on ? 1 : 0;
+    r->single_range = 0;
+}
+
+void
+sws_http_allow_single_range(sws_http_request_t *r)
+{
+    r->allow_ranges = 1;
+    r->single_range = 1;
+}
+
 int sws_http_ranges_allowed(sws_http_request_t *r) { return r->allow_ranges; }
 const sws_array_t *sws_http_headers_out(sws_http_request_t *r) { return &r->headers_out; }
 
@@ -355,6 +368,7 @@ sws_http_clear_response(sws_http_request_t *r)
     r->location.data = NULL;
     r->location_as_is = 0;
     r->allow_ranges = 0;
+    r->single_range = 0;
     r->trailers_out = NULL;
     r->expect_trailers = 0;
 }
