@@ -63,9 +63,7 @@ sws_dav_create_path(const u_char *path, size_t len, mode_t mode)
             continue;
         }
         buf[i] = '\0';
-        if (mkdir(buf, mode) == 0) {
-            (void) chmod(buf, mode);    /* the mode asked, whatever the umask (nginx's) */
-        } else if (errno != EEXIST) {
+        if (mkdir(buf, mode) == -1 && errno != EEXIST) {
             return -1;
         }
         buf[i] = '/';
@@ -131,6 +129,17 @@ sws_dav_remove_tree(sws_log_t *log, const u_char *path)
 
 /* ---- copying --------------------------------------------------------- */
 
+/* A copy gets its source's mode less the umask, as nginx's (it creates
+ * the file with that mode); ours is made by mkstemp, so it is set after. */
+static mode_t
+sws_dav_umask(void)
+{
+    mode_t  m = umask(0);
+
+    (void) umask(m);
+    return m;
+}
+
 static int
 sws_dav_copy_fd(int in, int out)
 {
@@ -189,7 +198,7 @@ sws_dav_copy_file_at(sws_log_t *log, int dfrom, const char *from, int dto, const
         ts[0].tv_sec = st->st_mtime;
         ts[0].tv_nsec = 0;
         ts[1] = ts[0];
-        (void) fchmod(out, st->st_mode & 07777);
+        (void) fchmod(out, st->st_mode & 07777 & ~sws_dav_umask());
         (void) futimens(out, ts);
     }
     close(in);
