@@ -346,3 +346,17 @@ def test_config_errors(tmp_path):
     conferr.check_ok(tmp_path / "f", server=(
         "        location / { dav_methods put delete mkcol copy move; dav_access user:r all:r;\n"
         "            create_full_put_path on; min_delete_depth 3; }\n"))
+
+
+def test_put_client_gone_mid_body(sws):
+    """A client that leaves before its body is whole: no target, and the
+    temporary file goes with the request."""
+    s = dav(sws, files={"html/keep.txt": "old"})
+    for path in ("/new.bin", "/keep.txt"):
+        with h.Conn(s.port) as c:
+            c.send(h.request("PUT", path, headers=["Content-Length: 1000000"], body=b"x" * 70000))
+            assert h.wait_for(lambda: leftovers(s.root) != [], timeout=3)   # being written
+    assert h.wait_for(lambda: leftovers(s.root) == [], timeout=5), leftovers(s.root)
+    assert not (s.root / "new.bin").exists()
+    assert (s.root / "keep.txt").read_text() == "old"
+    assert req(s, "GET", "/keep.txt").body == b"old"
