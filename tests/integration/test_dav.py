@@ -360,3 +360,22 @@ def test_put_client_gone_mid_body(sws):
     assert not (s.root / "new.bin").exists()
     assert (s.root / "keep.txt").read_text() == "old"
     assert req(s, "GET", "/keep.txt").body == b"old"
+
+
+def test_over_http2(sws):
+    """The same methods over HTTP/2 (h2c): the body streams the same way."""
+    s = sws(ports=2, server="        listen 127.0.0.1:@PORT2@ http2;\n"
+                            "        location / { %s }\n" % DAV)
+    root = Path(s.tmp) / "html"
+    base = "http://127.0.0.1:%d" % s.ports[1]
+    data = os.urandom(300000)
+    r = h.curl(base + "/h2.bin", method="PUT", body=data, prior_knowledge=True)
+    assert r.status == 201 and r.http_version == 3, r       # CURL_HTTP_VERSION_2_0
+    assert r.header("location") == base + "/h2.bin", r
+    assert (root / "h2.bin").read_bytes() == data
+    r = h.curl(base + "/h2.bin", method="COPY", headers=["Destination: /h2b.bin"],
+               prior_knowledge=True)
+    assert r.status == 204 and (root / "h2b.bin").read_bytes() == data, r
+    assert h.curl(base + "/c/", method="MKCOL", prior_knowledge=True).status == 201
+    assert h.curl(base + "/h2.bin", method="DELETE", prior_knowledge=True).status == 204
+    assert not (root / "h2.bin").exists() and leftovers(root) == []
