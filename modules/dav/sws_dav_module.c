@@ -284,27 +284,23 @@ failed:
     return SWS_HTTP_INTERNAL_SERVER_ERROR;
 }
 
-/* Body data may be there: write what arrived to the file. */
-static void
-sws_dav_put_body(sws_http_request_t *r)
+/* Write what arrived of the body to the file: SWS_AGAIN while more is to
+ * come, else what the request is finalized with. */
+static sws_int_t
+sws_dav_put_pull(sws_http_request_t *r, sws_dav_put_t *put)
 {
-    sws_dav_put_t  *put = sws_http_get_ctx(r, &sws_module);
-    sws_int_t       rc;
-    size_t          n, off;
-    ssize_t         w;
+    sws_int_t  rc;
+    size_t     n, off;
+    ssize_t    w;
 
-    if (put == NULL || put->fd == -1) {
-        return;
-    }
     for ( ;; ) {
         rc = sws_http_read_body_data(r, put->buf, put->size, &n);
         if (rc == SWS_AGAIN) {
-            return;
+            return SWS_AGAIN;
         }
         if (rc != SWS_OK && rc != SWS_DONE) {
             sws_dav_put_cleanup(put);
-            sws_http_finalize(r, rc);
-            return;
+            return rc;
         }
         for (off = 0; off < n; off += (size_t) w) {
             w = write(put->fd, put->buf + off, n - off);
@@ -316,14 +312,28 @@ sws_dav_put_body(sws_http_request_t *r)
                 rc = sws_dav_error(r, errno, SWS_HTTP_INTERNAL_SERVER_ERROR, "write()",
                                    put->temp.data);
                 sws_dav_put_cleanup(put);
-                sws_http_finalize(r, rc == 507 ? rc : SWS_HTTP_INTERNAL_SERVER_ERROR);
-                return;
+                return rc == 507 ? rc : SWS_HTTP_INTERNAL_SERVER_ERROR;
             }
         }
         if (rc == SWS_DONE) {
-            sws_http_finalize(r, sws_dav_put_done(r, put));
-            return;
+            return sws_dav_put_done(r, put);
         }
+    }
+}
+
+/* Body data may be there (the core's body handler). */
+static void
+sws_dav_put_body(sws_http_request_t *r)
+{
+    sws_dav_put_t  *put = sws_http_get_ctx(r, &sws_module);
+    sws_int_t       rc;
+
+    if (put == NULL || put->fd == -1) {
+        return;
+    }
+    rc = sws_dav_put_pull(r, put);
+    if (rc != SWS_AGAIN) {
+        sws_http_finalize(r, rc);
     }
 }
 
@@ -386,8 +396,10 @@ sws_dav_put(sws_http_request_t *r, sws_dav_loc_conf_t *dlcf)
         sws_dav_put_cleanup(put);
         return rc;
     }
-    sws_dav_put_body(r);
-    return SWS_DONE;
+    /* what is there already; the rest through sws_dav_put_body (never
+     * finalized from here: the phase engine finalizes what we return) */
+    rc = sws_dav_put_pull(r, put);
+    return rc == SWS_AGAIN ? SWS_DONE : rc;
 }
 
 

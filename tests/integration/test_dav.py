@@ -8,10 +8,22 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 import conferr
 import swsharness as h
 
 DAV = "dav_methods PUT DELETE MKCOL COPY MOVE;"
+
+
+@pytest.fixture(autouse=True)
+def no_worker_died(tmp_path):
+    """A worker that died (a sanitizer's abort after the answer went out)
+    fails the test that made it."""
+    yield
+    for log in tmp_path.rglob("error.log"):
+        text = log.read_text(errors="replace")
+        assert "exited on signal" not in text, text[-2000:]
 
 
 def dav(sws, extra="", location="/", http="", files=None):

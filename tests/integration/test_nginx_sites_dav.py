@@ -52,6 +52,8 @@ def dav_pair(tmp_path):
     yield out[0], out[2], out[1], out[3]
     for r in running:
         r.stop()
+    log = (tmp_path / "scalwsd" / "error.log").read_text(errors="replace")
+    assert "exited on signal" not in log, log[-2000:]
 
 
 def tree(root):
