@@ -435,7 +435,9 @@ sws_dav_delete(sws_http_request_t *r, sws_dav_loc_conf_t *dlcf)
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     if (lstat((char *) path.data, &st) == -1) {
-        return sws_dav_error(r, errno, SWS_HTTP_NOT_FOUND, "lstat()", path.data);
+        /* a file where the path wants a directory: nginx's 409 */
+        return sws_dav_error(r, errno, errno == ENOTDIR ? SWS_HTTP_CONFLICT : SWS_HTTP_NOT_FOUND,
+                             "lstat()", path.data);
     }
     rc = sws_dav_symlinks_allowed(r, path.data, path.len);
     if (rc != SWS_OK) {

@@ -135,6 +135,10 @@ def test_dav_site(dav_pair):
     both(ports, "DELETE", "/docs/sub/", [ED, "Depth: 1"])              # 400
     both(ports, "DELETE", "/docs/a.txt", [ED, "Depth: 1"])
     both(ports, "DELETE", "/docs/a.txt", [ED], b"x")                   # 415
+    both(ports, "DELETE", "/docs/a.txt/", [ED])                        # ENOTDIR: 409
+    both(ports, "DELETE", "/docs/a.txt/x", [ED])
+    both(ports, "PUT", "/docs/a.txt/x", [ED], b"x")                    # 500
+    both(ports, "MKCOL", "/docs/a.txt/c/", [ED])
     both(ports, "DELETE", "/moved/", [ED, "Depth: infinity"])
     both(ports, "DELETE", "/m2/", [ED])
     # the drop box: PUT only
