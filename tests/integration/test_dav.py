@@ -392,3 +392,21 @@ def test_over_http2(sws):
     assert h.curl(base + "/c/", method="MKCOL", prior_knowledge=True).status == 201
     assert h.curl(base + "/h2.bin", method="DELETE", prior_knowledge=True).status == 204
     assert not (root / "h2.bin").exists() and leftovers(root) == []
+
+
+def test_keepalive_across_methods(sws):
+    """Answers without a body (201, 204) and the refused ones keep the
+    connection for the next request."""
+    s = dav(sws, files={"html/f": "f"})
+    with h.Conn(s.port) as c:
+        for method, path, hdrs, body, status in (
+                ("PUT", "/k1", [], b"one", 201), ("PUT", "/k1", [], b"two", 204),
+                ("MKCOL", "/kc/", [], b"", 201), ("COPY", "/k1", ["Destination: /kc/k2"], b"", 204),
+                ("PUT", "/kc/", [], b"body", 409), ("DELETE", "/kc/", [], b"", 204),
+                ("GET", "/k1", [], b"", 200)):
+            if body:
+                hdrs = hdrs + ["Content-Length: %d" % len(body)]
+            c.send(h.request(method, path, headers=hdrs, body=body))
+            r = c.read_response(method)
+            assert r.status == status, (method, path, r)
+        assert r.body == b"two"
