@@ -26,11 +26,21 @@ def no_worker_died(tmp_path):
         assert "exited on signal" not in text, text[-2000:]
 
 
+def open_to_workers(s):
+    """The tree under the server's directory writable by its workers: run
+    as root, the master starts them as nobody (as nginx's), and a DAV
+    location writes where they can."""
+    for p in [Path(s.tmp)] + list(Path(s.tmp).rglob("*")):
+        if not p.is_symlink():
+            os.chmod(p, 0o777 if p.is_dir() else 0o666)
+    return s
+
+
 def dav(sws, extra="", location="/", http="", files=None):
     s = sws(server="        location %s { %s %s }\n" % (location, DAV, extra), http=http,
             files=files or {})
     s.root = Path(s.tmp) / "html"
-    return s
+    return open_to_workers(s)
 
 
 def req(s, method, path, headers=(), body=None):
@@ -187,12 +197,12 @@ def test_mkcol(sws):
 
 def test_copy_and_move_files(sws):
     s = dav(sws, files={"html/a.txt": "A", "html/d/x": "x"})
-    os.chmod(s.root / "a.txt", 0o640)
+    os.chmod(s.root / "a.txt", 0o604)
     dest = "http://127.0.0.1:%d" % s.port
     r = req(s, "COPY", "/a.txt", headers=["Destination: %s/b.txt" % dest])
     assert r.status == 204, r                                        # nginx: 204, new or not
     assert (s.root / "b.txt").read_text() == "A"
-    assert stat.S_IMODE((s.root / "b.txt").stat().st_mode) == 0o640
+    assert stat.S_IMODE((s.root / "b.txt").stat().st_mode) == 0o604
     assert req(s, "COPY", "/a.txt", headers=["Destination: /b.txt"]).status == 204
     r = req(s, "COPY", "/a.txt", headers=["Destination: /b.txt", "Overwrite: F"])
     assert r.status == 412, r
@@ -271,6 +281,7 @@ def test_methods_not_enabled(sws):
     s = sws(server="        location / { dav_methods PUT; }\n"
                    "        location /off/ { dav_methods off; }\n",
             files={"html/a.txt": "A", "html/off/f": "f"})
+    open_to_workers(s)
     assert req(s, "PUT", "/p", body=b"x").status == 201
     for m in ("DELETE", "MKCOL", "COPY", "MOVE", "PROPFIND", "LOCK"):
         assert req(s, m, "/a.txt", headers=["Destination: /b"]).status == 405, m
@@ -292,6 +303,7 @@ def test_access_rules_guard_every_method(sws):
         "        location /no/ { %s deny all; }\n"
         "        location /mk/ { %s limit_except GET MKCOL { deny all; } }\n"
         % (DAV, DAV, DAV, DAV)), files=files)
+    open_to_workers(s)
     root = Path(s.tmp) / "html"
     before = sorted(str(p) for p in root.rglob("*"))
     for loc in ("/ro/", "/no/"):
@@ -321,6 +333,7 @@ def test_paths_stay_under_the_root(sws):
         "        location /dav/ { %s alias @TMP@/store/; }\n"
         "        location /sl/ { %s disable_symlinks on; }\n" % (DAV, DAV)),
         files={"store/a": "a", "html/sl/f": "f", "outside/o": "o"})
+    open_to_workers(s)
     tmp = Path(s.tmp)
     store = tmp / "store"
     os.symlink(tmp / "outside", tmp / "html" / "sl" / "link")
@@ -379,6 +392,7 @@ def test_over_http2(sws):
     """The same methods over HTTP/2 (h2c): the body streams the same way."""
     s = sws(ports=2, server="        listen 127.0.0.1:@PORT2@ http2;\n"
                             "        location / { %s }\n" % DAV)
+    open_to_workers(s)
     root = Path(s.tmp) / "html"
     base = "http://127.0.0.1:%d" % s.ports[1]
     data = os.urandom(300000)
