@@ -616,6 +616,11 @@ def test_malformed_request(srv, sec, what, pseudo, regular):
         fields = list(pseudo if pseudo is not None else REQ) + list(regular)
         sid = headers(c, block=c.block(fields))
         check(c, sid, STREAM(E.PROTOCOL_ERROR), what)
+        # The same fields again: now references to the dynamic table, whose
+        # entries were checked as they entered it.
+        again = c.block(fields)
+        sid = headers(c, block=again)
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), what + " (from the dynamic table)")
         check(c, headers(c), STATUS(200), "then a good request")
 
 
@@ -874,11 +879,12 @@ def test_8_2_1_valid_values_of_every_length_reach_the_application(srv):
     extra += [("x-tab", "a\tb\tcdefghij"), ("x-ctl", "a\x01b\x0bc\x0cd\x7f"),
               ("x-empty", ""), ("x-high", "caf\xe9 cr\xe8me")]
     with connect(srv) as c:
-        sid = headers(c, path="/echo", extra=extra)
-        hdrs, body, _ = c.response(sid)
-        assert h2raw.status(hdrs) == 200, hdrs
-        for name, value in extra:
-            assert ("%s: %s" % (name, value)).encode("utf-8") in body, (name, body)
+        for _ in range(2):          # literals, then references to the table
+            sid = headers(c, path="/echo", extra=extra)
+            hdrs, body, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 200, hdrs
+            for name, value in extra:
+                assert ("%s: %s" % (name, value)).encode("utf-8") in body, (name, body)
 
 
 def test_8_2_2_te_trailers_is_served(srv):

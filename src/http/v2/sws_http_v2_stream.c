@@ -219,19 +219,39 @@ sws_http_v2_value_valid(const u_char *p, size_t n)
     return n == 0 || !((sws_http_v2_cls[p[0]] | sws_http_v2_cls[p[n - 1]]) & SWS_H2_VALUE_EDGE);
 }
 
+u_char
+sws_http_v2_classify(const u_char *name, size_t nlen, const u_char *value, size_t vlen)
+{
+    u_char  valid = SWS_HPACK_KNOWN, odd;
+
+    if (sws_http_v2_value_valid(value, vlen)) {
+        valid |= SWS_HPACK_VALUE_OK;
+    }
+    if (sws_http_v2_name_valid(name, nlen, &odd)) {
+        valid |= SWS_HPACK_NAME_OK | (u_char) (odd << SWS_HPACK_ODD_SHIFT);
+    }
+    return valid;
+}
+
 /* A value in the stream's pool, NUL-terminated: NULL when out of memory;
- * *valid says whether RFC 9113 8.2.1 lets it be. */
+ * *valid says whether RFC 9113 8.2.1 lets it be (known already of a field
+ * of the HPACK tables: then it is only copied). */
 static u_char *
-sws_http_v2_value(sws_pool_t *pool, const u_char *value, size_t len, int *valid)
+sws_http_v2_value(sws_pool_t *pool, const sws_hpack_field_t *f, int *valid)
 {
     u_char  *p;
 
-    p = sws_pnalloc(pool, len + 1);
+    p = sws_pnalloc(pool, f->vlen + 1);
     if (p == NULL) {
         return NULL;
     }
-    *valid = sws_http_v2_value_copy(p, value, len);
-    p[len] = '\0';
+    if (f->valid & SWS_HPACK_KNOWN) {
+        *valid = (f->valid & SWS_HPACK_VALUE_OK) != 0;
+        sws_swar_copy(p, f->value, f->vlen);
+    } else {
+        *valid = sws_http_v2_value_copy(p, f->value, f->vlen);
+    }
+    p[f->vlen] = '\0';
     return p;
 }
 
@@ -344,9 +364,10 @@ sws_http_v2_name_is(const u_char *name, const char *lit, size_t n)
 /* A pseudo-header field of the request (RFC 9113 8.3.1): known, once, before
  * the regular ones, its value valid. */
 static int
-sws_http_v2_pseudo(sws_http_v2_stream_t *st, const u_char *name, size_t namelen,
-    const u_char *value, size_t valuelen)
+sws_http_v2_pseudo(sws_http_v2_stream_t *st, const sws_hpack_field_t *f)
 {
+    const u_char *name = f->name;
+    size_t        namelen = f->nlen;
     sws_str_t *slot = NULL;
     int        valid;
 
@@ -381,11 +402,11 @@ sws_http_v2_pseudo(sws_http_v2_stream_t *st, const u_char *name, size_t namelen,
         sws_http_v2_malformed(st, "a repeated pseudo-header field", name, namelen);
         return 0;
     }
-    slot->data = sws_http_v2_value(st->pool, value, valuelen, &valid);
+    slot->data = sws_http_v2_value(st->pool, f, &valid);
     if (slot->data == NULL) {
         return -1;
     }
-    slot->len = valuelen;
+    slot->len = f->vlen;
     if (!valid) {
         sws_http_v2_malformed(st, "an invalid value of", name, namelen);
     }
@@ -393,16 +414,17 @@ sws_http_v2_pseudo(sws_http_v2_stream_t *st, const u_char *name, size_t namelen,
 }
 
 int
-sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv *nv)
+sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, const sws_hpack_field_t *f)
 {
-    const u_char       *name = nv->name, *value = nv->value;
-    size_t              namelen = nv->namelen, valuelen = nv->valuelen;
+    const u_char       *name = f->name, *value = f->value;
+    size_t              namelen = f->nlen, valuelen = f->vlen;
     sws_http_request_t *r = st->r;
     sws_http_header_t  *h;
     sws_str_t          *ck;
     sws_int_t           rc;
     u_char             *p, odd;
     off_t               len;
+    int                 valid;
 
     /* RFC 9113 6.5.2: the size of a field is its name, value and 32. */
     st->header_bytes += namelen + valuelen + 32;
@@ -434,11 +456,18 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
         return 0;
     }
     if (namelen && name[0] == ':') {
-        return sws_http_v2_pseudo(st, name, namelen, value, valuelen);
+        return sws_http_v2_pseudo(st, f);
     }
 
     st->regular = 1;
-    if (!sws_http_v2_name_valid(name, namelen, &odd)) {
+    /* A field of the HPACK tables was checked as it entered them. */
+    if (f->valid & SWS_HPACK_KNOWN) {
+        odd = (f->valid & SWS_HPACK_NAME_ODD) >> SWS_HPACK_ODD_SHIFT;
+        valid = (f->valid & SWS_HPACK_NAME_OK) != 0;
+    } else {
+        valid = sws_http_v2_name_valid(name, namelen, &odd);
+    }
+    if (!valid) {
         sws_http_v2_malformed(st, "an invalid header name", name, namelen);
         return 0;
     }
@@ -448,7 +477,13 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
     if (p == NULL) {
         return -1;
     }
-    if (!sws_http_v2_value_copy(p + namelen + 1, value, valuelen)) {
+    if (f->valid & SWS_HPACK_KNOWN) {
+        valid = (f->valid & SWS_HPACK_VALUE_OK) != 0;
+        sws_swar_copy(p + namelen + 1, value, valuelen);
+    } else {
+        valid = sws_http_v2_value_copy(p + namelen + 1, value, valuelen);
+    }
+    if (!valid) {
         sws_http_v2_malformed(st, "an invalid value of header", name, namelen);
         return 0;
     }
