@@ -9,6 +9,7 @@
  * for the codes of 5 to 8 bits (the letters, digits and common
  * punctuation), then length by length.
  */
+#include <string.h>
 #include "sws_hpack_encoder.h"
 #include "sws_hpack_decoder.h"
 
@@ -173,24 +174,62 @@ sws_hpack_huffman_decoder(void)
     sws_hpack_huffman_dec.ready = 1;
 }
 
+/* 8 octets as a big-endian number */
+static inline uint64_t
+sws_hpack_be64(const u_char *p)
+{
+    uint64_t  w;
+
+    memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
 u_char *
 sws_hpack_huffman_decode(u_char *dst, const u_char *s, size_t n)
 {
     const u_char *end = s + n;
     uint64_t      acc = 0;        /* the bits still to decode, from bit 63 down */
+    uint64_t      w;
     uint32_t      code;
-    unsigned      bits = 0, len, fast, sym;
+    unsigned      bits = 0, len, fast, sym, k;
 
     if (sws_unlikely(!sws_hpack_huffman_dec.ready)) {
         sws_hpack_huffman_decoder();
     }
     for ( ;; ) {
         if (bits < SWS_HPACK_CODE_MAX) {
-            /* room for the longest code: filled up, 8 bits at a time */
-            while (bits <= 56 && s < end) {
-                acc |= (uint64_t) *s++ << (56 - bits);
-                bits += 8;
+            /* room for the longest code: filled up, the whole octets
+             * that fit counted (the rest of the word, beyond them, is the
+             * next octets' bits: the next refill puts the same there) */
+            if (end - s >= 8) {
+                w = sws_hpack_be64(s);
+                acc |= w >> bits;
+                k = (63 - bits) >> 3;
+                s += k;
+                bits += k << 3;
+            } else {
+                while (bits <= 56 && s < end) {
+                    acc |= (uint64_t) *s++ << (56 - bits);
+                    bits += 8;
+                }
             }
+        }
+        /* the codes of up to 8 bits, while 8 bits are there to look at */
+        while (bits >= 8) {
+            fast = sws_hpack_huffman_dec.fast[acc >> 56];
+            if (fast == 0) {
+                break;
+            }
+            len = fast >> 8;
+            *dst++ = (u_char) fast;
+            acc <<= len;
+            bits -= len;
+        }
+        if (bits < SWS_HPACK_CODE_MAX && s < end) {
+            continue;
         }
         if (bits == 0) {
             return dst;
