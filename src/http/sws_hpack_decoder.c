@@ -22,35 +22,6 @@ struct sws_hpack_dentry_s {
     u_char    data[];                /* the name, then the value */
 };
 
-/* RFC 7541 Appendix A: the static table, by index. */
-static const struct {
-    uint8_t      nlen;
-    uint8_t      vlen;
-    const char  *name;
-    const char  *value;
-} sws_hpack_dstatic[SWS_HPACK_STATIC_ENTRIES + 1] = {
-#define N(n)     { sizeof(n) - 1, 0, n, "" }
-#define NV(n, v) { sizeof(n) - 1, sizeof(v) - 1, n, v }
-    { 0, 0, "", "" },
-    N(":authority"), NV(":method", "GET"), NV(":method", "POST"), NV(":path", "/"),
-    NV(":path", "/index.html"), NV(":scheme", "http"), NV(":scheme", "https"),
-    NV(":status", "200"), NV(":status", "204"), NV(":status", "206"), NV(":status", "304"),
-    NV(":status", "400"), NV(":status", "404"), NV(":status", "500"), N("accept-charset"),
-    NV("accept-encoding", "gzip, deflate"), N("accept-language"), N("accept-ranges"),
-    N("accept"), N("access-control-allow-origin"), N("age"), N("allow"), N("authorization"),
-    N("cache-control"), N("content-disposition"), N("content-encoding"),
-    N("content-language"), N("content-length"), N("content-location"), N("content-range"),
-    N("content-type"), N("cookie"), N("date"), N("etag"), N("expect"), N("expires"),
-    N("from"), N("host"), N("if-match"), N("if-modified-since"), N("if-none-match"),
-    N("if-range"), N("if-unmodified-since"), N("last-modified"), N("link"), N("location"),
-    N("max-forwards"), N("proxy-authenticate"), N("proxy-authorization"), N("range"),
-    N("referer"), N("refresh"), N("retry-after"), N("server"), N("set-cookie"),
-    N("strict-transport-security"), N("transfer-encoding"), N("user-agent"), N("vary"),
-    N("via"), N("www-authenticate")
-#undef N
-#undef NV
-};
-
 /* The static entries as the classifier sees them: the same for every
  * decoder (there is one classifier, the request side's), found once. */
 static u_char  sws_hpack_static_valid[SWS_HPACK_STATIC_ENTRIES + 1];
@@ -72,10 +43,10 @@ sws_hpack_decoder_init(sws_hpack_decoder_t *d, sws_hpack_classify_pt classify)
     d->classify = classify;
     if (classify && !sws_hpack_static_valid[1]) {
         for (i = 1; i <= SWS_HPACK_STATIC_ENTRIES; i++) {
-            sws_hpack_static_valid[i] = classify((const u_char *) sws_hpack_dstatic[i].name,
-                                                 sws_hpack_dstatic[i].nlen,
-                                                 (const u_char *) sws_hpack_dstatic[i].value,
-                                                 sws_hpack_dstatic[i].vlen);
+            sws_hpack_static_valid[i] = classify((const u_char *) sws_hpack_static[i].name,
+                                                 sws_hpack_static[i].nlen,
+                                                 (const u_char *) sws_hpack_static[i].value,
+                                                 sws_hpack_static[i].vlen);
         }
     }
 }
@@ -124,10 +95,10 @@ sws_hpack_dlookup(const sws_hpack_decoder_t *d, uint32_t i, sws_hpack_field_t *f
         return SWS_ERROR;
     }
     if (i <= SWS_HPACK_STATIC_ENTRIES) {
-        f->name = (const u_char *) sws_hpack_dstatic[i].name;
-        f->nlen = sws_hpack_dstatic[i].nlen;
-        f->value = (const u_char *) sws_hpack_dstatic[i].value;
-        f->vlen = sws_hpack_dstatic[i].vlen;
+        f->name = (const u_char *) sws_hpack_static[i].name;
+        f->nlen = sws_hpack_static[i].nlen;
+        f->value = (const u_char *) sws_hpack_static[i].value;
+        f->vlen = sws_hpack_static[i].vlen;
         f->valid = sws_hpack_static_valid[i];
         return SWS_OK;
     }

@@ -54,60 +54,49 @@ unhex(const char *hex, u_char *out)
     return n;
 }
 
+/* The fields of [*pos, last) into got from got[*k] on: SWS_AGAIN (*pos
+ * where the rest begins) or SWS_ERROR. */
+static sws_int_t
+drain(sws_hpack_decoder_t *d, const u_char **pos, const u_char *last, int *k)
+{
+    sws_hpack_field_t  f;
+    sws_int_t          rc;
+
+    while ((rc = sws_hpack_decode(d, pos, last, &f)) == SWS_OK) {
+        ck_assert_int_lt(*k, MAX_FIELDS);
+        memcpy(got[*k].name, f.name, f.nlen);
+        got[*k].nlen = f.nlen;
+        memcpy(got[*k].value, f.value, f.vlen);
+        got[*k].vlen = f.vlen;
+        got[*k].valid = f.valid;
+        (*k)++;
+    }
+    return rc;
+}
+
 /* The block in two fragments cut at cut (a representation cut handed
  * again with the rest, as sws_http_v2_frame.c does): the number of fields
  * (into got), -1 for an error. */
 static int
 decode(sws_hpack_decoder_t *d, const u_char *block, size_t len, size_t cut)
 {
-    sws_hpack_field_t  f;
-    const u_char      *pos, *last;
-    u_char             joined[1024];
-    size_t             rest;
-    int                k = 0;
-    sws_int_t          rc;
+    const u_char  *pos = block;
+    u_char         joined[1024];
+    size_t         rest;
+    int            k = 0;
 
-    pos = block;
-    last = block + cut;
-    for ( ;; ) {
-        rc = sws_hpack_decode(d, &pos, last, &f);
-        if (rc == SWS_AGAIN) {
-            break;
-        }
-        if (rc != SWS_OK) {
-            return -1;
-        }
-        ck_assert_int_lt(k, MAX_FIELDS);
-        memcpy(got[k].name, f.name, f.nlen);
-        got[k].nlen = f.nlen;
-        memcpy(got[k].value, f.value, f.vlen);
-        got[k].vlen = f.vlen;
-        got[k].valid = f.valid;
-        k++;
+    if (drain(d, &pos, block + cut, &k) != SWS_AGAIN) {
+        return -1;
     }
-    rest = (size_t) (last - pos);
+    rest = (size_t) (block + cut - pos);
     ck_assert_uint_le(rest + len - cut, sizeof(joined));
     memcpy(joined, pos, rest);
     memcpy(joined + rest, block + cut, len - cut);
     pos = joined;
-    last = joined + rest + len - cut;
-    for ( ;; ) {
-        rc = sws_hpack_decode(d, &pos, last, &f);
-        if (rc == SWS_AGAIN) {
-            break;
-        }
-        if (rc != SWS_OK) {
-            return -1;
-        }
-        ck_assert_int_lt(k, MAX_FIELDS);
-        memcpy(got[k].name, f.name, f.nlen);
-        got[k].nlen = f.nlen;
-        memcpy(got[k].value, f.value, f.vlen);
-        got[k].vlen = f.vlen;
-        got[k].valid = f.valid;
-        k++;
+    if (drain(d, &pos, joined + rest + len - cut, &k) != SWS_AGAIN) {
+        return -1;
     }
-    if (pos != last) {
+    if (pos != joined + rest + len - cut) {
         return -1;                   /* the block ends within a representation */
     }
     sws_hpack_decode_end(d);
