@@ -797,6 +797,36 @@ def test_6_10_field_block_split_over_continuations(srv):
         check(c, 1, STATUS(200), "split block")
 
 
+def test_6_10_representations_cut_by_every_frame(srv):
+    """Each HEADERS and CONTINUATION ends within a representation (an
+    integer, a string's length, a Huffman string): each one's octets wait
+    for the next frame's; the request and the table it fills are whole."""
+    with connect(srv) as c:
+        extra = [("x-long-name-for-a-field", "a value of some length, Huffman-coded; " * 3 + "end")]
+        for _ in range(2):             # literals, then references to the table
+            block = hdr_block(c, path="/echo", extra=extra)
+            cuts = sorted({1, 3, len(block) // 3, len(block) // 2, len(block) - 2, len(block)})
+            sid = c.new_id()
+            frames, last = b"", 0
+            for i, cut in enumerate(cuts):
+                flags = END_HEADERS if cut == len(block) else 0
+                frames += raw_frame(HEADERS if i == 0 else CONTINUATION,
+                                    flags | (END_STREAM if i == 0 else 0), sid, block[last:cut])
+                last = cut
+            c.send(frames)
+            hdrs, body, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 200, hdrs
+            assert ("%s: %s" % extra[0]).encode() in body, body
+
+
+def test_6_10_block_ending_within_a_representation(srv):
+    with connect(srv) as c:
+        block = hdr_block(c) + literal(b"x-cut", b"value")
+        c.send(raw_frame(HEADERS, END_STREAM, 1, block[:-3])
+               + raw_frame(CONTINUATION, END_HEADERS, 1, b""))
+        check(c, 1, GOAWAY_(E.COMPRESSION_ERROR), "a block that ends within a field")
+
+
 # 8.1 messages: bodies, trailers, content-length
 
 def post(c, path, chunks, extra=(), trailers=None, sid=None, method="POST"):
