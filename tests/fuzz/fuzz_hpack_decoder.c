@@ -96,7 +96,9 @@ decode_ours(sws_hpack_decoder_t *d, const u_char *block, size_t n, size_t cut)
                 free(joined);
                 return -1;
             }
-            if ((f.valid & SWS_HPACK_KNOWN) && f.valid != classify(f.name, f.nlen, f.value, f.vlen)) {
+            if ((f.valid & SWS_HPACK_KNOWN)
+                && f.valid != classify(f.name, f.nlen, f.value, f.vlen))
+            {
                 fprintf(stderr, "a table's field classed otherwise\n");
                 abort();
             }

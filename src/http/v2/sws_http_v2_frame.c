@@ -2,9 +2,9 @@
  * HTTP/2 frames in (RFC 9113 4 to 6): the preface, each frame validated
  * against its type's rules and the stream's state (5.1), the settings, flow
  * control of both directions, header blocks decoded by our HPACK decoder
- * (sws_hpack_decoder.c) as their fragments come, and the abuse limits: rapid reset,
- * CONTINUATION floods, SETTINGS, PING and PRIORITY floods, empty DATA
- * frames, refused streams.
+ * (sws_hpack_decoder.c) as their fragments come, and the abuse limits:
+ * rapid reset, CONTINUATION floods, SETTINGS, PING and PRIORITY floods,
+ * empty DATA frames, refused streams.
  *
  * Only whole frames are processed (the caller keeps the rest for the next
  * read), all of those in the buffer before any output goes out, so that an
