@@ -241,8 +241,10 @@ sws_hpack_dstr(const u_char **p, const u_char *end, u_char *scratch, const u_cha
     return SWS_OK;
 }
 
-sws_int_t
-sws_hpack_decode(sws_hpack_decoder_t *d, const u_char **pos, const u_char *end,
+/* Any representation (not inlined into sws_hpack_decode: its one-octet
+ * case then costs no saved registers). */
+static sws_int_t __attribute__((noinline))
+sws_hpack_decode_any(sws_hpack_decoder_t *d, const u_char **pos, const u_char *end,
     sws_hpack_field_t *f)
 {
     const u_char *p;
@@ -256,13 +258,9 @@ sws_hpack_decode(sws_hpack_decoder_t *d, const u_char **pos, const u_char *end,
             return SWS_AGAIN;
         }
         if (*p & 0x80) {                                /* indexed (6.1) */
-            if (sws_likely(*p != 0xff)) {
-                v = *p++ & 0x7f;         /* (a request's fields: one octet) */
-            } else {
-                rc = sws_hpack_dint(&p, end, 7, &v);
-                if (rc != SWS_OK) {
-                    return rc;
-                }
+            rc = sws_hpack_dint(&p, end, 7, &v);
+            if (rc != SWS_OK) {
+                return rc;
             }
             if (sws_hpack_dlookup(d, v, f) != SWS_OK) {
                 return SWS_ERROR;
@@ -315,6 +313,25 @@ sws_hpack_decode(sws_hpack_decoder_t *d, const u_char **pos, const u_char *end,
     d->fields = 1;
     *pos = p;
     return SWS_OK;
+}
+
+sws_int_t
+sws_hpack_decode(sws_hpack_decoder_t *d, const u_char **pos, const u_char *end,
+    sws_hpack_field_t *f)
+{
+    const u_char *p = *pos;
+
+    /* What a request's repeated fields are: an index of one octet (1 to
+     * 126), found with nothing else to do. */
+    if (p < end && *p > 0x80 && *p < 0xff) {
+        if (sws_hpack_dlookup(d, *p & 0x7fu, f) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        d->fields = 1;
+        *pos = p + 1;
+        return SWS_OK;
+    }
+    return sws_hpack_decode_any(d, pos, end, f);
 }
 
 void
