@@ -143,30 +143,6 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* What the session asks of its transport: a plain TCP one with nothing to
- * tell (every request's start asks whether it is TLS early data). */
-static sws_int_t
-fz_info(sws_http_session_t *s, sws_http_transport_info_t *ti)
-{
-    return SWS_DECLINED;
-}
-
-static sws_int_t
-fz_local_addr(sws_http_session_t *s, struct sockaddr_storage *sa)
-{
-    return SWS_ERROR;
-}
-
-static int
-fz_tls_early(sws_http_session_t *s)
-{
-    return 0;
-}
-
-static const sws_http_transport_t fuzz_transport = {
-    .name = "fuzz", .info = fz_info, .local_addr = fz_local_addr, .tls_early = fz_tls_early,
-};
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
