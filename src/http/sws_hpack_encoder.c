@@ -50,29 +50,6 @@ struct sws_hpack_table_s {
     uint8_t            by_name[SWS_HPACK_NAME_BUCKETS];
 };
 
-/* RFC 7541 Appendix A: the names of the static table, by index. */
-static const struct {
-    uint8_t      len;
-    const char  *name;
-} sws_hpack_static[SWS_HPACK_STATIC_ENTRIES + 1] = {
-#define N(s)  { sizeof(s) - 1, s }
-    { 0, "" },
-    N(":authority"), N(":method"), N(":method"), N(":path"), N(":path"), N(":scheme"),
-    N(":scheme"), N(":status"), N(":status"), N(":status"), N(":status"), N(":status"),
-    N(":status"), N(":status"), N("accept-charset"), N("accept-encoding"),
-    N("accept-language"), N("accept-ranges"), N("accept"), N("access-control-allow-origin"),
-    N("age"), N("allow"), N("authorization"), N("cache-control"), N("content-disposition"),
-    N("content-encoding"), N("content-language"), N("content-length"),
-    N("content-location"), N("content-range"), N("content-type"), N("cookie"), N("date"),
-    N("etag"), N("expect"), N("expires"), N("from"), N("host"), N("if-match"),
-    N("if-modified-since"), N("if-none-match"), N("if-range"), N("if-unmodified-since"),
-    N("last-modified"), N("link"), N("location"), N("max-forwards"), N("proxy-authenticate"),
-    N("proxy-authorization"), N("range"), N("referer"), N("refresh"), N("retry-after"),
-    N("server"), N("set-cookie"), N("strict-transport-security"), N("transfer-encoding"),
-    N("user-agent"), N("vary"), N("via"), N("www-authenticate")
-#undef N
-};
-
 /* The same names' indexes grouped by length (each name once, its first
  * index), for sws_hpack_static_name: the group of length n is
  * sws_hpack_by_len[sws_hpack_len_start[n] .. sws_hpack_len_start[n + 1]). */

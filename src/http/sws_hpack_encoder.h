@@ -51,6 +51,17 @@
 #define SWS_HPACK_VARY                59
 #define SWS_HPACK_STATIC_ENTRIES      61
 
+/* The static table (RFC 7541 Appendix A) by index, 1 to 61
+ * (sws_hpack_static.c; the decoder's too). */
+typedef struct {
+    uint8_t      nlen;
+    uint8_t      vlen;
+    const char  *name;
+    const char  *value;
+} sws_hpack_static_t;
+
+extern const sws_hpack_static_t  sws_hpack_static[SWS_HPACK_STATIC_ENTRIES + 1];
+
 /* How a field may enter the dynamic table (RFC 7541 6.2). */
 typedef enum {
     SWS_HPACK_INDEX = 0,       /* with incremental indexing, when it fits */

@@ -1,11 +1,17 @@
 /*
- * HPACK's Huffman code (RFC 7541 5.2), the encoding direction: the code of
- * each octet is the table of RFC 7541 Appendix B (spec data, written out
- * below as code and length in bits); a string is its octets' codes one
- * after the other, the last octet padded with the most significant bits of
- * EOS (all ones). Decoding is nghttp2's (the request side).
+ * HPACK's Huffman code (RFC 7541 5.2), both ways: the code of each octet
+ * is the table of RFC 7541 Appendix B (spec data, written out below as
+ * code and length in bits); a string is its octets' codes one after the
+ * other, the last octet padded with the most significant bits of EOS (all
+ * ones). Decoding reads the code as the canonical one it is (the codes of
+ * one length consecutive, in the order of their octets, each length's
+ * first code following on the last of the length before): an 8-bit look-up
+ * for the codes of 5 to 8 bits (the letters, digits and common
+ * punctuation), then length by length.
  */
+#include <string.h>
 #include "sws_hpack_encoder.h"
+#include "sws_hpack_decoder.h"
 
 typedef struct {
     uint32_t  code;
@@ -114,6 +120,155 @@ sws_hpack_huffman_encode(u_char *dst, const u_char *s, size_t n)
     if (bits) {
         /* the padding: EOS's first bits, all ones */
         *dst++ = (u_char) ((acc << (8 - bits)) | (0xffu >> bits));
+    }
+    return dst;
+}
+
+
+/* ---- decoding ---- */
+
+#define SWS_HPACK_EOS       256
+#define SWS_HPACK_CODE_MAX  30
+
+static struct {
+    uint32_t  first[SWS_HPACK_CODE_MAX + 1];   /* each length's first code */
+    uint16_t  count[SWS_HPACK_CODE_MAX + 1];   /* and how many */
+    uint16_t  start[SWS_HPACK_CODE_MAX + 1];   /* its first symbol's place in sym */
+    uint16_t  sym[257];                        /* by length, then code */
+    uint16_t  fast[256];                       /* by the next 8 bits: a code of 8
+                                                * bits or less, its length << 8
+                                                * and its octet; 0: longer */
+    int       ready;
+} sws_hpack_huffman_dec;
+
+static void
+sws_hpack_huffman_decoder(void)
+{
+    uint32_t  code, bits, k, n = 0, base;
+    unsigned  len, s;
+
+    for (len = 1; len <= SWS_HPACK_CODE_MAX; len++) {
+        sws_hpack_huffman_dec.start[len] = (uint16_t) n;
+        sws_hpack_huffman_dec.count[len] = 0;
+        /* the octets of this length in the order of their codes (which
+         * is theirs: the code is canonical), EOS last of all */
+        for (s = 0; s <= SWS_HPACK_EOS; s++) {
+            code = s < SWS_HPACK_EOS ? sws_hpack_huffman_codes[s].code : 0x3fffffffu;
+            bits = s < SWS_HPACK_EOS ? sws_hpack_huffman_codes[s].bits : 30;
+            if (bits != len) {
+                continue;
+            }
+            if (sws_hpack_huffman_dec.count[len] == 0) {
+                sws_hpack_huffman_dec.first[len] = code;
+            }
+            sws_hpack_huffman_dec.count[len]++;
+            sws_hpack_huffman_dec.sym[n++] = (uint16_t) s;
+            if (bits <= 8) {
+                base = code << (8 - bits);
+                for (k = 0; k < (1u << (8 - bits)); k++) {
+                    sws_hpack_huffman_dec.fast[base + k] = (uint16_t) (bits << 8 | s);
+                }
+            }
+        }
+    }
+    sws_hpack_huffman_dec.ready = 1;
+}
+
+/* 8 octets as a big-endian number */
+static inline uint64_t
+sws_hpack_be64(const u_char *p)
+{
+    uint64_t  w;
+
+    memcpy(&w, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+u_char *
+sws_hpack_huffman_decode(u_char *dst, const u_char *s, size_t n)
+{
+    const u_char *end = s + n;
+    uint64_t      acc = 0;        /* the bits still to decode, from bit 63 down */
+    uint64_t      w;
+    uint32_t      code;
+    unsigned      bits = 0, len, fast, sym, k;
+
+    if (sws_unlikely(!sws_hpack_huffman_dec.ready)) {
+        sws_hpack_huffman_decoder();
+    }
+    for ( ;; ) {
+        if (bits < SWS_HPACK_CODE_MAX) {
+            /* room for the longest code: filled up, the whole octets
+             * that fit counted (the rest of the word, beyond them, is the
+             * next octets' bits: the next refill puts the same there) */
+            if (end - s >= 8) {
+                w = sws_hpack_be64(s);
+                acc |= w >> bits;
+                k = (63 - bits) >> 3;
+                s += k;
+                bits += k << 3;
+            } else {
+                while (bits <= 56 && s < end) {
+                    acc |= (uint64_t) *s++ << (56 - bits);
+                    bits += 8;
+                }
+            }
+        }
+        /* the codes of up to 8 bits, while 8 bits are there to look at */
+        while (bits >= 8) {
+            fast = sws_hpack_huffman_dec.fast[acc >> 56];
+            if (fast == 0) {
+                break;
+            }
+            len = fast >> 8;
+            *dst++ = (u_char) fast;
+            acc <<= len;
+            bits -= len;
+        }
+        if (bits < SWS_HPACK_CODE_MAX && s < end) {
+            continue;
+        }
+        if (bits == 0) {
+            return dst;
+        }
+        fast = sws_hpack_huffman_dec.fast[acc >> 56];
+        if (fast) {
+            len = fast >> 8;
+            if (len > bits) {
+                break;                  /* the padding */
+            }
+            *dst++ = (u_char) fast;
+            acc <<= len;
+            bits -= len;
+            continue;
+        }
+        for (len = 9; len <= bits && len <= SWS_HPACK_CODE_MAX; len++) {
+            code = (uint32_t) (acc >> (64 - len));
+            if (code - sws_hpack_huffman_dec.first[len] < sws_hpack_huffman_dec.count[len]) {
+                break;
+            }
+        }
+        if (len > SWS_HPACK_CODE_MAX) {
+            return NULL;                /* (the code is complete: never) */
+        }
+        if (len > bits) {
+            break;                      /* the padding, or a code cut short */
+        }
+        sym = sws_hpack_huffman_dec.sym[sws_hpack_huffman_dec.start[len] + code
+                                        - sws_hpack_huffman_dec.first[len]];
+        if (sym == SWS_HPACK_EOS) {
+            return NULL;
+        }
+        *dst++ = (u_char) sym;
+        acc <<= len;
+        bits -= len;
+    }
+    /* fewer than 8 bits left, all ones (EOS's first ones) */
+    if (bits > 7 || (acc >> (64 - bits)) != (1u << bits) - 1) {
+        return NULL;
     }
     return dst;
 }

@@ -1,6 +1,6 @@
 /*
  * Where HPACK tables live: the encoder's (sws_hpack_encoder.c) and
- * nghttp2's decoder's (sws_http_v2.c, through nghttp2_mem). A heap of
+ * our decoder's (sws_hpack_decoder.c). A heap of
  * their own (sws_small_heap.c) per thread: an HTTP/2 connection idle for a
  * second gives its tables back, and in malloc()'s heap that left a hole
  * between blocks that stay; here it gives pages back (bench/idle: about

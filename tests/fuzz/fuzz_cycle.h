@@ -2,6 +2,7 @@
  * For the libFuzzer targets that drive the core on a real configuration:
  * read it (written to dir, a private directory) as "scalwsd -t" would, and
  * return the first listening address's servers. abort() on any failure.
+ * And a fake transport for their sessions.
  */
 #ifndef FUZZ_CYCLE_H
 #define FUZZ_CYCLE_H
@@ -41,5 +42,33 @@ fuzz_read_conf(const char *dir, const char *text, sws_cycle_t **cyclep)
     ls = cycle->listening.elts;
     return ls[0]->servers;
 }
+
+/* A session's transport (every request's start asks it whether it is TLS
+ * early data; variables ask it the rest). */
+static inline sws_int_t
+fz_info(sws_http_session_t *s, sws_http_transport_info_t *ti)
+{
+    ti->rtt = 1000;
+    ti->rttvar = 500;
+    ti->snd_cwnd = 10;
+    ti->rcv_space = 65536;
+    return SWS_OK;
+}
+
+static inline sws_int_t
+fz_local_addr(sws_http_session_t *s, struct sockaddr_storage *sa)
+{
+    return SWS_ERROR;
+}
+
+static inline int
+fz_tls_early(sws_http_session_t *s)
+{
+    return 0;
+}
+
+static const sws_http_transport_t fuzz_transport = {
+    .name = "fuzz", .info = fz_info, .local_addr = fz_local_addr, .tls_early = fz_tls_early,
+};
 
 #endif

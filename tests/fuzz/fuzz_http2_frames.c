@@ -186,6 +186,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     wev.ready = 1;
 
     s->connection = c;
+    s->transport = &fuzz_transport;
     s->addr = fuzz_addr;
     s->listening = fuzz_addr->listening;
     s->log = fuzz_log;

@@ -99,32 +99,6 @@ static const sws_http_proto_t fuzz_proto = {
     .sendfile = fz_no,
 };
 
-static sws_int_t
-fz_info(sws_http_session_t *s, sws_http_transport_info_t *ti)
-{
-    ti->rtt = 1000;
-    ti->rttvar = 500;
-    ti->snd_cwnd = 10;
-    ti->rcv_space = 65536;
-    return SWS_OK;
-}
-
-static sws_int_t
-fz_local_addr(sws_http_session_t *s, struct sockaddr_storage *sa)
-{
-    return SWS_ERROR;
-}
-
-static int
-fz_tls_early(sws_http_session_t *s)
-{
-    return 0;
-}
-
-static const sws_http_transport_t fuzz_transport = {
-    .name = "fuzz", .info = fz_info, .local_addr = fz_local_addr, .tls_early = fz_tls_early,
-};
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -536,6 +536,39 @@ MALFORMED = [
     ("8.5", "CONNECT with :path", [(":method", "CONNECT"), (":authority", "localhost:80"),
                                    (":path", "/")], []),
     ("8.5", "CONNECT without :authority", [(":method", "CONNECT")], []),
+    # Values are checked a word (8 or 4 bytes) at a time, the last word
+    # overlapping: a bad byte in each place and at each length.
+    ("8.2.1", "a value of 5 bytes with NUL", None, [("x-bad", "ab\x00de")]),
+    ("8.2.1", "a value of 7 bytes with CR last", None, [("x-bad", "abcdef\r")]),
+    ("8.2.1", "a value of 12 bytes with NUL in its first word", None,
+     [("x-bad", "abc\x00efghijkl")]),
+    ("8.2.1", "a value of 13 bytes with CR only in its last word", None,
+     [("x-bad", "abcdefghijk\rm")]),
+    ("8.2.1", "a value of 24 bytes with LF in its third word", None,
+     [("x-bad", "a" * 20 + "\n" + "bcd")]),
+    ("8.2.1", "a value of 16 bytes with LF last", None, [("x-bad", "a" * 15 + "\n")]),
+    ("8.2.1", "a long value with trailing SP", None, [("x-bad", "abcdefghijkl ")]),
+    ("8.2.1", "a long value with leading HTAB", None, [("x-bad", "\tabcdefghijkl")]),
+    ("8.2.1", "a value that is one SP", None, [("x-bad", " ")]),
+    ("8.2.1", "a :path with LF", without(":path") + [(":path", "/respond\n")], []),
+    ("8.2.1", "a :method with CR", without(":method") + [(":method", "GE\rT")], []),
+    ("8.2.1", "an :authority with NUL", without(":authority") + [(":authority", "local\x00host")],
+     []),
+    ("8.2.1", "a :scheme with trailing SP", without(":scheme") + [(":scheme", "http ")], []),
+    ("8.2", "an upper-case letter at a long name's end", None, [("x-long-field-namE", "1")]),
+    ("8.2", "a field name with a byte over 0x7f", None, [(b"x-\xe9t\xe9", b"1")]),
+    ("8.2", "a field name with DEL", None, [("x-del\x7f", "1")]),
+    ("8.2", "a field name with NUL", None, [("x\x00y", "1")]),
+    ("8.2.2", "TE with trailers and more", None, [("te", "trailers, gzip")]),
+    ("8.2.2", "a connection-specific field after a valid one", None,
+     [("x-ok", "1"), ("transfer-encoding", "identity")]),
+    ("8.3", "a pseudo-header name one letter off (:methoD)",
+     [(":methoD", "GET")] + without(":method"), []),
+    ("8.3", "a pseudo-header name one letter off (:authoritY)",
+     without(":authority") + [(":authoritY", "localhost")], []),
+    ("8.3", "a pseudo-header name a prefix of one (:pat)", REQ + [(":pat", "/")], []),
+    ("8.3", "a pseudo-header field after a regular one in a long block",
+     REQ[:3] + [("user-agent", "a" * 40), ("accept", "*/*")] + REQ[3:], []),
 ]
 
 
@@ -583,6 +616,11 @@ def test_malformed_request(srv, sec, what, pseudo, regular):
         fields = list(pseudo if pseudo is not None else REQ) + list(regular)
         sid = headers(c, block=c.block(fields))
         check(c, sid, STREAM(E.PROTOCOL_ERROR), what)
+        # The same fields again: now references to the dynamic table, whose
+        # entries were checked as they entered it.
+        again = c.block(fields)
+        sid = headers(c, block=again)
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), what + " (from the dynamic table)")
         check(c, headers(c), STATUS(200), "then a good request")
 
 
@@ -759,6 +797,36 @@ def test_6_10_field_block_split_over_continuations(srv):
         check(c, 1, STATUS(200), "split block")
 
 
+def test_6_10_representations_cut_by_every_frame(srv):
+    """Each HEADERS and CONTINUATION ends within a representation (an
+    integer, a string's length, a Huffman string): each one's octets wait
+    for the next frame's; the request and the table it fills are whole."""
+    with connect(srv) as c:
+        extra = [("x-long-name-for-a-field", "a value of some length, Huffman-coded; " * 3 + "end")]
+        for _ in range(2):             # literals, then references to the table
+            block = hdr_block(c, path="/echo", extra=extra)
+            cuts = sorted({1, 3, len(block) // 3, len(block) // 2, len(block) - 2, len(block)})
+            sid = c.new_id()
+            frames, last = b"", 0
+            for i, cut in enumerate(cuts):
+                flags = END_HEADERS if cut == len(block) else 0
+                frames += raw_frame(HEADERS if i == 0 else CONTINUATION,
+                                    flags | (END_STREAM if i == 0 else 0), sid, block[last:cut])
+                last = cut
+            c.send(frames)
+            hdrs, body, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 200, hdrs
+            assert ("%s: %s" % extra[0]).encode() in body, body
+
+
+def test_6_10_block_ending_within_a_representation(srv):
+    with connect(srv) as c:
+        block = hdr_block(c) + literal(b"x-cut", b"value")
+        c.send(raw_frame(HEADERS, END_STREAM, 1, block[:-3])
+               + raw_frame(CONTINUATION, END_HEADERS, 1, b""))
+        check(c, 1, GOAWAY_(E.COMPRESSION_ERROR), "a block that ends within a field")
+
+
 # 8.1 messages: bodies, trailers, content-length
 
 def post(c, path, chunks, extra=(), trailers=None, sid=None, method="POST"):
@@ -830,6 +898,30 @@ def test_8_2_3_cookie_crumbs(srv):
         sid = headers(c, path="/echo", extra=[("cookie", "a=1"), ("cookie", "b=2")])
         hdrs, body, _ = c.response(sid)
         assert h2raw.status(hdrs) == 200 and b"a=1; b=2" in body, body
+
+
+def test_8_2_1_valid_values_of_every_length_reach_the_application(srv):
+    """The word-at-a-time check lets every valid value through unchanged:
+    each length from 1 to 26, an HTAB and other controls inside one, bytes
+    over 0x7f, an empty value."""
+    vals = ["abcdefghijklmnopqrstuvwxyz"[:n] for n in range(1, 27)]
+    extra = [("x-v%02d" % n, v) for n, v in enumerate(vals, 1)]
+    extra += [("x-tab", "a\tb\tcdefghij"), ("x-ctl", "a\x01b\x0bc\x0cd\x7f"),
+              ("x-empty", ""), ("x-high", "caf\xe9 cr\xe8me")]
+    with connect(srv) as c:
+        for _ in range(2):          # literals, then references to the table
+            sid = headers(c, path="/echo", extra=extra)
+            hdrs, body, _ = c.response(sid)
+            assert h2raw.status(hdrs) == 200, hdrs
+            for name, value in extra:
+                assert ("%s: %s" % (name, value)).encode("utf-8") in body, (name, body)
+
+
+def test_8_2_2_te_trailers_is_served(srv):
+    with connect(srv) as c:
+        sid = headers(c, path="/echo", extra=[("te", "trailers")])
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and b"te: trailers" in body, body
 
 
 def test_8_3_1_host_without_authority(srv):

@@ -278,39 +278,18 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
 
 /* ---- the session ---- */
 
-/* The HPACK decoder's table: where the encoder's is (sws_hpack_mem.h). */
-static nghttp2_mem sws_http_v2_hd_mem = {
-    NULL, sws_hpack_mem_malloc, sws_hpack_mem_free,
-    sws_hpack_mem_calloc, sws_hpack_mem_realloc
-};
-
-sws_int_t
-sws_http_v2_inflater(sws_http_v2_conn_t *h2c)
-{
-    if (h2c->inflater == NULL
-        && nghttp2_hd_inflate_new2(&h2c->inflater, &sws_http_v2_hd_mem) != 0)
-    {
-        h2c->inflater = NULL;
-        return SWS_ERROR;
-    }
-    return SWS_OK;
-}
-
 /* Idle for a while: the encoder's table goes (the decoder's table is the
  * client's to empty, and stays), until the next response, whose block
  * empties the client's copy first. A decoder whose table is empty (a
  * client that indexes nothing, or whose entries were all evicted) between
- * header blocks goes too: a new one is the same state, and is made at the
- * next header block. */
+ * header blocks gives back its ring of slots too: the next entry makes it
+ * again. */
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
     sws_hpack_encoder_release(&h2c->hpack);
-    if (h2c->inflater && h2c->block == SWS_H2_BLOCK_NONE
-        && nghttp2_hd_inflate_get_dynamic_table_size(h2c->inflater) == 0)
-    {
-        nghttp2_hd_inflate_del(h2c->inflater);
-        h2c->inflater = NULL;
+    if (h2c->hdec.entry && h2c->hdec.count == 0 && h2c->block == SWS_H2_BLOCK_NONE) {
+        sws_hpack_decoder_release(&h2c->hdec);
     }
 }
 
@@ -332,9 +311,8 @@ sws_http_v2_session(sws_http_v2_conn_t *h2c)
 
     /* (4096: SETTINGS_HEADER_TABLE_SIZE until the client says otherwise) */
     sws_hpack_encoder_init(&h2c->hpack, 4096);
-    if (sws_http_v2_inflater(h2c) != SWS_OK) {
-        return SWS_ERROR;
-    }
+    /* (ours: we send no SETTINGS_HEADER_TABLE_SIZE, the default stands) */
+    sws_hpack_decoder_init(&h2c->hdec, sws_http_v2_classify);
     sws_conn_stat_plain(h2_connections, 1);
 
     /* Rapid reset (CVE-2023-44487): a burst of twice the stream limit,
@@ -383,10 +361,9 @@ sws_http_v2_session_cleanup(void *data)
 {
     sws_http_v2_conn_t *h2c = data;
 
-    if (h2c->inflater) {
-        nghttp2_hd_inflate_del(h2c->inflater);
-        h2c->inflater = NULL;
-    }
+    sws_hpack_decoder_release(&h2c->hdec);
+    free(h2c->hpack_rest);
+    h2c->hpack_rest = NULL;
     sws_hpack_encoder_release(&h2c->hpack);
     free(h2c->hold);
     h2c->hold = NULL;
@@ -842,7 +819,7 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
             idle = sws_http_v2_idle_timeout(h2c);
             /* A client that pauses gives the HPACK tables back after a
              * while (sws_http_v2_trim); one that goes on at once keeps them. */
-            h2c->trimming = (h2c->hpack.table || h2c->inflater) && idle > 2 * SWS_H2_TRIM_DELAY;
+            h2c->trimming = (h2c->hpack.table || h2c->hdec.entry) && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {

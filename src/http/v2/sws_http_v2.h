@@ -1,6 +1,6 @@
 /*
- * HTTP/2 (RFC 9113) of our own, with nghttp2's HPACK decoder (its
- * nghttp2_hd_inflate_* API) and our HPACK encoder (sws_hpack_encoder.c): a connection
+ * HTTP/2 (RFC 9113) of our own, with our HPACK decoder and encoder
+ * (sws_hpack_decoder.c, sws_hpack_encoder.c): a connection
  * (sws_http_v2.c) reads frames (sws_http_v2_frame.c: framing, stream states,
  * settings, flow control, abuse limits) and multiplexes streams; each stream
  * carries one ordinary request (sws_http_v2_stream.c builds it from the
@@ -11,8 +11,9 @@
 #ifndef SWS_HTTP_V2_H
 #define SWS_HTTP_V2_H
 
-#include <nghttp2/nghttp2.h>
+#include <stdlib.h>
 #include "../sws_http_core.h"
+#include "../sws_hpack_decoder.h"
 #include "../sws_hpack_encoder.h"
 
 typedef struct sws_http_v2_conn_s   sws_http_v2_conn_t;
@@ -116,7 +117,7 @@ struct sws_http_v2_conn_s {
     sws_connection_t          *connection;
     sws_http_session_t        *client;      /* the client session: address, server (SNI) */
     sws_http_v2_srv_conf_t    *conf;
-    nghttp2_hd_inflater       *inflater;
+    sws_hpack_decoder_t        hdec;        /* the client's header blocks' */
     sws_hpack_encoder_t        hpack;       /* our responses' */
     sws_queue_t                streams;     /* sws_http_v2_stream_t, open */
     sws_rbtree_t               stream_ids;  /* the same, found by id */
@@ -142,6 +143,10 @@ struct sws_http_v2_conn_s {
     sws_uint_t                 block_frames;  /* CONTINUATIONs so far */
     size_t                     block_bytes;
     sws_http_v2_stream_t      *headers_st;    /* its stream (REQUEST, TRAILERS) */
+    /* A representation the fragment's end cut (malloc'd): decoded with
+     * the next fragment's octets after it. */
+    u_char                    *hpack_rest;
+    size_t                     hpack_rest_len;
     unsigned                   block_end_stream:1;
 
     /* the peer's settings and the windows */
@@ -188,9 +193,6 @@ struct sws_http_v2_conn_s {
  * registry: sws_http_v2_module.c): data/len are bytes read already (the
  * client preface of prior knowledge), or NULL. */
 void      sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len);
-/* The HPACK decoder, made again after an idle connection gave back an
- * empty one: SWS_OK or SWS_ERROR. */
-sws_int_t sws_http_v2_inflater(sws_http_v2_conn_t *h2c);
 /* Have the connection's output go out (from the event loop, not from
  * within frame processing or a request handler). */
 void      sws_http_v2_post_send(sws_http_v2_conn_t *h2c);
@@ -289,7 +291,11 @@ sws_http_v2_stream_t *sws_http_v2_stream_open(sws_http_v2_conn_t *h2c, int32_t i
 /* A decoded field of the block (h2c->block says what for): 0, or -1 when
  * the connection cannot go on. */
 int       sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st,
-    nghttp2_nv *nv);
+    const sws_hpack_field_t *f);
+/* What RFC 9113 8.2.1 says of a field (sws_hpack_classify_pt): the HPACK
+ * decoder's classifier, for the entries of its tables. */
+u_char    sws_http_v2_classify(const u_char *name, size_t nlen, const u_char *value,
+    size_t vlen);
 /* The request head's block ended: start the request (or reset the
  * stream when it is malformed). */
 void      sws_http_v2_head_done(sws_http_v2_stream_t *st);

@@ -1,10 +1,10 @@
 /*
  * HTTP/2 frames in (RFC 9113 4 to 6): the preface, each frame validated
  * against its type's rules and the stream's state (5.1), the settings, flow
- * control of both directions, header blocks decoded by nghttp2's HPACK
- * inflater as their fragments come, and the abuse limits: rapid reset,
- * CONTINUATION floods, SETTINGS, PING and PRIORITY floods, empty DATA
- * frames, refused streams.
+ * control of both directions, header blocks decoded by our HPACK decoder
+ * (sws_hpack_decoder.c) as their fragments come, and the abuse limits:
+ * rapid reset, CONTINUATION floods, SETTINGS, PING and PRIORITY floods,
+ * empty DATA frames, refused streams.
  *
  * Only whole frames are processed (the caller keeps the rest for the next
  * read), all of those in the buffer before any output goes out, so that an
@@ -123,41 +123,71 @@ sws_http_v2_reset_closed(sws_http_v2_conn_t *h2c, int32_t id, uint32_t error)
 /* ---- header blocks ---- */
 
 /* A fragment of the header block (HEADERS or CONTINUATION payload, padding
- * and priority taken off): decoded at once, the fields to its stream. */
+ * and priority taken off): decoded at once, the fields to its stream. A
+ * representation the fragment's end cuts waits for the next one's octets
+ * (at most SWS_H2_MAX_CONTINUATIONS of them, within the header list's
+ * limit: what is kept and copied again is bounded by those). */
 static sws_int_t
 sws_http_v2_fragment(sws_http_v2_conn_t *h2c, u_char *p, size_t n, int end)
 {
     sws_http_v2_stream_t *st = h2c->headers_st;
     sws_http_v2_block_e   kind;
-    nghttp2_nv            nv;
-    ssize_t               rv;
-    int                   iflags;
+    sws_hpack_field_t     f;
+    const u_char         *pos, *last;
+    u_char               *joined = NULL;
+    size_t                left;
+    sws_int_t             rc;
 
-    if (sws_http_v2_inflater(h2c) != SWS_OK) {
-        return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR,
-                                       "a header block when out of memory");
+    pos = p;
+    last = p + n;
+    if (h2c->hpack_rest) {
+        joined = malloc(h2c->hpack_rest_len + n);
+        if (joined == NULL) {
+            return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR,
+                                           "a header block when out of memory");
+        }
+        memcpy(joined, h2c->hpack_rest, h2c->hpack_rest_len);
+        memcpy(joined + h2c->hpack_rest_len, p, n);
+        pos = joined;
+        last = joined + h2c->hpack_rest_len + n;
+        free(h2c->hpack_rest);
+        h2c->hpack_rest = NULL;
+        h2c->hpack_rest_len = 0;
     }
     for ( ;; ) {
-        iflags = 0;
-        rv = nghttp2_hd_inflate_hd2(h2c->inflater, &nv, &iflags, p, n, end);
-        if (rv < 0) {
+        rc = sws_hpack_decode(&h2c->hdec, &pos, last, &f);
+        if (rc == SWS_AGAIN) {
+            break;
+        }
+        if (rc != SWS_OK) {
+            free(joined);
             return sws_http_v2_proto_error(h2c, SWS_H2_COMPRESSION_ERROR,
                                            "a header block that cannot be decoded");
         }
-        p += rv;
-        n -= (size_t) rv;
-        if ((iflags & NGHTTP2_HD_INFLATE_EMIT) && st && !st->reset
-            && sws_http_v2_field(h2c, st, &nv) != 0)
-        {
+        if (st && !st->reset && sws_http_v2_field(h2c, st, &f) != 0) {
+            free(joined);
             return SWS_ERROR;
         }
-        if (iflags & NGHTTP2_HD_INFLATE_FINAL) {
-            nghttp2_hd_inflate_end_headers(h2c->inflater);
-            break;
+    }
+    left = last - pos;
+    if (left) {
+        if (end) {
+            free(joined);
+            return sws_http_v2_proto_error(h2c, SWS_H2_COMPRESSION_ERROR,
+                                           "a header block that cannot be decoded");
         }
-        if (!(iflags & NGHTTP2_HD_INFLATE_EMIT) && n == 0) {
-            break;
+        h2c->hpack_rest = malloc(left);
+        if (h2c->hpack_rest == NULL) {
+            free(joined);
+            return sws_http_v2_proto_error(h2c, SWS_H2_INTERNAL_ERROR,
+                                           "a header block when out of memory");
         }
+        memcpy(h2c->hpack_rest, pos, left);
+        h2c->hpack_rest_len = left;
+    }
+    free(joined);
+    if (end) {
+        sws_hpack_decode_end(&h2c->hdec);
     }
     if (!end) {
         return SWS_OK;                   /* CONTINUATION frames follow */

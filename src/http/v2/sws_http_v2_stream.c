@@ -13,6 +13,7 @@
 #include "sws_http_v2.h"
 #include "sws_conn_stats.h"
 #include "../sws_http_request_head.h"
+#include "sws_swar.h"
 
 #define SWS_H2_BAD_STREAMS   16        /* refused header blocks per connection */
 
@@ -97,76 +98,161 @@ sws_http_v2_stream_open(sws_http_v2_conn_t *h2c, int32_t id)
 
 /* ---- fields ---- */
 
+/*
+ * RFC 9113 8.2.1 byte by byte, one table: SWS_H2_NAME_BAD for a byte no
+ * field name may hold (not a token character of RFC 9110 5.6.2, or upper
+ * case), SWS_H2_VALUE_BAD for one no value may (NUL, CR, LF),
+ * SWS_H2_VALUE_EDGE for one no value may start or end with (SP, HTAB); in
+ * the low bits, a name byte's class for the core (sws_http_name_odd: 0 for
+ * [a-z0-9-], 1 for '_', 2 for the other token characters), so that the
+ * name is checked and classed in one pass.
+ */
+#define SWS_H2_NAME_BAD   0x80
+#define SWS_H2_VALUE_BAD  0x40
+#define SWS_H2_VALUE_EDGE 0x20
+#define SWS_H2_ODD        0x03
+
+#define N_  SWS_H2_NAME_BAD
+#define V_  (SWS_H2_NAME_BAD | SWS_H2_VALUE_BAD)
+#define E_  (SWS_H2_NAME_BAD | SWS_H2_VALUE_EDGE)
+#define N16 N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_
+
+static const u_char sws_http_v2_cls[256] = {
+    V_, N_, N_, N_, N_, N_, N_, N_, N_, E_, V_, N_, N_, V_, N_, N_,   /* 0x00: NUL HT LF CR */
+    N16,                                                              /* 0x10 */
+    E_, 2,  N_, 2,  2,  2,  2,  2,  N_, N_, 2,  2,  N_, 0,  2,  N_,   /* 0x20: SP !#$%&'*+-. */
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  N_, N_, N_, N_, N_, N_,   /* 0x30: 0-9 */
+    N16,                                                              /* 0x40: A-O */
+    N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, N_, 2,  1,    /* 0x50: P-Z ^ _ */
+    2,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,    /* 0x60: ` a-o */
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  N_, 2,  N_, 2,  N_,   /* 0x70: p-z | ~ */
+    N16, N16, N16, N16, N16, N16, N16, N16                            /* 0x80 - 0xff */
+};
+
+#undef N_
+#undef V_
+#undef E_
+#undef N16
+
+/* A regular field's name: valid, its bytes' classes ORed into *odd. */
 static int
-sws_http_v2_copy(sws_pool_t *pool, sws_str_t *dst, const uint8_t *src, size_t len)
+sws_http_v2_name_valid(const u_char *p, size_t n, u_char *odd)
 {
-    dst->data = sws_pnalloc(pool, len + 1);
-    if (dst->data == NULL) {
-        return SWS_ERROR;
-    }
-    memcpy(dst->data, src, len);
-    dst->data[len] = '\0';
-    dst->len = len;
-    return SWS_OK;
-}
+    u_char  k = 0;
+    size_t  i;
 
-/* RFC 9110 5.6.2 token characters, upper case excluded (RFC 9113 8.2.1):
- * a table made once. */
-static u_char sws_http_v2_token[256];
-
-static int
-sws_http_v2_name_valid(const u_char *p, size_t n)
-{
-    static const char extra[] = "!#$%&'*+-.^_`|~";
-    size_t            i;
-    int               c;
-
-    if (sws_unlikely(!sws_http_v2_token['a'])) {
-        for (c = 'a'; c <= 'z'; c++) {
-            sws_http_v2_token[c] = 1;
-        }
-        for (c = '0'; c <= '9'; c++) {
-            sws_http_v2_token[c] = 1;
-        }
-        for (i = 0; extra[i]; i++) {
-            sws_http_v2_token[(u_char) extra[i]] = 1;
-        }
-    }
-    if (n == 0) {
-        return 0;
-    }
     for (i = 0; i < n; i++) {
-        if (!sws_http_v2_token[p[i]]) {
-            return 0;
-        }
+        k |= sws_http_v2_cls[p[i]];
     }
-    return 1;
+    *odd = k & SWS_H2_ODD;
+    return n != 0 && !(k & SWS_H2_NAME_BAD);
 }
 
-/* RFC 9113 8.2.1: no NUL, CR or LF, no whitespace at either end. */
+/* In each byte of the result, the high bit set where a byte of w is below
+ * 0x0e (NUL, CR and LF, but HTAB and other controls too): exact as to
+ * whether there is one at all, which is all that is asked of it. */
+#define SWS_H2_HIGHS  (SWS_SWAR_ONES * 0x80)
+#define sws_http_v2_low(w, ones)  (((w) - (ones) * 0x0e) & ~(w))
+
+/*
+ * A value copied to dst (room for n bytes) and checked as it is (RFC 9113
+ * 8.2.1: no NUL, CR or LF, no SP or HTAB at either end). Words of 8 (or 4)
+ * bytes at a time, the last one overlapping; only a value with a control
+ * character somewhere (an HTAB within it is valid) is looked at byte by
+ * byte.
+ */
 static int
-sws_http_v2_value_valid(const u_char *p, size_t n)
+sws_http_v2_value_copy(u_char *dst, const u_char *src, size_t n)
 {
-    size_t i;
+    uint64_t  w, low = 0;
+    uint32_t  v;
+    size_t    i;
 
     if (n == 0) {
         return 1;
     }
-    if (p[0] == ' ' || p[0] == '\t' || p[n - 1] == ' ' || p[n - 1] == '\t') {
-        return 0;
+    if (n >= 8) {
+        for (i = 0; i + 8 < n; i += 8) {
+            w = sws_load64(src + i);
+            low |= sws_http_v2_low(w, SWS_SWAR_ONES);
+            memcpy(dst + i, &w, 8);
+        }
+        w = sws_load64(src + n - 8);
+        low |= sws_http_v2_low(w, SWS_SWAR_ONES);
+        memcpy(dst + n - 8, &w, 8);
+        low &= SWS_H2_HIGHS;
+    } else if (n >= 4) {
+        v = sws_load32(src);
+        low = sws_http_v2_low(v, 0x01010101u);
+        memcpy(dst, &v, 4);
+        v = sws_load32(src + n - 4);
+        low |= sws_http_v2_low(v, 0x01010101u);
+        memcpy(dst + n - 4, &v, 4);
+        low &= 0x80808080u;
+    } else {
+        for (i = 0; i < n; i++) {
+            dst[i] = src[i];
+            low |= sws_http_v2_cls[src[i]] & SWS_H2_VALUE_BAD;
+        }
     }
+    if (sws_unlikely(low != 0)) {
+        for (i = 0; i < n; i++) {
+            if (sws_http_v2_cls[src[i]] & SWS_H2_VALUE_BAD) {
+                return 0;
+            }
+        }
+    }
+    return !((sws_http_v2_cls[src[0]] | sws_http_v2_cls[src[n - 1]]) & SWS_H2_VALUE_EDGE);
+}
+
+/* A value checked without a copy (a trailer field's, which is dropped). */
+static int
+sws_http_v2_value_valid(const u_char *p, size_t n)
+{
+    size_t  i;
+
     for (i = 0; i < n; i++) {
-        if (sws_unlikely(p[i] <= '\r') && (p[i] == '\0' || p[i] == '\r' || p[i] == '\n')) {
+        if (sws_http_v2_cls[p[i]] & SWS_H2_VALUE_BAD) {
             return 0;
         }
     }
-    return 1;
+    return n == 0 || !((sws_http_v2_cls[p[0]] | sws_http_v2_cls[p[n - 1]]) & SWS_H2_VALUE_EDGE);
 }
 
-static int
-sws_http_v2_is(const u_char *name, size_t n, const char *lit)
+u_char
+sws_http_v2_classify(const u_char *name, size_t nlen, const u_char *value, size_t vlen)
 {
-    return n == strlen(lit) && memcmp(name, lit, n) == 0;
+    u_char  valid = SWS_HPACK_KNOWN, odd;
+
+    if (sws_http_v2_value_valid(value, vlen)) {
+        valid |= SWS_HPACK_VALUE_OK;
+    }
+    if (sws_http_v2_name_valid(name, nlen, &odd)) {
+        valid |= SWS_HPACK_NAME_OK | (u_char) (odd << SWS_HPACK_ODD_SHIFT);
+    }
+    return valid;
+}
+
+/* A value in the stream's pool, NUL-terminated: NULL when out of memory;
+ * *valid says whether RFC 9113 8.2.1 lets it be (known already of a field
+ * of the HPACK tables: then it is only copied). */
+static u_char *
+sws_http_v2_value(sws_pool_t *pool, const sws_hpack_field_t *f, int *valid)
+{
+    u_char  *p;
+
+    p = sws_pnalloc(pool, f->vlen + 1);
+    if (p == NULL) {
+        return NULL;
+    }
+    if (f->valid & SWS_HPACK_KNOWN) {
+        *valid = (f->valid & SWS_HPACK_VALUE_OK) != 0;
+        sws_swar_copy(p, f->value, f->vlen);
+    } else {
+        *valid = sws_http_v2_value_copy(p, f->value, f->vlen);
+    }
+    p[f->vlen] = '\0';
+    return p;
 }
 
 /* The fields HTTP/2 looks at itself, by name. */
@@ -246,9 +332,11 @@ static int
 sws_http_v2_trailer_field(sws_http_v2_stream_t *st, const u_char *name, size_t namelen,
     const u_char *value, size_t valuelen)
 {
+    u_char  odd;
+
     if (namelen && name[0] == ':') {
         sws_http_v2_malformed(st, "a pseudo-header field in trailers", name, namelen);
-    } else if (!sws_http_v2_name_valid(name, namelen)
+    } else if (!sws_http_v2_name_valid(name, namelen, &odd)
                || !sws_http_v2_value_valid(value, valuelen))
     {
         sws_http_v2_malformed(st, "an invalid trailer field", name, namelen);
@@ -259,16 +347,84 @@ sws_http_v2_trailer_field(sws_http_v2_stream_t *st, const u_char *name, size_t n
     return 0;
 }
 
-int
-sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv *nv)
+/* name (n bytes, 4 to 16) is the literal lit of as many: two overlapping
+ * words each, which the compiler makes constants of. */
+static inline int
+sws_http_v2_name_is(const u_char *name, const char *lit, size_t n)
 {
-    const u_char       *name = nv->name, *value = nv->value;
-    size_t              namelen = nv->namelen, valuelen = nv->valuelen;
+    const u_char *l = (const u_char *) lit;
+
+    if (n >= 8) {
+        return sws_load64(name) == sws_load64(l)
+               && sws_load64(name + n - 8) == sws_load64(l + n - 8);
+    }
+    return sws_load32(name) == sws_load32(l) && sws_load32(name + n - 4) == sws_load32(l + n - 4);
+}
+
+/* A pseudo-header field of the request (RFC 9113 8.3.1): known, once, before
+ * the regular ones, its value valid. */
+static int
+sws_http_v2_pseudo(sws_http_v2_stream_t *st, const sws_hpack_field_t *f)
+{
+    const u_char *name = f->name;
+    size_t        namelen = f->nlen;
+    sws_str_t *slot = NULL;
+    int        valid;
+
+    if (st->regular) {
+        sws_http_v2_malformed(st, "a pseudo-header field after a regular one", name, namelen);
+        return 0;
+    }
+    switch (namelen) {
+    case 5:
+        if (sws_http_v2_name_is(name, ":path", 5)) {
+            slot = &st->path;
+        }
+        break;
+    case 7:
+        if (sws_http_v2_name_is(name, ":method", 7)) {
+            slot = &st->method;
+        } else if (sws_http_v2_name_is(name, ":scheme", 7)) {
+            slot = &st->scheme;
+        }
+        break;
+    case 10:
+        if (sws_http_v2_name_is(name, ":authority", 10)) {
+            slot = &st->authority;
+        }
+        break;
+    }
+    if (slot == NULL) {
+        sws_http_v2_malformed(st, "an unknown pseudo-header field", name, namelen);
+        return 0;
+    }
+    if (slot->data != NULL) {
+        sws_http_v2_malformed(st, "a repeated pseudo-header field", name, namelen);
+        return 0;
+    }
+    slot->data = sws_http_v2_value(st->pool, f, &valid);
+    if (slot->data == NULL) {
+        return -1;
+    }
+    slot->len = f->vlen;
+    if (!valid) {
+        sws_http_v2_malformed(st, "an invalid value of", name, namelen);
+    }
+    return 0;
+}
+
+int
+sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, const sws_hpack_field_t *f)
+{
+    const u_char       *name = f->name, *value = f->value;
+    size_t              namelen = f->nlen, valuelen = f->vlen;
     sws_http_request_t *r = st->r;
     sws_http_header_t  *h;
-    sws_str_t          *slot = NULL, *ck;
+    sws_str_t          *ck;
     sws_int_t           rc;
+    u_char             *p, odd;
     off_t               len;
+    int                 valid;
 
     /* RFC 9113 6.5.2: the size of a field is its name, value and 32. */
     st->header_bytes += namelen + valuelen + 32;
@@ -299,45 +455,40 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
     if (st->too_large || st->malformed) {
         return 0;
     }
-
     if (namelen && name[0] == ':') {
-        if (st->regular) {
-            sws_http_v2_malformed(st, "a pseudo-header field after a regular one", name,
-                                  namelen);
-            return 0;
-        }
-        if (sws_http_v2_is(name, namelen, ":method")) {
-            slot = &st->method;
-        } else if (sws_http_v2_is(name, namelen, ":path")) {
-            slot = &st->path;
-        } else if (sws_http_v2_is(name, namelen, ":scheme")) {
-            slot = &st->scheme;
-        } else if (sws_http_v2_is(name, namelen, ":authority")) {
-            slot = &st->authority;
-        } else {
-            sws_http_v2_malformed(st, "an unknown pseudo-header field", name, namelen);
-            return 0;
-        }
-        if (slot->data != NULL) {
-            sws_http_v2_malformed(st, "a repeated pseudo-header field", name, namelen);
-            return 0;
-        }
-        if (!sws_http_v2_value_valid(value, valuelen)) {
-            sws_http_v2_malformed(st, "an invalid value of", name, namelen);
-            return 0;
-        }
-        return sws_http_v2_copy(st->pool, slot, value, valuelen) == SWS_OK ? 0 : -1;
+        return sws_http_v2_pseudo(st, f);
     }
 
     st->regular = 1;
-    if (!sws_http_v2_name_valid(name, namelen)) {
+    /* A field of the HPACK tables was checked as it entered them. */
+    if (f->valid & SWS_HPACK_KNOWN) {
+        odd = (f->valid & SWS_HPACK_NAME_ODD) >> SWS_HPACK_ODD_SHIFT;
+        valid = (f->valid & SWS_HPACK_NAME_OK) != 0;
+    } else {
+        valid = sws_http_v2_name_valid(name, namelen, &odd);
+    }
+    if (!valid) {
         sws_http_v2_malformed(st, "an invalid header name", name, namelen);
         return 0;
     }
-    if (!sws_http_v2_value_valid(value, valuelen)) {
+    /* name and value in one piece of the pool: "name\0value\0", the value
+     * checked as it is copied */
+    p = sws_pnalloc(st->pool, namelen + valuelen + 2);
+    if (p == NULL) {
+        return -1;
+    }
+    if (f->valid & SWS_HPACK_KNOWN) {
+        valid = (f->valid & SWS_HPACK_VALUE_OK) != 0;
+        sws_swar_copy(p + namelen + 1, value, valuelen);
+    } else {
+        valid = sws_http_v2_value_copy(p + namelen + 1, value, valuelen);
+    }
+    if (!valid) {
         sws_http_v2_malformed(st, "an invalid value of header", name, namelen);
         return 0;
     }
+    value = p + namelen + 1;
+    p[namelen + 1 + valuelen] = '\0';
     switch (sws_http_v2_field_kind(name, namelen)) {
     case SWS_H2_FIELD_CONNECTION:
         sws_http_v2_malformed(st, "a connection-specific header", name, namelen);
@@ -373,25 +524,31 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, nghttp2_nv 
             st->cookies = sws_array_create(st->pool, 4, sizeof(sws_str_t));
         }
         ck = st->cookies ? sws_array_push(st->cookies) : NULL;
-        if (ck == NULL || sws_http_v2_copy(st->pool, ck, value, valuelen) != SWS_OK) {
+        if (ck == NULL) {
             return -1;
         }
+        ck->data = (u_char *) value;
+        ck->len = valuelen;
         return 0;
     case SWS_H2_FIELD_OTHER:
         break;
     }
 
     h = sws_array_push(&r->headers_in);
-    if (h == NULL || sws_http_v2_copy(st->pool, &h->name, name, namelen) != SWS_OK
-        || sws_http_v2_copy(st->pool, &h->value, value, valuelen) != SWS_OK)
-    {
+    if (h == NULL) {
         return -1;
     }
-    h->hash = sws_hash_key(h->name.data, h->name.len);
+    sws_swar_copy(p, name, namelen);
+    p[namelen] = '\0';
+    h->name.data = p;
+    h->name.len = namelen;
+    h->value.data = (u_char *) value;
+    h->value.len = valuelen;
+    h->hash = sws_hash_key(p, namelen);
     r->head_length += (off_t) (namelen + valuelen + 4);   /* "name: value\r\n" */
     /* A field the core refuses (a second Host ...) is answered once the
      * block is complete: HPACK decoding must go on to its end. */
-    rc = sws_http_request_header(r, h);
+    rc = sws_http_request_field(r, h, odd);
     if (rc == SWS_DECLINED) {
         r->headers_in.nelts--;           /* ignore_invalid_headers */
     } else if (rc != SWS_OK && st->field_error == 0) {
