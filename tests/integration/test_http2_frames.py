@@ -275,3 +275,29 @@ def test_many_open_streams_each_frame_reaches_its_own(srv):
     assert ended == set(order) - reset, sorted(ended ^ (set(order) - reset))
     assert all(bodies[sid] == b"hello\n" for sid in ended)
     assert not reset & set(bodies)
+
+
+def test_a_stored_body_gets_a_wide_window(srv):
+    # A body the core stores as it comes (memory, then a temporary file):
+    # the stream's window opens to 8 MiB when the handler starts reading,
+    # so that an upload is not held to 64 KiB a round trip; the client
+    # sends 1 MiB without waiting for a WINDOW_UPDATE after the first.
+    c = connect(srv)
+    size = 1 << 20
+    sid = c.headers(c.request_headers("/echo", method="POST", scheme="http",
+                                      extra=[("content-length", str(size))]), end_stream=False)
+    opened = 0
+    deadline = time.monotonic() + 3
+    while opened < size and time.monotonic() < deadline:
+        f = c.read_frame(deadline - time.monotonic())
+        assert f is not None, "closed"
+        if isinstance(f, h2raw.WindowUpdateFrame) and f.stream_id == sid:
+            opened += f.window_increment
+    assert opened >= (8 << 20) - 65536, opened          # beyond the first 64 KiB
+    sent, chunk = 0, b"u" * 16384
+    while sent < size:
+        c.data(sid, chunk, end_stream=sent + len(chunk) == size)
+        sent += len(chunk)
+    hdrs, body, _ = c.response(sid, timeout=10)
+    assert h2raw.status(hdrs) == 200 and body == b"u" * size
+

@@ -65,6 +65,7 @@ typedef struct sws_http_v2_out_s    sws_http_v2_out_t;
 #define SWS_H2_DEFAULT_WINDOW   65535
 #define SWS_H2_MAX_WINDOW       0x7fffffff
 #define SWS_H2_CONN_WINDOW      (16 << 20)     /* our connection receive window */
+#define SWS_H2_BODY_WINDOW      (8 << 20)      /* a stream's, for a body the core stores */
 
 /* Streams recently closed, remembered to tell a late frame on one from a
  * frame on a stream never opened (RFC 9113 5.1). */
@@ -250,6 +251,7 @@ struct sws_http_v2_stream_s {
     int64_t                    send_window;   /* ours to send (may go negative) */
     int64_t                    recv_window;   /* the client's to send */
     size_t                     recv_consumed; /* taken, not yet given back */
+    int64_t                    recv_target;   /* the window given back to; 0: local_window */
     off_t                      content_length; /* the request's, -1: none */
     sws_uint_t                 served;        /* the DATA round-robin clock then */
     u_char                     urgency;       /* RFC 9218: 0 (first) .. 7 */
