@@ -11,6 +11,12 @@ time: the machine's load does not change it.
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
                       [--events "use io_uring;"] [--connection-each]
+                      [--connections 64]
+
+--connections C sends the requests with `h2load --h1 -c C` (C keep-alive
+connections, one request in flight on each, as wrk in bench/run) instead
+of one connection: how the calls of many connections share a wake-up.
+Scheduling makes those counts move a little from run to run.
 
 A scenario with a backend (proxy: bench/backends.py's origin) has it
 started as bench/budget.py does; only scalwsd's calls are counted.
@@ -26,6 +32,7 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 
@@ -70,7 +77,22 @@ def close_each(port, path, n, timeout=10.0):
                 raise RuntimeError("request %d: %r" % (i, data[:200]))
 
 
-def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
+def h1_connections(port, scenario, n, connections, timeout=300.0):
+    """n HTTP/1.1 keep-alive requests over `connections` connections with
+    h2load; raises unless all n succeed with 2xx."""
+    argv = ["h2load", "--h1", "-n%d" % n, "-c%d" % connections, "-t1"]
+    for h in scenario.request_headers:
+        argv += ["-H", h]
+    argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                       check=False)
+    r = loadgen.parse_h2load(p.stdout.decode("utf-8", "replace"))
+    if r["requests"] != n or r["non2xx"] or r["socket_errors"]:
+        raise RuntimeError("h2load: %s of %d requests done, %d non-2xx, %s"
+                           % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
+
+
+def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, connections=0):
     os.makedirs(work_dir, exist_ok=True)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=True, tmp=work_dir)
@@ -83,6 +105,8 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
             raise RuntimeError("%s did not start under strace:\n%s" % (server.name, r.log_tail()))
         if per_connection:
             close_each(ctx["port"], scenario.path, n)
+        elif connections:
+            h1_connections(ctx["port"], scenario, n, connections)
         else:
             loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
@@ -106,7 +130,12 @@ def main(argv=None):
                    help='directives for the events block, e.g. "use io_uring;"')
     p.add_argument("--connection-each", action="store_true",
                    help="a new connection for each request (Connection: close)")
+    p.add_argument("--connections", type=int, default=0, metavar="C",
+                   help="C keep-alive connections at once (h2load --h1), not one")
     a = p.parse_args(argv)
+    if a.connections and shutil.which("h2load") is None:
+        print("system calls: h2load is not installed (nghttp2-client)")
+        return 2
 
     if shutil.which("strace") is None:
         print("system calls: skipped: strace is not installed")
@@ -134,17 +163,18 @@ def main(argv=None):
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
                 c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
-                             a.connection_each)
+                             a.connection_each, a.connections)
                 c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
-                             a.connection_each)
+                             a.connection_each, a.connections)
             finally:
                 if backend:
                     backend.stop()
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s%s)%s" % (
+            print("%-14s %5.2f system calls/request (%s%s%s)%s" % (
                 name, sum(per.values()), a.events or "epoll",
                 ", a connection each" if a.connection_each else "",
+                ", %d connections" % a.connections if a.connections else "",
                 "".join("  %s %.2f" % (k, v) for v, k in parts)))
     finally:
         reg.cleanup()
