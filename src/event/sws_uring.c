@@ -17,7 +17,9 @@
  * poll queued for an fd closed before the submission resolves the number at
  * submission: the cancellation queued behind it ends it whatever it found.
  *
- * Sends: a plain connection's send_chain copies a chain that is all memory
+ * Sends: a plain connection's send_chain (a client's; an upstream's while
+ * c->defer_send says its request may go again whatever of it was sent)
+ * copies a chain that is all memory
  * and fits SWS_URING_SEND_BUF into a buffer of the method and queues an
  * IORING_OP_SEND, submitted with the wait; the writer goes on as if send()
  * had taken it all. What that promise needs is kept here: the copy lives
@@ -300,11 +302,13 @@ sws_uring_add_connection(sws_connection_t *c)
     }
     c->read->active = 1;
     c->write->active = 1;
-    /* A client's sends go on the ring. An upstream's stay send(): the
-     * framework retries a request on another peer only if none of it was
-     * sent, which it must know when send_chain returns. */
-    if (c->send_chain == sws_unix_send_chain && c->listening != NULL) {
+    /* Sends go on the ring: a client's always, an upstream's while the
+     * upstream framework says so (c->defer_send: a request it may send
+     * again after a failure whatever of it was sent; for the others it
+     * must know at once whether any was, and they stay send()). */
+    if (c->send_chain == sws_unix_send_chain) {
         c->send_chain = sws_uring_send_chain;
+        c->defer_send = c->listening != NULL;
     }
     /* A plain connection's reads too, from its first read that drains the
      * socket on (what the PROXY protocol or the TLS detection peek at comes
@@ -447,6 +451,9 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
     } else {
         if (c->write->error) {
             return SWS_CHAIN_ERROR;     /* what a send on the ring ended with */
+        }
+        if (!c->defer_send) {
+            return sws_unix_send_chain(c, in, limit);
         }
         len = 0;
     }
