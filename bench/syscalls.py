@@ -11,7 +11,12 @@ time: the machine's load does not change it.
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
                       [--events "use io_uring;"] [--connection-each]
-                      [--connections 64]
+                      [--connections 64] [--perf]
+
+--perf counts with `perf stat` on the syscall tracepoints instead of
+strace: the server runs at its own speed (strace stops it at every call,
+so many connections' requests pile up between two wake-ups), and only
+the calls of the data path are named (PERF_CALLS; "other" is the rest).
 
 --connections C sends the requests with `h2load --h1 -c C` (C keep-alive
 connections, one request in flight on each, as wrk in bench/run) instead
@@ -92,12 +97,40 @@ def h1_connections(port, scenario, n, connections, timeout=300.0):
                            % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
 
 
-def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, connections=0):
+# --perf: the calls counted by name (tracepoints syscalls:sys_enter_NAME)
+PERF_CALLS = ("io_uring_enter", "epoll_pwait", "recvfrom", "sendto", "sendmsg", "writev",
+              "sendfile64", "accept4", "close")
+
+
+def parse_perf_stat(path):
+    """{syscall: calls} from `perf stat -x,` output; "other" is what the
+    named calls leave of raw_syscalls:sys_enter."""
+    calls, total = {}, 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or not parts[0].isdigit():
+                continue
+            if parts[2] == "raw_syscalls:sys_enter":
+                total = int(parts[0])
+            elif parts[2].startswith("syscalls:sys_enter_"):
+                calls[parts[2][len("syscalls:sys_enter_"):]] = int(parts[0])
+    calls["other"] = total - sum(calls.values())
+    return calls
+
+
+def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, connections=0,
+            perf=False):
     os.makedirs(work_dir, exist_ok=True)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=True, tmp=work_dir)
     out = os.path.join(work_dir, "strace.txt")
-    argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
+    if perf:
+        events = ",".join(["raw_syscalls:sys_enter"]
+                          + ["syscalls:sys_enter_" + c for c in PERF_CALLS])
+        argv = ["perf", "stat", "-x,", "-o", out, "-e", events, "--"] + server.argv(conf, work_dir)
+    else:
+        argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
     r = reg.start(server.name + "-strace", argv, os.path.join(work_dir, "server.log"),
                   stop_signal=server.stop_signal)
     try:
@@ -116,7 +149,7 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, conne
         r.popen.wait(timeout=30)
     finally:
         reg.stop(r, timeout=30)
-    return parse_strace_c(out)
+    return parse_perf_stat(out) if perf else parse_strace_c(out)
 
 
 def main(argv=None):
@@ -132,12 +165,17 @@ def main(argv=None):
                    help="a new connection for each request (Connection: close)")
     p.add_argument("--connections", type=int, default=0, metavar="C",
                    help="C keep-alive connections at once (h2load --h1), not one")
+    p.add_argument("--perf", action="store_true",
+                   help="count with perf stat (syscall tracepoints), not strace")
     a = p.parse_args(argv)
+    if a.perf and shutil.which("perf") is None:
+        print("system calls: perf is not installed (linux-perf)")
+        return 2
     if a.connections and shutil.which("h2load") is None:
         print("system calls: h2load is not installed (nghttp2-client)")
         return 2
 
-    if shutil.which("strace") is None:
+    if not a.perf and shutil.which("strace") is None:
         print("system calls: skipped: strace is not installed")
         return 0
     n1, n2 = (int(x) for x in a.counts.split(","))
@@ -163,9 +201,9 @@ def main(argv=None):
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
                 c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
-                             a.connection_each, a.connections)
+                             a.connection_each, a.connections, a.perf)
                 c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
-                             a.connection_each, a.connections)
+                             a.connection_each, a.connections, a.perf)
             finally:
                 if backend:
                     backend.stop()
