@@ -210,21 +210,6 @@ END_TEST
  * the ring's too (what the ring read is c->recv's, not the socket's: the
  * keep-alive cache's check reads, it does not peek); over a Unix socket
  * (passed descriptors are read with recvmsg()) they stay recv()'s. */
-static sws_connection_t *
-upstream_conn(int sv[2], int unix_socket)
-{
-    sws_connection_t *c;
-
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    c = sws_get_connection(sv[0], &tlog);
-    ck_assert_ptr_nonnull(c);
-    c->unix_socket = unix_socket;
-    c->read->handler = noop;
-    c->write->handler = noop;
-    ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);
-    return c;
-}
-
 START_TEST(upstream_reads_on_the_ring)
 {
     int               sv[2], su[2];

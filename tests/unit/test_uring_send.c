@@ -216,12 +216,7 @@ START_TEST(upstream_sends_on_the_ring_only_when_deferrable)
     if (!uring) {
         return;
     }
-    ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    c = sws_get_connection(sv[0], &tlog);
-    ck_assert_ptr_nonnull(c);
-    c->read->handler = noop;
-    c->write->handler = noop;
-    ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);
+    c = upstream_conn(sv, 0);
     ck_assert(!c->defer_send);
     ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 6), 0));
     ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 6);     /* sent at once */
