@@ -94,14 +94,25 @@ def raw_origin():
         o.close()
 
 
-def _launch(tmp_path, events, origin):
-    return h.launch(tmp_path, events=events,
-                    http="upstream o { server %s; keepalive 4; }" % origin.addr,
-                    server="location / { proxy_pass http://o; }")
+@pytest.fixture
+def proxy_to(tmp_path):
+    """proxy_to(events, origin): a server proxying to origin with "events"
+    in its events block; stopped at the end of the test."""
+    running = []
+
+    def launch(events, origin):
+        srv = h.launch(tmp_path, events=events,
+                       http="upstream o { server %s; keepalive 4; }" % origin.addr,
+                       server="location / { proxy_pass http://o; }")
+        running.append(srv)
+        return srv
+    yield launch
+    for srv in running:
+        srv.stop()
 
 
 @pytest.mark.parametrize("events", METHODS)
-def test_idle_upstream_connection_that_sends_unasked_is_closed(tmp_path, events, raw_origin):
+def test_idle_upstream_connection_that_sends_unasked_is_closed(proxy_to, events, raw_origin):
     def script(o, conn, index):
         assert read_request(conn)
         body = b"first" if index == 1 else b"second"
@@ -114,7 +125,7 @@ def test_idle_upstream_connection_that_sends_unasked_is_closed(tmp_path, events,
             wait_end(conn, o, index)
 
     o = raw_origin(script)
-    srv = _launch(tmp_path, events, o)
+    srv = proxy_to(events, o)
     r = h.curl(srv.url("/a"))
     assert r.status == 200 and r.body == b"first"
     # the server closes the connection that spoke unasked ...
@@ -127,7 +138,7 @@ def test_idle_upstream_connection_that_sends_unasked_is_closed(tmp_path, events,
 
 
 @pytest.mark.parametrize("events", METHODS)
-def test_upstream_closed_while_idle_is_not_reused(tmp_path, events, raw_origin):
+def test_upstream_closed_while_idle_is_not_reused(proxy_to, events, raw_origin):
     def script(o, conn, index):
         assert read_request(conn)
         body = b"one%d" % index
@@ -138,7 +149,7 @@ def test_upstream_closed_while_idle_is_not_reused(tmp_path, events, raw_origin):
         wait_end(conn, o, index)
 
     o = raw_origin(script)
-    srv = _launch(tmp_path, events, o)
+    srv = proxy_to(events, o)
     assert h.curl(srv.url("/a")).body == b"one1"
     assert h.wait_for(lambda: (1, "eof") in o.notes, 5), o.notes
     r = h.curl(srv.url("/b"))
@@ -147,7 +158,7 @@ def test_upstream_closed_while_idle_is_not_reused(tmp_path, events, raw_origin):
 
 
 @pytest.mark.parametrize("events", METHODS)
-def test_upstream_response_in_pieces_on_a_kept_connection(tmp_path, events, raw_origin):
+def test_upstream_response_in_pieces_on_a_kept_connection(proxy_to, events, raw_origin):
     # Bodies larger than a buffer of the ring (4 KiB), sent in pieces with
     # pauses, three responses on one upstream connection: every byte once,
     # in order.
@@ -167,7 +178,7 @@ def test_upstream_response_in_pieces_on_a_kept_connection(tmp_path, events, raw_
         wait_end(conn, o, index)
 
     o = raw_origin(script)
-    srv = _launch(tmp_path, events, o)
+    srv = proxy_to(events, o)
     with h.Conn(srv.port) as c:
         for n in range(3):
             c.send(h.request("GET", "/p%d" % n))
@@ -177,7 +188,7 @@ def test_upstream_response_in_pieces_on_a_kept_connection(tmp_path, events, raw_
 
 
 @pytest.mark.parametrize("events", METHODS)
-def test_kept_connection_after_a_response_of_a_whole_ring_buffer(tmp_path, events, raw_origin):
+def test_kept_connection_after_a_response_of_a_whole_ring_buffer(proxy_to, events, raw_origin):
     # Responses of exactly 4096 bytes (a buffer of the ring): the read that
     # takes the last of one leaves the connection "ready" with no recv
     # queued, and the keep-alive cache's check must queue one, or the next
@@ -195,7 +206,7 @@ def test_kept_connection_after_a_response_of_a_whole_ring_buffer(tmp_path, event
         wait_end(conn, o, index)
 
     o = raw_origin(script)
-    srv = _launch(tmp_path, events, o)
+    srv = proxy_to(events, o)
     for n in range(4):
         r = h.curl(srv.url("/w%d" % n))
         assert r.status == 200 and r.body == response(n).split(b"\r\n\r\n", 1)[1], n
