@@ -26,6 +26,8 @@ import subprocess
 import time
 
 BASE = "scalwsd"
+# other scalwsd entries: they take scalwsd's configurations
+SCALWSD_VARIANTS = ("scalwsd-base", "scalwsd-uring")
 
 CSV_FIELDS = [
     "scenario", "server", "round", "position", "attempt", "valid", "error", "requests", "elapsed_s", "rps",
@@ -59,7 +61,7 @@ def summarize(rows, cg, scenarios, servers):
     for sc in scenarios:
         for srv in servers:
             key = (sc.name, srv)
-            if (srv if srv != "scalwsd-base" else "scalwsd") not in sc.fragments:
+            if (srv if srv not in SCALWSD_VARIANTS else "scalwsd") not in sc.fragments:
                 out[key] = {"na": sc.not_applicable.get(srv, "not configured for this scenario")}
                 if srv == "floor":
                     out[key]["hide"] = True     # a reference for fixed responses only

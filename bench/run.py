@@ -35,7 +35,7 @@ import measure                                              # noqa: E402
 import report                                               # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from procs import Registry, free_port, wait_port            # noqa: E402
-from servers import make_servers                            # noqa: E402
+from servers import TREE_SCALWSD, make_servers              # noqa: E402
 
 MODES = {
     "quick": {"rounds": 2, "duration": 5, "warmup": 3},
@@ -328,6 +328,8 @@ def subset_suffix(selected, server_names, upstream_keepalive):
         out += "-" + "+".join(s.name for s in selected)
     if set(server_names) != set(scenario_table.ALL_SERVERS):
         out += "-" + "+".join(s for s in scenario_table.ALL_SERVERS if s in server_names)
+    if "scalwsd-uring" in server_names:
+        out += "-io-uring"
     if "scalwsd-base" in server_names:
         out += "-vs-baseline"
     if upstream_keepalive != DEFAULT_UPSTREAM_KEEPALIVE and any(s.backend for s in selected):
@@ -471,7 +473,7 @@ def main(argv):
             return 2
         log("bench: leaving out %s: %s" % (", ".join(sc.name for sc in h3), why))
         selected = [sc for sc in selected if sc not in h3]
-    if not all_servers["scalwsd"].available() and "scalwsd" in names:
+    if not all_servers["scalwsd"].available() and any(n in names for n in TREE_SCALWSD):
         log("bench: %s is not built (run make first)" % a.scalwsd)
         return 2
     if os.cpu_count() < 2 or max(a.server_cpu, a.client_cpu) >= os.cpu_count():
@@ -508,16 +510,18 @@ def main(argv):
 
         # The run measures one build: a copy of scalwsd and its modules, so
         # that a rebuild in the tree during the run changes nothing.
-        if "scalwsd" in names:
+        tree = [n for n in TREE_SCALWSD if n in names]
+        if tree:
             snap = os.path.join(tmp, "scalwsd-build")
             os.makedirs(snap)
             shutil.copy2(a.scalwsd, os.path.join(snap, "scalwsd"))
             shutil.copytree(a.modules_dir, os.path.join(snap, "modules"))
             os.chmod(snap, 0o755)
-            s = all_servers["scalwsd"]
-            s._binary = os.path.join(snap, "scalwsd")
-            s.modules_dir = os.path.join(snap, "modules")
-            a.modules_dir = s.modules_dir
+            for n in tree:
+                s = all_servers[n]
+                s._binary = os.path.join(snap, "scalwsd")
+                s.modules_dir = os.path.join(snap, "modules")
+            a.modules_dir = os.path.join(snap, "modules")
         versions = {s.name: s.version() for s in servers}
 
         cap_info = None

@@ -335,9 +335,29 @@ class ScalwsdBaseline(Scalwsd):
         return values
 
 
+class ScalwsdUring(Scalwsd):
+    """The tree's scalwsd with `events { use io_uring; }`, as a server of its
+    own beside the default (epoll) one: `--servers scalwsd,scalwsd-uring,nginx`
+    compares the two event methods in one run, on the same build."""
+    name = "scalwsd-uring"
+    config_dir = "scalwsd"
+
+    def __init__(self, binary=None, modules_dir=None, http_conf=""):
+        super().__init__(binary, modules_dir, http_conf, events_conf="use io_uring;")
+
+    def version(self):
+        return super().version() + ", events { use io_uring; }"
+
+
+# The scalwsd entries that run the tree's build (bench/run snapshots it for
+# them all).
+TREE_SCALWSD = ("scalwsd", "scalwsd-uring")
+
+
 def make_servers(scalwsd_binary, modules_dir, baseline=None, scalwsd_http_conf=""):
     servers = {
         "scalwsd": Scalwsd(scalwsd_binary, modules_dir, scalwsd_http_conf),
+        "scalwsd-uring": ScalwsdUring(scalwsd_binary, modules_dir, scalwsd_http_conf),
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),

@@ -11,6 +11,17 @@ time: the machine's load does not change it.
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
                       [--events "use io_uring;"] [--connection-each]
+                      [--connections 64] [--perf]
+
+--perf counts with `perf stat` on the syscall tracepoints instead of
+strace: the server runs at its own speed (strace stops it at every call,
+so many connections' requests pile up between two wake-ups), and only
+the calls of the data path are named (PERF_CALLS; "other" is the rest).
+
+--connections C sends the requests with `h2load --h1 -c C` (C keep-alive
+connections, one request in flight on each, as wrk in bench/run) instead
+of one connection: how the calls of many connections share a wake-up.
+Scheduling makes those counts move a little from run to run.
 
 A scenario with a backend (proxy: bench/backends.py's origin) has it
 started as bench/budget.py does; only scalwsd's calls are counted.
@@ -26,6 +37,7 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import tempfile
 
@@ -70,12 +82,55 @@ def close_each(port, path, n, timeout=10.0):
                 raise RuntimeError("request %d: %r" % (i, data[:200]))
 
 
-def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
+def h1_connections(port, scenario, n, connections, timeout=300.0):
+    """n HTTP/1.1 keep-alive requests over `connections` connections with
+    h2load; raises unless all n succeed with 2xx."""
+    argv = ["h2load", "--h1", "-n%d" % n, "-c%d" % connections, "-t1"]
+    for h in scenario.request_headers:
+        argv += ["-H", h]
+    argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                       check=False)
+    r = loadgen.parse_h2load(p.stdout.decode("utf-8", "replace"))
+    if r["requests"] != n or r["non2xx"] or r["socket_errors"]:
+        raise RuntimeError("h2load: %s of %d requests done, %d non-2xx, %s"
+                           % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
+
+
+# --perf: the calls counted by name (tracepoints syscalls:sys_enter_NAME)
+PERF_CALLS = ("io_uring_enter", "epoll_pwait", "recvfrom", "sendto", "sendmsg", "writev",
+              "sendfile64", "accept4", "close")
+
+
+def parse_perf_stat(path):
+    """{syscall: calls} from `perf stat -x,` output; "other" is what the
+    named calls leave of raw_syscalls:sys_enter."""
+    calls, total = {}, 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or not parts[0].isdigit():
+                continue
+            if parts[2] == "raw_syscalls:sys_enter":
+                total = int(parts[0])
+            elif parts[2].startswith("syscalls:sys_enter_"):
+                calls[parts[2][len("syscalls:sys_enter_"):]] = int(parts[0])
+    calls["other"] = total - sum(calls.values())
+    return calls
+
+
+def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, connections=0,
+            perf=False):
     os.makedirs(work_dir, exist_ok=True)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=True, tmp=work_dir)
     out = os.path.join(work_dir, "strace.txt")
-    argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
+    if perf:
+        events = ",".join(["raw_syscalls:sys_enter"]
+                          + ["syscalls:sys_enter_" + c for c in PERF_CALLS])
+        argv = ["perf", "stat", "-x,", "-o", out, "-e", events, "--"] + server.argv(conf, work_dir)
+    else:
+        argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
     r = reg.start(server.name + "-strace", argv, os.path.join(work_dir, "server.log"),
                   stop_signal=server.stop_signal)
     try:
@@ -83,6 +138,8 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
             raise RuntimeError("%s did not start under strace:\n%s" % (server.name, r.log_tail()))
         if per_connection:
             close_each(ctx["port"], scenario.path, n)
+        elif connections:
+            h1_connections(ctx["port"], scenario, n, connections)
         else:
             loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
@@ -92,7 +149,7 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False):
         r.popen.wait(timeout=30)
     finally:
         reg.stop(r, timeout=30)
-    return parse_strace_c(out)
+    return parse_perf_stat(out) if perf else parse_strace_c(out)
 
 
 def main(argv=None):
@@ -106,9 +163,19 @@ def main(argv=None):
                    help='directives for the events block, e.g. "use io_uring;"')
     p.add_argument("--connection-each", action="store_true",
                    help="a new connection for each request (Connection: close)")
+    p.add_argument("--connections", type=int, default=0, metavar="C",
+                   help="C keep-alive connections at once (h2load --h1), not one")
+    p.add_argument("--perf", action="store_true",
+                   help="count with perf stat (syscall tracepoints), not strace")
     a = p.parse_args(argv)
+    if a.perf and shutil.which("perf") is None:
+        print("system calls: perf is not installed (linux-perf)")
+        return 2
+    if a.connections and shutil.which("h2load") is None:
+        print("system calls: h2load is not installed (nghttp2-client)")
+        return 2
 
-    if shutil.which("strace") is None:
+    if not a.perf and shutil.which("strace") is None:
         print("system calls: skipped: strace is not installed")
         return 0
     n1, n2 = (int(x) for x in a.counts.split(","))
@@ -134,17 +201,18 @@ def main(argv=None):
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
                 c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
-                             a.connection_each)
+                             a.connection_each, a.connections, a.perf)
                 c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
-                             a.connection_each)
+                             a.connection_each, a.connections, a.perf)
             finally:
                 if backend:
                     backend.stop()
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s%s)%s" % (
+            print("%-14s %5.2f system calls/request (%s%s%s)%s" % (
                 name, sum(per.values()), a.events or "epoll",
                 ", a connection each" if a.connection_each else "",
+                ", %d connections" % a.connections if a.connections else "",
                 "".join("  %s %.2f" % (k, v) for v, k in parts)))
     finally:
         reg.cleanup()

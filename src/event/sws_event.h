@@ -152,6 +152,11 @@ struct sws_connection_s {
     unsigned              tcp_nodelay_set:1;
     unsigned              shared:1;
     unsigned              sendfile:1;    /* send file buffers with sendfile() */
+    /* The writer accepts that send_chain counts bytes as sent before the
+     * kernel has taken them, an error coming with its next send_chain
+     * (io_uring's sends on the ring): a client's connection; an
+     * upstream's while its request may be sent again whatever was sent. */
+    unsigned              defer_send:1;
     unsigned              counted:1;     /* an accepted client: in the status counters */
     unsigned              npassed:2;     /* descriptors in passed_fd */
     /* descriptors the peer passed with its bytes (sws_unix_recv_fds),

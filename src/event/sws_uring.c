@@ -17,7 +17,9 @@
  * poll queued for an fd closed before the submission resolves the number at
  * submission: the cancellation queued behind it ends it whatever it found.
  *
- * Sends: a plain connection's send_chain copies a chain that is all memory
+ * Sends: a plain connection's send_chain (a client's; an upstream's while
+ * c->defer_send says its request may go again whatever of it was sent)
+ * copies a chain that is all memory
  * and fits SWS_URING_SEND_BUF into a buffer of the method and queues an
  * IORING_OP_SEND, submitted with the wait; the writer goes on as if send()
  * had taken it all. What that promise needs is kept here: the copy lives
@@ -34,7 +36,8 @@
  * so that a graceful exit waits for it) until that is done or
  * SWS_URING_SEND_TIMEOUT has passed.
  *
- * Reads: a plain client connection's c->recv is the method's too. Once a
+ * Reads: a plain client connection's c->recv is the method's too (an
+ * upstream's over TCP as well). Once a
  * read has drained the socket, a single recv into a provided buffer (a ring
  * of SWS_URING_RBUFS shared by the worker's connections) is queued and
  * submitted with the wait; its completion keeps the buffer on the
@@ -220,22 +223,47 @@ sws_uring_done(void)
     }
 }
 
-/* A free submission entry; a full queue is handed to the kernel first. */
-static struct io_uring_sqe *
+/* A full submission queue: handed to the kernel, then an entry of it. */
+static struct io_uring_sqe * __attribute__((noinline))
+sws_uring_sqe_full(sws_log_t *log)
+{
+    int rc;
+
+    submit_gen++;
+    rc = io_uring_submit(&ring);         /* sws_uring_flush() and an enter */
+    if (rc < 0) {
+        sws_log_error(SWS_LOG_ALERT, log, -rc, "io_uring_submit() failed");
+    }
+    return io_uring_get_sqe(&ring);
+}
+
+/* A free submission entry, as liburing's io_uring_get_sqe() without what
+ * this ring does not use (SQPOLL, 128-byte entries): a request takes two
+ * or three, and the call was 24 instructions each. */
+static inline struct io_uring_sqe *
 sws_uring_sqe(sws_log_t *log)
 {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
-    int                  rc;
+    struct io_uring_sq *sq = &ring.sq;
+    unsigned            tail = sq->sqe_tail;
 
-    if (sqe == NULL) {
-        submit_gen++;
-        rc = io_uring_submit(&ring);     /* sws_uring_flush() and an enter */
-        if (rc < 0) {
-            sws_log_error(SWS_LOG_ALERT, log, -rc, "io_uring_submit() failed");
-        }
-        sqe = io_uring_get_sqe(&ring);
+    if (sws_unlikely(tail - IO_URING_READ_ONCE(*sq->khead) >= sq->ring_entries)) {
+        return sws_uring_sqe_full(log);
     }
-    return sqe;
+    sq->sqe_tail = tail + 1;
+    return &sq->sqes[tail & sq->ring_mask];
+}
+
+/* Fills a submission entry whole, the fields an operation does not name
+ * zero: fewer stores than liburing's prep helpers, which write each field
+ * and then the caller's flags and user data. */
+static inline void
+sws_uring_prep(struct io_uring_sqe *sqe, uint8_t op, uint8_t flags, int fd, uint64_t addr,
+    uint32_t len, uint32_t op_flags, uint64_t user_data)
+{
+    *sqe = (struct io_uring_sqe) {
+        .opcode = op, .flags = flags, .fd = fd, .addr = addr, .len = len,
+        .msg_flags = op_flags, .user_data = user_data
+    };
 }
 
 static sws_int_t
@@ -248,8 +276,10 @@ sws_uring_poll(sws_connection_t *c, unsigned events)
                       c->fd);
         return SWS_ERROR;
     }
-    io_uring_prep_poll_multishot(sqe, c->fd, events);
-    io_uring_sqe_set_data64(sqe, (uintptr_t) c | c->read->instance);
+    /* the events as IORING_OP_POLL_ADD takes them (poll32_events, in
+     * msg_flags's place), IORING_POLL_ADD_MULTI in len */
+    sws_uring_prep(sqe, IORING_OP_POLL_ADD, 0, c->fd, 0, IORING_POLL_ADD_MULTI,
+                   __io_uring_prep_poll_mask(events), (uintptr_t) c | c->read->instance);
     return SWS_OK;
 }
 
@@ -272,17 +302,22 @@ sws_uring_add_connection(sws_connection_t *c)
     }
     c->read->active = 1;
     c->write->active = 1;
-    /* A client's sends go on the ring. An upstream's stay send(): the
-     * framework retries a request on another peer only if none of it was
-     * sent, which it must know when send_chain returns. */
-    if (c->send_chain == sws_unix_send_chain && c->listening != NULL) {
+    /* Sends go on the ring: a client's always, an upstream's while the
+     * upstream framework says so (c->defer_send: a request it may send
+     * again after a failure whatever of it was sent; for the others it
+     * must know at once whether any was, and they stay send()). */
+    if (c->send_chain == sws_unix_send_chain) {
         c->send_chain = sws_uring_send_chain;
+        c->defer_send = c->listening != NULL;
     }
-    /* A plain client connection's reads too, from its first read that
-     * drains the socket on (what the PROXY protocol or the TLS detection
-     * peek at comes by recv()). */
-    if (c->recv == sws_unix_recv && c->listening != NULL && !c->listening->ssl
-        && rbuf_ring != NULL)
+    /* A plain connection's reads too, from its first read that drains the
+     * socket on (what the PROXY protocol or the TLS detection peek at comes
+     * by recv()): a client's, and an upstream's over TCP (over a Unix
+     * socket the upstream may read passed descriptors with recvmsg();
+     * over TLS OpenSSL reads the socket). Connections that never call
+     * c->recv (the resolver's, UDP) never queue one. */
+    if (c->recv == sws_unix_recv && rbuf_ring != NULL
+        && (c->listening != NULL ? !c->listening->ssl : !c->unix_socket))
     {
         c->recv = sws_uring_recv;
     }
@@ -368,18 +403,19 @@ sws_uring_send_queue(sws_uring_send_t *s, sws_log_t *log)
     if (s->waiting) {
         /* The socket was full: the kernel sends the rest as room comes;
          * its completion ends a wait, whoever needs it. */
-        io_uring_prep_send(sqe, s->fd, s->data + s->off, s->len - s->off,
-                           MSG_NOSIGNAL | MSG_WAITALL);
+        sws_uring_prep(sqe, IORING_OP_SEND, 0, s->fd, (uintptr_t) (s->data + s->off),
+                       s->len - s->off, MSG_NOSIGNAL | MSG_WAITALL,
+                       (uintptr_t) s | SWS_URING_SEND_TAG);
     } else {
-        io_uring_prep_send(sqe, s->fd, s->data + s->off, s->len - s->off,
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
+        sws_uring_prep(sqe, IORING_OP_SEND, 0, s->fd, (uintptr_t) (s->data + s->off),
+                       s->len - s->off, MSG_NOSIGNAL | MSG_DONTWAIT,
+                       (uintptr_t) s | SWS_URING_SEND_TAG);
         s->sqe = sqe;
         s->gen = submit_gen;
         s->wait_gen = wait_gen;
         s->quiet = 1;
         quiet_sends++;
     }
-    io_uring_sqe_set_data64(sqe, (uintptr_t) s | SWS_URING_SEND_TAG);
 }
 
 /* Somebody waits for s now (the writer, a shutdown, a close): the wait
@@ -415,6 +451,9 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
     } else {
         if (c->write->error) {
             return SWS_CHAIN_ERROR;     /* what a send on the ring ended with */
+        }
+        if (!c->defer_send) {
+            return sws_unix_send_chain(c, in, limit);
         }
         len = 0;
     }
@@ -530,9 +569,19 @@ static void
 sws_uring_send_done(sws_uring_send_t *s, int res)
 {
     sws_connection_t *c = s->c;
-    sws_log_t        *log = s->closed ? uring_log : c->log;
+    sws_log_t        *log;
     unsigned          writer;
 
+    if (sws_likely(res == (int) (s->len - s->off) && !s->closed && !s->shut && !s->writer
+                   && c->write->ready))
+    {
+        /* All sent, and nobody waits for it: the common case. */
+        c->event_send = NULL;
+        s->next = send_free;
+        send_free = s;
+        return;
+    }
+    log = s->closed ? uring_log : c->log;
     s->quiet = 0;
     if (res > 0) {
         s->off += (uint32_t) res;
@@ -629,12 +678,16 @@ sws_uring_recv_init(sws_log_t *log)
     return 1;
 }
 
-static void
+/* io_uring_buf_ring_add() and _advance() of one buffer. */
+static inline void
 sws_uring_rbuf_put(unsigned bid)
 {
-    io_uring_buf_ring_add(rbuf_ring, rbufs + (size_t) bid * SWS_URING_RBUF, SWS_URING_RBUF,
-                          (unsigned short) bid, SWS_URING_RBUFS - 1, 0);
-    io_uring_buf_ring_advance(rbuf_ring, 1);
+    struct io_uring_buf *b = &rbuf_ring->bufs[rbuf_ring->tail & (SWS_URING_RBUFS - 1)];
+
+    b->addr = (uintptr_t) (rbufs + (size_t) bid * SWS_URING_RBUF);
+    b->len = SWS_URING_RBUF;
+    b->bid = (uint16_t) bid;
+    io_uring_smp_store_release(&rbuf_ring->tail, (uint16_t) (rbuf_ring->tail + 1));
 }
 
 /* The next data of c comes on the ring: a recv into a provided buffer,
@@ -647,10 +700,13 @@ sws_uring_recv_arm(sws_connection_t *c)
     if (sqe == NULL) {
         return;                 /* the poll says when there is data */
     }
-    io_uring_prep_recv(sqe, c->fd, NULL, 0, 0);
-    io_uring_sqe_set_flags(sqe, IOSQE_BUFFER_SELECT);
+    /* The socket was just drained: the kernel waits for data at once
+     * (IORING_RECVSEND_POLL_FIRST, 5.19) instead of trying a recv that
+     * finds nothing first. */
+    sws_uring_prep(sqe, IORING_OP_RECV, IOSQE_BUFFER_SELECT, c->fd, 0, 0, 0,
+                   (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG);
+    sqe->ioprio = IORING_RECVSEND_POLL_FIRST;
     sqe->buf_group = SWS_URING_BGID;
-    io_uring_sqe_set_data64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG);
     c->event_recv.armed = 1;
     c->event_recv.sqe = sqe;
     c->event_recv.gen = submit_gen;
@@ -858,7 +914,7 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     struct io_uring_cqe           *cqe;
     sws_connection_t              *c;
     uint64_t                       user_data;
-    unsigned                       head, n, flags, wait;
+    unsigned                       head, tail, n, flags, wait;
     int                            rc, res;
 
     if (timer < 0) {
@@ -897,28 +953,23 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     /* Each completion is taken off the ring before its handlers run, so
      * that the ring has room for what they cause. At most a ring's worth:
      * the timers get their turn. */
+    head = *ring.cq.khead;
+    tail = io_uring_smp_load_acquire(ring.cq.ktail);
     for (n = 0; n < ring.cq.ring_entries; n++) {
-        head = *ring.cq.khead;
-        if (head == io_uring_smp_load_acquire(ring.cq.ktail)) {
-            break;
+        if (head == tail) {
+            /* (a handler's full submission queue may have brought more) */
+            tail = io_uring_smp_load_acquire(ring.cq.ktail);
+            if (head == tail) {
+                break;
+            }
         }
         cqe = &ring.cq.cqes[head & ring.cq.ring_mask];
         user_data = cqe->user_data;
         res = cqe->res;
         flags = cqe->flags;
-        io_uring_smp_store_release(ring.cq.khead, head + 1);
+        io_uring_smp_store_release(ring.cq.khead, ++head);
 
-        if (user_data == 0) {
-            /* A cancellation that failed (the others say nothing). */
-            if (res != -ENOENT) {
-                sws_log_error(SWS_LOG_ALERT, cycle->log, -res,
-                              "io_uring: cancelling a poll failed");
-            }
-            continue;
-        }
-        if (user_data == SWS_URING_POLL_UPDATE) {
-            continue;           /* failed (a wake-up was pending): POLLIN stays */
-        }
+        /* the common ones first: a request's recv and its response's send */
         if (user_data & SWS_URING_RECV_TAG) {
             sws_uring_recv_done((uintptr_t) user_data, res, flags);
             continue;
@@ -926,6 +977,16 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
         if (user_data & SWS_URING_SEND_TAG) {
             sws_uring_send_done((sws_uring_send_t *) (uintptr_t)
                                 (user_data & ~(uint64_t) SWS_URING_SEND_TAG), res);
+            continue;
+        }
+        if (user_data <= SWS_URING_POLL_UPDATE) {
+            /* 0: a cancellation that failed (the others say nothing);
+             * SWS_URING_POLL_UPDATE: an update that failed (a wake-up was
+             * pending): POLLIN stays. */
+            if (user_data == 0 && res != -ENOENT) {
+                sws_log_error(SWS_LOG_ALERT, cycle->log, -res,
+                              "io_uring: cancelling a poll failed");
+            }
             continue;
         }
         c = sws_event_cookie_connection((uintptr_t) user_data);

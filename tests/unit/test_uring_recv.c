@@ -206,6 +206,53 @@ START_TEST(peer_alive_counts_the_ring_buffer)
 }
 END_TEST
 
+/* An upstream's connection (no listening socket): over TCP its reads are
+ * the ring's too (what the ring read is c->recv's, not the socket's: the
+ * keep-alive cache's check reads, it does not peek); over a Unix socket
+ * (passed descriptors are read with recvmsg()) they stay recv()'s. */
+START_TEST(upstream_reads_on_the_ring)
+{
+    int               sv[2], su[2];
+    sws_connection_t *c, *u;
+    u_char            buf[64];
+
+    if (!uring) {
+        return;
+    }
+    u = upstream_conn(su, 1);
+    ck_assert_ptr_eq(u->recv, sws_unix_recv);
+    sws_close_connection(u);
+    close(su[1]);
+
+    c = upstream_conn(sv, 0);
+    ck_assert_ptr_ne(c->recv, sws_unix_recv);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);   /* armed */
+    /* idle in the keep-alive cache: the server sends something unasked */
+    ck_assert_int_eq(send(sv[1], "junk", 4, 0), 4);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_ge(read_events, 1);
+    /* the socket itself is empty: a peek would see nothing */
+    ck_assert_int_eq(recv(c->fd, buf, 1, MSG_PEEK | MSG_DONTWAIT), -1);
+    ck_assert_int_eq(c->recv(c, buf, 1), 1);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), 3);
+    ck_assert(memcmp(buf, "unk", 3) == 0);
+    /* A read that finds nothing queues the next recv: the next bytes wake
+     * the connection (its poll no longer reports them). */
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);
+    read_events = 0;
+    ck_assert_int_eq(send(sv[1], "next", 4, 0), 4);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(read_events, 1);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), 4);
+    /* its end, read by the ring */
+    close(sv[1]);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), 0);
+    sws_close_connection(c);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+}
+END_TEST
+
 static Suite *
 uring_recv_suite(void)
 {
@@ -218,6 +265,7 @@ uring_recv_suite(void)
     tcase_add_test(tc, large_input_in_order);
     tcase_add_test(tc, recv_of_a_closed_connection_takes_nothing_of_the_next);
     tcase_add_test(tc, peer_alive_counts_the_ring_buffer);
+    tcase_add_test(tc, upstream_reads_on_the_ring);
     suite_add_tcase(s, tc);
     return s;
 }

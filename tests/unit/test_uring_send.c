@@ -201,6 +201,39 @@ START_TEST(full_socket_keeps_order_and_close_waits)
 }
 END_TEST
 
+/* An upstream's connection (no listening socket) sends on the ring only
+ * while the upstream framework sets defer_send (a request it may send
+ * again whatever of it was sent); otherwise send_chain is send()'s, and
+ * the bytes are in the socket when it returns. */
+START_TEST(upstream_sends_on_the_ring_only_when_deferrable)
+{
+    int               sv[2];
+    sws_connection_t *c;
+    sws_buf_t         b;
+    sws_chain_t       l;
+    u_char            buf[64], d[] = "POST /";
+
+    if (!uring) {
+        return;
+    }
+    c = upstream_conn(sv, 0);
+    ck_assert(!c->defer_send);
+    ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 6), 0));
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 6);     /* sent at once */
+
+    c->defer_send = 1;                                           /* a GET, say */
+    ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, d, 3), 0));
+    ck_assert_int_eq(c->sent, 9);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), -1);    /* with the wait */
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(peer_read(sv[1], buf, sizeof(buf)), 3);
+    sws_close_connection(c);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 100), SWS_OK);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    close(sv[1]);
+}
+END_TEST
+
 static Suite *
 uring_send_suite(void)
 {
@@ -212,6 +245,7 @@ uring_send_suite(void)
     tcase_add_test(tc, shutdown_comes_after_the_send);
     tcase_add_test(tc, error_reaches_the_writer);
     tcase_add_test(tc, full_socket_keeps_order_and_close_waits);
+    tcase_add_test(tc, upstream_sends_on_the_ring_only_when_deferrable);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -542,6 +542,13 @@ sws_ups_send(sws_http_upstream_t *u)
                 sws_add_timer(c->write, u->conf->send_timeout);
                 return;
             }
+            /* The event method may count the request sent before the
+             * kernel has it (io_uring): only where a failure lets it go
+             * again whatever was sent (the methods both sws_ups_stale
+             * and sws_ups_next retry so). */
+            c->defer_send = (u->r->method & (SWS_HTTP_GET | SWS_HTTP_HEAD | SWS_HTTP_OPTIONS
+                                             | SWS_HTTP_PUT | SWS_HTTP_DELETE
+                                             | SWS_HTTP_TRACE)) != 0;
             cl = c->send_chain(c, u->out, 0);
             if (c->sent > u->sent_start) {
                 u->sent_any = 1;

@@ -186,10 +186,23 @@ sws_ups_ka_handler(sws_event_t *ev)
         sws_ups_ka_close(item, !sws_exiting);
         return;
     }
-    n = recv(c->fd, &byte, 1, MSG_PEEK);
-    if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
-        ev->ready = 0;
-        return;                          /* nothing after all */
+    if (c->ssl == NULL) {
+        /* A read, not a peek: what the server sent unasked ends the
+         * connection anyway, it may be in the event method's buffer
+         * rather than in the socket (io_uring's reads on the ring), and
+         * a read that finds nothing has the method wait for what comes
+         * next (io_uring queues its recv; a peek would leave the
+         * connection deaf to the next response). */
+        n = c->recv(c, &byte, 1);
+        if (n == SWS_AGAIN) {
+            return;                      /* nothing after all */
+        }
+    } else {
+        n = recv(c->fd, &byte, 1, MSG_PEEK);
+        if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+            ev->ready = 0;
+            return;                      /* nothing after all */
+        }
     }
     sws_ups_ka_close(item, 0);          /* the server's doing: closed as usual */
 }
