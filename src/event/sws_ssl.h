@@ -86,6 +86,7 @@ char      *sws_ssl_conf_protocols(sws_conf_t *cf, sws_uint_t *protocols);
 sws_int_t  sws_ssl_protocols(sws_ssl_t *ssl, sws_uint_t protocols);
 sws_int_t  sws_ssl_ciphers(sws_ssl_t *ssl, const sws_str_t *ciphers, int prefer_server);
 sws_int_t  sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves);
+sws_int_t  sws_ssl_conf_commands(sws_ssl_t *ssl, const sws_str_t *pairs, sws_uint_t n);
 sws_int_t  sws_ssl_dhparam(sws_ssl_t *ssl, const sws_str_t *file);
 /* Early data (TLS 1.3 0-RTT): max bytes accepted, each ticket once
  * (replay: the table in zone, from sws_ssl_early_data_zone). */

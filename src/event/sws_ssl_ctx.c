@@ -380,6 +380,50 @@ sws_ssl_ecdh_curve(sws_ssl_t *ssl, const sws_str_t *curves)
     return SWS_OK;
 }
 
+/* ssl_conf_command: n (name, value) pairs given to OpenSSL's SSL_CONF_cmd
+ * as a server's configuration file would give them. */
+sws_int_t
+sws_ssl_conf_commands(sws_ssl_t *ssl, const sws_str_t *pairs, sws_uint_t n)
+{
+    SSL_CONF_CTX *cctx = SSL_CONF_CTX_new();
+    sws_uint_t    i;
+    char          name[128], value[1024];
+    sws_int_t     rc = SWS_OK;
+
+    if (cctx == NULL) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CONF_CTX_new() failed");
+        return SWS_ERROR;
+    }
+    SSL_CONF_CTX_set_flags(cctx, SSL_CONF_FLAG_FILE | SSL_CONF_FLAG_SERVER
+                                 | SSL_CONF_FLAG_CERTIFICATE | SSL_CONF_FLAG_SHOW_ERRORS);
+    SSL_CONF_CTX_set_ssl_ctx(cctx, ssl->ctx);
+    for (i = 0; i < n && rc == SWS_OK; i++) {
+        const sws_str_t *k = &pairs[2 * i], *v = &pairs[2 * i + 1];
+
+        if (k->len >= sizeof(name) || v->len >= sizeof(value)) {
+            sws_log_error(SWS_LOG_EMERG, ssl->log, 0, "ssl_conf_command \"%.*s\" is too long",
+                          (int) sws_min(k->len, 64), k->data);
+            rc = SWS_ERROR;
+            break;
+        }
+        memcpy(name, k->data, k->len);
+        name[k->len] = '\0';
+        memcpy(value, v->data, v->len);
+        value[v->len] = '\0';
+        if (SSL_CONF_cmd(cctx, name, value) <= 0) {
+            sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CONF_cmd(\"%s\", \"%s\") failed",
+                          name, value);
+            rc = SWS_ERROR;
+        }
+    }
+    if (rc == SWS_OK && SSL_CONF_CTX_finish(cctx) != 1) {
+        sws_ssl_error(SWS_LOG_EMERG, ssl->log, 0, "SSL_CONF_finish() failed");
+        rc = SWS_ERROR;
+    }
+    SSL_CONF_CTX_free(cctx);
+    return rc;
+}
+
 /* ssl_dhparam FILE: the DH parameters (PEM) of the DHE ciphers of TLS 1.2;
  * without it they are not offered, as in nginx. */
 sws_int_t

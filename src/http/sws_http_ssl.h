@@ -43,6 +43,9 @@ typedef struct {
     sws_int_t        ktls;
     size_t           buffer_size;
     sws_msec_t       handshake_timeout;
+    sws_array_t     *conf_commands;       /* sws_str_t pairs: ssl_conf_command */
+    const char      *conf_commands_file;  /* where the first one is */
+    sws_uint_t       conf_commands_line;
 
     sws_ssl_t       *ssl;                 /* the context; NULL: no certificate */
     const char      *file;

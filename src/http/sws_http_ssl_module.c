@@ -5,6 +5,7 @@
 #include "sws_http_ssl.h"
 
 static void *sws_http_ssl_create_srv_conf(sws_conf_t *cf);
+static char *sws_http_ssl_conf_command(sws_conf_t *cf, const sws_command_t *cmd, void *conf);
 static char *sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child);
 static sws_int_t sws_http_ssl_postconfiguration(sws_conf_t *cf);
 static sws_int_t sws_http_ssl_init_master(sws_cycle_t *cycle);
@@ -51,6 +52,7 @@ static const sws_command_t sws_http_ssl_commands[] = {
     SSL_SLOT("ssl_early_data", SWS_CONF_FLAG, sws_conf_set_flag_slot, early_data),
     SSL_SLOT("ssl_ktls", SWS_CONF_FLAG, sws_conf_set_flag_slot, ktls),
     SSL_SLOT("ssl_buffer_size", SWS_CONF_TAKE1, sws_conf_set_size_slot, buffer_size),
+    SSL_SLOT("ssl_conf_command", SWS_CONF_TAKE2, sws_http_ssl_conf_command, conf_commands),
     SSL_SLOT("ssl_handshake_timeout", SWS_CONF_TAKE1, sws_conf_set_msec_slot,
              handshake_timeout),
     sws_null_command
@@ -113,6 +115,11 @@ sws_http_ssl_merge_srv_conf(sws_conf_t *cf, void *parent, void *child)
     sws_conf_merge_str_value(conf->ciphers, prev->ciphers, "HIGH:!aNULL:!MD5");
     sws_conf_merge_value(conf->prefer_server_ciphers, prev->prefer_server_ciphers, 0);
     sws_conf_merge_str_value(conf->ecdh_curve, prev->ecdh_curve, "auto");
+    if (conf->conf_commands == NULL) {
+        conf->conf_commands = prev->conf_commands;
+        conf->conf_commands_file = prev->conf_commands_file;
+        conf->conf_commands_line = prev->conf_commands_line;
+    }
     if (conf->session_cache == SWS_UNSET) {
         conf->session_cache = prev->session_cache == SWS_UNSET ? SWS_HTTP_SSL_CACHE_NONE
                                                                : prev->session_cache;
@@ -470,6 +477,16 @@ sws_http_ssl_context(sws_conf_t *cf, sws_http_core_srv_conf_t *cscf,
         return SWS_ERROR;
     }
 
+    /* Last, as nginx: OpenSSL's own settings override the directives'. */
+    if (sscf->conf_commands
+        && sws_ssl_conf_commands(sscf->ssl, sscf->conf_commands->elts,
+                                 sscf->conf_commands->nelts / 2) != SWS_OK)
+    {
+        sws_log_error(SWS_LOG_EMERG, log, 0, "ssl_conf_command in %s:%lu",
+                      sscf->conf_commands_file, (unsigned long) sscf->conf_commands_line);
+        return SWS_ERROR;
+    }
+
     SSL_CTX_set_client_hello_cb(sscf->ssl->ctx, sws_http_ssl_client_hello, NULL);
     SSL_CTX_set_tlsext_servername_callback(sscf->ssl->ctx, sws_http_ssl_servername);
     SSL_CTX_set_alpn_select_cb(sscf->ssl->ctx, sws_http_ssl_alpn_select, NULL);
@@ -522,4 +539,30 @@ static sws_int_t
 sws_http_ssl_init_worker(sws_cycle_t *cycle)
 {
     return sws_ssl_stapling_init_worker(cycle);
+}
+
+/* ssl_conf_command NAME VALUE: an OpenSSL configuration command
+ * (SSL_CONF_cmd), repeatable; applied when the context is made. */
+static char *
+sws_http_ssl_conf_command(sws_conf_t *cf, const sws_command_t *cmd, void *conf)
+{
+    sws_http_ssl_srv_conf_t *sscf = conf;
+    sws_str_t               *pair;
+
+    (void) cmd;
+    if (sscf->conf_commands == NULL) {
+        sscf->conf_commands = sws_array_create(sws_conf_pool(cf), 4, sizeof(sws_str_t));
+        if (sscf->conf_commands == NULL) {
+            return SWS_CONF_ERROR;
+        }
+        sscf->conf_commands_file = sws_conf_file(cf);
+        sscf->conf_commands_line = sws_conf_line(cf);
+    }
+    pair = sws_array_push_n(sscf->conf_commands, 2);
+    if (pair == NULL) {
+        return SWS_CONF_ERROR;
+    }
+    pair[0] = *sws_conf_arg(cf, 1);
+    pair[1] = *sws_conf_arg(cf, 2);
+    return SWS_CONF_OK;
 }

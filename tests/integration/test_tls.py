@@ -195,6 +195,37 @@ def test_ssl_ciphers_and_server_preference(sws, pki):
         t.peer_cert_der(s.port, max_version=v12, ciphers="ECDHE-ECDSA-CHACHA20-POLY1305")
 
 
+def test_ssl_conf_command(sws, pki):
+    # OpenSSL's own commands, applied last (as nginx): here the server's
+    # cipher order (ServerPreference) and TLS 1.3's ciphersuites.
+    s = t.launch(sws, pki, server="        ssl_ciphers ECDHE-ECDSA-AES256-GCM-SHA384:"
+                                  "ECDHE-ECDSA-AES128-GCM-SHA256;\n"
+                                  "        ssl_conf_command Options ServerPreference;\n"
+                                  "        ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;")
+    _, _, cipher = t.peer_cert_der(s.port, max_version=ssl.TLSVersion.TLSv1_2,
+                                   ciphers="ECDHE-ECDSA-AES128-GCM-SHA256:"
+                                           "ECDHE-ECDSA-AES256-GCM-SHA384")
+    assert cipher[0] == "ECDHE-ECDSA-AES256-GCM-SHA384", cipher
+    _, version, cipher = t.peer_cert_der(s.port)
+    assert version == "TLSv1.3" and cipher[0] == "TLS_AES_128_GCM_SHA256", cipher
+
+
+def test_ssl_conf_command_errors(tmp_path, pki):
+    crt, key = pki.leaf("localhost", "ec")
+    for i, cmd in enumerate(("NoSuchCommand x", "Options NoSuchOption", "Ciphersuites")):
+        conf = tmp_path / ("bad%d.conf" % i)
+        conf.write_text("error_log %s/e.log;\nevents {}\nhttp { server { listen 127.0.0.1:%d ssl;"
+                        "\nssl_certificate %s; ssl_certificate_key %s;\nssl_conf_command %s; } }\n"
+                        % (tmp_path, h.free_port(), crt, key, cmd))
+        r = h.run_scalwsd(["-t", "-p", str(tmp_path) + "/", "-c", str(conf)])
+        err = r.stderr.decode("utf-8", "replace")
+        assert r.returncode != 0, err
+        if i < 2:
+            assert "SSL_CONF_cmd(" in err and "ssl_conf_command in %s:5" % conf in err, err
+        else:
+            assert 'invalid number of arguments in "ssl_conf_command"' in err, err
+
+
 def test_client_cipher_preference_by_default(sws, pki):
     s = t.launch(sws, pki, server="        ssl_ciphers ECDHE-ECDSA-AES256-GCM-SHA384:"
                                   "ECDHE-ECDSA-AES128-GCM-SHA256;")
