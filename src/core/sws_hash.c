@@ -9,6 +9,7 @@
 #include <scalws/sws_string.h>
 #include <scalws/sws_hash.h>
 #include "sws_swar.h"
+#include "sws_hash_internal.h"
 
 typedef struct {
     const u_char  *key;       /* NULL: empty slot */
@@ -167,14 +168,11 @@ sws_hash_add(sws_hash_t *h, const sws_str_t *key, void *value)
 }
 
 
-void *
-sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
+static inline void *
+sws_hash_probe(const sws_hash_t *h, uint32_t hash, const u_char *key, size_t len)
 {
     const sws_hash_slot_t  *s;
     sws_uint_t              i;
-    uint32_t                hash;
-
-    hash = h->lowercase ? sws_hash_key_lc(key, len) : sws_hash_key(key, len);
 
     for (i = hash & h->mask; ; i = (i + 1) & h->mask) {
         s = &h->slots[i];
@@ -185,6 +183,21 @@ sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
             return s->value;
         }
     }
+}
+
+
+void *
+sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
+{
+    return sws_hash_probe(h, h->lowercase ? sws_hash_key_lc(key, len) : sws_hash_key(key, len),
+                          key, len);
+}
+
+
+void *
+sws_hash_find_hashed(const sws_hash_t *h, uint32_t hash, const u_char *key, size_t len)
+{
+    return sws_hash_probe(h, hash, key, len);
 }
 
 
