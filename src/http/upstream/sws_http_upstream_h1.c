@@ -10,6 +10,7 @@
  */
 #include "sws_http_upstream.h"
 #include "sws_http_lc_eq.h"
+#include "sws_swar.h"
 
 #define SWS_UPS_H1_MAX_INTERIM   8      /* passed on per request; the rest dropped */
 
@@ -236,10 +237,9 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         return SWS_ERROR;
     }
     name.data = p;
-    memcpy(p, start, h.name.len);
-    value.data = p + h.name.len;
+    value.data = sws_swar_copy(p, start, h.name.len);
     value.len = h.value.len;
-    memcpy(value.data, h.value.data, h.value.len);
+    sws_swar_copy(value.data, h.value.data, h.value.len);
     if (st->hook) {
         orig = value;
         if (st->hook(r, st->hook_data, &name, lc, &value) != SWS_OK) {
