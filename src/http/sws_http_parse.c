@@ -468,8 +468,9 @@ sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *en
     }
 
     /* The tail as one word ending at end, overlapping bytes already seen:
-     * fewer than 8 left of a value of at least 8 (a Host, a Date). */
-    if (p < end && end - v >= 8) {
+     * fewer than 8 left (every word before passed) of a value of at least
+     * 8 (a Host, a Date). A word that failed above is left to the bytes. */
+    if (p < end && end - p < 8 && end - v >= 8) {
         uint64_t  w;
 
         memcpy(&w, end - 8, 8);
