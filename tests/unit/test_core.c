@@ -22,6 +22,7 @@
 #include <scalws/sws_log.h>
 #include <scalws/sws_cidr.h>
 #include "sws_log_internal.h"
+#include "sws_hash_internal.h"
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
@@ -985,6 +986,17 @@ START_TEST(hash_lowercase)
     ck_assert_ptr_eq(sws_hash_find(h, (const u_char *) "CoNtEnT-TyPe", 12), &v);
     ck_assert_ptr_null(sws_hash_find(h, (const u_char *) "content_type", 12));
     ck_assert_uint_eq(sws_hash_count(h), 1);
+
+    /* with the hash a parser took (sws_hash_key of the lower-case name) */
+    ck_assert_ptr_eq(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-type", 12),
+                                          (const u_char *) "content-type", 12), &v);
+    ck_assert_ptr_eq(sws_hash_find_hashed(h, sws_hash_key_lc((const u_char *) "Content-TYPE", 12),
+                                          (const u_char *) "Content-TYPE", 12), &v);
+    ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-typf", 12),
+                                            (const u_char *) "content-typf", 12));
+    /* a hash that matches while the key does not finds nothing */
+    ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-type", 12),
+                                            (const u_char *) "content_type", 12));
     sws_pool_destroy(pool);
 }
 END_TEST
