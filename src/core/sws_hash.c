@@ -84,6 +84,18 @@ sws_hash_key_eq(const sws_hash_t *h, const sws_hash_slot_t *s, const u_char *key
             return 0;
         }
     }
+    if (i == len) {
+        return 1;
+    }
+    /* The rest in one or two loads overlapping what was compared: a
+     * field's name (server, date) is mostly shorter than a word. */
+    if (len >= 8) {
+        return sws_swar_lower(sws_load64(key + len - 8)) == sws_load64(k + len - 8);
+    }
+    if (len >= 4) {
+        return sws_swar_lower(sws_load32(key)) == sws_load32(k)
+               && sws_swar_lower(sws_load32(key + len - 4)) == sws_load32(k + len - 4);
+    }
     for (; i < len; i++) {
         if (k[i] != sws_tolower(key[i])) {
             return 0;
