@@ -9,6 +9,7 @@
 #include <scalws/sws_string.h>
 #include <scalws/sws_hash.h>
 #include "sws_swar.h"
+#include "sws_hash_internal.h"
 
 typedef struct {
     const u_char  *key;       /* NULL: empty slot */
@@ -82,6 +83,18 @@ sws_hash_key_eq(const sws_hash_t *h, const sws_hash_slot_t *s, const u_char *key
         if (sws_swar_lower(sws_load64(key + i)) != sws_load64(k + i)) {
             return 0;
         }
+    }
+    if (i == len) {
+        return 1;
+    }
+    /* The rest in one or two loads overlapping what was compared: a
+     * field's name (server, date) is mostly shorter than a word. */
+    if (len >= 8) {
+        return sws_swar_lower(sws_load64(key + len - 8)) == sws_load64(k + len - 8);
+    }
+    if (len >= 4) {
+        return sws_swar_lower(sws_load32(key)) == sws_load32(k)
+               && sws_swar_lower(sws_load32(key + len - 4)) == sws_load32(k + len - 4);
     }
     for (; i < len; i++) {
         if (k[i] != sws_tolower(key[i])) {
@@ -167,14 +180,11 @@ sws_hash_add(sws_hash_t *h, const sws_str_t *key, void *value)
 }
 
 
-void *
-sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
+static inline void *
+sws_hash_probe(const sws_hash_t *h, uint32_t hash, const u_char *key, size_t len)
 {
     const sws_hash_slot_t  *s;
     sws_uint_t              i;
-    uint32_t                hash;
-
-    hash = h->lowercase ? sws_hash_key_lc(key, len) : sws_hash_key(key, len);
 
     for (i = hash & h->mask; ; i = (i + 1) & h->mask) {
         s = &h->slots[i];
@@ -185,6 +195,21 @@ sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
             return s->value;
         }
     }
+}
+
+
+void *
+sws_hash_find(const sws_hash_t *h, const u_char *key, size_t len)
+{
+    return sws_hash_probe(h, h->lowercase ? sws_hash_key_lc(key, len) : sws_hash_key(key, len),
+                          key, len);
+}
+
+
+void *
+sws_hash_find_hashed(const sws_hash_t *h, uint32_t hash, const u_char *key, size_t len)
+{
+    return sws_hash_probe(h, hash, key, len);
 }
 
 

@@ -2,6 +2,7 @@
  * red-black tree, hash, time cache and error log. */
 #include <check.h>
 #include <sys/socket.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,6 +23,7 @@
 #include <scalws/sws_log.h>
 #include <scalws/sws_cidr.h>
 #include "sws_log_internal.h"
+#include "sws_hash_internal.h"
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
@@ -985,6 +987,43 @@ START_TEST(hash_lowercase)
     ck_assert_ptr_eq(sws_hash_find(h, (const u_char *) "CoNtEnT-TyPe", 12), &v);
     ck_assert_ptr_null(sws_hash_find(h, (const u_char *) "content_type", 12));
     ck_assert_uint_eq(sws_hash_count(h), 1);
+
+    /* every length class of the comparison (bytes, two 4-byte words, an
+     * overlapping 8-byte word): a difference in the last byte is seen */
+    {
+        static const char *keys[] = { "te", "date", "server", "x-accel-buffering",
+                                      "content-length", "abcdefgh" };
+        char                buf[32];
+        size_t              i, n;
+
+        for (i = 0; i < sws_nelems(keys); i++) {
+            n = strlen(keys[i]);
+            ck_assert_int_eq(sws_hash_add(h, &(sws_str_t) { n, (u_char *) keys[i] }, &v),
+                             SWS_OK);
+            memcpy(buf, keys[i], n);
+            buf[0] = (char) toupper((unsigned char) buf[0]);
+            buf[n - 1] = (char) toupper((unsigned char) buf[n - 1]);
+            ck_assert_ptr_eq(sws_hash_find(h, (u_char *) buf, n), &v);
+            buf[n - 1] ^= 1;
+            ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((u_char *) keys[i], n),
+                                                    (u_char *) buf, n));
+            buf[n - 1] ^= 1;
+            buf[0] ^= 1;
+            ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((u_char *) keys[i], n),
+                                                    (u_char *) buf, n));
+        }
+    }
+
+    /* with the hash a parser took (sws_hash_key of the lower-case name) */
+    ck_assert_ptr_eq(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-type", 12),
+                                          (const u_char *) "content-type", 12), &v);
+    ck_assert_ptr_eq(sws_hash_find_hashed(h, sws_hash_key_lc((const u_char *) "Content-TYPE", 12),
+                                          (const u_char *) "Content-TYPE", 12), &v);
+    ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-typf", 12),
+                                            (const u_char *) "content-typf", 12));
+    /* a hash that matches while the key does not finds nothing */
+    ck_assert_ptr_null(sws_hash_find_hashed(h, sws_hash_key((const u_char *) "content-type", 12),
+                                            (const u_char *) "content_type", 12));
     sws_pool_destroy(pool);
 }
 END_TEST

@@ -476,6 +476,15 @@ START_TEST(hl_good)
     ck_assert_int_eq(HL("X: \"(),/:;<=>?@[\\]{}~"), SWS_OK);
     ck_str(&hd.value, "\"(),/:;<=>?@[\\]{}~");
 
+    /* a tab in the tail of a long value: the word check refuses it, the
+     * byte loop accepts it */
+    ck_assert_int_eq(HL("X-Long: 0123456789\tab"), SWS_OK);
+    ck_str(&hd.value, "0123456789\tab");
+    ck_assert_int_eq(HL("X-Eight: 01234567"), SWS_OK);
+    ck_str(&hd.value, "01234567");
+    ck_assert_int_eq(HL("X-Nine: 012345678  "), SWS_OK);
+    ck_str(&hd.value, "012345678");
+
     ck_assert_int_eq(HL("X:: v"), SWS_OK);
     ck_str(&hd.name, "x");
     ck_str(&hd.value, ": v");
@@ -509,6 +518,16 @@ START_TEST(hl_bad)
         B("Host: a\x7f"),
         B("Host: a\x0b"),
         B("Host: a\x0c"),
+        /* values of 8 bytes or more whose last word is checked overlapping
+         * bytes already seen: a bad byte anywhere in it still fails */
+        B("Host: example.co\x01"),
+        B("Host: example.com\x7f"),
+        B("Host: exa\x00mple.c"),
+        B("Host: 0123456789abcde\x1f"),
+        B("Host: 01234567\rx"),
+        B("Host: 0123456\x0b"),
+        B("Host: \x01" "0123456789abcdef"),
+        B("Host: 01234567\x7f" "0123456789abcdef"),
 #undef B
     };
     size_t  i;

@@ -33,6 +33,7 @@
 #include "sws_http_variables.h"
 #include "sws_http_temp_file.h"
 #include "sws_ssl.h"
+#include "sws_hash_internal.h"
 #include <scalws/sws_shm.h>
 #include <scalws/sws_resolver.h>
 
@@ -766,6 +767,10 @@ int        sws_ups_ssl_match(sws_connection_t *c, sws_http_upstream_t *u);
 void       sws_ups_set_configuring(sws_http_upstream_main_conf_t *umcf);
 sws_http_upstream_main_conf_t *sws_ups_configuring_main(void);
 void       sws_ups_headers_wanted(void);
+/* sws_http_upstream_header with the name's hash known (sws_hash_key of
+ * lcname: the parser's sws_http_header_t.hash), not computed again. */
+sws_int_t  sws_ups_header_hashed(sws_http_upstream_t *u, const sws_str_t *name,
+    const u_char *lcname, uint32_t hash, const sws_str_t *value);
 /* Record a header (copy: into the pool first). */
 sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,
     const sws_str_t *value, int copy);

@@ -9,6 +9,8 @@
  * decoded in place. The state of one request is u->h1 (sws_ups_h1()).
  */
 #include "sws_http_upstream.h"
+#include "sws_http_lc_eq.h"
+#include "sws_swar.h"
 
 #define SWS_UPS_H1_MAX_INTERIM   8      /* passed on per request; the rest dropped */
 
@@ -53,11 +55,11 @@ sws_ups_h1_connection(sws_http_request_t *r, sws_ups_h1_t *st, const sws_str_t *
         if (e == s) {
             continue;
         }
-        if (e - s == 5 && sws_strncasecmp(s, (u_char *) "close", 5) == 0) {
+        if (e - s == 5 && sws_http_lc_eq(s, "close", 5)) {
             st->conn_close = 1;
-        } else if (e - s == 10 && sws_strncasecmp(s, (u_char *) "keep-alive", 10) == 0) {
+        } else if (e - s == 10 && sws_http_lc_eq(s, "keep-alive", 10)) {
             st->conn_keepalive = 1;
-        } else if (!(e - s == 7 && sws_strncasecmp(s, (u_char *) "upgrade", 7) == 0)) {
+        } else if (!(e - s == 7 && sws_http_lc_eq(s, "upgrade", 7))) {
             if (st->conn_tokens == NULL) {
                 st->conn_tokens = sws_array_create(r->pool, 2, sizeof(sws_str_t));
                 if (st->conn_tokens == NULL) {
@@ -235,10 +237,9 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         return SWS_ERROR;
     }
     name.data = p;
-    memcpy(p, start, h.name.len);
-    value.data = p + h.name.len;
+    value.data = sws_swar_copy(p, start, h.name.len);
     value.len = h.value.len;
-    memcpy(value.data, h.value.data, h.value.len);
+    sws_swar_copy(value.data, h.value.data, h.value.len);
     if (st->hook) {
         orig = value;
         if (st->hook(r, st->hook_data, &name, lc, &value) != SWS_OK) {
@@ -246,7 +247,7 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         }
         if (value.data != orig.data || value.len != orig.len) {
             if (sws_http_upstream_header_received(u, &name, &orig) != SWS_OK
-                || sws_http_upstream_header(u, &name, lc, &value) != SWS_OK)
+                || sws_ups_header_hashed(u, &name, lc, h.hash, &value) != SWS_OK)
             {
                 return SWS_ERROR;
             }
@@ -258,7 +259,7 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
             return SWS_OK;
         }
     }
-    return sws_http_upstream_header(u, &name, lc, &value);
+    return sws_ups_header_hashed(u, &name, lc, h.hash, &value);
 }
 
 /* A field line of an interim response: copied out of the head buffer. */

@@ -319,6 +319,14 @@ sws_int_t
 sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_char *lcname,
     const sws_str_t *value)
 {
+    return sws_ups_header_hashed(u, name, lcname,
+                                 u->conf->hide ? sws_hash_key_lc(lcname, name->len) : 0, value);
+}
+
+sws_int_t
+sws_ups_header_hashed(sws_http_upstream_t *u, const sws_str_t *name, const u_char *lcname,
+    uint32_t hash, const sws_str_t *value)
+{
     sws_http_request_t *r = u->r;
 
     if (u->keep_headers) {
@@ -332,7 +340,7 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
         }
         u->noted = 0;
     }
-    if (u->conf->hide && sws_hash_find(u->conf->hide, lcname, name->len)) {
+    if (u->conf->hide && sws_hash_find_hashed(u->conf->hide, hash, lcname, name->len)) {
         if (name->len == 17 && memcmp(lcname, "x-accel-buffering", 17) == 0) {
             /* The server may turn buffering off for its response (SSE). */
             u->buffering = !(value->len == 2 && sws_strncasecmp(value->data,
