@@ -8,16 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "sws_dav.h"
-
-static int
-sws_dav_hex(u_char c)
-{
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    c = (u_char) (c | 0x20);
-    return (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
-}
+#include "sws_dav_path.h"
 
 /*
  * The path of a Destination value (its "/..." part, without a query),
@@ -30,8 +21,6 @@ sws_dav_destination(sws_http_request_t *r, const sws_str_t *dest, sws_str_t *dur
 {
     const sws_str_t  *host, *scheme;
     const u_char     *p, *last, *seg;
-    u_char           *d;
-    int               hi, lo;
 
     p = dest->data;
     last = dest->data + dest->len;
@@ -66,45 +55,15 @@ sws_dav_destination(sws_http_request_t *r, const sws_str_t *dest, sws_str_t *dur
         }
     }
     for (seg = p; seg < last && *seg != '?'; seg++) { /* void */ }
-    last = seg;
 
-    duri->data = sws_pnalloc(sws_http_pool(r), (size_t) (last - p) + 1);
+    duri->data = sws_pnalloc(sws_http_pool(r), (size_t) (seg - p) + 1);
     if (duri->data == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
-    d = duri->data;
-    seg = d;
-    while (p < last) {
-        u_char c = *p++;
-        if (c == '%') {
-            if (last - p < 2 || (hi = sws_dav_hex(p[0])) < 0 || (lo = sws_dav_hex(p[1])) < 0) {
-                goto invalid;
-            }
-            c = (u_char) (hi << 4 | lo);
-            p += 2;
-        }
-        if (c == '\0') {
-            goto invalid;
-        }
-        if (c == '/') {
-            /* the segment just ended: "." goes, ".." is refused */
-            if (d - seg == 2 && seg[0] == '/' && seg[1] == '.') {
-                d = (u_char *) seg;
-            } else if (d - seg == 3 && seg[0] == '/' && seg[1] == '.' && seg[2] == '.') {
-                goto invalid;
-            }
-            seg = d;
-        }
-        *d++ = c;
-    }
-    if (d - seg == 3 && seg[0] == '/' && seg[1] == '.' && seg[2] == '.') {
+    duri->len = sws_dav_decode_path(p, seg, duri->data);
+    if (duri->len == SWS_DAV_PATH_INVALID) {
         goto invalid;
     }
-    if (d - seg == 2 && seg[0] == '/' && seg[1] == '.') {
-        d = (u_char *) seg + 1;         /* "/x/." is "/x/" */
-    }
-    *d = '\0';
-    duri->len = (size_t) (d - duri->data);
     return SWS_OK;
 
 other:
