@@ -42,7 +42,7 @@ def h3(srv, path, *headers, tmp):
     args = [H3LOAD, "-k", "-n", "1", "-t", "10", "--print", "-o", str(out)]
     for x in headers:
         args += ["-H", x]
-    args.append("https://localhost:%d%s" % (srv.port, path))
+    args.append("https://127.0.0.1:%d%s" % (srv.port, path))  # not ::1 (localhost may be)
     r = subprocess.run(args, capture_output=True, timeout=20, stdin=subprocess.DEVNULL)
     fields = {}
     for line in r.stdout.decode("latin-1").splitlines():
