@@ -12,6 +12,24 @@
 #include <string.h>
 #include <unistd.h>
 #include "sws_http_core.h"
+#include "sws_log_internal.h"
+
+/* What every such target does first: the clock, a log on stderr that
+ * says only emergencies, and a private directory (dir: a mkdtemp
+ * template, filled in). */
+static sws_log_t *
+fuzz_start(char *dir)
+{
+    sws_log_t *log;
+
+    sws_time_init();
+    log = sws_log_stderr();
+    log->level = SWS_LOG_EMERG;
+    if (mkdtemp(dir) == NULL) {
+        abort();
+    }
+    return log;
+}
 
 static sws_http_addr_t *
 fuzz_read_conf(const char *dir, const char *text, sws_cycle_t **cyclep)

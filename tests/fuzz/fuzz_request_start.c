@@ -105,12 +105,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
     char dir[] = "/tmp/fuzz_request_start.XXXXXX";
 
     (void) argc; (void) argv;
-    sws_time_init();
-    fuzz_log = sws_log_stderr();
-    fuzz_log->level = SWS_LOG_EMERG;
-    if (mkdtemp(dir) == NULL) {
-        abort();
-    }
+    fuzz_log = fuzz_start(dir);
     fuzz_addr = fuzz_read_conf(dir, conf_text, NULL);
     return 0;
 }
