@@ -26,7 +26,8 @@ def srv(sws_module, tmp_path_factory):
                    server="        listen 127.0.0.1:@PORT2@ http2;\n"
                           "        http2_chunk_size 1k;\n"
                           "        http2_idle_timeout 10s;\n"
-                          "        location /echo { echo; }\n")
+                          "        location /echo { echo; }\n"
+                          "        location /small { echo; client_max_body_size 1k; }\n")
     s.h2port = s.ports[1]
     return s
 
@@ -300,4 +301,19 @@ def test_a_stored_body_gets_a_wide_window(srv):
         sent += len(chunk)
     hdrs, body, _ = c.response(sid, timeout=10)
     assert h2raw.status(hdrs) == 200 and body == b"u" * size
+
+
+def test_a_wide_window_still_ends_a_body_too_large(srv):
+    # The 8 MiB window does not let a body past client_max_body_size into
+    # memory: the 413 goes out, what the client had in flight is dropped
+    # (its window given back), and the connection serves on.
+    c = connect(srv)
+    sid = c.headers(c.request_headers("/small", method="POST", scheme="http"), end_stream=False)
+    chunk = b"v" * 16384
+    for i in range(128):                                  # 2 MiB, without waiting
+        c.data(sid, chunk, end_stream=i == 127)
+    hdrs, _, _ = c.response(sid, timeout=10)
+    assert h2raw.status(hdrs) == 413
+    hdrs, body, _ = c.response(get(c, "/hello.txt"), timeout=5)
+    assert h2raw.status(hdrs) == 200 and body == b"hello\n"
 
