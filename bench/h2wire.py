@@ -327,7 +327,7 @@ def parse_args(argv):
                    help='directives for scalwsd\'s http block, e.g. "etag off;"')
     p.add_argument("--out", help="also append the Markdown table to this file")
     p.add_argument("--sched", action="store_true",
-                   help="also h2load's user/system time, system calls, wake-ups and IPIs "
+                   help="instead of the capture: h2load's user/system time, system calls, wake-ups and IPIs "
                         "(perf stat) and the server's sleeps")
     p.add_argument("--keep-profiles", metavar="DIR",
                    help="with --callgrind: keep h2load's callgrind files in DIR")
