@@ -6,6 +6,7 @@ bytes and TCP segments per response, each way, and h2load's own CPU.
                     [--cases tls-h2-static-small,tls-h2-mux-small]
                     [--counts 2000,8000] [--callgrind] [--out FILE]
                     [--scalwsd-http "etag off;"] [--label TEXT]
+                    [--keep-profiles DIR] [--sched]
 
 For each case and server (configured as bench/run does, from the same
 templates: one worker), h2load sends exactly N1 and then N2 requests for
@@ -26,8 +27,20 @@ The client's cost: h2load's user + system CPU time (getrusage of the child,
 a time: the machine's load moves it a little) and, with --callgrind, its
 user-space instructions under callgrind (a count: deterministic for the
 same bytes in; those runs capture nothing: the wire figures come from
-the runs without callgrind). h2load runs with -t1 on
---client-cpu, the server on --server-cpu.
+the runs without callgrind; --keep-profiles copies callgrind's files,
+named CASE-SERVER-N, into a directory for callgrind_annotate). h2load
+runs with -t1 on --client-cpu, the server on --server-cpu.
+
+--sched adds what the wire does not show: how the two sides take turns
+(counts, but counts that depend on timing: run it with large counts on a
+quiet machine). Those runs capture nothing (the packet socket's reader
+is woken by every segment: it would be counted): h2load's user and system
+time apart, its system calls, the wake-ups it makes and the IPIs it sends
+(perf stat on its process: raw_syscalls:sys_enter, sched:sched_waking,
+ipi:ipi_send_cpu), and the server's sleeps (voluntary context switches of
+its processes, /proc/PID/status). A server that waits idle in epoll_wait
+between two of the client's writes is woken by the client's write, and on
+a VM that wake-up (an IPI to the halted vCPU) is the client's cost.
 """
 
 import argparse
@@ -66,24 +79,25 @@ PACKET_OUTGOING = 4
 
 
 def bpf_tcp_port(port):
-    """A classic BPF program: IPv4 TCP segments with payload from or to
-    port, each once (lo shows a segment going out and coming in: the
-    outgoing copy is dropped). Jump offsets count from the next one."""
+    """A classic BPF program: IPv4 TCP segments from or to port, each once
+    (lo shows a segment going out and coming in: the outgoing copy is
+    dropped); those without payload (bare ACKs) cut to their headers.
+    Jump offsets count from the next one."""
     skf_ad_pkttype = 0xfffff000 + 4
     prog = [
         (0x20, 0, 0, skf_ad_pkttype),  # 0 ld pkttype
-        (0x15, 21, 0, PACKET_OUTGOING),  # 1 the outgoing copy: drop
+        (0x15, 22, 0, PACKET_OUTGOING),  # 1 the outgoing copy: drop
         (0x28, 0, 0, 12),            # 2 ldh [12]: ethertype
-        (0x15, 0, 19, 0x0800),       # 3 IPv4?
+        (0x15, 0, 20, 0x0800),       # 3 IPv4?
         (0x30, 0, 0, 23),            # 4 ldb [23]: protocol
-        (0x15, 0, 17, 6),            # 5 TCP?
+        (0x15, 0, 18, 6),            # 5 TCP?
         (0x28, 0, 0, 20),            # 6 ldh [20]: fragment offset
-        (0x45, 15, 0, 0x1fff),       # 7 a fragment: drop
+        (0x45, 16, 0, 0x1fff),       # 7 a fragment: drop
         (0xb1, 0, 0, 14),            # 8 ldxb 4*([14]&0xf): X = IP header length
         (0x48, 0, 0, 14),            # 9 ldh [x+14]: source port
         (0x15, 2, 0, port),          # 10
         (0x48, 0, 0, 16),            # 11 ldh [x+16]: destination port
-        (0x15, 0, 10, port),         # 12
+        (0x15, 0, 11, port),         # 12
         (0x28, 0, 0, 16),            # 13 ldh [16]: IP total length
         (0x1c, 0, 0, 0),             # 14 A -= X: the TCP segment's length
         (0x02, 0, 0, 0),             # 15 st M[0]
@@ -94,7 +108,8 @@ def bpf_tcp_port(port):
         (0x60, 0, 0, 0),             # 20 ld M[0]
         (0x2d, 0, 1, 0),             # 21 payload (A > X)?
         (0x06, 0, 0, 262144),        # 22 accept
-        (0x06, 0, 0, 0),             # 23 drop
+        (0x06, 0, 0, 128),           # 23 a bare ACK: its headers
+        (0x06, 0, 0, 0),             # 24 drop
     ]
     return b"".join(struct.pack("HBBI", *ins) for ins in prog)
 
@@ -145,7 +160,7 @@ class Capture:
 def streams_of(packets, server_port):
     """{(client port, 'out'|'in'): bytes}: each connection's stream from
     the server ('out') and to it ('in'), and the segments with payload
-    each way."""
+    each way (and those without: 'out_acks', 'in_acks')."""
     flows, nseg, gaps = {}, collections.Counter(), 0
     for pkt in packets:
         ip = pkt[14:]
@@ -155,9 +170,10 @@ def streams_of(packets, server_port):
         sport, dport, seq = struct.unpack(">HHI", tcp[:8])
         off = (tcp[12] >> 4) * 4
         payload = tcp[off:]
-        if not payload:
-            continue
         key = (dport, "out") if sport == server_port else (sport, "in")
+        if not payload:
+            nseg[key[1] + "_acks"] += 1
+            continue
         nseg[key[1]] += 1
         f = flows.get(key)
         if f is None:
@@ -189,23 +205,48 @@ def records(stream):
     return n, size
 
 
-def one_run(a, port, n, conns, streams, callgrind_dir=None):
+SCHED_EVENTS = [("raw_syscalls:sys_enter", "client_syscalls"),
+                ("sched:sched_waking", "client_wakeups"), ("ipi:ipi_send_cpu", "client_ipis")]
+
+
+def server_sleeps(pids):
+    """Voluntary context switches of the server's processes so far."""
+    n = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("voluntary_ctxt_switches"):
+                        n += int(line.split()[1])
+        except OSError:
+            pass
+    return n
+
+
+def one_run(a, port, n, conns, streams, callgrind_dir=None, server_pids=()):
     """Counts of one h2load run of n requests."""
     url = "https://127.0.0.1:%d/hello.txt" % port
     argv = ["h2load", "-n%d" % n, "-c%d" % conns, "-m%d" % streams, "-t1", url]
     if callgrind_dir:
         out = os.path.join(callgrind_dir, "callgrind.out.%d" % n)
         argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv
+    perf_out = None
+    if a.sched and not callgrind_dir:
+        perf_out = os.path.join(tempfile.gettempdir(), "h2wire-perf.%d" % os.getpid())
+        argv = ["perf", "stat", "-x,", "-o", perf_out,
+                "-e", ",".join(e for e, _ in SCHED_EVENTS), "--"] + argv
     argv = ["taskset", "-c", str(a.client_cpu)] + argv
+    sleeps0 = server_sleeps(server_pids)
     # (under callgrind the count of instructions is what is asked for: the
     # wire is counted by the runs without it)
-    cap = None if callgrind_dir else Capture(port)
+    cap = None if callgrind_dir or a.sched else Capture(port)
     t0 = time.monotonic()
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     text = p.stdout.read().decode("utf-8", "replace")
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
     drops = cap.finish() if cap else 0
+    sleeps = server_sleeps(server_pids) - sleeps0
     if status != 0 or " %d succeeded" % n not in text:
         raise RuntimeError("h2load: not %d succeeded:\n%s" % (n, text))
     r = collections.Counter()
@@ -218,7 +259,20 @@ def one_run(a, port, n, conns, streams, callgrind_dir=None):
             r[way + "_bytes"] += size
         r["out_segments"] = nseg["out"]
         r["in_segments"] = nseg["in"]
+        r["out_acks"] = nseg["out_acks"]
+        r["in_acks"] = nseg["in_acks"]
     r["cpu_ms"] = (ru.ru_utime + ru.ru_stime) * 1000.0
+    if perf_out:
+        r["user_ms"] = ru.ru_utime * 1000.0
+        r["sys_ms"] = ru.ru_stime * 1000.0
+        r["server_sleeps"] = sleeps
+        names = dict(SCHED_EVENTS)
+        with open(perf_out) as f:
+            for line in f:
+                fields = line.strip().split(",")
+                if len(fields) > 2 and fields[2] in names and fields[0].isdigit():
+                    r[names[fields[2]]] = int(fields[0])
+        os.unlink(perf_out)
     if callgrind_dir:
         with open(out) as f:
             for line in f:
@@ -240,13 +294,19 @@ def measure(a, reg, server, case, ctx, tmp):
     stmp = os.path.dirname(r.log_path)          # (its directory: callgrind's files)
     try:
         one_run(a, ctx["port"], conns * streams, conns, streams)      # warm-up
+        pids = r.tree() if a.sched else ()
         runs = []
         for n in a.counts:
             runs.append(one_run(a, ctx["port"], n, conns, streams,
-                                stmp if a.callgrind else None))
+                                stmp if a.callgrind else None, pids))
         (n1, r1), (n2, r2) = zip(a.counts, runs)
         per = {k: (r2[k] - r1[k]) / float(n2 - n1) for k in r2 if not k.startswith("h2load")}
         per["traffic"] = r2.get("h2load_traffic", "")
+        if a.callgrind and a.keep_profiles:
+            os.makedirs(a.keep_profiles, exist_ok=True)
+            for n in a.counts:
+                shutil.copy(os.path.join(stmp, "callgrind.out.%d" % n),
+                            os.path.join(a.keep_profiles, "%s-%s-%d" % (case, server.name, n)))
         return per
     finally:
         reg.stop(r)
@@ -266,6 +326,11 @@ def parse_args(argv):
     p.add_argument("--scalwsd-http", default="", metavar="TEXT",
                    help='directives for scalwsd\'s http block, e.g. "etag off;"')
     p.add_argument("--out", help="also append the Markdown table to this file")
+    p.add_argument("--sched", action="store_true",
+                   help="instead of the capture: h2load's user/system time, system calls, wake-ups and IPIs "
+                        "(perf stat) and the server's sleeps")
+    p.add_argument("--keep-profiles", metavar="DIR",
+                   help="with --callgrind: keep h2load's callgrind files in DIR")
     a = p.parse_args(argv)
     a.counts = [int(x) for x in a.counts.split(",")]
     a.cases = bench.split_list(a.cases)
@@ -277,8 +342,14 @@ def parse_args(argv):
 
 COLUMNS = [("out_records", "records to client", "%.3f"), ("out_bytes", "bytes to client", "%.1f"),
            ("out_segments", "segments to client", "%.3f"),
+           ("out_acks", "bare ACKs to client", "%.3f"),
            ("in_records", "records from client", "%.3f"), ("in_bytes", "bytes from client", "%.1f"),
-           ("cpu_ms", "h2load CPU us", "%.2f"), ("client_ir", "h2load instructions", "%.0f")]
+           ("in_acks", "bare ACKs from client", "%.3f"),
+           ("cpu_ms", "h2load CPU us", "%.2f"), ("user_ms", "h2load user us", "%.2f"),
+           ("sys_ms", "h2load system us", "%.2f"), ("client_syscalls", "h2load system calls", "%.3f"),
+           ("client_wakeups", "h2load wake-ups", "%.4f"), ("client_ipis", "h2load IPIs", "%.4f"),
+           ("server_sleeps", "server sleeps", "%.4f"),
+           ("client_ir", "h2load instructions", "%.0f")]
 
 
 def report(a, rows, versions, commands):
@@ -298,7 +369,7 @@ def report(a, rows, versions, commands):
         vals = []
         for key, _, fmt in cols:
             v = r.get(key)
-            if key == "cpu_ms" and v is not None:
+            if key in ("cpu_ms", "user_ms", "sys_ms") and v is not None:
                 v *= 1000.0                    # ms -> us per response
             vals.append(fmt % v if v is not None else "-")
         lines.append("| %s | %s | %s |" % (case, name, " | ".join(vals)))
@@ -313,7 +384,7 @@ def main(argv):
     if os.geteuid() != 0:
         bench.log("h2wire: the packet socket needs root")
         return 2
-    for tool in ("h2load", "taskset") + (("valgrind",) if a.callgrind else ()):
+    for tool in ("h2load", "taskset") + (("valgrind",) if a.callgrind else ()) + (("perf",) if a.sched else ()):
         if shutil.which(tool) is None:
             bench.log("h2wire: %s is not installed" % tool)
             return 2
