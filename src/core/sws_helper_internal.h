@@ -116,6 +116,9 @@ void       sws_helpers_start(sws_cycle_t *cycle);
 /* After a reload, cycle being the new configuration (the old one already
  * destroyed): keep, restart, stop or start helpers by their definition. */
 void       sws_helpers_reload(sws_cycle_t *cycle);
+/* No worker of an older generation is left: the helpers a reload dropped
+ * (which such workers could still send requests to) are stopped now. */
+void       sws_helpers_older_workers_gone(sws_cycle_t *cycle);
 /* Stop every helper: fast (TERM) caps each stop timeout at `fast` ms. */
 void       sws_helpers_stop(sws_cycle_t *cycle, sws_msec_t fast);
 /* A child exited: 1 if it was a helper (logged, maybe rescheduled). */

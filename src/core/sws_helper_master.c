@@ -77,6 +77,9 @@ struct sws_helper_proc_s {
                                        its slot is ready (SWS_HELPER_RETIRE_SLOT), or
                                        of its slot's family (_FAMILY: a slot the
                                        configuration no longer has) */
+    unsigned            dropped:1;  /* dropped by a reload with nothing to wait for:
+                                       stopped once the older workers, which may still
+                                       send it requests, have gone */
     char                slot[SWS_HELPER_SLOT_MAX];
     /* a unix path the program listens on itself (its ready probe): the
      * file a dead process left goes when the helper does */
@@ -1107,6 +1110,7 @@ sws_helpers_reload(sws_cycle_t *cycle)
         p->successor = NULL;
         p->timed_out = 0;          /* a stop by this reload is no failed start */
         p->retiring = 0;
+        p->dropped = 0;
 
         if (h == NULL) {
             p->retiring = p->state == SWS_HELPER_RUNNING && p->ready && p->slot[0] != '\0'
@@ -1117,8 +1121,9 @@ sws_helpers_reload(sws_cycle_t *cycle)
                               p->name);
             } else if (p->state == SWS_HELPER_RUNNING) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
-                              "configured: stopping it", p->name);
-                sws_helper_stop(cycle, p, p->stop_timeout);
+                              "configured: stopping it once the older workers have gone",
+                              p->name);
+                p->dropped = 1;
             } else if (p->state != SWS_HELPER_STOPPING) {
                 sws_helper_remove(p);
             }
@@ -1172,6 +1177,22 @@ sws_helpers_reload(sws_cycle_t *cycle)
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->def != NULL && p->ready && p->state == SWS_HELPER_RUNNING) {
             sws_helper_retire(cycle, p);
+        }
+    }
+}
+
+
+void
+sws_helpers_older_workers_gone(sws_cycle_t *cycle)
+{
+    sws_helper_proc_t  *p;
+
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->dropped) {
+            p->dropped = 0;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
+                          "configured: stopping it", p->name);
+            sws_helper_stop(cycle, p, p->stop_timeout);
         }
     }
 }

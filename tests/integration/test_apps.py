@@ -477,13 +477,23 @@ def test_reload_without_the_app_stops_it(sws, rundir):
     # proxy_pass's Host, the group's name)
     assert json.loads(get(s, "/pp/headers").body)["host"] == "web"
     pid = app_pids(s, "web")[-1]
+    # a request in flight on the old worker: the application serves it
+    # (it is stopped once the old workers have gone, not at the reload)
+    slow = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=1500")
+    time.sleep(0.3)
     s.conf_text = s.conf_text.replace(http, "").replace("node_pass web;", "return 204;") \
         .replace("proxy_pass http://web;", "return 204;")
     s.write_conf()
     s.signal(signal.SIGHUP)
+    r = slow.result(10)
+    assert r.status == 200 and r.body.startswith(b"slow "), (r.status, s.error_log()[-2000:])
     assert h.wait_for(lambda: not alive(pid), 10), s.error_log()[-2000:]
-    assert re.search(r'helper "web-[0-9a-f]{8}\.0" is no longer configured: stopping it',
-                     s.error_log())
+    log = s.error_log()
+    assert re.search(r'helper "web-[0-9a-f]{8}\.0" is no longer configured: stopping it once '
+                     r'the older workers have gone', log)
+    old_worker = re.search(r"started worker process (\d+)", log).group(1)
+    assert log.index("worker process %s (worker 0) exited" % old_worker) \
+        < log.rindex("is no longer configured: stopping it\n"), log[-2000:]
     assert get(s, "/").status == 204
     assert h.wait_for(lambda: os.listdir(rundir) == [], 3), os.listdir(rundir)
 
