@@ -634,6 +634,65 @@ def test_native_bridge_apps_asgi_and_wsgi(sws, rundir):
     assert h.wait_for(lambda: len(app_pids(s, "nat")) >= 3, 10), s.error_log()[-3000:]
 
 
+# Each framework under each server that runs it: (name, block, the pass
+# directive, what its page starts with, has a websocket route)
+FRAMEWORKS = [
+    ("fauv", "asgi fastapp:app; server uvicorn;", "python_pass", "fastapi", True),
+    ("fagu", "asgi fastapp:app; server gunicorn;", "python_pass", "fastapi", True),
+    ("fana", "asgi fastapp:app; server native;", "python_bridge_pass", "fastapi", True),
+    ("stgu", "asgi star:app; server gunicorn;", "python_pass", "starlette", True),
+    ("stna", "asgi star:app; server native;", "python_bridge_pass", "starlette", True),
+    ("fluv", "wsgi flaskapp:app; server uvicorn;", "python_pass", "flask", False),
+    ("djuv", "asgi djangoapp:asgi_app; server uvicorn;", "python_pass", "django", False),
+    ("djgu", "wsgi djangoapp:application; server gunicorn;", "python_pass", "django", False),
+    ("djna", "wsgi djangoapp:application; server native;", "python_bridge_pass", "django",
+     False),
+]
+
+
+@pytest.mark.skipif(not have_py("fastapi", "starlette", "flask", "django", "uvicorn",
+                                "gunicorn"),
+                    reason="python3-fastapi, -starlette, -flask, -django, -uvicorn, gunicorn")
+def test_frameworks_under_uvicorn_gunicorn_and_native(sws, rundir):
+    """FastAPI, Starlette, Flask and Django, each under uvicorn, gunicorn
+    and the native bridge behind scalwsd: a page, a 1 MiB POST read as a
+    stream (a form for Django), the client's Host, and the websocket routes
+    of the ASGI ones."""
+    assert bridge_built(), "objs/python/scalws_bridge is not built (python3-dev)"
+    s = start(sws, "".join(python_app(n, rundir, b) for n, b, _, _, _ in FRAMEWORKS)
+              + "client_max_body_size 16m;\n",
+              "".join("location /%s/ { %s %s; }\n" % (n, d, n) for n, _, d, _, _ in FRAMEWORKS))
+    for name, block, _, page, ws in FRAMEWORKS:
+        r = wait_serving(s, "/%s/x" % name, timeout=40)
+        assert r.body.decode().startswith(page + " ") and "/%s/x" % name in r.body.decode(), \
+            (name, r.body)
+        if page == "django":
+            assert r.body.decode().endswith(" " + block[:4]), (name, r.body)
+            body = b"a=" + os.urandom(300000).hex().encode()
+            r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20,
+                    headers=["Content-Type: application/x-www-form-urlencoded"])
+            assert r.body.decode() == "%d %s %s" % (len(body), hashlib.sha256(body).hexdigest(),
+                                                    body[2:].decode()), (name, r.body[:200])
+        else:
+            body = os.urandom(1 << 20)
+            r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20)
+            assert r.body.decode() == "%d %s" % (len(body), hashlib.sha256(body).hexdigest()), \
+                (name, r.status, r.body[:200])
+        if page != "flask":
+            hd = json.loads(get(s, "/%s/headers" % name).body)
+            assert hd["host"] == "127.0.0.1:%d" % s.port, (name, hd)
+        if ws:
+            with websocket(s, "/%s/ws" % name) as (c, rest):
+                ws_send(c, b"hi")
+                text = b"echo hi" if page == "starlette" else b"fastapi hi"
+                want = bytes([0x81, len(text)]) + text
+                while len(rest) < len(want):
+                    d = c.recv(4096)
+                    assert d, (name, rest)
+                    rest += d
+                assert rest == want, (name, rest)
+
+
 @need_uvicorn
 def test_uvicorn_reload_with_a_changed_block_loses_nothing(sws, rundir):
     http = python_app("api", rundir, "asgi star:app;")
