@@ -504,14 +504,27 @@ def test_reload_without_the_app_stops_it(sws, rundir):
 
 @need_node
 def test_quit_stops_the_app_gracefully(sws, rundir):
-    s = start(sws, node_app("web", "plain.js", rundir), "location / { node_pass web; }\n")
+    """QUIT: the request in flight is answered, then the application gets
+    SIGTERM; one that ignores it gets SIGKILL after stop_timeout."""
+    s = start(sws, node_app("web", "plain.js", rundir)
+              + node_app("deaf", "plain.js", rundir, "env IGNORE_TERM 1; stop_timeout 300ms;"),
+              "location / { node_pass web; }\nlocation /deaf/ { node_pass deaf; }\n")
     wait_serving(s)
-    pid = app_pids(s, "web")[-1]
+    wait_serving(s, "/deaf/")
+    pid, deaf = app_pids(s, "web")[-1], app_pids(s, "deaf")[-1]
+    slow = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=1000")
+    time.sleep(0.3)
     s.signal(signal.SIGQUIT)
+    r = slow.result(10)
+    assert r.status == 200 and r.body == b"slow %d" % pid
     assert s.wait_exit(10) == 0
-    assert not alive(pid)
-    assert re.search(r'helper "web-[0-9a-f]{8}\.0" process %d exited on signal 15' % pid,
-                     s.error_log())
+    assert not alive(pid) and not alive(deaf)
+    log = s.error_log()
+    assert re.search(r'helper "web-[0-9a-f]{8}\.0" process %d exited on signal 15' % pid, log)
+    assert "stdout: plain app ignores SIGTERM" in log
+    assert re.search(r'helper "deaf-[0-9a-f]{8}\.0" process %d did not stop within \d+ ms: '
+                     r'killing it' % deaf, log), log[-2000:]
+    assert re.search(r'helper "deaf-[0-9a-f]{8}\.0" process %d exited on signal 9' % deaf, log)
 
 
 @need_node
