@@ -759,6 +759,38 @@ def test_external_apps_on_tcp_and_unix_sockets(sws, rundir):
             p.wait(5)
 
 
+@need_node
+def test_external_app_with_health_checks_retries_and_a_queue(sws, rundir):
+    """An external app in an upstream group beside a server that is down:
+    its requests go to the live one (retried at once, none fails) and the
+    health checks mark the other unhealthy; with max_conns=1 and a queue,
+    concurrent requests wait their turn and all get their answer."""
+    port, dead = h.free_port(), h.free_port()
+    proc = subprocess.Popen([NODE, str(APPS / "plain.js")], env=dict(os.environ, PORT=str(port)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert h.wait_for(lambda: h.port_open(port), 10)
+        s = start(sws, "upstream ext { server 127.0.0.1:%d; server 127.0.0.1:%d; keepalive 4;"
+                       " health_check interval=200ms; }\n"
+                       "upstream q { server 127.0.0.1:%d max_conns=1; queue 20 timeout=10s; }\n"
+                       % (dead, port, port),
+                  "location /e/ { node_pass ext; }\nlocation /q/ { python_pass q; }\n")
+        assert [get(s, "/e/x").status for _ in range(6)] == [200] * 6
+        assert h.wait_for(lambda: re.search(
+            r'upstream server 127\.0\.0\.1:%d of "ext" failed its health check \(.*\): '
+            r'unhealthy' % dead, s.error_log()), 5), s.error_log()[-2000:]
+        assert "passed its health checks" not in s.error_log()
+
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(8) as ex:
+            rs = list(ex.map(lambda i: get(s, "/q/slow?ms=200&i=%d" % i, timeout=15), range(8)))
+        assert [r.status for r in rs] == [200] * 8
+        assert time.monotonic() - t0 >= 8 * 0.2 * 0.9        # one at a time
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
 # ---------------------------------------------------------------- errors
 
 def test_configuration_errors(tmp_path, rundir):
