@@ -545,6 +545,37 @@ def test_wsgi_file_wrapper(env):
         assert r.status == 200 and r.body == data
 
 
+def test_wsgi_environ_and_input_per_pep_3333(env):
+    """A raw WSGI app under wsgiref.validate's validator: the environ's CGI
+    variables (PATH_INFO decoded, its bytes as latin-1; the query as sent),
+    native strings, the wsgi.* keys, wsgi.errors to the runner's output,
+    and wsgi.input read with readline(), read(n) and iteration up to its
+    end, for a body of known length and a chunked one."""
+    srv, _, sockdir, tmp = env
+    v = pr.Runner(os.path.join(sockdir, "k.sock"), "pep3333_app:app", "wsgi",
+                  tmp / "marks-v", workers=1).start()
+    try:
+        e = as_json(get(srv, "/v/caf%C3%A9%20x%2Fy?q=%20&r", port=2, headers=["X-A: 1"]))
+        assert {k: e[k] for k in e if k.isupper()} == {
+            "REQUEST_METHOD": "GET", "SCRIPT_NAME": "", "PATH_INFO": "/v/caf\u00c3\u00a9 x/y",
+            "QUERY_STRING": "q=%20&r", "CONTENT_TYPE": None, "CONTENT_LENGTH": None,
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": str(srv.ports[2]),
+            "SERVER_PROTOCOL": "HTTP/1.1"}, e
+        assert e["native"] and e["http"]["HTTP_X_A"] == "1"
+        assert e["wsgi"] == {"version": [1, 0], "url_scheme": "http", "flags": [True] * 3,
+                             "run_once": False, "errors": True}
+        assert e["body"] == 0
+        for extra in ([], ["Transfer-Encoding: chunked"]):
+            e = as_json(get(srv, "/v/lines", port=2, method="POST", headers=extra,
+                            body=b"one\ntwo\nthree\nfour"))
+            assert e["lines"] == ["one\n", "two\nt", "hree\n", "four"] and e["eof"], e
+            assert e["CONTENT_LENGTH"] == "18"
+        assert "pep3333 app: wsgi.errors works" in v.output()
+        assert "Traceback" not in v.output(), v.output()
+    finally:
+        v.stop()
+
+
 def test_django(env):
     """Django's WSGI handler: a form POST, and a FileResponse, which it
     hands to wsgi.file_wrapper (sent with sendfile by the runner)."""
