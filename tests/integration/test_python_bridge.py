@@ -498,6 +498,25 @@ def test_asgi_lifespan_shutdown(env):
     assert not os.path.exists(r.sock)
 
 
+def test_asgi_lifespan_startup_failed_or_unsupported(env):
+    """lifespan.startup.failed: the runner logs the application's message
+    and exits without serving; an application that raises on the lifespan
+    scope is served without one (no state)."""
+    srv, _, sockdir, tmp = env
+    r = pr.Runner(os.path.join(sockdir, "lf.sock"), "lifespan_app:failing", "asgi",
+                  tmp / "marks-lf", workers=1)
+    r.start(check=False)
+    assert r.proc.wait(10) == 3
+    assert "startup failed: no database here" in r.output(), r.output()
+    u = pr.Runner(os.path.join(sockdir, "k.sock"), "lifespan_app:unsupported", "asgi",
+                  tmp / "marks-lu", workers=1).start()
+    try:
+        r = get(srv, "/x", port=2)
+        assert r.status == 200 and r.body == b"served without a lifespan, state None", r.body
+    finally:
+        u.stop()
+
+
 def test_asgi_task_factory_of_the_application(env):
     """The runner makes (and names) its request tasks itself, unless the
     application set a task factory in its lifespan: then the factory makes
