@@ -480,6 +480,33 @@ def test_asgi_websocket_echo(env):
     assert get(srv, "/a/echo").status == 200
 
 
+def test_asgi_websocket_slow_client_bounds_what_the_app_sends(env):
+    """A websocket client that reads nothing: the application's sends wait
+    once the sockets and buffers between are full (of 256 MiB it would
+    send); the client then reads what was sent, whole frames; once it
+    went, the application's next send raises (its task ends)."""
+    srv, runners = env[0], env[1]
+    a = runners["a"]
+    c, _ = ws_connect(srv, "/a/ws-flood")
+    with c:
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        assert c.read_response().status == 101
+        pr.wait_mark(a, "ws-produced")
+        time.sleep(1.5)
+        produced = int(a.mark("ws-produced"))
+        print("sent by the application: %d bytes" % produced)
+        assert produced < 16 << 20, produced
+        time.sleep(0.5)
+        assert int(a.mark("ws-produced")) == produced, "it went on sending"
+        for _ in range(8):
+            assert ws_read(c) == (0x2, b"f" * 65536)
+    # gone: its next send raises an OSError, which ends the application's
+    # loop (the runner logs no traceback for it)
+    assert pr.wait_mark(a, "ws-flood-ended") == "OSError"
+    assert "ClientDisconnected" not in a.output()
+    assert get(srv, "/a/echo").status == 200
+
+
 def test_asgi_websocket_refused(env):
     srv = env[0]
     c, _ = ws_connect(srv, "/a/ws-refuse")

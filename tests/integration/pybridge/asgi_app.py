@@ -145,6 +145,23 @@ async def ws_echo(websocket):
             await websocket.send_bytes(msg["bytes"][::-1])
 
 
+async def ws_flood(websocket):
+    """Sends 64 KiB binary messages until the client goes, counting what it
+    sent in MARKS/ws-produced (a client that does not read must stop it);
+    the send after the client went raises."""
+    await websocket.accept()
+    chunk = b"f" * 65536
+    produced = 0
+    try:
+        while produced < (256 << 20):
+            await websocket.send_bytes(chunk)
+            produced += len(chunk)
+            mark("ws-produced", str(produced))
+    except OSError:
+        mark("ws-flood-ended", "OSError")     # the client went (ASGI: an OSError)
+        raise
+
+
 async def lifespan(app):
     mark("startup")
     yield {"started": True}
@@ -164,4 +181,5 @@ app = Starlette(routes=[
     Route("/a/disconnect", WaitDisconnect()),
     WebSocketRoute("/a/ws", ws_echo),
     WebSocketRoute("/a/ws-refuse", ws_echo),
+    WebSocketRoute("/a/ws-flood", ws_flood),
 ], lifespan=lifespan)

@@ -28,6 +28,12 @@ def log(msg):
     sys.stderr.flush()
 
 
+class ClientDisconnected(OSError):
+    """websocket.send after the client went away: ASGI asks for a subclass of
+    OSError, so that an application that only sends (a feed, a ticker)
+    learns it and its task ends."""
+
+
 def is_websocket(scope):
     for name, value in scope["headers"]:
         if name == b"upgrade":
@@ -84,12 +90,15 @@ class WebSocket:
         self.buf = b""
         self.fragments = None          # (opcode, [payloads]) of a message in pieces
         self.size = 0
+        self.app_closed = False        # the application's websocket.close
 
     # -- the application's side
 
     async def run(self, app):
         try:
             await app(self.scope, self.receive, self.send)
+        except ClientDisconnected:
+            pass                        # the client went: nothing to tell it
         except BaseException as e:
             log("the application raised:\n" + traceback.format_exc().rstrip())
             if self.state == "connecting":
@@ -150,6 +159,7 @@ class WebSocket:
             self.state = "open"
             return
         if kind == "websocket.close":
+            self.app_closed = True
             if self.state == "connecting":
                 self.refuse(403)
             elif self.state == "open":
@@ -157,8 +167,12 @@ class WebSocket:
             return
         if kind != "websocket.send":
             raise RuntimeError("unexpected ASGI message %r" % kind)
+        if self.state == "connecting":
+            raise RuntimeError("websocket.send before websocket.accept")
         if self.state != "open":
-            return                      # closed meanwhile: nothing to do
+            if self.app_closed:
+                raise RuntimeError("websocket.send after websocket.close")
+            raise ClientDisconnected("the websocket's client went away")
         if message.get("bytes") is not None:
             conn.write(frame(BINARY, message["bytes"]))
         else:
