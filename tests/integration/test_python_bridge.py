@@ -582,6 +582,19 @@ def test_wsgi_close_and_write(env):
     assert r.status == 201 and r.body == b"written and returned"
 
 
+def test_wsgi_close_when_the_client_goes(env):
+    """An endless iterable whose client goes in the middle: close() is
+    called all the same (PEP 3333), and the runner serves on."""
+    srv, runners = env[0], env[1]
+    w = runners["w"]
+    with h.Conn(srv.ports[1], timeout=5) as c:
+        c.send(h.request(path="/w/raw/endless"))
+        while len(c.buf) < 200000:
+            assert c._fill(5)
+    assert pr.wait_mark(w, "closed-endless") == ""
+    assert get(srv, "/w/echo").status == 200
+
+
 def test_wsgi_file_wrapper(env):
     srv, runners = env[0], env[1]
     data = os.urandom(3 << 20)
