@@ -74,6 +74,12 @@ struct sws_helper_s {
     unsigned            dormant:1;
     sws_msec_t          watch_every;
     void              (*watch)(sws_helper_t *h, pid_t pid, void *data);
+    /* Whether the process of helper `name`, which h's ready process
+     * replaces (same slot or family), still has work in flight: while it
+     * says 1 that process's stop waits (asked again every
+     * SWS_HELPER_DRAIN_POLL ms, up to its stop timeout). NULL: stopped at
+     * once. Not in the signature. */
+    int               (*busy)(sws_helper_t *h, const char *name, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */

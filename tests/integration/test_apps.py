@@ -407,6 +407,52 @@ def test_max_requests_recycles_without_a_failed_request(sws, rundir):
 
 
 @need_node
+def test_rolling_restart_finishes_the_requests_in_flight(sws, rundir):
+    """A reload that changes the block while a GET and a POST are in flight
+    on the old process: it leaves the group at once, but gets its SIGTERM
+    only once they are answered (by it: not retried elsewhere)."""
+    http = node_app("web", "plain.js", rundir)
+    s = start(sws, http, "location / { node_pass web; }\n")
+    wait_serving(s)
+    old = app_pids(s, "web")[0]
+    ex = ThreadPoolExecutor(2)
+    g = ex.submit(get, s, "/slow?ms=1500", timeout=10)
+    p = ex.submit(get, s, "/slow?ms=1500", method="POST", body=b"x", timeout=10)
+    time.sleep(0.3)
+    s.conf_text = s.conf_text.replace(http, node_app("web", "plain.js", rundir, "env APP_V 2;"))
+    s.write_conf()
+    s.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: len(app_pids(s, "web")) == 2 and ready_count(s, "web") == 2, 10)
+    new = app_pids(s, "web")[1]
+    assert int(get(s, "/pid").body) == new and alive(old)      # new requests: the new one
+    for f in (g, p):
+        r = f.result()
+        assert (r.status, r.body) == (200, b"slow %d" % old), (r.status, r.body)
+    assert h.wait_for(lambda: not alive(old), 5)
+    log = s.error_log()
+    assert re.search(r'process %d is replaced by helper "web-[0-9a-f]{8}\.0": stopping it once '
+                     r'its requests in flight are done' % old, log), log[-3000:]
+    assert re.search(r'process %d has finished its requests: stopping it' % old, log)
+
+
+@need_node
+def test_recycling_finishes_the_requests_in_flight(sws, rundir):
+    """max_requests reached while a slow POST is on the process: its twin
+    takes the new requests, it answers the POST, then stops."""
+    s = start(sws, node_app("web", "plain.js", rundir, "max_requests 3;"),
+              "location / { node_pass web; }\n")
+    wait_serving(s)
+    first = app_pids(s, "web")[0]
+    for _ in range(3):
+        assert get(s, "/").status == 200
+    r = get(s, "/slow?ms=2500", method="POST", body=b"x", timeout=10)
+    assert (r.status, r.body) == (200, b"slow %d" % first), (r.status, r.body)
+    assert h.wait_for(lambda: not alive(first), 5), s.error_log()[-3000:]
+    twin = app_pids(s, "web")[1]
+    assert int(get(s, "/pid").body) == twin
+
+
+@need_node
 def test_max_memory_recycles(sws, rundir):
     s = start(sws, node_app("web", "plain.js", rundir, "max_memory 8m;"),
               "location / { node_pass web; }\n")
