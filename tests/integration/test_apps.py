@@ -80,8 +80,8 @@ def node_app(name, script, rundir, extra=""):
             % (name, APPS, script, rundir, extra))
 
 
-def python_app(name, rundir, extra):
-    return "python_app %s { root %s; run_dir %s; %s }\n" % (name, APPS, rundir, extra)
+def python_app(name, rundir, extra, root=APPS):
+    return "python_app %s { root %s; run_dir %s; %s }\n" % (name, root, rundir, extra)
 
 
 def start(sws, http, server, **kw):
@@ -709,11 +709,12 @@ FRAMEWORKS = [
     ("stgu", "asgi star:app; server gunicorn;", "python_pass", "starlette", True),
     ("stna", "asgi star:app; server native;", "python_bridge_pass", "starlette", True),
     ("fluv", "wsgi flaskapp:app; server uvicorn;", "python_pass", "flask", False),
-    ("djuv", "asgi djangoapp:asgi_app; server uvicorn;", "python_pass", "django", False),
-    ("djgu", "wsgi djangoapp:application; server gunicorn;", "python_pass", "django", False),
-    ("djna", "wsgi djangoapp:application; server native;", "python_bridge_pass", "django",
+    ("djuv", "asgi django_app:asgi_app; server uvicorn;", "python_pass", "django", False),
+    ("djgu", "wsgi django_app:application; server gunicorn;", "python_pass", "django", False),
+    ("djna", "wsgi django_app:application; server native;", "python_bridge_pass", "django",
      False),
 ]
+PYBRIDGE = APPS.parent / "pybridge"        # where the Django app is
 
 
 @pytest.mark.skipif(not have_py("fastapi", "starlette", "flask", "django", "uvicorn",
@@ -725,25 +726,28 @@ def test_frameworks_under_uvicorn_gunicorn_and_native(sws, rundir):
     stream (a form for Django), the client's Host, and the websocket routes
     of the ASGI ones."""
     assert bridge_built(), "objs/python/scalws_bridge is not built (python3-dev)"
-    s = start(sws, "".join(python_app(n, rundir, b) for n, b, _, _, _ in FRAMEWORKS)
+    s = start(sws, "".join(python_app(n, rundir, b, PYBRIDGE if p == "django" else APPS)
+                           for n, b, _, p, _ in FRAMEWORKS)
               + "client_max_body_size 16m;\n",
               "".join("location /%s/ { %s %s; }\n" % (n, d, n) for n, _, d, _, _ in FRAMEWORKS))
     for name, block, _, page, ws in FRAMEWORKS:
+        if page == "django":
+            e = json.loads(wait_serving(s, "/%s/echo?x=1" % name, timeout=40).body)
+            assert (e["path"], e["get"], e["interface"], e["host"]) \
+                == ("/%s/echo" % name, {"x": "1"}, block[:4], "127.0.0.1:%d" % s.port), e
+            body = b"a=" + os.urandom(300000).hex().encode()
+            e = json.loads(get(s, "/%s/echo" % name, method="POST", body=body, timeout=20,
+                               headers=["Content-Type: application/x-www-form-urlencoded"]).body)
+            assert (e["post"], e["length"], e["sha256"]) == (
+                {"a": body[2:].decode()}, len(body), hashlib.sha256(body).hexdigest()), name
+            continue
         r = wait_serving(s, "/%s/x" % name, timeout=40)
         assert r.body.decode().startswith(page + " ") and "/%s/x" % name in r.body.decode(), \
             (name, r.body)
-        if page == "django":
-            assert r.body.decode().endswith(" " + block[:4]), (name, r.body)
-            body = b"a=" + os.urandom(300000).hex().encode()
-            r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20,
-                    headers=["Content-Type: application/x-www-form-urlencoded"])
-            assert r.body.decode() == "%d %s %s" % (len(body), hashlib.sha256(body).hexdigest(),
-                                                    body[2:].decode()), (name, r.body[:200])
-        else:
-            body = os.urandom(1 << 20)
-            r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20)
-            assert r.body.decode() == "%d %s" % (len(body), hashlib.sha256(body).hexdigest()), \
-                (name, r.status, r.body[:200])
+        body = os.urandom(1 << 20)
+        r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20)
+        assert r.body.decode() == "%d %s" % (len(body), hashlib.sha256(body).hexdigest()), \
+            (name, r.status, r.body[:200])
         if page != "flask":
             hd = json.loads(get(s, "/%s/headers" % name).body)
             assert hd["host"] == "127.0.0.1:%d" % s.port, (name, hd)
