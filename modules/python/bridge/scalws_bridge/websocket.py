@@ -87,7 +87,9 @@ class WebSocket:
         self.queued = 0
         self.waiter = None
         self.state = "connecting"      # open, closing, closed
-        self.buf = b""
+        self.buf = b""                 # the start of a frame not whole yet
+        self.parts = None              # a long frame's pieces: [buf, data, ...]
+        self.need = 0                  # ... until they make this many bytes
         self.fragments = None          # (opcode, [payloads]) of a message in pieces
         self.size = 0
         self.app_closed = False        # the application's websocket.close
@@ -200,8 +202,19 @@ class WebSocket:
 
     def feed(self, data):
         """The client's frames (after the 101)."""
-        buf = self.buf + data if self.buf else data
+        if self.parts is not None:
+            # a long frame comes in many reads: joined once, when whole
+            # (not copied again with each read)
+            self.parts.append(data)
+            self.need -= len(data)
+            if self.need > 0:
+                return
+            buf = b"".join(self.parts)
+            self.parts = None
+        else:
+            buf = self.buf + data if self.buf else data
         at = 0
+        need = 0
         while self.state == "open":
             if len(buf) - at < 2:
                 break
@@ -223,11 +236,16 @@ class WebSocket:
                 self.fail(1009 if n > MAX_MESSAGE else 1002)
                 return
             if len(buf) - p < 4 + n:
+                need = p + 4 + n - len(buf)
                 break
             payload = unmask(buf[p + 4:p + 4 + n], buf[p:p + 4])
             at = p + 4 + n
             self.frame(b0 & 0x80, b0 & 0x0F, payload)
         self.buf = buf[at:]
+        if need > 65536:
+            self.parts = [self.buf]
+            self.need = need
+            self.buf = b""
 
     def fail(self, code):
         self.close(code)
