@@ -507,6 +507,41 @@ def test_asgi_websocket_slow_client_bounds_what_the_app_sends(env):
     assert get(srv, "/a/echo").status == 200
 
 
+def test_asgi_websocket_slow_app_bounds_what_the_client_sends(env):
+    """A websocket client sending 64 KiB messages to an application that
+    receives nothing for 1.5 s: what it gets through in the first second is
+    what the buffers hold (the runner's queue stops reading at 1 MiB), not
+    the 48 MiB; then every byte arrives."""
+    srv, runners = env[0], env[1]
+    a = runners["a"]
+    total, msg = 48 << 20, ws_frame(0x2, b"m" * 65536)
+    c, _ = ws_connect(srv, "/a/ws-deaf")
+    with c:
+        assert c.read_response().status == 101
+        c.sock.settimeout(0.05)
+        sent, deadline, view = 0, time.monotonic() + 1.0, memoryview(msg)
+        pos = 0
+        while time.monotonic() < deadline:
+            try:
+                n = c.sock.send(view[pos:])
+            except socket.timeout:
+                continue
+            pos += n
+            if pos == len(msg):
+                sent, pos = sent + 65536, 0
+        print("sent in the first second: %d bytes" % sent)
+        assert sent < 16 << 20, sent
+        c.sock.settimeout(10)
+        c.sock.sendall(view[pos:])
+        sent += 65536
+        while sent < total:
+            c.sock.sendall(msg)
+            sent += 65536
+        c.send(ws_frame(0x8, (1000).to_bytes(2, "big")))
+        assert ws_read(c)[0] == 0x8
+    assert int(pr.wait_mark(a, "ws-deaf-got", 10)) == total
+
+
 def test_asgi_websocket_refused(env):
     srv = env[0]
     c, _ = ws_connect(srv, "/a/ws-refuse")

@@ -162,6 +162,22 @@ async def ws_flood(websocket):
         raise
 
 
+async def ws_deaf(websocket):
+    """Reads nothing for 1.5 s (a client's messages must then wait in the
+    buffers, not pile up here), then counts the bytes of the messages until
+    the client closes: MARKS/ws-deaf-got."""
+    import asyncio
+    await websocket.accept()
+    await asyncio.sleep(1.5)
+    got = 0
+    while True:
+        msg = await websocket.receive()
+        if msg["type"] == "websocket.disconnect":
+            mark("ws-deaf-got", str(got))
+            return
+        got += len(msg.get("bytes") or b"")
+
+
 async def lifespan(app):
     mark("startup")
     yield {"started": True}
@@ -182,4 +198,5 @@ app = Starlette(routes=[
     WebSocketRoute("/a/ws", ws_echo),
     WebSocketRoute("/a/ws-refuse", ws_echo),
     WebSocketRoute("/a/ws-flood", ws_flood),
+    WebSocketRoute("/a/ws-deaf", ws_deaf),
 ], lifespan=lifespan)
