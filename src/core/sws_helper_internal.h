@@ -77,9 +77,11 @@ struct sws_helper_s {
     /* Whether the process of helper `name`, which h's ready process
      * replaces (same slot or family), still has work in flight: while it
      * says 1 that process's stop waits (asked again every
-     * SWS_HELPER_DRAIN_POLL ms, up to its stop timeout). NULL: stopped at
-     * once. Not in the signature. */
-    int               (*busy)(sws_helper_t *h, const char *name, void *data);
+     * SWS_HELPER_DRAIN_POLL ms, up to its stop timeout). last: it is
+     * stopped now whatever the answer (out of time, or its replacement
+     * went): the callback forgets it. NULL: stopped at once. Not in the
+     * signature. */
+    int               (*busy)(sws_helper_t *h, const char *name, int last, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */

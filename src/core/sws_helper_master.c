@@ -556,7 +556,7 @@ sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
             && sws_helper_replaces(p, q))
         {
             q->retiring = 0;
-            if (p->def->busy != NULL && p->def->busy(p->def, q->name, p->def->cb_data)) {
+            if (p->def->busy != NULL && p->def->busy(p->def, q->name, 0, p->def->cb_data)) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
                               "replaced by helper \"%s\": stopping it once its requests in "
                               "flight are done", q->name, (long) q->pid, p->name);
@@ -586,8 +586,11 @@ sws_helper_drain_timer(sws_cycle_t *cycle, sws_helper_proc_t *q, sws_msec_t now)
             break;
         }
     }
-    if (p != NULL && p->def != NULL && p->def->busy != NULL && now < q->drain_until
-        && p->def->busy(p->def, q->name, p->def->cb_data))
+    if (p != NULL && (p->def == NULL || p->def->busy == NULL)) {
+        p = NULL;
+    }
+    if (p != NULL && p->def->busy(p->def, q->name, now >= q->drain_until, p->def->cb_data)
+        && now < q->drain_until)
     {
         q->drain_check = now + SWS_HELPER_DRAIN_POLL;
         return;

@@ -655,9 +655,10 @@ sws_app_leave_replaced(sws_app_proc_t *ap, int remove)
 
 
 /* Whether server (of ap's group, drained) still has requests in flight
- * (connections in use, all workers); once it has none it leaves the group. */
+ * (connections in use, all workers); once it has none, or last (it is
+ * stopped now all the same), it leaves the group. */
 static int
-sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server)
+sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server, int last)
 {
     sws_http_upstream_stats_t   st;
     sws_uint_t                  i;
@@ -672,11 +673,11 @@ sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server)
             break;
         }
     }
-    if (st.active > 0) {
+    if (st.active > 0 && !last) {
         return 1;
     }
     (void) sws_http_upstream_server_remove(&ap->group, server);
-    return 0;
+    return st.active > 0;
 }
 
 
@@ -684,7 +685,7 @@ sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server)
  * ap's process replaced (a reload changed the block): has it requests in
  * flight? Its socket is "RUN_DIR/name.sock". */
 static int
-sws_app_busy(sws_helper_t *h, const char *name, void *data)
+sws_app_busy(sws_helper_t *h, const char *name, int last, void *data)
 {
     sws_app_proc_t  *ap = data;
     sws_str_t        server;
@@ -700,7 +701,7 @@ sws_app_busy(sws_helper_t *h, const char *name, void *data)
     p = sws_cpymem(p, ".sock", 5);
     server.data = text;
     server.len = p - text;
-    return sws_app_server_busy(ap, &server);
+    return sws_app_server_busy(ap, &server, last);
 }
 
 
@@ -876,11 +877,12 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
     char                        why[96];
 
     if (ap->retire) {
-        if (sws_app_now() < ap->retire_until && sws_app_server_busy(ap, &ap->addr)) {
+        if (sws_app_server_busy(ap, &ap->addr, sws_app_now() >= ap->retire_until)
+            && sws_app_now() < ap->retire_until)
+        {
             return;
         }
         ap->retire = 0;
-        (void) sws_http_upstream_server_remove(&ap->group, &ap->addr);
         (void) sws_helper_stop_now(ap->helper);
         return;
     }

@@ -436,6 +436,30 @@ def test_rolling_restart_finishes_the_requests_in_flight(sws, rundir):
 
 
 @need_node
+def test_rolling_restart_waits_no_longer_than_stop_timeout(sws, rundir):
+    """A request in flight longer than stop_timeout does not hold the old
+    process: it is stopped once that time is over (its request fails)."""
+    http = node_app("web", "plain.js", rundir, "stop_timeout 500ms;")
+    s = start(sws, http, "location / { node_pass web; }\n")
+    wait_serving(s)
+    old = app_pids(s, "web")[0]
+    p = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=4000", method="POST", body=b"x",
+                                     timeout=10)
+    time.sleep(0.3)
+    s.conf_text = s.conf_text.replace(http, node_app("web", "plain.js", rundir,
+                                                     "stop_timeout 500ms; env APP_V 2;"))
+    s.write_conf()
+    s.signal(signal.SIGHUP)
+    t0 = time.monotonic()
+    assert h.wait_for(lambda: not alive(old), 5), s.error_log()[-3000:]
+    assert time.monotonic() - t0 < 3.0
+    assert p.result().status == 502
+    assert re.search(r'process %d still has requests after its stop timeout: stopping it' % old,
+                     s.error_log())
+    assert int(get(s, "/pid").body) == app_pids(s, "web")[1]
+
+
+@need_node
 def test_recycling_finishes_the_requests_in_flight(sws, rundir):
     """max_requests reached while a slow POST is on the process: its twin
     takes the new requests, it answers the POST, then stops."""
