@@ -74,6 +74,14 @@ struct sws_helper_s {
     unsigned            dormant:1;
     sws_msec_t          watch_every;
     void              (*watch)(sws_helper_t *h, pid_t pid, void *data);
+    /* Whether the process of helper `name`, which h's ready process
+     * replaces (same slot or family), still has work in flight: while it
+     * says 1 that process's stop waits (asked again every
+     * SWS_HELPER_DRAIN_POLL ms, up to its stop timeout). last: it is
+     * stopped now whatever the answer (out of time, or its replacement
+     * went): the callback forgets it. NULL: stopped at once. Not in the
+     * signature. */
+    int               (*busy)(sws_helper_t *h, const char *name, int last, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */
@@ -116,6 +124,9 @@ void       sws_helpers_start(sws_cycle_t *cycle);
 /* After a reload, cycle being the new configuration (the old one already
  * destroyed): keep, restart, stop or start helpers by their definition. */
 void       sws_helpers_reload(sws_cycle_t *cycle);
+/* No worker of an older generation is left: the helpers a reload dropped
+ * (which such workers could still send requests to) are stopped now. */
+void       sws_helpers_older_workers_gone(sws_cycle_t *cycle);
 /* Stop every helper: fast (TERM) caps each stop timeout at `fast` ms. */
 void       sws_helpers_stop(sws_cycle_t *cycle, sws_msec_t fast);
 /* A child exited: 1 if it was a helper (logged, maybe rescheduled). */

@@ -39,6 +39,8 @@
 #define SWS_HELPER_READ_MAX   65536
 /* How often a start that is not ready yet is checked, ms. */
 #define SWS_HELPER_READY_POLL 50
+/* How often a replaced process's work in flight is looked at, ms. */
+#define SWS_HELPER_DRAIN_POLL 100
 #define SWS_HELPER_BACKLOG    511
 
 enum {
@@ -77,6 +79,14 @@ struct sws_helper_proc_s {
                                        its slot is ready (SWS_HELPER_RETIRE_SLOT), or
                                        of its slot's family (_FAMILY: a slot the
                                        configuration no longer has) */
+    unsigned            dropped:1;  /* dropped by a reload with nothing to wait for:
+                                       stopped once the older workers, which may still
+                                       send it requests, have gone */
+    /* replaced, its stop waits for its work in flight (def->busy of the
+     * helper named drain_for) until drain_until; looked at drain_check */
+    char                drain_for[SWS_HELPER_NAME_MAX + 1];
+    sws_msec_t          drain_check;     /* 0: not draining */
+    sws_msec_t          drain_until;
     char                slot[SWS_HELPER_SLOT_MAX];
     /* a unix path the program listens on itself (its ready probe): the
      * file a dead process left goes when the helper does */
@@ -545,13 +555,51 @@ sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
         if (q != p && q->retiring && q->state == SWS_HELPER_RUNNING
             && sws_helper_replaces(p, q))
         {
+            q->retiring = 0;
+            if (p->def->busy != NULL && p->def->busy(p->def, q->name, 0, p->def->cb_data)) {
+                sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
+                              "replaced by helper \"%s\": stopping it once its requests in "
+                              "flight are done", q->name, (long) q->pid, p->name);
+                memcpy(q->drain_for, p->name, sizeof(q->drain_for));
+                q->drain_until = sws_helper_now() + q->stop_timeout;
+                q->drain_check = sws_helper_now() + SWS_HELPER_DRAIN_POLL;
+                continue;
+            }
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
                           "replaced by helper \"%s\": stopping it", q->name, (long) q->pid,
                           p->name);
-            q->retiring = 0;
             sws_helper_stop(cycle, q, q->stop_timeout);
         }
     }
+}
+
+
+/* q, replaced, waits for its work in flight: done (or its replacement gone,
+ * or out of time), it stops; else it is looked at again later. */
+static void
+sws_helper_drain_timer(sws_cycle_t *cycle, sws_helper_proc_t *q, sws_msec_t now)
+{
+    sws_helper_proc_t  *p;
+
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (strcmp(p->name, q->drain_for) == 0) {
+            break;
+        }
+    }
+    if (p != NULL && (p->def == NULL || p->def->busy == NULL)) {
+        p = NULL;
+    }
+    if (p != NULL && p->def->busy(p->def, q->name, now >= q->drain_until, p->def->cb_data)
+        && now < q->drain_until)
+    {
+        q->drain_check = now + SWS_HELPER_DRAIN_POLL;
+        return;
+    }
+    q->drain_check = 0;
+    sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld %s: stopping it",
+                  q->name, (long) q->pid, now < q->drain_until ? "has finished its requests"
+                  : "still has requests after its stop timeout");
+    sws_helper_stop(cycle, q, q->stop_timeout);
 }
 
 
@@ -970,6 +1018,11 @@ sws_helpers_next_timer(void)
         {
             next = p->watch_at;
         }
+        if (p->state == SWS_HELPER_RUNNING && p->drain_check != 0
+            && (next == 0 || p->drain_check < next))
+        {
+            next = p->drain_check;
+        }
     }
     return next;
 }
@@ -1008,6 +1061,10 @@ sws_helpers_run_timers(sws_cycle_t *cycle)
             && p->def != NULL)
         {
             sws_helper_ready_timer(cycle, p, now);
+            continue;
+        }
+        if (p->state == SWS_HELPER_RUNNING && p->drain_check != 0 && now >= p->drain_check) {
+            sws_helper_drain_timer(cycle, p, now);
             continue;
         }
         if (p->state == SWS_HELPER_RUNNING && p->ready && p->watch_at != 0 && now >= p->watch_at) {
@@ -1107,6 +1164,8 @@ sws_helpers_reload(sws_cycle_t *cycle)
         p->successor = NULL;
         p->timed_out = 0;          /* a stop by this reload is no failed start */
         p->retiring = 0;
+        p->dropped = 0;
+        p->drain_check = 0;        /* replaced again below, or kept, or dropped */
 
         if (h == NULL) {
             p->retiring = p->state == SWS_HELPER_RUNNING && p->ready && p->slot[0] != '\0'
@@ -1117,8 +1176,9 @@ sws_helpers_reload(sws_cycle_t *cycle)
                               p->name);
             } else if (p->state == SWS_HELPER_RUNNING) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
-                              "configured: stopping it", p->name);
-                sws_helper_stop(cycle, p, p->stop_timeout);
+                              "configured: stopping it once the older workers have gone",
+                              p->name);
+                p->dropped = 1;
             } else if (p->state != SWS_HELPER_STOPPING) {
                 sws_helper_remove(p);
             }
@@ -1172,6 +1232,22 @@ sws_helpers_reload(sws_cycle_t *cycle)
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->def != NULL && p->ready && p->state == SWS_HELPER_RUNNING) {
             sws_helper_retire(cycle, p);
+        }
+    }
+}
+
+
+void
+sws_helpers_older_workers_gone(sws_cycle_t *cycle)
+{
+    sws_helper_proc_t  *p;
+
+    for (p = sws_helper_procs; p; p = p->next) {
+        if (p->dropped) {
+            p->dropped = 0;
+            sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" is no longer "
+                          "configured: stopping it", p->name);
+            sws_helper_stop(cycle, p, p->stop_timeout);
         }
     }
 }

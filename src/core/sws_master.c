@@ -639,6 +639,21 @@ sws_live_children(void)
 }
 
 
+/* Workers of a generation before the current one still there. */
+static sws_uint_t
+sws_older_children_live(void)
+{
+    sws_uint_t  i, n = 0;
+
+    for (i = 0; i < sws_children_n; i++) {
+        n += sws_children[i].generation < sws_generation
+             && (sws_children[i].state == SWS_CHILD_RUNNING
+                 || sws_children[i].state == SWS_CHILD_QUITTING);
+    }
+    return n;
+}
+
+
 static void
 sws_log_exit(sws_cycle_t *cycle, sws_child_t *c, int status, int expected)
 {
@@ -1151,6 +1166,10 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
         sws_alarm = 0;
         sws_run_timers(cycle);
         sws_retire_old(cycle);
+        if (sws_older_children_live() == 0) {
+            /* The applications a reload dropped served them until now. */
+            sws_helpers_older_workers_gone(cycle);
+        }
         sws_server_publish_helpers();
         if (sws_master_state == SWS_MASTER_RUNNING) {
             sws_adapt(cycle);

@@ -80,8 +80,11 @@ struct sws_app_proc_s {
     struct sws_app_scale_s  *scale;      /* MIN..MAX */
     sws_uint_t          max_requests;
     size_t              max_memory;
+    sws_msec_t          stop_timeout;
+    sws_msec_t          retire_until;    /* retire: its requests in flight get until then */
     unsigned            replacing:1;     /* its twin was started to replace it */
-    unsigned            retire:1;        /* replaced: stopped at the next watch */
+    unsigned            retire:1;        /* replaced: stopped at a watch once it has no
+                                            request in flight */
 };
 
 /* The watch interval of recycling and scaling. */
@@ -570,6 +573,16 @@ sws_app_run_dir(sws_conf_t *cf, sws_app_t *app)
 }
 
 
+static sws_msec_t
+sws_app_now(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
 /* A server of ap's group that ap's process replaces: another process of
  * its slot (an earlier definition's, or its twin), or a process of a slot
  * that its definition does not have (a reload took processes away). */
@@ -603,9 +616,11 @@ sws_app_replaced(sws_app_proc_t *ap, const sws_str_t *server)
 
 
 /* The processes ap's process replaces leave the group, one at a time (the
- * indexes move with each). */
+ * indexes move with each): drained (no new requests; those in flight
+ * finish, and the group still counts them: sws_app_server_busy), or,
+ * remove, taken out (their room is needed). */
 static void
-sws_app_leave_replaced(sws_app_proc_t *ap)
+sws_app_leave_replaced(sws_app_proc_t *ap, int remove)
 {
     sws_http_upstream_stats_t   st;
     sws_str_t                   server;
@@ -620,7 +635,9 @@ sws_app_leave_replaced(sws_app_proc_t *ap)
                 return;
             }
             if (st.server.len <= sizeof(text) && st.state != NULL
-                && strcmp(st.state, "down") != 0 && sws_app_replaced(ap, &st.server))
+                && strcmp(st.state, "down") != 0
+                && (remove || strcmp(st.state, "draining") != 0)
+                && sws_app_replaced(ap, &st.server))
             {
                 break;
             }
@@ -628,8 +645,63 @@ sws_app_leave_replaced(sws_app_proc_t *ap)
         memcpy(text, st.server.data, st.server.len);
         server.data = text;
         server.len = st.server.len;
-        (void) sws_http_upstream_server_remove(&ap->group, &server);
+        if (remove) {
+            (void) sws_http_upstream_server_remove(&ap->group, &server);
+        } else {
+            (void) sws_http_upstream_server_drain(&ap->group, &server);
+        }
     }
+}
+
+
+/* Whether server (of ap's group, drained) still has requests in flight
+ * (connections in use, all workers); once it has none, or last (it is
+ * stopped now all the same), it leaves the group. */
+static int
+sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server, int last)
+{
+    sws_http_upstream_stats_t   st;
+    sws_uint_t                  i;
+
+    for (i = 0; ; i++) {
+        sws_memzero(&st, sizeof(st));
+        st.size = sizeof(st);
+        if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
+            return 0;
+        }
+        if (sws_str_eq(&st.server, server)) {
+            break;
+        }
+    }
+    if (st.active > 0 && !last) {
+        return 1;
+    }
+    (void) sws_http_upstream_server_remove(&ap->group, server);
+    return st.active > 0;
+}
+
+
+/* The core's question before it stops the process of helper name, which
+ * ap's process replaced (a reload changed the block): has it requests in
+ * flight? Its socket is "RUN_DIR/name.sock". */
+static int
+sws_app_busy(sws_helper_t *h, const char *name, int last, void *data)
+{
+    sws_app_proc_t  *ap = data;
+    sws_str_t        server;
+    u_char           text[SWS_APP_ADDR_MAX], *p;
+    size_t           dir = ap->prefix.len - ap->group.len - 1;     /* "unix:RUN_DIR/" */
+
+    (void) h;
+    if (dir + strlen(name) + sizeof(".sock") > sizeof(text)) {
+        return 0;
+    }
+    p = sws_cpymem(text, ap->prefix.data, dir);
+    p = sws_cpymem(p, name, strlen(name));
+    p = sws_cpymem(p, ".sock", 5);
+    server.data = text;
+    server.len = p - text;
+    return sws_app_server_busy(ap, &server, last);
 }
 
 
@@ -644,7 +716,7 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
      * Without room (processes a reload left behind), they leave first. */
     rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
     if (rc == SWS_BUSY) {
-        sws_app_leave_replaced(ap);
+        sws_app_leave_replaced(ap, 1);
         rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
     }
     if (rc != SWS_OK) {
@@ -652,17 +724,18 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
                       "could not join its group (%s)", (int) ap->group.len, ap->group.data,
                       (long) pid, rc == SWS_BUSY ? "no room" : "error");
     }
-    sws_app_leave_replaced(ap);
+    sws_app_leave_replaced(ap, 0);
     ap->replacing = 0;
     ap->retire = 0;
     if (ap->twin != NULL) {
-        /* It replaces its twin (recycled): the twin's requests in flight
-         * get until its next watch to finish (it left the group above);
-         * or it replaces its twin's restart, cancelled now. */
+        /* It replaces its twin (recycled): the twin, drained above, stops
+         * at a watch once its requests in flight are done (or after its
+         * stop timeout); or it replaces its twin's restart, cancelled now. */
         hs.size = sizeof(hs);
         ap->twin->replacing = 0;
         if (sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready) {
             ap->twin->retire = 1;
+            ap->twin->retire_until = sws_app_now() + ap->twin->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->twin->helper);
         }
@@ -691,16 +764,6 @@ sws_app_rss(pid_t pid)
 }
 
 
-static sws_msec_t
-sws_app_now(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-
 /* Whether the slot of ap has a process (its own or its twin's). */
 static int
 sws_app_running(sws_app_proc_t *ap)
@@ -717,8 +780,8 @@ sws_app_running(sws_app_proc_t *ap)
 }
 
 
-/* A slot's processes go: out of the group now, stopped at their next
- * watch (requests in flight finish), or at once when not ready. */
+/* A slot's processes go: drained now, stopped at a watch once their
+ * requests in flight are done, or at once when not ready. */
 static void
 sws_app_stop_slot(sws_app_proc_t *ap)
 {
@@ -728,8 +791,9 @@ sws_app_stop_slot(sws_app_proc_t *ap)
     for (i = 0; i < 2 && ap != NULL; i++, ap = ap->twin) {
         hs.size = sizeof(hs);
         if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.ready) {
-            (void) sws_http_upstream_server_remove(&ap->group, &ap->addr);
+            (void) sws_http_upstream_server_drain(&ap->group, &ap->addr);
             ap->retire = 1;
+            ap->retire_until = sws_app_now() + ap->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->helper);
         }
@@ -813,6 +877,11 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
     char                        why[96];
 
     if (ap->retire) {
+        if (sws_app_server_busy(ap, &ap->addr, sws_app_now() >= ap->retire_until)
+            && sws_app_now() < ap->retire_until)
+        {
+            return;
+        }
         ap->retire = 0;
         (void) sws_helper_stop_now(ap->helper);
         return;
@@ -900,6 +969,7 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
     ap->nfixed = app->min;
     ap->max_requests = app->max_requests;
     ap->max_memory = app->max_memory;
+    ap->stop_timeout = app->stop_timeout;
 
     len = app->run_dir.len + 1 + name.len + sizeof(".sock");
     ap->addr.data = sws_pnalloc(pool, len + 5);
@@ -970,6 +1040,7 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
     {
         return NULL;
     }
+    h->busy = sws_app_busy;
     if (app->max_requests || app->max_memory || app->min < app->processes) {
         h->watch = sws_app_watch;
         h->watch_every = SWS_APP_WATCH;

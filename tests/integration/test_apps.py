@@ -80,8 +80,8 @@ def node_app(name, script, rundir, extra=""):
             % (name, APPS, script, rundir, extra))
 
 
-def python_app(name, rundir, extra):
-    return "python_app %s { root %s; run_dir %s; %s }\n" % (name, APPS, rundir, extra)
+def python_app(name, rundir, extra, root=APPS):
+    return "python_app %s { root %s; run_dir %s; %s }\n" % (name, root, rundir, extra)
 
 
 def start(sws, http, server, **kw):
@@ -193,15 +193,19 @@ def test_node_app_serves_with_the_forwarded_fields(sws, rundir):
                                    for x in socks), socks
     # what the application gets: the client's Host, X-Forwarded-For and
     # -Proto, the client's own end-to-end fields, nothing else of ours
-    r = get(s, "/headers", headers=["X-Custom: 1", "X-Forwarded-For: 10.0.0.1"])
+    # (not the hop-by-hop ones: TE, Keep-Alive, Upgrade, Connection and
+    # what it names; the client's X-Forwarded-Proto is replaced)
+    r = get(s, "/headers", headers=["X-Custom: 1", "X-Forwarded-For: 10.0.0.1",
+                                    "X-Forwarded-For: 10.0.0.2", "X-Forwarded-Proto: https",
+                                    "TE: trailers", "Keep-Alive: 300", "Upgrade: h2c",
+                                    "Connection: keep-alive, X-Hop", "X-Hop: 1"])
     hd = json.loads(r.body)
     assert hd["host"] == "127.0.0.1:%d" % s.port
-    assert hd["x-forwarded-for"] == "10.0.0.1, 127.0.0.1"
+    assert hd["x-forwarded-for"] == "10.0.0.1, 10.0.0.2, 127.0.0.1"
     assert hd["x-forwarded-proto"] == "http"
     assert hd["x-custom"] == "1"
-    assert "x-request-id" not in hd and "x-real-ip" not in hd
-    assert set(hd) <= {"host", "x-forwarded-for", "x-forwarded-proto", "x-custom",
-                       "user-agent", "accept", "connection"}, hd
+    assert set(hd) == {"host", "x-forwarded-for", "x-forwarded-proto", "x-custom",
+                       "user-agent", "accept"}, hd
     # the program's output, line by line, under the application's name
     assert re.search(r'helper "web-[0-9a-f]{8}\.0" \(pid \d+\) stdout: plain app starting on '
                      + re.escape(rundir), s.error_log())
@@ -293,8 +297,10 @@ def test_node_killed_under_load_is_restarted_and_nothing_hangs(sws, rundir):
     with loading(s, 4) as out:
         time.sleep(0.3)
         os.kill(pid, signal.SIGKILL)
-        # restarted: a new process that serves
-        assert h.wait_for(lambda: len(app_pids(s, "web")) >= 2, 5), s.error_log()[-2000:]
+        # restarted: a new process that serves (node may take a while to
+        # start on a busy machine: until it is ready, 503)
+        assert h.wait_for(lambda: len(app_pids(s, "web")) >= 2 and ready_count(s, "web") >= 2,
+                          10), s.error_log()[-2000:]
         time.sleep(0.5)
     statuses = [x for x, _ in out]
     assert all(x in (200, 502, 503) for x in statuses), set(map(str, statuses))
@@ -401,13 +407,88 @@ def test_max_requests_recycles_without_a_failed_request(sws, rundir):
 
 
 @need_node
+def test_rolling_restart_finishes_the_requests_in_flight(sws, rundir):
+    """A reload that changes the block while a GET and a POST are in flight
+    on the old process: it leaves the group at once, but gets its SIGTERM
+    only once they are answered (by it: not retried elsewhere)."""
+    http = node_app("web", "plain.js", rundir)
+    s = start(sws, http, "location / { node_pass web; }\n")
+    wait_serving(s)
+    old = app_pids(s, "web")[0]
+    ex = ThreadPoolExecutor(2)
+    g = ex.submit(get, s, "/slow?ms=1500", timeout=10)
+    p = ex.submit(get, s, "/slow?ms=1500", method="POST", body=b"x", timeout=10)
+    time.sleep(0.3)
+    s.conf_text = s.conf_text.replace(http, node_app("web", "plain.js", rundir, "env APP_V 2;"))
+    s.write_conf()
+    s.signal(signal.SIGHUP)
+    assert h.wait_for(lambda: len(app_pids(s, "web")) == 2 and ready_count(s, "web") == 2, 10)
+    new = app_pids(s, "web")[1]
+    assert int(get(s, "/pid").body) == new and alive(old)      # new requests: the new one
+    for f in (g, p):
+        r = f.result()
+        assert (r.status, r.body) == (200, b"slow %d" % old), (r.status, r.body)
+    assert h.wait_for(lambda: not alive(old), 5)
+    log = s.error_log()
+    assert re.search(r'process %d is replaced by helper "web-[0-9a-f]{8}\.0": stopping it once '
+                     r'its requests in flight are done' % old, log), log[-3000:]
+    assert re.search(r'process %d has finished its requests: stopping it' % old, log)
+
+
+@need_node
+def test_rolling_restart_waits_no_longer_than_stop_timeout(sws, rundir):
+    """A request in flight longer than stop_timeout does not hold the old
+    process: it is stopped once that time is over (its request fails)."""
+    http = node_app("web", "plain.js", rundir, "stop_timeout 500ms;")
+    s = start(sws, http, "location / { node_pass web; }\n")
+    wait_serving(s)
+    old = app_pids(s, "web")[0]
+    p = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=4000", method="POST", body=b"x",
+                                     timeout=10)
+    time.sleep(0.3)
+    s.conf_text = s.conf_text.replace(http, node_app("web", "plain.js", rundir,
+                                                     "stop_timeout 500ms; env APP_V 2;"))
+    s.write_conf()
+    s.signal(signal.SIGHUP)
+    t0 = time.monotonic()
+    assert h.wait_for(lambda: not alive(old), 5), s.error_log()[-3000:]
+    assert time.monotonic() - t0 < 3.0
+    assert p.result().status == 502
+    assert re.search(r'process %d still has requests after its stop timeout: stopping it' % old,
+                     s.error_log())
+    assert int(get(s, "/pid").body) == app_pids(s, "web")[1]
+
+
+@need_node
+def test_recycling_finishes_the_requests_in_flight(sws, rundir):
+    """max_requests reached while a slow POST is on the process: its twin
+    takes the new requests, it answers the POST, then stops."""
+    s = start(sws, node_app("web", "plain.js", rundir, "max_requests 3;"),
+              "location / { node_pass web; }\n")
+    wait_serving(s)
+    first = app_pids(s, "web")[0]
+    for _ in range(3):
+        assert get(s, "/").status == 200
+    r = get(s, "/slow?ms=2500", method="POST", body=b"x", timeout=10)
+    assert (r.status, r.body) == (200, b"slow %d" % first), (r.status, r.body)
+    assert h.wait_for(lambda: not alive(first), 5), s.error_log()[-3000:]
+    twin = app_pids(s, "web")[1]
+    assert int(get(s, "/pid").body) == twin
+
+
+@need_node
 def test_max_memory_recycles(sws, rundir):
     s = start(sws, node_app("web", "plain.js", rundir, "max_memory 8m;"),
               "location / { node_pass web; }\n")
     wait_serving(s)
     first = app_pids(s, "web")[0]
-    assert h.wait_for(lambda: not alive(first) and len(app_pids(s, "web")) >= 2, 6), \
-        s.error_log()[-3000:]
+    # under load: the replacement takes the requests before the old one
+    # stops, none fails
+    with loading(s, 3) as out:
+        ok = h.wait_for(lambda: not alive(first) and len(app_pids(s, "web")) >= 2, 6)
+    assert ok, s.error_log()[-3000:]
+    statuses = [x for x, _ in out]
+    assert statuses.count(200) == len(statuses) > 10, set(map(str, statuses))
     assert re.search(r'application "web": process %d has \d+ bytes resident \(max_memory '
                      r'8388608\): starting its replacement' % first, s.error_log())
     assert get(s, "/").status == 200
@@ -477,27 +558,50 @@ def test_reload_without_the_app_stops_it(sws, rundir):
     # proxy_pass's Host, the group's name)
     assert json.loads(get(s, "/pp/headers").body)["host"] == "web"
     pid = app_pids(s, "web")[-1]
+    # a request in flight on the old worker: the application serves it
+    # (it is stopped once the old workers have gone, not at the reload)
+    slow = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=1500")
+    time.sleep(0.3)
     s.conf_text = s.conf_text.replace(http, "").replace("node_pass web;", "return 204;") \
         .replace("proxy_pass http://web;", "return 204;")
     s.write_conf()
     s.signal(signal.SIGHUP)
+    r = slow.result(10)
+    assert r.status == 200 and r.body.startswith(b"slow "), (r.status, s.error_log()[-2000:])
     assert h.wait_for(lambda: not alive(pid), 10), s.error_log()[-2000:]
-    assert re.search(r'helper "web-[0-9a-f]{8}\.0" is no longer configured: stopping it',
-                     s.error_log())
+    log = s.error_log()
+    assert re.search(r'helper "web-[0-9a-f]{8}\.0" is no longer configured: stopping it once '
+                     r'the older workers have gone', log)
+    old_worker = re.search(r"started worker process (\d+)", log).group(1)
+    assert log.index("worker process %s (worker 0) exited" % old_worker) \
+        < log.rindex("is no longer configured: stopping it\n"), log[-2000:]
     assert get(s, "/").status == 204
     assert h.wait_for(lambda: os.listdir(rundir) == [], 3), os.listdir(rundir)
 
 
 @need_node
 def test_quit_stops_the_app_gracefully(sws, rundir):
-    s = start(sws, node_app("web", "plain.js", rundir), "location / { node_pass web; }\n")
+    """QUIT: the request in flight is answered, then the application gets
+    SIGTERM; one that ignores it gets SIGKILL after stop_timeout."""
+    s = start(sws, node_app("web", "plain.js", rundir)
+              + node_app("deaf", "plain.js", rundir, "env IGNORE_TERM 1; stop_timeout 300ms;"),
+              "location / { node_pass web; }\nlocation /deaf/ { node_pass deaf; }\n")
     wait_serving(s)
-    pid = app_pids(s, "web")[-1]
+    wait_serving(s, "/deaf/")
+    pid, deaf = app_pids(s, "web")[-1], app_pids(s, "deaf")[-1]
+    slow = ThreadPoolExecutor(1).submit(get, s, "/slow?ms=1000")
+    time.sleep(0.3)
     s.signal(signal.SIGQUIT)
+    r = slow.result(10)
+    assert r.status == 200 and r.body == b"slow %d" % pid
     assert s.wait_exit(10) == 0
-    assert not alive(pid)
-    assert re.search(r'helper "web-[0-9a-f]{8}\.0" process %d exited on signal 15' % pid,
-                     s.error_log())
+    assert not alive(pid) and not alive(deaf)
+    log = s.error_log()
+    assert re.search(r'helper "web-[0-9a-f]{8}\.0" process %d exited on signal 15' % pid, log)
+    assert "stdout: plain app ignores SIGTERM" in log
+    assert re.search(r'helper "deaf-[0-9a-f]{8}\.0" process %d did not stop within \d+ ms: '
+                     r'killing it' % deaf, log), log[-2000:]
+    assert re.search(r'helper "deaf-[0-9a-f]{8}\.0" process %d exited on signal 9' % deaf, log)
 
 
 @need_node
@@ -620,6 +724,69 @@ def test_native_bridge_apps_asgi_and_wsgi(sws, rundir):
     assert h.wait_for(lambda: len(app_pids(s, "nat")) >= 3, 10), s.error_log()[-3000:]
 
 
+# Each framework under each server that runs it: (name, block, the pass
+# directive, what its page starts with, has a websocket route)
+FRAMEWORKS = [
+    ("fauv", "asgi fastapp:app; server uvicorn;", "python_pass", "fastapi", True),
+    ("fagu", "asgi fastapp:app; server gunicorn;", "python_pass", "fastapi", True),
+    ("fana", "asgi fastapp:app; server native;", "python_bridge_pass", "fastapi", True),
+    ("stgu", "asgi star:app; server gunicorn;", "python_pass", "starlette", True),
+    ("stna", "asgi star:app; server native;", "python_bridge_pass", "starlette", True),
+    ("fluv", "wsgi flaskapp:app; server uvicorn;", "python_pass", "flask", False),
+    ("djuv", "asgi django_app:asgi_app; server uvicorn;", "python_pass", "django", False),
+    ("djgu", "wsgi django_app:application; server gunicorn;", "python_pass", "django", False),
+    ("djna", "wsgi django_app:application; server native;", "python_bridge_pass", "django",
+     False),
+]
+PYBRIDGE = APPS.parent / "pybridge"        # where the Django app is
+
+
+@pytest.mark.skipif(not have_py("fastapi", "starlette", "flask", "django", "uvicorn",
+                                "gunicorn"),
+                    reason="python3-fastapi, -starlette, -flask, -django, -uvicorn, gunicorn")
+def test_frameworks_under_uvicorn_gunicorn_and_native(sws, rundir):
+    """FastAPI, Starlette, Flask and Django, each under uvicorn, gunicorn
+    and the native bridge behind scalwsd: a page, a 1 MiB POST read as a
+    stream (a form for Django), the client's Host, and the websocket routes
+    of the ASGI ones."""
+    assert bridge_built(), "objs/python/scalws_bridge is not built (python3-dev)"
+    s = start(sws, "".join(python_app(n, rundir, b, PYBRIDGE if p == "django" else APPS)
+                           for n, b, _, p, _ in FRAMEWORKS)
+              + "client_max_body_size 16m;\n",
+              "".join("location /%s/ { %s %s; }\n" % (n, d, n) for n, _, d, _, _ in FRAMEWORKS))
+    for name, block, _, page, ws in FRAMEWORKS:
+        if page == "django":
+            e = json.loads(wait_serving(s, "/%s/echo?x=1" % name, timeout=40).body)
+            assert (e["path"], e["get"], e["interface"], e["host"]) \
+                == ("/%s/echo" % name, {"x": "1"}, block[:4], "127.0.0.1:%d" % s.port), e
+            body = b"a=" + os.urandom(300000).hex().encode()
+            e = json.loads(get(s, "/%s/echo" % name, method="POST", body=body, timeout=20,
+                               headers=["Content-Type: application/x-www-form-urlencoded"]).body)
+            assert (e["post"], e["length"], e["sha256"]) == (
+                {"a": body[2:].decode()}, len(body), hashlib.sha256(body).hexdigest()), name
+            continue
+        r = wait_serving(s, "/%s/x" % name, timeout=40)
+        assert r.body.decode().startswith(page + " ") and "/%s/x" % name in r.body.decode(), \
+            (name, r.body)
+        body = os.urandom(1 << 20)
+        r = get(s, "/%s/echo" % name, method="POST", body=body, timeout=20)
+        assert r.body.decode() == "%d %s" % (len(body), hashlib.sha256(body).hexdigest()), \
+            (name, r.status, r.body[:200])
+        if page != "flask":
+            hd = json.loads(get(s, "/%s/headers" % name).body)
+            assert hd["host"] == "127.0.0.1:%d" % s.port, (name, hd)
+        if ws:
+            with websocket(s, "/%s/ws" % name) as (c, rest):
+                ws_send(c, b"hi")
+                text = b"echo hi" if page == "starlette" else b"fastapi hi"
+                want = bytes([0x81, len(text)]) + text
+                while len(rest) < len(want):
+                    d = c.recv(4096)
+                    assert d, (name, rest)
+                    rest += d
+                assert rest == want, (name, rest)
+
+
 @need_uvicorn
 def test_uvicorn_reload_with_a_changed_block_loses_nothing(sws, rundir):
     http = python_app("api", rundir, "asgi star:app;")
@@ -666,6 +833,38 @@ def test_external_apps_on_tcp_and_unix_sockets(sws, rundir):
         for p in procs:
             p.terminate()
             p.wait(5)
+
+
+@need_node
+def test_external_app_with_health_checks_retries_and_a_queue(sws, rundir):
+    """An external app in an upstream group beside a server that is down:
+    its requests go to the live one (retried at once, none fails) and the
+    health checks mark the other unhealthy; with max_conns=1 and a queue,
+    concurrent requests wait their turn and all get their answer."""
+    port, dead = h.free_port(), h.free_port()
+    proc = subprocess.Popen([NODE, str(APPS / "plain.js")], env=dict(os.environ, PORT=str(port)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert h.wait_for(lambda: h.port_open(port), 10)
+        s = start(sws, "upstream ext { server 127.0.0.1:%d; server 127.0.0.1:%d; keepalive 4;"
+                       " health_check interval=200ms; }\n"
+                       "upstream q { server 127.0.0.1:%d max_conns=1; queue 20 timeout=10s; }\n"
+                       % (dead, port, port),
+                  "location /e/ { node_pass ext; }\nlocation /q/ { python_pass q; }\n")
+        assert [get(s, "/e/x").status for _ in range(6)] == [200] * 6
+        assert h.wait_for(lambda: re.search(
+            r'upstream server 127\.0\.0\.1:%d of "ext" failed its health check \(.*\): '
+            r'unhealthy' % dead, s.error_log()), 5), s.error_log()[-2000:]
+        assert "passed its health checks" not in s.error_log()
+
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(8) as ex:
+            rs = list(ex.map(lambda i: get(s, "/q/slow?ms=200&i=%d" % i, timeout=15), range(8)))
+        assert [r.status for r in rs] == [200] * 8
+        assert time.monotonic() - t0 >= 8 * 0.2 * 0.9        # one at a time
+    finally:
+        proc.terminate()
+        proc.wait(5)
 
 
 # ---------------------------------------------------------------- errors

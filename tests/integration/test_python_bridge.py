@@ -480,6 +480,68 @@ def test_asgi_websocket_echo(env):
     assert get(srv, "/a/echo").status == 200
 
 
+def test_asgi_websocket_slow_client_bounds_what_the_app_sends(env):
+    """A websocket client that reads nothing: the application's sends wait
+    once the sockets and buffers between are full (of 256 MiB it would
+    send); the client then reads what was sent, whole frames; once it
+    went, the application's next send raises (its task ends)."""
+    srv, runners = env[0], env[1]
+    a = runners["a"]
+    c, _ = ws_connect(srv, "/a/ws-flood")
+    with c:
+        c.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        assert c.read_response().status == 101
+        pr.wait_mark(a, "ws-produced")
+        time.sleep(1.5)
+        produced = int(a.mark("ws-produced"))
+        print("sent by the application: %d bytes" % produced)
+        assert produced < 16 << 20, produced
+        time.sleep(0.5)
+        assert int(a.mark("ws-produced")) == produced, "it went on sending"
+        for _ in range(8):
+            assert ws_read(c) == (0x2, b"f" * 65536)
+    # gone: its next send raises an OSError, which ends the application's
+    # loop (the runner logs no traceback for it)
+    assert pr.wait_mark(a, "ws-flood-ended") == "OSError"
+    assert "ClientDisconnected" not in a.output()
+    assert get(srv, "/a/echo").status == 200
+
+
+def test_asgi_websocket_slow_app_bounds_what_the_client_sends(env):
+    """A websocket client sending 64 KiB messages to an application that
+    receives nothing for 1.5 s: what it gets through in the first second is
+    what the buffers hold (the runner's queue stops reading at 1 MiB), not
+    the 48 MiB; then every byte arrives."""
+    srv, runners = env[0], env[1]
+    a = runners["a"]
+    total, msg = 48 << 20, ws_frame(0x2, b"m" * 65536)
+    c, _ = ws_connect(srv, "/a/ws-deaf")
+    with c:
+        assert c.read_response().status == 101
+        c.sock.settimeout(0.05)
+        sent, deadline, view = 0, time.monotonic() + 1.0, memoryview(msg)
+        pos = 0
+        while time.monotonic() < deadline:
+            try:
+                n = c.sock.send(view[pos:])
+            except socket.timeout:
+                continue
+            pos += n
+            if pos == len(msg):
+                sent, pos = sent + 65536, 0
+        print("sent in the first second: %d bytes" % sent)
+        assert sent < 16 << 20, sent
+        c.sock.settimeout(10)
+        c.sock.sendall(view[pos:])
+        sent += 65536
+        while sent < total:
+            c.sock.sendall(msg)
+            sent += 65536
+        c.send(ws_frame(0x8, (1000).to_bytes(2, "big")))
+        assert ws_read(c)[0] == 0x8
+    assert int(pr.wait_mark(a, "ws-deaf-got", 10)) == total
+
+
 def test_asgi_websocket_refused(env):
     srv = env[0]
     c, _ = ws_connect(srv, "/a/ws-refuse")
@@ -496,6 +558,25 @@ def test_asgi_lifespan_shutdown(env):
     assert r.stop() == 0
     pr.wait_mark(r, "shutdown")
     assert not os.path.exists(r.sock)
+
+
+def test_asgi_lifespan_startup_failed_or_unsupported(env):
+    """lifespan.startup.failed: the runner logs the application's message
+    and exits without serving; an application that raises on the lifespan
+    scope is served without one (no state)."""
+    srv, _, sockdir, tmp = env
+    r = pr.Runner(os.path.join(sockdir, "lf.sock"), "lifespan_app:failing", "asgi",
+                  tmp / "marks-lf", workers=1)
+    r.start(check=False)
+    assert r.proc.wait(10) == 3
+    assert "startup failed: no database here" in r.output(), r.output()
+    u = pr.Runner(os.path.join(sockdir, "k.sock"), "lifespan_app:unsupported", "asgi",
+                  tmp / "marks-lu", workers=1).start()
+    try:
+        r = get(srv, "/x", port=2)
+        assert r.status == 200 and r.body == b"served without a lifespan, state None", r.body
+    finally:
+        u.stop()
 
 
 def test_asgi_task_factory_of_the_application(env):
@@ -536,6 +617,19 @@ def test_wsgi_close_and_write(env):
     assert r.status == 201 and r.body == b"written and returned"
 
 
+def test_wsgi_close_when_the_client_goes(env):
+    """An endless iterable whose client goes in the middle: close() is
+    called all the same (PEP 3333), and the runner serves on."""
+    srv, runners = env[0], env[1]
+    w = runners["w"]
+    with h.Conn(srv.ports[1], timeout=5) as c:
+        c.send(h.request(path="/w/raw/endless"))
+        while len(c.buf) < 200000:
+            assert c._fill(5)
+    assert pr.wait_mark(w, "closed-endless") == ""
+    assert get(srv, "/w/echo").status == 200
+
+
 def test_wsgi_file_wrapper(env):
     srv, runners = env[0], env[1]
     data = os.urandom(3 << 20)
@@ -543,6 +637,37 @@ def test_wsgi_file_wrapper(env):
     for port in (0, 1):
         r = get(srv, "/w/raw/file", port=port)
         assert r.status == 200 and r.body == data
+
+
+def test_wsgi_environ_and_input_per_pep_3333(env):
+    """A raw WSGI app under wsgiref.validate's validator: the environ's CGI
+    variables (PATH_INFO decoded, its bytes as latin-1; the query as sent),
+    native strings, the wsgi.* keys, wsgi.errors to the runner's output,
+    and wsgi.input read with readline(), read(n) and iteration up to its
+    end, for a body of known length and a chunked one."""
+    srv, _, sockdir, tmp = env
+    v = pr.Runner(os.path.join(sockdir, "k.sock"), "pep3333_app:app", "wsgi",
+                  tmp / "marks-v", workers=1).start()
+    try:
+        e = as_json(get(srv, "/v/caf%C3%A9%20x%2Fy?q=%20&r", port=2, headers=["X-A: 1"]))
+        assert {k: e[k] for k in e if k.isupper()} == {
+            "REQUEST_METHOD": "GET", "SCRIPT_NAME": "", "PATH_INFO": "/v/caf\u00c3\u00a9 x/y",
+            "QUERY_STRING": "q=%20&r", "CONTENT_TYPE": None, "CONTENT_LENGTH": None,
+            "SERVER_NAME": "127.0.0.1", "SERVER_PORT": str(srv.ports[2]),
+            "SERVER_PROTOCOL": "HTTP/1.1"}, e
+        assert e["native"] and e["http"]["HTTP_X_A"] == "1"
+        assert e["wsgi"] == {"version": [1, 0], "url_scheme": "http", "flags": [True] * 3,
+                             "run_once": False, "errors": True}
+        assert e["body"] == 0
+        for extra in ([], ["Transfer-Encoding: chunked"]):
+            e = as_json(get(srv, "/v/lines", port=2, method="POST", headers=extra,
+                            body=b"one\ntwo\nthree\nfour"))
+            assert e["lines"] == ["one\n", "two\nt", "hree\n", "four"] and e["eof"], e
+            assert e["CONTENT_LENGTH"] == "18"
+        assert "pep3333 app: wsgi.errors works" in v.output()
+        assert "Traceback" not in v.output(), v.output()
+    finally:
+        v.stop()
 
 
 def test_django(env):

@@ -29,7 +29,8 @@ def env():
 
 
 @app.route("/echo", methods=["POST"])
-def echo():
+@app.route("/<path:prefix>/echo", methods=["POST"])
+def echo(prefix=""):
     h = hashlib.sha256()
     n = 0
     while True:

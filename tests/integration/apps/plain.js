@@ -80,5 +80,10 @@ server.on('upgrade', (req, socket) => {
     });
 });
 
+// IGNORE_TERM set: SIGTERM does nothing (stop_timeout's SIGKILL ends it).
+if (process.env.IGNORE_TERM) {
+    process.on('SIGTERM', () => console.log('plain app ignores SIGTERM'));
+}
+
 console.log('plain app starting on ' + process.env.PORT);
 server.listen(process.env.PORT);

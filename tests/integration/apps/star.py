@@ -63,5 +63,5 @@ async def dispatch(request):
     return await ROUTES.get(request.url.path.rsplit("/", 1)[-1], home)(request)
 
 
-app = Starlette(routes=[WebSocketRoute("/ws", ws),
+app = Starlette(routes=[WebSocketRoute("/ws", ws), WebSocketRoute("/{prefix:path}/ws", ws),
                         Route("/{path:path}", dispatch, methods=["GET", "POST", "HEAD"])])

@@ -145,6 +145,39 @@ async def ws_echo(websocket):
             await websocket.send_bytes(msg["bytes"][::-1])
 
 
+async def ws_flood(websocket):
+    """Sends 64 KiB binary messages until the client goes, counting what it
+    sent in MARKS/ws-produced (a client that does not read must stop it);
+    the send after the client went raises."""
+    await websocket.accept()
+    chunk = b"f" * 65536
+    produced = 0
+    try:
+        while produced < (256 << 20):
+            await websocket.send_bytes(chunk)
+            produced += len(chunk)
+            mark("ws-produced", str(produced))
+    except OSError:
+        mark("ws-flood-ended", "OSError")     # the client went (ASGI: an OSError)
+        raise
+
+
+async def ws_deaf(websocket):
+    """Reads nothing for 1.5 s (a client's messages must then wait in the
+    buffers, not pile up here), then counts the bytes of the messages until
+    the client closes: MARKS/ws-deaf-got."""
+    import asyncio
+    await websocket.accept()
+    await asyncio.sleep(1.5)
+    got = 0
+    while True:
+        msg = await websocket.receive()
+        if msg["type"] == "websocket.disconnect":
+            mark("ws-deaf-got", str(got))
+            return
+        got += len(msg.get("bytes") or b"")
+
+
 async def lifespan(app):
     mark("startup")
     yield {"started": True}
@@ -164,4 +197,6 @@ app = Starlette(routes=[
     Route("/a/disconnect", WaitDisconnect()),
     WebSocketRoute("/a/ws", ws_echo),
     WebSocketRoute("/a/ws-refuse", ws_echo),
+    WebSocketRoute("/a/ws-flood", ws_flood),
+    WebSocketRoute("/a/ws-deaf", ws_deaf),
 ], lifespan=lifespan)

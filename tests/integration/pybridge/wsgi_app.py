@@ -140,8 +140,24 @@ class Closing:
         mark("closed")
 
 
+class Endless:
+    """64 KiB parts up to 1 GiB, close() marked "closed-endless": a client
+    that goes in the middle must still get it called (PEP 3333)."""
+
+    def __iter__(self):
+        part = b"e" * 65536
+        for _ in range(16384):
+            yield part
+
+    def close(self):
+        mark("closed-endless")
+
+
 def raw(environ, start_response):
     path = environ["PATH_INFO"]
+    if path == "/w/raw/endless":
+        start_response("200 OK", [("Content-Type", "application/octet-stream")])
+        return Endless()
     if path == "/w/raw/closing":
         start_response("200 OK", [("Content-Type", "text/plain")])
         return Closing([b"one ", b"two ", b"three"])

@@ -28,6 +28,12 @@ def log(msg):
     sys.stderr.flush()
 
 
+class ClientDisconnected(OSError):
+    """websocket.send after the client went away: ASGI asks for a subclass of
+    OSError, so that an application that only sends (a feed, a ticker)
+    learns it and its task ends."""
+
+
 def is_websocket(scope):
     for name, value in scope["headers"]:
         if name == b"upgrade":
@@ -81,15 +87,20 @@ class WebSocket:
         self.queued = 0
         self.waiter = None
         self.state = "connecting"      # open, closing, closed
-        self.buf = b""
+        self.buf = b""                 # the start of a frame not whole yet
+        self.parts = None              # a long frame's pieces: [buf, data, ...]
+        self.need = 0                  # ... until they make this many bytes
         self.fragments = None          # (opcode, [payloads]) of a message in pieces
         self.size = 0
+        self.app_closed = False        # the application's websocket.close
 
     # -- the application's side
 
     async def run(self, app):
         try:
             await app(self.scope, self.receive, self.send)
+        except ClientDisconnected:
+            pass                        # the client went: nothing to tell it
         except BaseException as e:
             log("the application raised:\n" + traceback.format_exc().rstrip())
             if self.state == "connecting":
@@ -150,6 +161,7 @@ class WebSocket:
             self.state = "open"
             return
         if kind == "websocket.close":
+            self.app_closed = True
             if self.state == "connecting":
                 self.refuse(403)
             elif self.state == "open":
@@ -157,8 +169,12 @@ class WebSocket:
             return
         if kind != "websocket.send":
             raise RuntimeError("unexpected ASGI message %r" % kind)
+        if self.state == "connecting":
+            raise RuntimeError("websocket.send before websocket.accept")
         if self.state != "open":
-            return                      # closed meanwhile: nothing to do
+            if self.app_closed:
+                raise RuntimeError("websocket.send after websocket.close")
+            raise ClientDisconnected("the websocket's client went away")
         if message.get("bytes") is not None:
             conn.write(frame(BINARY, message["bytes"]))
         else:
@@ -186,8 +202,19 @@ class WebSocket:
 
     def feed(self, data):
         """The client's frames (after the 101)."""
-        buf = self.buf + data if self.buf else data
+        if self.parts is not None:
+            # a long frame comes in many reads: joined once, when whole
+            # (not copied again with each read)
+            self.parts.append(data)
+            self.need -= len(data)
+            if self.need > 0:
+                return
+            buf = b"".join(self.parts)
+            self.parts = None
+        else:
+            buf = self.buf + data if self.buf else data
         at = 0
+        need = 0
         while self.state == "open":
             if len(buf) - at < 2:
                 break
@@ -209,11 +236,16 @@ class WebSocket:
                 self.fail(1009 if n > MAX_MESSAGE else 1002)
                 return
             if len(buf) - p < 4 + n:
+                need = p + 4 + n - len(buf)
                 break
             payload = unmask(buf[p + 4:p + 4 + n], buf[p:p + 4])
             at = p + 4 + n
             self.frame(b0 & 0x80, b0 & 0x0F, payload)
         self.buf = buf[at:]
+        if need > 65536:
+            self.parts = [self.buf]
+            self.need = need
+            self.buf = b""
 
     def fail(self, code):
         self.close(code)
