@@ -456,7 +456,8 @@ sws_http_core_run_phases(sws_http_request_t *r)
 
         rc = st->handler(r);
 
-        if (sws_unlikely(r->loc_conf != level) && rc != SWS_DONE) {
+        /* SWS_DONE: r may be gone (finalized, its connection closed) */
+        if (rc != SWS_DONE && sws_unlikely(r->loc_conf != level)) {
             if (sws_http_phase_moved(r, st, rc) != SWS_OK) {
                 return;
             }

@@ -1,5 +1,7 @@
 """return (the rewrite module's): fixed and with variables, redirects, the
 URL form, 444, the server level before locations, and errors."""
+import time
+
 import pytest
 
 import rwutil
@@ -83,6 +85,25 @@ def test_444_closes(srv):
         c.send(h.request("GET", "/close"))
         assert c.closed_within(3.0)
         assert c.buf == b""
+
+
+def test_answer_on_a_closing_connection_keeps_the_worker(srv):
+    """The connection closes with the answer (Connection: close, HTTP/1.0):
+    the request is gone when return's handler comes back, and the phase
+    loop must not read it (a sanitizer's abort killed the worker after the
+    answer went out)."""
+    for path, version in (("/fixed", "HTTP/1.1"), ("/text?a=1", "HTTP/1.1"),
+                          ("/fixed", "HTTP/1.0")):
+        with h.Conn(srv.port) as c:
+            c.send(h.request("GET", path, headers=[("Connection", "close")],
+                             version=version))
+            r = c.read_response()
+            assert r is not None and r.status in (200, 201), r
+            assert c.closed_within(3.0)
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        assert "exited on signal" not in srv.error_log(), srv.error_log()[-2000:]
+        time.sleep(0.1)
 
 
 def test_return_runs_before_the_content_handler(srv):
