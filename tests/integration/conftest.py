@@ -71,6 +71,17 @@ def pytest_runtest_makereport(item, call):
                                  srv.diagnostics(3000)))
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the test's fixtures (and, at a module's last test, the module's)
+    have stopped their servers: a worker or helper that crashed meanwhile
+    fails the test, even if every answer it gave was right."""
+    if h.CRASHES:
+        found = list(h.CRASHES)
+        del h.CRASHES[:]
+        raise AssertionError("scalwsd processes crashed:\n" + "\n".join(found))
+
+
 @pytest.fixture
 def origin(tmp_path):
     """Factory: origin(name=..., unix=..., keepalive=...) starts a test origin

@@ -52,6 +52,13 @@ ABI_MINOR = int(_header_define("SWS_ABI_MINOR", "0"))
 
 # Servers currently running, so that a failing test can show their logs.
 RUNNING = []
+# Crashes (a worker's or helper's process ended by SIGILL, SIGABRT, SIGBUS,
+# SIGFPE or SIGSEGV, as its master logged them) found in the error logs of
+# the servers stopped so far: conftest fails the test that stopped them. A
+# sanitizer's report ends the process with SIGABRT (abort_on_error=1), and a
+# worker that dies after answering would otherwise pass its test.
+CRASHES = []
+_CRASH_RE = re.compile(r"process \d+ .*exited on signal (?:4|6|7|8|11)\b.*")
 
 
 class StartError(Exception):
@@ -369,6 +376,8 @@ class Server:
         self._close_stderr()
         if self in RUNNING:
             RUNNING.remove(self)
+            for m in _CRASH_RE.finditer(self.error_log()):
+                CRASHES.append("%s: %s" % (self.error_log_path, m.group(0)))
 
     def _close_stderr(self):
         if self._stderr:
