@@ -125,6 +125,7 @@ static struct io_uring  ring;
 /* The wait's timeout and signal mask (set once; the timeout's value each
  * wait). */
 static struct __kernel_timespec       wait_ts;
+static unsigned                       wait_max;  /* half the completion queue */
 static struct io_uring_getevents_arg  wait_arg;
 static int              ring_up;
 static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
@@ -204,6 +205,7 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
     wait_arg.sigmask = (uintptr_t) &sws_wait_sigmask;
     wait_arg.sigmask_sz = _NSIG / 8;
     wait_arg.ts = (uintptr_t) &wait_ts;
+    wait_max = ring.cq.ring_entries / 2;
     (void) sws_uring_recv_init(cycle->log);
     sws_event_actions = sws_uring_actions;
     return SWS_OK;
@@ -795,7 +797,7 @@ sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size)
         if (c->event_recv.pos == c->event_recv.len) {
             sws_uring_rbuf_put(c->event_recv.bid);
             c->event_recv.data = NULL;
-            if (!c->event_recv.full) {
+            if (c->event_recv.len != SWS_URING_RBUF) {
                 /* all the socket had: the next data on the ring */
                 if (n < size) {
                     rev->ready = 0;
@@ -866,8 +868,7 @@ sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags)
         c->event_recv.data = rbufs + (size_t) bid * SWS_URING_RBUF;
         c->event_recv.pos = 0;
         c->event_recv.len = (uint32_t) res;
-        c->event_recv.bid = (uint16_t) bid;
-        c->event_recv.full = res == SWS_URING_RBUF;
+        c->event_recv.bid = (uint16_t) bid;     /* (a full buffer: more may wait) */
     } else if (res == 0) {
         c->event_recv.err = -1;
         c->read->eof = 1;
@@ -946,7 +947,7 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     }
     /* Submit what this iteration queued and wait for a completion (none
      * when one is there already), in one system call. */
-    wait = 1 + sws_min(cancels + quiet_sends, ring.cq.ring_entries / 2);
+    wait = 1 + sws_min(cancels + quiet_sends, wait_max);
     cancels = 0;
     quiet_sends = 0;
     wait_gen++;
