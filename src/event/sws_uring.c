@@ -543,7 +543,16 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         s->sqe->len = s->len;           /* the queued send takes it too */
     }
     c->sent += (off_t) size;
-    return sws_chain_update_sent(in, (off_t) size);
+    /* All of it was copied: sws_chain_update_sent() of the whole chain,
+     * without its arithmetic. */
+    for (cl = in; cl; cl = cl->next) {
+        b = cl->buf;
+        b->pos = b->last;
+        if (b->in_file) {
+            b->file_pos = b->file_last;
+        }
+    }
+    return NULL;
 
 other:
     /* More than the buffer takes, or a file: send() and sendfile() as on
