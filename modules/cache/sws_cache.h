@@ -361,7 +361,10 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
-    time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
+    /* when the lookup ran (monotonic ms, -1: never): the request time of
+     * RFC 9111 4.2.3, in ms so that an answer that took 5 ms across a
+     * second's turn does not count as a second old */
+    sws_msec_t             asked;
     sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
     sws_uint_t             nsiblings;
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
@@ -456,13 +459,16 @@ size_t    sws_cache_cc_field_names(const sws_str_t *v, u_char *w);
 /* The request's Cache-Control (client directives) combined over its fields. */
 void      sws_cache_cc_request(sws_http_request_t *r, sws_cache_cc_t *cc);
 /* Whether the response on r may be stored, and the entry's times: NULL and
- * h filled, or why not (for the debug log). asked: when the server was
- * asked (the response's delay counts in its age), -1 unknown. strip: the
+ * h filled, or why not (for the debug log). delay: the whole seconds the
+ * server took to answer (its response_delay counts in the age), -1
+ * unknown. strip: the
  * fields not to store (no-cache="f", private="f": "a,b,"). update: the
  * response updates a stored one (a 304's fields merged, RFC 9111 3.2): a
  * Set-Cookie is then left out of the entry, not a reason to keep none. */
 const char *sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *h, sws_str_t *vary, time_t asked, sws_str_t *strip, int update);
+    sws_cache_file_header_t *h, sws_str_t *vary, time_t delay, sws_str_t *strip, int update);
+/* ctx->asked to now in whole seconds: storable's delay. */
+time_t    sws_cache_response_delay(const sws_cache_ctx_t *ctx);
 /* A targeted field's value (RFC 9213 2.2: an RFC 8941 Dictionary, its
  * lines joined by ",") into cc (set anew), and the field names of its
  * no-cache="..." and private="..." at names (room: v->len bytes) as

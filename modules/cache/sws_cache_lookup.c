@@ -866,7 +866,7 @@ static sws_int_t
 sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
     if (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE) {
-        ctx->asked = sws_time_sec();   /* the server is asked now */
+        ctx->asked = sws_current_msec();   /* the server is asked now */
     }
     if (rc == SWS_UPSTREAM_CACHE_MISS) {
         /* RFC 9111 4.3.1: its 304 goes to the client, and is not stored */

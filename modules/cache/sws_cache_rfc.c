@@ -64,6 +64,17 @@ sws_cache_age(time_t response_time, time_t initial_age, time_t now)
     return initial_age + (now > response_time ? now - response_time : 0);
 }
 
+time_t
+sws_cache_response_delay(const sws_cache_ctx_t *ctx)
+{
+    if (ctx->asked == -1) {
+        return -1;
+    }
+    /* whole seconds of the time it took, not the seconds the clock turned
+     * meanwhile */
+    return (time_t) ((sws_current_msec() - ctx->asked) / 1000);
+}
+
 /* The validity proxy_cache_valid gives status, or -1. */
 static time_t
 sws_cache_valid_for(sws_cache_loc_conf_t *lcf, sws_uint_t status)
@@ -317,7 +328,7 @@ sws_cache_strip_targets(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_st
 
 const char *
 sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
-    sws_cache_file_header_t *fh, sws_str_t *vary, time_t asked, sws_str_t *strip, int update)
+    sws_cache_file_header_t *fh, sws_str_t *vary, time_t delay, sws_str_t *strip, int update)
 {
     u_char                   *p;
     static const sws_str_t    set_cookie = sws_string("set-cookie");
@@ -454,7 +465,7 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     }
     apparent = date != -1 && now > date ? now - date : 0;
     /* 4.2.3: corrected_age_value, the Age plus the time the answer took */
-    age = (age < 0 ? 0 : age) + (asked != -1 && now > asked ? now - asked : 0);
+    age = (age < 0 ? 0 : age) + (delay > 0 ? delay : 0);
     if (lifetime < 0 && !cc.no_cache && sws_cache_valid_for(lcf, vstatus) < 0) {
         /* nothing explicit, nothing configured: a share of the time since
          * Last-Modified (RFC 9111 4.2.2) */

@@ -274,7 +274,8 @@ sws_cache_store_head(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 0);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip,
+                             0);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -664,7 +665,8 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 1);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip,
+                             1);
     if (why != NULL || ctx->no_store) {
         return SWS_OK;
     }

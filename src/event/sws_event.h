@@ -129,7 +129,6 @@ struct sws_connection_s {
         unsigned          gen;           /* the submission it is queued for */
         uint16_t          bid;           /* the provided buffer of data */
         unsigned          armed:1;       /* a recv is queued or in flight */
-        unsigned          full:1;        /* it filled its buffer: more may wait */
         unsigned          pollout:1;     /* the poll reports room only */
         int               err;           /* what it ended with: errno, -1 EOF */
     }                     event_recv;

@@ -122,6 +122,11 @@ static struct io_uring_buf_ring *rbuf_ring;
 static u_char                   *rbufs;
 
 static struct io_uring  ring;
+/* The wait's timeout and signal mask (set once; the timeout's value each
+ * wait). */
+static struct __kernel_timespec       wait_ts;
+static unsigned                       wait_max;  /* half the completion queue */
+static struct io_uring_getevents_arg  wait_arg;
 static int              ring_up;
 static unsigned         enter_flags;     /* IORING_ENTER_REGISTERED_RING */
 /* Cancellations queued since the last wait: each brings one completion
@@ -197,6 +202,10 @@ sws_uring_init(sws_cycle_t *cycle, sws_uint_t n)
     enter_flags = io_uring_register_ring_fd(&ring) == 1 ? IORING_ENTER_REGISTERED_RING : 0;
     ring_up = 1;
     uring_log = cycle->log;
+    wait_arg.sigmask = (uintptr_t) &sws_wait_sigmask;
+    wait_arg.sigmask_sz = _NSIG / 8;
+    wait_arg.ts = (uintptr_t) &wait_ts;
+    wait_max = ring.cq.ring_entries / 2;
     (void) sws_uring_recv_init(cycle->log);
     sws_event_actions = sws_uring_actions;
     return SWS_OK;
@@ -389,7 +398,25 @@ sws_uring_close_connection(sws_connection_t *c)
 
 /* ---- sends ---- */
 
-static void
+/* A send's completion that needs nothing more: all sent, and nobody waits
+ * for it (the common case, checked where completions are taken). */
+static inline int
+sws_uring_send_settled(sws_uring_send_t *s, int res)
+{
+    return res == (int) (s->len - s->off) && !s->closed && !s->shut && !s->writer
+           && s->c->write->ready;
+}
+
+static inline void
+sws_uring_send_free(sws_uring_send_t *s)
+{
+    s->c->event_send = NULL;
+    s->next = send_free;
+    send_free = s;
+}
+
+/* (inlined: a response's send is queued here, on every request) */
+static inline __attribute__((always_inline)) void
 sws_uring_send_queue(sws_uring_send_t *s, sws_log_t *log)
 {
     struct io_uring_sqe *sqe = sws_uring_sqe(log);
@@ -516,7 +543,16 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         s->sqe->len = s->len;           /* the queued send takes it too */
     }
     c->sent += (off_t) size;
-    return sws_chain_update_sent(in, (off_t) size);
+    /* All of it was copied: sws_chain_update_sent() of the whole chain,
+     * without its arithmetic. */
+    for (cl = in; cl; cl = cl->next) {
+        b = cl->buf;
+        b->pos = b->last;
+        if (b->in_file) {
+            b->file_pos = b->file_last;
+        }
+    }
+    return NULL;
 
 other:
     /* More than the buffer takes, or a file: send() and sendfile() as on
@@ -572,13 +608,8 @@ sws_uring_send_done(sws_uring_send_t *s, int res)
     sws_log_t        *log;
     unsigned          writer;
 
-    if (sws_likely(res == (int) (s->len - s->off) && !s->closed && !s->shut && !s->writer
-                   && c->write->ready))
-    {
-        /* All sent, and nobody waits for it: the common case. */
-        c->event_send = NULL;
-        s->next = send_free;
-        send_free = s;
+    if (sws_uring_send_settled(s, res)) {
+        sws_uring_send_free(s);
         return;
     }
     log = s->closed ? uring_log : c->log;
@@ -691,8 +722,8 @@ sws_uring_rbuf_put(unsigned bid)
 }
 
 /* The next data of c comes on the ring: a recv into a provided buffer,
- * submitted with the wait. */
-static void
+ * submitted with the wait. (Inlined: queued on every request.) */
+static inline __attribute__((always_inline)) void
 sws_uring_recv_arm(sws_connection_t *c)
 {
     struct io_uring_sqe *sqe = sws_uring_sqe(c->log);
@@ -775,7 +806,7 @@ sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size)
         if (c->event_recv.pos == c->event_recv.len) {
             sws_uring_rbuf_put(c->event_recv.bid);
             c->event_recv.data = NULL;
-            if (!c->event_recv.full) {
+            if (c->event_recv.len != SWS_URING_RBUF) {
                 /* all the socket had: the next data on the ring */
                 if (n < size) {
                     rev->ready = 0;
@@ -846,8 +877,7 @@ sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags)
         c->event_recv.data = rbufs + (size_t) bid * SWS_URING_RBUF;
         c->event_recv.pos = 0;
         c->event_recv.len = (uint32_t) res;
-        c->event_recv.bid = (uint16_t) bid;
-        c->event_recv.full = res == SWS_URING_RBUF;
+        c->event_recv.bid = (uint16_t) bid;     /* (a full buffer: more may wait) */
     } else if (res == 0) {
         c->event_recv.err = -1;
         c->read->eof = 1;
@@ -909,34 +939,30 @@ sws_uring_flush(void)
 static sws_int_t
 sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 {
-    struct __kernel_timespec       ts;
-    struct io_uring_getevents_arg  arg;
-    struct io_uring_cqe           *cqe;
+    struct io_uring_cqe           *cqe, *cqes;
     sws_connection_t              *c;
+    sws_uring_send_t              *s;
     uint64_t                       user_data;
-    unsigned                       head, tail, n, flags, wait;
+    unsigned                       head, tail, n, flags, wait, mask, entries;
+    unsigned                      *khead;
     int                            rc, res;
 
     if (timer < 0) {
-        ts.tv_sec = SWS_URING_FOREVER_SEC;
-        ts.tv_nsec = 0;
+        wait_ts.tv_sec = SWS_URING_FOREVER_SEC;
+        wait_ts.tv_nsec = 0;
     } else {
-        ts.tv_sec = timer / 1000;
-        ts.tv_nsec = (timer % 1000) * 1000000;
+        wait_ts.tv_sec = timer / 1000;
+        wait_ts.tv_nsec = (timer % 1000) * 1000000;
     }
     /* Submit what this iteration queued and wait for a completion (none
      * when one is there already), in one system call. */
-    wait = 1 + sws_min(cancels + quiet_sends, ring.cq.ring_entries / 2);
+    wait = 1 + sws_min(cancels + quiet_sends, wait_max);
     cancels = 0;
     quiet_sends = 0;
     wait_gen++;
-    arg.sigmask = (uintptr_t) &sws_wait_sigmask;
-    arg.sigmask_sz = _NSIG / 8;
-    arg.pad = 0;
-    arg.ts = (uintptr_t) &ts;
     rc = io_uring_enter2((unsigned) ring.enter_ring_fd, sws_uring_flush(), wait,
                          IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG | enter_flags,
-                         (sigset_t *) &arg, sizeof(arg));
+                         (sigset_t *) &wait_arg, sizeof(wait_arg));
     if (sws_worker_stat != NULL) {
         sws_event_woke_ns = sws_worker_ns();
     }
@@ -953,9 +979,14 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     /* Each completion is taken off the ring before its handlers run, so
      * that the ring has room for what they cause. At most a ring's worth:
      * the timers get their turn. */
-    head = *ring.cq.khead;
+    /* (the ring's geometry in registers: the handlers do not change it) */
+    khead = ring.cq.khead;
+    cqes = ring.cq.cqes;
+    mask = ring.cq.ring_mask;
+    entries = ring.cq.ring_entries;
+    head = *khead;
     tail = io_uring_smp_load_acquire(ring.cq.ktail);
-    for (n = 0; n < ring.cq.ring_entries; n++) {
+    for (n = 0; n < entries; n++) {
         if (head == tail) {
             /* (a handler's full submission queue may have brought more) */
             tail = io_uring_smp_load_acquire(ring.cq.ktail);
@@ -963,11 +994,11 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
                 break;
             }
         }
-        cqe = &ring.cq.cqes[head & ring.cq.ring_mask];
+        cqe = &cqes[head & mask];
         user_data = cqe->user_data;
         res = cqe->res;
         flags = cqe->flags;
-        io_uring_smp_store_release(ring.cq.khead, ++head);
+        io_uring_smp_store_release(khead, ++head);
 
         /* the common ones first: a request's recv and its response's send */
         if (user_data & SWS_URING_RECV_TAG) {
@@ -975,8 +1006,12 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
             continue;
         }
         if (user_data & SWS_URING_SEND_TAG) {
-            sws_uring_send_done((sws_uring_send_t *) (uintptr_t)
-                                (user_data & ~(uint64_t) SWS_URING_SEND_TAG), res);
+            s = (sws_uring_send_t *) (uintptr_t) (user_data & ~(uint64_t) SWS_URING_SEND_TAG);
+            if (sws_likely(sws_uring_send_settled(s, res))) {
+                sws_uring_send_free(s);
+            } else {
+                sws_uring_send_done(s, res);
+            }
             continue;
         }
         if (user_data <= SWS_URING_POLL_UPDATE) {
