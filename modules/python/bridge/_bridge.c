@@ -30,6 +30,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -1387,6 +1388,498 @@ static PyTypeObject DoneType = {
 
 
 /*
+ * Cycle: one ASGI http request's state, and its send() in C. asgi.py's
+ * Cycle subclasses it (receive(), run() and the rare paths stay there);
+ * send() was two Python calls per plain request and most of its lines
+ * looked up attributes. It does what asgi.py's did, line for line: the
+ * head is kept until the first body message, which goes out with it as
+ * one write; the last one completes the response (the connection's
+ * bookkeeping as Connection.response_done does it).
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject   *conn, *scope, *chunks, *waiter, *status, *headers;
+    Py_ssize_t  size;
+    char        more_body, final_given, started, head_sent, complete, disconnected;
+} CycleObject;
+
+static PyObject *done_obj;           /* DONE */
+static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
+                *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
+                *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
+                *a_get, *a_in_body,
+                *empty_bytes, *empty_tuple;
+
+static int
+Cycle_init(CycleObject *c, PyObject *args, PyObject *kw)
+{
+    PyObject *conn, *scope;
+    int       has_body;
+
+    if (kw != NULL && PyDict_GET_SIZE(kw) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Cycle(conn, scope, has_body)");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "OOp", &conn, &scope, &has_body)) {
+        return -1;
+    }
+    Py_INCREF(conn);
+    Py_XSETREF(c->conn, conn);
+    Py_INCREF(scope);
+    Py_XSETREF(c->scope, scope);
+    Py_XSETREF(c->chunks, PyList_New(0));
+    if (c->chunks == NULL) {
+        return -1;
+    }
+    Py_CLEAR(c->waiter);
+    Py_XSETREF(c->status, PyLong_FromLong(200));
+    Py_INCREF(empty_tuple);
+    Py_XSETREF(c->headers, empty_tuple);
+    c->size = 0;
+    c->more_body = (char) has_body;
+    c->final_given = c->started = c->head_sent = c->complete = c->disconnected = 0;
+    return 0;
+}
+
+static int
+Cycle_traverse(CycleObject *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->conn);
+    Py_VISIT(c->scope);
+    Py_VISIT(c->chunks);
+    Py_VISIT(c->waiter);
+    Py_VISIT(c->status);
+    Py_VISIT(c->headers);
+    return 0;
+}
+
+static int
+Cycle_clear(CycleObject *c)
+{
+    Py_CLEAR(c->conn);
+    Py_CLEAR(c->scope);
+    Py_CLEAR(c->chunks);
+    Py_CLEAR(c->waiter);
+    Py_CLEAR(c->status);
+    Py_CLEAR(c->headers);
+    return 0;
+}
+
+static void
+Cycle_dealloc(CycleObject *c)
+{
+    PyObject_GC_UnTrack(c);
+    Cycle_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *) c);
+}
+
+/* message[key] (KeyError when missing), or message.get(key, dflt) when
+ * dflt is given: new references. */
+static PyObject *
+message_item(PyObject *msg, PyObject *key, PyObject *dflt)
+{
+    PyObject *v;
+
+    if (PyDict_CheckExact(msg)) {
+        v = PyDict_GetItemWithError(msg, key);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (dflt == NULL) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return NULL;
+        }
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    if (dflt == NULL) {
+        return PyObject_GetItem(msg, key);
+    }
+    {
+        PyObject *args[3] = { msg, key, dflt };
+
+        return PyObject_VectorcallMethod(a_get, args, 3, NULL);
+    }
+}
+
+/* An attribute's truth; -1 on error. */
+static int
+attr_true(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    int       t;
+
+    if (v == NULL) {
+        return -1;
+    }
+    t = v == Py_True ? 1 : v == Py_False || v == Py_None ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return t;
+}
+
+/* A DATA frame of body (none if empty), then an END (if end >= 0). */
+static PyObject *
+data_frames(PyObject *body, long end)
+{
+    Py_buffer      view;
+    PyObject      *out;
+    unsigned char *p;
+
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if ((uint64_t) view.len > UINT32_MAX) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
+        return NULL;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (view.len ? SWS_PYB_HEAD_LEN + view.len : 0)
+                                          + (end >= 0 ? SWS_PYB_HEAD_LEN : 0));
+    if (out != NULL) {
+        p = (unsigned char *) PyBytes_AS_STRING(out);
+        if (view.len) {
+            p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) view.len);
+            memcpy(p, view.buf, (size_t) view.len);
+            p += view.len;
+        }
+        if (end >= 0) {
+            sws_pyb_put_head(p, SWS_PYB_END, (unsigned) end & SWS_PYB_END_KEEP, 0);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static int
+same_str(PyObject *o, PyObject *interned)
+{
+    return o == interned || (PyUnicode_Check(o) && PyUnicode_Compare(o, interned) == 0);
+}
+
+static PyObject *
+Cycle_send(CycleObject *c, PyObject *message)
+{
+    PyObject *kind, *body = NULL, *more_o = NULL, *data = NULL, *conn, *v, *rv = NULL;
+    int       more, t;
+
+    kind = message_item(message, k_type, NULL);
+    if (kind == NULL) {
+        return NULL;
+    }
+    if (same_str(kind, k_start_type)) {
+        Py_DECREF(kind);
+        if (c->started) {
+            PyErr_SetString(PyExc_RuntimeError, "http.response.start sent twice");
+            return NULL;
+        }
+        v = message_item(message, k_status, NULL);
+        if (v == NULL) {
+            return NULL;
+        }
+        c->started = 1;
+        Py_XSETREF(c->status, v);
+        v = message_item(message, k_headers, empty_tuple);
+        if (v == NULL) {
+            return NULL;
+        }
+        Py_XSETREF(c->headers, v);
+        Py_INCREF(done_obj);
+        return done_obj;
+    }
+    if (!same_str(kind, k_body_type)) {
+        if (same_str(kind, k_trailers_type)) {
+            Py_DECREF(kind);
+            Py_INCREF(done_obj);
+            return done_obj;
+        }
+        PyErr_Format(PyExc_RuntimeError, "unexpected ASGI message %R", kind);
+        Py_DECREF(kind);
+        return NULL;
+    }
+    Py_DECREF(kind);
+    if (!c->started || c->complete) {
+        PyErr_SetString(PyExc_RuntimeError, "http.response.body out of place");
+        return NULL;
+    }
+    if (c->disconnected) {
+        Py_INCREF(done_obj);
+        return done_obj;
+    }
+    body = message_item(message, k_body, empty_bytes);
+    if (body == NULL) {
+        return NULL;
+    }
+    more_o = message_item(message, k_more_body, Py_False);
+    if (more_o == NULL) {
+        goto done;
+    }
+    more = PyObject_IsTrue(more_o);
+    if (more < 0) {
+        goto done;
+    }
+    conn = c->conn;
+    if (!c->head_sent) {
+        PyObject *args[4] = { c->status, c->headers, body, NULL };
+
+        c->head_sent = 1;
+        args[3] = PyLong_FromLong(more ? -1 : SWS_PYB_END_KEEP);
+        if (args[3] == NULL) {
+            goto done;
+        }
+        data = bridge_response(NULL, args, 4, NULL);
+        Py_DECREF(args[3]);
+    } else if (more) {
+        data = data_frames(body, -1);
+    } else {
+        t = PyObject_IsTrue(body);
+        if (t < 0) {
+            goto done;
+        }
+        data = data_frames(t ? body : empty_bytes, SWS_PYB_END_KEEP);
+    }
+    if (data == NULL) {
+        goto done;
+    }
+    if (PyBytes_GET_SIZE(data)) {
+        t = attr_true(conn, a_closed);
+        if (t < 0) {
+            goto done;
+        }
+        if (!t) {
+            PyObject *transport = PyObject_GetAttr(conn, a_transport);
+
+            if (transport == NULL) {
+                goto done;
+            }
+            v = PyObject_CallMethodOneArg(transport, a_write, data);
+            Py_DECREF(transport);
+            if (v == NULL) {
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+    }
+    if (more) {
+        t = attr_true(conn, a_write_paused);
+        if (t < 0) {
+            goto done;
+        }
+        if (t) {
+            rv = PyObject_CallMethodNoArgs(conn, a_drain);
+        } else {
+            Py_INCREF(done_obj);
+            rv = done_obj;
+        }
+        goto done;
+    }
+    /* the response is complete (response_complete(), inline: the common path) */
+    c->complete = 1;
+    if (c->waiter != NULL && c->waiter != Py_None) {
+        v = PyObject_CallMethodNoArgs((PyObject *) c, a_wake);   /* a receive() gets the disconnect */
+        if (v == NULL) {
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    v = PyObject_GetAttr(conn, a_cycle);
+    if (v == NULL) {
+        goto done;
+    }
+    Py_DECREF(v);                    /* only compared */
+    if (v == (PyObject *) c) {
+        PyObject *parser = PyObject_GetAttr(conn, a_parser);
+
+        if (parser == NULL) {
+            goto done;
+        }
+        if (Py_IS_TYPE(parser, &ParserType)) {
+            t = ((ParserObject *) parser)->in_body;
+        } else {
+            t = attr_true(parser, a_in_body);
+        }
+        Py_DECREF(parser);
+        if (t < 0) {
+            goto done;
+        }
+        if (!t && PyObject_SetAttr(conn, a_cycle, Py_None) < 0) {
+            goto done;
+        }
+        /* else: the body's rest is read and dropped until BODY_END */
+    }
+    t = attr_true(conn, a_read_paused);
+    if (t < 0) {
+        goto done;
+    }
+    if (t) {
+        v = PyObject_CallMethodNoArgs(conn, a_resume_reading);
+        if (v == NULL) {
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    Py_INCREF(done_obj);
+    rv = done_obj;
+
+done:
+    Py_XDECREF(data);
+    Py_XDECREF(more_o);
+    Py_DECREF(body);
+    return rv;
+}
+
+
+/*
+ * cycle.send: a Sender, the bound send() that asyncio.iscoroutinefunction
+ * takes for a coroutine function (its _is_coroutine is asyncio's marker,
+ * given by set_coroutine_marker()), as the async def send of other
+ * servers is (what some frameworks check before awaiting).
+ */
+typedef struct {
+    PyObject_HEAD
+    CycleObject    *cycle;
+    vectorcallfunc  vectorcall;
+} SenderObject;
+
+static PyObject *coroutine_marker;   /* asyncio.coroutines._is_coroutine, or NULL */
+static PyTypeObject SenderType;
+
+static PyObject *
+Sender_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "send(message) takes one argument");
+        return NULL;
+    }
+    return Cycle_send(((SenderObject *) self)->cycle, args[0]);
+}
+
+static void
+Sender_dealloc(SenderObject *s)
+{
+    PyObject_GC_UnTrack(s);
+    Py_CLEAR(s->cycle);
+    PyObject_GC_Del(s);
+}
+
+static int
+Sender_traverse(SenderObject *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->cycle);
+    return 0;
+}
+
+static PyObject *
+Sender_marker(SenderObject *s, void *closure)
+{
+    (void) s;
+    (void) closure;
+    if (coroutine_marker == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_is_coroutine");
+        return NULL;
+    }
+    Py_INCREF(coroutine_marker);
+    return coroutine_marker;
+}
+
+static PyObject *
+Sender_self(SenderObject *s, void *closure)
+{
+    (void) closure;
+    Py_INCREF(s->cycle);
+    return (PyObject *) s->cycle;
+}
+
+static PyGetSetDef Sender_getset[] = {
+    { "_is_coroutine", (getter) Sender_marker, NULL, NULL, NULL },
+    { "__self__", (getter) Sender_self, NULL, NULL, NULL },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+static PyTypeObject SenderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Sender",
+    .tp_basicsize = sizeof(SenderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(SenderObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = (destructor) Sender_dealloc,
+    .tp_traverse = (traverseproc) Sender_traverse,
+    .tp_getset = Sender_getset,
+};
+
+static PyObject *
+Cycle_get_send(CycleObject *c, void *closure)
+{
+    SenderObject *s = PyObject_GC_New(SenderObject, &SenderType);
+
+    (void) closure;
+    if (s == NULL) {
+        return NULL;
+    }
+    Py_INCREF(c);
+    s->cycle = c;
+    s->vectorcall = Sender_vectorcall;
+    PyObject_GC_Track(s);
+    return (PyObject *) s;
+}
+
+static PyGetSetDef Cycle_getset[] = {
+    { "send", (getter) Cycle_get_send, NULL,
+      "send(message): ASGI send(); returns DONE or the wait for the transport to drain",
+      NULL },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+/* set_coroutine_marker(marker): what Sender._is_coroutine gives. */
+static PyObject *
+bridge_set_coroutine_marker(PyObject *self, PyObject *marker)
+{
+    (void) self;
+    Py_INCREF(marker);
+    Py_XSETREF(coroutine_marker, marker);
+    Py_RETURN_NONE;
+}
+
+#define CYCLE_MEMBER(name, type)  { #name, type, offsetof(CycleObject, name), 0, NULL }
+
+static PyMemberDef Cycle_members[] = {
+    CYCLE_MEMBER(conn, T_OBJECT),
+    CYCLE_MEMBER(scope, T_OBJECT),
+    CYCLE_MEMBER(chunks, T_OBJECT),
+    CYCLE_MEMBER(waiter, T_OBJECT),
+    CYCLE_MEMBER(status, T_OBJECT),
+    CYCLE_MEMBER(headers, T_OBJECT),
+    CYCLE_MEMBER(size, T_PYSSIZET),
+    CYCLE_MEMBER(more_body, T_BOOL),
+    CYCLE_MEMBER(final_given, T_BOOL),
+    CYCLE_MEMBER(started, T_BOOL),
+    CYCLE_MEMBER(head_sent, T_BOOL),
+    CYCLE_MEMBER(complete, T_BOOL),
+    CYCLE_MEMBER(disconnected, T_BOOL),
+    { NULL, 0, 0, 0, NULL }
+};
+
+static PyTypeObject CycleType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Cycle",
+    .tp_doc = "Cycle(conn, scope, has_body): an ASGI http request's state and send().",
+    .tp_basicsize = sizeof(CycleObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc) Cycle_init,
+    .tp_dealloc = (destructor) Cycle_dealloc,
+    .tp_traverse = (traverseproc) Cycle_traverse,
+    .tp_clear = (inquiry) Cycle_clear,
+    .tp_getset = Cycle_getset,
+    .tp_members = Cycle_members,
+};
+
+
+/*
  * send_some(fd, data): what one send(2) of data takes without waiting
  * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
  * buffer is full. The WSGI runner sends a response so and the rest, if
@@ -1436,6 +1929,8 @@ static PyMethodDef bridge_methods[] = {
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
+    { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
+      "set_coroutine_marker(m): Cycle.send's _is_coroutine (asyncio's marker)" },
     { "file", bridge_file, METH_VARARGS,
       "file(offset, length) -> a FILE frame (its descriptor goes with it: SCM_RIGHTS)" },
     { NULL, NULL, 0, NULL }
@@ -1494,6 +1989,29 @@ PyInit__bridge(void)
     INTERN(k_HTTP10, "HTTP/1.0");
     INTERN(k_HTTP11, "HTTP/1.1");
     INTERN(k_HTTP20, "HTTP/2.0");
+    INTERN(k_status, "status");
+    INTERN(k_body, "body");
+    INTERN(k_more_body, "more_body");
+    INTERN(k_start_type, "http.response.start");
+    INTERN(k_body_type, "http.response.body");
+    INTERN(k_trailers_type, "http.response.trailers");
+    INTERN(a_closed, "closed");
+    INTERN(a_transport, "transport");
+    INTERN(a_write, "write");
+    INTERN(a_write_paused, "write_paused");
+    INTERN(a_drain, "drain");
+    INTERN(a_cycle, "cycle");
+    INTERN(a_parser, "parser");
+    INTERN(a_read_paused, "read_paused");
+    INTERN(a_resume_reading, "resume_reading");
+    INTERN(a_wake, "wake");
+    INTERN(a_get, "get");
+    INTERN(a_in_body, "in_body");
+    if ((empty_bytes = PyBytes_FromStringAndSize(NULL, 0)) == NULL
+        || (empty_tuple = PyTuple_New(0)) == NULL)
+    {
+        return NULL;
+    }
     for (i = 0; i < NCOMMON; i++) {
         sws_pyb_str_t n = { (const unsigned char *) common_names[i], strlen(common_names[i]) };
 
@@ -1509,7 +2027,9 @@ PyInit__bridge(void)
     }
     (void) k_CONTENT_TYPE;
 
-    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0) {
+    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0
+        || PyType_Ready(&CycleType) < 0 || PyType_Ready(&SenderType) < 0)
+    {
         return NULL;
     }
     m = PyModule_Create(&bridge_module);
@@ -1522,8 +2042,16 @@ PyInit__bridge(void)
         Py_DECREF(m);
         return NULL;
     }
+    done_obj = done;                                  /* the module keeps it */
     if (PyModule_AddObject(m, "DONE", done) < 0) {
         Py_DECREF(done);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(done_obj);                              /* and so does Cycle.send */
+    Py_INCREF(&CycleType);
+    if (PyModule_AddObject(m, "Cycle", (PyObject *) &CycleType) < 0) {
+        Py_DECREF(&CycleType);
         Py_DECREF(m);
         return NULL;
     }

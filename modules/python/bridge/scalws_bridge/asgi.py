@@ -39,27 +39,18 @@ def log(msg):
     sys.stderr.flush()
 
 
-class Cycle:
-    """One request: the application's receive() and send()."""
+class Cycle(_bridge.Cycle):
+    """One request: the application's receive() and send(). The state
+    (conn, scope, chunks, size, more_body, final_given, waiter, status,
+    headers, started, head_sent, complete, disconnected) and send() are the
+    C base's: send() writes the message when it is called and returns what
+    is awaited, _bridge.DONE (already done, and a coroutine to asyncio:
+    create_task(send(m)) works) or the wait for the transport's buffer to
+    drain; errors are raised by the call, before the await (a coroutine
+    per call, and send() in Python, cost more than the rest of a plain
+    request's send: docs/benchmarks/2026-12-05-bridge-cost.md)."""
 
-    __slots__ = ("conn", "scope", "chunks", "size", "more_body", "final_given",
-                 "waiter", "status", "headers", "started", "head_sent", "complete",
-                 "disconnected")
-
-    def __init__(self, conn, scope, has_body):
-        self.conn = conn
-        self.scope = scope
-        self.chunks = []
-        self.size = 0
-        self.more_body = has_body
-        self.final_given = False
-        self.waiter = None
-        self.status = 200
-        self.headers = ()
-        self.started = False
-        self.head_sent = False
-        self.complete = False
-        self.disconnected = False
+    __slots__ = ()
 
     def wake(self):
         w = self.waiter
@@ -128,60 +119,11 @@ class Cycle:
             finally:
                 self.waiter = None
 
-    def send(self, message):
-        """ASGI send(), not a coroutine function: the message is written when
-        send() is called, and what it returns is awaited, _bridge.DONE
-        (already done, and a coroutine to asyncio: create_task(send(m))
-        works) or the wait for the transport's buffer to drain. A
-        coroutine per call cost more than the rest of a plain request's
-        send (docs/benchmarks/2026-12-05-bridge-cost.md); errors are raised
-        by the call, before the await."""
-        kind = message["type"]
-        if kind == "http.response.start":
-            if self.started:
-                raise RuntimeError("http.response.start sent twice")
-            self.started = True
-            self.status = message["status"]
-            self.headers = message.get("headers", ())
-            return DONE
-        if kind != "http.response.body":
-            if kind == "http.response.trailers":
-                return DONE
-            raise RuntimeError("unexpected ASGI message %r" % kind)
-        if not self.started or self.complete:
-            raise RuntimeError("http.response.body out of place")
-        if self.disconnected:
-            return DONE
-        body = message.get("body", b"")
-        more = message.get("more_body", False)
-        conn = self.conn
-        if not self.head_sent:
-            self.head_sent = True
-            data = response(self.status, self.headers, body, -1 if more else END_KEEP_FLAG)
-        elif more:
-            data = _bridge.data(body)
-        else:
-            data = _bridge.data(body) + END_KEEP if body else END_KEEP
-        if data and not conn.closed:
-            conn.transport.write(data)
-        if more:
-            return conn.drain() if conn.write_paused else DONE
-        # the response is complete (response_complete(), inline: the common path)
-        self.complete = True
-        if self.waiter is not None:
-            self.wake()              # a receive() waiting gets the disconnect
-        if conn.cycle is self and not conn.parser.in_body:
-            conn.cycle = None
-        # else: the body's rest is read and dropped until BODY_END
-        if conn.read_paused:
-            conn.resume_reading()
-        return DONE
-
 
 if hasattr(asyncio.coroutines, "_is_coroutine"):
-    # asyncio.iscoroutinefunction(cycle.send) stays true, as it was for the
-    # coroutine function (what some frameworks check before awaiting)
-    Cycle.send._is_coroutine = asyncio.coroutines._is_coroutine
+    # asyncio.iscoroutinefunction(cycle.send) is true, as for a coroutine
+    # function (what some frameworks check before awaiting)
+    _bridge.set_coroutine_marker(asyncio.coroutines._is_coroutine)
 
 
 class Connection(asyncio.Protocol):
