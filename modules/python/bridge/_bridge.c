@@ -1407,7 +1407,8 @@ static PyObject *done_obj;           /* DONE */
 static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
-                *a_get, *a_in_body,
+                *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
+                *a_set_result,
                 *empty_bytes, *empty_tuple;
 
 static int
@@ -1880,6 +1881,247 @@ static PyTypeObject CycleType = {
 
 
 /*
+ * in_context(coro, ctx): an awaitable that runs each step of coro (an
+ * application's request) in the contextvars context ctx, as a task of its
+ * own would: the ASGI runner's serving task runs one request after
+ * another, each in a fresh copy of the context, so that what one request
+ * sets is not seen by the next (asgi.py's Connection.serve).
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *coro, *ctx;
+} InContextObject;
+
+static PyTypeObject InContextType;
+
+static PyObject *
+bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    InContextObject *ic;
+
+    (void) self;
+    if (nargs != 2 || !PyContext_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "in_context(coro, context)");
+        return NULL;
+    }
+    ic = PyObject_GC_New(InContextObject, &InContextType);
+    if (ic == NULL) {
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    ic->coro = args[0];
+    Py_INCREF(args[1]);
+    ic->ctx = args[1];
+    PyObject_GC_Track(ic);
+    return (PyObject *) ic;
+}
+
+static void
+InContext_dealloc(InContextObject *ic)
+{
+    PyObject_GC_UnTrack(ic);
+    Py_CLEAR(ic->coro);
+    Py_CLEAR(ic->ctx);
+    PyObject_GC_Del(ic);
+}
+
+static int
+InContext_traverse(InContextObject *ic, visitproc visit, void *arg)
+{
+    Py_VISIT(ic->coro);
+    Py_VISIT(ic->ctx);
+    return 0;
+}
+
+static PySendResult
+InContext_am_send(PyObject *self, PyObject *arg, PyObject **result)
+{
+    InContextObject *ic = (InContextObject *) self;
+    PySendResult     r;
+
+    if (PyContext_Enter(ic->ctx) < 0) {
+        *result = NULL;
+        return PYGEN_ERROR;
+    }
+    r = PyIter_Send(ic->coro, arg, result);
+    if (PyContext_Exit(ic->ctx) < 0) {
+        Py_CLEAR(*result);
+        return PYGEN_ERROR;
+    }
+    return r;
+}
+
+static PyObject *
+InContext_iternext(PyObject *self)
+{
+    PyObject *result;
+
+    switch (InContext_am_send(self, Py_None, &result)) {
+    case PYGEN_NEXT:
+        return result;
+    case PYGEN_RETURN:
+        if (result != Py_None) {
+            _PyGen_SetStopIterationValue(result);
+        }
+        Py_DECREF(result);
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+static PyObject *
+InContext_send(PyObject *self, PyObject *arg)
+{
+    PyObject *result;
+
+    switch (InContext_am_send(self, arg, &result)) {
+    case PYGEN_NEXT:
+        return result;
+    case PYGEN_RETURN:
+        _PyGen_SetStopIterationValue(result);
+        Py_DECREF(result);
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* throw() and close(): the coroutine's own, called in the context */
+static PyObject *
+InContext_call(InContextObject *ic, PyObject *name, PyObject *args)
+{
+    PyObject *meth, *r;
+
+    if (PyContext_Enter(ic->ctx) < 0) {
+        return NULL;
+    }
+    meth = PyObject_GetAttr(ic->coro, name);
+    r = meth ? PyObject_Call(meth, args, NULL) : NULL;
+    Py_XDECREF(meth);
+    if (PyContext_Exit(ic->ctx) < 0) {
+        Py_CLEAR(r);
+    }
+    return r;
+}
+
+static PyObject *
+InContext_throw(InContextObject *ic, PyObject *args)
+{
+    return InContext_call(ic, a_throw, args);
+}
+
+static PyObject *
+InContext_close(InContextObject *ic, PyObject *unused)
+{
+    (void) unused;
+    return InContext_call(ic, a_close, empty_tuple);
+}
+
+static PyObject *
+InContext_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static PyMethodDef InContext_methods[] = {
+    { "send", (PyCFunction) InContext_send, METH_O, NULL },
+    { "throw", (PyCFunction) InContext_throw, METH_VARARGS, NULL },
+    { "close", (PyCFunction) InContext_close, METH_NOARGS, NULL },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyAsyncMethods InContext_async = {
+    .am_await = InContext_await,
+    .am_send = InContext_am_send,
+};
+
+static PyTypeObject InContextType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.InContext",
+    .tp_basicsize = sizeof(InContextObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_as_async = &InContext_async,
+    .tp_iter = InContext_await,
+    .tp_iternext = InContext_iternext,
+    .tp_methods = InContext_methods,
+    .tp_dealloc = (destructor) InContext_dealloc,
+    .tp_traverse = (traverseproc) InContext_traverse,
+};
+
+/*
+ * hand_over(future, value): the future's result is value and its one done
+ * callback (the serving task's wake-up, waiting for the next request) runs
+ * now, in the context it was added with, instead of at the loop's next
+ * turn: the request starts in the read that brought it, with no loop
+ * iteration and no task made for it. Any other number of callbacks: an
+ * ordinary set_result().
+ */
+static PyObject *
+bridge_hand_over(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *cbs, *cb = NULL, *ctx = NULL, *r;
+
+    (void) self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "hand_over(future, value)");
+        return NULL;
+    }
+    cbs = PyObject_GetAttr(args[0], a_callbacks);
+    if (cbs == NULL) {
+        return NULL;
+    }
+    if (PyList_Check(cbs) && PyList_GET_SIZE(cbs) == 1) {
+        PyObject *item = PyList_GET_ITEM(cbs, 0);
+
+        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2
+            && PyContext_CheckExact(PyTuple_GET_ITEM(item, 1)))
+        {
+            cb = PyTuple_GET_ITEM(item, 0);
+            ctx = PyTuple_GET_ITEM(item, 1);
+            Py_INCREF(cb);
+            Py_INCREF(ctx);
+        }
+    }
+    Py_DECREF(cbs);
+    if (cb != NULL) {
+        r = PyObject_CallMethodOneArg(args[0], a_remove_done_callback, cb);
+        if (r == NULL) {
+            goto failed;
+        }
+        Py_DECREF(r);
+    }
+    r = PyObject_CallMethodOneArg(args[0], a_set_result, args[1]);
+    if (r == NULL) {
+        goto failed;
+    }
+    Py_DECREF(r);
+    if (cb != NULL) {
+        if (PyContext_Enter(ctx) < 0) {
+            goto failed;
+        }
+        r = PyObject_CallOneArg(cb, args[0]);
+        if (PyContext_Exit(ctx) < 0) {
+            Py_CLEAR(r);
+        }
+        if (r == NULL) {
+            goto failed;
+        }
+        Py_DECREF(r);
+        Py_DECREF(cb);
+        Py_DECREF(ctx);
+    }
+    Py_RETURN_NONE;
+
+failed:
+    Py_XDECREF(cb);
+    Py_XDECREF(ctx);
+    return NULL;
+}
+
+
+/*
  * send_some(fd, data): what one send(2) of data takes without waiting
  * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
  * buffer is full. The WSGI runner sends a response so and the rest, if
@@ -1929,6 +2171,10 @@ static PyMethodDef bridge_methods[] = {
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
+    { "in_context", (PyCFunction) (void (*)(void)) bridge_in_context, METH_FASTCALL,
+      "in_context(coro, ctx): an awaitable running each step of coro in ctx" },
+    { "hand_over", (PyCFunction) (void (*)(void)) bridge_hand_over, METH_FASTCALL,
+      "hand_over(future, value): set_result, its one done callback run now" },
     { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
       "set_coroutine_marker(m): Cycle.send's _is_coroutine (asyncio's marker)" },
     { "file", bridge_file, METH_VARARGS,
@@ -2007,6 +2253,11 @@ PyInit__bridge(void)
     INTERN(a_wake, "wake");
     INTERN(a_get, "get");
     INTERN(a_in_body, "in_body");
+    INTERN(a_throw, "throw");
+    INTERN(a_close, "close");
+    INTERN(a_callbacks, "_callbacks");
+    INTERN(a_remove_done_callback, "remove_done_callback");
+    INTERN(a_set_result, "set_result");
     if ((empty_bytes = PyBytes_FromStringAndSize(NULL, 0)) == NULL
         || (empty_tuple = PyTuple_New(0)) == NULL)
     {
@@ -2028,7 +2279,8 @@ PyInit__bridge(void)
     (void) k_CONTENT_TYPE;
 
     if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0
-        || PyType_Ready(&CycleType) < 0 || PyType_Ready(&SenderType) < 0)
+        || PyType_Ready(&CycleType) < 0 || PyType_Ready(&SenderType) < 0
+        || PyType_Ready(&InContextType) < 0)
     {
         return NULL;
     }

@@ -11,6 +11,7 @@ application instead of growing its memory."""
 
 import asyncio
 import signal
+from contextvars import copy_context
 import socket
 import sys
 import traceback
@@ -30,7 +31,12 @@ DONE = _bridge.DONE
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_UPGRADE = _bridge.REQUEST_UPGRADE
 response = _bridge.response
+hand_over = _bridge.hand_over
+in_context = _bridge.in_context
+current_task = asyncio.current_task
 Task = asyncio.Task
+# a serving task per connection needs Task.cancelling() (Python 3.11)
+SERVE = hasattr(Task, "cancelling")
 TASK_NAME = "scalws-request"
 
 
@@ -142,6 +148,8 @@ class Connection(asyncio.Protocol):
         self.drain_waiter = None
         self.closed = False
         self.ws = None               # a websocket, after its REQUEST
+        self.serving = False         # its serving task runs (serve())
+        self.gate = None             # ... and waits for a request on this
         # What the transport calls with each read: the parser's feed itself,
         # no Python call in between (an invalid frame's ValueError reaches
         # the loop, which logs it and closes the connection); a websocket
@@ -176,6 +184,10 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc):
         self.closed = True
         self.worker.connections.discard(self)
+        g = self.gate
+        if g is not None:
+            self.gate = None
+            g.set_result(None)       # the serving task ends
         c = self.cycle
         if self.ws is not None:
             self.ws.lost()
@@ -203,12 +215,48 @@ class Connection(asyncio.Protocol):
             self.loop.create_task(self.ws.run(w.app))
             return
         c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
-        if w.factory_set:
+        g = self.gate
+        if g is not None:
+            # the serving task waits for it: it runs now, in this read
+            self.gate = None
+            hand_over(g, c)
+        elif w.factory_set:
             self.loop.create_task(c.run(w.app))
-        else:
-            # named here: a task asyncio names itself is "Task-N", made with a
-            # format, about 1,300 of the 7,000 or so instructions a task cost
+        elif self.serving or not SERVE:
+            # the serving task's application goes on after its response
+            # (a background task of its own, say): this one gets a task
+            # (named here: a task asyncio names itself is "Task-N", made with
+            # a format, about 1,300 of the 7,000 or so instructions a task cost)
             Task(c.run(w.app), loop=self.loop, name=TASK_NAME)
+        else:
+            self.serving = True
+            Task(self.serve(c), loop=self.loop, name=TASK_NAME)
+
+    async def serve(self, c):
+        """The connection's serving task: its requests one after another,
+        each handed over by on_request() in the read that brought it
+        (hand_over: no task made and no loop iteration per request; a task
+        cost about a quarter of a plain request). For the application it is
+        the request's task, as a task per request would be: current_task()
+        gives it, each request runs in a fresh copy of the context, and
+        cancelling it (anyio's cancel scopes) works as for a request's own
+        task; a request that leaves it cancelled, or being cancelled, ends
+        it, and the next request gets a new one."""
+        task = current_task()
+        base = copy_context()
+        app = self.worker.app
+        try:
+            while True:
+                await in_context(c.run(app), base.copy())
+                if task.cancelling() or self.closed:
+                    return
+                g = self.gate = self.loop.create_future()
+                c = await g
+                if c is None:                # the connection is gone
+                    return
+        finally:
+            self.gate = None
+            self.serving = False
 
     def on_body(self, data):
         c = self.cycle
