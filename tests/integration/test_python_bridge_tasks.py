@@ -129,3 +129,13 @@ def test_dependency_with_yield_and_streaming(env):
     r = get(srv, "/f/stream")
     assert r.status == 200 and r.body == b"0,1,2,3,4,"
     fresh(as_json(get(srv, "/f/state")))
+
+
+def test_applications_that_are_not_coroutine_functions(env):
+    srv, runner = env
+    for _ in range(2):
+        fresh(as_json(get(srv, "/f/awaitable")))
+        r = h.curl(srv.url("/f/raise-at-call"))
+        assert r.status == 500 and r.body == b"Internal Server Error", (r.status, r.body)
+        fresh(as_json(get(srv, "/f/state")))
+    assert h.wait_for(lambda: "raised when called, on purpose" in runner.output())

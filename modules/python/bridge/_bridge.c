@@ -1408,7 +1408,7 @@ static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
                 *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
-                *a_set_result,
+                *a_set_result, *k_scope_attr, *a_receive, *a_send,
                 *empty_bytes, *empty_tuple;
 
 static int
@@ -1881,15 +1881,18 @@ static PyTypeObject CycleType = {
 
 
 /*
- * in_context(coro, ctx): an awaitable that runs each step of coro (an
- * application's request) in the contextvars context ctx, as a task of its
- * own would: the ASGI runner's serving task runs one request after
- * another, each in a fresh copy of the context, so that what one request
- * sets is not seen by the next (asgi.py's Connection.serve).
+ * in_context(app, cycle, ctx): an awaitable that calls
+ * app(cycle.scope, cycle.receive, cycle.send) at its first step and runs
+ * every step of what that returns in the contextvars context ctx, as a
+ * task of the request's own would: the ASGI runner's serving task runs
+ * one request after another, each in a fresh copy of the context, so
+ * that what one request sets is not seen by the next (asgi.py's
+ * Connection.serve). No coroutine of the runner's between the task and
+ * the application's.
  */
 typedef struct {
     PyObject_HEAD
-    PyObject *coro, *ctx;
+    PyObject *app, *cycle, *coro, *ctx;    /* app and cycle until the start */
 } InContextObject;
 
 static PyTypeObject InContextType;
@@ -1900,8 +1903,8 @@ bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     InContextObject *ic;
 
     (void) self;
-    if (nargs != 2 || !PyContext_CheckExact(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "in_context(coro, context)");
+    if (nargs != 3 || !PyContext_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "in_context(app, cycle, context)");
         return NULL;
     }
     ic = PyObject_GC_New(InContextObject, &InContextType);
@@ -1909,17 +1912,69 @@ bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_INCREF(args[0]);
-    ic->coro = args[0];
+    ic->app = args[0];
     Py_INCREF(args[1]);
-    ic->ctx = args[1];
+    ic->cycle = args[1];
+    ic->coro = NULL;
+    Py_INCREF(args[2]);
+    ic->ctx = args[2];
     PyObject_GC_Track(ic);
     return (PyObject *) ic;
+}
+
+/* The application's call (in the context): its awaitable's iterator. */
+static int
+InContext_start(InContextObject *ic)
+{
+    PyObject *args[3] = { NULL, NULL, NULL }, *r = NULL, *it;
+    int       i;
+
+    args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    args[1] = args[0] ? PyObject_GetAttr(ic->cycle, a_receive) : NULL;
+    args[2] = args[1] ? PyObject_GetAttr(ic->cycle, a_send) : NULL;
+    if (args[2] != NULL) {
+        r = PyObject_Vectorcall(ic->app, args, 3, NULL);
+    }
+    for (i = 0; i < 3; i++) {
+        Py_XDECREF(args[i]);
+    }
+    Py_CLEAR(ic->app);
+    Py_CLEAR(ic->cycle);
+    if (r == NULL) {
+        return -1;
+    }
+    if (PyCoro_CheckExact(r)) {
+        ic->coro = r;
+        return 0;
+    }
+    /* another awaitable: its __await__'s iterator, as "await" takes it */
+    if (Py_TYPE(r)->tp_as_async == NULL || Py_TYPE(r)->tp_as_async->am_await == NULL) {
+        PyErr_Format(PyExc_TypeError, "the application returned %.100s, not an awaitable",
+                     Py_TYPE(r)->tp_name);
+        Py_DECREF(r);
+        return -1;
+    }
+    it = Py_TYPE(r)->tp_as_async->am_await(r);
+    Py_DECREF(r);
+    if (it == NULL) {
+        return -1;
+    }
+    if (!PyIter_Check(it)) {
+        PyErr_Format(PyExc_TypeError, "__await__() returned non-iterator of type '%.100s'",
+                     Py_TYPE(it)->tp_name);
+        Py_DECREF(it);
+        return -1;
+    }
+    ic->coro = it;
+    return 0;
 }
 
 static void
 InContext_dealloc(InContextObject *ic)
 {
     PyObject_GC_UnTrack(ic);
+    Py_CLEAR(ic->app);
+    Py_CLEAR(ic->cycle);
     Py_CLEAR(ic->coro);
     Py_CLEAR(ic->ctx);
     PyObject_GC_Del(ic);
@@ -1928,6 +1983,8 @@ InContext_dealloc(InContextObject *ic)
 static int
 InContext_traverse(InContextObject *ic, visitproc visit, void *arg)
 {
+    Py_VISIT(ic->app);
+    Py_VISIT(ic->cycle);
     Py_VISIT(ic->coro);
     Py_VISIT(ic->ctx);
     return 0;
@@ -1943,7 +2000,12 @@ InContext_am_send(PyObject *self, PyObject *arg, PyObject **result)
         *result = NULL;
         return PYGEN_ERROR;
     }
-    r = PyIter_Send(ic->coro, arg, result);
+    if (ic->coro == NULL && InContext_start(ic) < 0) {
+        *result = NULL;
+        r = PYGEN_ERROR;
+    } else {
+        r = PyIter_Send(ic->coro, arg, result);
+    }
     if (PyContext_Exit(ic->ctx) < 0) {
         Py_CLEAR(*result);
         return PYGEN_ERROR;
@@ -1993,6 +2055,15 @@ InContext_call(InContextObject *ic, PyObject *name, PyObject *args)
 {
     PyObject *meth, *r;
 
+    if (ic->coro == NULL) {
+        /* not started: the application is not called */
+        Py_CLEAR(ic->app);
+        Py_CLEAR(ic->cycle);
+        if (name == a_close) {
+            Py_RETURN_NONE;
+        }
+        return done_throw(NULL, args);
+    }
     if (PyContext_Enter(ic->ctx) < 0) {
         return NULL;
     }
@@ -2172,7 +2243,8 @@ static PyMethodDef bridge_methods[] = {
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
     { "in_context", (PyCFunction) (void (*)(void)) bridge_in_context, METH_FASTCALL,
-      "in_context(coro, ctx): an awaitable running each step of coro in ctx" },
+      "in_context(app, cycle, ctx): app(cycle.scope, cycle.receive, cycle.send)\n"
+      "awaited, each step in ctx" },
     { "hand_over", (PyCFunction) (void (*)(void)) bridge_hand_over, METH_FASTCALL,
       "hand_over(future, value): set_result, its one done callback run now" },
     { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
@@ -2258,6 +2330,9 @@ PyInit__bridge(void)
     INTERN(a_callbacks, "_callbacks");
     INTERN(a_remove_done_callback, "remove_done_callback");
     INTERN(a_set_result, "set_result");
+    INTERN(k_scope_attr, "scope");
+    INTERN(a_receive, "receive");
+    INTERN(a_send, "send");
     if ((empty_bytes = PyBytes_FromStringAndSize(NULL, 0)) == NULL
         || (empty_tuple = PyTuple_New(0)) == NULL)
     {

@@ -59,6 +59,11 @@ async def cancel(tag: str = "x"):
     return dict(state(tag), moved_on=scope.cancel_called)
 
 
+@api.get("/f/awaitable")
+async def awaitable():
+    return state("a")
+
+
 @api.get("/f/hostcancel")
 async def hostcancel():
     return state("h")
@@ -135,7 +140,7 @@ async def stream():
     return StreamingResponse(gen(), media_type="text/plain")
 
 
-async def app(scope, receive, send):
+async def wrapper(scope, receive, send):
     """Plain ASGI around FastAPI: what the request's own task (the one the
     runner gives it) looks like, in an x-host field: its name, whether it
     is being cancelled, and the context variable it found (then set)."""
@@ -156,3 +161,30 @@ async def app(scope, receive, send):
                            + [(b"x-host", host.encode())])
         await send(message)
     await api(scope, receive, send_host)
+
+
+class Awaitable:
+    """An awaitable that is not a coroutine."""
+
+    def __init__(self, coro):
+        self.coro = coro
+
+    def __await__(self):
+        return self.coro.__await__()
+
+
+class App:
+    """The application: a callable that is not a coroutine function;
+    /f/awaitable answers through an awaitable that is not a coroutine,
+    /f/raise-at-call raises when called (before anything is awaited)."""
+
+    def __call__(self, scope, receive, send):
+        path = scope.get("path")
+        if path == "/f/raise-at-call":
+            raise RuntimeError("raised when called, on purpose")
+        if path == "/f/awaitable":
+            return Awaitable(wrapper(scope, receive, send))
+        return wrapper(scope, receive, send)
+
+
+app = App()

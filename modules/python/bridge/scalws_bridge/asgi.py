@@ -64,32 +64,38 @@ class Cycle(_bridge.Cycle):
             w.set_result(None)
 
     async def run(self, app):
+        """The request in a task of its own."""
         try:
             await app(self.scope, self.receive, self.send)
         except BaseException as e:
-            if isinstance(e, asyncio.CancelledError) and self.disconnected:
-                pass
-            else:
-                log("the application raised:\n" + traceback.format_exc().rstrip())
-            if not self.head_sent and not self.disconnected:
-                self.error_response()
-            elif not self.complete:
-                self.conn.abort()
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+            self.failed(e)
         else:
             if not self.complete and not self.disconnected:
-                if not self.head_sent:
-                    log("the application returned without a complete response")
-                    self.error_response()
-                else:
-                    log("the application returned before the end of its response")
-                    self.conn.abort()
+                self.returned_early()
         finally:
-            w = self.conn.worker            # request_done(), inline
-            w.active -= 1
-            if w.stopping and not w.active:
-                w.idle.set()
+            self.conn.worker.request_done()
+
+    def failed(self, e):
+        """The application raised e (called in the except clause)."""
+        if isinstance(e, asyncio.CancelledError) and self.disconnected:
+            pass
+        else:
+            log("the application raised:\n" + traceback.format_exc().rstrip())
+        if not self.head_sent and not self.disconnected:
+            self.error_response()
+        elif not self.complete:
+            self.conn.abort()
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+
+    def returned_early(self):
+        """The application returned before its response was complete."""
+        if not self.head_sent:
+            log("the application returned without a complete response")
+            self.error_response()
+        else:
+            log("the application returned before the end of its response")
+            self.conn.abort()
 
     def error_response(self):
         self.head_sent = True
@@ -244,10 +250,21 @@ class Connection(asyncio.Protocol):
         it, and the next request gets a new one."""
         task = current_task()
         base = copy_context()
-        app = self.worker.app
+        w = self.worker
+        app = w.app
         try:
             while True:
-                await in_context(c.run(app), base.copy())
+                # Cycle.run(), inline: no coroutine of ours around the app's
+                try:
+                    await in_context(app, c, base.copy())
+                except BaseException as e:
+                    c.failed(e)
+                else:
+                    if not c.complete and not c.disconnected:
+                        c.returned_early()
+                w.active -= 1                   # request_done(), inline
+                if w.stopping and not w.active:
+                    w.idle.set()
                 if task.cancelling() or self.closed:
                     return
                 g = self.gate = self.loop.create_future()
@@ -315,16 +332,15 @@ class Connection(asyncio.Protocol):
         if w is not None and not w.done():
             w.set_result(None)
 
+    def request_done(self, cycle):
+        self.worker.request_done()
+
     def response_done(self, cycle):
         if not self.parser.in_body and self.cycle is cycle:
             self.cycle = None
         # else: the body's rest is read and dropped until BODY_END
         self.resume_reading()
 
-    def request_done(self, cycle):
-        self.worker.active -= 1
-        if self.worker.stopping and self.worker.active == 0:
-            self.worker.idle.set()
 
 
 class Lifespan:
@@ -397,6 +413,11 @@ class Worker:
         # a request's task is made by Connection.on_request itself, unless
         # the application set a task factory in its lifespan: then the loop's
         self.factory_set = False
+
+    def request_done(self):
+        self.active -= 1
+        if self.stopping and not self.active:
+            self.idle.set()
 
     async def main(self, sock, lifespan):
         ls = Lifespan(self.app, self.state, lifespan)
