@@ -51,7 +51,7 @@ def get(srv, path, stamp=True):
     r = h.curl(srv.url(path))
     # the request's own task: named as the runner names them, not being
     # cancelled, and the context as new (fastapi_app.app)
-    assert r.header("x-host") == "scalws-request,0,unset", r.headers
+    assert r.header("x-host") == "scalws-request,0,unset,new", r.headers
     if stamp:
         assert r.header("x-stamp") == "yes", r.headers       # BaseHTTPMiddleware ran
     return r
@@ -139,3 +139,11 @@ def test_applications_that_are_not_coroutine_functions(env):
         assert r.status == 500 and r.body == b"Internal Server Error", (r.status, r.body)
         fresh(as_json(get(srv, "/f/state")))
     assert h.wait_for(lambda: "raised when called, on purpose" in runner.output())
+
+
+def test_a_task_kept_by_a_request_serves_no_later_request(env):
+    """(plain ASGI answers: the serving task goes on from one to the next)"""
+    srv, _ = env
+    for _ in range(3):
+        for path in ("/f/plain", "/f/plain", "/f/keep", "/f/plain"):
+            assert as_json(get(srv, path)) == {"seen": "unset"}

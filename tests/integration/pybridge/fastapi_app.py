@@ -17,6 +17,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 MARKS = os.environ.get("MARKS", "/tmp")
 seen = contextvars.ContextVar("seen", default="unset")
 host_seen = contextvars.ContextVar("host_seen", default="unset")
+KEPT = []                    # tasks that requests kept (/f/keep)
 api = FastAPI()
 
 
@@ -147,8 +148,21 @@ async def wrapper(scope, receive, send):
     if scope["type"] != "http":
         return await api(scope, receive, send)
     t = asyncio.current_task()
-    host = "%s,%d,%s" % (t.get_name(), t.cancelling(), host_seen.get())
+    host = "%s,%d,%s,%s" % (t.get_name(), t.cancelling(), host_seen.get(),
+                            "kept" if t in KEPT else "new")
     host_seen.set("set")
+    if scope["path"] in ("/f/plain", "/f/keep"):
+        # answered here, without FastAPI's BaseHTTPMiddleware (whose task
+        # group leaves the request's task being cancelled: the runner gives
+        # the next request a new one), so that the serving task goes on
+        if scope["path"] == "/f/keep":
+            # a request that keeps its task (a timer that would cancel it
+            # later, say): no later request may run in it
+            KEPT.append(t)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"x-host", host.encode()), (b"x-stamp", b"yes")]})
+        await send({"type": "http.response.body", "body": b'{"seen": "unset"}'})
+        return
     if scope["path"] == "/f/hostcancel":
         # a cancel scope in the request's own task: anyio 3 leaves it
         # cancelling() 1 (no uncancel), which the next request must not see

@@ -14,6 +14,7 @@ import signal
 from contextvars import copy_context
 import socket
 import sys
+from sys import getrefcount
 import traceback
 
 from . import _bridge
@@ -246,9 +247,14 @@ class Connection(asyncio.Protocol):
         the request's task, as a task per request would be: current_task()
         gives it, each request runs in a fresh copy of the context, and
         cancelling it (anyio's cancel scopes) works as for a request's own
-        task; a request that leaves it cancelled, or being cancelled, ends
-        it, and the next request gets a new one."""
+        task; a request that leaves it cancelled or being cancelled, or
+        keeps a reference to it, ends it, and the next request gets a new
+        one."""
         task = current_task()
+        # what refers to it when nothing else does (the loop's current task,
+        # this frame, the step's caller): more after a request, and the
+        # request kept it somewhere (a timer that would cancel it, say)
+        refs = getrefcount(task)
         base = copy_context()
         w = self.worker
         app = w.app
@@ -265,7 +271,7 @@ class Connection(asyncio.Protocol):
                 w.active -= 1                   # request_done(), inline
                 if w.stopping and not w.active:
                     w.idle.set()
-                if task.cancelling() or self.closed:
+                if task.cancelling() or self.closed or getrefcount(task) > refs:
                     return
                 g = self.gate = self.loop.create_future()
                 c = await g
