@@ -1408,7 +1408,8 @@ static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
                 *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
-                *a_set_result, *k_scope_attr, *a_receive, *a_send,
+                *a_set_result, *k_scope_attr, *a_receive, *a_send, *a_fd,
+                *a_get_write_buffer_size,
                 *empty_bytes, *empty_tuple;
 
 static int
@@ -1555,6 +1556,64 @@ data_frames(PyObject *body, long end)
     return out;
 }
 
+/*
+ * transport.write(data), or, when the transport holds nothing (so that
+ * nothing written goes before what it holds), one send(2) to its socket
+ * that does not wait, and the transport only for the rest, if any: uvloop
+ * queues every write until the end of the loop's iteration, which cost more
+ * than the send. conn.fd: the socket (-1: always the transport).
+ */
+static PyObject *
+transport_write(PyObject *conn, PyObject *transport, PyObject *data)
+{
+    PyObject   *o, *rest, *v;
+    long        fd;
+    Py_ssize_t  len = PyBytes_GET_SIZE(data), held;
+    ssize_t     n;
+
+    o = PyObject_GetAttr(conn, a_fd);
+    if (o == NULL) {
+        return NULL;
+    }
+    fd = PyLong_AsLong(o);
+    Py_DECREF(o);
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (fd < 0) {
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    o = PyObject_CallMethodNoArgs(transport, a_get_write_buffer_size);
+    if (o == NULL) {
+        return NULL;
+    }
+    held = PyLong_AsSsize_t(o);
+    Py_DECREF(o);
+    if (held == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (held != 0) {
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    do {
+        n = send((int) fd, PyBytes_AS_STRING(data), (size_t) len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n == len) {
+        Py_RETURN_NONE;
+    }
+    if (n <= 0) {
+        /* full, or an error: the transport's to deal with */
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    rest = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + n, len - n);
+    if (rest == NULL) {
+        return NULL;
+    }
+    v = PyObject_CallMethodOneArg(transport, a_write, rest);
+    Py_DECREF(rest);
+    return v;
+}
+
 static int
 same_str(PyObject *o, PyObject *interned)
 {
@@ -1656,7 +1715,7 @@ Cycle_send(CycleObject *c, PyObject *message)
             if (transport == NULL) {
                 goto done;
             }
-            v = PyObject_CallMethodOneArg(transport, a_write, data);
+            v = transport_write(conn, transport, data);
             Py_DECREF(transport);
             if (v == NULL) {
                 goto done;
@@ -2333,6 +2392,8 @@ PyInit__bridge(void)
     INTERN(k_scope_attr, "scope");
     INTERN(a_receive, "receive");
     INTERN(a_send, "send");
+    INTERN(a_fd, "fd");
+    INTERN(a_get_write_buffer_size, "get_write_buffer_size");
     if ((empty_bytes = PyBytes_FromStringAndSize(NULL, 0)) == NULL
         || (empty_tuple = PyTuple_New(0)) == NULL)
     {

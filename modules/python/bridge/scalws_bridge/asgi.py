@@ -149,6 +149,7 @@ class Connection(asyncio.Protocol):
                                      _bridge.MODE_ASGI, ASGI_HTTP)
         self.parser.state = worker.state
         self.transport = None
+        self.fd = -1
         self.cycle = None
         self.read_paused = False
         self.write_paused = False
@@ -167,6 +168,9 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
+        # the socket, for send()'s writes when the transport holds nothing
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
         transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self.worker.connections.add(self)
 
