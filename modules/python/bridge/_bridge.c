@@ -73,6 +73,10 @@ enum {
     C_HOST, C_SCOPE, C_ENV, C_NFIXED
 };
 
+/* The scope's values that the parser's first scope (fixed[C_SCOPE], which
+ * each scope is a copy of) holds: the first request's. */
+enum { S_VERSION, S_METHOD, S_PATH, S_RAW, S_QUERY, S_SERVER, S_N };
+
 typedef struct {
     PyObject_HEAD
     sws_pyb_reader_t  rd;
@@ -84,6 +88,7 @@ typedef struct {
     PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
     PyObject         *values[NCOMMON];      /* the last value of each common field */
     PyObject         *pairs[NCOMMON];       /* ASGI: its last (name, value) */
+    PyObject         *scope_vals[S_N];      /* ASGI: fixed[C_SCOPE]'s values (S_*) */
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
     /* fixed[C_ENV]'s request: its field names (each a 2-byte length and
      * the name), and whether CONTENT_LENGTH came from the frame */
@@ -346,6 +351,46 @@ asgi_scope_copy(ParserObject *p)
     return PyDict_Copy(t);
 }
 
+static PyObject *const *scope_keys[S_N] = {
+    &k_http_version, &k_method, &k_path, &k_raw_path, &k_query_string, &k_server
+};
+
+/* scope[S_* i's key] = value (its reference taken), unless the scope
+ * already has that object: a copy of the first scope, whose values repeat
+ * (the method, the version, the server; the path and query while the
+ * first's repeat); -1 on error. */
+static int
+scope_set(ParserObject *p, PyObject *scope, int i, PyObject *value)
+{
+    if (value != NULL && value == p->scope_vals[i]) {
+        Py_DECREF(value);
+        return 0;
+    }
+    return set_steal(scope, *scope_keys[i], value);
+}
+
+/* The first scope's values become those of fixed[C_SCOPE] and so of every
+ * later scope's copy. */
+static int
+scope_keep(ParserObject *p, PyObject *scope)
+{
+    PyObject *v;
+    int       i;
+
+    for (i = 0; i < S_N; i++) {
+        v = PyDict_GetItemWithError(scope, *scope_keys[i]);
+        if (v == NULL) {
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        if (PyDict_SetItem(p->fixed[C_SCOPE], *scope_keys[i], v) < 0) {
+            return -1;
+        }
+        Py_INCREF(v);
+        Py_XSETREF(p->scope_vals[i], v);
+    }
+    return 0;
+}
+
 /* ASGI's path, UTF-8 (surrogateescape): the previous str while an ASCII
  * path repeats (an ASCII str's bytes are the bytes it was decoded from;
  * bytes that match them are ASCII and decode to it). */
@@ -384,19 +429,22 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     if (q) {
         raw.len = (size_t) (q - raw.data);
     }
-    if (set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
-        || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
-                                             rq->method.len, 1)) < 0
+    if (scope_set(p, scope, S_VERSION, version_str(rq->major, rq->minor, 0)) < 0
+        || scope_set(p, scope, S_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                                rq->method.len, 1)) < 0
         || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
-        || set_steal(scope, k_path, asgi_path(p, &rq->path)) < 0
-        || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
-        || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
-                                                   rq->query.len, 0)) < 0
+        || scope_set(p, scope, S_PATH, asgi_path(p, &rq->path)) < 0
+        || scope_set(p, scope, S_RAW, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
+        || scope_set(p, scope, S_QUERY, cached(&p->fixed[C_QUERY], rq->query.data,
+                                               rq->query.len, 0)) < 0
         || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
         || set_steal(scope, k_client, addr_tuple(&p->fixed[C_CLIENT], &rq->client,
                                                  rq->client_port)) < 0
-        || set_steal(scope, k_server, asgi_server(p, rq)) < 0)
+        || scope_set(p, scope, S_SERVER, asgi_server(p, rq)) < 0)
     {
+        goto failed;
+    }
+    if (p->scope_vals[S_VERSION] == NULL && scope_keep(p, scope) < 0) {
         goto failed;
     }
     if (p->state != Py_None && set_steal(scope, k_state, PyDict_Copy(p->state)) < 0) {
@@ -866,6 +914,9 @@ Parser_clear_cache(ParserObject *p)
     for (i = 0; i < NCOMMON; i++) {
         Py_CLEAR(p->values[i]);
         Py_CLEAR(p->pairs[i]);
+    }
+    for (i = 0; i < S_N; i++) {
+        Py_CLEAR(p->scope_vals[i]);
     }
 }
 
