@@ -953,6 +953,18 @@ def test_extension_environ_follows_each_request():
         dict(fields=[(b"content-length", b"4")], clen=4),
         dict(fields=[(b"User-Agent", b"ua-a")]),
         dict(fields=[ua]),
+        # the same names, other values: the path, the query, the port, a
+        # field that is not a common one, and back
+        dict(fields=[ua], path=b"/y", raw=b"/y?q=1"),
+        dict(fields=[ua]),
+        dict(fields=[ua], query=b"r=2", raw=b"/x?r=2"),
+        dict(fields=[ua], server_port=8080),
+        dict(fields=[ua]),
+        dict(fields=[ua, (b"x-a", b"1")]),
+        dict(fields=[ua, (b"x-a", b"2")]),
+        dict(fields=[(b"user-agent", b"ua-b"), (b"x-a", b"2")]),
+        dict(fields=[ua, (b"x-a", b"2")], method=b"PUT"),
+        dict(fields=[ua, (b"x-a", b"2")]),
     ]
     p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base)
     before = None

@@ -76,6 +76,9 @@ enum {
 /* The scope's values that the parser's first scope (fixed[C_SCOPE], which
  * each scope is a copy of) holds: the first request's. */
 enum { S_VERSION, S_METHOD, S_PATH, S_RAW, S_QUERY, S_SERVER, S_N };
+/* The environ's keys whose values the kept environ (fixed[C_ENV]) holds. */
+enum { E_METHOD, E_PATH, E_QUERY, E_URI, E_SNAME, E_SPORT, E_PROTO, E_RADDR, E_RPORT,
+       E_SCHEME, E_N };
 
 typedef struct {
     PyObject_HEAD
@@ -96,6 +99,10 @@ typedef struct {
     size_t            env_names_len, env_names_size;
     unsigned          env_nfields;
     int               env_cl, env_cl_added;
+    /* fixed[C_ENV]'s values: of the keys E_* and of its fields, in order */
+    PyObject         *env_vals[E_N];
+    PyObject        **env_fvals;
+    size_t            env_fvals_n;
     unsigned char    *rbuf;           /* read_from()'s */
     int               reading;        /* in read_from() */
 } ParserObject;
@@ -534,6 +541,79 @@ env_same_keys(ParserObject *p, const sws_pyb_request_t *rq, int cl)
     return s == end;
 }
 
+static void
+env_vals_clear(ParserObject *p)
+{
+    size_t i;
+
+    for (i = 0; i < E_N; i++) {
+        Py_CLEAR(p->env_vals[i]);
+    }
+    for (i = 0; i < p->env_fvals_n; i++) {
+        Py_CLEAR(p->env_fvals[i]);
+    }
+    p->env_fvals_n = 0;
+}
+
+static PyObject *const *env_keys[E_N] = {
+    &k_REQUEST_METHOD, &k_PATH_INFO, &k_QUERY_STRING, &k_REQUEST_URI, &k_SERVER_NAME,
+    &k_SERVER_PORT, &k_SERVER_PROTOCOL, &k_REMOTE_ADDR, &k_REMOTE_PORT, &k_url_scheme
+};
+
+/* The kept environ's values, to know which of the next request's are
+ * already in its copy (the same objects: a value that repeats is the
+ * previous request's, see cached()). Any failure: none known. */
+static void
+env_vals_keep(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *env = p->fixed[C_ENV], *key, *v, **f;
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    size_t               i, n = 0;
+    int                  k;
+
+    env_vals_clear(p);
+    for (i = 0; i < E_N; i++) {
+        v = PyDict_GetItem(env, *env_keys[i]);
+        Py_XINCREF(v);
+        p->env_vals[i] = v;
+    }
+    if (rq->nfields == 0) {
+        return;
+    }
+    f = PyMem_Realloc(p->env_fvals, rq->nfields * sizeof(PyObject *));
+    if (f == NULL) {
+        return;
+    }
+    p->env_fvals = f;
+    while (n < rq->nfields && sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        k = common_index(&name);
+        key = k >= 0 ? (Py_INCREF(common_keys[k]), common_keys[k]) : wsgi_key(&name);
+        if (key == NULL) {
+            PyErr_Clear();
+            break;
+        }
+        v = PyDict_GetItem(env, key);
+        Py_DECREF(key);
+        Py_XINCREF(v);
+        f[n++] = v;
+    }
+    p->env_fvals_n = n;
+}
+
+/* env[key] = value (its reference taken), unless env, a copy of the kept
+ * environ, already has that object (kept: the kept environ's value for
+ * this key, or NULL); -1 on error. */
+static int
+env_set(PyObject *env, PyObject *key, PyObject *value, PyObject *kept)
+{
+    if (value != NULL && value == kept) {
+        Py_DECREF(value);
+        return 0;
+    }
+    return set_steal(env, key, value);
+}
+
 /* env (just made, before the application has it) is the next one's start. */
 static void
 env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, int cl_added)
@@ -568,6 +648,7 @@ env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, in
         PyErr_Clear();                    /* not kept: the next is made anew */
         return;
     }
+    env_vals_keep(p, rq);
     p->env_names_len = n;
     p->env_nfields = rq->nfields;
     p->env_cl = cl;
@@ -577,11 +658,13 @@ env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, in
 static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *env, *key, *value, *old, *joined, *k, *v;
+    PyObject            *env, *key, *value, *old, *joined, *k, *v, *scheme;
+    PyObject            *none[E_N] = { NULL }, *const *kept;
     const unsigned char *cur = rq->fields;
     sws_pyb_str_t        name, val;
     const sws_pyb_str_t *sname;
     Py_ssize_t           pos = 0;
+    size_t               nf = 0;
     int                  same, repeated = 0, cl_added;
     int                  cl = rq->content_length != UINT64_MAX && rq->content_length;
 
@@ -605,30 +688,39 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         }
     }
     sname = rq->host.len ? &rq->host : &rq->server;
-    if (set_steal(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
-                                                rq->method.len, 1)) < 0
-        || PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0
-        || set_steal(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
-                                              rq->path.len, 1)) < 0
-        || set_steal(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
-                                                 rq->query.len, 1)) < 0
-        || set_steal(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
-                                                rq->raw.len, 1)) < 0
-        || set_steal(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
-                                                sname->len, 1)) < 0
-        || set_steal(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port)) < 0
-        || set_steal(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1)) < 0
-        || set_steal(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
-                                                rq->client.len, 1)) < 0
-        || set_steal(env, k_REMOTE_PORT, decimal_str(rq->client_port)) < 0
-        || PyDict_SetItem(env, k_url_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http)
-           < 0)
+    kept = same ? p->env_vals : none;
+    scheme = (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http;
+    if (env_set(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                              rq->method.len, 1), kept[E_METHOD]) < 0
+        || (!same && PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0)
+        || env_set(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
+                                            rq->path.len, 1), kept[E_PATH]) < 0
+        || env_set(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
+                                               rq->query.len, 1), kept[E_QUERY]) < 0
+        || env_set(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
+                                              rq->raw.len, 1), kept[E_URI]) < 0
+        || env_set(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
+                                              sname->len, 1), kept[E_SNAME]) < 0
+        || env_set(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port),
+                   kept[E_SPORT]) < 0
+        || env_set(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1),
+                   kept[E_PROTO]) < 0
+        || env_set(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
+                                              rq->client.len, 1), kept[E_RADDR]) < 0
+        || env_set(env, k_REMOTE_PORT, decimal_str(rq->client_port), kept[E_RPORT]) < 0
+        || env_set(env, k_url_scheme, (Py_INCREF(scheme), scheme), kept[E_SCHEME]) < 0)
     {
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
         if (field_objects(p, common_index(&name), &name, &val, 1, &key, &value) < 0) {
             goto failed;
+        }
+        if (same && nf < p->env_fvals_n && value == p->env_fvals[nf++]) {
+            /* the copy has it */
+            Py_DECREF(key);
+            Py_DECREF(value);
+            continue;
         }
         if (!same) {
             old = PyDict_GetItemWithError(env, key);
@@ -918,6 +1010,7 @@ Parser_clear_cache(ParserObject *p)
     for (i = 0; i < S_N; i++) {
         Py_CLEAR(p->scope_vals[i]);
     }
+    env_vals_clear(p);
 }
 
 static int
@@ -966,6 +1059,7 @@ Parser_dealloc(ParserObject *p)
     Parser_clear_cache(p);
     PyMem_Free(p->head);
     PyMem_Free(p->env_names);
+    PyMem_Free(p->env_fvals);
     PyMem_Free(p->rbuf);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
