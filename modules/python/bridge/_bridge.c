@@ -27,6 +27,13 @@
  *   DONE: an awaitable already done (to None), stateless, that asyncio also
  *       takes for a coroutine (it has send, throw and close): what the ASGI
  *       send() returns when it did not have to wait
+ *   Cycle(conn, scope, has_body): an ASGI http request's state and its
+ *       send() (asgi.py's Cycle subclasses it); set_coroutine_marker(m):
+ *       what its send's _is_coroutine gives (asyncio's marker)
+ *   in_context(app, cycle, ctx): an awaitable that calls the application
+ *       and runs each of its steps in the contextvars context ctx
+ *   hand_over(future, value): set_result, and the future's one done
+ *       callback (a waiting task's wake-up) run at once
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1356,30 +1363,13 @@ done:
     return out;
 }
 
+static PyObject *data_frames(PyObject *body, long end);
+
 static PyObject *
 bridge_data(PyObject *self, PyObject *arg)
 {
-    Py_buffer      view;
-    PyObject      *out;
-    unsigned char *p;
-
     (void) self;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    if ((uint64_t) view.len > UINT32_MAX) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
-        return NULL;
-    }
-    out = PyBytes_FromStringAndSize(NULL, view.len ? SWS_PYB_HEAD_LEN + view.len : 0);
-    if (out && view.len) {
-        p = (unsigned char *) PyBytes_AS_STRING(out);
-        p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) view.len);
-        memcpy(p, view.buf, (size_t) view.len);
-    }
-    PyBuffer_Release(&view);
-    return out;
+    return data_frames(arg, -1);
 }
 
 static PyObject *

@@ -110,7 +110,7 @@ async def group():
 
 
 async def later():
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(1.0)
     mark("background-done")
 
 
