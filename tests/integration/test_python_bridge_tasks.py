@@ -19,7 +19,7 @@ import pytest
 import pybridge_runner as pr
 import swsharness as h
 
-pytest.importorskip("fastapi")
+pytest.importorskip("fastapi", reason="python3-fastapi (auto/deps) needed")
 
 
 @pytest.fixture(scope="module")
