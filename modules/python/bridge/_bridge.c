@@ -2207,6 +2207,19 @@ InContext_am_send(PyObject *self, PyObject *arg, PyObject **result)
     return r;
 }
 
+/* StopIteration(value) raised (public API only: an instance, so that a
+ * tuple value is not taken for the arguments) */
+static void
+stop_iteration(PyObject *value)
+{
+    PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, value);
+
+    if (e != NULL) {
+        PyErr_SetObject(PyExc_StopIteration, e);
+        Py_DECREF(e);
+    }
+}
+
 static PyObject *
 InContext_iternext(PyObject *self)
 {
@@ -2217,7 +2230,7 @@ InContext_iternext(PyObject *self)
         return result;
     case PYGEN_RETURN:
         if (result != Py_None) {
-            _PyGen_SetStopIterationValue(result);
+            stop_iteration(result);
         }
         Py_DECREF(result);
         return NULL;
@@ -2235,7 +2248,7 @@ InContext_send(PyObject *self, PyObject *arg)
     case PYGEN_NEXT:
         return result;
     case PYGEN_RETURN:
-        _PyGen_SetStopIterationValue(result);
+        stop_iteration(result);
         Py_DECREF(result);
         return NULL;
     default:
