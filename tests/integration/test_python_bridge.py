@@ -1015,6 +1015,41 @@ def test_extension_reuses_values_only_while_they_are_the_same():
         assert e["REQUEST_URI"] == "/x?q=1" and e["HTTP_USER_AGENT"] == "ua-a"
 
 
+def test_extension_scope_follows_each_request():
+    """An ASGI scope is a copy of the parser's first, which keeps the first
+    request's method, version, path, raw path, query and server: each scope
+    must still be exactly what a new parser makes of the same request, as
+    these change and come back, while the application changes the scope
+    before."""
+    b = bridge_module()
+
+    def payload(method=b"GET", path=b"/x", raw=b"/x?q=1", query=b"q=1", port=80,
+                version=(1, 1)):
+        p = bytearray(request_payload(method, path, raw, query,
+                                      fields=[(b"host", b"h")], server_port=port))
+        p[0], p[1] = version
+        return bytes(p)
+
+    requests = [
+        payload(), payload(), payload(method=b"POST"), payload(),
+        payload(version=(1, 0)), payload(version=(2, 0)), payload(),
+        payload(path=b"/y", raw=b"/y?q=1"), payload(path=b"/caf\xc3\xa9", raw=b"/caf%C3%A9"),
+        payload(), payload(query=b"", raw=b"/x"), payload(query=b"r=2", raw=b"/x?r=2"),
+        payload(port=8080), payload(), payload(path=b"/\xff", raw=b"/%FF"), payload(),
+    ]
+    got = []
+    p = b.Parser(lambda r, f: got.append(r), lambda d: None, lambda: None, b.MODE_ASGI,
+                 {"version": "3.0"})
+    for i, req in enumerate(requests):
+        p.feed(peer.frame(peer.REQUEST, req))
+        want = []
+        b.Parser(lambda r, f: want.append(r), lambda d: None, lambda: None, b.MODE_ASGI,
+                 {"version": "3.0"}).feed(peer.frame(peer.REQUEST, req))
+        assert list(got[-1].items()) == list(want[0].items()), i
+        got[-1]["method"] = got[-1]["path"] = "changed by the application"
+        got[-1]["server"] = None
+
+
 def test_extension_environ_follows_each_request():
     """A WSGI environ whose field names are the previous request's starts as
     a copy of that environ: each one must still be exactly what a parser
@@ -1043,6 +1078,18 @@ def test_extension_environ_follows_each_request():
         dict(fields=[(b"content-length", b"4")], clen=4),
         dict(fields=[(b"User-Agent", b"ua-a")]),
         dict(fields=[ua]),
+        # the same names, other values: the path, the query, the port, a
+        # field that is not a common one, and back
+        dict(fields=[ua], path=b"/y", raw=b"/y?q=1"),
+        dict(fields=[ua]),
+        dict(fields=[ua], query=b"r=2", raw=b"/x?r=2"),
+        dict(fields=[ua], server_port=8080),
+        dict(fields=[ua]),
+        dict(fields=[ua, (b"x-a", b"1")]),
+        dict(fields=[ua, (b"x-a", b"2")]),
+        dict(fields=[(b"user-agent", b"ua-b"), (b"x-a", b"2")]),
+        dict(fields=[ua, (b"x-a", b"2")], method=b"PUT"),
+        dict(fields=[ua, (b"x-a", b"2")]),
     ]
     p = b.Parser(None, lambda d: None, lambda: None, b.MODE_WSGI, base)
     before = None

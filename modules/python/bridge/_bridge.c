@@ -27,9 +27,17 @@
  *   DONE: an awaitable already done (to None), stateless, that asyncio also
  *       takes for a coroutine (it has send, throw and close): what the ASGI
  *       send() returns when it did not have to wait
+ *   Cycle(conn, scope, has_body): an ASGI http request's state and its
+ *       send() (asgi.py's Cycle subclasses it); set_coroutine_marker(m):
+ *       what its send's _is_coroutine gives (asyncio's marker)
+ *   in_context(app, cycle, ctx): an awaitable that calls the application
+ *       and runs each of its steps in the contextvars context ctx
+ *   hand_over(future, value): set_result, and the future's one done
+ *       callback (a waiting task's wake-up) run at once
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -72,6 +80,13 @@ enum {
     C_HOST, C_SCOPE, C_ENV, C_NFIXED
 };
 
+/* The scope's values that the parser's first scope (fixed[C_SCOPE], which
+ * each scope is a copy of) holds: the first request's. */
+enum { S_VERSION, S_METHOD, S_PATH, S_RAW, S_QUERY, S_SERVER, S_N };
+/* The environ's keys whose values the kept environ (fixed[C_ENV]) holds. */
+enum { E_METHOD, E_PATH, E_QUERY, E_URI, E_SNAME, E_SPORT, E_PROTO, E_RADDR, E_RPORT,
+       E_SCHEME, E_N };
+
 typedef struct {
     PyObject_HEAD
     sws_pyb_reader_t  rd;
@@ -83,6 +98,7 @@ typedef struct {
     PyObject         *fixed[C_NFIXED];      /* the last of each string (or tuple) */
     PyObject         *values[NCOMMON];      /* the last value of each common field */
     PyObject         *pairs[NCOMMON];       /* ASGI: its last (name, value) */
+    PyObject         *scope_vals[S_N];      /* ASGI: fixed[C_SCOPE]'s values (S_*) */
     unsigned          server_port;          /* fixed[C_SERVER]'s and [C_SERVER_PORT]'s */
     /* fixed[C_ENV]'s request: its field names (each a 2-byte length and
      * the name), and whether CONTENT_LENGTH came from the frame */
@@ -90,6 +106,10 @@ typedef struct {
     size_t            env_names_len, env_names_size;
     unsigned          env_nfields;
     int               env_cl, env_cl_added;
+    /* fixed[C_ENV]'s values: of the keys E_* and of its fields, in order */
+    PyObject         *env_vals[E_N];
+    PyObject        **env_fvals;
+    size_t            env_fvals_n;
     unsigned char    *rbuf;           /* read_from()'s */
     int               reading;        /* in read_from() */
 } ParserObject;
@@ -345,6 +365,46 @@ asgi_scope_copy(ParserObject *p)
     return PyDict_Copy(t);
 }
 
+static PyObject *const *scope_keys[S_N] = {
+    &k_http_version, &k_method, &k_path, &k_raw_path, &k_query_string, &k_server
+};
+
+/* scope[S_* i's key] = value (its reference taken), unless the scope
+ * already has that object: a copy of the first scope, whose values repeat
+ * (the method, the version, the server; the path and query while the
+ * first's repeat); -1 on error. */
+static int
+scope_set(ParserObject *p, PyObject *scope, int i, PyObject *value)
+{
+    if (value != NULL && value == p->scope_vals[i]) {
+        Py_DECREF(value);
+        return 0;
+    }
+    return set_steal(scope, *scope_keys[i], value);
+}
+
+/* The first scope's values become those of fixed[C_SCOPE] and so of every
+ * later scope's copy. */
+static int
+scope_keep(ParserObject *p, PyObject *scope)
+{
+    PyObject *v;
+    int       i;
+
+    for (i = 0; i < S_N; i++) {
+        v = PyDict_GetItemWithError(scope, *scope_keys[i]);
+        if (v == NULL) {
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        if (PyDict_SetItem(p->fixed[C_SCOPE], *scope_keys[i], v) < 0) {
+            return -1;
+        }
+        Py_INCREF(v);
+        Py_XSETREF(p->scope_vals[i], v);
+    }
+    return 0;
+}
+
 /* ASGI's path, UTF-8 (surrogateescape): the previous str while an ASCII
  * path repeats (an ASCII str's bytes are the bytes it was decoded from;
  * bytes that match them are ASCII and decode to it). */
@@ -383,19 +443,22 @@ asgi_scope(ParserObject *p, const sws_pyb_request_t *rq)
     if (q) {
         raw.len = (size_t) (q - raw.data);
     }
-    if (set_steal(scope, k_http_version, version_str(rq->major, rq->minor, 0)) < 0
-        || set_steal(scope, k_method, cached(&p->fixed[C_METHOD], rq->method.data,
-                                             rq->method.len, 1)) < 0
+    if (scope_set(p, scope, S_VERSION, version_str(rq->major, rq->minor, 0)) < 0
+        || scope_set(p, scope, S_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                                rq->method.len, 1)) < 0
         || ((rq->flags & SWS_PYB_HTTPS) && PyDict_SetItem(scope, k_scheme, k_https) < 0)
-        || set_steal(scope, k_path, asgi_path(p, &rq->path)) < 0
-        || set_steal(scope, k_raw_path, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
-        || set_steal(scope, k_query_string, cached(&p->fixed[C_QUERY], rq->query.data,
-                                                   rq->query.len, 0)) < 0
+        || scope_set(p, scope, S_PATH, asgi_path(p, &rq->path)) < 0
+        || scope_set(p, scope, S_RAW, cached(&p->fixed[C_RAW], raw.data, raw.len, 0)) < 0
+        || scope_set(p, scope, S_QUERY, cached(&p->fixed[C_QUERY], rq->query.data,
+                                               rq->query.len, 0)) < 0
         || set_steal(scope, k_headers, asgi_headers(p, rq)) < 0
         || set_steal(scope, k_client, addr_tuple(&p->fixed[C_CLIENT], &rq->client,
                                                  rq->client_port)) < 0
-        || set_steal(scope, k_server, asgi_server(p, rq)) < 0)
+        || scope_set(p, scope, S_SERVER, asgi_server(p, rq)) < 0)
     {
+        goto failed;
+    }
+    if (p->scope_vals[S_VERSION] == NULL && scope_keep(p, scope) < 0) {
         goto failed;
     }
     if (p->state != Py_None && set_steal(scope, k_state, PyDict_Copy(p->state)) < 0) {
@@ -485,6 +548,79 @@ env_same_keys(ParserObject *p, const sws_pyb_request_t *rq, int cl)
     return s == end;
 }
 
+static void
+env_vals_clear(ParserObject *p)
+{
+    size_t i;
+
+    for (i = 0; i < E_N; i++) {
+        Py_CLEAR(p->env_vals[i]);
+    }
+    for (i = 0; i < p->env_fvals_n; i++) {
+        Py_CLEAR(p->env_fvals[i]);
+    }
+    p->env_fvals_n = 0;
+}
+
+static PyObject *const *env_keys[E_N] = {
+    &k_REQUEST_METHOD, &k_PATH_INFO, &k_QUERY_STRING, &k_REQUEST_URI, &k_SERVER_NAME,
+    &k_SERVER_PORT, &k_SERVER_PROTOCOL, &k_REMOTE_ADDR, &k_REMOTE_PORT, &k_url_scheme
+};
+
+/* The kept environ's values, to know which of the next request's are
+ * already in its copy (the same objects: a value that repeats is the
+ * previous request's, see cached()). Any failure: none known. */
+static void
+env_vals_keep(ParserObject *p, const sws_pyb_request_t *rq)
+{
+    PyObject            *env = p->fixed[C_ENV], *key, *v, **f;
+    const unsigned char *cur = rq->fields;
+    sws_pyb_str_t        name, value;
+    size_t               i, n = 0;
+    int                  k;
+
+    env_vals_clear(p);
+    for (i = 0; i < E_N; i++) {
+        v = PyDict_GetItem(env, *env_keys[i]);
+        Py_XINCREF(v);
+        p->env_vals[i] = v;
+    }
+    if (rq->nfields == 0) {
+        return;
+    }
+    f = PyMem_Realloc(p->env_fvals, rq->nfields * sizeof(PyObject *));
+    if (f == NULL) {
+        return;
+    }
+    p->env_fvals = f;
+    while (n < rq->nfields && sws_pyb_field_next(&cur, rq->end, &name, &value)) {
+        k = common_index(&name);
+        key = k >= 0 ? (Py_INCREF(common_keys[k]), common_keys[k]) : wsgi_key(&name);
+        if (key == NULL) {
+            PyErr_Clear();
+            break;
+        }
+        v = PyDict_GetItem(env, key);
+        Py_DECREF(key);
+        Py_XINCREF(v);
+        f[n++] = v;
+    }
+    p->env_fvals_n = n;
+}
+
+/* env[key] = value (its reference taken), unless env, a copy of the kept
+ * environ, already has that object (kept: the kept environ's value for
+ * this key, or NULL); -1 on error. */
+static int
+env_set(PyObject *env, PyObject *key, PyObject *value, PyObject *kept)
+{
+    if (value != NULL && value == kept) {
+        Py_DECREF(value);
+        return 0;
+    }
+    return set_steal(env, key, value);
+}
+
 /* env (just made, before the application has it) is the next one's start. */
 static void
 env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, int cl_added)
@@ -519,6 +655,7 @@ env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, in
         PyErr_Clear();                    /* not kept: the next is made anew */
         return;
     }
+    env_vals_keep(p, rq);
     p->env_names_len = n;
     p->env_nfields = rq->nfields;
     p->env_cl = cl;
@@ -528,11 +665,13 @@ env_keep(ParserObject *p, PyObject *env, const sws_pyb_request_t *rq, int cl, in
 static PyObject *
 wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
 {
-    PyObject            *env, *key, *value, *old, *joined, *k, *v;
+    PyObject            *env, *key, *value, *old, *joined, *k, *v, *scheme;
+    PyObject            *none[E_N] = { NULL }, *const *kept;
     const unsigned char *cur = rq->fields;
     sws_pyb_str_t        name, val;
     const sws_pyb_str_t *sname;
     Py_ssize_t           pos = 0;
+    size_t               nf = 0;
     int                  same, repeated = 0, cl_added;
     int                  cl = rq->content_length != UINT64_MAX && rq->content_length;
 
@@ -556,30 +695,39 @@ wsgi_environ(ParserObject *p, const sws_pyb_request_t *rq)
         }
     }
     sname = rq->host.len ? &rq->host : &rq->server;
-    if (set_steal(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
-                                                rq->method.len, 1)) < 0
-        || PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0
-        || set_steal(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
-                                              rq->path.len, 1)) < 0
-        || set_steal(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
-                                                 rq->query.len, 1)) < 0
-        || set_steal(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
-                                                rq->raw.len, 1)) < 0
-        || set_steal(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
-                                                sname->len, 1)) < 0
-        || set_steal(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port)) < 0
-        || set_steal(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1)) < 0
-        || set_steal(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
-                                                rq->client.len, 1)) < 0
-        || set_steal(env, k_REMOTE_PORT, decimal_str(rq->client_port)) < 0
-        || PyDict_SetItem(env, k_url_scheme, (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http)
-           < 0)
+    kept = same ? p->env_vals : none;
+    scheme = (rq->flags & SWS_PYB_HTTPS) ? k_https : k_http;
+    if (env_set(env, k_REQUEST_METHOD, cached(&p->fixed[C_METHOD], rq->method.data,
+                                              rq->method.len, 1), kept[E_METHOD]) < 0
+        || (!same && PyDict_SetItem(env, k_SCRIPT_NAME, k_empty) < 0)
+        || env_set(env, k_PATH_INFO, cached(&p->fixed[C_PATH], rq->path.data,
+                                            rq->path.len, 1), kept[E_PATH]) < 0
+        || env_set(env, k_QUERY_STRING, cached(&p->fixed[C_QUERY], rq->query.data,
+                                               rq->query.len, 1), kept[E_QUERY]) < 0
+        || env_set(env, k_REQUEST_URI, cached(&p->fixed[C_RAW], rq->raw.data,
+                                              rq->raw.len, 1), kept[E_URI]) < 0
+        || env_set(env, k_SERVER_NAME, cached(&p->fixed[C_HOST], sname->data,
+                                              sname->len, 1), kept[E_SNAME]) < 0
+        || env_set(env, k_SERVER_PORT, wsgi_server_port(p, rq->server_port),
+                   kept[E_SPORT]) < 0
+        || env_set(env, k_SERVER_PROTOCOL, version_str(rq->major, rq->minor, 1),
+                   kept[E_PROTO]) < 0
+        || env_set(env, k_REMOTE_ADDR, cached(&p->fixed[C_CLIENT], rq->client.data,
+                                              rq->client.len, 1), kept[E_RADDR]) < 0
+        || env_set(env, k_REMOTE_PORT, decimal_str(rq->client_port), kept[E_RPORT]) < 0
+        || env_set(env, k_url_scheme, (Py_INCREF(scheme), scheme), kept[E_SCHEME]) < 0)
     {
         goto failed;
     }
     while (sws_pyb_field_next(&cur, rq->end, &name, &val)) {
         if (field_objects(p, common_index(&name), &name, &val, 1, &key, &value) < 0) {
             goto failed;
+        }
+        if (same && nf < p->env_fvals_n && value == p->env_fvals[nf++]) {
+            /* the copy has it */
+            Py_DECREF(key);
+            Py_DECREF(value);
+            continue;
         }
         if (!same) {
             old = PyDict_GetItemWithError(env, key);
@@ -866,6 +1014,10 @@ Parser_clear_cache(ParserObject *p)
         Py_CLEAR(p->values[i]);
         Py_CLEAR(p->pairs[i]);
     }
+    for (i = 0; i < S_N; i++) {
+        Py_CLEAR(p->scope_vals[i]);
+    }
+    env_vals_clear(p);
 }
 
 static int
@@ -914,6 +1066,7 @@ Parser_dealloc(ParserObject *p)
     Parser_clear_cache(p);
     PyMem_Free(p->head);
     PyMem_Free(p->env_names);
+    PyMem_Free(p->env_fvals);
     PyMem_Free(p->rbuf);
     Py_TYPE(p)->tp_free((PyObject *) p);
 }
@@ -1210,30 +1363,13 @@ done:
     return out;
 }
 
+static PyObject *data_frames(PyObject *body, long end);
+
 static PyObject *
 bridge_data(PyObject *self, PyObject *arg)
 {
-    Py_buffer      view;
-    PyObject      *out;
-    unsigned char *p;
-
     (void) self;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    if ((uint64_t) view.len > UINT32_MAX) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
-        return NULL;
-    }
-    out = PyBytes_FromStringAndSize(NULL, view.len ? SWS_PYB_HEAD_LEN + view.len : 0);
-    if (out && view.len) {
-        p = (unsigned char *) PyBytes_AS_STRING(out);
-        p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) view.len);
-        memcpy(p, view.buf, (size_t) view.len);
-    }
-    PyBuffer_Release(&view);
-    return out;
+    return data_frames(arg, -1);
 }
 
 static PyObject *
@@ -1387,6 +1523,883 @@ static PyTypeObject DoneType = {
 
 
 /*
+ * Cycle: one ASGI http request's state, and its send() in C. asgi.py's
+ * Cycle subclasses it (receive(), run() and the rare paths stay there);
+ * send() was two Python calls per plain request and most of its lines
+ * looked up attributes. It does what asgi.py's did, line for line: the
+ * head is kept until the first body message, which goes out with it as
+ * one write; the last one completes the response (the connection's
+ * bookkeeping as Connection.response_done does it).
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject   *conn, *scope, *chunks, *waiter, *status, *headers;
+    Py_ssize_t  size;
+    char        more_body, final_given, started, head_sent, complete, disconnected;
+} CycleObject;
+
+static PyObject *done_obj;           /* DONE */
+static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
+                *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
+                *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
+                *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
+                *a_set_result, *k_scope_attr, *a_receive, *a_send, *a_fd,
+                *a_get_write_buffer_size,
+                *empty_bytes, *empty_tuple;
+
+static int
+Cycle_init(CycleObject *c, PyObject *args, PyObject *kw)
+{
+    PyObject *conn, *scope;
+    int       has_body;
+
+    if (kw != NULL && PyDict_GET_SIZE(kw) != 0) {
+        PyErr_SetString(PyExc_TypeError, "Cycle(conn, scope, has_body)");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "OOp", &conn, &scope, &has_body)) {
+        return -1;
+    }
+    Py_INCREF(conn);
+    Py_XSETREF(c->conn, conn);
+    Py_INCREF(scope);
+    Py_XSETREF(c->scope, scope);
+    Py_XSETREF(c->chunks, PyList_New(0));
+    if (c->chunks == NULL) {
+        return -1;
+    }
+    Py_CLEAR(c->waiter);
+    Py_XSETREF(c->status, PyLong_FromLong(200));
+    Py_INCREF(empty_tuple);
+    Py_XSETREF(c->headers, empty_tuple);
+    c->size = 0;
+    c->more_body = (char) has_body;
+    c->final_given = c->started = c->head_sent = c->complete = c->disconnected = 0;
+    return 0;
+}
+
+static int
+Cycle_traverse(CycleObject *c, visitproc visit, void *arg)
+{
+    Py_VISIT(c->conn);
+    Py_VISIT(c->scope);
+    Py_VISIT(c->chunks);
+    Py_VISIT(c->waiter);
+    Py_VISIT(c->status);
+    Py_VISIT(c->headers);
+    return 0;
+}
+
+static int
+Cycle_clear(CycleObject *c)
+{
+    Py_CLEAR(c->conn);
+    Py_CLEAR(c->scope);
+    Py_CLEAR(c->chunks);
+    Py_CLEAR(c->waiter);
+    Py_CLEAR(c->status);
+    Py_CLEAR(c->headers);
+    return 0;
+}
+
+static void
+Cycle_dealloc(CycleObject *c)
+{
+    PyObject_GC_UnTrack(c);
+    Cycle_clear(c);
+    Py_TYPE(c)->tp_free((PyObject *) c);
+}
+
+/* message[key] (KeyError when missing), or message.get(key, dflt) when
+ * dflt is given: new references. */
+static PyObject *
+message_item(PyObject *msg, PyObject *key, PyObject *dflt)
+{
+    PyObject *v;
+
+    if (PyDict_CheckExact(msg)) {
+        v = PyDict_GetItemWithError(msg, key);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        if (dflt == NULL) {
+            PyErr_SetObject(PyExc_KeyError, key);
+            return NULL;
+        }
+        Py_INCREF(dflt);
+        return dflt;
+    }
+    if (dflt == NULL) {
+        return PyObject_GetItem(msg, key);
+    }
+    {
+        PyObject *args[3] = { msg, key, dflt };
+
+        return PyObject_VectorcallMethod(a_get, args, 3, NULL);
+    }
+}
+
+/* An attribute's truth; -1 on error. */
+static int
+attr_true(PyObject *o, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(o, name);
+    int       t;
+
+    if (v == NULL) {
+        return -1;
+    }
+    t = v == Py_True ? 1 : v == Py_False || v == Py_None ? 0 : PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return t;
+}
+
+/* A DATA frame of body (none if empty), then an END (if end >= 0). */
+static PyObject *
+data_frames(PyObject *body, long end)
+{
+    Py_buffer      view;
+    PyObject      *out;
+    unsigned char *p;
+
+    if (PyObject_GetBuffer(body, &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if ((uint64_t) view.len > UINT32_MAX) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "the body is too big for one frame");
+        return NULL;
+    }
+    out = PyBytes_FromStringAndSize(NULL, (view.len ? SWS_PYB_HEAD_LEN + view.len : 0)
+                                          + (end >= 0 ? SWS_PYB_HEAD_LEN : 0));
+    if (out != NULL) {
+        p = (unsigned char *) PyBytes_AS_STRING(out);
+        if (view.len) {
+            p = sws_pyb_put_head(p, SWS_PYB_DATA, 0, (uint32_t) view.len);
+            memcpy(p, view.buf, (size_t) view.len);
+            p += view.len;
+        }
+        if (end >= 0) {
+            sws_pyb_put_head(p, SWS_PYB_END, (unsigned) end & SWS_PYB_END_KEEP, 0);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/*
+ * transport.write(data), or, when the transport holds nothing (so that
+ * nothing written goes before what it holds), one send(2) to its socket
+ * that does not wait, and the transport only for the rest, if any: uvloop
+ * queues every write until the end of the loop's iteration, which cost more
+ * than the send. conn.fd: the socket (-1: always the transport).
+ */
+static PyObject *
+transport_write(PyObject *conn, PyObject *transport, PyObject *data)
+{
+    PyObject   *o, *rest, *v;
+    long        fd;
+    Py_ssize_t  len = PyBytes_GET_SIZE(data), held;
+    ssize_t     n;
+
+    o = PyObject_GetAttr(conn, a_fd);
+    if (o == NULL) {
+        return NULL;
+    }
+    fd = PyLong_AsLong(o);
+    Py_DECREF(o);
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (fd < 0) {
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    o = PyObject_CallMethodNoArgs(transport, a_get_write_buffer_size);
+    if (o == NULL) {
+        return NULL;
+    }
+    held = PyLong_AsSsize_t(o);
+    Py_DECREF(o);
+    if (held == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (held != 0) {
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    do {
+        n = send((int) fd, PyBytes_AS_STRING(data), (size_t) len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n == len) {
+        Py_RETURN_NONE;
+    }
+    if (n <= 0) {
+        /* full, or an error: the transport's to deal with */
+        return PyObject_CallMethodOneArg(transport, a_write, data);
+    }
+    rest = PyBytes_FromStringAndSize(PyBytes_AS_STRING(data) + n, len - n);
+    if (rest == NULL) {
+        return NULL;
+    }
+    v = PyObject_CallMethodOneArg(transport, a_write, rest);
+    Py_DECREF(rest);
+    return v;
+}
+
+static int
+same_str(PyObject *o, PyObject *interned)
+{
+    return o == interned || (PyUnicode_Check(o) && PyUnicode_Compare(o, interned) == 0);
+}
+
+static PyObject *
+Cycle_send(CycleObject *c, PyObject *message)
+{
+    PyObject *kind, *body = NULL, *more_o = NULL, *data = NULL, *conn, *v, *rv = NULL;
+    int       more, t;
+
+    kind = message_item(message, k_type, NULL);
+    if (kind == NULL) {
+        return NULL;
+    }
+    if (same_str(kind, k_start_type)) {
+        Py_DECREF(kind);
+        if (c->started) {
+            PyErr_SetString(PyExc_RuntimeError, "http.response.start sent twice");
+            return NULL;
+        }
+        v = message_item(message, k_status, NULL);
+        if (v == NULL) {
+            return NULL;
+        }
+        c->started = 1;
+        Py_XSETREF(c->status, v);
+        v = message_item(message, k_headers, empty_tuple);
+        if (v == NULL) {
+            return NULL;
+        }
+        Py_XSETREF(c->headers, v);
+        Py_INCREF(done_obj);
+        return done_obj;
+    }
+    if (!same_str(kind, k_body_type)) {
+        if (same_str(kind, k_trailers_type)) {
+            Py_DECREF(kind);
+            Py_INCREF(done_obj);
+            return done_obj;
+        }
+        PyErr_Format(PyExc_RuntimeError, "unexpected ASGI message %R", kind);
+        Py_DECREF(kind);
+        return NULL;
+    }
+    Py_DECREF(kind);
+    if (!c->started || c->complete) {
+        PyErr_SetString(PyExc_RuntimeError, "http.response.body out of place");
+        return NULL;
+    }
+    if (c->disconnected) {
+        Py_INCREF(done_obj);
+        return done_obj;
+    }
+    body = message_item(message, k_body, empty_bytes);
+    if (body == NULL) {
+        return NULL;
+    }
+    more_o = message_item(message, k_more_body, Py_False);
+    if (more_o == NULL) {
+        goto done;
+    }
+    more = PyObject_IsTrue(more_o);
+    if (more < 0) {
+        goto done;
+    }
+    conn = c->conn;
+    if (!c->head_sent) {
+        PyObject *args[4] = { c->status, c->headers, body, NULL };
+
+        c->head_sent = 1;
+        args[3] = PyLong_FromLong(more ? -1 : SWS_PYB_END_KEEP);
+        if (args[3] == NULL) {
+            goto done;
+        }
+        data = bridge_response(NULL, args, 4, NULL);
+        Py_DECREF(args[3]);
+    } else if (more) {
+        data = data_frames(body, -1);
+    } else {
+        t = PyObject_IsTrue(body);
+        if (t < 0) {
+            goto done;
+        }
+        data = data_frames(t ? body : empty_bytes, SWS_PYB_END_KEEP);
+    }
+    if (data == NULL) {
+        goto done;
+    }
+    if (PyBytes_GET_SIZE(data)) {
+        t = attr_true(conn, a_closed);
+        if (t < 0) {
+            goto done;
+        }
+        if (!t) {
+            PyObject *transport = PyObject_GetAttr(conn, a_transport);
+
+            if (transport == NULL) {
+                goto done;
+            }
+            v = transport_write(conn, transport, data);
+            Py_DECREF(transport);
+            if (v == NULL) {
+                goto done;
+            }
+            Py_DECREF(v);
+        }
+    }
+    if (more) {
+        t = attr_true(conn, a_write_paused);
+        if (t < 0) {
+            goto done;
+        }
+        if (t) {
+            rv = PyObject_CallMethodNoArgs(conn, a_drain);
+        } else {
+            Py_INCREF(done_obj);
+            rv = done_obj;
+        }
+        goto done;
+    }
+    /* the response is complete (response_complete(), inline: the common path) */
+    c->complete = 1;
+    if (c->waiter != NULL && c->waiter != Py_None) {
+        v = PyObject_CallMethodNoArgs((PyObject *) c, a_wake);   /* a receive() gets the disconnect */
+        if (v == NULL) {
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    v = PyObject_GetAttr(conn, a_cycle);
+    if (v == NULL) {
+        goto done;
+    }
+    Py_DECREF(v);                    /* only compared */
+    if (v == (PyObject *) c) {
+        PyObject *parser = PyObject_GetAttr(conn, a_parser);
+
+        if (parser == NULL) {
+            goto done;
+        }
+        if (Py_IS_TYPE(parser, &ParserType)) {
+            t = ((ParserObject *) parser)->in_body;
+        } else {
+            t = attr_true(parser, a_in_body);
+        }
+        Py_DECREF(parser);
+        if (t < 0) {
+            goto done;
+        }
+        if (!t && PyObject_SetAttr(conn, a_cycle, Py_None) < 0) {
+            goto done;
+        }
+        /* else: the body's rest is read and dropped until BODY_END */
+    }
+    t = attr_true(conn, a_read_paused);
+    if (t < 0) {
+        goto done;
+    }
+    if (t) {
+        v = PyObject_CallMethodNoArgs(conn, a_resume_reading);
+        if (v == NULL) {
+            goto done;
+        }
+        Py_DECREF(v);
+    }
+    Py_INCREF(done_obj);
+    rv = done_obj;
+
+done:
+    Py_XDECREF(data);
+    Py_XDECREF(more_o);
+    Py_DECREF(body);
+    return rv;
+}
+
+
+/*
+ * cycle.send: a Sender, the bound send() that asyncio.iscoroutinefunction
+ * takes for a coroutine function (its _is_coroutine is asyncio's marker,
+ * given by set_coroutine_marker()), as the async def send of other
+ * servers is (what some frameworks check before awaiting).
+ */
+typedef struct {
+    PyObject_HEAD
+    CycleObject    *cycle;
+    vectorcallfunc  vectorcall;
+} SenderObject;
+
+static PyObject *coroutine_marker;   /* asyncio.coroutines._is_coroutine, or NULL */
+static PyTypeObject SenderType;
+
+static PyObject *
+Sender_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (PyVectorcall_NARGS(nargsf) != 1 || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "send(message) takes one argument");
+        return NULL;
+    }
+    return Cycle_send(((SenderObject *) self)->cycle, args[0]);
+}
+
+static void
+Sender_dealloc(SenderObject *s)
+{
+    PyObject_GC_UnTrack(s);
+    Py_CLEAR(s->cycle);
+    PyObject_GC_Del(s);
+}
+
+static int
+Sender_traverse(SenderObject *s, visitproc visit, void *arg)
+{
+    Py_VISIT(s->cycle);
+    return 0;
+}
+
+static PyObject *
+Sender_marker(SenderObject *s, void *closure)
+{
+    (void) s;
+    (void) closure;
+    if (coroutine_marker == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "_is_coroutine");
+        return NULL;
+    }
+    Py_INCREF(coroutine_marker);
+    return coroutine_marker;
+}
+
+static PyObject *
+Sender_self(SenderObject *s, void *closure)
+{
+    (void) closure;
+    Py_INCREF(s->cycle);
+    return (PyObject *) s->cycle;
+}
+
+static PyGetSetDef Sender_getset[] = {
+    { "_is_coroutine", (getter) Sender_marker, NULL, NULL, NULL },
+    { "__self__", (getter) Sender_self, NULL, NULL, NULL },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+static PyTypeObject SenderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Sender",
+    .tp_basicsize = sizeof(SenderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(SenderObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = (destructor) Sender_dealloc,
+    .tp_traverse = (traverseproc) Sender_traverse,
+    .tp_getset = Sender_getset,
+};
+
+static PyObject *
+Cycle_get_send(CycleObject *c, void *closure)
+{
+    SenderObject *s = PyObject_GC_New(SenderObject, &SenderType);
+
+    (void) closure;
+    if (s == NULL) {
+        return NULL;
+    }
+    Py_INCREF(c);
+    s->cycle = c;
+    s->vectorcall = Sender_vectorcall;
+    PyObject_GC_Track(s);
+    return (PyObject *) s;
+}
+
+static PyGetSetDef Cycle_getset[] = {
+    { "send", (getter) Cycle_get_send, NULL,
+      "send(message): ASGI send(); returns DONE or the wait for the transport to drain",
+      NULL },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+/* set_coroutine_marker(marker): what Sender._is_coroutine gives. */
+static PyObject *
+bridge_set_coroutine_marker(PyObject *self, PyObject *marker)
+{
+    (void) self;
+    Py_INCREF(marker);
+    Py_XSETREF(coroutine_marker, marker);
+    Py_RETURN_NONE;
+}
+
+#define CYCLE_MEMBER(name, type)  { #name, type, offsetof(CycleObject, name), 0, NULL }
+
+static PyMemberDef Cycle_members[] = {
+    CYCLE_MEMBER(conn, T_OBJECT),
+    CYCLE_MEMBER(scope, T_OBJECT),
+    CYCLE_MEMBER(chunks, T_OBJECT),
+    CYCLE_MEMBER(waiter, T_OBJECT),
+    CYCLE_MEMBER(status, T_OBJECT),
+    CYCLE_MEMBER(headers, T_OBJECT),
+    CYCLE_MEMBER(size, T_PYSSIZET),
+    CYCLE_MEMBER(more_body, T_BOOL),
+    CYCLE_MEMBER(final_given, T_BOOL),
+    CYCLE_MEMBER(started, T_BOOL),
+    CYCLE_MEMBER(head_sent, T_BOOL),
+    CYCLE_MEMBER(complete, T_BOOL),
+    CYCLE_MEMBER(disconnected, T_BOOL),
+    { NULL, 0, 0, 0, NULL }
+};
+
+static PyTypeObject CycleType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.Cycle",
+    .tp_doc = "Cycle(conn, scope, has_body): an ASGI http request's state and send().",
+    .tp_basicsize = sizeof(CycleObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc) Cycle_init,
+    .tp_dealloc = (destructor) Cycle_dealloc,
+    .tp_traverse = (traverseproc) Cycle_traverse,
+    .tp_clear = (inquiry) Cycle_clear,
+    .tp_getset = Cycle_getset,
+    .tp_members = Cycle_members,
+};
+
+
+/*
+ * in_context(app, cycle, ctx): an awaitable that calls
+ * app(cycle.scope, cycle.receive, cycle.send) at its first step and runs
+ * every step of what that returns in the contextvars context ctx, as a
+ * task of the request's own would: the ASGI runner's serving task runs
+ * one request after another, each in a fresh copy of the context, so
+ * that what one request sets is not seen by the next (asgi.py's
+ * Connection.serve). No coroutine of the runner's between the task and
+ * the application's.
+ */
+typedef struct {
+    PyObject_HEAD
+    PyObject *app, *cycle, *coro, *ctx;    /* app and cycle until the start */
+} InContextObject;
+
+static PyTypeObject InContextType;
+
+static PyObject *
+bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    InContextObject *ic;
+
+    (void) self;
+    if (nargs != 3 || !PyContext_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "in_context(app, cycle, context)");
+        return NULL;
+    }
+    ic = PyObject_GC_New(InContextObject, &InContextType);
+    if (ic == NULL) {
+        return NULL;
+    }
+    Py_INCREF(args[0]);
+    ic->app = args[0];
+    Py_INCREF(args[1]);
+    ic->cycle = args[1];
+    ic->coro = NULL;
+    Py_INCREF(args[2]);
+    ic->ctx = args[2];
+    PyObject_GC_Track(ic);
+    return (PyObject *) ic;
+}
+
+/* The application's call (in the context): its awaitable's iterator. */
+static int
+InContext_start(InContextObject *ic)
+{
+    PyObject *args[3] = { NULL, NULL, NULL }, *r = NULL, *it;
+    int       i;
+
+    args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    args[1] = args[0] ? PyObject_GetAttr(ic->cycle, a_receive) : NULL;
+    args[2] = args[1] ? PyObject_GetAttr(ic->cycle, a_send) : NULL;
+    if (args[2] != NULL) {
+        r = PyObject_Vectorcall(ic->app, args, 3, NULL);
+    }
+    for (i = 0; i < 3; i++) {
+        Py_XDECREF(args[i]);
+    }
+    Py_CLEAR(ic->app);
+    Py_CLEAR(ic->cycle);
+    if (r == NULL) {
+        return -1;
+    }
+    if (PyCoro_CheckExact(r)) {
+        ic->coro = r;
+        return 0;
+    }
+    /* another awaitable: its __await__'s iterator, as "await" takes it */
+    if (Py_TYPE(r)->tp_as_async == NULL || Py_TYPE(r)->tp_as_async->am_await == NULL) {
+        PyErr_Format(PyExc_TypeError, "the application returned %.100s, not an awaitable",
+                     Py_TYPE(r)->tp_name);
+        Py_DECREF(r);
+        return -1;
+    }
+    it = Py_TYPE(r)->tp_as_async->am_await(r);
+    Py_DECREF(r);
+    if (it == NULL) {
+        return -1;
+    }
+    if (!PyIter_Check(it)) {
+        PyErr_Format(PyExc_TypeError, "__await__() returned non-iterator of type '%.100s'",
+                     Py_TYPE(it)->tp_name);
+        Py_DECREF(it);
+        return -1;
+    }
+    ic->coro = it;
+    return 0;
+}
+
+static void
+InContext_dealloc(InContextObject *ic)
+{
+    PyObject_GC_UnTrack(ic);
+    Py_CLEAR(ic->app);
+    Py_CLEAR(ic->cycle);
+    Py_CLEAR(ic->coro);
+    Py_CLEAR(ic->ctx);
+    PyObject_GC_Del(ic);
+}
+
+static int
+InContext_traverse(InContextObject *ic, visitproc visit, void *arg)
+{
+    Py_VISIT(ic->app);
+    Py_VISIT(ic->cycle);
+    Py_VISIT(ic->coro);
+    Py_VISIT(ic->ctx);
+    return 0;
+}
+
+static PySendResult
+InContext_am_send(PyObject *self, PyObject *arg, PyObject **result)
+{
+    InContextObject *ic = (InContextObject *) self;
+    PySendResult     r;
+
+    if (PyContext_Enter(ic->ctx) < 0) {
+        *result = NULL;
+        return PYGEN_ERROR;
+    }
+    if (ic->coro == NULL && InContext_start(ic) < 0) {
+        *result = NULL;
+        r = PYGEN_ERROR;
+    } else {
+        r = PyIter_Send(ic->coro, arg, result);
+    }
+    if (PyContext_Exit(ic->ctx) < 0) {
+        Py_CLEAR(*result);
+        return PYGEN_ERROR;
+    }
+    return r;
+}
+
+/* StopIteration(value) raised (public API only: an instance, so that a
+ * tuple value is not taken for the arguments) */
+static void
+stop_iteration(PyObject *value)
+{
+    PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, value);
+
+    if (e != NULL) {
+        PyErr_SetObject(PyExc_StopIteration, e);
+        Py_DECREF(e);
+    }
+}
+
+static PyObject *
+InContext_iternext(PyObject *self)
+{
+    PyObject *result;
+
+    switch (InContext_am_send(self, Py_None, &result)) {
+    case PYGEN_NEXT:
+        return result;
+    case PYGEN_RETURN:
+        if (result != Py_None) {
+            stop_iteration(result);
+        }
+        Py_DECREF(result);
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+static PyObject *
+InContext_send(PyObject *self, PyObject *arg)
+{
+    PyObject *result;
+
+    switch (InContext_am_send(self, arg, &result)) {
+    case PYGEN_NEXT:
+        return result;
+    case PYGEN_RETURN:
+        stop_iteration(result);
+        Py_DECREF(result);
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+/* throw() and close(): the coroutine's own, called in the context */
+static PyObject *
+InContext_call(InContextObject *ic, PyObject *name, PyObject *args)
+{
+    PyObject *meth, *r;
+
+    if (ic->coro == NULL) {
+        /* not started: the application is not called */
+        Py_CLEAR(ic->app);
+        Py_CLEAR(ic->cycle);
+        if (name == a_close) {
+            Py_RETURN_NONE;
+        }
+        return done_throw(NULL, args);
+    }
+    if (PyContext_Enter(ic->ctx) < 0) {
+        return NULL;
+    }
+    meth = PyObject_GetAttr(ic->coro, name);
+    r = meth ? PyObject_Call(meth, args, NULL) : NULL;
+    Py_XDECREF(meth);
+    if (PyContext_Exit(ic->ctx) < 0) {
+        Py_CLEAR(r);
+    }
+    return r;
+}
+
+static PyObject *
+InContext_throw(InContextObject *ic, PyObject *args)
+{
+    return InContext_call(ic, a_throw, args);
+}
+
+static PyObject *
+InContext_close(InContextObject *ic, PyObject *unused)
+{
+    (void) unused;
+    return InContext_call(ic, a_close, empty_tuple);
+}
+
+static PyObject *
+InContext_await(PyObject *self)
+{
+    Py_INCREF(self);
+    return self;
+}
+
+static PyMethodDef InContext_methods[] = {
+    { "send", (PyCFunction) InContext_send, METH_O, NULL },
+    { "throw", (PyCFunction) InContext_throw, METH_VARARGS, NULL },
+    { "close", (PyCFunction) InContext_close, METH_NOARGS, NULL },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyAsyncMethods InContext_async = {
+    .am_await = InContext_await,
+    .am_send = InContext_am_send,
+};
+
+static PyTypeObject InContextType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "scalws_bridge._bridge.InContext",
+    .tp_basicsize = sizeof(InContextObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_as_async = &InContext_async,
+    .tp_iter = InContext_await,
+    .tp_iternext = InContext_iternext,
+    .tp_methods = InContext_methods,
+    .tp_dealloc = (destructor) InContext_dealloc,
+    .tp_traverse = (traverseproc) InContext_traverse,
+};
+
+/*
+ * hand_over(future, value): the future's result is value and its one done
+ * callback (the serving task's wake-up, waiting for the next request) runs
+ * now, in the context it was added with, instead of at the loop's next
+ * turn: the request starts in the read that brought it, with no loop
+ * iteration and no task made for it. Any other number of callbacks: an
+ * ordinary set_result().
+ */
+static PyObject *
+bridge_hand_over(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *cbs, *cb = NULL, *ctx = NULL, *r;
+
+    (void) self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "hand_over(future, value)");
+        return NULL;
+    }
+    cbs = PyObject_GetAttr(args[0], a_callbacks);
+    if (cbs == NULL) {
+        return NULL;
+    }
+    if (PyList_Check(cbs) && PyList_GET_SIZE(cbs) == 1) {
+        PyObject *item = PyList_GET_ITEM(cbs, 0);
+
+        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2
+            && PyContext_CheckExact(PyTuple_GET_ITEM(item, 1)))
+        {
+            cb = PyTuple_GET_ITEM(item, 0);
+            ctx = PyTuple_GET_ITEM(item, 1);
+            Py_INCREF(cb);
+            Py_INCREF(ctx);
+        }
+    }
+    Py_DECREF(cbs);
+    if (cb != NULL) {
+        r = PyObject_CallMethodOneArg(args[0], a_remove_done_callback, cb);
+        if (r == NULL) {
+            goto failed;
+        }
+        Py_DECREF(r);
+    }
+    r = PyObject_CallMethodOneArg(args[0], a_set_result, args[1]);
+    if (r == NULL) {
+        goto failed;
+    }
+    Py_DECREF(r);
+    if (cb != NULL) {
+        if (PyContext_Enter(ctx) < 0) {
+            goto failed;
+        }
+        r = PyObject_CallOneArg(cb, args[0]);
+        if (PyContext_Exit(ctx) < 0) {
+            Py_CLEAR(r);
+        }
+        if (r == NULL) {
+            goto failed;
+        }
+        Py_DECREF(r);
+        Py_DECREF(cb);
+        Py_DECREF(ctx);
+    }
+    Py_RETURN_NONE;
+
+failed:
+    Py_XDECREF(cb);
+    Py_XDECREF(ctx);
+    return NULL;
+}
+
+
+/*
  * send_some(fd, data): what one send(2) of data takes without waiting
  * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
  * buffer is full. The WSGI runner sends a response so and the rest, if
@@ -1436,6 +2449,13 @@ static PyMethodDef bridge_methods[] = {
     { "data", bridge_data, METH_O, "data(body) -> a DATA frame (b'' for an empty body)" },
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
+    { "in_context", (PyCFunction) (void (*)(void)) bridge_in_context, METH_FASTCALL,
+      "in_context(app, cycle, ctx): app(cycle.scope, cycle.receive, cycle.send)\n"
+      "awaited, each step in ctx" },
+    { "hand_over", (PyCFunction) (void (*)(void)) bridge_hand_over, METH_FASTCALL,
+      "hand_over(future, value): set_result, its one done callback run now" },
+    { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
+      "set_coroutine_marker(m): Cycle.send's _is_coroutine (asyncio's marker)" },
     { "file", bridge_file, METH_VARARGS,
       "file(offset, length) -> a FILE frame (its descriptor goes with it: SCM_RIGHTS)" },
     { NULL, NULL, 0, NULL }
@@ -1494,6 +2514,39 @@ PyInit__bridge(void)
     INTERN(k_HTTP10, "HTTP/1.0");
     INTERN(k_HTTP11, "HTTP/1.1");
     INTERN(k_HTTP20, "HTTP/2.0");
+    INTERN(k_status, "status");
+    INTERN(k_body, "body");
+    INTERN(k_more_body, "more_body");
+    INTERN(k_start_type, "http.response.start");
+    INTERN(k_body_type, "http.response.body");
+    INTERN(k_trailers_type, "http.response.trailers");
+    INTERN(a_closed, "closed");
+    INTERN(a_transport, "transport");
+    INTERN(a_write, "write");
+    INTERN(a_write_paused, "write_paused");
+    INTERN(a_drain, "drain");
+    INTERN(a_cycle, "cycle");
+    INTERN(a_parser, "parser");
+    INTERN(a_read_paused, "read_paused");
+    INTERN(a_resume_reading, "resume_reading");
+    INTERN(a_wake, "wake");
+    INTERN(a_get, "get");
+    INTERN(a_in_body, "in_body");
+    INTERN(a_throw, "throw");
+    INTERN(a_close, "close");
+    INTERN(a_callbacks, "_callbacks");
+    INTERN(a_remove_done_callback, "remove_done_callback");
+    INTERN(a_set_result, "set_result");
+    INTERN(k_scope_attr, "scope");
+    INTERN(a_receive, "receive");
+    INTERN(a_send, "send");
+    INTERN(a_fd, "fd");
+    INTERN(a_get_write_buffer_size, "get_write_buffer_size");
+    if ((empty_bytes = PyBytes_FromStringAndSize(NULL, 0)) == NULL
+        || (empty_tuple = PyTuple_New(0)) == NULL)
+    {
+        return NULL;
+    }
     for (i = 0; i < NCOMMON; i++) {
         sws_pyb_str_t n = { (const unsigned char *) common_names[i], strlen(common_names[i]) };
 
@@ -1509,7 +2562,10 @@ PyInit__bridge(void)
     }
     (void) k_CONTENT_TYPE;
 
-    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0) {
+    if (PyType_Ready(&ParserType) < 0 || PyType_Ready(&DoneType) < 0
+        || PyType_Ready(&CycleType) < 0 || PyType_Ready(&SenderType) < 0
+        || PyType_Ready(&InContextType) < 0)
+    {
         return NULL;
     }
     m = PyModule_Create(&bridge_module);
@@ -1522,8 +2578,16 @@ PyInit__bridge(void)
         Py_DECREF(m);
         return NULL;
     }
+    done_obj = done;                                  /* the module keeps it */
     if (PyModule_AddObject(m, "DONE", done) < 0) {
         Py_DECREF(done);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(done_obj);                              /* and so does Cycle.send */
+    Py_INCREF(&CycleType);
+    if (PyModule_AddObject(m, "Cycle", (PyObject *) &CycleType) < 0) {
+        Py_DECREF(&CycleType);
         Py_DECREF(m);
         return NULL;
     }

@@ -11,8 +11,10 @@ application instead of growing its memory."""
 
 import asyncio
 import signal
+from contextvars import copy_context
 import socket
 import sys
+from sys import getrefcount
 import traceback
 
 from . import _bridge
@@ -30,7 +32,12 @@ DONE = _bridge.DONE
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_UPGRADE = _bridge.REQUEST_UPGRADE
 response = _bridge.response
+hand_over = _bridge.hand_over
+in_context = _bridge.in_context
+current_task = asyncio.current_task
 Task = asyncio.Task
+# a serving task per connection needs Task.cancelling() (Python 3.11)
+SERVE = hasattr(Task, "cancelling")
 TASK_NAME = "scalws-request"
 
 
@@ -39,27 +46,18 @@ def log(msg):
     sys.stderr.flush()
 
 
-class Cycle:
-    """One request: the application's receive() and send()."""
+class Cycle(_bridge.Cycle):
+    """One request: the application's receive() and send(). The state
+    (conn, scope, chunks, size, more_body, final_given, waiter, status,
+    headers, started, head_sent, complete, disconnected) and send() are the
+    C base's: send() writes the message when it is called and returns what
+    is awaited, _bridge.DONE (already done, and a coroutine to asyncio:
+    create_task(send(m)) works) or the wait for the transport's buffer to
+    drain; errors are raised by the call, before the await (a coroutine
+    per call, and send() in Python, cost more than the rest of a plain
+    request's send: docs/benchmarks/2026-12-05-bridge-cost.md)."""
 
-    __slots__ = ("conn", "scope", "chunks", "size", "more_body", "final_given",
-                 "waiter", "status", "headers", "started", "head_sent", "complete",
-                 "disconnected")
-
-    def __init__(self, conn, scope, has_body):
-        self.conn = conn
-        self.scope = scope
-        self.chunks = []
-        self.size = 0
-        self.more_body = has_body
-        self.final_given = False
-        self.waiter = None
-        self.status = 200
-        self.headers = ()
-        self.started = False
-        self.head_sent = False
-        self.complete = False
-        self.disconnected = False
+    __slots__ = ()
 
     def wake(self):
         w = self.waiter
@@ -67,32 +65,38 @@ class Cycle:
             w.set_result(None)
 
     async def run(self, app):
+        """The request in a task of its own."""
         try:
             await app(self.scope, self.receive, self.send)
         except BaseException as e:
-            if isinstance(e, asyncio.CancelledError) and self.disconnected:
-                pass
-            else:
-                log("the application raised:\n" + traceback.format_exc().rstrip())
-            if not self.head_sent and not self.disconnected:
-                self.error_response()
-            elif not self.complete:
-                self.conn.abort()
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+            self.failed(e)
         else:
             if not self.complete and not self.disconnected:
-                if not self.head_sent:
-                    log("the application returned without a complete response")
-                    self.error_response()
-                else:
-                    log("the application returned before the end of its response")
-                    self.conn.abort()
+                self.returned_early()
         finally:
-            w = self.conn.worker            # request_done(), inline
-            w.active -= 1
-            if w.stopping and not w.active:
-                w.idle.set()
+            self.conn.worker.request_done()
+
+    def failed(self, e):
+        """The application raised e (called in the except clause)."""
+        if isinstance(e, asyncio.CancelledError) and self.disconnected:
+            pass
+        else:
+            log("the application raised:\n" + traceback.format_exc().rstrip())
+        if not self.head_sent and not self.disconnected:
+            self.error_response()
+        elif not self.complete:
+            self.conn.abort()
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+
+    def returned_early(self):
+        """The application returned before its response was complete."""
+        if not self.head_sent:
+            log("the application returned without a complete response")
+            self.error_response()
+        else:
+            log("the application returned before the end of its response")
+            self.conn.abort()
 
     def error_response(self):
         self.head_sent = True
@@ -128,60 +132,11 @@ class Cycle:
             finally:
                 self.waiter = None
 
-    def send(self, message):
-        """ASGI send(), not a coroutine function: the message is written when
-        send() is called, and what it returns is awaited, _bridge.DONE
-        (already done, and a coroutine to asyncio: create_task(send(m))
-        works) or the wait for the transport's buffer to drain. A
-        coroutine per call cost more than the rest of a plain request's
-        send (docs/benchmarks/2026-12-05-bridge-cost.md); errors are raised
-        by the call, before the await."""
-        kind = message["type"]
-        if kind == "http.response.start":
-            if self.started:
-                raise RuntimeError("http.response.start sent twice")
-            self.started = True
-            self.status = message["status"]
-            self.headers = message.get("headers", ())
-            return DONE
-        if kind != "http.response.body":
-            if kind == "http.response.trailers":
-                return DONE
-            raise RuntimeError("unexpected ASGI message %r" % kind)
-        if not self.started or self.complete:
-            raise RuntimeError("http.response.body out of place")
-        if self.disconnected:
-            return DONE
-        body = message.get("body", b"")
-        more = message.get("more_body", False)
-        conn = self.conn
-        if not self.head_sent:
-            self.head_sent = True
-            data = response(self.status, self.headers, body, -1 if more else END_KEEP_FLAG)
-        elif more:
-            data = _bridge.data(body)
-        else:
-            data = _bridge.data(body) + END_KEEP if body else END_KEEP
-        if data and not conn.closed:
-            conn.transport.write(data)
-        if more:
-            return conn.drain() if conn.write_paused else DONE
-        # the response is complete (response_complete(), inline: the common path)
-        self.complete = True
-        if self.waiter is not None:
-            self.wake()              # a receive() waiting gets the disconnect
-        if conn.cycle is self and not conn.parser.in_body:
-            conn.cycle = None
-        # else: the body's rest is read and dropped until BODY_END
-        if conn.read_paused:
-            conn.resume_reading()
-        return DONE
-
 
 if hasattr(asyncio.coroutines, "_is_coroutine"):
-    # asyncio.iscoroutinefunction(cycle.send) stays true, as it was for the
-    # coroutine function (what some frameworks check before awaiting)
-    Cycle.send._is_coroutine = asyncio.coroutines._is_coroutine
+    # asyncio.iscoroutinefunction(cycle.send) is true, as for a coroutine
+    # function (what some frameworks check before awaiting)
+    _bridge.set_coroutine_marker(asyncio.coroutines._is_coroutine)
 
 
 class Connection(asyncio.Protocol):
@@ -194,12 +149,15 @@ class Connection(asyncio.Protocol):
                                      _bridge.MODE_ASGI, ASGI_HTTP)
         self.parser.state = worker.state
         self.transport = None
+        self.fd = -1
         self.cycle = None
         self.read_paused = False
         self.write_paused = False
         self.drain_waiter = None
         self.closed = False
         self.ws = None               # a websocket, after its REQUEST
+        self.serving = False         # its serving task runs (serve())
+        self.gate = None             # ... and waits for a request on this
         # What the transport calls with each read: the parser's feed itself,
         # no Python call in between (an invalid frame's ValueError reaches
         # the loop, which logs it and closes the connection); a websocket
@@ -210,6 +168,9 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport):
         self.transport = transport
+        # the socket, for send()'s writes when the transport holds nothing
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
         transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self.worker.connections.add(self)
 
@@ -234,6 +195,10 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc):
         self.closed = True
         self.worker.connections.discard(self)
+        g = self.gate
+        if g is not None:
+            self.gate = None
+            g.set_result(None)       # the serving task ends
         c = self.cycle
         if self.ws is not None:
             self.ws.lost()
@@ -261,12 +226,64 @@ class Connection(asyncio.Protocol):
             self.loop.create_task(self.ws.run(w.app))
             return
         c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
-        if w.factory_set:
+        g = self.gate
+        if g is not None:
+            # the serving task waits for it: it runs now, in this read
+            self.gate = None
+            hand_over(g, c)
+        elif w.factory_set:
             self.loop.create_task(c.run(w.app))
-        else:
-            # named here: a task asyncio names itself is "Task-N", made with a
-            # format, about 1,300 of the 7,000 or so instructions a task cost
+        elif self.serving or not SERVE:
+            # the serving task's application goes on after its response
+            # (a background task of its own, say): this one gets a task
+            # (named here: a task asyncio names itself is "Task-N", made with
+            # a format, about 1,300 of the 7,000 or so instructions a task cost)
             Task(c.run(w.app), loop=self.loop, name=TASK_NAME)
+        else:
+            self.serving = True
+            Task(self.serve(c), loop=self.loop, name=TASK_NAME)
+
+    async def serve(self, c):
+        """The connection's serving task: its requests one after another,
+        each handed over by on_request() in the read that brought it
+        (hand_over: no task made and no loop iteration per request; a task
+        cost about a quarter of a plain request). For the application it is
+        the request's task, as a task per request would be: current_task()
+        gives it, each request runs in a fresh copy of the context, and
+        cancelling it (anyio's cancel scopes) works as for a request's own
+        task; a request that leaves it cancelled or being cancelled, or
+        keeps a reference to it, ends it, and the next request gets a new
+        one."""
+        task = current_task()
+        # what refers to it when nothing else does (the loop's current task,
+        # this frame, the step's caller): more after a request, and the
+        # request kept it somewhere (a timer that would cancel it, say)
+        refs = getrefcount(task)
+        base = copy_context()
+        w = self.worker
+        app = w.app
+        try:
+            while True:
+                # Cycle.run(), inline: no coroutine of ours around the app's
+                try:
+                    await in_context(app, c, base.copy())
+                except BaseException as e:
+                    c.failed(e)
+                else:
+                    if not c.complete and not c.disconnected:
+                        c.returned_early()
+                w.active -= 1                   # request_done(), inline
+                if w.stopping and not w.active:
+                    w.idle.set()
+                if task.cancelling() or self.closed or getrefcount(task) > refs:
+                    return
+                g = self.gate = self.loop.create_future()
+                c = await g
+                if c is None:                # the connection is gone
+                    return
+        finally:
+            self.gate = None
+            self.serving = False
 
     def on_body(self, data):
         c = self.cycle
@@ -325,16 +342,15 @@ class Connection(asyncio.Protocol):
         if w is not None and not w.done():
             w.set_result(None)
 
+    def request_done(self, cycle):
+        self.worker.request_done()
+
     def response_done(self, cycle):
         if not self.parser.in_body and self.cycle is cycle:
             self.cycle = None
         # else: the body's rest is read and dropped until BODY_END
         self.resume_reading()
 
-    def request_done(self, cycle):
-        self.worker.active -= 1
-        if self.worker.stopping and self.worker.active == 0:
-            self.worker.idle.set()
 
 
 class Lifespan:
@@ -407,6 +423,11 @@ class Worker:
         # a request's task is made by Connection.on_request itself, unless
         # the application set a task factory in its lifespan: then the loop's
         self.factory_set = False
+
+    def request_done(self):
+        self.active -= 1
+        if self.stopping and not self.active:
+            self.idle.set()
 
     async def main(self, sock, lifespan):
         ls = Lifespan(self.app, self.state, lifespan)
