@@ -638,6 +638,7 @@ struct sws_http_request_s {
     sws_event_t               *sleep_event;        /* sws_http_sleep */
 
     unsigned                   complex_uri:1;
+    unsigned                   encoded_slash:1;    /* the client's path has %2F */
     unsigned                   asterisk:1;     /* OPTIONS * */
     unsigned                   internal:1;
     unsigned                   args_set:1;      /* "set $args" changed r->args */
@@ -653,6 +654,10 @@ struct sws_http_request_s {
     /* the head has If-Match or If-None-Match (sws_http_request_field):
      * a fixed response takes the path with the conditional check */
     unsigned                   etag_conditional:1;
+    /* ... If-Modified-Since or If-Unmodified-Since; and a Range field (the
+     * not-modified and range filters look for them only then) */
+    unsigned                   date_conditional:1;
+    unsigned                   range_in:1;
     unsigned                   continue_sent:1;
     unsigned                   lingering_close:1;
     unsigned                   done:1;

@@ -711,6 +711,7 @@ const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request
 const sws_str_t *sws_http_remote_addr(sws_http_request_t *r) { return &r->addr_text; }
 int sws_http_is_internal(sws_http_request_t *r) { return r->internal; }
 int sws_http_unparsed_uri_valid(sws_http_request_t *r) { return !r->internal && !r->args_set; }
+int sws_http_encoded_slash(sws_http_request_t *r) { return r->encoded_slash; }
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r) { return &r->headers_in; }
 off_t sws_http_content_length_in(sws_http_request_t *r) { return r->content_length_n; }
 int sws_http_has_body(sws_http_request_t *r) { return r->content_length_n > 0 || r->chunked_in; }

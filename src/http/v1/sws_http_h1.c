@@ -279,6 +279,7 @@ sws_http1_parse_head(sws_http_request_t *r)
             }
             r->raw_path = rl.path;
             r->complex_uri = rl.complex_path;
+            r->encoded_slash = rl.encoded_slash;
             r->asterisk = rl.asterisk;
             hc->request_line_done = 1;
             b->pos = nl + 1;
