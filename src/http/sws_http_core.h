@@ -225,10 +225,12 @@ struct sws_http_core_loc_conf_s {
     sws_hash_t             *types;         /* extension -> sws_str_t * */
     /* The last extension (up to 8 bytes) this worker typed here and its
      * type in types: requests for the same kind of file come in runs, and
-     * the memory is the worker's own after the fork, like the conf's life */
+     * the memory is the worker's own after the fork, like the conf's life.
+     * The extension is kept as one word (sws_http_exten_word): compared in
+     * one instruction, not with memcmp. */
     struct {
         size_t              len;           /* 0: none yet */
-        u_char              exten[8];
+        uint64_t            exten;
         const sws_str_t    *type;
     } types_memo;
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */

@@ -7,6 +7,7 @@
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
 #include "sws_times_internal.h"
+#include "sws_swar.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
@@ -821,28 +822,42 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
     return SWS_OK;
 }
 
+/* An extension of 1 to 8 bytes as one word with every byte of it in (for
+ * a given length, different extensions make different words): two
+ * overlapping loads, or three bytes. */
+static inline uint64_t
+sws_http_exten_word(const u_char *p, size_t n)
+{
+    if (n >= 4) {
+        return sws_load32(p) | (uint64_t) sws_load32(p + n - 4) << 32;
+    }
+    return p[0] | (uint64_t) p[n >> 1] << 8 | (uint64_t) p[n - 1] << 16;
+}
+
 const sws_str_t *
 sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exten)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const sws_str_t          *type;
+    uint64_t                  word;
 
     if (exten->len == 0 || clcf->types == NULL) {
         return &clcf->default_type;
     }
-    if (exten->len == clcf->types_memo.len
-        && memcmp(exten->data, clcf->types_memo.exten, exten->len) == 0)
-    {
+    if (exten->len > 8) {
+        type = sws_hash_find(clcf->types, exten->data, exten->len);
+        return type ? type : &clcf->default_type;
+    }
+    word = sws_http_exten_word(exten->data, exten->len);
+    if (exten->len == clcf->types_memo.len && word == clcf->types_memo.exten) {
         return clcf->types_memo.type;
     }
     type = sws_hash_find(clcf->types, exten->data, exten->len);
     if (type == NULL) {
         type = &clcf->default_type;
     }
-    if (exten->len <= sizeof(clcf->types_memo.exten)) {
-        clcf->types_memo.len = exten->len;
-        memcpy(clcf->types_memo.exten, exten->data, exten->len);
-        clcf->types_memo.type = type;
-    }
+    clcf->types_memo.len = exten->len;
+    clcf->types_memo.exten = word;
+    clcf->types_memo.type = type;
     return type;
 }
