@@ -231,7 +231,12 @@ sws_http1_parse_head(sws_http_request_t *r)
 
     for ( ;; ) {
         b = hc->buf;
-        nl = memchr(b->pos, '\n', b->last - b->pos);
+        /* The empty line that ends every head, seen without a call. */
+        if (b->last - b->pos >= 2 && b->pos[0] == '\r' && b->pos[1] == '\n') {
+            nl = b->pos + 1;
+        } else {
+            nl = memchr(b->pos, '\n', b->last - b->pos);
+        }
         if (nl == NULL) {
             /* Answer what can never be a request now, not at the header
              * timeout (TLS to a plain port, as nginx does). */
