@@ -27,21 +27,27 @@ EXPECT = [
 ]
 
 
-def test_each_extension_its_own_type(sws):
-    srv = sws(files=dict(FILES, **{"html/other/j.html": "y\n"}),
-              server="    types { text/plain txt; text/html html; text/css css;\n"
-                     "            application/x-long-one verylongextension; }\n"
-                     "    default_type application/x-test-default;\n"
-                     "    location /other/ { types { text/x-other html; } }\n")
+def check_types(srv, expect):
+    """The requests of expect in turn on one keep-alive connection (one
+    worker), each answered 200 with its Content-Type."""
     c = h.Conn(srv.port)
     try:
-        for path, ctype in EXPECT:
+        for path, ctype in expect:
             c.send(h.request("GET", path))
             resp = c.read_response()
             assert resp.status == 200, (path, resp.status)
             assert resp.header("content-type").split(";")[0] == ctype, (path, resp.headers)
     finally:
         c.close()
+
+
+def test_each_extension_its_own_type(sws):
+    srv = sws(files=dict(FILES, **{"html/other/j.html": "y\n"}),
+              server="    types { text/plain txt; text/html html; text/css css;\n"
+                     "            application/x-long-one verylongextension; }\n"
+                     "    default_type application/x-test-default;\n"
+                     "    location /other/ { types { text/x-other html; } }\n")
+    check_types(srv, EXPECT)
 
 
 # Extensions of every length the worker's memo keeps (1 to 8 bytes, as one
@@ -76,12 +82,4 @@ def test_short_and_eight_byte_extensions(sws):
                      "            application/x-eight abcdefgh; application/x-eight-x abcdefgx;\n"
                      "            application/x-nine abcdefghi; }\n"
                      "    default_type application/x-test-default;\n")
-    c = h.Conn(srv.port)
-    try:
-        for path, ctype in SHORT:
-            c.send(h.request("GET", path))
-            resp = c.read_response()
-            assert resp.status == 200, (path, resp.status)
-            assert resp.header("content-type").split(";")[0] == ctype, (path, resp.headers)
-    finally:
-        c.close()
+    check_types(srv, SHORT)
