@@ -55,6 +55,27 @@ sws_swar_copy(u_char *p, const u_char *s, size_t n)
 }
 
 
+/* Are the n bytes at a and b the same? Up to 16 by two overlapping loads
+ * of each (no call: the memo checks that run for every request, such as a
+ * keep-alive client's Host), longer ones by memcmp. */
+static inline int
+sws_swar_eq(const u_char *a, const u_char *b, size_t n)
+{
+    if (n > 16) {
+        return memcmp(a, b, n) == 0;
+    }
+    if (n >= 8) {
+        return ((sws_load64(a) ^ sws_load64(b))
+                | (sws_load64(a + n - 8) ^ sws_load64(b + n - 8))) == 0;
+    }
+    if (n >= 4) {
+        return ((sws_load32(a) ^ sws_load32(b))
+                | (sws_load32(a + n - 4) ^ sws_load32(b + n - 4))) == 0;
+    }
+    return n == 0 || ((a[0] ^ b[0]) | (a[n >> 1] ^ b[n >> 1]) | (a[n - 1] ^ b[n - 1])) == 0;
+}
+
+
 /* ASCII 'A'..'Z' -> 'a'..'z' in each byte; other bytes (including >= 0x80)
  * unchanged. Bit 7 of each lane flags "is upper" without carries between
  * lanes: low 7 bits plus a bias stay below 0x100. */

@@ -151,8 +151,8 @@ static sws_int_t sws_http_validate_host_bytes(sws_http_request_t *r, const sws_s
 sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
-    if (in->len == sws_http_host_memo.len && memcmp(in->data, sws_http_host_memo.data,
-                                                     in->len) == 0)
+    if (in->len == sws_http_host_memo.len
+        && sws_swar_eq(in->data, sws_http_host_memo.data, in->len))
     {
         out->data = in->data;
         out->len = sws_http_host_memo.out_len;
