@@ -5,48 +5,18 @@ port, must each still pick their own server, in turn on one connection, and
 a bad one of the same length must still be refused."""
 import swsharness as h
 
-SERVERS = """
+# (server_name, the tag its answer starts with)
+NAMES = [("aaaa.test", "a4"), ("aaab.test", "b4"), ("a.b", "ab"), ("a.c", "ac"),
+         ("abcdefgh1.test", "h1"), ("abcdefgh2.test", "h2"),
+         ("abcdefghijklmnopq.test", "long"), ("abcdefghijklmnopr.test", "long2")]
+
+SERVERS = "".join("""
     server {
         listen 127.0.0.1:@PORT@;
-        server_name aaaa.test;
-        location / { return 200 "a4 $host\\n"; }
+        server_name %s;
+        location / { return 200 "%s $host\\n"; }
     }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name aaab.test;
-        location / { return 200 "b4 $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name a.b;
-        location / { return 200 "ab $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name a.c;
-        location / { return 200 "ac $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name abcdefgh1.test;
-        location / { return 200 "h1 $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name abcdefgh2.test;
-        location / { return 200 "h2 $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name abcdefghijklmnopq.test;
-        location / { return 200 "long $host\\n"; }
-    }
-    server {
-        listen 127.0.0.1:@PORT@;
-        server_name abcdefghijklmnopr.test;
-        location / { return 200 "long2 $host\\n"; }
-    }
-"""
+""" % name_tag for name_tag in NAMES)
 
 TURNS = [
     ("aaaa.test", b"a4 aaaa.test\n"),
