@@ -813,7 +813,7 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
         }
         p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
     }
-    p = sws_cpymem(p, rest, rest_len);
+    p = sws_swar_copy(p, rest, rest_len);   /* (a short URI: no call) */
     *p = '\0';
     path->len = root_n + rest_len;
     if (root_len) {
