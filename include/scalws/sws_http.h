@@ -239,6 +239,11 @@ int              sws_http_is_internal(sws_http_request_t *r);
  * the request's URI and args: not rewritten, no "set $args". A proxy sends
  * the target as the client wrote it only then. */
 int              sws_http_unparsed_uri_valid(sws_http_request_t *r);
+/* ABI 1.12: 1 if the path of the client's request target has an encoded
+ * slash ("%2F" or "%2f"), which a file lookup refuses (decoded, it would
+ * name another directory than the segment the client wrote); noted by the
+ * parser, so asking costs no scan of the target. */
+int              sws_http_encoded_slash(sws_http_request_t *r);
 
 /* Request headers, in arrival order; names lower-case. */
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r);

@@ -9,7 +9,7 @@
 #include <scalws/sws_types.h>
 
 #define SWS_ABI_MAJOR  1
-#define SWS_ABI_MINOR  11     /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
+#define SWS_ABI_MINOR  12     /* 1.1: sws_sdk_function(), .flags; 1.2: sws_http_set_timer,
                                  the cache hooks' failed and resume; 1.3: regex,
                                  base64, Basic credentials, CIDR, conf setters for
                                  status codes and log levels, typed fixed responses;
@@ -108,7 +108,9 @@
                                  filter's judgement against given
                                  validators);
                                  1.11: sws_http_allow_single_range (one
-                                 range at most: proxy_force_ranges) */
+                                 range at most: proxy_force_ranges);
+                                 1.12: sws_http_encoded_slash (the
+                                 parser's note of a %2F in the path) */
 
 /* Put this first in a module's descriptor initialiser; the fields after it
  * may be given in order, or better by name (.name = "x", .commands = ...). */

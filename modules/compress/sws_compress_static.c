@@ -23,18 +23,7 @@ static const sws_str_t  sws_compress_static_ce = sws_string("Content-Encoding");
 static int
 sws_compress_static_encoded_slash(sws_http_request_t *r)
 {
-    const sws_str_t  *u = sws_http_unparsed_uri(r);
-    size_t            i;
-
-    if (sws_http_is_internal(r) || memchr(u->data, '%', u->len) == NULL) {
-        return 0;
-    }
-    for (i = 0; i + 2 < u->len && u->data[i] != '?'; i++) {
-        if (u->data[i] == '%' && u->data[i + 1] == '2' && (u->data[i + 2] | 0x20) == 'f') {
-            return 1;
-        }
-    }
-    return 0;
+    return sws_http_encoded_slash(r) && !sws_http_is_internal(r);
 }
 
 

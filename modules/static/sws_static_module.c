@@ -131,22 +131,8 @@ sws_static_not_allowed(sws_http_request_t *r)
 static int
 sws_static_encoded_slash(sws_http_request_t *r)
 {
-    const sws_str_t  *u;
-    size_t            i;
-
-    if (sws_http_is_internal(r)) {
-        return 0;
-    }
-    u = sws_http_unparsed_uri(r);
-    if (memchr(u->data, '%', u->len) == NULL) {
-        return 0;                       /* the usual case: nothing encoded */
-    }
-    for (i = 0; i + 2 < u->len && u->data[i] != '?'; i++) {
-        if (u->data[i] == '%' && u->data[i + 1] == '2' && (u->data[i + 2] | 0x20) == 'f') {
-            return 1;
-        }
-    }
-    return 0;
+    /* (the parser noted it: no scan of the target here) */
+    return sws_http_encoded_slash(r) && !sws_http_is_internal(r);
 }
 
 

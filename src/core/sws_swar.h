@@ -55,6 +55,90 @@ sws_swar_copy(u_char *p, const u_char *s, size_t n)
 }
 
 
+/* Are the n bytes at a and b the same? Up to 16 by two overlapping loads
+ * of each (no call: the memo checks that run for every request, such as a
+ * keep-alive client's Host), longer ones by memcmp. */
+static inline int
+sws_swar_eq(const u_char *a, const u_char *b, size_t n)
+{
+    if (n > 16) {
+        return memcmp(a, b, n) == 0;
+    }
+    if (n >= 8) {
+        return ((sws_load64(a) ^ sws_load64(b))
+                | (sws_load64(a + n - 8) ^ sws_load64(b + n - 8))) == 0;
+    }
+    if (n >= 4) {
+        return ((sws_load32(a) ^ sws_load32(b))
+                | (sws_load32(a + n - 4) ^ sws_load32(b + n - 4))) == 0;
+    }
+    return n == 0 || ((a[0] ^ b[0]) | (a[n >> 1] ^ b[n >> 1]) | (a[n - 1] ^ b[n - 1])) == 0;
+}
+
+
+/* A word of bytes in their order: compared as integers, words compare as
+ * memcmp compares their bytes. */
+static inline uint64_t
+sws_load64_be(const u_char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return sws_load64(p);
+#else
+    return __builtin_bswap64(sws_load64(p));
+#endif
+}
+
+
+static inline uint32_t
+sws_load32_be(const u_char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return sws_load32(p);
+#else
+    return __builtin_bswap32(sws_load32(p));
+#endif
+}
+
+
+/* memcmp's order of the n bytes at a and b (< 0, 0, > 0), up to 16 bytes
+ * by two overlapping loads of each: when the first words are equal, the
+ * first difference is in the last word, after bytes that are equal. */
+static inline int
+sws_swar_cmp(const u_char *a, const u_char *b, size_t n)
+{
+    uint64_t  x, y;
+    size_t    i;
+
+    if (n > 16) {
+        return memcmp(a, b, n);
+    }
+    if (n >= 8) {
+        x = sws_load64_be(a);
+        y = sws_load64_be(b);
+        if (x == y) {
+            x = sws_load64_be(a + n - 8);
+            y = sws_load64_be(b + n - 8);
+        }
+        return (x > y) - (x < y);
+    }
+    if (n >= 4) {
+        x = sws_load32_be(a);
+        y = sws_load32_be(b);
+        if (x == y) {
+            x = sws_load32_be(a + n - 4);
+            y = sws_load32_be(b + n - 4);
+        }
+        return (x > y) - (x < y);
+    }
+    for (i = 0; i < n; i++) {
+        if (a[i] != b[i]) {
+            return a[i] < b[i] ? -1 : 1;
+        }
+    }
+    return 0;
+}
+
+
 /* ASCII 'A'..'Z' -> 'a'..'z' in each byte; other bytes (including >= 0x80)
  * unchanged. Bit 7 of each lane flags "is upper" without carries between
  * lanes: low 7 bits plus a bias stay below 0x100. */

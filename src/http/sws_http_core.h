@@ -225,10 +225,12 @@ struct sws_http_core_loc_conf_s {
     sws_hash_t             *types;         /* extension -> sws_str_t * */
     /* The last extension (up to 8 bytes) this worker typed here and its
      * type in types: requests for the same kind of file come in runs, and
-     * the memory is the worker's own after the fork, like the conf's life */
+     * the memory is the worker's own after the fork, like the conf's life.
+     * The extension is kept as one word (sws_http_exten_word): compared in
+     * one instruction, not with memcmp. */
     struct {
         size_t              len;           /* 0: none yet */
-        u_char              exten[8];
+        uint64_t            exten;
         const sws_str_t    *type;
     } types_memo;
     sws_array_t            *types_list;    /* while parsing: pairs (ext, type) */
@@ -638,6 +640,7 @@ struct sws_http_request_s {
     sws_event_t               *sleep_event;        /* sws_http_sleep */
 
     unsigned                   complex_uri:1;
+    unsigned                   encoded_slash:1;    /* the client's path has %2F */
     unsigned                   asterisk:1;     /* OPTIONS * */
     unsigned                   internal:1;
     unsigned                   args_set:1;      /* "set $args" changed r->args */
@@ -653,6 +656,10 @@ struct sws_http_request_s {
     /* the head has If-Match or If-None-Match (sws_http_request_field):
      * a fixed response takes the path with the conditional check */
     unsigned                   etag_conditional:1;
+    /* ... If-Modified-Since or If-Unmodified-Since; and a Range field (the
+     * not-modified and range filters look for them only then) */
+    unsigned                   date_conditional:1;
+    unsigned                   range_in:1;
     unsigned                   continue_sent:1;
     unsigned                   lingering_close:1;
     unsigned                   done:1;

@@ -320,7 +320,8 @@ sws_http_preconditions(sws_http_request_t *r, const sws_str_t *etag, time_t last
 {
     sws_http_conditions_t  c;
 
-    if (!(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))
+    if (!(r->etag_conditional | r->date_conditional)
+        || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))
         || !sws_http_conditions_find(r, &c))
     {
         return SWS_HTTP_OK;
@@ -334,8 +335,11 @@ sws_http_not_modified_check(sws_http_request_t *r)
 {
     sws_http_conditions_t  c;
 
-    if (sws_http_status(r) != SWS_HTTP_OK
-        || !(sws_http_method(r) & (SWS_HTTP_GET | SWS_HTTP_HEAD))
+    /* (read directly: this runs for every response; the flags say whether
+     * the head has any of the four fields at all) */
+    if (sws_likely(!(r->etag_conditional | r->date_conditional))
+        || r->status != SWS_HTTP_OK
+        || !(r->method & (SWS_HTTP_GET | SWS_HTTP_HEAD))
         || !sws_http_conditions_find(r, &c))
     {
         return SWS_OK;
@@ -362,9 +366,14 @@ sws_http_not_modified_body_filter(sws_http_request_t *r, sws_chain_t *in)
     sws_buf_t    *b;
     sws_pool_t   *pool;
     sws_chain_t  *cl;
-    void         *ctx = sws_http_get_ctx(r, &sws_http_not_modified_filter_module);
+    void         *ctx;
 
-    if (sws_likely(ctx == NULL)) {
+    /* only a conditional head can have made a 412 (its context) */
+    if (sws_likely(!(r->etag_conditional | r->date_conditional))) {
+        return sws_http_next_body_filter(r, in);
+    }
+    ctx = sws_http_get_ctx(r, &sws_http_not_modified_filter_module);
+    if (ctx == NULL) {
         return sws_http_next_body_filter(r, in);
     }
 

@@ -223,7 +223,7 @@ sws_http_parse_path(sws_http_request_line_t *rl, u_char *p, u_char *tend)
 {
     u_char     *seg, c;
     size_t      n;
-    unsigned    complex = 0;
+    unsigned    complex = 0, slash = 0;
 
     rl->path.data = p;
 
@@ -243,6 +243,9 @@ sws_http_parse_path(sws_http_request_line_t *rl, u_char *p, u_char *tend)
         }
         if (c == '%') {
             complex = 1;
+            /* (noted here, where the path is read anyway: static files
+             * refuse it, sws_http_encoded_slash) */
+            slash |= tend - p > 2 && p[1] == '2' && (p[2] | 0x20) == 'f';
             continue;
         }
         if (c == '?') {
@@ -258,6 +261,7 @@ sws_http_parse_path(sws_http_request_line_t *rl, u_char *p, u_char *tend)
 
     rl->path.len = p - rl->path.data;
     rl->complex_path = complex;
+    rl->encoded_slash = slash;
     return p;
 }
 
@@ -286,6 +290,7 @@ sws_http_parse_request_line(sws_http_request_line_t *rl, u_char *start, u_char *
     rl->host.len = 0;
     rl->host.data = NULL;
     rl->complex_path = 0;
+    rl->encoded_slash = 0;
     rl->asterisk = 0;
     rl->authority = 0;
 

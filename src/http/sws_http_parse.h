@@ -20,6 +20,7 @@ typedef struct {
     sws_str_t   args;          /* query without '?', empty if none */
     sws_uint_t  version;       /* 1000 or 1001 (1.x with x > 1 -> 1001) */
     unsigned    complex_path:1;  /* has %, /./, /../, // or trailing /. */
+    unsigned    encoded_slash:1; /* the path has "%2F" (or "%2f") */
     unsigned    asterisk:1;      /* OPTIONS * */
     unsigned    authority:1;     /* CONNECT host:port */
 } sws_http_request_line_t;

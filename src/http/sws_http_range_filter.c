@@ -317,23 +317,25 @@ sws_http_range_header_filter(sws_http_request_t *r)
     sws_http_range_ctx_t  *ctx;
     sws_int_t              max = sws_http_core_loc(r)->max_ranges;
 
-    if (sws_http_status(r) != SWS_HTTP_OK || !sws_http_ranges_allowed(r) || max == 0) {
+    /* (the request's fields read directly: this runs for every 200) */
+    if (r->status != SWS_HTTP_OK || !r->allow_ranges || max == 0) {
         return sws_http_next_header_filter(r);
     }
 
-    size = sws_http_content_length(r);
+    size = r->out_content_length;
     if (size < 0) {
         return sws_http_next_header_filter(r);
     }
 
-    /* Range only for GET; HEAD gets the 200 head */
-    if (sws_http_method(r) != SWS_HTTP_GET) {
-        goto accept;
+    /* Range only for GET; HEAD gets the 200 head. r->range_in: the head
+     * has a Range field (the usual request has none: no search). */
+    if (r->method != SWS_HTTP_GET || !r->range_in || sws_http_is_subrequest(r)) {
+        goto accept;                /* (the client's Range is not a subrequest's) */
     }
 
     range = sws_http_header_in(r, "range", 5);
-    if (range == NULL || sws_http_is_subrequest(r)) {
-        goto accept;                /* (the client's Range is not a subrequest's) */
+    if (range == NULL) {
+        goto accept;
     }
 
     if_range = sws_http_header_in(r, "if-range", 8);
@@ -685,9 +687,12 @@ sws_http_range_body_filter(sws_http_request_t *r, sws_chain_t *in)
 {
     sws_http_range_ctx_t  *ctx;
 
+    /* only a head with Range gets a context (the header filter's) */
+    if (sws_likely(!r->range_in) || in == NULL) {
+        return sws_http_next_body_filter(r, in);
+    }
     ctx = sws_http_get_ctx(r, &sws_http_range_filter_module);
-
-    if (sws_likely(ctx == NULL) || in == NULL) {
+    if (ctx == NULL) {
         return sws_http_next_body_filter(r, in);
     }
 

@@ -7,6 +7,7 @@
 #include "sws_ssl.h"
 #include "sws_conn_stats.h"
 #include "sws_times_internal.h"
+#include "sws_swar.h"
 
 #define SWS_HTTP_MAX_URI_CHANGES  10
 
@@ -150,8 +151,8 @@ static sws_int_t sws_http_validate_host_bytes(sws_http_request_t *r, const sws_s
 sws_int_t
 sws_http_validate_host(sws_http_request_t *r, const sws_str_t *in, sws_str_t *out)
 {
-    if (in->len == sws_http_host_memo.len && memcmp(in->data, sws_http_host_memo.data,
-                                                     in->len) == 0)
+    if (in->len == sws_http_host_memo.len
+        && sws_swar_eq(in->data, sws_http_host_memo.data, in->len))
     {
         out->data = in->data;
         out->len = sws_http_host_memo.out_len;
@@ -711,6 +712,7 @@ const sws_str_t *sws_http_request_id(sws_http_request_t *r) { return &r->request
 const sws_str_t *sws_http_remote_addr(sws_http_request_t *r) { return &r->addr_text; }
 int sws_http_is_internal(sws_http_request_t *r) { return r->internal; }
 int sws_http_unparsed_uri_valid(sws_http_request_t *r) { return !r->internal && !r->args_set; }
+int sws_http_encoded_slash(sws_http_request_t *r) { return r->encoded_slash; }
 const sws_array_t *sws_http_headers_in(sws_http_request_t *r) { return &r->headers_in; }
 off_t sws_http_content_length_in(sws_http_request_t *r) { return r->content_length_n; }
 int sws_http_has_body(sws_http_request_t *r) { return r->content_length_n > 0 || r->chunked_in; }
@@ -811,7 +813,7 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
         }
         p = sws_cpymem(path->data, clcf->root.data, clcf->root.len);
     }
-    p = sws_cpymem(p, rest, rest_len);
+    p = sws_swar_copy(p, rest, rest_len);   /* (a short URI: no call) */
     *p = '\0';
     path->len = root_n + rest_len;
     if (root_len) {
@@ -820,28 +822,42 @@ sws_http_map_uri_to_path(sws_http_request_t *r, sws_str_t *path, size_t *root_le
     return SWS_OK;
 }
 
+/* An extension of 1 to 8 bytes as one word with every byte of it in (for
+ * a given length, different extensions make different words): two
+ * overlapping loads, or three bytes. */
+static inline uint64_t
+sws_http_exten_word(const u_char *p, size_t n)
+{
+    if (n >= 4) {
+        return sws_load32(p) | (uint64_t) sws_load32(p + n - 4) << 32;
+    }
+    return p[0] | (uint64_t) p[n >> 1] << 8 | (uint64_t) p[n - 1] << 16;
+}
+
 const sws_str_t *
 sws_http_mime_type(sws_http_request_t *r, const sws_str_t *exten)
 {
     sws_http_core_loc_conf_t *clcf = sws_http_core_loc(r);
     const sws_str_t          *type;
+    uint64_t                  word;
 
     if (exten->len == 0 || clcf->types == NULL) {
         return &clcf->default_type;
     }
-    if (exten->len == clcf->types_memo.len
-        && memcmp(exten->data, clcf->types_memo.exten, exten->len) == 0)
-    {
+    if (exten->len > 8) {
+        type = sws_hash_find(clcf->types, exten->data, exten->len);
+        return type ? type : &clcf->default_type;
+    }
+    word = sws_http_exten_word(exten->data, exten->len);
+    if (exten->len == clcf->types_memo.len && word == clcf->types_memo.exten) {
         return clcf->types_memo.type;
     }
     type = sws_hash_find(clcf->types, exten->data, exten->len);
     if (type == NULL) {
         type = &clcf->default_type;
     }
-    if (exten->len <= sizeof(clcf->types_memo.exten)) {
-        clcf->types_memo.len = exten->len;
-        memcpy(clcf->types_memo.exten, exten->data, exten->len);
-        clcf->types_memo.type = type;
-    }
+    clcf->types_memo.len = exten->len;
+    clcf->types_memo.exten = word;
+    clcf->types_memo.type = type;
     return type;
 }

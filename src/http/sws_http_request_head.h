@@ -23,7 +23,10 @@ int       sws_http_request_header_ignored(sws_http_request_t *r, const sws_http_
  * Host, Expect, Transfer-Encoding, X-Request-Id, Authorization or
  * Content-Length (as nginx: which one a module would check must not be a
  * guess). Connection is a list: the first one is what the core reads.
- * If-Match and If-None-Match are only noted (r->etag_conditional). odd:
+ * If-Match and If-None-Match are only noted (r->etag_conditional), as are
+ * If-Modified-Since and If-Unmodified-Since (r->date_conditional) and
+ * Range (r->range_in): the filters that read them skip the search of the
+ * fields when the head has none. odd:
  * the name's class (sws_http_name_odd), which HTTP/1's parser finds as it
  * lower-cases the name (sws_http_parse_request_field). */
 static inline sws_int_t
@@ -41,6 +44,11 @@ sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
             slot = &r->h_host;
         }
         break;
+    case 5:
+        if (memcmp(h->name.data, "range", 5) == 0) {
+            r->range_in = 1;
+        }
+        return SWS_OK;
     case 6:
         if (memcmp(h->name.data, "expect", 6) == 0) {
             slot = &r->h_expect;
@@ -79,8 +87,15 @@ sws_http_request_field(sws_http_request_t *r, sws_http_header_t *h, u_char odd)
     case 17:
         if (memcmp(h->name.data, "transfer-encoding", 17) == 0) {
             slot = &r->h_transfer_encoding;
+        } else if (memcmp(h->name.data, "if-modified-since", 17) == 0) {
+            r->date_conditional = 1;
         }
         break;
+    case 19:
+        if (memcmp(h->name.data, "if-unmodified-since", 19) == 0) {
+            r->date_conditional = 1;
+        }
+        return SWS_OK;
     }
     if (slot) {
         if (*slot) {
@@ -118,6 +133,7 @@ sws_http_request_line_take(sws_http_request_t *r, const sws_http_request_line_t 
     r->args = rl->args;
     r->raw_path = rl->path;
     r->complex_uri = rl->complex_path;
+    r->encoded_slash = rl->encoded_slash;
     r->asterisk = rl->asterisk;
 }
 

@@ -617,6 +617,7 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sr->http_version = r->http_version;
     sr->request_line = r->request_line;
     sr->unparsed_uri = r->unparsed_uri;        /* $request_uri: the client's */
+    sr->encoded_slash = r->encoded_slash;
     sr->host = r->host;
     sr->schema = r->schema;
     /* the parent's fields, read only: an addition goes to a copy */

@@ -176,6 +176,25 @@ def test_conditionals_over_h2(srv):
     assert r.status == 412
 
 
+def test_date_conditionals_and_range_fields_over_h2(srv):
+    # the fields the parser notes as HTTP/2 decodes them (r->date_conditional,
+    # r->range_in): If-Unmodified-Since alone, and Range after other fields
+    r = get(srv, "/range.txt", headers=["If-Unmodified-Since: Wed, 01 Jan 2020 00:00:00 GMT"])
+    assert r.status == 412, r
+    r = get(srv, "/range.txt", headers=["If-Unmodified-Since: Thu, 02 Jan 2020 03:04:05 GMT",
+                                        "X-Other: 1", "Range: bytes=-3"])
+    assert r.status == 206 and r.body == b"XYZ", r
+
+
+def test_encoded_slash_over_h2(srv):
+    # the :path's "%2F" (noted by the request-line parser): 400 for a file
+    for path in ("/range%2Ftxt", "/x%2fy.txt?q=1"):
+        hdrs, body, _ = echo(srv, path=path)
+        assert h2raw.status(hdrs) == 400, (path, hdrs)
+    hdrs, body, _ = echo(srv, path="/range.txt?p=%2F")
+    assert h2raw.status(hdrs) == 200, hdrs
+
+
 def test_index_and_directory_redirect(srv):
     r = get(srv, "/")
     assert r.status == 200 and r.body == b"index\n"

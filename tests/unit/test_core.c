@@ -24,6 +24,7 @@
 #include <scalws/sws_cidr.h>
 #include "sws_log_internal.h"
 #include "sws_hash_internal.h"
+#include "sws_swar.h"
 
 #define STR(s)  (&(sws_str_t) sws_string(s))
 
@@ -669,6 +670,49 @@ START_TEST(str_hash_key)
     ck_assert_uint_ne(sws_hash_key(h2, 4), sws_hash_key((const u_char *) "hosu", 4));
     ck_assert_uint_ne(sws_hash_key(h2, 3), sws_hash_key(h2, 4));
     ck_assert_uint_eq(sws_hash_key(h2, 0), sws_hash_key(h1, 0));
+}
+END_TEST
+
+/* sws_swar_eq and sws_swar_cmp agree with memcmp at every length (the word paths up to 16,
+ * memcmp past it) and offset, a single differing byte anywhere, including
+ * the bytes only one of two overlapping loads covers. */
+START_TEST(str_swar_compare)
+{
+    u_char  a[48], b[48];
+    size_t  len, i, off;
+
+    for (i = 0; i < sizeof(a); i++) {
+        a[i] = (u_char) (0x30 + (i * 37) % 0xce);     /* 0x30..0xfd: +1 and -1 stay bytes */
+    }
+    for (off = 0; off < 3; off++) {
+        for (len = 0; len + off <= 40; len++) {
+            memcpy(b, a, sizeof(a));
+            ck_assert_msg(sws_swar_eq(a + off, b + off, len), "len %zu", len);
+            for (i = 0; i < len; i++) {
+                b[off + i] ^= (i & 1) ? 0x80 : 0x01;
+                ck_assert_msg(!sws_swar_eq(a + off, b + off, len), "len %zu at %zu", len, i);
+                b[off + i] = a[off + i];
+            }
+            for (i = 0; i < len; i++) {
+                int  want, got;
+
+                b[off + i] = (u_char) (a[off + i] + 1);   /* b after a */
+                if (i + 1 < len) {
+                    b[off + len - 1] = (u_char) (a[off + len - 1] - 1);   /* not decisive */
+                }
+                want = memcmp(a + off, b + off, len);
+                got = sws_swar_cmp(a + off, b + off, len);
+                ck_assert_msg(want < 0 && got < 0, "len %zu at %zu: %d", len, i, got);
+                got = sws_swar_cmp(b + off, a + off, len);
+                ck_assert_msg(got > 0, "len %zu at %zu: %d", len, i, got);
+                memcpy(b, a, sizeof(a));
+            }
+            ck_assert_int_eq(sws_swar_cmp(a + off, b + off, len), 0);
+            /* a difference just past the n bytes is not looked at */
+            b[off + len] ^= 0xff;
+            ck_assert_msg(sws_swar_eq(a + off, b + off, len), "len %zu, past", len);
+        }
+    }
 }
 END_TEST
 
@@ -1507,6 +1551,7 @@ core_suite(void)
     tcase_add_test(tc, str_format);
     tcase_add_test(tc, str_hash_key);
     tcase_add_test(tc, str_hash_key_random);
+    tcase_add_test(tc, str_swar_compare);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("array");

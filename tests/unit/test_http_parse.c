@@ -318,6 +318,44 @@ START_TEST(rl_complex)
 }
 END_TEST
 
+/* The parser's note of an encoded slash in the path (static files refuse
+ * it): the path's "%2F" in either case, never the query's, nor "%25" (an
+ * encoded '%') followed by "2F", nor a '%' too near the end. */
+START_TEST(rl_encoded_slash)
+{
+    static const struct { const char *target; int slash; } t[] = {
+        { "/a/b", 0 },
+        { "/a%2Fb", 1 },
+        { "/a%2fb", 1 },
+        { "/%2F", 1 },
+        { "/a%2F?q=1", 1 },
+        { "/a/%2e%2e%2F../b", 1 },
+        { "/a%2", 0 },
+        { "/a%", 0 },
+        { "/a%2e", 0 },
+        { "/a%20b", 0 },
+        { "/a%252Fb", 0 },
+        { "/a%F2b", 0 },
+        { "/a?b=%2F", 0 },
+        { "/a?%2F", 0 },
+        { "http://h/a%2Fb", 1 },
+        { "http://h/a?b=%2f", 0 },
+    };
+    char    line[256];
+    size_t  i, n;
+
+    for (i = 0; i < sws_nelems(t); i++) {
+        n = snprintf(line, sizeof(line), "GET %s HTTP/1.1", t[i].target);
+        ck_assert_msg(rln(line, n) == SWS_OK, "%s", line);
+        ck_assert_msg(rl.encoded_slash == (unsigned) t[i].slash, "%s", line);
+    }
+    /* a line without one after a line with one: the flag is the line's */
+    ck_assert_int_eq(rln("GET /a%2Fb HTTP/1.1", 19), SWS_OK);
+    ck_assert_int_eq(rln("GET /a/b HTTP/1.1", 17), SWS_OK);
+    ck_assert_uint_eq(rl.encoded_slash, 0);
+}
+END_TEST
+
 /* ---- request line: bad ------------------------------------------------ */
 
 START_TEST(rl_bad_syntax)
@@ -1256,6 +1294,7 @@ http_parse_suite(void)
     tcase_add_test(tc, rl_absolute);
     tcase_add_test(tc, rl_absolute_bad);
     tcase_add_test(tc, rl_complex);
+    tcase_add_test(tc, rl_encoded_slash);
     tcase_add_test(tc, rl_bad_syntax);
     tcase_add_test(tc, rl_bad_target_chars);
     tcase_add_test(tc, rl_version_not_supported);

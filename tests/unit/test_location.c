@@ -286,23 +286,23 @@ START_TEST(bad_regex)
 END_TEST
 
 /* Random prefix sets over a tiny alphabet, against brute force. */
-START_TEST(random_prefixes)
+/* Random prefixes of up to maxlen bytes over "/ab" (maxlen <= 23), uris of
+ * up to urilen - 1 bytes: the longest prefix of each is found. */
+static void
+check_random_prefixes(int maxlen, int urilen, unsigned seed)
 {
-    enum { NPAT = 300, MAXLEN = 7, NURI = 3000 };
-    static char  pats[NPAT][MAXLEN + 1];
+    enum { NPAT = 300, NURI = 3000 };
+    static char  pats[NPAT][24];
     static const char  alpha[] = "/ab";
-    char         uri[16];
+    char         uri[32];
     int          npat = 0, i, j, len, best, round;
-    unsigned     seed = 12345;
 
     for (round = 0; round < 20; round++) {
-        if (round) {
-            teardown();
-            setup();
-        }
+        teardown();                 /* a matcher of the round's own */
+        setup();
         npat = 0;
         for (i = 0; i < NPAT; i++) {
-            len = rand_r(&seed) % (MAXLEN + 1);
+            len = rand_r(&seed) % (maxlen + 1);
             for (j = 0; j < len; j++) {
                 pats[npat][j] = alpha[rand_r(&seed) % 3];
             }
@@ -322,7 +322,7 @@ START_TEST(random_prefixes)
         ck_assert_int_eq(sws_http_loc_matcher_finalize(m), SWS_OK);
 
         for (i = 0; i < NURI; i++) {
-            len = rand_r(&seed) % 10;
+            len = rand_r(&seed) % urilen;
             for (j = 0; j < len; j++) {
                 uri[j] = alpha[rand_r(&seed) % 3];
             }
@@ -339,6 +339,55 @@ START_TEST(random_prefixes)
             }
             ck_find(uri, best < 0 ? "" : pats[best]);
         }
+    }
+}
+
+START_TEST(random_prefixes)
+{
+    check_random_prefixes(7, 10, 12345);
+    /* past a word: names that share their first 8 bytes and more */
+    check_random_prefixes(20, 24, 777);
+}
+END_TEST
+
+/* Exact names of 0 to 20 bytes over a small alphabet (long shared starts,
+ * so that the ordering looks past the first word, sws_swar_cmp's second
+ * load): every uri finds the exact name it equals, or none. */
+START_TEST(random_exact)
+{
+    enum { NPAT = 200, MAXLEN = 20, NURI = 3000 };
+    static char  pats[NPAT][MAXLEN + 1];
+    static const char  alpha[] = "/ab";
+    char         uri[MAXLEN + 1];
+    int          npat = 0, i, j, len;
+    unsigned     seed = 4242;
+
+    for (i = 0; i < NPAT; i++) {
+        len = rand_r(&seed) % (MAXLEN + 1);
+        for (j = 0; j < len; j++) {
+            pats[npat][j] = alpha[rand_r(&seed) % 3];
+        }
+        pats[npat][len] = '\0';
+        for (j = 0; j < npat && strcmp(pats[j], pats[npat]) != 0; j++) { /* void */ }
+        if (j < npat) {
+            continue;
+        }
+        ck_assert_int_eq(add(SWS_LOC_EXACT, pats[npat], pats[npat]), SWS_OK);
+        npat++;
+    }
+    ck_assert_int_eq(sws_http_loc_matcher_finalize(m), SWS_OK);
+
+    for (i = 0; i < npat; i++) {
+        ck_find(pats[i], pats[i]);
+    }
+    for (i = 0; i < NURI; i++) {
+        len = rand_r(&seed) % (MAXLEN + 1);
+        for (j = 0; j < len; j++) {
+            uri[j] = alpha[rand_r(&seed) % 3];
+        }
+        uri[len] = '\0';
+        for (j = 0; j < npat && strcmp(pats[j], uri) != 0; j++) { /* void */ }
+        ck_find(uri, j < npat ? pats[j] : "");
     }
 }
 END_TEST
@@ -391,6 +440,7 @@ location_suite(void)
     tcase_add_test(tc, duplicates);
     tcase_add_test(tc, bad_regex);
     tcase_add_test(tc, random_prefixes);
+    tcase_add_test(tc, random_exact);
     tcase_add_test(tc, many_locations);
     suite_add_tcase(s, tc);
 

@@ -231,7 +231,12 @@ sws_http1_parse_head(sws_http_request_t *r)
 
     for ( ;; ) {
         b = hc->buf;
-        nl = memchr(b->pos, '\n', b->last - b->pos);
+        /* The empty line that ends every head, seen without a call. */
+        if (b->last - b->pos >= 2 && b->pos[0] == '\r' && b->pos[1] == '\n') {
+            nl = b->pos + 1;
+        } else {
+            nl = memchr(b->pos, '\n', b->last - b->pos);
+        }
         if (nl == NULL) {
             /* Answer what can never be a request now, not at the header
              * timeout (TLS to a plain port, as nginx does). */
@@ -279,6 +284,7 @@ sws_http1_parse_head(sws_http_request_t *r)
             }
             r->raw_path = rl.path;
             r->complex_uri = rl.complex_path;
+            r->encoded_slash = rl.encoded_slash;
             r->asterisk = rl.asterisk;
             hc->request_line_done = 1;
             b->pos = nl + 1;

@@ -179,7 +179,7 @@ sws_http1_build_head(sws_http_request_t *r)
         return NULL;
     }
     p = sws_cpymem(b->last, "HTTP/1.1 ", 9);
-    p = sws_cpymem(p, line->data, line->len);
+    p = sws_swar_copy(p, line->data, line->len);     /* (short: no memcpy call) */
     p = sws_cpymem(p, "\r\n", 2);
     if (own == 0) {
         p = sws_http1_server_date(r, p);
@@ -199,7 +199,7 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     if (r->content_type.len) {
         p = sws_cpymem(p, "Content-Type: ", 14);
-        p = sws_cpymem(p, r->content_type.data, r->content_type.len);
+        p = sws_swar_copy(p, r->content_type.data, r->content_type.len);
         p = sws_cpymem(p, "\r\n", 2);
     }
     if (r->out_content_length >= 0 && (body_allowed || r->status == 304)) {
@@ -217,7 +217,7 @@ sws_http1_build_head(sws_http_request_t *r)
     }
     if (r->etag.len) {
         p = sws_cpymem(p, "ETag: ", 6);
-        p = sws_cpymem(p, r->etag.data, r->etag.len);
+        p = sws_swar_copy(p, r->etag.data, r->etag.len);
         p = sws_cpymem(p, "\r\n", 2);
     }
     if (r->location.len) {
