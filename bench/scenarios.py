@@ -204,6 +204,31 @@ SCENARIOS = [
         backend="uvicorn",
     ),
     Scenario(
+        name="node-unix",
+        path="/app/x",
+        description="the node scenario's application on a unix socket instead of TCP "
+                    "(proxy_pass to an upstream of unix:PATH, kept alive): the front end's "
+                    "cost with the application where a managed one is",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
+        not_applicable={s: "not configured (the unix-socket variant compares scalwsd with "
+                           "nginx; see node)" for s in ("h2o", "lighttpd")},
+        backend="node-unix",
+    ),
+    Scenario(
+        name="python-unix",
+        path="/app/x",
+        description="the python scenario's uvicorn (uvloop + httptools, one worker) on a "
+                    "unix socket instead of TCP, as node-unix",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
+        not_applicable={s: "not configured (the unix-socket variant compares scalwsd with "
+                           "nginx; see python)" for s in ("h2o", "lighttpd")},
+        backend="python-unix",
+    ),
+    Scenario(
         name="python-wsgi",
         path="/app/x",
         description="Python WSGI application: GET /app/x passed by every server to the same "
