@@ -80,22 +80,25 @@ sws_ups_build_hide(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
     if (conf->hide == NULL) {
         return SWS_ERROR;
     }
+    conf->hide_lens = 0;
     for (i = 0; sws_ups_hidden[i]; i++) {
         name.data = (u_char *) sws_ups_hidden[i];
         name.len = strlen(sws_ups_hidden[i]);
-        if (!sws_ups_in_list(conf->pass_list, &name)
-            && sws_hash_add(conf->hide, &name, &marker) == SWS_ERROR)
-        {
-            return SWS_ERROR;
+        if (!sws_ups_in_list(conf->pass_list, &name)) {
+            if (sws_hash_add(conf->hide, &name, &marker) == SWS_ERROR) {
+                return SWS_ERROR;
+            }
+            conf->hide_lens |= SWS_UPS_HIDE_LEN_BIT(name.len);
         }
     }
     if (conf->hide_list) {
         s = conf->hide_list->elts;
         for (i = 0; i < conf->hide_list->nelts; i++) {
-            if (!sws_ups_in_list(conf->pass_list, &s[i])
-                && sws_hash_add(conf->hide, &s[i], &marker) == SWS_ERROR)
-            {
-                return SWS_ERROR;
+            if (!sws_ups_in_list(conf->pass_list, &s[i])) {
+                if (sws_hash_add(conf->hide, &s[i], &marker) == SWS_ERROR) {
+                    return SWS_ERROR;
+                }
+                conf->hide_lens |= SWS_UPS_HIDE_LEN_BIT(s[i].len);
             }
         }
     }
@@ -161,6 +164,7 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     }
     if (!here && prev->hide) {
         conf->hide = prev->hide;
+        conf->hide_lens = prev->hide_lens;
     } else if (sws_ups_build_hide(cf, conf) != SWS_OK) {
         return SWS_CONF_ERROR;
     }
