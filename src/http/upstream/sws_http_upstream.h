@@ -300,6 +300,8 @@ struct sws_http_upstream_conf_s {
     sws_hash_t               *hide;              /* merged: names not passed */
     uint64_t                  hide_lens;         /* bit min(len, 63): a name of
                                                     hide may have that length */
+    unsigned                  hide_default:1;    /* hide is the default names
+                                                    (sws_ups_hidden_by_default) */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
     unsigned                  recv_fds:1;        /* take passed descriptors
@@ -536,8 +538,10 @@ struct sws_http_upstream_s {
     unsigned                          spill_done:1;    /* no (more) file for this one */
     unsigned                          spill_failed:1;  /* a write to it failed */
 
-    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used */
+    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used: h1_state
+     * (zeroed with the rest, no allocation of its own) */
     struct sws_ups_h1_s              *h1;
+    sws_ups_h1_t                      h1_state;
 };
 
 extern sws_module_t sws_http_upstream_module;
@@ -547,6 +551,13 @@ extern sws_module_t sws_http_upstream_module;
 #define SWS_UPS_HIDE_LEN_BIT(len)  ((uint64_t) 1 << ((len) < 63 ? (len) : 63))
 #define sws_ups_may_hide(conf, len) \
     ((conf)->hide != NULL && ((conf)->hide_lens & SWS_UPS_HIDE_LEN_BIT(len)) != 0)
+/* The name's hash is needed to look it up in conf->hide: not when the
+ * names are the defaults, compared directly. */
+#define sws_ups_hide_needs_hash(conf, len) \
+    (sws_ups_may_hide(conf, len) && !(conf)->hide_default)
+/* sws_http_upstream_loc.c: is the lower-case name one that is hidden by
+ * default (Date, Server, X-Pad, X-Accel-*)? */
+int sws_ups_hidden_by_default(const u_char *lcname, size_t len);
 
 /* sws_http_upstream_conf.c */
 sws_http_upstream_main_conf_t *sws_http_upstream_main(void);
@@ -695,7 +706,7 @@ sws_int_t  sws_ups_start_servers(sws_http_upstream_t *u);
 /* The request built (create_request) and sent to a server chosen anew. */
 void       sws_ups_init_request(sws_http_upstream_t *u);
 
-/* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
+/* sws_http_upstream_h1_request.c: u->h1 (u->h1_state), set up when first needed */
 sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 
 /* sws_http_upstream_dynamic.c: the shared server lists */

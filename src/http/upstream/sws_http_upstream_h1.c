@@ -194,7 +194,7 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         }
     }
     /* the name's hash only for the hidden fields' lookup, and only where a
-     * hidden name has its length (sws_ups_may_hide) */
+     * hidden name has its length and the names are not the defaults */
     if (sws_http_parse_field_unhashed(&h, lc, start, end) != SWS_OK) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "upstream sent an invalid header "
                       "line: \"%.*s\"", (int) sws_min(len, 64), start);
@@ -202,7 +202,7 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
     }
     name.data = start;                 /* as written (h.name is lower case) */
     name.len = h.name.len;
-    if (sws_ups_may_hide(u->conf, h.name.len)) {
+    if (sws_ups_hide_needs_hash(u->conf, h.name.len)) {
         h.hash = sws_hash_key_lc(start, h.name.len);   /* == sws_hash_key(lc) */
     }
 

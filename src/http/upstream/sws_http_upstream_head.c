@@ -320,7 +320,7 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
     const sws_str_t *value)
 {
     return sws_ups_header_hashed(u, name, lcname,
-                                 sws_ups_may_hide(u->conf, name->len)
+                                 sws_ups_hide_needs_hash(u->conf, name->len)
                                  ? sws_hash_key_lc(lcname, name->len) : 0, value);
 }
 
@@ -329,7 +329,9 @@ sws_ups_header_hidden(sws_http_upstream_t *u, const u_char *lcname, size_t len, 
     const sws_str_t *value)
 {
     if (!sws_ups_may_hide(u->conf, len)
-        || !sws_hash_find_hashed(u->conf->hide, hash, lcname, len))
+        || !(u->conf->hide_default ? sws_ups_hidden_by_default(lcname, len)
+                                   : sws_hash_find_hashed(u->conf->hide, hash, lcname, len)
+             != NULL))
     {
         return 0;
     }
