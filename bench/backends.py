@@ -647,7 +647,7 @@ class Uwsgi(OneProcess):
             env=dict(os.environ, **PY_MALLOC))
 
 
-class UvicornUnix(App):
+class UvicornUnix(UnixApp):
     """The command python_app runs for "asgi asgi_hello:app; server
     uvicorn" (sws_python_app.c: python3 -m uvicorn --no-access-log
     --uds=SOCKET, uvloop and httptools chosen by uvicorn as installed,
@@ -657,12 +657,6 @@ class UvicornUnix(App):
     name = "uvicorn-unix"
     config_dir = "apps"
     tools = Uvicorn.tools
-
-    def __init__(self, reg, run, sock, argv):
-        self.reg = reg
-        self.run = run
-        self.placeholders = {"APP_SOCK": sock}
-        self.command = shlex.join(argv)
 
     @classmethod
     def describe(cls):

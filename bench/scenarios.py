@@ -96,6 +96,10 @@ _TLS = {"scalwsd": "tls", "nginx": "tls", "h2o": "", "lighttpd": "tls", "caddy":
 # number (bench/configs/scalwsd/h3.frag); Caddy serves HTTP/3 on its HTTPS
 # port by default. Debian's nginx 1.22 and h2o 2.2 have no HTTP/3, nor has
 # lighttpd 1.4.
+# node-unix, python-unix: the application on a unix socket, scalwsd and nginx
+_UNIX_NA = {s: "not configured (the unix-socket variants compare scalwsd with nginx; "
+               "node and python have every server)" for s in ("h2o", "lighttpd")}
+
 _NO_H3 = "no HTTP/3 in Debian 12's build"
 _H3_NA = {"nginx": _NO_H3, "h2o": _NO_H3, "lighttpd": _NO_H3}
 
@@ -212,8 +216,7 @@ SCENARIOS = [
         expect_status=200,
         expect_length=len(HELLO),
         fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
-        not_applicable={s: "not configured (the unix-socket variant compares scalwsd with "
-                           "nginx; see node)" for s in ("h2o", "lighttpd")},
+        not_applicable=_UNIX_NA,
         backend="node-unix",
     ),
     Scenario(
@@ -224,8 +227,7 @@ SCENARIOS = [
         expect_status=200,
         expect_length=len(HELLO),
         fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
-        not_applicable={s: "not configured (the unix-socket variant compares scalwsd with "
-                           "nginx; see python)" for s in ("h2o", "lighttpd")},
+        not_applicable=_UNIX_NA,
         backend="python-unix",
     ),
     Scenario(
