@@ -71,14 +71,17 @@ def wait_unix(sock, run, what, timeout=15):
 PY_MALLOC = {"MALLOC_MMAP_THRESHOLD_": "524288", "MALLOC_TRIM_THRESHOLD_": "1048576"}
 
 
-def start_on_unix(cls, reg, tmp, prefix, argv_of, what, env=None, cwd=None):
+def start_on_unix(cls, reg, tmp, prefix, argv_of, what, env=None, cwd=None, sock_env=False):
     """A one-process backend on a unix socket in a new directory of tmp
-    (prefix: short, sun_path is 108 bytes): argv_of(sock) is its command;
-    returns cls(reg, run, sock, argv) once the socket accepts."""
+    (prefix: short, sun_path is 108 bytes): argv_of(sock) is its command
+    (sock_env: the path in its environment's SOCK too); returns
+    cls(reg, run, sock, argv) once the socket accepts."""
     d = tempfile.mkdtemp(prefix=prefix, dir=tmp)
     os.chmod(d, 0o755)
     sock = os.path.join(d, cls.name + ".sock")
     argv = argv_of(sock)
+    if sock_env:
+        env = dict(env or os.environ, SOCK=sock)
     run = reg.start(cls.name, argv, os.path.join(d, cls.name + ".log"), env=env, cwd=cwd)
     b = cls(reg, run, sock, argv)
     try:
@@ -500,6 +503,61 @@ class Gunicorn(App):
                 "bench/configs/apps/wsgi_hello.py" % v)
 
 
+class UnixApp(App):
+    """An App on a unix socket (@APP_SOCK@) instead of a TCP port: the
+    node-unix and python-unix scenarios, the front end's cost with the
+    application on a socket file (what a managed application uses).
+    Subclasses give the command (argv_of: the socket's path)."""
+
+    def __init__(self, reg, run, sock, argv):
+        self.reg = reg
+        self.run = run
+        self.placeholders = {"APP_SOCK": sock}
+        self.command = shlex.join(argv)
+
+    @classmethod
+    def argv_of(cls, sock):
+        raise NotImplementedError
+
+    @classmethod
+    def start(cls, reg, tmp, cpu, log):
+        return start_on_unix(cls, reg, tmp, cls.name[:5] + "-", lambda sock: [
+            "taskset", "-c", str(cpu)] + cls.argv_of(sock), cls.name,
+            env=dict(os.environ, SOCK="", PYTHONPATH=APPS_DIR, **PY_MALLOC), cwd=APPS_DIR,
+            sock_env=True)
+
+
+class NodeUnixApp(UnixApp):
+    """The node scenario's app (hello.js) listening on a unix socket."""
+    name = "node-unix"
+    tools = NodeApp.tools
+
+    @classmethod
+    def argv_of(cls, sock):
+        return NodeApp.argv(0, None)
+
+    @classmethod
+    def describe(cls):
+        return NodeApp.describe() + ", on a unix socket"
+
+
+class UvicornUnixApp(UnixApp):
+    """The python scenario's uvicorn (uvloop + httptools, one worker) on a
+    unix socket (--uds)."""
+    name = "python-unix"
+    tools = Uvicorn.tools
+
+    @classmethod
+    def argv_of(cls, sock):
+        argv = Uvicorn.argv(0, None)
+        i = argv.index("--host")
+        return argv[:i] + ["--uds", sock] + argv[i + 4:]
+
+    @classmethod
+    def describe(cls):
+        return Uvicorn.describe() + ", on a unix socket"
+
+
 class Bridge(App):
     """scalwsd's native Python bridge: the runner (python3 -m scalws_bridge,
     built with the python module into BUILDDIR/python) with one worker, on a
@@ -589,7 +647,7 @@ class Uwsgi(OneProcess):
             env=dict(os.environ, **PY_MALLOC))
 
 
-class UvicornUnix(App):
+class UvicornUnix(UnixApp):
     """The command python_app runs for "asgi asgi_hello:app; server
     uvicorn" (sws_python_app.c: python3 -m uvicorn --no-access-log
     --uds=SOCKET, uvloop and httptools chosen by uvicorn as installed,
@@ -599,12 +657,6 @@ class UvicornUnix(App):
     name = "uvicorn-unix"
     config_dir = "apps"
     tools = Uvicorn.tools
-
-    def __init__(self, reg, run, sock, argv):
-        self.reg = reg
-        self.run = run
-        self.placeholders = {"APP_SOCK": sock}
-        self.command = shlex.join(argv)
 
     @classmethod
     def describe(cls):
@@ -692,4 +744,5 @@ class ManagedUvicorn(App):
 BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress,
             "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn,
             "bridge": Bridge, "bridge-wsgi": BridgeWsgi, "uwsgi": Uwsgi,
-            "uvicorn-unix": UvicornUnix, "managed-uvicorn": ManagedUvicorn}
+            "uvicorn-unix": UvicornUnix, "managed-uvicorn": ManagedUvicorn,
+            "node-unix": NodeUnixApp, "python-unix": UvicornUnixApp}

@@ -96,6 +96,10 @@ _TLS = {"scalwsd": "tls", "nginx": "tls", "h2o": "", "lighttpd": "tls", "caddy":
 # number (bench/configs/scalwsd/h3.frag); Caddy serves HTTP/3 on its HTTPS
 # port by default. Debian's nginx 1.22 and h2o 2.2 have no HTTP/3, nor has
 # lighttpd 1.4.
+# node-unix, python-unix: the application on a unix socket, scalwsd and nginx
+_UNIX_NA = {s: "not configured (the unix-socket variants compare scalwsd with nginx; "
+               "node and python have every server)" for s in ("h2o", "lighttpd")}
+
 _NO_H3 = "no HTTP/3 in Debian 12's build"
 _H3_NA = {"nginx": _NO_H3, "h2o": _NO_H3, "lighttpd": _NO_H3}
 
@@ -202,6 +206,29 @@ SCENARIOS = [
         expect_length=len(HELLO),
         fragments=_everyone("app"),
         backend="uvicorn",
+    ),
+    Scenario(
+        name="node-unix",
+        path="/app/x",
+        description="the node scenario's application on a unix socket instead of TCP "
+                    "(proxy_pass to an upstream of unix:PATH, kept alive): the front end's "
+                    "cost with the application where a managed one is",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
+        not_applicable=_UNIX_NA,
+        backend="node-unix",
+    ),
+    Scenario(
+        name="python-unix",
+        path="/app/x",
+        description="the python scenario's uvicorn (uvloop + httptools, one worker) on a "
+                    "unix socket instead of TCP, as node-unix",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "app-unix", "nginx": "app-unix"},
+        not_applicable=_UNIX_NA,
+        backend="python-unix",
     ),
     Scenario(
         name="python-wsgi",

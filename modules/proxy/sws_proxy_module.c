@@ -180,7 +180,8 @@ sws_proxy_handler(sws_http_request_t *r)
             return rc;
         }
     }
-    ctx = sws_pcalloc(sws_http_pool(r), sizeof(sws_proxy_ctx_t));
+    /* every field set here: no zeroing call per request */
+    ctx = sws_palloc(sws_http_pool(r), sizeof(sws_proxy_ctx_t));
     if (ctx == NULL) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -191,12 +192,17 @@ sws_proxy_handler(sws_http_request_t *r)
     ctx->u = u;
     ctx->plcf = plcf;
     ctx->t = &plcf->target;
+    ctx->upgrade = 0;
+    ctx->rid = 0;
     if (plcf->body) {
         sws_http_upstream_set_pass_body(u, 0);   /* proxy_set_body's goes instead */
     }
-    sws_http_set_ctx(r, &sws_module, ctx);
     sws_http_upstream_h1_set_header_hook(u, sws_proxy_response_header, ctx);
     if (plcf->url_fmt) {
+        /* $proxy_host and $proxy_port find this request's target here;
+         * without variables the location's is the same one (the request's
+         * context table is then not made for this alone) */
+        sws_http_set_ctx(r, &sws_module, ctx);
         rc = sws_proxy_eval_target(r, ctx);
         if (rc != SWS_OK) {
             return rc;

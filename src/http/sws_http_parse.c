@@ -425,10 +425,11 @@ version:
 
 
 /* The field line's parser; odd (if not NULL): the name's class, as
- * sws_http_name_odd's, taken in the same pass. Inlined into both callers
- * so that the odd tests fold away where it is NULL. */
+ * sws_http_name_odd's, taken in the same pass; hash: h->hash set (else
+ * 0). Inlined into each caller so that the odd and hash tests fold away. */
 static inline __attribute__((always_inline)) sws_int_t
-sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end, u_char *odd)
+sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end, u_char *odd,
+    int hash)
 {
     u_char  *p, *l, *v, c, o = 0;
 
@@ -455,7 +456,7 @@ sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *en
     h->name.len = p - start;
     /* from the source: reading lc right after its byte stores would stall
      * store-to-load forwarding; sws_hash_key_lc(s) == sws_hash_key(lc) */
-    h->hash = sws_hash_key_lc(start, p - start);
+    h->hash = hash ? sws_hash_key_lc(start, p - start) : 0;
 
     /* OWS field-value OWS */
     for (p++; p < end && (*p == ' ' || *p == '\t'); p++) { /* void */ }
@@ -504,7 +505,14 @@ sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *en
 sws_int_t
 sws_http_parse_header_line(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end)
 {
-    return sws_http_parse_field(h, lc, start, end, NULL);
+    return sws_http_parse_field(h, lc, start, end, NULL, 1);
+}
+
+
+sws_int_t
+sws_http_parse_field_unhashed(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end)
+{
+    return sws_http_parse_field(h, lc, start, end, NULL, 0);
 }
 
 
@@ -512,7 +520,7 @@ sws_int_t
 sws_http_parse_request_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end,
     u_char *odd)
 {
-    return sws_http_parse_field(h, lc, start, end, odd);
+    return sws_http_parse_field(h, lc, start, end, odd, 1);
 }
 
 

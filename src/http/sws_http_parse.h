@@ -65,6 +65,11 @@ extern const u_char sws_http_name_odd[256];
 sws_int_t sws_http_parse_request_field(sws_http_header_t *h, u_char *lc, u_char *start,
     u_char *end, u_char *odd);
 
+/* sws_http_parse_header_line without the name's hash (h->hash is 0): for
+ * a caller that looks few names up (an upstream's response fields). */
+sws_int_t sws_http_parse_field_unhashed(sws_http_header_t *h, u_char *lc, u_char *start,
+    u_char *end);
+
 /* The extension of the last segment of a normalised path ("" if none). */
 void sws_http_path_exten(const sws_str_t *path, sws_str_t *exten);
 

@@ -23,6 +23,7 @@ Routes (the path decides what it does; the query is ignored unless said):
                    If-None-Match names "V" or If-Modified-Since is that date
   /head            Content-Length 1234 (the body only for GET)
   /headers         a response with hop-by-hop and hidden headers
+  /fields?N=V&...  200 with the fields N: V of the query, in order (%-decoded)
   /redirect        302 with Location http://<Host>/<...>
   /ws              WebSocket: 101, then echo every frame back
   /drop            close without answering
@@ -47,6 +48,7 @@ import threading
 
 from swsharness import HeaderList
 import time
+import urllib.parse
 
 
 def text_body(n):
@@ -382,6 +384,10 @@ class Origin:
                  ("ETag", '"e1"'), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT"),
                  ("Proxy-Connection", "keep-alive"), ("Trailer", "X-T")]
             self._send(c, 200, b"headers\n", h, close=closing)
+        elif r0 == "fields":
+            q = req.target.split("?", 1)[1] if "?" in req.target else ""
+            self._send(c, 200, b"fields\n", urllib.parse.parse_qsl(q, keep_blank_values=True),
+                       close=closing)
         elif r0 == "redirect":
             host = req.header("host", "")
             self._send(c, 302, b"", [("Location", "http://%s/two/x?y=1" % host)],

@@ -68,3 +68,19 @@ def test_sanitizer_build_skipped(tmp_path):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     out = p.stdout.decode()
     assert p.returncode == 0 and "skipped: a sanitizer build" in out, out
+
+
+def test_scenario_without_budget_is_measured_not_checked(tmp_path):
+    """--scenarios may name one the budgets file has no line for (the
+    node and python front-end scenarios): its figure is printed with "no
+    budget" and never fails the check; a name that is no scenario at all
+    is still an error."""
+    need_valgrind()
+    rc, out = run(tmp_path, "static-small 1\n", "--scenarios", "respond")
+    assert rc == 0, out
+    line = [x for x in out.splitlines() if "respond" in x]
+    assert line and "no budget" in line[0], out
+    assert int(line[0].split()[3]) > 1000, out
+    assert "static-small" not in out and "FAIL" not in out, out
+    rc, out = run(tmp_path, "respond 1000000\n", "--scenarios", "respond,no-such-scenario")
+    assert rc == 2 and "no-such-scenario: no such scenario" in out, out

@@ -10,4 +10,9 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 0;        // no idle limit of its own
 server.headersTimeout = 60000;
-server.listen(Number(process.env.PORT), "127.0.0.1");
+// SOCK: a unix socket instead of the TCP port (the node-unix scenario)
+if (process.env.SOCK) {
+    server.listen(process.env.SOCK);
+} else {
+    server.listen(Number(process.env.PORT), "127.0.0.1");
+}

@@ -224,7 +224,9 @@ sws_ups_start_servers(sws_http_upstream_t *u)
         sws_ups_dyn_sync(u->us);        /* the tries below count the live servers */
     }
     words = (u->us->nall + 63) / 64;
-    u->tried = sws_pcalloc(r->pool, words * sizeof(uint64_t));
+    /* up to 64 servers (nearly every group): the word in u, zeroed with it */
+    u->tried_one = 0;
+    u->tried = words <= 1 ? &u->tried_one : sws_pcalloc(r->pool, words * sizeof(uint64_t));
     if (u->tried == NULL || sws_pool_cleanup_add(r->pool, sws_ups_cleanup, u) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }

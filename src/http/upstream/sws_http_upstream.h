@@ -298,6 +298,10 @@ struct sws_http_upstream_conf_s {
     sws_array_t              *hide_list;         /* sws_str_t, lower case */
     sws_array_t              *pass_list;
     sws_hash_t               *hide;              /* merged: names not passed */
+    uint64_t                  hide_lens;         /* bit min(len, 63): a name of
+                                                    hide may have that length */
+    unsigned                  hide_default:1;    /* hide is the default names
+                                                    (sws_ups_hidden_by_default) */
     sws_ups_ssl_conf_t       *ssl;               /* merged: never NULL */
     unsigned                  ssl_wanted:1;      /* TLS possible here */
     unsigned                  recv_fds:1;        /* take passed descriptors
@@ -406,6 +410,7 @@ struct sws_http_upstream_s {
     /* the server */
     sws_http_upstream_peer_t         *peer;
     uint64_t                         *tried;       /* bitmap of peers */
+    uint64_t                          tried_one;   /* tried for up to 64 peers */
     sws_uint_t                        tries;       /* attempts left */
     sws_msec_t                        start_msec;  /* of the first attempt */
     sws_msec_t                        attempt_msec;
@@ -533,11 +538,26 @@ struct sws_http_upstream_s {
     unsigned                          spill_done:1;    /* no (more) file for this one */
     unsigned                          spill_failed:1;  /* a write to it failed */
 
-    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used */
+    /* HTTP/1 as the protocol (sws_http_upstream_h1.c), when used: h1_state
+     * (zeroed with the rest, no allocation of its own) */
     struct sws_ups_h1_s              *h1;
+    sws_ups_h1_t                      h1_state;
 };
 
 extern sws_module_t sws_http_upstream_module;
+
+/* conf->hide_lens: a field whose length has no bit there is not hidden,
+ * and its name is looked up in no hash (most fields a server sends). */
+#define SWS_UPS_HIDE_LEN_BIT(len)  ((uint64_t) 1 << ((len) < 63 ? (len) : 63))
+#define sws_ups_may_hide(conf, len) \
+    ((conf)->hide != NULL && ((conf)->hide_lens & SWS_UPS_HIDE_LEN_BIT(len)) != 0)
+/* The name's hash is needed to look it up in conf->hide: not when the
+ * names are the defaults, compared directly. */
+#define sws_ups_hide_needs_hash(conf, len) \
+    (sws_ups_may_hide(conf, len) && !(conf)->hide_default)
+/* sws_http_upstream_loc.c: is the lower-case name one that is hidden by
+ * default (Date, Server, X-Pad, X-Accel-*)? */
+int sws_ups_hidden_by_default(const u_char *lcname, size_t len);
 
 /* sws_http_upstream_conf.c */
 sws_http_upstream_main_conf_t *sws_http_upstream_main(void);
@@ -686,7 +706,7 @@ sws_int_t  sws_ups_start_servers(sws_http_upstream_t *u);
 /* The request built (create_request) and sent to a server chosen anew. */
 void       sws_ups_init_request(sws_http_upstream_t *u);
 
-/* sws_http_upstream_h1_request.c: u->h1, made when first needed (NULL: no memory) */
+/* sws_http_upstream_h1_request.c: u->h1 (u->h1_state), set up when first needed */
 sws_ups_h1_t *sws_ups_h1(sws_http_upstream_t *u);
 
 /* sws_http_upstream_dynamic.c: the shared server lists */
@@ -771,6 +791,14 @@ void       sws_ups_headers_wanted(void);
  * lcname: the parser's sws_http_header_t.hash), not computed again. */
 sws_int_t  sws_ups_header_hashed(sws_http_upstream_t *u, const sws_str_t *name,
     const u_char *lcname, uint32_t hash, const sws_str_t *value);
+/* The two halves of sws_ups_header_hashed after the recording: is the
+ * field hidden (proxy_hide_header and the defaults; X-Accel-Buffering and,
+ * for a cache, Date read first: value is not kept), and passing one that
+ * is not (value kept: pool memory). */
+int        sws_ups_header_hidden(sws_http_upstream_t *u, const u_char *lcname, size_t len,
+    uint32_t hash, const sws_str_t *value);
+sws_int_t  sws_ups_header_pass(sws_http_upstream_t *u, const sws_str_t *name,
+    const u_char *lcname, const sws_str_t *value);
 /* Record a header (copy: into the pool first). */
 sws_int_t  sws_ups_header_record(sws_http_upstream_t *u, const sws_str_t *name,
     const sws_str_t *value, int copy);

@@ -9,6 +9,7 @@
  * decoded in place. The state of one request is u->h1 (sws_ups_h1()).
  */
 #include "sws_http_upstream.h"
+#include "sws_http_parse.h"
 #include "sws_http_lc_eq.h"
 #include "sws_swar.h"
 
@@ -39,7 +40,8 @@ sws_http_upstream_h1_reinit(sws_http_request_t *r, void *ctx)
 }
 
 /* Connection: close / keep-alive / upgrade, and the names of other fields
- * that are hop-by-hop for this response. */
+ * that are hop-by-hop for this response (v is in the head buffer: a name
+ * kept is copied into the pool, most responses have none). */
 static sws_int_t
 sws_ups_h1_connection(sws_http_request_t *r, sws_ups_h1_t *st, const sws_str_t *v)
 {
@@ -70,8 +72,12 @@ sws_ups_h1_connection(sws_http_request_t *r, sws_ups_h1_t *st, const sws_str_t *
             if (tok == NULL) {
                 return SWS_ERROR;
             }
-            tok->data = s;           /* pool memory: the field was copied */
             tok->len = (size_t) (e - s);
+            tok->data = sws_pnalloc(r->pool, tok->len);
+            if (tok->data == NULL) {
+                return SWS_ERROR;
+            }
+            memcpy(tok->data, s, tok->len);
         }
     }
     return SWS_OK;
@@ -187,13 +193,18 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
             return SWS_ERROR;
         }
     }
-    if (sws_http_parse_header_line(&h, lc, start, end) != SWS_OK) {
+    /* the name's hash only for the hidden fields' lookup, and only where a
+     * hidden name has its length and the names are not the defaults */
+    if (sws_http_parse_field_unhashed(&h, lc, start, end) != SWS_OK) {
         sws_log_error(SWS_LOG_ERR, r->log, 0, "upstream sent an invalid header "
                       "line: \"%.*s\"", (int) sws_min(len, 64), start);
         return SWS_UPSTREAM_INVALID;
     }
     name.data = start;                 /* as written (h.name is lower case) */
     name.len = h.name.len;
+    if (sws_ups_hide_needs_hash(u->conf, h.name.len)) {
+        h.hash = sws_hash_key_lc(start, h.name.len);   /* == sws_hash_key(lc) */
+    }
 
     if (sws_ups_h1_hop_by_hop(lc, h.name.len)) {
         /* Kept back, but seen by $upstream_http_NAME. */
@@ -210,9 +221,7 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
             return SWS_OK;
         case 10:
             if (lc[0] == 'c') {
-                value.data = sws_pstrdup(r->pool, &h.value);
-                value.len = h.value.len;
-                return value.data ? sws_ups_h1_connection(r, st, &value) : SWS_ERROR;
+                return sws_ups_h1_connection(r, st, &h.value);
             }
             return SWS_OK;
         case 14:
@@ -229,6 +238,13 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
         default:
             return SWS_OK;             /* TE, Trailer, Proxy-Connection */
         }
+    }
+
+    /* A hidden one (Date, Server by default) is dropped here, uncopied,
+     * unless $upstream_http_NAME may want it (keep_headers: recorded as
+     * sws_ups_header_hashed records it). */
+    if (!u->keep_headers && sws_ups_header_hidden(u, lc, h.name.len, h.hash, &h.value)) {
+        return SWS_OK;
     }
 
     /* An end-to-end field: copied with its name as the server wrote it. */
@@ -259,7 +275,8 @@ sws_ups_h1_header_line(sws_http_request_t *r, sws_ups_h1_t *st, u_char *start,
             return SWS_OK;
         }
     }
-    return sws_ups_header_hashed(u, &name, lc, h.hash, &value);
+    return u->keep_headers ? sws_ups_header_hashed(u, &name, lc, h.hash, &value)
+                           : sws_ups_header_pass(u, &name, lc, &value);
 }
 
 /* A field line of an interim response: copied out of the head buffer. */

@@ -19,10 +19,8 @@ sws_ups_h1_t *
 sws_ups_h1(sws_http_upstream_t *u)
 {
     if (u->h1 == NULL) {
-        u->h1 = sws_pcalloc(u->r->pool, sizeof(sws_ups_h1_t));
-        if (u->h1) {
-            u->h1->length = -1;
-        }
+        u->h1 = &u->h1_state;          /* zero since sws_http_upstream_create */
+        u->h1->length = -1;
     }
     return u->h1;
 }

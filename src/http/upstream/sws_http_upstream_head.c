@@ -320,15 +320,54 @@ sws_http_upstream_header(sws_http_upstream_t *u, const sws_str_t *name, const u_
     const sws_str_t *value)
 {
     return sws_ups_header_hashed(u, name, lcname,
-                                 u->conf->hide ? sws_hash_key_lc(lcname, name->len) : 0, value);
+                                 sws_ups_hide_needs_hash(u->conf, name->len)
+                                 ? sws_hash_key_lc(lcname, name->len) : 0, value);
+}
+
+int
+sws_ups_header_hidden(sws_http_upstream_t *u, const u_char *lcname, size_t len, uint32_t hash,
+    const sws_str_t *value)
+{
+    if (!sws_ups_may_hide(u->conf, len)
+        || !(u->conf->hide_default ? sws_ups_hidden_by_default(lcname, len)
+                                   : sws_hash_find_hashed(u->conf->hide, hash, lcname, len)
+             != NULL))
+    {
+        return 0;
+    }
+    if (len == 17 && memcmp(lcname, "x-accel-buffering", 17) == 0) {
+        /* The server may turn buffering off for its response (SSE). */
+        u->buffering = !(value->len == 2 && sws_strncasecmp(value->data,
+                                                             (u_char *) "no", 2) == 0);
+    } else if (u->cache && len == 4 && memcmp(lcname, "date", 4) == 0) {
+        /* hidden from the client, but the cache counts the age by it */
+        u->date = sws_parse_http_time(value->data, value->len);
+    }
+    return 1;
+}
+
+sws_int_t
+sws_ups_header_pass(sws_http_upstream_t *u, const sws_str_t *name, const u_char *lcname,
+    const sws_str_t *value)
+{
+    sws_http_request_t *r = u->r;
+
+    if (name->len == 8 && memcmp(lcname, "location", 8) == 0) {
+        /* Passed as it came (nginx does not complete an upstream's
+         * relative Location). */
+        if (sws_http_response_header_set(r, name, lcname, value) != SWS_OK) {
+            return SWS_ERROR;
+        }
+        r->location_as_is = 1;
+        return SWS_OK;
+    }
+    return sws_http_response_header_set(r, name, lcname, value);
 }
 
 sws_int_t
 sws_ups_header_hashed(sws_http_upstream_t *u, const sws_str_t *name, const u_char *lcname,
     uint32_t hash, const sws_str_t *value)
 {
-    sws_http_request_t *r = u->r;
-
     if (u->keep_headers) {
         /* Unless the protocol just recorded this one's original value. */
         if (!(u->noted && u->headers_in && u->headers_in->nelts
@@ -340,25 +379,8 @@ sws_ups_header_hashed(sws_http_upstream_t *u, const sws_str_t *name, const u_cha
         }
         u->noted = 0;
     }
-    if (u->conf->hide && sws_hash_find_hashed(u->conf->hide, hash, lcname, name->len)) {
-        if (name->len == 17 && memcmp(lcname, "x-accel-buffering", 17) == 0) {
-            /* The server may turn buffering off for its response (SSE). */
-            u->buffering = !(value->len == 2 && sws_strncasecmp(value->data,
-                                                                 (u_char *) "no", 2) == 0);
-        } else if (u->cache && name->len == 4 && memcmp(lcname, "date", 4) == 0) {
-            /* hidden from the client, but the cache counts the age by it */
-            u->date = sws_parse_http_time(value->data, value->len);
-        }
+    if (sws_ups_header_hidden(u, lcname, name->len, hash, value)) {
         return SWS_OK;
     }
-    if (name->len == 8 && memcmp(lcname, "location", 8) == 0) {
-        /* Passed as it came (nginx does not complete an upstream's
-         * relative Location). */
-        if (sws_http_response_header_set(r, name, lcname, value) != SWS_OK) {
-            return SWS_ERROR;
-        }
-        r->location_as_is = 1;
-        return SWS_OK;
-    }
-    return sws_http_response_header_set(r, name, lcname, value);
+    return sws_ups_header_pass(u, name, lcname, value);
 }

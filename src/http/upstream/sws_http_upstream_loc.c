@@ -46,10 +46,25 @@ sws_http_upstream_conf_create(sws_conf_t *cf)
 }
 
 /* Response headers not passed unless "pass_header" says so. */
-static const char *const sws_ups_hidden[] = {
-    "date", "server", "x-pad", "x-accel-expires", "x-accel-redirect",
-    "x-accel-limit-rate", "x-accel-buffering", "x-accel-charset", NULL
+static const sws_str_t sws_ups_hidden[] = {
+    sws_string("date"), sws_string("server"), sws_string("x-pad"),
+    sws_string("x-accel-expires"), sws_string("x-accel-redirect"),
+    sws_string("x-accel-limit-rate"), sws_string("x-accel-buffering"),
+    sws_string("x-accel-charset")
 };
+
+int
+sws_ups_hidden_by_default(const u_char *lcname, size_t len)
+{
+    sws_uint_t i;
+
+    for (i = 0; i < sws_nelems(sws_ups_hidden); i++) {
+        if (sws_ups_hidden[i].len == len && memcmp(sws_ups_hidden[i].data, lcname, len) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static int
 sws_ups_in_list(const sws_array_t *list, const sws_str_t *name)
@@ -72,30 +87,41 @@ sws_ups_in_list(const sws_array_t *list, const sws_str_t *name)
 static sws_int_t
 sws_ups_build_hide(sws_conf_t *cf, sws_http_upstream_conf_t *conf)
 {
-    static int   marker;
-    sws_str_t    name, *s;
-    sws_uint_t   i;
+    static int         marker;
+    const sws_str_t   *name;
+    sws_str_t         *s;
+    sws_uint_t         i;
+    sws_int_t          rc;
 
     conf->hide = sws_hash_create(sws_conf_pool(cf), 16, 1);
     if (conf->hide == NULL) {
         return SWS_ERROR;
     }
-    for (i = 0; sws_ups_hidden[i]; i++) {
-        name.data = (u_char *) sws_ups_hidden[i];
-        name.len = strlen(sws_ups_hidden[i]);
-        if (!sws_ups_in_list(conf->pass_list, &name)
-            && sws_hash_add(conf->hide, &name, &marker) == SWS_ERROR)
-        {
-            return SWS_ERROR;
+    conf->hide_lens = 0;
+    conf->hide_default = 1;
+    for (i = 0; i < sws_nelems(sws_ups_hidden); i++) {
+        name = &sws_ups_hidden[i];
+        if (sws_ups_in_list(conf->pass_list, name)) {
+            conf->hide_default = 0;
+        } else {
+            if (sws_hash_add(conf->hide, name, &marker) == SWS_ERROR) {
+                return SWS_ERROR;
+            }
+            conf->hide_lens |= SWS_UPS_HIDE_LEN_BIT(name->len);
         }
     }
     if (conf->hide_list) {
         s = conf->hide_list->elts;
         for (i = 0; i < conf->hide_list->nelts; i++) {
-            if (!sws_ups_in_list(conf->pass_list, &s[i])
-                && sws_hash_add(conf->hide, &s[i], &marker) == SWS_ERROR)
-            {
-                return SWS_ERROR;
+            if (!sws_ups_in_list(conf->pass_list, &s[i])) {
+                rc = sws_hash_add(conf->hide, &s[i], &marker);
+                if (rc == SWS_ERROR) {
+                    return SWS_ERROR;
+                }
+                if (rc != SWS_BUSY) {
+                    conf->hide_default = 0;        /* a name of its own */
+                }
+                conf->hide_lens |= SWS_UPS_HIDE_LEN_BIT(s[i].len);
             }
         }
     }
@@ -161,6 +187,8 @@ sws_http_upstream_conf_merge(sws_conf_t *cf, sws_http_upstream_conf_t *prev,
     }
     if (!here && prev->hide) {
         conf->hide = prev->hide;
+        conf->hide_lens = prev->hide_lens;
+        conf->hide_default = prev->hide_default;
     } else if (sws_ups_build_hide(cf, conf) != SWS_OK) {
         return SWS_CONF_ERROR;
     }

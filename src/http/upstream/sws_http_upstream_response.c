@@ -525,12 +525,11 @@ sws_ups_response_cleanup(sws_http_upstream_t *u)
         sws_ups_buf_free(u->head.start, (size_t) (u->head.end - u->head.start));
         u->head.start = NULL;
     }
-    for (i = 0; i < u->nslots; i++) {
-        if (u->slots[i].start) {
-            sws_ups_buf_free(u->slots[i].start,
-                             (size_t) (u->slots[i].end - u->slots[i].start));
-            u->slots[i].start = NULL;
-        }
+    /* The slots with memory are the first ones: slot 0 (the head's), then
+     * each taken in order (sws_ups_slot_for_read), none freed alone. */
+    for (i = 0; i < u->nslots && u->slots[i].start; i++) {
+        sws_ups_buf_free(u->slots[i].start, (size_t) (u->slots[i].end - u->slots[i].start));
+        u->slots[i].start = NULL;
     }
     u->nslots = 0;
     sws_ups_spill_cleanup(u);

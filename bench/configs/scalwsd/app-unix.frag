@@ -1,0 +1,7 @@
+        # node-unix, python-unix: the application scenarios' app on a unix
+        # socket, otherwise as app.frag
+        location /app/ {
+            proxy_pass http://app;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
