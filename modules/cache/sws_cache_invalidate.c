@@ -3,7 +3,7 @@
  * TRACE: POST, PUT, DELETE, an unknown one such as M-SEARCH) that the
  * server answers with a non-error status invalidates the target URI, and
  * the URIs of the response's Location and Content-Location when they are
- * of the same origin. After an error (4xx, 5xx, no answer) nothing is
+ * of the same origin (relative references resolved against the target). After an error (4xx, 5xx, no answer) nothing is
  * invalidated. The lookup asks to see the response's head
  * (SWS_UPSTREAM_CACHE_WATCH); store_header calls here.
  */
@@ -28,34 +28,138 @@ sws_cache_authority_trim(sws_str_t *a, const sws_str_t *scheme)
 }
 
 /*
- * The path and query of uri (a Location or Content-Location value) if it
- * names the request's origin: a reference from the root ("/x"), or an
- * absolute URI of the request's scheme and Host. 0 if not.
+ * RFC 3986 5.2.4: the dot segments of path (which starts with '/') removed,
+ * into out (as long as path at most). Its length.
+ */
+static size_t
+sws_cache_remove_dots(const u_char *path, size_t len, u_char *out)
+{
+    const u_char  *p = path, *end = path + len, *seg;
+    u_char        *o = out;
+    size_t         n;
+
+    while (p < end) {
+        seg = ++p;                             /* past the '/' */
+        while (p < end && *p != '/') {
+            p++;
+        }
+        n = (size_t) (p - seg);
+        if (n == 1 && seg[0] == '.') {
+            if (p == end) {
+                *o++ = '/';
+            }
+            continue;
+        }
+        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (o > out && *--o != '/') { /* the last segment goes */ }
+            if (p == end) {
+                *o++ = '/';
+            }
+            continue;
+        }
+        *o++ = '/';
+        memcpy(o, seg, n);
+        o += n;
+    }
+    if (o == out) {
+        *o++ = '/';
+    }
+    return (size_t) (o - out);
+}
+
+/*
+ * A reference relative to the request's target ("x", "../y", "?q",
+ * RFC 3986 5.2.2) resolved to a path and query, into pool memory. 0 when
+ * the target is not a path (an absolute-form target).
+ */
+static int
+sws_cache_resolve(sws_http_request_t *r, const u_char *ref, size_t len, sws_str_t *path)
+{
+    const sws_str_t  *target = sws_http_unparsed_uri(r);
+    const u_char     *q, *dir;
+    size_t            base, rlen, merged;
+    u_char           *buf, *out;
+
+    if (target->len == 0 || target->data[0] != '/') {
+        return 0;
+    }
+    q = memchr(target->data, '?', target->len);
+    base = q ? (size_t) (q - target->data) : target->len;        /* the target's path */
+    if (len == 0 || ref[0] == '?') {
+        buf = sws_pnalloc(sws_http_pool(r), base + len + 1);
+        if (buf == NULL) {
+            return 0;
+        }
+        memcpy(buf, target->data, base);
+        memcpy(buf + base, ref, len);
+        path->data = buf;
+        path->len = base + len;
+        return 1;
+    }
+    dir = target->data + base;
+    while (dir[-1] != '/') {                   /* the target's path starts with '/' */
+        dir--;
+    }
+    q = memchr(ref, '?', len);
+    rlen = q ? (size_t) (q - ref) : len;      /* the reference's path */
+    merged = (size_t) (dir - target->data) + rlen;
+    buf = sws_pnalloc(sws_http_pool(r), 2 * merged + (len - rlen) + 2);
+    if (buf == NULL) {
+        return 0;
+    }
+    memcpy(buf, target->data, (size_t) (dir - target->data));
+    memcpy(buf + (dir - target->data), ref, rlen);
+    out = buf + merged;
+    path->data = out;
+    path->len = sws_cache_remove_dots(buf, merged, out);
+    memcpy(out + path->len, ref + rlen, len - rlen);
+    path->len += len - rlen;
+    return 1;
+}
+
+/*
+ * The path and query of uri (a Location or Content-Location value, a
+ * URI-reference: RFC 9110 10.2.2, 8.7) if it names the request's origin:
+ * a reference relative to the target ("x", "../y") or from the root
+ * ("/x"), or a URI of the request's scheme and Host ("//host/x",
+ * "http://host/x"). Its fragment does not count. 0 if not.
  */
 static int
 sws_cache_same_origin(sws_http_request_t *r, const sws_str_t *uri, sws_str_t *path)
 {
     const sws_str_t *scheme = sws_http_scheme(r), *host;
     sws_str_t        auth, req;
-    u_char          *p = uri->data, *end = uri->data + uri->len, *slash;
+    u_char          *p = uri->data, *end, *slash, *c;
 
-    if (uri->len && p[0] == '/') {
-        if (uri->len > 1 && p[1] == '/') {
-            return 0;                  /* "//host/x": another authority */
-        }
-        *path = *uri;
+    end = memchr(uri->data, '#', uri->len);
+    if (end == NULL) {
+        end = uri->data + uri->len;
+    }
+    if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+        p += 2;                                /* a network-path reference */
+    } else if (p < end && p[0] == '/') {
+        path->data = p;
+        path->len = (size_t) (end - p);
         return 1;
+    } else {
+        for (c = p; c < end && *c != ':' && *c != '/' && *c != '?'; c++) { /* void */ }
+        if (c == end || *c != ':') {
+            return sws_cache_resolve(r, p, (size_t) (end - p), path);
+        }
+        if ((size_t) (end - p) < scheme->len + 3
+            || sws_strncasecmp(p, scheme->data, scheme->len) != 0
+            || memcmp(p + scheme->len, "://", 3) != 0)
+        {
+            return 0;                          /* another scheme */
+        }
+        p += scheme->len + 3;
     }
-    if ((size_t) (end - p) < scheme->len + 3
-        || sws_strncasecmp(p, scheme->data, scheme->len) != 0
-        || memcmp(p + scheme->len, "://", 3) != 0)
-    {
-        return 0;                      /* another scheme, or relative: not ours to judge */
+    slash = p;
+    while (slash < end && *slash != '/' && *slash != '?') {
+        slash++;
     }
-    p += scheme->len + 3;
-    slash = memchr(p, '/', (size_t) (end - p));
     auth.data = p;
-    auth.len = (size_t) ((slash ? slash : end) - p);
+    auth.len = (size_t) (slash - p);
     host = sws_http_header_in(r, "host", 4);
     if (host == NULL) {
         return 0;
@@ -68,9 +172,14 @@ sws_cache_same_origin(sws_http_request_t *r, const sws_str_t *uri, sws_str_t *pa
     {
         return 0;
     }
-    if (slash == NULL) {
-        path->data = (u_char *) "/";
-        path->len = 1;
+    if (slash == end || *slash == '?') {       /* "http://host" is "http://host/" */
+        path->data = sws_pnalloc(sws_http_pool(r), (size_t) (end - slash) + 1);
+        if (path->data == NULL) {
+            return 0;
+        }
+        path->data[0] = '/';
+        memcpy(path->data + 1, slash, (size_t) (end - slash));
+        path->len = (size_t) (end - slash) + 1;
     } else {
         path->data = slash;
         path->len = (size_t) (end - slash);
