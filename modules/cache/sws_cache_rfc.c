@@ -355,10 +355,15 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         } else if (n->len == 4 && sws_strncasecmp(n->data, (u_char *) "date", 4) == 0) {
             date = sws_parse_http_time(h[i].value.data, h[i].value.len);
         } else if (n->len == 3 && sws_strncasecmp(n->data, (u_char *) "age", 3) == 0) {
-            /* the first line counts (RFC 9111 5.1); one that is not
-             * delta-seconds makes the response stale (1.2.2) */
+            /* the first line counts (RFC 9111 5.1), and of a list in
+             * one line (the lines combined, RFC 9110 5.3) the first
+             * member; one that is not delta-seconds makes the response
+             * stale (1.2.2) */
             if (age == -2) {
-                age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
+                const u_char *comma = memchr(h[i].value.data, ',', h[i].value.len);
+
+                age = sws_cache_delta(h[i].value.data,
+                                      comma ? comma : h[i].value.data + h[i].value.len);
                 if (age < 0) {
                     return "its Age is not a number: stale";
                 }

@@ -886,9 +886,12 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
     default:
         want = 0;
     }
-    /* proxy_cache_use_stale, or the response's own stale-if-error */
+    /* proxy_cache_use_stale, or stale-if-error of the response or of the
+     * request (RFC 5861 4): an error there is a 500, 502, 503 or 504, or
+     * no answer (a 501 or 505 is the server's answer, not a failure) */
     if (!(lcf->use_stale & want)
-        && !(ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie))
+        && !(want && ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie)
+        && !(want && ctx->req_sie >= 0 && now < ctx->entry.h.fresh_until + ctx->req_sie))
     {
         return SWS_DECLINED;
     }

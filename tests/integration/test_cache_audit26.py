@@ -82,6 +82,16 @@ def test_invalidation_removes_every_variant(sws, corigin):
         assert get(srv, "/c/v", headers=["X-Lang: " + lang])[1] == "MISS"
 
 
+def test_an_absolute_location_in_any_letter_case_with_a_fragment(sws, corigin):
+    o = corigin()
+    srv = start(sws, o)
+    assert twice(srv, "/c/q") == ("MISS", "HIT")
+    o.set("/c/pp", status=201, body=b"",
+          headers=[("Content-Location", "HTTP://127.0.0.1:%d/c/q#frag" % srv.port)])
+    get(srv, "/c/pp", method="POST", body=b"x")
+    assert get(srv, "/c/q")[1] == "MISS"
+
+
 # ---- conditional requests
 
 def test_if_none_match_not_matching_is_answered_whole(sws, corigin):
@@ -127,6 +137,15 @@ def test_age_on_a_stale_answer_and_after_a_revalidation(sws, corigin):
     assert (r.status, st, r.body) == (200, "STALE", b"s") and int(r.header("Age")) >= 1
 
 
+def test_of_an_age_list_in_one_line_the_first_counts(sws, corigin):
+    o = corigin()
+    o.set("/c/al", headers=cc("max-age=60", ("Age", "50, 0")))
+    srv = start(sws, o)
+    get(srv, "/c/al")
+    r, st = get(srv, "/c/al")
+    assert st == "HIT" and 50 <= int(r.header("Age")) < 60
+
+
 # ---- Expires
 
 @pytest.mark.parametrize("expires", ["0", "-1", "never", ""])
@@ -144,6 +163,13 @@ def test_expires_in_the_obsolete_date_formats(sws, corigin, fmt):
     o.set("/c/xo", headers=[("Expires", when)])
     srv = start(sws, o)
     assert twice(srv, "/c/xo") == ("MISS", "HIT")
+
+
+def test_expires_counts_from_the_servers_date(sws, corigin):
+    o = corigin()
+    o.set("/c/sk", headers=[("Date", http_date(3600)), ("Expires", http_date(30))])
+    srv = start(sws, o)
+    assert twice(srv, "/c/sk") == ("MISS", "MISS")
 
 
 # ---- Cache-Control's forms
@@ -173,6 +199,15 @@ def test_no_cache_fields_of_a_304_are_not_stored(sws, corigin):
     r, st = get(srv, "/c/nf")
     assert st == "REVALIDATED" and r.header("X-Secret") == "s"
     r, st = get(srv, "/c/nf")
+    assert st == "HIT" and r.header("X-Secret") is None
+
+
+def test_private_with_one_unquoted_field(sws, corigin):
+    o = corigin()
+    o.set("/c/pu", body=b"p", headers=cc("max-age=60, private=X-Secret", ("X-Secret", "s")))
+    srv = start(sws, o)
+    get(srv, "/c/pu")
+    r, st = get(srv, "/c/pu")
     assert st == "HIT" and r.header("X-Secret") is None
 
 
@@ -237,6 +272,27 @@ def test_a_304_replaces_a_stored_cookie_when_cookies_are_stored(sws, corigin):
         assert (st, r.headers_all("Set-Cookie")) == (want, ["b=2"])
 
 
+def test_stored_cookies_keep_every_line(sws, corigin):
+    o = corigin()
+    o.set("/c/c2", body=b"c", headers=cc("max-age=60", ("Set-Cookie", "a=1"), ("Set-Cookie", "b=2")))
+    srv = start(sws, o, loc="proxy_ignore_headers Set-Cookie;")
+    get(srv, "/c/c2")
+    r, st = get(srv, "/c/c2")
+    assert st == "HIT" and r.headers_all("Set-Cookie") == ["a=1", "b=2"]
+
+
+def test_a_304_field_of_several_lines_replaces_the_stored_one(sws, corigin):
+    o = corigin()
+    o.set("/c/ml", body=b"m", headers=cc("max-age=1", ("ETag", '"m"'), ("X-L", "1")))
+    srv = start(sws, o)
+    get(srv, "/c/ml")
+    time.sleep(1.1)
+    o.set("/c/ml", body=b"m", headers=cc("max-age=60", ("ETag", '"m"'), ("X-L", "2"), ("X-L", "3")))
+    for want in ("REVALIDATED", "HIT"):
+        r, st = get(srv, "/c/ml")
+        assert (st, r.headers_all("X-L")) == (want, ["2", "3"])
+
+
 # ---- stale
 
 @pytest.mark.parametrize("status", [500, 502, 504])
@@ -251,8 +307,8 @@ def test_stale_if_error_on_every_server_error(sws, corigin, status):
     assert (r.status, st, r.body) == (200, "STALE", b"old")
 
 
-@pytest.mark.parametrize("status", [404, 403])
-def test_stale_if_error_not_on_a_client_error(sws, corigin, status):
+@pytest.mark.parametrize("status", [404, 403, 501, 505])
+def test_stale_if_error_not_on_other_answers(sws, corigin, status):
     o = corigin()
     o.set("/c/se", body=b"old", headers=cc("max-age=1, stale-if-error=60"))
     srv = start(sws, o, loc="proxy_cache_revalidate off;")
@@ -276,6 +332,22 @@ def test_stale_if_error_past_its_window_and_with_must_revalidate(sws, corigin):
     for p in ("/c/w1", "/c/w2"):
         r, st = get(srv, p)
         assert (r.status, r.body) == (503, b"err"), p
+
+
+def test_stale_if_error_of_the_request(sws, corigin):
+    # RFC 5861 4: a request directive too, for that request alone
+    o = corigin()
+    o.set("/c/rs", body=b"old", headers=cc("max-age=1"))
+    srv = start(sws, o, loc="proxy_cache_revalidate off;")
+    get(srv, "/c/rs")
+    time.sleep(1.1)
+    o.set("/c/rs", status=503, body=b"err")
+    r, st = get(srv, "/c/rs")
+    assert (r.status, r.body) == (503, b"err")
+    r, st = get(srv, "/c/rs", headers=["Cache-Control: stale-if-error=60"])
+    assert (r.status, st, r.body) == (200, "STALE", b"old")
+    r, st = get(srv, "/c/rs", headers=["Cache-Control: stale-if-error=0"])
+    assert (r.status, r.body) == (503, b"err")
 
 
 # ---- heuristic freshness: the listed status codes alone
@@ -305,6 +377,14 @@ def test_no_heuristic_for_a_last_modified_in_the_future(sws, corigin):
     assert twice(srv, "/c/fut") == ("MISS", "MISS")
 
 
+def test_heuristic_beside_public_and_must_revalidate(sws, corigin):
+    o = corigin()
+    o.set("/c/hp", body=b"h", headers=[("Last-Modified", http_date(-1000)),
+                                       ("Cache-Control", "public, must-revalidate")])
+    srv = start(sws, o)
+    assert twice(srv, "/c/hp") == ("MISS", "HIT")
+
+
 # ---- targeted fields
 
 def test_targeted_hide_hides_every_listed_field(sws, corigin):
@@ -327,3 +407,11 @@ def test_cdn_no_cache_revalidates_every_time(sws, corigin):
                                        ("CDN-Cache-Control", "no-cache"), ("ETag", '"t"')])
     srv = start(sws, o)
     assert twice(srv, "/c/tn") == ("MISS", "REVALIDATED")
+
+
+def test_cdn_s_maxage_beside_private_cache_control(sws, corigin):
+    o = corigin()
+    o.set("/c/cs", body=b"c", headers=[("Cache-Control", "private"),
+                                       ("CDN-Cache-Control", "s-maxage=60")])
+    srv = start(sws, o)
+    assert twice(srv, "/c/cs") == ("MISS", "HIT")
