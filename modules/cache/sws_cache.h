@@ -473,6 +473,12 @@ sws_int_t sws_cache_targeted_parse(const sws_str_t *v, sws_cache_cc_t *cc, u_cha
     size_t *names_len);
 /* An HTTP date in any letter case (Expires); -1 if not a date. */
 time_t    sws_cache_parse_date(const u_char *p, size_t len);
+/* A reference ref relative to a request target (a path, with its query),
+ * not a network-path nor an absolute one, resolved (RFC 3986 5.2.2, dot
+ * segments removed) at out (room: tlen + len + 1); its length, 0 if the
+ * target is not a path. */
+size_t    sws_cache_ref_resolve(const u_char *target, size_t tlen, const u_char *ref,
+    size_t len, u_char *out);
 /* Is name one of the names of such a list? */
 int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
 /* Are 206s stored as parts here (proxy_cache_partial on, not a

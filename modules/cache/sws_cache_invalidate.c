@@ -28,46 +28,6 @@ sws_cache_authority_trim(sws_str_t *a, const sws_str_t *scheme)
 }
 
 /*
- * RFC 3986 5.2.4: the dot segments of path (which starts with '/') removed,
- * into out (as long as path at most). Its length.
- */
-static size_t
-sws_cache_remove_dots(const u_char *path, size_t len, u_char *out)
-{
-    const u_char  *p = path, *end = path + len, *seg;
-    u_char        *o = out;
-    size_t         n;
-
-    while (p < end) {
-        seg = ++p;                             /* past the '/' */
-        while (p < end && *p != '/') {
-            p++;
-        }
-        n = (size_t) (p - seg);
-        if (n == 1 && seg[0] == '.') {
-            if (p == end) {
-                *o++ = '/';
-            }
-            continue;
-        }
-        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-            while (o > out && *--o != '/') { /* the last segment goes */ }
-            if (p == end) {
-                *o++ = '/';
-            }
-            continue;
-        }
-        *o++ = '/';
-        memcpy(o, seg, n);
-        o += n;
-    }
-    if (o == out) {
-        *o++ = '/';
-    }
-    return (size_t) (o - out);
-}
-
-/*
  * A reference relative to the request's target ("x", "../y", "?q",
  * RFC 3986 5.2.2) resolved to a path and query, into pool memory. 0 when
  * the target is not a path (an absolute-form target).
@@ -76,45 +36,13 @@ static int
 sws_cache_resolve(sws_http_request_t *r, const u_char *ref, size_t len, sws_str_t *path)
 {
     const sws_str_t  *target = sws_http_unparsed_uri(r);
-    const u_char     *q, *dir;
-    size_t            base, rlen, merged;
-    u_char           *buf, *out;
 
-    if (target->len == 0 || target->data[0] != '/') {
+    path->data = sws_pnalloc(sws_http_pool(r), target->len + len + 1);
+    if (path->data == NULL) {
         return 0;
     }
-    q = memchr(target->data, '?', target->len);
-    base = q ? (size_t) (q - target->data) : target->len;        /* the target's path */
-    if (len == 0 || ref[0] == '?') {
-        buf = sws_pnalloc(sws_http_pool(r), base + len + 1);
-        if (buf == NULL) {
-            return 0;
-        }
-        memcpy(buf, target->data, base);
-        memcpy(buf + base, ref, len);
-        path->data = buf;
-        path->len = base + len;
-        return 1;
-    }
-    dir = target->data + base;
-    while (dir[-1] != '/') {                   /* the target's path starts with '/' */
-        dir--;
-    }
-    q = memchr(ref, '?', len);
-    rlen = q ? (size_t) (q - ref) : len;      /* the reference's path */
-    merged = (size_t) (dir - target->data) + rlen;
-    buf = sws_pnalloc(sws_http_pool(r), 2 * merged + (len - rlen) + 2);
-    if (buf == NULL) {
-        return 0;
-    }
-    memcpy(buf, target->data, (size_t) (dir - target->data));
-    memcpy(buf + (dir - target->data), ref, rlen);
-    out = buf + merged;
-    path->data = out;
-    path->len = sws_cache_remove_dots(buf, merged, out);
-    memcpy(out + path->len, ref + rlen, len - rlen);
-    path->len += len - rlen;
-    return 1;
+    path->len = sws_cache_ref_resolve(target->data, target->len, ref, len, path->data);
+    return path->len != 0;
 }
 
 /*
