@@ -361,7 +361,6 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
-    time_t                 req_sie;      /* its stale-if-error (RFC 5861 4) */
     time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
     sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
     sws_uint_t             nsiblings;

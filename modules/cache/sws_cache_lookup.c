@@ -948,9 +948,8 @@ sws_cache_prepare(sws_http_request_t *r, sws_cache_loc_conf_t *lcf, sws_cache_ct
         ctx->no_store = 1;             /* nothing of this exchange is stored (5.2.1.5) */
     }
     ctx->only_if_cached = rcc.only_if_cached;
-    ctx->req_max_age = ctx->req_min_fresh = ctx->req_max_stale = ctx->req_sie = -1;
+    ctx->req_max_age = ctx->req_min_fresh = ctx->req_max_stale = -1;
     if (lcf->request_directives) {
-        ctx->req_sie = rcc.sie;
         ctx->req_no_cache = rcc.no_cache;
         ctx->req_max_age = rcc.max_age;
         ctx->req_min_fresh = rcc.min_fresh;

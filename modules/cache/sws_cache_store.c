@@ -865,6 +865,7 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
     sws_uint_t             want;
+    sws_cache_cc_t         rcc;
     time_t                 now = sws_time_sec();
 
     if (ctx == NULL || !ctx->have_stale || ctx->background) {
@@ -887,13 +888,19 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
         want = 0;
     }
     /* proxy_cache_use_stale, or stale-if-error of the response or of the
-     * request (RFC 5861 4): an error there is a 500, 502, 503 or 504, or
-     * no answer (a 501 or 505 is the server's answer, not a failure) */
+     * request (RFC 5861 4; read here, only when it is needed): an error
+     * there is a 500, 502, 503 or 504, or no answer (a 501 or 505 is the
+     * server's answer, not a failure) */
     if (!(lcf->use_stale & want)
-        && !(want && ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie)
-        && !(want && ctx->req_sie >= 0 && now < ctx->entry.h.fresh_until + ctx->req_sie))
+        && !(want && ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie))
     {
-        return SWS_DECLINED;
+        if (want == 0 || !lcf->request_directives) {
+            return SWS_DECLINED;
+        }
+        sws_cache_cc_request(r, &rcc);
+        if (rcc.sie < 0 || now >= ctx->entry.h.fresh_until + rcc.sie) {
+            return SWS_DECLINED;
+        }
     }
     ctx->status = SWS_CACHE_STALE;
     ctx->filling = 0;
