@@ -104,6 +104,17 @@ sws_cache_cc_names_fields(const u_char *val, const u_char *end)
     return 0;
 }
 
+/* A lifetime directive's value t (-1: invalid) where it may already have
+ * one (was, -1: none): an invalid one, or a second one that differs, is 0. */
+static time_t
+sws_cache_cc_once(time_t was, time_t t)
+{
+    if (t < 0) {
+        return 0;
+    }
+    return was == -1 || was == t ? t : 0;
+}
+
 void
 sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
 {
@@ -137,15 +148,12 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
         } else if (sws_cache_token_is(name, n, "proxy-revalidate")) {
             cc->proxy_revalidate = 1;
         } else if (sws_cache_token_is(name, n, "max-age")) {
-            /* an invalid value counts as stale (RFC 9111 4.2.1); of two,
-             * the first one holds (4.2.1) */
-            if (cc->max_age == -1) {
-                cc->max_age = t >= 0 ? t : 0;
-            }
+            /* an invalid value counts as stale (RFC 9111 4.2.1), and so
+             * do two that differ (4.2.1 lets a cache take the first or
+             * count the response stale: the safe way) */
+            cc->max_age = sws_cache_cc_once(cc->max_age, t);
         } else if (sws_cache_token_is(name, n, "s-maxage")) {
-            if (cc->s_maxage == -1) {
-                cc->s_maxage = t >= 0 ? t : 0;
-            }
+            cc->s_maxage = sws_cache_cc_once(cc->s_maxage, t);
         } else if (sws_cache_token_is(name, n, "stale-while-revalidate")) {
             cc->swr = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "stale-if-error")) {

@@ -60,3 +60,32 @@ def test_a_304_with_a_cookie_and_content_length_0_beside_nginx(side_by_side, cor
             assert (r.status, r.body, r.header("Content-Length")) == (200, b"c", "1"), who
             # nginx keeps the stored fields; the 304's replace them (RFC 9111 3.2)
             assert r.headers_all("Set-Cookie") == (["a=1"] if who == "nginx" else ["b=2"]), who
+
+
+# (fields, requests the origin sees for two of nginx's, for two of ours):
+# RFC 9111 4.2.1 lets a cache take the first of two lifetimes or count the
+# response stale; two that differ are stale here, where nginx takes the
+# first of a line (a max-age=0 on any line stores nothing) and the first
+# Expires
+@pytest.mark.parametrize("fields,nginx,ours", [
+    ([("Cache-Control", "max-age=60, max-age=0")], 1, 2),
+    ([("Cache-Control", "max-age=60"), ("Cache-Control", "max-age=0")], 2, 2),
+    ([("Cache-Control", "max-age=0"), ("Cache-Control", "max-age=60")], 2, 2),
+    ([("Cache-Control", "s-maxage=60, s-maxage=0")], 1, 2),
+    ([("Expires", "Thu, 01 Jan 2099 00:00:00 GMT"),
+      ("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")], 1, 2),
+    ([("Expires", "Thu, 01 Jan 1970 00:00:00 GMT"),
+      ("Expires", "Thu, 01 Jan 2099 00:00:00 GMT")], 2, 2),
+    ([("Cache-Control", "max-age=60, max-age=60")], 1, 1),
+])
+def test_two_lifetimes_beside_nginx(side_by_side, corigin, fields, nginx, ours):
+    o = corigin()
+    o.set("/c/two", body=b"t", headers=fields)
+    ports = side_by_side(site(o))
+    seen = {}
+    for who, port in ports.items():
+        before = o.count("/c/two")
+        for _ in range(2):
+            assert h.curl(url(port, "/c/two")).body == b"t"
+        seen[who] = o.count("/c/two") - before
+    assert seen == {"nginx": nginx, "scalwsd": ours}
