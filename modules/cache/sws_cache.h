@@ -243,6 +243,8 @@ typedef struct {
 /* The module's http-level conf: every proxy_cache_path. */
 typedef struct {
     sws_array_t           *paths;        /* sws_cache_path_t * */
+    sws_http_format_t     *server_port;  /* "$server_port": an :authority's port
+                                            (HTTP/2, HTTP/3 without Host) */
 } sws_cache_main_conf_t;
 
 /* What a prefix (proxy_, fastcgi_) stands for. */

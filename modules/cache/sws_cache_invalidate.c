@@ -45,6 +45,32 @@ sws_cache_resolve(sws_http_request_t *r, const u_char *ref, size_t len, sws_str_
     return path->len != 0;
 }
 
+/* The authority of a request without Host (HTTP/2's, HTTP/3's
+ * :authority): its host, and the port it came to. */
+static sws_int_t
+sws_cache_authority(sws_http_request_t *r, sws_str_t *auth)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    const sws_str_t       *host = sws_http_host(r);
+    sws_str_t              port;
+
+    if (host->len == 0 || lcf->main == NULL || lcf->main->server_port == NULL
+        || sws_http_format_string(lcf->main->server_port, r, sws_http_pool(r), 0, NULL, 0,
+                                  &port) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    auth->len = host->len + 1 + port.len;
+    auth->data = sws_pnalloc(sws_http_pool(r), auth->len);
+    if (auth->data == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(auth->data, host->data, host->len);
+    auth->data[host->len] = ':';
+    memcpy(auth->data + host->len + 1, port.data, port.len);
+    return SWS_OK;
+}
+
 /*
  * The path and query of uri (a Location or Content-Location value, a
  * URI-reference: RFC 9110 10.2.2, 8.7) if it names the request's origin:
@@ -89,10 +115,11 @@ sws_cache_same_origin(sws_http_request_t *r, const sws_str_t *uri, sws_str_t *pa
     auth.data = p;
     auth.len = (size_t) (slash - p);
     host = sws_http_header_in(r, "host", 4);
-    if (host == NULL) {
+    if (host) {
+        req = *host;
+    } else if (sws_cache_authority(r, &req) != SWS_OK) {
         return 0;
     }
-    req = *host;
     sws_cache_authority_trim(&auth, scheme);
     sws_cache_authority_trim(&req, scheme);
     if (auth.len == 0 || auth.len != req.len

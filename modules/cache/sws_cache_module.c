@@ -306,6 +306,16 @@ sws_cache_merge_loc_conf(sws_conf_t *cf, void *parent, void *child)
             return "cannot compile the default cache key";
         }
     }
+    if (conf->path && conf->main && conf->main->server_port == NULL) {
+        /* the invalidation's origin check of a request without Host */
+        key.data = (u_char *) "$server_port";
+        key.len = sizeof("$server_port") - 1;
+        conf->main->server_port = sws_http_format_compile(sws_conf_pool(cf), &key,
+                                                          SWS_HTTP_ESCAPE_NONE, &err);
+        if (conf->main->server_port == NULL) {
+            return "cannot compile $server_port";
+        }
+    }
     if (conf->valid == NULL) {
         conf->valid = prev->valid;
     }

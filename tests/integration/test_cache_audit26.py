@@ -415,3 +415,22 @@ def test_cdn_s_maxage_beside_private_cache_control(sws, corigin):
                                        ("CDN-Cache-Control", "s-maxage=60")])
     srv = start(sws, o)
     assert twice(srv, "/c/cs") == ("MISS", "HIT")
+
+
+def test_invalidation_over_http2_by_the_authority(sws, corigin):
+    # no Host: the origin is :authority's
+    o = corigin()
+    srv = start(sws, o, server="http2 on;")
+    kw = dict(http2=True, prior_knowledge=True)
+    for p in ("/c/x", "/c/y", "/c/z"):
+        assert twice(srv, p, **kw) == ("MISS", "HIT")
+    o.set("/c/form", status=201, body=b"",
+          headers=[("Location", "http://127.0.0.1:%d/c/x" % srv.port),
+                   ("Content-Location", "//127.0.0.1:%d/c/y" % srv.port)])
+    assert get(srv, "/c/form", method="POST", body=b"x", **kw)[0].status == 201
+    assert get(srv, "/c/x", **kw)[1] == "MISS"
+    assert get(srv, "/c/y", **kw)[1] == "MISS"
+    o.set("/c/form", status=201, body=b"",
+          headers=[("Location", "http://127.0.0.1:%d/c/z" % (srv.port + 1))])
+    get(srv, "/c/form", method="POST", body=b"x", **kw)
+    assert get(srv, "/c/z", **kw)[1] == "HIT"
