@@ -4,22 +4,8 @@ import time
 
 import pytest
 
-import swsharness as h
 from cacheorigin import corigin, get, start  # noqa: F401
-
-LM = "Sun, 06 Nov 1994 08:49:37 GMT"
-
-
-def http_date(offset):
-    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + offset))
-
-
-def cc(value, *more):
-    return [("Cache-Control", value)] + list(more)
-
-
-def twice(srv, path, **kw):
-    return get(srv, path, **kw)[1], get(srv, path, **kw)[1]
+from test_cache_rfc_round2 import LM, cc, http_date, twice
 
 
 # ---- invalidation (RFC 9111 4.4)
