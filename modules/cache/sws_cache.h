@@ -363,7 +363,8 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
-    time_t                 asked;        /* when the lookup ran: the request time of 4.2.3 */
+    sws_msec_t             asked;        /* when the server was asked (the request time
+                                            of 4.2.3), monotonic ms; 0: not asked */
     sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
     sws_uint_t             nsiblings;
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */

@@ -458,7 +458,6 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     }
     ctx->conf = lcf;
     ctx->path = lcf->path;
-    ctx->asked = -1;
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;
@@ -866,7 +865,7 @@ static sws_int_t
 sws_cache_decided(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_int_t rc)
 {
     if (rc == SWS_UPSTREAM_CACHE_MISS || rc == SWS_UPSTREAM_CACHE_REVALIDATE) {
-        ctx->asked = sws_time_sec();   /* the server is asked now */
+        ctx->asked = sws_current_msec();   /* the server is asked now */
     }
     if (rc == SWS_UPSTREAM_CACHE_MISS) {
         /* RFC 9111 4.3.1: its 304 goes to the client, and is not stored */

@@ -41,6 +41,18 @@ sws_cache_field_skip(const sws_str_t *name)
 
 static void sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx);
 
+/* When the server was asked, as the second that many whole seconds before
+ * now (RFC 9111 4.2.3's response_delay counted in milliseconds: a quick
+ * answer that crosses a second boundary took no second), -1: unknown. */
+static time_t
+sws_cache_asked(const sws_cache_ctx_t *ctx)
+{
+    if (ctx->asked == 0) {
+        return -1;
+    }
+    return sws_time_sec() - (time_t) ((sws_current_msec() - ctx->asked) / 1000);
+}
+
 /* The fields of the response on r as a fields block (pool memory). The
  * response's Date is kept (the server's, hidden from the client or not;
  * else when it came): hits send it, not the time of the hit. */
@@ -274,7 +286,7 @@ sws_cache_store_head(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 0);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_asked(ctx), &strip, 0);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -665,7 +677,7 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_str_t *unstor
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, ctx->asked, &strip, 1);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_asked(ctx), &strip, 1);
     if (unstored) {
         unstored->len = why ? 0 : strip.len;
         unstored->data = why ? NULL : strip.data;

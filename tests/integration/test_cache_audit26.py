@@ -123,6 +123,18 @@ def test_age_on_a_stale_answer_and_after_a_revalidation(sws, corigin):
     assert (r.status, st, r.body) == (200, "STALE", b"s") and int(r.header("Age")) >= 1
 
 
+def test_a_quick_answer_across_a_second_boundary_took_no_second(sws, corigin):
+    # RFC 9111 4.2.3's response_delay in milliseconds: 0.3 s across a
+    # second boundary is not a second of age (which made max-age=1 stale
+    # on arrival, not stored)
+    o = corigin()
+    o.set("/c/q", body=b"q", headers=cc("max-age=1"), delay=0.3)
+    srv = start(sws, o)
+    get(srv, "/c/warm")
+    time.sleep(1.85 - time.time() % 1)         # asked at x.85, answered at x+1.15
+    assert twice(srv, "/c/q") == ("MISS", "HIT")
+
+
 def test_of_an_age_list_in_one_line_the_first_counts(sws, corigin):
     o = corigin()
     o.set("/c/al", headers=cc("max-age=60", ("Age", "50, 0")))
