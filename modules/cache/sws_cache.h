@@ -243,6 +243,8 @@ typedef struct {
 /* The module's http-level conf: every proxy_cache_path. */
 typedef struct {
     sws_array_t           *paths;        /* sws_cache_path_t * */
+    sws_http_format_t     *server_port;  /* "$server_port": an :authority's port
+                                            (HTTP/2, HTTP/3 without Host) */
 } sws_cache_main_conf_t;
 
 /* What a prefix (proxy_, fastcgi_) stands for. */
@@ -361,10 +363,8 @@ typedef struct {
     time_t                 req_max_age;
     time_t                 req_min_fresh;
     time_t                 req_max_stale;    /* "max-stale" alone: any staleness */
-    /* when the lookup ran (monotonic ms, -1: never): the request time of
-     * RFC 9111 4.2.3, in ms so that an answer that took 5 ms across a
-     * second's turn does not count as a second old */
-    sws_msec_t             asked;
+    sws_msec_t             asked;        /* when the server was asked (the request time
+                                            of 4.2.3), monotonic ms; 0: not asked */
     sws_cache_sibling_t   *siblings;     /* a variant miss validated with their ETags */
     sws_uint_t             nsiblings;
     /* this answer's own fields besides the entry's (a 304's Set-Cookie) */
@@ -478,6 +478,12 @@ sws_int_t sws_cache_targeted_parse(const sws_str_t *v, sws_cache_cc_t *cc, u_cha
     size_t *names_len);
 /* An HTTP date in any letter case (Expires); -1 if not a date. */
 time_t    sws_cache_parse_date(const u_char *p, size_t len);
+/* A reference ref relative to a request target (a path, with its query),
+ * not a network-path nor an absolute one, resolved (RFC 3986 5.2.2, dot
+ * segments removed) at out (room: tlen + len + 1); its length, 0 if the
+ * target is not a path. */
+size_t    sws_cache_ref_resolve(const u_char *target, size_t tlen, const u_char *ref,
+    size_t len, u_char *out);
 /* Is name one of the names of such a list? */
 int       sws_cache_strips(const sws_str_t *names, const sws_str_t *name);
 /* Are 206s stored as parts here (proxy_cache_partial on, not a

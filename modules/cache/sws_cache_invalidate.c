@@ -3,7 +3,7 @@
  * TRACE: POST, PUT, DELETE, an unknown one such as M-SEARCH) that the
  * server answers with a non-error status invalidates the target URI, and
  * the URIs of the response's Location and Content-Location when they are
- * of the same origin. After an error (4xx, 5xx, no answer) nothing is
+ * of the same origin (relative references resolved against the target). After an error (4xx, 5xx, no answer) nothing is
  * invalidated. The lookup asks to see the response's head
  * (SWS_UPSTREAM_CACHE_WATCH); store_header calls here.
  */
@@ -28,39 +28,98 @@ sws_cache_authority_trim(sws_str_t *a, const sws_str_t *scheme)
 }
 
 /*
- * The path and query of uri (a Location or Content-Location value) if it
- * names the request's origin: a reference from the root ("/x"), or an
- * absolute URI of the request's scheme and Host. 0 if not.
+ * A reference relative to the request's target ("x", "../y", "?q",
+ * RFC 3986 5.2.2) resolved to a path and query, into pool memory. 0 when
+ * the target is not a path (an absolute-form target).
+ */
+static int
+sws_cache_resolve(sws_http_request_t *r, const u_char *ref, size_t len, sws_str_t *path)
+{
+    const sws_str_t  *target = sws_http_unparsed_uri(r);
+
+    path->data = sws_pnalloc(sws_http_pool(r), target->len + len + 1);
+    if (path->data == NULL) {
+        return 0;
+    }
+    path->len = sws_cache_ref_resolve(target->data, target->len, ref, len, path->data);
+    return path->len != 0;
+}
+
+/* The authority of a request without Host (HTTP/2's, HTTP/3's
+ * :authority): its host, and the port it came to. */
+static sws_int_t
+sws_cache_authority(sws_http_request_t *r, sws_str_t *auth)
+{
+    sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    const sws_str_t       *host = sws_http_host(r);
+    sws_str_t              port;
+
+    if (host->len == 0 || lcf->main == NULL || lcf->main->server_port == NULL
+        || sws_http_format_string(lcf->main->server_port, r, sws_http_pool(r), 0, NULL, 0,
+                                  &port) != SWS_OK)
+    {
+        return SWS_ERROR;
+    }
+    auth->len = host->len + 1 + port.len;
+    auth->data = sws_pnalloc(sws_http_pool(r), auth->len);
+    if (auth->data == NULL) {
+        return SWS_ERROR;
+    }
+    memcpy(auth->data, host->data, host->len);
+    auth->data[host->len] = ':';
+    memcpy(auth->data + host->len + 1, port.data, port.len);
+    return SWS_OK;
+}
+
+/*
+ * The path and query of uri (a Location or Content-Location value, a
+ * URI-reference: RFC 9110 10.2.2, 8.7) if it names the request's origin:
+ * a reference relative to the target ("x", "../y") or from the root
+ * ("/x"), or a URI of the request's scheme and Host ("//host/x",
+ * "http://host/x"). Its fragment does not count. 0 if not.
  */
 static int
 sws_cache_same_origin(sws_http_request_t *r, const sws_str_t *uri, sws_str_t *path)
 {
     const sws_str_t *scheme = sws_http_scheme(r), *host;
     sws_str_t        auth, req;
-    u_char          *p = uri->data, *end = uri->data + uri->len, *slash;
+    u_char          *p = uri->data, *end, *slash, *c;
 
-    if (uri->len && p[0] == '/') {
-        if (uri->len > 1 && p[1] == '/') {
-            return 0;                  /* "//host/x": another authority */
-        }
-        *path = *uri;
+    end = memchr(uri->data, '#', uri->len);
+    if (end == NULL) {
+        end = uri->data + uri->len;
+    }
+    if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+        p += 2;                                /* a network-path reference */
+    } else if (p < end && p[0] == '/') {
+        path->data = p;
+        path->len = (size_t) (end - p);
         return 1;
+    } else {
+        for (c = p; c < end && *c != ':' && *c != '/' && *c != '?'; c++) { /* void */ }
+        if (c == end || *c != ':') {
+            return sws_cache_resolve(r, p, (size_t) (end - p), path);
+        }
+        if ((size_t) (end - p) < scheme->len + 3
+            || sws_strncasecmp(p, scheme->data, scheme->len) != 0
+            || memcmp(p + scheme->len, "://", 3) != 0)
+        {
+            return 0;                          /* another scheme */
+        }
+        p += scheme->len + 3;
     }
-    if ((size_t) (end - p) < scheme->len + 3
-        || sws_strncasecmp(p, scheme->data, scheme->len) != 0
-        || memcmp(p + scheme->len, "://", 3) != 0)
-    {
-        return 0;                      /* another scheme, or relative: not ours to judge */
+    slash = p;
+    while (slash < end && *slash != '/' && *slash != '?') {
+        slash++;
     }
-    p += scheme->len + 3;
-    slash = memchr(p, '/', (size_t) (end - p));
     auth.data = p;
-    auth.len = (size_t) ((slash ? slash : end) - p);
+    auth.len = (size_t) (slash - p);
     host = sws_http_header_in(r, "host", 4);
-    if (host == NULL) {
+    if (host) {
+        req = *host;
+    } else if (sws_cache_authority(r, &req) != SWS_OK) {
         return 0;
     }
-    req = *host;
     sws_cache_authority_trim(&auth, scheme);
     sws_cache_authority_trim(&req, scheme);
     if (auth.len == 0 || auth.len != req.len
@@ -68,9 +127,14 @@ sws_cache_same_origin(sws_http_request_t *r, const sws_str_t *uri, sws_str_t *pa
     {
         return 0;
     }
-    if (slash == NULL) {
-        path->data = (u_char *) "/";
-        path->len = 1;
+    if (slash == end || *slash == '?') {       /* "http://host" is "http://host/" */
+        path->data = sws_pnalloc(sws_http_pool(r), (size_t) (end - slash) + 1);
+        if (path->data == NULL) {
+            return 0;
+        }
+        path->data[0] = '/';
+        memcpy(path->data + 1, slash, (size_t) (end - slash));
+        path->len = (size_t) (end - slash) + 1;
     } else {
         path->data = slash;
         path->len = (size_t) (end - slash);

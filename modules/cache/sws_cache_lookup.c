@@ -458,7 +458,6 @@ sws_cache_ctx(sws_http_request_t *r, sws_cache_loc_conf_t *lcf)
     }
     ctx->conf = lcf;
     ctx->path = lcf->path;
-    ctx->asked = -1;
     ctx->fd = -1;
     ctx->tmp_fd = -1;
     ctx->expect_len = -1;

@@ -161,9 +161,19 @@ const sws_http_upstream_cache_t sws_cache_hooks = {
 static sws_int_t
 sws_cache_postconfiguration(sws_conf_t *cf)
 {
-    sws_cache_main_conf_t *cmcf = sws_conf_http_main_conf(cf, &sws_module);
+    static const sws_str_t  server_port = sws_string("$server_port");
+    sws_cache_main_conf_t  *cmcf = sws_conf_http_main_conf(cf, &sws_module);
+    const char             *err;
 
     sws_cache_paths = cmcf ? cmcf->paths : NULL;
+    if (sws_cache_paths && sws_cache_paths->nelts) {
+        /* the invalidation's origin check of a request without Host */
+        cmcf->server_port = sws_http_format_compile(sws_conf_pool(cf), &server_port,
+                                                    SWS_HTTP_ESCAPE_NONE, &err);
+        if (cmcf->server_port == NULL) {
+            return SWS_ERROR;
+        }
+    }
     if (sws_cache_stats_init(cf) != SWS_OK) {
         return SWS_ERROR;
     }

@@ -104,6 +104,17 @@ sws_cache_cc_names_fields(const u_char *val, const u_char *end)
     return 0;
 }
 
+/* A lifetime directive's value t (-1: invalid) where it may already have
+ * one (was, -1: none): an invalid one, or a second one that differs, is 0. */
+static time_t
+sws_cache_cc_once(time_t was, time_t t)
+{
+    if (t < 0) {
+        return 0;
+    }
+    return was == -1 || was == t ? t : 0;
+}
+
 void
 sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
 {
@@ -137,15 +148,12 @@ sws_cache_cc_parse(const sws_str_t *v, sws_cache_cc_t *cc)
         } else if (sws_cache_token_is(name, n, "proxy-revalidate")) {
             cc->proxy_revalidate = 1;
         } else if (sws_cache_token_is(name, n, "max-age")) {
-            /* an invalid value counts as stale (RFC 9111 4.2.1); of two,
-             * the first one holds (4.2.1) */
-            if (cc->max_age == -1) {
-                cc->max_age = t >= 0 ? t : 0;
-            }
+            /* an invalid value counts as stale (RFC 9111 4.2.1), and so
+             * do two that differ (4.2.1 lets a cache take the first or
+             * count the response stale: the safe way) */
+            cc->max_age = sws_cache_cc_once(cc->max_age, t);
         } else if (sws_cache_token_is(name, n, "s-maxage")) {
-            if (cc->s_maxage == -1) {
-                cc->s_maxage = t >= 0 ? t : 0;
-            }
+            cc->s_maxage = sws_cache_cc_once(cc->s_maxage, t);
         } else if (sws_cache_token_is(name, n, "stale-while-revalidate")) {
             cc->swr = t >= 0 ? t : 0;
         } else if (sws_cache_token_is(name, n, "stale-if-error")) {
@@ -266,6 +274,80 @@ sws_cache_parse_date(const u_char *p, size_t len)
         memcpy(buf + len - 3, "GMT", 3);
     }
     return sws_parse_http_time(buf, len);
+}
+
+/* ---- references relative to a target (RFC 3986 5.2) -------------------- */
+
+/* RFC 3986 5.2.4: the dot segments of the path at [p, p + len) (which
+ * starts with '/') removed in place (the output never passes the input).
+ * Its new length. */
+static size_t
+sws_cache_remove_dots(u_char *p, size_t len)
+{
+    u_char  *in = p, *end = p + len, *o = p, *seg;
+    size_t   n;
+
+    while (in < end) {
+        seg = ++in;                            /* past the '/' */
+        while (in < end && *in != '/') {
+            in++;
+        }
+        n = (size_t) (in - seg);
+        if (n == 1 && seg[0] == '.') {
+            if (in == end) {
+                *o++ = '/';
+            }
+            continue;
+        }
+        if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (o > p && *--o != '/') { /* the last segment goes */ }
+            if (in == end) {
+                *o++ = '/';
+            }
+            continue;
+        }
+        *o++ = '/';
+        memmove(o, seg, n);
+        o += n;
+    }
+    if (o == p) {
+        *o++ = '/';
+    }
+    return (size_t) (o - p);
+}
+
+size_t
+sws_cache_ref_resolve(const u_char *target, size_t tlen, const u_char *ref, size_t len,
+    u_char *out)
+{
+    const u_char  *q, *dir;
+    size_t         base, rlen, plen;
+
+    if (tlen == 0 || target[0] != '/') {
+        return 0;
+    }
+    q = memchr(target, '?', tlen);
+    base = q ? (size_t) (q - target) : tlen;   /* the target's path */
+    if (len == 0 || ref[0] == '?') {
+        memcpy(out, target, base);
+        if (len) {
+            memcpy(out + base, ref, len);
+        }
+        return base + len;
+    }
+    dir = target + base;
+    while (dir[-1] != '/') {                   /* the target's path starts with '/' */
+        dir--;
+    }
+    q = memchr(ref, '?', len);
+    rlen = q ? (size_t) (q - ref) : len;       /* the reference's path */
+    memcpy(out, target, (size_t) (dir - target));
+    memcpy(out + (dir - target), ref, rlen);
+    plen = sws_cache_remove_dots(out, (size_t) (dir - target) + rlen);
+    if (len > rlen) {
+        memcpy(out + plen, ref + rlen, len - rlen);
+    }
+    return plen + len - rlen;
 }
 
 /* ---- targeted fields (RFC 9213): a Structured Field Dictionary ---------- */

@@ -67,7 +67,7 @@ sws_cache_age(time_t response_time, time_t initial_age, time_t now)
 time_t
 sws_cache_response_delay(const sws_cache_ctx_t *ctx)
 {
-    if (ctx->asked == -1) {
+    if (ctx->asked == 0) {             /* not asked */
         return -1;
     }
     /* whole seconds of the time it took, not the seconds the clock turned
@@ -337,7 +337,7 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
     sws_cache_cc_t            cc;
     sws_uint_t                i, status = sws_http_status(r), vstatus;
     time_t                    now = sws_time_sec(), date = -1, expires = -1, age = -2;
-    time_t                    lifetime = -1, apparent;
+    time_t                    lifetime = -1, apparent, t;
     int                       has_expires = 0, cookie = 0, targeted;
     sws_str_t                 tnames = sws_null_string;
 
@@ -360,16 +360,23 @@ sws_cache_storable(sws_http_request_t *r, sws_cache_loc_conf_t *lcf,
         {
             cookie = !(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE);
         } else if (n->len == 7 && sws_strncasecmp(n->data, (u_char *) "expires", 7) == 0) {
+            /* an invalid date means "already expired" (RFC 9111 5.3), and
+             * so do two lines that differ (4.2.1: the first, or stale) */
+            t = sws_cache_parse_date(h[i].value.data, h[i].value.len);
+            expires = !has_expires || t == expires ? t : -1;
             has_expires = 1;
-            /* an invalid date means "already expired" (RFC 9111 5.3) */
-            expires = sws_cache_parse_date(h[i].value.data, h[i].value.len);
         } else if (n->len == 4 && sws_strncasecmp(n->data, (u_char *) "date", 4) == 0) {
             date = sws_parse_http_time(h[i].value.data, h[i].value.len);
         } else if (n->len == 3 && sws_strncasecmp(n->data, (u_char *) "age", 3) == 0) {
-            /* the first line counts (RFC 9111 5.1); one that is not
-             * delta-seconds makes the response stale (1.2.2) */
+            /* the first line counts (RFC 9111 5.1), and of a list in
+             * one line (the lines combined, RFC 9110 5.3) the first
+             * member; one that is not delta-seconds makes the response
+             * stale (1.2.2) */
             if (age == -2) {
-                age = sws_cache_delta(h[i].value.data, h[i].value.data + h[i].value.len);
+                const u_char *comma = memchr(h[i].value.data, ',', h[i].value.len);
+
+                age = sws_cache_delta(h[i].value.data,
+                                      comma ? comma : h[i].value.data + h[i].value.len);
                 if (age < 0) {
                     return "its Age is not a number: stale";
                 }

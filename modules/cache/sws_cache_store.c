@@ -274,8 +274,7 @@ sws_cache_store_head(sws_http_request_t *r, void *data)
     if (ctx == NULL || ctx->no_store || !(sws_http_method(r) & lcf->methods)) {
         goto declined;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip,
-                             0);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip, 0);
     if (why) {
         sws_log_error(SWS_LOG_DEBUG, sws_http_log(r), 0, "cache: not stored, as %s", why);
         goto declined;
@@ -653,9 +652,10 @@ sws_cache_copy_body(sws_cache_ctx_t *ctx)
 /* The entry in ctx written again with the fields now on r (the stored ones
  * the new response did not replace merged in) and its old body, and read
  * back into ctx->entry: RFC 9111 3.2's update, from a 304 or a HEAD's 200.
- * SWS_OK (also when the result may not be stored), SWS_ERROR. */
+ * unstored (if not NULL): the names of the fields the entry does not keep
+ * ("a,b,"). SWS_OK (also when the result may not be stored), SWS_ERROR. */
 static sws_int_t
-sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx, sws_str_t *unstored)
 {
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_str_t              vary, fields, strip;
@@ -665,8 +665,11 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     if (sws_cache_merge_stored(r, ctx) != SWS_OK) {
         return SWS_ERROR;
     }
-    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip,
-                             1);
+    why = sws_cache_storable(r, lcf, &ctx->fh, &vary, sws_cache_response_delay(ctx), &strip, 1);
+    if (unstored) {
+        unstored->len = why ? 0 : strip.len;
+        unstored->data = why ? NULL : strip.data;
+    }
     if (why != NULL || ctx->no_store) {
         return SWS_OK;
     }
@@ -718,19 +721,44 @@ sws_cache_rewrite(sws_http_request_t *r, sws_cache_ctx_t *ctx)
     return SWS_OK;
 }
 
-/* A 304's Set-Cookie fields: the entry does not keep them, this client
- * gets them with its answer from the entry. */
-static sws_int_t
-sws_cache_keep_cookies(sws_http_request_t *r, sws_cache_ctx_t *ctx)
+/* A field of a 304 that the updated entry does not keep but this client
+ * gets with its answer from the entry: its Set-Cookie (unless cookies are
+ * stored, proxy_ignore_headers Set-Cookie: then the entry has it), and the
+ * fields its no-cache="..." or private="..." name (this answer is the
+ * validated one, as a miss's is). Hidden targeted fields stay hidden. */
+static int
+sws_cache_for_client_only(const sws_cache_loc_conf_t *lcf, const sws_str_t *unstored,
+    const sws_str_t *name)
 {
-    const sws_array_t        *out = sws_http_headers_out(r);
-    const sws_http_header_t  *h = out->elts;
-    sws_uint_t                i, n = 0;
+    const sws_str_t  *t;
+    sws_uint_t        i;
+
+    if (lcf->targeted_hide && lcf->targets) {
+        t = lcf->targets->elts;
+        for (i = 0; i < lcf->targets->nelts; i++) {
+            if (t[i].len == name->len && sws_strncasecmp(t[i].data, name->data, name->len) == 0) {
+                return 0;
+            }
+        }
+    }
+    if (name->len == 10 && sws_strncasecmp(name->data, (u_char *) "set-cookie", 10) == 0
+        && !(lcf->ignore & SWS_CACHE_IGN_SET_COOKIE))
+    {
+        return 1;
+    }
+    return unstored->len && sws_cache_strips(unstored, name);
+}
+
+static sws_int_t
+sws_cache_keep_unstored(sws_http_request_t *r, sws_cache_ctx_t *ctx, const sws_str_t *unstored)
+{
+    const sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
+    const sws_array_t           *out = sws_http_headers_out(r);
+    const sws_http_header_t     *h = out->elts;
+    sws_uint_t                   i, n = 0;
 
     for (i = 0; i < out->nelts; i++) {
-        if (h[i].hash && h[i].name.len == 10
-            && sws_strncasecmp(h[i].name.data, (u_char *) "set-cookie", 10) == 0)
-        {
+        if (h[i].hash && sws_cache_for_client_only(lcf, unstored, &h[i].name)) {
             if (ctx->extra == NULL) {
                 ctx->extra = sws_palloc(sws_http_pool(r), out->nelts * sizeof(sws_http_header_t));
                 if (ctx->extra == NULL) {
@@ -765,6 +793,7 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
 {
     sws_cache_ctx_t *ctx = sws_http_get_ctx(r, &sws_module);
     const sws_str_t *etag = sws_http_etag(r);
+    sws_str_t        unstored;
 
     /* a variant miss validated with the other variants' ETags: the one
      * the 304 names is this variant's entry too; a 304 that names no
@@ -785,7 +814,9 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
         ctx->status = SWS_CACHE_REVALIDATED;
     }
     sws_http_set_status(r, ctx->entry.h.status);
-    if (sws_cache_keep_cookies(r, ctx) != SWS_OK || sws_cache_rewrite(r, ctx) != SWS_OK) {
+    if (sws_cache_rewrite(r, ctx, &unstored) != SWS_OK
+        || sws_cache_keep_unstored(r, ctx, &unstored) != SWS_OK)
+    {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
     }
     sws_cache_unlock(ctx);
@@ -797,31 +828,33 @@ sws_cache_not_modified(sws_http_request_t *r, void *data)
 
 /*
  * RFC 9111 4.3.5: a 200 to a HEAD that went to the server for a stale
- * entry updates the entry's fields and freshness, when its validators
- * (ETag, Last-Modified) are those of the entry; when they differ, the
- * entry is no longer the resource's: it goes.
+ * entry updates the entry's fields and freshness when each validator it
+ * carries (ETag, Last-Modified) is the entry's and its Content-Length, if
+ * any, is the stored body's; an entry without validators is updated by a
+ * HEAD without them too (HEAD is how such an entry is freshened). When
+ * they differ, the entry is no longer the resource's: it goes.
  */
 static void
 sws_cache_head_update(sws_http_request_t *r, sws_cache_ctx_t *ctx)
 {
     const sws_str_t  *etag = sws_http_etag(r);
     time_t            lm = sws_http_last_modified(r);
+    off_t             len = sws_http_content_length(r);
 
-    if (sws_http_status(r) != SWS_HTTP_OK || ctx->entry.h.status != SWS_HTTP_OK) {
+    if (sws_http_status(r) != SWS_HTTP_OK) {
         return;
     }
-    if ((etag->len && ctx->entry.etag.len
-         && (etag->len != ctx->entry.etag.len
-             || memcmp(etag->data, ctx->entry.etag.data, etag->len) != 0))
-        || (lm != -1 && ctx->entry.h.last_modified != -1 && lm != ctx->entry.h.last_modified))
+    if (ctx->entry.h.status != SWS_HTTP_OK
+        || (etag != NULL && etag->len
+            && (etag->len != ctx->entry.etag.len
+                || memcmp(etag->data, ctx->entry.etag.data, etag->len) != 0))
+        || (lm != -1 && lm != ctx->entry.h.last_modified)
+        || (len != -1 && (uint64_t) len != ctx->entry.h.body_len))
     {
         sws_cache_invalidate(ctx->path, &ctx->vkey, sws_http_log(r));
         return;
     }
-    if (!etag->len && !ctx->entry.etag.len && (lm == -1 || ctx->entry.h.last_modified == -1)) {
-        return;                        /* nothing says it is the same response */
-    }
-    (void) sws_cache_rewrite(r, ctx);
+    (void) sws_cache_rewrite(r, ctx, NULL);
 }
 
 /* ---- stale on errors ---- */
@@ -832,6 +865,7 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
     sws_cache_loc_conf_t  *lcf = sws_http_loc_conf(r, &sws_module);   /* this location's */
     sws_cache_ctx_t       *ctx = sws_http_get_ctx(r, &sws_module);
     sws_uint_t             want;
+    sws_cache_cc_t         rcc;
     time_t                 now = sws_time_sec();
 
     if (ctx == NULL || !ctx->have_stale || ctx->background) {
@@ -853,11 +887,20 @@ sws_cache_failed(sws_http_request_t *r, void *data, sws_int_t rc)
     default:
         want = 0;
     }
-    /* proxy_cache_use_stale, or the response's own stale-if-error */
+    /* proxy_cache_use_stale, or stale-if-error of the response or of the
+     * request (RFC 5861 4; read here, only when it is needed): an error
+     * there is a 500, 502, 503 or 504, or no answer (a 501 or 505 is the
+     * server's answer, not a failure) */
     if (!(lcf->use_stale & want)
-        && !(ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie))
+        && !(want && ctx->entry.h.sie && now < ctx->entry.h.fresh_until + ctx->entry.h.sie))
     {
-        return SWS_DECLINED;
+        if (want == 0 || !lcf->request_directives) {
+            return SWS_DECLINED;
+        }
+        sws_cache_cc_request(r, &rcc);
+        if (rcc.sie < 0 || now >= ctx->entry.h.fresh_until + rcc.sie) {
+            return SWS_DECLINED;
+        }
     }
     ctx->status = SWS_CACHE_STALE;
     ctx->filling = 0;

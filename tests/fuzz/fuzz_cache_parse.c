@@ -12,7 +12,9 @@
  * with one more member, a normal form is no longer than its input, its own
  * normal form, and for a set the same whatever the order, a Content-Range
  * read is one range inside its length and reads back the same once
- * printed, and parts added stay sorted, apart and holding every byte added.
+ * printed, parts added stay sorted, apart and holding every byte added,
+ * and a reference resolved against a target (an invalidating Location) is
+ * a path no longer than the two, without dot segments.
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
 #include <stdio.h>
@@ -279,6 +281,49 @@ check_content_range(const u_char *p, size_t len)
     }
 }
 
+/* The input cut in two at its first NUL: a request target and a relative
+ * reference (a Location the cache invalidates), as the cache sees them. */
+static void
+check_resolve(const u_char *p, size_t len)
+{
+    const u_char  *nul = memchr(p, '\0', len), *ref, *seg, *end;
+    size_t         tlen, rlen, n;
+    u_char        *out;
+
+    if (nul == NULL) {
+        return;
+    }
+    tlen = (size_t) (nul - p);
+    ref = nul + 1;
+    rlen = len - tlen - 1;
+    out = malloc(tlen + rlen + 1);
+    if (out == NULL) {
+        return;
+    }
+    n = sws_cache_ref_resolve(p, tlen, ref, rlen, out);
+    if (n > tlen + rlen + 1 || (n == 0) != (tlen == 0 || p[0] != '/')
+        || (n && out[0] != '/'))
+    {
+        abort();
+    }
+    if (n && rlen && ref[0] != '?' && memchr(ref, '?', rlen) == NULL
+        && memchr(p, '?', tlen) == NULL)
+    {
+        /* a merged path: no "." or ".." segment is left */
+        for (end = out + n, seg = out; seg < end; ) {
+            const u_char *s = ++seg;
+
+            while (seg < end && *seg != '/') {
+                seg++;
+            }
+            if ((seg - s == 1 && s[0] == '.') || (seg - s == 2 && s[0] == '.' && s[1] == '.')) {
+                abort();
+            }
+        }
+    }
+    free(out);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -300,6 +345,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     check_vary(copy, size);
     check_content_range(copy, size);
     check_parts(copy, size);
+    check_resolve(copy, size);
     free(copy);
     return 0;
 }
