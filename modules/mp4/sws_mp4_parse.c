@@ -373,6 +373,22 @@ sws_mp4_sample_size(const sws_mp4_trak_t *t, uint32_t s)
     }
 }
 
+/* The bytes of samples [from, to): a product for a fixed size (a count
+ * that no table's bytes bound), else a sum over the table's entries. */
+static uint64_t
+sws_mp4_sizes(const sws_mp4_trak_t *t, uint32_t from, uint32_t to)
+{
+    uint64_t  sum = 0;
+
+    if (t->stsz.p && get32(t->stsz.p + 4)) {
+        return (uint64_t) (to - from) * get32(t->stsz.p + 4);
+    }
+    for ( /* void */ ; from < to; from++) {
+        sum += sws_mp4_sample_size(t, from);
+    }
+    return sum;
+}
+
 static uint64_t
 sws_mp4_chunk_offset(const sws_mp4_trak_t *t, uint32_t c)
 {
@@ -569,15 +585,10 @@ sws_mp4_cut_trak(sws_mp4_t *mp4, sws_mp4_trak_t *t)
     }
 
     /* the bytes of the first chunk's samples before the start */
-    off = sws_mp4_chunk_offset(t, t->first_chunk);
-    for (i = t->start - before; i < t->start; i++) {
-        off += sws_mp4_sample_size(t, i);
-    }
+    off = sws_mp4_chunk_offset(t, t->first_chunk) + sws_mp4_sizes(t, t->start - before, t->start);
     t->first_offset = off;
     last_off = t->first_chunk == t->last_chunk ? off : sws_mp4_chunk_offset(t, t->last_chunk);
-    for (i = t->end - t->last_count; i < t->end; i++) {
-        last_off += sws_mp4_sample_size(t, i);
-    }
+    last_off += sws_mp4_sizes(t, t->end - t->last_count, t->end);
     t->data_end = last_off;
     if (off < mp4->mdat_start || last_off > mp4->mdat_end || off > last_off) {
         return sws_mp4_fail(mp4, "", " mp4 chunk offsets lie outside the mdat atom");
@@ -869,7 +880,8 @@ sws_mp4_moov_bound(const sws_mp4_t *mp4)
         t = &mp4->trak[i];
         n += 8 * 6 + 44 + t->tkhd.len + t->mdhd.len + t->hdlr.len + t->mhd.len + t->dinf.len
              + t->stsd.len + 8 * 8 + t->stts.len + t->ctts.len + t->stss.len
-             + t->stsc.len + 4 * 12 + 12 + (size_t) t->samples * 4
+             + t->stsc.len + 4 * 12 + 12
+             + (t->stsz.p ? t->stsz.len : (size_t) t->samples * 4)
              + t->stco.len + t->co64.len;
     }
     return n;

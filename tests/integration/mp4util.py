@@ -47,7 +47,7 @@ def runs(values):
     return out
 
 
-def stbl(t, offsets, co64):
+def stbl(t, offsets, co64, stz2=False):
     entry = (box(b"avc1", bytes(6), struct.pack(">H", 1), bytes(16),
                  struct.pack(">HH", 320, 240), struct.pack(">II", 0x480000, 0x480000),
                  bytes(4), struct.pack(">H", 1), bytes(32), struct.pack(">Hh", 24, -1))
@@ -72,8 +72,12 @@ def stbl(t, offsets, co64):
             prev = n
     parts.append(full(b"stsc", 0, 0, struct.pack(">I", len(entries)),
                       b"".join(struct.pack(">III", *e) for e in entries)))
-    parts.append(full(b"stsz", 0, 0, struct.pack(">II", 0, len(t.sizes)),
-                      b"".join(struct.pack(">I", s) for s in t.sizes)))
+    if stz2 and t.kind == b"soun":      # compact sizes, 16 bits each
+        parts.append(full(b"stz2", 0, 0, struct.pack(">II", 16, len(t.sizes)),
+                          b"".join(struct.pack(">H", s) for s in t.sizes)))
+    else:
+        parts.append(full(b"stsz", 0, 0, struct.pack(">II", 0, len(t.sizes)),
+                          b"".join(struct.pack(">I", s) for s in t.sizes)))
     if co64:
         parts.append(full(b"co64", 0, 0, struct.pack(">I", len(offsets)),
                           b"".join(struct.pack(">Q", o) for o in offsets)))
@@ -83,7 +87,7 @@ def stbl(t, offsets, co64):
     return box(b"stbl", *parts)
 
 
-def trak(t, track_id, offsets, co64, movie_scale):
+def trak(t, track_id, offsets, co64, movie_scale, stz2=False):
     video = t.kind == b"vide"
     tkhd = full(b"tkhd", 0, 3, struct.pack(">III", 0, 0, track_id), bytes(4),
                 struct.pack(">I", t.duration * movie_scale // t.timescale), bytes(8),
@@ -96,7 +100,7 @@ def trak(t, track_id, offsets, co64, movie_scale):
     mhd = full(b"vmhd", 0, 1, bytes(8)) if video else full(b"smhd", 0, 0, bytes(4))
     dinf = box(b"dinf", full(b"dref", 0, 0, struct.pack(">I", 1), full(b"url ", 0, 1)))
     return box(b"trak", tkhd,
-               box(b"mdia", mdhd, hdlr, box(b"minf", mhd, dinf, stbl(t, offsets, co64))))
+               box(b"mdia", mdhd, hdlr, box(b"minf", mhd, dinf, stbl(t, offsets, co64, stz2))))
 
 
 def make_tracks(seconds=4, key_every=10):
@@ -118,7 +122,7 @@ def make_tracks(seconds=4, key_every=10):
     return [video, audio]
 
 
-def make_mp4(seconds=4, key_every=10, moov_last=False, co64=False, tracks=None):
+def make_mp4(seconds=4, key_every=10, moov_last=False, co64=False, tracks=None, stz2=False):
     """The bytes of a file: ftyp, moov, mdat (or ftyp, mdat, moov)."""
     tracks = tracks or make_tracks(seconds, key_every)
     ftyp = box(b"ftyp", b"isom", struct.pack(">I", 0x200), b"isomiso2avc1mp41")
@@ -144,7 +148,7 @@ def make_mp4(seconds=4, key_every=10, moov_last=False, co64=False, tracks=None):
 
     def moov_at(mdat_data_start):
         traks = [trak(t, i + 1, [mdat_data_start + rel[(i, c)] for c in range(len(t.per_chunk))],
-                      co64, movie_scale) for i, t in enumerate(tracks)]
+                      co64, movie_scale, stz2) for i, t in enumerate(tracks)]
         dur = max(t.duration * movie_scale // t.timescale for t in tracks)
         mvhd = full(b"mvhd", 0, 0, struct.pack(">IIII", 0, 0, movie_scale, dur),
                     struct.pack(">IH", 0x10000, 0x100), bytes(10), MATRIX, bytes(24),
@@ -217,10 +221,16 @@ def read_tracks(data):
         ctts = [o for n, o in ctts for _ in range(n)] if ctts is not None else [0] * len(deltas)
         stss = entries(b"stss", ">I")
         keys = {k[0] - 1 for k in stss} if stss is not None else None
-        ss, _ = tables[b"stsz"]
-        fixed, n = struct.unpack(">II", data[ss + 4:ss + 12])
-        sizes = ([fixed] * n if fixed else
-                 [struct.unpack(">I", data[ss + 12 + 4 * i:ss + 16 + 4 * i])[0] for i in range(n)])
+        if b"stz2" in tables:
+            ss, _ = tables[b"stz2"]
+            assert data[ss + 7] == 16
+            n = struct.unpack(">I", data[ss + 8:ss + 12])[0]
+            sizes = [struct.unpack(">H", data[ss + 12 + 2 * i:ss + 14 + 2 * i])[0] for i in range(n)]
+        else:
+            ss, _ = tables[b"stsz"]
+            fixed, n = struct.unpack(">II", data[ss + 4:ss + 12])
+            sizes = ([fixed] * n if fixed else
+                     [struct.unpack(">I", data[ss + 12 + 4 * i:ss + 16 + 4 * i])[0] for i in range(n)])
         if b"co64" in tables:
             offs = [o[0] for o in entries(b"co64", ">Q")]
         else:
