@@ -54,21 +54,19 @@ SWS_EXPORT sws_module_t sws_module = {
 };
 
 
-/* The argument's value in milliseconds; 0 when there is none or it is no
- * time. */
-static uint64_t
+/* The argument's value in milliseconds; -1 when there is none or it is
+ * no time. */
+static int64_t
 sws_mp4_arg_time(sws_http_request_t *r, sws_http_format_t *arg)
 {
     sws_str_t  v;
-    int64_t    ms;
 
     if (sws_http_format_string(arg, r, sws_http_pool(r), 0, NULL, 0, &v) != SWS_OK
         || v.len == 0)
     {
-        return 0;
+        return -1;
     }
-    ms = sws_mp4_parse_time(v.data, v.len);
-    return ms > 0 ? (uint64_t) ms : 0;
+    return sws_mp4_parse_time(v.data, v.len);
 }
 
 typedef struct {
@@ -117,7 +115,7 @@ sws_mp4_handler(sws_http_request_t *r)
     sws_str_t            path, *etag;
     size_t               root_len;
     sws_int_t            rc;
-    uint64_t             start, end;
+    int64_t              start, end;
     off_t                len;
     sws_buf_t           *head, *data;
     sws_chain_t         *out;
@@ -131,11 +129,16 @@ sws_mp4_handler(sws_http_request_t *r)
     }
     start = sws_mp4_arg_time(r, mcf->start);
     end = sws_mp4_arg_time(r, mcf->end);
-    if (end <= start) {
-        end = 0;                       /* an end not after the start: none */
-    }
-    if (start == 0 && end == 0) {
+    if (start < 0 && end <= 0) {
         return SWS_DECLINED;           /* the plain file: static's */
+    }
+    /* a start of 0 is a cut too (the moov first, as players ask for it);
+     * an end not after the start is none */
+    if (start < 0) {
+        start = 0;
+    }
+    if (end <= start) {
+        end = 0;
     }
     if (sws_http_map_uri_to_path(r, &path, &root_len, 0) != SWS_OK) {
         return SWS_HTTP_INTERNAL_SERVER_ERROR;
@@ -156,8 +159,8 @@ sws_mp4_handler(sws_http_request_t *r)
     req.ctx = &fctx;
     req.size = f.size;
     req.max_moov = mcf->max_buffer_size;
-    req.start_ms = start;
-    req.end_ms = end;
+    req.start_ms = (uint64_t) start;
+    req.end_ms = (uint64_t) end;
     req.start_key_frame = mcf->start_key_frame ? 1 : 0;
     if (sws_mp4_cut(pool, &req, &res) != SWS_OK) {
         if (res.err_suffix) {

@@ -519,7 +519,7 @@ static sws_int_t
 sws_mp4_cut_trak(sws_mp4_t *mp4, sws_mp4_trak_t *t)
 {
     const sws_mp4_request_t *req = mp4->req;
-    uint64_t                 start_t, end_t, dts, total, key_dts, off, last_off;
+    uint64_t                 start_t, len_t, start_dts, dts, total, key_dts, off, last_off;
     uint32_t                 s, e, before, k, n, i;
     const u_char            *p;
 
@@ -528,28 +528,28 @@ sws_mp4_cut_trak(sws_mp4_t *mp4, sws_mp4_trak_t *t)
     }
     start_t = sws_mp4_ticks(req->start_ms, t->timescale);
     total = sws_mp4_dts(t, UINT32_MAX);
-    s = sws_mp4_sample_at(t, start_t, &dts);
+    s = sws_mp4_sample_at(t, start_t, &start_dts);
     if (s >= t->samples || start_t >= total) {
         t->dropped = 1;                 /* all of it before the start */
         return SWS_OK;
     }
-    e = t->samples;
-    end_t = total;
-    if (req->end_ms) {
-        end_t = sws_mp4_ticks(req->end_ms, t->timescale);
-        if (end_t < total) {
-            e = sws_mp4_sample_at(t, end_t, &dts);
-        } else {
-            end_t = total;
-        }
-        if (e > t->samples) {
-            e = t->samples;
-        }
-    }
     if (t->duration > total) {
         total = t->duration;
     }
-    t->new_duration = (req->end_ms && end_t < total ? end_t : total) - start_t;
+    t->new_duration = total - start_t;
+    e = t->samples;
+    if (req->end_ms) {
+        /* as nginx: the interval's length, in the track's ticks, counted
+         * from the first sample's own start */
+        len_t = sws_mp4_ticks(req->end_ms - req->start_ms, t->timescale);
+        e = sws_mp4_sample_at(t, start_dts + len_t, &dts);
+        if (e > t->samples) {
+            e = t->samples;             /* stts may count more than stsz */
+        }
+        if (len_t < t->new_duration) {
+            t->new_duration = len_t;
+        }
+    }
 
     if (req->start_key_frame && t->stss.p && get32(t->stss.p + 4)) {
         /* the last key frame at or before s (stss numbers from 1) */

@@ -6,6 +6,7 @@ composition offsets, sizes, key frames and the bytes each chunk offset
 points at), not byte by byte (docs/compat.md says where the bytes differ).
 The files are written by mp4util.py: a video track with key frames every
 ten frames and B-frame offsets, and an audio track."""
+import random
 import re
 import struct
 import subprocess
@@ -85,11 +86,16 @@ def movie_durations(data):
 def test_cuts_as_nginx(pair):
     ports = pair("mp4.conf", FILES)
     for name in ("a", "last", "wide"):
-        for q in ("start=1.5", "end=2", "start=1&end=2.5", "end=10", "start=3&end=1",
+        for q in ("start=0", "start=0.0&end=0", "start=0&end=1.3", "start=1.5", "end=2", "start=1&end=2.5", "end=10", "start=3&end=1",
                   "start=1.2345", "start=3.999", "end=0.03", "end=0.05", "start=.5",
                   "start=0.04", "START=1&start=2",
-                  "start=1.5000001", "start=2&end=2.1", "start=0&end=1"):
+                  "start=1.5000001", "start=2&end=2.1", "start=0&end=1",
+                  "start=0.2&end=1.1", "start=0.33&end=0.41", "start=2.71&end=3.99"):
             same_cut(ports, "/video/%s.mp4?%s" % (name, q))
+    # the file through open_file_cache (small files: from its memory)
+    for q in ("start=1.5", "start=0.2&end=1.1"):
+        for _ in range(2):
+            same_cut(ports, "/cached/a.mp4?" + q)
     # with mp4_start_key_frame: from the key frame before, an edit list
     # hides the lead
     for q in ("start=1.5", "start=1", "start=2.7&end=3.5", "start=0.1"):
@@ -99,9 +105,27 @@ def test_cuts_as_nginx(pair):
     assert b"elst" in bn and bs.count(b"elst") == 1
 
 
+def test_random_intervals_as_nginx(pair):
+    """Seeded random starts and ends (to the millisecond or coarser, past
+    the end too), with and without mp4_start_key_frame: the same status
+    and, for a 200, the same samples and durations."""
+    ports = pair("mp4.conf", FILES)
+    rnd = random.Random(21)
+    for _ in range(40):
+        s = round(rnd.uniform(0, 4.2), rnd.choice((0, 1, 2, 3)))
+        e = round(rnd.uniform(0, 4.2), rnd.choice((0, 1, 2, 3)))
+        q = rnd.choice(("start=%s" % s, "end=%s" % e, "start=%s&end=%s" % (s, e)))
+        path = "/%s/%s.mp4?%s" % (rnd.choice(("video", "keyframe")),
+                                  rnd.choice(("a", "last", "wide")), q)
+        (rn, bn), (rs, bs) = answers(ports, path)
+        assert rn.status == rs.status, (path, rn, rs)
+        if rn.status == 200 and bn != bs:      # the same bytes: the plain file
+            same_cut(ports, path)
+
+
 def test_what_stays_the_plain_file(pair):
     ports = pair("mp4.conf", FILES)
-    for q in ("", "?start=0", "?end=0", "?start=0&end=0", "?start=abc", "?start=-1",
+    for q in ("", "?end=0", "?start=abc", "?start=-1", "?end=abc",
               "?start=1e3", "?start=", "?start", "?end=-2", "?x=1",
               "?start=99999999999999999999"):
         r = same(ports, "GET", "/video/a.mp4" + q, also=ACCEPT + ("content-length",))
@@ -150,6 +174,21 @@ def test_compact_sizes(pair):
         assert [t["samples"] for t in tc] == [t["samples"] for t in ta], q
     (rn, bn), _ = answers(ports, "/video/compact.mp4?start=1")
     assert rn.status == 200 and bn.count(b"stsz") == 1 and b"stz2" not in bn
+
+
+def test_keepalive_between_cuts(pair):
+    ports = pair("mp4.conf", FILES)
+    want = {q: answers(ports, "/video/a.mp4" + q)[1][1] for q in ("?start=1", "?end=1", "")}
+    with h.Conn(ports[1]) as c:
+        for q in ("?start=1", "?end=1", "", "?start=1"):
+            c.send(h.request("GET", "/video/a.mp4" + q))
+            r = c.read_response("GET")
+            assert r.status == 200 and r.body == want[q], q
+        c.send(h.request("GET", "/video/a.mp4?start=9"))
+        assert c.read_response("GET").status == 500
+        c.send(h.request("HEAD", "/video/a.mp4?start=1"))
+        r = c.read_response("HEAD")
+        assert r.status == 200 and r.header("Content-Length") == str(len(want["?start=1"]))
 
 
 def error_lines(d):
