@@ -647,6 +647,17 @@ sws_mp4_copy_duration(u_char *p, const char *name, const sws_mp4_atom_t *a,
     return p;
 }
 
+/* A table atom's start: its version and flags copied from the source
+ * table, its entry count left at *count_at for when it is known. */
+static u_char *
+sws_mp4_open_table(u_char *p, const char *name, const sws_mp4_atom_t *src, u_char **count_at)
+{
+    p = sws_mp4_open(p, name);
+    memcpy(p, src->p, 4);
+    *count_at = p + 4;
+    return p + 8;
+}
+
 /* A run-length table (stts, ctts) cut to samples [s, e). */
 static u_char *
 sws_mp4_write_runs(u_char *p, const char *name, const sws_mp4_atom_t *a, uint32_t s, uint32_t e)
@@ -656,10 +667,7 @@ sws_mp4_write_runs(u_char *p, const char *name, const sws_mp4_atom_t *a, uint32_
     uint32_t      n = get32(a->p + 4), i, c, out = 0;
     uint64_t      base = 0, lo, hi;
 
-    p = sws_mp4_open(p, name);
-    memcpy(p, a->p, 4);                /* version and flags */
-    count_at = p + 4;
-    p += 8;
+    p = sws_mp4_open_table(p, name, a, &count_at);
     for (i = 0; i < n && base < e; i++, in += 8) {
         c = get32(in);
         lo = base > s ? base : s;
@@ -683,10 +691,7 @@ sws_mp4_write_stss(u_char *p, const sws_mp4_trak_t *t)
     const u_char *in = t->stss.p + 8;
     uint32_t      n = get32(t->stss.p + 4), i, k, out = 0;
 
-    p = sws_mp4_open(p, "stss");
-    memcpy(p, t->stss.p, 4);
-    count_at = p + 4;
-    p += 8;
+    p = sws_mp4_open_table(p, "stss", &t->stss, &count_at);
     for (i = 0; i < n; i++) {
         k = get32(in + 4 * i);
         if (k > t->start && k <= t->end) {
@@ -707,10 +712,7 @@ sws_mp4_write_stsc(u_char *p, const sws_mp4_trak_t *t)
     const u_char *in = t->stsc.p + 8;
     uint32_t      n = get32(t->stsc.p + 4), i, first, next, lo, hi, out = 0, c, spc;
 
-    p = sws_mp4_open(p, "stsc");
-    memcpy(p, t->stsc.p, 4);
-    count_at = p + 4;
-    p += 8;
+    p = sws_mp4_open_table(p, "stsc", &t->stsc, &count_at);
     if (t->end > t->start) {
         for (i = 0; i < n; i++, in += 12) {
             first = get32(in) - 1;
