@@ -1504,6 +1504,19 @@ def test_6_10_trailers_split_over_continuations(srv, tls):
         check(c, sid, BODY(b"abc"), "trailers over a CONTINUATION")
 
 
+@pytest.mark.parametrize("field", [("connection", "close"), ("keep-alive", "5"),
+                                   ("transfer-encoding", "chunked"), ("upgrade", "h2c"),
+                                   ("proxy-connection", "close"), ("X-Upper", "1"),
+                                   ("x-bad", "a\rb"), ("x-bad", " lead")],
+                         ids=lambda f: f[0] + ("" if f[0] != "x-bad" else " " + repr(f[1])))
+def test_8_2_malformed_trailers(srv, tls, field):
+    """8.1, 8.2: trailers are fields of the message like the others: names
+    in lower case, valid values, no connection-specific field."""
+    with connect(srv, tls=tls) as c:
+        sid = post(c, "/echo", [b"body"], trailers=[field])
+        check(c, sid, STREAM(E.PROTOCOL_ERROR), "trailer %r" % (field,))
+
+
 @pytest.fixture(scope="module")
 def proxy_srv(sws_module, pki):
     """A server in front of an HTTP/1.1 origin, and a location whose

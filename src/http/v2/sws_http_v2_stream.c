@@ -340,6 +340,9 @@ sws_http_v2_trailer_field(sws_http_v2_stream_t *st, const u_char *name, size_t n
                || !sws_http_v2_value_valid(value, valuelen))
     {
         sws_http_v2_malformed(st, "an invalid trailer field", name, namelen);
+    } else if (sws_http_v2_field_kind(name, namelen) == SWS_H2_FIELD_CONNECTION) {
+        /* RFC 9113 8.2.2: in any field section of the message */
+        sws_http_v2_malformed(st, "a connection-specific trailer field", name, namelen);
     }
     if (st->malformed) {
         sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
