@@ -1517,6 +1517,120 @@ def test_8_2_malformed_trailers(srv, tls, field):
         check(c, sid, STREAM(E.PROTOCOL_ERROR), "trailer %r" % (field,))
 
 
+# 8.1.1: a content-length that differs from the DATA is a stream error
+# (PROTOCOL_ERROR) however the frames fall into the server's reads, and
+# whether or not the handler reads the body (echo does; respond and the
+# static file answer at once). The first RST_STREAM of the stream says so.
+SPLITS = ["one write", "then the DATA", "each frame", "cut within frames"]
+
+
+def send_split(c, frames, split):
+    if split == "one write":
+        c.send(b"".join(frames))
+    elif split == "then the DATA":
+        c.send(frames[0])
+        time.sleep(0.1)
+        c.send(b"".join(frames[1:]))
+    elif split == "each frame":
+        for f in frames:
+            c.send(f)
+            time.sleep(0.05)
+    else:
+        data = b"".join(frames)
+        for i in range(0, len(data), 7):
+            c.send(data[i:i + 7])
+            time.sleep(0.01)
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("method,path", [("POST", "/echo"), ("POST", "/respond"),
+                                         ("GET", "/hello.txt")])
+@pytest.mark.parametrize("chunks", [[b"x" * 6, b"x" * 6], [b"x" * 4, b"x" * 4],
+                                    [b"x" * 6, b"x" * 4]],
+                         ids=["sum more", "sum less", "sum equal"])
+def test_8_1_1_content_length_against_data_however_it_is_read(srv, tls, split, method, path,
+                                                              chunks):
+    with connect(srv, tls=tls) as c:
+        sid = c.new_id()
+        frames = [raw_frame(HEADERS, END_HEADERS, sid,
+                            hdr_block(c, path=path, method=method,
+                                      extra=[("content-length", "10")]))]
+        frames += [raw_frame(DATA, END_STREAM if i == len(chunks) - 1 else 0, sid, chunk)
+                   for i, chunk in enumerate(chunks)]
+        send_split(c, frames, split)
+        if sum(map(len, chunks)) == 10:
+            hdrs, body, got = c.response(sid)
+            assert h2raw.status(hdrs) == 200, got
+            assert path != "/echo" or body == b"x" * 10, body
+            assert h2raw.rst_code(got, sid) in (None, E.NO_ERROR), got
+        else:
+            got = c.frames(timeout=5, until=lambda f: f is None or isinstance(
+                f, h2raw.GoAwayFrame) or (isinstance(f, h2raw.RstStreamFrame)
+                                          and f.stream_id == sid))
+            last = got[-1] if got else None
+            assert isinstance(last, (h2raw.RstStreamFrame, h2raw.GoAwayFrame)), got
+            assert last.error_code == E.PROTOCOL_ERROR, got
+            if isinstance(last, h2raw.GoAwayFrame):
+                return
+        check(c, headers(c), STATUS(200), "then a new stream")
+
+
+@pytest.fixture(scope="module")
+def one_stream_srv(sws_module, pki):
+    """One stream at a time, and a second for the body to come."""
+    s = t.launch(sws_module, pki, listen="http2", ports=2, files=FILES,
+                 server="        listen 127.0.0.1:@PORT2@ http2;\n"
+                        "        http2_max_concurrent_streams 1;\n"
+                        "        client_body_timeout 1s;\n")
+    s.port2 = s.ports[1]
+    return s
+
+
+def early_response(c, length, first):
+    """A POST answered before its body ends (respond does not read it)."""
+    sid = headers(c, flags=END_HEADERS, method="POST", extra=[("content-length", str(length))])
+    c.send(raw_frame(DATA, 0, sid, first))
+    hdrs, body, frames = c.response(sid)
+    assert h2raw.status(hdrs) == 200 and body == b"Hello, world!", frames
+    return sid
+
+
+def test_8_1_1_the_rest_of_a_body_after_the_response_closes_the_stream(one_stream_srv, tls):
+    """The stream waits for the rest of a body of known length (its window
+    holds it); the END_STREAM closes it without a word, and its slot goes
+    to the next stream."""
+    with connect(one_stream_srv, tls=tls) as c:
+        sid = early_response(c, 10, b"1234")
+        time.sleep(0.1)
+        c.send(raw_frame(DATA, END_STREAM, sid, b"567890"))
+        check(c, headers(c), STATUS(200), "the next stream")
+        frames = c.frames(timeout=0.3)
+        assert h2raw.rst_code(frames, sid) is None, frames
+
+
+def test_8_1_1_a_rest_that_does_not_come_is_reset_after_client_body_timeout(one_stream_srv,
+                                                                            tls):
+    with connect(one_stream_srv, tls=tls) as c:
+        sid = early_response(c, 10, b"1234")
+        frames = c.frames(timeout=0.5)
+        assert h2raw.rst_code(frames, sid) is None, "reset before client_body_timeout"
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(
+            f, h2raw.RstStreamFrame))
+        assert h2raw.rst_code(frames, sid) == E.NO_ERROR, frames
+        check(c, headers(c), STATUS(200), "the next stream")
+
+
+def test_8_1_a_rest_beyond_the_window_is_not_awaited(one_stream_srv, tls):
+    """A body whose rest the window does not hold: RST_STREAM NO_ERROR at
+    once after the response (8.1), the client need not send it."""
+    with connect(one_stream_srv, tls=tls) as c:
+        sid = early_response(c, 1 << 20, b"1234")
+        frames = c.frames(timeout=0.5, until=lambda f: f is None or isinstance(
+            f, h2raw.RstStreamFrame))
+        assert h2raw.rst_code(frames, sid) == E.NO_ERROR, frames
+        check(c, headers(c), STATUS(200), "the next stream")
+
+
 @pytest.fixture(scope="module")
 def proxy_srv(sws_module, pki):
     """A server in front of an HTTP/1.1 origin, and a location whose

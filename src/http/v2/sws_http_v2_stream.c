@@ -809,6 +809,12 @@ sws_http_v2_body_end(sws_http_v2_stream_t *st)
     sws_http_request_body_t *rb = r ? r->body : NULL;
 
     st->in_closed = 1;
+    if (st->out_closed) {
+        /* Over both ways now: its slot is free for the client's next
+         * stream, which may be in this very read (RFC 9113 5.1.2). */
+        sws_http_v2_stream_close(st, SWS_H2_NO_ERROR);
+        return;
+    }
     if (rb == NULL || rb->finished) {
         return;
     }
@@ -864,6 +870,14 @@ sws_http_v2_data(sws_http_v2_stream_t *st, const u_char *data, size_t len, int e
         return;
     }
     st->received += len;
+    if (st->out_closed) {
+        /* After the response (sws_http_v2_body_rest_awaited): only counted. */
+        sws_http_v2_consume(st->h2c, NULL, len);
+        if (end) {
+            sws_http_v2_body_end(st);
+        }
+        return;
+    }
     if (r == NULL || len == 0) {
         sws_http_v2_consume(st->h2c, NULL, len);
         goto done;
@@ -1101,6 +1115,11 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out reading the response "
                       "on stream %d", (int) st->id);
         sws_http_v2_reset(st, SWS_H2_CANCEL);
+        return;
+    }
+    if (st->out_closed) {
+        /* The rest of a body awaited after the response did not come. */
+        sws_http_v2_reset(st, SWS_H2_NO_ERROR);
         return;
     }
     if (!st->started) {
