@@ -600,6 +600,30 @@ sws_http_v2_send_data(sws_http_v2_conn_t *h2c)
     return produced;
 }
 
+/*
+ * A complete response, a request body still to come with a content-length
+ * and all of its rest within the stream's window: the stream stays open
+ * until the END_STREAM, so that a body of another length is still the
+ * stream error RFC 9113 8.1.1 asks for (a RST_STREAM NO_ERROR now would
+ * make the answer depend on which read the DATA fell into). The rest takes
+ * no window of ours; client_body_timeout bounds the wait.
+ */
+static int
+sws_http_v2_body_rest_awaited(sws_http_v2_stream_t *st)
+{
+    sws_http_v2_conn_t *h2c = st->h2c;
+
+    if (st->content_length < 0 || st->r == NULL || h2c->goaway || h2c->draining
+        || st->content_length - st->received > st->recv_window)
+    {
+        return 0;
+    }
+    if (!st->rev.timer_set) {
+        sws_add_timer(&st->rev, sws_http_core_loc(st->r)->client_body_timeout);
+    }
+    return 1;
+}
+
 void
 sws_http_v2_close_streams(sws_http_v2_conn_t *h2c)
 {
@@ -617,6 +641,9 @@ sws_http_v2_close_streams(sws_http_v2_conn_t *h2c)
             continue;
         }
         if (!st->in_closed) {
+            if (sws_http_v2_body_rest_awaited(st)) {
+                continue;
+            }
             /* The response is complete: the rest of the request body is
              * not needed (RFC 9113 8.1). */
             st->reset = 1;

@@ -340,6 +340,9 @@ sws_http_v2_trailer_field(sws_http_v2_stream_t *st, const u_char *name, size_t n
                || !sws_http_v2_value_valid(value, valuelen))
     {
         sws_http_v2_malformed(st, "an invalid trailer field", name, namelen);
+    } else if (sws_http_v2_field_kind(name, namelen) == SWS_H2_FIELD_CONNECTION) {
+        /* RFC 9113 8.2.2: in any field section of the message */
+        sws_http_v2_malformed(st, "a connection-specific trailer field", name, namelen);
     }
     if (st->malformed) {
         sws_http_v2_reset(st, SWS_H2_PROTOCOL_ERROR);
@@ -806,6 +809,12 @@ sws_http_v2_body_end(sws_http_v2_stream_t *st)
     sws_http_request_body_t *rb = r ? r->body : NULL;
 
     st->in_closed = 1;
+    if (st->out_closed) {
+        /* Over both ways now: its slot is free for the client's next
+         * stream, which may be in this very read (RFC 9113 5.1.2). */
+        sws_http_v2_stream_close(st, SWS_H2_NO_ERROR);
+        return;
+    }
     if (rb == NULL || rb->finished) {
         return;
     }
@@ -861,6 +870,14 @@ sws_http_v2_data(sws_http_v2_stream_t *st, const u_char *data, size_t len, int e
         return;
     }
     st->received += len;
+    if (st->out_closed) {
+        /* After the response (sws_http_v2_body_rest_awaited): only counted. */
+        sws_http_v2_consume(st->h2c, NULL, len);
+        if (end) {
+            sws_http_v2_body_end(st);
+        }
+        return;
+    }
     if (r == NULL || len == 0) {
         sws_http_v2_consume(st->h2c, NULL, len);
         goto done;
@@ -1098,6 +1115,11 @@ sws_http_v2_stream_timeout(sws_event_t *ev)
         sws_log_error(SWS_LOG_INFO, r->log, 0, "client timed out reading the response "
                       "on stream %d", (int) st->id);
         sws_http_v2_reset(st, SWS_H2_CANCEL);
+        return;
+    }
+    if (st->out_closed) {
+        /* The rest of a body awaited after the response did not come. */
+        sws_http_v2_reset(st, SWS_H2_NO_ERROR);
         return;
     }
     if (!st->started) {
