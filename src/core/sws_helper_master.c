@@ -31,6 +31,7 @@
 #include <netinet/tcp.h>
 #include "sws_helper_internal.h"
 #include "sws_process.h"
+#include "sws_times_internal.h"
 
 /* Output lines longer than this are logged in pieces of this size. */
 #define SWS_HELPER_LINE       1024
@@ -112,16 +113,6 @@ static int                 sws_helpers_stopped;    /* the master is going away *
 static struct pollfd      *sws_helper_pfds;
 static sws_helper_out_t  **sws_helper_pouts;
 static sws_uint_t          sws_helper_pfds_n;
-
-
-static sws_msec_t
-sws_helper_now(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 
 /* ---------------------------------------------------------------- output */
@@ -561,8 +552,8 @@ sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
                               "replaced by helper \"%s\": stopping it once its requests in "
                               "flight are done", q->name, (long) q->pid, p->name);
                 memcpy(q->drain_for, p->name, sizeof(q->drain_for));
-                q->drain_until = sws_helper_now() + q->stop_timeout;
-                q->drain_check = sws_helper_now() + SWS_HELPER_DRAIN_POLL;
+                q->drain_until = sws_monotonic_msec() + q->stop_timeout;
+                q->drain_check = sws_monotonic_msec() + SWS_HELPER_DRAIN_POLL;
                 continue;
             }
             sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
@@ -611,7 +602,7 @@ sws_helper_became_ready(sws_cycle_t *cycle, sws_helper_proc_t *p)
     sws_helper_probe_close(p);
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is ready",
                   p->name, (long) p->pid);
-    p->watch_at = p->def->watch ? sws_helper_now() + p->def->watch_every : 0;
+    p->watch_at = p->def->watch ? sws_monotonic_msec() + p->def->watch_every : 0;
     if (p->def->on_ready != NULL) {
         p->def->on_ready(p->def, p->pid, p->def->cb_data);
     }
@@ -664,7 +655,7 @@ sws_helper_schedule(sws_cycle_t *cycle, sws_helper_proc_t *p, const char *why)
 
     p->backoff = sws_min(p->backoff * 2, p->def->backoff_max);
     p->state = SWS_HELPER_PENDING;
-    p->at = sws_helper_now() + delay;
+    p->at = sws_monotonic_msec() + delay;
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" %s: restarting it in %ld ms",
                   p->name, why, (long) delay);
 }
@@ -718,7 +709,7 @@ sws_helper_spawn(sws_cycle_t *cycle, sws_helper_proc_t *p)
     p->ready = 0;
     p->timed_out = 0;
     p->starts++;
-    now = sws_helper_now();
+    now = sws_monotonic_msec();
     p->started = now;
     sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started helper \"%s\" process %ld",
                   p->name, (long) pid);
@@ -803,7 +794,7 @@ sws_helper_signal(sws_cycle_t *cycle, sws_helper_proc_t *p, int signo)
 static void
 sws_helper_stop(sws_cycle_t *cycle, sws_helper_proc_t *p, sws_msec_t timeout)
 {
-    sws_msec_t  at = sws_helper_now() + timeout;
+    sws_msec_t  at = sws_monotonic_msec() + timeout;
 
     if (p->state == SWS_HELPER_STOPPING) {
         p->at = sws_min(p->at, at);
@@ -896,7 +887,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
     sws_helper_proc_t  *p;
     sws_helper_t       *cb;
     sws_helper_exit_t   ex;
-    sws_msec_t          now = sws_helper_now();
+    sws_msec_t          now = sws_monotonic_msec();
     int                 failed, timed_out, drop = 0;
 
     for (p = sws_helper_procs; p; p = p->next) {
@@ -1054,7 +1045,7 @@ void
 sws_helpers_run_timers(sws_cycle_t *cycle)
 {
     sws_helper_proc_t  *p;
-    sws_msec_t          now = sws_helper_now();
+    sws_msec_t          now = sws_monotonic_msec();
 
     for (p = sws_helper_procs; p; p = p->next) {
         if (p->state == SWS_HELPER_RUNNING && p->ready_check != 0 && now >= p->ready_check

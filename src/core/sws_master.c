@@ -32,6 +32,7 @@
 #include "sws_notify.h"
 #include "sws_pidfile.h"
 #include "sws_shm_internal.h"
+#include "sws_times_internal.h"
 
 #define SWS_RESPAWN_DELAY   1000    /* ms between two starts of one worker */
 #define SWS_TERMINATE_WAIT  1000    /* ms from TERM to KILL */
@@ -97,16 +98,6 @@ static pid_t         sws_master_pid;
 static char          sws_pid_path[PATH_MAX];
 static pid_t         sws_new_binary;        /* USR2: the new master, 0: none */
 static char          sws_pid_path_kept[PATH_MAX];  /* the pid file's name before */
-
-
-static sws_msec_t
-sws_master_now(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 
 static sws_child_t *
@@ -251,13 +242,13 @@ sws_spawn_worker(sws_cycle_t *cycle, sws_uint_t worker)
                       "fork() failed for worker %lu, retrying in 1 s", (unsigned long) worker);
         c->pid = 0;
         c->state = SWS_CHILD_PENDING;
-        c->at = sws_master_now() + SWS_RESPAWN_DELAY;
+        c->at = sws_monotonic_msec() + SWS_RESPAWN_DELAY;
         return;
     }
 
     c->pid = pid;
     c->state = SWS_CHILD_RUNNING;
-    c->at = sws_master_now();
+    c->at = sws_monotonic_msec();
     if (c->slot == SWS_UDP_NO_SLOT) {
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "started worker process %ld (worker %lu)",
                       (long) pid, (unsigned long) worker);
@@ -327,7 +318,7 @@ sws_start_workers(sws_cycle_t *cycle)
         /* A reload keeps the number reached, within the new bounds. */
         n = sws_workers_n ? (sws_int_t) sws_workers_n : ccf->workers_start;
         n = sws_max(sws_min(n, ccf->workers_max), ccf->workers_min);
-        sws_adapt_at = sws_master_now() + SWS_ADAPT_PERIOD;
+        sws_adapt_at = sws_monotonic_msec() + SWS_ADAPT_PERIOD;
         sws_adapt_last_ns = 0;
         sws_adapt_calm = 0;
         sws_adapt_queued = 0;
@@ -456,7 +447,7 @@ sws_retire_old(sws_cycle_t *cycle)
         return;
     }
     sws_note_accepting();
-    if (sws_master_now() >= sws_retire_at) {
+    if (sws_monotonic_msec() >= sws_retire_at) {
         sws_log_error(SWS_LOG_WARN, cycle->log, 0, "the workers of generation %lu do not "
                       "accept yet %d ms after the reload: retiring the old ones anyway",
                       (unsigned long) sws_generation, SWS_READY_WAIT);
@@ -524,7 +515,7 @@ sws_adapt(sws_cycle_t *cycle)
     sws_uint_t        i, n = 0, backlog, busy;
     uint64_t          sum = 0, ns, now_ns;
     int               waiting;
-    sws_msec_t        now = sws_master_now();
+    sws_msec_t        now = sws_monotonic_msec();
 
     /* While a new binary runs, its master steers the shared sockets. */
     if (sws_adapt_at == 0 || now < sws_adapt_at || sws_workers_stopped
@@ -821,7 +812,7 @@ sws_reap_children(sws_cycle_t *cycle)
 
         /* Respawn; but not more than once a second, so that a worker that
          * cannot start does not make the master fork in a loop. */
-        now = sws_master_now();
+        now = sws_monotonic_msec();
         if (now - c->at < SWS_RESPAWN_DELAY) {
             sws_log_error(SWS_LOG_ALERT, cycle->log, 0, "worker %lu %s; respawning it in %ld ms",
                           (unsigned long) c->worker,
@@ -845,7 +836,7 @@ static void
 sws_run_timers(sws_cycle_t *cycle)
 {
     sws_uint_t  i, worker;
-    sws_msec_t  now = sws_master_now();
+    sws_msec_t  now = sws_monotonic_msec();
 
     if (sws_kill_at != 0 && now >= sws_kill_at) {
         sws_kill_at = 0;
@@ -881,7 +872,7 @@ sws_arm_timer(sws_cycle_t *cycle)
     sws_uint_t        i;
 
     if (sws_retire_at != 0) {
-        delay = sws_min(sws_retire_at, sws_master_now() + SWS_READY_POLL);
+        delay = sws_min(sws_retire_at, sws_monotonic_msec() + SWS_READY_POLL);
         if (next == 0 || delay < next) {
             next = delay;
         }
@@ -909,7 +900,7 @@ sws_arm_timer(sws_cycle_t *cycle)
 
     memset(&itv, 0, sizeof(itv));
     if (next != 0) {
-        delay = sws_max(next - sws_master_now(), 1);
+        delay = sws_max(next - sws_monotonic_msec(), 1);
         itv.it_value.tv_sec = delay / 1000;
         itv.it_value.tv_usec = (delay % 1000) * 1000;
     }
@@ -952,7 +943,7 @@ sws_master_stop(sws_cycle_t *cycle, int signo)
         sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "shutting down");
         sws_notify_stopping(cycle, "shutting down");
         sws_master_state = SWS_MASTER_TERMINATING;
-        sws_kill_at = sws_master_now() + SWS_TERMINATE_WAIT;
+        sws_kill_at = sws_monotonic_msec() + SWS_TERMINATE_WAIT;
         /* Fast: the helpers stop with the workers, not after them. */
         sws_helpers_stop(cycle, SWS_TERMINATE_WAIT);
     }
@@ -1070,7 +1061,7 @@ sws_master_reload(sws_cycle_t *cycle, const sws_cycle_args_t *args)
     sws_workers_stopped = 0;
     sws_start_workers(new);
     /* The old ones quit when the new ones accept (sws_retire_old). */
-    sws_retire_at = sws_master_now() + SWS_READY_WAIT;
+    sws_retire_at = sws_monotonic_msec() + SWS_READY_WAIT;
 
     memcpy(old_pid, sws_pid_path, sizeof(old_pid));
     if (sws_new_binary == 0) {
@@ -1175,7 +1166,7 @@ sws_master_process_cycle(sws_cycle_t *cycle, const sws_cycle_args_t *args)
             sws_adapt(cycle);
             /* A drain asked by a worker (sws_server_control) is over. */
             quit_at = sws_server_quit_at();
-            if (quit_at != 0 && sws_master_now() >= quit_at) {
+            if (quit_at != 0 && sws_monotonic_msec() >= quit_at) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "the drain asked for is over");
                 sws_master_stop(cycle, SIGQUIT);
             }

@@ -10,6 +10,7 @@
 #include "sws_helper_internal.h"
 #include "sws_log_internal.h"
 #include "sws_process.h"
+#include "sws_times_internal.h"
 
 typedef struct {
     uint64_t    reloads;
@@ -31,14 +32,6 @@ static sws_server_shared_t *sws_server_shared;
  * the master keeps no end of a pipe for the workers to hold). */
 static int                  sws_server_wake = -1;
 
-static sws_msec_t
-sws_server_now(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 void
 sws_server_control_init(sws_log_t *log, pid_t pid)
@@ -173,7 +166,7 @@ sws_server_control(sws_uint_t action, sws_msec_t delay)
         return SWS_ERROR;
     }
     if (action == SWS_SERVER_QUIT) {
-        __atomic_store_n(&sws_server_shared->quit_at, sws_server_now() + sws_max(delay, 1),
+        __atomic_store_n(&sws_server_shared->quit_at, sws_monotonic_msec() + sws_max(delay, 1),
                          __ATOMIC_RELEASE);
     }
     __atomic_fetch_or(&sws_server_shared->asked, (sws_uint_t) 1 << action, __ATOMIC_ACQ_REL);
@@ -202,7 +195,7 @@ sws_server_status(sws_server_status_t *st)
     out.last_reload = sh->last_reload;
     out.last_reload_ok = sh->last_ok;
     at = __atomic_load_n(&sh->quit_at, __ATOMIC_ACQUIRE);
-    out.quit_in = at == 0 ? -1 : sws_max(at - sws_server_now(), 0);
+    out.quit_in = at == 0 ? -1 : sws_max(at - sws_monotonic_msec(), 0);
     memcpy(out.last_error, sh->last_error, sizeof(out.last_error));
     out.last_error[sizeof(out.last_error) - 1] = '\0';
     size = sws_min(size, sizeof(out));

@@ -322,6 +322,16 @@ sws_time_update(void)
 
 
 sws_msec_t
+sws_monotonic_msec(void)
+{
+    struct timespec  ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
+sws_msec_t
 sws_current_msec(void)
 {
     return sws_cached_msec;

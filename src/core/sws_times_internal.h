@@ -18,6 +18,10 @@ const sws_str_t *sws_cached_syslog_time(void);
 extern volatile time_t      sws_cached_sec;
 extern volatile sws_msec_t  sws_cached_msec;
 
+/* The monotonic clock now, in ms, read afresh (not the loop's cached one):
+ * the master's and helpers' timers, which run outside a worker's loop. */
+sws_msec_t  sws_monotonic_msec(void);
+
 /* sws_current_msec() without the call */
 static inline sws_msec_t
 sws_now_msec(void)

@@ -21,6 +21,7 @@
 #include "sws_http_upstream.h"
 #include "sws_helper_internal.h"
 #include "sws_core_module.h"
+#include "sws_times_internal.h"
 
 #define SWS_APP_NAME_MAX       16
 #define SWS_APP_PROCESSES_MAX  64
@@ -573,16 +574,6 @@ sws_app_run_dir(sws_conf_t *cf, sws_app_t *app)
 }
 
 
-static sws_msec_t
-sws_app_now(void)
-{
-    struct timespec  ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (sws_msec_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-
 /* A server of ap's group that ap's process replaces: another process of
  * its slot (an earlier definition's, or its twin), or a process of a slot
  * that its definition does not have (a reload took processes away). */
@@ -735,7 +726,7 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
         ap->twin->replacing = 0;
         if (sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready) {
             ap->twin->retire = 1;
-            ap->twin->retire_until = sws_app_now() + ap->twin->stop_timeout;
+            ap->twin->retire_until = sws_monotonic_msec() + ap->twin->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->twin->helper);
         }
@@ -793,7 +784,7 @@ sws_app_stop_slot(sws_app_proc_t *ap)
         if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.ready) {
             (void) sws_http_upstream_server_drain(&ap->group, &ap->addr);
             ap->retire = 1;
-            ap->retire_until = sws_app_now() + ap->stop_timeout;
+            ap->retire_until = sws_monotonic_msec() + ap->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->helper);
         }
@@ -809,7 +800,7 @@ static void
 sws_app_scale(sws_app_scale_t *sc, sws_log_t *log)
 {
     sws_http_upstream_stats_t   st;
-    sws_msec_t                  now = sws_app_now();
+    sws_msec_t                  now = sws_monotonic_msec();
     sws_uint_t                  i, running = 0, idle = sc->max, last = sc->max;
     uint64_t                    inflight = 0;
 
@@ -877,8 +868,8 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
     char                        why[96];
 
     if (ap->retire) {
-        if (sws_app_server_busy(ap, &ap->addr, sws_app_now() >= ap->retire_until)
-            && sws_app_now() < ap->retire_until)
+        if (sws_app_server_busy(ap, &ap->addr, sws_monotonic_msec() >= ap->retire_until)
+            && sws_monotonic_msec() < ap->retire_until)
         {
             return;
         }
