@@ -119,7 +119,9 @@ regrow(u_char *old, const u_char *rest, size_t rest_len, const u_char *piece, si
     if (buf == NULL) {
         abort();
     }
-    memcpy(buf, rest, rest_len);
+    if (rest_len) {
+        memcpy(buf, rest, rest_len);    /* (rest is NULL before the first piece) */
+    }
     memcpy(buf + rest_len, piece, n);
     free(old);
     return buf;
