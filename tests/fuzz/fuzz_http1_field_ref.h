@@ -14,6 +14,10 @@
  * bytes and length, its hash, the value's place and length, the name's
  * class, and for the in-place parse every byte of the buffer after it
  * (lc == start: only the name may be lower-cased).
+ *
+ * The parsers read 16 bytes at a time with SSE2; the portable 8-byte path
+ * is checked by building a target with -DSWS_HTTP_PARSE_NO_SSE2 added to
+ * make fuzz's clang command line (sws_http_parse.c is compiled with it).
  */
 #ifndef FUZZ_HTTP1_FIELD_REF_H
 #define FUZZ_HTTP1_FIELD_REF_H
