@@ -17,6 +17,7 @@
  */
 #include <string.h>
 #include "sws_http_parse.h"
+#include "sws_swar.h"
 
 #define C_TCHAR  0x01   /* token char (RFC 9110 5.6.2) */
 #define C_PCHAR  0x02   /* path byte needing no attention (not '/' or '%') */
@@ -424,17 +425,152 @@ version:
 }
 
 
+/*
+ * Field names and values a chunk at a time: 16 bytes with SSE2 (every
+ * x86-64), else 8 in a uint64_t (SWAR). Both are exact: a chunk either
+ * passes whole or is left to the byte tables from the byte it stops at.
+ * SWS_HTTP_PARSE_NO_SSE2 builds the portable one on x86-64 too (its fuzz
+ * run).
+ */
+#if defined(__SSE2__) && !defined(SWS_HTTP_PARSE_NO_SSE2)
+
+#include <emmintrin.h>
+
+#define SWS_HTTP_CHUNK  16
+
+/* The leading [A-Za-z0-9-] bytes (a name's usual ones, whose class in
+ * sws_http_name_odd is 0) of the 16 at p, lower-cased into l; the bytes
+ * after them are stored as they are (lc == start). Returns their count
+ * (16: all). Signed compares: bytes >= 0x80 are below every range. */
+static inline unsigned
+sws_http_name_chunk(u_char *l, const u_char *p)
+{
+    __m128i   x, lo, alpha, digit, dash, before;
+    unsigned  others, n;
+
+    x = _mm_loadu_si128((const __m128i *) p);
+    lo = _mm_or_si128(x, _mm_set1_epi8(0x20));
+    alpha = _mm_and_si128(_mm_cmpgt_epi8(lo, _mm_set1_epi8('a' - 1)),
+                          _mm_cmplt_epi8(lo, _mm_set1_epi8('z' + 1)));
+    digit = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+                          _mm_cmplt_epi8(x, _mm_set1_epi8('9' + 1)));
+    dash = _mm_cmpeq_epi8(x, _mm_set1_epi8('-'));
+    others = ~(unsigned) _mm_movemask_epi8(_mm_or_si128(alpha, _mm_or_si128(digit, dash)))
+             & 0xffff;
+    n = others ? (unsigned) __builtin_ctz(others) : 16;
+    before = _mm_cmplt_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                            _mm_set1_epi8((char) n));
+    alpha = _mm_and_si128(_mm_and_si128(alpha, before), _mm_set1_epi8(0x20));
+    _mm_storeu_si128((__m128i *) l, _mm_or_si128(x, alpha));
+    return n;
+}
+
+/* Are the 16 bytes at p field-value bytes other than HTAB (which the
+ * byte loop takes)? A CTL is <= 0x1f unsigned: min(x, 0x1f) == x. */
+static inline int
+sws_http_value_chunk_ok(const u_char *p)
+{
+    __m128i  x, ctl, del;
+
+    x = _mm_loadu_si128((const __m128i *) p);
+    ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+    del = _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f));
+    return _mm_movemask_epi8(_mm_or_si128(ctl, del)) == 0;
+}
+
+#else
+
+#define SWS_HTTP_CHUNK  8
+
+/* 8 bytes with byte i in bits 8i..8i+7 whatever the machine's order (so
+ * that the first byte of interest is the lowest set bit), and back. */
+static inline uint64_t
+sws_http_load_le(const u_char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(sws_load64(p));
+#else
+    return sws_load64(p);
+#endif
+}
+
+
+static inline void
+sws_http_store_le(u_char *p, uint64_t w)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w);
+#endif
+    memcpy(p, &w, 8);
+}
+
+
+/* As the SSE2 one, 8 bytes: bit 7 of each [A-Za-z0-9-] byte and of each
+ * letter. Each test adds a bias to the low 7 bits, so no carry crosses
+ * into the next byte; bytes >= 0x80 are masked out at the end. */
+static inline unsigned
+sws_http_name_chunk(u_char *l, const u_char *p)
+{
+    uint64_t  w, low7, lo, a, d, m, others, keep;
+
+    w = sws_http_load_le(p);
+    low7 = w & (0x7f * SWS_ONES8);
+    lo = low7 | (0x20 * SWS_ONES8);
+    a = (lo + (0x80 - 'a') * SWS_ONES8) & ~(lo + (0x7f - 'z') * SWS_ONES8) & ~w & SWS_HIGHS8;
+    d = (low7 + (0x80 - '0') * SWS_ONES8) & ~(low7 + (0x7f - '9') * SWS_ONES8);
+    m = ~((low7 ^ ('-' * SWS_ONES8)) + 0x7f * SWS_ONES8);
+    others = ((a | d | m) & ~w & SWS_HIGHS8) ^ SWS_HIGHS8;
+    keep = (others & -others) - 1;          /* the bits below the first other */
+    sws_http_store_le(l, w | ((a & keep) >> 2));
+    return others ? (unsigned) __builtin_ctzll(others) >> 3 : 8;
+}
+
+static inline int
+sws_http_value_chunk_ok(const u_char *p)
+{
+    return sws_http_field_word_ok(sws_load64(p));
+}
+
+#endif
+
+
 /* The field line's parser; odd (if not NULL): the name's class, as
  * sws_http_name_odd's, taken in the same pass; hash: h->hash set (else
- * 0). Inlined into each caller so that the odd and hash tests fold away. */
+ * 0). Inlined into each caller so that the odd and hash tests fold away.
+ * lc has room for end - start bytes (or is start), so a word stored at a
+ * name byte 8 or more before end stays inside it. */
 static inline __attribute__((always_inline)) sws_int_t
 sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *end, u_char *odd,
     int hash)
 {
-    u_char  *p, *l, *v, c, o = 0;
+    u_char    *p, *l, *v, c, o = 0;
+    unsigned   n;
 
-    /* field-name ":" -- no whitespace before the colon, no obs-fold */
-    for (p = start, l = lc; p < end; p++) {
+    /* field-name ":" -- no whitespace before the colon, no obs-fold.
+     * A chunk at a time while one is left: its leading [A-Za-z0-9-] bytes
+     * lower-cased in one store, then the byte that stopped them through
+     * the tables: another tchar ('_', '!' ...) continues the name,
+     * anything else ends it. */
+    p = start;
+    l = lc;
+    while (end - p >= SWS_HTTP_CHUNK) {
+        n = sws_http_name_chunk(l, p);
+        p += n;
+        l += n;
+        if (n == SWS_HTTP_CHUNK) {
+            continue;
+        }
+        c = sws_http_name_lc[*p];
+        if (c == 0) {
+            goto name_end;
+        }
+        *l++ = c;
+        p++;
+        if (odd) {
+            o |= sws_http_name_odd[c];
+        }
+    }
+    for ( /* void */ ; p < end; p++) {
         c = sws_http_name_lc[*p];
         if (c == 0) {
             break;
@@ -444,6 +580,9 @@ sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *en
             o |= sws_http_name_odd[c];
         }
     }
+
+name_end:
+
     if (odd) {
         *odd = o;
     }
@@ -463,26 +602,19 @@ sws_http_parse_field(sws_http_header_t *h, u_char *lc, u_char *start, u_char *en
 
     v = p;
 
-    while (end - p >= 8) {
-        uint64_t  w;
-
-        memcpy(&w, p, 8);
-        if (!sws_http_field_word_ok(w)) {
-            break;
-        }
-        p += 8;
+    while (end - p >= SWS_HTTP_CHUNK && sws_http_value_chunk_ok(p)) {
+        p += SWS_HTTP_CHUNK;
     }
 
-    /* The tail as one word ending at end, overlapping bytes already seen:
-     * fewer than 8 left (every word before passed) of a value of at least
-     * 8 (a Host, a Date). A word that failed above is left to the bytes. */
-    if (p < end && end - p < 8 && end - v >= 8) {
-        uint64_t  w;
-
-        memcpy(&w, end - 8, 8);
-        if (sws_http_field_word_ok(w)) {
-            p = end;
-        }
+    /* The tail as one chunk ending at end, overlapping bytes already
+     * seen: fewer than a chunk left (every one before passed) of a line of
+     * at least a chunk. The bytes before the value are the name's, the
+     * colon and OWS: no CTL but HTAB, which fails the chunk and leaves the
+     * tail to the bytes, as a chunk that failed above is. */
+    if (p < end && end - p < SWS_HTTP_CHUNK && end - start >= SWS_HTTP_CHUNK
+        && sws_http_value_chunk_ok(end - SWS_HTTP_CHUNK))
+    {
+        p = end;
     }
 
     for ( /* void */ ; p < end && (sws_http_cls[*p] & C_FIELD); p++) { /* void */ }

@@ -3,11 +3,15 @@
  * The input is split into lines the way the connection code does, each
  * line parsed as a request line (first) or a header line; the path is
  * normalised; Content-Length, Range and the chunked decoder get the rest.
+ * Each header line, and the whole input as one line, are also checked
+ * against the byte-wise reference parser, cut at every position
+ * (fuzz_http1_field_ref.h).
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
 #include <stdlib.h>
 #include <string.h>
 #include "sws_http_parse.h"
+#include "fuzz_http1_field_ref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,6 +49,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     memcpy(buf, data, size);
+    fuzz_field_diff(data, size);
     p = buf;
     last = buf + size;
 
@@ -62,11 +67,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         } else if (end == p) {
             p = nl + 1;
             break;
-        } else if (sws_http_parse_header_line(&h, p, p, end) == SWS_OK) {
-            (void) sws_http_parse_content_length(h.value.data, h.value.len);
-            fuzz_range(h.value.data, h.value.len, 1000);
-            fuzz_range(h.value.data, h.value.len, 0);
-            fuzz_range(h.value.data, h.value.len, (off_t) 1 << 62);
+        } else {
+            fuzz_field_diff(p, (size_t) (end - p));
+            if (sws_http_parse_header_line(&h, p, p, end) == SWS_OK) {
+                (void) sws_http_parse_content_length(h.value.data, h.value.len);
+                fuzz_range(h.value.data, h.value.len, 1000);
+                fuzz_range(h.value.data, h.value.len, 0);
+                fuzz_range(h.value.data, h.value.len, (off_t) 1 << 62);
+            }
         }
         p = nl + 1;
     }

@@ -13,7 +13,10 @@
  * the head parser may only move forward over whole lines, the body
  * decoder must consume all it is given (or stop at the body's end) and
  * write no more than it read. The outcome (status, framing, reuse, the
- * decoded body) must be the same whatever the cutting.
+ * decoded body) must be the same whatever the cutting. Each line of the
+ * input, and the input as one line, are also checked against the
+ * byte-wise reference field parser, cut at every position
+ * (fuzz_http1_field_ref.h).
  * Build and run: make fuzz (clang with -fsanitize=fuzzer,address,undefined).
  */
 #include <stdio.h>
@@ -24,6 +27,7 @@
 #include "sws_http_upstream.h"
 #include "sws_log_internal.h"
 #include "fuzz_cycle.h"
+#include "fuzz_http1_field_ref.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -115,7 +119,9 @@ regrow(u_char *old, const u_char *rest, size_t rest_len, const u_char *piece, si
     if (buf == NULL) {
         abort();
     }
-    memcpy(buf, rest, rest_len);
+    if (rest_len) {
+        memcpy(buf, rest, rest_len);    /* (rest is NULL before the first piece) */
+    }
     memcpy(buf + rest_len, piece, n);
     free(old);
     return buf;
@@ -215,6 +221,21 @@ run(const uint8_t *data, size_t size, size_t step, unsigned flags, outcome_t *o)
     sws_pool_destroy(pool);
 }
 
+/* The field parsers against the reference: the whole, and each line as the
+ * head parser cuts them (without LF and one CR before it). */
+static void
+fuzz_field_lines(const uint8_t *data, size_t size)
+{
+    const u_char  *p = data, *last = data + size, *nl, *end;
+
+    fuzz_field_diff(data, size);
+    while (p < last && (nl = memchr(p, '\n', (size_t) (last - p))) != NULL) {
+        end = (nl > p && nl[-1] == '\r') ? nl - 1 : nl;
+        fuzz_field_diff(p, (size_t) (end - p));
+        p = nl + 1;
+    }
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -236,6 +257,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2) {
         return 0;
     }
+    fuzz_field_lines(data + 1, size - 1);
     flags = data[0] & 0x0f;
     step = (size_t) (data[0] >> 4) * 3 + 1;
     run(data + 1, size - 1, size, flags, &whole);

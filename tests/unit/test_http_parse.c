@@ -600,6 +600,75 @@ START_TEST(hl_value_bytes)
 }
 END_TEST
 
+/* Every byte value at every position of names of 1 to 40 bytes (chunks of
+ * 16 or 8 bytes and the byte loop after them must agree), parsed in place
+ * as HTTP/1's request head parses them: only the name is lower-cased, the
+ * value in the same chunk is left as it was, and the name's class is
+ * sws_http_name_odd's. */
+static int
+tchar(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+           || (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+START_TEST(hl_name_bytes)
+{
+    static const char  name[] = "Abcdefghijklmnopqrstuvwxyz-0123456789ABC";
+    char               line[64], want[64];
+    u_char            *p, odd, want_odd;
+    size_t             len, pos, i;
+    int                c, good;
+
+    for (len = 1; len <= 40; len++) {
+        for (pos = 0; pos < len; pos++) {
+            for (c = 0; c < 256; c++) {
+                memcpy(line, name, len);
+                line[pos] = (char) c;
+                memcpy(line + len, ": ValUE", 7);
+                p = dupn(line, len + 7);
+                good = tchar(c) || (c == ':' && pos > 0);
+                ck_assert_msg((sws_http_parse_request_field(&hd, p, p, p + len + 7, &odd)
+                               == SWS_OK) == good, "byte 0x%02x at %zu of %zu", c, pos, len);
+                if (good) {
+                    want_odd = 0;
+                    for (i = 0; i < len && line[i] != ':'; i++) {
+                        want[i] = (char) sws_tolower((u_char) line[i]);
+                        want_odd |= sws_http_name_odd[(u_char) want[i]];
+                    }
+                    ck_assert_uint_eq(hd.name.len, i);
+                    ck_assert(memcmp(p, want, i) == 0);
+                    ck_assert(memcmp(p + i, line + i, len + 7 - i) == 0);
+                    ck_assert_uint_eq(odd, want_odd);
+                    ck_assert_uint_eq(hd.hash, sws_hash_key((u_char *) want, i));
+                    ck_assert_ptr_eq(hd.value.data, c == ':' ? p + pos + 1 : p + len + 2);
+                }
+                free_blocks();
+            }
+        }
+    }
+}
+END_TEST
+
+/* Short values whose line is a chunk or longer: the chunk that ends at the
+ * line's end overlaps the name, the colon and OWS. */
+START_TEST(hl_short_value_tail)
+{
+    ck_assert_int_eq(HL("Content-Length: 13"), SWS_OK);
+    ck_str(&hd.value, "13");
+    ck_assert_int_eq(HL("Content-Length:\t13"), SWS_OK);
+    ck_str(&hd.value, "13");
+    ck_assert_int_eq(HL("Content-Length: 13\t"), SWS_OK);
+    ck_str(&hd.value, "13");
+    ck_assert_int_eq(HL("Content-Length: 1\x7f"), SWS_HTTP_BAD_REQUEST);
+    ck_assert_int_eq(HL("Content-Length:\t1\x01"), SWS_HTTP_BAD_REQUEST);
+    ck_assert_int_eq(HL("Content-Length: 1\r"), SWS_HTTP_BAD_REQUEST);
+    ck_assert_int_eq(HL("X-Sixteen-Bytes: \x80"), SWS_OK);
+    ck_assert_int_eq(HL("X-Sixteen-Bytes:\x80\xff\t"), SWS_OK);
+    ck_str(&hd.value, "\x80\xff");
+}
+END_TEST
+
 /* ---- Content-Length --------------------------------------------------- */
 
 static off_t
@@ -1305,6 +1374,8 @@ http_parse_suite(void)
     tcase_add_test(tc, hl_good);
     tcase_add_test(tc, hl_bad);
     tcase_add_test(tc, hl_value_bytes);
+    tcase_add_test(tc, hl_name_bytes);
+    tcase_add_test(tc, hl_short_value_tail);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("content_length_range");
