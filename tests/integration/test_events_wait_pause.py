@@ -1,0 +1,113 @@
+"""events { wait_pause off | TIME; }: a worker that has just handled events
+and finds none ready pauses for TIME before it blocks, so what clients send
+meanwhile is taken in one wait (sws_epoll.c). Off by default."""
+import time
+
+import pytest
+
+import h2raw
+import swsharness as h
+import tlsutil as t
+
+PAUSE_MS = 10           # the longest pause: long enough to be seen in a round trip
+ROUND_TRIPS = 12
+
+
+def _round_trips(port, n):
+    """Seconds for n keep-alive request/response round trips, each request
+    sent as soon as the response before it came."""
+    with h.Conn(port) as cl:
+        cl.send(h.request("GET", "/respond"))       # a worker that was idle
+        assert cl.read_response().status == 200
+        t0 = time.monotonic()
+        for _ in range(n):
+            cl.send(h.request("GET", "/respond"))
+            r = cl.read_response()
+            assert r.status == 200 and r.body == b"Hello, world!"
+        return time.monotonic() - t0
+
+
+@pytest.mark.skipif(h.EVENTS_USE == "io_uring", reason="wait_pause is epoll's")
+def test_the_next_request_waits_for_the_pause(sws):
+    # Each request comes just after the worker answered the one before: the
+    # worker, busy a moment ago, finds nothing ready and pauses, and the
+    # request is read when the pause is over. Without the directive the
+    # same round trips take a fraction of one pause each.
+    paused = sws(events="wait_pause %dms;" % PAUSE_MS)
+    plain = sws()
+    took = _round_trips(paused.port, ROUND_TRIPS)
+    assert took >= 0.6 * ROUND_TRIPS * PAUSE_MS / 1000.0, took
+    fast = _round_trips(plain.port, ROUND_TRIPS)
+    assert fast < took / 3, (fast, took)
+
+
+def test_an_idle_worker_blocks_at_once(sws):
+    # After a pause in which nothing came the worker waits as before: a
+    # request that comes later is not delayed by a pause, and timers
+    # (keepalive_timeout) still fire.
+    srv = sws(events="wait_pause 10ms;", keepalive="1s")
+    with h.Conn(srv.port) as cl:
+        cl.send(h.request("GET", "/respond"))
+        assert cl.read_response().status == 200
+        time.sleep(0.1)
+        cl.send(h.request("GET", "/respond"))
+        assert cl.read_response().status == 200
+        assert cl.closed_within(3.0)
+
+
+def test_http2_streams_over_tls_with_a_pause(sws, pki):
+    # Ten streams a round on one TLS connection, the way h2load -m10 asks:
+    # every response complete, the rounds answered after the pauses.
+    srv = t.launch(sws, pki, listen="http2", events="wait_pause 200us;",
+                   files={"html/hello.txt": "Hello, world\n"})
+    with h2raw.H2(srv.port, tls=True) as c:
+        for _ in range(5):
+            got = {c.get("/hello.txt"): ([], b"") for _ in range(10)}
+            open_ = set(got)
+            while open_:
+                f = c.read_frame(5)
+                assert f is not None, got
+                if f.stream_id not in open_:
+                    continue
+                hdrs, body = got[f.stream_id]
+                if isinstance(f, h2raw.HeadersFrame):
+                    hdrs = hdrs + f.decoded
+                elif isinstance(f, h2raw.DataFrame):
+                    body += f.data
+                got[f.stream_id] = (hdrs, body)
+                if "END_STREAM" in f.flags:
+                    open_.discard(f.stream_id)
+            for hdrs, body in got.values():
+                assert h2raw.status(hdrs) == 200 and body == b"Hello, world\n"
+
+
+def test_wait_pause_errors(tmp_path):
+    cases = [
+        ("wait_pause 0us;", 'must be "off" or longer than 0'),
+        ("wait_pause 11ms;", "is too long (at most 10ms)"),
+        ("wait_pause 10001us;", "is too long (at most 10ms)"),
+        ("wait_pause 99999999999999999999us;", "is too long (at most 10ms)"),
+        ("wait_pause 1s;", 'must be "off" or a time in "us" or "ms"'),
+        ("wait_pause 50;", 'must be "off" or a time in "us" or "ms"'),
+        ("wait_pause us;", 'must be "off" or a time in "us" or "ms"'),
+        ("wait_pause 5usx;", 'must be "off" or a time in "us" or "ms"'),
+        ("wait_pause on;", 'must be "off" or a time in "us" or "ms"'),
+        ("wait_pause 50us; wait_pause off;", "is duplicate"),
+    ]
+    for i, (events, needle) in enumerate(cases):
+        d = tmp_path / ("c%d" % i)
+        d.mkdir()
+        rc, out, listening = h.start_expect_failure(d, events=events)
+        assert rc not in (None, 0) and needle in out, (events, out)
+        assert not listening, events
+
+
+def test_wait_pause_values_accepted(tmp_path):
+    for i, v in enumerate(("off", "1us", "200us", "10000us", "10ms")):
+        d = tmp_path / ("v%d" % i)
+        d.mkdir()
+        srv = h.launch(d, events="wait_pause %s;" % v)
+        try:
+            assert h.curl(srv.url("/respond")).status == 200
+        finally:
+            srv.stop()
