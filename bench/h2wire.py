@@ -37,7 +37,8 @@ quiet machine). Those runs capture nothing (the packet socket's reader
 is woken by every segment: it would be counted): h2load's user and system
 time apart, its system calls, the wake-ups it makes and the IPIs it sends
 (perf stat on its process: raw_syscalls:sys_enter, sched:sched_waking,
-ipi:ipi_send_cpu), and the server's sleeps (voluntary context switches of
+ipi:ipi_send_cpu; and the wake-ups of the server among them: sched_waking
+filtered by the woken task's name), and the server's sleeps (voluntary context switches of
 its processes' threads, /proc/PID/task/*/status), and the server's system
 calls and event waits (epoll_wait, epoll_pwait: perf stat on its
 processes). A server that waits idle in epoll_wait
@@ -250,30 +251,56 @@ def server_processes(pids):
     return own
 
 
-def perf_counts(path, names):
-    """{key: count} of perf stat -x, output; events sharing a key add up."""
+def perf_counts(path, events):
+    """{key: count} of perf stat -x, output for events [(event, key)], in
+    their order (an event may come twice, filtered differently); keys that
+    come twice add up."""
     r = collections.Counter()
+    names = set(e for e, _ in events)
     with open(path) as f:
-        for line in f:
-            fields = line.strip().split(",")
-            if len(fields) > 2 and fields[2] in names and fields[0].isdigit():
-                r[names[fields[2]]] += int(fields[0])
+        lines = [x.strip().split(",") for x in f]
+    lines = [x for x in lines if len(x) > 2 and x[2] in names]
     os.unlink(path)
+    if [x[2] for x in lines] != [e for e, _ in events]:
+        raise RuntimeError("perf stat: not the events asked for: %r" % lines)
+    for fields, (_, key) in zip(lines, events):
+        if fields[0].isdigit():
+            r[key] += int(fields[0])
     return r
+
+
+def process_names(pids):
+    names = set()
+    for pid in pids:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                names.add(f.read().strip())
+        except OSError:
+            pass
+    return sorted(names)
 
 
 def one_run(a, port, n, conns, streams, callgrind_dir=None, server_pids=()):
     """Counts of one h2load run of n requests."""
     url = "https://127.0.0.1:%d/hello.txt" % port
-    argv = ["h2load", "-n%d" % n, "-c%d" % conns, "-m%d" % streams, "-t1", url]
+    argv = argv_h2load = ["h2load", "-n%d" % n, "-c%d" % conns, "-m%d" % streams, "-t1", url]
     if callgrind_dir:
         out = os.path.join(callgrind_dir, "callgrind.out.%d" % n)
         argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv
     perf_out = perf_server = None
+    client_events = list(SCHED_EVENTS)
     if a.sched and not callgrind_dir:
         perf_out = os.path.join(tempfile.gettempdir(), "h2wire-perf.%d" % os.getpid())
         argv = ["perf", "stat", "-x,", "-o", perf_out,
-                "-e", ",".join(e for e, _ in SCHED_EVENTS), "--"] + argv
+                "-e", ",".join(e for e, _ in SCHED_EVENTS)]
+        names = process_names(server_pids)
+        if names:
+            # the wake-ups of the server among them: a tracepoint filter on
+            # the woken task's name
+            argv += ["-e", "sched:sched_waking", "--filter",
+                     " || ".join('comm == "%s"' % n for n in names)]
+            client_events.append(("sched:sched_waking", "client_wakes_server"))
+        argv += ["--"] + argv_h2load
     argv = ["taskset", "-c", str(a.client_cpu)] + argv
     if perf_out and server_pids:
         # the server's counts while h2load runs
@@ -311,9 +338,9 @@ def one_run(a, port, n, conns, streams, callgrind_dir=None, server_pids=()):
         r["user_ms"] = ru.ru_utime * 1000.0
         r["sys_ms"] = ru.ru_stime * 1000.0
         r["server_sleeps"] = sleeps
-        r.update(perf_counts(perf_out, dict(SCHED_EVENTS)))
+        r.update(perf_counts(perf_out, client_events))
         if perf_server:
-            r.update(perf_counts(perf_server, dict(SERVER_EVENTS)))
+            r.update(perf_counts(perf_server, SERVER_EVENTS))
     if callgrind_dir:
         with open(out) as f:
             for line in f:
@@ -390,7 +417,9 @@ COLUMNS = [("out_records", "records to client", "%.3f"), ("out_bytes", "bytes to
            ("in_acks", "bare ACKs from client", "%.3f"),
            ("cpu_ms", "h2load CPU us", "%.2f"), ("user_ms", "h2load user us", "%.2f"),
            ("sys_ms", "h2load system us", "%.2f"), ("client_syscalls", "h2load system calls", "%.3f"),
-           ("client_wakeups", "h2load wake-ups", "%.4f"), ("client_ipis", "h2load IPIs", "%.4f"),
+           ("client_wakeups", "h2load wake-ups", "%.4f"),
+           ("client_wakes_server", "h2load wake-ups of the server", "%.4f"),
+           ("client_ipis", "h2load IPIs", "%.4f"),
            ("server_sleeps", "server sleeps", "%.4f"),
            ("server_syscalls", "server system calls", "%.4f"),
            ("server_waits", "server epoll waits", "%.4f"),
