@@ -13,7 +13,7 @@
 static int                  ep = -1;
 static struct epoll_event  *event_list;
 static sws_uint_t           nevents;
-static struct timespec      pause_ts;     /* wait_pause; zero: off */
+static long                 pause_ns;     /* wait_pause; 0: off */
 static int                  busy;         /* the last wait handed events over */
 
 static sws_int_t sws_epoll_add(sws_connection_t *c);
@@ -44,8 +44,7 @@ sws_epoll_init(sws_cycle_t *cycle, sws_uint_t n)
         return SWS_ERROR;
     }
     nevents = n;
-    pause_ts.tv_sec = 0;
-    pause_ts.tv_nsec = (long) sws_events_conf(cycle)->wait_pause_us * 1000;
+    pause_ns = (long) sws_events_conf(cycle)->wait_pause_us * 1000;
     event_list = sws_alloc(sizeof(struct epoll_event) * n, cycle->log);
     if (event_list == NULL) {
         return SWS_ERROR;
@@ -123,14 +122,16 @@ sws_epoll_del(sws_connection_t *c)
 static int
 sws_epoll_wait(sws_msec_t timer)
 {
-    struct timespec ts = pause_ts;
+    struct timespec ts;
     int             n;
 
-    if (ts.tv_nsec != 0 && busy && timer != 0) {
+    if (pause_ns != 0 && busy && timer != 0) {
         n = epoll_pwait(ep, event_list, (int) nevents, 0, &sws_wait_sigmask);
         if (n != 0) {
             return n;
         }
+        ts.tv_sec = 0;
+        ts.tv_nsec = pause_ns;
         if (timer != (sws_msec_t) -1) {
             /* not past the next timer */
             ts.tv_nsec = sws_min(ts.tv_nsec, (long) timer * 1000000);
