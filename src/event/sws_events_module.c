@@ -66,6 +66,11 @@ sws_events_init_conf(sws_conf_t *cf, void *conf)
     if (ecf->wait_pause_us == SWS_UNSET_UINT) {
         ecf->wait_pause_us = 0;
     }
+    if (ecf->wait_pause_us && ecf->method == SWS_EVENTS_IO_URING) {
+        /* (a worker whose kernel refuses io_uring pauses on epoll) */
+        sws_conf_log_error(SWS_LOG_WARN, cf, 0,
+                           "\"wait_pause\" has no effect with \"use io_uring\"");
+    }
     if (ecf->worker_connections < 16) {
         return "worker_connections must be at least 16";
     }

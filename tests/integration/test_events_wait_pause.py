@@ -9,6 +9,7 @@ import pytest
 import h2raw
 import swsharness as h
 import tlsutil as t
+from test_events_uring import needs_uring
 
 PAUSE_MS = 10           # the longest pause: long enough to be seen in a round trip
 THINK_MS = 2            # the client's time between a response and its next request
@@ -119,3 +120,14 @@ def test_wait_pause_values_accepted(tmp_path):
             assert h.curl(srv.url("/respond")).status == 200
         finally:
             srv.stop()
+
+
+@needs_uring
+def test_no_effect_with_io_uring_is_said(tmp_path):
+    srv = h.launch(tmp_path, events="use io_uring; wait_pause 200us;")
+    try:
+        assert h.curl(srv.url("/respond")).status == 200
+        out = srv.stderr() + srv.error_log()
+        assert '"wait_pause" has no effect with "use io_uring"' in out, out
+    finally:
+        srv.stop()
