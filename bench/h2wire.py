@@ -6,7 +6,7 @@ bytes and TCP segments per response, each way, and h2load's own CPU.
                     [--cases tls-h2-static-small,tls-h2-mux-small]
                     [--counts 2000,8000] [--callgrind] [--out FILE]
                     [--scalwsd-http "etag off;"] [--label TEXT]
-                    [--keep-profiles DIR] [--sched]
+                    [--keep-profiles DIR] [--sched] [--scalwsd-events TEXT]
 
 For each case and server (configured as bench/run does, from the same
 templates: one worker), h2load sends exactly N1 and then N2 requests for
@@ -37,10 +37,15 @@ quiet machine). Those runs capture nothing (the packet socket's reader
 is woken by every segment: it would be counted): h2load's user and system
 time apart, its system calls, the wake-ups it makes and the IPIs it sends
 (perf stat on its process: raw_syscalls:sys_enter, sched:sched_waking,
-ipi:ipi_send_cpu), and the server's sleeps (voluntary context switches of
-its processes, /proc/PID/status). A server that waits idle in epoll_wait
+ipi:ipi_send_cpu; and the wake-ups of the server among them: sched_waking
+filtered by the woken task's name), and the server's sleeps (voluntary context switches of
+its processes' threads, /proc/PID/task/*/status), and the server's system
+calls and event waits (epoll_wait, epoll_pwait: perf stat on its
+processes). A server that waits idle in epoll_wait
 between two of the client's writes is woken by the client's write, and on
 a VM that wake-up (an IPI to the halted vCPU) is the client's cost.
+--scalwsd-events puts directives into scalwsd's events block
+("wait_pause 200us;").
 """
 
 import argparse
@@ -207,35 +212,102 @@ def records(stream):
 
 SCHED_EVENTS = [("raw_syscalls:sys_enter", "client_syscalls"),
                 ("sched:sched_waking", "client_wakeups"), ("ipi:ipi_send_cpu", "client_ipis")]
+SERVER_EVENTS = [("raw_syscalls:sys_enter", "server_syscalls"),
+                 ("syscalls:sys_enter_epoll_wait", "server_waits"),
+                 ("syscalls:sys_enter_epoll_pwait", "server_waits")]
 
 
 def server_sleeps(pids):
-    """Voluntary context switches of the server's processes so far."""
+    """Voluntary context switches of the server's processes (all their
+    threads: h2o runs its loop in one) so far."""
     n = 0
     for pid in pids:
         try:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("voluntary_ctxt_switches"):
-                        n += int(line.split()[1])
+            tids = os.listdir("/proc/%d/task" % pid)
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches"):
+                            n += int(line.split()[1])
+            except OSError:
+                pass
+    return n
+
+
+def server_processes(pids):
+    """Of the server's process tree, the server's own processes (h2o's
+    tree has helper scripts that come and go)."""
+    own = []
+    for pid in pids:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                if f.read().strip() not in ("perl", "sh"):
+                    own.append(pid)
         except OSError:
             pass
-    return n
+    return own
+
+
+def perf_counts(path, events):
+    """{key: count} of perf stat -x, output for events [(event, key)], in
+    their order (an event may come twice, filtered differently); keys that
+    come twice add up."""
+    r = collections.Counter()
+    names = set(e for e, _ in events)
+    with open(path) as f:
+        lines = [x.strip().split(",") for x in f]
+    lines = [x for x in lines if len(x) > 2 and x[2] in names]
+    os.unlink(path)
+    if [x[2] for x in lines] != [e for e, _ in events]:
+        raise RuntimeError("perf stat: not the events asked for: %r" % lines)
+    for fields, (_, key) in zip(lines, events):
+        if fields[0].isdigit():
+            r[key] += int(fields[0])
+    return r
+
+
+def process_names(pids):
+    names = set()
+    for pid in pids:
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                names.add(f.read().strip())
+        except OSError:
+            pass
+    return sorted(names)
 
 
 def one_run(a, port, n, conns, streams, callgrind_dir=None, server_pids=()):
     """Counts of one h2load run of n requests."""
     url = "https://127.0.0.1:%d/hello.txt" % port
-    argv = ["h2load", "-n%d" % n, "-c%d" % conns, "-m%d" % streams, "-t1", url]
+    argv = argv_h2load = ["h2load", "-n%d" % n, "-c%d" % conns, "-m%d" % streams, "-t1", url]
     if callgrind_dir:
         out = os.path.join(callgrind_dir, "callgrind.out.%d" % n)
         argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + argv
-    perf_out = None
+    perf_out = perf_server = None
+    client_events = list(SCHED_EVENTS)
     if a.sched and not callgrind_dir:
         perf_out = os.path.join(tempfile.gettempdir(), "h2wire-perf.%d" % os.getpid())
         argv = ["perf", "stat", "-x,", "-o", perf_out,
-                "-e", ",".join(e for e, _ in SCHED_EVENTS), "--"] + argv
+                "-e", ",".join(e for e, _ in SCHED_EVENTS)]
+        names = process_names(server_pids)
+        if names:
+            # the wake-ups of the server among them: a tracepoint filter on
+            # the woken task's name
+            argv += ["-e", "sched:sched_waking", "--filter",
+                     " || ".join('comm == "%s"' % n for n in names)]
+            client_events.append(("sched:sched_waking", "client_wakes_server"))
+        argv += ["--"] + argv_h2load
     argv = ["taskset", "-c", str(a.client_cpu)] + argv
+    if perf_out and server_pids:
+        # the server's counts while h2load runs
+        perf_server = perf_out + ".server"
+        argv = ["perf", "stat", "-x,", "-o", perf_server,
+                "-e", ",".join(e for e, _ in SERVER_EVENTS),
+                "-p", ",".join(str(p) for p in server_pids), "--"] + argv
     sleeps0 = server_sleeps(server_pids)
     # (under callgrind the count of instructions is what is asked for: the
     # wire is counted by the runs without it)
@@ -266,13 +338,9 @@ def one_run(a, port, n, conns, streams, callgrind_dir=None, server_pids=()):
         r["user_ms"] = ru.ru_utime * 1000.0
         r["sys_ms"] = ru.ru_stime * 1000.0
         r["server_sleeps"] = sleeps
-        names = dict(SCHED_EVENTS)
-        with open(perf_out) as f:
-            for line in f:
-                fields = line.strip().split(",")
-                if len(fields) > 2 and fields[2] in names and fields[0].isdigit():
-                    r[names[fields[2]]] = int(fields[0])
-        os.unlink(perf_out)
+        r.update(perf_counts(perf_out, client_events))
+        if perf_server:
+            r.update(perf_counts(perf_server, SERVER_EVENTS))
     if callgrind_dir:
         with open(out) as f:
             for line in f:
@@ -294,7 +362,7 @@ def measure(a, reg, server, case, ctx, tmp):
     stmp = os.path.dirname(r.log_path)          # (its directory: callgrind's files)
     try:
         one_run(a, ctx["port"], conns * streams, conns, streams)      # warm-up
-        pids = r.tree() if a.sched else ()
+        pids = server_processes(r.tree()) if a.sched else ()
         runs = []
         for n in a.counts:
             runs.append(one_run(a, ctx["port"], n, conns, streams,
@@ -325,6 +393,8 @@ def parse_args(argv):
     p.add_argument("--label", default="")
     p.add_argument("--scalwsd-http", default="", metavar="TEXT",
                    help='directives for scalwsd\'s http block, e.g. "etag off;"')
+    p.add_argument("--scalwsd-events", default="", metavar="TEXT",
+                   help='directives for scalwsd\'s events block, e.g. "wait_pause 200us;"')
     p.add_argument("--out", help="also append the Markdown table to this file")
     p.add_argument("--sched", action="store_true",
                    help="instead of the capture: h2load's user/system time, system calls, wake-ups and IPIs "
@@ -347,8 +417,12 @@ COLUMNS = [("out_records", "records to client", "%.3f"), ("out_bytes", "bytes to
            ("in_acks", "bare ACKs from client", "%.3f"),
            ("cpu_ms", "h2load CPU us", "%.2f"), ("user_ms", "h2load user us", "%.2f"),
            ("sys_ms", "h2load system us", "%.2f"), ("client_syscalls", "h2load system calls", "%.3f"),
-           ("client_wakeups", "h2load wake-ups", "%.4f"), ("client_ipis", "h2load IPIs", "%.4f"),
+           ("client_wakeups", "h2load wake-ups", "%.4f"),
+           ("client_wakes_server", "h2load wake-ups of the server", "%.4f"),
+           ("client_ipis", "h2load IPIs", "%.4f"),
            ("server_sleeps", "server sleeps", "%.4f"),
+           ("server_syscalls", "server system calls", "%.4f"),
+           ("server_waits", "server epoll waits", "%.4f"),
            ("client_ir", "h2load instructions", "%.0f")]
 
 
@@ -389,6 +463,7 @@ def main(argv):
             bench.log("h2wire: %s is not installed" % tool)
             return 2
     servers = make_servers(a.scalwsd, a.modules_dir, scalwsd_http_conf=a.scalwsd_http)
+    servers["scalwsd"].events_conf = a.scalwsd_events
     names = bench.split_list(a.servers)
     for n in names:
         if n not in servers or not servers[n].available():

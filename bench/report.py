@@ -27,7 +27,7 @@ import time
 
 BASE = "scalwsd"
 # other scalwsd entries: they take scalwsd's configurations
-SCALWSD_VARIANTS = ("scalwsd-base", "scalwsd-uring")
+SCALWSD_VARIANTS = ("scalwsd-base", "scalwsd-uring", "scalwsd-pause")
 
 CSV_FIELDS = [
     "scenario", "server", "round", "position", "attempt", "valid", "error", "requests", "elapsed_s", "rps",

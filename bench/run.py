@@ -330,6 +330,8 @@ def subset_suffix(selected, server_names, upstream_keepalive):
         out += "-" + "+".join(s for s in scenario_table.ALL_SERVERS if s in server_names)
     if "scalwsd-uring" in server_names:
         out += "-io-uring"
+    if "scalwsd-pause" in server_names:
+        out += "-wait-pause"
     if "scalwsd-base" in server_names:
         out += "-vs-baseline"
     if upstream_keepalive != DEFAULT_UPSTREAM_KEEPALIVE and any(s.backend for s in selected):

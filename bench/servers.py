@@ -349,15 +349,31 @@ class ScalwsdUring(Scalwsd):
         return super().version() + ", events { use io_uring; }"
 
 
+class ScalwsdPause(Scalwsd):
+    """The tree's scalwsd with `events { wait_pause 200us; }` (off by
+    default: docs/directives.md#wait_pause), beside the default one:
+    `--servers scalwsd,scalwsd-pause,h2o --scenarios tls-h2-mux-small`
+    shows what the pause before a wait does to the clients' rate."""
+    name = "scalwsd-pause"
+    config_dir = "scalwsd"
+
+    def __init__(self, binary=None, modules_dir=None, http_conf=""):
+        super().__init__(binary, modules_dir, http_conf, events_conf="wait_pause 200us;")
+
+    def version(self):
+        return super().version() + ", events { wait_pause 200us; }"
+
+
 # The scalwsd entries that run the tree's build (bench/run snapshots it for
 # them all).
-TREE_SCALWSD = ("scalwsd", "scalwsd-uring")
+TREE_SCALWSD = ("scalwsd", "scalwsd-uring", "scalwsd-pause")
 
 
 def make_servers(scalwsd_binary, modules_dir, baseline=None, scalwsd_http_conf=""):
     servers = {
         "scalwsd": Scalwsd(scalwsd_binary, modules_dir, scalwsd_http_conf),
         "scalwsd-uring": ScalwsdUring(scalwsd_binary, modules_dir, scalwsd_http_conf),
+        "scalwsd-pause": ScalwsdPause(scalwsd_binary, modules_dir, scalwsd_http_conf),
         "nginx": Nginx(),
         "h2o": H2o(),
         "lighttpd": Lighttpd(),

@@ -3,14 +3,18 @@
  * worker wakes per new connection when workers share a socket. */
 #include <sys/epoll.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include "sws_event.h"
 #include "sws_event_dispatch.h"
+#include "sws_events_module.h"
 #include "sws_process.h"
 
 static int                  ep = -1;
 static struct epoll_event  *event_list;
 static sws_uint_t           nevents;
+static long                 pause_ns;     /* wait_pause; 0: off */
+static int                  busy;         /* the last wait handed events over */
 
 static sws_int_t sws_epoll_add(sws_connection_t *c);
 static sws_int_t sws_epoll_add_listening(sws_connection_t *c, int exclusive);
@@ -40,6 +44,7 @@ sws_epoll_init(sws_cycle_t *cycle, sws_uint_t n)
         return SWS_ERROR;
     }
     nevents = n;
+    pause_ns = (long) sws_events_conf(cycle)->wait_pause_us * 1000;
     event_list = sws_alloc(sizeof(struct epoll_event) * n, cycle->log);
     if (event_list == NULL) {
         return SWS_ERROR;
@@ -107,14 +112,45 @@ sws_epoll_del(sws_connection_t *c)
     return SWS_OK;
 }
 
+/* wait_pause: a worker that has just handled events and finds none ready
+ * pauses outside epoll before it blocks. A client's write that comes
+ * meanwhile finds no waiter to wake (that wake-up is the writer's cost, an
+ * IPI to a halted CPU on a VM), and the wait after the pause takes all
+ * that came at once: fewer, larger batches when the clients are slower
+ * than the worker. Under full load there is always something ready and
+ * the worker never pauses; idle, it blocks at once. */
+static int
+sws_epoll_wait(sws_msec_t timer)
+{
+    struct timespec ts;
+    int             n;
+
+    if (pause_ns != 0 && busy && timer != 0) {
+        n = epoll_pwait(ep, event_list, (int) nevents, 0, &sws_wait_sigmask);
+        if (n != 0) {
+            return n;
+        }
+        ts.tv_sec = 0;
+        ts.tv_nsec = pause_ns;
+        if (timer != (sws_msec_t) -1) {
+            /* not past the next timer */
+            ts.tv_nsec = sws_min(ts.tv_nsec, (long) timer * 1000000);
+            timer -= ts.tv_nsec / 1000000;
+        }
+        (void) clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+    }
+    return epoll_pwait(ep, event_list, (int) nevents, (int) timer, &sws_wait_sigmask);
+}
+
 static sws_int_t
 sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 {
     int               i, n, err;
     sws_connection_t *c;
 
-    n = epoll_pwait(ep, event_list, (int) nevents, (int) timer, &sws_wait_sigmask);
+    n = sws_epoll_wait(timer);
     err = (n == -1) ? errno : 0;
+    busy = n > 0;
     if (sws_worker_stat != NULL) {
         sws_event_woke_ns = sws_worker_ns();
     }
