@@ -46,6 +46,7 @@ sys.path.insert(0, BENCH)
 
 import backends                                             # noqa: E402
 import loadgen                                              # noqa: E402
+import run                                                  # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from budget import make_docroot                             # noqa: E402
 from procs import Registry, free_port, wait_port            # noqa: E402
@@ -185,8 +186,9 @@ def main(argv=None):
     os.chmod(tmp, 0o755)
     server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
                      events_conf=a.events)
+    # (the TLS scenarios' certificate, as bench/run and bench/budget.py make it)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
-           "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
+           "placeholders": dict({"UPSTREAM_KEEPALIVE": "64"}, **run.make_certificate(tmp))}
     with open(os.path.join(ctx["docroot"], "1m.bin"), "wb") as f:     # static-1m
         f.write(os.urandom(1 << 20))
     try:
