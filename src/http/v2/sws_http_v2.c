@@ -287,6 +287,14 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
+    /* The TLS record buffers too, kept while the connection was busy
+     * (sws_http_v2_init); the heap's free pages go back a quiet second
+     * later (sws_heap_trim.c), not before these were freed. */
+    if (h2c->tls_buffers && sws_ssl_release_buffers(h2c->connection)) {
+        h2c->tls_buffers = 0;
+        sws_heap_trim_note();
+        sws_log_debug(h2c->connection->log, "http2 connection idle: TLS record buffers freed");
+    }
     sws_hpack_encoder_release(&h2c->hpack);
     if (h2c->hdec.entry && h2c->hdec.count == 0 && h2c->block == SWS_H2_BLOCK_NONE) {
         sws_hpack_decoder_release(&h2c->hdec);
@@ -415,6 +423,12 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
         return;
     }
 
+    if (c->ssl) {
+        /* One record each way per request, and the next request at once:
+         * the record buffers stay until the connection is idle a while. */
+        sws_ssl_keep_buffers(c);
+        h2c->tls_buffers = 1;
+    }
     c->data = h2c;
     c->shutdown = sws_http_v2_shutdown;
     c->read->handler = sws_http_v2_read_handler;
@@ -649,6 +663,7 @@ sws_http_v2_read(sws_http_v2_conn_t *h2c)
         h2c->hold_len = 0;
     }
     total = held + (size_t) n;
+    h2c->tls_buffers = c->ssl != NULL;
 
     h2c->in_recv = 1;
     used = sws_http_v2_frames(h2c, sws_http_v2_rbuf, total);
@@ -826,9 +841,11 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         }
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
             idle = sws_http_v2_idle_timeout(h2c);
-            /* A client that pauses gives the HPACK tables back after a
-             * while (sws_http_v2_trim); one that goes on at once keeps them. */
-            h2c->trimming = (h2c->hpack.table || h2c->hdec.entry) && idle > 2 * SWS_H2_TRIM_DELAY;
+            /* A client that pauses gives the HPACK tables and the TLS
+             * record buffers back after a while (sws_http_v2_trim); one
+             * that goes on at once keeps them. */
+            h2c->trimming = (h2c->hpack.table || h2c->hdec.entry || h2c->tls_buffers)
+                            && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
     } else if (c->reusable) {
