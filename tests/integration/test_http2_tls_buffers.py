@@ -1,7 +1,9 @@
 """HTTP/2 over TLS keeps OpenSSL's record buffers while a connection goes
-on at once (no allocation per request) and frees them once it has been
-idle for a second, with the HPACK tables (sws_http_v2_trim): the idle
-memory of bench/idle stays what it was, and the connection serves on."""
+on at once (no allocation per request), frees them once it has been idle
+for a second, with the HPACK tables (sws_http_v2_trim), and at once when
+its open streams wait with nothing to write (a long poll must not hold
+them): the idle memory of bench/idle stays what it was, and the
+connection serves on."""
 import time
 
 import h2raw
@@ -45,3 +47,20 @@ def test_cleartext_h2_has_no_tls_buffers(sws, pki):
         time.sleep(1.5)
         assert get(c) == (200, FILES["html/hello.txt"])
     assert freed(srv) == 0
+
+
+def test_streams_waiting_free_them_at_once(sws, pki):
+    # The response is complete but the request body is still to come: the
+    # stream stays open, nothing is to be written, and the buffers go.
+    srv = t.launch(sws, pki, listen="http2", files=FILES, loglevel="debug", keepalive="30s")
+    waiting = "http2 streams waiting: TLS record buffers freed"
+    with h2raw.H2(srv.port, tls=True) as c:
+        assert get(c) == (200, FILES["html/hello.txt"])
+        assert waiting not in srv.error_log()
+        sid = c.headers(c.request_headers("/respond", method="POST",
+                                          extra=[("content-length", "5")]), end_stream=False)
+        hdrs, body, _ = c.response(sid)
+        assert h2raw.status(hdrs) == 200 and body == b"Hello, world!"
+        assert h.wait_for(lambda: waiting in srv.error_log()), srv.error_log()[-2000:]
+        c.data(sid, b"12345", end_stream=True)
+        assert get(c) == (200, FILES["html/hello.txt"])

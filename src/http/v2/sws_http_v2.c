@@ -257,6 +257,7 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
         return SWS_AGAIN;
     }
     before = c->sent;
+    h2c->tls_buffers = c->ssl != NULL;
     rest = c->send_chain(c, &h2c->out->cl, 0);
     if (rest == SWS_CHAIN_ERROR) {
         c->error = 1;
@@ -848,10 +849,20 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
                             && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
-    } else if (c->reusable) {
-        /* The idle timer is left to run (a tree operation less per
-         * request): firing with streams open, it is ignored, and the next
-         * idle moment sets it again. */
-        sws_reusable_connection(c, 0);
+    } else {
+        if (c->reusable) {
+            /* The idle timer is left to run (a tree operation less per
+             * request): firing with streams open, it is ignored, and the
+             * next idle moment sets it again. */
+            sws_reusable_connection(c, 0);
+        }
+        /* Streams open and nothing to write: they wait for something
+         * (an upstream, a long poll, a request body, the client's
+         * window), maybe for long: the TLS record buffers go now, as
+         * every record freed them before they were kept. */
+        if (h2c->tls_buffers && sws_ssl_release_buffers(c)) {
+            h2c->tls_buffers = 0;
+            sws_log_debug(c->log, "http2 streams waiting: TLS record buffers freed");
+        }
     }
 }
