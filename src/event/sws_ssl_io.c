@@ -605,8 +605,8 @@ sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
  * no more than its TLS state; a connection that sends a request right
  * after its response then pays for two allocations and two frees per
  * request in OpenSSL (about 500 instructions of an HTTP/2 request, by
- * callgrind). Kept while the connection is busy, they are freed by its
- * protocol once it has been idle for a while.
+ * callgrind). Its protocol may keep them while the connection is busy,
+ * and give them back when it goes quiet.
  */
 void
 sws_ssl_keep_buffers(sws_connection_t *c)
@@ -619,8 +619,13 @@ sws_ssl_keep_buffers(sws_connection_t *c)
 int
 sws_ssl_release_buffers(sws_connection_t *c)
 {
-    /* (refused while a record is in them: kept until the next time) */
-    return c->ssl && c->ssl->connection && SSL_free_buffers(c->ssl->connection) == 1;
+    if (c->ssl == NULL || c->ssl->connection == NULL) {
+        return 0;
+    }
+    /* Back to the default: buffers that hold a record now (SSL_free_buffers
+     * refuses them) go as soon as OpenSSL is done with it. */
+    SSL_set_mode(c->ssl->connection, SSL_MODE_RELEASE_BUFFERS);
+    return SSL_free_buffers(c->ssl->connection) == 1;
 }
 
 /* ---- the end ---- */

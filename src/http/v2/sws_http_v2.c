@@ -257,7 +257,6 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
         return SWS_AGAIN;
     }
     before = c->sent;
-    h2c->tls_buffers = c->ssl != NULL;
     rest = c->send_chain(c, &h2c->out->cl, 0);
     if (rest == SWS_CHAIN_ERROR) {
         c->error = 1;
@@ -289,11 +288,13 @@ static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
     /* The TLS record buffers too, kept while the connection was busy
-     * (sws_http_v2_init); the heap's free pages go back a quiet second
+     * (sws_http_v2_run); the heap's free pages go back a quiet second
      * later (sws_heap_trim.c), not before these were freed. */
-    if (h2c->tls_buffers && sws_ssl_release_buffers(h2c->connection)) {
+    if (h2c->tls_buffers) {
         h2c->tls_buffers = 0;
-        sws_heap_trim_note();
+        if (sws_ssl_release_buffers(h2c->connection)) {
+            sws_heap_trim_note();
+        }
         sws_log_debug(h2c->connection->log, "http2 connection idle: TLS record buffers freed");
     }
     sws_hpack_encoder_release(&h2c->hpack);
@@ -424,12 +425,6 @@ sws_http_v2_init(sws_http_session_t *s, const u_char *data, size_t len)
         return;
     }
 
-    if (c->ssl) {
-        /* One record each way per request, and the next request at once:
-         * the record buffers stay until the connection is idle a while. */
-        sws_ssl_keep_buffers(c);
-        h2c->tls_buffers = 1;
-    }
     c->data = h2c;
     c->shutdown = sws_http_v2_shutdown;
     c->read->handler = sws_http_v2_read_handler;
@@ -664,7 +659,6 @@ sws_http_v2_read(sws_http_v2_conn_t *h2c)
         h2c->hold_len = 0;
     }
     total = held + (size_t) n;
-    h2c->tls_buffers = c->ssl != NULL;
 
     h2c->in_recv = 1;
     used = sws_http_v2_frames(h2c, sws_http_v2_rbuf, total);
@@ -840,6 +834,17 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (!c->reusable) {
             sws_reusable_connection(c, 1);
         }
+        /* A client that came back for a second stream is likely to come
+         * back at once again (a page's resources, a load generator): its
+         * TLS record buffers stay between requests from now on, until the
+         * connection pauses (sws_http_v2_trim). Not from the first
+         * request: a connection left idle after one request must cost
+         * what it did (bench/idle; buffers kept a second by thousands of
+         * such connections leave holes in the heap once freed). */
+        if (c->ssl && !h2c->tls_buffers && h2c->last_stream_id > 1 && !h2c->draining) {
+            sws_ssl_keep_buffers(c);
+            h2c->tls_buffers = 1;
+        }
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
             idle = sws_http_v2_idle_timeout(h2c);
             /* A client that pauses gives the HPACK tables and the TLS
@@ -860,8 +865,9 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
          * (an upstream, a long poll, a request body, the client's
          * window), maybe for long: the TLS record buffers go now, as
          * every record freed them before they were kept. */
-        if (h2c->tls_buffers && sws_ssl_release_buffers(c)) {
+        if (h2c->tls_buffers) {
             h2c->tls_buffers = 0;
+            (void) sws_ssl_release_buffers(c);
             sws_log_debug(c->log, "http2 streams waiting: TLS record buffers freed");
         }
     }
