@@ -91,28 +91,20 @@ def close_each(port, path, n, timeout=10.0):
                 raise RuntimeError("request %d: %r" % (i, data[:200]))
 
 
-def h1_connections(port, scenario, n, connections, timeout=300.0):
-    """n HTTP/1.1 keep-alive requests over `connections` connections with
-    h2load; raises unless all n succeed with 2xx."""
-    argv = ["h2load", "--h1", "-n%d" % n, "-c%d" % connections, "-t1"]
-    for h in scenario.request_headers:
-        argv += ["-H", h]
-    argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
-                       check=False)
-    r = loadgen.parse_h2load(p.stdout.decode("utf-8", "replace"))
-    if r["requests"] != n or r["non2xx"] or r["socket_errors"]:
-        raise RuntimeError("h2load: %s of %d requests done, %d non-2xx, %s"
-                           % (r["requests"], n, r["non2xx"], r["errors_detail"] or "no errors"))
-
-
-def h2_connections(port, scenario, n, connections, timeout=300.0):
-    """n HTTP/2 requests over TLS on `connections` connections with h2load,
-    as many streams in flight on each as the scenario's load tool has;
-    raises unless all n succeed with 2xx."""
-    argv = ["h2load", "-n%d" % n, "-c%d" % connections, "-t1",
-            "-m%d" % loadgen.H2LOAD_STREAMS[scenario.load_tool],
-            "https://127.0.0.1:%d%s" % (port, scenario.path)]
+def h2load_connections(port, scenario, n, connections, timeout=300.0):
+    """n requests over `connections` connections with h2load: HTTP/2 over
+    TLS with the scenario's streams in flight on each for an HTTP/2
+    scenario (tls-h2-static-small), else HTTP/1.1 keep-alive; raises
+    unless all n succeed with 2xx."""
+    argv = ["h2load", "-n%d" % n, "-c%d" % connections, "-t1"]
+    if scenario.load_tool in loadgen.H2LOAD_STREAMS:
+        argv += ["-m%d" % loadgen.H2LOAD_STREAMS[scenario.load_tool],
+                 "https://127.0.0.1:%d%s" % (port, scenario.path)]
+    else:
+        argv.append("--h1")
+        for h in scenario.request_headers:
+            argv += ["-H", h]
+        argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
                        check=False)
     r = loadgen.parse_h2load(p.stdout.decode("utf-8", "replace"))
@@ -162,10 +154,8 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, conne
             raise RuntimeError("%s did not start under strace:\n%s" % (server.name, r.log_tail()))
         if per_connection:
             close_each(ctx["port"], scenario.path, n)
-        elif connections and scenario.load_tool in loadgen.H2LOAD_STREAMS:
-            h2_connections(ctx["port"], scenario, n, connections)
         elif connections:
-            h1_connections(ctx["port"], scenario, n, connections)
+            h2load_connections(ctx["port"], scenario, n, connections)
         else:
             loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
