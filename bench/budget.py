@@ -11,9 +11,9 @@ the same commit: budgets only move down.
 
     bench/budget.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                     [--budgets bench/budgets] [--scenarios a,b] [--counts N1,N2]
-                    [--show-profile N] [--nginx] [--events "use io_uring;"]
+                    [--show-profile N] [--nginx] [--h2o] [--events "use io_uring;"]
 
---nginx also measures nginx (bench/configs/nginx, the same scenarios,
+--nginx (--h2o) also measures nginx (h2o) (bench/configs/nginx, the same scenarios,
 fragments and client) and prints its figure beside each, for comparison
 only: budgets are scalwsd's. --events puts directives into scalwsd's
 events block. A scenario named in --scenarios that has no line in the
@@ -40,7 +40,7 @@ import callgrind                                            # noqa: E402
 import run                                                  # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from procs import Registry                                  # noqa: E402
-from servers import Nginx, Scalwsd                          # noqa: E402
+from servers import H2o, Nginx, Scalwsd                     # noqa: E402
 
 TOLERANCE = 0.03
 # As bench/run's callgrind part: 4,000 keep-alive requests between the two
@@ -99,6 +99,8 @@ def main(argv=None):
     p.add_argument("--cpu", type=int, default=0, help="the server's CPU (taskset)")
     p.add_argument("--nginx", action="store_true",
                    help="also measure nginx on the same scenarios (printed, not budgeted)")
+    p.add_argument("--h2o", action="store_true",
+                   help="also measure h2o on the same scenarios (printed, not budgeted)")
     p.add_argument("--events", default="", metavar="TEXT",
                    help='directives for the events block, e.g. "use io_uring;"')
     p.add_argument("--keep-tmp", action="store_true",
@@ -147,10 +149,13 @@ def main(argv=None):
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"], **backend.placeholders))
                 res = callgrind.measure(reg, server, sc, rctx, os.path.join(tmp, "callgrind"),
                                         a.cpu, lambda m: None)
-                ngx = None
-                if a.nginx and Nginx().available() and "nginx" in sc.fragments:
-                    ngx = callgrind.measure(reg, Nginx(), sc, rctx, os.path.join(tmp, "callgrind"),
-                                            a.cpu, lambda m: None)
+                peers = []
+                for want, peer in ((a.nginx, Nginx()), (a.h2o, H2o())):
+                    if want and peer.available() and peer.name in sc.fragments \
+                            and peer.name not in sc.not_applicable:
+                        peers.append((peer.name, callgrind.measure(
+                            reg, peer, sc, rctx, os.path.join(tmp, "callgrind"), a.cpu,
+                            lambda m: None)))
             except Exception as e:               # noqa: BLE001 (reported, the check fails)
                 failed.append("%s: %s: %s" % (name, type(e).__name__, e))
                 continue
@@ -166,10 +171,11 @@ def main(argv=None):
             print("instruction budgets: " + line, flush=True)
             for v, fn in res["profile"][:a.show_profile]:
                 print("    %8.1f  %s" % (v, fn))
-            if ngx:
-                print("instruction budgets: %-14s %8.0f instructions/request of nginx (%.2fx "
-                      "scalwsd's)" % (name, ngx["ir_per_req"], ngx["ir_per_req"] / got), flush=True)
-                for v, fn in ngx["profile"][:a.show_profile]:
+            for peer, pres in peers:
+                print("instruction budgets: %-14s %8.0f instructions/request of %s (%.2fx "
+                      "scalwsd's)" % (name, pres["ir_per_req"], peer, pres["ir_per_req"] / got),
+                      flush=True)
+                for v, fn in pres["profile"][:a.show_profile]:
                     print("    %8.1f  %s" % (v, fn))
             if budget is None:
                 pass

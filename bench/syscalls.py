@@ -21,7 +21,14 @@ the calls of the data path are named (PERF_CALLS; "other" is the rest).
 --connections C sends the requests with `h2load --h1 -c C` (C keep-alive
 connections, one request in flight on each, as wrk in bench/run) instead
 of one connection: how the calls of many connections share a wake-up.
-Scheduling makes those counts move a little from run to run.
+Scheduling makes those counts move a little from run to run. A scenario
+that h2load loads over HTTP/2 (tls-h2-static-small, tls-h2-mux-small) is
+sent over HTTP/2 and TLS then, as bench/run sends it, its streams per
+connection included.
+
+--h2o also counts h2o's calls (bench/configs/h2o, the same scenario,
+client and counts; its whole process tree), printed beside scalwsd's for
+comparison.
 
 A scenario with a backend (proxy: bench/backends.py's origin) has it
 started as bench/budget.py does; only scalwsd's calls are counted.
@@ -46,10 +53,12 @@ sys.path.insert(0, BENCH)
 
 import backends                                             # noqa: E402
 import loadgen                                              # noqa: E402
+import run                                                  # noqa: E402
 import scenarios as scenario_table                          # noqa: E402
 from budget import make_docroot                             # noqa: E402
 from procs import Registry, free_port, wait_port            # noqa: E402
-from servers import Scalwsd                                 # noqa: E402
+from measure import process_tree                            # noqa: E402
+from servers import H2o, Scalwsd                            # noqa: E402
 
 _ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
 
@@ -82,13 +91,20 @@ def close_each(port, path, n, timeout=10.0):
                 raise RuntimeError("request %d: %r" % (i, data[:200]))
 
 
-def h1_connections(port, scenario, n, connections, timeout=300.0):
-    """n HTTP/1.1 keep-alive requests over `connections` connections with
-    h2load; raises unless all n succeed with 2xx."""
-    argv = ["h2load", "--h1", "-n%d" % n, "-c%d" % connections, "-t1"]
-    for h in scenario.request_headers:
-        argv += ["-H", h]
-    argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
+def h2load_connections(port, scenario, n, connections, timeout=300.0):
+    """n requests over `connections` connections with h2load: HTTP/2 over
+    TLS with the scenario's streams in flight on each for an HTTP/2
+    scenario (tls-h2-static-small), else HTTP/1.1 keep-alive; raises
+    unless all n succeed with 2xx."""
+    argv = ["h2load", "-n%d" % n, "-c%d" % connections, "-t1"]
+    if scenario.load_tool in loadgen.H2LOAD_STREAMS:
+        argv += ["-m%d" % loadgen.H2LOAD_STREAMS[scenario.load_tool],
+                 "https://127.0.0.1:%d%s" % (port, scenario.path)]
+    else:
+        argv.append("--h1")
+        for h in scenario.request_headers:
+            argv += ["-H", h]
+        argv.append("http://127.0.0.1:%d%s" % (port, scenario.path))
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
                        check=False)
     r = loadgen.parse_h2load(p.stdout.decode("utf-8", "replace"))
@@ -139,13 +155,19 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, conne
         if per_connection:
             close_each(ctx["port"], scenario.path, n)
         elif connections:
-            h1_connections(ctx["port"], scenario, n, connections)
+            h2load_connections(ctx["port"], scenario, n, connections)
         else:
             loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
-        # writes its table (strace stopped by a signal may write none).
-        with open(os.path.join(work_dir, "scalwsd.pid")) as f:
-            os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        # writes its table (strace stopped by a signal may write none):
+        # scalwsd by its pid file, another by the process strace runs.
+        pid_file = os.path.join(work_dir, "scalwsd.pid")
+        if os.path.exists(pid_file):
+            with open(pid_file) as f:
+                os.kill(int(f.read().split()[0]), signal.SIGTERM)
+        else:
+            for pid in process_tree(r.pid)[1:2]:
+                os.kill(pid, server.stop_signal)
         r.popen.wait(timeout=30)
     finally:
         reg.stop(r, timeout=30)
@@ -167,6 +189,8 @@ def main(argv=None):
                    help="C keep-alive connections at once (h2load --h1), not one")
     p.add_argument("--perf", action="store_true",
                    help="count with perf stat (syscall tracepoints), not strace")
+    p.add_argument("--h2o", action="store_true",
+                   help="also count h2o's calls on the same scenarios (printed, for comparison)")
     a = p.parse_args(argv)
     if a.perf and shutil.which("perf") is None:
         print("system calls: perf is not installed (linux-perf)")
@@ -183,34 +207,47 @@ def main(argv=None):
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-syscalls-")
     os.chmod(tmp, 0o755)
-    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
-                     events_conf=a.events)
+    servers = [Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                       events_conf=a.events)]
+    if a.h2o:
+        if not H2o().available():
+            print("system calls: h2o is not installed")
+            return 2
+        servers.append(H2o())
+    # (the TLS scenarios' certificate, as bench/run and bench/budget.py make it)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
-           "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
+           "placeholders": dict({"UPSTREAM_KEEPALIVE": "64"}, **run.make_certificate(tmp))}
     with open(os.path.join(ctx["docroot"], "1m.bin"), "wb") as f:     # static-1m
         f.write(os.urandom(1 << 20))
     try:
-        for name in a.scenarios.split(","):
+        for name, server in [(n, s) for n in a.scenarios.split(",") for s in servers]:
             sc = table[name]
             sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
+            if server.name != "scalwsd" and (server.name in sc.not_applicable
+                                             or server.kind() not in sc.fragments):
+                print("%-14s %s: not configured for this scenario" % (name, server.name))
+                continue
             backend = None
             rctx = ctx
+            run_dir = os.path.join(tmp, "%s-%s" % (name, server.name))
             try:
                 if sc.backend:
                     backend = backends.BACKENDS[sc.backend].start(reg, tmp, 1, lambda m: None)
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
-                c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
+                c1 = one_run(reg, server, sc, rctx, n1, run_dir + "-n1",
                              a.connection_each, a.connections, a.perf)
-                c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
+                c2 = one_run(reg, server, sc, rctx, n2, run_dir + "-n2",
                              a.connection_each, a.connections, a.perf)
             finally:
                 if backend:
                     backend.stop()
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s%s%s)%s" % (
-                name, sum(per.values()), a.events or "epoll",
+            print("%-14s %5.2f system calls/request (%s%s%s%s)%s" % (
+                name, sum(per.values()),
+                "" if server.name == "scalwsd" else server.name + ", ",
+                a.events or "epoll",
                 ", a connection each" if a.connection_each else "",
                 ", %d connections" % a.connections if a.connections else "",
                 "".join("  %s %.2f" % (k, v) for v, k in parts)))

@@ -119,6 +119,16 @@ void       sws_ssl_shutdown(sws_connection_t *c);
 ssize_t      sws_ssl_recv(sws_connection_t *c, u_char *buf, size_t size);
 sws_chain_t *sws_ssl_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
 
+/* A protocol whose connections go on at once (HTTP/2) may keep the record
+ * buffers of c between records (sws_ssl_keep_buffers) instead of having
+ * OpenSSL free them after every record and take them again for the next
+ * (SSL_MODE_RELEASE_BUFFERS, the default of every context), until it
+ * gives them back (sws_ssl_release_buffers: the default again, and 1 if
+ * they went now, 0 if a record in them lets them go only once it is
+ * done). */
+void       sws_ssl_keep_buffers(sws_connection_t *c);
+int        sws_ssl_release_buffers(sws_connection_t *c);
+
 /* The connection of ssl in OpenSSL's callbacks (sws_ssl_current; NULL if
  * that is not ssl's): no ex_data per connection. */
 sws_connection_t *sws_ssl_get_connection(const SSL *ssl);

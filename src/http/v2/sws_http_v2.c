@@ -287,6 +287,16 @@ sws_http_v2_flush(sws_http_v2_conn_t *h2c)
 static void
 sws_http_v2_trim(sws_http_v2_conn_t *h2c)
 {
+    /* The TLS record buffers too, kept while the connection was busy
+     * (sws_http_v2_run); the heap's free pages go back a quiet second
+     * later (sws_heap_trim.c), not before these were freed. */
+    if (h2c->tls_buffers) {
+        h2c->tls_buffers = 0;
+        if (sws_ssl_release_buffers(h2c->connection)) {
+            sws_heap_trim_note();
+        }
+        sws_log_debug(h2c->connection->log, "http2 connection idle: TLS record buffers freed");
+    }
     sws_hpack_encoder_release(&h2c->hpack);
     if (h2c->hdec.entry && h2c->hdec.count == 0 && h2c->block == SWS_H2_BLOCK_NONE) {
         sws_hpack_decoder_release(&h2c->hdec);
@@ -824,17 +834,41 @@ sws_http_v2_run(sws_http_v2_conn_t *h2c)
         if (!c->reusable) {
             sws_reusable_connection(c, 1);
         }
+        /* A client that came back for a second stream is likely to come
+         * back at once again (a page's resources, a load generator): its
+         * TLS record buffers stay between requests from now on, until the
+         * connection pauses (sws_http_v2_trim). Not from the first
+         * request: a connection left idle after one request must cost
+         * what it did (bench/idle; buffers kept a second by thousands of
+         * such connections leave holes in the heap once freed). */
+        if (c->ssl && !h2c->tls_buffers && h2c->last_stream_id > 1 && !h2c->draining) {
+            sws_ssl_keep_buffers(c);
+            h2c->tls_buffers = 1;
+        }
         if (!h2c->draining || h2c->goaway) {     /* else it waits for the ack */
             idle = sws_http_v2_idle_timeout(h2c);
-            /* A client that pauses gives the HPACK tables back after a
-             * while (sws_http_v2_trim); one that goes on at once keeps them. */
-            h2c->trimming = (h2c->hpack.table || h2c->hdec.entry) && idle > 2 * SWS_H2_TRIM_DELAY;
+            /* A client that pauses gives the HPACK tables and the TLS
+             * record buffers back after a while (sws_http_v2_trim); one
+             * that goes on at once keeps them. */
+            h2c->trimming = (h2c->hpack.table || h2c->hdec.entry || h2c->tls_buffers)
+                            && idle > 2 * SWS_H2_TRIM_DELAY;
             sws_add_timer(c->read, h2c->trimming ? SWS_H2_TRIM_DELAY : idle);
         }
-    } else if (c->reusable) {
-        /* The idle timer is left to run (a tree operation less per
-         * request): firing with streams open, it is ignored, and the next
-         * idle moment sets it again. */
-        sws_reusable_connection(c, 0);
+    } else {
+        if (c->reusable) {
+            /* The idle timer is left to run (a tree operation less per
+             * request): firing with streams open, it is ignored, and the
+             * next idle moment sets it again. */
+            sws_reusable_connection(c, 0);
+        }
+        /* Streams open and nothing to write: they wait for something
+         * (an upstream, a long poll, a request body, the client's
+         * window), maybe for long: the TLS record buffers go now, as
+         * every record freed them before they were kept. */
+        if (h2c->tls_buffers) {
+            h2c->tls_buffers = 0;
+            (void) sws_ssl_release_buffers(c);
+            sws_log_debug(c->log, "http2 streams waiting: TLS record buffers freed");
+        }
     }
 }

@@ -188,6 +188,8 @@ struct sws_http_v2_conn_s {
     unsigned                   gone:1;        /* closed for the client: the memory
                                                * waits for background requests */
     unsigned                   trimming:1;    /* the read timer: HPACK tables go */
+    unsigned                   tls_buffers:1; /* TLS record buffers kept between
+                                               * requests (sws_ssl_keep_buffers) */
 };
 
 /* Take over the session's connection (the protocol's start, by the
