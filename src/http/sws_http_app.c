@@ -86,6 +86,7 @@ struct sws_app_proc_s {
     unsigned            replacing:1;     /* its twin was started to replace it */
     unsigned            retire:1;        /* replaced: stopped at a watch once it has no
                                             request in flight */
+    unsigned            by_twin:1;       /* retire: its twin replaced it (recycling) */
 };
 
 /* The watch interval of recycling and scaling. */
@@ -736,6 +737,23 @@ sws_app_busy(sws_helper_t *h, const char *name, int last, void *data)
 }
 
 
+/* The core's news that the process of helper name, which ap's process
+ * replaced, stays: ap's process died while that one drained. It serves
+ * again until ap's restart is ready. */
+static void
+sws_app_kept(sws_helper_t *h, const char *name, void *data)
+{
+    sws_app_proc_t  *ap = data;
+    sws_str_t        server;
+    u_char           text[SWS_APP_ADDR_MAX];
+
+    (void) h;
+    if (sws_app_server_of(ap, name, text, &server)) {
+        (void) sws_app_list(ap, &server, SWS_APP_BACK);
+    }
+}
+
+
 static void
 sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
 {
@@ -766,6 +784,7 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
         ap->twin->replacing = 0;
         if (sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready) {
             ap->twin->retire = 1;
+            ap->twin->by_twin = 1;
             ap->twin->retire_until = sws_monotonic_msec() + ap->twin->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->twin->helper);
@@ -824,6 +843,7 @@ sws_app_stop_slot(sws_app_proc_t *ap)
         if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.ready) {
             (void) sws_app_list(ap, &ap->addr, SWS_APP_DRAINS);
             ap->retire = 1;
+            ap->by_twin = 0;
             ap->retire_until = sws_monotonic_msec() + ap->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->helper);
@@ -902,11 +922,22 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
 {
     sws_app_proc_t             *ap = data;
     sws_http_upstream_stats_t   st;
+    sws_helper_status_t         hs;
     int                         listed;
     size_t                      rss = 0;
     char                        why[96];
 
     listed = sws_app_entry_of(ap, &ap->addr, &st);
+    hs.size = sizeof(hs);
+    if (!ap->retire && listed && st.state != NULL && strcmp(st.state, "draining") == 0
+        && ap->twin != NULL && sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready)
+    {
+        /* Drained for its twin under the configuration before a reload
+         * (which kept both and forgot that): it goes as it would have. */
+        ap->retire = 1;
+        ap->by_twin = 1;
+        ap->retire_until = sws_monotonic_msec() + ap->stop_timeout;
+    }
     if (ap->retire) {
         if (sws_app_server_busy(ap, &ap->addr, sws_monotonic_msec() >= ap->retire_until)
             && sws_monotonic_msec() < ap->retire_until)
@@ -950,10 +981,30 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
 static void
 sws_app_on_exit(sws_helper_t *h, const sws_helper_exit_t *ex, void *data)
 {
-    sws_app_proc_t  *ap = data;
+    sws_app_proc_t       *ap = data, *twin = ap->twin;
+    sws_helper_status_t   hs;
 
-    (void) h; (void) ex;
+    (void) h;
+    if (twin != NULL && twin->retire && twin->by_twin && ex->was_ready && !ex->stopped) {
+        /* It died while its twin, which it replaced, drained: the twin,
+         * still there, serves again (not a 503 until its restart is
+         * ready, which drains the twin again); the twin's watch leaves
+         * the restart to the backoff (a crash loop). */
+        hs.size = sizeof(hs);
+        if (sws_helper_status(twin->helper, &hs) == SWS_OK && hs.running
+            && sws_app_list(twin, &twin->addr, SWS_APP_BACK) == SWS_OK)
+        {
+            twin->retire = 0;
+            twin->by_twin = 0;
+            twin->replacing = 1;
+        }
+    }
     (void) sws_app_list(ap, &ap->addr, SWS_APP_LEAVES);
+    if (ap->retire && !ex->stopped) {
+        /* It was going: died while it drained, it is not restarted. */
+        ap->retire = 0;
+        (void) sws_helper_stop_now(ap->helper);
+    }
 }
 
 
@@ -1059,6 +1110,7 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
         return NULL;
     }
     h->busy = sws_app_busy;
+    h->kept = sws_app_kept;
     if (app->max_requests || app->max_memory || app->min < app->processes) {
         h->watch = sws_app_watch;
         h->watch_every = SWS_APP_WATCH;
