@@ -150,6 +150,22 @@ def test_twin_crash_loop_keeps_the_old_process_serving(sws, rundir):
 
 
 @need_node
+def test_recycled_process_killed_while_it_drains_is_not_restarted(sws, rundir):
+    """It was going: it leaves the list and is not started again (its
+    twin serves, and a restart would only replace the twin)."""
+    s = start(sws, node_app("web", "plain.js", rundir, "max_requests 3;"))
+    old, twin, f = recycling_with_a_slow_request(s)
+    old_pid = pid_of(s, old)
+    os.kill(old_pid, signal.SIGKILL)
+    assert f.result().status in (200, 502)
+    l = wait_list(s, lambda l: old not in l, 3, "the dead process stayed listed")
+    assert l == {twin: "up"}, l
+    time.sleep(0.5)                          # past the restart's 100 ms backoff
+    assert pid_of(s, old) == old_pid, s.error_log()[-2000:]
+    assert settled(s) == {twin: "up"}
+
+
+@need_node
 def test_reload_while_a_recycled_process_drains(sws, rundir):
     """A reload that keeps the block (same processes) while the recycled
     process drains: it still leaves and stops once its request is done,
