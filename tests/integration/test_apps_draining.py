@@ -12,11 +12,9 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import pytest
-
 import swsharness as h
-from test_apps import (alive, app_pids, get, need_node, node_app, ready_count,  # noqa: F401
-                       rundir, wait_serving)
+from test_apps import (alive, get, need_node, node_app, ready_count, wait_serving)
+from test_apps import rundir  # noqa: F401  (the fixture)
 
 
 def start(sws, app_block):
@@ -104,6 +102,19 @@ def recycling_with_a_slow_request(s):
     wait_list(s, lambda l: l.get(old) == "draining" and l.get(twin) == "up", 8,
               "the twin never took over")
     return old, twin, f
+
+
+def reload_with_a_slow_request(s, rundir):
+    """A slow request on the only process, then a reload that changes the
+    block: its new process is ready and it drains; (old, its pid, new,
+    future of the slow request)."""
+    wait_serving(s)
+    old = next(iter(servers(s)))
+    f = slow(s, 3000)
+    time.sleep(0.2)
+    reload(s, node_app("web", "plain.js", rundir, "env APP_V 2;"))
+    l = wait_list(s, lambda l: l.get(old) == "draining" and len(l) == 2, 8, "no drain")
+    return old, pid_of(s, old), [n for n in l if n != old][0], f
 
 
 @need_node
@@ -194,13 +205,7 @@ def test_old_process_killed_while_it_drains_after_a_reload(sws, rundir):
     request; killed meanwhile, it leaves the list at once (its helper is
     no longer configured: nothing else would take it out)."""
     s = start(sws, node_app("web", "plain.js", rundir))
-    wait_serving(s)
-    old = next(iter(servers(s)))
-    old_pid = pid_of(s, old)
-    f = slow(s, 3000)
-    time.sleep(0.2)
-    reload(s, node_app("web", "plain.js", rundir, "env APP_V 2;"))
-    wait_list(s, lambda l: l.get(old) == "draining" and len(l) == 2, 8, "no drain")
+    old, old_pid, new, f = reload_with_a_slow_request(s, rundir)
     os.kill(old_pid, signal.SIGKILL)
     assert f.result().status in (200, 502)          # a GET may be retried on the new one
     l = settled(s)
@@ -230,14 +235,7 @@ def test_replacement_killed_while_the_old_one_drains_after_a_reload(sws, rundir)
     goes back up, drains again once the new one's restart is ready, and
     stops after its request."""
     s = start(sws, node_app("web", "plain.js", rundir))
-    wait_serving(s)
-    old = next(iter(servers(s)))
-    old_pid = pid_of(s, old)
-    f = slow(s, 3000)
-    time.sleep(0.2)
-    reload(s, node_app("web", "plain.js", rundir, "env APP_V 2;"))
-    l = wait_list(s, lambda l: l.get(old) == "draining" and len(l) == 2, 8, "no drain")
-    new = [n for n in l if n != old][0]
+    old, old_pid, new, f = reload_with_a_slow_request(s, rundir)
     new_pid = pid_of(s, new)
     os.kill(new_pid, signal.SIGKILL)
     l = wait_list(s, lambda l: new not in l, 3, "the dead process stayed listed")
