@@ -671,47 +671,43 @@ class UvicornUnix(UnixApp):
             env=dict(os.environ, PYTHONUNBUFFERED="1", **PY_MALLOC), cwd=APPS_DIR)
 
 
-class ManagedUvicorn(App):
+class ManagedApp(App):
     """The managed half: nothing started by the harness; scalwsd's
-    python_app runs uvicorn itself (bench/configs/scalwsd/python-managed.*).
-    Its interpreter is a wrapper (@MANAGED_PYTHON@) that runs
-    /usr/bin/python3 under taskset on the client's CPU, like every other
+    node_app or python_app runs the application itself
+    (bench/configs/scalwsd/node-managed.*, python-managed.*). Its
+    interpreter is a wrapper (@MANAGED_NODE@, @MANAGED_PYTHON@) that runs
+    the real one under taskset on the client's CPU, like every other
     backend, instead of on the server's CPU that scalwsd's children would
     inherit. Its processes are in scalwsd's tree: claim() takes them out of
     the server's CPU time and counts them as the backend's; wait_ready()
     waits until the application answers (the master starts it after the
-    listening socket is open)."""
-    name = "managed-uvicorn"
+    listening socket is open). Subclasses: the interpreter, its
+    placeholder and what its command line has (marker)."""
     config_dir = "apps"
-    tools = Uvicorn.tools
+    interpreter = None
+    placeholder = None
+    marker = None
 
     def __init__(self, d, wrapper):
-        self.placeholders = {"MANAGED_PYTHON": wrapper, "APPS_DIR": APPS_DIR,
+        self.placeholders = {self.placeholder: wrapper, "APPS_DIR": APPS_DIR,
                              "MANAGED_RUN_DIR": d}
-        self.command = "(scalwsd's python_app: %s -m uvicorn --no-access-log --uds=SOCKET " \
-            "asgi_hello:app)" % "$MANAGED/python3"
         self.claimed = []
-
-    @classmethod
-    def describe(cls):
-        return ("uvicorn run by scalwsd's python_app (server uvicorn, processes 1), "
-                "bench/configs/apps/asgi_hello.py, on the client's CPU")
 
     @classmethod
     def start(cls, reg, tmp, cpu, log):
         d = tempfile.mkdtemp(prefix="mgd-", dir=tmp)       # short: sun_path
         os.chmod(d, 0o755)
-        wrapper = os.path.join(d, "python3")
+        wrapper = os.path.join(d, os.path.basename(cls.interpreter))
         with open(wrapper, "w") as f:
-            f.write('#!/bin/sh\nexec taskset -c %d /usr/bin/python3 "$@"\n' % cpu)
+            f.write('#!/bin/sh\nexec taskset -c %d %s "$@"\n' % (cpu, cls.interpreter))
         os.chmod(wrapper, 0o755)
         return cls(d, wrapper)
 
-    @staticmethod
-    def _is_app(pid):
+    @classmethod
+    def _is_app(cls, pid):
         try:
             with open("/proc/%d/cmdline" % pid, "rb") as f:
-                return b"\0uvicorn\0" in f.read()
+                return cls.marker in f.read()
         except OSError:
             return False
 
@@ -741,8 +737,46 @@ class ManagedUvicorn(App):
         pass                    # scalwsd stops its application
 
 
+class ManagedUvicorn(ManagedApp):
+    """python-managed: uvicorn run by python_app (server uvicorn)."""
+    name = "managed-uvicorn"
+    tools = Uvicorn.tools
+    interpreter = "/usr/bin/python3"
+    placeholder = "MANAGED_PYTHON"
+    marker = b"\0uvicorn\0"
+
+    def __init__(self, d, wrapper):
+        super().__init__(d, wrapper)
+        self.command = "(scalwsd's python_app: %s -m uvicorn --no-access-log --uds=SOCKET " \
+            "asgi_hello:app)" % "$MANAGED/python3"
+
+    @classmethod
+    def describe(cls):
+        return ("uvicorn run by scalwsd's python_app (server uvicorn, processes 1), "
+                "bench/configs/apps/asgi_hello.py, on the client's CPU")
+
+
+class ManagedNode(ManagedApp):
+    """node-managed: hello.js run by node_app (PORT: its socket's path)."""
+    name = "managed-node"
+    tools = NodeApp.tools
+    interpreter = shutil.which("node") or "/usr/bin/node"
+    placeholder = "MANAGED_NODE"
+    marker = b"hello.js"
+
+    def __init__(self, d, wrapper):
+        super().__init__(d, wrapper)
+        self.command = "(scalwsd's node_app: $MANAGED/node hello.js, PORT=SOCKET)"
+
+    @classmethod
+    def describe(cls):
+        return NodeApp.describe() + ", run by scalwsd's node_app (processes 1), on the " \
+            "client's CPU"
+
+
 BACKENDS = {"origin": Origin, "php-fpm": PhpFpm, "wordpress": WordPress,
             "node": NodeApp, "uvicorn": Uvicorn, "gunicorn": Gunicorn,
             "bridge": Bridge, "bridge-wsgi": BridgeWsgi, "uwsgi": Uwsgi,
             "uvicorn-unix": UvicornUnix, "managed-uvicorn": ManagedUvicorn,
-            "node-unix": NodeUnixApp, "python-unix": UvicornUnixApp}
+            "node-unix": NodeUnixApp, "python-unix": UvicornUnixApp,
+            "managed-node": ManagedNode}

@@ -308,6 +308,31 @@ SCENARIOS = [
         backend="uvicorn-unix",
     ),
     Scenario(
+        name="node-managed",
+        path="/app/x",
+        description="the node scenario's app (hello.js) run by scalwsd itself (node_app, "
+                    "one process, node on the client's CPU, PORT its unix socket; node_pass "
+                    "NAME): compare with node-external, the same app started by the harness",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "node-managed"},
+        not_applicable={s: "no managed applications" for s in ("nginx", "h2o", "lighttpd")},
+        backend="managed-node",
+    ),
+    Scenario(
+        name="node-external",
+        path="/app/x",
+        description="node-managed's app (node hello.js on a unix socket, one process) "
+                    "started by the harness on the client's CPU and reached with node_pass "
+                    "to an upstream group of it: the external half of managed against external",
+        expect_status=200,
+        expect_length=len(HELLO),
+        fragments={"scalwsd": "node-external"},
+        not_applicable={s: "the comparison is scalwsd's own (see node for the peers)"
+                        for s in ("nginx", "h2o", "lighttpd")},
+        backend="node-unix",
+    ),
+    Scenario(
         name="cache-hit",
         path="/cache/x",
         description='response cache hits: GET /cache/x through each server\'s cache in '

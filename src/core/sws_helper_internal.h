@@ -82,6 +82,11 @@ struct sws_helper_s {
      * went): the callback forgets it. NULL: stopped at once. Not in the
      * signature. */
     int               (*busy)(sws_helper_t *h, const char *name, int last, void *data);
+    /* h's ready process died (not stopped) while the process of helper
+     * `name`, which it replaced, waited for its work in flight: that one
+     * is not stopped but kept, and is replaced again once h's restart is
+     * ready. Not in the signature. */
+    void              (*kept)(sws_helper_t *h, const char *name, void *data);
 
     /* Everything above that defines the helper, as bytes: a reload keeps
      * the running process when its signature is unchanged. */

@@ -88,6 +88,8 @@ struct sws_helper_proc_s {
     char                drain_for[SWS_HELPER_NAME_MAX + 1];
     sws_msec_t          drain_check;     /* 0: not draining */
     sws_msec_t          drain_until;
+    unsigned            drain_retiring:2;  /* its retiring before: back to it if
+                                              drain_for's process dies */
     char                slot[SWS_HELPER_SLOT_MAX];
     /* a unix path the program listens on itself (its ready probe): the
      * file a dead process left goes when the helper does */
@@ -546,6 +548,7 @@ sws_helper_retire(sws_cycle_t *cycle, sws_helper_proc_t *p)
         if (q != p && q->retiring && q->state == SWS_HELPER_RUNNING
             && sws_helper_replaces(p, q))
         {
+            q->drain_retiring = q->retiring;
             q->retiring = 0;
             if (p->def->busy != NULL && p->def->busy(p->def, q->name, 0, p->def->cb_data)) {
                 sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is "
@@ -591,6 +594,56 @@ sws_helper_drain_timer(sws_cycle_t *cycle, sws_helper_proc_t *q, sws_msec_t now)
                   q->name, (long) q->pid, now < q->drain_until ? "has finished its requests"
                   : "still has requests after its stop timeout");
     sws_helper_stop(cycle, q, q->stop_timeout);
+}
+
+
+/* p, ready, died (not stopped): the processes that drained for it are
+ * kept, retiring again until its restart (or another helper of their
+ * slot) is ready. */
+static void
+sws_helper_replacement_died(sws_cycle_t *cycle, sws_helper_proc_t *p)
+{
+    sws_helper_proc_t  *q;
+
+    for (q = sws_helper_procs; q; q = q->next) {
+        if (q->state != SWS_HELPER_RUNNING || q->drain_check == 0
+            || strcmp(q->drain_for, p->name) != 0)
+        {
+            continue;
+        }
+        q->drain_check = 0;
+        q->retiring = q->drain_retiring;
+        sws_log_error(SWS_LOG_NOTICE, cycle->log, 0, "helper \"%s\" process %ld is kept: "
+                      "helper \"%s\", which replaced it, died", q->name, (long) q->pid,
+                      p->name);
+        if (p->def->kept != NULL) {
+            p->def->kept(p->def, q->name, p->def->cb_data);
+        }
+    }
+}
+
+
+/* p, dropped by a reload (its definition and callbacks went with the old
+ * configuration), has exited: a helper of its slot's family that is
+ * configured forgets it (an application takes it out of its group: it
+ * may have died before its replacement was ready, or while it drained). */
+static void
+sws_helper_forget(sws_helper_proc_t *p)
+{
+    sws_helper_proc_t  *r;
+    size_t              f = sws_helper_family(p->slot);
+
+    if (f == 0) {
+        return;
+    }
+    for (r = sws_helper_procs; r; r = r->next) {
+        if (r != p && r->def != NULL && r->def->busy != NULL
+            && f == sws_helper_family(r->slot) && strncmp(r->slot, p->slot, f) == 0)
+        {
+            (void) r->def->busy(r->def, p->name, 1, r->def->cb_data);
+            return;
+        }
+    }
 }
 
 
@@ -949,6 +1002,7 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
             return 1;
         }
         if (p->def == NULL) {
+            sws_helper_forget(p);
             sws_helper_remove(p);
         }
         goto done;
@@ -956,6 +1010,9 @@ sws_helpers_reaped(sws_cycle_t *cycle, pid_t pid, int status)
 
     p->state = SWS_HELPER_IDLE;
     drop = p->def == NULL;
+    if (!drop && ex.was_ready && !sws_helpers_stopped) {
+        sws_helper_replacement_died(cycle, p);
+    }
     failed = timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
     if (sws_helpers_stopped || p->def == NULL
         || p->def->restart == SWS_HELPER_RESTART_NEVER
@@ -979,6 +1036,7 @@ done:
         cb->on_exit(cb, &ex, cb->cb_data);
     }
     if (drop) {
+        sws_helper_forget(p);
         sws_helper_remove(p);          /* a dropped helper's process ended by itself */
     }
     return 1;

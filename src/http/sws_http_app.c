@@ -86,6 +86,7 @@ struct sws_app_proc_s {
     unsigned            replacing:1;     /* its twin was started to replace it */
     unsigned            retire:1;        /* replaced: stopped at a watch once it has no
                                             request in flight */
+    unsigned            by_twin:1;       /* retire: its twin replaced it (recycling) */
 };
 
 /* The watch interval of recycling and scaling. */
@@ -574,6 +575,47 @@ sws_app_run_dir(sws_conf_t *cf, sws_app_t *app)
 }
 
 
+/* The changes to the group, each logged: the error log tells which
+ * processes the workers may choose, and when that changed. */
+enum { SWS_APP_JOINS, SWS_APP_BACK, SWS_APP_DRAINS, SWS_APP_LEAVES };
+
+static sws_int_t
+sws_app_list(sws_app_proc_t *ap, const sws_str_t *server, sws_uint_t change)
+{
+    static const char *const  what[] = { "joins", "goes back up", "drains", "leaves" };
+    sws_int_t                 rc;
+
+    rc = change == SWS_APP_DRAINS ? sws_http_upstream_server_drain(&ap->group, server)
+         : change == SWS_APP_LEAVES ? sws_http_upstream_server_remove(&ap->group, server)
+         : sws_http_upstream_server_add(&ap->group, server, 1);
+    if (rc == SWS_OK) {
+        sws_log_error(SWS_LOG_INFO, ap->helper->cycle->log, 0, "application \"%.*s\": "
+                      "server %.*s %s", (int) ap->group.len, ap->group.data,
+                      (int) server->len, server->data, what[change]);
+    }
+    return rc;
+}
+
+
+/* The entry of server in ap's group, into *st: 1 if it has one. */
+static int
+sws_app_entry_of(sws_app_proc_t *ap, const sws_str_t *server, sws_http_upstream_stats_t *st)
+{
+    sws_uint_t  i;
+
+    for (i = 0; ; i++) {
+        sws_memzero(st, sizeof(*st));
+        st->size = sizeof(*st);
+        if (sws_http_upstream_server_info(&ap->group, i, st) != SWS_OK) {
+            return 0;
+        }
+        if (sws_str_eq(&st->server, server)) {
+            return 1;
+        }
+    }
+}
+
+
 /* A server of ap's group that ap's process replaces: another process of
  * its slot (an earlier definition's, or its twin), or a process of a slot
  * that its definition does not have (a reload took processes away). */
@@ -636,11 +678,7 @@ sws_app_leave_replaced(sws_app_proc_t *ap, int remove)
         memcpy(text, st.server.data, st.server.len);
         server.data = text;
         server.len = st.server.len;
-        if (remove) {
-            (void) sws_http_upstream_server_remove(&ap->group, &server);
-        } else {
-            (void) sws_http_upstream_server_drain(&ap->group, &server);
-        }
+        (void) sws_app_list(ap, &server, remove ? SWS_APP_LEAVES : SWS_APP_DRAINS);
     }
 }
 
@@ -652,47 +690,67 @@ static int
 sws_app_server_busy(sws_app_proc_t *ap, const sws_str_t *server, int last)
 {
     sws_http_upstream_stats_t   st;
-    sws_uint_t                  i;
 
-    for (i = 0; ; i++) {
-        sws_memzero(&st, sizeof(st));
-        st.size = sizeof(st);
-        if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
-            return 0;
-        }
-        if (sws_str_eq(&st.server, server)) {
-            break;
-        }
+    if (!sws_app_entry_of(ap, server, &st)) {
+        return 0;
     }
     if (st.active > 0 && !last) {
         return 1;
     }
-    (void) sws_http_upstream_server_remove(&ap->group, server);
+    (void) sws_app_list(ap, server, SWS_APP_LEAVES);
     return st.active > 0;
 }
 
 
-/* The core's question before it stops the process of helper name, which
- * ap's process replaced (a reload changed the block): has it requests in
- * flight? Its socket is "RUN_DIR/name.sock". */
+/* The server of helper name of ap's application: its socket,
+ * "unix:RUN_DIR/name.sock", in text. 0 if it does not fit. */
 static int
-sws_app_busy(sws_helper_t *h, const char *name, int last, void *data)
+sws_app_server_of(sws_app_proc_t *ap, const char *name, u_char *text, sws_str_t *server)
 {
-    sws_app_proc_t  *ap = data;
-    sws_str_t        server;
-    u_char           text[SWS_APP_ADDR_MAX], *p;
-    size_t           dir = ap->prefix.len - ap->group.len - 1;     /* "unix:RUN_DIR/" */
+    size_t   dir = ap->prefix.len - ap->group.len - 1;     /* "unix:RUN_DIR/" */
+    u_char  *p;
 
-    (void) h;
-    if (dir + strlen(name) + sizeof(".sock") > sizeof(text)) {
+    if (dir + strlen(name) + sizeof(".sock") > SWS_APP_ADDR_MAX) {
         return 0;
     }
     p = sws_cpymem(text, ap->prefix.data, dir);
     p = sws_cpymem(p, name, strlen(name));
     p = sws_cpymem(p, ".sock", 5);
-    server.data = text;
-    server.len = p - text;
-    return sws_app_server_busy(ap, &server, last);
+    server->data = text;
+    server->len = p - text;
+    return 1;
+}
+
+
+/* The core's question before it stops the process of helper name, which
+ * ap's process replaced (a reload changed the block): has it requests in
+ * flight? */
+static int
+sws_app_busy(sws_helper_t *h, const char *name, int last, void *data)
+{
+    sws_app_proc_t  *ap = data;
+    sws_str_t        server;
+    u_char           text[SWS_APP_ADDR_MAX];
+
+    (void) h;
+    return sws_app_server_of(ap, name, text, &server) && sws_app_server_busy(ap, &server, last);
+}
+
+
+/* The core's news that the process of helper name, which ap's process
+ * replaced, stays: ap's process died while that one drained. It serves
+ * again until ap's restart is ready. */
+static void
+sws_app_kept(sws_helper_t *h, const char *name, void *data)
+{
+    sws_app_proc_t  *ap = data;
+    sws_str_t        server;
+    u_char           text[SWS_APP_ADDR_MAX];
+
+    (void) h;
+    if (sws_app_server_of(ap, name, text, &server)) {
+        (void) sws_app_list(ap, &server, SWS_APP_BACK);
+    }
 }
 
 
@@ -705,10 +763,10 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
 
     /* It joins, then those it replaces leave: the slot is never empty.
      * Without room (processes a reload left behind), they leave first. */
-    rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
+    rc = sws_app_list(ap, &ap->addr, SWS_APP_JOINS);
     if (rc == SWS_BUSY) {
         sws_app_leave_replaced(ap, 1);
-        rc = sws_http_upstream_server_add(&ap->group, &ap->addr, 1);
+        rc = sws_app_list(ap, &ap->addr, SWS_APP_JOINS);
     }
     if (rc != SWS_OK) {
         sws_log_error(SWS_LOG_ALERT, h->cycle->log, 0, "application \"%.*s\": process %ld "
@@ -726,6 +784,7 @@ sws_app_on_ready(sws_helper_t *h, pid_t pid, void *data)
         ap->twin->replacing = 0;
         if (sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready) {
             ap->twin->retire = 1;
+            ap->twin->by_twin = 1;
             ap->twin->retire_until = sws_monotonic_msec() + ap->twin->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->twin->helper);
@@ -782,8 +841,9 @@ sws_app_stop_slot(sws_app_proc_t *ap)
     for (i = 0; i < 2 && ap != NULL; i++, ap = ap->twin) {
         hs.size = sizeof(hs);
         if (sws_helper_status(ap->helper, &hs) == SWS_OK && hs.ready) {
-            (void) sws_http_upstream_server_drain(&ap->group, &ap->addr);
+            (void) sws_app_list(ap, &ap->addr, SWS_APP_DRAINS);
             ap->retire = 1;
+            ap->by_twin = 0;
             ap->retire_until = sws_monotonic_msec() + ap->stop_timeout;
         } else {
             (void) sws_helper_stop_now(ap->helper);
@@ -862,11 +922,22 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
 {
     sws_app_proc_t             *ap = data;
     sws_http_upstream_stats_t   st;
-    sws_uint_t                  i;
-    uint64_t                    requests = 0;
+    sws_helper_status_t         hs;
+    int                         listed;
     size_t                      rss = 0;
     char                        why[96];
 
+    listed = sws_app_entry_of(ap, &ap->addr, &st);
+    hs.size = sizeof(hs);
+    if (!ap->retire && listed && st.state != NULL && strcmp(st.state, "draining") == 0
+        && ap->twin != NULL && sws_helper_status(ap->twin->helper, &hs) == SWS_OK && hs.ready)
+    {
+        /* Drained for its twin under the configuration before a reload
+         * (which kept both and forgot that): it goes as it would have. */
+        ap->retire = 1;
+        ap->by_twin = 1;
+        ap->retire_until = sws_monotonic_msec() + ap->stop_timeout;
+    }
     if (ap->retire) {
         if (sws_app_server_busy(ap, &ap->addr, sws_monotonic_msec() >= ap->retire_until)
             && sws_monotonic_msec() < ap->retire_until)
@@ -884,22 +955,9 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
         return;
     }
     why[0] = '\0';
-    if (ap->max_requests) {
-        for (i = 0; ; i++) {
-            sws_memzero(&st, sizeof(st));
-            st.size = sizeof(st);
-            if (sws_http_upstream_server_info(&ap->group, i, &st) != SWS_OK) {
-                break;
-            }
-            if (sws_str_eq(&st.server, &ap->addr)) {
-                requests = st.requests;
-                break;
-            }
-        }
-        if (requests >= ap->max_requests) {
-            snprintf(why, sizeof(why), "served %llu requests (max_requests %lu)",
-                     (unsigned long long) requests, (unsigned long) ap->max_requests);
-        }
+    if (ap->max_requests && listed && st.requests >= ap->max_requests) {
+        snprintf(why, sizeof(why), "served %llu requests (max_requests %lu)",
+                 (unsigned long long) st.requests, (unsigned long) ap->max_requests);
     }
     if (why[0] == '\0' && ap->max_memory) {
         rss = sws_app_rss(pid);
@@ -923,10 +981,30 @@ sws_app_watch(sws_helper_t *h, pid_t pid, void *data)
 static void
 sws_app_on_exit(sws_helper_t *h, const sws_helper_exit_t *ex, void *data)
 {
-    sws_app_proc_t  *ap = data;
+    sws_app_proc_t       *ap = data, *twin = ap->twin;
+    sws_helper_status_t   hs;
 
-    (void) h; (void) ex;
-    (void) sws_http_upstream_server_remove(&ap->group, &ap->addr);
+    (void) h;
+    if (twin != NULL && twin->retire && twin->by_twin && ex->was_ready && !ex->stopped) {
+        /* It died while its twin, which it replaced, drained: the twin,
+         * still there, serves again (not a 503 until its restart is
+         * ready, which drains the twin again); the twin's watch leaves
+         * the restart to the backoff (a crash loop). */
+        hs.size = sizeof(hs);
+        if (sws_helper_status(twin->helper, &hs) == SWS_OK && hs.running
+            && sws_app_list(twin, &twin->addr, SWS_APP_BACK) == SWS_OK)
+        {
+            twin->retire = 0;
+            twin->by_twin = 0;
+            twin->replacing = 1;
+        }
+    }
+    (void) sws_app_list(ap, &ap->addr, SWS_APP_LEAVES);
+    if (ap->retire && !ex->stopped) {
+        /* It was going: died while it drained, it is not restarted. */
+        ap->retire = 0;
+        (void) sws_helper_stop_now(ap->helper);
+    }
 }
 
 
@@ -1032,6 +1110,7 @@ sws_app_declare(sws_conf_t *cf, sws_app_t *app, uint32_t sig, sws_uint_t k, sws_
         return NULL;
     }
     h->busy = sws_app_busy;
+    h->kept = sws_app_kept;
     if (app->max_requests || app->max_memory || app->min < app->processes) {
         h->watch = sws_app_watch;
         h->watch_every = SWS_APP_WATCH;

@@ -10,9 +10,12 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 0;        // no idle limit of its own
 server.headersTimeout = 60000;
-// SOCK: a unix socket instead of the TCP port (the node-unix scenario)
+// SOCK: a unix socket instead of the TCP port (node-unix, node-external);
+// a PORT that is a path: the socket scalwsd's node_app gives (node-managed)
 if (process.env.SOCK) {
     server.listen(process.env.SOCK);
+} else if (String(process.env.PORT).startsWith("/")) {
+    server.listen(process.env.PORT);
 } else {
     server.listen(Number(process.env.PORT), "127.0.0.1");
 }

@@ -1539,6 +1539,7 @@ typedef struct {
 } CycleObject;
 
 static PyObject *done_obj;           /* DONE */
+static PyObject *client_disconnected;   /* ClientDisconnected, an OSError */
 static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
@@ -1755,6 +1756,15 @@ same_str(PyObject *o, PyObject *interned)
     return o == interned || (PyUnicode_Check(o) && PyUnicode_Compare(o, interned) == 0);
 }
 
+/* A send after the client went away raises (ASGI 2.4: an OSError, so
+ * that an application that streams learns it and stops). */
+static PyObject *
+client_gone(void)
+{
+    PyErr_SetString(client_disconnected, "the client went away");
+    return NULL;
+}
+
 static PyObject *
 Cycle_send(CycleObject *c, PyObject *message)
 {
@@ -1770,6 +1780,9 @@ Cycle_send(CycleObject *c, PyObject *message)
         if (c->started) {
             PyErr_SetString(PyExc_RuntimeError, "http.response.start sent twice");
             return NULL;
+        }
+        if (c->disconnected) {
+            return client_gone();
         }
         v = message_item(message, k_status, NULL);
         if (v == NULL) {
@@ -1788,6 +1801,9 @@ Cycle_send(CycleObject *c, PyObject *message)
     if (!same_str(kind, k_body_type)) {
         if (same_str(kind, k_trailers_type)) {
             Py_DECREF(kind);
+            if (c->disconnected) {
+                return client_gone();
+            }
             Py_INCREF(done_obj);
             return done_obj;
         }
@@ -1801,8 +1817,7 @@ Cycle_send(CycleObject *c, PyObject *message)
         return NULL;
     }
     if (c->disconnected) {
-        Py_INCREF(done_obj);
-        return done_obj;
+        return client_gone();
     }
     body = message_item(message, k_body, empty_bytes);
     if (body == NULL) {
@@ -2585,6 +2600,21 @@ PyInit__bridge(void)
         return NULL;
     }
     Py_INCREF(done_obj);                              /* and so does Cycle.send */
+    client_disconnected = PyErr_NewExceptionWithDoc(
+        "scalws_bridge._bridge.ClientDisconnected",
+        "send() after the client went away (ASGI 2.4 asks for an OSError: an\n"
+        "application that only sends, a stream or a feed, learns it and stops).",
+        PyExc_OSError, NULL);
+    if (client_disconnected == NULL) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(client_disconnected);                   /* the module's, and send()'s */
+    if (PyModule_AddObject(m, "ClientDisconnected", client_disconnected) < 0) {
+        Py_DECREF(client_disconnected);
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&CycleType);
     if (PyModule_AddObject(m, "Cycle", (PyObject *) &CycleType) < 0) {
         Py_DECREF(&CycleType);

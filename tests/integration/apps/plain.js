@@ -85,5 +85,6 @@ if (process.env.IGNORE_TERM) {
     process.on('SIGTERM', () => console.log('plain app ignores SIGTERM'));
 }
 
+// LISTEN_DELAY_MS: a start that takes that long to open its socket.
 console.log('plain app starting on ' + process.env.PORT);
-server.listen(process.env.PORT);
+setTimeout(() => server.listen(process.env.PORT), Number(process.env.LISTEN_DELAY_MS || 0));

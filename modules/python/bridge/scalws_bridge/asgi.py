@@ -10,6 +10,7 @@ high-water mark, so that a slow client (scalwsd stops reading) slows the
 application instead of growing its memory."""
 
 import asyncio
+import builtins
 import signal
 from contextvars import copy_context
 import socket
@@ -20,7 +21,7 @@ import traceback
 from . import _bridge
 from .websocket import WebSocket, is_websocket
 
-ASGI_HTTP = {"version": "3.0", "spec_version": "2.3"}
+ASGI_HTTP = {"version": "3.0", "spec_version": "2.4"}
 ASGI_LIFESPAN = {"version": "3.0", "spec_version": "2.0"}
 BODY_HIGH_WATER = 256 * 1024
 WRITE_HIGH_WATER = 256 * 1024
@@ -44,6 +45,21 @@ TASK_NAME = "scalws-request"
 def log(msg):
     sys.stderr.write("scalws_bridge: %s\n" % msg)
     sys.stderr.flush()
+
+
+ClientDisconnected = _bridge.ClientDisconnected
+GROUP = getattr(builtins, "BaseExceptionGroup", None)        # Python 3.11
+
+
+def gone(e):
+    """Whether e is what the client's going away raised in the application:
+    the cancellation of its task, send()'s ClientDisconnected (ASGI 2.4),
+    or a group of them (an anyio task group's, Starlette's streaming)."""
+    if isinstance(e, (asyncio.CancelledError, ClientDisconnected)):
+        return True
+    if GROUP is not None and isinstance(e, GROUP):
+        return all(gone(x) for x in e.exceptions)
+    return False
 
 
 class Cycle(_bridge.Cycle):
@@ -78,8 +94,8 @@ class Cycle(_bridge.Cycle):
 
     def failed(self, e):
         """The application raised e (called in the except clause)."""
-        if isinstance(e, asyncio.CancelledError) and self.disconnected:
-            pass
+        if self.disconnected and gone(e):
+            pass                     # the client went: nothing to tell anyone
         else:
             log("the application raised:\n" + traceback.format_exc().rstrip())
         if not self.head_sent and not self.disconnected:

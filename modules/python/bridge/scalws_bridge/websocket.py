@@ -28,10 +28,11 @@ def log(msg):
     sys.stderr.flush()
 
 
-class ClientDisconnected(OSError):
-    """websocket.send after the client went away: ASGI asks for a subclass of
-    OSError, so that an application that only sends (a feed, a ticker)
-    learns it and its task ends."""
+# websocket.send (and http.response.*) after the client went away: ASGI asks
+# for a subclass of OSError, so that an application that only sends (a
+# feed, a ticker) learns it and its task ends. The C extension's, which
+# raises it for HTTP.
+ClientDisconnected = _bridge.ClientDisconnected
 
 
 def is_websocket(scope):

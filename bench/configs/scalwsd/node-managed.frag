@@ -1,0 +1,4 @@
+        # node-managed: the application scalwsd runs (node-managed.http.frag)
+        location /app/ {
+            node_pass app;
+        }
