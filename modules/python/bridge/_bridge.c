@@ -34,6 +34,8 @@
  *       and runs each of its steps in the contextvars context ctx
  *   hand_over(future, value): set_result, and the future's one done
  *       callback (a waiting task's wake-up) run at once
+ *   Gate(loop): where the ASGI serving task waits for its next request
+ *       (_bridge_gate.c)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "sws_python_bridge_frame.h"
+#include "_bridge_gate.h"
 
 #define MODE_ASGI  0
 #define MODE_WSGI  1
@@ -2598,7 +2601,8 @@ PyInit__bridge(void)
         || PyModule_AddIntConstant(m, "REQUEST_BODY", SWS_PYB_REQUEST_BODY) < 0
         || PyModule_AddIntConstant(m, "REQUEST_UPGRADE", SWS_PYB_REQUEST_UPGRADE) < 0
         || PyModule_AddIntConstant(m, "REQUEST_FILE", SWS_PYB_REQUEST_FILE) < 0
-        || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0)
+        || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0
+        || sws_pyb_gate_add(m) < 0)
     {
         Py_DECREF(m);
         return NULL;

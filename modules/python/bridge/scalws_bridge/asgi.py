@@ -32,7 +32,7 @@ DONE = _bridge.DONE
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_UPGRADE = _bridge.REQUEST_UPGRADE
 response = _bridge.response
-hand_over = _bridge.hand_over
+Gate = _bridge.Gate
 in_context = _bridge.in_context
 current_task = asyncio.current_task
 Task = asyncio.Task
@@ -230,7 +230,7 @@ class Connection(asyncio.Protocol):
         if g is not None:
             # the serving task waits for it: it runs now, in this read
             self.gate = None
-            hand_over(g, c)
+            g.hand_over(c)
         elif w.factory_set:
             self.loop.create_task(c.run(w.app))
         elif self.serving or not SERVE:
@@ -246,7 +246,7 @@ class Connection(asyncio.Protocol):
     async def serve(self, c):
         """The connection's serving task: its requests one after another,
         each handed over by on_request() in the read that brought it
-        (hand_over: no task made and no loop iteration per request; a task
+        (Gate.hand_over: no task made and no loop iteration per request; a task
         cost about a quarter of a plain request). For the application it is
         the request's task, as a task per request would be: current_task()
         gives it, each request runs in a fresh copy of the context, and
@@ -260,6 +260,9 @@ class Connection(asyncio.Protocol):
         # request kept it somewhere (a timer that would cancel it, say)
         refs = getrefcount(task)
         base = copy_context()
+        # where it waits for the next request (a future to asyncio, emptied
+        # by each wait: none made per request)
+        gate = Gate(self.loop)
         w = self.worker
         app = w.app
         try:
@@ -275,10 +278,10 @@ class Connection(asyncio.Protocol):
                 w.active -= 1                   # request_done(), inline
                 if w.stopping and not w.active:
                     w.idle.set()
-                if task.cancelling() or self.closed or getrefcount(task) > refs:
+                if task.cancelling() or self.closed or getrefcount(task) > refs + gate.holds:
                     return
-                g = self.gate = self.loop.create_future()
-                c = await g
+                self.gate = gate
+                c = await gate
                 if c is None:                # the connection is gone
                     return
         finally:

@@ -1,0 +1,13 @@
+/*
+ * The ASGI runner's gate (_bridge_gate.c): _bridge.Gate, added to the
+ * extension's module by its init.
+ */
+#ifndef SWS_PYB_BRIDGE_GATE_H
+#define SWS_PYB_BRIDGE_GATE_H
+
+#include <Python.h>
+
+/* Gate into the module: 0, or -1 with an exception set */
+int sws_pyb_gate_add(PyObject *module);
+
+#endif
