@@ -12,9 +12,9 @@
  * with a second future of the gate's, done once and for all with None,
  * which wakes the task as a done future does; the await then gives the
  * request. The task's wake-up is kept from the first wait on (it is an
- * equal object each wait: removing it needs only an equal one), so that
- * the gate holds a reference to the task: .holds says so (the serving
- * task counts the references to it).
+ * equal object each wait: removing it needs only an equal one): a
+ * reference to the task, where the first step's handle was one (the
+ * serving task counts the references to it).
  *
  *   gate.hand_over(value): the waiting task's wake-up called at once, in
  *       its context (the request runs in the read that brought it, no loop
@@ -26,7 +26,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <structmember.h>
 #include "_bridge_gate.h"
 
 enum { GATE_EMPTY, GATE_WAITING, GATE_DONE };
@@ -35,7 +34,6 @@ typedef struct {
     PyObject_HEAD
     PyObject *loop, *pending, *done, *wakeup, *context, *value;
     int       state;
-    char      holds;                    /* it holds the task's wake-up */
 } GateObject;
 
 static PyObject *s_call_soon, *s_context, *s_create_future, *s_set_result, *s_callbacks,
@@ -92,7 +90,6 @@ Gate_clear(GateObject *g)
     Py_CLEAR(g->wakeup);
     Py_CLEAR(g->context);
     Py_CLEAR(g->value);
-    g->holds = 0;
     return 0;
 }
 
@@ -143,7 +140,6 @@ gate_take_wakeup(GateObject *g)
     Py_INCREF(PyTuple_GET_ITEM(item, 1));
     Py_XSETREF(g->context, PyTuple_GET_ITEM(item, 1));
     Py_DECREF(cbs);
-    g->holds = 1;
     r = PyObject_CallMethodOneArg(g->pending, s_remove_done_callback, g->wakeup);
     if (r == NULL) {
         return -1;
@@ -288,12 +284,6 @@ static PyMethodDef Gate_methods[] = {
     { NULL, NULL, 0, NULL }
 };
 
-static PyMemberDef Gate_members[] = {
-    { "holds", T_BOOL, offsetof(GateObject, holds), READONLY,
-      "it holds a reference to its task (the task's wake-up)" },
-    { NULL, 0, 0, 0, NULL }
-};
-
 static PyAsyncMethods Gate_async = {
     .am_await = Gate_await,
     .am_send = Gate_am_send,
@@ -313,7 +303,6 @@ static PyTypeObject GateType = {
     .tp_iter = Gate_await,
     .tp_iternext = Gate_iternext,
     .tp_methods = Gate_methods,
-    .tp_members = Gate_members,
 };
 
 int

@@ -256,7 +256,8 @@ class Connection(asyncio.Protocol):
         one."""
         task = current_task()
         # what refers to it when nothing else does (the loop's current task,
-        # this frame, the step's caller): more after a request, and the
+        # this frame, the step's caller: the first step's handle, then the
+        # task's wake-up that the gate keeps): more after a request, and the
         # request kept it somewhere (a timer that would cancel it, say)
         refs = getrefcount(task)
         base = copy_context()
@@ -278,7 +279,7 @@ class Connection(asyncio.Protocol):
                 w.active -= 1                   # request_done(), inline
                 if w.stopping and not w.active:
                     w.idle.set()
-                if task.cancelling() or self.closed or getrefcount(task) > refs + gate.holds:
+                if task.cancelling() or self.closed or getrefcount(task) > refs:
                     return
                 self.gate = gate
                 c = await gate
