@@ -168,10 +168,32 @@ gate_set(GateObject *g, PyObject *value)
     return waiting;
 }
 
+/* loop.call_soon(wakeup, done, context=context): the task woken at the
+ * loop's next turn. */
+static int
+gate_call_soon(GateObject *g)
+{
+    PyObject *meth, *names, *r, *argv[3] = { g->wakeup, g->done, g->context };
+
+    meth = PyObject_GetAttr(g->loop, s_call_soon);
+    if (meth == NULL) {
+        return -1;
+    }
+    names = PyTuple_Pack(1, s_context);
+    r = names ? PyObject_Vectorcall(meth, argv, 2, names) : NULL;
+    Py_XDECREF(names);
+    Py_DECREF(meth);
+    if (r == NULL) {
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyObject *
 Gate_hand_over(GateObject *g, PyObject *value)
 {
-    PyObject *r;
+    PyObject *r, *type, *exc, *tb;
     int       rc = gate_set(g, value);
 
     if (rc <= 0) {
@@ -185,6 +207,13 @@ Gate_hand_over(GateObject *g, PyObject *value)
         Py_CLEAR(r);
     }
     if (r == NULL) {
+        /* not woken (called from a task: asyncio enters no task within
+         * another): at the next turn then, so that it is not left waiting */
+        PyErr_Fetch(&type, &exc, &tb);
+        if (gate_call_soon(g) < 0) {
+            PyErr_Clear();
+        }
+        PyErr_Restore(type, exc, tb);
         return NULL;
     }
     Py_DECREF(r);
@@ -194,31 +223,11 @@ Gate_hand_over(GateObject *g, PyObject *value)
 static PyObject *
 Gate_set_result(GateObject *g, PyObject *value)
 {
-    PyObject *meth, *r, *argv[3];
-    int       rc = gate_set(g, value);
+    int rc = gate_set(g, value);
 
-    if (rc <= 0) {
-        return rc < 0 ? NULL : Py_NewRef(Py_None);
-    }
-    /* loop.call_soon(wakeup, done, context=context) */
-    meth = PyObject_GetAttr(g->loop, s_call_soon);
-    if (meth == NULL) {
+    if (rc < 0 || (rc > 0 && gate_call_soon(g) < 0)) {
         return NULL;
     }
-    argv[0] = g->wakeup;
-    argv[1] = g->done;
-    argv[2] = g->context;
-    {
-        PyObject *names = PyTuple_Pack(1, s_context);
-
-        r = names ? PyObject_Vectorcall(meth, argv, 2, names) : NULL;
-        Py_XDECREF(names);
-    }
-    Py_DECREF(meth);
-    if (r == NULL) {
-        return NULL;
-    }
-    Py_DECREF(r);
     Py_RETURN_NONE;
 }
 
