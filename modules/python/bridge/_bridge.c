@@ -1556,11 +1556,17 @@ Cycle_init(CycleObject *c, PyObject *args, PyObject *kw)
     PyObject *conn, *scope;
     int       has_body;
 
-    if (kw != NULL && PyDict_GET_SIZE(kw) != 0) {
+    /* (no PyArg_ParseTuple: a tenth of making a cycle) */
+    if ((kw != NULL && PyDict_GET_SIZE(kw) != 0) || !PyTuple_Check(args)
+        || PyTuple_GET_SIZE(args) != 3)
+    {
         PyErr_SetString(PyExc_TypeError, "Cycle(conn, scope, has_body)");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOp", &conn, &scope, &has_body)) {
+    conn = PyTuple_GET_ITEM(args, 0);
+    scope = PyTuple_GET_ITEM(args, 1);
+    has_body = PyObject_IsTrue(PyTuple_GET_ITEM(args, 2));
+    if (has_body < 0) {
         return -1;
     }
     Py_INCREF(conn);
@@ -1752,10 +1758,23 @@ transport_write(PyObject *conn, PyObject *transport, PyObject *data)
     return v;
 }
 
+/* o is the str interned (an ASCII constant): the same object, or the same
+ * characters (the application's literal, not interned when it has dots:
+ * "http.response.start"), compared without PyUnicode_Compare's dispatch. */
 static int
 same_str(PyObject *o, PyObject *interned)
 {
-    return o == interned || (PyUnicode_Check(o) && PyUnicode_Compare(o, interned) == 0);
+    Py_ssize_t n;
+
+    if (o == interned) {
+        return 1;
+    }
+    if (!PyUnicode_Check(o) || !PyUnicode_IS_ASCII(o)) {
+        return 0;
+    }
+    n = PyUnicode_GET_LENGTH(o);
+    return n == PyUnicode_GET_LENGTH(interned)
+           && memcmp(PyUnicode_DATA(o), PyUnicode_DATA(interned), (size_t) n) == 0;
 }
 
 static PyObject *
@@ -2126,7 +2145,15 @@ InContext_start(InContextObject *ic)
     PyObject *args[3] = { NULL, NULL, NULL }, *r = NULL, *it;
     int       i;
 
-    args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    if (PyObject_TypeCheck(ic->cycle, &CycleType)) {
+        args[0] = ((CycleObject *) ic->cycle)->scope;     /* no look-up */
+        Py_XINCREF(args[0]);
+        if (args[0] == NULL) {
+            PyErr_SetString(PyExc_AttributeError, "scope");
+        }
+    } else {
+        args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    }
     args[1] = args[0] ? PyObject_GetAttr(ic->cycle, a_receive) : NULL;
     args[2] = args[1] ? PyObject_GetAttr(ic->cycle, a_send) : NULL;
     if (args[2] != NULL) {
