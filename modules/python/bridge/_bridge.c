@@ -1539,6 +1539,10 @@ typedef struct {
     PyObject   *conn, *scope, *chunks, *waiter, *status, *headers;
     Py_ssize_t  size;
     char        more_body, final_given, started, head_sent, complete, disconnected;
+    /* the connection's transport, socket and parser, when Cycle() was
+     * given them (the connection's for its life; else looked up) */
+    PyObject   *transport, *parser;
+    long        fd;
 } CycleObject;
 
 static PyObject *done_obj;           /* DONE */
@@ -1558,10 +1562,22 @@ Cycle_init(CycleObject *c, PyObject *args, PyObject *kw)
 
     /* (no PyArg_ParseTuple: a tenth of making a cycle) */
     if ((kw != NULL && PyDict_GET_SIZE(kw) != 0) || !PyTuple_Check(args)
-        || PyTuple_GET_SIZE(args) != 3)
+        || (PyTuple_GET_SIZE(args) != 3 && PyTuple_GET_SIZE(args) != 6))
     {
-        PyErr_SetString(PyExc_TypeError, "Cycle(conn, scope, has_body)");
+        PyErr_SetString(PyExc_TypeError,
+                        "Cycle(conn, scope, has_body[, transport, fd, parser])");
         return -1;
+    }
+    c->fd = -2;
+    Py_CLEAR(c->transport);
+    Py_CLEAR(c->parser);
+    if (PyTuple_GET_SIZE(args) == 6) {
+        c->fd = PyLong_AsLong(PyTuple_GET_ITEM(args, 4));
+        if (c->fd == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        c->transport = Py_NewRef(PyTuple_GET_ITEM(args, 3));
+        c->parser = Py_NewRef(PyTuple_GET_ITEM(args, 5));
     }
     conn = PyTuple_GET_ITEM(args, 0);
     scope = PyTuple_GET_ITEM(args, 1);
@@ -1596,6 +1612,8 @@ Cycle_traverse(CycleObject *c, visitproc visit, void *arg)
     Py_VISIT(c->waiter);
     Py_VISIT(c->status);
     Py_VISIT(c->headers);
+    Py_VISIT(c->transport);
+    Py_VISIT(c->parser);
     return 0;
 }
 
@@ -1608,6 +1626,8 @@ Cycle_clear(CycleObject *c)
     Py_CLEAR(c->waiter);
     Py_CLEAR(c->status);
     Py_CLEAR(c->headers);
+    Py_CLEAR(c->transport);
+    Py_CLEAR(c->parser);
     return 0;
 }
 
@@ -1708,21 +1728,22 @@ data_frames(PyObject *body, long end)
  * than the send. conn.fd: the socket (-1: always the transport).
  */
 static PyObject *
-transport_write(PyObject *conn, PyObject *transport, PyObject *data)
+transport_write(PyObject *conn, long fd, PyObject *transport, PyObject *data)
 {
     PyObject   *o, *rest, *v;
-    long        fd;
     Py_ssize_t  len = PyBytes_GET_SIZE(data), held;
     ssize_t     n;
 
-    o = PyObject_GetAttr(conn, a_fd);
-    if (o == NULL) {
-        return NULL;
-    }
-    fd = PyLong_AsLong(o);
-    Py_DECREF(o);
-    if (fd == -1 && PyErr_Occurred()) {
-        return NULL;
+    if (fd == -2) {                  /* not given to the cycle */
+        o = PyObject_GetAttr(conn, a_fd);
+        if (o == NULL) {
+            return NULL;
+        }
+        fd = PyLong_AsLong(o);
+        Py_DECREF(o);
+        if (fd == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
     }
     if (fd < 0) {
         return PyObject_CallMethodOneArg(transport, a_write, data);
@@ -1867,12 +1888,13 @@ Cycle_send(CycleObject *c, PyObject *message)
             goto done;
         }
         if (!t) {
-            PyObject *transport = PyObject_GetAttr(conn, a_transport);
+            PyObject *transport = c->transport ? Py_NewRef(c->transport)
+                                               : PyObject_GetAttr(conn, a_transport);
 
             if (transport == NULL) {
                 goto done;
             }
-            v = transport_write(conn, transport, data);
+            v = transport_write(conn, c->fd, transport, data);
             Py_DECREF(transport);
             if (v == NULL) {
                 goto done;
@@ -1908,7 +1930,7 @@ Cycle_send(CycleObject *c, PyObject *message)
     }
     Py_DECREF(v);                    /* only compared */
     if (v == (PyObject *) c) {
-        PyObject *parser = PyObject_GetAttr(conn, a_parser);
+        PyObject *parser = c->parser ? Py_NewRef(c->parser) : PyObject_GetAttr(conn, a_parser);
 
         if (parser == NULL) {
             goto done;

@@ -33,6 +33,7 @@ enum { GATE_EMPTY, GATE_WAITING, GATE_DONE };
 typedef struct {
     PyObject_HEAD
     PyObject *loop, *pending, *done, *wakeup, *context, *value;
+    PyObject *remove;                   /* pending.remove_done_callback */
     int       state;
 } GateObject;
 
@@ -61,6 +62,10 @@ Gate_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     g->pending = PyObject_CallMethodNoArgs(loop, s_create_future);
     g->done = g->pending ? PyObject_CallMethodNoArgs(loop, s_create_future) : NULL;
     r = g->done ? PyObject_CallMethodOneArg(g->done, s_set_result, Py_None) : NULL;
+    g->remove = r ? PyObject_GetAttr(g->pending, s_remove_done_callback) : NULL;
+    if (g->remove == NULL) {
+        Py_CLEAR(r);
+    }
     if (r == NULL) {
         Py_DECREF(g);
         return NULL;
@@ -78,6 +83,7 @@ Gate_traverse(GateObject *g, visitproc visit, void *arg)
     Py_VISIT(g->wakeup);
     Py_VISIT(g->context);
     Py_VISIT(g->value);
+    Py_VISIT(g->remove);
     return 0;
 }
 
@@ -90,6 +96,7 @@ Gate_clear(GateObject *g)
     Py_CLEAR(g->wakeup);
     Py_CLEAR(g->context);
     Py_CLEAR(g->value);
+    Py_CLEAR(g->remove);
     return 0;
 }
 
@@ -111,7 +118,7 @@ gate_take_wakeup(GateObject *g)
     Py_ssize_t  n;
 
     if (g->wakeup != NULL) {
-        r = PyObject_CallMethodOneArg(g->pending, s_remove_done_callback, g->wakeup);
+        r = PyObject_CallOneArg(g->remove, g->wakeup);
         if (r == NULL) {
             return -1;
         }
@@ -140,7 +147,7 @@ gate_take_wakeup(GateObject *g)
     Py_INCREF(PyTuple_GET_ITEM(item, 1));
     Py_XSETREF(g->context, PyTuple_GET_ITEM(item, 1));
     Py_DECREF(cbs);
-    r = PyObject_CallMethodOneArg(g->pending, s_remove_done_callback, g->wakeup);
+    r = PyObject_CallOneArg(g->remove, g->wakeup);
     if (r == NULL) {
         return -1;
     }

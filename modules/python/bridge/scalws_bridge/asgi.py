@@ -225,7 +225,10 @@ class Connection(asyncio.Protocol):
             self.to_websocket(WebSocket(self, scope))
             self.loop.create_task(self.ws.run(w.app))
             return
-        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
+        # (the connection's transport, socket and parser given: send() does
+        # not look them up)
+        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0, self.transport,
+                               self.fd, self.parser)
         g = self.gate
         if g is not None:
             # the serving task waits for it: it runs now, in this read
