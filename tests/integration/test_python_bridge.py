@@ -1254,6 +1254,10 @@ def test_extension_gate():
         with pytest.raises(RuntimeError):
             gate.hand_over(2)
         assert await gate == 1
+        gate.set_result("v")                    # its iterator's next()
+        with pytest.raises(StopIteration) as stop:
+            next(gate.__await__())
+        assert stop.value.value == "v"
 
         # cancelled while it waits
         gate2 = b.Gate(loop)

@@ -2272,12 +2272,14 @@ stop_iteration(PyObject *value)
     }
 }
 
-static PyObject *
-InContext_iternext(PyObject *self)
+/* next() of an awaitable's iterator that has am_send: send(None), its
+ * return as StopIteration (the extension's awaitables, _bridge_gate.h) */
+PyObject *
+sws_pyb_next_by_send(PyObject *self, sendfunc send)
 {
     PyObject *result;
 
-    switch (InContext_am_send(self, Py_None, &result)) {
+    switch (send(self, Py_None, &result)) {
     case PYGEN_NEXT:
         return result;
     case PYGEN_RETURN:
@@ -2289,6 +2291,12 @@ InContext_iternext(PyObject *self)
     default:
         return NULL;
     }
+}
+
+static PyObject *
+InContext_iternext(PyObject *self)
+{
+    return sws_pyb_next_by_send(self, InContext_am_send);
 }
 
 static PyObject *

@@ -271,25 +271,7 @@ Gate_am_send(PyObject *self, PyObject *arg, PyObject **result)
 static PyObject *
 Gate_iternext(PyObject *self)
 {
-    PyObject *result;
-
-    switch (Gate_am_send(self, Py_None, &result)) {
-    case PYGEN_NEXT:
-        return result;
-    case PYGEN_RETURN:
-        if (result != Py_None) {
-            PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, result);
-
-            if (e != NULL) {
-                PyErr_SetObject(PyExc_StopIteration, e);
-                Py_DECREF(e);
-            }
-        }
-        Py_DECREF(result);
-        return NULL;
-    default:
-        return NULL;
-    }
+    return sws_pyb_next_by_send(self, Gate_am_send);
 }
 
 static PyMethodDef Gate_methods[] = {
