@@ -30,10 +30,9 @@
  *   Cycle(conn, scope, has_body): an ASGI http request's state and its
  *       send() (asgi.py's Cycle subclasses it); set_coroutine_marker(m):
  *       what its send's _is_coroutine gives (asyncio's marker)
- *   in_context(app, cycle, ctx): an awaitable that calls the application
- *       and runs each of its steps in the contextvars context ctx
- *   hand_over(future, value): set_result, and the future's one done
- *       callback (a waiting task's wake-up) run at once
+ *   in_context(app, cycle, base): an awaitable that calls the application
+ *       and runs each of its steps in a new copy of the contextvars
+ *       context base
  *   Gate(loop): where the ASGI serving task waits for its next request
  *       (_bridge_gate.c)
  */
@@ -1549,9 +1548,8 @@ static PyObject *done_obj;           /* DONE */
 static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
-                *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
-                *a_set_result, *k_scope_attr, *a_receive, *a_send, *a_fd,
-                *a_get_write_buffer_size,
+                *a_get, *a_in_body, *a_throw, *a_close, *k_scope_attr, *a_receive, *a_send,
+                *a_fd, *a_get_write_buffer_size,
                 *empty_bytes, *empty_tuple;
 
 static int
@@ -2119,14 +2117,14 @@ static PyTypeObject CycleType = {
 
 
 /*
- * in_context(app, cycle, ctx): an awaitable that calls
+ * in_context(app, cycle, base): an awaitable that calls
  * app(cycle.scope, cycle.receive, cycle.send) at its first step and runs
- * every step of what that returns in the contextvars context ctx, as a
- * task of the request's own would: the ASGI runner's serving task runs
- * one request after another, each in a fresh copy of the context, so
- * that what one request sets is not seen by the next (asgi.py's
- * Connection.serve). No coroutine of the runner's between the task and
- * the application's.
+ * every step of what that returns in a new copy of the contextvars
+ * context base, as a task of the request's own would: the ASGI runner's
+ * serving task runs one request after another, each in a fresh copy of
+ * the context, so that what one request sets is not seen by the next
+ * (asgi.py's Connection.serve; the copy made here, not by a Python call).
+ * No coroutine of the runner's between the task and the application's.
  */
 typedef struct {
     PyObject_HEAD
@@ -2139,14 +2137,20 @@ static PyObject *
 bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     InContextObject *ic;
+    PyObject        *ctx;
 
     (void) self;
     if (nargs != 3 || !PyContext_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "in_context(app, cycle, context)");
         return NULL;
     }
+    ctx = PyContext_Copy(args[2]);
+    if (ctx == NULL) {
+        return NULL;
+    }
     ic = PyObject_GC_New(InContextObject, &InContextType);
     if (ic == NULL) {
+        Py_DECREF(ctx);
         return NULL;
     }
     Py_INCREF(args[0]);
@@ -2154,8 +2158,7 @@ bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(args[1]);
     ic->cycle = args[1];
     ic->coro = NULL;
-    Py_INCREF(args[2]);
-    ic->ctx = args[2];
+    ic->ctx = ctx;
     PyObject_GC_Track(ic);
     return (PyObject *) ic;
 }
@@ -2389,77 +2392,6 @@ static PyTypeObject InContextType = {
 };
 
 /*
- * hand_over(future, value): the future's result is value and its one done
- * callback (the serving task's wake-up, waiting for the next request) runs
- * now, in the context it was added with, instead of at the loop's next
- * turn: the request starts in the read that brought it, with no loop
- * iteration and no task made for it. Any other number of callbacks: an
- * ordinary set_result().
- */
-static PyObject *
-bridge_hand_over(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *cbs, *cb = NULL, *ctx = NULL, *r;
-
-    (void) self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "hand_over(future, value)");
-        return NULL;
-    }
-    cbs = PyObject_GetAttr(args[0], a_callbacks);
-    if (cbs == NULL) {
-        return NULL;
-    }
-    if (PyList_Check(cbs) && PyList_GET_SIZE(cbs) == 1) {
-        PyObject *item = PyList_GET_ITEM(cbs, 0);
-
-        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2
-            && PyContext_CheckExact(PyTuple_GET_ITEM(item, 1)))
-        {
-            cb = PyTuple_GET_ITEM(item, 0);
-            ctx = PyTuple_GET_ITEM(item, 1);
-            Py_INCREF(cb);
-            Py_INCREF(ctx);
-        }
-    }
-    Py_DECREF(cbs);
-    if (cb != NULL) {
-        r = PyObject_CallMethodOneArg(args[0], a_remove_done_callback, cb);
-        if (r == NULL) {
-            goto failed;
-        }
-        Py_DECREF(r);
-    }
-    r = PyObject_CallMethodOneArg(args[0], a_set_result, args[1]);
-    if (r == NULL) {
-        goto failed;
-    }
-    Py_DECREF(r);
-    if (cb != NULL) {
-        if (PyContext_Enter(ctx) < 0) {
-            goto failed;
-        }
-        r = PyObject_CallOneArg(cb, args[0]);
-        if (PyContext_Exit(ctx) < 0) {
-            Py_CLEAR(r);
-        }
-        if (r == NULL) {
-            goto failed;
-        }
-        Py_DECREF(r);
-        Py_DECREF(cb);
-        Py_DECREF(ctx);
-    }
-    Py_RETURN_NONE;
-
-failed:
-    Py_XDECREF(cb);
-    Py_XDECREF(ctx);
-    return NULL;
-}
-
-
-/*
  * send_some(fd, data): what one send(2) of data takes without waiting
  * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
  * buffer is full. The WSGI runner sends a response so and the rest, if
@@ -2510,10 +2442,8 @@ static PyMethodDef bridge_methods[] = {
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
     { "in_context", (PyCFunction) (void (*)(void)) bridge_in_context, METH_FASTCALL,
-      "in_context(app, cycle, ctx): app(cycle.scope, cycle.receive, cycle.send)\n"
+      "in_context(app, cycle, base): app(cycle.scope, cycle.receive, cycle.send)\n"
       "awaited, each step in ctx" },
-    { "hand_over", (PyCFunction) (void (*)(void)) bridge_hand_over, METH_FASTCALL,
-      "hand_over(future, value): set_result, its one done callback run now" },
     { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
       "set_coroutine_marker(m): Cycle.send's _is_coroutine (asyncio's marker)" },
     { "file", bridge_file, METH_VARARGS,
@@ -2594,9 +2524,6 @@ PyInit__bridge(void)
     INTERN(a_in_body, "in_body");
     INTERN(a_throw, "throw");
     INTERN(a_close, "close");
-    INTERN(a_callbacks, "_callbacks");
-    INTERN(a_remove_done_callback, "remove_done_callback");
-    INTERN(a_set_result, "set_result");
     INTERN(k_scope_attr, "scope");
     INTERN(a_receive, "receive");
     INTERN(a_send, "send");

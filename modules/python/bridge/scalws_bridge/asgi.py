@@ -273,7 +273,7 @@ class Connection(asyncio.Protocol):
             while True:
                 # Cycle.run(), inline: no coroutine of ours around the app's
                 try:
-                    await in_context(app, c, base.copy())
+                    await in_context(app, c, base)
                 except BaseException as e:
                     c.failed(e)
                 else:
