@@ -1189,6 +1189,92 @@ def test_extension_done_is_a_finished_coroutine():
     assert asyncio.iscoroutinefunction(asgi.Cycle(None, {}, 0).send)
 
 
+def test_extension_gate():
+    """_bridge.Gate, where the ASGI serving task waits for its next request:
+    hand_over() (from a callback, as the protocol's data_received calls it)
+    runs the waiting task at once, in the task's context, and the await
+    gives the value; the gate serves wait after wait; set_result() wakes it
+    at the loop's next turn; cancelling the waiting task raises
+    CancelledError from the await; done twice is an error; hand_over() from
+    within a task raises (asyncio enters no task within another) and the
+    waiting task runs at the next turn instead."""
+    import asyncio
+    import contextvars
+    b = bridge_module()
+    var = contextvars.ContextVar("v", default="caller")
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        gate = b.Gate(loop)
+        got = []
+
+        def outside(fn, *args):
+            """fn(*args) from a callback of the loop's: what got holds
+            right after it, or its exception"""
+            f = loop.create_future()
+
+            def cb():
+                try:
+                    fn(*args)
+                    f.set_result((list(got), var.get()))
+                except BaseException as e:       # noqa: B902
+                    f.set_exception(e)
+            loop.call_soon(cb)
+            return f
+
+        async def waiter():
+            var.set("task")
+            while True:
+                v = await gate
+                got.append((v, var.get()))
+                if v == "last":
+                    return v
+
+        t = asyncio.create_task(waiter())
+        await asyncio.sleep(0)                  # it waits
+        for i in range(3):
+            seen, ctx = await outside(gate.hand_over, i)
+            assert seen[-1] == (i, "task") and ctx == "caller"   # ran within hand_over
+        seen, _ = await outside(gate.set_result, 3)
+        assert seen[-1] == (2, "task")          # not yet
+        await asyncio.sleep(0)
+        assert got[-1] == (3, "task")
+        with pytest.raises(RuntimeError):
+            gate.hand_over(4)                   # from this task
+        assert got[-1] == (3, "task")
+        await asyncio.sleep(0)
+        assert got[-1] == (4, "task")
+        await outside(gate.hand_over, "last")
+        assert await t == "last" and t.done()
+        assert len(got) == 6
+        # nobody waits: the next await has it at once
+        await outside(gate.hand_over, "early")
+        assert await gate == "early"
+        gate.set_result(1)
+        with pytest.raises(RuntimeError):
+            gate.hand_over(2)
+        assert await gate == 1
+        gate.set_result("v")                    # its iterator's next()
+        with pytest.raises(StopIteration) as stop:
+            next(gate.__await__())
+        assert stop.value.value == "v"
+
+        # cancelled while it waits
+        gate2 = b.Gate(loop)
+
+        async def waits():
+            return await gate2
+        t2 = asyncio.create_task(waits())
+        await asyncio.sleep(0)
+        t2.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t2
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+    with pytest.raises(TypeError):
+        b.Gate()
+
+
 def test_extension_writes_response_frames():
     b = bridge_module()
     out = b.response(404, [(b"content-type", b"text/plain"), ("X-Str", "caf\u00e9")],

@@ -30,10 +30,11 @@
  *   Cycle(conn, scope, has_body): an ASGI http request's state and its
  *       send() (asgi.py's Cycle subclasses it); set_coroutine_marker(m):
  *       what its send's _is_coroutine gives (asyncio's marker)
- *   in_context(app, cycle, ctx): an awaitable that calls the application
- *       and runs each of its steps in the contextvars context ctx
- *   hand_over(future, value): set_result, and the future's one done
- *       callback (a waiting task's wake-up) run at once
+ *   in_context(app, cycle, base): an awaitable that calls the application
+ *       and runs each of its steps in a new copy of the contextvars
+ *       context base
+ *   Gate(loop): where the ASGI serving task waits for its next request
+ *       (_bridge_gate.c)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -42,6 +43,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "sws_python_bridge_frame.h"
+#include "_bridge_gate.h"
 
 #define MODE_ASGI  0
 #define MODE_WSGI  1
@@ -1536,6 +1538,10 @@ typedef struct {
     PyObject   *conn, *scope, *chunks, *waiter, *status, *headers;
     Py_ssize_t  size;
     char        more_body, final_given, started, head_sent, complete, disconnected;
+    /* the connection's transport, socket and parser, when Cycle() was
+     * given them (the connection's for its life; else looked up) */
+    PyObject   *transport, *parser;
+    long        fd;
 } CycleObject;
 
 static PyObject *done_obj;           /* DONE */
@@ -1543,9 +1549,8 @@ static PyObject *client_disconnected;   /* ClientDisconnected, an OSError */
 static PyObject *k_status, *k_body, *k_more_body, *k_start_type, *k_body_type,
                 *k_trailers_type, *a_closed, *a_transport, *a_write, *a_write_paused,
                 *a_drain, *a_cycle, *a_parser, *a_read_paused, *a_resume_reading, *a_wake,
-                *a_get, *a_in_body, *a_throw, *a_close, *a_callbacks, *a_remove_done_callback,
-                *a_set_result, *k_scope_attr, *a_receive, *a_send, *a_fd,
-                *a_get_write_buffer_size,
+                *a_get, *a_in_body, *a_throw, *a_close, *k_scope_attr, *a_receive, *a_send,
+                *a_fd, *a_get_write_buffer_size,
                 *empty_bytes, *empty_tuple;
 
 static int
@@ -1554,11 +1559,29 @@ Cycle_init(CycleObject *c, PyObject *args, PyObject *kw)
     PyObject *conn, *scope;
     int       has_body;
 
-    if (kw != NULL && PyDict_GET_SIZE(kw) != 0) {
-        PyErr_SetString(PyExc_TypeError, "Cycle(conn, scope, has_body)");
+    /* (no PyArg_ParseTuple: a tenth of making a cycle) */
+    if ((kw != NULL && PyDict_GET_SIZE(kw) != 0) || !PyTuple_Check(args)
+        || (PyTuple_GET_SIZE(args) != 3 && PyTuple_GET_SIZE(args) != 6))
+    {
+        PyErr_SetString(PyExc_TypeError,
+                        "Cycle(conn, scope, has_body[, transport, fd, parser])");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOp", &conn, &scope, &has_body)) {
+    c->fd = -2;
+    Py_CLEAR(c->transport);
+    Py_CLEAR(c->parser);
+    if (PyTuple_GET_SIZE(args) == 6) {
+        c->fd = PyLong_AsLong(PyTuple_GET_ITEM(args, 4));
+        if (c->fd == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        c->transport = Py_NewRef(PyTuple_GET_ITEM(args, 3));
+        c->parser = Py_NewRef(PyTuple_GET_ITEM(args, 5));
+    }
+    conn = PyTuple_GET_ITEM(args, 0);
+    scope = PyTuple_GET_ITEM(args, 1);
+    has_body = PyObject_IsTrue(PyTuple_GET_ITEM(args, 2));
+    if (has_body < 0) {
         return -1;
     }
     Py_INCREF(conn);
@@ -1588,6 +1611,8 @@ Cycle_traverse(CycleObject *c, visitproc visit, void *arg)
     Py_VISIT(c->waiter);
     Py_VISIT(c->status);
     Py_VISIT(c->headers);
+    Py_VISIT(c->transport);
+    Py_VISIT(c->parser);
     return 0;
 }
 
@@ -1600,6 +1625,8 @@ Cycle_clear(CycleObject *c)
     Py_CLEAR(c->waiter);
     Py_CLEAR(c->status);
     Py_CLEAR(c->headers);
+    Py_CLEAR(c->transport);
+    Py_CLEAR(c->parser);
     return 0;
 }
 
@@ -1700,21 +1727,22 @@ data_frames(PyObject *body, long end)
  * than the send. conn.fd: the socket (-1: always the transport).
  */
 static PyObject *
-transport_write(PyObject *conn, PyObject *transport, PyObject *data)
+transport_write(PyObject *conn, long fd, PyObject *transport, PyObject *data)
 {
     PyObject   *o, *rest, *v;
-    long        fd;
     Py_ssize_t  len = PyBytes_GET_SIZE(data), held;
     ssize_t     n;
 
-    o = PyObject_GetAttr(conn, a_fd);
-    if (o == NULL) {
-        return NULL;
-    }
-    fd = PyLong_AsLong(o);
-    Py_DECREF(o);
-    if (fd == -1 && PyErr_Occurred()) {
-        return NULL;
+    if (fd == -2) {                  /* not given to the cycle */
+        o = PyObject_GetAttr(conn, a_fd);
+        if (o == NULL) {
+            return NULL;
+        }
+        fd = PyLong_AsLong(o);
+        Py_DECREF(o);
+        if (fd == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
     }
     if (fd < 0) {
         return PyObject_CallMethodOneArg(transport, a_write, data);
@@ -1750,10 +1778,23 @@ transport_write(PyObject *conn, PyObject *transport, PyObject *data)
     return v;
 }
 
+/* o is the str interned (an ASCII constant): the same object, or the same
+ * characters (the application's literal, not interned when it has dots:
+ * "http.response.start"), compared without PyUnicode_Compare's dispatch. */
 static int
 same_str(PyObject *o, PyObject *interned)
 {
-    return o == interned || (PyUnicode_Check(o) && PyUnicode_Compare(o, interned) == 0);
+    Py_ssize_t n;
+
+    if (o == interned) {
+        return 1;
+    }
+    if (!PyUnicode_Check(o) || !PyUnicode_IS_ASCII(o)) {
+        return 0;
+    }
+    n = PyUnicode_GET_LENGTH(o);
+    return n == PyUnicode_GET_LENGTH(interned)
+           && memcmp(PyUnicode_DATA(o), PyUnicode_DATA(interned), (size_t) n) == 0;
 }
 
 /* A send after the client went away raises (ASGI 2.4: an OSError, so
@@ -1860,12 +1901,13 @@ Cycle_send(CycleObject *c, PyObject *message)
             goto done;
         }
         if (!t) {
-            PyObject *transport = PyObject_GetAttr(conn, a_transport);
+            PyObject *transport = c->transport ? Py_NewRef(c->transport)
+                                               : PyObject_GetAttr(conn, a_transport);
 
             if (transport == NULL) {
                 goto done;
             }
-            v = transport_write(conn, transport, data);
+            v = transport_write(conn, c->fd, transport, data);
             Py_DECREF(transport);
             if (v == NULL) {
                 goto done;
@@ -1901,7 +1943,7 @@ Cycle_send(CycleObject *c, PyObject *message)
     }
     Py_DECREF(v);                    /* only compared */
     if (v == (PyObject *) c) {
-        PyObject *parser = PyObject_GetAttr(conn, a_parser);
+        PyObject *parser = c->parser ? Py_NewRef(c->parser) : PyObject_GetAttr(conn, a_parser);
 
         if (parser == NULL) {
             goto done;
@@ -2090,14 +2132,14 @@ static PyTypeObject CycleType = {
 
 
 /*
- * in_context(app, cycle, ctx): an awaitable that calls
+ * in_context(app, cycle, base): an awaitable that calls
  * app(cycle.scope, cycle.receive, cycle.send) at its first step and runs
- * every step of what that returns in the contextvars context ctx, as a
- * task of the request's own would: the ASGI runner's serving task runs
- * one request after another, each in a fresh copy of the context, so
- * that what one request sets is not seen by the next (asgi.py's
- * Connection.serve). No coroutine of the runner's between the task and
- * the application's.
+ * every step of what that returns in a new copy of the contextvars
+ * context base, as a task of the request's own would: the ASGI runner's
+ * serving task runs one request after another, each in a fresh copy of
+ * the context, so that what one request sets is not seen by the next
+ * (asgi.py's Connection.serve; the copy made here, not by a Python call).
+ * No coroutine of the runner's between the task and the application's.
  */
 typedef struct {
     PyObject_HEAD
@@ -2110,14 +2152,20 @@ static PyObject *
 bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     InContextObject *ic;
+    PyObject        *ctx;
 
     (void) self;
     if (nargs != 3 || !PyContext_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "in_context(app, cycle, context)");
         return NULL;
     }
+    ctx = PyContext_Copy(args[2]);
+    if (ctx == NULL) {
+        return NULL;
+    }
     ic = PyObject_GC_New(InContextObject, &InContextType);
     if (ic == NULL) {
+        Py_DECREF(ctx);
         return NULL;
     }
     Py_INCREF(args[0]);
@@ -2125,8 +2173,7 @@ bridge_in_context(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(args[1]);
     ic->cycle = args[1];
     ic->coro = NULL;
-    Py_INCREF(args[2]);
-    ic->ctx = args[2];
+    ic->ctx = ctx;
     PyObject_GC_Track(ic);
     return (PyObject *) ic;
 }
@@ -2138,7 +2185,15 @@ InContext_start(InContextObject *ic)
     PyObject *args[3] = { NULL, NULL, NULL }, *r = NULL, *it;
     int       i;
 
-    args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    if (PyObject_TypeCheck(ic->cycle, &CycleType)) {
+        args[0] = ((CycleObject *) ic->cycle)->scope;     /* no look-up */
+        Py_XINCREF(args[0]);
+        if (args[0] == NULL) {
+            PyErr_SetString(PyExc_AttributeError, "scope");
+        }
+    } else {
+        args[0] = PyObject_GetAttr(ic->cycle, k_scope_attr);
+    }
     args[1] = args[0] ? PyObject_GetAttr(ic->cycle, a_receive) : NULL;
     args[2] = args[1] ? PyObject_GetAttr(ic->cycle, a_send) : NULL;
     if (args[2] != NULL) {
@@ -2235,12 +2290,14 @@ stop_iteration(PyObject *value)
     }
 }
 
-static PyObject *
-InContext_iternext(PyObject *self)
+/* next() of an awaitable's iterator that has am_send: send(None), its
+ * return as StopIteration (the extension's awaitables, _bridge_gate.h) */
+PyObject *
+sws_pyb_next_by_send(PyObject *self, sendfunc send)
 {
     PyObject *result;
 
-    switch (InContext_am_send(self, Py_None, &result)) {
+    switch (send(self, Py_None, &result)) {
     case PYGEN_NEXT:
         return result;
     case PYGEN_RETURN:
@@ -2252,6 +2309,12 @@ InContext_iternext(PyObject *self)
     default:
         return NULL;
     }
+}
+
+static PyObject *
+InContext_iternext(PyObject *self)
+{
+    return sws_pyb_next_by_send(self, InContext_am_send);
 }
 
 static PyObject *
@@ -2344,77 +2407,6 @@ static PyTypeObject InContextType = {
 };
 
 /*
- * hand_over(future, value): the future's result is value and its one done
- * callback (the serving task's wake-up, waiting for the next request) runs
- * now, in the context it was added with, instead of at the loop's next
- * turn: the request starts in the read that brought it, with no loop
- * iteration and no task made for it. Any other number of callbacks: an
- * ordinary set_result().
- */
-static PyObject *
-bridge_hand_over(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    PyObject *cbs, *cb = NULL, *ctx = NULL, *r;
-
-    (void) self;
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "hand_over(future, value)");
-        return NULL;
-    }
-    cbs = PyObject_GetAttr(args[0], a_callbacks);
-    if (cbs == NULL) {
-        return NULL;
-    }
-    if (PyList_Check(cbs) && PyList_GET_SIZE(cbs) == 1) {
-        PyObject *item = PyList_GET_ITEM(cbs, 0);
-
-        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2
-            && PyContext_CheckExact(PyTuple_GET_ITEM(item, 1)))
-        {
-            cb = PyTuple_GET_ITEM(item, 0);
-            ctx = PyTuple_GET_ITEM(item, 1);
-            Py_INCREF(cb);
-            Py_INCREF(ctx);
-        }
-    }
-    Py_DECREF(cbs);
-    if (cb != NULL) {
-        r = PyObject_CallMethodOneArg(args[0], a_remove_done_callback, cb);
-        if (r == NULL) {
-            goto failed;
-        }
-        Py_DECREF(r);
-    }
-    r = PyObject_CallMethodOneArg(args[0], a_set_result, args[1]);
-    if (r == NULL) {
-        goto failed;
-    }
-    Py_DECREF(r);
-    if (cb != NULL) {
-        if (PyContext_Enter(ctx) < 0) {
-            goto failed;
-        }
-        r = PyObject_CallOneArg(cb, args[0]);
-        if (PyContext_Exit(ctx) < 0) {
-            Py_CLEAR(r);
-        }
-        if (r == NULL) {
-            goto failed;
-        }
-        Py_DECREF(r);
-        Py_DECREF(cb);
-        Py_DECREF(ctx);
-    }
-    Py_RETURN_NONE;
-
-failed:
-    Py_XDECREF(cb);
-    Py_XDECREF(ctx);
-    return NULL;
-}
-
-
-/*
  * send_some(fd, data): what one send(2) of data takes without waiting
  * (MSG_DONTWAIT, the GIL kept): the number of bytes; 0 when the socket's
  * buffer is full. The WSGI runner sends a response so and the rest, if
@@ -2465,10 +2457,8 @@ static PyMethodDef bridge_methods[] = {
     { "data_head", bridge_data_head, METH_O, "data_head(n) -> a DATA frame's header" },
     { "end", bridge_end, METH_O, "end(flags) -> an END frame" },
     { "in_context", (PyCFunction) (void (*)(void)) bridge_in_context, METH_FASTCALL,
-      "in_context(app, cycle, ctx): app(cycle.scope, cycle.receive, cycle.send)\n"
+      "in_context(app, cycle, base): app(cycle.scope, cycle.receive, cycle.send)\n"
       "awaited, each step in ctx" },
-    { "hand_over", (PyCFunction) (void (*)(void)) bridge_hand_over, METH_FASTCALL,
-      "hand_over(future, value): set_result, its one done callback run now" },
     { "set_coroutine_marker", bridge_set_coroutine_marker, METH_O,
       "set_coroutine_marker(m): Cycle.send's _is_coroutine (asyncio's marker)" },
     { "file", bridge_file, METH_VARARGS,
@@ -2549,9 +2539,6 @@ PyInit__bridge(void)
     INTERN(a_in_body, "in_body");
     INTERN(a_throw, "throw");
     INTERN(a_close, "close");
-    INTERN(a_callbacks, "_callbacks");
-    INTERN(a_remove_done_callback, "remove_done_callback");
-    INTERN(a_set_result, "set_result");
     INTERN(k_scope_attr, "scope");
     INTERN(a_receive, "receive");
     INTERN(a_send, "send");
@@ -2628,7 +2615,8 @@ PyInit__bridge(void)
         || PyModule_AddIntConstant(m, "REQUEST_BODY", SWS_PYB_REQUEST_BODY) < 0
         || PyModule_AddIntConstant(m, "REQUEST_UPGRADE", SWS_PYB_REQUEST_UPGRADE) < 0
         || PyModule_AddIntConstant(m, "REQUEST_FILE", SWS_PYB_REQUEST_FILE) < 0
-        || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0)
+        || PyModule_AddIntConstant(m, "MAX_HEAD", SWS_PYB_MAX_HEAD) < 0
+        || sws_pyb_gate_add(m) < 0)
     {
         Py_DECREF(m);
         return NULL;

@@ -33,7 +33,7 @@ DONE = _bridge.DONE
 REQUEST_BODY = _bridge.REQUEST_BODY
 REQUEST_UPGRADE = _bridge.REQUEST_UPGRADE
 response = _bridge.response
-hand_over = _bridge.hand_over
+Gate = _bridge.Gate
 in_context = _bridge.in_context
 current_task = asyncio.current_task
 Task = asyncio.Task
@@ -241,12 +241,15 @@ class Connection(asyncio.Protocol):
             self.to_websocket(WebSocket(self, scope))
             self.loop.create_task(self.ws.run(w.app))
             return
-        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0)
+        # (the connection's transport, socket and parser given: send() does
+        # not look them up)
+        c = self.cycle = Cycle(self, scope, flags & REQUEST_BODY != 0, self.transport,
+                               self.fd, self.parser)
         g = self.gate
         if g is not None:
             # the serving task waits for it: it runs now, in this read
             self.gate = None
-            hand_over(g, c)
+            g.hand_over(c)
         elif w.factory_set:
             self.loop.create_task(c.run(w.app))
         elif self.serving or not SERVE:
@@ -262,7 +265,7 @@ class Connection(asyncio.Protocol):
     async def serve(self, c):
         """The connection's serving task: its requests one after another,
         each handed over by on_request() in the read that brought it
-        (hand_over: no task made and no loop iteration per request; a task
+        (Gate.hand_over: no task made and no loop iteration per request; a task
         cost about a quarter of a plain request). For the application it is
         the request's task, as a task per request would be: current_task()
         gives it, each request runs in a fresh copy of the context, and
@@ -272,17 +275,21 @@ class Connection(asyncio.Protocol):
         one."""
         task = current_task()
         # what refers to it when nothing else does (the loop's current task,
-        # this frame, the step's caller): more after a request, and the
+        # this frame, the step's caller: the first step's handle, then the
+        # task's wake-up that the gate keeps): more after a request, and the
         # request kept it somewhere (a timer that would cancel it, say)
         refs = getrefcount(task)
         base = copy_context()
+        # where it waits for the next request (a future to asyncio, emptied
+        # by each wait: none made per request)
+        gate = Gate(self.loop)
         w = self.worker
         app = w.app
         try:
             while True:
                 # Cycle.run(), inline: no coroutine of ours around the app's
                 try:
-                    await in_context(app, c, base.copy())
+                    await in_context(app, c, base)
                 except BaseException as e:
                     c.failed(e)
                 else:
@@ -293,8 +300,8 @@ class Connection(asyncio.Protocol):
                     w.idle.set()
                 if task.cancelling() or self.closed or getrefcount(task) > refs:
                     return
-                g = self.gate = self.loop.create_future()
-                c = await g
+                self.gate = gate
+                c = await gate
                 if c is None:                # the connection is gone
                     return
         finally:
