@@ -44,7 +44,12 @@ sws_epoll_init(sws_cycle_t *cycle, sws_uint_t n)
         return SWS_ERROR;
     }
     nevents = n;
-    pause_ns = (long) sws_events_conf(cycle)->wait_pause_us * 1000;
+    {
+        /* (a cycle without configuration, as the unit tests make: no pause) */
+        sws_events_conf_t *ecf = cycle->conf_ctx ? sws_events_conf(cycle) : NULL;
+
+        pause_ns = ecf ? (long) ecf->wait_pause_us * 1000 : 0;
+    }
     event_list = sws_alloc(sizeof(struct epoll_event) * n, cycle->log);
     if (event_list == NULL) {
         return SWS_ERROR;
