@@ -37,7 +37,8 @@
  * SWS_URING_SEND_TIMEOUT has passed.
  *
  * Reads: a plain client connection's c->recv is the method's too (an
- * upstream's over TCP as well). Once a
+ * upstream's over TCP or a unix socket as well, unless it reads passed
+ * descriptors with recvmsg()). Once a
  * read has drained the socket, a single recv into a provided buffer (a ring
  * of SWS_URING_RBUFS shared by the worker's connections) is queued and
  * submitted with the wait; its completion keeps the buffer on the
@@ -321,12 +322,13 @@ sws_uring_add_connection(sws_connection_t *c)
     }
     /* A plain connection's reads too, from its first read that drains the
      * socket on (what the PROXY protocol or the TLS detection peek at comes
-     * by recv()): a client's, and an upstream's over TCP (over a Unix
-     * socket the upstream may read passed descriptors with recvmsg();
-     * over TLS OpenSSL reads the socket). Connections that never call
-     * c->recv (the resolver's, UDP) never queue one. */
+     * by recv()): a client's, and an upstream's over TCP or a Unix socket
+     * (not one that reads passed descriptors: the upstream gave it
+     * recvmsg() before this, c->recv is not sws_unix_recv; over TLS
+     * OpenSSL reads the socket). Connections that never call c->recv (the
+     * resolver's, UDP) never queue one. */
     if (c->recv == sws_unix_recv && rbuf_ring != NULL
-        && (c->listening != NULL ? !c->listening->ssl : !c->unix_socket))
+        && (c->listening == NULL || !c->listening->ssl))
     {
         c->recv = sws_uring_recv;
     }
