@@ -154,3 +154,25 @@ def test_lingering_close_after_the_response(tmp_path, events):
             assert cl.closed_within(3.0)
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("events", METHODS)
+def test_file_into_a_full_socket_after_a_first_request(tmp_path, events):
+    # After the first request has drained the socket, the connection's
+    # reads are on the ring and its poll reports no room; a file response
+    # (sendfile(), not the ring's copy) that fills the socket must have the
+    # send that found no room ask for it, or the rest never leaves.
+    data = bytes((i * 7) % 251 for i in range(1 << 20))
+    srv = _launch(tmp_path, events, files={"html/f.bin": data})
+    try:
+        with h.Conn(srv.port, rcvbuf=4096) as cl:
+            cl.send(h.request("GET", "/b1"))
+            r = cl.read_response()
+            assert r.status == 200 and r.body == _body(1)[:-1]
+            cl.send(h.request("GET", "/f.bin"))
+            time.sleep(0.3)                 # the server's socket fills meanwhile
+            r = cl.read_response()
+            assert r is not None and r.status == 200 and r.body == data
+        _no_alerts(srv)
+    finally:
+        srv.stop()

@@ -41,6 +41,9 @@ class RawOrigin:
             self.addr = "unix:" + path
         else:
             self.sock = socket.socket()
+            # small buffers (the accepted sockets inherit them): a large
+            # request body fills the server's socket
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             self.sock.bind(("127.0.0.1", 0))
             self.addr = "127.0.0.1:%d" % self.sock.getsockname()[1]
         self.sock.listen(8)
@@ -121,7 +124,7 @@ def proxy_to(tmp_path):
     def launch(events, origin):
         srv = h.launch(tmp_path, events=events,
                        http="upstream o { server %s; keepalive 4; }" % origin.addr,
-                       server="location / { proxy_pass http://o; }")
+                       server="client_max_body_size 8m; location / { proxy_pass http://o; }")
         running.append(srv)
         return srv
     yield launch
@@ -236,4 +239,46 @@ def test_kept_connection_after_a_response_of_a_whole_ring_buffer(proxy_to, event
     for n in range(4):
         r = h.curl(srv.url("/w%d" % n))
         assert r.status == 200 and r.body == response(n).split(b"\r\n\r\n", 1)[1], n
+    assert o.accepted == 1
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("events", METHODS)
+def test_request_body_into_a_full_socket_on_a_kept_connection(proxy_to, events, family,
+                                                              raw_origin):
+    # Once a kept connection's reads are on the ring its poll reports no
+    # room (a unix socket would report it each time the server reads); a
+    # request body the server is slow to take fills the socket, and the
+    # send that finds no room must ask for it, or the rest never goes.
+    size = 6 << 20                         # more than TCP's send buffer grows to
+    body = bytes(range(251)) * (size // 251) + bytes(size % 251)
+
+    def script(o, conn, index):
+        assert read_request(conn)
+        conn.sendall(RESPONSE % (2, b"ok"))
+        head = read_request(conn)
+        if not head:
+            return
+        got = head.split(b"\r\n\r\n", 1)[1]
+        time.sleep(0.3)                    # the server's socket fills meanwhile
+        while len(got) < size:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+            time.sleep(0.001)
+        o.notes.append((index, got == body))
+        conn.sendall(RESPONSE % (4, b"done"))
+        wait_end(conn, o, index)
+
+    o = raw_origin(script, family)
+    srv = proxy_to(events, o)
+    with h.Conn(srv.port) as c:
+        c.send(h.request("GET", "/first"))
+        r = c.read_response()
+        assert r.status == 200 and r.body == b"ok"
+        c.send(h.request("POST", "/body", headers=[("Content-Length", str(size))], body=body))
+        r = c.read_response()
+        assert r.status == 200 and r.body == b"done", r
+    assert (1, True) in o.notes, o.notes
     assert o.accepted == 1
