@@ -161,6 +161,9 @@ struct sws_connection_s {
     unsigned              defer_send:1;
     unsigned              counted:1;     /* an accepted client: in the status counters */
     unsigned              npassed:2;     /* descriptors in passed_fd */
+    /* epoll: the socket's registration asks no room (EPOLLOUT) while no
+     * send waits for it (sws_epoll.c) */
+    unsigned              room_quiet:1;
     /* descriptors the peer passed with its bytes (sws_unix_recv_fds),
      * oldest first, until taken (sws_connection_take_fd) or closed with
      * the connection */

@@ -176,3 +176,27 @@ def test_file_into_a_full_socket_after_a_first_request(tmp_path, events):
         _no_alerts(srv)
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("events", METHODS)
+def test_file_to_a_unix_socket_client_after_a_first_request(tmp_path, events):
+    # A unix socket reports room each time its peer reads; the event
+    # methods stop asking for it on a connection no send waits on, so a
+    # file that fills the socket after a first request must have the send
+    # that found no room ask for it again.
+    data = bytes(range(251)) * 16000            # 4 MB: more than the socket holds
+    srv = h.launch(tmp_path, events=events, files={"html/f.bin": data},
+                   unix_paths=["@TMP@/c.sock"], server="listen unix:@TMP@/c.sock;\n" + SERVER)
+    try:
+        with h.Conn(unix=str(tmp_path / "c.sock")) as cl:
+            for path in ("/b1", "/b2"):
+                cl.send(h.request("GET", path))
+                r = cl.read_response()
+                assert r.status == 200 and r.body == _body(int(path[2]))[:-1]
+            cl.send(h.request("GET", "/f.bin"))
+            time.sleep(0.3)                     # the server's socket fills meanwhile
+            r = cl.read_response()
+            assert r is not None and r.status == 200 and r.body == data
+        _no_alerts(srv)
+    finally:
+        srv.stop()
