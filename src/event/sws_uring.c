@@ -789,6 +789,22 @@ sws_uring_recv_arm(sws_connection_t *c)
     }
 }
 
+/* The cancellation of what user_data names, queued; its completion says
+ * only that it failed, and the wait need not end for the one it brings. */
+static void
+sws_uring_cancel(uint64_t user_data, sws_log_t *log)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(log);
+
+    if (sqe == NULL) {
+        return;
+    }
+    io_uring_prep_cancel64(sqe, user_data, 0);
+    io_uring_sqe_set_data64(sqe, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+    cancels++;
+}
+
 static void
 sws_uring_recv_cancel(sws_connection_t *c)
 {
@@ -813,14 +829,7 @@ sws_uring_recv_cancel(sws_connection_t *c)
         io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
         return;
     }
-    sqe = sws_uring_sqe(c->log);
-    if (sqe == NULL) {
-        return;
-    }
-    io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG, 0);
-    io_uring_sqe_set_data64(sqe, 0);
-    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
-    cancels++;
+    sws_uring_cancel((uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG, c->log);
 }
 
 /* c->recv of a client's connection: what the ring read, else recv(); a
@@ -949,16 +958,8 @@ sws_uring_room_wait(sws_connection_t *c)
 static void
 sws_uring_room_cancel(sws_connection_t *c)
 {
-    struct io_uring_sqe *sqe = sws_uring_sqe(c->log);
-
     c->event_recv.roomwait = 0;
-    if (sqe == NULL) {
-        return;
-    }
-    io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_ROOM_TAG, 0);
-    io_uring_sqe_set_data64(sqe, 0);
-    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
-    cancels++;
+    sws_uring_cancel((uintptr_t) c | c->read->instance | SWS_URING_ROOM_TAG, c->log);
 }
 
 /* The room a send waited for (or the socket's error or end). */

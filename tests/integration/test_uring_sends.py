@@ -166,16 +166,23 @@ def test_file_into_a_full_socket_after_a_first_request(tmp_path, events):
     srv = _launch(tmp_path, events, files={"html/f.bin": data})
     try:
         with h.Conn(srv.port, rcvbuf=4096) as cl:
-            cl.send(h.request("GET", "/b1"))
-            r = cl.read_response()
-            assert r.status == 200 and r.body == _body(1)[:-1]
-            cl.send(h.request("GET", "/f.bin"))
-            time.sleep(0.3)                 # the server's socket fills meanwhile
-            r = cl.read_response()
-            assert r is not None and r.status == 200 and r.body == data
+            _file_after_small_ones(cl, 1, data)
         _no_alerts(srv)
     finally:
         srv.stop()
+
+
+def _file_after_small_ones(cl, n, data):
+    """n small responses on cl, then /f.bin (data), read only once the
+    server's socket has filled."""
+    for j in range(1, n + 1):
+        cl.send(h.request("GET", "/b%d" % j))
+        r = cl.read_response()
+        assert r.status == 200 and r.body == _body(j)[:-1]
+    cl.send(h.request("GET", "/f.bin"))
+    time.sleep(0.3)
+    r = cl.read_response()
+    assert r is not None and r.status == 200 and r.body == data
 
 
 @pytest.mark.parametrize("events", METHODS)
@@ -189,14 +196,7 @@ def test_file_to_a_unix_socket_client_after_a_first_request(tmp_path, events):
                    unix_paths=["@TMP@/c.sock"], server="listen unix:@TMP@/c.sock;\n" + SERVER)
     try:
         with h.Conn(unix=str(tmp_path / "c.sock")) as cl:
-            for path in ("/b1", "/b2"):
-                cl.send(h.request("GET", path))
-                r = cl.read_response()
-                assert r.status == 200 and r.body == _body(int(path[2]))[:-1]
-            cl.send(h.request("GET", "/f.bin"))
-            time.sleep(0.3)                     # the server's socket fills meanwhile
-            r = cl.read_response()
-            assert r is not None and r.status == 200 and r.body == data
+            _file_after_small_ones(cl, 2, data)
         _no_alerts(srv)
     finally:
         srv.stop()
