@@ -101,7 +101,8 @@ while done < n:
             if not head.startswith(b"http/1.1 200"):
                 raise SystemExit("request %d: %r" % (done, head[:100]))
             cl = head.index(b"content-length:") + 15
-            c.need = end + 4 + int(head[cl:head.index(b"\r", cl)])
+            cr = head.find(b"\r", cl)       # the last field has none after it
+            c.need = end + 4 + int(head[cl:cr if cr >= 0 else len(head)])
             c.got = len(c.head)
             c.head = bytearray()
         else:

@@ -11,7 +11,8 @@ time: the machine's load does not change it.
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
                       [--events "use io_uring;"] [--connection-each]
-                      [--connections 64] [--perf]
+                      [--connections 64] [--perf] [--server nginx]
+                      [--detail]
 
 --perf counts with `perf stat` on the syscall tracepoints instead of
 strace: the server runs at its own speed (strace stops it at every call,
@@ -27,11 +28,27 @@ sent over HTTP/2 and TLS then, as bench/run sends it, its streams per
 connection included.
 
 --h2o also counts h2o's calls (bench/configs/h2o, the same scenario,
-client and counts; its whole process tree), printed beside scalwsd's for
-comparison.
+client and counts; its whole process tree), printed beside the counted
+server's for comparison.
 
 A scenario with a backend (proxy: bench/backends.py's origin) has it
 started as bench/budget.py does; only scalwsd's calls are counted.
+
+--server nginx counts nginx (bench/configs/nginx, one process) instead of
+scalwsd (--server h2o: h2o): the peer the front-end scenarios (node, python) are held against.
+
+--detail traces every call (strace -f without -c) and also prints, per
+request, the event waits (epoll_wait/epoll_pwait returns) with the events
+per return, the connect() calls (new upstream connections: ~0 with
+upstream keep-alive) and the calls that found nothing (EAGAIN); and, from
+a third pair of runs with no tracer (a traced process stops at every
+call), the server's voluntary context switches per request
+(/proc/PID/status before it is stopped; with --perf, those of the counted
+runs themselves, perf stat not stopping the server). With --perf, the reads that found
+nothing are counted on exit tracepoints (PERF_EAGAIN) and the events per
+return are not known (only strace sees return values): use --perf
+--detail with --connections, where strace would slow the server into
+batches no real load makes.
 
 Prints, per scenario, the calls per request in all and the calls that make
 them up (those of at least 0.01 per request).
@@ -58,7 +75,7 @@ import scenarios as scenario_table                          # noqa: E402
 from budget import make_docroot                             # noqa: E402
 from procs import Registry, free_port, wait_port            # noqa: E402
 from measure import process_tree                            # noqa: E402
-from servers import H2o, Scalwsd                            # noqa: E402
+from servers import H2o, Nginx, Scalwsd                     # noqa: E402
 
 _ROW = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$")
 
@@ -72,6 +89,49 @@ def parse_strace_c(path):
             if m and m.group(2) != "total":
                 calls[m.group(2)] = int(m.group(1))
     return calls
+
+
+_CALL = re.compile(r"^(?:\[pid\s+\d+\]\s+|\d+\s+)?(\w+)\((.*)\s+=\s+(-?\d+|\?)(?:\s+(E[A-Z]+))?")
+_RESUMED = re.compile(r"^(?:\[pid\s+\d+\]\s+|\d+\s+)?<\.\.\. (\w+) resumed>.*=\s+(-?\d+)(?:\s+(E[A-Z]+))?")
+
+
+def parse_strace_full(path):
+    """{key: count} from a full `strace -f` log: every call by name, and
+    "waits"/"wait events" (epoll returns and the events they carried),
+    "EAGAIN NAME" (calls that found nothing)."""
+    calls = {}
+
+    def add(k, v=1):
+        calls[k] = calls.get(k, 0) + v
+
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = _CALL.match(line)
+            if m:
+                name, ret, err = m.group(1), m.group(3), m.group(4)
+            else:
+                m = _RESUMED.match(line)
+                if not m:
+                    continue
+                name, ret, err = m.group(1), m.group(2), m.group(3)
+            add(name)
+            if err == "EAGAIN":
+                add("EAGAIN " + name)
+            if name in ("epoll_wait", "epoll_pwait", "epoll_pwait2") and ret.isdigit():
+                add("waits")
+                add("wait events", int(ret))
+    return calls
+
+
+def voluntary_switches(pid):
+    """The process's voluntary context switches so far (its threads')."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    total += int(line.split()[1])
+    return total
 
 
 def close_each(port, path, n, timeout=10.0):
@@ -114,8 +174,11 @@ def h2load_connections(port, scenario, n, connections, timeout=300.0):
 
 
 # --perf: the calls counted by name (tracepoints syscalls:sys_enter_NAME)
-PERF_CALLS = ("io_uring_enter", "epoll_pwait", "recvfrom", "sendto", "sendmsg", "writev",
-              "sendfile64", "accept4", "close")
+PERF_CALLS = ("io_uring_enter", "epoll_pwait", "epoll_wait", "epoll_ctl", "recvfrom",
+              "recvmsg", "readv", "sendto", "sendmsg", "writev", "sendfile64", "accept4",
+              "connect", "getsockopt", "close")
+# with --detail: reads that found nothing (exit tracepoints filtered on -EAGAIN)
+PERF_EAGAIN = ("recvfrom", "recvmsg", "readv")
 
 
 def parse_perf_stat(path):
@@ -131,12 +194,16 @@ def parse_perf_stat(path):
                 total = int(parts[0])
             elif parts[2].startswith("syscalls:sys_enter_"):
                 calls[parts[2][len("syscalls:sys_enter_"):]] = int(parts[0])
-    calls["other"] = total - sum(calls.values())
+            elif parts[2].startswith("syscalls:sys_exit_"):
+                calls["EAGAIN " + parts[2][len("syscalls:sys_exit_"):]] = int(parts[0])
+    calls["other"] = total - sum(v for k, v in calls.items() if not k.startswith("EAGAIN "))
     return calls
 
 
 def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, connections=0,
-            perf=False):
+            perf=False, mode="count"):
+    """mode: "count" (strace -c or perf), "detail" (strace -f, every call),
+    "switches" (no tracer: {"voluntary switches": N})."""
     os.makedirs(work_dir, exist_ok=True)
     ctx = dict(ctx, port=free_port())
     conf = server.render(ctx, scenario, single=True, tmp=work_dir)
@@ -144,7 +211,15 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, conne
     if perf:
         events = ",".join(["raw_syscalls:sys_enter"]
                           + ["syscalls:sys_enter_" + c for c in PERF_CALLS])
-        argv = ["perf", "stat", "-x,", "-o", out, "-e", events, "--"] + server.argv(conf, work_dir)
+        argv = ["perf", "stat", "-x,", "-o", out, "-e", events]
+        if mode == "detail":
+            for c in PERF_EAGAIN:
+                argv += ["-e", "syscalls:sys_exit_" + c, "--filter", "ret == -11"]
+        argv += ["--"] + server.argv(conf, work_dir)
+    elif mode == "detail":
+        argv = ["strace", "-f", "-o", out] + server.argv(conf, work_dir)
+    elif mode == "switches":
+        argv = server.argv(conf, work_dir)
     else:
         argv = ["strace", "-f", "-c", "-o", out] + server.argv(conf, work_dir)
     r = reg.start(server.name + "-strace", argv, os.path.join(work_dir, "server.log"),
@@ -160,18 +235,29 @@ def one_run(reg, server, scenario, ctx, n, work_dir, per_connection=False, conne
             loadgen.exact(scenario, ctx["port"], n, timeout=300)
         # The server itself is stopped, so that strace sees it exit and
         # writes its table (strace stopped by a signal may write none):
-        # scalwsd by its pid file, another by the process strace runs.
-        pid_file = os.path.join(work_dir, "scalwsd.pid")
+        # by its pid file, or (h2o) the process the tracer runs.
+        pid_file = os.path.join(work_dir, server.name + ".pid")
         if os.path.exists(pid_file):
             with open(pid_file) as f:
-                os.kill(int(f.read().split()[0]), signal.SIGTERM)
+                pid = int(f.read().split()[0])
+            stop = signal.SIGTERM
         else:
-            for pid in process_tree(r.pid)[1:2]:
-                os.kill(pid, server.stop_signal)
+            tree = process_tree(r.pid)
+            pid = tree[0] if mode == "switches" else tree[1]
+            stop = server.stop_signal
+        # a traced process stops at every call: its switches are strace's
+        switches = voluntary_switches(pid) if mode == "switches" or perf else 0
+        os.kill(pid, stop)
         r.popen.wait(timeout=30)
     finally:
         reg.stop(r, timeout=30)
-    return parse_perf_stat(out) if perf else parse_strace_c(out)
+    if mode == "switches":
+        return {"voluntary switches": switches}
+    if mode == "detail" and not perf:
+        return parse_strace_full(out)
+    if perf:
+        return dict(parse_perf_stat(out), **{"voluntary switches": switches})
+    return parse_strace_c(out)
 
 
 def main(argv=None):
@@ -189,8 +275,13 @@ def main(argv=None):
                    help="C keep-alive connections at once (h2load --h1), not one")
     p.add_argument("--perf", action="store_true",
                    help="count with perf stat (syscall tracepoints), not strace")
+    p.add_argument("--server", default="scalwsd", choices=("scalwsd", "nginx", "h2o"),
+                   help="the server counted (nginx, h2o: bench/configs, as a peer)")
     p.add_argument("--h2o", action="store_true",
                    help="also count h2o's calls on the same scenarios (printed, for comparison)")
+    p.add_argument("--detail", action="store_true",
+                   help="trace every call: event waits and events per wait, connects, "
+                        "EAGAIN reads, and the voluntary context switches")
     a = p.parse_args(argv)
     if a.perf and shutil.which("perf") is None:
         print("system calls: perf is not installed (linux-perf)")
@@ -207,13 +298,19 @@ def main(argv=None):
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-syscalls-")
     os.chmod(tmp, 0o755)
-    servers = [Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
-                       events_conf=a.events)]
-    if a.h2o:
-        if not H2o().available():
+    if a.server == "nginx":
+        servers = [Nginx()]
+    elif a.server == "h2o":
+        servers = [H2o()]
+    else:
+        servers = [Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                           events_conf=a.events)]
+    if a.h2o and a.server != "h2o":
+        servers.append(H2o())
+    for server in servers:
+        if server.name == "h2o" and not server.available():
             print("system calls: h2o is not installed")
             return 2
-        servers.append(H2o())
     # (the TLS scenarios' certificate, as bench/run and bench/budget.py make it)
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
            "placeholders": dict({"UPSTREAM_KEEPALIVE": "64"}, **run.make_certificate(tmp))}
@@ -222,35 +319,53 @@ def main(argv=None):
     try:
         for name, server in [(n, s) for n in a.scenarios.split(",") for s in servers]:
             sc = table[name]
-            sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
             if server.name != "scalwsd" and (server.name in sc.not_applicable
                                              or server.kind() not in sc.fragments):
                 print("%-14s %s: not configured for this scenario" % (name, server.name))
                 continue
+            run_dir = os.path.join(tmp, "%s-%s" % (name, server.name))
+            sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
             backend = None
             rctx = ctx
-            run_dir = os.path.join(tmp, "%s-%s" % (name, server.name))
             try:
                 if sc.backend:
                     backend = backends.BACKENDS[sc.backend].start(reg, tmp, 1, lambda m: None)
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
+                mode = "detail" if a.detail else "count"
                 c1 = one_run(reg, server, sc, rctx, n1, run_dir + "-n1",
-                             a.connection_each, a.connections, a.perf)
+                             a.connection_each, a.connections, a.perf, mode)
                 c2 = one_run(reg, server, sc, rctx, n2, run_dir + "-n2",
-                             a.connection_each, a.connections, a.perf)
+                             a.connection_each, a.connections, a.perf, mode)
+                if a.detail and not a.perf:
+                    s1 = one_run(reg, server, sc, rctx, n1, run_dir + "-s1",
+                                 a.connection_each, a.connections, False, "switches")
+                    s2 = one_run(reg, server, sc, rctx, n2, run_dir + "-s2",
+                                 a.connection_each, a.connections, False, "switches")
+                    c1.update(s1)
+                    c2.update(s2)
             finally:
                 if backend:
                     backend.stop()
             per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
+            extra = {k: per.pop(k) for k in list(per)
+                     if k in ("waits", "wait events", "voluntary switches")
+                     or k.startswith("EAGAIN ")}
             parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s%s%s%s)%s" % (
-                name, sum(per.values()),
-                "" if server.name == "scalwsd" else server.name + ", ",
-                a.events or "epoll",
+            if a.detail:
+                waits = extra.get("waits", per.get("epoll_pwait", 0) + per.get("epoll_wait", 0))
+                parts.append((0, "|"))
+                parts += [(waits, "epoll returns"),
+                          (extra.get("wait events", 0) / waits if waits else 0, "events/return"),
+                          (extra.get("voluntary switches", 0), "voluntary switches"),
+                          (per.get("connect", 0), "connects")]
+                parts += sorted((v, k) for k, v in extra.items() if k.startswith("EAGAIN "))
+            print("%-14s %s %5.2f system calls/request (%s%s%s)%s" % (
+                name, server.name, sum(per.values()),
+                (a.events or "epoll") if server.name == "scalwsd" else "",
                 ", a connection each" if a.connection_each else "",
                 ", %d connections" % a.connections if a.connections else "",
-                "".join("  %s %.2f" % (k, v) for v, k in parts)))
+                "".join("  %s %.2f" % (k, v) if k != "|" else "  |" for v, k in parts)))
     finally:
         reg.cleanup()
         if os.environ.get("SWS_KEEP_TMP"):

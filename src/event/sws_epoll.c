@@ -1,6 +1,16 @@
 /* The epoll method. Connections: edge-triggered, both directions, added
  * once. Listening sockets: level-triggered with EPOLLEXCLUSIVE so that one
- * worker wakes per new connection when workers share a socket. */
+ * worker wakes per new connection when workers share a socket.
+ *
+ * A Unix socket reports room each time its peer reads (TCP only after a
+ * send found none): an application that reads the request it was sent
+ * woke the worker once more per request, with nothing to do. A plain
+ * Unix-socket connection whose sends are ours (sws_epoll_send_chain) and
+ * that reports room while no send waits for it is registered without
+ * EPOLLOUT from then on (one epoll_ctl() a connection); a send that finds
+ * the socket full puts it back (EPOLL_CTL_MOD looks at the socket: room
+ * that came since is reported), and the next report of room that nobody
+ * waited for takes it off again. */
 #include <sys/epoll.h>
 #include <stdlib.h>
 #include <time.h>
@@ -20,6 +30,7 @@ static sws_int_t sws_epoll_add(sws_connection_t *c);
 static sws_int_t sws_epoll_add_listening(sws_connection_t *c, int exclusive);
 static sws_int_t sws_epoll_del(sws_connection_t *c);
 static sws_int_t sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer);
+static sws_chain_t *sws_epoll_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit);
 static void      sws_epoll_done(void);
 
 static const sws_event_actions_t sws_epoll_actions = {
@@ -82,7 +93,39 @@ sws_epoll_add(sws_connection_t *c)
     }
     c->read->active = 1;
     c->write->active = 1;
+    /* (not a TLS listener's: OpenSSL's sends come after the first read) */
+    if (c->unix_socket && c->send_chain == sws_unix_send_chain
+        && (c->listening == NULL || !c->listening->ssl))
+    {
+        c->send_chain = sws_epoll_send_chain;
+    }
     return SWS_OK;
+}
+
+/* Room asked for (EPOLLOUT) or not: EPOLL_CTL_MOD of c's registration. */
+static void
+sws_epoll_room(sws_connection_t *c, unsigned quiet)
+{
+    struct epoll_event ee;
+
+    ee.events = EPOLLIN | (quiet ? 0 : EPOLLOUT) | EPOLLET | EPOLLRDHUP;
+    ee.data.ptr = (void *) ((uintptr_t) c | c->read->instance);
+    if (epoll_ctl(ep, EPOLL_CTL_MOD, c->fd, &ee) == -1) {
+        sws_log_error(SWS_LOG_ALERT, c->log, errno, "epoll_ctl(MOD, %d) failed", c->fd);
+        return;                 /* as it was */
+    }
+    c->room_quiet = quiet;
+}
+
+/* A plain Unix socket's sends: one that finds no room asks for it. */
+static sws_chain_t *
+sws_epoll_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    in = sws_unix_send_chain(c, in, limit);
+    if (c->room_quiet && !c->write->ready) {
+        sws_epoll_room(c, 0);
+    }
+    return in;
 }
 
 static sws_int_t
@@ -173,6 +216,12 @@ sws_epoll_process_events(sws_cycle_t *cycle, sws_msec_t timer)
     for (i = 0; i < n; i++) {
         c = sws_event_cookie_connection((uintptr_t) event_list[i].data.ptr);
         if (c != NULL) {
+            if (sws_unlikely(c->send_chain == sws_epoll_send_chain)
+                && (event_list[i].events & EPOLLOUT) && c->write->ready && !c->room_quiet
+                && c->ssl == NULL)
+            {
+                sws_epoll_room(c, 1);       /* room nobody waited for */
+            }
             sws_event_dispatch(c, event_list[i].events);
         }
     }

@@ -130,6 +130,9 @@ struct sws_connection_s {
         uint16_t          bid;           /* the provided buffer of data */
         unsigned          armed:1;       /* a recv is queued or in flight */
         unsigned          pollout:1;     /* the poll reports room only */
+        unsigned          pollquiet:1;   /* ... not even room: asked when a
+                                            send finds none (roomwait) */
+        unsigned          roomwait:1;    /* that one-shot poll is queued */
         int               err;           /* what it ended with: errno, -1 EOF */
     }                     event_recv;
     /* The protocol's part of a graceful worker shutdown (sws_event_loop.c):
@@ -158,6 +161,9 @@ struct sws_connection_s {
     unsigned              defer_send:1;
     unsigned              counted:1;     /* an accepted client: in the status counters */
     unsigned              npassed:2;     /* descriptors in passed_fd */
+    /* epoll: the socket's registration asks no room (EPOLLOUT) while no
+     * send waits for it (sws_epoll.c) */
+    unsigned              room_quiet:1;
     /* descriptors the peer passed with its bytes (sws_unix_recv_fds),
      * oldest first, until taken (sws_connection_take_fd) or closed with
      * the connection */

@@ -37,7 +37,8 @@
  * SWS_URING_SEND_TIMEOUT has passed.
  *
  * Reads: a plain client connection's c->recv is the method's too (an
- * upstream's over TCP as well). Once a
+ * upstream's over TCP or a unix socket as well, unless it reads passed
+ * descriptors with recvmsg()). Once a
  * read has drained the socket, a single recv into a provided buffer (a ring
  * of SWS_URING_RBUFS shared by the worker's connections) is queued and
  * submitted with the wait; its completion keeps the buffer on the
@@ -87,6 +88,9 @@
 #define SWS_URING_RECV_TAG      4
 /* user_data of the update that takes POLLIN off a connection's poll. */
 #define SWS_URING_POLL_UPDATE   8
+/* A one-shot poll for room (sws_uring_room_wait): c | instance | both
+ * tags (a send's state is malloc()ed: never has RECV_TAG). */
+#define SWS_URING_ROOM_TAG      (SWS_URING_RECV_TAG | SWS_URING_SEND_TAG)
 #define SWS_URING_BGID          0
 #define SWS_URING_RBUFS         256          /* a power of 2 */
 #define SWS_URING_RBUF          4096
@@ -149,6 +153,9 @@ static void      sws_uring_rbuf_put(unsigned bid);
 static ssize_t   sws_uring_recv(sws_connection_t *c, u_char *buf, size_t size);
 static void      sws_uring_recv_cancel(sws_connection_t *c);
 static void      sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags);
+static void      sws_uring_room_wait(sws_connection_t *c);
+static void      sws_uring_room_cancel(sws_connection_t *c);
+static void      sws_uring_room_done(uintptr_t cookie, int res);
 static sws_int_t sws_uring_peer_alive(sws_connection_t *c);
 static sws_int_t sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer);
 static void      sws_uring_done(void);
@@ -299,8 +306,13 @@ sws_uring_poll_events(sws_connection_t *c)
     if (c->read->accept) {
         return EPOLLIN;
     }
-    /* Reads on the ring: their completions say when data comes. */
-    return c->event_recv.pollout ? EPOLLOUT : EPOLLIN | EPOLLOUT | EPOLLRDHUP;
+    /* Reads on the ring: their completions say when data comes; room is
+     * asked for when a send finds none, if the poll is quiet. (The
+     * kernel adds EPOLLERR, EPOLLHUP and EPOLLRDHUP to any mask.) */
+    if (c->event_recv.pollout) {
+        return c->event_recv.pollquiet ? 0 : EPOLLOUT;
+    }
+    return EPOLLIN | EPOLLOUT | EPOLLRDHUP;
 }
 
 static sws_int_t
@@ -321,12 +333,13 @@ sws_uring_add_connection(sws_connection_t *c)
     }
     /* A plain connection's reads too, from its first read that drains the
      * socket on (what the PROXY protocol or the TLS detection peek at comes
-     * by recv()): a client's, and an upstream's over TCP (over a Unix
-     * socket the upstream may read passed descriptors with recvmsg();
-     * over TLS OpenSSL reads the socket). Connections that never call
-     * c->recv (the resolver's, UDP) never queue one. */
+     * by recv()): a client's, and an upstream's over TCP or a Unix socket
+     * (not one that reads passed descriptors: the upstream gave it
+     * recvmsg() before this, c->recv is not sws_unix_recv; over TLS
+     * OpenSSL reads the socket). Connections that never call c->recv (the
+     * resolver's, UDP) never queue one. */
     if (c->recv == sws_unix_recv && rbuf_ring != NULL
-        && (c->listening != NULL ? !c->listening->ssl : !c->unix_socket))
+        && (c->listening == NULL || !c->listening->ssl))
     {
         c->recv = sws_uring_recv;
     }
@@ -355,6 +368,9 @@ sws_uring_del_connection(sws_connection_t *c)
     c->write->active = 0;
     if (c->event_recv.armed || c->event_recv.data != NULL) {
         sws_uring_recv_cancel(c);
+    }
+    if (c->event_recv.roomwait) {
+        sws_uring_room_cancel(c);
     }
     sqe = sws_uring_sqe(c->log);
     if (sqe == NULL) {
@@ -458,6 +474,18 @@ sws_uring_send_needed(sws_uring_send_t *s)
     }
 }
 
+/* send() and sendfile() as on epoll; a connection whose poll is quiet
+ * has room asked for when they find none. */
+static sws_chain_t *
+sws_uring_send_plain(sws_connection_t *c, sws_chain_t *in, off_t limit)
+{
+    in = sws_unix_send_chain(c, in, limit);
+    if (!c->write->ready && c->event_recv.pollquiet && !c->event_recv.roomwait) {
+        sws_uring_room_wait(c);
+    }
+    return in;
+}
+
 static sws_chain_t *
 sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
 {
@@ -480,7 +508,7 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
             return SWS_CHAIN_ERROR;     /* what a send on the ring ended with */
         }
         if (!c->defer_send) {
-            return sws_unix_send_chain(c, in, limit);
+            return sws_uring_send_plain(c, in, limit);
         }
         len = 0;
     }
@@ -496,7 +524,7 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         } else {
             s = malloc(sizeof(sws_uring_send_t));
             if (s == NULL) {
-                return sws_unix_send_chain(c, in, limit);
+                return sws_uring_send_plain(c, in, limit);
             }
         }
         s->len = 0;
@@ -524,7 +552,7 @@ sws_uring_send_chain(sws_connection_t *c, sws_chain_t *in, off_t limit)
         if (len == 0) {
             s->next = send_free;
             send_free = s;
-            return sws_unix_send_chain(c, in, limit);   /* flags only */
+            return sws_uring_send_plain(c, in, limit);   /* flags only */
         }
         return NULL;
     }
@@ -560,7 +588,7 @@ other:
     if (len == 0) {
         s->next = send_free;
         send_free = s;
-        return sws_unix_send_chain(c, in, limit);
+        return sws_uring_send_plain(c, in, limit);
     }
     s->len = (uint32_t) len;
     s->writer = 1;
@@ -743,16 +771,38 @@ sws_uring_recv_arm(sws_connection_t *c)
     c->event_recv.gen = submit_gen;
     if (!c->event_recv.pollout) {
         /* From now on the poll reports room only: a wake-up for data
-         * beside the recv's completion would end a wait of its own. */
+         * beside the recv's completion would end a wait of its own. Nor
+         * room, where the sends are ours and none waits for it: a Unix
+         * socket reports room each time the peer reads (a wake-up per
+         * request, the server's reading of the request it was sent);
+         * a send that finds none asks for it (sws_uring_send_plain). */
         c->event_recv.pollout = 1;
+        c->event_recv.pollquiet = c->write->ready && c->ssl == NULL
+                                  && c->send_chain == sws_uring_send_chain;
         sqe = sws_uring_sqe(c->log);
         if (sqe != NULL) {
-            io_uring_prep_poll_update(sqe, (uintptr_t) c | c->read->instance, 0, EPOLLOUT,
-                                      IORING_POLL_UPDATE_EVENTS);
+            io_uring_prep_poll_update(sqe, (uintptr_t) c | c->read->instance, 0,
+                                      sws_uring_poll_events(c), IORING_POLL_UPDATE_EVENTS);
             io_uring_sqe_set_data64(sqe, SWS_URING_POLL_UPDATE);
             io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
         }
     }
+}
+
+/* The cancellation of what user_data names, queued; its completion says
+ * only that it failed, and the wait need not end for the one it brings. */
+static void
+sws_uring_cancel(uint64_t user_data, sws_log_t *log)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(log);
+
+    if (sqe == NULL) {
+        return;
+    }
+    io_uring_prep_cancel64(sqe, user_data, 0);
+    io_uring_sqe_set_data64(sqe, 0);
+    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
+    cancels++;
 }
 
 static void
@@ -779,14 +829,7 @@ sws_uring_recv_cancel(sws_connection_t *c)
         io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
         return;
     }
-    sqe = sws_uring_sqe(c->log);
-    if (sqe == NULL) {
-        return;
-    }
-    io_uring_prep_cancel64(sqe, (uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG, 0);
-    io_uring_sqe_set_data64(sqe, 0);
-    io_uring_sqe_set_flags(sqe, IOSQE_CQE_SKIP_SUCCESS);
-    cancels++;
+    sws_uring_cancel((uintptr_t) c | c->read->instance | SWS_URING_RECV_TAG, c->log);
 }
 
 /* c->recv of a client's connection: what the ring read, else recv(); a
@@ -888,6 +931,53 @@ sws_uring_recv_done(uintptr_t cookie, int res, unsigned flags)
         c->event_recv.err = -res;
     }
     sws_event_dispatch(c, EPOLLIN);
+}
+
+/* A quiet poll's connection whose send found no room: a one-shot poll
+ * for it (it looks at the socket when it is armed: room that came since
+ * the send is not missed), submitted with the wait. A cancellation is
+ * queued behind it when the connection goes (sws_uring_room_cancel), so
+ * that it never outlives it, whatever socket its number named. */
+static void
+sws_uring_room_wait(sws_connection_t *c)
+{
+    struct io_uring_sqe *sqe = sws_uring_sqe(c->log);
+
+    if (sqe == NULL) {
+        /* No entry (logged): the writer tries again in this iteration. */
+        c->write->ready = 1;
+        sws_post_event(c->write);
+        return;
+    }
+    sws_uring_prep(sqe, IORING_OP_POLL_ADD, 0, c->fd, 0, 0,
+                   __io_uring_prep_poll_mask(EPOLLOUT),
+                   (uintptr_t) c | c->read->instance | SWS_URING_ROOM_TAG);
+    c->event_recv.roomwait = 1;
+}
+
+static void
+sws_uring_room_cancel(sws_connection_t *c)
+{
+    c->event_recv.roomwait = 0;
+    sws_uring_cancel((uintptr_t) c | c->read->instance | SWS_URING_ROOM_TAG, c->log);
+}
+
+/* The room a send waited for (or the socket's error or end). */
+static void
+sws_uring_room_done(uintptr_t cookie, int res)
+{
+    sws_connection_t *c = sws_event_cookie_connection(cookie & ~(uintptr_t) SWS_URING_ROOM_TAG);
+
+    if (c == NULL || !c->event_recv.roomwait || res == -ECANCELED) {
+        return;                 /* gone, or another connection's slot now */
+    }
+    c->event_recv.roomwait = 0;
+    if (res < 0) {
+        sws_log_error(SWS_LOG_ALERT, c->log, -res, "io_uring poll on %d failed", c->fd);
+        res = EPOLLERR;
+    }
+    /* the read side is the recv's */
+    sws_event_dispatch(c, ((uint32_t) res & ~(uint32_t) (EPOLLIN | EPOLLRDHUP)) | EPOLLOUT);
 }
 
 /* One completion of a connection's poll. */
@@ -1002,7 +1092,11 @@ sws_uring_process_events(sws_cycle_t *cycle, sws_msec_t timer)
 
         /* the common ones first: a request's recv and its response's send */
         if (user_data & SWS_URING_RECV_TAG) {
-            sws_uring_recv_done((uintptr_t) user_data, res, flags);
+            if (sws_unlikely(user_data & SWS_URING_SEND_TAG)) {
+                sws_uring_room_done((uintptr_t) user_data, res);
+            } else {
+                sws_uring_recv_done((uintptr_t) user_data, res, flags);
+            }
             continue;
         }
         if (user_data & SWS_URING_SEND_TAG) {

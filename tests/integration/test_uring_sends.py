@@ -154,3 +154,49 @@ def test_lingering_close_after_the_response(tmp_path, events):
             assert cl.closed_within(3.0)
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("events", METHODS)
+def test_file_into_a_full_socket_after_a_first_request(tmp_path, events):
+    # After the first request has drained the socket, the connection's
+    # reads are on the ring and its poll reports no room; a file response
+    # (sendfile(), not the ring's copy) that fills the socket must have the
+    # send that found no room ask for it, or the rest never leaves.
+    data = bytes((i * 7) % 251 for i in range(1 << 20))
+    srv = _launch(tmp_path, events, files={"html/f.bin": data})
+    try:
+        with h.Conn(srv.port, rcvbuf=4096) as cl:
+            _file_after_small_ones(cl, 1, data)
+        _no_alerts(srv)
+    finally:
+        srv.stop()
+
+
+def _file_after_small_ones(cl, n, data):
+    """n small responses on cl, then /f.bin (data), read only once the
+    server's socket has filled."""
+    for j in range(1, n + 1):
+        cl.send(h.request("GET", "/b%d" % j))
+        r = cl.read_response()
+        assert r.status == 200 and r.body == _body(j)[:-1]
+    cl.send(h.request("GET", "/f.bin"))
+    time.sleep(0.3)
+    r = cl.read_response()
+    assert r is not None and r.status == 200 and r.body == data
+
+
+@pytest.mark.parametrize("events", METHODS)
+def test_file_to_a_unix_socket_client_after_a_first_request(tmp_path, events):
+    # A unix socket reports room each time its peer reads; the event
+    # methods stop asking for it on a connection no send waits on, so a
+    # file that fills the socket after a first request must have the send
+    # that found no room ask for it again.
+    data = bytes(range(251)) * 16000            # 4 MB: more than the socket holds
+    srv = h.launch(tmp_path, events=events, files={"html/f.bin": data},
+                   unix_paths=["@TMP@/c.sock"], server="listen unix:@TMP@/c.sock;\n" + SERVER)
+    try:
+        with h.Conn(unix=str(tmp_path / "c.sock")) as cl:
+            _file_after_small_ones(cl, 2, data)
+        _no_alerts(srv)
+    finally:
+        srv.stop()

@@ -79,7 +79,8 @@ conn(int sv[2], int sndbuf)
 }
 
 /* An upstream's connection (no listening socket) on sv[0], registered
- * with the ring; unix_socket: as sws_ups_connect marks a Unix one. */
+ * with the ring; unix_socket: as sws_ups_connect marks a Unix one (2: one
+ * whose requests take passed descriptors, given recvmsg() first). */
 static inline sws_connection_t *
 upstream_conn(int sv[2], int unix_socket)
 {
@@ -88,7 +89,10 @@ upstream_conn(int sv[2], int unix_socket)
     ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
     c = sws_get_connection(sv[0], &tlog);
     ck_assert_ptr_nonnull(c);
-    c->unix_socket = unix_socket;
+    c->unix_socket = unix_socket != 0;
+    if (unix_socket == 2) {
+        c->recv = sws_unix_recv_fds;
+    }
     c->read->handler = noop;
     c->write->handler = noop;
     ck_assert_int_eq(sws_event_add_connection(c), SWS_OK);

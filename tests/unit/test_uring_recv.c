@@ -206,10 +206,10 @@ START_TEST(peer_alive_counts_the_ring_buffer)
 }
 END_TEST
 
-/* An upstream's connection (no listening socket): over TCP its reads are
- * the ring's too (what the ring read is c->recv's, not the socket's: the
- * keep-alive cache's check reads, it does not peek); over a Unix socket
- * (passed descriptors are read with recvmsg()) they stay recv()'s. */
+/* An upstream's connection (no listening socket): over TCP or a Unix
+ * socket its reads are the ring's too (what the ring read is c->recv's,
+ * not the socket's: the keep-alive cache's check reads, it does not
+ * peek); one that reads passed descriptors keeps recvmsg(). */
 START_TEST(upstream_reads_on_the_ring)
 {
     int               sv[2], su[2];
@@ -219,8 +219,20 @@ START_TEST(upstream_reads_on_the_ring)
     if (!uring) {
         return;
     }
+    u = upstream_conn(su, 2);
+    ck_assert_ptr_eq(u->recv, sws_unix_recv_fds);
+    sws_close_connection(u);
+    close(su[1]);
     u = upstream_conn(su, 1);
-    ck_assert_ptr_eq(u->recv, sws_unix_recv);
+    ck_assert_ptr_ne(u->recv, sws_unix_recv);
+    ck_assert_ptr_ne(u->recv, sws_unix_recv_fds);
+    ck_assert_int_eq(u->recv(u, buf, sizeof(buf)), SWS_AGAIN);    /* armed */
+    ck_assert_int_eq(send(su[1], "over unix", 9, 0), 9);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    /* the ring read it: the socket is empty */
+    ck_assert_int_eq(recv(u->fd, buf, 1, MSG_PEEK | MSG_DONTWAIT), -1);
+    ck_assert_int_eq(u->recv(u, buf, sizeof(buf)), 9);
+    ck_assert(memcmp(buf, "over unix", 9) == 0);
     sws_close_connection(u);
     close(su[1]);
 

@@ -234,6 +234,69 @@ START_TEST(upstream_sends_on_the_ring_only_when_deferrable)
 }
 END_TEST
 
+/* Once its reads are on the ring, a connection whose sends are send()'s
+ * polls for nothing: a Unix socket's room, reported each time the peer
+ * reads, wakes nobody; a send that finds the socket full asks for room
+ * (a one-shot poll), and the peer's reading wakes the writer. */
+START_TEST(quiet_poll_asks_for_room_when_full)
+{
+    enum { CHUNK = 10240 };
+    int               sv[2], sndbuf = 4096, rounds, before;
+    sws_connection_t *c;
+    sws_buf_t         b;
+    sws_chain_t       l;
+    static u_char     src[CHUNK], got[CHUNK * 64];
+    u_char            buf[64];
+
+    if (!uring) {
+        return;
+    }
+    c = upstream_conn(sv, 1);
+    ck_assert_int_eq(setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)), 0);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 100), SWS_OK);
+    ck_assert(c->write->ready);                                 /* the first report */
+    ck_assert_int_eq(c->recv(c, buf, sizeof(buf)), SWS_AGAIN);  /* reads on the ring */
+    ck_assert(c->event_recv.pollquiet);
+
+    /* the peer reads what was sent: no wake-up for the room it makes */
+    before = write_events;
+    ck_assert_ptr_null(c->send_chain(c, chain(&b, &l, src, 100), 0));
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 10), SWS_OK);
+    ck_assert_int_eq(peer_read(sv[1], got, sizeof(got)), 100);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 50), SWS_OK);
+    ck_assert_int_eq(write_events, before);
+
+    /* full: the send that found no room asked for it */
+    for (rounds = 0; c->write->ready && rounds < 64; rounds++) {
+        ck_assert_ptr_ne(c->send_chain(c, chain(&b, &l, src, CHUNK), 0), SWS_CHAIN_ERROR);
+    }
+    ck_assert(!c->write->ready);
+    ck_assert(c->event_recv.roomwait);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 10), SWS_OK);
+    ck_assert_int_eq(write_events, before);                     /* still full */
+    ck_assert_int_gt(peer_read(sv[1], got, sizeof(got)), 0);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 1000), SWS_OK);
+    ck_assert_int_eq(write_events, before + 1);
+    ck_assert(c->write->ready);
+    ck_assert(!c->event_recv.roomwait);
+
+    /* closed while it waits for room: its poll is cancelled with it */
+    for (rounds = 0; c->write->ready && rounds < 64; rounds++) {
+        ck_assert_ptr_ne(c->send_chain(c, chain(&b, &l, src, CHUNK), 0), SWS_CHAIN_ERROR);
+    }
+    ck_assert(c->event_recv.roomwait);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 10), SWS_OK);
+    sws_close_connection(c);
+    ck_assert_int_eq(sws_event_actions.process_events(&cycle, 100), SWS_OK);
+    ck_assert_uint_eq(sws_active_connections(), 0);
+    /* the socket went: the peer sees its end once it has read the rest */
+    for (rounds = 0; rounds < 1000 && peer_read(sv[1], got, sizeof(got)) != 0; rounds++) {
+    }
+    ck_assert_int_lt(rounds, 1000);
+    close(sv[1]);
+}
+END_TEST
+
 static Suite *
 uring_send_suite(void)
 {
@@ -246,6 +309,7 @@ uring_send_suite(void)
     tcase_add_test(tc, error_reaches_the_writer);
     tcase_add_test(tc, full_socket_keeps_order_and_close_waits);
     tcase_add_test(tc, upstream_sends_on_the_ring_only_when_deferrable);
+    tcase_add_test(tc, quiet_poll_asks_for_room_when_full);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,7 +4,7 @@
             proxy_pass http://app;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            # what scalwsd sends by default, so that both do the same work
+            # as app.frag, and as scalwsd's fragment: both do the same work
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header X-Forwarded-Proto $scheme;
         }

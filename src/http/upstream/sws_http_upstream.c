@@ -456,7 +456,7 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
     u->c = c;
     c->data = u;
     c->log = r->log;
-    if (u->conf->recv_fds && c->unix_socket && c->ssl == NULL) {
+    if (u->conf->recv_fds && c->unix_socket && c->ssl == NULL && c->recv == sws_unix_recv) {
         c->recv = sws_unix_recv_fds;     /* kept connections too: set each time */
     }
     c->read->handler = sws_ups_event_handler;

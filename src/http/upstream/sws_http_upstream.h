@@ -325,6 +325,7 @@ typedef struct {
     socklen_t                 local_len;
     struct sockaddr_storage   sa;                /* an address from variables */
     unsigned                  keepalive:1;
+    unsigned                  recv_fds:1;        /* a unix socket read with recvmsg() */
 } sws_ups_socket_opts_t;
 
 /* The http_upstream module's location conf: what every protocol module's

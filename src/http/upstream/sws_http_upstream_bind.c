@@ -118,6 +118,7 @@ sws_ups_socket_opts(sws_http_upstream_t *u, sws_ups_socket_opts_t *opts)
 
     sws_memzero(opts, sizeof(*opts));
     opts->keepalive = uc->socket_keepalive == 1;
+    opts->recv_fds = uc->recv_fds;
     if (uc->bind != 1) {
         return SWS_OK;
     }

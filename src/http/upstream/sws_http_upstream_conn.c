@@ -33,6 +33,11 @@ sws_ups_connect(sws_http_upstream_peer_t *peer, const sws_ups_socket_opts_t *opt
     }
     c->unix_socket = peer->sockaddr.ss_family == AF_UNIX;
     c->addr_text = peer->name;
+    if (c->unix_socket && opts != NULL && opts->recv_fds) {
+        /* Before the event method sees it: this one is read with
+         * recvmsg(), never on io_uring's ring (see sws_ups_ka_get). */
+        c->recv = sws_unix_recv_fds;
+    }
     if (!c->unix_socket) {
         /* Requests are written whole: Nagle would only delay them. */
         (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
@@ -207,6 +212,18 @@ sws_ups_ka_handler(sws_event_t *ev)
     sws_ups_ka_close(item, 0);          /* the server's doing: closed as usual */
 }
 
+/* A plain unix-socket connection the event method reads (io_uring's
+ * reads on the ring): the bytes may be in the ring's buffer, so a
+ * request that reads passed descriptors with recvmsg() cannot take it
+ * (one of another location of the same group: its connections are
+ * made to read with recvmsg() from the start, sws_ups_connect). */
+static int
+sws_ups_ka_reads_on_ring(sws_connection_t *c)
+{
+    return c->unix_socket && c->ssl == NULL && c->recv != sws_unix_recv
+           && c->recv != sws_unix_recv_fds;
+}
+
 sws_connection_t *
 sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
 {
@@ -223,7 +240,8 @@ sws_ups_ka_get(sws_http_upstream_t *u, sws_http_upstream_peer_t *peer)
     {
         item = sws_queue_data(q, sws_http_upstream_ka_t, queue);
         if (item->peer != peer
-            || (item->c->ssl ? !u->ssl || !sws_ups_ssl_match(item->c, u) : u->ssl))
+            || (item->c->ssl ? !u->ssl || !sws_ups_ssl_match(item->c, u) : u->ssl)
+            || (u->conf->recv_fds && sws_ups_ka_reads_on_ring(item->c)))
         {
             continue;
         }
