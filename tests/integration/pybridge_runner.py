@@ -1,9 +1,12 @@
 """The native Python bridge's runner (python3 -m scalws_bridge, built into
 BUILDDIR/python) started by the tests on a unix socket, with the test
 applications of tests/integration/pybridge; every wait bounded."""
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -81,6 +84,26 @@ class Runner:
     def mark(self, name):
         p = self.marks / name
         return p.read_text() if p.exists() else None
+
+
+@contextlib.contextmanager
+def one_runner(tmp, prefix, app, interface, launch):
+    """One runner of app (one worker) and a scalwsd in front of it:
+    launch(runner) gives swsharness.launch's keyword arguments; yields
+    (server, runner) and stops both."""
+    sockdir = tempfile.mkdtemp(prefix=prefix)       # short: sun_path is 108 bytes
+    os.chmod(sockdir, 0o755)
+    runner = Runner(os.path.join(sockdir, "r.sock"), app, interface, tmp / "marks", workers=1)
+    srv = None
+    try:
+        runner.start()
+        srv = h.launch(tmp / "sws", **launch(runner))
+        yield srv, runner
+    finally:
+        if srv:
+            srv.stop()
+        runner.stop()
+        shutil.rmtree(sockdir, ignore_errors=True)
 
 
 def wait_mark(runner, name, timeout=5.0):

@@ -7,8 +7,6 @@ and the next request is served. A real client reads part of an endless
 response and closes its connection, with scalwsd buffering the response
 and without."""
 import os
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -19,15 +17,8 @@ import swsharness as h
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pbdisc")
-    sockdir = tempfile.mkdtemp(prefix="swspd")      # short: sun_path is 108 bytes
-    os.chmod(sockdir, 0o755)
-    runner = pr.Runner(os.path.join(sockdir, "d.sock"), "disconnect_app:app", "asgi",
-                       tmp / "marks", workers=1)
-    srv = None
-    try:
-        runner.start()
-        srv = h.launch(tmp / "sws", ports=2, server="""
+    def launch(runner):
+        return dict(ports=2, server="""
             location / {{ python_bridge_pass unix:{s}; }}
         """.format(s=runner.sock), servers="""
             server {{
@@ -36,12 +27,9 @@ def env(tmp_path_factory):
                 location / {{ python_bridge_pass unix:{s}; }}
             }}
         """.format(s=runner.sock))
-        yield srv, runner
-    finally:
-        if srv:
-            srv.stop()
-        runner.stop()
-        shutil.rmtree(sockdir, ignore_errors=True)
+    with pr.one_runner(tmp_path_factory.mktemp("pbdisc"), "swspd", "disconnect_app:app",
+                       "asgi", launch) as env:
+        yield env
 
 
 def worker_rss(runner):

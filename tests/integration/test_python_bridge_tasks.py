@@ -9,9 +9,6 @@ next request, sync endpoints in anyio's threads, BaseHTTPMiddleware, a
 background task that goes on after its response without holding the next
 request back, and a dependency with yield closed after the response."""
 import json
-import os
-import shutil
-import tempfile
 import time
 
 import pytest
@@ -24,27 +21,17 @@ pytest.importorskip("fastapi", reason="python3-fastapi (auto/deps) needed")
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pybridge-tasks")
-    sockdir = tempfile.mkdtemp(prefix="swspt")      # short: sun_path is 108 bytes
-    os.chmod(sockdir, 0o755)
     # one worker and one kept connection: the requests go one after another
     # on the same connection, to the same serving task
-    runner = pr.Runner(os.path.join(sockdir, "f.sock"), "fastapi_app:app", "asgi",
-                       tmp / "marks", workers=1)
-    srv = None
-    try:
-        runner.start()
-        srv = h.launch(tmp / "sws", http="""
+    def launch(runner):
+        return dict(http="""
             upstream fapi {{ server unix:{s}; keepalive 1; }}
         """.format(s=runner.sock), server="""
             location /f/ { python_bridge_pass fapi; }
         """)
-        yield srv, runner
-    finally:
-        if srv:
-            srv.stop()
-        runner.stop()
-        shutil.rmtree(sockdir, ignore_errors=True)
+    with pr.one_runner(tmp_path_factory.mktemp("pybridge-tasks"), "swspt", "fastapi_app:app",
+                       "asgi", launch) as env:
+        yield env
 
 
 def get(srv, path, stamp=True):
