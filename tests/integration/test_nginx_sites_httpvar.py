@@ -163,6 +163,9 @@ def test_proxy_passes_underscore_fields(sites):
                  "X_User: admin", "X-User: admin", "X_Foo: v")
     assert got == [("x-forwarded-for", "9.9.9.9, 9.9.9.9"), ("x-user", "verified"),
                    ("x_foo", "v"), ("x_forwarded_for", "1.2.3.4"), ("x_user", "admin")], got
+    # proxy_set_header of the '_' spelling, empty: the client's is dropped
+    assert passed(sites, 0, "/strip", "/echo", "X_User: admin", "X-User: admin") \
+        == [("x-user", "verified")]
     # the default: dropped before they reach anything
     assert passed(sites, 1, "/echo", "/echo", "X_Foo: v", "X_User: admin") == []
     # ignore_invalid_headers off: every field passes
