@@ -24,7 +24,8 @@ from test_nginx_sites import NGINX, site_text, start_server
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
-    """{"nginx": [port, port2, port3], "scalwsd": [...]}, and the origin."""
+    """({"nginx": [port, port2, port3], "scalwsd": [...]}, the origin, the
+    directory with each server's own)."""
     if not os.path.exists(NGINX):
         pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
     from proxyorigin import Origin
@@ -40,7 +41,7 @@ def sites(tmp_path_factory):
             running.append(start_server(who, d, ps[0], site_text(
                 "httpvar.conf", PORT=ps[0], PORT2=ps[1], PORT3=ps[2], ORIGIN=origin.addr, DIR=d)))
             ports[who] = ps
-        yield ports, origin
+        yield ports, origin, tmp
     finally:
         for r in running:
             r.stop()
@@ -58,7 +59,7 @@ def ask(port, target, *fields):
 
 def both(sites, server, target, *fields):
     """(nginx's response, scalwsd's) from the server-th server block."""
-    ports, _ = sites
+    ports = sites[0]
     return tuple(ask(ports[who][server], target, *fields) for who in ("nginx", "scalwsd"))
 
 
@@ -96,6 +97,23 @@ def test_request_field_variables(sites):
 def test_variable_names_any_case(sites):
     body = same_body(sites, 0, "/case?Q=7", "X_Foo: u", "User-Agent: ua", "Cookie: AB=1")
     assert body == "U=[/case] A=[u] B=[1] C=[7] D=[ua]\n", body
+
+
+def test_log_format(sites):
+    ports = sites[0]
+    for who in ("nginx", "scalwsd"):
+        r = ask(ports[who][0], "/logged?a_b=3", "X_Foo: u", "X-Foo_: t",
+                "X_Forwarded_For: 1.2.3.4", "Cookie: a_b=9")
+        assert r.status == 204, (who, r)
+    lines = []
+    for who in ("nginx", "scalwsd"):
+        path = sites[2] / who / "fields.log"
+        deadline = time.monotonic() + 5
+        while not (path.exists() and path.read_text().endswith("\n")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        lines.append(path.read_text().splitlines()[-1])
+    assert lines[0] == lines[1] == "u|t|-|9|3|out", lines
 
 
 def test_if_reads_underscore_field(sites):
@@ -140,7 +158,7 @@ def x_fields(req):
 
 def passed(sites, server, target, upstream_target, *fields):
     """What the origin saw of each server's request (x- and x_ fields)."""
-    ports, origin = sites
+    ports, origin = sites[0], sites[1]
     out = []
     for who in ("nginx", "scalwsd"):
         n = len(origin.requests)
@@ -180,7 +198,7 @@ def test_auth_request_sees_underscore_fields(sites):
 
 def test_cache_key_from_underscore_field(sites):
     # proxy_cache_key "$http_x_tenant": X_Tenant and X-Tenant are one key
-    ports, _ = sites
+    ports = sites[0]
     for who in ("nginx", "scalwsd"):
         first = ask(ports[who][0], "/cached", "X_Tenant: %s" % who)
         again = ask(ports[who][0], "/cached", "X-Tenant: %s" % who)
