@@ -553,16 +553,17 @@ vars_begin(void)
 START_TEST(writable_and_cached)
 {
     const char  *err = NULL;
-    sws_str_t    v = sws_string("x"), name = sws_string("v");
+    sws_str_t    v = sws_string("x"), name = sws_string("v"), upper = sws_string("V");
     sws_http_format_t  *f;
     u_char       out[64];
 
     vars_begin();
     ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);
     ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);   /* the same one */
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &upper), 0);  /* names: any case */
     ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "m", count_get, "M", 0), SWS_OK);
     /* $later is declared after the format that reads it */
-    f = sws_http_format_compile(pool, STR("$v|$m|$m|$later"), SWS_HTTP_ESCAPE_NONE, &err);
+    f = sws_http_format_compile(pool, STR("$V|$m|$M|$Later"), SWS_HTTP_ESCAPE_NONE, &err);
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(sws_http_variable_add(&vcf, "later", count_get, "L"), SWS_OK);
     ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
@@ -582,7 +583,7 @@ END_TEST
 
 START_TEST(declaration_errors)
 {
-    sws_str_t  uri = sws_string("uri"), hdr = sws_string("http_x"), m = sws_string("m");
+    sws_str_t  uri = sws_string("URI"), hdr = sws_string("Http_X"), m = sws_string("m");
     const char *err = NULL;
 
     vars_begin();
