@@ -664,6 +664,17 @@ sws_http_var_http_first(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
     sws_http_var_header(r, op, v, &r->headers_in, NULL, 1);
 }
 
+/* $http_host: over HTTP/2 and 3 without a Host field, the :authority as
+ * the client sent it (port included), as nginx's. */
+static void
+sws_http_var_http_host(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_header(r, op, v, &r->headers_in, NULL, 1);
+    if (v->len == 0 && r->h_host == NULL && r->http_version >= SWS_HTTP_VERSION_20) {
+        *v = r->authority;
+    }
+}
+
 static void
 sws_http_var_content_type(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
@@ -1421,7 +1432,7 @@ sws_http_name_is(const u_char *name, size_t len, const char *s)
 /* The request fields nginx reads through fields of its own, not by name:
  * their $http_ variable reads that spelling only (sws_http_var_http_field). */
 static const sws_http_var_t  sws_http_http_fields[] = {
-    { "host",                 sws_http_var_http_first },
+    { "host",                 sws_http_var_http_host },
     { "user_agent",           sws_http_var_http_first },
     { "referer",              sws_http_var_http_first },
     { "via",                  sws_http_var_http_field },

@@ -14,6 +14,7 @@ comparison cannot pass with both wrong in the same way.
 """
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -24,7 +25,7 @@ from test_nginx_sites import NGINX, site_text, start_server
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
-    """({"nginx": [port, port2, port3], "scalwsd": [...]}, the origin, the
+    """({"nginx": [port, port2, port3, h2c port], "scalwsd": [...]}, the origin, the
     directory with each server's own)."""
     if not os.path.exists(NGINX):
         pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
@@ -37,9 +38,10 @@ def sites(tmp_path_factory):
             d = tmp / who
             d.mkdir()
             h.make_traversable(tmp)
-            ps = [h.free_port() for _ in range(3)]
+            ps = [h.free_port() for _ in range(4)]
             running.append(start_server(who, d, ps[0], site_text(
-                "httpvar.conf", PORT=ps[0], PORT2=ps[1], PORT3=ps[2], ORIGIN=origin.addr, DIR=d)))
+                "httpvar.conf", PORT=ps[0], PORT2=ps[1], PORT3=ps[2], PORT4=ps[3],
+                ORIGIN=origin.addr, DIR=d)))
             ports[who] = ps
         yield ports, origin, tmp
     finally:
@@ -92,6 +94,26 @@ def test_request_field_variables(sites):
     # X_Forwarded_For alone moves nothing
     body = same_body(sites, 0, "/vars", "X_Forwarded_For: 1.2.3.4", "X_Real_IP: 1.2.3.4")
     assert "xff=[] " in body and "real=[127.0.0.1]" in body, body
+
+
+def test_http2_fields(sites):
+    # the same fields over HTTP/2 (cleartext, prior knowledge): names come
+    # lower-cased, the variables read them alike; no Host field: $http_host
+    # is the :authority
+    bodies = []
+    for who in ("nginx", "scalwsd"):
+        cmd = ["curl", "-sS", "--max-time", "10", "--http2-prior-knowledge",
+               "http://127.0.0.1:%d/vars?a_b=1" % sites[0][who][3]]
+        for f in ("x_foo: under", "X-Foo_: trail", "X_Forwarded_For: 1.2.3.4",
+                  "Cookie: a_b=1", "User-Agent:"):
+            cmd += ["-H", f]
+        out = subprocess.run(cmd, capture_output=True, timeout=15)
+        assert out.returncode == 0, (who, out.stderr)
+        # $http_host is the :authority as sent: each server's own port
+        bodies.append(out.stdout.decode().replace(":%d]" % sites[0][who][3], ":PORT]"))
+    assert bodies[0] == bodies[1], bodies
+    assert "host=[127.0.0.1:PORT]" in bodies[0], bodies
+    assert bodies[0].startswith("foo=[under] foo_=[trail] ua=[] ref=[] xff=[] "), bodies
 
 
 def test_variable_names_any_case(sites):
