@@ -228,3 +228,55 @@ def test_cache_key_from_underscore_field(sites):
         assert json.loads(again.body)["headers"] == json.loads(first.body)["headers"], who
         other = ask(ports[who][0], "/cached", "X-Tenant: other-%s" % who)
         assert json.loads(other.body)["headers"] != json.loads(first.body)["headers"], who
+
+
+CGI_SITE = """
+    server {
+        listen 127.0.0.1:@PORT@;
+        server_name app.test;
+        underscores_in_headers on;
+        location / {
+            include @SRC@/conf/uwsgi_params;
+            uwsgi_pass @UWSGI@;
+        }
+    }
+"""
+
+
+def test_cgi_style_backend(tmp_path):
+    """A field with '_' to uwsgi (fastcgi and scgi share the code): nginx
+    passes X_Foo as HTTP_X_FOO beside X-Foo's, the application keeps the
+    later, so that a client's X_Foo can pose as X-Foo; scalwsd never passes
+    it (docs/compat.md: RFC 3875 4.1.18 names both HTTP_X_FOO)."""
+    import shutil
+    import tempfile
+    import uwsgiapp
+    if not os.path.exists(NGINX):
+        pytest.fail("nginx is not installed: `sh auto/deps test` installs it")
+    sockdir = tempfile.mkdtemp(prefix="swshv")      # short: sun_path is 108 bytes
+    os.chmod(sockdir, 0o755)
+    app = uwsgiapp.UwsgiApp(tmp_path / "app", sockdir).start()
+    running, ports = [], {}
+    try:
+        h.make_traversable(tmp_path)
+        for who in ("nginx", "scalwsd"):
+            d = tmp_path / who
+            d.mkdir()
+            ports[who] = h.free_port()
+            text = CGI_SITE.replace("@PORT@", str(ports[who])).replace("@SRC@", h.SRC) \
+                .replace("@UWSGI@", app.addr("uwsgi", unix=True))
+            running.append(start_server(who, d, ports[who], text))
+
+        def env(who, *fields):
+            r = ask(ports[who], "/env", *fields)
+            assert r.status == 200, (who, r)
+            return json.loads(r.body)["http"].get("HTTP_X_FOO")
+        assert env("nginx", "X-Foo: good", "X_Foo: evil") == "evil"
+        assert env("scalwsd", "X-Foo: good", "X_Foo: evil") == "good"
+        assert env("nginx", "X_Foo: evil") == "evil"
+        assert env("scalwsd", "X_Foo: evil") is None
+    finally:
+        for r in running:
+            r.stop()
+        app.stop()
+        shutil.rmtree(sockdir, ignore_errors=True)
