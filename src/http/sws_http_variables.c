@@ -1090,7 +1090,7 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
      * and map ... $limit_rate pace the response); so is $args by "set"
      * (the request's query: $args, $arg_*, $is_args and a proxied
      * request's target follow it; $request_uri stays the client's) */
-    if (!(len == 10 && memcmp(name, "limit_rate", 10) == 0)
+    if (!(len == 10 && sws_strncasecmp(name, (u_char *) "limit_rate", 10) == 0)
         && !(len == 4 && sws_strncasecmp(name, (u_char *) "args", 4) == 0 && get == NULL)
         && sws_http_var_is_core(name, len))
     {
@@ -1134,7 +1134,7 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
     if (len == 4 && sws_strncasecmp(name, (u_char *) "args", 4) == 0) {
         sws_http_args_slot = x->index;
     }
-    if (len == 10 && memcmp(name, "limit_rate", 10) == 0) {
+    if (len == 10 && sws_strncasecmp(name, (u_char *) "limit_rate", 10) == 0) {
         x = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_ext_var_t));
         if (x == NULL) {
             return SWS_ERROR;
