@@ -121,21 +121,38 @@ def test_variable_names_any_case(sites):
     assert body == "U=[/case] A=[u] B=[1] C=[7] D=[ua]\n", body
 
 
+def last_log_lines(sites, name):
+    """The last line of each server's log name (nginx's, scalwsd's)."""
+    lines = []
+    for who in ("nginx", "scalwsd"):
+        path = sites[2] / who / name
+        deadline = time.monotonic() + 5
+        while not (path.exists() and path.read_text().endswith("\n")) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+        lines.append(path.read_text().splitlines()[-1])
+    return lines
+
+
 def test_log_format(sites):
     ports = sites[0]
     for who in ("nginx", "scalwsd"):
         r = ask(ports[who][0], "/logged?a_b=3", "X_Foo: u", "X-Foo_: t",
                 "X_Forwarded_For: 1.2.3.4", "Cookie: a_b=9")
         assert r.status == 204, (who, r)
-    lines = []
-    for who in ("nginx", "scalwsd"):
-        path = sites[2] / who / "fields.log"
-        deadline = time.monotonic() + 5
-        while not (path.exists() and path.read_text().endswith("\n")) \
-                and time.monotonic() < deadline:
-            time.sleep(0.02)
-        lines.append(path.read_text().splitlines()[-1])
+    lines = last_log_lines(sites, "fields.log")
     assert lines[0] == lines[1] == "u|t|-|9|3|out", lines
+
+
+def test_upstream_trailer(sites):
+    # the server sends a trailer field; nginx's proxy keeps none (gRPC's
+    # only): $upstream_trailer_x_t is empty in both, the configuration loads
+    ports = sites[0]
+    for who in ("nginx", "scalwsd"):
+        r = ask(ports[who][0], "/trailer")
+        assert (r.status, r.body) == (200, b"abc"), (who, r)
+    lines = last_log_lines(sites, "trailer.log")
+    assert lines[0] == lines[1] == "tr=[-] declared=[X-T]", lines
 
 
 def test_if_reads_underscore_field(sites):
