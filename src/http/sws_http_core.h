@@ -548,6 +548,7 @@ struct sws_http_request_s {
     sws_str_t                  exten;
     sws_str_t                  host;           /* lower-case, no port */
     sws_str_t                  schema;         /* "http" or "https" */
+    sws_str_t                  authority;      /* without Host: the target's, as sent */
 
     /* the captures of the last regex match ($1..$9, named groups):
      * offsets into captures_data, see sws_http_regex_exec() */

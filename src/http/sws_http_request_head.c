@@ -39,12 +39,15 @@ sws_http_process_request_headers(sws_http_request_t *r)
     /* RFC 9110 7.2: a request names its authority, in Host or (HTTP/2
      * and 3) :authority. HTTP/1.1 needs Host even with an absolute-form
      * target (RFC 9112 3.2); HTTP/1.0 may go without. */
-    if (r->h_host == NULL && r->http_version >= SWS_HTTP_VERSION_11
-        && (r->http_version < SWS_HTTP_VERSION_20 || r->host.len == 0))
-    {
-        sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent %s request without \"Host\"",
-                      r->http_version < SWS_HTTP_VERSION_20 ? "HTTP/1.1" : "a");
-        return SWS_HTTP_BAD_REQUEST;
+    if (r->h_host == NULL) {
+        if (r->http_version >= SWS_HTTP_VERSION_11
+            && (r->http_version < SWS_HTTP_VERSION_20 || r->host.len == 0))
+        {
+            sws_log_error(SWS_LOG_INFO, r->log, 0, "client sent %s request without \"Host\"",
+                          r->http_version < SWS_HTTP_VERSION_20 ? "HTTP/1.1" : "a");
+            return SWS_HTTP_BAD_REQUEST;
+        }
+        r->authority = r->host;       /* as sent: $http_host over HTTP/2 and 3 */
     }
 
     /* The target's authority wins over Host (RFC 9112 3.2.2; RFC 9113

@@ -547,31 +547,71 @@ sws_http_var_request_filename(sws_http_request_t *r, sws_http_fop_t *op, sws_str
 /* ---- headers ---- */
 
 /*
- * The value of every live header named op->text (lower case, compared
- * case-insensitively when the names may not be), joined with sep when
- * there are several; the join is the only allocation of a getter.
+ * Whether a field's name is the one op->text names. exact: op->text is the
+ * field's name in lower case (the fields nginx keeps apart: $http_host,
+ * $http_user_agent, $http_x_forwarded_for ... read only their own spelling).
+ * Else op->text is a variable's suffix ("x_foo") and a name matches when,
+ * lower-cased and with each '-' read as '_', it is that suffix: "X-Foo" and
+ * "X_Foo" (let in by underscores_in_headers) are both $http_x_foo, as in nginx.
+ */
+static int
+sws_http_var_field_is(const sws_str_t *name, const sws_str_t *text, int exact)
+{
+    size_t  i;
+    u_char  c;
+
+    if (name->len != text->len) {
+        return 0;
+    }
+    if (exact) {
+        return sws_strncasecmp(name->data, text->data, text->len) == 0;
+    }
+    for (i = 0; i < text->len; i++) {
+        c = sws_tolower(name->data[i]);
+        if ((c == '-' ? '_' : c) != text->data[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/*
+ * The value of the first live field op->text names (sws_http_var_field_is),
+ * joined with sep to the values of the later lines of that same field (RFC
+ * 9110 5.3); the lines of another spelling ("X_Foo" after "X-Foo") are
+ * another field and stay out (sep NULL: the first line only). The join is
+ * the only allocation of a getter.
  */
 static void
 sws_http_var_header(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v,
-    const sws_array_t *headers, const char *sep)
+    const sws_array_t *headers, const char *sep, int exact)
 {
     sws_http_header_t  *h = headers->elts;
-    sws_uint_t          i, first = 0, n = 0;
-    size_t              len = 0, seplen = strlen(sep);
+    sws_uint_t          i, first, n = 0;
+    size_t              len = 0, seplen;
+    sws_str_t           name;
     u_char             *p;
 
     v->len = 0;
-    for (i = 0; i < headers->nelts; i++) {
-        if (h[i].hash == 0 || h[i].name.len != op->text.len
-            || sws_strncasecmp(h[i].name.data, op->text.data, op->text.len) != 0)
-        {
-            continue;
+    for (first = 0; first < headers->nelts; first++) {
+        if (h[first].hash != 0 && sws_http_var_field_is(&h[first].name, &op->text, exact)) {
+            break;
         }
-        if (n++ == 0) {
-            first = i;
-            *v = h[i].value;
+    }
+    if (first == headers->nelts) {
+        return;
+    }
+    *v = h[first].value;
+    if (sep == NULL) {
+        return;
+    }
+    seplen = strlen(sep);
+    name = h[first].name;
+    for (i = first; i < headers->nelts; i++) {
+        if (h[i].hash != 0 && sws_http_var_field_is(&h[i].name, &name, 1)) {
+            n++;
+            len += h[i].value.len;
         }
-        len += h[i].value.len;
     }
     if (n < 2) {
         return;
@@ -586,9 +626,7 @@ sws_http_var_header(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v,
     v->data = p;
     v->len = len;
     for (i = first; i < headers->nelts; i++) {
-        if (h[i].hash == 0 || h[i].name.len != op->text.len
-            || sws_strncasecmp(h[i].name.data, op->text.data, op->text.len) != 0)
-        {
+        if (h[i].hash == 0 || !sws_http_var_field_is(&h[i].name, &name, 1)) {
             continue;
         }
         if (p != v->data) {
@@ -598,25 +636,55 @@ sws_http_var_header(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v,
     }
 }
 
+/* $http_NAME: a request field, either spelling (sws_http_var_field_is). */
 static void
 sws_http_var_http(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_header(r, op, v, &r->headers_in, ", ", 0);
+}
+
+/* $http_NAME of a field nginx keeps apart (sws_http_http_fields): that
+ * spelling only, so that a client's "X_Forwarded_For" is never read as the
+ * "X-Forwarded-For" a proxy in front appended to; Cookie's lines joined
+ * with "; ". */
+static void
+sws_http_var_http_field(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     const char  *sep = (op->text.len == 6 && memcmp(op->text.data, "cookie", 6) == 0)
                        ? "; " : ", ";
 
-    sws_http_var_header(r, op, v, &r->headers_in, sep);
+    sws_http_var_header(r, op, v, &r->headers_in, sep, 1);
+}
+
+/* $http_host, $http_user_agent, $http_referer: fields of one value (RFC
+ * 9110 7.2, 10.1.5, 10.1.3), not lists: the first line, as nginx's. */
+static void
+sws_http_var_http_first(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_header(r, op, v, &r->headers_in, NULL, 1);
+}
+
+/* $http_host: over HTTP/2 and 3 without a Host field, the :authority as
+ * the client sent it (port included), as nginx's. */
+static void
+sws_http_var_http_host(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    sws_http_var_header(r, op, v, &r->headers_in, NULL, 1);
+    if (v->len == 0 && r->h_host == NULL && r->http_version >= SWS_HTTP_VERSION_20) {
+        *v = r->authority;
+    }
 }
 
 static void
 sws_http_var_content_type(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    sws_http_var_header(r, op, v, &r->headers_in, ", ");
+    sws_http_var_header(r, op, v, &r->headers_in, ", ", 1);
 }
 
 static void
 sws_http_var_sent_http(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
-    sws_http_var_header(r, op, v, &r->headers_out, ", ");
+    sws_http_var_header(r, op, v, &r->headers_out, ", ", 0);
 }
 
 /* Response fields the core keeps apart from headers_out: the field when it
@@ -826,7 +894,16 @@ sws_http_var_upstream_http(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t 
         v->len = 0;
         return;
     }
-    sws_http_var_header(r, op, v, headers, ", ");
+    sws_http_var_header(r, op, v, headers, ", ", 0);
+}
+
+/* $upstream_trailer_NAME: the trailer fields of the server's response.
+ * None of our upstream protocols (HTTP/1 proxy, FastCGI, uwsgi, SCGI) keeps
+ * them, as nginx keeps them for gRPC only: empty, as nginx's with these. */
+static void
+sws_http_var_upstream_trailer(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
+{
+    v->len = 0;
 }
 
 
@@ -924,7 +1001,7 @@ sws_http_ext_find(const u_char *name, size_t len)
     }
     x = sws_http_ext_vars->elts;
     for (i = 0; i < sws_http_ext_vars->nelts; i++) {
-        if (x[i].name.len == len && memcmp(x[i].name.data, name, len) == 0) {
+        if (x[i].name.len == len && sws_strncasecmp(x[i].name.data, name, len) == 0) {
             return &x[i];
         }
     }
@@ -948,7 +1025,7 @@ sws_http_ext_push(sws_conf_t *cf, const u_char *name, size_t len)
     if (copy == NULL || x == NULL) {
         return NULL;
     }
-    memcpy(copy, name, len);
+    sws_strlow(copy, name, len);             /* names are case-insensitive */
     copy[len] = '\0';
     sws_memzero(x, sizeof(*x));
     x->name.data = copy;
@@ -1013,8 +1090,8 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
      * and map ... $limit_rate pace the response); so is $args by "set"
      * (the request's query: $args, $arg_*, $is_args and a proxied
      * request's target follow it; $request_uri stays the client's) */
-    if (!(len == 10 && memcmp(name, "limit_rate", 10) == 0)
-        && !(len == 4 && memcmp(name, "args", 4) == 0 && get == NULL)
+    if (!(len == 10 && sws_strncasecmp(name, (u_char *) "limit_rate", 10) == 0)
+        && !(len == 4 && sws_strncasecmp(name, (u_char *) "args", 4) == 0 && get == NULL)
         && sws_http_var_is_core(name, len))
     {
         sws_conf_log_error(SWS_LOG_EMERG, cf, 0,
@@ -1054,10 +1131,10 @@ sws_http_variable_slot(sws_conf_t *cf, const u_char *name, size_t len,
     x->data = data;
     x->index = (sws_int_t) sws_http_nslots++;
     x->volatile_ = (flags & SWS_HTTP_VAR_VOLATILE) != 0;
-    if (len == 4 && memcmp(name, "args", 4) == 0) {
+    if (len == 4 && sws_strncasecmp(name, (u_char *) "args", 4) == 0) {
         sws_http_args_slot = x->index;
     }
-    if (len == 10 && memcmp(name, "limit_rate", 10) == 0) {
+    if (len == 10 && sws_strncasecmp(name, (u_char *) "limit_rate", 10) == 0) {
         x = sws_palloc(sws_conf_pool(cf), sizeof(sws_http_ext_var_t));
         if (x == NULL) {
             return SWS_ERROR;
@@ -1352,9 +1429,24 @@ sws_http_name_is(const u_char *name, size_t len, const char *s)
     return strlen(s) == len && memcmp(name, s, len) == 0;
 }
 
-/* The header name of a variable suffix: lower case, '_' meaning '-'. */
+/* The request fields nginx reads through fields of its own, not by name:
+ * their $http_ variable reads that spelling only (sws_http_var_http_field). */
+static const sws_http_var_t  sws_http_http_fields[] = {
+    { "host",                 sws_http_var_http_host },
+    { "user_agent",           sws_http_var_http_first },
+    { "referer",              sws_http_var_http_first },
+    { "via",                  sws_http_var_http_field },
+    { "x_forwarded_for",      sws_http_var_http_field },
+    { "cookie",               sws_http_var_http_field },
+    { NULL, NULL }
+};
+
+/* A field variable's suffix ("X_Foo" of $http_X_Foo) as op->text: lower
+ * case; with dash, each '_' made '-' (a field's own name, for an exact
+ * comparison), else '_' kept (sws_http_var_field_is maps the fields). */
 static sws_int_t
-sws_http_var_header_name(sws_pool_t *pool, const u_char *name, size_t len, sws_str_t *out)
+sws_http_var_field_text(sws_pool_t *pool, const u_char *name, size_t len, int dash,
+    sws_str_t *out)
 {
     size_t  i;
 
@@ -1363,10 +1455,25 @@ sws_http_var_header_name(sws_pool_t *pool, const u_char *name, size_t len, sws_s
         return SWS_ERROR;
     }
     for (i = 0; i < len; i++) {
-        out->data[i] = name[i] == '_' ? '-' : sws_tolower(name[i]);
+        out->data[i] = (dash && name[i] == '_') ? '-' : sws_tolower(name[i]);
     }
     out->len = len;
     return SWS_OK;
+}
+
+static sws_int_t
+sws_http_var_http_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
+{
+    const sws_http_var_t  *f;
+
+    for (f = sws_http_http_fields; f->name; f++) {
+        if (sws_http_name_is(name, len, f->name)) {
+            op->get = f->get;
+            return sws_http_var_field_text(pool, name, len, 1, &op->text);
+        }
+    }
+    op->get = sws_http_var_http;
+    return sws_http_var_field_text(pool, name, len, 0, &op->text);
 }
 
 /* The families whose getter takes which one as op->text.len (in the order
@@ -1411,6 +1518,20 @@ static sws_int_t
 sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, size_t len)
 {
     const sws_http_var_t  *v;
+    u_char                *low;
+    size_t                 i;
+
+    /* Variable names are case-insensitive ($HTTP_X_FOO is $http_x_foo, as
+     * in nginx): the rare name with an upper-case letter is read lowered. */
+    for (i = 0; i < len && !(name[i] >= 'A' && name[i] <= 'Z'); i++) { /* void */ }
+    if (i < len) {
+        low = sws_pnalloc(pool, len);
+        if (low == NULL) {
+            return SWS_ERROR;
+        }
+        sws_strlow(low, name, len);
+        name = low;
+    }
 
     if (len == 1 && name[0] >= '0' && name[0] <= '9') {
         op->get = sws_http_var_capture;
@@ -1430,8 +1551,7 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
     }
 
     if (len > 5 && memcmp(name, "http_", 5) == 0) {
-        op->get = sws_http_var_http;
-        return sws_http_var_header_name(pool, name + 5, len - 5, &op->text);
+        return sws_http_var_http_resolve(pool, op, name + 5, len - 5);
     }
 
     if (len > 10 && memcmp(name, "sent_http_", 10) == 0) {
@@ -1442,7 +1562,7 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
                 break;
             }
         }
-        return sws_http_var_header_name(pool, name + 10, len - 10, &op->text);
+        return sws_http_var_field_text(pool, name + 10, len - 10, 0, &op->text);
     }
 
     if (sws_http_var_family(op, name, len, "proxy_protocol_", sws_http_pp_names,
@@ -1454,7 +1574,12 @@ sws_http_var_resolve_core(sws_pool_t *pool, sws_http_fop_t *op, const u_char *na
     if (len > 14 && memcmp(name, "upstream_http_", 14) == 0) {
         op->get = sws_http_var_upstream_http;
         sws_ups_headers_wanted();           /* the framework keeps them */
-        return sws_http_var_header_name(pool, name + 14, len - 14, &op->text);
+        return sws_http_var_field_text(pool, name + 14, len - 14, 0, &op->text);
+    }
+
+    if (len > 17 && memcmp(name, "upstream_trailer_", 17) == 0) {
+        op->get = sws_http_var_upstream_trailer;
+        return SWS_OK;
     }
 
     if (sws_http_var_family(op, name, len, "upstream_", sws_http_ups_names,
@@ -1496,8 +1621,10 @@ sws_http_var_resolve(sws_pool_t *pool, sws_http_fop_t *op, const u_char *name, s
 {
     const sws_http_ext_var_t  *x;
     sws_int_t                  rc;
-    int                        family = (len > 4 && memcmp(name, "arg_", 4) == 0)
-                                        || (len > 7 && memcmp(name, "cookie_", 7) == 0);
+    int                        family;
+
+    family = (len > 4 && sws_strncasecmp(name, (u_char *) "arg_", 4) == 0)
+             || (len > 7 && sws_strncasecmp(name, (u_char *) "cookie_", 7) == 0);
 
     if (!family) {
         rc = sws_http_var_resolve_core(pool, op, name, len);

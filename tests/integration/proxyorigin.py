@@ -33,6 +33,7 @@ Routes (the path decides what it does; the query is ignored unless said):
   /hdr/V           body V with X-Value: V, Content-Type: text/x-V, ETag: "V"
   /hdr/N/V         the same, held until N such requests wait, then all at once
   /sse/N           N events 100 ms apart, chunked, flushed one by one
+  /trailer         "abc", chunked, with a trailer field X-T: v
   /text/N          N bytes of text (text_body(N)), shaped by the query:
                    type=T ce=E cc=C expires=X etag=V lm=1 (headers),
                    chunked=1 (in chunks of 4096), pause=MS (between halves);
@@ -318,6 +319,9 @@ class Origin:
                 out += b"%x\r\n" % len(piece) + piece + b"\r\n"
             out += b"0\r\n\r\n"
             c.sendall(out)
+        elif r0 == "trailer":
+            c.sendall(self._head(200, [("Transfer-Encoding", "chunked"), ("Trailer", "X-T")])
+                      + b"3\r\nabc\r\n0\r\nX-T: v\r\n\r\n")
         elif r0 == "close":
             c.sendall(self._head(200, [("Connection", "close")]) + pattern(int(arg)))
             return False

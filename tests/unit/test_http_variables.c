@@ -92,8 +92,10 @@ START_TEST(compile_unknown_variable)
     ck_assert_str_eq(compile_error("$http_"), "unknown variable \"$http_\"");
     ck_assert_str_eq(compile_error("$sent_http_"), "unknown variable \"$sent_http_\"");
     ck_assert_str_eq(compile_error("$arg_"), "unknown variable \"$arg_\"");
-    /* names are case-sensitive, as in nginx */
-    ck_assert_str_eq(compile_error("$Status"), "unknown variable \"$Status\"");
+    /* names are case-insensitive ($Status is $status), as in nginx; an
+     * unknown one is named as written */
+    ck_assert_str_eq(compile_error("$NoSuch"), "unknown variable \"$NoSuch\"");
+    ck_assert_str_eq(compile_error("$HTTP_"), "unknown variable \"$HTTP_\"");
     /* the name ends at the first non-name byte */
     ck_assert_str_eq(compile_error("$status$statusx"), "unknown variable \"$statusx\"");
 }
@@ -172,6 +174,7 @@ END_TEST
 
 START_TEST(braces_and_adjacency)
 {
+    ck_assert_str_eq(render("$Status $URI $Request_Method", 0), "200 /a b GET");
     ck_assert_str_eq(render("${status}x$status.${request_method}$uri", 0),
                      "200x200.GET/a b");
     ck_assert_str_eq(render("a${status}${status}b", 0), "a200200b");
@@ -325,6 +328,38 @@ START_TEST(request_headers)
 }
 END_TEST
 
+/* A field with '_' in its name (underscores_in_headers on) is read by the
+ * variable whose name has '_' there, as a '-' is: nginx maps the field's
+ * name (lower case, '-' as '_') and compares. */
+START_TEST(request_headers_underscore)
+{
+    add_header(&req.headers_in, "x_foo", "under");
+    add_header(&req.headers_in, "x-foo", "dash");
+    add_header(&req.headers_in, "x_foo", "under2");
+    add_header(&req.headers_in, "x-foo_", "trail");
+    add_header(&req.headers_in, "x.bar", "dot");
+    add_header(&req.headers_in, "x_forwarded_for", "6.6.6.6");
+    add_header(&req.headers_in, "x-forwarded-for", "10.0.0.1");
+    add_header(&req.headers_in, "referer", "r1");
+    add_header(&req.headers_in, "referer", "r2");
+    add_header(&req.headers_in, "x-gone_", "deleted");
+    ((sws_http_header_t *) req.headers_in.elts)[req.headers_in.nelts - 1].hash = 0;
+
+    /* the first spelling found, its later lines joined; the other
+     * spelling is another field */
+    ck_assert_str_eq(render("$http_x_foo", 0), "under, under2");
+    ck_assert_str_eq(render("$HTTP_X_FOO", 0), "under, under2");
+    ck_assert_str_eq(render("[$http_x_foo_][$http_x_foo__][$http_x_fo]", 0),
+                     "[trail][-][-]");
+    /* only '-' is read as '_': not '.' */
+    ck_assert_str_eq(render("[$http_x_bar][$http_x_gone_]", 0), "[-][-]");
+    /* the fields nginx keeps apart: that spelling only; Referer's first */
+    ck_assert_str_eq(render("$http_x_forwarded_for", 0), "10.0.0.1");
+    ck_assert_str_eq(render("$http_referer", 0), "http://ref/");    /* the request's own */
+    ck_assert_str_eq(render("[$upstream_trailer_x_t]", 0), "[-]");
+}
+END_TEST
+
 START_TEST(response_headers)
 {
     ck_assert_str_eq(render("[$sent_http_content_type][$sent_http_content_length]"
@@ -342,6 +377,8 @@ START_TEST(response_headers)
     add_header(&req.headers_out, "X-A", "one");
     add_header(&req.headers_out, "x-a", "two");
     add_header(&req.headers_out, "Cache-Control", "no-cache");
+    add_header(&req.headers_out, "X_B", "under");
+    add_header(&req.headers_out, "X-B", "dash");
 
     ck_assert_str_eq(render("$sent_http_content_type $sent_http_content_length "
                             "$sent_http_location", 0),
@@ -351,6 +388,8 @@ START_TEST(response_headers)
                      "\\x22abc\\x22 chunked");
     ck_assert_str_eq(render("$sent_http_x_a|$sent_http_cache_control", 0),
                      "one, two|no-cache");
+    /* a response field with '_' (from an upstream): the first spelling */
+    ck_assert_str_eq(render("$sent_http_x_b|$Sent_Http_X_B", 0), "under|under");
 
     /* dedicated fields unset: headers_out is looked at */
     req.content_type.len = 0;
@@ -514,16 +553,17 @@ vars_begin(void)
 START_TEST(writable_and_cached)
 {
     const char  *err = NULL;
-    sws_str_t    v = sws_string("x"), name = sws_string("v");
+    sws_str_t    v = sws_string("x"), name = sws_string("v"), upper = sws_string("V");
     sws_http_format_t  *f;
     u_char       out[64];
 
     vars_begin();
     ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);
     ck_assert_int_eq(sws_http_variable_writable(&vcf, &name), 0);   /* the same one */
+    ck_assert_int_eq(sws_http_variable_writable(&vcf, &upper), 0);  /* names: any case */
     ck_assert_int_eq(sws_http_variable_add_cached(&vcf, "m", count_get, "M", 0), SWS_OK);
     /* $later is declared after the format that reads it */
-    f = sws_http_format_compile(pool, STR("$v|$m|$m|$later"), SWS_HTTP_ESCAPE_NONE, &err);
+    f = sws_http_format_compile(pool, STR("$V|$m|$M|$Later"), SWS_HTTP_ESCAPE_NONE, &err);
     ck_assert_ptr_nonnull(f);
     ck_assert_int_eq(sws_http_variable_add(&vcf, "later", count_get, "L"), SWS_OK);
     ck_assert_int_eq(sws_http_variables_end(&vcf, &vcmcf.nvariables), SWS_OK);
@@ -543,7 +583,7 @@ END_TEST
 
 START_TEST(declaration_errors)
 {
-    sws_str_t  uri = sws_string("uri"), hdr = sws_string("http_x"), m = sws_string("m");
+    sws_str_t  uri = sws_string("URI"), hdr = sws_string("Http_X"), m = sws_string("m");
     const char *err = NULL;
 
     vars_begin();
@@ -626,6 +666,7 @@ variables_suite(void)
     tcase_add_test(tc, times);
     tcase_add_test(tc, request_id);
     tcase_add_test(tc, request_headers);
+    tcase_add_test(tc, request_headers_underscore);
     tcase_add_test(tc, response_headers);
     tcase_add_test(tc, render_without_len);
     tcase_add_test(tc, same_format_many_times);
