@@ -265,7 +265,15 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
         /* A new stream: those below it still idle are closed now. */
         h2c->last_stream_id = sid;
         if (h2c->goaway) {
-            /* After our GOAWAY: ignored (decoded for the HPACK state). */
+            /* After our GOAWAY (decoded for the HPACK state): not taken,
+             * and said so at once with REFUSED_STREAM (RFC 9113 8.7), so
+             * that the client retries it elsewhere; not after an error. */
+            if (!h2c->closing
+                && (sws_http_v2_unread(h2c) != SWS_OK
+                    || sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK))
+            {
+                return SWS_ERROR;
+            }
         } else if (selfdep) {
             if (sws_http_v2_reset_closed(h2c, sid, SWS_H2_PROTOCOL_ERROR) != SWS_OK) {
                 return SWS_ERROR;
