@@ -10,8 +10,12 @@ time: the machine's load does not change it.
 
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
-                      [--events "use io_uring;"] [--connection-each]
-                      [--connections 64] [--perf]
+                      [--events "use io_uring;" | --methods epoll,io_uring]
+                      [--connection-each] [--connections 64] [--perf]
+
+--methods epoll,io_uring counts each scenario once per event method and
+prints the methods side by side, one line each under the scenario's name
+(--events is then not used).
 
 --perf counts with `perf stat` on the syscall tracepoints instead of
 strace: the server runs at its own speed (strace stops it at every call,
@@ -161,6 +165,8 @@ def main(argv=None):
     p.add_argument("--counts", default="1000,3000")
     p.add_argument("--events", default="", metavar="TEXT",
                    help='directives for the events block, e.g. "use io_uring;"')
+    p.add_argument("--methods", default="", metavar="M1,M2",
+                   help="event methods to count side by side, e.g. epoll,io_uring")
     p.add_argument("--connection-each", action="store_true",
                    help="a new connection for each request (Connection: close)")
     p.add_argument("--connections", type=int, default=0, metavar="C",
@@ -183,8 +189,11 @@ def main(argv=None):
     reg = Registry()
     tmp = tempfile.mkdtemp(prefix="scalws-syscalls-")
     os.chmod(tmp, 0o755)
-    server = Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
-                     events_conf=a.events)
+    # (label, events block text) per method counted
+    methods = ([(m, "" if m == "epoll" else "use %s;" % m) for m in a.methods.split(",")]
+               if a.methods else [(a.events or "epoll", a.events)])
+    servers = [(label, Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                               events_conf=events)) for label, events in methods]
     ctx = {"docroot": make_docroot(tmp), "modules_dir": os.path.abspath(a.modules_dir),
            "placeholders": {"UPSTREAM_KEEPALIVE": "64"}}
     with open(os.path.join(ctx["docroot"], "1m.bin"), "wb") as f:     # static-1m
@@ -200,20 +209,32 @@ def main(argv=None):
                     backend = backends.BACKENDS[sc.backend].start(reg, tmp, 1, lambda m: None)
                     rctx = dict(ctx, placeholders=dict(ctx["placeholders"],
                                                        **backend.placeholders))
-                c1 = one_run(reg, server, sc, rctx, n1, os.path.join(tmp, name + "-n1"),
-                             a.connection_each, a.connections, a.perf)
-                c2 = one_run(reg, server, sc, rctx, n2, os.path.join(tmp, name + "-n2"),
-                             a.connection_each, a.connections, a.perf)
+                per_method = []
+                for label, server in servers:
+                    wd = os.path.join(tmp, "%s-%s" % (name, re.sub(r"\W+", "_", label)))
+                    c1 = one_run(reg, server, sc, rctx, n1, wd + "-n1",
+                                 a.connection_each, a.connections, a.perf)
+                    c2 = one_run(reg, server, sc, rctx, n2, wd + "-n2",
+                                 a.connection_each, a.connections, a.perf)
+                    per_method.append((label, {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1)
+                                               for k in set(c1) | set(c2)}))
             finally:
                 if backend:
                     backend.stop()
-            per = {k: (c2.get(k, 0) - c1.get(k, 0)) / float(n2 - n1) for k in set(c1) | set(c2)}
-            parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
-            print("%-14s %5.2f system calls/request (%s%s%s)%s" % (
-                name, sum(per.values()), a.events or "epoll",
-                ", a connection each" if a.connection_each else "",
-                ", %d connections" % a.connections if a.connections else "",
-                "".join("  %s %.2f" % (k, v) for v, k in parts)))
+            how = "%s%s" % (", a connection each" if a.connection_each else "",
+                            ", %d connections" % a.connections if a.connections else "")
+            for label, per in per_method:
+                parts = sorted(((v, k) for k, v in per.items() if abs(v) >= 0.01), reverse=True)
+                if len(per_method) == 1:
+                    print("%-14s %5.2f system calls/request (%s%s)%s" % (
+                        name, sum(per.values()), label, how,
+                        "".join("  %s %.2f" % (k, v) for v, k in parts)))
+                else:
+                    if label == per_method[0][0]:
+                        print("%s%s" % (name, how))
+                    print("  %-12s %5.2f system calls/request%s" % (
+                        label, sum(per.values()),
+                        "".join("  %s %.2f" % (k, v) for v, k in parts)))
     finally:
         reg.cleanup()
         if os.environ.get("SWS_KEEP_TMP"):
