@@ -17,10 +17,13 @@ import swsharness as h
 import tlsutil as t
 from h2raw import raw_frame
 from test_events_uring import _built_with_liburing
+from test_http2_abuse import expect_goaway
+from test_http2_frames import data_order
 
 BIG = bytes(range(256)) * 4096                     # 1 MiB
 FILES = {"html/big.bin": BIG, "html/small.txt": b"small\n",
          "html/lconn/big.bin": BIG,
+         "html/a.bin": b"a" * 3000, "html/b.bin": b"b" * 3000,
          "htpasswd": "alice:{PLAIN}wonder\n"}
 
 DATA, HEADERS, PRIORITY_UPDATE = 0x0, 0x1, 0x10
@@ -81,14 +84,6 @@ def still_serves(srv, transport):
     with connect(srv, transport) as c:
         hdrs, body, _ = c.response(c.headers(req(c, "/small.txt")))
     assert h2raw.status(hdrs) == 200 and body == b"small\n"
-
-
-def expect_goaway(c, code, timeout=5):
-    g = c.goaway(timeout=timeout)
-    assert g is not None, "no GOAWAY"
-    assert g.error_code == code, (g.error_code, g.additional_data)
-    assert c.closed_within(5), "connection not closed after GOAWAY"
-    return g
 
 
 def send_all(c, data):
@@ -339,6 +334,51 @@ def test_priority_update_of_a_closed_stream_is_ignored(srv, transport):
         hdrs, body, frames = c.response(c.headers(req(c, "/small.txt")))
         assert h2raw.status(hdrs) == 200 and body == b"small\n"
         assert not any(isinstance(f, h2raw.GoAwayFrame) for f in frames)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_priority_update_before_the_stream_opens_is_kept(srv, transport):
+    """RFC 9218 7.1: the update of an idle stream applies when its HEADERS
+    come, over the request's own priority field (u=7 here)."""
+    with connect(srv, transport, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        b = c.headers(req(c, "/b.bin", extra=[("priority", "u=1")]))
+        a = c.next_id
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", a) + b"u=0"))
+        assert c.headers(req(c, "/a.bin", extra=[("priority", "u=7")])) == a
+        time.sleep(0.2)
+        c.send(raw_frame(0x4, 0, 0, struct.pack(">HI", h2raw.INITIAL_WINDOW_SIZE, 65535)))
+        order = data_order(c, [a, b])
+    assert order[0] == a and order[-1] == b, order
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_priority_update_of_a_skipped_stream_is_dropped(srv, transport):
+    """An update kept for stream 5 goes when stream 7 opens (5 is closed
+    then, never opened); the connection goes on."""
+    with connect(srv, transport) as c:
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 5) + b"u=0"))
+        c.next_id = 7
+        hdrs, body, _ = c.response(c.headers(req(c, "/small.txt")))
+        assert h2raw.status(hdrs) == 200 and body == b"small\n"
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 5) + b"u=1"))
+        hdrs, body, frames = c.response(c.headers(req(c, "/small.txt")))
+        assert h2raw.status(hdrs) == 200
+        assert not any(isinstance(f, h2raw.GoAwayFrame) for f in frames), frames
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_priority_updates_of_idle_streams_are_bounded(srv, transport):
+    """RFC 9218 7.1: idle streams prioritized plus open ones over
+    MAX_CONCURRENT_STREAMS (8 here) is a PROTOCOL_ERROR."""
+    with connect(srv, transport) as c:
+        out = b"".join(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 101 + 2 * i) + b"u=2")
+                       for i in range(8))
+        c.send(out)
+        hdrs, body, frames = c.response(c.headers(req(c, "/small.txt")))
+        assert h2raw.status(hdrs) == 200, frames
+        # The stream just served is closed again: 8 idle ones kept, the 9th is too many.
+        c.send(raw_frame(PRIORITY_UPDATE, 0, 0, struct.pack(">I", 201) + b"u=2"))
+        expect_goaway(c, h2raw.PROTOCOL_ERROR)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

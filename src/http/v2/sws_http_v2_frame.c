@@ -26,6 +26,9 @@
 
 static const u_char sws_http_v2_preface[24] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+static void sws_http_v2_prio_idle_take(sws_http_v2_conn_t *h2c, int32_t sid,
+    sws_http_v2_stream_t *st);
+
 static uint32_t
 sws_http_v2_get32(const u_char *p)
 {
@@ -293,6 +296,9 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
             }
             h2c->block = SWS_H2_BLOCK_REQUEST;
             h2c->headers_st = st;
+        }
+        if (h2c->prio_idle) {
+            sws_http_v2_prio_idle_take(h2c, sid, h2c->headers_st);
         }
     } else if (st != NULL) {
         if (st->reset) {
@@ -660,8 +666,73 @@ sws_http_v2_priority_frame(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size
     return SWS_OK;
 }
 
-/* RFC 9218 7.1: the priority of a stream, changed (or said before it
- * opens: not kept, the request's own field will say). */
+/* RFC 9218 7.1: a PRIORITY_UPDATE of a stream still idle is kept for its
+ * HEADERS. The idle streams so prioritized and the open ones must not
+ * exceed MAX_CONCURRENT_STREAMS (a PROTOCOL_ERROR); beyond the
+ * SWS_H2_PRIO_IDLE kept, one is dropped (the request's field then says). */
+static sws_int_t
+sws_http_v2_prio_idle_keep(sws_http_v2_conn_t *h2c, int32_t id, const u_char *p, size_t len)
+{
+    sws_http_v2_prio_idle_t *pi;
+    sws_uint_t               i;
+
+    for (i = 0; i < h2c->nprio_idle; i++) {
+        if (h2c->prio_idle[i].sid == id) {
+            break;
+        }
+    }
+    if (i == h2c->nprio_idle) {
+        if (h2c->nprio_idle + h2c->nstreams >= h2c->conf->concurrent_streams) {
+            return sws_http_v2_proto_error(h2c, SWS_H2_PROTOCOL_ERROR,
+                                           "PRIORITY_UPDATEs of more idle streams than "
+                                           "MAX_CONCURRENT_STREAMS allows");
+        }
+        if (i == SWS_H2_PRIO_IDLE) {
+            return SWS_OK;
+        }
+        if (h2c->prio_idle == NULL) {
+            h2c->prio_idle = malloc(SWS_H2_PRIO_IDLE * sizeof(sws_http_v2_prio_idle_t));
+            if (h2c->prio_idle == NULL) {
+                return SWS_OK;           /* a hint lost, nothing more */
+            }
+        }
+        pi = &h2c->prio_idle[h2c->nprio_idle++];
+        pi->sid = id;
+        pi->urgency = 3;
+        pi->incremental = 0;
+    }
+    pi = &h2c->prio_idle[i];
+    sws_http_v2_priority_parse(p, len, &pi->urgency, &pi->incremental);
+    return SWS_OK;
+}
+
+/* A HEADERS of stream sid came (st: the stream it opened, or NULL when
+ * refused or ignored): its kept priority applies, and those of the ids
+ * below it, closed now without having opened, go. */
+static void
+sws_http_v2_prio_idle_take(sws_http_v2_conn_t *h2c, int32_t sid, sws_http_v2_stream_t *st)
+{
+    sws_uint_t i, n = 0;
+
+    for (i = 0; i < h2c->nprio_idle; i++) {
+        if (h2c->prio_idle[i].sid == sid && st != NULL) {
+            st->urgency = h2c->prio_idle[i].urgency;
+            st->incremental = h2c->prio_idle[i].incremental;
+            st->prio_updated = 1;
+        }
+        if (h2c->prio_idle[i].sid > sid) {
+            h2c->prio_idle[n++] = h2c->prio_idle[i];
+        }
+    }
+    h2c->nprio_idle = n;
+    if (n == 0) {
+        free(h2c->prio_idle);
+        h2c->prio_idle = NULL;
+    }
+}
+
+/* RFC 9218 7.1: the priority of a stream, changed, or said before it
+ * opens (kept for its HEADERS); of a closed one, ignored. */
 static sws_int_t
 sws_http_v2_priority_update(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t len)
 {
@@ -688,6 +759,8 @@ sws_http_v2_priority_update(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, siz
     if (st) {
         sws_http_v2_priority(st, p + 4, len - 4);
         sws_http_v2_post_send(h2c);
+    } else if (id > h2c->last_stream_id) {
+        return sws_http_v2_prio_idle_keep(h2c, id, p + 4, len - 4);
     }
     return SWS_OK;
 }
