@@ -220,6 +220,20 @@ def test_streams_over_the_limit_are_refused(srv, transport):
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
+def test_refused_stream_flood_ends_the_connection(srv, transport):
+    """Streams over the limit, again and again (a rapid reset where the
+    server does the resets): they share the rapid reset's token bucket,
+    as nginx ends such a connection too."""
+    with connect(srv, transport, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        block = c.block(req(c, "/big.bin"))
+        send_all(c, b"".join(raw_frame(HEADERS, END_STREAM | END_HEADERS, c.new_id(), block)
+                             for _ in range(600)))
+        expect_goaway(c, h2raw.ENHANCE_YOUR_CALM)
+    assert h.wait_file_contains(srv.error_log_path, "too many refused streams")
+    still_serves(srv, transport)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
 def test_zero_window_stall_is_reset(srv, transport):
     with connect(srv, transport, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
         sid = c.headers(req(c, "/big.bin"))

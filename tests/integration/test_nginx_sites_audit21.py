@@ -19,6 +19,7 @@ SITE = """
         root @ROOT@;
         http2_max_concurrent_streams 3;
         keepalive_requests 6;
+        keepalive_timeout 1s;
         large_client_header_buffers 4 1k;
         location /dav/ { dav_methods PUT; client_max_body_size 1k; }
     }
@@ -72,6 +73,25 @@ def refused_streams(port):
 def test_concurrent_streams_as_nginx(both):
     got = [refused_streams(p) for p in both]
     assert got[0] == got[1] == ([3, 4], [0, 1, 2]), got
+
+
+def refused_flood(port):
+    with connect(port, settings={h2raw.INITIAL_WINDOW_SIZE: 0}) as c:
+        block = c.block(req(c, "/big.bin"))
+        try:
+            c.send(b"".join(h2raw.raw_frame(0x1, 0x5, c.new_id(), block) for _ in range(600)))
+        except OSError:
+            pass
+        g = c.goaway(timeout=5)
+        return g is not None and g.last_stream_id < 600, c.closed_within(5)
+
+
+def test_refused_stream_flood_ends_the_connection_as_nginx(both):
+    """600 streams over http2_max_concurrent_streams: both end the
+    connection early (nginx 1.22 with GOAWAY NO_ERROR after about 100,
+    scalwsd with ENHANCE_YOUR_CALM when the rapid reset bucket is empty)."""
+    got = [refused_flood(p) for p in both]
+    assert got[0] == got[1] == (True, True), got
 
 
 def keepalive_requests_goaway(port):
@@ -145,3 +165,45 @@ def test_field_over_the_limit_differs_from_nginx_as_documented(both):
     nginx, ours = [field_limit(p, 1100) for p in both]
     assert nginx == (None, None, [h2raw.ENHANCE_YOUR_CALM]), nginx
     assert ours == (431, None, []), ours
+
+
+def header_list(port, n):
+    """n fields of 900 octets each (no Huffman coding) in one request."""
+    with connect(port) as c:
+        extra = [("x-f%d" % i, "v" * 900) for i in range(n)]
+        sid = c.headers(None, block=c.enc.encode(req(c, "/small.txt", extra=extra),
+                                                 huffman=False))
+        frames = c.frames(timeout=3, until=lambda f: f is None or isinstance(f, h2raw.GoAwayFrame)
+                          or stream_end(sid)(f))
+    return (statuses(frames).get(sid), h2raw.rst_code(frames, sid),
+            [f.error_code for f in frames if isinstance(f, h2raw.GoAwayFrame)])
+
+
+def test_header_list_under_the_limit_as_nginx(both):
+    got = [header_list(p, 3) for p in both]
+    assert got[0] == got[1] == (200, None, []), got
+
+
+def test_header_list_over_the_limit(both):
+    """Over number x size of large_client_header_buffers (4k): refused by
+    both; nginx ends the connection, scalwsd answers 431 (as for a field)."""
+    nginx, ours = [header_list(p, 6) for p in both]
+    assert nginx[0] is None and nginx[2], nginx
+    assert ours == (431, None, []), ours
+
+
+def idle_close(port):
+    import time
+    with connect(port) as c:
+        c.response(c.headers(req(c, "/small.txt")))
+        start = time.monotonic()
+        g = c.goaway(timeout=5)
+        closed = c.closed_within(3)
+        return (g.error_code if g else None, closed, 0.5 < time.monotonic() - start < 4.5)
+
+
+def test_idle_connection_closed_as_nginx(both):
+    """keepalive_timeout (nginx 1.22 has no http2_idle_timeout any more):
+    GOAWAY NO_ERROR and the close, after about a second, from both."""
+    got = [idle_close(p) for p in both]
+    assert got[0] == got[1] == (h2raw.NO_ERROR, True, True), got

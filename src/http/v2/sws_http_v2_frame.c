@@ -111,6 +111,26 @@ sws_http_v2_closed_state(sws_http_v2_conn_t *h2c, int32_t id)
     return 0;
 }
 
+/* Rapid reset (CVE-2023-44487) and its variants: streams opened and then
+ * reset by the client, or refused by us (over MAX_CONCURRENT_STREAMS,
+ * after our GOAWAY), cost header decoding and frames for nothing. They
+ * share a token bucket: a burst of twice the stream limit, then
+ * SWS_H2_RST_RATE a second; over it, GOAWAY ENHANCE_YOUR_CALM. */
+static sws_int_t
+sws_http_v2_wasted_stream(sws_http_v2_conn_t *h2c, const char *what)
+{
+    sws_msec_t now = sws_current_msec();
+
+    h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
+                          (sws_msec_t) h2c->rst_tokens + (now - h2c->rst_last) * SWS_H2_RST_RATE);
+    h2c->rst_last = now;
+    if (h2c->rst_tokens < 1000) {
+        return sws_http_v2_calm(h2c, what);
+    }
+    h2c->rst_tokens -= 1000;
+    return SWS_OK;
+}
+
 /* A stream error on a stream not open (closed, or refused as it opened):
  * RST_STREAM, and frames in flight on it are ignored from now on. */
 static sws_int_t
@@ -273,6 +293,8 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
              * that the client retries it elsewhere; not after an error. */
             if (!h2c->closing
                 && (sws_http_v2_unread(h2c) != SWS_OK
+                    || sws_http_v2_wasted_stream(h2c, "too many streams after GOAWAY")
+                       != SWS_OK
                     || sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK))
             {
                 return SWS_ERROR;
@@ -285,7 +307,9 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
             sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                           "client opened more than %lu streams: stream %d refused",
                           (unsigned long) h2c->conf->concurrent_streams, (int) sid);
-            if (sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK) {
+            if (sws_http_v2_wasted_stream(h2c, "too many refused streams") != SWS_OK
+                || sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK)
+            {
                 return SWS_ERROR;
             }
         } else {
@@ -553,7 +577,6 @@ static sws_int_t
 sws_http_v2_rst_stream(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t len)
 {
     sws_http_v2_stream_t *st;
-    sws_msec_t            now;
     uint32_t              code;
 
     if (sid == 0) {
@@ -570,16 +593,9 @@ sws_http_v2_rst_stream(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t l
     if (h2c->goaway && sid > h2c->goaway_last) {
         return SWS_OK;                   /* a stream ignored after our GOAWAY */
     }
-    /* Rapid reset: streams opened and reset in a loop make the server
-     * start work it throws away. */
-    now = sws_current_msec();
-    h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
-                          (sws_msec_t) h2c->rst_tokens + (now - h2c->rst_last) * SWS_H2_RST_RATE);
-    h2c->rst_last = now;
-    if (h2c->rst_tokens < 1000) {
-        return sws_http_v2_calm(h2c, "too many stream resets (rapid reset)");
+    if (sws_http_v2_wasted_stream(h2c, "too many stream resets (rapid reset)") != SWS_OK) {
+        return SWS_ERROR;
     }
-    h2c->rst_tokens -= 1000;
 
     st = sws_http_v2_find_stream(h2c, sid);
     if (st == NULL) {
