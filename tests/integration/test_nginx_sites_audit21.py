@@ -9,7 +9,7 @@ import pytest
 
 import h2raw
 import swsharness as h
-from test_http2_audit21 import padded_data, responses, statuses, stream_end
+from test_http2_audit21 import padded_data, statuses, stream_end
 from test_nginx_sites import NGINX, start_server
 
 SITE = """

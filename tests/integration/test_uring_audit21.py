@@ -9,14 +9,12 @@ import signal
 import pytest
 
 import h2raw
-import kaload
 import swsharness as h
 from test_events_uring import _built_with_liburing, _fd_kinds
-from test_upgrade import check, oldbin, read_pid, start_upgrade, stop_master, wait_progress
+from test_upgrade import SMALL, check, loads_for, upgrade_under_load, wait_progress
 
 pytestmark = pytest.mark.skipif(not _built_with_liburing(), reason="scalwsd built without liburing")
 
-SMALL = os.urandom(4096)
 BIG = os.urandom(1 << 20)
 FILES = {"html/file.txt": SMALL, "html/big.bin": BIG}
 H2C = "        listen 127.0.0.1:@PORT2@ http2;\n"
@@ -36,11 +34,6 @@ def on_the_ring(pids):
     """Every worker of pids has its ring (none fell back to epoll)."""
     ring = "anon_inode:[io_uring]"
     return h.wait_for(lambda: all(ring in _fd_kinds(p) for p in pids), timeout=5)
-
-
-def loads_for(s):
-    return [kaload.Load(s.port, "/file.txt", 6, expect_body=SMALL, duration=60),
-            kaload.Load(s.port, "/respond", 6, expect_body=b"Hello, world!", duration=60)]
 
 
 def h2_download(s):
@@ -75,33 +68,16 @@ def h2_finish(c, sid):
 
 def test_binary_upgrade_on_io_uring_under_load(sws):
     s, old_workers = start(sws)
-    loads = loads_for(s)
-    new = None
-    for ld in loads:
-        ld.start()
-    try:
-        wait_progress(loads)
+
+    def hold():
         c, sid = h2_download(s)
-        new = start_upgrade(s, 2)
+        return lambda: h2_finish(c, sid)
+
+    def on_new(new):
         assert on_the_ring(h.children_of(new)), s.error_log()
-        wait_progress(loads)
-        s.signal(signal.SIGWINCH)
-        h2_finish(c, sid)
-        assert h.wait_for(lambda: not set(old_workers) & set(s.children()), 10), s.error_log()
-        wait_progress(loads)
-        s.signal(signal.SIGQUIT)
-        assert s.wait_exit(10) == 0, s.error_log()
-        assert not oldbin(s).exists()
-        wait_progress(loads)
-    finally:
-        stats = [ld.stop() for ld in loads]
-        if new:
-            served = h.curl(s.url("/respond"), fresh=True)
-            stop_master(new)
-    check(loads, stats)
-    assert served.status == 200 and served.body == b"Hello, world!"
+
+    upgrade_under_load(s, old_workers, hold=hold, on_new=on_new)
     assert "using epoll instead" not in s.error_log()
-    assert "[alert]" not in s.error_log() and "[emerg]" not in s.error_log(), s.error_log()
 
 
 def test_reloads_on_io_uring_under_load(sws):
