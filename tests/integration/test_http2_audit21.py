@@ -1,10 +1,12 @@
 """Issue 21's HTTP/2 text, bullet by bullet, against the server (audit21):
-every abuse limit provoked with raw frames over h2c and TLS, the limits in
-combination (client_max_body_size with padded DATA after a WINDOW_UPDATE,
-limit_req / limit_conn with many streams on one connection, auth_basic and
-allow/deny per stream), GOAWAY with graceful drain on reload and on quit
-(epoll and io_uring), and RFC 9218 PRIORITY_UPDATE for closed streams and
-in floods. What the older files test over TLS only is done here over both."""
+every abuse limit provoked with raw frames over h2c and TLS (the floods,
+the HPACK bomb, header limits, refused streams and a flood of them,
+zero-window stalls), the limits in combination (client_max_body_size with
+padded DATA after a WINDOW_UPDATE, limit_req / limit_conn with many streams
+on one connection, auth_basic and deny per stream), GOAWAY with graceful
+drain on reload and on quit (epoll and io_uring), and RFC 9218
+PRIORITY_UPDATE (before the stream opens, of a closed stream, bounded, on
+a stream). What the older files test over TLS only is done here over both."""
 import signal
 import struct
 import time
