@@ -425,6 +425,7 @@ def test_goaway_drains_on_reload_and_quit(sws, pki, transport, sig, events):
         pytest.skip("scalwsd built without liburing")
     s = t.launch(sws, pki, listen="http2", ports=2, files=FILES,
                  events="use %s;" % events if events == "io_uring" else "",
+                 main="worker_shutdown_idle 5s;",      # the wait for the PING's ack
                  server="        listen 127.0.0.1:@PORT2@ http2;\n")
     s.port2 = s.ports[1]
     old = s.wait_children(1)
