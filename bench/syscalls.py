@@ -10,9 +10,13 @@ time: the machine's load does not change it.
 
     bench/syscalls.py [--scalwsd objs/scalwsd] [--modules-dir objs/modules]
                       [--scenarios respond,static-small] [--counts N1,N2]
-                      [--events "use io_uring;"] [--connection-each]
-                      [--connections 64] [--perf] [--server nginx]
-                      [--detail]
+                      [--events "use io_uring;" | --methods epoll,io_uring]
+                      [--connection-each] [--connections 64] [--perf]
+                      [--server nginx] [--detail]
+
+--methods epoll,io_uring counts scalwsd once per event method and prints
+the methods one after the other under each scenario (--events is then not
+used).
 
 --perf counts with `perf stat` on the syscall tracepoints instead of
 strace: the server runs at its own speed (strace stops it at every call,
@@ -269,6 +273,8 @@ def main(argv=None):
     p.add_argument("--counts", default="1000,3000")
     p.add_argument("--events", default="", metavar="TEXT",
                    help='directives for the events block, e.g. "use io_uring;"')
+    p.add_argument("--methods", default="", metavar="M1,M2",
+                   help="scalwsd's event methods to count side by side, e.g. epoll,io_uring")
     p.add_argument("--connection-each", action="store_true",
                    help="a new connection for each request (Connection: close)")
     p.add_argument("--connections", type=int, default=0, metavar="C",
@@ -303,8 +309,14 @@ def main(argv=None):
     elif a.server == "h2o":
         servers = [H2o()]
     else:
-        servers = [Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
-                           events_conf=a.events)]
+        # one scalwsd per event method counted
+        methods = ([(m, "" if m == "epoll" else "use %s;" % m) for m in a.methods.split(",")]
+                   if a.methods else [(a.events or "epoll", a.events)])
+        servers = []
+        for label, events in methods:
+            servers.append(Scalwsd(os.path.abspath(a.scalwsd), os.path.abspath(a.modules_dir),
+                                   events_conf=events))
+            servers[-1].label = label
     if a.h2o and a.server != "h2o":
         servers.append(H2o())
     for server in servers:
@@ -323,7 +335,9 @@ def main(argv=None):
                                              or server.kind() not in sc.fragments):
                 print("%-14s %s: not configured for this scenario" % (name, server.name))
                 continue
-            run_dir = os.path.join(tmp, "%s-%s" % (name, server.name))
+            label = getattr(server, "label", "")
+            run_dir = os.path.join(tmp, "%s-%s%s" % (name, server.name,
+                                                     re.sub(r"\W+", "_", label)))
             sc = dataclasses.replace(sc, callgrind_counts=(n1, n2))
             backend = None
             rctx = ctx
@@ -362,7 +376,7 @@ def main(argv=None):
                 parts += sorted((v, k) for k, v in extra.items() if k.startswith("EAGAIN "))
             print("%-14s %s %5.2f system calls/request (%s%s%s)%s" % (
                 name, server.name, sum(per.values()),
-                (a.events or "epoll") if server.name == "scalwsd" else "",
+                label,
                 ", a connection each" if a.connection_each else "",
                 ", %d connections" % a.connections if a.connections else "",
                 "".join("  %s %.2f" % (k, v) if k != "|" else "  |" for v, k in parts)))

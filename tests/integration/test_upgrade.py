@@ -69,17 +69,29 @@ def check(loads, stats):
 def test_upgrade_under_load(sws):
     s = sws(workers=2, files={"html/file.txt": SMALL}, keepalive="60s", http=KEEP,
             loglevel="notice")
-    old_workers = s.wait_children(2)
+    upgrade_under_load(s, s.wait_children(2))
+
+
+def upgrade_under_load(s, old_workers, hold=None, on_new=None):
+    """USR2, WINCH, QUIT under loads_for(s), none of whose requests may
+    fail. hold(): something begun before USR2, returning what finishes it
+    after WINCH (the old workers must see it through); on_new(pid): checks
+    of the new master (test_uring_audit21.py)."""
     loads = loads_for(s)
     new = None
     for ld in loads:
         ld.start()
     try:
         wait_progress(loads)
+        finish = hold() if hold else None
         new = start_upgrade(s, 2)
+        if on_new:
+            on_new(new)
         wait_progress(loads)
         # Both masters' workers accept now; WINCH stops the old ones.
         s.signal(signal.SIGWINCH)
+        if finish:
+            finish()
         assert h.wait_for(lambda: not set(old_workers) & set(s.children()), 5), \
             "old workers stay after WINCH\n%s" % s.error_log()
         assert s.alive(), "the old master left on WINCH"

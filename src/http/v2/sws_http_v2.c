@@ -549,6 +549,9 @@ sws_http_v2_release(sws_http_v2_conn_t *h2c)
         sws_http_v2_stream_close(st, SWS_H2_CANCEL);
     }
     sws_http_v2_out_release(h2c);
+    free(h2c->prio_idle);
+    h2c->prio_idle = NULL;
+    h2c->nprio_idle = 0;
     free(h2c->hold);
     h2c->hold = NULL;
     h2c->hold_len = 0;

@@ -74,6 +74,17 @@ typedef struct sws_http_v2_out_s    sws_http_v2_out_t;
  * rather than it closing normally or by the client's reset. */
 #define SWS_H2_CLOSED_IGNORE    0x80000000u
 
+/* RFC 9218 7.1: a PRIORITY_UPDATE for a stream not open yet, kept for its
+ * HEADERS (at most SWS_H2_PRIO_IDLE per connection; more are dropped, the
+ * request's own priority field then says). */
+#define SWS_H2_PRIO_IDLE        8
+
+typedef struct {
+    int32_t     sid;
+    u_char      urgency;
+    u_char      incremental;
+} sws_http_v2_prio_idle_t;
+
 /* ---- configuration (sws_http_v2_module.c) ---- */
 
 typedef struct {
@@ -160,6 +171,11 @@ struct sws_http_v2_conn_s {
 
     size_t                     max_field_size;   /* name + value of one field */
     size_t                     max_header_size;  /* a decoded header list */
+
+    /* RFC 9218 7.1: PRIORITY_UPDATEs of streams still idle, kept (malloc'd
+     * when the first comes) until their HEADERS open them */
+    sws_http_v2_prio_idle_t   *prio_idle;
+    sws_uint_t                 nprio_idle;
 
     int32_t                    last_stream_id;   /* the highest the client opened */
     int32_t                    goaway_last;      /* our final GOAWAY's last stream */
@@ -287,6 +303,9 @@ struct sws_http_v2_stream_s {
                                                * pseudo-header fields) */
     unsigned                   incremental:1; /* RFC 9218 */
     unsigned                   host:1;        /* a host field came */
+    unsigned                   prio_updated:1; /* a PRIORITY_UPDATE came before
+                                               * its HEADERS: it overrides the
+                                               * priority field */
     sws_uint_t                 field_error;   /* a field the core refused: the status */
 };
 
@@ -310,6 +329,10 @@ void      sws_http_v2_data(sws_http_v2_stream_t *st, const u_char *data, size_t 
 /* n bytes of the client's were taken (or dropped): windows given back as
  * they drain; st NULL: the connection's only. */
 void      sws_http_v2_consume(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, size_t n);
+/* The value of a priority field (RFC 9218 4) into urgency (0..7) and
+ * incremental (0 or 1); what it does not say is left as it was. */
+void      sws_http_v2_priority_parse(const u_char *p, size_t len, u_char *urgency,
+    u_char *incremental);
 /* The value of a priority field (RFC 9218 4), as urgency and incremental. */
 void      sws_http_v2_priority(sws_http_v2_stream_t *st, const u_char *p, size_t len);
 /* The protocol's part of the request start (sws_http_proto_t process_head). */

@@ -26,6 +26,9 @@
 
 static const u_char sws_http_v2_preface[24] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+static void sws_http_v2_prio_idle_take(sws_http_v2_conn_t *h2c, int32_t sid,
+    sws_http_v2_stream_t *st);
+
 static uint32_t
 sws_http_v2_get32(const u_char *p)
 {
@@ -106,6 +109,26 @@ sws_http_v2_closed_state(sws_http_v2_conn_t *h2c, int32_t id)
         }
     }
     return 0;
+}
+
+/* Rapid reset (CVE-2023-44487) and its variants: streams opened and then
+ * reset by the client, or refused by us (over MAX_CONCURRENT_STREAMS,
+ * after our GOAWAY), cost header decoding and frames for nothing. They
+ * share a token bucket: a burst of twice the stream limit, then
+ * SWS_H2_RST_RATE a second; over it, GOAWAY ENHANCE_YOUR_CALM. */
+static sws_int_t
+sws_http_v2_wasted_stream(sws_http_v2_conn_t *h2c, const char *what)
+{
+    sws_msec_t now = sws_current_msec();
+
+    h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
+                          (sws_msec_t) h2c->rst_tokens + (now - h2c->rst_last) * SWS_H2_RST_RATE);
+    h2c->rst_last = now;
+    if (h2c->rst_tokens < 1000) {
+        return sws_http_v2_calm(h2c, what);
+    }
+    h2c->rst_tokens -= 1000;
+    return SWS_OK;
 }
 
 /* A stream error on a stream not open (closed, or refused as it opened):
@@ -265,7 +288,17 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
         /* A new stream: those below it still idle are closed now. */
         h2c->last_stream_id = sid;
         if (h2c->goaway) {
-            /* After our GOAWAY: ignored (decoded for the HPACK state). */
+            /* After our GOAWAY (decoded for the HPACK state): not taken,
+             * and said so at once with REFUSED_STREAM (RFC 9113 8.7), so
+             * that the client retries it elsewhere; not after an error. */
+            if (!h2c->closing
+                && (sws_http_v2_unread(h2c) != SWS_OK
+                    || sws_http_v2_wasted_stream(h2c, "too many streams after GOAWAY")
+                       != SWS_OK
+                    || sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK))
+            {
+                return SWS_ERROR;
+            }
         } else if (selfdep) {
             if (sws_http_v2_reset_closed(h2c, sid, SWS_H2_PROTOCOL_ERROR) != SWS_OK) {
                 return SWS_ERROR;
@@ -274,7 +307,9 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
             sws_log_error(SWS_LOG_INFO, h2c->connection->log, 0,
                           "client opened more than %lu streams: stream %d refused",
                           (unsigned long) h2c->conf->concurrent_streams, (int) sid);
-            if (sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK) {
+            if (sws_http_v2_wasted_stream(h2c, "too many refused streams") != SWS_OK
+                || sws_http_v2_reset_closed(h2c, sid, SWS_H2_REFUSED_STREAM) != SWS_OK)
+            {
                 return SWS_ERROR;
             }
         } else {
@@ -285,6 +320,9 @@ sws_http_v2_headers(sws_http_v2_conn_t *h2c, u_char flags, int32_t sid, u_char *
             }
             h2c->block = SWS_H2_BLOCK_REQUEST;
             h2c->headers_st = st;
+        }
+        if (h2c->prio_idle) {
+            sws_http_v2_prio_idle_take(h2c, sid, h2c->headers_st);
         }
     } else if (st != NULL) {
         if (st->reset) {
@@ -539,7 +577,6 @@ static sws_int_t
 sws_http_v2_rst_stream(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t len)
 {
     sws_http_v2_stream_t *st;
-    sws_msec_t            now;
     uint32_t              code;
 
     if (sid == 0) {
@@ -556,16 +593,9 @@ sws_http_v2_rst_stream(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t l
     if (h2c->goaway && sid > h2c->goaway_last) {
         return SWS_OK;                   /* a stream ignored after our GOAWAY */
     }
-    /* Rapid reset: streams opened and reset in a loop make the server
-     * start work it throws away. */
-    now = sws_current_msec();
-    h2c->rst_tokens = (sws_uint_t) sws_min((sws_msec_t) h2c->rst_burst * 1000,
-                          (sws_msec_t) h2c->rst_tokens + (now - h2c->rst_last) * SWS_H2_RST_RATE);
-    h2c->rst_last = now;
-    if (h2c->rst_tokens < 1000) {
-        return sws_http_v2_calm(h2c, "too many stream resets (rapid reset)");
+    if (sws_http_v2_wasted_stream(h2c, "too many stream resets (rapid reset)") != SWS_OK) {
+        return SWS_ERROR;
     }
-    h2c->rst_tokens -= 1000;
 
     st = sws_http_v2_find_stream(h2c, sid);
     if (st == NULL) {
@@ -652,8 +682,73 @@ sws_http_v2_priority_frame(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size
     return SWS_OK;
 }
 
-/* RFC 9218 7.1: the priority of a stream, changed (or said before it
- * opens: not kept, the request's own field will say). */
+/* RFC 9218 7.1: a PRIORITY_UPDATE of a stream still idle is kept for its
+ * HEADERS. The idle streams so prioritized and the open ones must not
+ * exceed MAX_CONCURRENT_STREAMS (a PROTOCOL_ERROR); beyond the
+ * SWS_H2_PRIO_IDLE kept, one is dropped (the request's field then says). */
+static sws_int_t
+sws_http_v2_prio_idle_keep(sws_http_v2_conn_t *h2c, int32_t id, const u_char *p, size_t len)
+{
+    sws_http_v2_prio_idle_t *pi;
+    sws_uint_t               i;
+
+    for (i = 0; i < h2c->nprio_idle; i++) {
+        if (h2c->prio_idle[i].sid == id) {
+            break;
+        }
+    }
+    if (i == h2c->nprio_idle) {
+        if (h2c->nprio_idle + h2c->nstreams >= h2c->conf->concurrent_streams) {
+            return sws_http_v2_proto_error(h2c, SWS_H2_PROTOCOL_ERROR,
+                                           "PRIORITY_UPDATEs of more idle streams than "
+                                           "MAX_CONCURRENT_STREAMS allows");
+        }
+        if (i == SWS_H2_PRIO_IDLE) {
+            return SWS_OK;
+        }
+        if (h2c->prio_idle == NULL) {
+            h2c->prio_idle = malloc(SWS_H2_PRIO_IDLE * sizeof(sws_http_v2_prio_idle_t));
+            if (h2c->prio_idle == NULL) {
+                return SWS_OK;           /* a hint lost, nothing more */
+            }
+        }
+        pi = &h2c->prio_idle[h2c->nprio_idle++];
+        pi->sid = id;
+        pi->urgency = 3;
+        pi->incremental = 0;
+    }
+    pi = &h2c->prio_idle[i];
+    sws_http_v2_priority_parse(p, len, &pi->urgency, &pi->incremental);
+    return SWS_OK;
+}
+
+/* A HEADERS of stream sid came (st: the stream it opened, or NULL when
+ * refused or ignored): its kept priority applies, and those of the ids
+ * below it, closed now without having opened, go. */
+static void
+sws_http_v2_prio_idle_take(sws_http_v2_conn_t *h2c, int32_t sid, sws_http_v2_stream_t *st)
+{
+    sws_uint_t i, n = 0;
+
+    for (i = 0; i < h2c->nprio_idle; i++) {
+        if (h2c->prio_idle[i].sid == sid && st != NULL) {
+            st->urgency = h2c->prio_idle[i].urgency;
+            st->incremental = h2c->prio_idle[i].incremental;
+            st->prio_updated = 1;
+        }
+        if (h2c->prio_idle[i].sid > sid) {
+            h2c->prio_idle[n++] = h2c->prio_idle[i];
+        }
+    }
+    h2c->nprio_idle = n;
+    if (n == 0) {
+        free(h2c->prio_idle);
+        h2c->prio_idle = NULL;
+    }
+}
+
+/* RFC 9218 7.1: the priority of a stream, changed, or said before it
+ * opens (kept for its HEADERS); of a closed one, ignored. */
 static sws_int_t
 sws_http_v2_priority_update(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, size_t len)
 {
@@ -680,6 +775,8 @@ sws_http_v2_priority_update(sws_http_v2_conn_t *h2c, int32_t sid, u_char *p, siz
     if (st) {
         sws_http_v2_priority(st, p + 4, len - 4);
         sws_http_v2_post_send(h2c);
+    } else if (id > h2c->last_stream_id) {
+        return sws_http_v2_prio_idle_keep(h2c, id, p + 4, len - 4);
     }
     return SWS_OK;
 }

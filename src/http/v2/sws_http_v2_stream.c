@@ -519,7 +519,9 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, const sws_h
         st->host = 1;
         break;
     case SWS_H2_FIELD_PRIORITY:
-        sws_http_v2_priority(st, value, valuelen);
+        if (!st->prio_updated) {    /* else a PRIORITY_UPDATE said it first: it wins */
+            sws_http_v2_priority(st, value, valuelen);
+        }
         break;
     case SWS_H2_FIELD_COOKIE:
         /* Crumbs of one cookie (RFC 9113 8.2.3): joined at the end. */
@@ -565,6 +567,16 @@ sws_http_v2_field(sws_http_v2_conn_t *h2c, sws_http_v2_stream_t *st, const sws_h
 void
 sws_http_v2_priority(sws_http_v2_stream_t *st, const u_char *p, size_t len)
 {
+    u_char urgency = st->urgency, incremental = st->incremental;
+
+    sws_http_v2_priority_parse(p, len, &urgency, &incremental);
+    st->urgency = urgency;
+    st->incremental = incremental;
+}
+
+void
+sws_http_v2_priority_parse(const u_char *p, size_t len, u_char *urgency, u_char *incremental)
+{
     const u_char *end = p + len, *key;
     size_t        klen;
 
@@ -583,13 +595,13 @@ sws_http_v2_priority(sws_http_v2_stream_t *st, const u_char *p, size_t len)
             if (end - p >= 2 && p[0] == '=' && p[1] >= '0' && p[1] <= '7'
                 && (end - p == 2 || p[2] == ',' || p[2] == ';' || p[2] == ' '))
             {
-                st->urgency = (u_char) (p[1] - '0');
+                *urgency = (u_char) (p[1] - '0');
             }
         } else if (klen == 1 && key[0] == 'i') {
             if (p == end || *p != '=') {
-                st->incremental = 1;
+                *incremental = 1;
             } else if (end - p >= 3 && p[1] == '?' && (p[2] == '0' || p[2] == '1')) {
-                st->incremental = p[2] == '1';
+                *incremental = p[2] == '1';
             }
         }
         while (p < end && *p != ',') {
