@@ -9,11 +9,12 @@
 #
 #   make                   build objs/scalwsd and objs/modules/*.so
 #   make run               build and run in the foreground on conf/scalws.conf
-#   make test              unit tests, then integration tests
+#   make test              unit tests, integration tests (a selection on io_uring too), budgets
 #   make test-unit         unit tests only (tests/unit, Check)
 #   make test-integration  integration tests only (tests/integration, pytest)
 #   make test-io-uring     integration tests with "use io_uring;" in every configuration
 #                          (URING_TESTS="tests/integration/test_tls.py ...": only those)
+#   make test-io-uring-selection  the files that exercise the event method on io_uring
 #   make test-budget       instructions per request against bench/budgets (callgrind)
 #   make test-sanitize     the tests on an ASan + UBSan build in objs-san
 #   make install           install under the prefix (DESTDIR=... to stage)
@@ -38,7 +39,7 @@ CONFIGURE_INPUTS = configure $(filter-out auto/deps,$(wildcard auto/*)) \
                    $(wildcard modules/. modules/*/config)
 
 BUILD_TARGETS = all modules tests run install bench bench-idle pgo
-TEST_TARGETS  = test test-unit test-integration test-io-uring test-budget test-sanitize
+TEST_TARGETS  = test test-unit test-integration test-io-uring test-io-uring-selection test-budget test-sanitize
 
 .PHONY: $(BUILD_TARGETS) $(TEST_TARGETS) fuzz clean distclean help deb test-package
 .DEFAULT_GOAL := all
