@@ -16,6 +16,7 @@
 #include <scalws/sws_string.h>
 #include "sws_hpack_mem.h"
 #include "sws_hpack_encoder.h"
+#include "sws_swar.h"
 
 #define SWS_HPACK_ENTRIES      (SWS_HPACK_TABLE_MAX / 32)   /* 32 octets each at least */
 /* the first block's slots and ring octets */
@@ -138,7 +139,13 @@ sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, siz
 
     off &= t->ring_mask;
     if (n <= t->ring_mask + 1 - off) {
-        return memcmp(t->ring + off, s, n) == 0;
+        /* a response's values (a date, an ETag) are mostly 2 to 32
+         * octets: compared in words, no call */
+        if (n > 16 && n <= 32) {
+            return sws_swar_eq(t->ring + off, s, 16)
+                   && sws_swar_eq(t->ring + off + n - 16, s + n - 16, 16);
+        }
+        return sws_swar_eq(t->ring + off, s, n);
     }
     k = t->ring_mask + 1 - off;
     return memcmp(t->ring + off, s, k) == 0 && memcmp(t->ring, s + k, n - k) == 0;
@@ -467,23 +474,17 @@ sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status)
                                   SWS_HPACK_INDEX);
 }
 
-u_char *
-sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
+/* sws_hpack_encode_field past the newest entry of a static name: a field
+ * found by hash, or a literal. Apart, so that the usual case (a response's
+ * field as the one before it on the connection) is a small function. */
+static __attribute__((noinline)) u_char *
+sws_hpack_encode_other(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
     const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
 {
     uint32_t  h = 0, hn = 0, slot;
     int64_t   named = -1;
-    size_t    nref;
+    size_t    nref = name_index;
 
-    if (name_index == 0) {
-        name_index = sws_hpack_static_name(name, nlen);
-    }
-    nref = name_index;
-    if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
-        && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
-    {
-        return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));       /* 6.1 */
-    }
     if (e->table || how == SWS_HPACK_INDEX) {
         hn = name_index ? (uint32_t) name_index * 2654435761u
                         : sws_hpack_hash(2166136261u, name, nlen);
@@ -518,6 +519,23 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
         p = sws_hpack_string(e, p, name, nlen);
     }
     return sws_hpack_string(e, p, value, vlen);
+}
+
+u_char *
+sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
+    const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
+{
+    uint32_t  slot;
+
+    if (name_index == 0) {
+        name_index = sws_hpack_static_name(name, nlen);
+    }
+    if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
+        && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
+    {
+        return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));       /* 6.1 */
+    }
+    return sws_hpack_encode_other(e, p, name_index, name, nlen, value, vlen, how);
 }
 
 /* Our indexing policy for a name (lower case) that no caller chose for. */
