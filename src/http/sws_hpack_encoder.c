@@ -132,7 +132,7 @@ sws_hpack_index(const sws_hpack_table_t *t, uint32_t slot)
            + ((t->first + t->count - 1 - slot) & t->slot_mask);
 }
 
-static int
+static inline __attribute__((always_inline)) int
 sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, size_t n)
 {
     size_t k;
@@ -140,7 +140,7 @@ sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, siz
     off &= t->ring_mask;
     if (n <= t->ring_mask + 1 - off) {
         /* a response's values (a date, an ETag) are mostly 2 to 32
-         * octets: compared in words, no call */
+         * octets: compared in words, inline */
         if (n > 16 && n <= 32) {
             return sws_swar_eq(t->ring + off, s, 16)
                    && sws_swar_eq(t->ring + off + n - 16, s + n - 16, 16);
@@ -187,7 +187,7 @@ sws_hpack_slot(const sws_hpack_table_t *t, uint8_t v, uint32_t *slot)
 
 /* The slot of the newest entry of a static name (1) if its value is
  * value: a response's fields found without a hash. */
-static int
+static inline __attribute__((always_inline)) int
 sws_hpack_find_static(const sws_hpack_table_t *t, sws_uint_t name_index, const u_char *value,
     size_t vlen, uint32_t *slot)
 {
@@ -474,17 +474,27 @@ sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status)
                                   SWS_HPACK_INDEX);
 }
 
-/* sws_hpack_encode_field past the newest entry of a static name: a field
- * found by hash, or a literal. Apart, so that the usual case (a response's
- * field as the one before it on the connection) is a small function. */
+/* sws_hpack_encode_field past the newest entry of a static name given by
+ * number: a static name found by its string, a field found by hash, or a
+ * literal. Apart, so that the usual case (a response's field as the one
+ * before it on the connection) is a small function that calls nothing. */
 static __attribute__((noinline)) u_char *
 sws_hpack_encode_other(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
     const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
 {
     uint32_t  h = 0, hn = 0, slot;
     int64_t   named = -1;
-    size_t    nref = name_index;
+    size_t    nref;
 
+    if (name_index == 0) {
+        name_index = sws_hpack_static_name(name, nlen);
+        if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
+            && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
+        {
+            return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));   /* 6.1 */
+        }
+    }
+    nref = name_index;
     if (e->table || how == SWS_HPACK_INDEX) {
         hn = name_index ? (uint32_t) name_index * 2654435761u
                         : sws_hpack_hash(2166136261u, name, nlen);
@@ -527,9 +537,6 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
 {
     uint32_t  slot;
 
-    if (name_index == 0) {
-        name_index = sws_hpack_static_name(name, nlen);
-    }
     if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
         && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
     {
