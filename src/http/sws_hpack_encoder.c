@@ -545,6 +545,28 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
     return sws_hpack_encode_other(e, p, name_index, name, nlen, value, vlen, how);
 }
 
+u_char *
+sws_hpack_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_hpack_known_t *f,
+    sws_uint_t n)
+{
+    const sws_hpack_static_t *sn;
+    sws_uint_t                i;
+    uint32_t                  slot;
+
+    for (i = 0; i < n; i++) {
+        if (f[i].how != SWS_HPACK_NEVER_INDEX && e->table
+            && sws_hpack_find_static(e->table, f[i].name_index, f[i].value, f[i].vlen, &slot))
+        {
+            p = sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));      /* 6.1 */
+            continue;
+        }
+        sn = &sws_hpack_static[f[i].name_index];
+        p = sws_hpack_encode_other(e, p, f[i].name_index, (const u_char *) sn->name, sn->nlen,
+                                   f[i].value, f[i].vlen, f[i].how);
+    }
+    return p;
+}
+
 /* Our indexing policy for a name (lower case) that no caller chose for. */
 static sws_hpack_index_e
 sws_hpack_policy(sws_uint_t name_index, const u_char *name, size_t nlen)

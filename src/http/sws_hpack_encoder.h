@@ -97,6 +97,19 @@ void    sws_hpack_encoder_release(sws_hpack_encoder_t *e);
 u_char *sws_hpack_encode_begin(sws_hpack_encoder_t *e, u_char *p);
 /* :status (100 to 999). */
 u_char *sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status);
+/* A field of a static name (SWS_HPACK_*) for sws_hpack_encode_fields. */
+typedef struct {
+    sws_uint_t         name_index;
+    const u_char      *value;
+    size_t             vlen;
+    sws_hpack_index_e  how;
+} sws_hpack_known_t;
+
+/* The fields f[0..n), in order, as sws_hpack_encode_field would encode
+ * each: a response's own fields in one call (the ones a connection's
+ * previous response had cost a look-up each and no call). */
+u_char *sws_hpack_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_hpack_known_t *f,
+    sws_uint_t n);
 /* A field whose name is lower case; name_index: its static table index
  * (SWS_HPACK_*), or 0 (the static table is searched). */
 u_char *sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,

@@ -246,7 +246,9 @@ sws_http_v2_send_header(sws_http_request_t *r)
     sws_http_header_t        *h = r->headers_out.elts;
     sws_uint_t                n = r->headers_out.nelts;
     sws_str_t                 server;
-    u_char                   *buf, *p, num[SWS_H2_DATE_LEN + 24], *end;
+    sws_hpack_known_t         known[6];
+    sws_uint_t                k;
+    u_char                   *buf, *p, num[24], lm[SWS_H2_DATE_LEN + 8], *end;
     size_t                    bound;
     int                       body, date_own;
 
@@ -275,42 +277,46 @@ sws_http_v2_send_header(sws_http_request_t *r)
     }
 
     /* The fields we make: their static names by number, indexed but for
-     * the Location and the request id (one response's each). */
+     * the Location (one response's). */
     p = sws_hpack_encode_begin(e, buf);
     p = sws_hpack_encode_status(e, p, r->status);
-    p = sws_hpack_encode_field(e, p, SWS_HPACK_SERVER, (u_char *) "server", 6, server.data,
-                               server.len, SWS_HPACK_INDEX);
+    k = 0;
+    known[k++] = (sws_hpack_known_t) { SWS_HPACK_SERVER, server.data, server.len,
+                                       SWS_HPACK_INDEX };
     if (r->content_type.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_TYPE, (u_char *) "content-type", 12,
-                                   r->content_type.data, r->content_type.len, SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_CONTENT_TYPE, r->content_type.data,
+                                           r->content_type.len, SWS_HPACK_INDEX };
     }
     if (r->out_content_length >= 0 && (body || r->status == 304)) {
         end = sws_sprint_uint(num, (uint64_t) r->out_content_length);
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_LENGTH, (u_char *) "content-length",
-                                   14, num, (size_t) (end - num), SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_CONTENT_LENGTH, num,
+                                           (size_t) (end - num), SWS_HPACK_INDEX };
     }
     if (r->last_modified >= 0) {
-        end = sws_http_time(num, r->last_modified);
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_LAST_MODIFIED, (u_char *) "last-modified",
-                                   13, num, (size_t) (end - num), SWS_HPACK_INDEX);
+        end = sws_http_time(lm, r->last_modified);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_LAST_MODIFIED, lm, (size_t) (end - lm),
+                                           SWS_HPACK_INDEX };
     }
     if (r->etag.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_ETAG, (u_char *) "etag", 4, r->etag.data,
-                                   r->etag.len, SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_ETAG, r->etag.data, r->etag.len,
+                                           SWS_HPACK_INDEX };
     }
     if (r->location.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_LOCATION, (u_char *) "location", 8,
-                                   r->location.data, r->location.len, SWS_HPACK_NO_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_LOCATION, r->location.data,
+                                           r->location.len, SWS_HPACK_NO_INDEX };
     }
+    p = sws_hpack_encode_fields(e, p, known, k);
     p = sws_http_v2_encode_fields(e, p, h, n);
     if (!date_own) {
         /* ours, unless the response has its own (a proxied server's
          * passed on, a stored response's), as HTTP/1; the same second's
          * is the entry the first response of the second added */
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_DATE, (u_char *) "date", 4, date->data,
-                                   date->len, SWS_HPACK_INDEX);
+        known[0] = (sws_hpack_known_t) { SWS_HPACK_DATE, date->data, date->len,
+                                         SWS_HPACK_INDEX };
+        p = sws_hpack_encode_fields(e, p, known, 1);
     }
     if (r->request_id.len && clcf->request_id) {
+        /* one response's */
         p = sws_hpack_encode_field(e, p, 0, (u_char *) "x-request-id", 12, r->request_id.data,
                                    r->request_id.len, SWS_HPACK_NO_INDEX);
     }
