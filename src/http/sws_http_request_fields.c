@@ -137,18 +137,26 @@ sws_http_request_cookie_join(sws_http_request_t *r, const sws_array_t *crumbs)
 int
 sws_http_connection_field(const sws_str_t *name)
 {
-    static const sws_str_t names[] = {
-        sws_string("connection"), sws_string("keep-alive"), sws_string("proxy-connection"),
-        sws_string("transfer-encoding"), sws_string("upgrade")
-    };
-    sws_uint_t i;
+    const char *a, *b = NULL;
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (name->len == names[i].len
-            && sws_strncasecmp(name->data, names[i].data, name->len) == 0)
-        {
-            return 1;
-        }
+    /* by length first: most of a response's names are none of them */
+    switch (name->len) {
+    case 7:
+        a = "upgrade";
+        break;
+    case 10:
+        a = "connection";
+        b = "keep-alive";
+        break;
+    case 16:
+        a = "proxy-connection";
+        break;
+    case 17:
+        a = "transfer-encoding";
+        break;
+    default:
+        return 0;
     }
-    return 0;
+    return sws_strncasecmp(name->data, (u_char *) a, name->len) == 0
+           || (b && sws_strncasecmp(name->data, (u_char *) b, name->len) == 0);
 }
