@@ -130,7 +130,7 @@ sws_http_field_word_ok(uint64_t w)
 #define SWS_HTTP_OFF_MAX  ((off_t) 1 << 62)
 
 
-static sws_uint_t
+static inline __attribute__((always_inline)) sws_uint_t
 sws_http_method_id(const u_char *m, size_t len)
 {
     switch (len) {
