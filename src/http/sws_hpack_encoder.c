@@ -49,6 +49,12 @@ struct sws_hpack_table_s {
     uint8_t            by_static[SWS_HPACK_STATIC_ENTRIES + 1];
     uint8_t            by_value[SWS_HPACK_VALUE_BUCKETS];
     uint8_t            by_name[SWS_HPACK_NAME_BUCKETS];
+    /* The memo (sws_hpack_memo_get): a caller's key and the block octets
+     * it encoded to, while e->changes is memo_changes. */
+    uint32_t           memo_changes;
+    uint16_t           memo_klen;     /* 0: nothing kept */
+    uint16_t           memo_blen;
+    u_char             memo[SWS_HPACK_MEMO_MAX];
 };
 
 /* The same names' indexes grouped by length (each name once, its first
@@ -245,6 +251,7 @@ sws_hpack_evict(sws_hpack_encoder_t *e, size_t need)
     const sws_hpack_entry_t *en;
 
     while (t && t->count && e->size + need > e->capacity) {
+        e->changes++;
         en = &t->entry[t->first];
         e->size -= (uint32_t) en->nlen + en->vlen + 32;
         t->bytes -= (uint32_t) en->nlen + en->vlen;
@@ -280,6 +287,7 @@ sws_hpack_table_block(const sws_hpack_table_t *old, uint32_t slots, uint32_t rin
     memset(t->by_static, 0, sizeof(t->by_static));
     memset(t->by_value, 0, sizeof(t->by_value));
     memset(t->by_name, 0, sizeof(t->by_name));
+    t->memo_klen = 0;
     for (i = 0; i < t->count; i++) {
         en = &t->entry[i];
         *en = old->entry[(old->first + i) & old->slot_mask];
@@ -359,6 +367,7 @@ sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t nam
     uint32_t           slot;
 
     sws_hpack_evict(e, nlen + vlen + 32);
+    e->changes++;
     t = e->table;
     slot = (t->first + t->count) & t->slot_mask;
     en = &t->entry[slot];
@@ -396,6 +405,7 @@ sws_hpack_encoder_init(sws_hpack_encoder_t *e, uint32_t limit)
      * at the same indexes. */
     e->update = 0;
     e->raw = 0;
+    e->changes = 0;
 }
 
 void
@@ -407,6 +417,7 @@ sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
         return;
     }
     e->capacity = capacity;
+    e->changes++;             /* (what is indexed depends on the capacity) */
     /* the smallest size of the changes before the next block goes first */
     e->low = e->update ? sws_min(e->low, capacity) : capacity;
     e->update = 1;
@@ -426,6 +437,7 @@ sws_hpack_encoder_release(sws_hpack_encoder_t *e)
     }
     sws_hpack_mem_free(e->table, NULL);
     e->table = NULL;
+    e->changes++;
     if (e->size) {
         /* the decoder still holds the entries: size 0 empties its table */
         e->size = 0;
@@ -565,6 +577,40 @@ sws_hpack_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_hpack_known
                                    f[i].value, f[i].vlen, f[i].how);
     }
     return p;
+}
+
+const u_char *
+sws_hpack_memo_get(const sws_hpack_encoder_t *e, const u_char *key, size_t klen, size_t *blen)
+{
+    const sws_hpack_table_t *t = e->table;
+
+    if (t == NULL || t->memo_klen != klen || t->memo_changes != e->changes || klen == 0
+        || memcmp(t->memo, key, klen) != 0)
+    {
+        return NULL;
+    }
+    *blen = t->memo_blen;
+    return t->memo + klen;
+}
+
+void
+sws_hpack_memo_put(sws_hpack_encoder_t *e, uint32_t changes, const u_char *key, size_t klen,
+    const u_char *block, size_t blen)
+{
+    sws_hpack_table_t *t = e->table;
+
+    if (t == NULL) {
+        return;
+    }
+    if (changes != e->changes || klen == 0 || klen + blen > SWS_HPACK_MEMO_MAX) {
+        t->memo_klen = 0;
+        return;
+    }
+    memcpy(t->memo, key, klen);
+    memcpy(t->memo + klen, block, blen);
+    t->memo_klen = (uint16_t) klen;
+    t->memo_blen = (uint16_t) blen;
+    t->memo_changes = changes;
 }
 
 /* Our indexing policy for a name (lower case) that no caller chose for. */
