@@ -12,6 +12,7 @@
 #include "sws_hpack_mem.h"
 #include "sws_hpack_decoder.h"
 #include "sws_hpack_encoder.h"
+#include "sws_swar.h"
 
 #define SWS_HPACK_FIRST_DSLOTS  16
 
@@ -32,6 +33,18 @@ static u_char  sws_hpack_static_valid[SWS_HPACK_STATIC_ENTRIES + 1];
  * representation is decoded. */
 #define SWS_HPACK_HUFFMAN_ROOM  (SWS_HPACK_STRING_MAX / 5 * 8 + 8)
 static u_char  sws_hpack_scratch[2][SWS_HPACK_HUFFMAN_ROOM];
+
+/* The last short Huffman-coded value and what it decodes to: a value a
+ * client sends as a literal every time, the same each time (h2load's and
+ * curl's :path, never indexed), is compared rather than decoded again.
+ * The worker's, not a connection's: decoding depends on the octets alone.
+ * Values only (a literal name and value of one field are decoded in one
+ * call, and only the value's string is kept till the next). */
+#define SWS_HPACK_MEMO_CODED  64
+static u_char  sws_hpack_memo_coded[SWS_HPACK_MEMO_CODED];
+static u_char  sws_hpack_memo_plain[SWS_HPACK_MEMO_CODED * 8 / 5 + 8];
+static size_t  sws_hpack_memo_clen;            /* 0: nothing kept */
+static size_t  sws_hpack_memo_plen;
 
 void
 sws_hpack_decoder_init(sws_hpack_decoder_t *d, sws_hpack_classify_pt classify)
@@ -201,7 +214,30 @@ sws_hpack_dint(const u_char **p, const u_char *end, unsigned n, uint32_t *v)
     return SWS_OK;
 }
 
-/* A string at *p (5.2), Huffman-decoded into scratch if it is coded. */
+/* A short Huffman-coded value: the memo's decoding if it is the memo's
+ * octets, else decoded into the memo. */
+static sws_int_t
+sws_hpack_dmemo(const u_char *q, size_t len, const u_char **s, size_t *n)
+{
+    u_char *last;
+
+    if (len != sws_hpack_memo_clen || !sws_swar_eq(q, sws_hpack_memo_coded, len)) {
+        sws_hpack_memo_clen = 0;
+        last = sws_hpack_huffman_decode(sws_hpack_memo_plain, q, len);
+        if (last == NULL) {
+            return SWS_ERROR;
+        }
+        memcpy(sws_hpack_memo_coded, q, len);
+        sws_hpack_memo_clen = len;
+        sws_hpack_memo_plen = (size_t) (last - sws_hpack_memo_plain);
+    }
+    *s = sws_hpack_memo_plain;
+    *n = sws_hpack_memo_plen;
+    return SWS_OK;
+}
+
+/* A string at *p (5.2), Huffman-decoded into scratch if it is coded (NULL:
+ * a value's, through the memo when it is short). */
 static sws_int_t
 sws_hpack_dstr(const u_char **p, const u_char *end, u_char *scratch, const u_char **s,
     size_t *n)
@@ -225,6 +261,17 @@ sws_hpack_dstr(const u_char **p, const u_char *end, u_char *scratch, const u_cha
     }
     if ((size_t) (end - q) < len) {
         return SWS_AGAIN;
+    }
+    if (huffman && scratch == NULL) {
+        if (len != 0 && len <= SWS_HPACK_MEMO_CODED) {
+            rc = sws_hpack_dmemo(q, len, s, n);
+            if (rc != SWS_OK) {
+                return rc;
+            }
+            *p = q + len;
+            return SWS_OK;
+        }
+        scratch = sws_hpack_scratch[1];
     }
     if (huffman) {
         last = sws_hpack_huffman_decode(scratch, q, len);
@@ -300,7 +347,7 @@ sws_hpack_decode_any(sws_hpack_decoder_t *d, const u_char **pos, const u_char *e
                 return rc;
             }
         }
-        rc = sws_hpack_dstr(&p, end, sws_hpack_scratch[1], &f->value, &f->vlen);
+        rc = sws_hpack_dstr(&p, end, NULL, &f->value, &f->vlen);
         if (rc != SWS_OK) {
             return rc;
         }

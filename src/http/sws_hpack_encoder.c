@@ -16,6 +16,7 @@
 #include <scalws/sws_string.h>
 #include "sws_hpack_mem.h"
 #include "sws_hpack_encoder.h"
+#include "sws_swar.h"
 
 #define SWS_HPACK_ENTRIES      (SWS_HPACK_TABLE_MAX / 32)   /* 32 octets each at least */
 /* the first block's slots and ring octets */
@@ -48,6 +49,12 @@ struct sws_hpack_table_s {
     uint8_t            by_static[SWS_HPACK_STATIC_ENTRIES + 1];
     uint8_t            by_value[SWS_HPACK_VALUE_BUCKETS];
     uint8_t            by_name[SWS_HPACK_NAME_BUCKETS];
+    /* The memo (sws_hpack_memo_get): a caller's key and the block octets
+     * it encoded to, while e->changes is memo_changes. */
+    uint32_t           memo_changes;
+    uint16_t           memo_klen;     /* 0: nothing kept */
+    uint16_t           memo_blen;
+    u_char             memo[SWS_HPACK_MEMO_MAX];
 };
 
 /* The same names' indexes grouped by length (each name once, its first
@@ -131,14 +138,20 @@ sws_hpack_index(const sws_hpack_table_t *t, uint32_t slot)
            + ((t->first + t->count - 1 - slot) & t->slot_mask);
 }
 
-static int
+static inline __attribute__((always_inline)) int
 sws_hpack_ring_eq(const sws_hpack_table_t *t, uint32_t off, const u_char *s, size_t n)
 {
     size_t k;
 
     off &= t->ring_mask;
     if (n <= t->ring_mask + 1 - off) {
-        return memcmp(t->ring + off, s, n) == 0;
+        /* a response's values (a date, an ETag) are mostly 2 to 32
+         * octets: compared in words, inline */
+        if (n > 16 && n <= 32) {
+            return sws_swar_eq(t->ring + off, s, 16)
+                   && sws_swar_eq(t->ring + off + n - 16, s + n - 16, 16);
+        }
+        return sws_swar_eq(t->ring + off, s, n);
     }
     k = t->ring_mask + 1 - off;
     return memcmp(t->ring + off, s, k) == 0 && memcmp(t->ring, s + k, n - k) == 0;
@@ -180,7 +193,7 @@ sws_hpack_slot(const sws_hpack_table_t *t, uint8_t v, uint32_t *slot)
 
 /* The slot of the newest entry of a static name (1) if its value is
  * value: a response's fields found without a hash. */
-static int
+static inline __attribute__((always_inline)) int
 sws_hpack_find_static(const sws_hpack_table_t *t, sws_uint_t name_index, const u_char *value,
     size_t vlen, uint32_t *slot)
 {
@@ -238,6 +251,7 @@ sws_hpack_evict(sws_hpack_encoder_t *e, size_t need)
     const sws_hpack_entry_t *en;
 
     while (t && t->count && e->size + need > e->capacity) {
+        e->changes++;
         en = &t->entry[t->first];
         e->size -= (uint32_t) en->nlen + en->vlen + 32;
         t->bytes -= (uint32_t) en->nlen + en->vlen;
@@ -273,6 +287,7 @@ sws_hpack_table_block(const sws_hpack_table_t *old, uint32_t slots, uint32_t rin
     memset(t->by_static, 0, sizeof(t->by_static));
     memset(t->by_value, 0, sizeof(t->by_value));
     memset(t->by_name, 0, sizeof(t->by_name));
+    t->memo_klen = 0;
     for (i = 0; i < t->count; i++) {
         en = &t->entry[i];
         *en = old->entry[(old->first + i) & old->slot_mask];
@@ -352,6 +367,7 @@ sws_hpack_insert(sws_hpack_encoder_t *e, uint32_t h, uint32_t hn, sws_uint_t nam
     uint32_t           slot;
 
     sws_hpack_evict(e, nlen + vlen + 32);
+    e->changes++;
     t = e->table;
     slot = (t->first + t->count) & t->slot_mask;
     en = &t->entry[slot];
@@ -389,6 +405,7 @@ sws_hpack_encoder_init(sws_hpack_encoder_t *e, uint32_t limit)
      * at the same indexes. */
     e->update = 0;
     e->raw = 0;
+    e->changes = 0;
 }
 
 void
@@ -400,6 +417,7 @@ sws_hpack_encoder_set_limit(sws_hpack_encoder_t *e, uint32_t limit)
         return;
     }
     e->capacity = capacity;
+    e->changes++;             /* (what is indexed depends on the capacity) */
     /* the smallest size of the changes before the next block goes first */
     e->low = e->update ? sws_min(e->low, capacity) : capacity;
     e->update = 1;
@@ -419,6 +437,7 @@ sws_hpack_encoder_release(sws_hpack_encoder_t *e)
     }
     sws_hpack_mem_free(e->table, NULL);
     e->table = NULL;
+    e->changes++;
     if (e->size) {
         /* the decoder still holds the entries: size 0 empties its table */
         e->size = 0;
@@ -467,8 +486,12 @@ sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status)
                                   SWS_HPACK_INDEX);
 }
 
-u_char *
-sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
+/* sws_hpack_encode_field past the newest entry of a static name given by
+ * number: a static name found by its string, a field found by hash, or a
+ * literal. Apart, so that the usual case (a response's field as the one
+ * before it on the connection) is a small function that calls nothing. */
+static __attribute__((noinline)) u_char *
+sws_hpack_encode_other(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
     const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
 {
     uint32_t  h = 0, hn = 0, slot;
@@ -477,13 +500,13 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
 
     if (name_index == 0) {
         name_index = sws_hpack_static_name(name, nlen);
+        if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
+            && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
+        {
+            return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));   /* 6.1 */
+        }
     }
     nref = name_index;
-    if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
-        && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
-    {
-        return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));       /* 6.1 */
-    }
     if (e->table || how == SWS_HPACK_INDEX) {
         hn = name_index ? (uint32_t) name_index * 2654435761u
                         : sws_hpack_hash(2166136261u, name, nlen);
@@ -518,6 +541,76 @@ sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
         p = sws_hpack_string(e, p, name, nlen);
     }
     return sws_hpack_string(e, p, value, vlen);
+}
+
+u_char *
+sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,
+    const u_char *name, size_t nlen, const u_char *value, size_t vlen, sws_hpack_index_e how)
+{
+    uint32_t  slot;
+
+    if (name_index && how != SWS_HPACK_NEVER_INDEX && e->table
+        && sws_hpack_find_static(e->table, name_index, value, vlen, &slot))
+    {
+        return sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));       /* 6.1 */
+    }
+    return sws_hpack_encode_other(e, p, name_index, name, nlen, value, vlen, how);
+}
+
+u_char *
+sws_hpack_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_hpack_known_t *f,
+    sws_uint_t n)
+{
+    const sws_hpack_static_t *sn;
+    sws_uint_t                i;
+    uint32_t                  slot;
+
+    for (i = 0; i < n; i++) {
+        if (f[i].how != SWS_HPACK_NEVER_INDEX && e->table
+            && sws_hpack_find_static(e->table, f[i].name_index, f[i].value, f[i].vlen, &slot))
+        {
+            p = sws_hpack_int(p, 0x80, 7, sws_hpack_index(e->table, slot));      /* 6.1 */
+            continue;
+        }
+        sn = &sws_hpack_static[f[i].name_index];
+        p = sws_hpack_encode_other(e, p, f[i].name_index, (const u_char *) sn->name, sn->nlen,
+                                   f[i].value, f[i].vlen, f[i].how);
+    }
+    return p;
+}
+
+const u_char *
+sws_hpack_memo_get(const sws_hpack_encoder_t *e, const u_char *key, size_t klen, size_t *blen)
+{
+    const sws_hpack_table_t *t = e->table;
+
+    if (t == NULL || t->memo_klen != klen || t->memo_changes != e->changes || klen == 0
+        || memcmp(t->memo, key, klen) != 0)
+    {
+        return NULL;
+    }
+    *blen = t->memo_blen;
+    return t->memo + klen;
+}
+
+void
+sws_hpack_memo_put(sws_hpack_encoder_t *e, uint32_t changes, const u_char *key, size_t klen,
+    const u_char *block, size_t blen)
+{
+    sws_hpack_table_t *t = e->table;
+
+    if (t == NULL) {
+        return;
+    }
+    if (changes != e->changes || klen == 0 || klen + blen > SWS_HPACK_MEMO_MAX) {
+        t->memo_klen = 0;
+        return;
+    }
+    memcpy(t->memo, key, klen);
+    memcpy(t->memo + klen, block, blen);
+    t->memo_klen = (uint16_t) klen;
+    t->memo_blen = (uint16_t) blen;
+    t->memo_changes = changes;
 }
 
 /* Our indexing policy for a name (lower case) that no caller chose for. */

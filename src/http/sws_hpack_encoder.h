@@ -21,6 +21,8 @@
 /* The largest dynamic table we keep, whatever the peer allows (its
  * SETTINGS_HEADER_TABLE_SIZE: 4096 unless it says otherwise). */
 #define SWS_HPACK_TABLE_MAX    4096
+/* The memo's room for a key and its block (sws_hpack_memo_get). */
+#define SWS_HPACK_MEMO_MAX     384
 /* Bytes a block may need before its fields: two dynamic table size
  * updates (RFC 7541 4.2). */
 #define SWS_HPACK_BLOCK_BOUND  12
@@ -81,6 +83,8 @@ typedef struct {
     uint32_t           low;       /* the smallest capacity since the last block */
     unsigned           update:1;  /* the next block starts with size updates */
     unsigned           raw:1;     /* no Huffman code (tests) */
+    uint32_t           changes;   /* counts the table's changes (entries added
+                                   * or evicted, the table freed) */
 } sws_hpack_encoder_t;
 
 /* An encoder for a decoder whose table may hold limit octets (what the
@@ -97,6 +101,34 @@ void    sws_hpack_encoder_release(sws_hpack_encoder_t *e);
 u_char *sws_hpack_encode_begin(sws_hpack_encoder_t *e, u_char *p);
 /* :status (100 to 999). */
 u_char *sws_hpack_encode_status(sws_hpack_encoder_t *e, u_char *p, sws_uint_t status);
+/* A field of a static name (SWS_HPACK_*) for sws_hpack_encode_fields. */
+typedef struct {
+    sws_uint_t         name_index;
+    const u_char      *value;
+    size_t             vlen;
+    sws_hpack_index_e  how;
+} sws_hpack_known_t;
+
+/* The fields f[0..n), in order, as sws_hpack_encode_field would encode
+ * each: a response's own fields in one call (the ones a connection's
+ * previous response had cost a look-up each and no call). */
+u_char *sws_hpack_encode_fields(sws_hpack_encoder_t *e, u_char *p, const sws_hpack_known_t *f,
+    sws_uint_t n);
+/*
+ * A memo of one block's fields, kept in the table's block (so an idle
+ * connection, whose table goes, keeps none): key is the caller's account
+ * of everything it encodes after sws_hpack_encode_begin (each field's
+ * name, value and indexing, in order); the octets they encode to depend
+ * on nothing else while the table is unchanged. sws_hpack_memo_get: the
+ * octets kept for key (*blen of them), NULL if none or the table changed
+ * since. sws_hpack_memo_put: keep key -> [block, block + blen) when
+ * e->changes is still changes (read before the fields were encoded: a
+ * block that added entries encodes otherwise next time).
+ */
+const u_char *sws_hpack_memo_get(const sws_hpack_encoder_t *e, const u_char *key, size_t klen,
+    size_t *blen);
+void    sws_hpack_memo_put(sws_hpack_encoder_t *e, uint32_t changes, const u_char *key,
+    size_t klen, const u_char *block, size_t blen);
 /* A field whose name is lower case; name_index: its static table index
  * (SWS_HPACK_*), or 0 (the static table is searched). */
 u_char *sws_hpack_encode_field(sws_hpack_encoder_t *e, u_char *p, sws_uint_t name_index,

@@ -540,7 +540,9 @@ struct sws_http_request_s {
     sws_uint_t                 method;
     sws_str_t                  method_name;
     sws_uint_t                 http_version;
-    sws_str_t                  request_line;
+    sws_str_t                  request_line;   /* HTTP/2, HTTP/3: made when asked for
+                                                * (sws_http_request_line) */
+    sws_str_t                  line_method;    /* HTTP/2, HTTP/3: the method it shows */
     sws_str_t                  unparsed_uri;
     sws_str_t                  raw_path;       /* the target's path, still encoded */
     sws_str_t                  uri;
@@ -803,10 +805,14 @@ void sws_http_request_count_head(sws_http_request_t *r);   /* stub_status: head 
 /* (sws_http_request_head.h: sws_http_request_header, for every field.) */
 /* sws_http_request_fields.c: heads made of fields (HTTP/2, HTTP/3). The
  * request line HTTP/1 would have sent for method and path, parsed as
- * HTTP/1's; $request shows it with version ("3.0"): SWS_OK or an HTTP
- * status. */
+ * HTTP/1's; $request shows it with version ("3.0"), made when it is
+ * asked for (sws_http_request_line): SWS_OK or an HTTP status. */
 sws_int_t sws_http_request_line_of_fields(sws_http_request_t *r, const sws_str_t *method,
     const sws_str_t *path, const char *version);
+/* The request line ($request): HTTP/1's as it came; HTTP/2's and HTTP/3's
+ * made of the method and target they sent on the first call (most requests
+ * never show it). Empty for CONNECT and a request without one. */
+const sws_str_t *sws_http_request_line(sws_http_request_t *r);
 /* What HTTP/2 and HTTP/3 make of a head of fields once it is whole: the
  * refusals noted while reading it (too large: 431; a field's status), the
  * cookie crumbs joined, the request line from method and path (CONNECT has

@@ -36,6 +36,16 @@ typedef struct {
 sws_int_t sws_http_parse_request_line(sws_http_request_line_t *rl,
     u_char *start, u_char *end);
 
+/*
+ * A method and a target given apart (HTTP/2's and HTTP/3's :method and
+ * :path), checked as sws_http_parse_request_line checks them in the line
+ * "method SP target SP HTTP/1.1": the method a token, the target of one of
+ * the forms a line may have, its bytes the same ones. SWS_OK (rl->version
+ * 0), or SWS_HTTP_BAD_REQUEST (either empty too).
+ */
+sws_int_t sws_http_parse_method_target(sws_http_request_line_t *rl, u_char *method,
+    size_t mlen, u_char *target, size_t tlen);
+
 /* Whether the start of a request line not yet complete (start..last, no LF)
  * can no longer become one: a byte before the first SP that no method may
  * have (a TLS ClientHello sent to a plain port starts with 0x16). A lone CR

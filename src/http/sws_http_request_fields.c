@@ -1,41 +1,66 @@
 /*
  * Heads made of fields (HTTP/2's HEADERS, HTTP/3's): what such a protocol
- * makes of them for the core, the same whichever it is. The request line
- * HTTP/1 would have sent, from :method and :path, through HTTP/1's parser
- * (so that the method and target are checked alike and $request shows
- * it); the crumbs of a cookie (RFC 9113 8.2.3, RFC 9114 4.2.1) joined into
+ * makes of them for the core, the same whichever it is. :method and :path
+ * checked and taken as HTTP/1's parser takes them from a request line
+ * (sws_http_parse_method_target: the same checks, the same 400s), the
+ * line $request shows made only when it is asked for; the crumbs of a cookie (RFC 9113 8.2.3, RFC 9114 4.2.1) joined into
  * one Cookie field; and the fields of HTTP/1's connection management,
  * which their responses do not carry (RFC 9113 8.2.2, RFC 9114 4.2).
  * HTTP/2 and HTTP/3 use them.
  */
 #include "sws_http_request_head.h"
 
+/* "method SP target SP HTTP/version" in r's pool (len 0 if there is no
+ * memory for it). */
+static void
+sws_http_request_line_make(sws_http_request_t *r, const sws_str_t *method,
+    const sws_str_t *target, const char *version)
+{
+    u_char  *p, *start;
+
+    start = sws_pnalloc(r->pool, method->len + target->len + 10);
+    if (start == NULL) {
+        return;
+    }
+    p = sws_cpymem(start, method->data, method->len);
+    *p++ = ' ';
+    p = sws_cpymem(p, target->data, target->len);
+    p = sws_cpymem(p, " HTTP/", 6);
+    p = sws_cpymem(p, version, 3);
+    r->request_line.data = start;
+    r->request_line.len = p - start;
+}
+
 sws_int_t
 sws_http_request_line_of_fields(sws_http_request_t *r, const sws_str_t *method,
     const sws_str_t *path, const char *version)
 {
     sws_http_request_line_t  rl;
-    u_char                  *p, *start;
-    sws_int_t                rc;
 
-    start = sws_pnalloc(r->pool, method->len + path->len + 10);
-    if (start == NULL) {
-        return SWS_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    p = sws_cpymem(start, method->data, method->len);
-    *p++ = ' ';
-    p = sws_cpymem(p, path->data, path->len);
-    p = sws_cpymem(p, " HTTP/1.1", 9);
-    r->request_line.data = start;
-    r->request_line.len = p - start;
-    r->head_length += (off_t) r->request_line.len + 2;
-    rc = sws_http_parse_request_line(&rl, start, p);
-    sws_memcpy(p - 3, version, 3);      /* what $request shows */
-    if (rc != SWS_OK || rl.host.len) {
-        return SWS_HTTP_BAD_REQUEST;    /* (:path is never absolute) */
+    /* $request_length counts the line HTTP/1 would have sent */
+    r->head_length += (off_t) (method->len + path->len + 9 + 2);
+    if (sws_http_parse_method_target(&rl, method->data, method->len, path->data, path->len)
+        != SWS_OK || rl.host.len)
+    {
+        /* (:path is never absolute); the log shows the line */
+        sws_http_request_line_make(r, method, path, version);
+        return SWS_HTTP_BAD_REQUEST;
     }
     sws_http_request_line_take(r, &rl);
+    /* the line itself only when it is asked for (sws_http_request_line),
+     * of the method as it came (an error_page may make it GET) */
+    r->line_method = rl.method_name;
     return SWS_OK;
+}
+
+const sws_str_t *
+sws_http_request_line(sws_http_request_t *r)
+{
+    if (r->request_line.len == 0 && r->line_method.len && r->unparsed_uri.len) {
+        sws_http_request_line_make(r, &r->line_method, &r->unparsed_uri,
+                                   r->http_version == SWS_HTTP_VERSION_20 ? "2.0" : "3.0");
+    }
+    return &r->request_line;
 }
 
 sws_int_t
@@ -112,18 +137,26 @@ sws_http_request_cookie_join(sws_http_request_t *r, const sws_array_t *crumbs)
 int
 sws_http_connection_field(const sws_str_t *name)
 {
-    static const sws_str_t names[] = {
-        sws_string("connection"), sws_string("keep-alive"), sws_string("proxy-connection"),
-        sws_string("transfer-encoding"), sws_string("upgrade")
-    };
-    sws_uint_t i;
+    const char *a, *b = NULL;
 
-    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        if (name->len == names[i].len
-            && sws_strncasecmp(name->data, names[i].data, name->len) == 0)
-        {
-            return 1;
-        }
+    /* by length first: most of a response's names are none of them */
+    switch (name->len) {
+    case 7:
+        a = "upgrade";
+        break;
+    case 10:
+        a = "connection";
+        b = "keep-alive";
+        break;
+    case 16:
+        a = "proxy-connection";
+        break;
+    case 17:
+        a = "transfer-encoding";
+        break;
+    default:
+        return 0;
     }
-    return 0;
+    return sws_strncasecmp(name->data, (u_char *) a, name->len) == 0
+           || (b && sws_strncasecmp(name->data, (u_char *) b, name->len) == 0);
 }

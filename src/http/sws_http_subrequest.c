@@ -615,7 +615,7 @@ sws_http_subrequest(sws_http_request_t *r, const sws_http_subrequest_conf_t *con
     sr->srv_conf = r->srv_conf;
     sr->loc_conf = sws_http_core_srv(r)->ctx->loc_conf;
     sr->http_version = r->http_version;
-    sr->request_line = r->request_line;
+    sr->request_line = *sws_http_request_line(r);
     sr->unparsed_uri = r->unparsed_uri;        /* $request_uri: the client's */
     sr->encoded_slash = r->encoded_slash;
     sr->host = r->host;

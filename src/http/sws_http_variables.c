@@ -196,7 +196,7 @@ static void
 sws_http_var_request(sws_http_request_t *r, sws_http_fop_t *op, sws_str_t *v)
 {
     (void) op;
-    *v = r->request_line;
+    *v = *sws_http_request_line(r);
 }
 
 static void

@@ -252,6 +252,62 @@ START_TEST(errors)
 }
 END_TEST
 
+/* One never-indexed :path (name index 4) whose value is s Huffman-coded,
+ * or hex as given when s is NULL: the value decoded (into got[0]), or -1. */
+static int
+path_block(sws_hpack_decoder_t *d, const char *s, const char *hex)
+{
+    u_char  b[64], *p;
+    size_t  n;
+    int     k;
+
+    if (s) {
+        b[0] = 0x14;
+        n = sws_hpack_huffman_len((const u_char *) s, strlen(s));
+        b[1] = (u_char) (0x80 | n);
+        p = sws_hpack_huffman_encode(b + 2, (const u_char *) s, strlen(s));
+        n = (size_t) (p - b);
+    } else {
+        n = unhex(hex, b);
+    }
+    k = decode(d, b, n, n);
+    sws_hpack_decode_end(d);
+    return k;
+}
+
+/* The last short Huffman-coded value is kept with its decoding: the same
+ * octets again give the same value, other octets of the same length
+ * theirs, an invalid code after a kept one is still an error, a literal
+ * name decoded beside a value does not disturb it. */
+START_TEST(value_memo)
+{
+    sws_hpack_decoder_t  d;
+
+    sws_hpack_decoder_init(&d, classify);
+    ck_assert_int_eq(path_block(&d, "/index.html", NULL), 1);
+    ck_assert_int_eq(path_block(&d, "/index.html", NULL), 1);
+    ck_assert_uint_eq(got[0].vlen, 11);
+    ck_assert(memcmp(got[0].value, "/index.html", 11) == 0);
+    ck_assert_int_eq(path_block(&d, "/a", NULL), 1);
+    ck_assert(got[0].vlen == 2 && memcmp(got[0].value, "/a", 2) == 0);
+    ck_assert_int_eq(path_block(&d, "/b", NULL), 1);          /* 2 octets too */
+    ck_assert(got[0].vlen == 2 && memcmp(got[0].value, "/b", 2) == 0);
+    ck_assert_int_eq(path_block(&d, NULL, "14 84 ff ff ff ff"), -1);     /* EOS */
+    sws_hpack_decoder_release(&d);
+    sws_hpack_decoder_init(&d, classify);
+    ck_assert_int_eq(path_block(&d, NULL, "14 84 ff ff ff ff"), -1);     /* again */
+    sws_hpack_decoder_release(&d);
+    sws_hpack_decoder_init(&d, classify);
+    ck_assert_int_eq(path_block(&d, "/b", NULL), 1);
+    ck_assert(got[0].vlen == 2 && memcmp(got[0].value, "/b", 2) == 0);
+    /* a literal name and value, both "a" Huffman-coded (0x1f) */
+    ck_assert_int_eq(one_block("00 81 1f 81 1f"), 1);
+    ck_assert(got[0].nlen == 1 && got[0].name[0] == 'a');
+    ck_assert(got[0].vlen == 1 && got[0].value[0] == 'a');
+    sws_hpack_decoder_release(&d);
+}
+END_TEST
+
 /* A literal with incremental indexing too large for the table (RFC 7541
  * 4.4: the table is emptied, the field is not an error) whose name is the
  * entry the emptying evicts: the field keeps its name. */
@@ -349,6 +405,7 @@ hpack_decoder_suite(void)
     tcase_add_test(tc, huffman_every_octet);
     tcase_add_test(tc, huffman_errors);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, value_memo);
     tcase_add_test(tc, too_large_entry_keeps_its_name);
     tcase_add_test(tc, classified_once_per_entry);
     tcase_add_test(tc, eviction_keeps_newest);

@@ -147,6 +147,55 @@ START_TEST(etag_indexed_second_time)
 }
 END_TEST
 
+/* The memo: kept while the table does not change, gone when an entry is
+ * added or evicted, the capacity changes or the table is released; not
+ * kept for a block whose fields changed the table. */
+START_TEST(memo_while_table_unchanged)
+{
+    sws_hpack_encoder_t  e;
+    const u_char        *key = (u_char *) "k1", *b;
+    const u_char         oct[] = { 0xbe };
+    uint32_t             changes;
+    size_t               n = 0;
+    u_char              *p;
+
+    sws_hpack_encoder_init(&e, 4096);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));      /* no table yet */
+    changes = e.changes;
+    p = sws_hpack_encode_field(&e, block, SWS_HPACK_ETAG, (u_char *) "etag", 4,
+                               (u_char *) "\"a\"", 3, SWS_HPACK_INDEX);
+    ck_assert_int_ne(changes, e.changes);                          /* added */
+    sws_hpack_memo_put(&e, changes, key, 2, block, (size_t) (p - block));
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));      /* not kept */
+    changes = e.changes;
+    sws_hpack_memo_put(&e, changes, key, 2, oct, 1);
+    b = sws_hpack_memo_get(&e, key, 2, &n);
+    ck_assert_ptr_nonnull(b);
+    ck_assert(n == 1 && b[0] == 0xbe);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, (u_char *) "k2", 2, &n));   /* another key */
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 1, &n));
+    /* an entry added: gone */
+    sws_hpack_encode_field(&e, block, SWS_HPACK_ETAG, (u_char *) "etag", 4,
+                           (u_char *) "\"b\"", 3, SWS_HPACK_INDEX);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));
+    /* a field found in the table changes nothing: kept */
+    sws_hpack_memo_put(&e, e.changes, key, 2, oct, 1);
+    sws_hpack_encode_field(&e, block, SWS_HPACK_ETAG, (u_char *) "etag", 4,
+                           (u_char *) "\"b\"", 3, SWS_HPACK_INDEX);
+    ck_assert_ptr_nonnull(sws_hpack_memo_get(&e, key, 2, &n));
+    /* the capacity changed: gone */
+    sws_hpack_encoder_set_limit(&e, 2048);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));
+    /* released: gone (and no table to keep one in) */
+    sws_hpack_memo_put(&e, e.changes, key, 2, oct, 1);
+    ck_assert_ptr_nonnull(sws_hpack_memo_get(&e, key, 2, &n));
+    sws_hpack_encoder_release(&e);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));
+    sws_hpack_memo_put(&e, e.changes, key, 2, oct, 1);
+    ck_assert_ptr_null(sws_hpack_memo_get(&e, key, 2, &n));
+}
+END_TEST
+
 START_TEST(sensitive_never_indexed)
 {
     sws_hpack_encoder_t  e;
@@ -562,6 +611,7 @@ hpack_suite(void)
     tcase_add_test(tc, table_size_zero);
     tcase_add_test(tc, table_size_down_and_up);
     tcase_add_test(tc, release_empties_peer);
+    tcase_add_test(tc, memo_while_table_unchanged);
     tcase_add_test(tc, eviction_keeps_newest);
     suite_add_tcase(s, tc);
 

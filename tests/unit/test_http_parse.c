@@ -73,6 +73,66 @@ rln(const char *s, size_t n)
 
 #define RL(s)  rln(s, sizeof(s) - 1)
 
+/* ---- method and target apart (HTTP/2, HTTP/3) ------------------------- */
+
+/* sws_http_parse_method_target(method, target) against the line "method
+ * SP target SP HTTP/1.1": the same answer, and the same method, target,
+ * path, query and flags when it is SWS_OK. */
+static void
+method_target_as_line(const char *method, const char *target)
+{
+    sws_http_request_line_t  a, b;
+    u_char                   line[256], m[64], t[192];
+    size_t                   ml = strlen(method), tl = strlen(target), n;
+    sws_int_t                ra, rb;
+
+    memcpy(m, method, ml);
+    memcpy(t, target, tl);
+    n = (size_t) snprintf((char *) line, sizeof(line), "%s %s HTTP/1.1", method, target);
+    memset(&a, 0x5a, sizeof(a));
+    memset(&b, 0x5a, sizeof(b));
+    ra = sws_http_parse_method_target(&a, m, ml, t, tl);
+    rb = sws_http_parse_request_line(&b, line, line + n);
+    ck_assert_msg(ra == rb, "\"%s\" \"%s\": %d, the line %d", method, target, (int) ra,
+                  (int) rb);
+    if (ra != SWS_OK) {
+        return;
+    }
+    ck_assert_uint_eq(a.method, b.method);
+    ck_assert(a.method_name.len == b.method_name.len
+              && memcmp(a.method_name.data, b.method_name.data, a.method_name.len) == 0);
+    ck_assert(a.target.len == b.target.len
+              && memcmp(a.target.data, b.target.data, a.target.len) == 0);
+    ck_assert(a.path.len == b.path.len && memcmp(a.path.data, b.path.data, a.path.len) == 0);
+    ck_assert(a.args.len == b.args.len && memcmp(a.args.data, b.args.data, a.args.len) == 0);
+    ck_assert_uint_eq(a.host.len, b.host.len);
+    ck_assert_uint_eq(a.complex_path, b.complex_path);
+    ck_assert_uint_eq(a.encoded_slash, b.encoded_slash);
+    ck_assert_uint_eq(a.asterisk, b.asterisk);
+    ck_assert_uint_eq(a.authority, b.authority);
+}
+
+START_TEST(method_target_like_line)
+{
+    static const char *methods[] = { "GET", "HEAD", "POST", "OPTIONS", "CONNECT", "get",
+                                     "M-SEARCH", "G(T", "G T", "G\x01T", "" };
+    static const char *targets[] = {
+        "/", "/a.txt", "/a?b=1&c[]=2", "/a/./b", "/a/../b", "//a", "/a/.", "/a/..",
+        "/%61", "/a%2Fb", "/a%2fb", "/a?%2F", "/%", "/a b", "/a\"b", "/a<b", "/a#b",
+        "/[x]", "/a?q=<", "/a\x7f", "/a\xc3\xa9", "/a\x01", "*", "*x", "a", "",
+        "http://h/a", "https://h:8080/a?q", "http://h", "http://u@h/", "h:443",
+        "localhost:80", "/a?", "/?",
+    };
+    size_t i, j;
+
+    for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+        for (j = 0; j < sizeof(targets) / sizeof(targets[0]); j++) {
+            method_target_as_line(methods[i], targets[j]);
+        }
+    }
+}
+END_TEST
+
 /* ---- request line: good ----------------------------------------------- */
 
 START_TEST(rl_simple_get)
@@ -1355,6 +1415,7 @@ http_parse_suite(void)
     tc = tcase_create("request_line");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, rl_simple_get);
+    tcase_add_test(tc, method_target_like_line);
     tcase_add_test(tc, rl_query_and_version);
     tcase_add_test(tc, rl_path_chars);
     tcase_add_test(tc, rl_methods);

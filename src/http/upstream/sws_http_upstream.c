@@ -374,7 +374,8 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
              * restarting after a crash): unavailable for a while */
             sws_log_error(SWS_LOG_ERR, r->log, 0, "no process of application \"%.*s\" is "
                           "ready for \"%.*s\"", (int) u->us->name.len, u->us->name.data,
-                          (int) r->request_line.len, r->request_line.data);
+                          (int) sws_http_request_line(r)->len,
+                          sws_http_request_line(r)->data);
             sws_ups_queue_leave(u);
             sws_ups_finalize(u, SWS_HTTP_SERVICE_UNAVAILABLE);
             return;
@@ -383,7 +384,8 @@ sws_ups_connect_peer(sws_http_upstream_t *u)
                       !u->full ? "no live upstreams"
                       : u->us->queue_max ? "every server at max_conns, the queue full"
                       : "every server at max_conns", (int) u->us->name.len,
-                      u->us->name.data, (int) r->request_line.len, r->request_line.data);
+                      u->us->name.data, (int) sws_http_request_line(r)->len,
+                      sws_http_request_line(r)->data);
         sws_ups_queue_leave(u);
         sws_ups_finalize(u, u->status ? u->status : SWS_HTTP_BAD_GATEWAY);
         return;

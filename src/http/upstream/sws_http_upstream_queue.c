@@ -101,7 +101,8 @@ sws_ups_queue_handler(sws_event_t *ev)
         sws_ups_queue_leave(u);
         sws_log_error(SWS_LOG_ERR, r->log, 0, "no connection to upstream \"%.*s\" within "
                       "its queue timeout for \"%.*s\"", (int) u->us->name.len,
-                      u->us->name.data, (int) r->request_line.len, r->request_line.data);
+                      u->us->name.data, (int) sws_http_request_line(r)->len,
+                      sws_http_request_line(r)->data);
         sws_ups_finalize(u, SWS_HTTP_BAD_GATEWAY);
         return;
     }

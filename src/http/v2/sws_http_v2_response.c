@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "sws_http_v2.h"
 #include "sws_http_limit_rate.h"
+#include "sws_swar.h"
 
 #define SWS_SERVER_FULL  "scalws/" SCALWS_VERSION
 #define SWS_H2_DATE_LEN  (sizeof("Mon, 28 Sep 1970 06:00:00 GMT") - 1)
@@ -236,6 +237,48 @@ sws_http_v2_send_continue(sws_http_v2_stream_t *st)
     return sws_http_v2_send_block(st, buf, (size_t) (p - buf), 0);
 }
 
+/* One string of a key, after its tag and length: NULL when it does not fit. */
+static u_char *
+sws_http_v2_key_str(u_char *kp, const u_char *kend, u_char tag, u_char how, const u_char *s,
+    size_t n)
+{
+    if (kp == NULL || (size_t) (kend - kp) < n + 4 || n > 0xffff) {
+        return NULL;
+    }
+    kp[0] = tag;
+    kp[1] = how;
+    kp[2] = (u_char) (n >> 8);
+    kp[3] = (u_char) n;
+    return sws_swar_copy(kp + 4, s, n);
+}
+
+/* The key of a response head for the encoder's memo (sws_hpack_memo_get):
+ * its status, the fields we make (known[0..k), the last the Date, empty
+ * when the response has its own), the response's own fields that go
+ * (names as they are: they are lowered as they are encoded). NULL when it
+ * does not fit. */
+static u_char *
+sws_http_v2_key(u_char *kp, const u_char *kend, sws_uint_t status, const sws_hpack_known_t *known,
+    sws_uint_t k, const sws_http_header_t *h, sws_uint_t n)
+{
+    sws_uint_t i;
+
+    kp[0] = (u_char) (status >> 8);
+    kp[1] = (u_char) status;
+    kp += 2;
+    for (i = 0; i < k; i++) {
+        kp = sws_http_v2_key_str(kp, kend, (u_char) known[i].name_index, (u_char) known[i].how,
+                                 known[i].value, known[i].vlen);
+    }
+    for (i = 0; i < n; i++) {
+        if (sws_http_v2_sent_field(&h[i])) {
+            kp = sws_http_v2_key_str(kp, kend, 0, 0xfe, h[i].name.data, h[i].name.len);
+            kp = sws_http_v2_key_str(kp, kend, 0, 0xfd, h[i].value.data, h[i].value.len);
+        }
+    }
+    return kp;
+}
+
 static sws_int_t
 sws_http_v2_send_header(sws_http_request_t *r)
 {
@@ -246,8 +289,13 @@ sws_http_v2_send_header(sws_http_request_t *r)
     sws_http_header_t        *h = r->headers_out.elts;
     sws_uint_t                n = r->headers_out.nelts;
     sws_str_t                 server;
-    u_char                   *buf, *p, num[SWS_H2_DATE_LEN + 24], *end;
-    size_t                    bound;
+    sws_hpack_known_t         known[7];
+    sws_uint_t                k;
+    u_char                   *buf, *p, *fields, num[24], lm[SWS_H2_DATE_LEN + 8], *end;
+    u_char                    key[SWS_HPACK_MEMO_MAX], *kp;
+    const u_char             *kept;
+    size_t                    bound, klen;
+    uint32_t                  changes;
     int                       body, date_own;
 
     if (st->reset) {
@@ -275,44 +323,72 @@ sws_http_v2_send_header(sws_http_request_t *r)
     }
 
     /* The fields we make: their static names by number, indexed but for
-     * the Location and the request id (one response's each). */
+     * the Location (one response's); the response's own (headers_out)
+     * after them, then the Date. */
     p = sws_hpack_encode_begin(e, buf);
-    p = sws_hpack_encode_status(e, p, r->status);
-    p = sws_hpack_encode_field(e, p, SWS_HPACK_SERVER, (u_char *) "server", 6, server.data,
-                               server.len, SWS_HPACK_INDEX);
+    fields = p;
+    k = 0;
+    known[k++] = (sws_hpack_known_t) { SWS_HPACK_SERVER, server.data, server.len,
+                                       SWS_HPACK_INDEX };
     if (r->content_type.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_TYPE, (u_char *) "content-type", 12,
-                                   r->content_type.data, r->content_type.len, SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_CONTENT_TYPE, r->content_type.data,
+                                           r->content_type.len, SWS_HPACK_INDEX };
     }
     if (r->out_content_length >= 0 && (body || r->status == 304)) {
         end = sws_sprint_uint(num, (uint64_t) r->out_content_length);
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_CONTENT_LENGTH, (u_char *) "content-length",
-                                   14, num, (size_t) (end - num), SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_CONTENT_LENGTH, num,
+                                           (size_t) (end - num), SWS_HPACK_INDEX };
     }
     if (r->last_modified >= 0) {
-        end = sws_http_time(num, r->last_modified);
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_LAST_MODIFIED, (u_char *) "last-modified",
-                                   13, num, (size_t) (end - num), SWS_HPACK_INDEX);
+        end = sws_http_time(lm, r->last_modified);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_LAST_MODIFIED, lm, (size_t) (end - lm),
+                                           SWS_HPACK_INDEX };
     }
     if (r->etag.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_ETAG, (u_char *) "etag", 4, r->etag.data,
-                                   r->etag.len, SWS_HPACK_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_ETAG, r->etag.data, r->etag.len,
+                                           SWS_HPACK_INDEX };
     }
     if (r->location.len) {
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_LOCATION, (u_char *) "location", 8,
-                                   r->location.data, r->location.len, SWS_HPACK_NO_INDEX);
+        known[k++] = (sws_hpack_known_t) { SWS_HPACK_LOCATION, r->location.data,
+                                           r->location.len, SWS_HPACK_NO_INDEX };
     }
-    p = sws_http_v2_encode_fields(e, p, h, n);
-    if (!date_own) {
-        /* ours, unless the response has its own (a proxied server's
-         * passed on, a stored response's), as HTTP/1; the same second's
-         * is the entry the first response of the second added */
-        p = sws_hpack_encode_field(e, p, SWS_HPACK_DATE, (u_char *) "date", 4, date->data,
-                                   date->len, SWS_HPACK_INDEX);
+    /* ours, unless the response has its own (a proxied server's passed on,
+     * a stored response's), as HTTP/1; the same second's is the entry the
+     * first response of the second added */
+    known[k] = (sws_hpack_known_t) { SWS_HPACK_DATE, date->data, date_own ? 0 : date->len,
+                                     SWS_HPACK_INDEX };
+
+    /* A connection's responses of one file are alike: what this one
+     * encodes, as a key, finds the block of the last one that encoded the
+     * same while the table has not changed (the fields' look-ups in the
+     * table, the content-length's and date's fields, the names' static
+     * search, all skipped). A request id is one response's: no memo. */
+    kp = NULL;
+    if (!(r->request_id.len && clcf->request_id)) {
+        kp = sws_http_v2_key(key, key + sizeof(key), r->status, known, k + 1, h, n);
     }
-    if (r->request_id.len && clcf->request_id) {
-        p = sws_hpack_encode_field(e, p, 0, (u_char *) "x-request-id", 12, r->request_id.data,
-                                   r->request_id.len, SWS_HPACK_NO_INDEX);
+    klen = kp ? (size_t) (kp - key) : 0;
+    kept = klen ? sws_hpack_memo_get(e, key, klen, &bound) : NULL;
+    if (kept) {
+        p = sws_cpymem(p, kept, bound);
+
+    } else {
+        changes = e->changes;
+        p = sws_hpack_encode_status(e, p, r->status);
+        p = sws_hpack_encode_fields(e, p, known, k);
+        p = sws_http_v2_encode_fields(e, p, h, n);
+        if (!date_own) {
+            p = sws_hpack_encode_fields(e, p, &known[k], 1);
+        }
+        if (r->request_id.len && clcf->request_id) {
+            /* one response's */
+            p = sws_hpack_encode_field(e, p, 0, (u_char *) "x-request-id", 12,
+                                       r->request_id.data, r->request_id.len,
+                                       SWS_HPACK_NO_INDEX);
+        }
+        if (klen) {
+            sws_hpack_memo_put(e, changes, key, klen, fields, (size_t) (p - fields));
+        }
     }
 
     /* Without a body (HEAD, 204, 304, an empty one) the HEADERS end the
